@@ -1,0 +1,305 @@
+//! Error types of the library.
+//!
+//! [`DecodeError`] is what every decoder returns: the absolute byte position
+//! in the file where the defect was found and a [`DecodeErrorKind`] naming the
+//! defect with the offending values. It is `Copy`, carries no path (the caller
+//! knows which file it was reading) and never allocates, so decoding hostile
+//! input cannot make error handling itself expensive.
+//!
+//! [`Error`] is the library's general error: I/O with the path it concerned,
+//! a decode error with its path, or a refusal of the append path.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::format::Compression;
+
+/// A decoding defect at an absolute byte position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeError {
+    /// Absolute byte position in the file. For a defect inside decompressed
+    /// records this is the position of the compressed records section.
+    pub offset: u64,
+    /// Position inside the decompressed records of a compressed batch, when
+    /// the defect lies there (the file has no byte to point at).
+    pub decompressed_at: Option<u64>,
+    /// What is wrong.
+    pub kind: DecodeErrorKind,
+}
+
+/// The kinds of defect a decoder reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecodeErrorKind {
+    /// A field needs more bytes than remain.
+    UnexpectedEof { needed: u64, available: u64 },
+    /// The stored CRC does not match the bytes it covers.
+    CrcMismatch { stored: u32, computed: u32 },
+    /// The magic byte is not one this reader knows.
+    UnsupportedMagic(i8),
+    /// A length field is negative where only -1 (null) or nothing is allowed.
+    NegativeLength { field: &'static str, value: i64 },
+    /// A varint runs past 5 bytes or a varlong past 10.
+    VarintOverlong,
+    /// The header's record count and the records present disagree.
+    RecordCountMismatch { header: i32, actual: u64 },
+    /// Bytes are left in the records section after the declared records.
+    RecordsRemaining { count: i32, remaining: u64 },
+    /// A record's length prefix disagrees with the bytes its fields took.
+    RecordLengthMismatch { declared: i32, consumed: u64 },
+    /// The entry size field is below the minimum any magic allows (14).
+    SizeTooSmall { size: i32 },
+    /// A magic-2 batch declares fewer bytes than its fixed header (61).
+    BatchTooSmall { size: i64 },
+    /// The entry's declared size runs past the end of the file.
+    PastEndOfFile { declared: u64, available: u64 },
+    /// The rest of the file is zero bytes (preallocation after a crash).
+    TrailingZeros { len: u64 },
+    /// Compression codec id 5..7.
+    UnknownCompression(u8),
+    /// The compressed records section does not decompress.
+    Decompress {
+        codec: Compression,
+        reason: &'static str,
+    },
+    /// The decompressed records exceed the configured limit.
+    DecompressedTooLarge { limit: u64 },
+    /// The record count is negative.
+    InvalidRecordCount(i32),
+    /// A record's offset delta lies outside 0..=lastOffsetDelta.
+    OffsetDeltaOutOfRange {
+        offset_delta: i32,
+        last_offset_delta: i32,
+    },
+    /// lastOffsetDelta is negative.
+    NegativeLastOffsetDelta(i32),
+    /// More records than lastOffsetDelta + 1 allows.
+    TooManyRecords { count: i32, last_offset_delta: i32 },
+    /// A batch's base offset is not above the previous batch's last offset.
+    OffsetNotIncreasing {
+        previous_last: i64,
+        base_offset: i64,
+    },
+    /// A segment's first batch lies below the base offset in its file name.
+    BelowSegmentBase { segment_base: i64, base_offset: i64 },
+    /// An offset does not fit the segment's 32-bit relative offset range.
+    RelativeOffsetOverflow { segment_base: i64, offset: i64 },
+    /// A control record key or value is malformed.
+    BadControlRecord { reason: &'static str },
+    /// An index file's length is not a multiple of its entry size.
+    IndexLength { len: u64, entry_size: u64 },
+    /// A negative or out-of-range value in a field that has a range.
+    ValueOutOfRange { field: &'static str, value: i64 },
+}
+
+impl DecodeError {
+    /// A defect at `offset`.
+    pub fn new(offset: u64, kind: DecodeErrorKind) -> Self {
+        DecodeError {
+            offset,
+            decompressed_at: None,
+            kind,
+        }
+    }
+
+    /// The short, stable name of the defect kind (used in reports and JSON).
+    pub fn kind_name(&self) -> &'static str {
+        self.kind.name()
+    }
+}
+
+impl DecodeErrorKind {
+    /// The short, stable, snake_case name of this kind.
+    pub fn name(&self) -> &'static str {
+        use DecodeErrorKind::*;
+        match self {
+            UnexpectedEof { .. } => "unexpected_eof",
+            CrcMismatch { .. } => "crc_mismatch",
+            UnsupportedMagic(_) => "bad_magic",
+            NegativeLength { .. } => "negative_length",
+            VarintOverlong => "varint_overlong",
+            RecordCountMismatch { .. } => "record_count_mismatch",
+            RecordsRemaining { .. } => "records_remaining",
+            RecordLengthMismatch { .. } => "record_length_mismatch",
+            SizeTooSmall { .. } => "size_too_small",
+            BatchTooSmall { .. } => "batch_too_small",
+            PastEndOfFile { .. } => "torn_tail",
+            TrailingZeros { .. } => "trailing_zeros",
+            UnknownCompression(_) => "unknown_compression",
+            Decompress { .. } => "decompress_failed",
+            DecompressedTooLarge { .. } => "decompressed_too_large",
+            InvalidRecordCount(_) => "invalid_record_count",
+            OffsetDeltaOutOfRange { .. } => "offset_delta_out_of_range",
+            NegativeLastOffsetDelta(_) => "negative_last_offset_delta",
+            TooManyRecords { .. } => "too_many_records",
+            OffsetNotIncreasing { .. } => "offset_not_increasing",
+            BelowSegmentBase { .. } => "below_segment_base",
+            RelativeOffsetOverflow { .. } => "relative_offset_overflow",
+            BadControlRecord { .. } => "bad_control_record",
+            IndexLength { .. } => "index_length",
+            ValueOutOfRange { .. } => "value_out_of_range",
+        }
+    }
+}
+
+impl fmt::Display for DecodeErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use DecodeErrorKind::*;
+        match *self {
+            UnexpectedEof { needed, available } => {
+                write!(f, "unexpected end of data: needed {needed} bytes, {available} available")
+            }
+            CrcMismatch { stored, computed } => {
+                write!(f, "CRC mismatch: stored 0x{stored:08X}, computed 0x{computed:08X}")
+            }
+            UnsupportedMagic(m) => write!(f, "unsupported magic {m} (expected 0, 1 or 2)"),
+            NegativeLength { field, value } => write!(f, "negative length {value} in {field}"),
+            VarintOverlong => write!(f, "varint longer than its maximum encoded length"),
+            RecordCountMismatch { header, actual } => write!(
+                f,
+                "header declares {header} records but the records section ends after {actual}"
+            ),
+            RecordsRemaining { count, remaining } => write!(
+                f,
+                "{remaining} bytes remain in the records section after the {count} declared records"
+            ),
+            RecordLengthMismatch { declared, consumed } => write!(
+                f,
+                "record length prefix says {declared} bytes but its fields take {consumed}"
+            ),
+            SizeTooSmall { size } => {
+                write!(f, "entry size {size} is smaller than the minimum overhead 14")
+            }
+            BatchTooSmall { size } => write!(
+                f,
+                "batch size {size} is smaller than the record batch header (61 bytes)"
+            ),
+            PastEndOfFile { declared, available } => write!(
+                f,
+                "torn tail: entry declares {declared} bytes but only {available} remain in the file"
+            ),
+            TrailingZeros { len } => write!(f, "{len} trailing zero bytes (preallocated space)"),
+            UnknownCompression(c) => write!(f, "unknown compression codec id {c}"),
+            Decompress { codec, reason } => write!(f, "{codec} records do not decompress: {reason}"),
+            DecompressedTooLarge { limit } => {
+                write!(f, "decompressed records exceed the limit of {limit} bytes")
+            }
+            InvalidRecordCount(c) => write!(f, "invalid record count {c}"),
+            OffsetDeltaOutOfRange { offset_delta, last_offset_delta } => write!(
+                f,
+                "record offset delta {offset_delta} outside 0..={last_offset_delta} (lastOffsetDelta)"
+            ),
+            NegativeLastOffsetDelta(d) => write!(f, "negative lastOffsetDelta {d}"),
+            TooManyRecords { count, last_offset_delta } => write!(
+                f,
+                "{count} records cannot fit lastOffsetDelta {last_offset_delta} ({} offsets)",
+                i64::from(last_offset_delta) + 1
+            ),
+            OffsetNotIncreasing { previous_last, base_offset } => write!(
+                f,
+                "base offset {base_offset} is not above the previous batch's last offset {previous_last}"
+            ),
+            BelowSegmentBase { segment_base, base_offset } => write!(
+                f,
+                "batch base offset {base_offset} lies below the segment's base offset {segment_base}"
+            ),
+            RelativeOffsetOverflow { segment_base, offset } => write!(
+                f,
+                "offset {offset} does not fit a 32-bit offset relative to segment base {segment_base}"
+            ),
+            BadControlRecord { reason } => write!(f, "malformed control record: {reason}"),
+            IndexLength { len, entry_size } => write!(
+                f,
+                "index length {len} is not a multiple of the entry size {entry_size}"
+            ),
+            ValueOutOfRange { field, value } => write!(f, "{field} {value} is out of range"),
+        }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.decompressed_at {
+            Some(inner) => write!(
+                f,
+                "byte {} (compressed records; byte {inner} of the decompressed data): {}",
+                self.offset, self.kind
+            ),
+            None => write!(f, "byte {}: {}", self.offset, self.kind),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// The library's error type.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O operation on `path` failed.
+    Io {
+        path: PathBuf,
+        op: &'static str,
+        source: std::io::Error,
+    },
+    /// Bytes of `path` did not decode.
+    Decode { path: PathBuf, error: DecodeError },
+    /// A path is not what the operation needs (not a segment, no partitions, bad name...).
+    Layout { path: PathBuf, reason: String },
+    /// The data directory's lock is held by another process.
+    Locked { path: PathBuf },
+    /// The append path refuses to write behind a damaged tail.
+    DamagedTail { path: PathBuf, error: DecodeError },
+    /// The caller asked for something invalid (no records, bad offset ...).
+    Invalid(String),
+}
+
+impl Error {
+    /// Wrap an I/O error with the path and the operation that failed.
+    pub fn io(path: impl Into<PathBuf>, op: &'static str, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            op,
+            source,
+        }
+    }
+
+    /// A layout error for `path`.
+    pub fn layout(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
+        Error::Layout {
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io { path, op, source } => write!(f, "{}: {op}: {source}", path.display()),
+            Error::Decode { path, error } => write!(f, "{}: {error}", path.display()),
+            Error::Layout { path, reason } => write!(f, "{}: {reason}", path.display()),
+            Error::Locked { path } => write!(
+                f,
+                "{}: the data directory is locked by another process (a running broker or \
+                 another klog); stop it before writing",
+                path.display()
+            ),
+            Error::DamagedTail { path, error } => write!(
+                f,
+                "{}: refusing to append behind a damaged tail: {error}; run `klog verify-crc {}` \
+                 to inspect it",
+                path.display(),
+                path.display()
+            ),
+            Error::Invalid(msg) => f.write_str(msg),
+        }
+    }
+}
+
+/// The causes are part of each message (`Display`), so no `source()` is
+/// exposed: chained printing would repeat them.
+impl std::error::Error for Error {}
+
+/// Result with the library's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,289 @@
+//! The four codecs of a compressed records section.
+//!
+//! Only the records section (bytes 61..end) is compressed, as one stream:
+//! - gzip (1): RFC 1952, concatenated members accepted (as the JDK reads them);
+//! - snappy (2): snappy-java's stream framing as the Java client writes it
+//!   (`82 'SNAPPY' 00`, version, compatible version, then blocks of
+//!   int32 length + raw snappy); input without that header is read as one raw
+//!   snappy block, as snappy-java does and as some other clients write;
+//! - lz4 (3): the LZ4 frame format, independent blocks;
+//! - zstd (4): zstd frames.
+//!
+//! Decompression grows its buffer only as data actually comes out, and stops
+//! at a limit, so a small hostile input cannot make klog allocate gigabytes.
+
+use std::fmt;
+use std::io::Read;
+
+use crate::error::DecodeErrorKind;
+
+/// A batch's compression codec (attribute bits 0..2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Compression {
+    None,
+    Gzip,
+    Snappy,
+    Lz4,
+    Zstd,
+}
+
+impl Compression {
+    /// The codec for id 0..4.
+    pub fn from_id(id: u8) -> Option<Self> {
+        Some(match id {
+            0 => Compression::None,
+            1 => Compression::Gzip,
+            2 => Compression::Snappy,
+            3 => Compression::Lz4,
+            4 => Compression::Zstd,
+            _ => return None,
+        })
+    }
+    /// The id stored in the attributes.
+    pub fn id(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Gzip => 1,
+            Compression::Snappy => 2,
+            Compression::Lz4 => 3,
+            Compression::Zstd => 4,
+        }
+    }
+    /// Kafka's name for the codec.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+            Compression::Snappy => "snappy",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+        }
+    }
+    /// Parse Kafka's name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::None, Self::Gzip, Self::Snappy, Self::Lz4, Self::Zstd]
+            .into_iter()
+            .find(|c| c.name() == name)
+    }
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The header snappy-java writes before its blocks.
+pub const XERIAL_MAGIC: [u8; 8] = [0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];
+const XERIAL_HEADER_LEN: usize = 16;
+const XERIAL_BLOCK: usize = 32 * 1024;
+
+/// Decompress `input` into `out` (cleared first), failing past `limit` bytes.
+pub fn decompress(
+    codec: Compression,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    limit: u64,
+) -> Result<(), DecodeErrorKind> {
+    out.clear();
+    let fail = |reason| DecodeErrorKind::Decompress { codec, reason };
+    match codec {
+        Compression::None => {
+            if input.len() as u64 > limit {
+                return Err(DecodeErrorKind::DecompressedTooLarge { limit });
+            }
+            out.extend_from_slice(input);
+            Ok(())
+        }
+        Compression::Gzip => {
+            read_bounded(flate2::read::MultiGzDecoder::new(input), out, limit, codec)
+        }
+        Compression::Lz4 => {
+            read_bounded(lz4_flex::frame::FrameDecoder::new(input), out, limit, codec)
+        }
+        Compression::Zstd => {
+            let decoder = zstd::stream::read::Decoder::with_buffer(input)
+                .map_err(|_| fail("cannot start the zstd decoder"))?;
+            read_bounded(decoder, out, limit, codec)
+        }
+        Compression::Snappy => {
+            if input.starts_with(&XERIAL_MAGIC) {
+                let mut rest = input
+                    .get(XERIAL_HEADER_LEN..)
+                    .ok_or(fail("truncated snappy-java header"))?;
+                while !rest.is_empty() {
+                    let len_bytes: [u8; 4] = rest
+                        .get(..4)
+                        .and_then(|b| b.try_into().ok())
+                        .ok_or(fail("truncated snappy-java block length"))?;
+                    let len = i32::from_be_bytes(len_bytes);
+                    if len < 0 {
+                        return Err(fail("negative snappy-java block length"));
+                    }
+                    let block = rest
+                        .get(4..4 + len as usize)
+                        .ok_or(fail("snappy-java block runs past the records section"))?;
+                    snappy_block(block, out, limit)?;
+                    rest = rest.get(4 + len as usize..).unwrap_or(&[]);
+                }
+                Ok(())
+            } else {
+                snappy_block(input, out, limit)
+            }
+        }
+    }
+}
+
+fn snappy_block(block: &[u8], out: &mut Vec<u8>, limit: u64) -> Result<(), DecodeErrorKind> {
+    let fail = |reason| DecodeErrorKind::Decompress {
+        codec: Compression::Snappy,
+        reason,
+    };
+    let len = snap::raw::decompress_len(block).map_err(|_| fail("bad raw snappy length header"))?;
+    if out.len() as u64 + len as u64 > limit {
+        return Err(DecodeErrorKind::DecompressedTooLarge { limit });
+    }
+    // A raw block can expand at most about 21x per byte of input beyond its
+    // header; a length beyond that is a lie we must not allocate for.
+    if len > block.len().saturating_mul(64) + 64 {
+        return Err(fail(
+            "declared snappy length is impossible for the block size",
+        ));
+    }
+    let start = out.len();
+    out.resize(start + len, 0);
+    let written = snap::raw::Decoder::new()
+        .decompress(block, out.get_mut(start..).unwrap_or(&mut []))
+        .map_err(|_| fail("corrupt raw snappy block"))?;
+    out.truncate(start + written);
+    Ok(())
+}
+
+fn read_bounded(
+    reader: impl Read,
+    out: &mut Vec<u8>,
+    limit: u64,
+    codec: Compression,
+) -> Result<(), DecodeErrorKind> {
+    let mut bounded = reader.take(limit.saturating_add(1));
+    match bounded.read_to_end(out) {
+        Ok(_) if out.len() as u64 > limit => Err(DecodeErrorKind::DecompressedTooLarge { limit }),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Err(DecodeErrorKind::Decompress {
+                codec,
+                reason: "stream ends early",
+            })
+        }
+        Err(_) => Err(DecodeErrorKind::Decompress {
+            codec,
+            reason: "corrupt compressed data",
+        }),
+    }
+}
+
+/// Compress `input` the way the Java client does for `codec`.
+pub fn compress(codec: Compression, input: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    match codec {
+        Compression::None => Ok(input.to_vec()),
+        Compression::Gzip => {
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            enc.write_all(input)?;
+            enc.finish()
+        }
+        Compression::Snappy => {
+            let mut out = Vec::with_capacity(input.len() / 2 + XERIAL_HEADER_LEN);
+            out.extend_from_slice(&XERIAL_MAGIC);
+            out.extend_from_slice(&1i32.to_be_bytes()); // version
+            out.extend_from_slice(&1i32.to_be_bytes()); // minimum compatible version
+            let mut enc = snap::raw::Encoder::new();
+            for chunk in input.chunks(XERIAL_BLOCK) {
+                let block = enc.compress_vec(chunk).map_err(std::io::Error::other)?;
+                out.extend_from_slice(&(block.len() as i32).to_be_bytes());
+                out.extend_from_slice(&block);
+            }
+            Ok(out)
+        }
+        Compression::Lz4 => {
+            let info = lz4_flex::frame::FrameInfo::new()
+                .block_size(lz4_flex::frame::BlockSize::Max64KB)
+                .block_mode(lz4_flex::frame::BlockMode::Independent);
+            let mut enc = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
+            enc.write_all(input)?;
+            enc.finish().map_err(std::io::Error::other)
+        }
+        Compression::Zstd => zstd::stream::encode_all(input, 3),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_codec_round_trips() {
+        let data: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_be_bytes())
+            .collect();
+        for codec in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
+            let packed = compress(codec, &data).unwrap();
+            let mut out = Vec::new();
+            decompress(codec, &packed, &mut out, 1 << 30).unwrap();
+            assert_eq!(out, data, "{codec}");
+        }
+    }
+
+    #[test]
+    fn raw_snappy_without_framing_is_read() {
+        let raw = snap::raw::Encoder::new()
+            .compress_vec(b"hello hello hello")
+            .unwrap();
+        let mut out = Vec::new();
+        decompress(Compression::Snappy, &raw, &mut out, 1 << 20).unwrap();
+        assert_eq!(out, b"hello hello hello");
+    }
+
+    #[test]
+    fn limit_stops_a_bomb() {
+        let zeros = vec![0u8; 10 << 20];
+        for codec in [
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
+            let packed = compress(codec, &zeros).unwrap();
+            let mut out = Vec::new();
+            let err = decompress(codec, &packed, &mut out, 1 << 20).unwrap_err();
+            assert_eq!(
+                err,
+                DecodeErrorKind::DecompressedTooLarge { limit: 1 << 20 },
+                "{codec}"
+            );
+        }
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let garbage = [0x1f, 0x8b, 8, 0, 0xde, 0xad, 0xbe, 0xef, 0, 0, 1, 2, 3];
+        for codec in [
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
+            let mut out = Vec::new();
+            assert!(
+                decompress(codec, &garbage, &mut out, 1 << 20).is_err(),
+                "{codec}"
+            );
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Control records: the transaction COMMIT/ABORT markers (and the KRaft
+//! types, recognised by name).
+//!
+//! Key (4 bytes, non-flexible): `version int16` (0) + `type int16`.
+//! COMMIT/ABORT value: `version int16` (0) + `coordinatorEpoch int32`.
+//! Kafka parses higher versions as version 0 and requires at least those bytes.
+
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::format::cursor::Cursor;
+
+/// The type in a control record's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlType {
+    Abort,
+    Commit,
+    LeaderChange,
+    SnapshotHeader,
+    SnapshotFooter,
+    KraftVersion,
+    KraftVoters,
+    Unknown(i16),
+}
+
+impl ControlType {
+    /// The type for the id in the key.
+    pub fn from_id(id: i16) -> Self {
+        match id {
+            0 => ControlType::Abort,
+            1 => ControlType::Commit,
+            2 => ControlType::LeaderChange,
+            3 => ControlType::SnapshotHeader,
+            4 => ControlType::SnapshotFooter,
+            5 => ControlType::KraftVersion,
+            6 => ControlType::KraftVoters,
+            other => ControlType::Unknown(other),
+        }
+    }
+    /// The id stored in the key.
+    pub fn id(self) -> i16 {
+        match self {
+            ControlType::Abort => 0,
+            ControlType::Commit => 1,
+            ControlType::LeaderChange => 2,
+            ControlType::SnapshotHeader => 3,
+            ControlType::SnapshotFooter => 4,
+            ControlType::KraftVersion => 5,
+            ControlType::KraftVoters => 6,
+            ControlType::Unknown(id) => id,
+        }
+    }
+    /// Kafka's name (`ControlRecordType`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ControlType::Abort => "ABORT",
+            ControlType::Commit => "COMMIT",
+            ControlType::LeaderChange => "LEADER_CHANGE",
+            ControlType::SnapshotHeader => "SNAPSHOT_HEADER",
+            ControlType::SnapshotFooter => "SNAPSHOT_FOOTER",
+            ControlType::KraftVersion => "KRAFT_VERSION",
+            ControlType::KraftVoters => "KRAFT_VOTERS",
+            ControlType::Unknown(_) => "UNKNOWN",
+        }
+    }
+}
+
+/// A decoded control record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ControlRecord {
+    /// Key version.
+    pub version: i16,
+    /// Key type.
+    pub kind: ControlType,
+    /// For COMMIT/ABORT: the EndTransactionMarker's coordinatorEpoch.
+    pub coordinator_epoch: Option<i32>,
+}
+
+/// Decode a control record's key and value; `key_at` and `value_at` are
+/// positions used in errors.
+pub fn decode(
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+    key_at: u64,
+) -> Result<ControlRecord, DecodeError> {
+    let bad = |reason| DecodeError::new(key_at, DecodeErrorKind::BadControlRecord { reason });
+    let key = key.ok_or_else(|| bad("null key"))?;
+    let mut c = Cursor::new(key, key_at);
+    let version = c.i16().map_err(|_| bad("key shorter than 4 bytes"))?; // version: int16
+    let type_id = c.i16().map_err(|_| bad("key shorter than 4 bytes"))?; // type: int16
+    if version < 0 {
+        return Err(bad("negative key version"));
+    }
+    let kind = ControlType::from_id(type_id);
+    let coordinator_epoch = match kind {
+        ControlType::Abort | ControlType::Commit => {
+            let value = value.ok_or_else(|| bad("null transaction marker value"))?;
+            let mut v = Cursor::new(value, key_at);
+            let _version = v
+                .i16()
+                .map_err(|_| bad("marker value shorter than 6 bytes"))?; // version: int16
+            Some(
+                v.i32()
+                    .map_err(|_| bad("marker value shorter than 6 bytes"))?,
+            ) // coordinatorEpoch: int32
+        }
+        _ => None,
+    };
+    Ok(ControlRecord {
+        version,
+        kind,
+        coordinator_epoch,
+    })
+}
+
+/// Key and value bytes of a COMMIT or ABORT marker.
+pub fn encode_marker(commit: bool, coordinator_epoch: i32) -> (Vec<u8>, Vec<u8>) {
+    let mut key = Vec::with_capacity(4);
+    key.extend_from_slice(&0i16.to_be_bytes());
+    key.extend_from_slice(
+        &(if commit {
+            ControlType::Commit
+        } else {
+            ControlType::Abort
+        })
+        .id()
+        .to_be_bytes(),
+    );
+    let mut value = Vec::with_capacity(6);
+    value.extend_from_slice(&0i16.to_be_bytes());
+    value.extend_from_slice(&coordinator_epoch.to_be_bytes());
+    (key, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marker_round_trip_and_short_keys() {
+        let (k, v) = encode_marker(true, 7);
+        assert_eq!(k, [0, 0, 0, 1]);
+        assert_eq!(v, [0, 0, 0, 0, 0, 7]);
+        let c = decode(Some(&k), Some(&v), 0).unwrap();
+        assert_eq!(c.kind, ControlType::Commit);
+        assert_eq!(c.coordinator_epoch, Some(7));
+        assert!(decode(Some(&[0, 0, 0]), Some(&v), 5).is_err());
+        assert!(decode(Some(&k), Some(&[0, 0, 0]), 5).is_err());
+        assert_eq!(
+            decode(Some(&[0, 0, 0, 9]), None, 0).unwrap().kind,
+            ControlType::Unknown(9)
+        );
+    }
+}

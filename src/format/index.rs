@@ -1,0 +1,133 @@
+//! Entries of the offset index (`.index`) and time index (`.timeindex`).
+//!
+//! `.index`: 8-byte entries, `relativeOffset int32` + `position int32`.
+//! `.timeindex`: 12-byte entries, `timestamp int64` + `relativeOffset int32`.
+//! Both are sparse and never checksummed. A file preallocated by a broker
+//! that crashed ends in zero slots; like kafka-dump-log, readers treat an
+//! entry after the first whose offset is not above the previous one as
+//! the end of the data.
+
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::format::cursor::Cursor;
+
+/// Bytes per offset-index entry.
+pub const OFFSET_ENTRY_LEN: usize = 8;
+/// Bytes per time-index entry.
+pub const TIME_ENTRY_LEN: usize = 12;
+
+/// One `.index` entry, made absolute with the segment's base offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OffsetEntry {
+    /// Byte position of the entry in the index file.
+    pub at: u64,
+    pub relative_offset: i32,
+    pub offset: i64,
+    pub position: i32,
+}
+
+/// One `.timeindex` entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeEntry {
+    pub at: u64,
+    pub timestamp: i64,
+    pub relative_offset: i32,
+    pub offset: i64,
+}
+
+fn check_len(bytes: &[u8], entry: usize) -> Result<(), DecodeError> {
+    if !bytes.len().is_multiple_of(entry) {
+        let whole = (bytes.len() / entry * entry) as u64;
+        return Err(DecodeError::new(
+            whole,
+            DecodeErrorKind::IndexLength {
+                len: bytes.len() as u64,
+                entry_size: entry as u64,
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// Decode every 8-byte entry of an offset index (a partial trailing entry is an error).
+pub fn offset_entries(bytes: &[u8], base_offset: i64) -> Result<Vec<OffsetEntry>, DecodeError> {
+    check_len(bytes, OFFSET_ENTRY_LEN)?;
+    let mut c = Cursor::new(bytes, 0);
+    let mut out = Vec::with_capacity(bytes.len() / OFFSET_ENTRY_LEN);
+    while !c.is_empty() {
+        let at = c.position();
+        let relative_offset = c.i32()?; // relativeOffset: int32
+        let position = c.i32()?; // position: int32
+        out.push(OffsetEntry {
+            at,
+            relative_offset,
+            offset: base_offset.wrapping_add(i64::from(relative_offset)),
+            position,
+        });
+    }
+    Ok(out)
+}
+
+/// Decode every 12-byte entry of a time index.
+pub fn time_entries(bytes: &[u8], base_offset: i64) -> Result<Vec<TimeEntry>, DecodeError> {
+    check_len(bytes, TIME_ENTRY_LEN)?;
+    let mut c = Cursor::new(bytes, 0);
+    let mut out = Vec::with_capacity(bytes.len() / TIME_ENTRY_LEN);
+    while !c.is_empty() {
+        let at = c.position();
+        let timestamp = c.i64()?; // timestamp: int64
+        let relative_offset = c.i32()?; // relativeOffset: int32
+        out.push(TimeEntry {
+            at,
+            timestamp,
+            relative_offset,
+            offset: base_offset.wrapping_add(i64::from(relative_offset)),
+        });
+    }
+    Ok(out)
+}
+
+/// Encode an offset-index entry.
+pub fn encode_offset_entry(relative_offset: i32, position: i32) -> [u8; OFFSET_ENTRY_LEN] {
+    let mut out = [0u8; OFFSET_ENTRY_LEN];
+    let (a, b) = out.split_at_mut(4);
+    a.copy_from_slice(&relative_offset.to_be_bytes());
+    b.copy_from_slice(&position.to_be_bytes());
+    out
+}
+
+/// Encode a time-index entry.
+pub fn encode_time_entry(timestamp: i64, relative_offset: i32) -> [u8; TIME_ENTRY_LEN] {
+    let mut out = [0u8; TIME_ENTRY_LEN];
+    let (a, b) = out.split_at_mut(8);
+    a.copy_from_slice(&timestamp.to_be_bytes());
+    b.copy_from_slice(&relative_offset.to_be_bytes());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_partial_entry_is_positioned() {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&encode_offset_entry(5, 4200));
+        bytes.extend_from_slice(&encode_offset_entry(9, 8400));
+        let e = offset_entries(&bytes, 100).unwrap();
+        assert_eq!(
+            e[1],
+            OffsetEntry {
+                at: 8,
+                relative_offset: 9,
+                offset: 109,
+                position: 8400
+            }
+        );
+        bytes.push(0);
+        let err = offset_entries(&bytes, 100).unwrap_err();
+        assert_eq!(err.offset, 16);
+        let t = time_entries(&encode_time_entry(1_700_000_000_000, 3), 10).unwrap();
+        assert_eq!(t[0].offset, 13);
+        assert_eq!(t[0].timestamp, 1_700_000_000_000);
+    }
+}

@@ -1,0 +1,19 @@
+//! kaen_log: read, verify and append Kafka-format on-disk logs without a broker.
+//!
+//! - [`format`]: bytes to values and back, no I/O: record batches (magic 2),
+//!   legacy messages (magic 0/1), records, control markers, compression,
+//!   index entries, and the batch encoder.
+//! - [`log`]: files: segment names, partition folders and data directories,
+//!   the streaming segment reader with its tail verdict, the directory lock,
+//!   and the one append path ([`log::PartitionAppender`]).
+//! - [`verify`]: the integrity checks behind `klog verify-crc`.
+//!
+//! Every decoding defect is a [`error::DecodeError`] with the absolute byte
+//! position where it was found.
+
+pub mod error;
+pub mod format;
+pub mod log;
+pub mod verify;
+
+pub use error::{DecodeError, DecodeErrorKind, Error, Result};

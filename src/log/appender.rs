@@ -1,0 +1,314 @@
+//! The one append path: everything klog writes to a log goes through
+//! [`PartitionAppender::append`].
+//!
+//! Opening takes the data directory's lock, then reads the active (last)
+//! segment once to learn the log end offset and to refuse a damaged tail.
+//! Each append assigns offsets from the log end offset (callers never choose
+//! them), encodes one batch with its CRC, appends and `fdatasync`s it, then
+//! adds index entries the way Kafka's `LogSegment.append` does: an offset
+//! index entry when more than `index_interval_bytes` were appended since the
+//! last one (so a segment's first batch never gets one), keyed by the
+//! batch's last offset and pointing at its position, and a time index entry
+//! at the same moment when the segment's max timestamp grew. A segment rolls
+//! when the next batch would push it past `segment_bytes`.
+
+use std::fs::File;
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::index::{self, TIME_ENTRY_LEN};
+use crate::format::{encode_batch, BatchSpec, Entry, NewRecord};
+use crate::log::dir::list_segments;
+use crate::log::lock::DirLock;
+use crate::log::segment::{SegmentReader, Tail};
+use crate::log::{durable, segment_file_name};
+
+/// How the append path lays out segments.
+#[derive(Debug, Clone, Copy)]
+pub struct AppendConfig {
+    /// Roll to a new segment when the next batch would make it larger (Kafka's `segment.bytes`).
+    pub segment_bytes: u64,
+    /// Bytes between offset-index entries (`index.interval.bytes`).
+    pub index_interval_bytes: u64,
+    /// partitionLeaderEpoch stamped on batches (-1 = none).
+    pub partition_leader_epoch: i32,
+}
+
+impl Default for AppendConfig {
+    fn default() -> Self {
+        AppendConfig {
+            segment_bytes: 1 << 30,
+            index_interval_bytes: 4096,
+            partition_leader_epoch: 0,
+        }
+    }
+}
+
+struct ActiveSegment {
+    base_offset: i64,
+    log_path: PathBuf,
+    log: File,
+    index_path: PathBuf,
+    index: File,
+    timeindex_path: PathBuf,
+    timeindex: File,
+    size: u64,
+    bytes_since_last_index_entry: u64,
+    max_timestamp_so_far: i64,
+    offset_of_max_timestamp: i64,
+    last_time_entry_timestamp: i64,
+}
+
+/// Appends batches to one partition, holding the data directory's lock.
+pub struct PartitionAppender {
+    _lock: DirLock,
+    dir: PathBuf,
+    config: AppendConfig,
+    active: ActiveSegment,
+    next_offset: i64,
+}
+
+impl PartitionAppender {
+    /// Open `<data_dir>/<topic>-<partition>` for appending, creating it if needed.
+    pub fn open(
+        data_dir: &Path,
+        topic: &str,
+        partition: i32,
+        config: AppendConfig,
+    ) -> Result<Self> {
+        let dir = data_dir.join(format!("{topic}-{partition}"));
+        if crate::log::parse_partition_dir(&format!("{topic}-{partition}")).is_none()
+            || partition < 0
+        {
+            return Err(Error::Invalid(format!(
+                "invalid topic/partition {topic:?}/{partition}: topic names use [a-zA-Z0-9._-]"
+            )));
+        }
+        if !data_dir.is_dir() {
+            durable::create_dir(data_dir)?;
+        }
+        let lock = DirLock::acquire(data_dir)?;
+        if !dir.is_dir() {
+            durable::create_dir(&dir)?;
+        }
+        let segments = list_segments(&dir)?;
+        let (active, next_offset) = match segments.last() {
+            Some(last) => open_existing(&dir, last.base_offset, &config)?,
+            None => (create_segment(&dir, 0)?, 0),
+        };
+        Ok(PartitionAppender {
+            _lock: lock,
+            dir,
+            config,
+            active,
+            next_offset,
+        })
+    }
+
+    /// The offset the next record will get (the log end offset).
+    pub fn next_offset(&self) -> i64 {
+        self.next_offset
+    }
+
+    /// The partition folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The active segment's `.log` file.
+    pub fn active_log(&self) -> &Path {
+        &self.active.log_path
+    }
+
+    /// Append `records` as one batch. `spec` gives the producer fields and
+    /// attributes; its base offset is ignored (the partition assigns it).
+    /// Returns the assigned offsets once the batch is durable.
+    pub fn append(
+        &mut self,
+        spec: &BatchSpec,
+        records: &[NewRecord],
+    ) -> Result<RangeInclusive<i64>> {
+        if records.is_empty() {
+            return Err(Error::Invalid("an append needs at least one record".into()));
+        }
+        let base = self.next_offset;
+        let last = base
+            .checked_add(records.len() as i64 - 1)
+            .ok_or_else(|| Error::Invalid("offsets would overflow".into()))?;
+        let spec = BatchSpec {
+            base_offset: base,
+            partition_leader_epoch: self.config.partition_leader_epoch,
+            ..*spec
+        };
+        let batch =
+            encode_batch(&spec, records).map_err(|e| Error::io(&self.dir, "encode batch", e))?;
+        let needs_roll = self.active.size > 0
+            && (self.active.size + batch.len() as u64 > self.config.segment_bytes
+                || last - self.active.base_offset > i64::from(i32::MAX));
+        if needs_roll {
+            self.roll()?;
+        }
+        let max_ts = records
+            .iter()
+            .map(|r| r.timestamp)
+            .max()
+            .unwrap_or(i64::MIN);
+        let a = &mut self.active;
+        let position = a.size;
+        // 1. The batch itself, synced: from here on it is acknowledged.
+        durable::append_and_sync(&mut a.log, &a.log_path, &batch)?;
+        a.size += batch.len() as u64;
+        if max_ts > a.max_timestamp_so_far {
+            a.max_timestamp_so_far = max_ts;
+            a.offset_of_max_timestamp = last;
+        }
+        // 2. Index entries, which only ever point at synced batches. A crash
+        //    before them leaves an index that stops early: harmless.
+        if a.bytes_since_last_index_entry > self.config.index_interval_bytes {
+            let rel = (last - a.base_offset) as i32;
+            let entry = index::encode_offset_entry(rel, position as i32);
+            durable::append_and_sync(&mut a.index, &a.index_path, &entry)?;
+            append_time_entry(a)?;
+            a.bytes_since_last_index_entry = 0;
+        }
+        a.bytes_since_last_index_entry += batch.len() as u64;
+        self.next_offset = last + 1;
+        Ok(base..=last)
+    }
+
+    /// Close the active segment (final time-index entry) and start a new one at the log end.
+    fn roll(&mut self) -> Result<()> {
+        append_time_entry(&mut self.active)?;
+        self.active = create_segment(&self.dir, self.next_offset)?;
+        Ok(())
+    }
+}
+
+/// Add a time index entry if the max timestamp grew since the last one
+/// (at an index interval, and once more when a segment is closed).
+fn append_time_entry(a: &mut ActiveSegment) -> Result<()> {
+    if a.max_timestamp_so_far > a.last_time_entry_timestamp
+        && a.offset_of_max_timestamp >= a.base_offset
+    {
+        let rel = (a.offset_of_max_timestamp - a.base_offset) as i32;
+        let entry = index::encode_time_entry(a.max_timestamp_so_far, rel);
+        durable::append_and_sync(&mut a.timeindex, &a.timeindex_path, &entry)?;
+        a.last_time_entry_timestamp = a.max_timestamp_so_far;
+    }
+    Ok(())
+}
+
+fn create_segment(dir: &Path, base_offset: i64) -> Result<ActiveSegment> {
+    let log_path = dir.join(segment_file_name(base_offset, "log"));
+    let index_path = dir.join(segment_file_name(base_offset, "index"));
+    let timeindex_path = dir.join(segment_file_name(base_offset, "timeindex"));
+    let log = durable::create_new(&log_path)?;
+    let index = durable::open_append(&index_path)?;
+    let timeindex = durable::open_append(&timeindex_path)?;
+    // The new names must survive a crash before the first append is acknowledged.
+    durable::sync_dir(dir)?;
+    Ok(ActiveSegment {
+        base_offset,
+        log_path,
+        log,
+        index_path,
+        index,
+        timeindex_path,
+        timeindex,
+        size: 0,
+        bytes_since_last_index_entry: 0,
+        max_timestamp_so_far: i64::MIN,
+        offset_of_max_timestamp: -1,
+        last_time_entry_timestamp: i64::MIN,
+    })
+}
+
+/// Read the last segment once: its log end offset, its index state, and a
+/// refusal if anything in it is damaged.
+fn open_existing(
+    dir: &Path,
+    base_offset: i64,
+    config: &AppendConfig,
+) -> Result<(ActiveSegment, i64)> {
+    let log_path = dir.join(segment_file_name(base_offset, "log"));
+    let mut reader = SegmentReader::open(&log_path)?;
+    let mut next_offset = base_offset;
+    let mut bytes_since = 0u64;
+    let mut max_ts = i64::MIN;
+    let mut offset_of_max = -1i64;
+    while let Some(entry) = reader.next_entry()? {
+        if let Err(error) = entry.check_crc() {
+            return Err(Error::DamagedTail {
+                path: log_path,
+                error,
+            });
+        }
+        if bytes_since > config.index_interval_bytes {
+            bytes_since = 0;
+        }
+        bytes_since += entry.size();
+        next_offset = entry.last_offset() + 1;
+        let ts = match entry {
+            Entry::V2(b) => b.header.max_timestamp,
+            Entry::Legacy(l) => l.timestamp,
+        };
+        if ts > max_ts {
+            max_ts = ts;
+            offset_of_max = entry.last_offset();
+        }
+    }
+    match reader.tail() {
+        Some(Tail::Clean) | None => {}
+        Some(t) => {
+            if let Some(error) = t.error() {
+                return Err(Error::DamagedTail {
+                    path: log_path,
+                    error,
+                });
+            }
+        }
+    }
+    let size = reader.file_len();
+    let index_path = dir.join(segment_file_name(base_offset, "index"));
+    let timeindex_path = dir.join(segment_file_name(base_offset, "timeindex"));
+    let timeindex = durable::open_append(&timeindex_path)?;
+    let last_time_entry_timestamp = last_time_entry(&timeindex, &timeindex_path, base_offset)?;
+    Ok((
+        ActiveSegment {
+            base_offset,
+            log: durable::open_append(&log_path)?,
+            log_path,
+            index: durable::open_append(&index_path)?,
+            index_path,
+            timeindex,
+            timeindex_path,
+            size,
+            bytes_since_last_index_entry: bytes_since,
+            max_timestamp_so_far: max_ts,
+            offset_of_max_timestamp: offset_of_max,
+            last_time_entry_timestamp,
+        },
+        next_offset,
+    ))
+}
+
+fn last_time_entry(file: &File, path: &Path, base_offset: i64) -> Result<i64> {
+    use std::os::unix::fs::FileExt;
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(path, "stat", e))?
+        .len();
+    let whole = len / TIME_ENTRY_LEN as u64 * TIME_ENTRY_LEN as u64;
+    if whole == 0 {
+        return Ok(i64::MIN);
+    }
+    let mut buf = [0u8; TIME_ENTRY_LEN];
+    file.read_exact_at(&mut buf, whole - TIME_ENTRY_LEN as u64)
+        .map_err(|e| Error::io(path, "read", e))?;
+    let entries = index::time_entries(&buf, base_offset).map_err(|error| Error::Decode {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    Ok(entries.first().map_or(i64::MIN, |e| e.timestamp))
+}

@@ -1,0 +1,223 @@
+//! Finding partitions and segments: a data directory is a folder of
+//! partition folders; a partition folder is a folder of segments.
+//!
+//! Listings are sorted (partitions by topic then partition number, segments
+//! by base offset), so everything built on them is deterministic.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::log::{parse_partition_dir, parse_segment_name};
+
+/// What a partition folder's name says about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PartitionState {
+    /// `<topic>-<partition>`: a live replica.
+    Live,
+    /// `…-delete`: scheduled for deletion.
+    Delete,
+    /// `…-future`: a replica being moved between log directories.
+    Future,
+    /// `…-stray`: a replica the cluster no longer assigns here.
+    Stray,
+}
+
+impl PartitionState {
+    /// Lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            PartitionState::Live => "live",
+            PartitionState::Delete => "delete",
+            PartitionState::Future => "future",
+            PartitionState::Stray => "stray",
+        }
+    }
+}
+
+/// One segment's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentFiles {
+    pub base_offset: i64,
+    pub log: PathBuf,
+    pub index: Option<PathBuf>,
+    pub timeindex: Option<PathBuf>,
+}
+
+/// A partition folder and its segments in offset order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    pub dir: PathBuf,
+    pub topic: String,
+    pub partition: i32,
+    pub state: PartitionState,
+    pub segments: Vec<SegmentFiles>,
+}
+
+impl Partition {
+    /// Open the partition folder at `dir` (its name must parse as `<topic>-<partition>`).
+    pub fn open(dir: &Path) -> Result<Self> {
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| Error::layout(dir, "has no folder name"))?;
+        let (topic, partition, state) = parse_partition_dir(name).ok_or_else(|| {
+            Error::layout(
+                dir,
+                "folder name is not <topic>-<partition> (e.g. orders-0)",
+            )
+        })?;
+        let segments = list_segments(dir)?;
+        Ok(Partition {
+            dir: dir.to_path_buf(),
+            topic,
+            partition,
+            state,
+            segments,
+        })
+    }
+
+    /// `<topic>-<partition>`.
+    pub fn name(&self) -> String {
+        format!("{}-{}", self.topic, self.partition)
+    }
+}
+
+/// The segments of a partition folder, sorted by base offset.
+pub fn list_segments(dir: &Path) -> Result<Vec<SegmentFiles>> {
+    let mut logs = Vec::new();
+    let mut indexes = std::collections::BTreeMap::new();
+    let mut timeindexes = std::collections::BTreeMap::new();
+    for entry in walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .max_depth(1)
+        .sort_by_file_name()
+    {
+        let entry = entry.map_err(|e| walk_error(dir, e))?;
+        let Some(name) = entry.file_name().to_str() else {
+            continue;
+        };
+        let Some((base, suffix)) = parse_segment_name(name) else {
+            continue;
+        };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        match suffix {
+            "log" => logs.push((base, entry.path().to_path_buf())),
+            "index" => {
+                indexes.insert(base, entry.path().to_path_buf());
+            }
+            "timeindex" => {
+                timeindexes.insert(base, entry.path().to_path_buf());
+            }
+            _ => {}
+        }
+    }
+    logs.sort();
+    Ok(logs
+        .into_iter()
+        .map(|(base_offset, log)| SegmentFiles {
+            base_offset,
+            log,
+            index: indexes.remove(&base_offset),
+            timeindex: timeindexes.remove(&base_offset),
+        })
+        .collect())
+}
+
+fn walk_error(dir: &Path, e: walkdir::Error) -> Error {
+    let path = e.path().unwrap_or(dir).to_path_buf();
+    match e.into_io_error() {
+        Some(io) => Error::io(path, "list directory", io),
+        None => Error::layout(path, "directory loop"),
+    }
+}
+
+/// A data directory (a broker's log directory, or one klog wrote).
+#[derive(Debug, Clone)]
+pub struct DataDir {
+    pub path: PathBuf,
+    /// Every partition folder, sorted by (topic, partition, state).
+    pub partitions: Vec<Partition>,
+    /// Sub-folders whose names are not partition folders (e.g. `__cluster_metadata-0`
+    /// is listed as a partition; `remote-log-index-cache` lands here).
+    pub other_dirs: Vec<PathBuf>,
+}
+
+impl DataDir {
+    /// List the partition folders of `path`. A folder with no partition
+    /// folders is an error: it is not a data directory.
+    pub fn open(path: &Path) -> Result<Self> {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "stat", e))?;
+        if !meta.is_dir() {
+            return Err(Error::layout(path, "is not a directory"));
+        }
+        let mut partitions = Vec::new();
+        let mut other_dirs = Vec::new();
+        for entry in walkdir::WalkDir::new(path)
+            .min_depth(1)
+            .max_depth(1)
+            .sort_by_file_name()
+        {
+            let entry = entry.map_err(|e| walk_error(path, e))?;
+            if !entry.file_type().is_dir() {
+                continue;
+            }
+            match entry.file_name().to_str().and_then(parse_partition_dir) {
+                Some(_) => partitions.push(Partition::open(entry.path())?),
+                None => other_dirs.push(entry.path().to_path_buf()),
+            }
+        }
+        partitions.sort_by(|a, b| {
+            (&a.topic, a.partition, a.state).cmp(&(&b.topic, b.partition, b.state))
+        });
+        if partitions.is_empty() {
+            return Err(Error::layout(
+                path,
+                "holds no partition folders (<topic>-<partition>); is this a data directory?",
+            ));
+        }
+        Ok(DataDir {
+            path: path.to_path_buf(),
+            partitions,
+            other_dirs,
+        })
+    }
+
+    /// The live partitions.
+    pub fn live(&self) -> impl Iterator<Item = &Partition> {
+        self.partitions
+            .iter()
+            .filter(|p| p.state == PartitionState::Live)
+    }
+}
+
+/// What a path given on the command line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathKind {
+    /// A regular file.
+    File,
+    /// A partition folder (named `<topic>-<partition>`, holding segments or no partition folders).
+    Partition,
+    /// A folder of partition folders.
+    DataDir,
+}
+
+/// Classify `path`. A folder named like a partition is a partition unless it
+/// holds partition folders itself (a data directory may be called `data-1`).
+pub fn classify(path: &Path) -> Result<PathKind> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "stat", e))?;
+    if !meta.is_dir() {
+        return Ok(PathKind::File);
+    }
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(parse_partition_dir)
+        .is_some();
+    if named && (!list_segments(path)?.is_empty() || DataDir::open(path).is_err()) {
+        Ok(PathKind::Partition)
+    } else {
+        Ok(PathKind::DataDir)
+    }
+}

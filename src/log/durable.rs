@@ -1,0 +1,78 @@
+//! The only code in klog that creates, writes, syncs, truncates or renames
+//! files. Everything that changes a data directory goes through here, so the
+//! order of writes and syncs is written down in one place.
+//!
+//! Append order (see [`append_and_sync`]): the batch bytes are written and
+//! `fdatasync`ed before any index entry that points at them is written, so a
+//! crash can leave a log without its newest index entries (which a reader
+//! and Kafka's recovery tolerate and rebuild) but never an index entry that
+//! points past the log.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Open (creating if needed) a file for appending.
+pub fn open_append(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(path)
+        .map_err(|e| Error::io(path, "open for append", e))
+}
+
+/// Open (creating if needed) the lock file; opened for writing so a POSIX
+/// write lock can be taken on it.
+pub fn open_lock_file(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(path, "open lock file", e))
+}
+
+/// Append `bytes` to `file` and `fdatasync` it. When this returns, the bytes
+/// are durable. A crash before the sync may leave any prefix of them, which
+/// the next open sees as a torn tail.
+pub fn append_and_sync(file: &mut File, path: &Path, bytes: &[u8]) -> Result<()> {
+    file.write_all(bytes)
+        .map_err(|e| Error::io(path, "append", e))?;
+    file.sync_data()
+        .map_err(|e| Error::io(path, "fdatasync", e))
+}
+
+/// Create a directory (and parents) and fsync its parent so the new entry survives a crash.
+pub fn create_dir(path: &Path) -> Result<()> {
+    std::fs::create_dir_all(path).map_err(|e| Error::io(path, "create directory", e))?;
+    if let Some(parent) = path.parent() {
+        sync_dir(parent)?;
+    }
+    Ok(())
+}
+
+/// Create an empty file that must not exist yet (a new segment or index).
+pub fn create_new(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create_new(true)
+        .append(true)
+        .read(true)
+        .open(path)
+        .map_err(|e| Error::io(path, "create", e))
+}
+
+/// fsync a directory, making created or renamed entries in it durable.
+pub fn sync_dir(path: &Path) -> Result<()> {
+    let dir = File::open(if path.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        path
+    })
+    .map_err(|e| Error::io(path, "open directory", e))?;
+    dir.sync_all()
+        .map_err(|e| Error::io(path, "fsync directory", e))
+}

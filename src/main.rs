@@ -1,0 +1,18 @@
+//! The `klog` binary: parse the command line, run the subcommand, map the
+//! outcome to the exit-code contract (see `exit.rs`).
+
+mod cli;
+mod cmd;
+mod exit;
+mod report;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let mut out = report::Output::stdout();
+    let result = cmd::run(&cli.command, &mut out).and_then(|o| out.flush().map(|_| o));
+    exit::finish(result)
+}

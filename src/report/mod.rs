@@ -1,0 +1,106 @@
+//! Rendering: the stdout writer and how bytes from the log are shown.
+//!
+//! Keys, values and header values are data from outside and are never
+//! printed raw: valid UTF-8 is shown as a quoted string with control
+//! characters escaped (text) or a JSON string (JSON); anything else as hex
+//! (`0x…`, text) or `{"base64": "…"}` (JSON); null stays null.
+
+use std::io::{self, BufWriter, Stdout, Write};
+
+use base64::Engine;
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+/// Buffered stdout.
+pub struct Output {
+    out: BufWriter<Stdout>,
+}
+
+impl Output {
+    /// Standard output, buffered.
+    pub fn stdout() -> Self {
+        Output {
+            out: BufWriter::with_capacity(1 << 16, io::stdout()),
+        }
+    }
+    /// Flush what is buffered.
+    pub fn flush(&mut self) -> anyhow::Result<()> {
+        self.out.flush()?;
+        Ok(())
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.out.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Most bytes of a non-UTF-8 value shown as hex in text output.
+const HEX_PREVIEW: usize = 64;
+
+/// Bytes for text output: `null`, `"utf-8 text"` or `0x…` hex.
+pub fn text_bytes(b: Option<&[u8]>) -> String {
+    match b {
+        None => "null".to_string(),
+        Some(b) => match std::str::from_utf8(b) {
+            Ok(s) => serde_json::to_string(s).unwrap_or_default(),
+            Err(_) => {
+                let mut out = String::with_capacity(2 + 2 * b.len().min(HEX_PREVIEW));
+                out.push_str("0x");
+                for byte in b.iter().take(HEX_PREVIEW) {
+                    out.push_str(&format!("{byte:02x}"));
+                }
+                if b.len() > HEX_PREVIEW {
+                    out.push_str(&format!("...({} bytes)", b.len()));
+                }
+                out
+            }
+        },
+    }
+}
+
+/// Bytes for JSON output: null, a string, or `{"base64": "…"}`.
+pub struct JsonBytes<'a>(pub Option<&'a [u8]>);
+
+impl Serialize for JsonBytes<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            None => s.serialize_none(),
+            Some(b) => match std::str::from_utf8(b) {
+                Ok(text) => s.serialize_str(text),
+                Err(_) => {
+                    let mut m = s.serialize_map(Some(1))?;
+                    m.serialize_entry(
+                        "base64",
+                        &base64::engine::general_purpose::STANDARD.encode(b),
+                    )?;
+                    m.end()
+                }
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_render_safely() {
+        assert_eq!(text_bytes(None), "null");
+        assert_eq!(text_bytes(Some(b"a\"b\n")), r#""a\"b\n""#);
+        assert_eq!(text_bytes(Some(&[0xff, 0x00])), "0xff00");
+        assert_eq!(
+            serde_json::to_string(&JsonBytes(Some(&[0xff]))).unwrap(),
+            r#"{"base64":"/w=="}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&JsonBytes(Some(b"x"))).unwrap(),
+            r#""x""#
+        );
+        assert_eq!(serde_json::to_string(&JsonBytes(None)).unwrap(), "null");
+    }
+}
