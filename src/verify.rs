@@ -19,6 +19,10 @@ use crate::format::{DecodeLimits, Entry};
 use crate::log::segment::{SegmentReader, Tail};
 use crate::log::{classify, parse_segment_name, DataDir, Partition, PathKind};
 
+/// Added to a problem at byte 0: nothing in the file could be framed.
+pub const NOT_A_SEGMENT: &str =
+    " (the file does not start with a record batch: is it a Kafka log segment?)";
+
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
@@ -187,6 +191,11 @@ pub fn verify_segment(
         Some(Tail::Truncated { at, error, .. }) | Some(Tail::Corrupt { at, error, .. }) => {
             report.checked.bytes += reader.file_len() - at;
             report.push(path, at, None, error);
+            if at == 0 {
+                if let Some(p) = report.problems.last_mut() {
+                    p.detail.push_str(NOT_A_SEGMENT);
+                }
+            }
         }
         _ => {}
     }

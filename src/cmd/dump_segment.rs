@@ -60,10 +60,14 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
                     problems += dump_log(&seg.log, Some(seg.base_offset), args, out)?;
                 }
             }
-            PathKind::DataDir => anyhow::bail!(
-                "{}: is a data directory; give a partition folder or a segment file",
-                path.display()
-            ),
+            PathKind::DataDir => {
+                // Says "holds no partition folders" for a folder that is not a data directory either.
+                kaen_log::log::DataDir::open(path)?;
+                anyhow::bail!(
+                    "{}: is a data directory; give a partition folder or a segment file",
+                    path.display()
+                )
+            }
             PathKind::File => {
                 let name = path
                     .file_name()
@@ -316,6 +320,11 @@ fn dump_log(
                 }
             }
         }
+    }
+    if let Some(Tail::Truncated { at: 0, error, .. } | Tail::Corrupt { at: 0, error, .. }) =
+        reader.tail()
+    {
+        anyhow::bail!("{file}: {error}{}", kaen_log::verify::NOT_A_SEGMENT);
     }
     if let Some(Tail::Truncated { at, error, .. } | Tail::Corrupt { at, error, .. }) = reader.tail()
     {

@@ -229,11 +229,13 @@ impl SegmentReader {
         };
         if left <= HEADER_SIZE_UP_TO_MAGIC as u64 {
             self.fill(left as usize)?;
-            if self
+            // Twelve or more zeros include a zero size field, which no real
+            // entry has; fewer could be the start of a real batch header.
+            let zeros = self
                 .buf
                 .get(self.start..self.end)
-                .is_some_and(|b| b.iter().all(|&x| x == 0))
-            {
+                .is_some_and(|b| b.iter().all(|&x| x == 0));
+            if zeros && left >= LOG_OVERHEAD as u64 {
                 let error = DecodeError::new(at, DecodeErrorKind::TrailingZeros { len: left });
                 return self.finish(Tail::Corrupt {
                     at,

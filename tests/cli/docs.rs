@@ -1,0 +1,65 @@
+//! Generated documentation stays in step with the code.
+
+use crate::support::{repo, stdout, TestEnv};
+
+#[test]
+fn man_pages_are_up_to_date() {
+    let env = TestEnv::new();
+    let o = env.run(&["generate", "man", "man-out"], None);
+    assert_eq!(o.status.code(), Some(0));
+    let mut names: Vec<_> = std::fs::read_dir(env.path("man-out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let mut committed: Vec<_> = std::fs::read_dir(repo().join("man"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    committed.sort();
+    assert_eq!(
+        names, committed,
+        "man/ pages: run `cargo run -- generate man man`"
+    );
+    for n in names {
+        assert_eq!(
+            std::fs::read(env.path("man-out").join(&n)).unwrap(),
+            std::fs::read(repo().join("man").join(&n)).unwrap(),
+            "man/{n} is stale: run `cargo run -- generate man man`"
+        );
+    }
+}
+
+#[test]
+fn completions_are_generated() {
+    let env = TestEnv::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let o = env.run(&["completions", shell], None);
+        assert_eq!(o.status.code(), Some(0));
+        assert!(stdout(&o).contains("verify-crc"), "{shell}");
+    }
+}
+
+/// The README's first two commands are the quick start: they must be the
+/// ones CI runs.
+#[test]
+fn readme_quick_start_matches_ci() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let cmds: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("cargo "))
+        .take(2)
+        .collect();
+    assert_eq!(cmds.len(), 2, "README starts with two commands");
+    assert!(
+        cmds[0].starts_with("cargo run --release -- ") && cmds[0].contains("fixtures/"),
+        "{}",
+        cmds[0]
+    );
+    let ci = std::fs::read_to_string(repo().join(".ci/run")).unwrap();
+    assert!(
+        ci.contains(cmds[1]),
+        ".ci/run runs the README's test command `{}`",
+        cmds[1]
+    );
+}

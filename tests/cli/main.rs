@@ -1,0 +1,26 @@
+//! The CLI test binary: one module per subcommand.
+
+mod support;
+
+mod docs;
+mod dump_segment;
+mod fixtures;
+mod produce;
+mod verify_crc;
+
+/// Every .rs file in tests/cli is declared above.
+#[test]
+fn no_forgotten_test_files() {
+    let src = std::fs::read_to_string(support::repo().join("tests/cli/main.rs")).unwrap();
+    for entry in std::fs::read_dir(support::repo().join("tests/cli")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(module) = name.strip_suffix(".rs") {
+            if module != "main" {
+                assert!(
+                    src.contains(&format!("mod {module};")),
+                    "tests/cli/{name} is not declared in main.rs"
+                );
+            }
+        }
+    }
+}

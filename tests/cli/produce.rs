@@ -1,0 +1,228 @@
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use crate::support::{stderr, stdout, TestEnv};
+
+fn dump_records(env: &TestEnv, partition: &str) -> Vec<serde_json::Value> {
+    let o = env.run(&["dump-segment", "--format", "json", partition], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    stdout(&o)
+        .lines()
+        .flat_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["records"].as_array().unwrap().clone()
+        })
+        .collect()
+}
+
+#[test]
+fn records_come_back_identical_through_dump_segment() {
+    let env = TestEnv::new();
+    let input = [
+        r#"{"key": "k1", "value": "v1", "timestamp": 1700000000000}"#,
+        r#"{"key": null, "value": "no key", "timestamp": 1700000000005}"#,
+        r#"{"key": "gone", "value": null, "timestamp": 1699999999000}"#,
+        r#"{"key": "h", "value": "", "headers": [{"key": "a", "value": "1"}, {"key": "a", "value": null}], "timestamp": 1700000000001}"#,
+        r#"{"key": "ü", "value": "ünïcödé ✓", "timestamp": 1700000000002}"#,
+    ]
+    .join("\n");
+    let mut expected_offset = 0;
+    for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
+        let o = env.run(
+            &[
+                "produce",
+                "out",
+                "--topic",
+                "rt",
+                "--format",
+                "json",
+                "--batch-size",
+                "2",
+                "--compression",
+                codec,
+            ],
+            Some(&input),
+        );
+        assert_eq!(o.status.code(), Some(0), "{codec}: {}", stderr(&o));
+        assert_eq!(
+            stdout(&o),
+            format!(
+                "rt-0 offsets {}..={} (2 records)\nrt-0 offsets {}..={} (2 records)\nrt-0 offsets {}..={} (1 records)\n",
+                expected_offset,
+                expected_offset + 1,
+                expected_offset + 2,
+                expected_offset + 3,
+                expected_offset + 4,
+                expected_offset + 4
+            )
+        );
+        expected_offset += 5;
+    }
+    let records = dump_records(&env, "out/rt-0");
+    assert_eq!(records.len(), 25);
+    for (i, r) in records.iter().enumerate() {
+        let want: serde_json::Value =
+            serde_json::from_str(input.lines().nth(i % 5).unwrap()).unwrap();
+        assert_eq!(r["offset"], i as i64, "record {i}");
+        assert_eq!(r["key"], want["key"], "record {i}");
+        assert_eq!(r["value"], want["value"], "record {i}");
+        assert_eq!(r["timestamp"], want["timestamp"], "record {i}");
+        let headers = want
+            .get("headers")
+            .cloned()
+            .unwrap_or(serde_json::json!([]));
+        assert_eq!(r["headers"], headers, "record {i}");
+    }
+    let o = env.run(&["verify-crc", "out"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn text_lines_with_key_separator_and_segment_roll() {
+    let env = TestEnv::new();
+    let input: String = (0..300)
+        .map(|i| format!("key-{i}\tvalue number {i}\n"))
+        .collect();
+    let o = env.run(
+        &[
+            "produce",
+            "d",
+            "--topic",
+            "t",
+            "--key-separator",
+            "\t",
+            "--batch-size",
+            "7",
+            "--segment-bytes",
+            "4000",
+            "--timestamp-ms",
+            "5",
+        ],
+        Some(&input),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let logs: Vec<_> = std::fs::read_dir(env.path("d/t-0"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    assert!(logs.len() >= 3, "segments rolled: {logs:?}");
+    let records = dump_records(&env, "d/t-0");
+    assert_eq!(records.len(), 300);
+    for (i, r) in records.iter().enumerate() {
+        assert_eq!(r["offset"], i);
+        assert_eq!(r["key"], format!("key-{i}"));
+        assert_eq!(r["value"], format!("value number {i}"));
+        assert_eq!(r["timestamp"], 5);
+    }
+    assert_eq!(env.run(&["verify-crc", "d"], None).status.code(), Some(0));
+}
+
+/// Not a test of its own: when KLOG_TEST_HOLD_LOCK names a data directory,
+/// take its lock, say so, and hold it until stdin closes. The lock test
+/// runs this test binary as a second process.
+#[test]
+fn lock_holder() {
+    let Some(dir) = std::env::var_os("KLOG_TEST_HOLD_LOCK") else {
+        return;
+    };
+    let _lock = kaen_log::log::lock::DirLock::acquire(std::path::Path::new(&dir)).unwrap();
+    println!("LOCKED");
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+}
+
+#[test]
+fn append_refuses_while_another_process_holds_the_lock() {
+    let env = TestEnv::new();
+    let data = env.path("fixtures/data");
+    let log = data.join("payments.eu-west-1/00000000000000000000.log");
+    let before = std::fs::read(&log).unwrap();
+    let mut holder = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "produce::lock_holder",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("KLOG_TEST_HOLD_LOCK", &data)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(holder.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("LOCKED") {
+        line.clear();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the lock holder exited early"
+        );
+    }
+    let o = env.run(
+        &[
+            "produce",
+            "fixtures/data",
+            "--topic",
+            "payments.eu-west",
+            "--partition",
+            "1",
+        ],
+        Some("x\n"),
+    );
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("locked by another process"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&log).unwrap(), before, "nothing written");
+    // Once the holder is gone the same append goes through.
+    let o = env.run(
+        &[
+            "produce",
+            "fixtures/data",
+            "--topic",
+            "payments.eu-west",
+            "--partition",
+            "1",
+        ],
+        Some("x\n"),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn append_refuses_behind_a_damaged_tail() {
+    let env = TestEnv::new();
+    let log = env.path("fixtures/truncated/orders-0/00000000000000000090.log");
+    let before = std::fs::read(&log).unwrap();
+    let o = env.run(
+        &["produce", "fixtures/truncated", "--topic", "orders"],
+        Some("x\n"),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("refusing to append behind a damaged tail") && err.contains("torn tail"),
+        "{err}"
+    );
+    assert!(err.contains("klog verify-crc"), "{err}");
+    assert_eq!(std::fs::read(&log).unwrap(), before, "nothing written");
+}
+
+#[test]
+fn bad_produce_input() {
+    let env = TestEnv::new();
+    let o = env.run(&["produce", "d", "--topic", "bad topic"], Some("x\n"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("invalid topic"), "{}", stderr(&o));
+    let o = env.run(
+        &["produce", "d", "--topic", "t", "--format", "json"],
+        Some("{\"value\": 1}\nnot json\n"),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("stdin line 2"), "{}", stderr(&o));
+}

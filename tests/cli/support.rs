@@ -1,0 +1,122 @@
+//! TestEnv: runs the klog binary in a temporary copy of the fixtures with a
+//! pinned environment, and compares output with golden files byte for byte.
+//! `UPDATE_GOLDEN=1 cargo test` rewrites the golden files (review the diff).
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub struct TestEnv {
+    pub dir: tempfile::TempDir,
+}
+
+impl TestEnv {
+    /// A temporary folder holding a copy of `fixtures/` (as `fixtures/`).
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(&repo().join("fixtures"), &dir.path().join("fixtures"));
+        TestEnv { dir }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn cmd(&self) -> assert_cmd::Command {
+        let mut c = assert_cmd::Command::cargo_bin("klog").unwrap();
+        c.current_dir(self.dir.path())
+            .env("COLUMNS", "100")
+            .env("NO_COLOR", "1")
+            .env("TZ", "UTC");
+        c
+    }
+
+    /// Run klog with `args` (and `stdin`), returning the output.
+    pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut c = self.cmd();
+        c.args(args);
+        if let Some(s) = stdin {
+            c.write_stdin(s.to_string());
+        }
+        c.output().unwrap()
+    }
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// Compare `actual` with `tests/golden/<name>` byte for byte.
+pub fn golden(name: &str, actual: &str) {
+    let path = repo().join("tests/golden").join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing golden file {}; run with UPDATE_GOLDEN=1",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let mut diff = String::new();
+        let (e, a): (Vec<_>, Vec<_>) = (expected.lines().collect(), actual.lines().collect());
+        for i in 0..e.len().max(a.len()) {
+            match (e.get(i), a.get(i)) {
+                (Some(x), Some(y)) if x == y => {}
+                (x, y) => {
+                    diff.push_str(&format!(
+                        "line {}:\n- {}\n+ {}\n",
+                        i + 1,
+                        x.unwrap_or(&""),
+                        y.unwrap_or(&"")
+                    ));
+                }
+            }
+        }
+        panic!(
+            "{} differs from the output (rerun with UPDATE_GOLDEN=1 to accept, then review the diff):\n{diff}",
+            path.display()
+        );
+    }
+}
+
+/// Run, assert the exit code and empty stderr, compare stdout with a golden file.
+pub fn check_golden(env: &TestEnv, args: &[&str], code: i32, name: &str) -> Output {
+    let o = env.run(args, None);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "klog {args:?}: stderr: {}",
+        stderr(&o)
+    );
+    golden(&format!("{name}.stdout"), &stdout(&o));
+    let err = stderr(&o);
+    let err_path = repo().join("tests/golden").join(format!("{name}.stderr"));
+    if !err.is_empty() || err_path.exists() {
+        golden(&format!("{name}.stderr"), &err);
+    }
+    o
+}
