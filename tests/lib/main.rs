@@ -1,0 +1,6 @@
+//! The library test binary: format rules, interoperability and hostile input.
+
+mod builder;
+mod corruption;
+mod interop;
+mod peer_vectors;
