@@ -22,6 +22,10 @@ pub struct Cli {
 pub enum Command {
     DumpSegment(cmd::dump_segment::DumpSegmentArgs),
     VerifyCrc(cmd::verify_crc::VerifyCrcArgs),
+    ReplayOffsets(cmd::replay_offsets::ReplayOffsetsArgs),
+    Lag(cmd::lag::LagArgs),
+    Tombstone(cmd::tombstone::TombstoneArgs),
+    Commit(cmd::commit::CommitArgs),
     Produce(cmd::produce::ProduceArgs),
     Completions(cmd::generate::CompletionsArgs),
     #[command(hide = true)]
@@ -35,6 +39,17 @@ pub enum OutputFormat {
     Text,
     /// One JSON object per line (a stable contract for scripts).
     Json,
+}
+
+/// Output format of table-shaped commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TableFormat {
+    /// An aligned table for people.
+    Text,
+    /// One JSON array (a stable contract for scripts).
+    Json,
+    /// CSV with a header line.
+    Csv,
 }
 
 #[cfg(test)]

@@ -90,6 +90,14 @@ pub enum DecodeErrorKind {
     IndexLength { len: u64, entry_size: u64 },
     /// A negative or out-of-range value in a field that has a range.
     ValueOutOfRange { field: &'static str, value: i64 },
+    /// A string field is not valid UTF-8.
+    InvalidUtf8 { field: &'static str },
+    /// A schema version this reader does not know.
+    UnknownVersion { schema: &'static str, version: i16 },
+    /// A non-nullable field holds null.
+    UnexpectedNull { field: &'static str },
+    /// Bytes are left after a key or value was decoded.
+    TrailingBytes { field: &'static str, remaining: u64 },
 }
 
 impl DecodeError {
@@ -138,6 +146,10 @@ impl DecodeErrorKind {
             BadControlRecord { .. } => "bad_control_record",
             IndexLength { .. } => "index_length",
             ValueOutOfRange { .. } => "value_out_of_range",
+            InvalidUtf8 { .. } => "invalid_utf8",
+            UnknownVersion { .. } => "unknown_version",
+            UnexpectedNull { .. } => "unexpected_null",
+            TrailingBytes { .. } => "trailing_bytes",
         }
     }
 }
@@ -213,6 +225,12 @@ impl fmt::Display for DecodeErrorKind {
                 "index length {len} is not a multiple of the entry size {entry_size}"
             ),
             ValueOutOfRange { field, value } => write!(f, "{field} {value} is out of range"),
+            InvalidUtf8 { field } => write!(f, "{field} is not valid UTF-8"),
+            UnknownVersion { schema, version } => write!(f, "unknown {schema} version {version}"),
+            UnexpectedNull { field } => write!(f, "{field} is null but may not be"),
+            TrailingBytes { field, remaining } => {
+                write!(f, "{remaining} bytes left over after the {field}")
+            }
         }
     }
 }

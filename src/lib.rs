@@ -6,6 +6,8 @@
 //! - [`log`]: files: segment names, partition folders and data directories,
 //!   the streaming segment reader with its tail verdict, the directory lock,
 //!   and the one append path ([`log::PartitionAppender`]).
+//! - [`offsets`]: the offsets topic's records and their replay into the
+//!   committed-offset table.
 //! - [`verify`]: the integrity checks behind `klog verify-crc`.
 //!
 //! Every decoding defect is a [`error::DecodeError`] with the absolute byte
@@ -13,7 +15,9 @@
 
 pub mod error;
 pub mod format;
+pub mod lag;
 pub mod log;
+pub mod offsets;
 pub mod verify;
 
 pub use error::{DecodeError, DecodeErrorKind, Error, Result};

@@ -1,8 +1,12 @@
 //! One module per subcommand, each with its clap `Args` and its `run`.
 
+pub mod commit;
 pub mod dump_segment;
 pub mod generate;
+pub mod lag;
 pub mod produce;
+pub mod replay_offsets;
+pub mod tombstone;
 pub mod verify_crc;
 
 use crate::cli::Command;
@@ -14,8 +18,20 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
     match command {
         Command::DumpSegment(args) => dump_segment::run(args, out),
         Command::VerifyCrc(args) => verify_crc::run(args, out),
+        Command::ReplayOffsets(args) => replay_offsets::run(args, out),
+        Command::Lag(args) => lag::run(args, out),
+        Command::Tombstone(args) => tombstone::run(args, out),
+        Command::Commit(args) => commit::run(args, out),
         Command::Produce(args) => produce::run(args, out),
         Command::Completions(args) => generate::run_completions(args, out),
         Command::Generate(args) => generate::run(args, out),
     }
+}
+
+/// Milliseconds since the Unix epoch, now (for commands without `--now-ms`).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::ValueEnum;
-use kaen_log::format::{BatchSpec, Compression, NewRecord};
+use kaen_log::format::{control, BatchSpec, Compression, NewRecord};
 use kaen_log::log::{AppendConfig, PartitionAppender};
 
 use crate::exit::Outcome;
@@ -61,6 +61,26 @@ pub struct ProduceArgs {
     /// partitionLeaderEpoch stamped on each batch.
     #[arg(long, default_value_t = 0)]
     pub leader_epoch: i32,
+    /// Stamp batches with this producer id (an idempotent or transactional producer).
+    #[arg(long)]
+    pub producer_id: Option<i64>,
+    /// The producer epoch.
+    #[arg(long, default_value_t = 0)]
+    pub producer_epoch: i16,
+    /// The first batch's base sequence; later batches continue from it.
+    #[arg(long, default_value_t = 0)]
+    pub base_sequence: i32,
+    /// Mark batches transactional (needs --producer-id); close the
+    /// transaction with `--control commit|abort`.
+    #[arg(long, requires = "producer_id")]
+    pub transactional: bool,
+    /// Instead of reading stdin, write one transaction marker (a control
+    /// batch with a COMMIT or ABORT record) for --producer-id.
+    #[arg(long, value_parser = ["commit", "abort"], requires = "producer_id")]
+    pub control: Option<String>,
+    /// The coordinator epoch in a --control marker.
+    #[arg(long, default_value_t = 0)]
+    pub coordinator_epoch: i32,
 }
 
 fn parse_codec(s: &str) -> Result<Compression, String> {
@@ -69,24 +89,49 @@ fn parse_codec(s: &str) -> Result<Compression, String> {
 }
 
 pub fn run(args: &ProduceArgs, out: &mut Output) -> anyhow::Result<Outcome> {
-    let now = match args.timestamp_ms {
-        Some(ts) => ts,
-        None => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0),
-    };
+    let now = args.timestamp_ms.unwrap_or_else(crate::cmd::now_ms);
     let config = AppendConfig {
         segment_bytes: args.segment_bytes,
         partition_leader_epoch: args.leader_epoch,
         ..AppendConfig::default()
     };
     let mut appender = PartitionAppender::open(&args.dir, &args.topic, args.partition, config)?;
-    let spec = BatchSpec {
+    let mut spec = BatchSpec {
         compression: args.compression,
         ..BatchSpec::default()
     };
+    if let Some(pid) = args.producer_id {
+        spec.producer_id = pid;
+        spec.producer_epoch = args.producer_epoch;
+        spec.base_sequence = args.base_sequence;
+        spec.transactional = args.transactional;
+    }
     let name = format!("{}-{}", args.topic, args.partition);
+    if let Some(kind) = &args.control {
+        let (key, value) = control::encode_marker(kind == "commit", args.coordinator_epoch);
+        let marker = NewRecord {
+            key: Some(key),
+            value: Some(value),
+            headers: Vec::new(),
+            timestamp: now,
+        };
+        let spec = BatchSpec {
+            control: true,
+            transactional: true,
+            base_sequence: -1,
+            compression: Compression::None,
+            ..spec
+        };
+        let offsets = appender.append(&spec, &[marker])?;
+        writeln!(
+            out,
+            "{name} {} marker for producer {} at offset {}",
+            kind.to_uppercase(),
+            spec.producer_id,
+            offsets.start()
+        )?;
+        return Ok(Outcome::Clean);
+    }
     let stdin = std::io::stdin();
     let mut batch = Vec::with_capacity(args.batch_size as usize);
     for (n, line) in stdin.lock().lines().enumerate() {
@@ -95,18 +140,18 @@ pub fn run(args: &ProduceArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             parse_line(&line, args, now).with_context(|| format!("stdin line {}", n + 1))?;
         batch.push(record);
         if batch.len() == args.batch_size as usize {
-            flush(&mut appender, &spec, &mut batch, &name, out)?;
+            flush(&mut appender, &mut spec, &mut batch, &name, out)?;
         }
     }
     if !batch.is_empty() {
-        flush(&mut appender, &spec, &mut batch, &name, out)?;
+        flush(&mut appender, &mut spec, &mut batch, &name, out)?;
     }
     Ok(Outcome::Clean)
 }
 
 fn flush(
     appender: &mut PartitionAppender,
-    spec: &BatchSpec,
+    spec: &mut BatchSpec,
     batch: &mut Vec<NewRecord>,
     name: &str,
     out: &mut Output,
@@ -144,13 +189,29 @@ fn parse_line(line: &str, args: &ProduceArgs, now: i64) -> anyhow::Result<NewRec
         InputFormat::Json => {
             let v: serde_json::Value = serde_json::from_str(line).context("not a JSON object")?;
             let obj = v.as_object().context("not a JSON object")?;
-            // Strings are taken as UTF-8 bytes; any other JSON value as its JSON text.
-            let bytes = |v: Option<&serde_json::Value>| -> Option<Vec<u8>> {
-                match v {
+            // Strings are taken as UTF-8 bytes, {"base64": "..."} as the bytes it
+            // encodes (what dump-segment prints for non-UTF-8 data), any other
+            // JSON value as its JSON text.
+            let bytes = |v: Option<&serde_json::Value>| -> anyhow::Result<Option<Vec<u8>>> {
+                use base64::Engine;
+                Ok(match v {
                     None | Some(serde_json::Value::Null) => None,
                     Some(serde_json::Value::String(s)) => Some(s.as_bytes().to_vec()),
+                    Some(serde_json::Value::Object(o))
+                        if o.len() == 1 && o.contains_key("base64") =>
+                    {
+                        let text = o
+                            .get("base64")
+                            .and_then(|b| b.as_str())
+                            .context("base64 must be a string")?;
+                        Some(
+                            base64::engine::general_purpose::STANDARD
+                                .decode(text)
+                                .context("invalid base64")?,
+                        )
+                    }
                     Some(other) => Some(other.to_string().into_bytes()),
-                }
+                })
             };
             let mut headers = Vec::new();
             match obj.get("headers") {
@@ -161,12 +222,12 @@ fn parse_line(line: &str, args: &ProduceArgs, now: i64) -> anyhow::Result<NewRec
                             .get("key")
                             .and_then(|k| k.as_str())
                             .context("header without a string key")?;
-                        headers.push((key.as_bytes().to_vec(), bytes(h.get("value"))));
+                        headers.push((key.as_bytes().to_vec(), bytes(h.get("value"))?));
                     }
                 }
                 Some(serde_json::Value::Object(map)) => {
                     for (k, v) in map {
-                        headers.push((k.as_bytes().to_vec(), bytes(Some(v))));
+                        headers.push((k.as_bytes().to_vec(), bytes(Some(v))?));
                     }
                 }
                 Some(_) => bail!("headers must be an array or an object"),
@@ -176,8 +237,8 @@ fn parse_line(line: &str, args: &ProduceArgs, now: i64) -> anyhow::Result<NewRec
                 Some(t) => t.as_i64().context("timestamp must be an integer (ms)")?,
             };
             Ok(NewRecord {
-                key: bytes(obj.get("key")),
-                value: bytes(obj.get("value")),
+                key: bytes(obj.get("key"))?,
+                value: bytes(obj.get("value"))?,
                 headers,
                 timestamp,
             })

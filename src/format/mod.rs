@@ -24,6 +24,7 @@ pub mod cursor;
 pub mod encode;
 pub mod index;
 pub mod legacy;
+pub mod message;
 pub mod record;
 pub mod varint;
 

@@ -8,6 +8,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 pub mod appender;
+pub mod checkpoint;
 pub mod dir;
 pub mod durable;
 pub mod lock;

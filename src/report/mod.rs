@@ -5,6 +5,8 @@
 //! characters escaped (text) or a JSON string (JSON); anything else as hex
 //! (`0x…`, text) or `{"base64": "…"}` (JSON); null stays null.
 
+pub mod table;
+
 use std::io::{self, BufWriter, Stdout, Write};
 
 use base64::Engine;

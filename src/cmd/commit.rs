@@ -1,0 +1,118 @@
+//! `klog commit`: append an offset commit through the append path.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::bail;
+use kaen_log::format::{BatchSpec, NewRecord};
+use kaen_log::log::{AppendConfig, PartitionAppender};
+use kaen_log::offsets::{
+    encode_offset_commit_key, encode_offset_commit_value_v3, replicated_write_warning, write_target,
+};
+
+use crate::exit::Outcome;
+use crate::report::Output;
+
+/// Set a group's committed offset offline: append an OffsetCommit record
+/// (key v1, value v3, as brokers write them) to the offsets partition that
+/// owns the group, through the same append path as everything else.
+///
+/// The offset is the next record the group will read (last processed + 1).
+#[derive(Debug, clap::Args)]
+pub struct CommitArgs {
+    /// The data directory.
+    pub dir: PathBuf,
+    #[arg(long)]
+    pub group: String,
+    #[arg(long)]
+    pub topic: String,
+    #[arg(long)]
+    pub partition: i32,
+    /// The committed offset: the next offset the group will read.
+    #[arg(long, allow_negative_numbers = true)]
+    pub offset: i64,
+    /// Commit metadata.
+    #[arg(long, default_value = "")]
+    pub metadata: String,
+    /// The leader epoch of the committed record (-1 = unknown).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub committed_leader_epoch: i32,
+    /// The commit timestamp (ms); default: now.
+    #[arg(long)]
+    pub now_ms: Option<i64>,
+    /// Partitions of __consumer_offsets (Kafka's default is 50).
+    #[arg(long)]
+    pub offsets_partitions: Option<i32>,
+    /// Write the commit inside a transaction of this producer id (it then
+    /// counts only after a COMMIT marker: `klog produce --control commit`).
+    #[arg(long)]
+    pub producer_id: Option<i64>,
+    /// The producer epoch of --producer-id.
+    #[arg(long, default_value_t = 0)]
+    pub producer_epoch: i16,
+}
+
+pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    if args.offset < 0 {
+        bail!(
+            "--offset {} is negative: a committed offset is the next offset to read (0 or more)",
+            args.offset
+        );
+    }
+    if args.partition < 0 {
+        bail!("--partition {} is negative", args.partition);
+    }
+    let target = write_target(&args.dir, &args.group, args.offsets_partitions)?;
+    if target.kafka {
+        eprintln!("klog: {}", replicated_write_warning(&target, 1));
+    }
+    let config = AppendConfig {
+        partition_leader_epoch: target.leader_epoch,
+        ..AppendConfig::default()
+    };
+    let mut appender = PartitionAppender::open(&args.dir, target.topic, target.partition, config)?;
+    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
+    let record = NewRecord {
+        key: Some(encode_offset_commit_key(
+            &args.group,
+            &args.topic,
+            args.partition,
+        )),
+        value: Some(encode_offset_commit_value_v3(
+            args.offset as u64,
+            args.committed_leader_epoch,
+            &args.metadata,
+            now,
+        )),
+        headers: Vec::new(),
+        timestamp: now,
+    };
+    let spec = match args.producer_id {
+        Some(pid) => BatchSpec {
+            transactional: true,
+            producer_id: pid,
+            producer_epoch: args.producer_epoch,
+            base_sequence: 0,
+            ..BatchSpec::default()
+        },
+        None => BatchSpec::default(),
+    };
+    let offsets = appender.append(&spec, &[record])?;
+    writeln!(
+        out,
+        "{} {}-{} -> {} committed at {}-{} offset {}{}",
+        args.group,
+        args.topic,
+        args.partition,
+        args.offset,
+        target.topic,
+        target.partition,
+        offsets.start(),
+        if args.producer_id.is_some() {
+            " (transactional: pending until a COMMIT marker)"
+        } else {
+            ""
+        }
+    )?;
+    Ok(Outcome::Clean)
+}

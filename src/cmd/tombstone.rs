@@ -1,0 +1,153 @@
+//! `klog tombstone`: delete a group's committed offsets by appending tombstones.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::bail;
+use kaen_log::format::{BatchSpec, NewRecord};
+use kaen_log::log::{AppendConfig, Partition, PartitionAppender};
+use kaen_log::offsets::{
+    encode_offset_commit_key, replicated_write_warning, write_target, Replay, ReplayOptions,
+};
+
+use crate::exit::Outcome;
+use crate::report::Output;
+
+/// Delete a group's committed offsets offline: append a tombstone (the key
+/// with a null value) for every live key of the group that matches, in one
+/// batch, through the append path, into the offsets partition that owns the
+/// group. Deleting is appending: the old commits stay in the log until
+/// compaction, and a replay no longer shows them.
+///
+/// Refuses (exit 1, nothing written) when nothing matches; refuses (exit 2)
+/// when the directory lock is held or the offsets log has a damaged tail.
+/// Several DIRs are the log directories of the partition's replicas: each
+/// gets the same batch, and they must hold logs of the same length.
+#[derive(Debug, clap::Args)]
+pub struct TombstoneArgs {
+    /// Data directories (one per replica of the offsets partition).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    #[arg(long)]
+    pub group: String,
+    /// Only this topic's offsets.
+    #[arg(long)]
+    pub topic: Option<String>,
+    /// Only this partition's offsets.
+    #[arg(long)]
+    pub partition: Option<i32>,
+    /// Print what would be deleted; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The tombstones' timestamp (ms); default: now.
+    #[arg(long)]
+    pub now_ms: Option<i64>,
+    /// Partitions of __consumer_offsets (Kafka's default is 50).
+    #[arg(long)]
+    pub offsets_partitions: Option<i32>,
+}
+
+pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let mut appenders = Vec::new();
+    let mut target = None;
+    for dir in &args.dirs {
+        let t = write_target(dir, &args.group, args.offsets_partitions)?;
+        if t.kafka && !args.dry_run && target.is_none() {
+            eprintln!("klog: {}", replicated_write_warning(&t, args.dirs.len()));
+        }
+        let partition_dir = dir.join(format!("{}-{}", t.topic, t.partition));
+        if !partition_dir.is_dir() {
+            bail!(
+                "{}: no {}-{} here: nothing to delete",
+                dir.display(),
+                t.topic,
+                t.partition
+            );
+        }
+        let config = AppendConfig {
+            partition_leader_epoch: t.leader_epoch,
+            ..AppendConfig::default()
+        };
+        // Opening takes the lock and checks the tail before anything is read.
+        appenders.push(PartitionAppender::open(dir, t.topic, t.partition, config)?);
+        target = Some(t);
+    }
+    let Some(target) = target else {
+        bail!("no directory given")
+    };
+    if let Some(first) = appenders.first() {
+        if let Some(other) = appenders
+            .iter()
+            .find(|a| a.next_offset() != first.next_offset())
+        {
+            bail!(
+                "the replicas differ: {} ends at offset {}, {} at {}; refusing to write",
+                first.dir().display(),
+                first.next_offset(),
+                other.dir().display(),
+                other.next_offset()
+            );
+        }
+    }
+    let first_dir = appenders
+        .first()
+        .map(|a| a.dir().to_path_buf())
+        .unwrap_or_default();
+    let mut replay = Replay::new(ReplayOptions::default());
+    replay.replay_partition(&Partition::open(&first_dir)?)?;
+    if let Some(bad) = replay.bad.first() {
+        bail!(
+            "{}: offset {}: {}: fix the offsets log first (klog verify-crc)",
+            bad.file.display(),
+            bad.log_offset,
+            bad.error
+        );
+    }
+    let keys: Vec<(String, i32)> = replay
+        .commits()
+        .filter(|(g, t, p, _)| {
+            *g == args.group
+                && args.topic.as_deref().is_none_or(|x| x == *t)
+                && args.partition.is_none_or(|x| x == *p)
+        })
+        .map(|(_, t, p, _)| (t.to_string(), p))
+        .collect();
+    if keys.is_empty() {
+        eprintln!(
+            "klog: no live committed offsets match group {:?} in {}-{}; nothing written",
+            args.group, target.topic, target.partition
+        );
+        return Ok(Outcome::Findings(1));
+    }
+    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
+    let records: Vec<NewRecord> = keys
+        .iter()
+        .map(|(t, p)| NewRecord {
+            key: Some(encode_offset_commit_key(&args.group, t, *p)),
+            value: None,
+            headers: Vec::new(),
+            timestamp: now,
+        })
+        .collect();
+    let mut assigned = None;
+    if !args.dry_run {
+        for a in &mut appenders {
+            assigned = Some(a.append(&BatchSpec::default(), &records)?);
+        }
+    }
+    for (i, (t, p)) in keys.iter().enumerate() {
+        let was = replay.get(&args.group, t, *p).map_or(0, |c| c.offset);
+        match &assigned {
+            Some(range) => writeln!(
+                out,
+                "deleted {} {t}-{p} (was {was}): tombstone at {}-{} offset {}",
+                args.group,
+                target.topic,
+                target.partition,
+                range.start() + i as i64
+            )?,
+            None => writeln!(out, "would delete {} {t}-{p} (was {was})", args.group)?,
+        }
+    }
+    Ok(Outcome::Clean)
+}

@@ -1,0 +1,164 @@
+//! Text checkpoint files of a log directory and of partition folders.
+//!
+//! ```text
+//! 0                  version line (must be 0)
+//! 2                  entry count
+//! my-topic 0 1234    topic partition offset   (leader-epoch-checkpoint: epoch startOffset)
+//! my-topic 1 99
+//! ```
+//!
+//! `replication-offset-checkpoint` holds high watermarks,
+//! `log-start-offset-checkpoint` log start offsets above the first segment,
+//! `recovery-point-offset-checkpoint` flushed offsets. Parsing is as strict
+//! as Kafka's: exact version, exact count, exactly 3 (or 2) fields, no blank
+//! lines; an empty file is an empty checkpoint. Errors name the line.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// High watermarks, written by the replica manager.
+pub const REPLICATION_OFFSET: &str = "replication-offset-checkpoint";
+/// Log start offsets (only where above the first segment's base offset).
+pub const LOG_START_OFFSET: &str = "log-start-offset-checkpoint";
+/// Recovery points.
+pub const RECOVERY_POINT: &str = "recovery-point-offset-checkpoint";
+/// A partition's leader epochs.
+pub const LEADER_EPOCH: &str = "leader-epoch-checkpoint";
+
+fn lines_of(path: &Path, fields: usize) -> Result<Option<Vec<Vec<String>>>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, "read", e)),
+    };
+    let bad = |line: usize, why: String| Error::layout(path, format!("line {line}: {why}"));
+    let mut lines = text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l));
+    let Some(version) = lines.next() else {
+        return Ok(Some(Vec::new()));
+    };
+    if version.trim() != "0" {
+        return Err(bad(
+            1,
+            format!("unsupported checkpoint version {version:?} (expected 0)"),
+        ));
+    }
+    let Some(count) = lines.next() else {
+        return Ok(Some(Vec::new()));
+    };
+    let count: usize = count
+        .trim()
+        .parse()
+        .map_err(|_| bad(2, format!("entry count {count:?} is not a number")))?;
+    let mut out = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let parts: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        if parts.len() != fields {
+            return Err(bad(
+                i + 3,
+                format!("malformed line {line:?} (expected {fields} fields)"),
+            ));
+        }
+        out.push(parts);
+    }
+    if out.len() != count {
+        return Err(bad(
+            2,
+            format!("expected {count} entries, found {}", out.len()),
+        ));
+    }
+    Ok(Some(out))
+}
+
+/// Read a `topic partition offset` checkpoint; `None` when the file does not exist.
+pub fn read_offsets(path: &Path) -> Result<Option<BTreeMap<(String, i32), i64>>> {
+    let Some(lines) = lines_of(path, 3)? else {
+        return Ok(None);
+    };
+    let mut map = BTreeMap::new();
+    for (i, parts) in lines.iter().enumerate() {
+        let bad =
+            |what: &str| Error::layout(path, format!("line {}: {what} is not a number", i + 3));
+        let (Some(topic), Some(p), Some(o)) = (parts.first(), parts.get(1), parts.get(2)) else {
+            continue;
+        };
+        let partition: i32 = p.parse().map_err(|_| bad("partition"))?;
+        let offset: i64 = o.parse().map_err(|_| bad("offset"))?;
+        map.insert((topic.clone(), partition), offset);
+    }
+    Ok(Some(map))
+}
+
+/// Read a `leader-epoch-checkpoint`: (epoch, start offset) pairs; `None` when absent.
+pub fn read_leader_epochs(path: &Path) -> Result<Option<Vec<(i32, i64)>>> {
+    let Some(lines) = lines_of(path, 2)? else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for (i, parts) in lines.iter().enumerate() {
+        let bad =
+            |what: &str| Error::layout(path, format!("line {}: {what} is not a number", i + 3));
+        let (Some(e), Some(o)) = (parts.first(), parts.get(1)) else {
+            continue;
+        };
+        out.push((
+            e.parse().map_err(|_| bad("epoch"))?,
+            o.parse().map_err(|_| bad("start offset"))?,
+        ));
+    }
+    Ok(Some(out))
+}
+
+/// Render a `topic partition offset` checkpoint (the bytes Kafka writes).
+pub fn render_offsets(entries: &BTreeMap<(String, i32), i64>) -> String {
+    let mut s = format!("0\n{}\n", entries.len());
+    for ((topic, partition), offset) in entries {
+        s.push_str(&format!("{topic} {partition} {offset}\n"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_malformed_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("cp");
+        let mut m = BTreeMap::new();
+        m.insert(("orders".to_string(), 0), 42);
+        m.insert(("my.topic-x".to_string(), 3), 7);
+        std::fs::write(&p, render_offsets(&m)).unwrap();
+        assert_eq!(read_offsets(&p).unwrap().unwrap(), m);
+        std::fs::write(&p, "0\r\n1\r\norders 0 5\r\n").unwrap();
+        assert_eq!(
+            read_offsets(&p)
+                .unwrap()
+                .unwrap()
+                .get(&("orders".into(), 0)),
+            Some(&5)
+        );
+        for (text, needle) in [
+            ("1\n0\n", "line 1: unsupported checkpoint version"),
+            ("0\n2\norders 0 5\n", "line 2: expected 2 entries, found 1"),
+            ("0\n1\norders 0\n", "line 3: malformed line"),
+            ("0\n1\n\n", "line 3: malformed line"),
+            ("0\n1\norders x 5\n", "line 3: partition is not a number"),
+            ("0\nx\n", "line 2: entry count"),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let err = read_offsets(&p).unwrap_err().to_string();
+            assert!(err.contains(needle), "{text:?}: {err}");
+        }
+        std::fs::write(&p, "").unwrap();
+        assert!(read_offsets(&p).unwrap().unwrap().is_empty());
+        assert!(read_offsets(&dir.path().join("missing")).unwrap().is_none());
+        std::fs::write(&p, "0\n2\n0 0\n3 120\n").unwrap();
+        assert_eq!(
+            read_leader_epochs(&p).unwrap().unwrap(),
+            vec![(0, 0), (3, 120)]
+        );
+    }
+}

@@ -1,0 +1,121 @@
+//! GroupMetadataValue (offsets-topic record type 2): a classic-protocol
+//! group's state, versions 0..=4.
+//!
+//! After the int16 version: protocolType string, generation int32,
+//! protocol string?, leader string?, currentStateTimestamp int64 (v2+),
+//! members [memberId string, groupInstanceId string? (v3+), clientId string,
+//! clientHost string, rebalanceTimeout int32 (v1+), sessionTimeout int32,
+//! subscription bytes, assignment bytes]. v4 is the flexible form of v3.
+//! For protocolType `consumer` the assignment is a ConsumerProtocolAssignment:
+//! int16 version, [topic string, partitions [int32]], userData bytes?.
+
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::format::cursor::Cursor;
+use crate::format::message::MessageReader;
+
+/// One member of a classic group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub rebalance_timeout_ms: Option<i32>,
+    pub session_timeout_ms: i32,
+    /// The partitions assigned to this member, when the group uses the
+    /// consumer protocol and the assignment decodes: (topic, partitions).
+    pub assignment: Vec<(String, Vec<i32>)>,
+}
+
+/// A decoded GroupMetadataValue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMetadata {
+    pub version: i16,
+    pub protocol_type: String,
+    pub generation: i32,
+    pub protocol: Option<String>,
+    pub leader: Option<String>,
+    pub current_state_timestamp: Option<i64>,
+    pub members: Vec<Member>,
+}
+
+/// Decode a GroupMetadataValue; `at` is its absolute position.
+pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, DecodeError> {
+    let mut c = Cursor::new(value, at);
+    let version = c.i16()?; // version: int16
+    if !(0..=4).contains(&version) {
+        return Err(DecodeError::new(
+            at,
+            DecodeErrorKind::UnknownVersion {
+                schema: "GroupMetadataValue",
+                version,
+            },
+        ));
+    }
+    let mut m = MessageReader::new(&mut c, version >= 4);
+    let protocol_type = m.string("protocolType")?.to_string(); // protocolType: string
+    let generation = m.c.i32()?; // generation: int32
+    let protocol = m.nullable_string("protocol")?.map(str::to_string); // protocol: string?
+    let leader = m.nullable_string("leader")?.map(str::to_string); // leader: string?
+    let current_state_timestamp = if version >= 2 { Some(m.c.i64()?) } else { None }; // currentStateTimestamp: int64 (v2+)
+    let count = m.array_len("members")?.unwrap_or(0); // members: array
+    let mut members = Vec::new();
+    for _ in 0..count {
+        let member_id = m.string("memberId")?.to_string();
+        let group_instance_id = if version >= 3 {
+            m.nullable_string("groupInstanceId")?.map(str::to_string)
+        } else {
+            None
+        };
+        let client_id = m.string("clientId")?.to_string();
+        let client_host = m.string("clientHost")?.to_string();
+        let rebalance_timeout_ms = if version >= 1 { Some(m.c.i32()?) } else { None };
+        let session_timeout_ms = m.c.i32()?;
+        let _subscription = m.nullable_bytes("subscription")?;
+        let assignment_bytes = m.nullable_bytes("assignment")?;
+        m.tagged_fields()?;
+        let assignment = match assignment_bytes {
+            Some(b) if protocol_type == "consumer" => decode_assignment(b).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        members.push(Member {
+            member_id,
+            group_instance_id,
+            client_id,
+            client_host,
+            rebalance_timeout_ms,
+            session_timeout_ms,
+            assignment,
+        });
+    }
+    m.tagged_fields()?;
+    m.finish("GroupMetadataValue")?;
+    Ok(GroupMetadata {
+        version,
+        protocol_type,
+        generation,
+        protocol,
+        leader,
+        current_state_timestamp,
+        members,
+    })
+}
+
+/// ConsumerProtocolAssignment (any version; fields were only appended): the assigned partitions.
+fn decode_assignment(bytes: &[u8]) -> Result<Vec<(String, Vec<i32>)>, DecodeError> {
+    let mut c = Cursor::new(bytes, 0);
+    let _version = c.i16()?;
+    let mut m = MessageReader::new(&mut c, false);
+    let topics = m.array_len("assignedPartitions")?.unwrap_or(0);
+    let mut out = Vec::new();
+    for _ in 0..topics {
+        let topic = m.string("topic")?.to_string();
+        let n = m.array_len("partitions")?.unwrap_or(0);
+        let mut parts = Vec::new();
+        for _ in 0..n {
+            parts.push(m.c.i32()?);
+        }
+        out.push((topic, parts));
+    }
+    Ok(out)
+}
