@@ -5,7 +5,10 @@ mod support;
 mod docs;
 mod dump_segment;
 mod fixtures;
+mod lag;
 mod produce;
+mod replay_offsets;
+mod tombstone;
 mod verify_crc;
 
 /// Every .rs file in tests/cli is declared above.

@@ -1,7 +1,4 @@
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-
-use crate::support::{stderr, stdout, TestEnv};
+use crate::support::{stderr, stdout, LockHolder, TestEnv};
 
 fn dump_records(env: &TestEnv, partition: &str) -> Vec<serde_json::Value> {
     let o = env.run(&["dump-segment", "--format", "json", partition], None);
@@ -138,27 +135,7 @@ fn append_refuses_while_another_process_holds_the_lock() {
     let data = env.path("fixtures/data");
     let log = data.join("payments.eu-west-1/00000000000000000000.log");
     let before = std::fs::read(&log).unwrap();
-    let mut holder = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "produce::lock_holder",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("KLOG_TEST_HOLD_LOCK", &data)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(holder.stdout.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("LOCKED") {
-        line.clear();
-        assert!(
-            out.read_line(&mut line).unwrap() > 0,
-            "the lock holder exited early"
-        );
-    }
+    let holder = LockHolder::new(&data);
     let o = env.run(
         &[
             "produce",
@@ -170,8 +147,7 @@ fn append_refuses_while_another_process_holds_the_lock() {
         ],
         Some("x\n"),
     );
-    drop(holder.stdin.take());
-    holder.wait().unwrap();
+    drop(holder);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("locked by another process"),

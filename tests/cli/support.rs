@@ -120,3 +120,42 @@ pub fn check_golden(env: &TestEnv, args: &[&str], code: i32, name: &str) -> Outp
     }
     o
 }
+
+/// A second process holding `data_dir`'s lock until dropped (it runs this
+/// test binary's `produce::lock_holder`).
+pub struct LockHolder(std::process::Child, #[allow(dead_code)] std::io::BufReader<std::process::ChildStdout>);
+
+impl LockHolder {
+    pub fn new(data_dir: &Path) -> Self {
+        use std::io::{BufRead, BufReader};
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "produce::lock_holder",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("KLOG_TEST_HOLD_LOCK", data_dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        while !line.contains("LOCKED") {
+            line.clear();
+            assert!(
+                out.read_line(&mut line).unwrap() > 0,
+                "the lock holder exited early"
+            );
+        }
+        LockHolder(child, out)
+    }
+}
+
+impl Drop for LockHolder {
+    fn drop(&mut self) {
+        drop(self.0.stdin.take());
+        let _ = self.0.wait();
+    }
+}

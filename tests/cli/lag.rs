@@ -1,0 +1,184 @@
+use crate::support::{check_golden, stderr, stdout, TestEnv};
+
+fn rows(env: &TestEnv, args: &[&str]) -> Vec<serde_json::Value> {
+    let o = env.run(args, None);
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(1),
+        "{}",
+        stderr(&o)
+    );
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+fn find<'a>(
+    rows: &'a [serde_json::Value],
+    group: &str,
+    topic: &str,
+    partition: i64,
+) -> &'a serde_json::Value {
+    rows.iter()
+        .find(|r| r["group"] == group && r["topic"] == topic && r["partition"] == partition)
+        .unwrap()
+}
+
+#[test]
+fn golden_text_and_json() {
+    let env = TestEnv::new();
+    check_golden(&env, &["lag", "fixtures/kafka"], 0, "lag/kafka");
+    check_golden(
+        &env,
+        &["lag", "--format", "json", "fixtures/kafka"],
+        0,
+        "lag/kafka-json",
+    );
+    check_golden(
+        &env,
+        &["lag", "--isolation", "read-committed", "fixtures/groups"],
+        0,
+        "lag/groups-read-committed",
+    );
+}
+
+#[test]
+fn every_status_is_exercised() {
+    let env = TestEnv::new();
+    let r = rows(&env, &["lag", "--format", "json", "fixtures/kafka"]);
+    // billing orders-0: committed 25, high watermark 28 (checkpoint) below the log end 30.
+    let b = find(&r, "billing", "orders", 0);
+    assert_eq!(
+        (
+            b["status"].as_str(),
+            b["lag"].as_i64(),
+            b["log_end"].as_i64(),
+            b["high_watermark"].as_i64()
+        ),
+        (Some("ok"), Some(3), Some(30), Some(28))
+    );
+    assert_eq!(b["consumer_id"], "member-1");
+    assert_eq!(b["client_id"], "billing-app");
+    // shipping orders-1: committed 2 but the log starts at 5 (log-start-offset-checkpoint).
+    let s = find(&r, "shipping", "orders", 1);
+    assert_eq!(
+        (
+            s["status"].as_str(),
+            s["log_start"].as_i64(),
+            s["pending_records"].as_u64()
+        ),
+        (Some("below_log_start"), Some(5), Some(5))
+    );
+    // reports orders-0: committed 99 on a log that ends at 30.
+    assert_eq!(find(&r, "reports", "orders", 0)["status"], "above_log_end");
+    // reports orders-7: no such partition here.
+    let n = find(&r, "reports", "orders", 7);
+    assert_eq!(
+        (n["status"].as_str(), n["lag"].is_null()),
+        (Some("no_partition"), true)
+    );
+    // shipping orders-0: committed 30 = log end, above the checkpointed high watermark 28: nothing left.
+    assert_eq!(find(&r, "shipping", "orders", 0)["lag"], 0);
+}
+
+#[test]
+fn exactly_once_group_has_no_pending_records() {
+    let env = TestEnv::new();
+    let r = rows(&env, &["lag", "--format", "json", "fixtures/groups"]);
+    let done = find(&r, "auditor", "ledger", 0);
+    assert_eq!(
+        (done["lag"].as_i64(), done["pending_records"].as_u64()),
+        (Some(1), Some(0)),
+        "the last COMMIT marker takes an offset"
+    );
+    let open = find(&r, "auditor", "ledger", 1);
+    assert_eq!(
+        (open["lag"].as_i64(), open["last_stable"].is_null()),
+        (Some(2), true)
+    );
+    let rc = rows(
+        &env,
+        &[
+            "lag",
+            "--format",
+            "json",
+            "--isolation",
+            "read-committed",
+            "fixtures/groups",
+        ],
+    );
+    let open = find(&rc, "auditor", "ledger", 1);
+    assert_eq!(
+        (open["last_stable"].as_i64(), open["lag"].as_i64()),
+        (Some(0), Some(0)),
+        "the open transaction pins the LSO at its first offset"
+    );
+    assert_eq!(
+        find(&rc, "kitchen", "orders", 0)["last_stable"],
+        20,
+        "no transaction: LSO = log end"
+    );
+}
+
+#[test]
+fn fail_above_sets_the_exit_code() {
+    let env = TestEnv::new();
+    let o = env.run(&["lag", "--fail-above", "20", "fixtures/groups"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = env.run(&["lag", "--fail-above", "19", "fixtures/groups"], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("1 partitions lag more than 19"),
+        "{}",
+        stderr(&o)
+    );
+    let o = env.run(
+        &[
+            "lag",
+            "--fail-above",
+            "19",
+            "--group",
+            "kitchen",
+            "fixtures/groups",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn several_directories_are_merged() {
+    let env = TestEnv::new();
+    // Move orders-1 to a second log directory: the same report comes out.
+    std::fs::create_dir(env.path("disk2")).unwrap();
+    std::fs::rename(
+        env.path("fixtures/kafka/orders-1"),
+        env.path("disk2/orders-1"),
+    )
+    .unwrap();
+    std::fs::copy(
+        env.path("fixtures/kafka/log-start-offset-checkpoint"),
+        env.path("disk2/log-start-offset-checkpoint"),
+    )
+    .unwrap();
+    std::fs::copy(
+        env.path("fixtures/kafka/replication-offset-checkpoint"),
+        env.path("disk2/replication-offset-checkpoint"),
+    )
+    .unwrap();
+    let merged = rows(
+        &env,
+        &["lag", "--format", "json", "fixtures/kafka", "disk2"],
+    );
+    assert_eq!(
+        find(&merged, "shipping", "orders", 1)["status"],
+        "below_log_start"
+    );
+    assert_eq!(find(&merged, "billing", "orders", 1)["lag"], 3);
+}
+
+#[test]
+fn log_end_comes_from_the_index_and_tail() {
+    // orders-0 of fixtures/data has an index entry in its first segment and
+    // three segments' worth of data; the log end is the last batch's end.
+    let p = kaen_log::log::Partition::open(&crate::support::repo().join("fixtures/data/orders-0"))
+        .unwrap();
+    assert_eq!(kaen_log::lag::log_end_offset(&p).unwrap(), 128);
+}
