@@ -27,6 +27,7 @@ pub enum Command {
     Tombstone(cmd::tombstone::TombstoneArgs),
     Commit(cmd::commit::CommitArgs),
     Produce(cmd::produce::ProduceArgs),
+    GroupDemo(cmd::group_demo::GroupDemoArgs),
     Completions(cmd::generate::CompletionsArgs),
     #[command(hide = true)]
     Generate(cmd::generate::GenerateArgs),

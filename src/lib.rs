@@ -13,6 +13,8 @@
 //! Every decoding defect is a [`error::DecodeError`] with the absolute byte
 //! position where it was found.
 
+pub mod consumer;
+pub mod demo;
 pub mod error;
 pub mod format;
 pub mod lag;

@@ -4,11 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::bail;
-use kaen_log::format::{BatchSpec, NewRecord};
+use kaen_log::format::BatchSpec;
 use kaen_log::log::{AppendConfig, PartitionAppender};
-use kaen_log::offsets::{
-    encode_offset_commit_key, encode_offset_commit_value_v3, replicated_write_warning, write_target,
-};
+use kaen_log::offsets::{commit_record, replicated_write_warning, write_target};
 
 use crate::exit::Outcome;
 use crate::report::Output;
@@ -72,21 +70,15 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     };
     let mut appender = PartitionAppender::open(&args.dir, target.topic, target.partition, config)?;
     let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
-    let record = NewRecord {
-        key: Some(encode_offset_commit_key(
-            &args.group,
-            &args.topic,
-            args.partition,
-        )),
-        value: Some(encode_offset_commit_value_v3(
-            args.offset as u64,
-            args.committed_leader_epoch,
-            &args.metadata,
-            now,
-        )),
-        headers: Vec::new(),
-        timestamp: now,
-    };
+    let record = commit_record(
+        &args.group,
+        &args.topic,
+        args.partition,
+        args.offset as u64,
+        args.committed_leader_epoch,
+        &args.metadata,
+        now,
+    );
     let spec = match args.producer_id {
         Some(pid) => BatchSpec {
             transactional: true,

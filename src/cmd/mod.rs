@@ -3,6 +3,7 @@
 pub mod commit;
 pub mod dump_segment;
 pub mod generate;
+pub mod group_demo;
 pub mod lag;
 pub mod produce;
 pub mod replay_offsets;
@@ -23,6 +24,7 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
         Command::Tombstone(args) => tombstone::run(args, out),
         Command::Commit(args) => commit::run(args, out),
         Command::Produce(args) => produce::run(args, out),
+        Command::GroupDemo(args) => group_demo::run(args, out),
         Command::Completions(args) => generate::run_completions(args, out),
         Command::Generate(args) => generate::run(args, out),
     }

@@ -4,10 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::bail;
-use kaen_log::format::{BatchSpec, NewRecord};
+use kaen_log::format::BatchSpec;
 use kaen_log::log::{AppendConfig, Partition, PartitionAppender};
 use kaen_log::offsets::{
-    encode_offset_commit_key, replicated_write_warning, write_target, Replay, ReplayOptions,
+    replicated_write_warning, tombstone_records, write_target, Replay, ReplayOptions,
 };
 
 use crate::exit::Outcome;
@@ -103,15 +103,16 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             bad.error
         );
     }
-    let keys: Vec<(String, i32)> = replay
-        .commits()
-        .filter(|(g, t, p, _)| {
-            *g == args.group
-                && args.topic.as_deref().is_none_or(|x| x == *t)
-                && args.partition.is_none_or(|x| x == *p)
-        })
-        .map(|(_, t, p, _)| (t.to_string(), p))
-        .collect();
+    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
+    let (keys, records): (Vec<_>, Vec<_>) = tombstone_records(
+        &replay,
+        &args.group,
+        args.topic.as_deref(),
+        args.partition,
+        now,
+    )
+    .into_iter()
+    .unzip();
     if keys.is_empty() {
         eprintln!(
             "klog: no live committed offsets match group {:?} in {}-{}; nothing written",
@@ -119,16 +120,6 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         );
         return Ok(Outcome::Findings(1));
     }
-    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
-    let records: Vec<NewRecord> = keys
-        .iter()
-        .map(|(t, p)| NewRecord {
-            key: Some(encode_offset_commit_key(&args.group, t, *p)),
-            value: None,
-            headers: Vec::new(),
-            timestamp: now,
-        })
-        .collect();
     let mut assigned = None;
     if !args.dry_run {
         for a in &mut appenders {

@@ -15,6 +15,7 @@
 use std::fs::File;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::index::{self, TIME_ENTRY_LEN};
@@ -62,7 +63,7 @@ struct ActiveSegment {
 
 /// Appends batches to one partition, holding the data directory's lock.
 pub struct PartitionAppender {
-    _lock: DirLock,
+    _lock: Arc<DirLock>,
     dir: PathBuf,
     config: AppendConfig,
     active: ActiveSegment,
@@ -77,18 +78,32 @@ impl PartitionAppender {
         partition: i32,
         config: AppendConfig,
     ) -> Result<Self> {
-        let dir = data_dir.join(format!("{topic}-{partition}"));
-        if crate::log::parse_partition_dir(&format!("{topic}-{partition}")).is_none()
-            || partition < 0
-        {
-            return Err(Error::Invalid(format!(
-                "invalid topic/partition {topic:?}/{partition}: topic names use [a-zA-Z0-9._-]"
-            )));
-        }
+        check_name(topic, partition)?;
         if !data_dir.is_dir() {
             durable::create_dir(data_dir)?;
         }
-        let lock = DirLock::acquire(data_dir)?;
+        let lock = Arc::new(DirLock::acquire(data_dir)?);
+        Self::open_locked(lock, data_dir, topic, partition, config)
+    }
+
+    /// Like [`open`](Self::open), with the data directory's lock already
+    /// held: several partitions of one directory are appended to under one
+    /// lock (a second `flock` on the same file would fail even in one process).
+    pub fn open_locked(
+        lock: Arc<DirLock>,
+        data_dir: &Path,
+        topic: &str,
+        partition: i32,
+        config: AppendConfig,
+    ) -> Result<Self> {
+        check_name(topic, partition)?;
+        let dir = data_dir.join(format!("{topic}-{partition}"));
+        if lock.path().parent() != Some(data_dir) {
+            return Err(Error::Invalid(format!(
+                "the lock held is not {}'s",
+                data_dir.display()
+            )));
+        }
         if !dir.is_dir() {
             durable::create_dir(&dir)?;
         }
@@ -183,6 +198,15 @@ impl PartitionAppender {
         self.active = create_segment(&self.dir, self.next_offset)?;
         Ok(())
     }
+}
+
+fn check_name(topic: &str, partition: i32) -> Result<()> {
+    if crate::log::parse_partition_dir(&format!("{topic}-{partition}")).is_none() || partition < 0 {
+        return Err(Error::Invalid(format!(
+            "invalid topic/partition {topic:?}/{partition}: topic names use [a-zA-Z0-9._-]"
+        )));
+    }
+    Ok(())
 }
 
 /// Add a time index entry if the max timestamp grew since the last one

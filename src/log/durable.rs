@@ -76,3 +76,21 @@ pub fn sync_dir(path: &Path) -> Result<()> {
     dir.sync_all()
         .map_err(|e| Error::io(path, "fsync directory", e))
 }
+
+/// Remove a folder tree. Used only by `klog group-demo`, for folders it
+/// created itself; nothing a user has is ever removed.
+pub fn remove_created_tree(path: &Path) -> Result<()> {
+    std::fs::remove_dir_all(path).map_err(|e| Error::io(path, "remove", e))
+}
+
+/// Remove a file created by `klog group-demo`.
+pub fn remove_created_file(path: &Path) -> Result<()> {
+    std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))
+}
+
+/// Create an empty marker file (group-demo marks the directory it owns).
+pub fn create_marker(path: &Path) -> Result<()> {
+    File::create(path)
+        .map(drop)
+        .map_err(|e| Error::io(path, "create", e))
+}

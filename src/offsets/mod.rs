@@ -23,6 +23,7 @@
 //! The stored offset is the next offset the group will read.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
+pub mod coordinator;
 pub mod group;
 pub mod replay;
 
@@ -402,4 +403,53 @@ pub fn replicated_write_warning(target: &WriteTarget, dirs: usize) -> String {
          every replica's log directory is given ({} given here) and they hold the same log.",
         target.topic, target.partition, dirs
     )
+}
+
+/// The record of an offset commit (key v1, value v3), ready to append.
+pub fn commit_record(
+    group: &str,
+    topic: &str,
+    partition: i32,
+    offset: u64,
+    leader_epoch: i32,
+    metadata: &str,
+    now_ms: i64,
+) -> crate::format::NewRecord {
+    crate::format::NewRecord {
+        key: Some(encode_offset_commit_key(group, topic, partition)),
+        value: Some(encode_offset_commit_value_v3(
+            offset,
+            leader_epoch,
+            metadata,
+            now_ms,
+        )),
+        headers: Vec::new(),
+        timestamp: now_ms,
+    }
+}
+
+/// Tombstones for every live key of `group` in `replay` (optionally one
+/// topic and/or partition): the keys, in table order, and their records.
+pub fn tombstone_records(
+    replay: &Replay,
+    group: &str,
+    topic: Option<&str>,
+    partition: Option<i32>,
+    now_ms: i64,
+) -> Vec<((String, i32), crate::format::NewRecord)> {
+    replay
+        .commits()
+        .filter(|(g, t, p, _)| {
+            *g == group && topic.is_none_or(|x| x == *t) && partition.is_none_or(|x| x == *p)
+        })
+        .map(|(_, t, p, _)| {
+            let record = crate::format::NewRecord {
+                key: Some(encode_offset_commit_key(group, t, p)),
+                value: None,
+                headers: Vec::new(),
+                timestamp: now_ms,
+            };
+            ((t.to_string(), p), record)
+        })
+        .collect()
 }

@@ -5,6 +5,7 @@ mod support;
 mod docs;
 mod dump_segment;
 mod fixtures;
+mod group_demo;
 mod lag;
 mod produce;
 mod replay_offsets;

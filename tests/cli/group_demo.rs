@@ -1,0 +1,111 @@
+use crate::support::{check_golden, stderr, stdout, TestEnv};
+
+#[test]
+fn the_walk_through_is_golden_and_leaves_nothing() {
+    let env = TestEnv::new();
+    check_golden(
+        &env,
+        &[
+            "group-demo",
+            "--dir",
+            "data",
+            "--group",
+            "kitchen",
+            "--crash-after",
+            "12",
+            "--now-ms",
+            "1700000000000",
+        ],
+        0,
+        "group-demo/kitchen",
+    );
+    assert!(
+        !env.path("data").exists(),
+        "the demo removes the directory it created"
+    );
+}
+
+#[test]
+fn keep_leaves_a_valid_directory_to_explore() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "group-demo",
+            "--dir",
+            "kept",
+            "--crash-after",
+            "7",
+            "--poll-size",
+            "3",
+            "--keep",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("Redelivery window: 7 - 6 = 1"), "{text}");
+    assert!(
+        text.contains("The two windows add up to the poll size (1 + 2 = 3)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("klog replay-offsets --history kept"),
+        "{text}"
+    );
+    assert_eq!(
+        env.run(&["verify-crc", "kept"], None).status.code(),
+        Some(0)
+    );
+    let o = env.run(&["replay-offsets", "--format", "json", "kept"], None);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let table: Vec<(&str, u64)> = rows
+        .iter()
+        .map(|r| (r["group"].as_str().unwrap(), r["offset"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(table, [("courier", 4), ("kitchen", 7)]);
+    // A second run over what the first kept starts clean.
+    let o = env.run(&["group-demo", "--dir", "kept"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!env.path("kept").join("orders-0").exists());
+}
+
+#[test]
+fn refuses_a_directory_with_other_data() {
+    let env = TestEnv::new();
+    let before: Vec<_> = std::fs::read_dir(env.path("fixtures/groups"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let o = env.run(&["group-demo", "--dir", "fixtures/groups"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("holds other data (.lock, __offsets-0, ledger-0, ledger-1, orders-0)"),
+        "{}",
+        stderr(&o)
+    );
+    let after: Vec<_> = std::fs::read_dir(env.path("fixtures/groups"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(before, after, "nothing removed");
+    assert!(env.path("fixtures/groups/orders-0").exists());
+    // A directory holding only folders named like the demo's, without its marker, is not the demo's.
+    std::fs::create_dir_all(env.path("mine/orders-0")).unwrap();
+    let o = env.run(&["group-demo", "--dir", "mine"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(env.path("mine/orders-0").exists());
+}
+
+#[test]
+fn crash_right_after_a_poll_is_processed() {
+    let env = TestEnv::new();
+    let o = env.run(&["group-demo", "--dir", "d", "--crash-after", "10"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The crash comes after record 9 is processed and before poll 2's commit.
+    assert!(
+        stdout(&o).contains("Redelivery window: 10 - 5 = 5"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("(5 + 0 = 5)"), "{}", stdout(&o));
+}
