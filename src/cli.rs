@@ -26,6 +26,7 @@ pub enum Command {
     Lag(cmd::lag::LagArgs),
     Tombstone(cmd::tombstone::TombstoneArgs),
     Commit(cmd::commit::CommitArgs),
+    Transactions(cmd::transactions::TransactionsArgs),
     Produce(cmd::produce::ProduceArgs),
     GroupDemo(cmd::group_demo::GroupDemoArgs),
     Completions(cmd::generate::CompletionsArgs),

@@ -8,6 +8,7 @@ pub mod lag;
 pub mod produce;
 pub mod replay_offsets;
 pub mod tombstone;
+pub mod transactions;
 pub mod verify_crc;
 
 use crate::cli::Command;
@@ -23,6 +24,7 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
         Command::Lag(args) => lag::run(args, out),
         Command::Tombstone(args) => tombstone::run(args, out),
         Command::Commit(args) => commit::run(args, out),
+        Command::Transactions(args) => transactions::run(args, out),
         Command::Produce(args) => produce::run(args, out),
         Command::GroupDemo(args) => group_demo::run(args, out),
         Command::Completions(args) => generate::run_completions(args, out),

@@ -14,6 +14,8 @@ use crate::format::cursor::Cursor;
 pub const OFFSET_ENTRY_LEN: usize = 8;
 /// Bytes per time-index entry.
 pub const TIME_ENTRY_LEN: usize = 12;
+/// Bytes per transaction-index entry.
+pub const TXN_ENTRY_LEN: usize = 34;
 
 /// One `.index` entry, made absolute with the segment's base offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +34,67 @@ pub struct TimeEntry {
     pub timestamp: i64,
     pub relative_offset: i32,
     pub offset: i64,
+}
+
+/// One `.txnindex` entry: an aborted transaction whose ABORT marker lies in the segment.
+///
+/// `version int16` (0), `producerId int64`, `firstOffset int64`,
+/// `lastOffset int64` (the marker), `lastStableOffset int64` (the LSO when
+/// the marker was written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxnEntry {
+    pub at: u64,
+    pub version: i16,
+    pub producer_id: i64,
+    pub first_offset: i64,
+    pub last_offset: i64,
+    pub last_stable_offset: i64,
+}
+
+/// Decode the whole 34-byte entries of a transaction index. Like Kafka, a
+/// partial trailing entry (a torn write) is ignored; its length is returned.
+pub fn txn_entries(bytes: &[u8]) -> Result<(Vec<TxnEntry>, usize), DecodeError> {
+    let whole = bytes.len() / TXN_ENTRY_LEN * TXN_ENTRY_LEN;
+    let mut c = Cursor::new(bytes.get(..whole).unwrap_or(&[]), 0);
+    let mut out = Vec::with_capacity(whole / TXN_ENTRY_LEN);
+    while !c.is_empty() {
+        let at = c.position();
+        let version = c.i16()?; // version: int16
+        if version != 0 {
+            return Err(DecodeError::new(
+                at,
+                DecodeErrorKind::UnknownVersion {
+                    schema: "AbortedTxn",
+                    version,
+                },
+            ));
+        }
+        out.push(TxnEntry {
+            at,
+            version,
+            producer_id: c.i64()?,        // producerId: int64
+            first_offset: c.i64()?,       // firstOffset: int64
+            last_offset: c.i64()?,        // lastOffset: int64
+            last_stable_offset: c.i64()?, // lastStableOffset: int64
+        });
+    }
+    Ok((out, bytes.len() - whole))
+}
+
+/// Encode a transaction-index entry.
+pub fn encode_txn_entry(
+    producer_id: i64,
+    first_offset: i64,
+    last_offset: i64,
+    last_stable_offset: i64,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(TXN_ENTRY_LEN);
+    out.extend_from_slice(&0i16.to_be_bytes());
+    out.extend_from_slice(&producer_id.to_be_bytes());
+    out.extend_from_slice(&first_offset.to_be_bytes());
+    out.extend_from_slice(&last_offset.to_be_bytes());
+    out.extend_from_slice(&last_stable_offset.to_be_bytes());
+    out
 }
 
 fn check_len(bytes: &[u8], entry: usize) -> Result<(), DecodeError> {
@@ -107,6 +170,29 @@ pub fn encode_time_entry(timestamp: i64, relative_offset: i32) -> [u8; TIME_ENTR
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn txn_entries_round_trip_and_ignore_a_torn_tail() {
+        let mut bytes = encode_txn_entry(7, 10, 14, 10);
+        bytes.extend_from_slice(&encode_txn_entry(8, 20, 21, 22));
+        bytes.extend_from_slice(&[0, 0, 1]);
+        let (entries, partial) = txn_entries(&bytes).unwrap();
+        assert_eq!(partial, 3);
+        assert_eq!(
+            entries[1],
+            TxnEntry {
+                at: 34,
+                version: 0,
+                producer_id: 8,
+                first_offset: 20,
+                last_offset: 21,
+                last_stable_offset: 22
+            }
+        );
+        let mut bad = encode_txn_entry(7, 10, 14, 10);
+        bad[1] = 1;
+        assert!(txn_entries(&bad).is_err());
+    }
 
     #[test]
     fn entries_round_trip_and_partial_entry_is_positioned() {

@@ -131,3 +131,218 @@ fn int32_bytes<'a>(
         n => c.bytes(n as usize).map(Some),
     }
 }
+
+/// One message of a legacy entry, with its absolute offset: the entry
+/// itself when uncompressed, else each message inside the wrapper.
+#[derive(Debug, Clone, Copy)]
+pub struct LegacyMessage<'a> {
+    /// Absolute offset (after the v1 relative-offset rule).
+    pub offset: i64,
+    /// The message's timestamp (the wrapper's under LogAppendTime; -1 for v0).
+    pub timestamp: i64,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    pub crc_valid: bool,
+    /// Position of the inner entry inside the decompressed data (None when not compressed).
+    pub inner_position: Option<u64>,
+}
+
+impl<'a> LegacyView<'a> {
+    /// The messages of this entry. A compressed wrapper is decompressed into
+    /// `scratch`; its inner messages must be uncompressed, share the
+    /// wrapper's magic, and number at least one. Inner offsets are absolute
+    /// in v0; in v1 they are relative: absolute = wrapper offset − last inner
+    /// relative offset + inner relative offset (a wrapper offset of 0 means
+    /// base 0, as some clients wrote).
+    pub fn messages<'s>(
+        &'s self,
+        scratch: &'s mut Vec<u8>,
+        limits: crate::format::DecodeLimits,
+    ) -> Result<Vec<LegacyMessage<'s>>, DecodeError> {
+        let codec = match self.compression() {
+            Some(c) => c,
+            None => {
+                return Err(DecodeError::new(
+                    self.position + MAGIC as u64 + 1,
+                    DecodeErrorKind::UnknownCompression((self.attributes & 0x07) as u8),
+                ))
+            }
+        };
+        if codec == Compression::None {
+            return Ok(vec![LegacyMessage {
+                offset: self.offset,
+                timestamp: self.timestamp,
+                key: self.key,
+                value: self.value,
+                crc_valid: self.crc_valid(),
+                inner_position: None,
+            }]);
+        }
+        let value_at = self.position + self.bytes.len() as u64 - self.value.map_or(0, |v| v.len() as u64);
+        let bad = |reason| DecodeError::new(value_at, DecodeErrorKind::BadControlRecord { reason });
+        let wrapped = self.value.ok_or_else(|| bad("compressed wrapper with a null value"))?;
+        let fixed;
+        let input = if codec == Compression::Lz4 && self.magic == 0 {
+            // Kafka's magic-0 LZ4 writer computed the frame header checksum
+            // over the magic number too; recompute it so a strict decoder accepts the frame.
+            fixed = fix_lz4_header_checksum(wrapped);
+            fixed.as_slice()
+        } else {
+            wrapped
+        };
+        crate::format::compression::decompress(codec, input, scratch, limits.max_decompressed)
+            .map_err(|kind| DecodeError::new(value_at, kind))?;
+        let inner_err = |e: DecodeError| DecodeError { offset: value_at, decompressed_at: Some(e.offset), kind: e.kind };
+        let mut inner = Vec::new();
+        let mut c = Cursor::new(scratch, 0);
+        while !c.is_empty() {
+            let at = c.position();
+            let mut head = c.clone();
+            head.i64().map_err(inner_err)?;
+            let size = head.i32().map_err(inner_err)?;
+            if size < 14 {
+                return Err(inner_err(DecodeError::new(at + 8, DecodeErrorKind::SizeTooSmall { size })));
+            }
+            let bytes = c.bytes(12 + size as usize).map_err(inner_err)?;
+            let m = LegacyView::new(bytes, at).map_err(inner_err)?;
+            if m.magic != self.magic {
+                return Err(bad("inner message magic differs from the wrapper's"));
+            }
+            if m.compression() != Some(Compression::None) {
+                return Err(bad("inner messages must not be compressed"));
+            }
+            inner.push(m);
+        }
+        let last_relative = inner.last().map(|m| m.offset).ok_or_else(|| bad("compressed wrapper holds no messages"))?;
+        if self.magic == 1 && self.offset != 0 && self.offset < last_relative {
+            return Err(bad("wrapper offset is below its last inner relative offset"));
+        }
+        let log_append = self.timestamp_type() == Some(TimestampType::LogAppendTime);
+        Ok(inner
+            .iter()
+            .map(|m| LegacyMessage {
+                offset: match (self.magic, self.offset) {
+                    (0, _) => m.offset,
+                    (_, 0) => m.offset,
+                    (_, w) => w - last_relative + m.offset,
+                },
+                timestamp: if log_append { self.timestamp } else { m.timestamp },
+                key: m.key,
+                value: m.value,
+                crc_valid: m.crc_valid(),
+                inner_position: Some(m.position),
+            })
+            .collect())
+    }
+}
+
+/// A copy of an LZ4 frame whose header checksum byte is recomputed over the
+/// frame descriptor (FLG .. before HC), as the LZ4 frame format defines it.
+fn fix_lz4_header_checksum(frame: &[u8]) -> Vec<u8> {
+    let mut out = frame.to_vec();
+    let Some(&flg) = frame.get(4) else { return out };
+    let mut end = 6; // FLG, BD
+    if flg & 0x08 != 0 {
+        end += 8; // content size
+    }
+    if flg & 0x01 != 0 {
+        end += 4; // dictionary id
+    }
+    if let (Some(desc), Some(hc)) = (frame.get(4..end), out.get_mut(end)) {
+        *hc = (twox_hash::XxHash32::oneshot(0, desc) >> 8) as u8;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::DecodeLimits;
+
+    /// A legacy entry built by hand from the spec: offset, size, crc (CRC-32), magic, attributes, [timestamp], key, value.
+    fn entry(offset: i64, magic: i8, attributes: i8, timestamp: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Vec<u8> {
+        let mut msg = vec![magic as u8, attributes as u8];
+        if magic == 1 {
+            msg.extend_from_slice(&timestamp.to_be_bytes());
+        }
+        for field in [key, value] {
+            match field {
+                None => msg.extend_from_slice(&(-1i32).to_be_bytes()),
+                Some(b) => {
+                    msg.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                    msg.extend_from_slice(b);
+                }
+            }
+        }
+        let crc = crc32fast::hash(&msg);
+        let mut out = offset.to_be_bytes().to_vec();
+        out.extend_from_slice(&((msg.len() + 4) as i32).to_be_bytes());
+        out.extend_from_slice(&crc.to_be_bytes());
+        out.extend_from_slice(&msg);
+        out
+    }
+
+    fn gzip(b: &[u8]) -> Vec<u8> {
+        crate::format::compression::compress(Compression::Gzip, b).unwrap()
+    }
+
+    #[test]
+    fn plain_v0_and_v1_messages() {
+        let v0 = entry(7, 0, 0, -1, Some(b"k"), Some(b"v"));
+        let m = LegacyView::new(&v0, 100).unwrap();
+        assert!(m.crc_valid());
+        assert_eq!((m.offset, m.timestamp, m.key, m.value), (7, -1, Some(&b"k"[..]), Some(&b"v"[..])));
+        let v1 = entry(8, 1, 0, 1_700_000_000_000, None, Some(b"hello"));
+        let m = LegacyView::new(&v1, 0).unwrap();
+        assert_eq!((m.timestamp, m.timestamp_type()), (1_700_000_000_000, Some(TimestampType::CreateTime)));
+        let mut flipped = v1.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        let m = LegacyView::new(&flipped, 0).unwrap();
+        assert!(!m.crc_valid());
+        assert_eq!(m.check_crc().unwrap_err().offset, 12);
+    }
+
+    #[test]
+    fn gzip_wrappers_v0_absolute_and_v1_relative_offsets() {
+        // v0: inner offsets are absolute; the wrapper carries the last one.
+        let inner: Vec<u8> = [entry(10, 0, 0, -1, None, Some(b"a")), entry(11, 0, 0, -1, None, Some(b"b"))].concat();
+        let wrapper = entry(11, 0, 1, -1, None, Some(&gzip(&inner)));
+        let w = LegacyView::new(&wrapper, 0).unwrap();
+        assert!(w.crc_valid());
+        let mut scratch = Vec::new();
+        let msgs = w.messages(&mut scratch, DecodeLimits::default()).unwrap();
+        assert_eq!(msgs.iter().map(|m| m.offset).collect::<Vec<_>>(), [10, 11]);
+        assert_eq!(msgs[1].value, Some(&b"b"[..]));
+        // v1: inner offsets 0, 1, 2 relative; wrapper offset 42 is the last: 40, 41, 42.
+        let inner: Vec<u8> = (0..3).map(|i| entry(i, 1, 0, 1000 + i, None, Some(b"x"))).collect::<Vec<_>>().concat();
+        let wrapper = entry(42, 1, 1, 1002, None, Some(&gzip(&inner)));
+        let w = LegacyView::new(&wrapper, 0).unwrap();
+        let mut scratch = Vec::new();
+        let msgs = w.messages(&mut scratch, DecodeLimits::default()).unwrap();
+        assert_eq!(msgs.iter().map(|m| m.offset).collect::<Vec<_>>(), [40, 41, 42]);
+        assert_eq!(msgs[0].timestamp, 1000);
+        // LogAppendTime on the wrapper: every inner message takes the wrapper's timestamp.
+        let wrapper = entry(42, 1, 1 | 0x08, 5555, None, Some(&gzip(&inner)));
+        let w = LegacyView::new(&wrapper, 0).unwrap();
+        let mut scratch = Vec::new();
+        assert!(w.messages(&mut scratch, DecodeLimits::default()).unwrap().iter().all(|m| m.timestamp == 5555));
+        // A wrapper offset below the last relative offset is invalid.
+        let wrapper = entry(1, 1, 1, 0, None, Some(&gzip(&inner)));
+        let w = LegacyView::new(&wrapper, 0).unwrap();
+        let mut scratch = Vec::new();
+        assert!(w.messages(&mut scratch, DecodeLimits::default()).is_err());
+    }
+
+    #[test]
+    fn magic0_lz4_with_kafkas_broken_header_checksum() {
+        let inner = entry(3, 0, 0, -1, None, Some(b"lz4 message"));
+        let mut frame = crate::format::compression::compress(Compression::Lz4, &inner).unwrap();
+        // Kafka's old writer hashed magic + FLG + BD.
+        frame[6] = (twox_hash::XxHash32::oneshot(0, &frame[0..6]) >> 8) as u8;
+        let wrapper = entry(3, 0, 3, -1, None, Some(&frame));
+        let w = LegacyView::new(&wrapper, 0).unwrap();
+        let mut scratch = Vec::new();
+        let msgs = w.messages(&mut scratch, DecodeLimits::default()).unwrap();
+        assert_eq!(msgs[0].value, Some(&b"lz4 message"[..]));
+    }
+}

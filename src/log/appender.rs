@@ -164,6 +164,13 @@ impl PartitionAppender {
         if needs_roll {
             self.roll()?;
         }
+        // An ABORT marker is indexed in .txnindex, as the broker does, so that
+        // read_committed readers that trust the index skip the aborted data.
+        let aborted = if spec.control && records.len() == 1 && is_abort(records) {
+            Some(self.aborted_txn_entry(spec.producer_id, base)?)
+        } else {
+            None
+        };
         let max_ts = records
             .iter()
             .map(|r| r.timestamp)
@@ -188,8 +195,36 @@ impl PartitionAppender {
             a.bytes_since_last_index_entry = 0;
         }
         a.bytes_since_last_index_entry += batch.len() as u64;
+        if let Some(entry) = aborted {
+            let path = self.dir.join(segment_file_name(a.base_offset, "txnindex"));
+            let mut file = durable::open_append(&path)?;
+            durable::append_and_sync(&mut file, &path, &entry)?;
+        }
         self.next_offset = last + 1;
         Ok(base..=last)
+    }
+
+    /// The `.txnindex` entry for an ABORT marker of `producer_id` at `marker`:
+    /// the transaction's first offset, and the last stable offset at marker
+    /// time (the earliest other open transaction, else the marker + 1).
+    fn aborted_txn_entry(&self, producer_id: i64, marker: i64) -> Result<Vec<u8>> {
+        let state = crate::txn::analyze(
+            &crate::log::Partition::open(&self.dir)?,
+            &Default::default(),
+        )?;
+        let first = state
+            .producers
+            .get(&producer_id)
+            .and_then(|p| p.open)
+            .map_or(marker, |o| o.first_offset);
+        let lso = state
+            .open_transactions()
+            .iter()
+            .filter(|(pid, _)| *pid != producer_id)
+            .map(|(_, o)| o.first_offset)
+            .min()
+            .unwrap_or(marker + 1);
+        Ok(index::encode_txn_entry(producer_id, first, marker, lso))
     }
 
     /// Close the active segment (final time-index entry) and start a new one at the log end.
@@ -198,6 +233,13 @@ impl PartitionAppender {
         self.active = create_segment(&self.dir, self.next_offset)?;
         Ok(())
     }
+}
+
+fn is_abort(records: &[NewRecord]) -> bool {
+    use crate::format::control::{decode, ControlType};
+    records.first().is_some_and(|r| {
+        decode(r.key.as_deref(), r.value.as_deref(), 0).is_ok_and(|c| c.kind == ControlType::Abort)
+    })
 }
 
 fn check_name(topic: &str, partition: i32) -> Result<()> {

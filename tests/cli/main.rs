@@ -10,6 +10,7 @@ mod lag;
 mod produce;
 mod replay_offsets;
 mod tombstone;
+mod transactions;
 mod verify_crc;
 
 /// Every .rs file in tests/cli is declared above.

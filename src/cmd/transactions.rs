@@ -1,0 +1,242 @@
+//! `klog transactions`: producers, open and hanging transactions, and the
+//! coordinator's view.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use kaen_log::log::{classify, DataDir, Partition, PathKind};
+use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
+use kaen_log::txn::{self, PartitionState, TxnOptions};
+use serde_json::json;
+
+use crate::cli::OutputFormat;
+use crate::exit::Outcome;
+use crate::report::table::render;
+use crate::report::Output;
+
+/// What idempotent and transactional producers left on disk, per partition:
+/// each producer's epoch, last sequence and offsets, committed and aborted
+/// transactions, transactions still open (hanging when older than
+/// --transaction-timeout-ms against --now-ms, default the log's max
+/// timestamp), the last stable offset, and sequence and epoch violations
+/// (out-of-order or duplicate sequences, epoch regressions, zombie
+/// transactional writes). When a `__transaction_state-N` folder is present,
+/// the coordinator's view of every transactional id follows.
+///
+/// Exit 1 when a hanging transaction or a sequence or epoch violation is found.
+#[derive(Debug, clap::Args)]
+pub struct TransactionsArgs {
+    /// Data directories or partition folders.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// "Now" (ms) for the age of open transactions; default: each log's max timestamp.
+    #[arg(long)]
+    pub now_ms: Option<i64>,
+    /// An open transaction older than this is hanging.
+    #[arg(long, default_value_t = 60_000)]
+    pub transaction_timeout_ms: i64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let opts = TxnOptions {
+        now_ms: args.now_ms,
+        transaction_timeout_ms: args.transaction_timeout_ms,
+        ..TxnOptions::default()
+    };
+    let mut partitions = Vec::new();
+    for path in &args.paths {
+        match classify(path)? {
+            PathKind::Partition => partitions.push(Partition::open(path)?),
+            PathKind::DataDir => partitions.extend(DataDir::open(path)?.live().cloned()),
+            PathKind::File => anyhow::bail!(
+                "{}: give a data directory or a partition folder",
+                path.display()
+            ),
+        }
+    }
+    let mut problems = 0u64;
+    let mut reports = Vec::new();
+    for p in &partitions {
+        let st = txn::analyze(p, &opts)?;
+        problems += st.findings.iter().filter(|f| f.kind.is_problem()).count() as u64;
+        reports.push((p, st));
+    }
+    let coordinator: Vec<&Partition> = partitions
+        .iter()
+        .filter(|p| p.topic == TRANSACTION_STATE_TOPIC)
+        .collect();
+    let view = if coordinator.is_empty() {
+        None
+    } else {
+        Some(txnlog::replay(&coordinator, Default::default())?)
+    };
+    match args.format {
+        OutputFormat::Text => text(&reports, view.as_ref(), out)?,
+        OutputFormat::Json => {
+            let parts: Vec<_> = reports
+                .iter()
+                .map(|(p, st)| json_partition(p, st))
+                .collect();
+            let coord = view.as_ref().map(|v| {
+                v.transactions
+                    .iter()
+                    .map(|(id, m)| {
+                        json!({"transactional_id": id, "producer_id": m.producer_id, "producer_epoch": m.producer_epoch,
+                               "state": status_name(m.status), "timeout_ms": m.timeout_ms,
+                               "partitions": m.partitions.as_ref().map(|ps| ps.iter().map(|(t, ids)| json!({"topic": t, "partitions": ids})).collect::<Vec<_>>()),
+                               "last_update_timestamp_ms": m.last_update_timestamp_ms, "start_timestamp_ms": m.start_timestamp_ms})
+                    })
+                    .collect::<Vec<_>>()
+            });
+            serde_json::to_writer(
+                &mut *out,
+                &json!({"partitions": parts, "coordinator": coord}),
+            )?;
+            writeln!(out)?;
+        }
+    }
+    Ok(Outcome::from_count(problems))
+}
+
+fn text(
+    reports: &[(&Partition, PartitionState)],
+    view: Option<&txnlog::CoordinatorView>,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    let quiet = reports
+        .iter()
+        .filter(|(_, st)| st.producers.is_empty())
+        .count();
+    for (p, st) in reports.iter().filter(|(_, st)| !st.producers.is_empty()) {
+        let open = st.open_transactions();
+        let committed: u64 = st.producers.values().map(|s| s.committed).sum();
+        writeln!(
+            out,
+            "{}: log end {}, last stable offset {}, {} producers, {committed} transactions committed, {} aborted, {} open",
+            p.name(),
+            st.log_end,
+            st.first_unstable_or_end(),
+            st.producers.len(),
+            st.aborted.len(),
+            open.len()
+        )?;
+        let rows: Vec<Vec<String>> = st
+            .producers
+            .values()
+            .map(|s| {
+                vec![
+                    s.producer_id.to_string(),
+                    s.epoch.to_string(),
+                    s.last_sequence.to_string(),
+                    s.first_offset.to_string(),
+                    s.last_offset.to_string(),
+                    s.batches.to_string(),
+                    if s.transactional { "yes" } else { "no" }.to_string(),
+                    s.committed.to_string(),
+                    s.aborted.to_string(),
+                    s.open
+                        .map_or("-".to_string(), |o| o.first_offset.to_string()),
+                ]
+            })
+            .collect();
+        let headers = [
+            "PRODUCER",
+            "EPOCH",
+            "LAST-SEQUENCE",
+            "FIRST-OFFSET",
+            "LAST-OFFSET",
+            "BATCHES",
+            "TXN",
+            "COMMITTED",
+            "ABORTED",
+            "OPEN-SINCE",
+        ];
+        for line in render(&headers, &rows).lines() {
+            writeln!(out, "  {line}")?;
+        }
+        for f in &st.findings {
+            writeln!(
+                out,
+                "  {}:{} {} producer {}: {}",
+                f.file.display(),
+                f.position,
+                f.kind.name(),
+                f.producer_id,
+                f.detail
+            )?;
+        }
+    }
+    if quiet > 0 {
+        writeln!(
+            out,
+            "{quiet} partitions have no idempotent or transactional producers"
+        )?;
+    }
+    if let Some(v) = view {
+        writeln!(out, "coordinator ({TRANSACTION_STATE_TOPIC}):")?;
+        let rows: Vec<Vec<String>> = v
+            .transactions
+            .iter()
+            .map(|(id, m)| {
+                let parts = m.partitions.as_ref().map_or("-".to_string(), |ps| {
+                    ps.iter()
+                        .flat_map(|(t, ids)| ids.iter().map(move |i| format!("{t}-{i}")))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                });
+                vec![
+                    id.clone(),
+                    m.producer_id.to_string(),
+                    m.producer_epoch.to_string(),
+                    status_name(m.status).to_string(),
+                    m.timeout_ms.to_string(),
+                    parts,
+                    m.last_update_timestamp_ms.to_string(),
+                ]
+            })
+            .collect();
+        for line in render(
+            &[
+                "TRANSACTIONAL-ID",
+                "PRODUCER",
+                "EPOCH",
+                "STATE",
+                "TIMEOUT-MS",
+                "PARTITIONS",
+                "LAST-UPDATE",
+            ],
+            &rows,
+        )
+        .lines()
+        {
+            writeln!(out, "  {line}")?;
+        }
+        for (offset, e) in &v.bad {
+            eprintln!("klog: {TRANSACTION_STATE_TOPIC}: offset {offset}: {e}");
+        }
+    }
+    Ok(())
+}
+
+fn json_partition(p: &Partition, st: &PartitionState) -> serde_json::Value {
+    json!({
+        "topic": p.topic,
+        "partition": p.partition,
+        "log_end": st.log_end,
+        "last_stable": st.first_unstable_or_end(),
+        "producers": st.producers.values().map(|s| json!({
+            "producer_id": s.producer_id, "epoch": s.epoch, "last_sequence": s.last_sequence,
+            "first_offset": s.first_offset, "last_offset": s.last_offset, "batches": s.batches,
+            "transactional": s.transactional, "committed": s.committed, "aborted": s.aborted,
+            "open_transaction": s.open.map(|o| json!({"first_offset": o.first_offset, "start_timestamp": o.start_timestamp})),
+        })).collect::<Vec<_>>(),
+        "aborted": st.aborted.iter().map(|a| json!({"producer_id": a.producer_id, "first_offset": a.first_offset, "last_offset": a.last_offset})).collect::<Vec<_>>(),
+        "findings": st.findings.iter().map(|f| json!({
+            "file": f.file.display().to_string(), "position": f.position, "base_offset": f.base_offset,
+            "producer_id": f.producer_id, "kind": f.kind.name(), "detail": f.detail,
+        })).collect::<Vec<_>>(),
+    })
+}

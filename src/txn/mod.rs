@@ -1,0 +1,367 @@
+//! Producer state of a partition, from one pass over its log: what
+//! idempotent and transactional producers left on disk.
+//!
+//! For every producer id: the latest epoch, the last sequence, the first and
+//! last offsets it wrote, and its open transaction, if any. Checked on the
+//! way, each with file, position and offsets:
+//! - sequences: within one epoch a batch's base sequence must follow the
+//!   previous batch's last sequence (+1, wrapping at `i32::MAX` to 0); a gap
+//!   is `out_of_order_sequence`, an earlier or equal one `duplicate_sequence`
+//!   (the broker should have dropped it); a new epoch starts at 0;
+//! - epochs never go backwards (`epoch_regression`, a zombie's write);
+//! - a COMMIT/ABORT marker for a producer with no open transaction
+//!   (`marker_without_transaction`, a note: a coordinator may write markers
+//!   for partitions that received no data);
+//! - a transactional batch from an epoch older than one already seen
+//!   (`zombie_transactional_write`);
+//! - transactions still open at the end, with their age against the log's
+//!   max timestamp (or a given now): older than the transaction timeout is
+//!   `hanging_transaction`.
+//!
+//! Only batch headers are read, plus the one record of each control batch,
+//! so the pass streams: memory is the largest batch plus the producer table.
+
+pub mod txnlog;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::error::Result;
+use crate::format::control::{self, ControlType};
+use crate::format::{DecodeLimits, Entry};
+use crate::log::segment::SegmentReader;
+use crate::log::Partition;
+
+/// One producer's state at the end of the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProducerState {
+    pub producer_id: i64,
+    pub epoch: i16,
+    /// -1 when the producer never wrote a sequenced batch.
+    pub last_sequence: i32,
+    pub first_offset: i64,
+    pub last_offset: i64,
+    pub last_timestamp: i64,
+    pub batches: u64,
+    pub transactional: bool,
+    pub committed: u64,
+    pub aborted: u64,
+    pub open: Option<OpenTxn>,
+}
+
+/// A transaction with data but no marker yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenTxn {
+    pub first_offset: i64,
+    /// Timestamp of its first batch (max timestamp of that batch).
+    pub start_timestamp: i64,
+    pub position: u64,
+}
+
+/// A transaction ended by an ABORT marker (what `.txnindex` records).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AbortedTxn {
+    pub producer_id: i64,
+    pub first_offset: i64,
+    /// Offset of the ABORT marker.
+    pub last_offset: i64,
+}
+
+/// The kinds of finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FindingKind {
+    OutOfOrderSequence,
+    DuplicateSequence,
+    SequenceNotZeroOnNewEpoch,
+    EpochRegression,
+    ZombieTransactionalWrite,
+    MarkerWithoutTransaction,
+    HangingTransaction,
+}
+
+impl FindingKind {
+    /// snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingKind::OutOfOrderSequence => "out_of_order_sequence",
+            FindingKind::DuplicateSequence => "duplicate_sequence",
+            FindingKind::SequenceNotZeroOnNewEpoch => "sequence_not_zero_on_new_epoch",
+            FindingKind::EpochRegression => "epoch_regression",
+            FindingKind::ZombieTransactionalWrite => "zombie_transactional_write",
+            FindingKind::MarkerWithoutTransaction => "marker_without_transaction",
+            FindingKind::HangingTransaction => "hanging_transaction",
+        }
+    }
+    /// Whether this finding makes a command exit 1 (a marker without data is only a note).
+    pub fn is_problem(self) -> bool {
+        self != FindingKind::MarkerWithoutTransaction
+    }
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub file: PathBuf,
+    pub position: u64,
+    pub base_offset: i64,
+    pub producer_id: i64,
+    pub kind: FindingKind,
+    pub detail: String,
+}
+
+/// The producer state of one partition.
+#[derive(Debug, Clone, Default)]
+pub struct PartitionState {
+    pub producers: BTreeMap<i64, ProducerState>,
+    pub aborted: Vec<AbortedTxn>,
+    pub findings: Vec<Finding>,
+    /// One past the last offset of the last whole batch.
+    pub log_end: i64,
+    pub max_timestamp: i64,
+    pub batches: u64,
+    pub control_batches: u64,
+}
+
+impl PartitionState {
+    /// The first offset of the earliest open transaction, else the log end:
+    /// the last stable offset before the high watermark is applied.
+    pub fn first_unstable_or_end(&self) -> i64 {
+        self.producers
+            .values()
+            .filter_map(|p| p.open.map(|o| o.first_offset))
+            .min()
+            .unwrap_or(self.log_end)
+    }
+
+    /// Open transactions, oldest first: (producer id, transaction).
+    pub fn open_transactions(&self) -> Vec<(i64, OpenTxn)> {
+        let mut v: Vec<_> = self
+            .producers
+            .values()
+            .filter_map(|p| p.open.map(|o| (p.producer_id, o)))
+            .collect();
+        v.sort_by_key(|(_, o)| o.first_offset);
+        v
+    }
+}
+
+/// Options of the pass.
+#[derive(Debug, Clone, Copy)]
+pub struct TxnOptions {
+    /// "Now" for the age of open transactions; default: the log's max timestamp.
+    pub now_ms: Option<i64>,
+    /// An open transaction older than this is hanging (Kafka's default 60 s).
+    pub transaction_timeout_ms: i64,
+    pub limits: DecodeLimits,
+}
+
+impl Default for TxnOptions {
+    fn default() -> Self {
+        TxnOptions {
+            now_ms: None,
+            transaction_timeout_ms: 60_000,
+            limits: DecodeLimits::default(),
+        }
+    }
+}
+
+/// The sequence after `seq` (Kafka's `incrementSequence` by 1).
+fn next_sequence(seq: i32) -> i32 {
+    if seq == i32::MAX {
+        0
+    } else {
+        seq + 1
+    }
+}
+
+/// One pass over `p`.
+pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
+    let mut st = PartitionState {
+        max_timestamp: i64::MIN,
+        ..PartitionState::default()
+    };
+    st.log_end = p.segments.first().map_or(0, |s| s.base_offset);
+    let mut scratch = Vec::new();
+    for seg in &p.segments {
+        let mut reader = SegmentReader::open(&seg.log)?;
+        while let Some(entry) = reader.next_entry()? {
+            st.log_end = entry.last_offset() + 1;
+            let Entry::V2(b) = entry else { continue };
+            if !b.crc_valid() {
+                continue;
+            }
+            let h = b.header;
+            st.batches += 1;
+            st.max_timestamp = st.max_timestamp.max(h.max_timestamp);
+            if h.producer_id < 0 {
+                continue;
+            }
+            let mut finding = |kind: FindingKind, detail: String| {
+                st.findings.push(Finding {
+                    file: seg.log.clone(),
+                    position: b.position,
+                    base_offset: h.base_offset,
+                    producer_id: h.producer_id,
+                    kind,
+                    detail,
+                })
+            };
+            let known = st.producers.get(&h.producer_id).cloned();
+            let mut state = known.clone().unwrap_or(ProducerState {
+                producer_id: h.producer_id,
+                epoch: h.producer_epoch,
+                last_sequence: -1,
+                first_offset: h.base_offset,
+                last_offset: h.last_offset(),
+                last_timestamp: h.max_timestamp,
+                batches: 0,
+                transactional: false,
+                committed: 0,
+                aborted: 0,
+                open: None,
+            });
+            // Epochs.
+            let new_epoch = known.as_ref().is_some_and(|k| h.producer_epoch > k.epoch);
+            let fenced = known.as_ref().is_some_and(|k| h.producer_epoch < k.epoch);
+            if let Some(k) = &known {
+                if h.producer_epoch < k.epoch {
+                    finding(
+                        FindingKind::EpochRegression,
+                        format!(
+                            "epoch {} after epoch {} (a fenced producer wrote)",
+                            h.producer_epoch, k.epoch
+                        ),
+                    );
+                    if h.is_transactional() && !h.is_control() {
+                        finding(
+                            FindingKind::ZombieTransactionalWrite,
+                            format!(
+                                "transactional batch from epoch {} after epoch {}",
+                                h.producer_epoch, k.epoch
+                            ),
+                        );
+                    }
+                }
+            }
+            // Sequences (control batches carry none).
+            // A batch the broker would have rejected (a duplicate, or from a
+            // fenced epoch) does not move the producer's state.
+            let mut duplicate = false;
+            if h.base_sequence >= 0 && !h.is_control() && !fenced {
+                let same_epoch = known.as_ref().is_some_and(|k| k.epoch == h.producer_epoch);
+                if new_epoch && h.base_sequence != 0 {
+                    finding(
+                        FindingKind::SequenceNotZeroOnNewEpoch,
+                        format!(
+                            "epoch {} starts at sequence {} (expected 0)",
+                            h.producer_epoch, h.base_sequence
+                        ),
+                    );
+                } else if same_epoch && state.last_sequence >= 0 {
+                    let expected = next_sequence(state.last_sequence);
+                    if h.base_sequence != expected {
+                        // At or below the last sequence: written before (a duplicate); above: a gap.
+                        duplicate = h.base_sequence <= state.last_sequence;
+                        let kind = if duplicate {
+                            FindingKind::DuplicateSequence
+                        } else {
+                            FindingKind::OutOfOrderSequence
+                        };
+                        finding(
+                            kind,
+                            format!(
+                                "base sequence {} after last sequence {} (expected {expected})",
+                                h.base_sequence, state.last_sequence
+                            ),
+                        );
+                    }
+                }
+                if !duplicate {
+                    state.last_sequence = h.last_sequence();
+                }
+            }
+            if h.producer_epoch >= state.epoch {
+                state.epoch = h.producer_epoch;
+            }
+            state.batches += 1;
+            state.last_offset = h.last_offset();
+            state.last_timestamp = h.max_timestamp;
+            // Transactions.
+            if h.is_transactional() {
+                state.transactional = true;
+                if h.is_control() {
+                    st.control_batches += 1;
+                    let marker = b
+                        .records(&mut scratch, opts.limits)
+                        .ok()
+                        .and_then(|mut it| it.next())
+                        .and_then(|r| r.ok())
+                        .and_then(|r| control::decode(r.key, r.value, r.position).ok());
+                    match marker.map(|m| m.kind) {
+                        Some(kind @ (ControlType::Commit | ControlType::Abort)) => {
+                            match state.open.take() {
+                                Some(open) => {
+                                    if kind == ControlType::Commit {
+                                        state.committed += 1;
+                                    } else {
+                                        state.aborted += 1;
+                                        st.aborted.push(AbortedTxn {
+                                            producer_id: h.producer_id,
+                                            first_offset: open.first_offset,
+                                            last_offset: h.base_offset,
+                                        });
+                                    }
+                                }
+                                None => finding(
+                                    FindingKind::MarkerWithoutTransaction,
+                                    format!("{} marker with no open transaction", kind.name()),
+                                ),
+                            }
+                        }
+                        _ => {}
+                    }
+                } else if state.open.is_none() {
+                    state.open = Some(OpenTxn {
+                        first_offset: h.base_offset,
+                        start_timestamp: h.max_timestamp,
+                        position: b.position,
+                    });
+                }
+            } else if h.is_control() {
+                st.control_batches += 1;
+            }
+            st.producers.insert(h.producer_id, state);
+        }
+    }
+    // Hanging transactions.
+    let now = opts.now_ms.unwrap_or(st.max_timestamp);
+    let hanging: Vec<Finding> = st
+        .producers
+        .values()
+        .filter_map(|p| p.open.map(|o| (p.producer_id, o)))
+        .filter(|(_, o)| now - o.start_timestamp > opts.transaction_timeout_ms)
+        .map(|(pid, o)| Finding {
+            file: p
+                .segments
+                .iter()
+                .rev()
+                .find(|s| s.base_offset <= o.first_offset)
+                .map_or_else(PathBuf::new, |s| s.log.clone()),
+            position: o.position,
+            base_offset: o.first_offset,
+            producer_id: pid,
+            kind: FindingKind::HangingTransaction,
+            detail: format!(
+                "open since offset {} for {} ms (timeout {} ms): it pins the last stable offset",
+                o.first_offset,
+                now - o.start_timestamp,
+                opts.transaction_timeout_ms
+            ),
+        })
+        .collect();
+    st.findings.extend(hanging);
+    if st.max_timestamp == i64::MIN {
+        st.max_timestamp = -1;
+    }
+    Ok(st)
+}
