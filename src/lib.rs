@@ -20,6 +20,7 @@ pub mod format;
 pub mod lag;
 pub mod log;
 pub mod offsets;
+pub mod stats;
 pub mod txn;
 pub mod verify;
 

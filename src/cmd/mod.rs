@@ -4,9 +4,11 @@ pub mod commit;
 pub mod dump_segment;
 pub mod generate;
 pub mod group_demo;
+pub mod info;
 pub mod lag;
 pub mod produce;
 pub mod replay_offsets;
+pub mod stats;
 pub mod tombstone;
 pub mod transactions;
 pub mod verify_crc;
@@ -22,9 +24,11 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
         Command::VerifyCrc(args) => verify_crc::run(args, out),
         Command::ReplayOffsets(args) => replay_offsets::run(args, out),
         Command::Lag(args) => lag::run(args, out),
+        Command::Info(args) => info::run(args, out),
         Command::Tombstone(args) => tombstone::run(args, out),
         Command::Commit(args) => commit::run(args, out),
         Command::Transactions(args) => transactions::run(args, out),
+        Command::Stats(args) => stats::run(args, out),
         Command::Produce(args) => produce::run(args, out),
         Command::GroupDemo(args) => group_demo::run(args, out),
         Command::Completions(args) => generate::run_completions(args, out),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use kaen_log::log::{classify, DataDir, Partition, PathKind};
 use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
-use kaen_log::txn::{self, PartitionState, TxnOptions};
+use kaen_log::txn::{self, snapshot, PartitionState, TxnOptions};
 use serde_json::json;
 
 use crate::cli::OutputFormat;
@@ -23,7 +23,12 @@ use crate::report::Output;
 /// transactional writes). When a `__transaction_state-N` folder is present,
 /// the coordinator's view of every transactional id follows.
 ///
-/// Exit 1 when a hanging transaction or a sequence or epoch violation is found.
+/// Each segment's `.txnindex` is checked against the aborted transactions in
+/// the log. Producer-state snapshots (`<offset>.snapshot`) in a partition folder are
+/// decoded and compared with the state the log gives up to their offset.
+///
+/// Exit 1 when a hanging transaction, a sequence or epoch violation, a
+/// transaction index or a snapshot that disagrees with the log is found.
 #[derive(Debug, clap::Args)]
 pub struct TransactionsArgs {
     /// Data directories or partition folders.
@@ -60,9 +65,13 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
     let mut problems = 0u64;
     let mut reports = Vec::new();
     for p in &partitions {
-        let st = txn::analyze(p, &opts)?;
+        let mut st = txn::analyze(p, &opts)?;
+        let index_findings = txn::check_txn_indexes(p, &st)?;
+        st.findings.extend(index_findings);
         problems += st.findings.iter().filter(|f| f.kind.is_problem()).count() as u64;
-        reports.push((p, st));
+        let snaps = snapshots(p)?;
+        problems += snaps.iter().filter(|s| !s.ok()).count() as u64;
+        reports.push((p, st, snaps));
     }
     let coordinator: Vec<&Partition> = partitions
         .iter()
@@ -78,7 +87,7 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         OutputFormat::Json => {
             let parts: Vec<_> = reports
                 .iter()
-                .map(|(p, st)| json_partition(p, st))
+                .map(|(p, st, snaps)| json_partition(p, st, snaps))
                 .collect();
             let coord = view.as_ref().map(|v| {
                 v.transactions
@@ -101,16 +110,61 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
     Ok(Outcome::from_count(problems))
 }
 
+/// One snapshot file and how it compares with the log.
+struct SnapshotCheck {
+    path: PathBuf,
+    offset: i64,
+    producers: usize,
+    error: Option<String>,
+    mismatches: Vec<snapshot::Mismatch>,
+}
+
+impl SnapshotCheck {
+    fn ok(&self) -> bool {
+        self.error.is_none() && self.mismatches.is_empty()
+    }
+}
+
+fn snapshots(p: &Partition) -> anyhow::Result<Vec<SnapshotCheck>> {
+    let mut out = Vec::new();
+    for (offset, path) in snapshot::list(&p.dir)? {
+        let bytes = std::fs::read(&path)?;
+        let check = match snapshot::decode(&bytes) {
+            Ok(snap) => SnapshotCheck {
+                producers: snap.entries.len(),
+                mismatches: snapshot::check(p, offset, &snap)?,
+                error: None,
+                path,
+                offset,
+            },
+            Err(e) => SnapshotCheck {
+                producers: 0,
+                mismatches: Vec::new(),
+                error: Some(e.to_string()),
+                path,
+                offset,
+            },
+        };
+        out.push(check);
+    }
+    Ok(out)
+}
+
+type Report<'a> = (&'a Partition, PartitionState, Vec<SnapshotCheck>);
+
 fn text(
-    reports: &[(&Partition, PartitionState)],
+    reports: &[Report<'_>],
     view: Option<&txnlog::CoordinatorView>,
     out: &mut Output,
 ) -> anyhow::Result<()> {
     let quiet = reports
         .iter()
-        .filter(|(_, st)| st.producers.is_empty())
+        .filter(|(_, st, snaps)| st.producers.is_empty() && snaps.is_empty())
         .count();
-    for (p, st) in reports.iter().filter(|(_, st)| !st.producers.is_empty()) {
+    for (p, st, snaps) in reports
+        .iter()
+        .filter(|(_, st, snaps)| !st.producers.is_empty() || !snaps.is_empty())
+    {
         let open = st.open_transactions();
         let committed: u64 = st.producers.values().map(|s| s.committed).sum();
         writeln!(
@@ -168,6 +222,31 @@ fn text(
                 f.detail
             )?;
         }
+        for s in snaps {
+            match (&s.error, s.mismatches.is_empty()) {
+                (Some(e), _) => {
+                    writeln!(out, "  {}: snapshot does not decode: {e}", s.path.display())?
+                }
+                (None, true) => writeln!(
+                    out,
+                    "  {}: snapshot at offset {} ({} producers) matches the log",
+                    s.path.display(),
+                    s.offset,
+                    s.producers
+                )?,
+                (None, false) => {
+                    for m in &s.mismatches {
+                        writeln!(
+                            out,
+                            "  {}: snapshot_mismatch producer {}: {}",
+                            s.path.display(),
+                            m.producer_id,
+                            m.detail
+                        )?;
+                    }
+                }
+            }
+        }
     }
     if quiet > 0 {
         writeln!(
@@ -221,7 +300,11 @@ fn text(
     Ok(())
 }
 
-fn json_partition(p: &Partition, st: &PartitionState) -> serde_json::Value {
+fn json_partition(
+    p: &Partition,
+    st: &PartitionState,
+    snaps: &[SnapshotCheck],
+) -> serde_json::Value {
     json!({
         "topic": p.topic,
         "partition": p.partition,
@@ -234,6 +317,14 @@ fn json_partition(p: &Partition, st: &PartitionState) -> serde_json::Value {
             "open_transaction": s.open.map(|o| json!({"first_offset": o.first_offset, "start_timestamp": o.start_timestamp})),
         })).collect::<Vec<_>>(),
         "aborted": st.aborted.iter().map(|a| json!({"producer_id": a.producer_id, "first_offset": a.first_offset, "last_offset": a.last_offset})).collect::<Vec<_>>(),
+        "snapshots": snaps.iter().map(|s| json!({
+            "file": s.path.display().to_string(), "offset": s.offset, "producers": s.producers, "error": s.error,
+            "mismatches": s.mismatches.iter().map(|m| json!({"producer_id": m.producer_id, "detail": m.detail})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "snapshots": snaps.iter().map(|s| json!({
+            "file": s.path.display().to_string(), "offset": s.offset, "producers": s.producers, "error": s.error,
+            "mismatches": s.mismatches.iter().map(|m| json!({"producer_id": m.producer_id, "detail": m.detail})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
         "findings": st.findings.iter().map(|f| json!({
             "file": f.file.display().to_string(), "position": f.position, "base_offset": f.base_offset,
             "producer_id": f.producer_id, "kind": f.kind.name(), "detail": f.detail,

@@ -9,7 +9,8 @@
 //!
 //! `replication-offset-checkpoint` holds high watermarks,
 //! `log-start-offset-checkpoint` log start offsets above the first segment,
-//! `recovery-point-offset-checkpoint` flushed offsets. Parsing is as strict
+//! `recovery-point-offset-checkpoint` flushed offsets, `cleaner-offset-checkpoint`
+//! the first dirty offset of compacted partitions. Parsing is as strict
 //! as Kafka's: exact version, exact count, exactly 3 (or 2) fields, no blank
 //! lines; an empty file is an empty checkpoint. Errors name the line.
 
@@ -24,8 +25,19 @@ pub const REPLICATION_OFFSET: &str = "replication-offset-checkpoint";
 pub const LOG_START_OFFSET: &str = "log-start-offset-checkpoint";
 /// Recovery points.
 pub const RECOVERY_POINT: &str = "recovery-point-offset-checkpoint";
+/// First dirty offsets of compacted partitions, written by the log cleaner.
+pub const CLEANER_OFFSET: &str = "cleaner-offset-checkpoint";
 /// A partition's leader epochs.
 pub const LEADER_EPOCH: &str = "leader-epoch-checkpoint";
+
+/// The `topic partition offset` checkpoints at the root of a log directory,
+/// in name order.
+pub const DIR_CHECKPOINTS: [&str; 4] = [
+    CLEANER_OFFSET,
+    LOG_START_OFFSET,
+    RECOVERY_POINT,
+    REPLICATION_OFFSET,
+];
 
 fn lines_of(path: &Path, fields: usize) -> Result<Option<Vec<Vec<String>>>> {
     let text = match std::fs::read_to_string(path) {
@@ -155,6 +167,9 @@ mod tests {
         std::fs::write(&p, "").unwrap();
         assert!(read_offsets(&p).unwrap().unwrap().is_empty());
         assert!(read_offsets(&dir.path().join("missing")).unwrap().is_none());
+        let mut sorted = DIR_CHECKPOINTS;
+        sorted.sort_unstable();
+        assert_eq!(sorted, DIR_CHECKPOINTS, "kept in name order");
         std::fs::write(&p, "0\n2\n0 0\n3 120\n").unwrap();
         assert_eq!(
             read_leader_epochs(&p).unwrap().unwrap(),

@@ -12,6 +12,7 @@ pub mod checkpoint;
 pub mod dir;
 pub mod durable;
 pub mod lock;
+pub mod meta;
 pub mod segment;
 
 pub use appender::{AppendConfig, PartitionAppender};

@@ -21,6 +21,7 @@
 //! Only batch headers are read, plus the one record of each control batch,
 //! so the pass streams: memory is the largest batch plus the producer table.
 
+pub mod snapshot;
 pub mod txnlog;
 
 use std::collections::BTreeMap;
@@ -77,6 +78,8 @@ pub enum FindingKind {
     ZombieTransactionalWrite,
     MarkerWithoutTransaction,
     HangingTransaction,
+    /// A `.txnindex` disagrees with the aborted transactions in the log.
+    TxnIndexMismatch,
 }
 
 impl FindingKind {
@@ -90,6 +93,7 @@ impl FindingKind {
             FindingKind::ZombieTransactionalWrite => "zombie_transactional_write",
             FindingKind::MarkerWithoutTransaction => "marker_without_transaction",
             FindingKind::HangingTransaction => "hanging_transaction",
+            FindingKind::TxnIndexMismatch => "txn_index_mismatch",
         }
     }
     /// Whether this finding makes a command exit 1 (a marker without data is only a note).
@@ -153,6 +157,8 @@ pub struct TxnOptions {
     /// An open transaction older than this is hanging (Kafka's default 60 s).
     pub transaction_timeout_ms: i64,
     pub limits: DecodeLimits,
+    /// Stop before this offset (the state a snapshot at that offset should hold).
+    pub end_offset: Option<i64>,
 }
 
 impl Default for TxnOptions {
@@ -161,6 +167,7 @@ impl Default for TxnOptions {
             now_ms: None,
             transaction_timeout_ms: 60_000,
             limits: DecodeLimits::default(),
+            end_offset: None,
         }
     }
 }
@@ -185,6 +192,12 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
     for seg in &p.segments {
         let mut reader = SegmentReader::open(&seg.log)?;
         while let Some(entry) = reader.next_entry()? {
+            if opts
+                .end_offset
+                .is_some_and(|end| entry.base_offset() >= end)
+            {
+                break;
+            }
             st.log_end = entry.last_offset() + 1;
             let Entry::V2(b) = entry else { continue };
             if !b.crc_valid() {
@@ -297,28 +310,24 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                         .and_then(|mut it| it.next())
                         .and_then(|r| r.ok())
                         .and_then(|r| control::decode(r.key, r.value, r.position).ok());
-                    match marker.map(|m| m.kind) {
-                        Some(kind @ (ControlType::Commit | ControlType::Abort)) => {
-                            match state.open.take() {
-                                Some(open) => {
-                                    if kind == ControlType::Commit {
-                                        state.committed += 1;
-                                    } else {
-                                        state.aborted += 1;
-                                        st.aborted.push(AbortedTxn {
-                                            producer_id: h.producer_id,
-                                            first_offset: open.first_offset,
-                                            last_offset: h.base_offset,
-                                        });
-                                    }
-                                }
-                                None => finding(
-                                    FindingKind::MarkerWithoutTransaction,
-                                    format!("{} marker with no open transaction", kind.name()),
-                                ),
+                    if let Some(kind @ (ControlType::Commit | ControlType::Abort)) =
+                        marker.map(|m| m.kind)
+                    {
+                        match state.open.take() {
+                            Some(_) if kind == ControlType::Commit => state.committed += 1,
+                            Some(open) => {
+                                state.aborted += 1;
+                                st.aborted.push(AbortedTxn {
+                                    producer_id: h.producer_id,
+                                    first_offset: open.first_offset,
+                                    last_offset: h.base_offset,
+                                });
                             }
+                            None => finding(
+                                FindingKind::MarkerWithoutTransaction,
+                                format!("{} marker with no open transaction", kind.name()),
+                            ),
                         }
-                        _ => {}
                     }
                 } else if state.open.is_none() {
                     state.open = Some(OpenTxn {
@@ -364,4 +373,111 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
         st.max_timestamp = -1;
     }
     Ok(st)
+}
+
+/// Compare every segment's `.txnindex` with the aborted transactions the log
+/// shows (`state` from [`analyze`] over the same partition): each ABORT
+/// marker must have an entry (producer, first offset, marker offset) in the
+/// index of the segment holding the marker, and no entry may name a
+/// transaction the log does not abort. Entries must increase in lastOffset.
+pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Finding>> {
+    use crate::format::index::txn_entries;
+    let mut out = Vec::new();
+    let segment_of = |offset: i64| p.segments.iter().rev().find(|s| s.base_offset <= offset);
+    let mut indexed = Vec::new();
+    for seg in &p.segments {
+        let path = seg.log.with_extension("txnindex");
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let push = |out: &mut Vec<Finding>, position: u64, pid: i64, base: i64, detail: String| {
+            out.push(Finding {
+                file: path.clone(),
+                position,
+                base_offset: base,
+                producer_id: pid,
+                kind: FindingKind::TxnIndexMismatch,
+                detail,
+            })
+        };
+        let (entries, partial) = match txn_entries(&bytes) {
+            Ok(e) => e,
+            Err(e) => {
+                push(&mut out, e.offset, -1, seg.base_offset, e.to_string());
+                continue;
+            }
+        };
+        if partial > 0 {
+            push(
+                &mut out,
+                (bytes.len() - partial) as u64,
+                -1,
+                seg.base_offset,
+                format!("{partial} trailing bytes of a torn entry (ignored, as Kafka does)"),
+            );
+        }
+        let mut prev = i64::MIN;
+        for e in entries {
+            if e.last_offset <= prev {
+                push(
+                    &mut out,
+                    e.at,
+                    e.producer_id,
+                    e.last_offset,
+                    format!(
+                        "lastOffset {} does not increase (previous {prev})",
+                        e.last_offset
+                    ),
+                );
+            }
+            prev = e.last_offset;
+            let in_log = state.aborted.iter().any(|a| {
+                a.producer_id == e.producer_id
+                    && a.first_offset == e.first_offset
+                    && a.last_offset == e.last_offset
+            });
+            if !in_log {
+                push(
+                    &mut out,
+                    e.at,
+                    e.producer_id,
+                    e.last_offset,
+                    format!(
+                    "entry (producer {}, offsets {}..={}) is not an aborted transaction in the log",
+                    e.producer_id, e.first_offset, e.last_offset
+                ),
+                );
+            }
+            indexed.push((
+                seg.base_offset,
+                e.producer_id,
+                e.first_offset,
+                e.last_offset,
+            ));
+        }
+    }
+    for a in &state.aborted {
+        let Some(seg) = segment_of(a.last_offset) else {
+            continue;
+        };
+        if !indexed.contains(&(
+            seg.base_offset,
+            a.producer_id,
+            a.first_offset,
+            a.last_offset,
+        )) {
+            out.push(Finding {
+                file: seg.log.with_extension("txnindex"),
+                position: 0,
+                base_offset: a.last_offset,
+                producer_id: a.producer_id,
+                kind: FindingKind::TxnIndexMismatch,
+                detail: format!(
+                    "aborted transaction {}..={} is missing from the index: read_committed readers that trust it would see aborted records",
+                    a.first_offset, a.last_offset
+                ),
+            });
+        }
+    }
+    Ok(out)
 }

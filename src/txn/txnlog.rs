@@ -1,7 +1,7 @@
 //! `__transaction_state`: the transaction coordinator's log.
 //!
-//! Key: `int16 version` (0) + transactionalId string. Value: `int16 version`
-//! + TransactionLogValue, or null (the transactional id expired).
+//! Key: `int16 version` (0), then the transactionalId string. Value: `int16
+//! version`, then a TransactionLogValue, or null (the transactional id expired).
 //! v0 (non-flexible): producerId int64, producerEpoch int16,
 //! transactionTimeoutMs int32, transactionStatus int8, transactionPartitions
 //! [topic string, partitionIds [int32]]? (null when Empty),

@@ -122,3 +122,132 @@ fn the_append_path_indexes_aborted_transactions() {
         (e.first_offset, e.last_offset)
     );
 }
+
+#[test]
+fn snapshots_are_checked_against_the_log() {
+    use kaen_log::txn::snapshot::{encode, SnapshotEntry};
+    let env = TestEnv::new();
+    let dir = env.path("fixtures/txn/payments-0");
+    let entry = |pid, epoch, seq, last, open| SnapshotEntry {
+        producer_id: pid,
+        epoch,
+        last_sequence: seq,
+        last_offset: last,
+        offset_delta: 0,
+        timestamp: 1_700_000_000_000,
+        coordinator_epoch: 0,
+        current_txn_first_offset: open,
+    };
+    // What the log says at offset 17 (its end).
+    let good = [
+        entry(100, 0, 8, 14, -1),
+        entry(200, 0, 3, 10, -1),
+        entry(300, 0, 1, 7, 6),
+        entry(400, 2, 0, 16, -1),
+    ];
+    std::fs::write(dir.join("00000000000000000017.snapshot"), encode(&good)).unwrap();
+    let o = env.run(&["transactions", "fixtures/txn/payments-0"], None);
+    assert!(
+        stdout(&o).contains(
+            "00000000000000000017.snapshot: snapshot at offset 17 (4 producers) matches the log"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    // At offset 6 only producers 100 and 200 exist, 200 with its transaction committed.
+    std::fs::write(
+        dir.join("00000000000000000006.snapshot"),
+        encode(&[entry(100, 0, 2, 2, -1), entry(200, 0, 1, 5, -1)]),
+    )
+    .unwrap();
+    let o = env.run(&["transactions", "fixtures/txn/payments-0"], None);
+    assert!(
+        stdout(&o).contains(
+            "00000000000000000006.snapshot: snapshot at offset 6 (2 producers) matches the log"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    // A stale epoch and a missing open transaction are mismatches.
+    let mut bad = good;
+    bad[3].epoch = 1;
+    bad[2].current_txn_first_offset = -1;
+    std::fs::write(dir.join("00000000000000000017.snapshot"), encode(&bad)).unwrap();
+    let o = env.run(
+        &[
+            "transactions",
+            "fixtures/groups/ledger-0",
+            "fixtures/txn/payments-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(
+        text.contains("snapshot_mismatch producer 400: epoch: snapshot 1, log 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "snapshot_mismatch producer 300: open transaction first offset: snapshot -1, log 6"
+        ),
+        "{text}"
+    );
+    // A torn snapshot fails its CRC.
+    let mut torn = encode(&good);
+    torn.truncate(torn.len() - 10);
+    torn.extend_from_slice(&[0; 10]);
+    std::fs::write(dir.join("00000000000000000017.snapshot"), torn).unwrap();
+    let o = env.run(&["transactions", "fixtures/txn/payments-0"], None);
+    assert!(
+        stdout(&o).contains("snapshot_mismatch producer -1: CRC mismatch"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn transaction_index_is_checked_against_the_log() {
+    let env = TestEnv::new();
+    let index = env.path("fixtures/txn/payments-0/00000000000000000000.txnindex");
+    let good = std::fs::read(&index).unwrap();
+    let o = env.run(
+        &[
+            "transactions",
+            "--format",
+            "json",
+            "fixtures/txn/payments-0",
+        ],
+        None,
+    );
+    assert!(!stdout(&o).contains("txn_index_mismatch"), "{}", stdout(&o));
+    // Missing: read_committed readers would see the aborted records.
+    std::fs::remove_file(&index).unwrap();
+    let o = env.run(&["transactions", "fixtures/txn/payments-0"], None);
+    assert!(
+        stdout(&o).contains(
+            "txn_index_mismatch producer 200: aborted transaction 8..=10 is missing from the index"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    // An entry for a transaction the log committed, and a torn trailing entry.
+    let mut bad = kaen_log::format::index::encode_txn_entry(200, 3, 5, 6);
+    bad.extend_from_slice(&good);
+    bad.extend_from_slice(&[0, 0, 0]);
+    std::fs::write(&index, bad).unwrap();
+    let o = env.run(&["transactions", "fixtures/txn/payments-0"], None);
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "entry (producer 200, offsets 3..=5) is not an aborted transaction in the log"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            ".txnindex:68 txn_index_mismatch producer -1: 3 trailing bytes of a torn entry"
+        ),
+        "{text}"
+    );
+}

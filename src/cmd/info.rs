@@ -1,0 +1,364 @@
+//! `klog info`: an overview of data directories, from their files alone.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use kaen_log::lag::log_end_offset;
+use kaen_log::log::checkpoint::{self, DIR_CHECKPOINTS};
+use kaen_log::log::meta::{self, MetaProperties, PartitionMetadata};
+use kaen_log::log::{DataDir, Partition, PartitionState};
+use kaen_log::Error;
+
+use crate::cli::OutputFormat;
+use crate::exit::Outcome;
+use crate::report::table::render;
+use crate::report::Output;
+
+/// Show what a data directory holds, from its files alone.
+///
+/// For each directory: its meta.properties (version, broker.id or node.id,
+/// cluster.id, directory.id), which checkpoint files it has
+/// (cleaner-offset-, log-start-offset-, recovery-point-offset- and
+/// replication-offset-checkpoint), then one row per partition folder,
+/// sorted by topic and partition: segments, BYTES (the sum of the .log
+/// files), LOG-START (the first segment's base offset, or
+/// log-start-offset-checkpoint when higher), LOG-END (one past the last
+/// valid batch), HIGH-WATERMARK, RECOVERY-POINT and CLEANER-OFFSET (the
+/// checkpointed values as written), LEADER-EPOCHS (leader-epoch-checkpoint,
+/// as epoch@start_offset) and TOPIC-ID (partition.metadata). Folders marked
+/// -delete, -future or -stray are listed with their state but not read.
+///
+/// meta.properties is read with Java Properties rules: a line without `=`
+/// is a key with an empty value (ignored unless the key is one klog reads).
+///
+/// A malformed checkpoint, meta.properties or partition.metadata is reported
+/// on stderr with its path and line number, its values are shown as `-`,
+/// the rest is still shown, and the exit code is 1. A path that is not a
+/// data directory exits 2.
+#[derive(Debug, clap::Args)]
+pub struct InfoArgs {
+    /// Data directories (a broker's log directories, or ones klog wrote).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Output format (json: one object per directory per line).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+/// A file that may be absent, fine, or malformed (reported already).
+enum Loaded<T> {
+    Absent,
+    Malformed,
+    Found(T),
+}
+
+impl<T> Loaded<T> {
+    fn ok(&self) -> Option<&T> {
+        match self {
+            Loaded::Found(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// Read with `f`; a malformed file is reported and counted, any other error
+/// (I/O) ends the command.
+fn load<T>(problems: &mut u64, r: kaen_log::Result<Option<T>>) -> anyhow::Result<Loaded<T>> {
+    match r {
+        Ok(None) => Ok(Loaded::Absent),
+        Ok(Some(v)) => Ok(Loaded::Found(v)),
+        Err(e @ Error::Layout { .. }) => {
+            eprintln!("klog: {e}");
+            *problems += 1;
+            Ok(Loaded::Malformed)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+type Offsets = BTreeMap<(String, i32), i64>;
+
+struct PartitionInfo {
+    topic: String,
+    partition: i32,
+    state: PartitionState,
+    /// None for folders that are not read (-delete, -future, -stray).
+    live: Option<LiveInfo>,
+}
+
+struct LiveInfo {
+    segments: usize,
+    bytes: u64,
+    log_start: i64,
+    log_end: i64,
+    high_watermark: Option<i64>,
+    recovery_point: Option<i64>,
+    cleaner_offset: Option<i64>,
+    leader_epochs: Option<Vec<(i32, i64)>>,
+    topic_id: Option<PartitionMetadata>,
+}
+
+struct DirInfo {
+    path: PathBuf,
+    meta: Loaded<MetaProperties>,
+    checkpoints: Vec<&'static str>,
+    partitions: Vec<PartitionInfo>,
+}
+
+pub fn run(args: &InfoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    // Open every directory first: a bad path exits 2 before anything is printed.
+    let dirs = args
+        .dirs
+        .iter()
+        .map(|d| DataDir::open(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut problems = 0;
+    let mut infos = Vec::new();
+    for d in &dirs {
+        infos
+            .push(inspect(d, &mut problems).with_context(|| format!("info {}", d.path.display()))?);
+    }
+    for (i, info) in infos.iter().enumerate() {
+        match args.format {
+            OutputFormat::Json => {
+                serde_json::to_writer(&mut *out, &json_dir(info))?;
+                writeln!(out)?;
+            }
+            OutputFormat::Text => {
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                write_text(out, info)?;
+            }
+        }
+    }
+    Ok(Outcome::from_count(problems))
+}
+
+fn inspect(d: &DataDir, problems: &mut u64) -> anyhow::Result<DirInfo> {
+    let meta = load(
+        problems,
+        meta::read_meta_properties(&d.path.join(meta::META_PROPERTIES)),
+    )?;
+    let mut checkpoints = Vec::new();
+    let mut offsets: BTreeMap<&str, Offsets> = BTreeMap::new();
+    for name in DIR_CHECKPOINTS {
+        let path = d.path.join(name);
+        if path.exists() {
+            checkpoints.push(name);
+        }
+        if let Loaded::Found(m) = load(problems, checkpoint::read_offsets(&path))? {
+            offsets.insert(name, m);
+        }
+    }
+    let lookup = |name: &str, p: &Partition| {
+        offsets
+            .get(name)
+            .and_then(|m| m.get(&(p.topic.clone(), p.partition)))
+            .copied()
+    };
+    let mut partitions = Vec::new();
+    for p in &d.partitions {
+        let live = if p.state == PartitionState::Live {
+            Some(LiveInfo {
+                segments: p.segments.len(),
+                bytes: log_bytes(p)?,
+                log_start: {
+                    let first = p.segments.first().map_or(0, |s| s.base_offset);
+                    lookup(checkpoint::LOG_START_OFFSET, p).map_or(first, |c| c.max(first))
+                },
+                log_end: log_end_offset(p)?,
+                high_watermark: lookup(checkpoint::REPLICATION_OFFSET, p),
+                recovery_point: lookup(checkpoint::RECOVERY_POINT, p),
+                cleaner_offset: lookup(checkpoint::CLEANER_OFFSET, p),
+                leader_epochs: match load(
+                    problems,
+                    checkpoint::read_leader_epochs(&p.dir.join(checkpoint::LEADER_EPOCH)),
+                )? {
+                    Loaded::Found(v) => Some(v),
+                    _ => None,
+                },
+                topic_id: load(
+                    problems,
+                    meta::read_partition_metadata(&p.dir.join(meta::PARTITION_METADATA)),
+                )?
+                .ok()
+                .copied(),
+            })
+        } else {
+            None
+        };
+        partitions.push(PartitionInfo {
+            topic: p.topic.clone(),
+            partition: p.partition,
+            state: p.state,
+            live,
+        });
+    }
+    Ok(DirInfo {
+        path: d.path.clone(),
+        meta,
+        checkpoints,
+        partitions,
+    })
+}
+
+fn log_bytes(p: &Partition) -> anyhow::Result<u64> {
+    let mut total = 0;
+    for s in &p.segments {
+        total += std::fs::metadata(&s.log)
+            .with_context(|| format!("stat {}", s.log.display()))?
+            .len();
+    }
+    Ok(total)
+}
+
+fn cell<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+fn epochs_text(epochs: &[(i32, i64)]) -> String {
+    epochs
+        .iter()
+        .map(|(e, o)| format!("{e}@{o}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn meta_text(m: &Loaded<MetaProperties>) -> String {
+    match m {
+        Loaded::Absent => "-".to_string(),
+        Loaded::Malformed => "malformed (reported on stderr)".to_string(),
+        Loaded::Found(m) => {
+            let mut parts = vec![format!("version={}", m.version)];
+            if let Some(id) = m.node_id {
+                parts.push(format!("{}={id}", m.node_id_key()));
+            }
+            if let Some(c) = &m.cluster_id {
+                parts.push(format!("cluster.id={c}"));
+            }
+            if let Some(d) = &m.directory_id {
+                parts.push(format!("directory.id={d}"));
+            }
+            parts.join(" ")
+        }
+    }
+}
+
+fn write_text(out: &mut Output, info: &DirInfo) -> anyhow::Result<()> {
+    let mut states: BTreeMap<PartitionState, usize> = BTreeMap::new();
+    for p in &info.partitions {
+        *states.entry(p.state).or_default() += 1;
+    }
+    let states = states
+        .iter()
+        .map(|(s, n)| format!("{n} {}", s.name()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    writeln!(out, "directory:        {}", info.path.display())?;
+    writeln!(out, "meta.properties:  {}", meta_text(&info.meta))?;
+    writeln!(
+        out,
+        "checkpoints:      {}",
+        if info.checkpoints.is_empty() {
+            "-".to_string()
+        } else {
+            info.checkpoints.join(", ")
+        }
+    )?;
+    writeln!(
+        out,
+        "partitions:       {} ({states})",
+        info.partitions.len()
+    )?;
+    writeln!(out)?;
+    let headers = [
+        "TOPIC",
+        "PARTITION",
+        "STATE",
+        "SEGMENTS",
+        "BYTES",
+        "LOG-START",
+        "LOG-END",
+        "HIGH-WATERMARK",
+        "RECOVERY-POINT",
+        "CLEANER-OFFSET",
+        "LEADER-EPOCHS",
+        "TOPIC-ID",
+    ];
+    let rows: Vec<Vec<String>> = info
+        .partitions
+        .iter()
+        .map(|p| {
+            let l = p.live.as_ref();
+            vec![
+                p.topic.clone(),
+                p.partition.to_string(),
+                p.state.name().to_string(),
+                cell(l.map(|l| l.segments)),
+                cell(l.map(|l| l.bytes)),
+                cell(l.map(|l| l.log_start)),
+                cell(l.map(|l| l.log_end)),
+                cell(l.and_then(|l| l.high_watermark)),
+                cell(l.and_then(|l| l.recovery_point)),
+                cell(l.and_then(|l| l.cleaner_offset)),
+                match l.and_then(|l| l.leader_epochs.as_deref()) {
+                    None | Some([]) => "-".to_string(),
+                    Some(e) => epochs_text(e),
+                },
+                cell(l.and_then(|l| l.topic_id).map(|m| m.topic_id)),
+            ]
+        })
+        .collect();
+    out.write_all(render(&headers, &rows).as_bytes())?;
+    Ok(())
+}
+
+fn json_dir(info: &DirInfo) -> serde_json::Value {
+    let meta = info.meta.ok().map(|m| {
+        serde_json::json!({
+            "version": m.version,
+            "broker_id": if m.version == 0 { m.node_id } else { None },
+            "node_id": if m.version == 0 { None } else { m.node_id },
+            "cluster_id": m.cluster_id,
+            "directory_id": m.directory_id.map(|d| d.to_string()),
+        })
+    });
+    let partitions: Vec<_> = info
+        .partitions
+        .iter()
+        .map(|p| {
+            let l = p.live.as_ref();
+            serde_json::json!({
+                "topic": p.topic,
+                "partition": p.partition,
+                "state": p.state.name(),
+                "segments": l.map(|l| l.segments),
+                "bytes": l.map(|l| l.bytes),
+                "log_start": l.map(|l| l.log_start),
+                "log_end": l.map(|l| l.log_end),
+                "high_watermark": l.and_then(|l| l.high_watermark),
+                "recovery_point": l.and_then(|l| l.recovery_point),
+                "cleaner_offset": l.and_then(|l| l.cleaner_offset),
+                "leader_epochs": l.and_then(|l| l.leader_epochs.as_ref()).map(|v| {
+                    v.iter()
+                        .map(|(e, o)| serde_json::json!({"epoch": e, "start_offset": o}))
+                        .collect::<Vec<_>>()
+                }),
+                "topic_id": l.and_then(|l| l.topic_id).map(|m| m.topic_id.to_string()),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "dir": path_text(&info.path),
+        "meta_properties": meta,
+        "checkpoints": info.checkpoints,
+        "partitions": partitions,
+    })
+}
+
+fn path_text(p: &Path) -> String {
+    p.display().to_string()
+}

@@ -1,0 +1,400 @@
+use crate::support::{check_golden, stderr, stdout, TestEnv};
+
+const TOPIC_ID: &str = "P3mZr1rGQ2KQz9C0XbVJfA";
+const DIR_ID: &str = "ZbAM5nXWSxmsIDlXnGaPQw";
+const CLUSTER_ID: &str = "MkU3OEVBNTcwNTJENDM2Qg";
+
+fn json(env: &TestEnv, dir: &str, code: i32) -> serde_json::Value {
+    let o = env.run(&["info", "--format", "json", dir], None);
+    assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert_eq!(text.lines().count(), 1, "one object per directory: {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn partition<'a>(v: &'a serde_json::Value, topic: &str, p: i64) -> &'a serde_json::Value {
+    v["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["topic"] == topic && r["partition"] == p && r["state"] == "live")
+        .unwrap_or_else(|| panic!("no live {topic}-{p} in {v}"))
+}
+
+/// The text row of `topic partition` (cells split on runs of spaces).
+fn text_row(out: &str, topic: &str, p: &str) -> Vec<String> {
+    out.lines()
+        .map(|l| l.split("  ").map(str::trim).filter(|c| !c.is_empty()))
+        .map(|cells| cells.map(str::to_string).collect::<Vec<_>>())
+        .find(|c| c.len() > 2 && c[0] == topic && c[1] == p)
+        .unwrap_or_else(|| panic!("no row {topic} {p} in\n{out}"))
+}
+
+#[test]
+fn golden_text_and_json() {
+    let env = TestEnv::new();
+    check_golden(&env, &["info", "fixtures/kafka"], 0, "info/kafka");
+    check_golden(&env, &["info", "fixtures/data"], 0, "info/data");
+    check_golden(
+        &env,
+        &["info", "--format", "json", "fixtures/kafka"],
+        0,
+        "info/kafka-json",
+    );
+}
+
+#[test]
+fn checkpoints_of_the_kafka_fixture() {
+    let env = TestEnv::new();
+    let v = json(&env, "fixtures/kafka", 0);
+    assert_eq!(v["dir"], "fixtures/kafka");
+    assert!(v["meta_properties"].is_null());
+    assert_eq!(
+        v["checkpoints"],
+        serde_json::json!([
+            "log-start-offset-checkpoint",
+            "replication-offset-checkpoint"
+        ])
+    );
+    // orders-0: 30 records, high watermark 28 from replication-offset-checkpoint.
+    let o0 = partition(&v, "orders", 0);
+    assert_eq!(
+        (&o0["log_start"], &o0["log_end"], &o0["high_watermark"]),
+        (
+            &serde_json::json!(0),
+            &serde_json::json!(30),
+            &serde_json::json!(28)
+        )
+    );
+    assert!(o0["leader_epochs"].is_null(), "no leader-epoch-checkpoint");
+    // orders-1: log start 5 from log-start-offset-checkpoint, above the first segment's 0.
+    let o1 = partition(&v, "orders", 1);
+    assert_eq!(
+        (&o1["log_start"], &o1["log_end"], &o1["high_watermark"]),
+        (
+            &serde_json::json!(5),
+            &serde_json::json!(10),
+            &serde_json::json!(10)
+        )
+    );
+    assert_eq!(
+        (&o1["segments"], &o1["bytes"]),
+        (&serde_json::json!(1), &serde_json::json!(242))
+    );
+    // __consumer_offsets-N carry a leader-epoch-checkpoint with epoch 3 from offset 0.
+    for p in [0, 8, 9, 49] {
+        assert_eq!(
+            partition(&v, "__consumer_offsets", p)["leader_epochs"],
+            serde_json::json!([{"epoch": 3, "start_offset": 0}]),
+            "__consumer_offsets-{p}"
+        );
+    }
+    assert_eq!(v["partitions"].as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn metadata_files_show_up() {
+    let env = TestEnv::new();
+    let dir = env.path("fixtures/kafka");
+    std::fs::write(
+        dir.join("meta.properties"),
+        format!(
+            "#\n#Thu Nov 30 05:32:00 UTC 2023\nnode.id=3\ndirectory.id={DIR_ID}\nversion=1\n\
+             cluster.id={CLUSTER_ID}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("orders-0/partition.metadata"),
+        format!("version: 0\ntopic_id: {TOPIC_ID}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("recovery-point-offset-checkpoint"),
+        "0\n1\norders 0 25\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("cleaner-offset-checkpoint"),
+        "0\n1\n__consumer_offsets 9 4\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("orders-0/leader-epoch-checkpoint"),
+        "0\n2\n0 0\n3 12\n",
+    )
+    .unwrap();
+
+    let o = env.run(&["info", "fixtures/kafka"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(&format!(
+            "meta.properties:  version=1 node.id=3 cluster.id={CLUSTER_ID} directory.id={DIR_ID}\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "checkpoints:      cleaner-offset-checkpoint, log-start-offset-checkpoint, \
+             recovery-point-offset-checkpoint, replication-offset-checkpoint\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        text_row(&text, "orders", "0"),
+        [
+            "orders",
+            "0",
+            "live",
+            "1",
+            "563",
+            "0",
+            "30",
+            "28",
+            "25",
+            "-",
+            "0@0, 3@12",
+            TOPIC_ID
+        ]
+    );
+    assert_eq!(
+        text_row(&text, "__consumer_offsets", "9")[9],
+        "4",
+        "cleaner offset"
+    );
+
+    let v = json(&env, "fixtures/kafka", 0);
+    assert_eq!(
+        v["meta_properties"],
+        serde_json::json!({
+            "version": 1,
+            "broker_id": null,
+            "node_id": 3,
+            "cluster_id": CLUSTER_ID,
+            "directory_id": DIR_ID,
+        })
+    );
+    assert_eq!(v["checkpoints"].as_array().unwrap().len(), 4);
+    let o0 = partition(&v, "orders", 0);
+    assert_eq!(o0["topic_id"], TOPIC_ID);
+    assert_eq!(o0["recovery_point"], 25);
+    assert_eq!(
+        o0["leader_epochs"],
+        serde_json::json!([{"epoch": 0, "start_offset": 0}, {"epoch": 3, "start_offset": 12}])
+    );
+    assert!(partition(&v, "orders", 1)["topic_id"].is_null());
+    assert_eq!(partition(&v, "__consumer_offsets", 9)["cleaner_offset"], 4);
+
+    // A ZooKeeper-era file: version 0 with broker.id (Java separators and comments).
+    std::fs::write(
+        dir.join("meta.properties"),
+        "# written by hand\n! another comment\n\nversion : 0\nbroker.id 7\n",
+    )
+    .unwrap();
+    let v = json(&env, "fixtures/kafka", 0);
+    assert_eq!(
+        v["meta_properties"],
+        serde_json::json!({
+            "version": 0,
+            "broker_id": 7,
+            "node_id": null,
+            "cluster_id": null,
+            "directory_id": null,
+        })
+    );
+    let text = stdout(&env.run(&["info", "fixtures/kafka"], None));
+    assert!(
+        text.contains("meta.properties:  version=0 broker.id=7\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn malformed_files_are_reported_with_their_line() {
+    let env = TestEnv::new();
+    let dir = env.path("fixtures/kafka");
+    // Line 4 has two fields where three belong.
+    std::fs::write(
+        dir.join("replication-offset-checkpoint"),
+        "0\n2\norders 0 28\norders 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("orders-0/partition.metadata"),
+        format!("version: 0\ntopic_id: {TOPIC_ID} {TOPIC_ID}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("__consumer_offsets-8/leader-epoch-checkpoint"),
+        "0\n1\n3\n",
+    )
+    .unwrap();
+    // A line without `=` is a key with an empty value, as Java reads it:
+    // harmless here, but broker.id must then be a number.
+    std::fs::write(dir.join("meta.properties"), "# hi\nstray line\nbroker.id\n").unwrap();
+
+    let o = check_golden(&env, &["info", "fixtures/kafka"], 1, "info/malformed");
+    let err = stderr(&o);
+    for needle in [
+        "klog: fixtures/kafka/meta.properties: line 3: broker.id \"\" is not a base-10 32-bit integer\n",
+        "klog: fixtures/kafka/replication-offset-checkpoint: line 4: malformed line \"orders 1\" (expected 3 fields)\n",
+        "klog: fixtures/kafka/__consumer_offsets-8/leader-epoch-checkpoint: line 3: malformed line \"3\" (expected 2 fields)\n",
+        "klog: fixtures/kafka/orders-0/partition.metadata: line 2: malformed line",
+    ] {
+        assert!(err.contains(needle), "{needle}\nnot in\n{err}");
+    }
+    assert_eq!(err.lines().count(), 4, "{err}");
+    // The rest is still shown.
+    let text = stdout(&o);
+    assert!(
+        text.contains("meta.properties:  malformed (reported on stderr)\n"),
+        "{text}"
+    );
+    let row = text_row(&text, "orders", "1");
+    assert_eq!((row[5].as_str(), row[7].as_str()), ("5", "-"), "{row:?}");
+    assert_eq!(text_row(&text, "orders", "0")[11], "-");
+    assert_eq!(text_row(&text, "__consumer_offsets", "9")[10], "3@0");
+
+    let v = json(&env, "fixtures/kafka", 1);
+    assert!(v["meta_properties"].is_null());
+    assert!(partition(&v, "orders", 0)["high_watermark"].is_null());
+    assert!(partition(&v, "__consumer_offsets", 8)["leader_epochs"].is_null());
+
+    // Fixed, the exit code is 0 again: every finding above came from one file.
+    std::fs::remove_file(dir.join("meta.properties")).unwrap();
+    std::fs::remove_file(dir.join("replication-offset-checkpoint")).unwrap();
+    std::fs::remove_file(dir.join("orders-0/partition.metadata")).unwrap();
+    std::fs::write(
+        dir.join("__consumer_offsets-8/leader-epoch-checkpoint"),
+        "0\n1\n3 0\n",
+    )
+    .unwrap();
+    json(&env, "fixtures/kafka", 0);
+}
+
+#[test]
+fn partition_metadata_with_three_fields() {
+    let env = TestEnv::new();
+    std::fs::write(
+        env.path("fixtures/data/orders-0/partition.metadata"),
+        "version: 0 1\ntopic_id: P3mZr1rGQ2KQz9C0XbVJfA",
+    )
+    .unwrap();
+    let o = env.run(&["info", "fixtures/data"], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "klog: fixtures/data/orders-0/partition.metadata: line 1: malformed line \
+         \"version: 0 1\": 3 fields where `version: 0` has 2\n"
+    );
+}
+
+#[test]
+fn other_states_are_listed_but_not_read() {
+    let env = TestEnv::new();
+    let dir = env.path("fixtures/kafka");
+    let deleted = dir.join("orders-0.0123456789abcdef0123456789abcdef-delete");
+    crate::support::copy_dir(&dir.join("orders-1"), &deleted);
+    // Not read: a broken file in it is no finding.
+    std::fs::write(deleted.join("partition.metadata"), "garbage").unwrap();
+    std::fs::write(deleted.join("leader-epoch-checkpoint"), "garbage").unwrap();
+    let o = env.run(&["info", "fixtures/kafka"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("partitions:       7 (6 live, 1 delete)\n"),
+        "{text}"
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    let live = lines
+        .iter()
+        .position(|l| l.starts_with("orders  ") && l.contains(" live "))
+        .unwrap();
+    assert!(
+        lines[live + 1].contains(" delete "),
+        "sorted after the live orders-0:\n{text}"
+    );
+    assert_eq!(
+        text_row(lines[live + 1], "orders", "0"),
+        ["orders", "0", "delete", "-", "-", "-", "-", "-", "-", "-", "-", "-"]
+    );
+
+    let v = json(&env, "fixtures/kafka", 0);
+    let d = v["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["state"] == "delete")
+        .unwrap();
+    assert_eq!(
+        (&d["topic"], &d["partition"]),
+        (&serde_json::json!("orders"), &serde_json::json!(0))
+    );
+    for k in [
+        "segments",
+        "bytes",
+        "log_start",
+        "log_end",
+        "leader_epochs",
+        "topic_id",
+    ] {
+        assert!(d[k].is_null(), "{k}: {d}");
+    }
+}
+
+#[test]
+fn not_a_data_directory_exits_2() {
+    let env = TestEnv::new();
+    let o = env.run(&["info", "fixtures/missing"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("klog: fixtures/missing: stat: "),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty());
+    // A partition folder is not a data directory; nothing is printed for the
+    // good directory given first either.
+    let o = env.run(&["info", "fixtures/data", "fixtures/data/orders-0"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("fixtures/data/orders-0: holds no partition folders"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty());
+}
+
+#[test]
+fn several_directories() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "info",
+            "--format",
+            "json",
+            "fixtures/data",
+            "fixtures/kafka",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let dirs: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(dirs.len(), 2);
+    assert_eq!(
+        (&dirs[0]["dir"], &dirs[1]["dir"]),
+        (
+            &serde_json::json!("fixtures/data"),
+            &serde_json::json!("fixtures/kafka")
+        )
+    );
+    let text = stdout(&env.run(&["info", "fixtures/data", "fixtures/kafka"], None));
+    assert!(
+        text.contains("\n\ndirectory:        fixtures/kafka\n"),
+        "{text}"
+    );
+}
