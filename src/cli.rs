@@ -22,6 +22,7 @@ pub struct Cli {
 pub enum Command {
     DumpSegment(cmd::dump_segment::DumpSegmentArgs),
     VerifyCrc(cmd::verify_crc::VerifyCrcArgs),
+    Diff(cmd::diff::DiffArgs),
     ReplayOffsets(cmd::replay_offsets::ReplayOffsetsArgs),
     Lag(cmd::lag::LagArgs),
     Info(cmd::info::InfoArgs),

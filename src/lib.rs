@@ -15,11 +15,14 @@
 
 pub mod consumer;
 pub mod demo;
+pub mod diff;
 pub mod error;
 pub mod format;
 pub mod lag;
 pub mod log;
 pub mod offsets;
+pub mod recovery;
+pub mod repair;
 pub mod stats;
 pub mod txn;
 pub mod verify;

@@ -1,6 +1,7 @@
 //! One module per subcommand, each with its clap `Args` and its `run`.
 
 pub mod commit;
+pub mod diff;
 pub mod dump_segment;
 pub mod generate;
 pub mod group_demo;
@@ -22,6 +23,7 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
     match command {
         Command::DumpSegment(args) => dump_segment::run(args, out),
         Command::VerifyCrc(args) => verify_crc::run(args, out),
+        Command::Diff(args) => diff::run(args, out),
         Command::ReplayOffsets(args) => replay_offsets::run(args, out),
         Command::Lag(args) => lag::run(args, out),
         Command::Info(args) => info::run(args, out),

@@ -94,3 +94,78 @@ pub fn create_marker(path: &Path) -> Result<()> {
         .map(drop)
         .map_err(|e| Error::io(path, "create", e))
 }
+
+/// Copy bytes `from..to` of `src` into a new sidecar file and make it
+/// durable (file and directory entry). If the sidecar already holds exactly
+/// those bytes (an earlier repair stopped after this step), it is kept.
+/// A crash during this step leaves the source untouched.
+pub fn save_range(src: &Path, from: u64, to: u64, sidecar: &Path) -> Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut input = File::open(src).map_err(|e| Error::io(src, "open", e))?;
+    input
+        .seek(SeekFrom::Start(from))
+        .map_err(|e| Error::io(src, "seek", e))?;
+    let mut bytes = Vec::new();
+    input
+        .take(to.saturating_sub(from))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(src, "read", e))?;
+    if let Ok(existing) = std::fs::read(sidecar) {
+        if existing == bytes {
+            return Ok(());
+        }
+        return Err(Error::layout(
+            sidecar,
+            "already exists with other bytes; move it away first",
+        ));
+    }
+    let mut out = create_new(sidecar)?;
+    out.write_all(&bytes)
+        .map_err(|e| Error::io(sidecar, "write", e))?;
+    out.sync_all().map_err(|e| Error::io(sidecar, "fsync", e))?;
+    sync_dir(sidecar.parent().unwrap_or(Path::new(".")))
+}
+
+/// Truncate `path` to `len` bytes and fsync it. Only called once the cut
+/// bytes are durable in a sidecar ([`save_range`]).
+pub fn truncate(path: &Path, len: u64) -> Result<()> {
+    let f = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(path, "open", e))?;
+    f.set_len(len).map_err(|e| Error::io(path, "truncate", e))?;
+    f.sync_all().map_err(|e| Error::io(path, "fsync", e))
+}
+
+/// Rename `from` to `to` (which must not exist) and fsync the directory:
+/// how files are moved aside instead of deleted.
+pub fn move_aside(from: &Path, to: &Path) -> Result<()> {
+    if to.exists() {
+        return Err(Error::layout(
+            to,
+            "already exists; refusing to overwrite it",
+        ));
+    }
+    std::fs::rename(from, to).map_err(|e| Error::io(from, "rename", e))?;
+    sync_dir(to.parent().unwrap_or(Path::new(".")))
+}
+
+/// Replace `path` with `bytes` atomically: write a temporary file in the
+/// same directory, fsync it, rename it over `path`, fsync the directory. A
+/// crash leaves either the old file or the new one, never a mix.
+pub fn rewrite_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".klog-tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    let mut f = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .open(&tmp)
+        .map_err(|e| Error::io(&tmp, "create", e))?;
+    f.write_all(bytes)
+        .map_err(|e| Error::io(&tmp, "write", e))?;
+    f.sync_all().map_err(|e| Error::io(&tmp, "fsync", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "rename", e))?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod diff;
 mod docs;
 mod dump_segment;
 mod fixtures;

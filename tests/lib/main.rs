@@ -4,3 +4,4 @@ mod builder;
 mod corruption;
 mod interop;
 mod peer_vectors;
+mod repair;

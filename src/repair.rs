@@ -1,0 +1,224 @@
+//! `verify-crc --repair`: what a broker's recovery would do, made auditable.
+//!
+//! A plan is computed first (and is all `--dry-run` shows); executing it
+//! goes through [`durable`](crate::log::durable) and never deletes a byte:
+//! - a torn or corrupt tail of a partition's last segment: the bytes from
+//!   the first invalid batch on are copied to `<segment>.log.cut-<position>`
+//!   and made durable, then the segment is truncated there and its indexes
+//!   are rebuilt;
+//! - missing or broken indexes: rebuilt from the log (the old file is moved
+//!   aside to `<name>.old` first);
+//! - damage with valid batches after it, or in a segment that is not the
+//!   last: reported and left alone, unless `force_truncate`, which cuts at
+//!   the first bad batch and moves every later segment's files aside
+//!   (`<file>.cut-0`);
+//! - producer snapshots above the new log end are moved aside, as the broker
+//!   would delete them.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::log::{durable, Partition, SegmentFiles};
+use crate::recovery::{check_indexes, first_damage, rebuild_indexes, resync};
+
+/// One step of a repair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Move `log[at..]` to `sidecar`, then truncate `log` at `at`.
+    Truncate {
+        log: PathBuf,
+        at: u64,
+        len: u64,
+        sidecar: PathBuf,
+        reason: String,
+    },
+    /// Move a whole file aside (a later segment's file, or a stale snapshot).
+    MoveAside {
+        file: PathBuf,
+        sidecar: PathBuf,
+        reason: String,
+    },
+    /// Write new `.index` and `.timeindex` files for the segment.
+    RebuildIndexes {
+        log: PathBuf,
+        base_offset: i64,
+        reason: String,
+    },
+}
+
+/// Damage left alone because it needs `--force-truncate`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub log: PathBuf,
+    pub position: u64,
+    pub reason: String,
+}
+
+/// What a repair would do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    pub actions: Vec<Action>,
+    pub refused: Vec<Refusal>,
+}
+
+/// Options of a repair.
+#[derive(Debug, Clone, Copy)]
+pub struct RepairOptions {
+    pub force_truncate: bool,
+    pub index_interval_bytes: u64,
+}
+
+impl Default for RepairOptions {
+    fn default() -> Self {
+        RepairOptions {
+            force_truncate: false,
+            index_interval_bytes: 4096,
+        }
+    }
+}
+
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// Plan the repair of one partition.
+pub fn plan(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
+    let mut plan = Plan::default();
+    let mut cut_from: Option<(usize, i64)> = None; // (segment index, new log end)
+    for (i, seg) in p.segments.iter().enumerate() {
+        let is_last = i + 1 == p.segments.len();
+        let Some(d) = first_damage(&seg.log)? else {
+            index_actions(seg, &mut plan)?;
+            continue;
+        };
+        let beyond = resync(&seg.log, d.position + 1)?;
+        let tail_only = is_last && beyond.is_none();
+        let what = match beyond {
+            Some(r) => format!(
+                "{}; a valid batch resumes at position {} (offset {})",
+                d.error, r.position, r.base_offset
+            ),
+            None => d.error.to_string(),
+        };
+        if tail_only || opts.force_truncate {
+            plan.actions.push(Action::Truncate {
+                log: seg.log.clone(),
+                at: d.position,
+                len: d.file_len - d.position,
+                sidecar: sidecar(&seg.log, &format!(".cut-{}", d.position)),
+                reason: what,
+            });
+            plan.actions.push(Action::RebuildIndexes {
+                log: seg.log.clone(),
+                base_offset: seg.base_offset,
+                reason: "after truncation".into(),
+            });
+            cut_from = Some((i, d.last_valid_offset.map_or(seg.base_offset, |o| o + 1)));
+            break;
+        }
+        plan.refused.push(Refusal {
+            log: seg.log.clone(),
+            position: d.position,
+            reason: if is_last {
+                format!("{what}: valid batches follow the damage; --force-truncate moves everything from here on aside")
+            } else {
+                format!("{what}: in a segment that is not the last; --force-truncate moves it and every later segment aside")
+            },
+        });
+        return Ok(plan);
+    }
+    if let Some((i, new_end)) = cut_from {
+        for seg in p.segments.iter().skip(i + 1) {
+            for file in segment_files(seg) {
+                plan.actions.push(Action::MoveAside {
+                    sidecar: sidecar(&file, ".cut-0"),
+                    file,
+                    reason: "a later segment, after the cut".into(),
+                });
+            }
+        }
+        for (offset, path) in crate::txn::snapshot::list(&p.dir)? {
+            if offset > new_end {
+                plan.actions.push(Action::MoveAside {
+                    sidecar: sidecar(&path, ".cut"),
+                    file: path,
+                    reason: format!("a producer snapshot above the new log end {new_end}"),
+                });
+            }
+        }
+    }
+    Ok(plan)
+}
+
+fn segment_files(seg: &SegmentFiles) -> Vec<PathBuf> {
+    ["log", "index", "timeindex", "txnindex"]
+        .iter()
+        .map(|ext| seg.log.with_extension(ext))
+        .filter(|p| p.exists())
+        .collect()
+}
+
+fn index_actions(seg: &SegmentFiles, plan: &mut Plan) -> Result<()> {
+    // Trailing zero slots alone are harmless (Kafka stops at them); anything else is rebuilt.
+    let problems: Vec<_> = check_indexes(seg)?
+        .into_iter()
+        .filter(|p| p.kind != "index_trailing_zeros")
+        .collect();
+    if let Some(first) = problems.first() {
+        plan.actions.push(Action::RebuildIndexes {
+            log: seg.log.clone(),
+            base_offset: seg.base_offset,
+            reason: format!("{} ({})", first.detail, first.kind),
+        });
+    }
+    Ok(())
+}
+
+/// Carry out a plan (the caller holds the data directory's lock). Returns
+/// the sidecar files written, for the report.
+pub fn execute(plan: &Plan, opts: &RepairOptions) -> Result<Vec<PathBuf>> {
+    let mut sidecars = Vec::new();
+    for action in &plan.actions {
+        match action {
+            Action::Truncate {
+                log,
+                at,
+                len,
+                sidecar,
+                ..
+            } => {
+                // 1. The cut bytes become durable elsewhere. A crash here leaves the log as it was.
+                durable::save_range(log, *at, at + len, sidecar)?;
+                sidecars.push(sidecar.clone());
+                // 2. Only then is the log cut. A crash before this leaves both copies.
+                durable::truncate(log, *at)?;
+            }
+            Action::MoveAside { file, sidecar, .. } => {
+                durable::move_aside(file, sidecar)?;
+                sidecars.push(sidecar.clone());
+            }
+            Action::RebuildIndexes {
+                log, base_offset, ..
+            } => {
+                let valid = std::fs::metadata(log)
+                    .map_err(|e| crate::Error::io(log, "stat", e))?
+                    .len();
+                let (index, timeindex) =
+                    rebuild_indexes(log, *base_offset, valid, opts.index_interval_bytes)?;
+                for (ext, bytes) in [("index", index), ("timeindex", timeindex)] {
+                    let path = log.with_extension(ext);
+                    if std::fs::read(&path).is_ok_and(|old| old != bytes && !old.is_empty()) {
+                        let old = sidecar(&path, ".old");
+                        durable::move_aside(&path, &old)?;
+                        sidecars.push(old);
+                    }
+                    // A crash before the rename leaves the old (or no) index: harmless, rebuilt next time.
+                    durable::rewrite_atomic(&path, &bytes)?;
+                }
+            }
+        }
+    }
+    Ok(sidecars)
+}
