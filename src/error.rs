@@ -98,6 +98,8 @@ pub enum DecodeErrorKind {
     UnexpectedNull { field: &'static str },
     /// Bytes are left after a key or value was decoded.
     TrailingBytes { field: &'static str, remaining: u64 },
+    /// A legacy compressed wrapper message breaks a rule of the format.
+    BadWrapper { reason: &'static str },
 }
 
 impl DecodeError {
@@ -150,6 +152,7 @@ impl DecodeErrorKind {
             UnknownVersion { .. } => "unknown_version",
             UnexpectedNull { .. } => "unexpected_null",
             TrailingBytes { .. } => "trailing_bytes",
+            BadWrapper { .. } => "bad_wrapper",
         }
     }
 }
@@ -228,6 +231,7 @@ impl fmt::Display for DecodeErrorKind {
             InvalidUtf8 { field } => write!(f, "{field} is not valid UTF-8"),
             UnknownVersion { schema, version } => write!(f, "unknown {schema} version {version}"),
             UnexpectedNull { field } => write!(f, "{field} is null but may not be"),
+            BadWrapper { reason } => write!(f, "invalid compressed wrapper message: {reason}"),
             TrailingBytes { field, remaining } => {
                 write!(f, "{remaining} bytes left over after the {field}")
             }

@@ -19,6 +19,7 @@ pub mod diff;
 pub mod error;
 pub mod format;
 pub mod lag;
+pub mod layout;
 pub mod log;
 pub mod offsets;
 pub mod recovery;

@@ -83,6 +83,19 @@ fn sidecar(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// A sidecar name not taken yet: `<path><suffix>`, else `<path><suffix>.2`, `.3`, …
+/// (an earlier repair may have cut at the same position).
+fn free_sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let first = sidecar(path, suffix);
+    if !first.exists() {
+        return first;
+    }
+    (2..)
+        .map(|n| sidecar(path, &format!("{suffix}.{n}")))
+        .find(|p| !p.exists())
+        .unwrap_or(first)
+}
+
 /// Plan the repair of one partition.
 pub fn plan(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
     let mut plan = Plan::default();
@@ -107,7 +120,7 @@ pub fn plan(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
                 log: seg.log.clone(),
                 at: d.position,
                 len: d.file_len - d.position,
-                sidecar: sidecar(&seg.log, &format!(".cut-{}", d.position)),
+                sidecar: free_sidecar(&seg.log, &format!(".cut-{}", d.position)),
                 reason: what,
             });
             plan.actions.push(Action::RebuildIndexes {
@@ -133,7 +146,7 @@ pub fn plan(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
         for seg in p.segments.iter().skip(i + 1) {
             for file in segment_files(seg) {
                 plan.actions.push(Action::MoveAside {
-                    sidecar: sidecar(&file, ".cut-0"),
+                    sidecar: free_sidecar(&file, ".cut-0"),
                     file,
                     reason: "a later segment, after the cut".into(),
                 });
@@ -142,7 +155,7 @@ pub fn plan(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
         for (offset, path) in crate::txn::snapshot::list(&p.dir)? {
             if offset > new_end {
                 plan.actions.push(Action::MoveAside {
-                    sidecar: sidecar(&path, ".cut"),
+                    sidecar: free_sidecar(&path, ".cut"),
                     file: path,
                     reason: format!("a producer snapshot above the new log end {new_end}"),
                 });
@@ -210,7 +223,7 @@ pub fn execute(plan: &Plan, opts: &RepairOptions) -> Result<Vec<PathBuf>> {
                 for (ext, bytes) in [("index", index), ("timeindex", timeindex)] {
                     let path = log.with_extension(ext);
                     if std::fs::read(&path).is_ok_and(|old| old != bytes && !old.is_empty()) {
-                        let old = sidecar(&path, ".old");
+                        let old = free_sidecar(&path, ".old");
                         durable::move_aside(&path, &old)?;
                         sidecars.push(old);
                     }

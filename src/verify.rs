@@ -126,9 +126,12 @@ pub fn verify_segment(
     report: &mut Report,
 ) -> Result<()> {
     let mut reader = SegmentReader::open(path)?;
+    // On a large file the read-ahead threads run check_crc_and_records on
+    // the plain batches they read; the result comes with the entry.
+    reader.check_ahead(opts.limits);
     report.checked.files += 1;
     let mut scratch = Vec::new();
-    while let Some(entry) = reader.next_entry()? {
+    while let Some((entry, checked_ahead)) = reader.next_entry_checked()? {
         report.checked.batches += 1;
         report.checked.bytes += entry.size();
         let pos = entry.position();
@@ -168,27 +171,23 @@ pub fn verify_segment(
             }
         }
         *last_offset = Some(entry.last_offset().max(last_offset.unwrap_or(i64::MIN)));
-        if let Err(e) = entry.check_crc() {
-            push(e);
-            continue;
-        }
-        if let Entry::V2(batch) = entry {
-            match batch.records(&mut scratch, opts.limits) {
-                Ok(records) => {
-                    for r in records {
-                        match r {
-                            Ok(_) => report.checked.records += 1,
-                            Err(e) => {
-                                report.push(path, pos, Some(base), e);
-                                break;
-                            }
-                        }
+        // The CRC first: a batch that fails it is not read further.
+        match entry {
+            Entry::V2(batch) => match checked_ahead
+                .unwrap_or_else(|| batch.check_crc_and_records(&mut scratch, opts.limits))
+            {
+                Ok(checked) => {
+                    report.checked.records += checked.records;
+                    if let Some(e) = checked.error {
+                        report.push(path, pos, Some(base), e);
                     }
                 }
                 Err(e) => report.push(path, pos, Some(base), e),
-            }
-        } else {
-            report.checked.records += 1;
+            },
+            Entry::Legacy(m) => match m.check_crc() {
+                Ok(()) => report.checked.records += 1,
+                Err(e) => report.push(path, pos, Some(base), e),
+            },
         }
     }
     match reader.tail() {

@@ -8,11 +8,12 @@ use kaen_log::format::control::{self, ControlRecord};
 use kaen_log::format::{index, DecodeLimits, Entry, RecordView};
 use kaen_log::log::segment::{SegmentReader, Tail};
 use kaen_log::log::{classify, parse_segment_name, Partition, PathKind};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::json;
 
 use crate::cli::OutputFormat;
 use crate::exit::Outcome;
-use crate::report::{text_bytes, JsonBytes, Output};
+use crate::report::{text_bytes, write_json_bytes, JsonBytes, Output};
 
 /// Print the batches of a segment (with --records, every record), or the
 /// entries of a `.index` / `.timeindex` file.
@@ -137,6 +138,7 @@ fn dump_log(
     let mut problems = 0u64;
     let mut shown = 0u64;
     let mut scratch = Vec::new();
+    let mut line_buf = Vec::new();
     while let Some(entry) = reader.next_entry()? {
         if args
             .from_offset
@@ -148,7 +150,16 @@ fn dump_log(
             return Ok(problems);
         }
         shown += 1;
-        if !entry.crc_valid() {
+        // One CRC pass per entry; the check is repeated only to word a mismatch.
+        let computed_crc = match &entry {
+            Entry::V2(b) => b.computed_crc(),
+            Entry::Legacy(m) => m.computed_crc(),
+        };
+        let crc_valid = match &entry {
+            Entry::V2(b) => computed_crc == b.header.crc,
+            Entry::Legacy(m) => computed_crc == m.crc,
+        };
+        if !crc_valid {
             problems += 1;
             if let Err(e) = entry.check_crc() {
                 eprintln!("klog: {file}: {e}");
@@ -164,7 +175,7 @@ fn dump_log(
                 } else {
                     !args.batches_only
                 };
-                if want_records && batch.crc_valid() {
+                if want_records && crc_valid {
                     match batch.records(&mut scratch, limits) {
                         Ok(iter) => {
                             for r in iter {
@@ -213,50 +224,47 @@ fn dump_log(
                         batch.bytes().len(),
                         codec_name(h.compression_id()),
                         h.crc,
-                        batch.crc_valid(),
+                        crc_valid,
                     )?;
                     for r in &records {
                         write_text_record(out, r, h.is_control(), h.timestamp_type().label())?;
                     }
                 } else {
-                    let recs: Vec<Value> = records
-                        .iter()
-                        .map(|r| json_record(r, h.is_control()))
-                        .collect();
-                    let mut obj = json!({
-                        "file": file,
-                        "position": batch.position,
-                        "base_offset": h.base_offset,
-                        "last_offset": h.last_offset(),
-                        "record_count": h.records_count,
-                        "size": batch.bytes().len(),
-                        "magic": 2,
-                        "crc": h.crc,
-                        "crc_valid": batch.crc_valid(),
-                        "computed_crc": batch.computed_crc(),
-                        "attributes": h.attributes,
-                        "compression": codec_name(h.compression_id()),
-                        "timestamp_type": h.timestamp_type().name(),
-                        "is_transactional": h.is_transactional(),
-                        "is_control": h.is_control(),
-                        "has_delete_horizon": h.has_delete_horizon(),
-                        "producer_id": h.producer_id,
-                        "producer_epoch": h.producer_epoch,
-                        "base_sequence": h.base_sequence,
-                        "last_sequence": h.last_sequence(),
-                        "partition_leader_epoch": h.partition_leader_epoch,
-                        "base_timestamp": h.base_timestamp,
-                        "max_timestamp": h.max_timestamp,
-                    });
-                    if !args.batches_only {
-                        obj["records"] = Value::Array(recs);
-                    }
-                    if let Some(e) = record_error {
-                        obj["records_error"] =
-                            json!({"kind": e.kind_name(), "detail": e.to_string()});
-                    }
-                    serde_json::to_writer(&mut *out, &obj)?;
-                    writeln!(out)?;
+                    let line = BatchJson {
+                        file: &file,
+                        position: batch.position,
+                        base_offset: h.base_offset,
+                        last_offset: h.last_offset(),
+                        record_count: h.records_count,
+                        size: batch.bytes().len(),
+                        magic: 2,
+                        crc: h.crc,
+                        crc_valid,
+                        computed_crc,
+                        attributes: h.attributes,
+                        compression: codec_name(h.compression_id()),
+                        timestamp_type: h.timestamp_type().name(),
+                        is_transactional: h.is_transactional(),
+                        is_control: h.is_control(),
+                        has_delete_horizon: h.has_delete_horizon(),
+                        producer_id: h.producer_id,
+                        producer_epoch: h.producer_epoch,
+                        base_sequence: h.base_sequence,
+                        last_sequence: h.last_sequence(),
+                        partition_leader_epoch: h.partition_leader_epoch,
+                        base_timestamp: h.base_timestamp,
+                        max_timestamp: h.max_timestamp,
+                    };
+                    // Built in a reused buffer, then written in one piece.
+                    line_buf.clear();
+                    write_batch_json(
+                        &mut line_buf,
+                        &line,
+                        (!args.batches_only).then_some(&records[..]),
+                        h.is_control(),
+                        record_error,
+                    )?;
+                    out.write_all(&line_buf)?;
                 }
             }
             Entry::Legacy(m) => {
@@ -274,7 +282,7 @@ fn dump_log(
                         m.magic,
                         codec,
                         m.crc,
-                        m.crc_valid()
+                        crc_valid
                     )?;
                     if args.records && m.compression() == Some(kaen_log::format::Compression::None)
                     {
@@ -297,8 +305,8 @@ fn dump_log(
                         "size": m.bytes().len(),
                         "magic": m.magic,
                         "crc": m.crc,
-                        "crc_valid": m.crc_valid(),
-                        "computed_crc": m.computed_crc(),
+                        "crc_valid": crc_valid,
+                        "computed_crc": computed_crc,
                         "attributes": m.attributes,
                         "compression": codec,
                         "timestamp_type": m.timestamp_type().map(|t| t.name()),
@@ -390,27 +398,137 @@ fn write_text_record(
     Ok(())
 }
 
-fn json_record(r: &RecordView<'_>, is_control: bool) -> Value {
-    let headers: Vec<Value> = r
-        .headers()
-        .map(|h| json!({"key": JsonBytes(Some(h.key)), "value": JsonBytes(h.value)}))
-        .collect();
-    let mut obj = json!({
-        "offset": r.offset,
-        "timestamp": r.timestamp,
-        "key": JsonBytes(r.key),
-        "value": JsonBytes(r.value),
-        "headers": headers,
-    });
-    if is_control {
-        obj["control"] = match control_of(r) {
-            Ok(c) => {
-                json!({"type": c.kind.name(), "type_id": c.kind.id(), "version": c.version, "coordinator_epoch": c.coordinator_epoch})
+/// The header fields of a v2 batch's JSON line, in output order.
+#[derive(Serialize)]
+struct BatchJson<'a> {
+    file: &'a str,
+    position: u64,
+    base_offset: i64,
+    last_offset: i64,
+    record_count: i32,
+    size: usize,
+    magic: i8,
+    crc: u32,
+    crc_valid: bool,
+    computed_crc: u32,
+    attributes: i16,
+    compression: String,
+    timestamp_type: &'static str,
+    is_transactional: bool,
+    is_control: bool,
+    has_delete_horizon: bool,
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+    last_sequence: i32,
+    partition_leader_epoch: i32,
+    base_timestamp: i64,
+    max_timestamp: i64,
+}
+
+/// One line of JSON for a v2 batch: `head`'s fields, then `records` (when
+/// shown) and `records_error` (when there is one), and a newline; the same
+/// bytes serde_json writes for the object with those fields in that order.
+/// Records are written field by field (see [`write_record_json`]).
+fn write_batch_json(
+    buf: &mut Vec<u8>,
+    head: &BatchJson<'_>,
+    records: Option<&[RecordView<'_>]>,
+    is_control: bool,
+    error: Option<kaen_log::DecodeError>,
+) -> anyhow::Result<()> {
+    serde_json::to_writer(&mut *buf, head)?;
+    // Reopen the object to append the remaining fields.
+    anyhow::ensure!(buf.pop() == Some(b'}'), "a JSON object ends with a brace");
+    if let Some(records) = records {
+        buf.extend_from_slice(b",\"records\":[");
+        for (i, r) in records.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
             }
-            Err(e) => json!({"error": e.to_string()}),
-        };
+            write_record_json(buf, r, is_control)?;
+        }
+        buf.push(b']');
     }
-    obj
+    if let Some(e) = error {
+        buf.extend_from_slice(b",\"records_error\":");
+        let detail = ErrorJson {
+            kind: e.kind_name(),
+            detail: e.to_string(),
+        };
+        serde_json::to_writer(&mut *buf, &detail)?;
+    }
+    buf.extend_from_slice(b"}\n");
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct ErrorJson {
+    kind: &'static str,
+    detail: String,
+}
+
+/// One record: `{"offset","timestamp","key","value","headers":[{"key","value"}]}`,
+/// plus `"control"` in a control batch; numbers as serde_json writes them,
+/// bytes by [`write_json_bytes`].
+fn write_record_json(
+    buf: &mut Vec<u8>,
+    r: &RecordView<'_>,
+    is_control: bool,
+) -> anyhow::Result<()> {
+    buf.extend_from_slice(b"{\"offset\":");
+    serde_json::to_writer(&mut *buf, &r.offset)?;
+    buf.extend_from_slice(b",\"timestamp\":");
+    serde_json::to_writer(&mut *buf, &r.timestamp)?;
+    buf.extend_from_slice(b",\"key\":");
+    write_json_bytes(buf, r.key)?;
+    buf.extend_from_slice(b",\"value\":");
+    write_json_bytes(buf, r.value)?;
+    buf.extend_from_slice(b",\"headers\":[");
+    for (i, h) in r.headers().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(b"{\"key\":");
+        write_json_bytes(buf, Some(h.key))?;
+        buf.extend_from_slice(b",\"value\":");
+        write_json_bytes(buf, h.value)?;
+        buf.push(b'}');
+    }
+    buf.push(b']');
+    if is_control {
+        buf.extend_from_slice(b",\"control\":");
+        let control = match control_of(r) {
+            Ok(c) => ControlJson::Marker {
+                kind: c.kind.name(),
+                type_id: c.kind.id(),
+                version: c.version,
+                coordinator_epoch: c.coordinator_epoch,
+            },
+            Err(e) => ControlJson::Invalid {
+                error: e.to_string(),
+            },
+        };
+        serde_json::to_writer(&mut *buf, &control)?;
+    }
+    buf.push(b'}');
+    Ok(())
+}
+
+/// A control record's `control` object.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ControlJson {
+    Marker {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        type_id: i16,
+        version: i16,
+        coordinator_epoch: Option<i32>,
+    },
+    Invalid {
+        error: String,
+    },
 }
 
 fn dump_index(

@@ -25,7 +25,7 @@ use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::compression::{self, Compression};
 use crate::format::crc;
 use crate::format::cursor::Cursor;
-use crate::format::record::RecordIter;
+use crate::format::record::{RecordIter, RecordsChecked};
 
 /// Byte position of each header field.
 pub const BASE_OFFSET: usize = 0;
@@ -262,7 +262,10 @@ impl<'a> BatchView<'a> {
 
     /// The CRC check as a result positioned at the crc field.
     pub fn check_crc(&self) -> Result<(), DecodeError> {
-        let computed = self.computed_crc();
+        self.crc_result(self.computed_crc())
+    }
+
+    fn crc_result(&self, computed: u32) -> Result<(), DecodeError> {
         if computed == self.header.crc {
             Ok(())
         } else {
@@ -349,6 +352,34 @@ impl<'a> BatchView<'a> {
                     Some(section_at),
                 ))
             }
+        }
+    }
+
+    /// Everything `verify-crc` checks in one batch: the CRC, then (when it
+    /// matches) the header rules and every record, as
+    /// [`validate_records`](Self::validate_records) does. `Err` is the CRC
+    /// mismatch, exactly as [`check_crc`](Self::check_crc) reports it: a
+    /// batch that fails it is not read further.
+    pub fn check_crc_and_records(
+        &self,
+        scratch: &mut Vec<u8>,
+        limits: DecodeLimits,
+    ) -> Result<RecordsChecked, DecodeError> {
+        self.check_crc()?;
+        Ok(self.validate_records(scratch, limits))
+    }
+
+    /// Check the records without keeping them (what `verify-crc` needs):
+    /// the header rules, then every record as [`records`](Self::records)
+    /// would decode it. Returns the records that decoded and the first
+    /// error, positioned exactly as iterating would report it.
+    pub fn validate_records(&self, scratch: &mut Vec<u8>, limits: DecodeLimits) -> RecordsChecked {
+        match self.records(scratch, limits) {
+            Ok(records) => records.check_all(),
+            Err(e) => RecordsChecked {
+                records: 0,
+                error: Some(e),
+            },
         }
     }
 }

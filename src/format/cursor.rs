@@ -19,6 +19,7 @@ pub struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     /// A cursor over `bytes`, the first of which sits at file position `base`.
+    #[inline]
     pub fn new(bytes: &'a [u8], base: u64) -> Self {
         Cursor {
             bytes,
@@ -28,35 +29,43 @@ impl<'a> Cursor<'a> {
     }
 
     /// Absolute file position of the next byte.
+    #[inline]
     pub fn position(&self) -> u64 {
         self.base + self.pos as u64
     }
 
     /// Bytes consumed so far.
+    #[inline]
     pub fn consumed(&self) -> usize {
         self.pos
     }
 
     /// Bytes not yet read.
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.bytes.len().saturating_sub(self.pos)
     }
 
     /// Whether every byte has been read.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.remaining() == 0
     }
 
     /// The unread bytes.
+    #[inline]
     pub fn rest(&self) -> &'a [u8] {
         self.bytes.get(self.pos..).unwrap_or(&[])
     }
 
     /// An error of `kind` at the current position.
+    #[inline]
     pub fn error(&self, kind: DecodeErrorKind) -> DecodeError {
         DecodeError::new(self.position(), kind)
     }
 
+    #[cold]
+    #[inline(never)]
     fn eof(&self, needed: usize) -> DecodeError {
         self.error(DecodeErrorKind::UnexpectedEof {
             needed: needed as u64,
@@ -65,6 +74,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Read `len` bytes as a borrowed slice.
+    #[inline(always)]
     pub fn bytes(&mut self, len: usize) -> Result<&'a [u8], DecodeError> {
         let end = self.pos.checked_add(len).ok_or_else(|| self.eof(len))?;
         let slice = self.bytes.get(self.pos..end).ok_or_else(|| self.eof(len))?;
@@ -72,13 +82,21 @@ impl<'a> Cursor<'a> {
         Ok(slice)
     }
 
+    /// Skip `len` bytes (at most the bytes that remain).
+    #[inline(always)]
+    pub fn skip(&mut self, len: usize) {
+        self.pos = self.pos.saturating_add(len).min(self.bytes.len());
+    }
+
     /// Split off the next `len` bytes as a cursor that keeps absolute positions.
+    #[inline(always)]
     pub fn take(&mut self, len: usize) -> Result<Cursor<'a>, DecodeError> {
         let base = self.position();
         let bytes = self.bytes(len)?;
         Ok(Cursor::new(bytes, base))
     }
 
+    #[inline]
     fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
         let slice = self.bytes(N)?;
         let mut out = [0u8; N];
@@ -87,36 +105,43 @@ impl<'a> Cursor<'a> {
     }
 
     /// int8
+    #[inline(always)]
     pub fn i8(&mut self) -> Result<i8, DecodeError> {
         Ok(i8::from_be_bytes(self.array()?))
     }
 
     /// int16, big-endian
+    #[inline]
     pub fn i16(&mut self) -> Result<i16, DecodeError> {
         Ok(i16::from_be_bytes(self.array()?))
     }
 
     /// uint16, big-endian
+    #[inline]
     pub fn u16(&mut self) -> Result<u16, DecodeError> {
         Ok(u16::from_be_bytes(self.array()?))
     }
 
     /// int32, big-endian
+    #[inline]
     pub fn i32(&mut self) -> Result<i32, DecodeError> {
         Ok(i32::from_be_bytes(self.array()?))
     }
 
     /// uint32, big-endian
+    #[inline]
     pub fn u32(&mut self) -> Result<u32, DecodeError> {
         Ok(u32::from_be_bytes(self.array()?))
     }
 
     /// int64, big-endian
+    #[inline]
     pub fn i64(&mut self) -> Result<i64, DecodeError> {
         Ok(i64::from_be_bytes(self.array()?))
     }
 
     /// Zigzag varint (at most 5 bytes).
+    #[inline(always)]
     pub fn varint(&mut self) -> Result<i32, DecodeError> {
         let at = self.position();
         let (value, len) =
@@ -126,6 +151,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Zigzag varlong (at most 10 bytes).
+    #[inline(always)]
     pub fn varlong(&mut self) -> Result<i64, DecodeError> {
         let at = self.position();
         let (value, len) =
@@ -135,6 +161,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Unsigned varint (compact lengths of flexible message versions).
+    #[inline]
     pub fn uvarint(&mut self) -> Result<u32, DecodeError> {
         let at = self.position();
         let (value, len) =
@@ -145,6 +172,7 @@ impl<'a> Cursor<'a> {
 
     /// A varint length followed by that many bytes; -1 is null, other
     /// negative lengths are an error naming `field`.
+    #[inline(always)]
     pub fn varint_bytes(&mut self, field: &'static str) -> Result<Option<&'a [u8]>, DecodeError> {
         let at = self.position();
         let len = self.varint()?;

@@ -178,9 +178,12 @@ impl<'a> LegacyView<'a> {
                 inner_position: None,
             }]);
         }
-        let value_at = self.position + self.bytes.len() as u64 - self.value.map_or(0, |v| v.len() as u64);
-        let bad = |reason| DecodeError::new(value_at, DecodeErrorKind::BadControlRecord { reason });
-        let wrapped = self.value.ok_or_else(|| bad("compressed wrapper with a null value"))?;
+        let value_at =
+            self.position + self.bytes.len() as u64 - self.value.map_or(0, |v| v.len() as u64);
+        let bad = |reason| DecodeError::new(value_at, DecodeErrorKind::BadWrapper { reason });
+        let wrapped = self
+            .value
+            .ok_or_else(|| bad("compressed wrapper with a null value"))?;
         let fixed;
         let input = if codec == Compression::Lz4 && self.magic == 0 {
             // Kafka's magic-0 LZ4 writer computed the frame header checksum
@@ -192,7 +195,11 @@ impl<'a> LegacyView<'a> {
         };
         crate::format::compression::decompress(codec, input, scratch, limits.max_decompressed)
             .map_err(|kind| DecodeError::new(value_at, kind))?;
-        let inner_err = |e: DecodeError| DecodeError { offset: value_at, decompressed_at: Some(e.offset), kind: e.kind };
+        let inner_err = |e: DecodeError| DecodeError {
+            offset: value_at,
+            decompressed_at: Some(e.offset),
+            kind: e.kind,
+        };
         let mut inner = Vec::new();
         let mut c = Cursor::new(scratch, 0);
         while !c.is_empty() {
@@ -201,7 +208,10 @@ impl<'a> LegacyView<'a> {
             head.i64().map_err(inner_err)?;
             let size = head.i32().map_err(inner_err)?;
             if size < 14 {
-                return Err(inner_err(DecodeError::new(at + 8, DecodeErrorKind::SizeTooSmall { size })));
+                return Err(inner_err(DecodeError::new(
+                    at + 8,
+                    DecodeErrorKind::SizeTooSmall { size },
+                )));
             }
             let bytes = c.bytes(12 + size as usize).map_err(inner_err)?;
             let m = LegacyView::new(bytes, at).map_err(inner_err)?;
@@ -213,26 +223,40 @@ impl<'a> LegacyView<'a> {
             }
             inner.push(m);
         }
-        let last_relative = inner.last().map(|m| m.offset).ok_or_else(|| bad("compressed wrapper holds no messages"))?;
+        let last_relative = inner
+            .last()
+            .map(|m| m.offset)
+            .ok_or_else(|| bad("compressed wrapper holds no messages"))?;
         if self.magic == 1 && self.offset != 0 && self.offset < last_relative {
-            return Err(bad("wrapper offset is below its last inner relative offset"));
+            return Err(bad(
+                "wrapper offset is below its last inner relative offset",
+            ));
         }
         let log_append = self.timestamp_type() == Some(TimestampType::LogAppendTime);
-        Ok(inner
-            .iter()
-            .map(|m| LegacyMessage {
-                offset: match (self.magic, self.offset) {
-                    (0, _) => m.offset,
-                    (_, 0) => m.offset,
-                    (_, w) => w - last_relative + m.offset,
+        let mut out = Vec::with_capacity(inner.len());
+        for m in &inner {
+            let offset = match (self.magic, self.offset) {
+                (0, _) | (_, 0) => Some(m.offset),
+                (_, w) => w
+                    .checked_sub(last_relative)
+                    .and_then(|base| base.checked_add(m.offset)),
+            };
+            let offset = offset
+                .ok_or_else(|| bad("inner relative offsets overflow the wrapper's offset"))?;
+            out.push(LegacyMessage {
+                offset,
+                timestamp: if log_append {
+                    self.timestamp
+                } else {
+                    m.timestamp
                 },
-                timestamp: if log_append { self.timestamp } else { m.timestamp },
                 key: m.key,
                 value: m.value,
                 crc_valid: m.crc_valid(),
                 inner_position: Some(m.position),
-            })
-            .collect())
+            });
+        }
+        Ok(out)
     }
 }
 
@@ -260,7 +284,14 @@ mod tests {
     use crate::format::DecodeLimits;
 
     /// A legacy entry built by hand from the spec: offset, size, crc (CRC-32), magic, attributes, [timestamp], key, value.
-    fn entry(offset: i64, magic: i8, attributes: i8, timestamp: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Vec<u8> {
+    fn entry(
+        offset: i64,
+        magic: i8,
+        attributes: i8,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> Vec<u8> {
         let mut msg = vec![magic as u8, attributes as u8];
         if magic == 1 {
             msg.extend_from_slice(&timestamp.to_be_bytes());
@@ -291,10 +322,16 @@ mod tests {
         let v0 = entry(7, 0, 0, -1, Some(b"k"), Some(b"v"));
         let m = LegacyView::new(&v0, 100).unwrap();
         assert!(m.crc_valid());
-        assert_eq!((m.offset, m.timestamp, m.key, m.value), (7, -1, Some(&b"k"[..]), Some(&b"v"[..])));
+        assert_eq!(
+            (m.offset, m.timestamp, m.key, m.value),
+            (7, -1, Some(&b"k"[..]), Some(&b"v"[..]))
+        );
         let v1 = entry(8, 1, 0, 1_700_000_000_000, None, Some(b"hello"));
         let m = LegacyView::new(&v1, 0).unwrap();
-        assert_eq!((m.timestamp, m.timestamp_type()), (1_700_000_000_000, Some(TimestampType::CreateTime)));
+        assert_eq!(
+            (m.timestamp, m.timestamp_type()),
+            (1_700_000_000_000, Some(TimestampType::CreateTime))
+        );
         let mut flipped = v1.clone();
         *flipped.last_mut().unwrap() ^= 1;
         let m = LegacyView::new(&flipped, 0).unwrap();
@@ -305,7 +342,11 @@ mod tests {
     #[test]
     fn gzip_wrappers_v0_absolute_and_v1_relative_offsets() {
         // v0: inner offsets are absolute; the wrapper carries the last one.
-        let inner: Vec<u8> = [entry(10, 0, 0, -1, None, Some(b"a")), entry(11, 0, 0, -1, None, Some(b"b"))].concat();
+        let inner: Vec<u8> = [
+            entry(10, 0, 0, -1, None, Some(b"a")),
+            entry(11, 0, 0, -1, None, Some(b"b")),
+        ]
+        .concat();
         let wrapper = entry(11, 0, 1, -1, None, Some(&gzip(&inner)));
         let w = LegacyView::new(&wrapper, 0).unwrap();
         assert!(w.crc_valid());
@@ -314,18 +355,28 @@ mod tests {
         assert_eq!(msgs.iter().map(|m| m.offset).collect::<Vec<_>>(), [10, 11]);
         assert_eq!(msgs[1].value, Some(&b"b"[..]));
         // v1: inner offsets 0, 1, 2 relative; wrapper offset 42 is the last: 40, 41, 42.
-        let inner: Vec<u8> = (0..3).map(|i| entry(i, 1, 0, 1000 + i, None, Some(b"x"))).collect::<Vec<_>>().concat();
+        let inner: Vec<u8> = (0..3)
+            .map(|i| entry(i, 1, 0, 1000 + i, None, Some(b"x")))
+            .collect::<Vec<_>>()
+            .concat();
         let wrapper = entry(42, 1, 1, 1002, None, Some(&gzip(&inner)));
         let w = LegacyView::new(&wrapper, 0).unwrap();
         let mut scratch = Vec::new();
         let msgs = w.messages(&mut scratch, DecodeLimits::default()).unwrap();
-        assert_eq!(msgs.iter().map(|m| m.offset).collect::<Vec<_>>(), [40, 41, 42]);
+        assert_eq!(
+            msgs.iter().map(|m| m.offset).collect::<Vec<_>>(),
+            [40, 41, 42]
+        );
         assert_eq!(msgs[0].timestamp, 1000);
         // LogAppendTime on the wrapper: every inner message takes the wrapper's timestamp.
         let wrapper = entry(42, 1, 1 | 0x08, 5555, None, Some(&gzip(&inner)));
         let w = LegacyView::new(&wrapper, 0).unwrap();
         let mut scratch = Vec::new();
-        assert!(w.messages(&mut scratch, DecodeLimits::default()).unwrap().iter().all(|m| m.timestamp == 5555));
+        assert!(w
+            .messages(&mut scratch, DecodeLimits::default())
+            .unwrap()
+            .iter()
+            .all(|m| m.timestamp == 5555));
         // A wrapper offset below the last relative offset is invalid.
         let wrapper = entry(1, 1, 1, 0, None, Some(&gzip(&inner)));
         let w = LegacyView::new(&wrapper, 0).unwrap();

@@ -70,6 +70,18 @@ impl<'a> Entry<'a> {
             Entry::Legacy(l) => l.offset,
         }
     }
+    /// One past the last offset, or `None` when that overflows an i64
+    /// (a header that claims offsets past `i64::MAX`).
+    pub fn checked_next_offset(&self) -> Option<i64> {
+        match self {
+            Entry::V2(b) => b
+                .header
+                .base_offset
+                .checked_add(i64::from(b.header.last_offset_delta))?
+                .checked_add(1),
+            Entry::Legacy(l) => l.offset.checked_add(1),
+        }
+    }
     /// The magic byte.
     pub fn magic(&self) -> i8 {
         match self {

@@ -19,6 +19,7 @@
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::batch::{BatchHeader, TimestampType};
 use crate::format::cursor::Cursor;
+use crate::format::varint;
 
 /// One record, borrowing key, value and headers from the batch (or the
 /// decompression buffer).
@@ -90,6 +91,7 @@ impl<'a> Iterator for HeaderIter<'a> {
     }
 }
 
+#[inline(always)]
 fn read_header<'a>(c: &mut Cursor<'a>) -> Result<HeaderView<'a>, DecodeError> {
     let at = c.position();
     // headerKeyLength: varint (must be >= 0)
@@ -107,8 +109,176 @@ fn read_header<'a>(c: &mut Cursor<'a>) -> Result<HeaderView<'a>, DecodeError> {
     Ok(HeaderView { key, value })
 }
 
-/// Decode one record from `c`.
+/// Decode one record from `c`: the one parser behind both [`RecordIter`]
+/// and [`RecordIter::check_all`] (inlined into each, so the check drops the
+/// fields it never looks at). A well-formed record is decoded by
+/// [`parse_fast`]; anything else is decoded again by [`read_record_exact`],
+/// which applies the same rules and names the defect and its byte.
+#[inline(always)]
 fn read_record<'a>(c: &mut Cursor<'a>, h: &BatchHeader) -> Result<RecordView<'a>, DecodeError> {
+    match parse_fast(c.rest(), h.last_offset_delta) {
+        Some(p) => {
+            let position = c.position();
+            c.skip(p.size);
+            Ok(p.view(position, h))
+        }
+        None => read_record_exact(c, h),
+    }
+}
+
+/// The fields of a record decoded by [`parse_fast`], relative to the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Parsed<'a> {
+    /// Bytes of the record, length varint included.
+    size: usize,
+    attributes: i8,
+    timestamp_delta: i64,
+    offset_delta: i32,
+    key: Option<&'a [u8]>,
+    value: Option<&'a [u8]>,
+    header_count: u32,
+    headers: &'a [u8],
+    /// Where the headers start, from the record's first byte.
+    headers_at: usize,
+}
+
+impl<'a> Parsed<'a> {
+    #[inline(always)]
+    fn view(self, position: u64, h: &BatchHeader) -> RecordView<'a> {
+        let timestamp = match h.timestamp_type() {
+            TimestampType::LogAppendTime => h.max_timestamp,
+            TimestampType::CreateTime => h.base_timestamp.wrapping_add(self.timestamp_delta),
+        };
+        RecordView {
+            position,
+            size: self.size as u32,
+            attributes: self.attributes,
+            timestamp_delta: self.timestamp_delta,
+            offset_delta: self.offset_delta,
+            offset: h.base_offset.wrapping_add(i64::from(self.offset_delta)),
+            timestamp,
+            key: self.key,
+            value: self.value,
+            header_count: self.header_count,
+            headers: self.headers,
+            headers_at: position + self.headers_at as u64,
+        }
+    }
+}
+
+/// The raw (still zigzag-encoded) 32-bit varint at `bytes[at..]` and the
+/// index after it, under [`varint::decode_varint`]'s rules; `None` for any
+/// defect. One- and two-byte varints, nearly all of them in a record, take
+/// no loop.
+#[inline(always)]
+fn raw_varint_at(bytes: &[u8], at: usize) -> Option<(u32, usize)> {
+    let b0 = *bytes.get(at)?;
+    if b0 < 0x80 {
+        return Some((u32::from(b0), at + 1));
+    }
+    let b1 = *bytes.get(at + 1)?;
+    if b1 < 0x80 {
+        return Some((u32::from(b0 & 0x7f) | u32::from(b1) << 7, at + 2));
+    }
+    let (raw, n) = varint::decode_uvarint(bytes.get(at..)?).ok()?;
+    Some((raw, at + n))
+}
+
+/// A zigzag length that must not be negative.
+#[inline(always)]
+fn non_negative(raw: u32) -> Option<usize> {
+    if raw & 1 == 0 {
+        Some((raw >> 1) as usize)
+    } else {
+        None
+    }
+}
+
+/// A varint length (-1 = null, other negative lengths a defect) and that
+/// many bytes at `bytes[at..]`, with the index after them.
+#[inline(always)]
+fn nullable_bytes_at(bytes: &[u8], at: usize) -> Option<(Option<&[u8]>, usize)> {
+    let (raw, at) = raw_varint_at(bytes, at)?;
+    if raw == 1 {
+        return Some((None, at));
+    }
+    let end = at.checked_add(non_negative(raw)?)?;
+    Some((Some(bytes.get(at..end)?), end))
+}
+
+/// Decode the record at the start of `bytes` under exactly the rules of
+/// [`read_record_exact`], but only say whether it is well-formed: `None`
+/// for any defect (then the exact parser names it). No positions, no
+/// error values: this is the loop `verify-crc` spends its time in.
+#[inline(always)]
+fn parse_fast(bytes: &[u8], last_offset_delta: i32) -> Option<Parsed<'_>> {
+    let (raw, start) = raw_varint_at(bytes, 0)?; // length: varint
+    let end = start.checked_add(non_negative(raw)?)?;
+    let r = bytes.get(start..end)?;
+    let attributes = *r.first()? as i8; // attributes: int8
+    let (timestamp_delta, n) = varint::decode_varlong(r.get(1..)?).ok()?; // timestampDelta: varlong
+    let (raw, at) = raw_varint_at(r, 1 + n)?; // offsetDelta: varint
+    let offset_delta = non_negative(raw)? as i32;
+    if offset_delta > last_offset_delta {
+        return None;
+    }
+    let (key, at) = nullable_bytes_at(r, at)?; // keyLength: varint, key: bytes
+    let (value, at) = nullable_bytes_at(r, at)?; // valueLength: varint, value: bytes
+    // Most records have no headers: then headerCount is the record's last
+    // byte, 0, right after the value. Checked this way, the byte is read at
+    // an address known from the record's length alone instead of after the
+    // value's length, which keeps it off the chain of dependent loads.
+    if at + 1 == r.len() && r.last() == Some(&0) {
+        return Some(Parsed {
+            size: end,
+            attributes,
+            timestamp_delta,
+            offset_delta,
+            key,
+            value,
+            header_count: 0,
+            headers: &[],
+            headers_at: start + r.len(),
+        });
+    }
+    let (raw, mut at) = raw_varint_at(r, at)?; // headerCount: varint
+    let header_count = non_negative(raw)?;
+    if header_count > r.len() - at {
+        return None;
+    }
+    let headers_at = at;
+    for _ in 0..header_count {
+        // headerKeyLength: varint (>= 0), key
+        let (raw, key_at) = raw_varint_at(r, at)?;
+        at = key_at.checked_add(non_negative(raw)?)?;
+        r.get(key_at..at)?;
+        // headerValueLength: varint (-1 = null), value
+        at = nullable_bytes_at(r, at)?.1;
+    }
+    if at != r.len() {
+        return None;
+    }
+    Some(Parsed {
+        size: end,
+        attributes,
+        timestamp_delta,
+        offset_delta,
+        key,
+        value,
+        header_count: header_count as u32,
+        headers: r.get(headers_at..at)?,
+        headers_at: start + headers_at,
+    })
+}
+
+/// Decode one record from `c`, naming the first defect exactly. The
+/// reference for [`parse_fast`], and what [`read_record`] falls back to.
+#[cold]
+#[inline(never)]
+fn read_record_exact<'a>(
+    c: &mut Cursor<'a>,
+    h: &BatchHeader,
+) -> Result<RecordView<'a>, DecodeError> {
     let position = c.position();
     let len_at = c.position();
     let length = c.varint()?; // length: varint
@@ -218,6 +388,7 @@ impl<'a> RecordIter<'a> {
         e
     }
 
+    #[inline(always)]
     fn step(&mut self) -> Option<Result<RecordView<'a>, DecodeError>> {
         let count = self.header.records_count.max(0) as u64;
         if self.read == count {
@@ -250,14 +421,229 @@ impl<'a> RecordIter<'a> {
     }
 }
 
+/// What [`RecordIter::check_all`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordsChecked {
+    /// Records that decoded, before the error if there is one.
+    pub records: u64,
+    /// The first defect (the iterator's error, positioned the same way).
+    pub error: Option<DecodeError>,
+}
+
+impl RecordIter<'_> {
+    /// Walk the remaining records without keeping them: the records that
+    /// decode and the first error, exactly as iterating would report them.
+    pub fn check_all(mut self) -> RecordsChecked {
+        // Run over well-formed records with the position in a register
+        // (parse_fast decides exactly as read_record would and the same
+        // records are counted), then let the iterator take over at the
+        // first record it rejects, or at the end, so every defect and the
+        // end-of-section rules are reported by the same code as always.
+        let count = self.header.records_count.max(0) as u64;
+        let bytes = self.cursor.rest();
+        let mut at = 0;
+        let mut read = self.read;
+        while read < count && !self.done {
+            let Some(p) = bytes
+                .get(at..)
+                .and_then(|b| parse_fast(b, self.header.last_offset_delta))
+            else {
+                break;
+            };
+            at += p.size;
+            read += 1;
+        }
+        self.cursor.skip(at);
+        let mut records = read - self.read;
+        self.read = read;
+        for r in self {
+            match r {
+                Ok(_) => records += 1,
+                Err(e) => {
+                    return RecordsChecked {
+                        records,
+                        error: Some(e),
+                    }
+                }
+            }
+        }
+        RecordsChecked {
+            records,
+            error: None,
+        }
+    }
+}
+
 impl<'a> Iterator for RecordIter<'a> {
     type Item = Result<RecordView<'a>, DecodeError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
             return None;
         }
         let item = self.step();
         item.map(|r| r.map_err(|e| self.locate(e)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::varint::{put_varint, put_varlong};
+
+    /// xorshift64*: deterministic and dependency-free.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+            xs[self.below(xs.len() as u64) as usize]
+        }
+    }
+
+    fn header(last_offset_delta: i32, records_count: i32, attributes: i16) -> BatchHeader {
+        BatchHeader {
+            base_offset: 1000,
+            batch_length: 0,
+            partition_leader_epoch: 0,
+            magic: 2,
+            crc: 0,
+            attributes,
+            last_offset_delta,
+            base_timestamp: 1_700_000_000_000,
+            max_timestamp: 1_700_000_000_999,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            records_count,
+        }
+    }
+
+    /// A length: mostly valid, sometimes null or negative, at 1..3 bytes.
+    fn length(rng: &mut Rng, valid: i32) -> i32 {
+        match rng.below(40) {
+            0 => -1,
+            1 => rng.pick(&[-2, -3, -64, -65, i32::MIN]),
+            2 => valid + rng.pick(&[1, -1, 200]),
+            _ => valid,
+        }
+    }
+
+    fn bytes_field(rng: &mut Rng, out: &mut Vec<u8>, nullable: bool) {
+        let n = rng.pick(&[0, 1, 5, 63, 64, 100, 8191, 8192]);
+        if nullable && rng.below(8) == 0 {
+            put_varint(out, -1);
+            return;
+        }
+        let declared = length(rng, n);
+        put_varint(out, declared);
+        out.extend((0..n).map(|i| (i as u8).wrapping_mul(31)));
+    }
+
+    /// One record, well-formed or close to it.
+    fn record(rng: &mut Rng, last_offset_delta: i32) -> Vec<u8> {
+        let mut body = vec![rng.below(256) as u8];
+        put_varlong(
+            &mut body,
+            rng.pick(&[0, 1, -1, 63, 64, 8191, 8192, 1 << 40, -(1 << 40), i64::MAX]),
+        );
+        let delta = match rng.below(10) {
+            0 => rng.pick(&[-1, last_offset_delta.wrapping_add(1), i32::MIN, i32::MAX]),
+            _ => rng.below(last_offset_delta as u64 + 1) as i32,
+        };
+        put_varint(&mut body, delta);
+        bytes_field(rng, &mut body, true);
+        bytes_field(rng, &mut body, true);
+        let headers = rng.pick(&[0, 0, 0, 1, 2, 3]);
+        put_varint(&mut body, length(rng, headers));
+        for _ in 0..headers {
+            let nullable_key = rng.below(10) == 0;
+            bytes_field(rng, &mut body, nullable_key);
+            bytes_field(rng, &mut body, true);
+        }
+        let mut out = Vec::new();
+        put_varint(&mut out, length(rng, body.len() as i32));
+        out.extend_from_slice(&body);
+        match rng.below(6) {
+            0 if !out.is_empty() => {
+                let i = rng.below(out.len() as u64) as usize;
+                out[i] ^= 1 << rng.below(8);
+            }
+            1 => out.truncate(rng.below(out.len() as u64 + 1) as usize),
+            2 => out.extend_from_slice(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x01]),
+            _ => {}
+        }
+        out
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_exact_parser() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let (mut fast, mut exact_only) = (0, 0);
+        for round in 0..40_000 {
+            let lod = rng.pick(&[0, 1, 63, 64, 499, 70_000, i32::MAX]);
+            let attributes = if round % 2 == 0 { 0 } else { 0x08 };
+            let h = header(lod, 1, attributes);
+            let bytes = record(&mut rng, lod);
+            let mut c = Cursor::new(&bytes, 5000);
+            let exact = read_record_exact(&mut c, &h);
+            match (parse_fast(&bytes, lod), exact) {
+                (Some(p), Ok(v)) => {
+                    assert_eq!(p.view(5000, &h), v, "{bytes:02x?}");
+                    assert_eq!(p.size, c.consumed(), "{bytes:02x?}");
+                    fast += 1;
+                }
+                (None, Err(_)) => exact_only += 1,
+                (f, e) => panic!("disagree on {bytes:02x?}: fast {f:?}, exact {e:?}"),
+            }
+            // The public path: the same outcome as the exact parser.
+            let mut c2 = Cursor::new(&bytes, 5000);
+            let mut c3 = Cursor::new(&bytes, 5000);
+            assert_eq!(read_record(&mut c2, &h), read_record_exact(&mut c3, &h));
+            assert_eq!(c2.consumed(), c3.consumed());
+        }
+        // Both kinds were exercised.
+        assert!(fast > 10_000 && exact_only > 5_000, "{fast} {exact_only}");
+    }
+
+    #[test]
+    fn check_all_matches_iteration() {
+        let mut rng = Rng(42);
+        for _ in 0..5_000 {
+            let lod = rng.pick(&[3, 64, 500]);
+            let n = rng.below(6) as i32;
+            let mut section = Vec::new();
+            for _ in 0..n {
+                let r = record(&mut rng, lod);
+                section.extend_from_slice(&r);
+            }
+            let count = (n + rng.pick(&[0, 0, 0, -1, 1])).max(0);
+            let h = header(lod, count, 0);
+            for compressed_at in [None, Some(77)] {
+                let it = RecordIter::new(Cursor::new(&section, 300), &h, compressed_at);
+                let mut expected = RecordsChecked {
+                    records: 0,
+                    error: None,
+                };
+                for r in it.clone() {
+                    match r {
+                        Ok(_) => expected.records += 1,
+                        Err(e) => {
+                            expected.error = Some(e);
+                            break;
+                        }
+                    }
+                }
+                assert_eq!(it.check_all(), expected, "{section:02x?} count {count}");
+            }
+        }
     }
 }

@@ -9,6 +9,7 @@
 use crate::error::DecodeErrorKind;
 
 /// Decode a zigzag varint; returns the value and the bytes it took.
+#[inline]
 pub fn decode_varint(bytes: &[u8]) -> Result<(i32, usize), DecodeErrorKind> {
     let (raw, len) = decode_unsigned(bytes, 5)?;
     let raw = raw as u32;
@@ -16,19 +17,42 @@ pub fn decode_varint(bytes: &[u8]) -> Result<(i32, usize), DecodeErrorKind> {
 }
 
 /// Decode a zigzag varlong; returns the value and the bytes it took.
+#[inline]
 pub fn decode_varlong(bytes: &[u8]) -> Result<(i64, usize), DecodeErrorKind> {
     let (raw, len) = decode_unsigned(bytes, 10)?;
     Ok((((raw >> 1) as i64) ^ -((raw & 1) as i64), len))
 }
 
 /// Decode an unsigned (non-zigzag) 32-bit varint.
+#[inline]
 pub fn decode_uvarint(bytes: &[u8]) -> Result<(u32, usize), DecodeErrorKind> {
     let (raw, len) = decode_unsigned(bytes, 5)?;
     Ok((raw as u32, len))
 }
 
-#[inline]
+/// The unsigned value of the varint at the start of `bytes` and its length.
+/// Most varints in a record (attributes aside, every field of a small
+/// record) take one or two bytes: those are decoded here without a loop;
+/// longer ones, and every error, by [`decode_unsigned_long`] (same rules).
+#[inline(always)]
 fn decode_unsigned(bytes: &[u8], max_len: usize) -> Result<(u64, usize), DecodeErrorKind> {
+    // Both limits (5 and 10) exceed two bytes.
+    debug_assert!(max_len >= 2);
+    if let Some(&b0) = bytes.first() {
+        if b0 < 0x80 {
+            return Ok((u64::from(b0), 1));
+        }
+        if let Some(&b1) = bytes.get(1) {
+            if b1 < 0x80 {
+                return Ok((u64::from(b0 & 0x7f) | u64::from(b1) << 7, 2));
+            }
+        }
+    }
+    decode_unsigned_long(bytes, max_len)
+}
+
+#[inline(never)]
+fn decode_unsigned_long(bytes: &[u8], max_len: usize) -> Result<(u64, usize), DecodeErrorKind> {
     let mut value: u64 = 0;
     for (i, &b) in bytes.iter().take(max_len).enumerate() {
         value |= u64::from(b & 0x7f) << (7 * i as u32);
@@ -123,6 +147,32 @@ mod tests {
             assert!(out.len() <= 10);
             assert_eq!(varlong_len(v), out.len());
             assert_eq!(decode_varlong(&out).unwrap(), (v, out.len()));
+        }
+    }
+
+    #[test]
+    fn short_paths_agree_with_the_loop() {
+        let mut bufs: Vec<Vec<u8>> = vec![vec![]];
+        for b0 in 0..=255u8 {
+            bufs.push(vec![b0]);
+            for b1 in 0..=255u8 {
+                bufs.push(vec![b0, b1]);
+                for b2 in [0x00, 0x01, 0x7f, 0x80, 0xff] {
+                    bufs.push(vec![b0, b1, b2]);
+                    bufs.push(vec![
+                        b0, b1, b2, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01,
+                    ]);
+                }
+            }
+        }
+        for b in &bufs {
+            for max_len in [5, 10] {
+                assert_eq!(
+                    decode_unsigned(b, max_len),
+                    decode_unsigned_long(b, max_len),
+                    "{b:02x?} max {max_len}"
+                );
+            }
         }
     }
 

@@ -200,7 +200,9 @@ impl PartitionAppender {
             let mut file = durable::open_append(&path)?;
             durable::append_and_sync(&mut file, &path, &entry)?;
         }
-        self.next_offset = last + 1;
+        self.next_offset = last
+            .checked_add(1)
+            .ok_or_else(|| Error::Invalid("offsets would overflow".into()))?;
         Ok(base..=last)
     }
 
@@ -314,7 +316,18 @@ fn open_existing(
             bytes_since = 0;
         }
         bytes_since += entry.size();
-        next_offset = entry.last_offset() + 1;
+        next_offset = entry
+            .checked_next_offset()
+            .ok_or_else(|| Error::DamagedTail {
+                path: log_path.clone(),
+                error: crate::error::DecodeError::new(
+                    entry.position(),
+                    crate::error::DecodeErrorKind::RelativeOffsetOverflow {
+                        segment_base: base_offset,
+                        offset: entry.base_offset(),
+                    },
+                ),
+            })?;
         let ts = match entry {
             Entry::V2(b) => b.header.max_timestamp,
             Entry::Legacy(l) => l.timestamp,
@@ -338,6 +351,8 @@ fn open_existing(
     let size = reader.file_len();
     let index_path = dir.join(segment_file_name(base_offset, "index"));
     let timeindex_path = dir.join(segment_file_name(base_offset, "timeindex"));
+    trim_index(&index_path, index::OFFSET_ENTRY_LEN)?;
+    trim_index(&timeindex_path, TIME_ENTRY_LEN)?;
     let timeindex = durable::open_append(&timeindex_path)?;
     let last_time_entry_timestamp = last_time_entry(&timeindex, &timeindex_path, base_offset)?;
     Ok((
@@ -357,6 +372,30 @@ fn open_existing(
         },
         next_offset,
     ))
+}
+
+/// Cut an index back to its whole, used entries before appending to it: a
+/// torn entry (a crash during the index write) or preallocated zero slots
+/// (a broker's unclean shutdown) would misalign every entry appended after
+/// them. Indexes hold no data of their own: they are rebuilt from the log.
+fn trim_index(path: &Path, entry_len: usize) -> Result<()> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(path, "read", e)),
+    };
+    let mut used = bytes.len() / entry_len;
+    while used > 1
+        && bytes
+            .get((used - 1) * entry_len..used * entry_len)
+            .is_some_and(|e| e.iter().all(|&b| b == 0))
+    {
+        used -= 1;
+    }
+    if used * entry_len < bytes.len() {
+        durable::truncate(path, (used * entry_len) as u64)?;
+    }
+    Ok(())
 }
 
 fn last_time_entry(file: &File, path: &Path, base_offset: i64) -> Result<i64> {

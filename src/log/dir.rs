@@ -99,7 +99,15 @@ pub fn list_segments(dir: &Path) -> Result<Vec<SegmentFiles>> {
         let Some((base, suffix)) = parse_segment_name(name) else {
             continue;
         };
-        if !entry.file_type().is_file() {
+        if entry.file_type().is_symlink() {
+            // A symlinked segment is read through its link; a dangling one is an error, not a gap.
+            if !entry.path().is_file() {
+                return Err(Error::layout(
+                    entry.path(),
+                    "is a symlink that does not lead to a file",
+                ));
+            }
+        } else if !entry.file_type().is_file() {
             continue;
         }
         match suffix {

@@ -10,18 +10,45 @@
 //! its header is corruption, after which nothing can be framed and the
 //! reader stops. A CRC mismatch does not break the framing, so the reader
 //! goes on and leaves the CRC to the caller.
+//!
+//! Bytes come in chunks of a few MiB. An entry inside one chunk is handed
+//! out as a slice of it; only an entry that straddles two chunks is copied,
+//! into a carry buffer that grows to the largest such entry. A large file is
+//! read ahead by background threads (positioned reads, into a few recycled
+//! buffers each, so memory stays bounded by those buffers plus the largest
+//! batch), which overlaps reading from the page cache with the caller's
+//! work. With [`SegmentReader::check_ahead`] the threads also run
+//! [`BatchView::check_crc_and_records`] on the plain batches of the chunk
+//! they just read, while its bytes are in their cache, and the reader hands
+//! the result out with the entry (see [`SegmentReader::next_entry_checked`]).
 
 use std::fs::File;
-use std::io::Read;
+use std::io;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TryRecvError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread::JoinHandle;
 
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::batch::{
-    self, BatchView, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_ENTRY_SIZE,
+    self, BatchView, DecodeLimits, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_ENTRY_SIZE,
 };
+use crate::format::record::RecordsChecked;
 use crate::format::{Entry, LegacyView};
 
-const READ_CHUNK: usize = 1 << 20;
+/// Bytes per read, and the size of each read-ahead buffer.
+const READ_CHUNK: usize = 4 << 20;
+/// Read-ahead buffers per thread (being filled, queued, being parsed).
+const BUFFERS_PER_THREAD: usize = 2;
+/// Read-ahead threads that also check batches; one when they only read.
+const CHECK_THREADS: usize = 2;
+/// Files (from the starting position) smaller than this are read on the
+/// calling thread: threads would cost more than they save.
+const READ_AHEAD_MIN: u64 = 4 * READ_CHUNK as u64;
+
+/// What [`BatchView::check_crc_and_records`] returned for a batch.
+pub type BatchCheck = std::result::Result<RecordsChecked, DecodeError>;
 
 /// How a segment ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,51 +90,378 @@ impl Tail {
 /// Reads the entries of one `.log` file in order.
 pub struct SegmentReader {
     path: PathBuf,
-    file: File,
+    file: Arc<File>,
     file_len: u64,
-    buf: Vec<u8>,
-    /// Window of valid bytes in `buf`.
-    start: usize,
-    end: usize,
-    /// File position of `buf[start]`.
+    /// File position of the next unread byte (the next entry).
     pos: u64,
     tail: Option<Tail>,
+    /// The chunk being parsed; `chunk[chunk_start..chunk_end]` is unread.
+    chunk: Vec<u8>,
+    chunk_start: usize,
+    chunk_end: usize,
+    /// Batches of the chunk checked by the thread that read it, by position;
+    /// `checks[check_at..]` may still be handed out.
+    checks: Vec<Checked>,
+    check_at: usize,
+    /// Unread bytes that come before the chunk's: the start of an entry
+    /// that straddles chunks, gathered in one place.
+    carry: Vec<u8>,
+    carry_start: usize,
+    source: Source,
+    chunk_size: usize,
+    read_ahead: ReadAhead,
+    check: Option<DecodeLimits>,
+}
+
+/// When to read ahead on threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadAhead {
+    /// For files of at least [`READ_AHEAD_MIN`] bytes, when there is a spare core.
+    Auto,
+    #[cfg(test)]
+    Never,
+    #[cfg(test)]
+    Always,
+}
+
+/// Where the chunks come from.
+enum Source {
+    /// Nothing read yet.
+    Idle,
+    /// Read on the calling thread; `next` is the position of the next read.
+    Inline { next: u64 },
+    /// Read by background threads.
+    Threads(Pool),
+}
+
+/// A batch checked by a read-ahead thread.
+#[derive(Debug, Clone, Copy)]
+struct Checked {
+    position: u64,
+    size: usize,
+    result: BatchCheck,
+}
+
+/// A chunk read by a read-ahead thread: `buf[..len]`, and the batches in
+/// it the thread checked.
+struct Filled {
+    buf: Vec<u8>,
+    len: usize,
+    checks: Vec<Checked>,
+}
+
+type Message = io::Result<Filled>;
+
+/// The read-ahead threads. Thread `w` of `n` reads chunks `w, w + n, ...`
+/// (chunk `k` starts `k` chunk sizes after the starting position) and sends
+/// them, in order, on its own channel, so taking chunk `k` from channel
+/// `k % n` puts them back in file order.
+struct Pool {
+    chunks: Vec<Receiver<Message>>,
+    /// Buffers handed back, to the thread that filled them.
+    recycle: Vec<Sender<Vec<u8>>>,
+    chain: Arc<Chain>,
+    threads: Vec<JoinHandle<()>>,
+    /// The chunk to take next.
+    next: usize,
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // Wake threads waiting on the chain and hang up every channel, so
+        // each stops at its next wait, send or receive; then wait for them
+        // (at most one read each is in progress).
+        self.chain.stop();
+        self.chunks.clear();
+        self.recycle.clear();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Where entries start, passed from the thread that read chunk `k - 1` to
+/// the one that reads chunk `k`, so that each can frame the batches of its
+/// own chunk: a thread frames its chunk from the position it is given and
+/// hands on the position of the first entry past the chunk's end.
+struct Chain {
+    state: Mutex<ChainState>,
+    ready: Condvar,
+}
+
+struct ChainState {
+    /// The next chunk to frame.
+    chunk: usize,
+    /// Where its first entry starts (or the first entry after it, when a
+    /// batch spans the whole chunk); `None` once framing has stopped at a
+    /// defect, an error or the end of the file.
+    at: Option<u64>,
+    stop: bool,
+}
+
+impl Chain {
+    fn new(at: u64) -> Self {
+        Chain {
+            state: Mutex::new(ChainState {
+                chunk: 0,
+                at: Some(at),
+                stop: false,
+            }),
+            ready: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ChainState> {
+        // Nothing panics while holding the lock; if something did, its
+        // state is still consistent.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wait for the position where framing of `chunk` starts; `None` when
+    /// it has stopped.
+    fn wait(&self, chunk: usize) -> Option<u64> {
+        let mut s = self.lock();
+        loop {
+            if s.stop || s.at.is_none() || s.chunk > chunk {
+                return None;
+            }
+            if s.chunk == chunk {
+                return s.at;
+            }
+            s = self.ready.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Framing of `chunk` starts at `at` (`None`: stops).
+    fn hand_on(&self, chunk: usize, at: Option<u64>) {
+        let mut s = self.lock();
+        if s.at.is_some() && s.chunk < chunk {
+            s.chunk = chunk;
+            s.at = at;
+        }
+        self.ready.notify_all();
+    }
+
+    fn stop(&self) {
+        self.lock().stop = true;
+        self.ready.notify_all();
+    }
+}
+
+fn shrank() -> io::Error {
+    io::Error::new(io::ErrorKind::UnexpectedEof, "file shrank while being read")
+}
+
+/// Read into `buf` from file position `at` until it is full or the file
+/// ends; returns the bytes read.
+fn read_full_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    let mut done = 0;
+    while let Some(dst) = buf.get_mut(done..).filter(|d| !d.is_empty()) {
+        match file.read_at(dst, at + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+/// What one read-ahead thread does.
+struct Job {
+    file: Arc<File>,
+    /// Read `start..end`, in chunks of `chunk_size`.
+    start: u64,
+    end: u64,
+    chunk_size: usize,
+    /// This thread reads chunks `index, index + threads, ...`.
+    index: usize,
+    threads: usize,
+    /// Check the plain batches of each chunk.
+    check: Option<DecodeLimits>,
+    chain: Arc<Chain>,
+}
+
+impl Job {
+    fn run(self, out: SyncSender<Message>, recycle: Receiver<Vec<u8>>) {
+        let mut allocated = 0;
+        let mut k = self.index;
+        loop {
+            let at = (k as u64)
+                .checked_mul(self.chunk_size as u64)
+                .and_then(|o| o.checked_add(self.start))
+                .unwrap_or(u64::MAX);
+            if at >= self.end {
+                return;
+            }
+            let left = usize::try_from(self.end - at).unwrap_or(usize::MAX);
+            let mut buf = match recycle.try_recv() {
+                Ok(buf) => buf,
+                Err(TryRecvError::Empty) if allocated < BUFFERS_PER_THREAD => {
+                    allocated += 1;
+                    vec![0; self.chunk_size.min(left)]
+                }
+                Err(TryRecvError::Empty) => match recycle.recv() {
+                    Ok(buf) => buf,
+                    Err(_) => return self.chain.hand_on(k, None),
+                },
+                Err(TryRecvError::Disconnected) => return self.chain.hand_on(k, None),
+            };
+            let want = buf.len().min(left);
+            let len = match read_full_at(&self.file, buf.get_mut(..want).unwrap_or(&mut []), at) {
+                Ok(len) => len,
+                Err(e) => {
+                    self.chain.hand_on(k, None);
+                    let _ = out.send(Err(e));
+                    return;
+                }
+            };
+            let bytes = buf.get(..len).unwrap_or(&[]);
+            let checks = match self.check {
+                Some(limits) if len == want => self.frame_and_check(k, at, bytes, limits),
+                _ => {
+                    self.chain.hand_on(k + 1, None);
+                    Vec::new()
+                }
+            };
+            if len > 0 && out.send(Ok(Filled { buf, len, checks })).is_err() {
+                return;
+            }
+            if len < want {
+                let _ = out.send(Err(shrank()));
+                return;
+            }
+            k += self.threads;
+        }
+    }
+
+    /// Frame chunk `k` (`bytes`, read from `at`) once the chain says where
+    /// its first entry starts, hand on where the next chunk's starts, then
+    /// check the plain v2 batches that lie wholly inside the chunk.
+    ///
+    /// The framing here only decides which batches to check: the reader's
+    /// own framing stays the authority, and uses a result only for a batch
+    /// at the same position with the same size, read from this very buffer.
+    fn frame_and_check(
+        &self,
+        k: usize,
+        at: u64,
+        bytes: &[u8],
+        limits: DecodeLimits,
+    ) -> Vec<Checked> {
+        let Some(mut pos) = self.chain.wait(k) else {
+            self.chain.hand_on(k + 1, None);
+            return Vec::new();
+        };
+        let chunk_end = at + bytes.len() as u64;
+        let mut plain = Vec::new();
+        let mut next = None;
+        while pos >= at {
+            if pos >= chunk_end {
+                next = Some(pos);
+                break;
+            }
+            // An entry header: offset, size, then the magic at byte 16.
+            let mut head = [0u8; HEADER_SIZE_UP_TO_MAGIC];
+            if self.end - pos <= HEADER_SIZE_UP_TO_MAGIC as u64 {
+                break; // a torn tail or trailing zeros: the reader's to name
+            }
+            let off = (pos - at) as usize;
+            match bytes.get(off..off + HEADER_SIZE_UP_TO_MAGIC) {
+                Some(h) => head.copy_from_slice(h),
+                // The header crosses into the next chunk: read it from the file.
+                None => match read_full_at(&self.file, &mut head, pos) {
+                    Ok(n) if n == head.len() => {}
+                    _ => break,
+                },
+            }
+            let size = i32::from_be_bytes([head[8], head[9], head[10], head[11]]);
+            let magic = head[batch::MAGIC];
+            if size < MIN_ENTRY_SIZE || !(0..=2).contains(&magic) {
+                break;
+            }
+            let total = LOG_OVERHEAD as u64 + size as u64;
+            if total > self.end - pos || (magic == 2 && total < batch::HEADER_LEN as u64) {
+                break;
+            }
+            let total = total as usize;
+            // attributes (int16 at 21): the codec is in the low 3 bits.
+            let codec = bytes.get(off + batch::ATTRIBUTES + 1).map(|a| a & 0x07);
+            if magic == 2 && codec == Some(0) && off + total <= bytes.len() {
+                plain.push((pos, total));
+            }
+            pos += total as u64;
+        }
+        self.chain.hand_on(k + 1, next);
+        let mut scratch = Vec::new();
+        plain
+            .into_iter()
+            .filter_map(|(position, size)| {
+                let start = (position - at) as usize;
+                let b = BatchView::new(bytes.get(start..start + size)?, position).ok()?;
+                Some(Checked {
+                    position,
+                    size,
+                    result: b.check_crc_and_records(&mut scratch, limits),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Whether a second thread can run at the same time.
+fn spare_core() -> bool {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) > 1
 }
 
 impl SegmentReader {
     /// Open `path` read-only.
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
-        let meta = file.metadata().map_err(|e| Error::io(path, "stat", e))?;
-        if meta.is_dir() {
-            return Err(Error::layout(path, "is a directory, not a segment file"));
-        }
-        Ok(Self::from_file(path, file, meta.len(), 0))
+        Self::open_at(path, 0)
     }
 
     /// Read `file` (of length `file_len`) from byte `start_at`.
     pub fn from_file(path: &Path, file: File, file_len: u64, start_at: u64) -> Self {
         SegmentReader {
             path: path.to_path_buf(),
-            file,
+            file: Arc::new(file),
             file_len,
-            buf: Vec::new(),
-            start: 0,
-            end: 0,
             pos: start_at.min(file_len),
             tail: None,
+            chunk: Vec::new(),
+            chunk_start: 0,
+            chunk_end: 0,
+            checks: Vec::new(),
+            check_at: 0,
+            carry: Vec::new(),
+            carry_start: 0,
+            source: Source::Idle,
+            chunk_size: READ_CHUNK,
+            read_ahead: ReadAhead::Auto,
+            check: None,
         }
     }
 
     /// Open `path` and start reading at `position` (e.g. from an index entry).
     pub fn open_at(path: &Path, position: u64) -> Result<Self> {
-        let mut r = Self::open(path)?;
-        r.pos = position.min(r.file_len);
-        use std::io::{Seek, SeekFrom};
-        r.file
-            .seek(SeekFrom::Start(r.pos))
-            .map_err(|e| Error::io(path, "seek", e))?;
-        Ok(r)
+        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, "stat", e))?;
+        if meta.is_dir() {
+            return Err(Error::layout(path, "is a directory, not a segment file"));
+        }
+        Ok(Self::from_file(path, file, meta.len(), position))
+    }
+
+    /// Have the read-ahead threads (if the file is large enough to get
+    /// them) run [`BatchView::check_crc_and_records`] with `limits` on the
+    /// plain (uncompressed) v2 batches of each chunk they read; the results
+    /// come with the entries from [`next_entry_checked`](Self::next_entry_checked).
+    /// Takes effect only before the first entry is read.
+    pub fn check_ahead(&mut self, limits: DecodeLimits) {
+        if let Source::Idle = self.source {
+            self.check = Some(limits);
+        }
     }
 
     /// The file being read.
@@ -130,61 +484,188 @@ impl SegmentReader {
         self.tail
     }
 
-    fn available(&self) -> usize {
-        self.end - self.start
+    fn start_source(&mut self) {
+        let threaded = match self.read_ahead {
+            ReadAhead::Auto => self.file_len - self.pos >= READ_AHEAD_MIN && spare_core(),
+            #[cfg(test)]
+            ReadAhead::Never => false,
+            #[cfg(test)]
+            ReadAhead::Always => true,
+        };
+        if threaded {
+            if let Some(pool) = self.spawn_pool() {
+                self.source = Source::Threads(pool);
+                return;
+            }
+        }
+        self.check = None;
+        self.source = Source::Inline { next: self.pos };
     }
 
-    /// Make `n` bytes from the current position available in the buffer.
-    /// The caller has checked that the file holds them.
-    fn fill(&mut self, n: usize) -> Result<()> {
-        if self.available() >= n {
-            return Ok(());
-        }
-        if self.start > 0 {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-        }
-        let want = n.max(READ_CHUNK);
-        if self.buf.len() < want {
-            self.buf.resize(want, 0);
-        }
-        let file_left = self.file_len - self.pos - self.available() as u64;
-        while self.end < n {
-            let room =
-                (self.buf.len() - self.end).min(usize::try_from(file_left).unwrap_or(usize::MAX));
-            let dst = self
-                .buf
-                .get_mut(self.end..self.end + room)
-                .unwrap_or(&mut []);
-            let got = self
-                .file
-                .read(dst)
-                .map_err(|e| Error::io(&self.path, "read", e))?;
-            if got == 0 {
-                return Err(Error::io(
-                    &self.path,
-                    "read",
-                    std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        "file shrank while being read",
-                    ),
-                ));
+    /// Start the read-ahead threads; `None` if none could be started.
+    fn spawn_pool(&mut self) -> Option<Pool> {
+        let threads = if self.check.is_some() {
+            CHECK_THREADS
+        } else {
+            1
+        };
+        let chain = Arc::new(Chain::new(self.pos));
+        let mut pool = Pool {
+            chunks: Vec::new(),
+            recycle: Vec::new(),
+            chain: Arc::clone(&chain),
+            threads: Vec::new(),
+            next: 0,
+        };
+        for index in 0..threads {
+            let (out, chunks) = mpsc::sync_channel(BUFFERS_PER_THREAD);
+            let (recycle, returned) = mpsc::channel();
+            let job = Job {
+                file: Arc::clone(&self.file),
+                start: self.pos,
+                end: self.file_len,
+                chunk_size: self.chunk_size,
+                index,
+                threads,
+                check: self.check,
+                chain: Arc::clone(&chain),
+            };
+            let spawned = std::thread::Builder::new()
+                .name("klog-read-ahead".into())
+                .spawn(move || job.run(out, returned));
+            match spawned {
+                Ok(t) => {
+                    pool.chunks.push(chunks);
+                    pool.recycle.push(recycle);
+                    pool.threads.push(t);
+                }
+                // Dropping the pool stops the threads already started.
+                Err(_) => return None,
             }
-            self.end += got;
+        }
+        Some(pool)
+    }
+
+    /// Replace the chunk, whose bytes are all consumed, with the next one.
+    fn next_chunk(&mut self) -> Result<()> {
+        if let Source::Idle = self.source {
+            self.start_source();
+        }
+        self.checks.clear();
+        self.check_at = 0;
+        match &mut self.source {
+            Source::Idle => return Err(Error::io(&self.path, "read", shrank())),
+            Source::Inline { next } => {
+                let left =
+                    usize::try_from(self.file_len.saturating_sub(*next)).unwrap_or(usize::MAX);
+                let want = self.chunk_size.min(left);
+                if self.chunk.len() < want {
+                    self.chunk.resize(want, 0);
+                }
+                let dst = self.chunk.get_mut(..want).unwrap_or(&mut []);
+                let got = read_full_at(&self.file, dst, *next)
+                    .map_err(|e| Error::io(&self.path, "read", e))?;
+                if got == 0 {
+                    return Err(Error::io(&self.path, "read", shrank()));
+                }
+                *next += got as u64;
+                self.chunk_start = 0;
+                self.chunk_end = got;
+            }
+            Source::Threads(pool) => {
+                let n = pool.chunks.len().max(1);
+                let k = pool.next;
+                let received = match pool.chunks.get(k % n) {
+                    Some(chunks) => chunks.recv(),
+                    None => return Err(Error::io(&self.path, "read", shrank())),
+                };
+                match received {
+                    Ok(Ok(filled)) => {
+                        let old = std::mem::replace(&mut self.chunk, filled.buf);
+                        // The buffer of chunk k - 1 goes back to its thread.
+                        let owner = (k + n - 1) % n;
+                        if let (false, Some(recycle)) = (old.is_empty(), pool.recycle.get(owner)) {
+                            let _ = recycle.send(old);
+                        }
+                        pool.next += 1;
+                        self.chunk_start = 0;
+                        self.chunk_end = filled.len.min(self.chunk.len());
+                        self.checks = filled.checks;
+                    }
+                    Ok(Err(e)) => return Err(Error::io(&self.path, "read", e)),
+                    // The thread stopped at the end of the file it was given.
+                    Err(_) => return Err(Error::io(&self.path, "read", shrank())),
+                }
+            }
         }
         Ok(())
     }
 
-    fn finish(&mut self, tail: Tail) -> Result<Option<Entry<'_>>> {
+    /// Make the next `n` unread bytes contiguous (see [`unread`](Self::unread)).
+    /// The caller has checked that the file holds them.
+    fn ensure(&mut self, n: usize) -> Result<()> {
+        let in_carry = self.carry.len() - self.carry_start;
+        if in_carry == 0 {
+            if self.chunk_end - self.chunk_start >= n {
+                return Ok(());
+            }
+            self.carry.clear();
+            self.carry_start = 0;
+        } else if in_carry >= n {
+            return Ok(());
+        } else if self.carry_start > 0 {
+            self.carry.drain(..self.carry_start);
+            self.carry_start = 0;
+        }
+        // The entry straddles chunks: gather it in the carry buffer.
+        self.carry.reserve_exact(n - self.carry.len());
+        while self.carry.len() < n {
+            if self.chunk_start == self.chunk_end {
+                self.next_chunk()?;
+            }
+            let take = (n - self.carry.len()).min(self.chunk_end - self.chunk_start);
+            let Some(src) = self.chunk.get(self.chunk_start..self.chunk_start + take) else {
+                return Err(Error::io(&self.path, "read", shrank()));
+            };
+            self.carry.extend_from_slice(src);
+            self.chunk_start += take;
+        }
+        Ok(())
+    }
+
+    /// Whether the unread bytes start in the carry buffer.
+    fn in_carry(&self) -> bool {
+        self.carry_start < self.carry.len()
+    }
+
+    /// The first `n` unread bytes, after [`ensure(n)`](Self::ensure).
+    fn unread(&self, n: usize) -> &[u8] {
+        let bytes = if self.in_carry() {
+            self.carry.get(self.carry_start..self.carry_start + n)
+        } else {
+            self.chunk.get(self.chunk_start..self.chunk_start + n)
+        };
+        bytes.unwrap_or(&[])
+    }
+
+    /// The check a read-ahead thread made of the batch of `size` bytes at
+    /// `at`, which is about to be handed out from the current chunk.
+    fn take_check(&mut self, at: u64, size: usize) -> Option<BatchCheck> {
+        while self.checks.get(self.check_at)?.position < at {
+            self.check_at += 1;
+        }
+        let c = self.checks.get(self.check_at)?;
+        (c.position == at && c.size == size).then_some(c.result)
+    }
+
+    fn finish<T>(&mut self, tail: Tail) -> Result<Option<T>> {
         self.tail = Some(tail);
         Ok(None)
     }
 
     /// Whether every byte from the current position to the end is zero
-    /// (read with positioned reads, leaving the buffer as it is).
+    /// (read with positioned reads, leaving the buffers as they are).
     fn rest_is_zero(&self) -> Result<bool> {
-        use std::os::unix::fs::FileExt;
         let mut at = self.pos;
         let mut chunk = vec![
             0u8;
@@ -210,6 +691,15 @@ impl SegmentReader {
 
     /// The next entry, or `None` at the end (then [`tail`](Self::tail) says how it ended).
     pub fn next_entry(&mut self) -> Result<Option<Entry<'_>>> {
+        Ok(self.next_entry_checked()?.map(|(entry, _)| entry))
+    }
+
+    /// The next entry as [`next_entry`](Self::next_entry) reads it, with
+    /// what [`BatchView::check_crc_and_records`] returns for it when a
+    /// read-ahead thread has already run it (see
+    /// [`check_ahead`](Self::check_ahead)): computed on the same bytes, so
+    /// it is exactly what calling it now would return.
+    pub fn next_entry_checked(&mut self) -> Result<Option<(Entry<'_>, Option<BatchCheck>)>> {
         if self.tail.is_some() {
             return Ok(None);
         }
@@ -228,13 +718,10 @@ impl SegmentReader {
             )
         };
         if left <= HEADER_SIZE_UP_TO_MAGIC as u64 {
-            self.fill(left as usize)?;
+            self.ensure(left as usize)?;
             // Twelve or more zeros include a zero size field, which no real
             // entry has; fewer could be the start of a real batch header.
-            let zeros = self
-                .buf
-                .get(self.start..self.end)
-                .is_some_and(|b| b.iter().all(|&x| x == 0));
+            let zeros = self.unread(left as usize).iter().all(|&x| x == 0);
             if zeros && left >= LOG_OVERHEAD as u64 {
                 let error = DecodeError::new(at, DecodeErrorKind::TrailingZeros { len: left });
                 return self.finish(Tail::Corrupt {
@@ -250,11 +737,8 @@ impl SegmentReader {
                 error,
             });
         }
-        self.fill(HEADER_SIZE_UP_TO_MAGIC)?;
-        let head = self
-            .buf
-            .get(self.start..self.start + HEADER_SIZE_UP_TO_MAGIC)
-            .unwrap_or(&[]);
+        self.ensure(HEADER_SIZE_UP_TO_MAGIC)?;
+        let head = self.unread(HEADER_SIZE_UP_TO_MAGIC);
         let size = i32::from_be_bytes(
             head.get(8..12)
                 .and_then(|b| b.try_into().ok())
@@ -311,18 +795,32 @@ impl SegmentReader {
             });
         }
         let total = total as usize;
-        self.fill(total)?;
-        let range = self.start..self.start + total;
-        self.start += total;
+        self.ensure(total)?;
         self.pos += total as u64;
-        let bytes = self.buf.get(range).unwrap_or(&[]);
+        let from_carry = self.in_carry();
+        let checked = if from_carry {
+            None
+        } else {
+            self.take_check(at, total)
+        };
+        // Borrow only the buffer field, so the error arm below may set others.
+        let bytes = if from_carry {
+            let range = self.carry_start..self.carry_start + total;
+            self.carry_start += total;
+            self.carry.get(range)
+        } else {
+            let range = self.chunk_start..self.chunk_start + total;
+            self.chunk_start += total;
+            self.chunk.get(range)
+        }
+        .unwrap_or(&[]);
         let entry = if magic == 2 {
             BatchView::new(bytes, at).map(Entry::V2)
         } else {
             LegacyView::new(bytes, at).map(Entry::Legacy)
         };
         match entry {
-            Ok(e) => Ok(Some(e)),
+            Ok(e) => Ok(Some((e, checked))),
             Err(error) => {
                 // The frame was whole but its fields do not parse: stop here.
                 self.pos = at;
@@ -333,6 +831,194 @@ impl SegmentReader {
                 });
                 Ok(None)
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{crc, encode_batch, BatchSpec, Compression, NewRecord};
+
+    fn batch(base: i64, n: usize, value_len: usize, compression: Compression) -> Vec<u8> {
+        let records: Vec<_> = (0..n)
+            .map(|i| NewRecord {
+                key: Some(format!("k{base}-{i}").into_bytes()),
+                value: Some(vec![b'a' + (i % 26) as u8; value_len]),
+                headers: if i % 3 == 0 {
+                    vec![(b"h".to_vec(), Some(vec![i as u8]))]
+                } else {
+                    vec![]
+                },
+                timestamp: 1_700_000_000_000 + i as i64,
+            })
+            .collect();
+        let spec = BatchSpec {
+            base_offset: base,
+            compression,
+            ..BatchSpec::default()
+        };
+        encode_batch(&spec, &records).unwrap()
+    }
+
+    /// Batches of many sizes, a compressed one, one whose CRC fails and one
+    /// with a CRC-valid record defect.
+    fn segment() -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut base = 0;
+        for (i, (n, len)) in [
+            (1, 0),
+            (3, 10),
+            (50, 100),
+            (2, 3000),
+            (7, 1),
+            (200, 40),
+            (1, 9000),
+            (20, 20),
+        ]
+        .iter()
+        .cycle()
+        .take(40)
+        .enumerate()
+        {
+            let codec = if i % 9 == 4 {
+                Compression::Gzip
+            } else {
+                Compression::None
+            };
+            let mut b = batch(base, *n, *len, codec);
+            if i == 11 {
+                let last = b.len() - 1;
+                b[last] ^= 0x40; // CRC mismatch
+            }
+            if i == 17 {
+                b[batch::HEADER_LEN + 1] ^= 0x20; // a record defect...
+                let c = crc::batch_crc(&b);
+                b[batch::CRC..batch::CRC + 4].copy_from_slice(&c.to_be_bytes());
+                // ...under a valid CRC
+            }
+            base += *n as i64;
+            out.extend_from_slice(&b);
+        }
+        out
+    }
+
+    type Read = (Vec<(u64, Vec<u8>, Option<BatchCheck>)>, Option<Tail>);
+
+    fn read_all(path: &Path, at: u64, chunk: usize, mode: ReadAhead, check: bool) -> Read {
+        let mut r = SegmentReader::open_at(path, at).unwrap();
+        r.chunk_size = chunk;
+        r.read_ahead = mode;
+        if check {
+            r.check_ahead(DecodeLimits::default());
+        }
+        let mut out = Vec::new();
+        while let Some((e, c)) = r.next_entry_checked().unwrap() {
+            out.push((e.position(), e_bytes(&e).to_vec(), c));
+        }
+        (out, r.tail())
+    }
+
+    fn e_bytes<'a>(e: &Entry<'a>) -> &'a [u8] {
+        match e {
+            Entry::V2(b) => b.bytes(),
+            Entry::Legacy(l) => l.bytes(),
+        }
+    }
+
+    fn check_variant(bytes: &[u8], at: u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000000.log");
+        std::fs::write(&path, bytes).unwrap();
+        let (reference, tail) = read_all(&path, at, usize::MAX >> 1, ReadAhead::Never, false);
+        let mut checked_ahead = 0;
+        for chunk in [1, 7, 61, 1000, 20_000, 1 << 20] {
+            for mode in [ReadAhead::Never, ReadAhead::Always] {
+                for check in [false, true] {
+                    if chunk == 1 && (mode == ReadAhead::Always || check) {
+                        continue; // slow, and 7 covers the same cases
+                    }
+                    let (entries, t) = read_all(&path, at, chunk, mode, check);
+                    let ctx = format!("chunk {chunk} {mode:?} check {check}");
+                    assert_eq!(t, tail, "{ctx}");
+                    assert_eq!(entries.len(), reference.len(), "{ctx}");
+                    for ((pos, b, c), (rpos, rb, _)) in entries.iter().zip(&reference) {
+                        assert_eq!((pos, b), (rpos, rb), "{ctx}");
+                        if let Some(c) = c {
+                            assert!(check && mode == ReadAhead::Always, "{ctx}");
+                            let view = BatchView::new(b, *pos).unwrap();
+                            let now = view
+                                .check_crc_and_records(&mut Vec::new(), DecodeLimits::default());
+                            assert_eq!(*c, now, "{ctx} at {pos}");
+                            checked_ahead += 1;
+                        }
+                    }
+                }
+            }
+        }
+        if reference.len() > 10 {
+            assert!(checked_ahead > reference.len(), "{checked_ahead}");
+        }
+    }
+
+    #[test]
+    fn chunking_threads_and_checks_ahead_change_nothing() {
+        let seg = segment();
+        check_variant(&seg, 0);
+        // Started from the middle (as from an index entry).
+        let second = batch(0, 1, 0, Compression::None).len() as u64;
+        check_variant(&seg, second);
+        // A torn tail, trailing zeros, a frame that cannot be read in the middle.
+        check_variant(&seg[..seg.len() - 5], 0);
+        let mut zeros = seg.clone();
+        zeros.extend_from_slice(&[0; 3000]);
+        check_variant(&zeros, 0);
+        let mut bad = seg.clone();
+        let third = 2 * second as usize + batch(1, 3, 10, Compression::None).len();
+        bad[third + 16] = 7; // an unknown magic
+        check_variant(&bad, 0);
+        check_variant(&[], 0);
+        check_variant(&[0; 5], 0);
+    }
+
+    #[test]
+    fn dropping_a_reader_stops_its_threads() {
+        let seg = segment();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000000.log");
+        std::fs::write(&path, &seg).unwrap();
+        for check in [false, true] {
+            let mut r = SegmentReader::open(&path).unwrap();
+            r.chunk_size = 64;
+            r.read_ahead = ReadAhead::Always;
+            if check {
+                r.check_ahead(DecodeLimits::default());
+            }
+            assert!(r.next_entry().unwrap().is_some());
+            drop(r); // joins the threads: would hang if one could not stop
+        }
+    }
+
+    #[test]
+    fn a_file_that_shrinks_is_an_io_error() {
+        let seg = segment();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000000.log");
+        std::fs::write(&path, &seg).unwrap();
+        for mode in [ReadAhead::Never, ReadAhead::Always] {
+            let file = File::open(&path).unwrap();
+            let mut r = SegmentReader::from_file(&path, file, seg.len() as u64 + 100, 0);
+            r.chunk_size = 1000;
+            r.read_ahead = mode;
+            r.check_ahead(DecodeLimits::default());
+            let err = loop {
+                match r.next_entry() {
+                    Ok(Some(_)) => {}
+                    Ok(None) => panic!("{mode:?}: no error"),
+                    Err(e) => break e,
+                }
+            };
+            assert!(err.to_string().contains("shrank"), "{mode:?}: {err}");
         }
     }
 }

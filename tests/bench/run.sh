@@ -10,9 +10,16 @@
 #          --batch-size 500 --timestamp-ms 1700000000000 --segment-bytes <BENCH_BYTES+64MiB>
 #      and checks that exactly one .log segment came out, that `klog verify-crc`
 #      is clean, and that the record count matches what was generated.
+#      Also builds tests/bench/crc_floor.rs, the CRC-32C floor: one thread
+#      reads the file once and CRC-32Cs every byte with the crc32c crate klog
+#      uses (no framing, no records). Cargo.toml has no target for it, so it
+#      is compiled with `rustc -C opt-level=3` against the crc32c rlib of the
+#      release build (located from `cargo build --message-format=json`); if
+#      that fails the floor is left out and the rest still runs.
 #   2. Warms the page cache (`cat FILE` once), then times, interleaved in one
 #      run (command order rotated every round), BENCH_ROUNDS rounds of:
 #        cat FILE > /dev/null
+#        crc_floor FILE > /dev/null                        (read + CRC-32C)
 #        klog verify-crc FILE
 #        klog dump-segment --format json FILE > /dev/null   (records included)
 #      with hyperfine (one `--runs 1 -N --output=null --export-json` call per
@@ -20,10 +27,10 @@
 #      (perf_counter_ns around fork/exec/wait). Then one extra run of each
 #      command for peak RSS: `/usr/bin/time -f %M` if available, else the
 #      child's rusage from python3 os.wait4().
-#   3. Prints a markdown table (command, median s, ratio to cat, MB/s with
-#      MB = 10^6 bytes, peak RSS MiB, min-max s) with the date, nproc, CPU
-#      model, load average, file size and record count, and writes it to
-#      BENCH_OUT.
+#   3. Prints a markdown table (command, median s, ratio to cat, ratio to the
+#      CRC-32C floor, MB/s with MB = 10^6 bytes, peak RSS MiB, min-max s) with
+#      the date, nproc, CPU model, load average, file size and record count,
+#      and writes it to BENCH_OUT.
 #
 # Usage:
 #   tests/bench/run.sh            # full run (default 1 GiB, 5 rounds)
@@ -43,7 +50,8 @@
 #   BENCH_SEED       generator seed (default 42)
 #   BENCH_HYPERFINE=0  ignore hyperfine even if installed (use the harness)
 #
-# Needs: bash, cargo, python3, cat, nproc. Optional: hyperfine, GNU time
+# Needs: bash, cargo, python3, cat, nproc. Optional: rustc (the CRC floor),
+# hyperfine, GNU time
 # (/usr/bin/time). Nothing is installed by this script; on Debian/Ubuntu:
 #   sudo apt-get update && sudo apt-get install -y hyperfine time
 #
@@ -133,6 +141,24 @@ log "cargo build --release"
 KLOG="$REPO/target/release/klog"
 [[ -x "$KLOG" ]] || die "no binary at $KLOG"
 
+# ---- the CRC-32C floor -------------------------------------------------------
+CRC_FLOOR=""
+CRC_RLIB=$(cd "$REPO" && cargo build --release --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "crc32c":
+        print(next(f for f in m["filenames"] if f.endswith(".rlib")))
+        break') || CRC_RLIB=""
+if [[ -n "$CRC_RLIB" ]] && (cd "$REPO" && rustc --edition 2021 -C opt-level=3 \
+        --extern "crc32c=$CRC_RLIB" -L "dependency=$(dirname "$CRC_RLIB")" \
+        -o "$WORK/crc_floor" "$SCRIPT_DIR/crc_floor.rs") 2> "$WORK/crc_floor.err"; then
+    CRC_FLOOR="$WORK/crc_floor"
+else
+    cat "$WORK/crc_floor.err" >&2 2>/dev/null || true
+    log "could not build tests/bench/crc_floor.rs against the crc32c rlib ('${CRC_RLIB:-not found}'): the CRC-32C floor is left out"
+fi
+
 # ---- generate input through klog produce -----------------------------------
 # Stops once the on-disk size estimate (Kafka v2 record/batch framing, all
 # timestamps equal so deltas are 0) reaches BENCH_BYTES. Values are 100-byte
@@ -195,16 +221,25 @@ c = json.loads(sys.argv[1])["checked"]
 print(c["records"], c["batches"])' "$VERIFY_JSON")
 [[ "$RECORDS" == "$GEN_RECORDS" ]] || die "segment has $RECORDS records, generator wrote $GEN_RECORDS"
 log "segment: $FILE_BYTES bytes (estimate $GEN_EST), $RECORDS records, $BATCHES batches; generated in ${GEN_SECS}s"
+if [[ -n "$CRC_FLOOR" ]]; then
+    floor_out=$("$CRC_FLOOR" "$FILE") || die "crc_floor failed"
+    [[ "$floor_out" == "$FILE_BYTES bytes,"* ]] || die "crc_floor read ${floor_out%% *} bytes, the file has $FILE_BYTES"
+fi
 
 # ---- warm up, then time interleaved rounds ---------------------------------
 log "warming the page cache"
 cat "$FILE" > /dev/null
 
-NAMES=(cat verify-crc dump-json)
-SHOWN=("cat FILE > /dev/null" "klog verify-crc FILE" "klog dump-segment --format json FILE > /dev/null")
 qF=$(printf %q "$FILE"); qK=$(printf %q "$KLOG")
 # hyperfine runs these with --shell=none --output=null, i.e. stdout is /dev/null
-HF_CMDS=("cat $qF" "$qK verify-crc $qF" "$qK dump-segment --format json $qF")
+NAMES=(cat); SHOWN=("cat FILE > /dev/null"); HF_CMDS=("cat $qF")
+if [[ -n "$CRC_FLOOR" ]]; then
+    NAMES+=(crc-floor); SHOWN+=("crc_floor FILE > /dev/null"); HF_CMDS+=("$(printf %q "$CRC_FLOOR") $qF")
+fi
+NAMES+=(verify-crc dump-json)
+SHOWN+=("klog verify-crc FILE" "klog dump-segment --format json FILE > /dev/null")
+HF_CMDS+=("$qK verify-crc $qF" "$qK dump-segment --format json $qF")
+NCMD=${#NAMES[@]}
 TIMES="$WORK/times.tsv"   # name <TAB> seconds, one line per run
 : > "$TIMES"
 
@@ -230,16 +265,17 @@ with open(out, "a") as f:
     f.write("%s\t%.9f\n" % (name, (t1 - t0) / 1e9))
 '
 argv_of() {  # command index -> argv (stdout goes to /dev/null in the harness)
-    case "$1" in
-        0) CMD=(cat "$FILE") ;;
-        1) CMD=("$KLOG" verify-crc "$FILE") ;;
-        2) CMD=("$KLOG" dump-segment --format json "$FILE") ;;
+    case "${NAMES[$1]}" in
+        cat) CMD=(cat "$FILE") ;;
+        crc-floor) CMD=("$CRC_FLOOR" "$FILE") ;;
+        verify-crc) CMD=("$KLOG" verify-crc "$FILE") ;;
+        dump-json) CMD=("$KLOG" dump-segment --format json "$FILE") ;;
     esac
 }
 
 for (( r = 0; r < BENCH_ROUNDS; r++ )); do
     order=()
-    for (( i = 0; i < 3; i++ )); do order+=("$(( (i + r) % 3 ))"); done
+    for (( i = 0; i < NCMD; i++ )); do order+=("$(( (i + r) % NCMD ))"); done
     if [[ -n "$HYPERFINE" ]]; then
         hf_args=()
         for i in "${order[@]}"; do hf_args+=(-n "${NAMES[$i]}" "${HF_CMDS[$i]}"); done
@@ -256,7 +292,7 @@ for res in json.load(open(sys.argv[1]))["results"]:
             python3 -c "$HARNESS_PY" "${NAMES[$i]}" "$TIMES" "${CMD[@]}" || die "${SHOWN[$i]} failed"
         done
     fi
-    log "round $((r + 1))/$BENCH_ROUNDS: $(awk -F'\t' -v n=3 '{a[NR]=$1"="sprintf("%.3fs",$2)} END {for (i=NR-n+1;i<=NR;i++) printf "%s ", a[i]}' "$TIMES")"
+    log "round $((r + 1))/$BENCH_ROUNDS: $(awk -F'\t' -v n="$NCMD" '{a[NR]=$1"="sprintf("%.3fs",$2)} END {for (i=NR-n+1;i<=NR;i++) printf "%s ", a[i]}' "$TIMES")"
 done
 
 # ---- peak RSS (one extra run each) -----------------------------------------
@@ -270,7 +306,7 @@ print(ru.ru_maxrss)  # KiB on Linux
 '
 RSS="$WORK/rss.tsv"
 : > "$RSS"
-for i in 0 1 2; do
+for (( i = 0; i < NCMD; i++ )); do
     argv_of "$i"
     if [[ -n "$GNU_TIME" ]]; then
         "$GNU_TIME" -f %M -o "$WORK/rss.one" "${CMD[@]}" > /dev/null || die "${SHOWN[$i]} failed under $GNU_TIME"
@@ -295,22 +331,32 @@ KLOG_VERSION=$("$KLOG" --version 2>/dev/null || echo klog)
 ELAPSED=$(( $(date +%s) - START_TS ))
 
 REPORT="$WORK/report.md"
-python3 - "$TIMES" "$RSS" "$FILE_BYTES" "$RECORDS" "${SHOWN[@]}" > "$WORK/table.md" <<'PY'
+SHOWN_TSV="$WORK/shown.tsv"
+for (( i = 0; i < NCMD; i++ )); do printf '%s\t%s\n' "${NAMES[$i]}" "${SHOWN[$i]}"; done > "$SHOWN_TSV"
+python3 - "$TIMES" "$RSS" "$FILE_BYTES" "$RECORDS" "$SHOWN_TSV" > "$WORK/table.md" <<'PY'
 import statistics, sys
 times_path, rss_path, size, records = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-shown = dict(zip(["cat", "verify-crc", "dump-json"], sys.argv[5:8]))
+shown = dict(l.rstrip("\n").split("\t", 1) for l in open(sys.argv[5]))
 times = {}
 for line in open(times_path):
     name, t = line.rstrip("\n").split("\t")
     times.setdefault(name, []).append(float(t))
 rss = dict(l.rstrip("\n").split("\t") for l in open(rss_path))
 med = {n: max(statistics.median(v), 1e-6) for n, v in times.items()}
-print("| command | median s | ratio to cat | MB/s | peak RSS MiB | min–max s |")
-print("|---|---:|---:|---:|---:|---:|")
-for n in ["cat", "verify-crc", "dump-json"]:
+floor = med.get("crc-floor")
+print("| command | median s | ratio to cat | ratio to CRC floor | MB/s | peak RSS MiB | min–max s |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for n in shown:
     m = med[n]
-    print("| `%s` | %.3f | %.2f× | %.0f | %.1f | %.3f–%.3f |" % (
-        shown[n], m, m / med["cat"], size / 1e6 / m, int(rss[n]) / 1024, min(times[n]), max(times[n])))
+    print("| `%s` | %.3f | %.2f× | %s | %.0f | %.1f | %.3f–%.3f |" % (
+        shown[n], m, m / med["cat"], "%.2f×" % (m / floor) if floor else "–",
+        size / 1e6 / m, int(rss[n]) / 1024, min(times[n]), max(times[n])))
+print()
+if floor:
+    print("CRC floor: `crc_floor` (tests/bench/crc_floor.rs) reads the file once on one thread and CRC-32Cs every byte with the crc32c crate klog uses; no framing, no records.")
+    print()
+print("Ratios (medians): verify-crc %.2f× cat%s." % (
+    med["verify-crc"] / med["cat"], ", %.2f× the CRC floor" % (med["verify-crc"] / floor) if floor else ""))
 print()
 print("Records/s (median): verify-crc %.1f M/s, dump-segment JSON %.2f M/s." % (
     records / med["verify-crc"] / 1e6, records / med["dump-json"] / 1e6))

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod crash;
 mod diff;
 mod docs;
 mod dump_segment;

@@ -123,7 +123,10 @@ pub fn check_golden(env: &TestEnv, args: &[&str], code: i32, name: &str) -> Outp
 
 /// A second process holding `data_dir`'s lock until dropped (it runs this
 /// test binary's `produce::lock_holder`).
-pub struct LockHolder(std::process::Child, #[allow(dead_code)] std::io::BufReader<std::process::ChildStdout>);
+pub struct LockHolder(
+    std::process::Child,
+    #[allow(dead_code)] std::io::BufReader<std::process::ChildStdout>,
+);
 
 impl LockHolder {
     pub fn new(data_dir: &Path) -> Self {

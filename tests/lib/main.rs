@@ -2,6 +2,8 @@
 
 mod builder;
 mod corruption;
+mod fuzz_regressions;
 mod interop;
 mod peer_vectors;
 mod repair;
+mod sweeps;

@@ -42,7 +42,7 @@ fn torn_tail_is_cut_into_a_sidecar_and_nothing_is_lost() {
     };
     assert_eq!((*at, *len), (2153, 20));
     let written = execute(&plan, &RepairOptions::default()).unwrap();
-    assert_eq!(written, [sidecar.clone()]);
+    assert_eq!(written, std::slice::from_ref(sidecar));
     let (kept, cut) = (
         std::fs::read(&log).unwrap(),
         std::fs::read(sidecar).unwrap(),
