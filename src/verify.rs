@@ -146,7 +146,11 @@ pub fn verify_segment(
                         base_offset: base,
                     },
                 ));
-            } else if entry.last_offset() - seg_base > i64::from(i32::MAX) {
+            } else if entry
+                .checked_next_offset()
+                .and_then(|next| (next - 1).checked_sub(seg_base))
+                .is_none_or(|rel| rel > i64::from(i32::MAX))
+            {
                 push(DecodeError::new(
                     pos,
                     DecodeErrorKind::RelativeOffsetOverflow {
