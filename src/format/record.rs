@@ -224,6 +224,7 @@ fn parse_fast(bytes: &[u8], last_offset_delta: i32) -> Option<Parsed<'_>> {
     }
     let (key, at) = nullable_bytes_at(r, at)?; // keyLength: varint, key: bytes
     let (value, at) = nullable_bytes_at(r, at)?; // valueLength: varint, value: bytes
+
     // Most records have no headers: then headerCount is the record's last
     // byte, 0, right after the value. Checked this way, the byte is read at
     // an address known from the record's length alone instead of after the

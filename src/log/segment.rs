@@ -1,26 +1,25 @@
 //! Streaming reader over one segment file, entry by entry, with a verdict
 //! on how the file ends.
 //!
-//! The reader holds one buffer that grows only to the largest entry, and
-//! only after checking that the file really has that many bytes, so memory
-//! is bounded by the largest batch and never exceeds the file's size. It
-//! frames entries the way Kafka's `FileLogInputStream` does: offset + size,
-//! then the magic at byte 16. A size that runs past the end of the file is a
-//! torn tail; a size below 14, an unknown magic or a v2 batch shorter than
-//! its header is corruption, after which nothing can be framed and the
-//! reader stops. A CRC mismatch does not break the framing, so the reader
-//! goes on and leaves the CRC to the caller.
+//! It frames entries the way Kafka's `FileLogInputStream` does: offset +
+//! size, then the magic at byte 16. A size that runs past the end of the
+//! file is a torn tail; a size below 14, an unknown magic or a v2 batch
+//! shorter than its header is corruption, after which nothing can be framed
+//! and the reader stops. A CRC mismatch does not break the framing, so the
+//! reader goes on and leaves the CRC to the caller.
 //!
-//! Bytes come in chunks of a few MiB. An entry inside one chunk is handed
-//! out as a slice of it; only an entry that straddles two chunks is copied,
-//! into a carry buffer that grows to the largest such entry. A large file is
-//! read ahead by background threads (positioned reads, into a few recycled
-//! buffers each, so memory stays bounded by those buffers plus the largest
-//! batch), which overlaps reading from the page cache with the caller's
-//! work. With [`SegmentReader::check_ahead`] the threads also run
-//! [`BatchView::check_crc_and_records`] on the plain batches of the chunk
-//! they just read, while its bytes are in their cache, and the reader hands
-//! the result out with the entry (see [`SegmentReader::next_entry_checked`]).
+//! Bytes come in chunks of at most 4 MiB (never more than the file holds).
+//! An entry inside one chunk is handed out as a slice of it; only an entry
+//! that straddles two chunks is copied, into a carry buffer that grows to
+//! the largest such entry, and only after checking that the file really
+//! has that many bytes. A large file is read ahead by background threads
+//! (positioned reads, into two recycled buffers each), which overlaps
+//! reading from the page cache with the caller's work. Memory is bounded by
+//! those buffers plus the largest batch. With [`SegmentReader::check_ahead`]
+//! the threads also run [`BatchView::check_crc_and_records`] on the plain
+//! batches of the chunk they just read, while its bytes are in their cache,
+//! and the reader hands the result out with the entry (see
+//! [`SegmentReader::next_entry_checked`]).
 
 use std::fs::File;
 use std::io;
