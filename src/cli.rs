@@ -46,6 +46,15 @@ pub enum OutputFormat {
     Json,
 }
 
+/// Which records a consumer can read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Isolation {
+    /// Everything up to the high watermark (the log end offset when no checkpoint gives it).
+    ReadUncommitted,
+    /// Up to the last stable offset, without aborted transactions.
+    ReadCommitted,
+}
+
 /// Output format of table-shaped commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TableFormat {

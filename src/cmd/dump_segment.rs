@@ -6,19 +6,25 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use kaen_log::format::control::{self, ControlRecord};
 use kaen_log::format::{index, DecodeLimits, Entry, RecordView};
+use kaen_log::layout::{batch_layout, Topic};
 use kaen_log::log::segment::{SegmentReader, Tail};
 use kaen_log::log::{classify, parse_segment_name, Partition, PathKind};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::cli::OutputFormat;
+use crate::cli::{Isolation, OutputFormat};
 use crate::exit::Outcome;
-use crate::report::{text_bytes, write_json_bytes, JsonBytes, Output};
+use crate::report::internal::{self, Internal};
+use crate::report::{indexes, text_bytes, write_json_bytes, JsonBytes, Output};
 
 /// Print the batches of a segment (with --records, every record), or the
-/// entries of a `.index` / `.timeindex` file.
+/// entries of a `.index`, `.timeindex`, `.txnindex` or `.snapshot` file.
 ///
-/// PATH is a `.log`, `.index` or `.timeindex` file, or a partition folder
+/// Records of the internal topics (`__offsets`, `__consumer_offsets`,
+/// `__transaction_state`) are decoded as well. Legacy (magic 0/1) compressed
+/// wrappers are shown with their inner messages.
+///
+/// PATH is a `.log`, `.index`, `.timeindex`, `.txnindex` or `.snapshot` file, or a partition folder
 /// (all its segments in offset order). A file with any other name is read
 /// as a log (e.g. a batch captured to a `.bin` file). Text output has one
 /// line per batch in the spirit of kafka-dump-log; `--format json` prints
@@ -49,10 +55,20 @@ pub struct DumpSegmentArgs {
     /// The most bytes one batch's records may decompress to.
     #[arg(long, default_value_t = DecodeLimits::default().max_decompressed)]
     pub max_decompressed_bytes: u64,
+    /// Show every field of each batch and record with its position and raw
+    /// bytes (an annotated byte layout, for learning the format).
+    #[arg(long)]
+    pub layout: bool,
+    /// read-committed: show what a read_committed consumer sees (records of
+    /// aborted transactions hidden, control batches hidden, stop at the last
+    /// stable offset).
+    #[arg(long, value_enum, default_value_t = Isolation::ReadUncommitted)]
+    pub isolation: Isolation,
 }
 
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut problems = 0;
+    let text = args.format == OutputFormat::Text;
     for path in &args.paths {
         match classify(path).with_context(|| format!("dump-segment {}", path.display()))? {
             PathKind::Partition => {
@@ -75,8 +91,10 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
                     .and_then(|n| n.to_str())
                     .and_then(parse_segment_name);
                 problems += match name {
-                    Some((base, "index")) => dump_index(path, base, false, args, out)?,
-                    Some((base, "timeindex")) => dump_index(path, base, true, args, out)?,
+                    Some((base, "index")) => indexes::dump_index(path, base, false, text, out)?,
+                    Some((base, "timeindex")) => indexes::dump_index(path, base, true, text, out)?,
+                    Some((_, "txnindex")) => indexes::dump_txnindex(path, text, out)?,
+                    Some((offset, "snapshot")) => indexes::dump_snapshot(path, offset, text, out)?,
                     Some((base, "log")) => dump_log(path, Some(base), args, out)?,
                     _ => dump_log(path, None, args, out)?,
                 };
@@ -128,10 +146,22 @@ fn dump_log(
         max_decompressed: args.max_decompressed_bytes,
     };
     let text = args.format == OutputFormat::Text;
+    let internal = internal::detect(path);
+    let view = match args.isolation {
+        Isolation::ReadCommitted => Some(read_committed_view(path)?),
+        Isolation::ReadUncommitted => None,
+    };
     if text {
         writeln!(out, "Dumping {}", path.display())?;
         if let Some(base) = base {
             writeln!(out, "Log starting offset: {base}")?;
+        }
+        if let Some(v) = &view {
+            writeln!(
+                out,
+                "read_committed view: last stable offset {}; control batches and {} aborted transactions hidden",
+                v.last_stable, v.aborted.len()
+            )?;
         }
     }
     let file = path.display().to_string();
@@ -168,6 +198,50 @@ fn dump_log(
         match entry {
             Entry::V2(batch) => {
                 let h = batch.header;
+                if let Some(v) = &view {
+                    if h.base_offset >= v.last_stable {
+                        break;
+                    }
+                    if h.is_control()
+                        || h.is_transactional() && v.is_aborted(h.producer_id, h.base_offset)
+                    {
+                        continue;
+                    }
+                }
+                if args.layout {
+                    let topic = if internal == Some(Internal::Offsets) {
+                        Topic::Offsets
+                    } else {
+                        Topic::Plain
+                    };
+                    let (fields, err) = batch_layout(&batch, topic, limits);
+                    if text {
+                        writeln!(
+                            out,
+                            "batch at position {} (offsets {}..={}), {} bytes:",
+                            batch.position,
+                            h.base_offset,
+                            h.last_offset(),
+                            batch.bytes().len()
+                        )?;
+                        crate::report::layout::write(out, &fields)?;
+                    } else {
+                        let fields: Vec<_> = fields
+                            .iter()
+                            .map(|f| json!({"position": f.position, "decompressed": f.decompressed, "depth": f.depth, "bytes": f.bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(), "field": f.name, "value": f.value}))
+                            .collect();
+                        writeln!(
+                            out,
+                            "{}",
+                            json!({"file": file, "position": batch.position, "fields": fields})
+                        )?;
+                    }
+                    if let Some(e) = err {
+                        problems += 1;
+                        eprintln!("klog: {file}: {e}");
+                    }
+                    continue;
+                }
                 let mut records = Vec::new();
                 let mut record_error = None;
                 let want_records = if text {
@@ -227,7 +301,13 @@ fn dump_log(
                         crc_valid,
                     )?;
                     for r in &records {
-                        write_text_record(out, r, h.is_control(), h.timestamp_type().label())?;
+                        write_text_record(
+                            out,
+                            r,
+                            h.is_control(),
+                            h.timestamp_type().label(),
+                            internal,
+                        )?;
                     }
                 } else {
                     let line = BatchJson {
@@ -262,6 +342,7 @@ fn dump_log(
                         &line,
                         (!args.batches_only).then_some(&records[..]),
                         h.is_control(),
+                        internal,
                         record_error,
                     )?;
                     out.write_all(&line_buf)?;
@@ -270,37 +351,44 @@ fn dump_log(
             Entry::Legacy(m) => {
                 let ts_label = m.timestamp_type().map_or("NoTimestampType", |t| t.label());
                 let codec = codec_name((m.attributes & 0x07) as u8);
+                let want_records = if text {
+                    args.records
+                } else {
+                    !args.batches_only
+                };
+                let mut messages = Vec::new();
+                if want_records && crc_valid {
+                    match m.messages(&mut scratch, limits) {
+                        Ok(list) => messages = list,
+                        Err(e) => {
+                            problems += 1;
+                            eprintln!("klog: {file}: {e}");
+                        }
+                    }
+                }
                 if text {
                     writeln!(
                         out,
                         "position: {} offset: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
-                        m.position,
-                        m.offset,
-                        ts_label,
-                        m.timestamp,
-                        m.bytes().len(),
-                        m.magic,
-                        codec,
-                        m.crc,
-                        crc_valid
+                        m.position, m.offset, ts_label, m.timestamp, m.bytes().len(), m.magic, codec, m.crc, crc_valid
                     )?;
-                    if args.records && m.compression() == Some(kaen_log::format::Compression::None)
-                    {
+                    for msg in &messages {
                         writeln!(
                             out,
-                            "| offset: {} {}: {} key: {} value: {}",
-                            m.offset,
+                            "| offset: {} {}: {} key: {} value: {} isvalid: {}",
+                            msg.offset,
                             ts_label,
-                            m.timestamp,
-                            text_bytes(m.key),
-                            text_bytes(m.value)
+                            msg.timestamp,
+                            text_bytes(msg.key),
+                            text_bytes(msg.value),
+                            msg.crc_valid
                         )?;
                     }
                 } else {
                     let mut obj = json!({
                         "file": file,
                         "position": m.position,
-                        "base_offset": m.offset,
+                        "base_offset": messages.first().map_or(m.offset, |x| x.offset),
                         "last_offset": m.offset,
                         "size": m.bytes().len(),
                         "magic": m.magic,
@@ -312,16 +400,11 @@ fn dump_log(
                         "timestamp_type": m.timestamp_type().map(|t| t.name()),
                         "max_timestamp": m.timestamp,
                     });
-                    if !args.batches_only
-                        && m.compression() == Some(kaen_log::format::Compression::None)
-                    {
-                        obj["records"] = json!([{
-                            "offset": m.offset,
-                            "timestamp": m.timestamp,
-                            "key": JsonBytes(m.key),
-                            "value": JsonBytes(m.value),
-                            "headers": [],
-                        }]);
+                    if !args.batches_only {
+                        obj["records"] = messages
+                            .iter()
+                            .map(|x| json!({"offset": x.offset, "timestamp": x.timestamp, "key": JsonBytes(x.key), "value": JsonBytes(x.value), "headers": [], "crc_valid": x.crc_valid}))
+                            .collect();
                     }
                     serde_json::to_writer(&mut *out, &obj)?;
                     writeln!(out)?;
@@ -365,6 +448,7 @@ fn write_text_record(
     r: &RecordView<'_>,
     is_control: bool,
     ts_label: &str,
+    internal: Option<Internal>,
 ) -> anyhow::Result<()> {
     write!(out, "| offset: {} {}: {}", r.offset, ts_label, r.timestamp)?;
     if is_control {
@@ -394,7 +478,15 @@ fn write_text_record(
         }
         write!(out, "{}={}", text_bytes(Some(h.key)), text_bytes(h.value))?;
     }
-    writeln!(out, "]")?;
+    write!(out, "]")?;
+    if let Some(kind) = internal {
+        write!(
+            out,
+            " decoded: {}",
+            internal::decode(kind, r.key, r.value, r.position)
+        )?;
+    }
+    writeln!(out)?;
     Ok(())
 }
 
@@ -435,6 +527,7 @@ fn write_batch_json(
     head: &BatchJson<'_>,
     records: Option<&[RecordView<'_>]>,
     is_control: bool,
+    internal: Option<Internal>,
     error: Option<kaen_log::DecodeError>,
 ) -> anyhow::Result<()> {
     serde_json::to_writer(&mut *buf, head)?;
@@ -446,7 +539,7 @@ fn write_batch_json(
             if i > 0 {
                 buf.push(b',');
             }
-            write_record_json(buf, r, is_control)?;
+            write_record_json(buf, r, is_control, internal)?;
         }
         buf.push(b']');
     }
@@ -475,6 +568,7 @@ fn write_record_json(
     buf: &mut Vec<u8>,
     r: &RecordView<'_>,
     is_control: bool,
+    internal: Option<Internal>,
 ) -> anyhow::Result<()> {
     buf.extend_from_slice(b"{\"offset\":");
     serde_json::to_writer(&mut *buf, &r.offset)?;
@@ -510,6 +604,12 @@ fn write_record_json(
             },
         };
         serde_json::to_writer(&mut *buf, &control)?;
+    } else if let Some(kind) = internal {
+        buf.extend_from_slice(b",\"decoded\":");
+        serde_json::to_writer(
+            &mut *buf,
+            &internal::decode(kind, r.key, r.value, r.position),
+        )?;
     }
     buf.push(b'}');
     Ok(())
@@ -531,78 +631,44 @@ enum ControlJson {
     },
 }
 
-fn dump_index(
-    path: &Path,
-    base: i64,
-    time: bool,
-    args: &DumpSegmentArgs,
-    out: &mut Output,
-) -> anyhow::Result<u64> {
-    let bytes = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
-    let text = args.format == OutputFormat::Text;
-    let file = path.display().to_string();
-    if text {
-        writeln!(out, "Dumping {file}")?;
+/// What a read_committed consumer may see of a partition.
+struct ReadCommitted {
+    last_stable: i64,
+    aborted: Vec<kaen_log::txn::AbortedTxn>,
+}
+
+impl ReadCommitted {
+    fn is_aborted(&self, producer_id: i64, offset: i64) -> bool {
+        self.aborted.iter().any(|a| {
+            a.producer_id == producer_id && a.first_offset <= offset && offset <= a.last_offset
+        })
     }
-    let mut problems = 0;
-    // A partial trailing entry is reported; the whole entries before it are still shown.
-    let entry_len = if time {
-        index::TIME_ENTRY_LEN
-    } else {
-        index::OFFSET_ENTRY_LEN
+}
+
+/// The last stable offset and the aborted transactions of the partition
+/// holding `log` (or of the file alone when it is not in a partition folder).
+fn read_committed_view(log: &Path) -> anyhow::Result<ReadCommitted> {
+    let parent = log
+        .parent()
+        .filter(|d| classify(d).is_ok_and(|k| k == PathKind::Partition));
+    let partition = match parent {
+        Some(dir) => Partition::open(dir)?,
+        None => Partition {
+            dir: log.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            topic: String::new(),
+            partition: 0,
+            state: kaen_log::log::PartitionState::Live,
+            segments: vec![kaen_log::log::SegmentFiles {
+                base_offset: 0,
+                log: log.to_path_buf(),
+                index: None,
+                timeindex: None,
+            }],
+        },
     };
-    let whole = bytes.len() / entry_len * entry_len;
-    if whole != bytes.len() {
-        problems += 1;
-        eprintln!(
-            "klog: {file}: byte {whole}: index length {} is not a multiple of the entry size {entry_len}",
-            bytes.len()
-        );
-    }
-    let body = bytes.get(..whole).unwrap_or(&[]);
-    let mut prev = i64::MIN;
-    let mut shown = 0usize;
-    let total = whole / entry_len;
-    if time {
-        for e in index::time_entries(body, base)? {
-            if shown > 0 && e.offset <= prev && e.timestamp == 0 {
-                break;
-            }
-            prev = e.offset;
-            shown += 1;
-            if text {
-                writeln!(out, "timestamp: {} offset: {}", e.timestamp, e.offset)?;
-            } else {
-                writeln!(
-                    out,
-                    "{}",
-                    json!({"file": file, "position": e.at, "timestamp": e.timestamp, "offset": e.offset})
-                )?;
-            }
-        }
-    } else {
-        for e in index::offset_entries(body, base)? {
-            if shown > 0 && e.offset <= prev {
-                break;
-            }
-            prev = e.offset;
-            shown += 1;
-            if text {
-                writeln!(out, "offset: {} position: {}", e.offset, e.position)?;
-            } else {
-                writeln!(
-                    out,
-                    "{}",
-                    json!({"file": file, "position": e.at, "offset": e.offset, "log_position": e.position})
-                )?;
-            }
-        }
-    }
-    if text && total == 0 {
-        writeln!(out, "{file} is empty.")?;
-    }
-    if shown < total {
-        eprintln!("klog: {file}: {} trailing entries after entry {shown} do not increase (preallocated zero slots?); not shown", total - shown);
-    }
-    Ok(problems)
+    let st = kaen_log::txn::analyze(&partition, &Default::default())?;
+    Ok(ReadCommitted {
+        last_stable: st.first_unstable_or_end(),
+        aborted: st.aborted,
+    })
 }

@@ -4,23 +4,13 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::ValueEnum;
-use kaen_log::lag::{self, Isolation, LagOptions, LagRow};
+use kaen_log::lag::{self, LagOptions, LagRow};
 use kaen_log::offsets::ReplayOptions;
 
-use crate::cli::TableFormat;
+use crate::cli::{Isolation, TableFormat};
 use crate::exit::Outcome;
 use crate::report::table::{render, render_csv};
 use crate::report::Output;
-
-/// Which end a consumer reads to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum IsolationArg {
-    /// Up to the high watermark (the log end offset when no checkpoint gives it).
-    ReadUncommitted,
-    /// Up to the last stable offset (needs a pass over each partition).
-    ReadCommitted,
-}
 
 /// For every committed offset, how far the group is behind.
 ///
@@ -46,8 +36,8 @@ pub struct LagArgs {
     #[arg(long)]
     pub group: Option<String>,
     /// Which end the consumer reads to.
-    #[arg(long, value_enum, default_value_t = IsolationArg::ReadUncommitted)]
-    pub isolation: IsolationArg,
+    #[arg(long, value_enum, default_value_t = Isolation::ReadUncommitted)]
+    pub isolation: Isolation,
     /// Exit 1 when any partition's lag is above N.
     #[arg(long, value_name = "N")]
     pub fail_above: Option<i64>,
@@ -67,8 +57,8 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     };
     let (dirs, replay, _) = crate::cmd::replay_offsets::replay_dirs(&args.dirs, opts)?;
     let isolation = match args.isolation {
-        IsolationArg::ReadUncommitted => Isolation::ReadUncommitted,
-        IsolationArg::ReadCommitted => Isolation::ReadCommitted,
+        Isolation::ReadUncommitted => lag::Isolation::ReadUncommitted,
+        Isolation::ReadCommitted => lag::Isolation::ReadCommitted,
     };
     let rows = lag::compute(
         &dirs,

@@ -5,6 +5,9 @@
 //! characters escaped (text) or a JSON string (JSON); anything else as hex
 //! (`0x…`, text) or `{"base64": "…"}` (JSON); null stays null.
 
+pub mod indexes;
+pub mod internal;
+pub mod layout;
 pub mod table;
 
 use std::io::{self, BufWriter, Stdout, Write};

@@ -144,3 +144,204 @@ fn bad_inputs_get_one_clear_message() {
         assert!(!stderr(&o).contains("panicked"), "{args:?}");
     }
 }
+
+#[test]
+fn layout_annotates_every_field() {
+    let env = TestEnv::new();
+    check_golden(
+        &env,
+        &[
+            "dump-segment",
+            "--layout",
+            "--max-batches",
+            "1",
+            "fixtures/groups/__offsets-0",
+        ],
+        0,
+        "dump-segment/layout-offsets",
+    );
+    // A compressed batch: the records are shown inside the decompressed data.
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--layout",
+            "--from-offset",
+            "120",
+            "--max-batches",
+            "1",
+            "fixtures/data/orders-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(
+        text.contains("-- records (compressed) 78 bytes of gzip"),
+        "{text}"
+    );
+    assert!(
+        text.contains("        +0  "),
+        "positions in the decompressed data are marked +N: {text}"
+    );
+    // JSON: the fields' bytes add up to the batch.
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--layout",
+            "--format",
+            "json",
+            "--max-batches",
+            "1",
+            "fixtures/data/orders-0",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    let total: usize = v["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["bytes"].as_str().unwrap().len() / 2)
+        .sum();
+    assert_eq!(total, 316);
+}
+
+#[test]
+fn read_committed_hides_aborted_and_stops_at_the_last_stable_offset() {
+    let env = TestEnv::new();
+    check_golden(
+        &env,
+        &[
+            "dump-segment",
+            "--records",
+            "--isolation",
+            "read-committed",
+            "fixtures/txn/payments-0",
+        ],
+        0,
+        "dump-segment/txn-read-committed",
+    );
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "--isolation",
+            "read-committed",
+            "fixtures/txn/payments-0",
+        ],
+        None,
+    );
+    let offsets: Vec<i64> = stdout(&o)
+        .lines()
+        .flat_map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["records"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["offset"].as_i64().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(
+        offsets,
+        [0, 1, 2, 3, 4],
+        "the COMMIT marker at 5 is hidden, and the open transaction at 6 stops the view"
+    );
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "--isolation",
+            "read-committed",
+            "fixtures/groups/ledger-0",
+        ],
+        None,
+    );
+    let n = stdout(&o).lines().count();
+    assert_eq!(n, 2, "two data batches, their markers hidden");
+}
+
+#[test]
+fn internal_topics_are_decoded() {
+    let env = TestEnv::new();
+    check_golden(
+        &env,
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "fixtures/kafka/__consumer_offsets-9",
+        ],
+        0,
+        "dump-segment/consumer-offsets-json",
+    );
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--records",
+            "fixtures/txn/__transaction_state-0",
+        ],
+        None,
+    );
+    let text = stdout(&o);
+    assert!(
+        text.contains(r#""transactional_id":"slow-app""#) && text.contains(r#""state":"Ongoing""#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"decoded: {"key":{"transactional_id":"old-app"},"value":"tombstone"}"#),
+        "{text}"
+    );
+}
+
+#[test]
+fn transaction_index_and_snapshot_files() {
+    let env = TestEnv::new();
+    check_golden(
+        &env,
+        &[
+            "dump-segment",
+            "fixtures/txn/payments-0/00000000000000000000.txnindex",
+        ],
+        0,
+        "dump-segment/txnindex",
+    );
+    use kaen_log::txn::snapshot::{encode, SnapshotEntry};
+    let entry = SnapshotEntry {
+        producer_id: 300,
+        epoch: 0,
+        last_sequence: 1,
+        last_offset: 7,
+        offset_delta: 1,
+        timestamp: 1_700_000_000_000,
+        coordinator_epoch: 0,
+        current_txn_first_offset: 6,
+    };
+    std::fs::write(
+        env.path("fixtures/txn/payments-0/00000000000000000017.snapshot"),
+        encode(&[entry]),
+    )
+    .unwrap();
+    let o = env.run(
+        &[
+            "dump-segment",
+            "fixtures/txn/payments-0/00000000000000000017.snapshot",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o).contains("Snapshot end offset: 17 version: 1"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains(
+            "producerId: 300 producerEpoch: 0 coordinatorEpoch: 0 currentTxnFirstOffset: 6"
+        ),
+        "{}",
+        stdout(&o)
+    );
+}

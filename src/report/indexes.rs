@@ -1,0 +1,166 @@
+//! `dump-segment` of the files beside a log: `.index`, `.timeindex`,
+//! `.txnindex` and producer-state `.snapshot` files.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+use kaen_log::format::index;
+use kaen_log::txn::snapshot;
+use serde_json::json;
+
+use crate::report::Output;
+
+pub fn dump_index(
+    path: &Path,
+    base: i64,
+    time: bool,
+    text: bool,
+    out: &mut Output,
+) -> anyhow::Result<u64> {
+    let bytes = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
+    let file = path.display().to_string();
+    if text {
+        writeln!(out, "Dumping {file}")?;
+    }
+    let mut problems = 0;
+    // A partial trailing entry is reported; the whole entries before it are still shown.
+    let entry_len = if time {
+        index::TIME_ENTRY_LEN
+    } else {
+        index::OFFSET_ENTRY_LEN
+    };
+    let whole = bytes.len() / entry_len * entry_len;
+    if whole != bytes.len() {
+        problems += 1;
+        eprintln!(
+            "klog: {file}: byte {whole}: index length {} is not a multiple of the entry size {entry_len}",
+            bytes.len()
+        );
+    }
+    let body = bytes.get(..whole).unwrap_or(&[]);
+    let mut prev = i64::MIN;
+    let mut shown = 0usize;
+    let total = whole / entry_len;
+    if time {
+        for e in index::time_entries(body, base)? {
+            if shown > 0 && e.offset <= prev && e.timestamp == 0 {
+                break;
+            }
+            prev = e.offset;
+            shown += 1;
+            if text {
+                writeln!(out, "timestamp: {} offset: {}", e.timestamp, e.offset)?;
+            } else {
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"file": file, "position": e.at, "timestamp": e.timestamp, "offset": e.offset})
+                )?;
+            }
+        }
+    } else {
+        for e in index::offset_entries(body, base)? {
+            if shown > 0 && e.offset <= prev {
+                break;
+            }
+            prev = e.offset;
+            shown += 1;
+            if text {
+                writeln!(out, "offset: {} position: {}", e.offset, e.position)?;
+            } else {
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"file": file, "position": e.at, "offset": e.offset, "log_position": e.position})
+                )?;
+            }
+        }
+    }
+    if text && total == 0 {
+        writeln!(out, "{file} is empty.")?;
+    }
+    if shown < total {
+        eprintln!("klog: {file}: {} trailing entries after entry {shown} do not increase (preallocated zero slots?); not shown", total - shown);
+    }
+    Ok(problems)
+}
+
+/// A `.txnindex`: one line per aborted transaction.
+pub fn dump_txnindex(path: &Path, text: bool, out: &mut Output) -> anyhow::Result<u64> {
+    let bytes = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
+    let file = path.display().to_string();
+    if text {
+        writeln!(out, "Dumping {file}")?;
+    }
+    let (entries, partial) =
+        index::txn_entries(&bytes).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+    for e in &entries {
+        if text {
+            writeln!(
+                out,
+                "version: {} producerId: {} firstOffset: {} lastOffset: {} lastStableOffset: {}",
+                e.version, e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{}",
+                json!({"file": file, "position": e.at, "version": e.version, "producer_id": e.producer_id,
+                       "first_offset": e.first_offset, "last_offset": e.last_offset, "last_stable_offset": e.last_stable_offset})
+            )?;
+        }
+    }
+    if partial > 0 {
+        eprintln!("klog: {file}: byte {}: {partial} bytes of a torn entry at the end (ignored, as Kafka does)", bytes.len() - partial);
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// A producer-state snapshot: one line per producer.
+pub fn dump_snapshot(
+    path: &Path,
+    offset: i64,
+    text: bool,
+    out: &mut Output,
+) -> anyhow::Result<u64> {
+    let bytes = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
+    let file = path.display().to_string();
+    let snap = snapshot::decode(&bytes).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+    let crc_valid = snap.crc == snap.computed_crc;
+    if text {
+        writeln!(out, "Dumping {file}")?;
+        writeln!(
+            out,
+            "Snapshot end offset: {offset} version: {} crc: {} isvalid: {crc_valid}",
+            snap.version, snap.crc
+        )?;
+    }
+    for e in &snap.entries {
+        if text {
+            writeln!(
+                out,
+                "producerId: {} producerEpoch: {} coordinatorEpoch: {} currentTxnFirstOffset: {} lastTimestamp: {} lastSequence: {} lastOffset: {} offsetDelta: {}",
+                e.producer_id, e.epoch, e.coordinator_epoch, e.current_txn_first_offset, e.timestamp, e.last_sequence, e.last_offset, e.offset_delta
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{}",
+                json!({"file": file, "snapshot_offset": offset, "crc_valid": crc_valid, "producer_id": e.producer_id,
+                       "producer_epoch": e.epoch, "coordinator_epoch": e.coordinator_epoch,
+                       "current_txn_first_offset": e.current_txn_first_offset, "last_timestamp": e.timestamp,
+                       "last_sequence": e.last_sequence, "last_offset": e.last_offset, "offset_delta": e.offset_delta})
+            )?;
+        }
+    }
+    if !crc_valid {
+        eprintln!(
+            "klog: {file}: byte 2: CRC mismatch: stored 0x{:08X}, computed 0x{:08X}",
+            snap.crc, snap.computed_crc
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}

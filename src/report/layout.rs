@@ -1,0 +1,45 @@
+//! Text rendering of `dump-segment --layout`: one line per field,
+//! `position  raw bytes  field  value`.
+
+use std::io::Write;
+
+use kaen_log::layout::Field;
+
+const HEX_SHOWN: usize = 12;
+
+fn hex(b: &[u8]) -> String {
+    let mut s: String = b
+        .iter()
+        .take(HEX_SHOWN)
+        .map(|x| format!("{x:02x} "))
+        .collect();
+    s.pop();
+    if b.len() > HEX_SHOWN {
+        s.push_str(&format!(" ..({} bytes)", b.len()));
+    }
+    s
+}
+
+/// Write the fields of one batch.
+pub fn write(out: &mut impl Write, fields: &[Field]) -> std::io::Result<()> {
+    for f in fields {
+        let indent = "  ".repeat(usize::from(f.depth));
+        let pos = if f.decompressed {
+            format!("+{}", f.position)
+        } else {
+            f.position.to_string()
+        };
+        if f.bytes.is_empty() {
+            writeln!(out, "{pos:>10}  {indent}-- {} {}", f.name, f.value)?;
+        } else {
+            writeln!(
+                out,
+                "{pos:>10}  {:<50}  {indent}{:<32} {}",
+                hex(&f.bytes),
+                f.name,
+                f.value
+            )?;
+        }
+    }
+    Ok(())
+}
