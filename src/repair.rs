@@ -174,12 +174,9 @@ fn segment_files(seg: &SegmentFiles) -> Vec<PathBuf> {
 }
 
 fn index_actions(seg: &SegmentFiles, plan: &mut Plan) -> Result<()> {
-    // Trailing zero slots alone are harmless (Kafka stops at them); anything else is rebuilt.
-    let problems: Vec<_> = check_indexes(seg)?
-        .into_iter()
-        .filter(|p| p.kind != "index_trailing_zeros")
-        .collect();
-    if let Some(first) = problems.first() {
+    // Any index problem, preallocated zero slots included, is answered by a
+    // rebuild: indexes are derived from the log, and the old file is kept aside.
+    if let Some(first) = check_indexes(seg)?.first() {
         plan.actions.push(Action::RebuildIndexes {
             log: seg.log.clone(),
             base_offset: seg.base_offset,

@@ -27,16 +27,20 @@ pub const NOT_A_SEGMENT: &str =
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     pub file: PathBuf,
-    /// Position of the entry (batch) the problem belongs to, or of the torn tail.
+    /// Position of the entry (batch) the problem belongs to, or of the torn
+    /// tail; for an index problem, the entry's position in the index file.
     pub position: u64,
-    /// Stable snake_case kind (see [`DecodeErrorKind::name`]).
+    /// The exact byte where the defect was found.
+    pub offset: u64,
+    /// Stable snake_case kind (see [`DecodeErrorKind::name`], and `index_*`,
+    /// the producer-state kinds of [`crate::txn::FindingKind`]).
     pub kind: &'static str,
     /// Human-readable detail, with the exact byte position of the defect.
     pub detail: String,
     /// The batch's base offset when its header could be read.
     pub base_offset: Option<i64>,
-    /// The underlying decode error.
-    pub error: DecodeError,
+    /// The underlying decode error, for decoding problems.
+    pub error: Option<DecodeError>,
 }
 
 /// Totals of what was checked.
@@ -53,6 +57,8 @@ pub struct Checked {
 pub struct Report {
     pub checked: Checked,
     pub problems: Vec<Problem>,
+    /// Partition folders listed but not read (`-delete`, `-future`, `-stray`).
+    pub skipped: Vec<(PathBuf, &'static str)>,
 }
 
 impl Report {
@@ -65,18 +71,41 @@ impl Report {
         self.problems.push(Problem {
             file: file.to_path_buf(),
             position,
+            offset: error.offset,
             kind: error.kind_name(),
             detail: error.to_string(),
             base_offset,
-            error,
+            error: Some(error),
         });
+    }
+
+    /// Add another report's counts and findings.
+    pub fn merge(&mut self, other: Report) {
+        self.checked.files += other.checked.files;
+        self.checked.batches += other.checked.batches;
+        self.checked.records += other.checked.records;
+        self.checked.bytes += other.checked.bytes;
+        self.problems.extend(other.problems);
+        self.skipped.extend(other.skipped);
     }
 }
 
 /// What to check.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     pub limits: DecodeLimits,
+    /// Skip the `.index` / `.timeindex` checks.
+    pub no_indexes: bool,
+    /// Check only the indexes (against the log's batch boundaries).
+    pub index_only: bool,
+    /// Also check producer state: sequences, epochs, transactions, `.txnindex`.
+    pub deep: bool,
+    /// For `deep`: the producer-state options (now, transaction timeout).
+    pub txn: crate::txn::TxnOptions,
+    /// Partitions verified at once in a data directory (0 or 1: one at a time).
+    pub jobs: usize,
+    /// Bytes of log read so far, for a progress display.
+    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// Verify `path`: a data directory, a partition folder or one segment file.
@@ -97,19 +126,102 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
         }
         PathKind::Partition => verify_partition(&Partition::open(path)?, opts, &mut report)?,
         PathKind::DataDir => {
-            for p in DataDir::open(path)?.live() {
-                verify_partition(p, opts, &mut report)?;
+            let dir = DataDir::open(path)?;
+            for p in dir
+                .partitions
+                .iter()
+                .filter(|p| p.state != crate::log::PartitionState::Live)
+            {
+                report.skipped.push((p.dir.clone(), p.state.name()));
+            }
+            let live: Vec<&Partition> = dir.live().collect();
+            for r in verify_partitions(&live, opts)? {
+                report.merge(r);
             }
         }
     }
     Ok(report)
 }
 
-/// Verify every segment of a partition, carrying the offset order across segments.
+/// Verify partitions on up to `opts.jobs` threads; the reports come back in
+/// the partitions' order, so the output does not depend on the scheduling.
+pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Report>> {
+    let jobs = opts.jobs.clamp(1, parts.len().max(1));
+    if jobs == 1 {
+        return parts
+            .iter()
+            .map(|p| {
+                let mut r = Report::default();
+                verify_partition(p, opts, &mut r).map(|()| r)
+            })
+            .collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<Option<Result<Report>>>> =
+        std::sync::Mutex::new((0..parts.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(p) = parts.get(i) else { break };
+                let mut r = Report::default();
+                let out = verify_partition(p, opts, &mut r).map(|()| r);
+                if let Ok(mut all) = results.lock() {
+                    if let Some(slot) = all.get_mut(i) {
+                        *slot = Some(out);
+                    }
+                }
+            });
+        }
+    });
+    let all = results.into_inner().unwrap_or_default();
+    all.into_iter()
+        .map(|r| r.unwrap_or_else(|| Ok(Report::default())))
+        .collect()
+}
+
+/// Verify every segment of a partition, carrying the offset order across
+/// segments; then its indexes and, with `deep`, its producer state.
 pub fn verify_partition(p: &Partition, opts: &Options, report: &mut Report) -> Result<()> {
     let mut last = None;
-    for seg in &p.segments {
-        verify_segment(&seg.log, Some(seg.base_offset), &mut last, opts, report)?;
+    if !opts.index_only {
+        for seg in &p.segments {
+            verify_segment(&seg.log, Some(seg.base_offset), &mut last, opts, report)?;
+        }
+    }
+    if !opts.no_indexes || opts.index_only {
+        for seg in &p.segments {
+            if opts.index_only {
+                report.checked.files += 1;
+            }
+            for ip in crate::recovery::check_indexes(seg)? {
+                report.problems.push(Problem {
+                    file: ip.file,
+                    position: ip.position,
+                    offset: ip.position,
+                    kind: ip.kind,
+                    detail: ip.detail,
+                    base_offset: Some(seg.base_offset),
+                    error: None,
+                });
+            }
+        }
+    }
+    if opts.deep && !opts.index_only {
+        let mut st = crate::txn::analyze(p, &opts.txn)?;
+        let index_findings = crate::txn::check_txn_indexes(p, &st)?;
+        st.findings.extend(index_findings);
+        for f in st.findings.into_iter().filter(|f| f.kind.is_problem()) {
+            report.problems.push(Problem {
+                file: f.file,
+                position: f.position,
+                offset: f.position,
+                kind: f.kind.name(),
+                detail: format!("producer {}: {}", f.producer_id, f.detail),
+                base_offset: Some(f.base_offset),
+                error: None,
+            });
+        }
     }
     Ok(())
 }
@@ -125,86 +237,133 @@ pub fn verify_segment(
     opts: &Options,
     report: &mut Report,
 ) -> Result<()> {
-    let mut reader = SegmentReader::open(path)?;
-    // On a large file the read-ahead threads run check_crc_and_records on
-    // the plain batches they read; the result comes with the entry.
-    reader.check_ahead(opts.limits);
     report.checked.files += 1;
     let mut scratch = Vec::new();
-    while let Some((entry, checked_ahead)) = reader.next_entry_checked()? {
-        report.checked.batches += 1;
-        report.checked.bytes += entry.size();
-        let pos = entry.position();
-        let base = entry.base_offset();
-        let mut push = |e: DecodeError| report.push(path, pos, Some(base), e);
-        if let Some(seg_base) = segment_base {
-            if base < seg_base {
-                push(DecodeError::new(
-                    pos,
-                    DecodeErrorKind::BelowSegmentBase {
-                        segment_base: seg_base,
-                        base_offset: base,
-                    },
-                ));
-            } else if entry
-                .checked_next_offset()
-                .and_then(|next| (next - 1).checked_sub(seg_base))
-                .is_none_or(|rel| rel > i64::from(i32::MAX))
-            {
-                push(DecodeError::new(
-                    pos,
-                    DecodeErrorKind::RelativeOffsetOverflow {
-                        segment_base: seg_base,
-                        offset: entry.last_offset(),
-                    },
-                ));
+    // Past damage that breaks the framing, the walk resumes at the next
+    // position where a CRC-valid batch starts (resync) and goes on.
+    let mut start = 0u64;
+    let mut read_any = false;
+    loop {
+        let mut reader = SegmentReader::open_at(path, start)?;
+        // On a large file the read-ahead threads run check_crc_and_records on
+        // the plain batches they read; the result comes with the entry.
+        reader.check_ahead(opts.limits);
+        while let Some((entry, checked_ahead)) = reader.next_entry_checked()? {
+            read_any = true;
+            report.checked.batches += 1;
+            report.checked.bytes += entry.size();
+            if let Some(p) = &opts.progress {
+                p.fetch_add(entry.size(), std::sync::atomic::Ordering::Relaxed);
             }
-        }
-        // Offsets must increase in a real log. A file not named like a
-        // segment may be batches captured from separate fetches, so the
-        // order is not checked there.
-        if let (Some(_), Some(prev)) = (segment_base, *last_offset) {
-            if base <= prev {
-                push(DecodeError::new(
-                    pos,
-                    DecodeErrorKind::OffsetNotIncreasing {
-                        previous_last: prev,
-                        base_offset: base,
-                    },
-                ));
+            let pos = entry.position();
+            let base = entry.base_offset();
+            let mut push = |e: DecodeError| report.push(path, pos, Some(base), e);
+            if let Some(seg_base) = segment_base {
+                if base < seg_base {
+                    push(DecodeError::new(
+                        pos,
+                        DecodeErrorKind::BelowSegmentBase {
+                            segment_base: seg_base,
+                            base_offset: base,
+                        },
+                    ));
+                } else if entry
+                    .checked_next_offset()
+                    .and_then(|next| (next - 1).checked_sub(seg_base))
+                    .is_none_or(|rel| rel > i64::from(i32::MAX))
+                {
+                    push(DecodeError::new(
+                        pos,
+                        DecodeErrorKind::RelativeOffsetOverflow {
+                            segment_base: seg_base,
+                            offset: entry.last_offset(),
+                        },
+                    ));
+                }
             }
-        }
-        *last_offset = Some(entry.last_offset().max(last_offset.unwrap_or(i64::MIN)));
-        // The CRC first: a batch that fails it is not read further.
-        match entry {
-            Entry::V2(batch) => match checked_ahead
-                .unwrap_or_else(|| batch.check_crc_and_records(&mut scratch, opts.limits))
-            {
-                Ok(checked) => {
-                    report.checked.records += checked.records;
-                    if let Some(e) = checked.error {
-                        report.push(path, pos, Some(base), e);
+            // Offsets must increase in a real log. A file not named like a
+            // segment may be batches captured from separate fetches, so the
+            // order is not checked there.
+            if let (Some(_), Some(prev)) = (segment_base, *last_offset) {
+                if base <= prev {
+                    push(DecodeError::new(
+                        pos,
+                        DecodeErrorKind::OffsetNotIncreasing {
+                            previous_last: prev,
+                            base_offset: base,
+                        },
+                    ));
+                }
+            }
+            *last_offset = Some(entry.last_offset().max(last_offset.unwrap_or(i64::MIN)));
+            // The CRC first: a batch that fails it is not read further.
+            match entry {
+                Entry::V2(batch) => match checked_ahead
+                    .unwrap_or_else(|| batch.check_crc_and_records(&mut scratch, opts.limits))
+                {
+                    Ok(checked) => {
+                        report.checked.records += checked.records;
+                        if let Some(e) = checked.error {
+                            report.push(path, pos, Some(base), e);
+                        }
                     }
-                }
-                Err(e) => report.push(path, pos, Some(base), e),
-            },
-            Entry::Legacy(m) => match m.check_crc() {
-                Ok(()) => report.checked.records += 1,
-                Err(e) => report.push(path, pos, Some(base), e),
-            },
-        }
-    }
-    match reader.tail() {
-        Some(Tail::Truncated { at, error, .. }) | Some(Tail::Corrupt { at, error, .. }) => {
-            report.checked.bytes += reader.file_len() - at;
-            report.push(path, at, None, error);
-            if at == 0 {
-                if let Some(p) = report.problems.last_mut() {
-                    p.detail.push_str(NOT_A_SEGMENT);
-                }
+                    Err(e) => report.push(path, pos, Some(base), e),
+                },
+                Entry::Legacy(m) => match m.check_crc() {
+                    // A compressed wrapper's inner messages are checked too.
+                    Ok(()) => match m.messages(&mut scratch, opts.limits) {
+                        Ok(msgs) => {
+                            report.checked.records += msgs.len() as u64;
+                            for msg in &msgs {
+                                if !msg.crc_valid {
+                                    let at = msg.inner_position.unwrap_or(0);
+                                    let mut e = DecodeError::new(
+                                        pos,
+                                        DecodeErrorKind::BadWrapper {
+                                            reason: "an inner message fails its CRC",
+                                        },
+                                    );
+                                    e.decompressed_at = Some(at);
+                                    report.push(path, pos, Some(base), e);
+                                }
+                            }
+                        }
+                        Err(e) => report.push(path, pos, Some(base), e),
+                    },
+                    Err(e) => report.push(path, pos, Some(base), e),
+                },
             }
         }
-        _ => {}
+        let Some(Tail::Truncated { at, error, .. } | Tail::Corrupt { at, error, .. }) =
+            reader.tail()
+        else {
+            break;
+        };
+        report.push(path, at, None, error);
+        let resumed = crate::recovery::resync(path, at + 1)?;
+        let len = reader.file_len();
+        if let Some(p) = report.problems.last_mut() {
+            match resumed {
+                Some(r) => p.detail.push_str(&format!(
+                    "; {} bytes cannot be framed; valid batches resume at position {} (offset {})",
+                    r.position - at,
+                    r.position,
+                    r.base_offset
+                )),
+                None if at == 0 && !read_any => p.detail.push_str(NOT_A_SEGMENT),
+                None => {}
+            }
+        }
+        match resumed {
+            Some(r) => {
+                report.checked.bytes += r.position - at;
+                start = r.position;
+            }
+            None => {
+                report.checked.bytes += len - at;
+                break;
+            }
+        }
     }
     Ok(())
 }

@@ -113,3 +113,226 @@ fn random_bytes_are_problems_not_panics() {
         );
     }
 }
+
+#[test]
+fn repair_moves_a_torn_tail_aside_and_leaves_a_clean_log() {
+    let env = TestEnv::new();
+    let log = env.path("fixtures/truncated/orders-0/00000000000000000090.log");
+    let before = std::fs::read(&log).unwrap();
+    // --dry-run prints the plan and touches nothing.
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--dry-run",
+            "fixtures/truncated/orders-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("repair: would move 20 bytes of fixtures/truncated/orders-0/00000000000000000090.log from position 2153 to fixtures/truncated/orders-0/00000000000000000090.log.cut-2153"), "{}", stdout(&o));
+    assert_eq!(std::fs::read(&log).unwrap(), before);
+    check_golden(
+        &env,
+        &["verify-crc", "--repair", "fixtures/truncated/orders-0"],
+        0,
+        "verify-crc/repair-truncated",
+    );
+    let cut =
+        std::fs::read(env.path("fixtures/truncated/orders-0/00000000000000000090.log.cut-2153"))
+            .unwrap();
+    assert_eq!(
+        [std::fs::read(&log).unwrap(), cut].concat(),
+        before,
+        "nothing lost"
+    );
+    assert_eq!(
+        env.run(&["verify-crc", "fixtures/truncated/orders-0"], None)
+            .status
+            .code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn mid_log_damage_needs_force_truncate() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &["verify-crc", "--repair", "fixtures/corrupt/orders-0"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o)
+            .contains("repair: left alone fixtures/corrupt/orders-0/00000000000000000000.log:950"),
+        "{}",
+        stdout(&o)
+    );
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--force-truncate",
+            "fixtures/corrupt/orders-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("repair: wrote fixtures/corrupt/orders-0/00000000000000000000.log.cut-950"),
+        "{text}"
+    );
+    assert!(
+        text.contains("repair: wrote fixtures/corrupt/orders-0/00000000000000000090.log.cut-0"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("after repair:\nok: checked 1 files, 3 batches, 15 records, 950 bytes\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn repair_refuses_while_the_lock_is_held() {
+    let env = TestEnv::new();
+    let log = env.path("fixtures/truncated/orders-0/00000000000000000090.log");
+    let before = std::fs::read(&log).unwrap();
+    std::fs::write(env.path("fixtures/truncated/.lock"), b"").unwrap();
+    let holder = crate::support::LockHolder::new(&env.path("fixtures/truncated"));
+    let o = env.run(
+        &["verify-crc", "--repair", "fixtures/truncated/orders-0"],
+        None,
+    );
+    drop(holder);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("locked by another process"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&log).unwrap(), before);
+}
+
+#[test]
+fn recovery_preview_says_what_a_broker_would_do() {
+    let env = TestEnv::new();
+    check_golden(
+        &env,
+        &[
+            "verify-crc",
+            "--recovery-preview",
+            "fixtures/corrupt/orders-0",
+        ],
+        1,
+        "verify-crc/recovery-preview",
+    );
+    std::fs::write(env.path("fixtures/corrupt/.kafka_cleanshutdown"), b"").unwrap();
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--recovery-preview",
+            "fixtures/corrupt/orders-0",
+        ],
+        None,
+    );
+    assert!(
+        stdout(&o).contains("a broker would skip recovery and trust these files"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn past_framing_damage_the_walk_resumes() {
+    let env = TestEnv::new();
+    // Overwrite the size field of the batch at 317 in segment 90 with zeros and garbage.
+    let log = env.path("fixtures/data/orders-0/00000000000000000090.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[317 + 8..317 + 12].copy_from_slice(&[0, 0, 0, 3]);
+    std::fs::write(&log, &bytes).unwrap();
+    let o = env.run(
+        &["verify-crc", "--no-index-checks", "fixtures/data/orders-0"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(
+        text.contains("00000000000000000090.log:317 size_too_small"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "317 bytes cannot be framed; valid batches resume at position 634 (offset 100)"
+        ),
+        "{text}"
+    );
+    // Everything after the damaged batch was still read.
+    assert!(text.contains("batches, 123 records"), "{text}");
+}
+
+#[test]
+fn index_checks_and_deep_producer_checks() {
+    let env = TestEnv::new();
+    let index = env.path("fixtures/data/orders-0/00000000000000000000.index");
+    let mut bytes = std::fs::read(&index).unwrap();
+    bytes.extend_from_slice(&[0; 16]);
+    std::fs::write(&index, &bytes).unwrap();
+    let o = env.run(
+        &["verify-crc", "--index-only", "fixtures/data/orders-0"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("00000000000000000000.index:8 index_trailing_zeros 2 zero entries at the end: preallocated space"), "{}", stdout(&o));
+    // Repair rebuilds it; the old file is kept.
+    let o = env.run(&["verify-crc", "--repair", "fixtures/data/orders-0"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(env
+        .path("fixtures/data/orders-0/00000000000000000000.index.old")
+        .exists());
+    // --deep reports what klog transactions reports.
+    let o = env.run(&["verify-crc", "--deep", "fixtures/txn"], None);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    for kind in [
+        "out_of_order_sequence",
+        "duplicate_sequence",
+        "epoch_regression",
+    ] {
+        assert!(text.contains(kind), "{kind}: {text}");
+    }
+    assert!(env.run(&["verify-crc", "fixtures/txn"], None).status.code() == Some(0));
+}
+
+#[test]
+fn jobs_do_not_change_the_output_and_special_folders_are_listed() {
+    let env = TestEnv::new();
+    crate::support::copy_dir(
+        &env.path("fixtures/data/orders-0"),
+        &env.path("fixtures/data/orders-0.0123456789abcdef0123456789abcdef-delete"),
+    );
+    let one = env.run(
+        &[
+            "verify-crc",
+            "--jobs",
+            "1",
+            "fixtures/data",
+            "fixtures/groups",
+            "fixtures/kafka",
+        ],
+        None,
+    );
+    let two = env.run(
+        &[
+            "verify-crc",
+            "--jobs",
+            "2",
+            "fixtures/data",
+            "fixtures/groups",
+            "fixtures/kafka",
+        ],
+        None,
+    );
+    assert_eq!(stdout(&one), stdout(&two));
+    assert!(stdout(&one).starts_with("fixtures/data/orders-0.0123456789abcdef0123456789abcdef-delete: skipped, a partition folder marked delete\n"), "{}", stdout(&one));
+}

@@ -190,7 +190,7 @@ fn hand_built_defects_are_positioned() {
     let r = verify_bytes(dir.path(), &batch(0, 0, 1, &bad));
     assert_eq!(r.problems[0].kind, "negative_length");
     assert_eq!(
-        r.problems[0].error.offset,
+        r.problems[0].offset,
         61 + 5,
         "the valueLength varint's byte"
     );
@@ -198,7 +198,7 @@ fn hand_built_defects_are_positioned() {
     let endless = ByteBuilder::new().raw(&[0xff; 12]).bytes;
     let r = verify_bytes(dir.path(), &batch(0, 0, 1, &endless));
     assert_eq!(r.problems[0].kind, "varint_overlong");
-    assert_eq!(r.problems[0].error.offset, 61);
+    assert_eq!(r.problems[0].offset, 61);
     // A size field of 2^31-1 in a tiny file: a torn tail, no allocation.
     let huge = ByteBuilder::new().i64(0).i32(i32::MAX).raw(&[0; 60]).bytes;
     let r = verify_bytes(dir.path(), &huge);
@@ -207,7 +207,7 @@ fn hand_built_defects_are_positioned() {
     let neg = ByteBuilder::new().i64(0).i32(-5).raw(&[2; 60]).bytes;
     let r = verify_bytes(dir.path(), &neg);
     assert_eq!(
-        (r.problems[0].kind, r.problems[0].error.offset),
+        (r.problems[0].kind, r.problems[0].offset),
         ("size_too_small", 8)
     );
 }

@@ -113,6 +113,7 @@ fn verify(path: &Path, bytes: &[u8], what: &str) -> Report {
         limits: DecodeLimits {
             max_decompressed: 1 << 20,
         },
+        ..Options::default()
     };
     let started = Instant::now();
     let mut report = Report::default();
@@ -123,7 +124,7 @@ fn verify(path: &Path, bytes: &[u8], what: &str) -> Report {
     assert_eq!(report.checked.bytes, len, "{what}: every byte counted once");
     for p in &report.problems {
         assert!(
-            p.position < len && p.position <= p.error.offset && p.error.offset <= len,
+            p.position < len && p.position <= p.offset && p.offset <= len,
             "{what}: problem outside the file ({len} bytes): {p:?}"
         );
     }

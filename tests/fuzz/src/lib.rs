@@ -596,14 +596,20 @@ pub fn check_segment(partition: &Path, data: &[u8]) {
     for base in bases {
         let mut report = Report::default();
         let mut last = None;
-        let opts = verify::Options { limits: LIMITS };
+        let opts = verify::Options {
+            limits: LIMITS,
+            ..verify::Options::default()
+        };
         verify::verify_segment(&log, base, &mut last, &opts, &mut report).expect("verify");
         assert_eq!(report.checked.files, 1);
-        assert_eq!(report.checked.batches, entries);
+        // Past framing damage verify resyncs and reads on, so it may see more.
+        assert!(report.checked.batches >= entries);
         assert_eq!(report.checked.bytes, len, "every byte counted once");
         for p in &report.problems {
             assert!(p.position < len, "problem at {} past the file", p.position);
-            within(&p.error, p.position, len, p.kind);
+            if let Some(e) = &p.error {
+                within(e, p.position, len, p.kind);
+            }
         }
         if first_bad.is_some() {
             assert!(!report.ok(), "damage that verify does not report");
