@@ -11,6 +11,7 @@ mod group_demo;
 mod info;
 mod lag;
 mod produce;
+mod readme;
 mod replay_offsets;
 mod stats;
 mod tombstone;
