@@ -10,7 +10,7 @@ use kaen_log::offsets::{OffsetsTopic, ReplayOptions};
 
 use crate::cli::TableFormat;
 use crate::exit::Outcome;
-use crate::report::table::{render, render_csv};
+use crate::report::table::render_table_or_csv;
 use crate::report::Output;
 
 /// Replay the offsets topic (`__offsets` in a klog data directory,
@@ -177,16 +177,7 @@ fn write_table(replay: &Replay, args: &ReplayOffsetsArgs, out: &mut Output) -> a
             ]
         })
         .collect();
-    let text = match args.format {
-        TableFormat::Csv => render_csv(
-            &headers
-                .map(|h| h.to_lowercase().replace('-', "_"))
-                .each_ref()
-                .map(String::as_str),
-            &rows,
-        ),
-        _ => render(&headers, &rows),
-    };
+    let text = render_table_or_csv(args.format == TableFormat::Csv, &headers, &rows);
     out.write_all(text.as_bytes())?;
     Ok(())
 }
@@ -237,16 +228,7 @@ fn write_history(replay: &Replay, format: TableFormat, out: &mut Output) -> anyh
             ]
         })
         .collect();
-    let text = match format {
-        TableFormat::Csv => render_csv(
-            &headers
-                .map(|h| h.to_lowercase().replace('-', "_"))
-                .each_ref()
-                .map(String::as_str),
-            &rows,
-        ),
-        _ => render(&headers, &rows),
-    };
+    let text = render_table_or_csv(format == TableFormat::Csv, &headers, &rows);
     out.write_all(text.as_bytes())?;
     Ok(())
 }

@@ -71,6 +71,21 @@ pub fn render_csv(headers: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// Render as an aligned table, or as CSV whose header names are the table's
+/// in snake_case (`LOG-END` → `log_end`).
+pub fn render_table_or_csv(csv: bool, headers: &[&str], rows: &[Vec<String>]) -> String {
+    if csv {
+        let names: Vec<String> = headers
+            .iter()
+            .map(|h| h.to_lowercase().replace('-', "_"))
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        render_csv(&names, rows)
+    } else {
+        render(headers, rows)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
