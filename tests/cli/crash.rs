@@ -565,6 +565,28 @@ fn segment_name_dir(root: &Path, name: &str) -> PathBuf {
     dir
 }
 
+/// Whether `nobody` can run the test's binaries (the checkout may sit in a
+/// folder only root can enter); when it cannot, the permission cases are
+/// skipped with a note instead of failing for a reason unrelated to klog.
+fn nobody_can_run() -> bool {
+    if unsafe { libc::geteuid() } != 0 {
+        return true;
+    }
+    let probe = |c: &mut Command| {
+        as_unprivileged(c)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let ok = probe(klog().arg("--version"))
+        && probe(Command::new(std::env::current_exe().unwrap()).arg("--list"));
+    if !ok {
+        eprintln!(
+            "permission cases skipped: user nobody cannot run the binaries under this checkout"
+        );
+    }
+    ok
+}
+
 /// Run klog as `nobody` when we are root (root reads through chmod 000).
 fn as_unprivileged(c: &mut Command) -> &mut Command {
     if unsafe { libc::geteuid() } == 0 {
@@ -723,6 +745,9 @@ fn hostile_inputs() {
     );
 
     // Unreadable files and folders: exit 2 naming the path and the errno.
+    if !nobody_can_run() {
+        return;
+    }
     world_traversable(root);
     let locked = segment_name_dir(root, "unreadable");
     let seg = locked.join("00000000000000000000.log");
@@ -794,6 +819,9 @@ fn repair_as_unprivileged(part: &Path) -> String {
 
 #[test]
 fn repair_in_a_read_only_directory() {
+    if !nobody_can_run() {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     world_traversable(tmp.path());
     let data = tmp.path().join("data");
