@@ -165,6 +165,12 @@ fn flush(
         batch.len()
     )?;
     out.flush()?;
+    if spec.base_sequence >= 0 {
+        // The next batch of an idempotent producer continues the sequence,
+        // wrapping at i32::MAX to 0 as Kafka's incrementSequence does.
+        let next = i64::from(spec.base_sequence) + batch.len() as i64;
+        spec.base_sequence = (next % (i64::from(i32::MAX) + 1)) as i32;
+    }
     batch.clear();
     Ok(())
 }

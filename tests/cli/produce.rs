@@ -202,3 +202,50 @@ fn bad_produce_input() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("stdin line 2"), "{}", stderr(&o));
 }
+
+#[test]
+fn an_idempotent_producer_continues_its_sequence_across_batches() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "produce",
+            "d",
+            "--topic",
+            "t",
+            "--producer-id",
+            "9",
+            "--base-sequence",
+            "2147483646",
+            "--batch-size",
+            "2",
+        ],
+        Some("a\nb\nc\nd\ne\n"),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "--batches-only",
+            "d/t-0",
+        ],
+        None,
+    );
+    let seqs: Vec<i64> = stdout(&o)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["base_sequence"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(seqs, [2147483646, 0, 2], "sequences wrap at i32::MAX to 0");
+    let o = env.run(&["transactions", "d"], None);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "no sequence findings: {}",
+        stdout(&o)
+    );
+}
