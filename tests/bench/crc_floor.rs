@@ -2,9 +2,9 @@
 //! CRC-32C every byte with the same crate klog uses. No framing, no header
 //! rules, no records, one thread: what any CRC-checking reader pays at least.
 //!
-//! Built by `tests/bench/run.sh` with `rustc -O`, linked against the
-//! `crc32c` rlib of the release build (see the script). Prints the byte
-//! count and the CRC so the work cannot be optimized away.
+//! A Cargo example (`cargo build --release --example crc_floor`), built by
+//! `tests/bench/run.sh`. Prints the byte count and the CRC so the work
+//! cannot be optimized away.
 //!
 //! Usage: crc_floor FILE [BUFFER_BYTES]   (default 128 KiB, as GNU cat reads)
 

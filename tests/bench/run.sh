@@ -1,46 +1,80 @@
 #!/usr/bin/env bash
-# tests/bench/run.sh -- read-path benchmark for klog against `cat`.
+# tests/bench/run.sh -- read-path benchmark for klog, in one run.
 #
 # What it does, end to end:
-#   1. `cargo build --release`, then generates ONE segment of ~BENCH_BYTES
-#      through klog's own append path: a deterministic python3 generator
-#      (fixed seed, keys k<N>, 100-byte alphanumeric values) streams
-#      `k<N> <value>` lines into
-#        target/release/klog produce DIR --topic bench --key-separator ' '
-#          --batch-size 500 --timestamp-ms 1700000000000 --segment-bytes <BENCH_BYTES+64MiB>
-#      and checks that exactly one .log segment came out, that `klog verify-crc`
-#      is clean, and that the record count matches what was generated.
-#      Also builds tests/bench/crc_floor.rs, the CRC-32C floor: one thread
-#      reads the file once and CRC-32Cs every byte with the crc32c crate klog
-#      uses (no framing, no records). Cargo.toml has no target for it, so it
-#      is compiled with `rustc -C opt-level=3` against the crc32c rlib of the
-#      release build (located from `cargo build --message-format=json`); if
-#      that fails the floor is left out and the rest still runs.
-#   2. Warms the page cache (`cat FILE` once), then times, interleaved in one
-#      run (command order rotated every round), BENCH_ROUNDS rounds of:
-#        cat FILE > /dev/null
-#        crc_floor FILE > /dev/null                        (read + CRC-32C)
-#        klog verify-crc FILE
-#        klog dump-segment --format json FILE > /dev/null   (records included)
-#      with hyperfine (one `--runs 1 -N --output=null --export-json` call per
-#      round, medians computed here) when it is installed, else with a python3 harness
-#      (perf_counter_ns around fork/exec/wait). Then one extra run of each
-#      command for peak RSS: `/usr/bin/time -f %M` if available, else the
-#      child's rusage from python3 os.wait4().
-#   3. Prints a markdown table (command, median s, ratio to cat, ratio to the
-#      CRC-32C floor, MB/s with MB = 10^6 bytes, peak RSS MiB, min-max s) with
-#      the date, nproc, CPU model, load average, file size and record count,
-#      and writes it to BENCH_OUT.
+#   1. `cargo build --release` of klog and of three Cargo examples kept in
+#      tests/bench/ (declared as [[example]]s at the end of Cargo.toml):
+#        crc_floor              read + CRC-32C of every byte, one thread, the
+#                               crc32c crate klog uses: the floor for verify-crc
+#        klog_decode            SegmentReader + BatchView::check_crc + records():
+#                               every record decoded by kaen_log
+#        kafka_protocol_decode  the same file decoded batch by batch by the
+#                               kafka-protocol crate's RecordBatchDecoder::decode
+#                               (which checks the CRC too)
+#      An example that does not build is left out with its rows; the rest runs.
+#   2. Generates its inputs through klog's own append path: a deterministic
+#      python3 generator (fixed seed, keys k<N>, 100-byte alphanumeric values
+#      cut from a seeded pool) streams `k<N> <value>` lines into
+#        klog produce DIR --topic T --key-separator ' ' --batch-size 500
+#          --timestamp-ms 1700000000000 [...]
+#      a. ONE segment of ~BENCH_BYTES, written as an idempotent producer
+#         (--producer-id 1 --producer-epoch 0 --base-sequence 0) so that
+#         `verify-crc --deep` has a real producer-state pass to do (each
+#         batch continues the sequence: 0, 500, 1000, ...). Checked: one .log
+#         segment, `verify-crc` clean, record count as generated, both
+#         decoders agree; the --deep row is timed only if `verify-crc --deep`
+#         is clean (klog before 57c5a8a repeated --base-sequence on every
+#         batch, which --deep reports as duplicate sequences).
+#      b. A data directory of BENCH_PARTITIONS partitions whose segment is
+#         each ~BENCH_PARTITION_BYTES (below 16 MiB, so SegmentReader reads it
+#         on the calling thread: the parallelism measured is --jobs alone).
+#         One partition is produced, the others are copies of its folder.
+#      c. One segment per codec (none gzip snappy lz4 zstd) from the same
+#         ~BENCH_CODEC_BYTES of input (size estimated uncompressed), via
+#         `klog produce --compression CODEC`.
+#   3. Warms the page cache (`cat` of every segment), then times, interleaved
+#      in one run (every command once per round, the order rotated every
+#      round), BENCH_ROUNDS rounds of:
+#        a. on the one segment: cat, crc_floor, klog verify-crc FILE,
+#           klog verify-crc PARTITION, klog verify-crc --deep PARTITION,
+#           klog dump-segment --format json FILE > /dev/null, klog_decode FILE,
+#           klog_decode --no-crc FILE, klog_decode pinned to one CPU
+#           (taskset), kafka_protocol_decode FILE
+#           (--deep runs its producer-state pass per partition only: given a
+#           FILE it checks what plain verify-crc checks, so it is timed on
+#           the partition folder, next to plain verify-crc on the same folder)
+#        b. on the partitions: cat of all segments, klog verify-crc --jobs 1
+#           DIR, --jobs 2 DIR, and DIR (default: one job per core)
+#        c. per codec: klog dump-segment --format json FILE > /dev/null,
+#           klog_decode FILE, kafka_protocol_decode FILE
+#      with hyperfine (one `--runs 1 --shell=none --output=null --export-json`
+#      call per round with every command; medians computed here) when it is
+#      installed, else with a python3 harness (perf_counter_ns around
+#      fork/exec/wait). Wall time and CPU time (user + system) are kept for
+#      every run. Then one extra run of each command for peak RSS:
+#      `/usr/bin/time -f %M` if available, else the child's rusage from
+#      python3 os.wait4().
+#   4. Writes a markdown report (date, nproc, CPU model, load average, inputs;
+#      one table per part with medians, ratios, MB/s with MB = 10^6 bytes,
+#      records/s, CPU s, peak RSS, min-max; then each target met or not) to
+#      BENCH_OUT and prints it.
 #
 # Usage:
-#   tests/bench/run.sh            # full run (default 1 GiB, 5 rounds)
-#   tests/bench/run.sh --smoke    # 8 MiB, 1 round; quick end-to-end check
+#   tests/bench/run.sh            # full run (1 GiB segment, 128 x 8 MiB
+#                                 # partitions, 5 x 128 MiB codecs, 5 rounds;
+#                                 # about 80 s after the build on 2 cores)
+#   tests/bench/run.sh --smoke    # small inputs, 1 round; quick end-to-end check
 #   tests/bench/run.sh --help
 #
 # Environment:
-#   BENCH_BYTES      target segment size in bytes (default 1073741824; must stay
-#                    below 2 GiB - 64 MiB because index positions are i32)
-#   BENCH_ROUNDS     timed rounds per command (default 5)
+#   BENCH_BYTES      size of the one segment in bytes (default 1073741824; must
+#                    stay below 2 GiB - 64 MiB because index positions are i32)
+#   BENCH_PARTITIONS partitions in the --jobs data directory (default 128)
+#   BENCH_PARTITION_BYTES  bytes per partition (default 8388608; keep it below
+#                    16 MiB, where SegmentReader starts its read-ahead threads)
+#   BENCH_CODEC_BYTES  uncompressed bytes per codec segment (default 134217728)
+#   BENCH_CODECS     codecs to measure (default "none gzip snappy lz4 zstd")
+#   BENCH_ROUNDS     timed rounds (default 5)
 #   BENCH_DIR        parent of the work dir (default ${TMPDIR:-/tmp}); a fresh
 #                    mktemp dir is created inside it. Must be outside the repo.
 #   BENCH_KEEP=1     keep the work dir (generated data) instead of deleting it
@@ -50,15 +84,17 @@
 #   BENCH_SEED       generator seed (default 42)
 #   BENCH_HYPERFINE=0  ignore hyperfine even if installed (use the harness)
 #
-# Needs: bash, cargo, python3, cat, nproc. Optional: rustc (the CRC floor),
-# hyperfine, GNU time
-# (/usr/bin/time). Nothing is installed by this script; on Debian/Ubuntu:
+# Needs: bash, cargo, python3, cat, nproc, about 2.5 GiB free in BENCH_DIR
+# (and as much page cache). Optional: hyperfine, GNU time (/usr/bin/time),
+# taskset (the one-CPU decode row). Nothing is installed by this script; on
+# Debian/Ubuntu:
 #   sudo apt-get update && sudo apt-get install -y hyperfine time
 #
 # Notes: timings are wall-clock on a warm page cache, so this measures CPU
-# cost of parsing/CRC/JSON, not disk. On a small or busy machine (e.g. 2 cores
-# with a compiler running) expect noise; the min-max column shows how much.
-# Generating the input calls fdatasync once per 500-record batch.
+# cost of parsing/CRC/JSON/decompression, not disk. On a small or busy
+# machine (e.g. 2 cores with a compiler running) expect noise; the min-max
+# column shows how much, and the load average is in the report. Generating
+# the inputs calls fdatasync once per 500-record batch.
 set -euo pipefail
 
 die() { echo "run.sh: $*" >&2; exit 2; }
@@ -79,21 +115,38 @@ REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
 
 if (( SMOKE )); then
     BENCH_BYTES=${BENCH_BYTES:-8388608}
+    BENCH_PARTITIONS=${BENCH_PARTITIONS:-4}
+    BENCH_PARTITION_BYTES=${BENCH_PARTITION_BYTES:-1048576}
+    BENCH_CODEC_BYTES=${BENCH_CODEC_BYTES:-2097152}
     BENCH_ROUNDS=1
     BENCH_OUT=${BENCH_OUT:-}
 else
     BENCH_BYTES=${BENCH_BYTES:-1073741824}
+    BENCH_PARTITIONS=${BENCH_PARTITIONS:-128}
+    BENCH_PARTITION_BYTES=${BENCH_PARTITION_BYTES:-8388608}
+    BENCH_CODEC_BYTES=${BENCH_CODEC_BYTES:-134217728}
     BENCH_ROUNDS=${BENCH_ROUNDS:-5}
     BENCH_OUT=${BENCH_OUT-$REPO/tests/bench/last-run.md}
 fi
+BENCH_CODECS=${BENCH_CODECS:-none gzip snappy lz4 zstd}
 BENCH_SEED=${BENCH_SEED:-42}
 BENCH_KEEP=${BENCH_KEEP:-0}
 BENCH_HYPERFINE=${BENCH_HYPERFINE:-1}
 
-[[ "$BENCH_BYTES" =~ ^[0-9]+$ ]] && (( BENCH_BYTES >= 65536 )) || die "BENCH_BYTES must be an integer >= 65536"
-[[ "$BENCH_ROUNDS" =~ ^[0-9]+$ ]] && (( BENCH_ROUNDS >= 1 )) || die "BENCH_ROUNDS must be an integer >= 1"
+is_int() { [[ "$1" =~ ^[0-9]+$ ]]; }
+is_int "$BENCH_BYTES" && (( BENCH_BYTES >= 65536 )) || die "BENCH_BYTES must be an integer >= 65536"
+is_int "$BENCH_ROUNDS" && (( BENCH_ROUNDS >= 1 )) || die "BENCH_ROUNDS must be an integer >= 1"
+is_int "$BENCH_PARTITIONS" && (( BENCH_PARTITIONS >= 2 )) || die "BENCH_PARTITIONS must be an integer >= 2"
+is_int "$BENCH_PARTITION_BYTES" && (( BENCH_PARTITION_BYTES >= 65536 )) || die "BENCH_PARTITION_BYTES must be an integer >= 65536"
+is_int "$BENCH_CODEC_BYTES" && (( BENCH_CODEC_BYTES >= 65536 )) || die "BENCH_CODEC_BYTES must be an integer >= 65536"
 SEGMENT_BYTES=$(( BENCH_BYTES + 64 * 1024 * 1024 ))
 (( SEGMENT_BYTES <= 2147483647 )) || die "BENCH_BYTES too large: one segment must stay below 2 GiB (i32 index positions)"
+READ_AHEAD_MIN=$(( 16 * 1024 * 1024 ))   # READ_AHEAD_MIN in src/log/segment.rs
+(( BENCH_PARTITION_BYTES + 65536 < READ_AHEAD_MIN )) \
+    || log "warning: BENCH_PARTITION_BYTES ($BENCH_PARTITION_BYTES) is not below 16 MiB: SegmentReader's own read-ahead threads will run too, so --jobs is not measured alone"
+for c in $BENCH_CODECS; do
+    case "$c" in none|gzip|snappy|lz4|zstd) ;; *) die "unknown codec in BENCH_CODECS: $c" ;; esac
+done
 
 # ---- tools -----------------------------------------------------------------
 command -v cargo >/dev/null || die "cargo not found (install Rust: https://rustup.rs)"
@@ -109,6 +162,13 @@ if [[ -x /usr/bin/time ]] && /usr/bin/time -f %M -o /dev/null true 2>/dev/null; 
     GNU_TIME=/usr/bin/time
 else
     log "GNU time not found: peak RSS from python3 os.wait4 (to get it: apt-get install -y time)"
+fi
+TASKSET=""
+if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
+    TASKSET=$(command -v taskset)
+    ONE_CPU=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+else
+    log "taskset not found: the one-CPU klog_decode row is left out"
 fi
 
 # ---- work dir (outside the repo) -------------------------------------------
@@ -129,40 +189,40 @@ cleanup() {
 }
 trap cleanup EXIT
 
+NCODECS=$(wc -w <<< "$BENCH_CODECS")
+NEED=$(( BENCH_BYTES + BENCH_PARTITIONS * BENCH_PARTITION_BYTES + (NCODECS + 1) * BENCH_CODEC_BYTES ))
 avail_kb=$(df -Pk "$WORK" | awk 'NR==2 {print $4}')
-(( avail_kb * 1024 > BENCH_BYTES * 11 / 10 )) || die "not enough free space in $PARENT for $BENCH_BYTES bytes"
+(( avail_kb * 1024 > NEED * 11 / 10 )) || die "not enough free space in $PARENT: need about $(( NEED * 11 / 10 / 1048576 )) MiB"
 
 START_TS=$(date +%s)
 LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 
 # ---- build -----------------------------------------------------------------
-log "cargo build --release"
-(cd "$REPO" && cargo build --release --quiet) || die "cargo build --release failed"
-KLOG="$REPO/target/release/klog"
+log "cargo build --release (klog, then the examples in tests/bench)"
+(cd "$REPO" && cargo build --release --quiet --bin klog) || die "cargo build --release failed"
+TARGET_DIR=$(cd "$REPO" && cargo metadata --format-version 1 --no-deps \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])') \
+    || die "cargo metadata failed"
+KLOG="$TARGET_DIR/release/klog"
 [[ -x "$KLOG" ]] || die "no binary at $KLOG"
+example() {  # example NAME -> prints its path, or nothing if it does not build
+    if (cd "$REPO" && cargo build --release --quiet --example "$1") 2> "$WORK/build-$1.err" \
+            && [[ -x "$TARGET_DIR/release/examples/$1" ]]; then
+        echo "$TARGET_DIR/release/examples/$1"
+    else
+        cat "$WORK/build-$1.err" >&2
+        log "could not build the example $1 (tests/bench/$1.rs): its rows are left out"
+    fi
+}
+CRC_FLOOR=$(example crc_floor)
+KLOG_DECODE=$(example klog_decode)
+KP_DECODE=$(example kafka_protocol_decode)
 
-# ---- the CRC-32C floor -------------------------------------------------------
-CRC_FLOOR=""
-CRC_RLIB=$(cd "$REPO" && cargo build --release --message-format=json 2>/dev/null | python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "crc32c":
-        print(next(f for f in m["filenames"] if f.endswith(".rlib")))
-        break') || CRC_RLIB=""
-if [[ -n "$CRC_RLIB" ]] && (cd "$REPO" && rustc --edition 2021 -C opt-level=3 \
-        --extern "crc32c=$CRC_RLIB" -L "dependency=$(dirname "$CRC_RLIB")" \
-        -o "$WORK/crc_floor" "$SCRIPT_DIR/crc_floor.rs") 2> "$WORK/crc_floor.err"; then
-    CRC_FLOOR="$WORK/crc_floor"
-else
-    cat "$WORK/crc_floor.err" >&2 2>/dev/null || true
-    log "could not build tests/bench/crc_floor.rs against the crc32c rlib ('${CRC_RLIB:-not found}'): the CRC-32C floor is left out"
-fi
-
-# ---- generate input through klog produce -----------------------------------
+# ---- input generator ---------------------------------------------------------
 # Stops once the on-disk size estimate (Kafka v2 record/batch framing, all
-# timestamps equal so deltas are 0) reaches BENCH_BYTES. Values are 100-byte
-# slices of a seeded alphanumeric pool, so no value contains the separator.
+# timestamps equal so deltas are 0, no compression) reaches the target.
+# Values are 100-byte slices of a seeded alphanumeric pool, so no value
+# contains the separator.
 GEN_PY='
 import random, sys
 target, seed, batch, summary = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -198,57 +258,169 @@ out.flush()
 with open(summary, "w") as f:
     f.write("%d %d\n" % (n, est))
 '
-DATA="$WORK/data"
-log "generating ~$BENCH_BYTES bytes through klog produce (seed $BENCH_SEED) into $DATA"
-gen_t0=$(date +%s%N)
-python3 -c "$GEN_PY" "$BENCH_BYTES" "$BENCH_SEED" 500 "$WORK/gen.txt" \
-    | "$KLOG" produce "$DATA" --topic bench --key-separator ' ' --batch-size 500 \
-        --timestamp-ms 1700000000000 --segment-bytes "$SEGMENT_BYTES" > "$WORK/produce.out" \
-    || die "generator | klog produce failed"
-gen_t1=$(date +%s%N)
-GEN_SECS=$(python3 -c "print(f'{($gen_t1 - $gen_t0) / 1e9:.1f}')")
-read -r GEN_RECORDS GEN_EST < "$WORK/gen.txt"
-
-mapfile -t LOGS < <(find "$DATA/bench-0" -maxdepth 1 -name '*.log' | sort)
-(( ${#LOGS[@]} == 1 )) || die "expected exactly one segment, got ${#LOGS[@]}: ${LOGS[*]}"
-FILE=${LOGS[0]}
-FILE_BYTES=$(stat -c %s "$FILE")
-
-VERIFY_JSON=$("$KLOG" verify-crc --format json "$FILE") || die "klog verify-crc found problems: $VERIFY_JSON"
-read -r RECORDS BATCHES < <(python3 -c '
+generate() {  # generate TARGET_BYTES SUMMARY_FILE: lines on stdout
+    python3 -c "$GEN_PY" "$1" "$BENCH_SEED" 500 "$2"
+}
+PRODUCE_ARGS=(--key-separator ' ' --batch-size 500 --timestamp-ms 1700000000000)
+only_segment() {  # only_segment PARTITION_DIR -> the one .log in it
+    local logs
+    mapfile -t logs < <(find "$1" -maxdepth 1 -name '*.log' | sort)
+    (( ${#logs[@]} == 1 )) || die "expected exactly one segment in $1, got ${#logs[@]}: ${logs[*]}"
+    echo "${logs[0]}"
+}
+checked_records() {  # checked_records PATH -> "records batches"; dies unless verify-crc is clean
+    local json
+    json=$("$KLOG" verify-crc --format json "$1") || die "klog verify-crc found problems in $1: $json"
+    python3 -c '
 import json, sys
 c = json.loads(sys.argv[1])["checked"]
-print(c["records"], c["batches"])' "$VERIFY_JSON")
+print(c["records"], c["batches"])' "$json"
+}
+now_s() { python3 -c 'import time; print(time.monotonic())'; }
+since() { python3 -c "import time; print(f'{time.monotonic() - $1:.1f}')"; }
+
+# ---- a. the one segment, idempotent producer ---------------------------------
+DATA="$WORK/data"
+PART="$DATA/bench-0"
+log "generating ~$BENCH_BYTES bytes through klog produce (seed $BENCH_SEED, producer id 1) into $DATA"
+t0=$(now_s)
+generate "$BENCH_BYTES" "$WORK/gen.txt" \
+    | "$KLOG" produce "$DATA" --topic bench "${PRODUCE_ARGS[@]}" --segment-bytes "$SEGMENT_BYTES" \
+        --producer-id 1 --producer-epoch 0 --base-sequence 0 > /dev/null \
+    || die "generator | klog produce failed"
+GEN_SECS=$(since "$t0")
+read -r GEN_RECORDS GEN_EST < "$WORK/gen.txt"
+FILE=$(only_segment "$PART")
+FILE_BYTES=$(stat -c %s "$FILE")
+
+rb=$(checked_records "$FILE") || exit 2
+read -r RECORDS BATCHES <<< "$rb"
 [[ "$RECORDS" == "$GEN_RECORDS" ]] || die "segment has $RECORDS records, generator wrote $GEN_RECORDS"
+DEEP=1
+DEEP_NOTE=""
+if ! "$KLOG" verify-crc --deep "$PART" > "$WORK/deep.out"; then
+    DEEP=0
+    DEEP_NOTE="\`klog verify-crc --deep\` is not clean on this partition ($(tail -n 1 "$WORK/deep.out")), so it is not timed."
+    head -n 5 "$WORK/deep.out" >&2
+    log "klog verify-crc --deep $PART is not clean: the --deep row is left out"
+fi
 log "segment: $FILE_BYTES bytes (estimate $GEN_EST), $RECORDS records, $BATCHES batches; generated in ${GEN_SECS}s"
+
+expect_line() {  # expect_line TOOL FILE RECORDS BATCHES -> the tool's output line
+    local out
+    out=$("$1" "$2") || die "$1 $2 failed"
+    [[ "$out" == "$3 records in $4 batches "* ]] || die "$(basename "$1") $2: '$out', expected $3 records in $4 batches"
+    echo "$out"
+}
 if [[ -n "$CRC_FLOOR" ]]; then
     floor_out=$("$CRC_FLOOR" "$FILE") || die "crc_floor failed"
     [[ "$floor_out" == "$FILE_BYTES bytes,"* ]] || die "crc_floor read ${floor_out%% *} bytes, the file has $FILE_BYTES"
 fi
+DECODED=""
+for tool in "$KLOG_DECODE" "$KP_DECODE"; do
+    [[ -n "$tool" ]] || continue
+    line=$(expect_line "$tool" "$FILE" "$RECORDS" "$BATCHES")
+    [[ -z "$DECODED" || "$line" == "$DECODED" ]] || die "decoders disagree: '$DECODED' vs '$line'"
+    DECODED=$line
+done
+
+# ---- b. many partitions below the read-ahead size ---------------------------
+PARTS="$WORK/parts"
+log "generating $BENCH_PARTITIONS partitions of ~$BENCH_PARTITION_BYTES bytes into $PARTS"
+t0=$(now_s)
+generate "$BENCH_PARTITION_BYTES" "$WORK/gen-parts.txt" \
+    | "$KLOG" produce "$PARTS" --topic p "${PRODUCE_ARGS[@]}" > /dev/null \
+    || die "generator | klog produce (partitions) failed"
+PART_FILE=$(only_segment "$PARTS/p-0")
+PART_FILE_BYTES=$(stat -c %s "$PART_FILE")
+(( PART_FILE_BYTES < READ_AHEAD_MIN )) || log "warning: the partition segment has $PART_FILE_BYTES bytes, not below 16 MiB"
+for (( p = 1; p < BENCH_PARTITIONS; p++ )); do
+    cp -r "$PARTS/p-0" "$PARTS/p-$p"
+done
+PARTS_SECS=$(since "$t0")
+rb=$(checked_records "$PART_FILE") || exit 2
+read -r PART_RECORDS PART_BATCHES <<< "$rb"
+rb=$(checked_records "$PARTS") || exit 2
+read -r PARTS_RECORDS PARTS_BATCHES <<< "$rb"
+(( PARTS_RECORDS == PART_RECORDS * BENCH_PARTITIONS )) || die "$PARTS has $PARTS_RECORDS records, expected $BENCH_PARTITIONS x $PART_RECORDS"
+PARTS_BYTES=$(( PART_FILE_BYTES * BENCH_PARTITIONS ))
+mapfile -t PART_LOGS < <(find "$PARTS" -mindepth 2 -maxdepth 2 -name '*.log' | sort)
+log "partitions: $BENCH_PARTITIONS x $PART_FILE_BYTES bytes, $PARTS_RECORDS records; made in ${PARTS_SECS}s"
+
+# ---- c. one segment per codec ------------------------------------------------
+CODECS="$WORK/codecs"
+log "generating ~$BENCH_CODEC_BYTES bytes of input once, then one segment per codec ($BENCH_CODECS)"
+t0=$(now_s)
+generate "$BENCH_CODEC_BYTES" "$WORK/gen-codecs.txt" > "$WORK/codec-input.txt" || die "generator failed"
+read -r CODEC_RECORDS _ < "$WORK/gen-codecs.txt"
+declare -A CODEC_FILE CODEC_BATCHES
+for c in $BENCH_CODECS; do
+    "$KLOG" produce "$CODECS" --topic "$c" --compression "$c" "${PRODUCE_ARGS[@]}" \
+        < "$WORK/codec-input.txt" > /dev/null || die "klog produce --compression $c failed"
+    CODEC_FILE[$c]=$(only_segment "$CODECS/$c-0")
+    rb=$(checked_records "${CODEC_FILE[$c]}") || exit 2
+    read -r n b <<< "$rb"
+    (( n == CODEC_RECORDS )) || die "$c segment has $n records, generator wrote $CODEC_RECORDS"
+    CODEC_BATCHES[$c]=$b
+    for tool in "$KLOG_DECODE" "$KP_DECODE"; do
+        [[ -z "$tool" ]] || expect_line "$tool" "${CODEC_FILE[$c]}" "$n" "$b" > /dev/null
+    done
+done
+rm -f "$WORK/codec-input.txt"
+CODECS_SECS=$(since "$t0")
+log "codec segments made in ${CODECS_SECS}s"
+
+# ---- the commands ------------------------------------------------------------
+# NAMES[i] short id, GRPS[i] table, SHOWN[i] as printed, NBYTES[i]/NRECS[i]
+# for the rates, CMDS[i] the argv quoted with printf %q (hyperfine splits it
+# like a shell with --shell=none; the harness evals it back into an array).
+NAMES=(); GRPS=(); SHOWN=(); NBYTES=(); NRECS=(); CMDS=()
+add() {  # add NAME GROUP SHOWN BYTES RECORDS ARGV...
+    NAMES+=("$1"); GRPS+=("$2"); SHOWN+=("$3"); NBYTES+=("$4"); NRECS+=("$5")
+    shift 5
+    local q
+    printf -v q '%q ' "$@"
+    CMDS+=("${q% }")
+}
+S=segment
+add cat $S "cat FILE > /dev/null" "$FILE_BYTES" "$RECORDS" cat "$FILE"
+[[ -z "$CRC_FLOOR" ]] || add crc-floor $S "crc_floor FILE (read + CRC-32C, one thread)" "$FILE_BYTES" "$RECORDS" "$CRC_FLOOR" "$FILE"
+add verify-crc $S "klog verify-crc FILE" "$FILE_BYTES" "$RECORDS" "$KLOG" verify-crc "$FILE"
+add verify-part $S "klog verify-crc PARTITION" "$FILE_BYTES" "$RECORDS" "$KLOG" verify-crc "$PART"
+(( ! DEEP )) || add verify-deep $S "klog verify-crc --deep PARTITION" "$FILE_BYTES" "$RECORDS" "$KLOG" verify-crc --deep "$PART"
+add dump-json $S "klog dump-segment --format json FILE > /dev/null" "$FILE_BYTES" "$RECORDS" "$KLOG" dump-segment --format json "$FILE"
+if [[ -n "$KLOG_DECODE" ]]; then
+    add klog-decode $S "klog_decode FILE (CRC + every record)" "$FILE_BYTES" "$RECORDS" "$KLOG_DECODE" "$FILE"
+    add klog-decode-nocrc $S "klog_decode --no-crc FILE (every record)" "$FILE_BYTES" "$RECORDS" "$KLOG_DECODE" "$FILE" --no-crc
+    [[ -z "$TASKSET" ]] || add klog-decode-1cpu $S "taskset -c $ONE_CPU klog_decode FILE (one CPU)" "$FILE_BYTES" "$RECORDS" "$TASKSET" -c "$ONE_CPU" "$KLOG_DECODE" "$FILE"
+fi
+[[ -z "$KP_DECODE" ]] || add kp-decode $S "kafka_protocol_decode FILE (CRC + every record)" "$FILE_BYTES" "$RECORDS" "$KP_DECODE" "$FILE"
+J=jobs
+add cat-parts $J "cat DIR/*/*.log > /dev/null" "$PARTS_BYTES" "$PARTS_RECORDS" cat "${PART_LOGS[@]}"
+add jobs-1 $J "klog verify-crc --jobs 1 DIR" "$PARTS_BYTES" "$PARTS_RECORDS" "$KLOG" verify-crc --jobs 1 "$PARTS"
+add jobs-2 $J "klog verify-crc --jobs 2 DIR" "$PARTS_BYTES" "$PARTS_RECORDS" "$KLOG" verify-crc --jobs 2 "$PARTS"
+add jobs-default $J "klog verify-crc DIR (default: $(nproc) jobs)" "$PARTS_BYTES" "$PARTS_RECORDS" "$KLOG" verify-crc "$PARTS"
+for c in $BENCH_CODECS; do
+    f=${CODEC_FILE[$c]}
+    fb=$(stat -c %s "$f")
+    add "dump-$c" "codec:$c" "dump-segment --format json" "$fb" "$CODEC_RECORDS" "$KLOG" dump-segment --format json "$f"
+    [[ -z "$KLOG_DECODE" ]] || add "klog-$c" "codec:$c" "klog_decode" "$fb" "$CODEC_RECORDS" "$KLOG_DECODE" "$f"
+    [[ -z "$KP_DECODE" ]] || add "kp-$c" "codec:$c" "kafka_protocol_decode" "$fb" "$CODEC_RECORDS" "$KP_DECODE" "$f"
+done
+NCMD=${#NAMES[@]}
 
 # ---- warm up, then time interleaved rounds ---------------------------------
 log "warming the page cache"
-cat "$FILE" > /dev/null
+cat "$FILE" "${PART_LOGS[@]}" "${CODEC_FILE[@]}" > /dev/null
 
-qF=$(printf %q "$FILE"); qK=$(printf %q "$KLOG")
-# hyperfine runs these with --shell=none --output=null, i.e. stdout is /dev/null
-NAMES=(cat); SHOWN=("cat FILE > /dev/null"); HF_CMDS=("cat $qF")
-if [[ -n "$CRC_FLOOR" ]]; then
-    NAMES+=(crc-floor); SHOWN+=("crc_floor FILE > /dev/null"); HF_CMDS+=("$(printf %q "$CRC_FLOOR") $qF")
-fi
-NAMES+=(verify-crc dump-json)
-SHOWN+=("klog verify-crc FILE" "klog dump-segment --format json FILE > /dev/null")
-HF_CMDS+=("$qK verify-crc $qF" "$qK dump-segment --format json $qF")
-NCMD=${#NAMES[@]}
-TIMES="$WORK/times.tsv"   # name <TAB> seconds, one line per run
+TIMES="$WORK/times.tsv"   # name <TAB> wall seconds <TAB> CPU seconds, one line per run
 : > "$TIMES"
-
 if [[ -n "$HYPERFINE" ]]; then
-    TOOL="hyperfine $("$HYPERFINE" --version | awk '{print $2}') (one --runs 1 --shell=none --output=null call per round)"
+    TOOL="hyperfine $("$HYPERFINE" --version | awk '{print $2}') (one --runs 1 --shell=none --output=null call per round with all $NCMD commands)"
 else
     TOOL="python3 harness (perf_counter_ns around fork/exec/wait, no shell)"
 fi
-log "timing $BENCH_ROUNDS interleaved rounds with $TOOL"
+log "timing $BENCH_ROUNDS interleaved rounds of $NCMD commands with $TOOL"
 
 HARNESS_PY='
 import os, subprocess, sys, time
@@ -256,43 +428,34 @@ name, out = sys.argv[1], sys.argv[2]
 argv = sys.argv[3:]
 t0 = time.perf_counter_ns()
 p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-_, status, _ = os.wait4(p.pid, 0)
+_, status, ru = os.wait4(p.pid, 0)
 t1 = time.perf_counter_ns()
-p.returncode = os.waitstatus_to_exitcode(status)
-if p.returncode != 0:
-    sys.exit("%s exited %d" % (" ".join(argv), p.returncode))
+code = os.waitstatus_to_exitcode(status)
+if code != 0:
+    sys.exit("%s exited %d" % (" ".join(argv), code))
 with open(out, "a") as f:
-    f.write("%s\t%.9f\n" % (name, (t1 - t0) / 1e9))
+    f.write("%s\t%.9f\t%.6f\n" % (name, (t1 - t0) / 1e9, ru.ru_utime + ru.ru_stime))
 '
-argv_of() {  # command index -> argv (stdout goes to /dev/null in the harness)
-    case "${NAMES[$1]}" in
-        cat) CMD=(cat "$FILE") ;;
-        crc-floor) CMD=("$CRC_FLOOR" "$FILE") ;;
-        verify-crc) CMD=("$KLOG" verify-crc "$FILE") ;;
-        dump-json) CMD=("$KLOG" dump-segment --format json "$FILE") ;;
-    esac
-}
-
 for (( r = 0; r < BENCH_ROUNDS; r++ )); do
     order=()
     for (( i = 0; i < NCMD; i++ )); do order+=("$(( (i + r) % NCMD ))"); done
     if [[ -n "$HYPERFINE" ]]; then
         hf_args=()
-        for i in "${order[@]}"; do hf_args+=(-n "${NAMES[$i]}" "${HF_CMDS[$i]}"); done
+        for i in "${order[@]}"; do hf_args+=(-n "${NAMES[$i]}" "${CMDS[$i]}"); done
         "$HYPERFINE" --runs 1 --shell=none --output=null --style none --export-json "$WORK/hf-$r.json" "${hf_args[@]}" \
             > "$WORK/hf-$r.out" 2>&1 || { cat "$WORK/hf-$r.out" >&2; die "hyperfine failed in round $((r + 1))"; }
         python3 -c '
 import json, sys
 for res in json.load(open(sys.argv[1]))["results"]:
     for t in res["times"]:
-        print("%s\t%.9f" % (res["command"], t))' "$WORK/hf-$r.json" >> "$TIMES"
+        print("%s\t%.9f\t%.6f" % (res["command"], t, res["user"] + res["system"]))' "$WORK/hf-$r.json" >> "$TIMES"
     else
         for i in "${order[@]}"; do
-            argv_of "$i"
+            eval "CMD=(${CMDS[$i]})"
             python3 -c "$HARNESS_PY" "${NAMES[$i]}" "$TIMES" "${CMD[@]}" || die "${SHOWN[$i]} failed"
         done
     fi
-    log "round $((r + 1))/$BENCH_ROUNDS: $(awk -F'\t' -v n="$NCMD" '{a[NR]=$1"="sprintf("%.3fs",$2)} END {for (i=NR-n+1;i<=NR;i++) printf "%s ", a[i]}' "$TIMES")"
+    log "round $((r + 1))/$BENCH_ROUNDS done (load $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?))"
 done
 
 # ---- peak RSS (one extra run each) -----------------------------------------
@@ -307,7 +470,7 @@ print(ru.ru_maxrss)  # KiB on Linux
 RSS="$WORK/rss.tsv"
 : > "$RSS"
 for (( i = 0; i < NCMD; i++ )); do
-    argv_of "$i"
+    eval "CMD=(${CMDS[$i]})"
     if [[ -n "$GNU_TIME" ]]; then
         "$GNU_TIME" -f %M -o "$WORK/rss.one" "${CMD[@]}" > /dev/null || die "${SHOWN[$i]} failed under $GNU_TIME"
         kib=$(tail -n 1 "$WORK/rss.one")
@@ -322,6 +485,7 @@ RSS_TOOL=$([[ -n "$GNU_TIME" ]] && echo "/usr/bin/time -f %M" || echo "python3 o
 CPU_MODEL=$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
 CPU_MODEL=${CPU_MODEL:-unknown}
 NPROC=$(nproc)
+MEM_GIB=$(awk '/^MemTotal/ {printf "%.1f", $2 / 1048576}' /proc/meminfo 2>/dev/null || echo "?")
 LOADAVG_END=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 GIT_REV=$(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null || echo "?")
 if [[ "$GIT_REV" != "?" ]] && [[ -n "$(cd "$REPO" && git status --porcelain -- src Cargo.toml Cargo.lock 2>/dev/null)" ]]; then
@@ -330,51 +494,152 @@ fi
 KLOG_VERSION=$("$KLOG" --version 2>/dev/null || echo klog)
 ELAPSED=$(( $(date +%s) - START_TS ))
 
-REPORT="$WORK/report.md"
-SHOWN_TSV="$WORK/shown.tsv"
-for (( i = 0; i < NCMD; i++ )); do printf '%s\t%s\n' "${NAMES[$i]}" "${SHOWN[$i]}"; done > "$SHOWN_TSV"
-python3 - "$TIMES" "$RSS" "$FILE_BYTES" "$RECORDS" "$SHOWN_TSV" > "$WORK/table.md" <<'PY'
+META="$WORK/meta.tsv"
+for (( i = 0; i < NCMD; i++ )); do
+    printf '%s\t%s\t%s\t%s\t%s\n' "${NAMES[$i]}" "${GRPS[$i]}" "${SHOWN[$i]}" "${NBYTES[$i]}" "${NRECS[$i]}"
+done > "$META"
+python3 - "$TIMES" "$RSS" "$META" "$FILE_BYTES" "$BENCH_PARTITIONS" "$PART_FILE_BYTES" "$CODEC_RECORDS" \
+    > "$WORK/tables.md" <<'PY'
 import statistics, sys
-times_path, rss_path, size, records = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-shown = dict(l.rstrip("\n").split("\t", 1) for l in open(sys.argv[5]))
-times = {}
+times_path, rss_path, meta_path = sys.argv[1:4]
+file_bytes, nparts, part_bytes, codec_records = (int(x) for x in sys.argv[4:8])
+meta = {}
+for line in open(meta_path):
+    name, group, shown, nbytes, nrecs = line.rstrip("\n").split("\t")
+    meta[name] = dict(group=group, shown=shown, bytes=int(nbytes), records=int(nrecs))
+wall, cpu = {}, {}
 for line in open(times_path):
-    name, t = line.rstrip("\n").split("\t")
-    times.setdefault(name, []).append(float(t))
-rss = dict(l.rstrip("\n").split("\t") for l in open(rss_path))
-med = {n: max(statistics.median(v), 1e-6) for n, v in times.items()}
+    name, w, c = line.rstrip("\n").split("\t")
+    wall.setdefault(name, []).append(float(w))
+    cpu.setdefault(name, []).append(float(c))
+rss = {n: int(k) / 1024 for n, k in (l.rstrip("\n").split("\t") for l in open(rss_path))}
+med = {n: max(statistics.median(v), 1e-6) for n, v in wall.items()}
+cmed = {n: statistics.median(v) for n, v in cpu.items()}
+def mbs(n): return meta[n]["bytes"] / 1e6 / med[n]
+def mrs(n): return meta[n]["records"] / 1e6 / med[n]
+def minmax(n): return "%.3f–%.3f" % (min(wall[n]), max(wall[n]))
+def x(a, b): return "%.2f×" % (a / b)
+def names(group): return [n for n in meta if meta[n]["group"] == group]
+out = []
+p = out.append
+targets = []  # (target, measured, met)
+
+# -- the one segment
+seg = names("segment")
 floor = med.get("crc-floor")
-print("| command | median s | ratio to cat | ratio to CRC floor | MB/s | peak RSS MiB | min–max s |")
-print("|---|---:|---:|---:|---:|---:|---:|")
-for n in shown:
-    m = med[n]
-    print("| `%s` | %.3f | %.2f× | %s | %.0f | %.1f | %.3f–%.3f |" % (
-        shown[n], m, m / med["cat"], "%.2f×" % (m / floor) if floor else "–",
-        size / 1e6 / m, int(rss[n]) / 1024, min(times[n]), max(times[n])))
-print()
+p("## One segment of %.1f MiB" % (file_bytes / 2**20))
+p("")
+p("| command | median s | ratio to cat | ratio to CRC floor | MB/s | M records/s | CPU s | peak RSS MiB | min–max s |")
+p("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for n in seg:
+    p("| `%s` | %.3f | %s | %s | %.0f | %.1f | %.3f | %.1f | %s |" % (
+        meta[n]["shown"], med[n], x(med[n], med["cat"]), x(med[n], floor) if floor else "–",
+        mbs(n), mrs(n), cmed[n], rss[n], minmax(n)))
+p("")
+v = med["verify-crc"]
+targets.append(("`verify-crc FILE` within 1.3× `cat`", "%.2f×" % (v / med["cat"]), v / med["cat"] <= 1.3))
 if floor:
-    print("CRC floor: `crc_floor` (tests/bench/crc_floor.rs) reads the file once on one thread and CRC-32Cs every byte with the crc32c crate klog uses; no framing, no records.")
-    print()
-print("Ratios (medians): verify-crc %.2f× cat%s." % (
-    med["verify-crc"] / med["cat"], ", %.2f× the CRC floor" % (med["verify-crc"] / floor) if floor else ""))
-print()
-print("Records/s (median): verify-crc %.1f M/s, dump-segment JSON %.2f M/s." % (
-    records / med["verify-crc"] / 1e6, records / med["dump-json"] / 1e6))
+    targets.append(("`verify-crc FILE` within 1.5× the CRC floor", "%.2f×" % (v / floor), v / floor <= 1.5))
+vp = med["verify-part"]
+p("`verify-crc PARTITION` (the folder holding FILE) adds the `.index` and `.timeindex` checks to `verify-crc FILE`: +%.3f s (%.2f×), CPU +%.3f s." % (
+    vp - v, vp / v, cmed["verify-part"] - cmed["verify-crc"]))
+p("")
+targets.append(("the same two on the partition folder (index checks included)", "%.2f× cat%s" % (
+    vp / med["cat"], ", %.2f× floor" % (vp / floor) if floor else ""),
+    vp / med["cat"] <= 1.3 and (not floor or vp / floor <= 1.5)))
+vrss = max(rss[n] for n in meta if n.startswith(("verify", "jobs")))
+targets.append(("`verify-crc` peak RSS < 64 MiB (largest over every verify-crc row)", "%.1f MiB" % vrss, vrss < 64))
+if "verify-deep" in med:
+    p("`--deep` (timed on the partition folder: its producer-state pass runs per partition, not for a bare FILE) adds %.3f s (%.2f×) to `verify-crc PARTITION`: %.0f MB/s, %.1f M records/s, peak RSS %.1f MiB." % (
+        med["verify-deep"] - med["verify-part"], med["verify-deep"] / med["verify-part"],
+        mbs("verify-deep"), mrs("verify-deep"), rss["verify-deep"]))
+    p("")
+dj = mrs("dump-json")
+targets.append(("`dump-segment --format json` ≥ 2 M records/s uncompressed", "%.2f M/s" % dj, dj >= 2))
+if "kp-decode" in med and "klog-decode" in med:
+    r = med["kp-decode"] / med["klog-decode"]
+    line = "Full decode, CRC included on both sides: klog_decode %.3f s, kafka_protocol_decode %.3f s: klog is %.2f× as fast" % (
+        med["klog-decode"], med["kp-decode"], r)
+    if "klog-decode-1cpu" in med:
+        r1 = med["kp-decode"] / med["klog-decode-1cpu"]
+        line += " (%.2f× pinned to one CPU%s)" % (r1, "; unpinned, SegmentReader reads a file of 16 MiB or more ahead on a second thread" if file_bytes >= 16 << 20 else "")
+        measured = "%.2f× as fast (%.2f× on one CPU)" % (r, r1)
+        met = min(r, r1) >= 1
+    else:
+        measured, met = "%.2f× as fast" % r, r >= 1
+    p(line + ". Peak RSS %.1f MiB vs %.1f MiB." % (rss["klog-decode"], rss["kp-decode"]))
+    p("")
+    targets.append(("klog's full decode at least as fast as kafka-protocol's", measured, met))
+
+# -- partitions
+jobs = names("jobs")
+p("## verify-crc over %d partitions of %.1f MiB (%.1f MiB in all)" % (nparts, part_bytes / 2**20, nparts * part_bytes / 2**20))
+p("")
+p("| command | median s | speedup vs --jobs 1 | ratio to cat | MB/s | M records/s | CPU s | peak RSS MiB | min–max s |")
+p("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for n in jobs:
+    p("| `%s` | %.3f | %s | %s | %.0f | %.1f | %.3f | %.1f | %s |" % (
+        meta[n]["shown"], med[n], "–" if n == "cat-parts" else x(med["jobs-1"], med[n]),
+        x(med[n], med["cat-parts"]), mbs(n), mrs(n), cmed[n], rss[n], minmax(n)))
+p("")
+s = med["jobs-1"] / med["jobs-2"]
+targets.append(("`verify-crc --jobs 2` ≥ 1.7× `--jobs 1` (partitions < 16 MiB)", "%.2f× (default: %.2f×)" % (
+    s, med["jobs-1"] / med["jobs-default"]), s >= 1.7))
+
+# -- codecs
+codecs = [g.split(":", 1)[1] for g in dict.fromkeys(meta[n]["group"] for n in meta) if g.startswith("codec:")]
+if codecs:
+    none_size = meta["dump-none"]["bytes"] if "dump-none" in meta else None
+    p("## Per codec: %d records (%.1f MiB uncompressed) per segment" % (codec_records, (none_size or 0) / 2**20))
+    p("")
+    p("| codec | segment MiB | size vs none | dump json s | dump M records/s | dump vs none | klog_decode s | klog M records/s | kafka_protocol_decode s | kafka-protocol M records/s | klog speed ÷ kafka-protocol | peak RSS MiB dump / klog / k-p |")
+    p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for c in codecs:
+        d, k, q = "dump-" + c, "klog-" + c, "kp-" + c
+        size = meta[d]["bytes"]
+        p("| %s | %.1f | %s | %.3f | %.2f | %s | %s | %s | %s | %s | %s | %s |" % (
+            c, size / 2**20, x(size, none_size) if none_size else "–", med[d], mrs(d),
+            x(med[d], med["dump-none"]) if "dump-none" in med else "–",
+            "%.3f" % med[k] if k in med else "–", "%.1f" % mrs(k) if k in med else "–",
+            "%.3f" % med[q] if q in med else "–", "%.1f" % mrs(q) if q in med else "–",
+            x(med[q], med[k]) if k in med and q in med else "–",
+            " / ".join("%.1f" % rss[n] if n in rss else "–" for n in (d, k, q))))
+    p("")
+    p("Dump throughput per codec: " + ", ".join("%s %.2f M records/s" % (c, mrs("dump-" + c)) for c in codecs) + ".")
+    p("")
+    slow = [c for c in codecs if "klog-" + c in med and "kp-" + c in med and med["klog-" + c] > med["kp-" + c]]
+    if any("kp-" + c in med for c in codecs):
+        p("klog_decode vs kafka_protocol_decode per codec: " + (
+            "klog is as fast or faster for every codec." if not slow else "kafka-protocol is faster for " + ", ".join(slow) + "."))
+        p("")
+
+p("## Targets (this run)")
+p("")
+p("| target | measured | verdict |")
+p("|---|---:|---|")
+for t, m, ok in targets:
+    p("| %s | %s | %s |" % (t, m, "met" if ok else "**not met**"))
+print("\n".join(out))
 PY
 
+part_mib=$(python3 -c "print(f'{$PART_FILE_BYTES / 2**20:.1f}')")
+REPORT="$WORK/report.md"
 {
     echo "# klog read-path benchmark"
     echo
     echo "Generated by \`tests/bench/run.sh$( ((SMOKE)) && echo ' --smoke')\`; do not edit by hand."
     echo
     echo "- Date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-    echo "- Machine: nproc = $NPROC, CPU: $CPU_MODEL; load average $LOADAVG_START at start, $LOADAVG_END at end"
+    echo "- Machine: nproc = $NPROC, CPU: $CPU_MODEL, $MEM_GIB GiB RAM; load average $LOADAVG_START at start, $LOADAVG_END at end"
     echo "- klog: $KLOG_VERSION, release build, git $GIT_REV"
-    echo "- Input: one segment of $FILE_BYTES bytes ($(python3 -c "print(f'{$FILE_BYTES / 2**20:.1f}')") MiB), $RECORDS records in $BATCHES batches (uncompressed, keys \`k<N>\`, 100-byte values, seed $BENCH_SEED), written by \`klog produce --batch-size 500\` in ${GEN_SECS} s (one fdatasync per batch)"
-    echo "- Method: page cache warmed with one \`cat\`; $BENCH_ROUNDS interleaved round(s) (order rotated each round), median shown; timed with $TOOL. MB = 10^6 bytes. Peak RSS from one extra run with $RSS_TOOL."
+    echo "- One segment: $FILE_BYTES bytes ($(python3 -c "print(f'{$FILE_BYTES / 2**20:.1f}')") MiB), $RECORDS records in $BATCHES batches (uncompressed, keys \`k<N>\`, 100-byte values, seed $BENCH_SEED), written by \`klog produce --batch-size 500 --producer-id 1 --producer-epoch 0 --base-sequence 0\` in ${GEN_SECS} s (one fdatasync per batch)"
+    [[ -z "$DEEP_NOTE" ]] || echo "  - $DEEP_NOTE"
+    echo "- Partitions: $BENCH_PARTITIONS partition folders, each one segment of $PART_FILE_BYTES bytes ($part_mib MiB, below the 16 MiB where SegmentReader starts read-ahead threads) with $PART_RECORDS records in $PART_BATCHES batches: one written by \`klog produce\`, the others copies of its folder (${PARTS_SECS} s)"
+    echo "- Codecs: the same $CODEC_RECORDS records through \`klog produce --compression CODEC\` for $BENCH_CODECS (${CODECS_SECS} s). The values are random alphanumerics, so they compress little: this measures what decompression costs, not what it saves."
+    echo "- Method: page cache warmed with \`cat\`; $BENCH_ROUNDS interleaved round(s) of all $NCMD commands (order rotated each round), medians shown; timed with $TOOL. Every command's stdout goes to /dev/null. CPU s = median user + system time. MB = 10^6 bytes. Peak RSS from one extra run with $RSS_TOOL."
     echo "- Whole script (build, generation, timing): ${ELAPSED} s"
     echo
-    cat "$WORK/table.md"
+    cat "$WORK/tables.md"
 } > "$REPORT"
 
 echo
