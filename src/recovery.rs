@@ -259,156 +259,232 @@ pub struct IndexProblem {
 /// preallocated index left by an unclean shutdown) is reported as such, not
 /// as corruption of the data.
 pub fn check_indexes(seg: &SegmentFiles) -> Result<Vec<IndexProblem>> {
-    use crate::format::index::{OFFSET_ENTRY_LEN, TIME_ENTRY_LEN};
-    let mut batches = std::collections::BTreeMap::new();
+    let mut checker = IndexChecker::open(seg)?;
     let mut r = SegmentReader::open(&seg.log)?;
-    let mut last_offset = seg.base_offset - 1;
     while let Some(e) = r.next_entry()? {
-        batches.insert(e.position(), (e.base_offset(), e.last_offset()));
-        last_offset = last_offset.max(e.last_offset());
+        checker.observe(e.position(), e.base_offset(), e.last_offset());
     }
-    let log_len = r.file_len();
-    let mut out = Vec::new();
-    for (path, entry_len, time) in [
-        (seg.log.with_extension("index"), OFFSET_ENTRY_LEN, false),
-        (seg.log.with_extension("timeindex"), TIME_ENTRY_LEN, true),
-    ] {
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                out.push(IndexProblem {
-                    file: path,
-                    position: 0,
-                    kind: "index_missing",
-                    detail: "missing: rebuild it from the log".into(),
-                });
-                continue;
-            }
-            Err(e) => return Err(Error::io(&path, "read", e)),
+    Ok(checker.finish(r.file_len()))
+}
+
+/// The index checks of [`check_indexes`], fed batch by batch by a walk over
+/// the log that is under way anyway (so `verify-crc` reads each segment
+/// once). Holds the index entries only: memory is bounded by the index
+/// files, not the log.
+#[derive(Debug)]
+pub struct IndexChecker {
+    base_offset: i64,
+    index_path: std::path::PathBuf,
+    time_path: std::path::PathBuf,
+    problems: Vec<IndexProblem>,
+    /// Offset-index entries to meet at batch starts: (position, offset, entry position), by position.
+    targets: Vec<(u64, i64, u64)>,
+    next: usize,
+    /// Time-index entries: (offset, entry position).
+    time_offsets: Vec<(i64, u64)>,
+    last_offset: i64,
+}
+
+/// The used entries of an index file, after the length and zero-slot checks.
+fn index_body(
+    path: &Path,
+    entry_len: usize,
+    problems: &mut Vec<IndexProblem>,
+) -> Result<Option<Vec<u8>>> {
+    let mut bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            problems.push(IndexProblem {
+                file: path.to_path_buf(),
+                position: 0,
+                kind: "index_missing",
+                detail: "missing: rebuild it from the log".into(),
+            });
+            return Ok(None);
+        }
+        Err(e) => return Err(Error::io(path, "read", e)),
+    };
+    let mut push = |position: u64, kind: &'static str, detail: String| {
+        problems.push(IndexProblem {
+            file: path.to_path_buf(),
+            position,
+            kind,
+            detail,
+        })
+    };
+    let whole = bytes.len() / entry_len * entry_len;
+    if whole != bytes.len() {
+        push(
+            whole as u64,
+            "index_length",
+            format!(
+                "{} bytes is not a whole number of {entry_len}-byte entries",
+                bytes.len()
+            ),
+        );
+    }
+    // A run of all-zero entries at the end (after the first entry) is preallocated space.
+    let mut used = whole / entry_len;
+    while used > 1
+        && bytes
+            .get((used - 1) * entry_len..used * entry_len)
+            .is_some_and(|e| e.iter().all(|&b| b == 0))
+    {
+        used -= 1;
+    }
+    if used < whole / entry_len {
+        push(
+            (used * entry_len) as u64,
+            "index_trailing_zeros",
+            format!(
+                "{} zero entries at the end: preallocated space left by an unclean shutdown",
+                whole / entry_len - used
+            ),
+        );
+    }
+    bytes.truncate(used * entry_len);
+    Ok(Some(bytes))
+}
+
+impl IndexChecker {
+    /// Read and check the segment's `.index` and `.timeindex` on their own.
+    pub fn open(seg: &SegmentFiles) -> Result<Self> {
+        use crate::format::index::{
+            offset_entries, time_entries, OFFSET_ENTRY_LEN, TIME_ENTRY_LEN,
         };
-        let mut push = |position: u64, kind: &'static str, detail: String| {
-            out.push(IndexProblem {
-                file: path.clone(),
-                position,
-                kind,
-                detail,
-            })
-        };
-        let whole = bytes.len() / entry_len * entry_len;
-        if whole != bytes.len() {
-            push(
-                whole as u64,
-                "index_length",
-                format!(
-                    "{} bytes is not a whole number of {entry_len}-byte entries",
-                    bytes.len()
-                ),
-            );
-        }
-        let body = bytes.get(..whole).unwrap_or(&[]);
-        // A run of all-zero entries at the end (after the first entry) is preallocated space.
-        let mut used = body.len() / entry_len;
-        while used > 1
-            && body
-                .get((used - 1) * entry_len..used * entry_len)
-                .is_some_and(|e| e.iter().all(|&b| b == 0))
-        {
-            used -= 1;
-        }
-        if used < body.len() / entry_len {
-            push(
-                (used * entry_len) as u64,
-                "index_trailing_zeros",
-                format!(
-                    "{} zero entries at the end: preallocated space left by an unclean shutdown",
-                    body.len() / entry_len - used
-                ),
-            );
-        }
-        let body = body.get(..used * entry_len).unwrap_or(&[]);
-        if time {
+        let index_path = seg.log.with_extension("index");
+        let time_path = seg.log.with_extension("timeindex");
+        let mut problems = Vec::new();
+        let mut targets = Vec::new();
+        if let Some(body) = index_body(&index_path, OFFSET_ENTRY_LEN, &mut problems)? {
             let entries =
-                crate::format::index::time_entries(body, seg.base_offset).map_err(|error| {
-                    Error::Decode {
-                        path: path.clone(),
-                        error,
-                    }
-                })?;
-            let (mut prev_ts, mut prev_off) = (i64::MIN, i64::MIN);
-            for e in entries {
-                if e.timestamp < prev_ts || e.offset < prev_off {
-                    push(
-                        e.at,
-                        "index_order",
-                        format!(
-                            "entry ({}, offset {}) goes back after ({prev_ts}, offset {prev_off})",
-                            e.timestamp, e.offset
-                        ),
-                    );
-                }
-                if e.offset < seg.base_offset || e.offset > last_offset {
-                    push(
-                        e.at,
-                        "index_past_log",
-                        format!(
-                            "offset {} lies outside the segment's offsets {}..={last_offset}",
-                            e.offset, seg.base_offset
-                        ),
-                    );
-                }
-                prev_ts = e.timestamp;
-                prev_off = e.offset;
-            }
-        } else {
-            let entries =
-                crate::format::index::offset_entries(body, seg.base_offset).map_err(|error| {
-                    Error::Decode {
-                        path: path.clone(),
-                        error,
-                    }
+                offset_entries(&body, seg.base_offset).map_err(|error| Error::Decode {
+                    path: index_path.clone(),
+                    error,
                 })?;
             let mut prev = i64::MIN;
             for e in entries {
                 if e.offset <= prev {
-                    push(
-                        e.at,
-                        "index_order",
-                        format!("offset {} does not increase (previous {prev})", e.offset),
-                    );
+                    problems.push(IndexProblem {
+                        file: index_path.clone(),
+                        position: e.at,
+                        kind: "index_order",
+                        detail: format!("offset {} does not increase (previous {prev})", e.offset),
+                    });
                 }
                 prev = e.offset;
-                if e.position < 0 || e.position as u64 >= log_len {
-                    push(
-                        e.at,
-                        "index_past_log",
-                        format!(
-                            "position {} lies past the end of the log ({log_len} bytes)",
-                            e.position
-                        ),
-                    );
-                    continue;
-                }
-                match batches.get(&(e.position as u64)) {
-                    Some(&(base, last)) if base <= e.offset && e.offset <= last => {}
-                    Some(&(base, last)) => push(
-                        e.at,
-                        "index_target",
-                        format!(
-                            "offset {} points at position {}, a batch of offsets {base}..={last}",
-                            e.offset, e.position
-                        ),
-                    ),
-                    None => push(
-                        e.at,
-                        "index_target",
-                        format!(
-                            "offset {} points at position {}, which is not the start of a batch",
-                            e.offset, e.position
-                        ),
-                    ),
+                if e.position < 0 {
+                    problems.push(IndexProblem {
+                        file: index_path.clone(),
+                        position: e.at,
+                        kind: "index_past_log",
+                        detail: format!("negative position {}", e.position),
+                    });
+                } else {
+                    targets.push((e.position as u64, e.offset, e.at));
                 }
             }
         }
+        targets.sort_by_key(|&(position, _, at)| (position, at));
+        let mut time_offsets = Vec::new();
+        if let Some(body) = index_body(&time_path, TIME_ENTRY_LEN, &mut problems)? {
+            let entries = time_entries(&body, seg.base_offset).map_err(|error| Error::Decode {
+                path: time_path.clone(),
+                error,
+            })?;
+            let (mut prev_ts, mut prev_off) = (i64::MIN, i64::MIN);
+            for e in entries {
+                if e.timestamp < prev_ts || e.offset < prev_off {
+                    problems.push(IndexProblem {
+                        file: time_path.clone(),
+                        position: e.at,
+                        kind: "index_order",
+                        detail: format!(
+                            "entry ({}, offset {}) goes back after ({prev_ts}, offset {prev_off})",
+                            e.timestamp, e.offset
+                        ),
+                    });
+                }
+                prev_ts = e.timestamp;
+                prev_off = e.offset;
+                time_offsets.push((e.offset, e.at));
+            }
+        }
+        Ok(IndexChecker {
+            base_offset: seg.base_offset,
+            index_path,
+            time_path,
+            problems,
+            targets,
+            next: 0,
+            time_offsets,
+            last_offset: seg.base_offset - 1,
+        })
     }
-    Ok(out)
+
+    fn target_problem(&mut self, at: u64, detail: String) {
+        self.problems.push(IndexProblem {
+            file: self.index_path.clone(),
+            position: at,
+            kind: "index_target",
+            detail,
+        });
+    }
+
+    /// The batch at `position` holds offsets `base..=last`.
+    pub fn observe(&mut self, position: u64, base: i64, last: i64) {
+        self.last_offset = self.last_offset.max(last);
+        while let Some(&(p, offset, at)) = self.targets.get(self.next) {
+            if p > position {
+                break;
+            }
+            self.next += 1;
+            if p < position {
+                self.target_problem(
+                    at,
+                    format!(
+                        "offset {offset} points at position {p}, which is not the start of a batch"
+                    ),
+                );
+            } else if offset < base || offset > last {
+                self.target_problem(at, format!("offset {offset} points at position {p}, a batch of offsets {base}..={last}"));
+            }
+        }
+    }
+
+    /// The problems found, once every batch of a log of `log_len` bytes was observed.
+    pub fn finish(mut self, log_len: u64) -> Vec<IndexProblem> {
+        while let Some(&(p, offset, at)) = self.targets.get(self.next) {
+            self.next += 1;
+            if p >= log_len {
+                self.problems.push(IndexProblem {
+                    file: self.index_path.clone(),
+                    position: at,
+                    kind: "index_past_log",
+                    detail: format!("position {p} lies past the end of the log ({log_len} bytes)"),
+                });
+            } else {
+                self.target_problem(
+                    at,
+                    format!(
+                        "offset {offset} points at position {p}, which is not the start of a batch"
+                    ),
+                );
+            }
+        }
+        for &(offset, at) in &self.time_offsets {
+            if offset < self.base_offset || offset > self.last_offset {
+                self.problems.push(IndexProblem {
+                    file: self.time_path.clone(),
+                    position: at,
+                    kind: "index_past_log",
+                    detail: format!(
+                        "offset {offset} lies outside the segment's offsets {}..={}",
+                        self.base_offset, self.last_offset
+                    ),
+                });
+            }
+        }
+        self.problems
+    }
 }

@@ -123,6 +123,22 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
             };
             let mut last = None;
             verify_segment(path, base, &mut last, opts, &mut report)?;
+            if opts.deep {
+                // A lone file is a partition of one segment for the producer-state pass.
+                let p = Partition {
+                    dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+                    topic: String::new(),
+                    partition: 0,
+                    state: crate::log::PartitionState::Live,
+                    segments: vec![crate::log::SegmentFiles {
+                        base_offset: base.unwrap_or(0),
+                        log: path.to_path_buf(),
+                        index: None,
+                        timeindex: None,
+                    }],
+                };
+                deep_checks(&p, opts, &mut report)?;
+            }
         }
         PathKind::Partition => verify_partition(&Partition::open(path)?, opts, &mut report)?,
         PathKind::DataDir => {
@@ -184,17 +200,37 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
 /// segments; then its indexes and, with `deep`, its producer state.
 pub fn verify_partition(p: &Partition, opts: &Options, report: &mut Report) -> Result<()> {
     let mut last = None;
-    if !opts.index_only {
-        for seg in &p.segments {
-            verify_segment(&seg.log, Some(seg.base_offset), &mut last, opts, report)?;
-        }
-    }
-    if !opts.no_indexes || opts.index_only {
-        for seg in &p.segments {
-            if opts.index_only {
-                report.checked.files += 1;
-            }
-            for ip in crate::recovery::check_indexes(seg)? {
+    for seg in &p.segments {
+        let index_problems = if opts.index_only {
+            report.checked.files += 1;
+            crate::recovery::check_indexes(seg)?
+        } else if opts.no_indexes {
+            verify_segment_with(
+                &seg.log,
+                Some(seg.base_offset),
+                &mut last,
+                opts,
+                report,
+                None,
+            )?;
+            Vec::new()
+        } else {
+            let mut checker = crate::recovery::IndexChecker::open(seg)?;
+            verify_segment_with(
+                &seg.log,
+                Some(seg.base_offset),
+                &mut last,
+                opts,
+                report,
+                Some(&mut checker),
+            )?;
+            let len = std::fs::metadata(&seg.log)
+                .map_err(|e| crate::Error::io(&seg.log, "stat", e))?
+                .len();
+            checker.finish(len)
+        };
+        {
+            for ip in index_problems {
                 report.problems.push(Problem {
                     file: ip.file,
                     position: ip.position,
@@ -208,6 +244,14 @@ pub fn verify_partition(p: &Partition, opts: &Options, report: &mut Report) -> R
         }
     }
     if opts.deep && !opts.index_only {
+        deep_checks(p, opts, report)?;
+    }
+    Ok(())
+}
+
+/// The producer-state checks of `--deep`, as problems.
+fn deep_checks(p: &Partition, opts: &Options, report: &mut Report) -> Result<()> {
+    {
         let mut st = crate::txn::analyze(p, &opts.txn)?;
         let index_findings = crate::txn::check_txn_indexes(p, &st)?;
         st.findings.extend(index_findings);
@@ -237,6 +281,19 @@ pub fn verify_segment(
     opts: &Options,
     report: &mut Report,
 ) -> Result<()> {
+    verify_segment_with(path, segment_base, last_offset, opts, report, None)
+}
+
+/// [`verify_segment`], feeding each batch's position and offsets to an
+/// index checker on the way, so the indexes are checked in the same pass.
+fn verify_segment_with(
+    path: &Path,
+    segment_base: Option<i64>,
+    last_offset: &mut Option<i64>,
+    opts: &Options,
+    report: &mut Report,
+    mut indexes: Option<&mut crate::recovery::IndexChecker>,
+) -> Result<()> {
     report.checked.files += 1;
     let mut scratch = Vec::new();
     // Past damage that breaks the framing, the walk resumes at the next
@@ -257,6 +314,9 @@ pub fn verify_segment(
             }
             let pos = entry.position();
             let base = entry.base_offset();
+            if let Some(c) = indexes.as_deref_mut() {
+                c.observe(pos, base, entry.last_offset());
+            }
             let mut push = |e: DecodeError| report.push(path, pos, Some(base), e);
             if let Some(seg_base) = segment_base {
                 if base < seg_base {
