@@ -50,8 +50,10 @@ pub enum OutputFormat {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Isolation {
     /// Everything up to the high watermark (the log end offset when no checkpoint gives it).
+    #[value(alias = "read_uncommitted")]
     ReadUncommitted,
     /// Up to the last stable offset, without aborted transactions.
+    #[value(alias = "read_committed")]
     ReadCommitted,
 }
 
