@@ -186,8 +186,28 @@ fn log_end_comes_from_the_index_and_tail() {
 #[test]
 fn isolation_accepts_kafkas_spelling_too() {
     let env = TestEnv::new();
-    let a = env.run(&["lag", "--format", "json", "--isolation", "read_committed", "fixtures/groups"], None);
-    let b = env.run(&["lag", "--format", "json", "--isolation", "read-committed", "fixtures/groups"], None);
+    let a = env.run(
+        &[
+            "lag",
+            "--format",
+            "json",
+            "--isolation",
+            "read_committed",
+            "fixtures/groups",
+        ],
+        None,
+    );
+    let b = env.run(
+        &[
+            "lag",
+            "--format",
+            "json",
+            "--isolation",
+            "read-committed",
+            "fixtures/groups",
+        ],
+        None,
+    );
     assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
     assert_eq!(stdout(&a), stdout(&b));
 }

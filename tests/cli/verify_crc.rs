@@ -303,9 +303,20 @@ fn index_checks_and_deep_producer_checks() {
     }
     assert!(env.run(&["verify-crc", "fixtures/txn"], None).status.code() == Some(0));
     // A lone segment file gets the producer-state pass too.
-    let o = env.run(&["verify-crc", "--deep", "fixtures/txn/payments-0/00000000000000000000.log"], None);
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--deep",
+            "fixtures/txn/payments-0/00000000000000000000.log",
+        ],
+        None,
+    );
     assert_eq!(o.status.code(), Some(1));
-    assert!(stdout(&o).contains("out_of_order_sequence"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("out_of_order_sequence"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
