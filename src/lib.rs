@@ -13,6 +13,8 @@
 //! Every decoding defect is a [`error::DecodeError`] with the absolute byte
 //! position where it was found.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod consumer;
 pub mod demo;
 pub mod diff;

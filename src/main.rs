@@ -1,6 +1,8 @@
 //! The `klog` binary: parse the command line, run the subcommand, map the
 //! outcome to the exit-code contract (see `exit.rs`).
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod cli;
 mod cmd;
 mod exit;
