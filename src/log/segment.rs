@@ -8,7 +8,7 @@
 //! and the reader stops. A CRC mismatch does not break the framing, so the
 //! reader goes on and leaves the CRC to the caller.
 //!
-//! Bytes come in chunks of at most 4 MiB (never more than the file holds).
+//! Bytes come in chunks of at most 2 MiB (never more than the file holds).
 //! An entry inside one chunk is handed out as a slice of it; only an entry
 //! that straddles two chunks is copied, into a carry buffer that grows to
 //! the largest such entry, and only after checking that the file really
@@ -37,14 +37,14 @@ use crate::format::record::RecordsChecked;
 use crate::format::{Entry, LegacyView};
 
 /// Bytes per read, and the size of each read-ahead buffer.
-const READ_CHUNK: usize = 4 << 20;
+const READ_CHUNK: usize = 2 << 20;
 /// Read-ahead buffers per thread (being filled, queued, being parsed).
 const BUFFERS_PER_THREAD: usize = 2;
 /// Read-ahead threads that also check batches; one when they only read.
 const CHECK_THREADS: usize = 2;
 /// Files (from the starting position) smaller than this are read on the
 /// calling thread: threads would cost more than they save.
-const READ_AHEAD_MIN: u64 = 4 * READ_CHUNK as u64;
+const READ_AHEAD_MIN: u64 = 16 << 20;
 
 /// What [`BatchView::check_crc_and_records`] returned for a batch.
 pub type BatchCheck = std::result::Result<RecordsChecked, DecodeError>;
