@@ -73,8 +73,20 @@ impl Consumer {
         )?;
         let mut out = Vec::new();
         let mut scratch = Vec::new();
-        for seg in &p.segments {
-            let mut reader = SegmentReader::open(&seg.log)?;
+        // Start in the segment holding the position, where its index says.
+        let first = p
+            .segments
+            .partition_point(|s| s.base_offset <= self.position)
+            .saturating_sub(1);
+        for seg in p.segments.iter().skip(first) {
+            let index = seg
+                .index
+                .as_ref()
+                .and_then(|i| std::fs::read(i).ok())
+                .unwrap_or_default();
+            let start =
+                crate::format::index::start_position(&index, seg.base_offset, self.position);
+            let mut reader = SegmentReader::open_at(&seg.log, start)?;
             while let Some(entry) = reader.next_entry()? {
                 if out.len() >= max {
                     break;

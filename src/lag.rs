@@ -117,28 +117,19 @@ fn scan_end(seg: &SegmentFiles, start: u64) -> Result<Option<i64>> {
     Ok(Some(end.unwrap_or(seg.base_offset)))
 }
 
+/// Where to start reading `seg` to find `offset` (see [`index::start_position`]).
+fn start_position(seg: &SegmentFiles, offset: i64) -> u64 {
+    let bytes = seg
+        .index
+        .as_ref()
+        .and_then(|path| std::fs::read(path).ok())
+        .unwrap_or_default();
+    index::start_position(&bytes, seg.base_offset, offset)
+}
+
 /// Position of the last usable offset-index entry (0 without one).
 fn last_index_position(seg: &SegmentFiles) -> u64 {
-    let Some(path) = &seg.index else { return 0 };
-    let Ok(bytes) = std::fs::read(path) else {
-        return 0;
-    };
-    let whole = bytes
-        .get(..bytes.len() / index::OFFSET_ENTRY_LEN * index::OFFSET_ENTRY_LEN)
-        .unwrap_or(&[]);
-    let Ok(entries) = index::offset_entries(whole, seg.base_offset) else {
-        return 0;
-    };
-    let mut prev = i64::MIN;
-    let mut pos = 0;
-    for e in entries {
-        if e.offset <= prev || e.position < 0 {
-            break;
-        }
-        prev = e.offset;
-        pos = e.position as u64;
-    }
-    pos
+    start_position(seg, i64::MAX)
 }
 
 /// The segment that holds `offset` and where to start reading in it.
@@ -148,26 +139,7 @@ fn seek(p: &Partition, offset: i64) -> Option<(&SegmentFiles, u64)> {
         .partition_point(|s| s.base_offset <= offset)
         .checked_sub(1)?;
     let seg = p.segments.get(i)?;
-    let mut pos = 0;
-    if let Some(bytes) = seg.index.as_ref().and_then(|path| std::fs::read(path).ok()) {
-        let whole = bytes
-            .get(..bytes.len() / index::OFFSET_ENTRY_LEN * index::OFFSET_ENTRY_LEN)
-            .unwrap_or(&[]);
-        if let Ok(entries) = index::offset_entries(whole, seg.base_offset) {
-            let mut prev = i64::MIN;
-            for e in entries {
-                if e.offset <= prev || e.position < 0 {
-                    break;
-                }
-                prev = e.offset;
-                // An entry's offset is the last offset of the batch at its position.
-                if e.offset < offset {
-                    pos = e.position as u64;
-                }
-            }
-        }
-    }
-    Some((seg, pos))
+    Some((seg, start_position(seg, offset)))
 }
 
 /// Count data records with offsets in [from, to), reading from the batch that holds `from`.

@@ -324,14 +324,7 @@ fn index_body(
         );
     }
     // A run of all-zero entries at the end (after the first entry) is preallocated space.
-    let mut used = whole / entry_len;
-    while used > 1
-        && bytes
-            .get((used - 1) * entry_len..used * entry_len)
-            .is_some_and(|e| e.iter().all(|&b| b == 0))
-    {
-        used -= 1;
-    }
+    let used = crate::format::index::used_entries(&bytes, entry_len);
     if used < whole / entry_len {
         push(
             (used * entry_len) as u64,

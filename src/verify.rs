@@ -125,18 +125,7 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
             verify_segment(path, base, &mut last, opts, &mut report)?;
             if opts.deep {
                 // A lone file is a partition of one segment for the producer-state pass.
-                let p = Partition {
-                    dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-                    topic: String::new(),
-                    partition: 0,
-                    state: crate::log::PartitionState::Live,
-                    segments: vec![crate::log::SegmentFiles {
-                        base_offset: base.unwrap_or(0),
-                        log: path.to_path_buf(),
-                        index: None,
-                        timeindex: None,
-                    }],
-                };
+                let p = Partition::single_file(path, base.unwrap_or(0));
                 deep_checks(&p, opts, &mut report)?;
             }
         }

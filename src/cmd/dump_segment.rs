@@ -104,34 +104,17 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
     Ok(Outcome::from_count(problems))
 }
 
-/// Where to start reading for `from`: the largest index entry at or below it.
+/// Where to start reading for `from`, from the segment's offset index.
 fn seek_position(log: &Path, from: i64) -> u64 {
-    let index_path = log.with_extension("index");
     let base = log
         .file_name()
         .and_then(|n| n.to_str())
         .and_then(parse_segment_name)
         .map(|(b, _)| b);
-    let (Some(base), Ok(bytes)) = (base, std::fs::read(&index_path)) else {
+    let (Some(base), Ok(bytes)) = (base, std::fs::read(log.with_extension("index"))) else {
         return 0;
     };
-    let Ok(entries) = index::offset_entries(&bytes, base) else {
-        return 0;
-    };
-    let mut best = 0u64;
-    let mut prev = i64::MIN;
-    for e in entries {
-        // Stop at the first non-increasing entry: preallocated zero slots.
-        if e.offset <= prev {
-            break;
-        }
-        prev = e.offset;
-        // An entry's offset is the last offset of the batch at its position.
-        if e.offset < from {
-            best = e.position.max(0) as u64;
-        }
-    }
-    best
+    index::start_position(&bytes, base, from)
 }
 
 fn dump_log(
@@ -653,18 +636,7 @@ fn read_committed_view(log: &Path) -> anyhow::Result<ReadCommitted> {
         .filter(|d| classify(d).is_ok_and(|k| k == PathKind::Partition));
     let partition = match parent {
         Some(dir) => Partition::open(dir)?,
-        None => Partition {
-            dir: log.parent().unwrap_or(Path::new(".")).to_path_buf(),
-            topic: String::new(),
-            partition: 0,
-            state: kaen_log::log::PartitionState::Live,
-            segments: vec![kaen_log::log::SegmentFiles {
-                base_offset: 0,
-                log: log.to_path_buf(),
-                index: None,
-                timeindex: None,
-            }],
-        },
+        None => Partition::single_file(log, 0),
     };
     let st = kaen_log::txn::analyze(&partition, &Default::default())?;
     Ok(ReadCommitted {

@@ -97,6 +97,44 @@ pub fn encode_txn_entry(
     out
 }
 
+/// How many entries of an index are used: whole entries, less a trailing
+/// run of all-zero entries after the first (preallocated slots a broker
+/// leaves after an unclean shutdown).
+pub fn used_entries(bytes: &[u8], entry_len: usize) -> usize {
+    let mut used = bytes.len() / entry_len;
+    while used > 1
+        && bytes
+            .get((used - 1) * entry_len..used * entry_len)
+            .is_some_and(|e| e.iter().all(|&b| b == 0))
+    {
+        used -= 1;
+    }
+    used
+}
+
+/// Where to start reading a segment to find `offset`: the position of the
+/// largest usable offset-index entry below it (an entry's offset is the last
+/// offset of the batch at its position), else 0. Reading stops at the first
+/// entry that does not increase; an index that does not decode gives 0.
+pub fn start_position(index_bytes: &[u8], base_offset: i64, offset: i64) -> u64 {
+    let used = used_entries(index_bytes, OFFSET_ENTRY_LEN) * OFFSET_ENTRY_LEN;
+    let Ok(entries) = offset_entries(index_bytes.get(..used).unwrap_or(&[]), base_offset) else {
+        return 0;
+    };
+    let mut prev = i64::MIN;
+    let mut pos = 0;
+    for e in entries {
+        if e.offset <= prev || e.position < 0 {
+            break;
+        }
+        prev = e.offset;
+        if e.offset < offset {
+            pos = e.position as u64;
+        }
+    }
+    pos
+}
+
 fn check_len(bytes: &[u8], entry: usize) -> Result<(), DecodeError> {
     if !bytes.len().is_multiple_of(entry) {
         let whole = (bytes.len() / entry * entry) as u64;

@@ -115,6 +115,24 @@ impl<'a, 'c> MessageReader<'a, 'c> {
     }
 }
 
+/// Read the int16 version that starts a key or value and check it against
+/// the versions this reader knows.
+pub fn read_version(
+    c: &mut Cursor<'_>,
+    schema: &'static str,
+    known: std::ops::RangeInclusive<i16>,
+) -> Result<i16, DecodeError> {
+    let at = c.position();
+    let version = c.i16()?;
+    if !known.contains(&version) {
+        return Err(DecodeError::new(
+            at,
+            DecodeErrorKind::UnknownVersion { schema, version },
+        ));
+    }
+    Ok(version)
+}
+
 /// Append a non-flexible string.
 pub fn put_string(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&(s.len() as i16).to_be_bytes());

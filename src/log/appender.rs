@@ -384,14 +384,7 @@ fn trim_index(path: &Path, entry_len: usize) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(Error::io(path, "read", e)),
     };
-    let mut used = bytes.len() / entry_len;
-    while used > 1
-        && bytes
-            .get((used - 1) * entry_len..used * entry_len)
-            .is_some_and(|e| e.iter().all(|&b| b == 0))
-    {
-        used -= 1;
-    }
+    let used = index::used_entries(&bytes, entry_len);
     if used * entry_len < bytes.len() {
         durable::truncate(path, (used * entry_len) as u64)?;
     }

@@ -76,6 +76,23 @@ impl Partition {
         })
     }
 
+    /// A lone segment file seen as a partition of one segment (no topic,
+    /// no indexes), for passes that work per partition.
+    pub fn single_file(log: &Path, base_offset: i64) -> Self {
+        Partition {
+            dir: log.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            topic: String::new(),
+            partition: 0,
+            state: PartitionState::Live,
+            segments: vec![SegmentFiles {
+                base_offset,
+                log: log.to_path_buf(),
+                index: None,
+                timeindex: None,
+            }],
+        }
+    }
+
     /// `<topic>-<partition>`.
     pub fn name(&self) -> String {
         format!("{}-{}", self.topic, self.partition)

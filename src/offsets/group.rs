@@ -9,9 +9,9 @@
 //! For protocolType `consumer` the assignment is a ConsumerProtocolAssignment:
 //! int16 version, [topic string, partitions [int32]], userData bytes?.
 
-use crate::error::{DecodeError, DecodeErrorKind};
+use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
-use crate::format::message::MessageReader;
+use crate::format::message::{read_version, MessageReader};
 
 /// One member of a classic group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,16 +42,7 @@ pub struct GroupMetadata {
 /// Decode a GroupMetadataValue; `at` is its absolute position.
 pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, DecodeError> {
     let mut c = Cursor::new(value, at);
-    let version = c.i16()?; // version: int16
-    if !(0..=4).contains(&version) {
-        return Err(DecodeError::new(
-            at,
-            DecodeErrorKind::UnknownVersion {
-                schema: "GroupMetadataValue",
-                version,
-            },
-        ));
-    }
+    let version = read_version(&mut c, "GroupMetadataValue", 0..=4)?; // version: int16
     let mut m = MessageReader::new(&mut c, version >= 4);
     let protocol_type = m.string("protocolType")?.to_string(); // protocolType: string
     let generation = m.c.i32()?; // generation: int32

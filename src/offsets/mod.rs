@@ -29,7 +29,7 @@ pub mod replay;
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
-use crate::format::message::{put_string, MessageReader};
+use crate::format::message::{put_string, read_version, MessageReader};
 
 pub use group::GroupMetadata;
 pub use replay::{Replay, ReplayOptions};
@@ -114,16 +114,7 @@ pub fn decode_key(key: &[u8], at: u64) -> Result<OffsetsKey<'_>, DecodeError> {
 /// Decode an OffsetCommitValue (versions 0..=4); `at` is its absolute position.
 pub fn decode_offset_commit_value(value: &[u8], at: u64) -> Result<OffsetCommitValue, DecodeError> {
     let mut c = Cursor::new(value, at);
-    let version = c.i16()?; // version: int16
-    if !(0..=4).contains(&version) {
-        return Err(DecodeError::new(
-            at,
-            DecodeErrorKind::UnknownVersion {
-                schema: "OffsetCommitValue",
-                version,
-            },
-        ));
-    }
+    let version = read_version(&mut c, "OffsetCommitValue", 0..=4)?; // version: int16
     let mut m = MessageReader::new(&mut c, version >= 4);
     let offset_at = m.c.position();
     let offset = m.c.i64()?; // offset: int64

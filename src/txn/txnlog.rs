@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::cursor::Cursor;
-use crate::format::message::MessageReader;
+use crate::format::message::{read_version, MessageReader};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::segment::SegmentReader;
 use crate::log::Partition;
@@ -71,16 +71,7 @@ pub fn decode_key(key: &[u8], at: u64) -> Result<String, DecodeError> {
 /// Decode a TransactionLogValue (v0 or v1).
 pub fn decode_value(value: &[u8], at: u64) -> Result<TransactionMetadata, DecodeError> {
     let mut c = Cursor::new(value, at);
-    let version = c.i16()?; // version: int16
-    if !(0..=1).contains(&version) {
-        return Err(DecodeError::new(
-            at,
-            DecodeErrorKind::UnknownVersion {
-                schema: "TransactionLogValue",
-                version,
-            },
-        ));
-    }
+    let version = read_version(&mut c, "TransactionLogValue", 0..=1)?; // version: int16
     let mut m = MessageReader::new(&mut c, version >= 1);
     let producer_id = m.c.i64()?; // producerId: int64
     let producer_epoch = m.c.i16()?; // producerEpoch: int16
