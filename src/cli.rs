@@ -46,6 +46,30 @@ pub enum OutputFormat {
     Json,
 }
 
+/// The least severity of finding that makes a run exit 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// Damaged or lost log bytes (the default).
+    Error,
+    /// Also state a broker rebuilds on load (indexes, snapshots) or does not
+    /// re-validate (producer sequences), and hanging transactions.
+    Warning,
+    /// Also what a healthy broker normally leaves (preallocated index slots).
+    Note,
+}
+
+impl FailOn {
+    /// The severity it names.
+    pub fn severity(self) -> kaen_log::findings::Severity {
+        use kaen_log::findings::Severity;
+        match self {
+            FailOn::Error => Severity::Error,
+            FailOn::Warning => Severity::Warning,
+            FailOn::Note => Severity::Note,
+        }
+    }
+}
+
 /// Which records a consumer can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Isolation {

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Result;
 use crate::format::{DecodeLimits, Entry};
-use crate::log::segment::SegmentReader;
 use crate::log::Partition;
+use crate::log::Policy;
 use crate::offsets::{Replay, ReplayOptions, KLOG_OFFSETS_TOPIC};
 
 /// A record handed to the application.
@@ -74,41 +74,25 @@ impl Consumer {
         let mut out = Vec::new();
         let mut scratch = Vec::new();
         // Start in the segment holding the position, where its index says.
-        let first = p
-            .segments
-            .partition_point(|s| s.base_offset <= self.position)
-            .saturating_sub(1);
-        for seg in p.segments.iter().skip(first) {
-            let index = seg
-                .index
-                .as_ref()
-                .and_then(|i| std::fs::read(i).ok())
-                .unwrap_or_default();
-            let start =
-                crate::format::index::start_position(&index, seg.base_offset, self.position);
-            let mut reader = SegmentReader::open_at(&seg.log, start)?;
-            while let Some(entry) = reader.next_entry()? {
-                if out.len() >= max {
-                    break;
-                }
-                if entry.last_offset() < self.position {
-                    continue;
-                }
-                let Entry::V2(batch) = entry else { continue };
-                if batch.header.is_control() {
-                    continue;
-                }
-                let Ok(records) = batch.records(&mut scratch, DecodeLimits::default()) else {
-                    continue;
-                };
-                for r in records.flatten() {
-                    if r.offset >= self.position && out.len() < max {
-                        out.push(Consumed {
-                            offset: r.offset,
-                            key: r.key.map(<[u8]>::to_vec),
-                            value: r.value.map(<[u8]>::to_vec),
-                        });
-                    }
+        let mut walk = p.walk_from(self.position, Policy::VALID_ENTRIES);
+        while let Some(w) = walk.next_entry()? {
+            if out.len() >= max {
+                break;
+            }
+            let Entry::V2(batch) = w.entry else { continue };
+            if batch.header.is_control() {
+                continue;
+            }
+            let Ok(records) = batch.records(&mut scratch, DecodeLimits::default()) else {
+                continue;
+            };
+            for r in records.flatten() {
+                if r.offset >= self.position && out.len() < max {
+                    out.push(Consumed {
+                        offset: r.offset,
+                        key: r.key.map(<[u8]>::to_vec),
+                        value: r.value.map(<[u8]>::to_vec),
+                    });
                 }
             }
         }

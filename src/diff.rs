@@ -6,8 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::log::segment::SegmentReader;
-use crate::log::{classify, Partition, PathKind};
+use crate::log::{classify, Partition, PathKind, Policy};
 
 /// One batch, owned (two readers cannot lend at once).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,31 +21,26 @@ pub struct BatchCopy {
 
 /// Every framed batch of a partition folder or a segment file, in order.
 fn batches(path: &Path) -> Result<Vec<BatchCopy>> {
-    let logs: Vec<PathBuf> = match classify(path)? {
-        PathKind::File => vec![path.to_path_buf()],
-        _ => Partition::open(path)?
-            .segments
-            .into_iter()
-            .map(|s| s.log)
-            .collect(),
+    let p = match classify(path)? {
+        PathKind::File => Partition::single_file(path, 0),
+        _ => Partition::open(path)?,
     };
     let mut out = Vec::new();
-    for log in logs {
-        let mut r = SegmentReader::open(&log)?;
-        while let Some(e) = r.next_entry()? {
-            let bytes = match e {
-                crate::format::Entry::V2(b) => b.bytes().to_vec(),
-                crate::format::Entry::Legacy(l) => l.bytes().to_vec(),
-            };
-            out.push(BatchCopy {
-                file: log.clone(),
-                position: e.position(),
-                base_offset: e.base_offset(),
-                last_offset: e.last_offset(),
-                crc_valid: e.crc_valid(),
-                bytes,
-            });
-        }
+    let mut walk = p.walk(Policy::EVERY_ENTRY);
+    while let Some(w) = walk.next_entry()? {
+        let e = w.entry;
+        let bytes = match e {
+            crate::format::Entry::V2(b) => b.bytes().to_vec(),
+            crate::format::Entry::Legacy(l) => l.bytes().to_vec(),
+        };
+        out.push(BatchCopy {
+            file: w.segment.log.clone(),
+            position: e.position(),
+            base_offset: e.base_offset(),
+            last_offset: w.next_offset - 1,
+            crc_valid: e.crc_valid(),
+            bytes,
+        });
     }
     Ok(out)
 }
@@ -71,7 +65,7 @@ pub fn compare(a: &Path, b: &Path) -> Result<Comparison> {
     let end = |v: &[BatchCopy]| {
         v.iter()
             .filter(|c| c.crc_valid)
-            .map(|c| c.last_offset + 1)
+            .map(|c| c.last_offset.saturating_add(1))
             .max()
             .unwrap_or(0)
     };

@@ -53,6 +53,18 @@ pub enum DecodeErrorKind {
     BatchTooSmall { size: i64 },
     /// The entry's declared size runs past the end of the file.
     PastEndOfFile { declared: u64, available: u64 },
+    /// An entry's declared size runs past the end of the file, yet valid
+    /// batches resume later in it: damage in the middle, not a torn tail.
+    LengthPastEof {
+        declared: u64,
+        available: u64,
+        resumes_at: u64,
+    },
+    /// An entry's offsets run past `i64::MAX`.
+    OffsetOverflow {
+        base_offset: i64,
+        last_offset_delta: i64,
+    },
     /// The rest of the file is zero bytes (preallocation after a crash).
     TrailingZeros { len: u64 },
     /// Compression codec id 5..7.
@@ -119,41 +131,9 @@ impl DecodeError {
 }
 
 impl DecodeErrorKind {
-    /// The short, stable, snake_case name of this kind.
+    /// The short, stable, snake_case name of this kind (the finding kind's name).
     pub fn name(&self) -> &'static str {
-        use DecodeErrorKind::*;
-        match self {
-            UnexpectedEof { .. } => "unexpected_eof",
-            CrcMismatch { .. } => "crc_mismatch",
-            UnsupportedMagic(_) => "bad_magic",
-            NegativeLength { .. } => "negative_length",
-            VarintOverlong => "varint_overlong",
-            RecordCountMismatch { .. } => "record_count_mismatch",
-            RecordsRemaining { .. } => "records_remaining",
-            RecordLengthMismatch { .. } => "record_length_mismatch",
-            SizeTooSmall { .. } => "size_too_small",
-            BatchTooSmall { .. } => "batch_too_small",
-            PastEndOfFile { .. } => "torn_tail",
-            TrailingZeros { .. } => "trailing_zeros",
-            UnknownCompression(_) => "unknown_compression",
-            Decompress { .. } => "decompress_failed",
-            DecompressedTooLarge { .. } => "decompressed_too_large",
-            InvalidRecordCount(_) => "invalid_record_count",
-            OffsetDeltaOutOfRange { .. } => "offset_delta_out_of_range",
-            NegativeLastOffsetDelta(_) => "negative_last_offset_delta",
-            TooManyRecords { .. } => "too_many_records",
-            OffsetNotIncreasing { .. } => "offset_not_increasing",
-            BelowSegmentBase { .. } => "below_segment_base",
-            RelativeOffsetOverflow { .. } => "relative_offset_overflow",
-            BadControlRecord { .. } => "bad_control_record",
-            IndexLength { .. } => "index_length",
-            ValueOutOfRange { .. } => "value_out_of_range",
-            InvalidUtf8 { .. } => "invalid_utf8",
-            UnknownVersion { .. } => "unknown_version",
-            UnexpectedNull { .. } => "unexpected_null",
-            TrailingBytes { .. } => "trailing_bytes",
-            BadWrapper { .. } => "bad_wrapper",
-        }
+        crate::findings::Kind::of_decode(self).name()
     }
 }
 
@@ -192,6 +172,15 @@ impl fmt::Display for DecodeErrorKind {
             PastEndOfFile { declared, available } => write!(
                 f,
                 "torn tail: entry declares {declared} bytes but only {available} remain in the file"
+            ),
+            LengthPastEof { declared, available, resumes_at } => write!(
+                f,
+                "entry declares {declared} bytes but only {available} remain in the file, \
+                 and valid batches resume at position {resumes_at}: damage, not a torn tail"
+            ),
+            OffsetOverflow { base_offset, last_offset_delta } => write!(
+                f,
+                "base offset {base_offset} + lastOffsetDelta {last_offset_delta} runs past the largest offset (2^63 - 1)"
             ),
             TrailingZeros { len } => write!(f, "{len} trailing zero bytes (preallocated space)"),
             UnknownCompression(c) => write!(f, "unknown compression codec id {c}"),

@@ -20,11 +20,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::format::control::{self, ControlType};
-use crate::format::{index, DecodeLimits, Entry};
+use crate::format::{DecodeLimits, Entry};
 use crate::log::checkpoint;
-use crate::log::segment::SegmentReader;
-use crate::log::{DataDir, Partition, SegmentFiles};
+use crate::log::{DataDir, Partition, Policy};
 use crate::offsets::Replay;
 
 /// Which end a consumer can read to.
@@ -88,60 +86,6 @@ pub struct LagRow {
     pub client: Option<String>,
 }
 
-/// The log end offset of a partition: scan the last segment from its last
-/// offset-index entry. Stops at the first damaged byte (the end of the valid log).
-pub fn log_end_offset(p: &Partition) -> Result<i64> {
-    let Some(last) = p.segments.last() else {
-        return Ok(0);
-    };
-    let start = last_index_position(last);
-    match scan_end(last, start) {
-        Ok(Some(end)) => Ok(end),
-        // The index pointed somewhere that is not a batch: scan the whole segment.
-        _ => Ok(scan_end(last, 0)?.unwrap_or(last.base_offset)),
-    }
-}
-
-fn scan_end(seg: &SegmentFiles, start: u64) -> Result<Option<i64>> {
-    let mut r = SegmentReader::open_at(&seg.log, start)?;
-    let mut end = None;
-    while let Some(e) = r.next_entry()? {
-        if !e.crc_valid() {
-            break;
-        }
-        end = Some(e.last_offset() + 1);
-    }
-    if start > 0 && end.is_none() {
-        return Ok(None);
-    }
-    Ok(Some(end.unwrap_or(seg.base_offset)))
-}
-
-/// Where to start reading `seg` to find `offset` (see [`index::start_position`]).
-fn start_position(seg: &SegmentFiles, offset: i64) -> u64 {
-    let bytes = seg
-        .index
-        .as_ref()
-        .and_then(|path| std::fs::read(path).ok())
-        .unwrap_or_default();
-    index::start_position(&bytes, seg.base_offset, offset)
-}
-
-/// Position of the last usable offset-index entry (0 without one).
-fn last_index_position(seg: &SegmentFiles) -> u64 {
-    start_position(seg, i64::MAX)
-}
-
-/// The segment that holds `offset` and where to start reading in it.
-fn seek(p: &Partition, offset: i64) -> Option<(&SegmentFiles, u64)> {
-    let i = p
-        .segments
-        .partition_point(|s| s.base_offset <= offset)
-        .checked_sub(1)?;
-    let seg = p.segments.get(i)?;
-    Some((seg, start_position(seg, offset)))
-}
-
 /// Count data records with offsets in [from, to), reading from the batch that holds `from`.
 pub fn data_records_between(
     p: &Partition,
@@ -152,76 +96,31 @@ pub fn data_records_between(
     if from >= to {
         return Ok(0);
     }
-    let first = match seek(p, from) {
-        Some((seg, pos)) => (seg.base_offset, pos),
-        None => (p.segments.first().map_or(0, |s| s.base_offset), 0),
-    };
     let mut count = 0u64;
     let mut scratch = Vec::new();
-    for seg in p.segments.iter().filter(|s| s.base_offset >= first.0) {
-        let start = if seg.base_offset == first.0 {
-            first.1
-        } else {
-            0
-        };
-        let mut r = SegmentReader::open_at(&seg.log, start)?;
-        while let Some(e) = r.next_entry()? {
-            if e.base_offset() >= to {
-                return Ok(count);
+    let mut walk = p.walk_from(from, Policy::VALID_ENTRIES);
+    while let Some(w) = walk.next_entry()? {
+        let e = w.entry;
+        if e.base_offset() >= to {
+            break;
+        }
+        match e {
+            Entry::V2(b) if b.header.is_control() => {}
+            Entry::V2(b) if b.header.base_offset >= from && w.next_offset <= to => {
+                count += b.header.records_count.max(0) as u64;
             }
-            if e.last_offset() < from || !e.crc_valid() {
-                continue;
-            }
-            match e {
-                Entry::V2(b) if b.header.is_control() => {}
-                Entry::V2(b) if b.header.base_offset >= from && b.header.last_offset() < to => {
-                    count += b.header.records_count.max(0) as u64;
+            Entry::V2(b) => {
+                if let Ok(records) = b.records(&mut scratch, limits) {
+                    count += records
+                        .flatten()
+                        .filter(|r| r.offset >= from && r.offset < to)
+                        .count() as u64;
                 }
-                Entry::V2(b) => {
-                    if let Ok(records) = b.records(&mut scratch, limits) {
-                        count += records
-                            .flatten()
-                            .filter(|r| r.offset >= from && r.offset < to)
-                            .count() as u64;
-                    }
-                }
-                Entry::Legacy(_) => count += 1,
             }
+            Entry::Legacy(_) => count += 1,
         }
     }
     Ok(count)
-}
-
-/// The first offset of the earliest transaction still open at the end of the log, if any.
-pub fn first_open_transaction(p: &Partition, limits: DecodeLimits) -> Result<Option<i64>> {
-    let mut open: BTreeMap<i64, i64> = BTreeMap::new();
-    let mut scratch = Vec::new();
-    for seg in &p.segments {
-        let mut r = SegmentReader::open(&seg.log)?;
-        while let Some(e) = r.next_entry()? {
-            let Entry::V2(b) = e else { continue };
-            let h = b.header;
-            if !h.is_transactional() || !b.crc_valid() {
-                continue;
-            }
-            if h.is_control() {
-                let ends = b
-                    .records(&mut scratch, limits)
-                    .ok()
-                    .and_then(|mut it| it.next())
-                    .and_then(|r| r.ok())
-                    .and_then(|r| control::decode(r.key, r.value, r.position).ok());
-                if ends
-                    .is_some_and(|c| c.kind == ControlType::Commit || c.kind == ControlType::Abort)
-                {
-                    open.remove(&h.producer_id);
-                }
-            } else {
-                open.entry(h.producer_id).or_insert(h.base_offset);
-            }
-        }
-    }
-    Ok(open.values().min().copied())
 }
 
 /// Checkpoint files of one data directory.
@@ -248,14 +147,8 @@ fn ends_of(
     limits: DecodeLimits,
 ) -> Result<PartitionEnds> {
     let key = (p.topic.clone(), p.partition);
-    let first_base = p.segments.first().map_or(0, |s| s.base_offset);
-    let log_end = log_end_offset(p)?;
-    let log_start = cps
-        .log_starts
-        .get(&key)
-        .copied()
-        .unwrap_or(first_base)
-        .max(first_base);
+    let log_end = p.log_end_offset()?;
+    let log_start = p.log_start_offset(cps.log_starts.get(&key).copied());
     let high_watermark = cps
         .high_watermarks
         .get(&key)
@@ -263,8 +156,11 @@ fn ends_of(
     let last_stable = match isolation {
         Isolation::ReadUncommitted => None,
         Isolation::ReadCommitted => {
-            let end = high_watermark.unwrap_or(log_end);
-            Some(first_open_transaction(p, limits)?.map_or(end, |first| first.min(end)))
+            let txn = crate::txn::TxnOptions {
+                limits,
+                ..crate::txn::TxnOptions::default()
+            };
+            Some(crate::txn::analyze(p, &txn)?.last_stable_offset(high_watermark))
         }
     };
     Ok(PartitionEnds {

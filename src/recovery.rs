@@ -8,15 +8,16 @@
 //! deletes every later segment. The same definition of "valid" is used here,
 //! so klog's plan and the broker's agree.
 
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::error::{DecodeError, Error, Result};
-use crate::format::batch::{self, BatchView, HEADER_LEN};
+use crate::findings::{Finding, Kind, Severity};
 use crate::format::index::{encode_offset_entry, encode_time_entry};
 use crate::format::Entry;
-use crate::log::segment::{SegmentReader, Tail};
+use crate::log::walk::Policy;
 use crate::log::{Partition, SegmentFiles};
+
+pub use crate::log::walk::{resync, Resynced};
 
 /// Where a segment stops being valid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,89 +32,20 @@ pub struct Damage {
     pub last_valid_offset: Option<i64>,
 }
 
-/// The first position where framing or a CRC fails, as Kafka's recovery sees it.
-pub fn first_damage(log: &Path) -> Result<Option<Damage>> {
-    let mut r = SegmentReader::open(log)?;
-    let mut last_valid_offset = None;
-    while let Some(e) = r.next_entry()? {
-        if let Err(error) = e.check_crc() {
-            return Ok(Some(Damage {
-                position: e.position(),
-                file_len: r.file_len(),
-                error,
-                last_valid_offset,
-            }));
-        }
-        last_valid_offset = Some(e.last_offset());
-    }
-    Ok(match r.tail() {
-        Some(Tail::Truncated { at, error, .. } | Tail::Corrupt { at, error, .. }) => Some(Damage {
-            position: at,
-            file_len: r.file_len(),
-            error,
-            last_valid_offset,
-        }),
-        _ => None,
-    })
-}
-
-/// A whole, CRC-valid v2 batch found by [`resync`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Resynced {
-    pub position: u64,
-    pub base_offset: i64,
-}
-
-/// Search `log` forward from `from` for the next position where a plausible
-/// v2 batch starts: magic 2, a size that fits the file and the header, and a
-/// CRC-32C that matches. Returns `None` when no such position exists.
-pub fn resync(log: &Path, from: u64) -> Result<Option<Resynced>> {
-    let file = std::fs::File::open(log).map_err(|e| Error::io(log, "open", e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io(log, "stat", e))?
-        .len();
-    const WINDOW: u64 = 1 << 20;
-    let mut buf = vec![0u8; (WINDOW as usize) + HEADER_LEN];
-    let mut start = from;
-    let mut batch_buf = Vec::new();
-    while start + (HEADER_LEN as u64) <= len {
-        let n = (len - start).min(buf.len() as u64) as usize;
-        let window = buf.get_mut(..n).unwrap_or(&mut []);
-        file.read_exact_at(window, start)
-            .map_err(|e| Error::io(log, "read", e))?;
-        let candidates = n.saturating_sub(HEADER_LEN) + 1;
-        for i in 0..candidates.min(WINDOW as usize) {
-            let Some(head) = window.get(i..i + HEADER_LEN) else {
-                break;
-            };
-            if head.get(batch::MAGIC) != Some(&2) {
-                continue;
-            }
-            let Ok(h) = batch::BatchHeader::parse(head, start + i as u64) else {
-                continue;
-            };
-            let pos = start + i as u64;
-            if h.size() < HEADER_LEN as u64
-                || pos + h.size() > len
-                || h.last_offset_delta < 0
-                || h.records_count < 0
-            {
-                continue;
-            }
-            batch_buf.resize(h.size() as usize, 0);
-            file.read_exact_at(&mut batch_buf, pos)
-                .map_err(|e| Error::io(log, "read", e))?;
-            if BatchView::new(&batch_buf, pos).is_ok_and(|b| b.crc_valid()) {
-                return Ok(Some(Resynced {
-                    position: pos,
-                    base_offset: h.base_offset,
-                }));
-            }
-        }
-        start += WINDOW;
-    }
-    Ok(None)
+/// The first position where framing or a CRC fails, as Kafka's recovery
+/// sees it (`LogSegment.recover`: `batch.ensureValid()` on each batch, cut at
+/// the first that fails).
+pub fn first_damage(seg: &SegmentFiles) -> Result<Option<Damage>> {
+    let one = Partition::single_file(&seg.log, seg.base_offset);
+    let mut walk = one.walk(Policy::VALID_PREFIX);
+    while walk.next_entry()?.is_some() {}
+    let last_valid_offset = walk.next_offset().map(|n| n - 1);
+    Ok(walk.take_damage().into_iter().next().map(|d| Damage {
+        position: d.position,
+        file_len: d.file_len,
+        error: d.error,
+        last_valid_offset,
+    }))
 }
 
 /// `.index` and `.timeindex` bytes rebuilt from the valid part of a log
@@ -127,13 +59,15 @@ pub fn rebuild_indexes(
     valid_bytes: u64,
     interval: u64,
 ) -> Result<(Vec<u8>, Vec<u8>)> {
-    let mut r = SegmentReader::open(log)?;
+    let one = Partition::single_file(log, base_offset);
+    let mut walk = one.walk(Policy::HEADERS);
     let (mut index, mut timeindex) = (Vec::new(), Vec::new());
     let mut last_entry_position = 0u64;
     let (mut max_ts, mut offset_of_max) = (i64::MIN, -1i64);
     let mut last_time_entry = i64::MIN;
     let rel = |offset: i64| (offset - base_offset) as i32;
-    while let Some(e) = r.next_entry()? {
+    while let Some(w) = walk.next_entry()? {
+        let e = w.entry;
         if e.position() + e.size() > valid_bytes {
             break;
         }
@@ -186,9 +120,9 @@ pub fn preview(p: &Partition, recovery_point: i64) -> Result<RecoveryPreview> {
         .rposition(|s| s.base_offset <= recovery_point)
         .unwrap_or(0);
     let from_segment = p.segments.get(start).map_or(0, |s| s.base_offset);
-    let log_end = crate::lag::log_end_offset(p)?;
+    let log_end = p.log_end_offset()?;
     for (i, seg) in p.segments.iter().enumerate().skip(start) {
-        if let Some(d) = first_damage(&seg.log)? {
+        if let Some(d) = first_damage(seg)? {
             let deleted: Vec<SegmentFiles> = p.segments.iter().skip(i + 1).cloned().collect();
             let first_lost = d.last_valid_offset.map_or(seg.base_offset, |o| o + 1);
             let end = scan_end_including_damage(p, log_end)?;
@@ -213,43 +147,11 @@ pub fn preview(p: &Partition, recovery_point: i64) -> Result<RecoveryPreview> {
 /// (what the log held before recovery cuts it).
 fn scan_end_including_damage(p: &Partition, valid_end: i64) -> Result<i64> {
     let mut end = valid_end;
-    for seg in &p.segments {
-        let mut at = 0;
-        let len = std::fs::metadata(&seg.log)
-            .map_err(|e| Error::io(&seg.log, "stat", e))?
-            .len();
-        while at < len {
-            let mut r = SegmentReader::open_at(&seg.log, at)?;
-            while let Some(e) = r.next_entry()? {
-                if e.crc_valid() {
-                    end = end.max(e.last_offset() + 1);
-                }
-            }
-            let Some(next) = r.tail().and_then(|t| match t {
-                Tail::Clean => None,
-                Tail::Truncated { at, .. } | Tail::Corrupt { at, .. } => Some(at),
-            }) else {
-                break;
-            };
-            match resync(&seg.log, next + 1)? {
-                Some(found) => at = found.position,
-                None => break,
-            }
-        }
+    let mut walk = p.walk(Policy::VALID_ENTRIES);
+    while let Some(w) = walk.next_entry()? {
+        end = end.max(w.next_offset);
     }
     Ok(end)
-}
-
-/// A problem with a segment's `.index` or `.timeindex`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexProblem {
-    pub file: std::path::PathBuf,
-    /// Byte position in the index file.
-    pub position: u64,
-    /// `index_length`, `index_order`, `index_target`, `index_past_log`,
-    /// `index_trailing_zeros`, `index_missing`.
-    pub kind: &'static str,
-    pub detail: String,
 }
 
 /// Check a segment's indexes against its log: lengths are whole entries;
@@ -258,13 +160,20 @@ pub struct IndexProblem {
 /// and name offsets inside the segment. A trailing run of zero entries (a
 /// preallocated index left by an unclean shutdown) is reported as such, not
 /// as corruption of the data.
-pub fn check_indexes(seg: &SegmentFiles) -> Result<Vec<IndexProblem>> {
-    let mut checker = IndexChecker::open(seg)?;
-    let mut r = SegmentReader::open(&seg.log)?;
-    while let Some(e) = r.next_entry()? {
-        checker.observe(e.position(), e.base_offset(), e.last_offset());
+///
+/// `is_last`: whether `seg` is its partition's active (last) segment, where
+/// preallocated zero slots are normal (see [`IndexChecker::open`]).
+pub fn check_indexes(seg: &SegmentFiles, is_last: bool) -> Result<Vec<Finding>> {
+    let mut checker = IndexChecker::open(seg, is_last)?;
+    let one = Partition::single_file(&seg.log, seg.base_offset);
+    let mut walk = one.walk(Policy::HEADERS);
+    while let Some(w) = walk.next_entry()? {
+        checker.observe(w.entry.position(), w.entry.base_offset(), w.next_offset - 1);
     }
-    Ok(checker.finish(r.file_len()))
+    let len = std::fs::metadata(&seg.log)
+        .map_err(|e| Error::io(&seg.log, "stat", e))?
+        .len();
+    Ok(checker.finish(len))
 }
 
 /// The index checks of [`check_indexes`], fed batch by batch by a walk over
@@ -276,7 +185,7 @@ pub struct IndexChecker {
     base_offset: i64,
     index_path: std::path::PathBuf,
     time_path: std::path::PathBuf,
-    problems: Vec<IndexProblem>,
+    problems: Vec<Finding>,
     /// Offset-index entries to meet at batch starts: (position, offset, entry position), by position.
     targets: Vec<(u64, i64, u64)>,
     next: usize,
@@ -289,34 +198,32 @@ pub struct IndexChecker {
 fn index_body(
     path: &Path,
     entry_len: usize,
-    problems: &mut Vec<IndexProblem>,
+    is_last: bool,
+    problems: &mut Vec<Finding>,
 ) -> Result<Option<Vec<u8>>> {
     let mut bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            problems.push(IndexProblem {
-                file: path.to_path_buf(),
-                position: 0,
-                kind: "index_missing",
-                detail: "missing: rebuild it from the log".into(),
-            });
+            // `LogLoader` rebuilds a missing index on load: a warning.
+            problems.push(Finding::new(
+                Kind::IndexMissing,
+                path,
+                0,
+                None,
+                "missing: a broker rebuilds it from the log on load",
+            ));
             return Ok(None);
         }
         Err(e) => return Err(Error::io(path, "read", e)),
     };
-    let mut push = |position: u64, kind: &'static str, detail: String| {
-        problems.push(IndexProblem {
-            file: path.to_path_buf(),
-            position,
-            kind,
-            detail,
-        })
+    let mut push = |position: u64, kind: Kind, detail: String| {
+        problems.push(Finding::new(kind, path, position, None, detail))
     };
     let whole = bytes.len() / entry_len * entry_len;
     if whole != bytes.len() {
         push(
             whole as u64,
-            "index_length",
+            Kind::IndexLength,
             format!(
                 "{} bytes is not a whole number of {entry_len}-byte entries",
                 bytes.len()
@@ -326,13 +233,30 @@ fn index_body(
     // A run of all-zero entries at the end (after the first entry) is preallocated space.
     let used = crate::format::index::used_entries(&bytes, entry_len);
     if used < whole / entry_len {
-        push(
-            (used * entry_len) as u64,
-            "index_trailing_zeros",
-            format!(
-                "{} zero entries at the end: preallocated space left by an unclean shutdown",
-                whole / entry_len - used
-            ),
+        // `AbstractIndex` preallocates the active segment's indexes and trims
+        // them when the segment rolls or the broker shuts down cleanly: zero
+        // slots are normal in the last segment (a note), and left by an
+        // unclean shutdown in an older one (a warning: the broker rebuilds).
+        let (severity, why) = if is_last {
+            (Severity::Note, "preallocated space of the active segment")
+        } else {
+            (
+                Severity::Warning,
+                "preallocated space left by an unclean shutdown",
+            )
+        };
+        problems.push(
+            Finding::new(
+                Kind::IndexTrailingZeros,
+                path,
+                (used * entry_len) as u64,
+                None,
+                format!(
+                    "{} zero entries at the end: {why}",
+                    whole / entry_len - used
+                ),
+            )
+            .with_severity(severity),
         );
     }
     bytes.truncate(used * entry_len);
@@ -341,7 +265,8 @@ fn index_body(
 
 impl IndexChecker {
     /// Read and check the segment's `.index` and `.timeindex` on their own.
-    pub fn open(seg: &SegmentFiles) -> Result<Self> {
+    /// `is_last`: whether `seg` is the partition's active segment.
+    pub fn open(seg: &SegmentFiles, is_last: bool) -> Result<Self> {
         use crate::format::index::{
             offset_entries, time_entries, OFFSET_ENTRY_LEN, TIME_ENTRY_LEN,
         };
@@ -349,7 +274,7 @@ impl IndexChecker {
         let time_path = seg.log.with_extension("timeindex");
         let mut problems = Vec::new();
         let mut targets = Vec::new();
-        if let Some(body) = index_body(&index_path, OFFSET_ENTRY_LEN, &mut problems)? {
+        if let Some(body) = index_body(&index_path, OFFSET_ENTRY_LEN, is_last, &mut problems)? {
             let entries =
                 offset_entries(&body, seg.base_offset).map_err(|error| Error::Decode {
                     path: index_path.clone(),
@@ -358,21 +283,23 @@ impl IndexChecker {
             let mut prev = i64::MIN;
             for e in entries {
                 if e.offset <= prev {
-                    problems.push(IndexProblem {
-                        file: index_path.clone(),
-                        position: e.at,
-                        kind: "index_order",
-                        detail: format!("offset {} does not increase (previous {prev})", e.offset),
-                    });
+                    problems.push(Finding::new(
+                        Kind::IndexOrder,
+                        index_path.clone(),
+                        e.at,
+                        None,
+                        format!("offset {} does not increase (previous {prev})", e.offset),
+                    ));
                 }
                 prev = e.offset;
                 if e.position < 0 {
-                    problems.push(IndexProblem {
-                        file: index_path.clone(),
-                        position: e.at,
-                        kind: "index_past_log",
-                        detail: format!("negative position {}", e.position),
-                    });
+                    problems.push(Finding::new(
+                        Kind::IndexPastLog,
+                        index_path.clone(),
+                        e.at,
+                        None,
+                        format!("negative position {}", e.position),
+                    ));
                 } else {
                     targets.push((e.position as u64, e.offset, e.at));
                 }
@@ -380,7 +307,7 @@ impl IndexChecker {
         }
         targets.sort_by_key(|&(position, _, at)| (position, at));
         let mut time_offsets = Vec::new();
-        if let Some(body) = index_body(&time_path, TIME_ENTRY_LEN, &mut problems)? {
+        if let Some(body) = index_body(&time_path, TIME_ENTRY_LEN, is_last, &mut problems)? {
             let entries = time_entries(&body, seg.base_offset).map_err(|error| Error::Decode {
                 path: time_path.clone(),
                 error,
@@ -388,15 +315,16 @@ impl IndexChecker {
             let (mut prev_ts, mut prev_off) = (i64::MIN, i64::MIN);
             for e in entries {
                 if e.timestamp < prev_ts || e.offset < prev_off {
-                    problems.push(IndexProblem {
-                        file: time_path.clone(),
-                        position: e.at,
-                        kind: "index_order",
-                        detail: format!(
+                    problems.push(Finding::new(
+                        Kind::IndexOrder,
+                        &time_path,
+                        e.at,
+                        None,
+                        format!(
                             "entry ({}, offset {}) goes back after ({prev_ts}, offset {prev_off})",
                             e.timestamp, e.offset
                         ),
-                    });
+                    ));
                 }
                 prev_ts = e.timestamp;
                 prev_off = e.offset;
@@ -416,12 +344,13 @@ impl IndexChecker {
     }
 
     fn target_problem(&mut self, at: u64, detail: String) {
-        self.problems.push(IndexProblem {
-            file: self.index_path.clone(),
-            position: at,
-            kind: "index_target",
+        self.problems.push(Finding::new(
+            Kind::IndexTarget,
+            self.index_path.clone(),
+            at,
+            None,
             detail,
-        });
+        ));
     }
 
     /// The batch at `position` holds offsets `base..=last`.
@@ -446,16 +375,17 @@ impl IndexChecker {
     }
 
     /// The problems found, once every batch of a log of `log_len` bytes was observed.
-    pub fn finish(mut self, log_len: u64) -> Vec<IndexProblem> {
+    pub fn finish(mut self, log_len: u64) -> Vec<Finding> {
         while let Some(&(p, offset, at)) = self.targets.get(self.next) {
             self.next += 1;
             if p >= log_len {
-                self.problems.push(IndexProblem {
-                    file: self.index_path.clone(),
-                    position: at,
-                    kind: "index_past_log",
-                    detail: format!("position {p} lies past the end of the log ({log_len} bytes)"),
-                });
+                self.problems.push(Finding::new(
+                    Kind::IndexPastLog,
+                    self.index_path.clone(),
+                    at,
+                    None,
+                    format!("position {p} lies past the end of the log ({log_len} bytes)"),
+                ));
             } else {
                 self.target_problem(
                     at,
@@ -467,15 +397,16 @@ impl IndexChecker {
         }
         for &(offset, at) in &self.time_offsets {
             if offset < self.base_offset || offset > self.last_offset {
-                self.problems.push(IndexProblem {
-                    file: self.time_path.clone(),
-                    position: at,
-                    kind: "index_past_log",
-                    detail: format!(
+                self.problems.push(Finding::new(
+                    Kind::IndexPastLog,
+                    &self.time_path,
+                    at,
+                    None,
+                    format!(
                         "offset {offset} lies outside the segment's offsets {}..={}",
                         self.base_offset, self.last_offset
                     ),
-                });
+                ));
             }
         }
         self.problems

@@ -18,6 +18,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
+use crate::findings::Severity;
 use crate::log::{durable, Partition, SegmentFiles};
 use crate::recovery::{check_indexes, first_damage, rebuild_indexes, resync};
 
@@ -102,8 +103,8 @@ pub fn plan(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
     let mut cut_from: Option<(usize, i64)> = None; // (segment index, new log end)
     for (i, seg) in p.segments.iter().enumerate() {
         let is_last = i + 1 == p.segments.len();
-        let Some(d) = first_damage(&seg.log)? else {
-            index_actions(seg, &mut plan)?;
+        let Some(d) = first_damage(seg)? else {
+            index_actions(seg, is_last, &mut plan)?;
             continue;
         };
         let beyond = resync(&seg.log, d.position + 1)?;
@@ -173,10 +174,12 @@ fn segment_files(seg: &SegmentFiles) -> Vec<PathBuf> {
         .collect()
 }
 
-fn index_actions(seg: &SegmentFiles, plan: &mut Plan) -> Result<()> {
-    // Any index problem, preallocated zero slots included, is answered by a
-    // rebuild: indexes are derived from the log, and the old file is kept aside.
-    if let Some(first) = check_indexes(seg)?.first() {
+fn index_actions(seg: &SegmentFiles, is_last: bool, plan: &mut Plan) -> Result<()> {
+    // An index problem a broker would rebuild (a warning) is answered by a
+    // rebuild: indexes are derived from the log, and the old file is kept
+    // aside. Notes (the active segment's preallocated slots) are normal state.
+    let findings = check_indexes(seg, is_last)?;
+    if let Some(first) = findings.iter().find(|f| f.severity >= Severity::Warning) {
         plan.actions.push(Action::RebuildIndexes {
             log: seg.log.clone(),
             base_offset: seg.base_offset,

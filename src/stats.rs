@@ -30,13 +30,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{DecodeErrorKind, Error, Result};
 use crate::format::compression::{self, Compression};
 use crate::format::{BatchView, DecodeLimits, Entry};
-use crate::log::segment::{SegmentReader, Tail};
+use crate::log::walk::Step;
 use crate::log::{
     classify, parse_partition_dir, parse_segment_name, DataDir, Partition, PartitionState,
-    PathKind, SegmentFiles,
+    PathKind, Policy, SegmentFiles,
 };
 use crate::txn::{self, TxnOptions};
 
@@ -298,24 +298,19 @@ impl Stats {
         }
     }
 
-    /// Read one segment file to its end, counting every entry and how it ends.
-    fn add_segment(
-        &mut self,
-        path: &Path,
-        scratch: &mut Vec<u8>,
-        limits: DecodeLimits,
-    ) -> Result<()> {
-        let mut reader = SegmentReader::open(path)?;
-        self.segments += 1;
-        while let Some(entry) = reader.next_entry()? {
-            self.add_entry(&entry, scratch, limits);
+    /// Count one step of a walk over every entry: segments, entries, and
+    /// how damage breaks the framing (a torn tail, or corruption).
+    fn add_step(&mut self, step: Step<'_, '_>, scratch: &mut Vec<u8>, limits: DecodeLimits) {
+        match step {
+            Step::SegmentStart { .. } => self.segments += 1,
+            Step::Entry(w) => self.add_entry(&w.entry, scratch, limits),
+            Step::Damage(d) if !d.framing => self.corrupt_batches += 1,
+            Step::Damage(d) => match d.error.kind {
+                DecodeErrorKind::PastEndOfFile { .. } => self.torn_tails += 1,
+                _ => self.corrupt_tails += 1,
+            },
+            Step::SegmentEnd { .. } => {}
         }
-        match reader.tail() {
-            Some(Tail::Truncated { .. }) => self.torn_tails += 1,
-            Some(Tail::Corrupt { .. }) => self.corrupt_tails += 1,
-            Some(Tail::Clean) | None => {}
-        }
-        Ok(())
     }
 }
 
@@ -409,8 +404,9 @@ pub struct PartitionStats {
 pub fn partition_stats(p: &Partition, opts: &StatsOptions) -> Result<Stats> {
     let mut stats = Stats::default();
     let mut scratch = Vec::new();
-    for seg in &p.segments {
-        stats.add_segment(&seg.log, &mut scratch, opts.limits)?;
+    let mut walk = p.walk(Policy::EVERY_ENTRY);
+    while let Some(step) = walk.next_step()? {
+        stats.add_step(step, &mut scratch, opts.limits);
     }
     let state = txn::analyze(
         p,

@@ -15,33 +15,14 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
+use crate::findings::{Finding, Kind, Severity, Summary};
 use crate::format::{DecodeLimits, Entry};
-use crate::log::segment::{SegmentReader, Tail};
+use crate::log::walk::{OnDamage, Policy, Step};
 use crate::log::{classify, parse_segment_name, DataDir, Partition, PathKind};
 
 /// Added to a problem at byte 0: nothing in the file could be framed.
 pub const NOT_A_SEGMENT: &str =
     " (the file does not start with a record batch: is it a Kafka log segment?)";
-
-/// One problem found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub file: PathBuf,
-    /// Position of the entry (batch) the problem belongs to, or of the torn
-    /// tail; for an index problem, the entry's position in the index file.
-    pub position: u64,
-    /// The exact byte where the defect was found.
-    pub offset: u64,
-    /// Stable snake_case kind (see [`DecodeErrorKind::name`], and `index_*`,
-    /// the producer-state kinds of [`crate::txn::FindingKind`]).
-    pub kind: &'static str,
-    /// Human-readable detail, with the exact byte position of the defect.
-    pub detail: String,
-    /// The batch's base offset when its header could be read.
-    pub base_offset: Option<i64>,
-    /// The underlying decode error, for decoding problems.
-    pub error: Option<DecodeError>,
-}
 
 /// Totals of what was checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,27 +37,30 @@ pub struct Checked {
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     pub checked: Checked,
-    pub problems: Vec<Problem>,
+    pub findings: Vec<Finding>,
     /// Partition folders listed but not read (`-delete`, `-future`, `-stray`).
     pub skipped: Vec<(PathBuf, &'static str)>,
 }
 
 impl Report {
-    /// Whether nothing was found.
+    /// Whether nothing at error severity was found.
     pub fn ok(&self) -> bool {
-        self.problems.is_empty()
+        self.failing(Severity::Error) == 0
+    }
+
+    /// How many findings fail a run at `fail_on`.
+    pub fn failing(&self, fail_on: Severity) -> u64 {
+        self.findings.iter().filter(|f| f.fails(fail_on)).count() as u64
+    }
+
+    /// The findings counted per severity and kind.
+    pub fn summary(&self) -> Summary {
+        Summary::of(&self.findings)
     }
 
     fn push(&mut self, file: &Path, position: u64, base_offset: Option<i64>, error: DecodeError) {
-        self.problems.push(Problem {
-            file: file.to_path_buf(),
-            position,
-            offset: error.offset,
-            kind: error.kind_name(),
-            detail: error.to_string(),
-            base_offset,
-            error: Some(error),
-        });
+        self.findings
+            .push(Finding::decode(file, position, base_offset, &error));
     }
 
     /// Add another report's counts and findings.
@@ -85,7 +69,7 @@ impl Report {
         self.checked.batches += other.checked.batches;
         self.checked.records += other.checked.records;
         self.checked.bytes += other.checked.bytes;
-        self.problems.extend(other.problems);
+        self.findings.extend(other.findings);
         self.skipped.extend(other.skipped);
     }
 }
@@ -189,80 +173,33 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
 /// segments; then its indexes and, with `deep`, its producer state.
 pub fn verify_partition(p: &Partition, opts: &Options, report: &mut Report) -> Result<()> {
     let mut last = None;
-    for seg in &p.segments {
-        let index_problems = if opts.index_only {
-            report.checked.files += 1;
-            crate::recovery::check_indexes(seg)?
-        } else if opts.no_indexes {
-            verify_segment_with(
-                &seg.log,
-                Some(seg.base_offset),
-                &mut last,
-                opts,
-                report,
-                None,
-            )?;
-            Vec::new()
-        } else {
-            let mut checker = crate::recovery::IndexChecker::open(seg)?;
-            verify_segment_with(
-                &seg.log,
-                Some(seg.base_offset),
-                &mut last,
-                opts,
-                report,
-                Some(&mut checker),
-            )?;
-            let len = std::fs::metadata(&seg.log)
-                .map_err(|e| crate::Error::io(&seg.log, "stat", e))?
-                .len();
-            checker.finish(len)
-        };
-        {
-            for ip in index_problems {
-                report.problems.push(Problem {
-                    file: ip.file,
-                    position: ip.position,
-                    offset: ip.position,
-                    kind: ip.kind,
-                    detail: ip.detail,
-                    base_offset: Some(seg.base_offset),
-                    error: None,
-                });
-            }
-        }
-    }
+    let indexes = !opts.no_indexes;
+    walk_and_check(p, true, indexes, &mut last, opts, report)?;
     if opts.deep && !opts.index_only {
         deep_checks(p, opts, report)?;
     }
     Ok(())
 }
 
-/// The producer-state checks of `--deep`, as problems.
+/// The producer-state checks of `--deep`, as findings.
 fn deep_checks(p: &Partition, opts: &Options, report: &mut Report) -> Result<()> {
-    {
-        let mut st = crate::txn::analyze(p, &opts.txn)?;
-        let index_findings = crate::txn::check_txn_indexes(p, &st)?;
-        st.findings.extend(index_findings);
-        for f in st.findings.into_iter().filter(|f| f.kind.is_problem()) {
-            report.problems.push(Problem {
-                file: f.file,
-                position: f.position,
-                offset: f.position,
-                kind: f.kind.name(),
-                detail: format!("producer {}: {}", f.producer_id, f.detail),
-                base_offset: Some(f.base_offset),
-                error: None,
-            });
-        }
-    }
+    let st = crate::txn::analyze(p, &opts.txn)?;
+    let index_findings = crate::txn::check_txn_indexes(p, &st)?;
+    report.findings.extend(
+        st.findings
+            .into_iter()
+            // Damage is reported by the byte checks already.
+            .filter(|f| f.producer_id.is_some() || f.kind == Kind::TxnIndexMismatch),
+    );
+    report.findings.extend(index_findings);
     Ok(())
 }
 
-/// Verify one segment. `segment_base` is the base offset from its name
+/// Verify one segment file. `segment_base` is the base offset from its name
 /// (None for a file not named like a segment: then neither the base offset
 /// nor the order of offsets is checked); `last_offset` carries the
-/// previous entry's last offset in and this segment's out.
+/// previous entry's last offset in and this segment's out. Its indexes are
+/// not checked (see [`verify_partition`]).
 pub fn verify_segment(
     path: &Path,
     segment_base: Option<i64>,
@@ -270,149 +207,207 @@ pub fn verify_segment(
     opts: &Options,
     report: &mut Report,
 ) -> Result<()> {
-    verify_segment_with(path, segment_base, last_offset, opts, report, None)
+    let p = Partition::single_file(path, segment_base.unwrap_or(0));
+    walk_and_check(&p, segment_base.is_some(), false, last_offset, opts, report)
 }
 
-/// [`verify_segment`], feeding each batch's position and offsets to an
-/// index checker on the way, so the indexes are checked in the same pass.
-fn verify_segment_with(
-    path: &Path,
-    segment_base: Option<i64>,
+/// One walk over `p`: every entry checked (unless `index_only`), offsets
+/// in order across segments when `named` (the files are real segments),
+/// each segment's indexes fed by the same pass when `indexes`. Past damage
+/// that breaks the framing, the walk resumes at the next position where a
+/// CRC-valid batch starts and goes on.
+fn walk_and_check(
+    p: &Partition,
+    named: bool,
+    indexes: bool,
     last_offset: &mut Option<i64>,
     opts: &Options,
     report: &mut Report,
-    mut indexes: Option<&mut crate::recovery::IndexChecker>,
 ) -> Result<()> {
-    report.checked.files += 1;
     let mut scratch = Vec::new();
-    // Past damage that breaks the framing, the walk resumes at the next
-    // position where a CRC-valid batch starts (resync) and goes on.
-    let mut start = 0u64;
-    let mut read_any = false;
-    loop {
-        let mut reader = SegmentReader::open_at(path, start)?;
+    let policy = Policy {
+        on_damage: OnDamage::Resync,
+        checks: crate::log::Checks::HeadersOnly,
         // On a large file the read-ahead threads run check_crc_and_records on
         // the plain batches they read; the result comes with the entry.
-        reader.check_ahead(opts.limits);
-        while let Some((entry, checked_ahead)) = reader.next_entry_checked()? {
-            read_any = true;
-            report.checked.batches += 1;
-            report.checked.bytes += entry.size();
-            if let Some(p) = &opts.progress {
-                p.fetch_add(entry.size(), std::sync::atomic::Ordering::Relaxed);
-            }
-            let pos = entry.position();
-            let base = entry.base_offset();
-            if let Some(c) = indexes.as_deref_mut() {
-                c.observe(pos, base, entry.last_offset());
-            }
-            let mut push = |e: DecodeError| report.push(path, pos, Some(base), e);
-            if let Some(seg_base) = segment_base {
-                if base < seg_base {
-                    push(DecodeError::new(
-                        pos,
-                        DecodeErrorKind::BelowSegmentBase {
-                            segment_base: seg_base,
-                            base_offset: base,
-                        },
-                    ));
-                } else if entry
-                    .checked_next_offset()
-                    .and_then(|next| (next - 1).checked_sub(seg_base))
-                    .is_none_or(|rel| rel > i64::from(i32::MAX))
-                {
-                    push(DecodeError::new(
-                        pos,
-                        DecodeErrorKind::RelativeOffsetOverflow {
-                            segment_base: seg_base,
-                            offset: entry.last_offset(),
-                        },
-                    ));
+        check_ahead: (!opts.index_only).then_some(opts.limits),
+    };
+    let last_segment = p.segments.last().map(|s| s.base_offset);
+    let mut walk = p.walk(policy);
+    let mut checker = None;
+    // Whether anything was framed in the current segment.
+    let mut read_any = false;
+    while let Some(step) = walk.next_step()? {
+        match step {
+            Step::SegmentStart { segment, .. } => {
+                report.checked.files += 1;
+                read_any = false;
+                if indexes {
+                    let is_last = last_segment == Some(segment.base_offset);
+                    checker = Some(crate::recovery::IndexChecker::open(segment, is_last)?);
                 }
             }
-            // Offsets must increase in a real log. A file not named like a
-            // segment may be batches captured from separate fetches, so the
-            // order is not checked there.
-            if let (Some(_), Some(prev)) = (segment_base, *last_offset) {
-                if base <= prev {
-                    push(DecodeError::new(
-                        pos,
-                        DecodeErrorKind::OffsetNotIncreasing {
-                            previous_last: prev,
-                            base_offset: base,
-                        },
-                    ));
+            Step::SegmentEnd { file_len, .. } => {
+                if let Some(c) = checker.take() {
+                    report.findings.extend(c.finish(file_len));
                 }
             }
-            *last_offset = Some(entry.last_offset().max(last_offset.unwrap_or(i64::MIN)));
-            // The CRC first: a batch that fails it is not read further.
-            match entry {
-                Entry::V2(batch) => match checked_ahead
-                    .unwrap_or_else(|| batch.check_crc_and_records(&mut scratch, opts.limits))
-                {
-                    Ok(checked) => {
-                        report.checked.records += checked.records;
-                        if let Some(e) = checked.error {
-                            report.push(path, pos, Some(base), e);
+            Step::Damage(d) => {
+                let mut f = Finding::decode(&d.file, d.position, d.base_offset, &d.error);
+                if let Some(size) = d.entry_size {
+                    // A whole entry the walk could not hand out (its offsets overflow).
+                    read_any = true;
+                    report.checked.batches += 1;
+                    report.checked.bytes += size;
+                }
+                if d.framing {
+                    match d.resumes {
+                        Some(r) => {
+                            if !matches!(d.error.kind, DecodeErrorKind::LengthPastEof { .. }) {
+                                f.detail.push_str(&format!(
+                                    "; {} bytes cannot be framed; valid batches resume at position {} (offset {})",
+                                    r.position - d.position,
+                                    r.position,
+                                    r.base_offset
+                                ));
+                            }
+                            report.checked.bytes += r.position - d.position;
+                        }
+                        None => {
+                            let zeros =
+                                matches!(d.error.kind, DecodeErrorKind::TrailingZeros { .. });
+                            if d.position == 0 && !read_any && !zeros {
+                                f.detail.push_str(NOT_A_SEGMENT);
+                            }
+                            report.checked.bytes += d.file_len - d.position;
                         }
                     }
-                    Err(e) => report.push(path, pos, Some(base), e),
-                },
-                Entry::Legacy(m) => match m.check_crc() {
-                    // A compressed wrapper's inner messages are checked too.
-                    Ok(()) => match m.messages(&mut scratch, opts.limits) {
-                        Ok(msgs) => {
-                            report.checked.records += msgs.len() as u64;
-                            for msg in &msgs {
-                                if !msg.crc_valid {
-                                    let at = msg.inner_position.unwrap_or(0);
-                                    let mut e = DecodeError::new(
-                                        pos,
-                                        DecodeErrorKind::BadWrapper {
-                                            reason: "an inner message fails its CRC",
-                                        },
-                                    );
-                                    e.decompressed_at = Some(at);
-                                    report.push(path, pos, Some(base), e);
-                                }
-                            }
+                }
+                report.findings.push(f);
+            }
+            Step::Entry(w) => {
+                read_any = true;
+                let entry = w.entry;
+                let path = &w.segment.log;
+                report.checked.batches += 1;
+                report.checked.bytes += entry.size();
+                if let Some(p) = &opts.progress {
+                    p.fetch_add(entry.size(), std::sync::atomic::Ordering::Relaxed);
+                }
+                let pos = entry.position();
+                let base = entry.base_offset();
+                let last = w.next_offset - 1;
+                if let Some(c) = checker.as_mut() {
+                    c.observe(pos, base, last);
+                }
+                if named {
+                    let seg_base = w.segment.base_offset;
+                    if base < seg_base {
+                        report.push(
+                            path,
+                            pos,
+                            Some(base),
+                            DecodeError::new(
+                                pos,
+                                DecodeErrorKind::BelowSegmentBase {
+                                    segment_base: seg_base,
+                                    base_offset: base,
+                                },
+                            ),
+                        );
+                    } else if last
+                        .checked_sub(seg_base)
+                        .is_none_or(|rel| rel > i64::from(i32::MAX))
+                    {
+                        report.push(
+                            path,
+                            pos,
+                            Some(base),
+                            DecodeError::new(
+                                pos,
+                                DecodeErrorKind::RelativeOffsetOverflow {
+                                    segment_base: seg_base,
+                                    offset: last,
+                                },
+                            ),
+                        );
+                    }
+                    // Offsets must increase in a real log. A file not named like a
+                    // segment may be batches captured from separate fetches, so the
+                    // order is not checked there.
+                    if let Some(prev) = *last_offset {
+                        if base <= prev {
+                            report.push(
+                                path,
+                                pos,
+                                Some(base),
+                                DecodeError::new(
+                                    pos,
+                                    DecodeErrorKind::OffsetNotIncreasing {
+                                        previous_last: prev,
+                                        base_offset: base,
+                                    },
+                                ),
+                            );
                         }
-                        Err(e) => report.push(path, pos, Some(base), e),
-                    },
-                    Err(e) => report.push(path, pos, Some(base), e),
-                },
-            }
-        }
-        let Some(Tail::Truncated { at, error, .. } | Tail::Corrupt { at, error, .. }) =
-            reader.tail()
-        else {
-            break;
-        };
-        report.push(path, at, None, error);
-        let resumed = crate::recovery::resync(path, at + 1)?;
-        let len = reader.file_len();
-        if let Some(p) = report.problems.last_mut() {
-            match resumed {
-                Some(r) => p.detail.push_str(&format!(
-                    "; {} bytes cannot be framed; valid batches resume at position {} (offset {})",
-                    r.position - at,
-                    r.position,
-                    r.base_offset
-                )),
-                None if at == 0 && !read_any => p.detail.push_str(NOT_A_SEGMENT),
-                None => {}
-            }
-        }
-        match resumed {
-            Some(r) => {
-                report.checked.bytes += r.position - at;
-                start = r.position;
-            }
-            None => {
-                report.checked.bytes += len - at;
-                break;
+                    }
+                }
+                *last_offset = Some(last.max(last_offset.unwrap_or(i64::MIN)));
+                if opts.index_only {
+                    continue;
+                }
+                check_entry(entry, w.check, path, opts.limits, &mut scratch, report);
             }
         }
     }
     Ok(())
+}
+
+/// The CRC first, then (if it holds) the records: a batch that fails its CRC is not read further.
+fn check_entry(
+    entry: Entry<'_>,
+    checked_ahead: Option<crate::log::segment::BatchCheck>,
+    path: &Path,
+    limits: DecodeLimits,
+    scratch: &mut Vec<u8>,
+    report: &mut Report,
+) {
+    let pos = entry.position();
+    let base = entry.base_offset();
+    match entry {
+        Entry::V2(batch) => {
+            match checked_ahead.unwrap_or_else(|| batch.check_crc_and_records(scratch, limits)) {
+                Ok(checked) => {
+                    report.checked.records += checked.records;
+                    if let Some(e) = checked.error {
+                        report.push(path, pos, Some(base), e);
+                    }
+                }
+                Err(e) => report.push(path, pos, Some(base), e),
+            }
+        }
+        Entry::Legacy(m) => match m.check_crc() {
+            // A compressed wrapper's inner messages are checked too.
+            Ok(()) => match m.messages(scratch, limits) {
+                Ok(msgs) => {
+                    report.checked.records += msgs.len() as u64;
+                    for msg in &msgs {
+                        if !msg.crc_valid {
+                            let at = msg.inner_position.unwrap_or(0);
+                            let mut e = DecodeError::new(
+                                pos,
+                                DecodeErrorKind::BadWrapper {
+                                    reason: "an inner message fails its CRC",
+                                },
+                            );
+                            e.decompressed_at = Some(at);
+                            report.push(path, pos, Some(base), e);
+                        }
+                    }
+                }
+                Err(e) => report.push(path, pos, Some(base), e),
+            },
+            Err(e) => report.push(path, pos, Some(base), e),
+        },
+    }
 }

@@ -5,10 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kaen_log::format::control::{self, ControlRecord};
-use kaen_log::format::{index, DecodeLimits, Entry, RecordView};
+use kaen_log::format::{DecodeLimits, Entry, RecordView};
 use kaen_log::layout::{batch_layout, Topic};
-use kaen_log::log::segment::{SegmentReader, Tail};
-use kaen_log::log::{classify, parse_segment_name, Partition, PathKind};
+use kaen_log::log::{classify, parse_segment_name, Partition, PathKind, Policy};
 use serde::Serialize;
 use serde_json::json;
 
@@ -104,27 +103,19 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
     Ok(Outcome::from_count(problems))
 }
 
-/// Where to start reading for `from`, from the segment's offset index.
-fn seek_position(log: &Path, from: i64) -> u64 {
-    let base = log
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(parse_segment_name)
-        .map(|(b, _)| b);
-    let (Some(base), Ok(bytes)) = (base, std::fs::read(log.with_extension("index"))) else {
-        return 0;
-    };
-    index::start_position(&bytes, base, from)
-}
-
 fn dump_log(
     path: &Path,
     base: Option<i64>,
     args: &DumpSegmentArgs,
     out: &mut Output,
 ) -> anyhow::Result<u64> {
-    let start = args.from_offset.map_or(0, |from| seek_position(path, from));
-    let mut reader = SegmentReader::open_at(path, start)?;
+    // The file as a partition of one segment, with its offset index when it
+    // has one beside it, so --from-offset starts where the index says.
+    let mut one = Partition::single_file(path, base.unwrap_or(0));
+    if let Some(seg) = one.segments.first_mut().filter(|_| base.is_some()) {
+        seg.index = Some(path.with_extension("index")).filter(|i| i.is_file());
+    }
+    let mut walk = one.walk_from(args.from_offset.unwrap_or(i64::MIN), Policy::HEADERS);
     let limits = DecodeLimits {
         max_decompressed: args.max_decompressed_bytes,
     };
@@ -152,13 +143,8 @@ fn dump_log(
     let mut shown = 0u64;
     let mut scratch = Vec::new();
     let mut line_buf = Vec::new();
-    while let Some(entry) = reader.next_entry()? {
-        if args
-            .from_offset
-            .is_some_and(|from| entry.last_offset() < from)
-        {
-            continue;
-        }
+    while let Some(w) = walk.next_entry()? {
+        let entry = w.entry;
         if args.max_batches.is_some_and(|max| shown >= max) {
             return Ok(problems);
         }
@@ -395,22 +381,20 @@ fn dump_log(
             }
         }
     }
-    if let Some(Tail::Truncated { at: 0, error, .. } | Tail::Corrupt { at: 0, error, .. }) =
-        reader.tail()
-    {
-        anyhow::bail!("{file}: {error}{}", kaen_log::verify::NOT_A_SEGMENT);
-    }
-    if let Some(Tail::Truncated { at, error, .. } | Tail::Corrupt { at, error, .. }) = reader.tail()
-    {
+    for d in walk.take_damage() {
+        if d.framing && d.position == 0 && shown == 0 && args.from_offset.is_none() {
+            anyhow::bail!("{file}: {}{}", d.error, kaen_log::verify::NOT_A_SEGMENT);
+        }
         problems += 1;
-        let len = reader.file_len() - at;
-        if text {
+        if text && d.framing {
             writeln!(
                 out,
-                "Found {len} invalid bytes at the end of {file} (position {at})"
+                "Found {} invalid bytes at the end of {file} (position {})",
+                d.file_len - d.position,
+                d.position
             )?;
         }
-        eprintln!("klog: {file}: {error}");
+        eprintln!("klog: {file}: {}", d.error);
     }
     Ok(problems)
 }
@@ -640,7 +624,7 @@ fn read_committed_view(log: &Path) -> anyhow::Result<ReadCommitted> {
     };
     let st = kaen_log::txn::analyze(&partition, &Default::default())?;
     Ok(ReadCommitted {
-        last_stable: st.first_unstable_or_end(),
+        last_stable: st.last_stable_offset(None),
         aborted: st.aborted,
     })
 }

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use kaen_log::demo::{Delivery, DemoDir, Scenario};
-use kaen_log::lag::log_end_offset;
 use kaen_log::log::{durable, Partition};
 use kaen_log::offsets::coordinator::{ClassicGroup, GroupError, GroupState};
 use kaen_log::offsets::{
@@ -262,8 +261,8 @@ fn walk(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<()> {
     writeln!(out, "The two windows add up to the poll size ({window} + {lost_window} = {poll}): the crash fell inside one poll.")?;
 
     heading(out, "3. Two partitions side by side")?;
-    let orders_end = log_end_offset(&Partition::open(&args.dir.join("orders-0"))?)?;
-    let offsets_end = log_end_offset(&Partition::open(&args.dir.join("__offsets-0"))?)?;
+    let orders_end = Partition::open(&args.dir.join("orders-0"))?.log_end_offset()?;
+    let offsets_end = Partition::open(&args.dir.join("__offsets-0"))?.log_end_offset()?;
     writeln!(out, "  orders-0     cleanup.policy=delete   log end offset {orders_end:>2}  the orders themselves")?;
     writeln!(out, "  __offsets-0  cleanup.policy=compact  log end offset {offsets_end:>2}  commits: key (group, topic, partition), last value wins")?;
     writeln!(
@@ -297,7 +296,7 @@ fn walk(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<()> {
 
     heading(out, "5. Deleting is appending: a tombstone")?;
     let before = replay.live_keys();
-    let end_before = log_end_offset(&Partition::open(&args.dir.join("__offsets-0"))?)?;
+    let end_before = Partition::open(&args.dir.join("__offsets-0"))?.log_end_offset()?;
     let (keys, records): (Vec<_>, Vec<_>) =
         tombstone_records(&replay, "analytics", None, None, args.now_ms)
             .into_iter()
@@ -306,7 +305,7 @@ fn walk(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<()> {
         .appender(KLOG_OFFSETS_TOPIC, 0)?
         .append(&kaen_log::format::BatchSpec::default(), &records)?;
     let after = replay_live(&args.dir)?;
-    let new_end = log_end_offset(&Partition::open(&args.dir.join("__offsets-0"))?)?;
+    let new_end = Partition::open(&args.dir.join("__offsets-0"))?.log_end_offset()?;
     writeln!(
         out,
         "  tombstone for analytics {}: key with a null value, appended at __offsets-0 offset {}",

@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use kaen_log::lag::log_end_offset;
 use kaen_log::log::checkpoint::{self, DIR_CHECKPOINTS};
 use kaen_log::log::meta::{self, MetaProperties, PartitionMetadata};
 use kaen_log::log::{DataDir, Partition, PartitionState};
@@ -169,7 +168,7 @@ fn inspect(d: &DataDir, problems: &mut u64) -> anyhow::Result<DirInfo> {
                     let first = p.segments.first().map_or(0, |s| s.base_offset);
                     lookup(checkpoint::LOG_START_OFFSET, p).map_or(first, |c| c.max(first))
                 },
-                log_end: log_end_offset(p)?,
+                log_end: p.log_end_offset()?,
                 high_watermark: lookup(checkpoint::REPLICATION_OFFSET, p),
                 recovery_point: lookup(checkpoint::RECOVERY_POINT, p),
                 cleaner_offset: lookup(checkpoint::CLEANER_OFFSET, p),

@@ -4,12 +4,13 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use kaen_log::findings::{Finding, Kind};
 use kaen_log::log::{classify, DataDir, Partition, PathKind};
 use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
 use kaen_log::txn::{self, snapshot, PartitionState, TxnOptions};
 use serde_json::json;
 
-use crate::cli::OutputFormat;
+use crate::cli::{FailOn, OutputFormat};
 use crate::exit::Outcome;
 use crate::report::table::render;
 use crate::report::Output;
@@ -27,8 +28,12 @@ use crate::report::Output;
 /// the log. Producer-state snapshots (`<offset>.snapshot`) in a partition folder are
 /// decoded and compared with the state the log gives up to their offset.
 ///
-/// Exit 1 when a hanging transaction, a sequence or epoch violation, a
-/// transaction index or a snapshot that disagrees with the log is found.
+/// Every finding has a severity: damage the walk stepped over is an error;
+/// hanging transactions, sequence and epoch anomalies (which a broker does
+/// not re-validate when it loads a log), transaction indexes and snapshots
+/// that disagree with the log (which it rebuilds) are warnings; a marker
+/// with no transaction is a note. Exit 1 when a finding reaches --fail-on
+/// (default: error).
 #[derive(Debug, clap::Args)]
 pub struct TransactionsArgs {
     /// Data directories or partition folders.
@@ -43,6 +48,9 @@ pub struct TransactionsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    /// The least severity that makes the run exit 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    pub fail_on: FailOn,
 }
 
 pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -62,15 +70,18 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
             ),
         }
     }
-    let mut problems = 0u64;
+    let mut failing = 0u64;
+    let fail_on = args.fail_on.severity();
     let mut reports = Vec::new();
     for p in &partitions {
         let mut st = txn::analyze(p, &opts)?;
         let index_findings = txn::check_txn_indexes(p, &st)?;
         st.findings.extend(index_findings);
-        problems += st.findings.iter().filter(|f| f.kind.is_problem()).count() as u64;
         let snaps = snapshots(p)?;
-        problems += snaps.iter().filter(|s| !s.ok()).count() as u64;
+        for s in &snaps {
+            st.findings.extend(s.findings.iter().cloned());
+        }
+        failing += st.findings.iter().filter(|f| f.fails(fail_on)).count() as u64;
         reports.push((p, st, snaps));
     }
     let coordinator: Vec<&Partition> = partitions
@@ -107,7 +118,7 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
             writeln!(out)?;
         }
     }
-    Ok(Outcome::from_count(problems))
+    Ok(Outcome::from_count(failing))
 }
 
 /// One snapshot file and how it compares with the log.
@@ -115,14 +126,8 @@ struct SnapshotCheck {
     path: PathBuf,
     offset: i64,
     producers: usize,
-    error: Option<String>,
-    mismatches: Vec<snapshot::Mismatch>,
-}
-
-impl SnapshotCheck {
-    fn ok(&self) -> bool {
-        self.error.is_none() && self.mismatches.is_empty()
-    }
+    /// Findings about it: unreadable, or where it disagrees with the log.
+    findings: Vec<Finding>,
 }
 
 fn snapshots(p: &Partition) -> anyhow::Result<Vec<SnapshotCheck>> {
@@ -132,15 +137,15 @@ fn snapshots(p: &Partition) -> anyhow::Result<Vec<SnapshotCheck>> {
         let check = match snapshot::decode(&bytes) {
             Ok(snap) => SnapshotCheck {
                 producers: snap.entries.len(),
-                mismatches: snapshot::check(p, offset, &snap)?,
-                error: None,
+                findings: snapshot::check(p, &path, offset, &snap)?,
                 path,
                 offset,
             },
             Err(e) => SnapshotCheck {
                 producers: 0,
-                mismatches: Vec::new(),
-                error: Some(e.to_string()),
+                findings: vec![
+                    Finding::decode(&path, 0, Some(offset), &e).with_kind(Kind::SnapshotUnreadable)
+                ],
                 path,
                 offset,
             },
@@ -172,7 +177,7 @@ fn text(
             "{}: log end {}, last stable offset {}, {} producers, {committed} transactions committed, {} aborted, {} open",
             p.name(),
             st.log_end,
-            st.first_unstable_or_end(),
+            st.last_stable_offset(None),
             st.producers.len(),
             st.aborted.len(),
             open.len()
@@ -212,40 +217,16 @@ fn text(
             writeln!(out, "  {line}")?;
         }
         for f in &st.findings {
+            writeln!(out, "  {f}")?;
+        }
+        for s in snaps.iter().filter(|s| s.findings.is_empty()) {
             writeln!(
                 out,
-                "  {}:{} {} producer {}: {}",
-                f.file.display(),
-                f.position,
-                f.kind.name(),
-                f.producer_id,
-                f.detail
+                "  {}: snapshot at offset {} ({} producers) matches the log",
+                s.path.display(),
+                s.offset,
+                s.producers
             )?;
-        }
-        for s in snaps {
-            match (&s.error, s.mismatches.is_empty()) {
-                (Some(e), _) => {
-                    writeln!(out, "  {}: snapshot does not decode: {e}", s.path.display())?
-                }
-                (None, true) => writeln!(
-                    out,
-                    "  {}: snapshot at offset {} ({} producers) matches the log",
-                    s.path.display(),
-                    s.offset,
-                    s.producers
-                )?,
-                (None, false) => {
-                    for m in &s.mismatches {
-                        writeln!(
-                            out,
-                            "  {}: snapshot_mismatch producer {}: {}",
-                            s.path.display(),
-                            m.producer_id,
-                            m.detail
-                        )?;
-                    }
-                }
-            }
         }
     }
     if quiet > 0 {
@@ -309,7 +290,7 @@ fn json_partition(
         "topic": p.topic,
         "partition": p.partition,
         "log_end": st.log_end,
-        "last_stable": st.first_unstable_or_end(),
+        "last_stable": st.last_stable_offset(None),
         "producers": st.producers.values().map(|s| json!({
             "producer_id": s.producer_id, "epoch": s.epoch, "last_sequence": s.last_sequence,
             "first_offset": s.first_offset, "last_offset": s.last_offset, "batches": s.batches,
@@ -318,16 +299,9 @@ fn json_partition(
         })).collect::<Vec<_>>(),
         "aborted": st.aborted.iter().map(|a| json!({"producer_id": a.producer_id, "first_offset": a.first_offset, "last_offset": a.last_offset})).collect::<Vec<_>>(),
         "snapshots": snaps.iter().map(|s| json!({
-            "file": s.path.display().to_string(), "offset": s.offset, "producers": s.producers, "error": s.error,
-            "mismatches": s.mismatches.iter().map(|m| json!({"producer_id": m.producer_id, "detail": m.detail})).collect::<Vec<_>>(),
+            "file": s.path.display().to_string(), "offset": s.offset, "producers": s.producers,
+            "matches_log": s.findings.is_empty(),
         })).collect::<Vec<_>>(),
-        "snapshots": snaps.iter().map(|s| json!({
-            "file": s.path.display().to_string(), "offset": s.offset, "producers": s.producers, "error": s.error,
-            "mismatches": s.mismatches.iter().map(|m| json!({"producer_id": m.producer_id, "detail": m.detail})).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "findings": st.findings.iter().map(|f| json!({
-            "file": f.file.display().to_string(), "position": f.position, "base_offset": f.base_offset,
-            "producer_id": f.producer_id, "kind": f.kind.name(), "detail": f.detail,
-        })).collect::<Vec<_>>(),
+        "findings": st.findings,
     })
 }

@@ -14,7 +14,7 @@ use kaen_log::repair::{self, Action, RepairOptions};
 use kaen_log::txn::TxnOptions;
 use kaen_log::verify::{self, Report};
 
-use crate::cli::OutputFormat;
+use crate::cli::{FailOn, OutputFormat};
 use crate::exit::Outcome;
 use crate::report::Output;
 
@@ -85,6 +85,9 @@ pub struct VerifyCrcArgs {
     /// No progress display.
     #[arg(long)]
     pub quiet: bool,
+    /// The least severity that makes the run exit 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    pub fail_on: FailOn,
 }
 
 pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -98,8 +101,9 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         p.finish();
     }
     print_report(args, &total, out)?;
+    let fail_on = args.fail_on.severity();
     if !args.repair {
-        return Ok(Outcome::from_count(total.problems.len() as u64));
+        return Ok(Outcome::from_count(total.failing(fail_on)));
     }
     let refused = run_repair(args, out)?;
     if !args.dry_run {
@@ -108,7 +112,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         writeln!(out, "after repair:")?;
         print_report(args, &total, out)?;
     }
-    Ok(Outcome::from_count(total.problems.len() as u64 + refused))
+    Ok(Outcome::from_count(total.failing(fail_on) + refused))
 }
 
 fn options(args: &VerifyCrcArgs) -> verify::Options {
@@ -203,6 +207,7 @@ fn log_bytes(path: &Path) -> u64 {
 }
 
 fn print_report(args: &VerifyCrcArgs, total: &Report, out: &mut Output) -> anyhow::Result<()> {
+    let c = total.checked;
     match args.format {
         OutputFormat::Text => {
             for (dir, state) in &total.skipped {
@@ -212,47 +217,25 @@ fn print_report(args: &VerifyCrcArgs, total: &Report, out: &mut Output) -> anyho
                     dir.display()
                 )?;
             }
-            for p in &total.problems {
-                writeln!(
-                    out,
-                    "{}:{} {} {}",
-                    p.file.display(),
-                    p.position,
-                    p.kind,
-                    p.detail
-                )?;
+            for f in &total.findings {
+                writeln!(out, "{f}")?;
             }
-            let c = total.checked;
-            let verdict = match total.problems.len() {
-                0 => "ok".to_string(),
-                1 => "1 problem".to_string(),
-                n => format!("{n} problems"),
-            };
+            let verdict = if total.ok() { "ok" } else { "damaged" };
             writeln!(
                 out,
-                "{verdict}: checked {} files, {} batches, {} records, {} bytes",
-                c.files, c.batches, c.records, c.bytes
+                "{verdict}: checked {} files, {} batches, {} records, {} bytes; {}",
+                c.files,
+                c.batches,
+                c.records,
+                c.bytes,
+                total.summary()
             )?;
         }
         OutputFormat::Json => {
-            let problems: Vec<_> = total
-                .problems
-                .iter()
-                .map(|p| {
-                    serde_json::json!({
-                        "file": p.file.display().to_string(),
-                        "position": p.position,
-                        "kind": p.kind,
-                        "detail": p.detail,
-                        "base_offset": p.base_offset,
-                    })
-                })
-                .collect();
-            let c = total.checked;
             let mut doc = serde_json::json!({
                 "ok": total.ok(),
                 "checked": {"files": c.files, "batches": c.batches, "records": c.records, "bytes": c.bytes},
-                "problems": problems,
+                "findings": total.findings,
             });
             if !total.skipped.is_empty() {
                 doc["skipped"] = total

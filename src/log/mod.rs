@@ -14,10 +14,12 @@ pub mod durable;
 pub mod lock;
 pub mod meta;
 pub mod segment;
+pub mod walk;
 
 pub use appender::{AppendConfig, PartitionAppender};
 pub use dir::{classify, DataDir, Partition, PartitionState, PathKind, SegmentFiles};
 pub use segment::{SegmentReader, Tail};
+pub use walk::{Checks, Damage, OnDamage, Policy, Step, Walk, Walked};
 
 /// The file name of the segment (or index) with `base_offset`, e.g.
 /// `00000000000000000042.log`.

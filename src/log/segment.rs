@@ -110,6 +110,18 @@ pub struct SegmentReader {
     chunk_size: usize,
     read_ahead: ReadAhead,
     check: Option<DecodeLimits>,
+    /// Where the entry last handed out lies, for [`current`](SegmentReader::current).
+    current: Option<Current>,
+}
+
+/// The entry last handed out: in the carry buffer or the chunk, at `range`.
+#[derive(Debug, Clone)]
+struct Current {
+    from_carry: bool,
+    range: std::ops::Range<usize>,
+    at: u64,
+    magic: i8,
+    check: Option<BatchCheck>,
 }
 
 /// When to read ahead on threads.
@@ -439,6 +451,7 @@ impl SegmentReader {
             chunk_size: READ_CHUNK,
             read_ahead: ReadAhead::Auto,
             check: None,
+            current: None,
         }
     }
 
@@ -659,6 +672,7 @@ impl SegmentReader {
 
     fn finish<T>(&mut self, tail: Tail) -> Result<Option<T>> {
         self.tail = Some(tail);
+        self.current = None;
         Ok(None)
     }
 
@@ -688,6 +702,32 @@ impl SegmentReader {
         Ok(true)
     }
 
+    /// Frame the next entry without handing it out (it is then
+    /// [`current`](Self::current)); `false` at the end. This two-step form
+    /// lets a caller skip entries in a loop and hand out the one it stops
+    /// at, which a borrowing `next_entry` in a loop cannot.
+    pub fn advance(&mut self) -> Result<bool> {
+        Ok(self.next_entry_checked()?.is_some())
+    }
+
+    /// The entry the last [`advance`](Self::advance) (or `next_entry*`)
+    /// framed, with its read-ahead check; `None` after the end.
+    pub fn current(&self) -> Option<(Entry<'_>, Option<BatchCheck>)> {
+        let c = self.current.as_ref()?;
+        let buf = if c.from_carry {
+            &self.carry
+        } else {
+            &self.chunk
+        };
+        let bytes = buf.get(c.range.clone())?;
+        let entry = if c.magic == 2 {
+            BatchView::new(bytes, c.at).ok().map(Entry::V2)
+        } else {
+            LegacyView::new(bytes, c.at).ok().map(Entry::Legacy)
+        }?;
+        Some((entry, c.check))
+    }
+
     /// The next entry, or `None` at the end (then [`tail`](Self::tail) says how it ended).
     pub fn next_entry(&mut self) -> Result<Option<Entry<'_>>> {
         Ok(self.next_entry_checked()?.map(|(entry, _)| entry))
@@ -699,6 +739,7 @@ impl SegmentReader {
     /// [`check_ahead`](Self::check_ahead)): computed on the same bytes, so
     /// it is exactly what calling it now would return.
     pub fn next_entry_checked(&mut self) -> Result<Option<(Entry<'_>, Option<BatchCheck>)>> {
+        self.current = None;
         if self.tail.is_some() {
             return Ok(None);
         }
@@ -803,13 +844,25 @@ impl SegmentReader {
             self.take_check(at, total)
         };
         // Borrow only the buffer field, so the error arm below may set others.
-        let bytes = if from_carry {
+        let range = if from_carry {
             let range = self.carry_start..self.carry_start + total;
             self.carry_start += total;
-            self.carry.get(range)
+            range
         } else {
             let range = self.chunk_start..self.chunk_start + total;
             self.chunk_start += total;
+            range
+        };
+        self.current = Some(Current {
+            from_carry,
+            range: range.clone(),
+            at,
+            magic,
+            check: checked,
+        });
+        let bytes = if from_carry {
+            self.carry.get(range)
+        } else {
             self.chunk.get(range)
         }
         .unwrap_or(&[]);
@@ -822,6 +875,7 @@ impl SegmentReader {
             Ok(e) => Ok(Some((e, checked))),
             Err(error) => {
                 // The frame was whole but its fields do not parse: stop here.
+                self.current = None;
                 self.pos = at;
                 self.tail = Some(Tail::Corrupt {
                     at,

@@ -17,8 +17,9 @@ use std::path::PathBuf;
 use crate::error::{DecodeError, Result};
 use crate::format::control::{self, ControlType};
 use crate::format::{DecodeLimits, Entry};
-use crate::log::segment::{SegmentReader, Tail};
+use crate::log::walk::Step;
 use crate::log::Partition;
+use crate::log::Policy;
 use crate::offsets::group::{decode_group_metadata, GroupMetadata};
 use crate::offsets::{decode_key, decode_offset_commit_value, OffsetsKey};
 
@@ -270,26 +271,38 @@ impl Replay {
     pub fn replay_partition(&mut self, p: &Partition) -> Result<()> {
         let lp = p.partition;
         let mut scratch = Vec::new();
-        let mut log_end = p.segments.first().map_or(0, |s| s.base_offset);
-        'segments: for seg in &p.segments {
-            let mut reader = SegmentReader::open(&seg.log)?;
-            while let Some(entry) = reader.next_entry()? {
+        let mut read_to = None;
+        let mut walk = p.walk(Policy::VALID_ENTRIES);
+        'segments: loop {
+            let w = match walk.next_step()? {
+                None => break,
+                Some(Step::Entry(w)) => w,
+                // A batch that fails its CRC, or bytes that cannot be framed, are not replayed: say where.
+                Some(Step::Damage(d)) => {
+                    self.bad.push(BadRecord {
+                        file: d.file,
+                        log_partition: lp,
+                        log_offset: d.base_offset.unwrap_or(-1),
+                        error: d.error,
+                    });
+                    continue;
+                }
+                Some(_) => continue,
+            };
+            let (seg, entry) = (w.segment, w.entry);
+            {
                 if let Some(AsOf::Offset(end)) = self.opts.as_of {
                     if entry.base_offset() >= end {
                         break 'segments;
                     }
                 }
-                log_end = entry.last_offset() + 1;
+                read_to = Some(w.next_offset);
                 let bad = |error| BadRecord {
                     file: seg.log.clone(),
                     log_partition: lp,
                     log_offset: entry.base_offset(),
                     error,
                 };
-                if let Err(e) = entry.check_crc() {
-                    self.bad.push(bad(e));
-                    continue;
-                }
                 match entry {
                     Entry::V2(batch) => {
                         let h = batch.header;
@@ -380,16 +393,11 @@ impl Replay {
                     }
                 }
             }
-            if let Some(Tail::Truncated { error, .. } | Tail::Corrupt { error, .. }) = reader.tail()
-            {
-                self.bad.push(BadRecord {
-                    file: seg.log.clone(),
-                    log_partition: lp,
-                    log_offset: -1,
-                    error,
-                });
-            }
         }
+        let log_end = match self.opts.as_of {
+            Some(_) => read_to.unwrap_or_else(|| p.log_start_offset(None)),
+            None => p.log_end_offset()?,
+        };
         self.stats.log_end_offsets.insert(lp, log_end);
         Ok(())
     }

@@ -30,8 +30,7 @@ use std::path::PathBuf;
 use crate::error::Result;
 use crate::format::control::{self, ControlType};
 use crate::format::{DecodeLimits, Entry};
-use crate::log::segment::SegmentReader;
-use crate::log::Partition;
+use crate::log::{Partition, Policy};
 
 /// One producer's state at the end of the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,49 +67,23 @@ pub struct AbortedTxn {
     pub last_offset: i64,
 }
 
-/// The kinds of finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum FindingKind {
-    OutOfOrderSequence,
-    DuplicateSequence,
-    SequenceNotZeroOnNewEpoch,
-    EpochRegression,
-    ZombieTransactionalWrite,
-    MarkerWithoutTransaction,
-    HangingTransaction,
-    /// A `.txnindex` disagrees with the aborted transactions in the log.
-    TxnIndexMismatch,
-}
+pub use crate::findings::{Finding, Kind as FindingKind};
 
-impl FindingKind {
-    /// snake_case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            FindingKind::OutOfOrderSequence => "out_of_order_sequence",
-            FindingKind::DuplicateSequence => "duplicate_sequence",
-            FindingKind::SequenceNotZeroOnNewEpoch => "sequence_not_zero_on_new_epoch",
-            FindingKind::EpochRegression => "epoch_regression",
-            FindingKind::ZombieTransactionalWrite => "zombie_transactional_write",
-            FindingKind::MarkerWithoutTransaction => "marker_without_transaction",
-            FindingKind::HangingTransaction => "hanging_transaction",
-            FindingKind::TxnIndexMismatch => "txn_index_mismatch",
-        }
+/// A producer-state finding at the batch at `position` of `file`.
+fn finding(
+    kind: FindingKind,
+    file: impl Into<PathBuf>,
+    position: u64,
+    base_offset: i64,
+    producer_id: i64,
+    detail: String,
+) -> Finding {
+    let f = Finding::new(kind, file, position, Some(base_offset), detail);
+    if producer_id >= 0 {
+        f.with_producer(producer_id)
+    } else {
+        f
     }
-    /// Whether this finding makes a command exit 1 (a marker without data is only a note).
-    pub fn is_problem(self) -> bool {
-        self != FindingKind::MarkerWithoutTransaction
-    }
-}
-
-/// One finding.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    pub file: PathBuf,
-    pub position: u64,
-    pub base_offset: i64,
-    pub producer_id: i64,
-    pub kind: FindingKind,
-    pub detail: String,
 }
 
 /// The producer state of one partition.
@@ -127,14 +100,18 @@ pub struct PartitionState {
 }
 
 impl PartitionState {
-    /// The first offset of the earliest open transaction, else the log end:
-    /// the last stable offset before the high watermark is applied.
-    pub fn first_unstable_or_end(&self) -> i64 {
+    /// The last stable offset, the one definition every command uses
+    /// (Kafka's `UnifiedLog.lastStableOffset`: `ProducerStateManager`'s first
+    /// unstable offset, bounded by the high watermark): the first offset of
+    /// the earliest transaction still open, else the high watermark — the
+    /// log end when no checkpoint gives one.
+    pub fn last_stable_offset(&self, high_watermark: Option<i64>) -> i64 {
+        let end = high_watermark.unwrap_or(self.log_end);
         self.producers
             .values()
             .filter_map(|p| p.open.map(|o| o.first_offset))
             .min()
-            .unwrap_or(self.log_end)
+            .map_or(end, |first| first.min(end))
     }
 
     /// Open transactions, oldest first: (producer id, transaction).
@@ -187,22 +164,20 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
         max_timestamp: i64::MIN,
         ..PartitionState::default()
     };
-    st.log_end = p.segments.first().map_or(0, |s| s.base_offset);
     let mut scratch = Vec::new();
-    for seg in &p.segments {
-        let mut reader = SegmentReader::open(&seg.log)?;
-        while let Some(entry) = reader.next_entry()? {
-            if opts
-                .end_offset
-                .is_some_and(|end| entry.base_offset() >= end)
-            {
-                break;
-            }
-            st.log_end = entry.last_offset() + 1;
+    let mut walk = p.walk(Policy::VALID_ENTRIES);
+    let mut read_to = None;
+    while let Some(w) = walk.next_entry()? {
+        let (seg, entry) = (w.segment, w.entry);
+        if opts
+            .end_offset
+            .is_some_and(|end| entry.base_offset() >= end)
+        {
+            break;
+        }
+        read_to = Some(w.next_offset);
+        {
             let Entry::V2(b) = entry else { continue };
-            if !b.crc_valid() {
-                continue;
-            }
             let h = b.header;
             st.batches += 1;
             st.max_timestamp = st.max_timestamp.max(h.max_timestamp);
@@ -210,14 +185,14 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                 continue;
             }
             let mut finding = |kind: FindingKind, detail: String| {
-                st.findings.push(Finding {
-                    file: seg.log.clone(),
-                    position: b.position,
-                    base_offset: h.base_offset,
-                    producer_id: h.producer_id,
+                st.findings.push(finding(
                     kind,
+                    &seg.log,
+                    b.position,
+                    h.base_offset,
+                    h.producer_id,
                     detail,
-                })
+                ))
             };
             let known = st.producers.get(&h.producer_id).cloned();
             let mut state = known.clone().unwrap_or(ProducerState {
@@ -342,30 +317,44 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
             st.producers.insert(h.producer_id, state);
         }
     }
+    // Damage the walk stepped over hides batches: say where.
+    for d in walk.take_damage() {
+        st.findings.push(Finding::decode(
+            &d.file,
+            d.position,
+            d.base_offset,
+            &d.error,
+        ));
+    }
+    st.log_end = match opts.end_offset {
+        Some(_) => read_to.unwrap_or_else(|| p.log_start_offset(None)),
+        None => p.log_end_offset()?,
+    };
     // Hanging transactions.
     let now = opts.now_ms.unwrap_or(st.max_timestamp);
     let hanging: Vec<Finding> = st
         .producers
         .values()
         .filter_map(|p| p.open.map(|o| (p.producer_id, o)))
-        .filter(|(_, o)| now - o.start_timestamp > opts.transaction_timeout_ms)
-        .map(|(pid, o)| Finding {
-            file: p
-                .segments
-                .iter()
-                .rev()
-                .find(|s| s.base_offset <= o.first_offset)
-                .map_or_else(PathBuf::new, |s| s.log.clone()),
-            position: o.position,
-            base_offset: o.first_offset,
-            producer_id: pid,
-            kind: FindingKind::HangingTransaction,
-            detail: format!(
-                "open since offset {} for {} ms (timeout {} ms): it pins the last stable offset",
+        .filter(|(_, o)| now.saturating_sub(o.start_timestamp) > opts.transaction_timeout_ms)
+        .map(|(pid, o)| {
+            finding(
+                FindingKind::HangingTransaction,
+                p.segments
+                    .iter()
+                    .rev()
+                    .find(|s| s.base_offset <= o.first_offset)
+                    .map_or_else(PathBuf::new, |s| s.log.clone()),
+                o.position,
                 o.first_offset,
-                now - o.start_timestamp,
-                opts.transaction_timeout_ms
-            ),
+                pid,
+                format!(
+                    "open since offset {} for {} ms (timeout {} ms): it pins the last stable offset",
+                    o.first_offset,
+                    now.saturating_sub(o.start_timestamp),
+                    opts.transaction_timeout_ms
+                ),
+            )
         })
         .collect();
     st.findings.extend(hanging);
@@ -391,14 +380,14 @@ pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Fi
             continue;
         };
         let push = |out: &mut Vec<Finding>, position: u64, pid: i64, base: i64, detail: String| {
-            out.push(Finding {
-                file: path.clone(),
+            out.push(finding(
+                FindingKind::TxnIndexMismatch,
+                &path,
                 position,
-                base_offset: base,
-                producer_id: pid,
-                kind: FindingKind::TxnIndexMismatch,
+                base,
+                pid,
                 detail,
-            })
+            ))
         };
         let (entries, partial) = match txn_entries(&bytes) {
             Ok(e) => e,
@@ -466,17 +455,17 @@ pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Fi
             a.first_offset,
             a.last_offset,
         )) {
-            out.push(Finding {
-                file: seg.log.with_extension("txnindex"),
-                position: 0,
-                base_offset: a.last_offset,
-                producer_id: a.producer_id,
-                kind: FindingKind::TxnIndexMismatch,
-                detail: format!(
+            out.push(finding(
+                FindingKind::TxnIndexMismatch,
+                seg.log.with_extension("txnindex"),
+                0,
+                a.last_offset,
+                a.producer_id,
+                format!(
                     "aborted transaction {}..={} is missing from the index: read_committed readers that trust it would see aborted records",
                     a.first_offset, a.last_offset
                 ),
-            });
+            ));
         }
     }
     Ok(out)

@@ -17,6 +17,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
+use crate::findings::{Finding, Kind};
 use crate::format::crc::crc32c;
 use crate::format::cursor::Cursor;
 use crate::log::{parse_segment_name, Partition};
@@ -134,17 +135,19 @@ pub fn list(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
     Ok(out)
 }
 
-/// Where a snapshot and the log disagree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mismatch {
-    pub producer_id: i64,
-    pub detail: String,
-}
-
 /// Compare a snapshot valid up to `offset` with the producer state the log
 /// gives up to that offset: every producer's epoch, last sequence, last
 /// offset and open transaction.
-pub fn check(p: &Partition, offset: i64, snap: &Snapshot) -> Result<Vec<Mismatch>> {
+/// Each disagreement is a `snapshot_mismatch` finding about `path`.
+pub fn check(p: &Partition, path: &Path, offset: i64, snap: &Snapshot) -> Result<Vec<Finding>> {
+    let mismatch = |producer_id: i64, detail: String| {
+        let f = Finding::new(Kind::SnapshotMismatch, path, 0, Some(offset), detail);
+        if producer_id >= 0 {
+            f.with_producer(producer_id)
+        } else {
+            f
+        }
+    };
     let state = analyze(
         p,
         &TxnOptions {
@@ -154,21 +157,21 @@ pub fn check(p: &Partition, offset: i64, snap: &Snapshot) -> Result<Vec<Mismatch
     )?;
     let mut out = Vec::new();
     if snap.crc != snap.computed_crc {
-        out.push(Mismatch {
-            producer_id: -1,
-            detail: format!(
+        out.push(mismatch(
+            -1,
+            format!(
                 "CRC mismatch: stored 0x{:08X}, computed 0x{:08X}",
                 snap.crc, snap.computed_crc
             ),
-        });
+        ));
         return Ok(out);
     }
     for e in &snap.entries {
         let Some(s) = state.producers.get(&e.producer_id) else {
-            out.push(Mismatch {
-                producer_id: e.producer_id,
-                detail: "not in the log before the snapshot offset".into(),
-            });
+            out.push(mismatch(
+                e.producer_id,
+                "not in the log before the snapshot offset".into(),
+            ));
             continue;
         };
         let open = s.open.map_or(-1, |o| o.first_offset);
@@ -187,19 +190,16 @@ pub fn check(p: &Partition, offset: i64, snap: &Snapshot) -> Result<Vec<Mismatch
             ),
         ] {
             if snap_v != log_v {
-                out.push(Mismatch {
-                    producer_id: e.producer_id,
-                    detail: format!("{field}: snapshot {snap_v}, log {log_v}"),
-                });
+                out.push(mismatch(
+                    e.producer_id,
+                    format!("{field}: snapshot {snap_v}, log {log_v}"),
+                ));
             }
         }
     }
     for pid in state.producers.keys() {
         if !snap.entries.iter().any(|e| e.producer_id == *pid) {
-            out.push(Mismatch {
-                producer_id: *pid,
-                detail: "in the log but not in the snapshot".into(),
-            });
+            out.push(mismatch(*pid, "in the log but not in the snapshot".into()));
         }
     }
     Ok(out)

@@ -14,8 +14,8 @@ use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::cursor::Cursor;
 use crate::format::message::{read_version, MessageReader};
 use crate::format::{DecodeLimits, Entry};
-use crate::log::segment::SegmentReader;
 use crate::log::Partition;
+use crate::log::Policy;
 
 /// The name of the transaction coordinator's topic.
 pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
@@ -122,11 +122,11 @@ pub fn replay(partitions: &[&Partition], limits: DecodeLimits) -> Result<Coordin
     let mut view = CoordinatorView::default();
     let mut scratch = Vec::new();
     for p in partitions {
-        for seg in &p.segments {
-            let mut reader = SegmentReader::open(&seg.log)?;
-            while let Some(entry) = reader.next_entry()? {
-                let Entry::V2(b) = entry else { continue };
-                if !b.crc_valid() || b.header.is_control() {
+        let mut walk = p.walk(Policy::VALID_ENTRIES);
+        {
+            while let Some(w) = walk.next_entry()? {
+                let Entry::V2(b) = w.entry else { continue };
+                if b.header.is_control() {
                     continue;
                 }
                 let Ok(records) = b.records(&mut scratch, limits) else {
@@ -154,6 +154,10 @@ pub fn replay(partitions: &[&Partition], limits: DecodeLimits) -> Result<Coordin
                     }
                 }
             }
+        }
+        // A batch that fails its CRC is not read: say which.
+        for d in walk.take_damage() {
+            view.bad.push((d.base_offset.unwrap_or(-1), d.error));
         }
     }
     Ok(view)

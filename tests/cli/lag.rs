@@ -180,7 +180,7 @@ fn log_end_comes_from_the_index_and_tail() {
     // three segments' worth of data; the log end is the last batch's end.
     let p = kaen_log::log::Partition::open(&crate::support::repo().join("fixtures/data/orders-0"))
         .unwrap();
-    assert_eq!(kaen_log::lag::log_end_offset(&p).unwrap(), 128);
+    assert_eq!(p.log_end_offset().unwrap(), 128);
 }
 
 #[test]

@@ -25,10 +25,10 @@ const OFFSETS_LOG: &str = "fixtures/groups/__offsets-0/00000000000000000000.log"
 fn tombstone_then_replay_the_keys_are_gone() {
     let env = TestEnv::new();
     let before_rows = table(&env, "fixtures/groups");
-    let end_before = kaen_log::lag::log_end_offset(
-        &kaen_log::log::Partition::open(&env.path("fixtures/groups/__offsets-0")).unwrap(),
-    )
-    .unwrap();
+    let end_before = kaen_log::log::Partition::open(&env.path("fixtures/groups/__offsets-0"))
+        .unwrap()
+        .log_end_offset()
+        .unwrap();
     let o = env.run(
         &[
             "tombstone",
@@ -55,10 +55,10 @@ fn tombstone_then_replay_the_keys_are_gone() {
         .filter(|r| r.0 != "auditor")
         .collect();
     assert_eq!(after_rows, expected);
-    let end_after = kaen_log::lag::log_end_offset(
-        &kaen_log::log::Partition::open(&env.path("fixtures/groups/__offsets-0")).unwrap(),
-    )
-    .unwrap();
+    let end_after = kaen_log::log::Partition::open(&env.path("fixtures/groups/__offsets-0"))
+        .unwrap()
+        .log_end_offset()
+        .unwrap();
     assert_eq!(end_after, end_before + 2, "one record per removed key");
     assert_eq!(
         env.run(&["verify-crc", "fixtures/groups"], None)

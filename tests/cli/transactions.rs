@@ -8,7 +8,14 @@ fn golden_producers_findings_and_coordinator() {
     let env = TestEnv::new();
     check_golden(
         &env,
-        &["transactions", "--now-ms", "1700000120000", "fixtures/txn"],
+        &[
+            "transactions",
+            "--fail-on",
+            "warning",
+            "--now-ms",
+            "1700000120000",
+            "fixtures/txn",
+        ],
         1,
         "transactions/txn-hanging",
     );
@@ -22,7 +29,7 @@ fn golden_producers_findings_and_coordinator() {
             "1700000120000",
             "fixtures/txn",
         ],
-        1,
+        0,
         "transactions/txn-json",
     );
 }
@@ -31,16 +38,16 @@ fn golden_producers_findings_and_coordinator() {
 fn an_open_transaction_is_hanging_only_past_its_timeout() {
     let env = TestEnv::new();
     // The log's own max timestamp is "now": the open transaction is 0 ms old,
-    // but the sequence and epoch violations still make the exit code 1.
-    let o = env.run(
-        &[
-            "transactions",
-            "--format",
-            "json",
-            "fixtures/txn/payments-0",
-        ],
-        None,
-    );
+    // but the sequence and epoch anomalies are warnings: exit 1 under
+    // --fail-on warning (and 0 by default: no log byte is damaged).
+    let args = [
+        "transactions",
+        "--format",
+        "json",
+        "fixtures/txn/payments-0",
+    ];
+    assert_eq!(env.run(&args, None).status.code(), Some(0));
+    let o = env.run(&[&args[..], &["--fail-on", "warning"]].concat(), None);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let kinds: Vec<&str> = v["partitions"][0]["findings"]
@@ -76,19 +83,9 @@ fn last_stable_offset_is_the_first_open_transaction_or_the_end() {
         )
         .unwrap();
         assert_eq!(
-            (st.first_unstable_or_end(), st.log_end),
+            (st.last_stable_offset(None), st.log_end),
             (lso, end),
             "{dir}"
-        );
-        assert_eq!(
-            kaen_log::lag::first_open_transaction(
-                &Partition::open(&repo().join(dir)).unwrap(),
-                Default::default()
-            )
-            .unwrap()
-            .unwrap_or(end),
-            lso,
-            "{dir}: lag's LSO agrees"
         );
     }
 }
@@ -181,7 +178,7 @@ fn snapshots_are_checked_against_the_log() {
         ],
         None,
     );
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(0), "a stale snapshot is a warning");
     let text = stdout(&o);
     assert!(
         text.contains("snapshot_mismatch producer 400: epoch: snapshot 1, log 2"),
@@ -200,7 +197,7 @@ fn snapshots_are_checked_against_the_log() {
     std::fs::write(dir.join("00000000000000000017.snapshot"), torn).unwrap();
     let o = env.run(&["transactions", "fixtures/txn/payments-0"], None);
     assert!(
-        stdout(&o).contains("snapshot_mismatch producer -1: CRC mismatch"),
+        stdout(&o).contains("warning snapshot_mismatch CRC mismatch"),
         "{}",
         stdout(&o)
     );
@@ -245,9 +242,7 @@ fn transaction_index_is_checked_against_the_log() {
         "{text}"
     );
     assert!(
-        text.contains(
-            ".txnindex:68 txn_index_mismatch producer -1: 3 trailing bytes of a torn entry"
-        ),
+        text.contains(".txnindex:68 warning txn_index_mismatch 3 trailing bytes of a torn entry"),
         "{text}"
     );
 }

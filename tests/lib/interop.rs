@@ -499,7 +499,7 @@ fn kafka_protocol_log_passes_klog_verify() {
     std::fs::write(&path, &log).expect("write log");
     let report = kaen_log::verify::verify_path(&path, &kaen_log::verify::Options::default())
         .expect("verify runs");
-    let problems: Vec<String> = report.problems.iter().map(|p| p.detail.clone()).collect();
+    let problems: Vec<String> = report.findings.iter().map(|p| p.detail.clone()).collect();
     assert!(report.ok(), "kafka-protocol log: {problems:?}");
     assert_eq!(report.checked.batches, CODECS.len() as u64);
     assert_eq!(report.checked.records, (recs.len() * CODECS.len()) as u64);

@@ -429,7 +429,7 @@ fn verify_crc_checks_hold() {
                 .map_or_else(|| format!("@{position}"), |i| i.to_string())
         };
         let got: Vec<String> = report
-            .problems
+            .findings
             .iter()
             .map(|p| format!("batch {} {}: {}", batch_index(p.position), p.kind, p.detail))
             .collect();
@@ -439,11 +439,11 @@ fn verify_crc_checks_hold() {
             "{file}: verify-crc ok (check {id}); problems: {got:?}"
         );
         assert_eq!(
-            report.problems.len(),
+            report.findings.len(),
             want_problems.len(),
             "{file}: verify-crc problems (check {id}): {got:?}"
         );
-        for (p, w) in report.problems.iter().zip(want_problems) {
+        for (p, w) in report.findings.iter().zip(want_problems) {
             let at = batch_index(p.position);
             if let Some(kind) = w.get("kind").and_then(Value::as_str) {
                 assert_eq!(

@@ -122,9 +122,9 @@ fn verify(path: &Path, bytes: &[u8], what: &str) -> Report {
     assert!(took < CASE_BUDGET, "{what}: took {took:?}");
     let len = bytes.len() as u64;
     assert_eq!(report.checked.bytes, len, "{what}: every byte counted once");
-    for p in &report.problems {
+    for p in &report.findings {
         assert!(
-            p.position < len && p.position <= p.offset && p.offset <= len,
+            p.position < len && p.position <= p.byte && p.byte <= len,
             "{what}: problem outside the file ({len} bytes): {p:?}"
         );
     }
@@ -158,18 +158,18 @@ fn every_bit_flip_and_every_truncation() {
                 let r = verify(&path, &bytes, &what);
                 bytes[b.pos + i] ^= 1 << bit;
                 let at_batch: Vec<&str> = r
-                    .problems
+                    .findings
                     .iter()
                     .filter(|p| p.position == b.pos as u64)
-                    .map(|p| p.kind)
+                    .map(|p| p.kind.name())
                     .collect();
                 let t = tally.entry((field, bi)).or_default();
                 t.total += 1;
                 if !r.ok() {
                     t.detected += 1;
-                    t.kinds.extend(r.problems.iter().map(|p| p.kind));
+                    t.kinds.extend(r.findings.iter().map(|p| p.kind.name()));
                 }
-                let ctx = format!("{what}: {:?}", r.problems);
+                let ctx = format!("{what}: {:?}", r.findings);
                 match field {
                     "partitionLeaderEpoch" => assert!(r.ok(), "{ctx}"),
                     "magic" | "batchLength" => assert!(!at_batch.is_empty(), "{ctx}"),
@@ -203,16 +203,16 @@ fn every_bit_flip_and_every_truncation() {
             assert!(
                 r.ok(),
                 "a cut at a batch boundary ({cut}): {:?}",
-                r.problems
+                r.findings
             );
             continue;
         }
         cuts += 1;
         let b = batches.iter().rev().find(|b| b.pos < cut).unwrap();
-        assert_eq!(r.problems.len(), 1, "cut at {cut}: {:?}", r.problems);
-        let p = &r.problems[0];
+        assert_eq!(r.findings.len(), 1, "cut at {cut}: {:?}", r.findings);
+        let p = &r.findings[0];
         assert_eq!(
-            (p.position, p.kind),
+            (p.position, p.kind.name()),
             (b.pos as u64, "torn_tail"),
             "cut at {cut}"
         );

@@ -545,7 +545,8 @@ pub fn check_segment(partition: &Path, data: &[u8]) {
             e.size() >= MIN_ENTRY && at + e.size() <= len,
             "entry past the file"
         );
-        if first_bad.is_none() && !e.crc_valid() {
+        // A CRC failure, or offsets past i64::MAX, is damage to recovery.
+        if first_bad.is_none() && (!e.crc_valid() || e.checked_next_offset().is_none()) {
             first_bad = Some(at);
         }
         first_base.get_or_insert(e.base_offset());
@@ -582,7 +583,13 @@ pub fn check_segment(partition: &Path, data: &[u8]) {
     );
 
     // 2. Recovery's first damage is the first bad CRC or the tail.
-    let damage = first_damage(&log).expect("first_damage");
+    let damage = first_damage(&kaen_log::log::SegmentFiles {
+        base_offset: 0,
+        log: log.clone(),
+        index: None,
+        timeindex: None,
+    })
+    .expect("first_damage");
     assert_eq!(damage.map(|d| d.position), first_bad, "first_damage");
 
     // 3. verify_segment: every byte counted once, every problem in the file,
@@ -605,14 +612,21 @@ pub fn check_segment(partition: &Path, data: &[u8]) {
         // Past framing damage verify resyncs and reads on, so it may see more.
         assert!(report.checked.batches >= entries);
         assert_eq!(report.checked.bytes, len, "every byte counted once");
-        for p in &report.problems {
+        for p in &report.findings {
             assert!(p.position < len, "problem at {} past the file", p.position);
-            if let Some(e) = &p.error {
-                within(e, p.position, len, p.kind);
-            }
+            assert!(
+                p.byte >= p.position && p.byte <= len,
+                "{}: byte {} outside {}..={len}",
+                p.kind,
+                p.byte,
+                p.position
+            );
         }
         if first_bad.is_some() {
-            assert!(!report.ok(), "damage that verify does not report");
+            assert!(
+                !report.findings.is_empty(),
+                "damage that verify does not report"
+            );
         }
         if base == Some(0) {
             clean_as_segment_0 = report.ok();
@@ -648,7 +662,7 @@ pub fn check_segment(partition: &Path, data: &[u8]) {
             index: Some(index),
             timeindex: Some(timeindex),
         };
-        let problems = check_indexes(&seg).expect("check_indexes");
+        let problems = check_indexes(&seg, true).expect("check_indexes");
         assert!(
             problems.is_empty(),
             "rebuilt indexes of a clean log: {problems:?}"

@@ -1,0 +1,430 @@
+//! Findings: what an inspection found, each with a kind, a severity and a place.
+//!
+//! One [`Finding`] type serves every check — verify-crc's batch and index
+//! checks, recovery, the producer-state audit, snapshots, checkpoints, info.
+//! The severity says what Kafka itself does with the state:
+//!
+//! - `error`: log bytes are damaged or lost (CRC, framing, torn tail, bad
+//!   magic, offset order). A broker's recovery (`LogSegment.recover`) cuts
+//!   the log there.
+//! - `warning`: state the broker rebuilds or ignores on load (a missing or
+//!   stale index, a stale snapshot, a producer-state anomaly the broker does
+//!   not re-validate when it loads the log: `ProducerStateManager` replays
+//!   batches without sequence checks).
+//! - `note`: what a running or crashed broker normally has (preallocated
+//!   index slots of the active segment, a marker for a partition with no data).
+//!
+//! A run fails (exit 1) when a finding is at or above the `--fail-on`
+//! severity, `error` by default.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Serialize, Serializer};
+
+use crate::error::{DecodeError, DecodeErrorKind};
+
+/// How serious a finding is (ordered: note < warning < error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Note,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    /// The lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Note => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+
+    /// The name with a count: `1 error`, `2 warnings`.
+    pub fn counted(self, n: u64) -> String {
+        let s = if n == 1 { "" } else { "s" };
+        format!("{n} {}{s}", self.name())
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+macro_rules! kinds {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $severity:ident; )*) => {
+        /// What a finding is about. Each kind has a stable snake_case name
+        /// (the JSON `kind`) and a default severity.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[non_exhaustive]
+        pub enum Kind {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Kind {
+            /// Every kind, in declaration order.
+            pub const ALL: &'static [Kind] = &[$(Kind::$variant),*];
+
+            /// The stable snake_case name.
+            pub fn name(self) -> &'static str {
+                match self { $(Kind::$variant => $name,)* }
+            }
+
+            /// The severity of this kind unless the context says otherwise.
+            pub fn severity(self) -> Severity {
+                match self { $(Kind::$variant => Severity::$severity,)* }
+            }
+        }
+    };
+}
+
+kinds! {
+    // Log bytes: damage is an error.
+    UnexpectedEof = "unexpected_eof", Error;
+    CrcMismatch = "crc_mismatch", Error;
+    BadMagic = "bad_magic", Error;
+    NegativeLength = "negative_length", Error;
+    VarintOverlong = "varint_overlong", Error;
+    RecordCountMismatch = "record_count_mismatch", Error;
+    RecordsRemaining = "records_remaining", Error;
+    RecordLengthMismatch = "record_length_mismatch", Error;
+    SizeTooSmall = "size_too_small", Error;
+    BatchTooSmall = "batch_too_small", Error;
+    /// The last entry of a file is cut short and nothing valid follows.
+    TornTail = "torn_tail", Error;
+    /// A declared length runs past the end of the file, but valid batches follow it.
+    LengthPastEof = "length_past_eof", Error;
+    OffsetOverflow = "offset_overflow", Error;
+    /// Zero bytes to the end of a log (preallocated space): recovery truncates them, no record is lost.
+    TrailingZeros = "trailing_zeros", Warning;
+    UnknownCompression = "unknown_compression", Error;
+    DecompressFailed = "decompress_failed", Error;
+    DecompressedTooLarge = "decompressed_too_large", Error;
+    InvalidRecordCount = "invalid_record_count", Error;
+    OffsetDeltaOutOfRange = "offset_delta_out_of_range", Error;
+    NegativeLastOffsetDelta = "negative_last_offset_delta", Error;
+    TooManyRecords = "too_many_records", Error;
+    OffsetNotIncreasing = "offset_not_increasing", Error;
+    BelowSegmentBase = "below_segment_base", Error;
+    RelativeOffsetOverflow = "relative_offset_overflow", Error;
+    BadControlRecord = "bad_control_record", Error;
+    ValueOutOfRange = "value_out_of_range", Error;
+    InvalidUtf8 = "invalid_utf8", Error;
+    UnknownVersion = "unknown_version", Error;
+    UnexpectedNull = "unexpected_null", Error;
+    TrailingBytes = "trailing_bytes", Error;
+    BadWrapper = "bad_wrapper", Error;
+    // Indexes: the broker rebuilds them (`LogLoader`, `LogSegment.sanityCheck`).
+    IndexLength = "index_length", Warning;
+    IndexMissing = "index_missing", Warning;
+    IndexOrder = "index_order", Warning;
+    IndexTarget = "index_target", Warning;
+    IndexPastLog = "index_past_log", Warning;
+    /// All-zero slots after the used entries: preallocated by `AbstractIndex`.
+    IndexTrailingZeros = "index_trailing_zeros", Note;
+    // Producer state: the broker does not re-validate it when it loads the log.
+    OutOfOrderSequence = "out_of_order_sequence", Warning;
+    DuplicateSequence = "duplicate_sequence", Warning;
+    SequenceNotZeroOnNewEpoch = "sequence_not_zero_on_new_epoch", Warning;
+    EpochRegression = "epoch_regression", Warning;
+    ZombieTransactionalWrite = "zombie_transactional_write", Warning;
+    /// A COMMIT/ABORT for a producer with no open transaction here: the
+    /// coordinator writes markers to every partition of a transaction.
+    MarkerWithoutTransaction = "marker_without_transaction", Note;
+    HangingTransaction = "hanging_transaction", Warning;
+    /// A `.txnindex` disagrees with the log: recovery rebuilds it.
+    TxnIndexMismatch = "txn_index_mismatch", Warning;
+    // Producer snapshots: `ProducerStateManager` skips one it cannot read and rebuilds from the log.
+    SnapshotUnreadable = "snapshot_unreadable", Warning;
+    SnapshotMismatch = "snapshot_mismatch", Warning;
+}
+
+impl Kind {
+    /// The kind of a decoding defect.
+    pub fn of_decode(kind: &DecodeErrorKind) -> Kind {
+        use DecodeErrorKind as D;
+        match kind {
+            D::UnexpectedEof { .. } => Kind::UnexpectedEof,
+            D::CrcMismatch { .. } => Kind::CrcMismatch,
+            D::UnsupportedMagic(_) => Kind::BadMagic,
+            D::NegativeLength { .. } => Kind::NegativeLength,
+            D::VarintOverlong => Kind::VarintOverlong,
+            D::RecordCountMismatch { .. } => Kind::RecordCountMismatch,
+            D::RecordsRemaining { .. } => Kind::RecordsRemaining,
+            D::RecordLengthMismatch { .. } => Kind::RecordLengthMismatch,
+            D::SizeTooSmall { .. } => Kind::SizeTooSmall,
+            D::BatchTooSmall { .. } => Kind::BatchTooSmall,
+            D::PastEndOfFile { .. } => Kind::TornTail,
+            D::LengthPastEof { .. } => Kind::LengthPastEof,
+            D::OffsetOverflow { .. } => Kind::OffsetOverflow,
+            D::TrailingZeros { .. } => Kind::TrailingZeros,
+            D::UnknownCompression(_) => Kind::UnknownCompression,
+            D::Decompress { .. } => Kind::DecompressFailed,
+            D::DecompressedTooLarge { .. } => Kind::DecompressedTooLarge,
+            D::InvalidRecordCount(_) => Kind::InvalidRecordCount,
+            D::OffsetDeltaOutOfRange { .. } => Kind::OffsetDeltaOutOfRange,
+            D::NegativeLastOffsetDelta(_) => Kind::NegativeLastOffsetDelta,
+            D::TooManyRecords { .. } => Kind::TooManyRecords,
+            D::OffsetNotIncreasing { .. } => Kind::OffsetNotIncreasing,
+            D::BelowSegmentBase { .. } => Kind::BelowSegmentBase,
+            D::RelativeOffsetOverflow { .. } => Kind::RelativeOffsetOverflow,
+            D::BadControlRecord { .. } => Kind::BadControlRecord,
+            D::IndexLength { .. } => Kind::IndexLength,
+            D::ValueOutOfRange { .. } => Kind::ValueOutOfRange,
+            D::InvalidUtf8 { .. } => Kind::InvalidUtf8,
+            D::UnknownVersion { .. } => Kind::UnknownVersion,
+            D::UnexpectedNull { .. } => Kind::UnexpectedNull,
+            D::TrailingBytes { .. } => Kind::TrailingBytes,
+            D::BadWrapper { .. } => Kind::BadWrapper,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A kind equals its stable name (`kind == "crc_mismatch"`).
+impl PartialEq<&str> for Kind {
+    fn eq(&self, name: &&str) -> bool {
+        self.name() == *name
+    }
+}
+
+impl Serialize for Kind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+fn path_as_string<S: Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
+}
+
+/// One thing an inspection found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub kind: Kind,
+    pub severity: Severity,
+    /// The file it concerns.
+    #[serde(serialize_with = "path_as_string")]
+    pub file: PathBuf,
+    /// Byte position in that file where the damaged entry (batch, torn
+    /// tail, index entry) starts.
+    pub position: u64,
+    /// The exact byte of the defect (at or after `position`).
+    pub byte: u64,
+    /// The Kafka offset concerned, when known (a batch's base offset).
+    pub offset: Option<i64>,
+    /// The producer concerned, for producer-state findings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub producer_id: Option<i64>,
+    /// What exactly, for a person.
+    pub detail: String,
+}
+
+impl Finding {
+    /// A finding of `kind` with its default severity.
+    pub fn new(
+        kind: Kind,
+        file: impl Into<PathBuf>,
+        position: u64,
+        offset: Option<i64>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Finding {
+            kind,
+            severity: kind.severity(),
+            file: file.into(),
+            position,
+            byte: position,
+            offset,
+            producer_id: None,
+            detail: detail.into(),
+        }
+    }
+
+    /// The same finding about producer `producer_id`.
+    pub fn with_producer(mut self, producer_id: i64) -> Self {
+        self.producer_id = Some(producer_id);
+        self
+    }
+
+    /// A decoding defect of the entry at `position` of `file`.
+    pub fn decode(
+        file: impl Into<PathBuf>,
+        position: u64,
+        offset: Option<i64>,
+        error: &DecodeError,
+    ) -> Self {
+        let mut f = Finding::new(
+            Kind::of_decode(&error.kind),
+            file,
+            position,
+            offset,
+            error.to_string(),
+        );
+        f.byte = error.offset;
+        f
+    }
+
+    /// The same finding as another kind, with that kind's severity.
+    pub fn with_kind(mut self, kind: Kind) -> Self {
+        self.kind = kind;
+        self.severity = kind.severity();
+        self
+    }
+
+    /// The same finding with another severity (when the context decides).
+    pub fn with_severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
+    /// Whether it makes a run fail at `fail_on`.
+    pub fn fails(&self, fail_on: Severity) -> bool {
+        self.severity >= fail_on
+    }
+}
+
+impl fmt::Display for Finding {
+    /// `file:position severity kind [producer N: ]detail`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{} {} {} ",
+            self.file.display(),
+            self.position,
+            self.severity,
+            self.kind
+        )?;
+        if let Some(pid) = self.producer_id {
+            write!(f, "producer {pid}: ")?;
+        }
+        f.write_str(&self.detail)
+    }
+}
+
+/// Counts of findings per severity and kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    counts: BTreeMap<(std::cmp::Reverse<Severity>, Kind), u64>,
+}
+
+impl Summary {
+    /// Count `findings`.
+    pub fn of<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Self {
+        let mut counts = BTreeMap::new();
+        for f in findings {
+            *counts
+                .entry((std::cmp::Reverse(f.severity), f.kind))
+                .or_insert(0) += 1;
+        }
+        Summary { counts }
+    }
+
+    /// How many findings have `severity`.
+    pub fn count(&self, severity: Severity) -> u64 {
+        self.counts
+            .iter()
+            .filter(|((s, _), _)| s.0 == severity)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// How many findings fail a run at `fail_on`.
+    pub fn failing(&self, fail_on: Severity) -> u64 {
+        self.counts
+            .iter()
+            .filter(|((s, _), _)| s.0 >= fail_on)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Whether there are no findings at all.
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+}
+
+impl fmt::Display for Summary {
+    /// `1 error: 1 crc_mismatch; 49 warnings: 49 index_missing` (or `no findings`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.counts.is_empty() {
+            return f.write_str("no findings");
+        }
+        let mut first = true;
+        for severity in [Severity::Error, Severity::Warning, Severity::Note] {
+            let total = self.count(severity);
+            if total == 0 {
+                continue;
+            }
+            if !first {
+                f.write_str("; ")?;
+            }
+            first = false;
+            write!(f, "{}:", severity.counted(total))?;
+            let kinds = self.counts.iter().filter(|((s, _), _)| s.0 == severity);
+            for (i, ((_, kind), n)) in kinds.enumerate() {
+                let sep = if i == 0 { " " } else { ", " };
+                write!(f, "{sep}{n} {kind}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_snake_case() {
+        let mut seen = std::collections::BTreeSet::new();
+        for k in Kind::ALL {
+            assert!(seen.insert(k.name()), "{} twice", k.name());
+            assert!(k
+                .name()
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'));
+        }
+    }
+
+    #[test]
+    fn summary_groups_by_severity_then_kind() {
+        let f = |k: Kind| Finding::new(k, "x", 0, None, "");
+        let all = vec![
+            f(Kind::IndexMissing),
+            f(Kind::CrcMismatch),
+            f(Kind::IndexMissing),
+            f(Kind::IndexTrailingZeros),
+            f(Kind::TornTail),
+        ];
+        let s = Summary::of(&all);
+        assert_eq!(
+            s.to_string(),
+            "2 errors: 1 crc_mismatch, 1 torn_tail; 2 warnings: 2 index_missing; \
+             1 note: 1 index_trailing_zeros"
+        );
+        assert_eq!(s.failing(Severity::Error), 2);
+        assert_eq!(s.failing(Severity::Warning), 4);
+        assert_eq!(s.failing(Severity::Note), 5);
+    }
+
+    #[test]
+    fn decode_kinds_keep_their_names() {
+        let e = DecodeErrorKind::PastEndOfFile {
+            declared: 1,
+            available: 0,
+        };
+        assert_eq!(Kind::of_decode(&e).name(), e.name());
+    }
+}

@@ -1,0 +1,505 @@
+//! The one walk over a partition's segments.
+//!
+//! Everything that reads a partition entry by entry — lag, producer state,
+//! committed-offset replay, recovery, the consumer, diff, dump, stats,
+//! verify — goes through [`Walk`], so "where a partition starts", "where it
+//! ends", "where offset N is" and "what happens at damage" have one
+//! definition each:
+//!
+//! - the walk starts at an offset: in the segment whose base offset is the
+//!   largest not above it, at the position its offset index gives
+//!   ([`Partition::seek`]), skipping entries that end below it;
+//! - [`Policy`] says what is damage and what then happens. Damage is a torn
+//!   or corrupt tail (framing breaks), an entry whose offsets run past
+//!   `i64::MAX`, and — when the policy checks CRCs — an entry whose checksum
+//!   fails. [`OnDamage::Stop`] ends the walk at the first damage, as Kafka's
+//!   recovery does (`LogSegment.recover` truncates at the first invalid
+//!   batch); [`OnDamage::Resync`] reports it and goes on at the next
+//!   CRC-valid batch of the same file ([`resync`]), or the next segment;
+//! - every entry handed out carries its checked next offset: no caller adds
+//!   1 to a last offset;
+//! - a declared length that runs past the end of the file is `torn_tail`
+//!   only when nothing valid follows it; when valid batches resume later in
+//!   the file it is `length_past_eof` and the detail says where.
+//!
+//! Memory is the segment reader's: its buffers plus the largest batch.
+
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
+use crate::format::batch::{self, BatchView, DecodeLimits, HEADER_LEN};
+use crate::format::{index, Entry};
+use crate::log::segment::{BatchCheck, SegmentReader, Tail};
+use crate::log::{Partition, SegmentFiles};
+
+/// What happens at damage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnDamage {
+    /// End the walk: everything after the first damage is beyond the valid log.
+    Stop,
+    /// Report the damage and go on at the next CRC-valid batch.
+    Resync,
+}
+
+/// Whether the walker checks each entry's CRC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Checks {
+    /// An entry whose CRC fails is damage and is not handed out.
+    Crc,
+    /// Only the framing and headers are read; every framed entry is handed
+    /// out and the caller decides what a CRC failure means.
+    HeadersOnly,
+}
+
+/// How a walk treats damage and CRCs.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    pub on_damage: OnDamage,
+    pub checks: Checks,
+    /// Have read-ahead threads check CRCs and records of plain batches on
+    /// the way (see [`SegmentReader::check_ahead`]); the result comes with
+    /// each entry.
+    pub check_ahead: Option<DecodeLimits>,
+}
+
+impl Policy {
+    /// The valid log as Kafka's recovery sees it: CRC-checked, ending at the first damage.
+    pub const VALID_PREFIX: Policy = Policy {
+        on_damage: OnDamage::Stop,
+        checks: Checks::Crc,
+        check_ahead: None,
+    };
+    /// Every CRC-valid entry, past damage (what analysis and replay read).
+    pub const VALID_ENTRIES: Policy = Policy {
+        on_damage: OnDamage::Resync,
+        checks: Checks::Crc,
+        check_ahead: None,
+    };
+    /// Every framed entry, CRC-valid or not, past damage (dumps and verification).
+    pub const EVERY_ENTRY: Policy = Policy {
+        on_damage: OnDamage::Resync,
+        checks: Checks::HeadersOnly,
+        check_ahead: None,
+    };
+    /// Framing and headers only, ending at the first framing damage (cheap counts).
+    pub const HEADERS: Policy = Policy {
+        on_damage: OnDamage::Stop,
+        checks: Checks::HeadersOnly,
+        check_ahead: None,
+    };
+}
+
+/// Damage the walk met.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// The segment file.
+    pub file: PathBuf,
+    /// Where the damaged entry, or the bytes that cannot be framed, start.
+    pub position: u64,
+    /// What is wrong, at its exact byte.
+    pub error: DecodeError,
+    /// The damaged entry's base offset, when its header could be read.
+    pub base_offset: Option<i64>,
+    /// Whether the framing broke here (a tail), rather than one whole
+    /// entry failing its CRC or offset checks.
+    pub framing: bool,
+    /// The damaged entry's size, when it was framed (`framing` is false).
+    pub entry_size: Option<u64>,
+    /// With [`OnDamage::Resync`]: where valid batches resume in this file.
+    pub resumes: Option<Resynced>,
+    /// The file's length.
+    pub file_len: u64,
+}
+
+/// A whole, CRC-valid v2 batch found by [`resync`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resynced {
+    pub position: u64,
+    pub base_offset: i64,
+}
+
+/// One entry handed out by the walk.
+#[derive(Debug, Clone, Copy)]
+pub struct Walked<'w, 'p> {
+    /// The segment it lies in.
+    pub segment: &'p SegmentFiles,
+    pub entry: Entry<'w>,
+    /// One past its last offset (checked: the walk treats an overflow as damage).
+    pub next_offset: i64,
+    /// What a read-ahead thread's CRC and record check returned, if one ran.
+    pub check: Option<BatchCheck>,
+}
+
+/// A step of the walk.
+#[derive(Debug)]
+pub enum Step<'w, 'p> {
+    /// The walk enters a segment (it will read it from `position`).
+    SegmentStart {
+        segment: &'p SegmentFiles,
+        position: u64,
+    },
+    /// An entry.
+    Entry(Walked<'w, 'p>),
+    /// Damage (see [`Policy`]); with [`OnDamage::Stop`] the last step.
+    Damage(Damage),
+    /// The walk leaves a segment whose file has `file_len` bytes.
+    SegmentEnd {
+        segment: &'p SegmentFiles,
+        file_len: u64,
+    },
+}
+
+/// A walk over a partition's segments; see the module docs.
+pub struct Walk<'p> {
+    partition: &'p Partition,
+    policy: Policy,
+    from: i64,
+    /// Index of the segment being read (or to be opened next).
+    seg: usize,
+    state: State,
+    /// Position to open the next segment at.
+    start: u64,
+    damage: Vec<Damage>,
+    /// One past the last offset handed out.
+    next_offset: Option<i64>,
+}
+
+/// Where the walk is.
+enum State {
+    /// Segment `seg` is to be opened at `start`.
+    Open,
+    /// Reading segment `seg`.
+    Reading(Box<SegmentReader>),
+    /// Segment `seg` (of this many bytes) is finished: say so, then go on.
+    Ending(u64),
+    /// Nothing more.
+    Done,
+}
+
+impl Partition {
+    /// Walk the whole partition under `policy`.
+    pub fn walk(&self, policy: Policy) -> Walk<'_> {
+        Walk::new(self, i64::MIN, policy)
+    }
+
+    /// Walk from the entry holding `offset` (entries ending below it are skipped).
+    pub fn walk_from(&self, offset: i64, policy: Policy) -> Walk<'_> {
+        Walk::new(self, offset, policy)
+    }
+
+    /// The segment that holds `offset` (by index into `segments`) and the
+    /// position to start reading it at, from its offset index (Kafka's
+    /// `LogSegment.translateOffset` starts from the index's floor entry too).
+    pub fn seek(&self, offset: i64) -> Option<(usize, u64)> {
+        let i = self
+            .segments
+            .partition_point(|s| s.base_offset <= offset)
+            .checked_sub(1)?;
+        let seg = self.segments.get(i)?;
+        Some((i, index_start_position(seg, offset)))
+    }
+
+    /// The log end offset: one past the last offset of the last valid batch
+    /// of the last segment, read from its last offset-index entry on (so the
+    /// cost does not grow with the partition), ending at the first damage.
+    /// An empty last segment ends at its base offset; no segments: 0.
+    pub fn log_end_offset(&self) -> Result<i64> {
+        let Some(last) = self.segments.last() else {
+            return Ok(0);
+        };
+        let i = self.segments.len() - 1;
+        let start = index_start_position(last, i64::MAX);
+        if let Some(end) = self.segment_end(i, start)? {
+            return Ok(end);
+        }
+        // The index pointed somewhere that holds no valid batch: read it all.
+        Ok(self.segment_end(i, 0)?.unwrap_or(last.base_offset))
+    }
+
+    /// One past the last valid offset of the last segment read from
+    /// `start`, if any batch is valid there.
+    fn segment_end(&self, last: usize, start: u64) -> Result<Option<i64>> {
+        let mut walk = Walk::new(self, i64::MIN, Policy::VALID_PREFIX);
+        walk.seg = last;
+        walk.start = start;
+        walk.state = State::Open;
+        while walk.next_entry()?.is_some() {}
+        Ok(walk.next_offset())
+    }
+
+    /// The log start offset: the first segment's base offset, or the
+    /// `log-start-offset-checkpoint` entry when that is higher (after
+    /// DeleteRecords it can lie inside the first segment; Kafka's
+    /// `UnifiedLog` takes the larger of the two on load).
+    pub fn log_start_offset(&self, checkpointed: Option<i64>) -> i64 {
+        let first = self.segments.first().map_or(0, |s| s.base_offset);
+        checkpointed.map_or(first, |c| c.max(first))
+    }
+}
+
+/// Where to start reading `seg` to find `offset` (see [`index::start_position`]).
+fn index_start_position(seg: &SegmentFiles, offset: i64) -> u64 {
+    let bytes = seg
+        .index
+        .as_ref()
+        .and_then(|path| std::fs::read(path).ok())
+        .unwrap_or_default();
+    index::start_position(&bytes, seg.base_offset, offset)
+}
+
+impl<'p> Walk<'p> {
+    fn new(partition: &'p Partition, from: i64, policy: Policy) -> Self {
+        let (seg, start) = if from == i64::MIN {
+            (0, 0)
+        } else {
+            partition.seek(from).unwrap_or((0, 0))
+        };
+        Walk {
+            partition,
+            policy,
+            from,
+            seg,
+            state: State::Open,
+            start,
+            damage: Vec::new(),
+            next_offset: None,
+        }
+    }
+
+    /// One past the last offset handed out so far (`None` before the first entry).
+    pub fn next_offset(&self) -> Option<i64> {
+        self.next_offset
+    }
+
+    /// The damage met so far (every [`Step::Damage`] also lands here).
+    pub fn damage(&self) -> &[Damage] {
+        &self.damage
+    }
+
+    /// Take the damage met so far out of the walk.
+    pub fn take_damage(&mut self) -> Vec<Damage> {
+        std::mem::take(&mut self.damage)
+    }
+
+    /// The next entry, skipping segment boundaries and recording damage.
+    pub fn next_entry(&mut self) -> Result<Option<Walked<'_, 'p>>> {
+        loop {
+            match self.advance()? {
+                Advanced::Entry => break,
+                Advanced::End => return Ok(None),
+                Advanced::SegmentStart(..) | Advanced::SegmentEnd(..) | Advanced::Damage => {}
+            }
+        }
+        Ok(self.current())
+    }
+
+    /// The next step (segment boundaries, entries and damage in file order).
+    pub fn next_step(&mut self) -> Result<Option<Step<'_, 'p>>> {
+        Ok(match self.advance()? {
+            Advanced::End => None,
+            Advanced::SegmentStart(segment, position) => {
+                Some(Step::SegmentStart { segment, position })
+            }
+            Advanced::SegmentEnd(segment, file_len) => Some(Step::SegmentEnd { segment, file_len }),
+            Advanced::Damage => self.damage.last().cloned().map(Step::Damage),
+            Advanced::Entry => self.current().map(Step::Entry),
+        })
+    }
+
+    fn current(&self) -> Option<Walked<'_, 'p>> {
+        let State::Reading(reader) = &self.state else {
+            return None;
+        };
+        let segment = self.partition.segments.get(self.seg)?;
+        let (entry, check) = reader.current()?;
+        Some(Walked {
+            segment,
+            entry,
+            next_offset: entry.checked_next_offset()?,
+            check,
+        })
+    }
+
+    /// Move to the next step; an entry is left current in the reader.
+    fn advance(&mut self) -> Result<Advanced<'p>> {
+        loop {
+            let Some(segment) = self.partition.segments.get(self.seg) else {
+                self.state = State::Done;
+                return Ok(Advanced::End);
+            };
+            let reader = match &mut self.state {
+                State::Done => return Ok(Advanced::End),
+                State::Ending(file_len) => {
+                    let file_len = *file_len;
+                    self.seg += 1;
+                    self.start = 0;
+                    self.state = State::Open;
+                    return Ok(Advanced::SegmentEnd(segment, file_len));
+                }
+                State::Open => {
+                    let position = self.start;
+                    self.state = State::Reading(Box::new(self.open(&segment.log, position)?));
+                    return Ok(Advanced::SegmentStart(segment, position));
+                }
+                State::Reading(reader) => reader,
+            };
+            if !reader.advance()? {
+                let file_len = reader.file_len();
+                let Some(Tail::Truncated { at, error, .. } | Tail::Corrupt { at, error, .. }) =
+                    reader.tail()
+                else {
+                    self.state = State::Ending(file_len);
+                    continue;
+                };
+                let resumes = resync(&segment.log, at.saturating_add(1))?;
+                let error = match (error.kind, resumes) {
+                    (
+                        DecodeErrorKind::PastEndOfFile {
+                            declared,
+                            available,
+                        },
+                        Some(r),
+                    ) => DecodeError::new(
+                        error.offset,
+                        DecodeErrorKind::LengthPastEof {
+                            declared,
+                            available,
+                            resumes_at: r.position,
+                        },
+                    ),
+                    _ => error,
+                };
+                let resync_here = self.policy.on_damage == OnDamage::Resync;
+                self.damage.push(Damage {
+                    file: segment.log.clone(),
+                    position: at,
+                    error,
+                    base_offset: None,
+                    framing: true,
+                    entry_size: None,
+                    resumes: resumes.filter(|_| resync_here),
+                    file_len,
+                });
+                self.state = match (self.policy.on_damage, resumes) {
+                    (OnDamage::Resync, Some(r)) => {
+                        State::Reading(Box::new(self.open(&segment.log, r.position)?))
+                    }
+                    (OnDamage::Resync, None) => State::Ending(file_len),
+                    (OnDamage::Stop, _) => State::Done,
+                };
+                return Ok(Advanced::Damage);
+            }
+            let file_len = reader.file_len();
+            let Some((entry, _)) = reader.current() else {
+                continue;
+            };
+            let position = entry.position();
+            let base_offset = entry.base_offset();
+            let entry_size = entry.size();
+            let next = entry.checked_next_offset();
+            let problem = match next {
+                None => Some(DecodeError::new(
+                    position,
+                    DecodeErrorKind::OffsetOverflow {
+                        base_offset,
+                        last_offset_delta: entry.last_offset().wrapping_sub(base_offset),
+                    },
+                )),
+                Some(_) if self.policy.checks == Checks::Crc => entry.check_crc().err(),
+                Some(_) => None,
+            };
+            if let Some(error) = problem {
+                self.damage.push(Damage {
+                    file: segment.log.clone(),
+                    position,
+                    error,
+                    base_offset: Some(base_offset),
+                    framing: false,
+                    entry_size: Some(entry_size),
+                    resumes: None,
+                    file_len,
+                });
+                if self.policy.on_damage == OnDamage::Stop {
+                    self.state = State::Done;
+                }
+                return Ok(Advanced::Damage);
+            }
+            let Some(next) = next else { continue };
+            if next <= self.from {
+                continue;
+            }
+            self.next_offset = Some(next);
+            return Ok(Advanced::Entry);
+        }
+    }
+
+    fn open(&self, log: &Path, position: u64) -> Result<SegmentReader> {
+        let mut reader = SegmentReader::open_at(log, position)?;
+        if let Some(limits) = self.policy.check_ahead {
+            reader.check_ahead(limits);
+        }
+        Ok(reader)
+    }
+}
+
+/// What [`Walk::advance`] moved to.
+enum Advanced<'p> {
+    End,
+    SegmentStart(&'p SegmentFiles, u64),
+    SegmentEnd(&'p SegmentFiles, u64),
+    Damage,
+    Entry,
+}
+
+/// Search `log` forward from `from` for the next position where a plausible
+/// v2 batch starts: magic 2, a size that fits the file and the header, and a
+/// CRC-32C that matches. Returns `None` when no such position exists.
+pub fn resync(log: &Path, from: u64) -> Result<Option<Resynced>> {
+    let file = std::fs::File::open(log).map_err(|e| Error::io(log, "open", e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(log, "stat", e))?
+        .len();
+    const WINDOW: u64 = 1 << 20;
+    let mut buf = vec![0u8; (WINDOW as usize) + HEADER_LEN];
+    let mut start = from;
+    let mut batch_buf = Vec::new();
+    while start + (HEADER_LEN as u64) <= len {
+        let n = (len - start).min(buf.len() as u64) as usize;
+        let window = buf.get_mut(..n).unwrap_or(&mut []);
+        file.read_exact_at(window, start)
+            .map_err(|e| Error::io(log, "read", e))?;
+        let candidates = n.saturating_sub(HEADER_LEN) + 1;
+        for i in 0..candidates.min(WINDOW as usize) {
+            let Some(head) = window.get(i..i + HEADER_LEN) else {
+                break;
+            };
+            if head.get(batch::MAGIC) != Some(&2) {
+                continue;
+            }
+            let Ok(h) = batch::BatchHeader::parse(head, start + i as u64) else {
+                continue;
+            };
+            let pos = start + i as u64;
+            if h.size() < HEADER_LEN as u64
+                || pos + h.size() > len
+                || h.last_offset_delta < 0
+                || h.records_count < 0
+            {
+                continue;
+            }
+            batch_buf.resize(h.size() as usize, 0);
+            file.read_exact_at(&mut batch_buf, pos)
+                .map_err(|e| Error::io(log, "read", e))?;
+            if BatchView::new(&batch_buf, pos).is_ok_and(|b| b.crc_valid()) {
+                return Ok(Some(Resynced {
+                    position: pos,
+                    base_offset: h.base_offset,
+                }));
+            }
+        }
+        start += WINDOW;
+    }
+    Ok(None)
+}
