@@ -70,15 +70,10 @@ impl FailOn {
     }
 }
 
-/// Which records a consumer can read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Isolation {
-    /// Everything up to the high watermark (the log end offset when no checkpoint gives it).
-    #[value(alias = "read_uncommitted")]
-    ReadUncommitted,
-    /// Up to the last stable offset, without aborted transactions.
-    #[value(alias = "read_committed")]
-    ReadCommitted,
+/// Parse `--isolation` into the library's one [`Isolation`] (Kafka's
+/// `read_committed` spelling is accepted too).
+pub fn isolation(s: &str) -> Result<kaen_log::txn::Isolation, String> {
+    s.parse()
 }
 
 /// Output format of table-shaped commands.

@@ -25,15 +25,7 @@ use crate::log::checkpoint;
 use crate::log::{DataDir, Partition, Policy};
 use crate::offsets::Replay;
 
-/// Which end a consumer can read to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Isolation {
-    /// Up to the high watermark (or log end).
-    #[default]
-    ReadUncommitted,
-    /// Up to the last stable offset.
-    ReadCommitted,
-}
+pub use crate::txn::Isolation;
 
 /// A partition's offsets as the files tell them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -301,55 +301,8 @@ fn walk_and_check(
                     c.observe(pos, base, last);
                 }
                 if named {
-                    let seg_base = w.segment.base_offset;
-                    if base < seg_base {
-                        report.push(
-                            path,
-                            pos,
-                            Some(base),
-                            DecodeError::new(
-                                pos,
-                                DecodeErrorKind::BelowSegmentBase {
-                                    segment_base: seg_base,
-                                    base_offset: base,
-                                },
-                            ),
-                        );
-                    } else if last
-                        .checked_sub(seg_base)
-                        .is_none_or(|rel| rel > i64::from(i32::MAX))
-                    {
-                        report.push(
-                            path,
-                            pos,
-                            Some(base),
-                            DecodeError::new(
-                                pos,
-                                DecodeErrorKind::RelativeOffsetOverflow {
-                                    segment_base: seg_base,
-                                    offset: last,
-                                },
-                            ),
-                        );
-                    }
-                    // Offsets must increase in a real log. A file not named like a
-                    // segment may be batches captured from separate fetches, so the
-                    // order is not checked there.
-                    if let Some(prev) = *last_offset {
-                        if base <= prev {
-                            report.push(
-                                path,
-                                pos,
-                                Some(base),
-                                DecodeError::new(
-                                    pos,
-                                    DecodeErrorKind::OffsetNotIncreasing {
-                                        previous_last: prev,
-                                        base_offset: base,
-                                    },
-                                ),
-                            );
-                        }
+                    for kind in offset_order(w.segment.base_offset, *last_offset, base, last) {
+                        report.push(path, pos, Some(base), DecodeError::new(pos, kind));
                     }
                 }
                 *last_offset = Some(last.max(last_offset.unwrap_or(i64::MIN)));
@@ -361,6 +314,41 @@ fn walk_and_check(
         }
     }
     Ok(())
+}
+
+/// What is wrong with the offsets `base..=last` of an entry in the segment
+/// named `segment_base`, after an entry ending at `previous`: below the
+/// name's base offset, past the 32-bit relative range, or not above the
+/// previous entry. (A file not named like a segment may hold batches
+/// captured from separate fetches, so the caller skips this for one.)
+fn offset_order(
+    segment_base: i64,
+    previous: Option<i64>,
+    base: i64,
+    last: i64,
+) -> Vec<DecodeErrorKind> {
+    let mut out = Vec::new();
+    if base < segment_base {
+        out.push(DecodeErrorKind::BelowSegmentBase {
+            segment_base,
+            base_offset: base,
+        });
+    } else if last
+        .checked_sub(segment_base)
+        .is_none_or(|rel| rel > i64::from(i32::MAX))
+    {
+        out.push(DecodeErrorKind::RelativeOffsetOverflow {
+            segment_base,
+            offset: last,
+        });
+    }
+    if let Some(previous_last) = previous.filter(|&p| base <= p) {
+        out.push(DecodeErrorKind::OffsetNotIncreasing {
+            previous_last,
+            base_offset: base,
+        });
+    }
+    out
 }
 
 /// The CRC first, then (if it holds) the records: a batch that fails its CRC is not read further.

@@ -11,10 +11,11 @@ use kaen_log::log::{classify, parse_segment_name, Partition, PathKind, Policy};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::cli::{Isolation, OutputFormat};
+use crate::cli::OutputFormat;
 use crate::exit::Outcome;
 use crate::report::internal::{self, Internal};
 use crate::report::{indexes, text_bytes, write_json_bytes, JsonBytes, Output};
+use kaen_log::txn::Isolation;
 
 /// Print the batches of a segment (with --records, every record), or the
 /// entries of a `.index`, `.timeindex`, `.txnindex` or `.snapshot` file.
@@ -58,10 +59,11 @@ pub struct DumpSegmentArgs {
     /// bytes (an annotated byte layout, for learning the format).
     #[arg(long)]
     pub layout: bool,
-    /// read-committed: show what a read_committed consumer sees (records of
+    /// read-uncommitted (everything), or read-committed: show what a
+    /// read_committed consumer sees (records of
     /// aborted transactions hidden, control batches hidden, stop at the last
     /// stable offset).
-    #[arg(long, value_enum, default_value_t = Isolation::ReadUncommitted)]
+    #[arg(long, value_parser = crate::cli::isolation, default_value = "read-uncommitted")]
     pub isolation: Isolation,
 }
 

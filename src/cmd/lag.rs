@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use kaen_log::lag::{self, LagOptions, LagRow};
 use kaen_log::offsets::ReplayOptions;
 
-use crate::cli::{Isolation, TableFormat};
+use crate::cli::TableFormat;
 use crate::exit::Outcome;
 use crate::report::table::{render, render_csv};
 use crate::report::Output;
+use kaen_log::txn::Isolation;
 
 /// For every committed offset, how far the group is behind.
 ///
@@ -35,8 +36,9 @@ pub struct LagArgs {
     /// Only this group.
     #[arg(long)]
     pub group: Option<String>,
-    /// Which end the consumer reads to.
-    #[arg(long, value_enum, default_value_t = Isolation::ReadUncommitted)]
+    /// Which end the consumer reads to: read-uncommitted (the high watermark)
+    /// or read-committed (the last stable offset).
+    #[arg(long, value_parser = crate::cli::isolation, default_value = "read-uncommitted")]
     pub isolation: Isolation,
     /// Exit 1 when any partition's lag is above N.
     #[arg(long, value_name = "N")]
@@ -56,10 +58,7 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         ..ReplayOptions::default()
     };
     let (dirs, replay, _) = crate::cmd::replay_offsets::replay_dirs(&args.dirs, opts)?;
-    let isolation = match args.isolation {
-        Isolation::ReadUncommitted => lag::Isolation::ReadUncommitted,
-        Isolation::ReadCommitted => lag::Isolation::ReadCommitted,
-    };
+    let isolation = args.isolation;
     let rows = lag::compute(
         &dirs,
         &replay,

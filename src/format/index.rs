@@ -97,12 +97,15 @@ pub fn encode_txn_entry(
     out
 }
 
-/// How many entries of an index are used: whole entries, less a trailing
-/// run of all-zero entries after the first (preallocated slots a broker
-/// leaves after an unclean shutdown).
+/// How many entries of an index are used: whole entries, less the trailing
+/// run of all-zero slots that `AbstractIndex` preallocates (the active
+/// segment's index is `segment.index.bytes` long until the segment rolls).
+/// An all-zero first slot is never a real entry either: `LogSegment.append`
+/// indexes a batch only once more than `index.interval.bytes` lie before
+/// it, so no entry ever points at position 0.
 pub fn used_entries(bytes: &[u8], entry_len: usize) -> usize {
     let mut used = bytes.len() / entry_len;
-    while used > 1
+    while used > 0
         && bytes
             .get((used - 1) * entry_len..used * entry_len)
             .is_some_and(|e| e.iter().all(|&b| b == 0))

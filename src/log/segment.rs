@@ -386,15 +386,9 @@ impl Job {
                     _ => break,
                 },
             }
-            let size = i32::from_be_bytes([head[8], head[9], head[10], head[11]]);
-            let magic = head[batch::MAGIC];
-            if size < MIN_ENTRY_SIZE || !(0..=2).contains(&magic) {
+            let Frame::Whole { total, magic } = frame(&head, self.end - pos) else {
                 break;
-            }
-            let total = LOG_OVERHEAD as u64 + size as u64;
-            if total > self.end - pos || (magic == 2 && total < batch::HEADER_LEN as u64) {
-                break;
-            }
+            };
             let total = total as usize;
             // attributes (int16 at 21): the codec is in the low 3 bits.
             let codec = bytes.get(off + batch::ATTRIBUTES + 1).map(|a| a & 0x07);
@@ -418,6 +412,48 @@ impl Job {
             })
             .collect()
     }
+}
+
+/// How an entry frames, from its first 17 bytes (offset, size, 4 bytes,
+/// magic) and the bytes `left` from its start to the end of the file —
+/// the checks of Kafka's `FileLogInputStream.nextBatch`, in its order: a
+/// size below the minimum overhead, a size past the end of the file (a
+/// torn tail), an unknown magic, a v2 batch shorter than its header.
+enum Frame {
+    /// A whole entry of `total` bytes.
+    Whole { total: u64, magic: i8 },
+    /// The declared size runs past the end of the file.
+    PastEnd { declared: u64 },
+    /// The header is impossible; `at` is the field's offset in the entry.
+    Corrupt { at: u64, kind: DecodeErrorKind },
+}
+
+fn frame(head: &[u8; HEADER_SIZE_UP_TO_MAGIC], left: u64) -> Frame {
+    let size = i32::from_be_bytes([head[8], head[9], head[10], head[11]]);
+    let magic = head[batch::MAGIC] as i8;
+    if size < MIN_ENTRY_SIZE {
+        return Frame::Corrupt {
+            at: batch::BATCH_LENGTH as u64,
+            kind: DecodeErrorKind::SizeTooSmall { size },
+        };
+    }
+    let total = LOG_OVERHEAD as u64 + size as u64;
+    if total > left {
+        return Frame::PastEnd { declared: total };
+    }
+    if !(0..=2).contains(&magic) {
+        return Frame::Corrupt {
+            at: batch::MAGIC as u64,
+            kind: DecodeErrorKind::UnsupportedMagic(magic),
+        };
+    }
+    if magic == 2 && total < batch::HEADER_LEN as u64 {
+        return Frame::Corrupt {
+            at: batch::BATCH_LENGTH as u64,
+            kind: DecodeErrorKind::BatchTooSmall { size: total as i64 },
+        };
+    }
+    Frame::Whole { total, magic }
 }
 
 /// Whether a second thread can run at the same time.
@@ -778,14 +814,9 @@ impl SegmentReader {
             });
         }
         self.ensure(HEADER_SIZE_UP_TO_MAGIC)?;
-        let head = self.unread(HEADER_SIZE_UP_TO_MAGIC);
-        let size = i32::from_be_bytes(
-            head.get(8..12)
-                .and_then(|b| b.try_into().ok())
-                .unwrap_or([0; 4]),
-        );
-        let magic = head.get(16).map_or(0, |&m| m as i8);
-        if size == 0 && head.iter().all(|&b| b == 0) && self.rest_is_zero()? {
+        let mut head = [0u8; HEADER_SIZE_UP_TO_MAGIC];
+        head.copy_from_slice(self.unread(HEADER_SIZE_UP_TO_MAGIC));
+        if head.iter().all(|&b| b == 0) && self.rest_is_zero()? {
             let error = DecodeError::new(at, DecodeErrorKind::TrailingZeros { len: left });
             return self.finish(Tail::Corrupt {
                 at,
@@ -793,48 +824,24 @@ impl SegmentReader {
                 error,
             });
         }
-        if size < MIN_ENTRY_SIZE {
-            let error = DecodeError::new(
-                at + batch::BATCH_LENGTH as u64,
-                DecodeErrorKind::SizeTooSmall { size },
-            );
-            return self.finish(Tail::Corrupt {
-                at,
-                len: left,
-                error,
-            });
-        }
-        let total = LOG_OVERHEAD as u64 + size as u64;
-        if total > left {
-            return self.finish(Tail::Truncated {
-                at,
-                len: left,
-                error: torn(total),
-            });
-        }
-        if !(0..=2).contains(&magic) {
-            let error = DecodeError::new(
-                at + batch::MAGIC as u64,
-                DecodeErrorKind::UnsupportedMagic(magic),
-            );
-            return self.finish(Tail::Corrupt {
-                at,
-                len: left,
-                error,
-            });
-        }
-        if magic == 2 && total < batch::HEADER_LEN as u64 {
-            let error = DecodeError::new(
-                at + batch::BATCH_LENGTH as u64,
-                DecodeErrorKind::BatchTooSmall { size: total as i64 },
-            );
-            return self.finish(Tail::Corrupt {
-                at,
-                len: left,
-                error,
-            });
-        }
-        let total = total as usize;
+        let (total, magic) = match frame(&head, left) {
+            Frame::Whole { total, magic } => (total as usize, magic),
+            Frame::PastEnd { declared } => {
+                return self.finish(Tail::Truncated {
+                    at,
+                    len: left,
+                    error: torn(declared),
+                })
+            }
+            Frame::Corrupt { at: field, kind } => {
+                let error = DecodeError::new(at + field, kind);
+                return self.finish(Tail::Corrupt {
+                    at,
+                    len: left,
+                    error,
+                });
+            }
+        };
         self.ensure(total)?;
         self.pos += total as u64;
         let from_carry = self.in_carry();

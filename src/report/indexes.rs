@@ -38,16 +38,13 @@ pub fn dump_index(
             bytes.len()
         );
     }
-    let body = bytes.get(..whole).unwrap_or(&[]);
-    let mut prev = i64::MIN;
-    let mut shown = 0usize;
     let total = whole / entry_len;
+    // Preallocated zero slots at the end are not entries (see index::used_entries).
+    let used = index::used_entries(&bytes, entry_len);
+    let body = bytes.get(..used * entry_len).unwrap_or(&[]);
+    let mut shown = 0usize;
     if time {
         for e in index::time_entries(body, base)? {
-            if shown > 0 && e.offset <= prev && e.timestamp == 0 {
-                break;
-            }
-            prev = e.offset;
             shown += 1;
             if text {
                 writeln!(out, "timestamp: {} offset: {}", e.timestamp, e.offset)?;
@@ -61,10 +58,6 @@ pub fn dump_index(
         }
     } else {
         for e in index::offset_entries(body, base)? {
-            if shown > 0 && e.offset <= prev {
-                break;
-            }
-            prev = e.offset;
             shown += 1;
             if text {
                 writeln!(out, "offset: {} position: {}", e.offset, e.position)?;
@@ -81,7 +74,10 @@ pub fn dump_index(
         writeln!(out, "{file} is empty.")?;
     }
     if shown < total {
-        eprintln!("klog: {file}: {} trailing entries after entry {shown} do not increase (preallocated zero slots?); not shown", total - shown);
+        eprintln!(
+            "klog: {file}: {} preallocated zero slots after entry {shown} (not entries); not shown",
+            total - shown
+        );
     }
     Ok(problems)
 }

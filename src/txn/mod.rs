@@ -32,6 +32,41 @@ use crate::format::control::{self, ControlType};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::{Partition, Policy};
 
+/// Which records a consumer reads (Kafka's `IsolationLevel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// Everything up to the high watermark (the log end offset when no checkpoint gives it).
+    #[default]
+    ReadUncommitted,
+    /// Up to the last stable offset, without aborted transactions.
+    ReadCommitted,
+}
+
+impl Isolation {
+    /// The command-line spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::ReadUncommitted => "read-uncommitted",
+            Isolation::ReadCommitted => "read-committed",
+        }
+    }
+}
+
+impl std::str::FromStr for Isolation {
+    type Err = String;
+
+    /// `read-committed` or Kafka's own `read_committed` (likewise uncommitted).
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "read-uncommitted" | "read_uncommitted" => Ok(Isolation::ReadUncommitted),
+            "read-committed" | "read_committed" => Ok(Isolation::ReadCommitted),
+            _ => Err(format!(
+                "'{s}' is not an isolation level: read-uncommitted or read-committed"
+            )),
+        }
+    }
+}
+
 /// One producer's state at the end of the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProducerState {
