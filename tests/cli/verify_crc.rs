@@ -388,3 +388,47 @@ fn jobs_do_not_change_the_output_and_special_folders_are_listed() {
     assert_eq!(stdout(&one), stdout(&two));
     assert!(stdout(&one).starts_with("fixtures/data/orders-0.0123456789abcdef0123456789abcdef-delete: skipped, a partition folder marked delete\n"), "{}", stdout(&one));
 }
+
+#[test]
+fn a_directory_of_only_log_files_verifies_clean_with_warnings() {
+    // klog's own seed layout and `__offsets` keep only .log files; a broker
+    // rebuilds missing indexes on load (LogLoader), so each is a warning
+    // and the run exits 0.
+    let env = TestEnv::new();
+    let mut logs = 0;
+    for part in std::fs::read_dir(env.path("fixtures/data")).unwrap() {
+        let part = part.unwrap().path();
+        if !part.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(part).unwrap() {
+            let f = f.unwrap().path();
+            match f.extension().and_then(|e| e.to_str()) {
+                Some("index" | "timeindex") => std::fs::remove_file(&f).unwrap(),
+                Some("log") => logs += 1,
+                _ => {}
+            }
+        }
+    }
+    let o = env.run(&["verify-crc", "fixtures/data"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let missing = 2 * logs;
+    assert!(
+        stdout(&o).ends_with(&format!("; {missing} warnings: {missing} index_missing\n")),
+        "{}",
+        stdout(&o)
+    );
+    let o = env.run(
+        &["verify-crc", "--fail-on", "warning", "fixtures/data"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let o = env.run(&["verify-crc", "--format", "json", "fixtures/data"], None);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["ok"], true);
+    let findings = v["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), missing);
+    assert!(findings
+        .iter()
+        .all(|f| f["severity"] == "warning" && f["kind"] == "index_missing"));
+}

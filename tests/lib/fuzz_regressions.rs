@@ -20,11 +20,12 @@ mod targets;
 
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 4] = [
+const TARGETS: [(&str, Target); 5] = [
     ("batch", targets::batch),
     ("records", targets::records),
     ("offsets", targets::offsets),
     ("segment", targets::segment),
+    ("partition", targets::partition),
 ];
 
 fn repo() -> PathBuf {
@@ -101,8 +102,13 @@ fn every_fixture_file_through_every_target() {
     let (mut logs, mut entries) = (0, 0);
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
-        for (_, target) in TARGETS {
-            target(&bytes);
+        for (name, target) in TARGETS {
+            if name == "partition" {
+                // Flags 0: the rest is the segment as it is.
+                target(&[&[0u8][..], &bytes].concat());
+            } else {
+                target(&bytes);
+            }
         }
         if f.extension().is_some_and(|e| e == "log") {
             logs += 1;

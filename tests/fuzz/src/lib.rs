@@ -703,3 +703,211 @@ pub fn check_legacy(l: &LegacyView<'_>, scratch: &mut Vec<u8>) {
         assert!(p < scratch.len() as u64);
     }
 }
+
+// ------------------------------------------------------------ partition
+
+/// A data directory with one offsets partition `__consumer_offsets-0`, its
+/// segments, index and checkpoint built from the input (see
+/// [`partition`]), in a temporary folder of this thread.
+struct DataScratch {
+    root: PathBuf,
+}
+
+impl DataScratch {
+    fn new() -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let root = std::env::temp_dir().join(format!(
+            "kaen-log-fuzz-dir-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        DataScratch { root }
+    }
+}
+
+impl Drop for DataScratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+thread_local! {
+    static DATA_SCRATCH: DataScratch = DataScratch::new();
+}
+
+/// Take `n` bytes off the front of `rest`.
+fn take<'a>(rest: &mut &'a [u8], n: usize) -> &'a [u8] {
+    let (head, tail) = rest.split_at(n.min(rest.len()));
+    *rest = tail;
+    head
+}
+
+/// Take a big-endian integer of `N` bytes (zero-padded when the input runs out).
+fn take_be<const N: usize>(rest: &mut &[u8]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let got = take(rest, N);
+    out[..got.len()].copy_from_slice(got);
+    out
+}
+
+/// Fuzz target `partition`: a small partition folder made from the input,
+/// run through everything that walks a partition — every walk policy,
+/// log start and end, producer state and the last stable offset, the
+/// `.txnindex` check, committed-offset replay, lag under both isolation
+/// levels, recovery preview, verification with `--deep`, statistics and
+/// diff. The input:
+///
+/// ```text
+/// byte 0: flags. bit 0: an .index for the first segment follows
+///                        (u8 length, then its bytes);
+///                bit 1: two segments: u16 split position, then the second
+///                        segment's base offset (i64);
+///                bit 2: a replication-offset-checkpoint follows (i64 high watermark);
+///                bit 3: a log-start-offset-checkpoint follows (i64).
+/// the rest: the log bytes (split in two with bit 1).
+/// ```
+///
+/// With flags 0 the input is one byte, then a segment file as it is.
+pub fn partition(data: &[u8]) {
+    DATA_SCRATCH.with(|s| check_partition(&s.root, data));
+}
+
+/// Build the folder under `root` from `data` and check it (see [`partition`]).
+pub fn check_partition(root: &Path, data: &[u8]) {
+    use kaen_log::log::walk::{Policy, Step};
+    let _ = std::fs::remove_dir_all(root);
+    let dir = root.join("__consumer_offsets-0");
+    std::fs::create_dir_all(&dir).expect("create the scratch folder");
+    let mut rest = data;
+    let flags = take(&mut rest, 1).first().copied().unwrap_or(0);
+    let index = if flags & 1 != 0 {
+        let n = take(&mut rest, 1).first().copied().unwrap_or(0);
+        Some(take(&mut rest, usize::from(n)).to_vec())
+    } else {
+        None
+    };
+    let split = if flags & 2 != 0 {
+        let at = u16::from_be_bytes(take_be(&mut rest));
+        let base = i64::from_be_bytes(take_be(&mut rest));
+        Some((usize::from(at), base))
+    } else {
+        None
+    };
+    let hw = (flags & 4 != 0).then(|| i64::from_be_bytes(take_be(&mut rest)));
+    let start = (flags & 8 != 0).then(|| i64::from_be_bytes(take_be(&mut rest)));
+    let name = |base: i64, ext: &str| dir.join(format!("{:020}.{ext}", base.max(0)));
+    match split {
+        Some((at, base)) if base > 0 => {
+            let (a, b) = rest.split_at(at.min(rest.len()));
+            std::fs::write(name(0, "log"), a).expect("write");
+            std::fs::write(name(base, "log"), b).expect("write");
+        }
+        _ => std::fs::write(name(0, "log"), rest).expect("write"),
+    }
+    if let Some(index) = &index {
+        std::fs::write(name(0, "index"), index).expect("write");
+    }
+    let checkpoint = |file: &str, value: i64| {
+        let text = format!("0\n1\n__consumer_offsets 0 {value}\n");
+        std::fs::write(root.join(file), text).expect("write");
+    };
+    if let Some(hw) = hw {
+        checkpoint("replication-offset-checkpoint", hw);
+    }
+    if let Some(start) = start {
+        checkpoint("log-start-offset-checkpoint", start);
+    }
+
+    let p = Partition::open(&dir).expect("open the partition");
+    let lens: Vec<u64> = p
+        .segments
+        .iter()
+        .map(|s| std::fs::metadata(&s.log).map_or(0, |m| m.len()))
+        .collect();
+    // Every policy: entries inside their files, offsets that do not wrap,
+    // CRC-valid entries only where the policy checks CRCs.
+    for policy in [
+        Policy::VALID_PREFIX,
+        Policy::VALID_ENTRIES,
+        Policy::EVERY_ENTRY,
+        Policy::HEADERS,
+    ] {
+        let mut walk = p.walk(policy);
+        let mut previous_damage = 0;
+        while let Some(step) = walk.next_step().expect("walk") {
+            match step {
+                Step::Entry(w) => {
+                    let i = p
+                        .segments
+                        .iter()
+                        .position(|s| s.base_offset == w.segment.base_offset)
+                        .expect("the entry's segment is the partition's");
+                    assert!(w.entry.position() + w.entry.size() <= lens[i]);
+                    assert!(w.next_offset > w.entry.base_offset(), "next offset wraps");
+                    if policy.checks == kaen_log::log::Checks::Crc {
+                        assert!(w.entry.crc_valid(), "a damaged entry handed out");
+                    }
+                }
+                Step::Damage(d) => {
+                    previous_damage += 1;
+                    assert!(d.position <= d.file_len);
+                    assert!(d.error.offset <= d.file_len.max(d.position + 4096));
+                }
+                Step::SegmentStart { .. } | Step::SegmentEnd { .. } => {}
+            }
+        }
+        assert_eq!(walk.damage().len(), previous_damage);
+    }
+    let end = p.log_end_offset().expect("log end");
+    let start = p.log_start_offset(start);
+    assert!(end >= p.segments.last().map_or(0, |s| s.base_offset));
+    assert!(start >= p.segments.first().map_or(0, |s| s.base_offset));
+    // Producer state, the LSO and the transaction index check.
+    let st = kaen_log::txn::analyze(&p, &Default::default()).expect("analyze");
+    assert!(st.last_stable_offset(hw) <= hw.unwrap_or(st.log_end));
+    kaen_log::txn::check_txn_indexes(&p, &st).expect("txn indexes");
+    // Recovery, verification, statistics, diff.
+    let pv = kaen_log::recovery::preview(&p, 0).expect("preview");
+    if let Some((from, to)) = pv.lost_offsets {
+        assert!(from < to);
+    }
+    let mut report = Report::default();
+    let opts = verify::Options {
+        limits: LIMITS,
+        deep: true,
+        ..verify::Options::default()
+    };
+    verify::verify_partition(&p, &opts, &mut report).expect("verify");
+    kaen_log::stats::partition_stats(&p, &kaen_log::stats::StatsOptions { limits: LIMITS })
+        .expect("stats");
+    let same = kaen_log::diff::compare(&dir, &dir).expect("diff");
+    assert!(same.divergence.is_none(), "a copy differs from itself");
+    // Committed offsets and lag.
+    let mut replay = kaen_log::offsets::Replay::new(kaen_log::offsets::ReplayOptions {
+        limits: LIMITS,
+        ..Default::default()
+    });
+    replay.replay_partition(&p).expect("replay");
+    let data_dir = kaen_log::log::DataDir::open(root).expect("data dir");
+    for isolation in [
+        kaen_log::txn::Isolation::ReadUncommitted,
+        kaen_log::txn::Isolation::ReadCommitted,
+    ] {
+        let rows = kaen_log::lag::compute(
+            std::slice::from_ref(&data_dir),
+            &replay,
+            &kaen_log::lag::LagOptions {
+                isolation,
+                limits: LIMITS,
+                ..Default::default()
+            },
+        )
+        .expect("lag");
+        for r in rows {
+            if let Some(e) = r.ends {
+                assert!(e.log_start <= e.log_end.max(e.log_start));
+            }
+        }
+    }
+}
