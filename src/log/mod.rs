@@ -14,6 +14,7 @@ pub mod durable;
 pub mod lock;
 pub mod meta;
 pub mod segment;
+pub mod storage;
 
 pub use appender::{AppendConfig, PartitionAppender};
 pub use dir::{classify, DataDir, Partition, PartitionState, PathKind, SegmentFiles};
