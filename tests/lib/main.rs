@@ -2,6 +2,8 @@
 
 mod builder;
 mod corruption;
+mod crash_points;
+mod crash_storage;
 mod fuzz_regressions;
 mod interop;
 mod peer_vectors;
