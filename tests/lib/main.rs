@@ -6,6 +6,7 @@ mod crash_points;
 mod crash_storage;
 mod fuzz_regressions;
 mod interop;
+mod lock;
 mod peer_vectors;
 mod repair;
 mod sweeps;
