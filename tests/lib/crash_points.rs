@@ -13,8 +13,9 @@
 //!   durable image is the live image.
 //!
 //! The live image (a process killed with SIGKILL: the page cache survives)
-//! must recover too; it always did, which is why the kill -9 test in
-//! tests/cli/crash.rs cannot tell a missing fsync.
+//! must recover too — it always did, which is why the kill -9 test in
+//! tests/cli/crash.rs cannot tell a missing fsync — and so must a torn
+//! image (the durable one plus half of each file's unsynced appends).
 //!
 //! `every_sync_point_is_needed` then deletes one sync point at a time
 //! (its syncs become no-ops) and requires some case to fail: no sync in the
@@ -739,6 +740,9 @@ fn run_once(
         (case.check)(&durable, &acks).map_err(|e| format!("durable image: {e}"))?;
         if also_live {
             (case.check)(&live, &acks).map_err(|e| format!("live image: {e}"))?;
+            let torn = tmp.path().join("torn");
+            storage.torn_image(&torn);
+            (case.check)(&torn, &acks).map_err(|e| format!("torn image: {e}"))?;
         }
         Ok(())
     })();
@@ -873,4 +877,53 @@ fn every_sync_point_is_needed() {
     for line in &report {
         eprintln!("{line}");
     }
+}
+
+/// What `every_sync_point_is_needed` deletes is a line of code: each sync
+/// point is named once in src/ (at the sync call, or at the one call of a
+/// durable.rs helper that syncs with it), and only the real storage calls
+/// the OS's sync functions.
+#[test]
+fn each_sync_point_is_one_call_site() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
+    let mut os_syncs = Vec::new();
+    for entry in walkdir::WalkDir::new(&src) {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(&src).unwrap().to_path_buf();
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        if rel != Path::new("log/storage.rs") {
+            for point in SyncPoint::ALL {
+                let name = format!("SyncPoint::{point:?}");
+                let n = text
+                    .match_indices(&name)
+                    .filter(|(i, _)| {
+                        !text[i + name.len()..].starts_with(|c: char| c.is_alphanumeric())
+                    })
+                    .count();
+                *uses.entry(name).or_default() += n;
+            }
+        }
+        for os in [
+            ".sync_all()",
+            ".sync_data()",
+            "libc::fsync",
+            "libc::fdatasync",
+        ] {
+            if text.contains(os) {
+                os_syncs.push(format!("{} {os}", rel.display()));
+            }
+        }
+    }
+    for (name, n) in &uses {
+        assert_eq!(*n, 1, "{name} is used {n} times in src/");
+    }
+    assert_eq!(
+        os_syncs,
+        ["log/durable.rs .sync_all()", "log/durable.rs .sync_data()"],
+        "OS syncs outside the real storage"
+    );
 }

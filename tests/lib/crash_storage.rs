@@ -9,9 +9,9 @@
 //!   a folder whose own entry is not durable takes its whole tree with it).
 //!
 //! This is the pessimistic outcome of a crash: nothing unsynced reached the
-//! disk. Real disks may keep more (any prefix of unsynced appends, renames
-//! ahead of their sync); the appender's open and the repair handle those
-//! (tests/cli/crash.rs tears tails on purpose).
+//! disk. Real disks may keep more: [`CrashStorage::torn_image`] adds half of
+//! each file's unsynced appends (a torn tail); renames that reach the disk
+//! ahead of their sync are not modelled.
 //!
 //! Sync calls are numbered in the order they are made. `crash_at(n)` makes
 //! call `n` fail before it takes effect, and every later call fail too: the
@@ -133,13 +133,33 @@ impl CrashStorage {
     /// Write the durable image into `dest` (a new folder).
     pub fn durable_image(&self, dest: &Path) {
         let s = self.state();
-        s.write_image(&s.durable, dest, |i| &i.durable);
+        s.write_image(&s.durable, dest, |i| &s.inodes[i].durable);
+    }
+
+    /// Write a torn image into `dest` (a new folder): the durable one, where
+    /// each file that was appended to since its last sync also keeps the
+    /// first half of those bytes (a crash in the middle of a write-back).
+    pub fn torn_image(&self, dest: &Path) {
+        let s = self.state();
+        let torn: Vec<Vec<u8>> = s
+            .inodes
+            .iter()
+            .map(|i| {
+                if i.live.len() > i.durable.len() && i.live.starts_with(&i.durable) {
+                    let half = (i.live.len() - i.durable.len()).div_ceil(2);
+                    i.live[..i.durable.len() + half].to_vec()
+                } else {
+                    i.durable.clone()
+                }
+            })
+            .collect();
+        s.write_image(&s.durable, dest, |i| &torn[i]);
     }
 
     /// Write the live image into `dest` (a new folder).
     pub fn live_image(&self, dest: &Path) {
         let s = self.state();
-        s.write_image(&s.live, dest, |i| &i.live);
+        s.write_image(&s.live, dest, |i| &s.inodes[i].live);
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -170,11 +190,11 @@ impl CrashStorage {
 }
 
 impl State {
-    fn write_image(
+    fn write_image<'a>(
         &self,
         entries: &BTreeMap<PathBuf, Node>,
         dest: &Path,
-        content: impl Fn(&Inode) -> &Vec<u8>,
+        content: impl Fn(usize) -> &'a Vec<u8>,
     ) {
         std::fs::create_dir_all(dest).unwrap();
         // Sorted: a folder comes before what it holds.
@@ -190,9 +210,7 @@ impl State {
             }
             match node {
                 Node::Dir => std::fs::create_dir(dest.join(rel)).unwrap(),
-                Node::File(ino) => {
-                    std::fs::write(dest.join(rel), content(&self.inodes[*ino])).unwrap()
-                }
+                Node::File(ino) => std::fs::write(dest.join(rel), content(*ino)).unwrap(),
             }
         }
     }
