@@ -459,21 +459,15 @@ fn open_existing<S: Storage>(
     trim_index(s, &index_path, index::OFFSET_ENTRY_LEN)?;
     trim_index(s, &timeindex_path, TIME_ENTRY_LEN)?;
     let last_time_entry_timestamp = last_time_entry(&timeindex_path, base_offset)?;
-    let mut opened = Vec::with_capacity(3);
-    for path in [&log_path, &index_path, &timeindex_path] {
-        let o = s.open(path, OpenMode::CreateOrAppend)?;
-        opened.push(o);
-    }
+    let log = s.open(&log_path, OpenMode::Existing)?.file;
+    let index = s.open(&index_path, OpenMode::CreateOrAppend)?;
+    let timeindex = s.open(&timeindex_path, OpenMode::CreateOrAppend)?;
     // A missing index is created here: its name must be durable before an
     // entry in it is acknowledged.
-    if opened.iter().any(|o| o.created) {
+    if index.created || timeindex.created {
         s.sync_dir(dir, SyncPoint::IndexCreate)?;
     }
-    let mut files = opened.into_iter().map(|o| o.file);
-    let (Some(log), Some(index), Some(timeindex)) = (files.next(), files.next(), files.next())
-    else {
-        return Err(Error::Invalid("opening the active segment's files".into()));
-    };
+    let (index, timeindex) = (index.file, timeindex.file);
     Ok((
         ActiveSegment {
             base_offset,

@@ -23,6 +23,18 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::log::durable;
 
+/// The lock commands: open-file-description locks where the OS has them.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const SET_LOCK: libc::c_int = libc::F_OFD_SETLK;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const GET_LOCK: libc::c_int = libc::F_OFD_GETLK;
+/// Elsewhere, classic locks: there a failed second acquire in the same
+/// process still releases the first one's `fcntl` part (its `flock` holds).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const SET_LOCK: libc::c_int = libc::F_SETLK;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const GET_LOCK: libc::c_int = libc::F_GETLK;
+
 /// Name of the lock file inside a data directory.
 pub const LOCK_FILE: &str = ".lock";
 
@@ -42,7 +54,7 @@ impl DirLock {
         // The fcntl lock first: it is the one a broker holds, and the only
         // one whose holder the OS can name.
         let mut fl = whole_file(libc::F_WRLCK);
-        if let Err(e) = fcntl_lock(&file, libc::F_OFD_SETLK, &mut fl) {
+        if let Err(e) = fcntl_lock(&file, SET_LOCK, &mut fl) {
             return Err(match e.raw_os_error() {
                 Some(libc::EAGAIN) | Some(libc::EACCES) => Error::Locked {
                     path: data_dir.to_path_buf(),
@@ -91,7 +103,7 @@ fn whole_file(kind: libc::c_int) -> libc::flock {
 /// (another klog), whose owner is a description, not a process.
 fn holder_pid(file: &File) -> Option<u32> {
     let mut fl = whole_file(libc::F_WRLCK);
-    fcntl_lock(file, libc::F_OFD_GETLK, &mut fl).ok()?;
+    fcntl_lock(file, GET_LOCK, &mut fl).ok()?;
     if fl.l_type == libc::F_UNLCK as libc::c_short {
         // Released in the meantime.
         return None;
