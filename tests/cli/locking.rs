@@ -96,3 +96,49 @@ fn a_dry_run_still_refuses_a_damaged_tail() {
     );
     assert_eq!(std::fs::read(&log).unwrap(), bytes);
 }
+
+#[test]
+fn the_refusal_names_a_broker_pid() {
+    if !std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return;
+    }
+    use std::io::BufRead;
+    let env = TestEnv::new();
+    let lock = env.path("fixtures/groups/.lock");
+    // A classic POSIX record lock, as a broker's JVM takes it.
+    let mut holder = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import fcntl, sys\n\
+             f = open(sys.argv[1], 'a+')\n\
+             fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n\
+             print('LOCKED', flush=True)\n\
+             sys.stdin.read()\n",
+        ])
+        .arg(&lock)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "LOCKED");
+    let o = env.run(
+        &["tombstone", "fixtures/groups", "--group", "kitchen"],
+        None,
+    );
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("locked by process {}", holder.id())),
+        "{}",
+        stderr(&o)
+    );
+}

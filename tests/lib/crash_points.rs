@@ -6,7 +6,9 @@
 //! durable image (only synced bytes and synced directory entries) is
 //! recovered the way the next writer would — the appender's open, and the
 //! repair when the open refuses a damaged tail — and checked:
-//! - every acknowledged record, commit and tombstone is there;
+//! - every acknowledged record, commit and tombstone is there, every
+//!   acknowledged ABORT marker is in a `.txnindex`, and every closed segment
+//!   keeps the indexes the appender wrote for it;
 //! - every byte a repair cut is in the durable image, in its file or in
 //!   its sidecar, and running the repair again finishes it;
 //! - a run that was acknowledged to its end left nothing for recovery: the
@@ -700,7 +702,7 @@ fn run_once(
     case: &Case,
     crash_at: Option<usize>,
     ignore: Option<SyncPoint>,
-    also_live: bool,
+    all_images: bool,
 ) -> (Vec<SyncPoint>, Result<(), String>) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("live");
@@ -738,7 +740,7 @@ fn run_once(
             }
         }
         (case.check)(&durable, &acks).map_err(|e| format!("durable image: {e}"))?;
-        if also_live {
+        if all_images {
             (case.check)(&live, &acks).map_err(|e| format!("live image: {e}"))?;
             let torn = tmp.path().join("torn");
             storage.torn_image(&torn);
@@ -759,10 +761,10 @@ struct Sweep {
     crash: Option<String>,
 }
 
-fn sweep(case: &Case, ignore: Option<SyncPoint>, also_live: bool) -> Sweep {
-    let (calls, at_end) = run_once(case, None, ignore, also_live);
+fn sweep(case: &Case, ignore: Option<SyncPoint>, all_images: bool) -> Sweep {
+    let (calls, at_end) = run_once(case, None, ignore, all_images);
     let crash = (0..calls.len()).find_map(|n| {
-        run_once(case, Some(n), ignore, also_live)
+        run_once(case, Some(n), ignore, all_images)
             .1
             .err()
             .map(|e| format!("crash at sync {n} ({:?}): {e}", calls[n]))
