@@ -257,8 +257,9 @@ pub enum Error {
     Decode { path: PathBuf, error: DecodeError },
     /// A path is not what the operation needs (not a segment, no partitions, bad name...).
     Layout { path: PathBuf, reason: String },
-    /// The data directory's lock is held by another process.
-    Locked { path: PathBuf },
+    /// The data directory's lock is held by another process (`holder`, when
+    /// the OS names it), or by another lock in this one.
+    Locked { path: PathBuf, holder: Option<u32> },
     /// The append path refuses to write behind a damaged tail.
     DamagedTail { path: PathBuf, error: DecodeError },
     /// The caller asked for something invalid (no records, bad offset ...).
@@ -290,11 +291,15 @@ impl fmt::Display for Error {
             Error::Io { path, op, source } => write!(f, "{}: {op}: {source}", path.display()),
             Error::Decode { path, error } => write!(f, "{}: {error}", path.display()),
             Error::Layout { path, reason } => write!(f, "{}: {reason}", path.display()),
-            Error::Locked { path } => write!(
+            Error::Locked { path, holder } => write!(
                 f,
-                "{}: the data directory is locked by another process (a running broker or \
-                 another klog); stop it before writing",
-                path.display()
+                "{}: the data directory is locked by {} (a running broker or another klog); \
+                 stop it before writing",
+                path.display(),
+                match holder {
+                    Some(pid) => format!("process {pid}"),
+                    None => "another process".to_string(),
+                }
             ),
             Error::DamagedTail { path, error } => write!(
                 f,

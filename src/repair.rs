@@ -1,7 +1,9 @@
 //! `verify-crc --repair`: what a broker's recovery would do, made auditable.
 //!
 //! A plan is computed first (and is all `--dry-run` shows); executing it
-//! goes through [`durable`](crate::log::durable) and never deletes a byte:
+//! writes through a [`Storage`] in the order [`durable`] writes down, and
+//! never deletes a byte — at every moment a crash can leave, each byte of
+//! the partition is in the durable image, in its file or in a sidecar:
 //! - a torn or corrupt tail of a partition's last segment: the bytes from
 //!   the first invalid batch on are copied to `<segment>.log.cut-<position>`
 //!   and made durable, then the segment is truncated there and its indexes
@@ -19,7 +21,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Result;
 use crate::findings::Severity;
-use crate::log::{durable, Partition, SegmentFiles};
+use crate::log::durable::{self, Disk};
+use crate::log::storage::{Storage, SyncPoint};
+use crate::log::{Partition, SegmentFiles};
 use crate::recovery::{check_indexes, first_damage, rebuild_indexes, resync};
 
 /// One step of a repair.
@@ -192,6 +196,15 @@ fn index_actions(seg: &SegmentFiles, is_last: bool, plan: &mut Plan) -> Result<(
 /// Carry out a plan (the caller holds the data directory's lock). Returns
 /// the sidecar files written, for the report.
 pub fn execute(plan: &Plan, opts: &RepairOptions) -> Result<Vec<PathBuf>> {
+    execute_with(&Disk, plan, opts)
+}
+
+/// [`execute`] writing through `storage`.
+pub fn execute_with<S: Storage>(
+    storage: &S,
+    plan: &Plan,
+    opts: &RepairOptions,
+) -> Result<Vec<PathBuf>> {
     let mut sidecars = Vec::new();
     for action in &plan.actions {
         match action {
@@ -203,13 +216,13 @@ pub fn execute(plan: &Plan, opts: &RepairOptions) -> Result<Vec<PathBuf>> {
                 ..
             } => {
                 // 1. The cut bytes become durable elsewhere. A crash here leaves the log as it was.
-                durable::save_range(log, *at, at + len, sidecar)?;
+                durable::save_range(storage, log, *at, at + len, sidecar)?;
                 sidecars.push(sidecar.clone());
                 // 2. Only then is the log cut. A crash before this leaves both copies.
-                durable::truncate(log, *at)?;
+                durable::truncate(storage, log, *at, SyncPoint::LogTruncate)?;
             }
             Action::MoveAside { file, sidecar, .. } => {
-                durable::move_aside(file, sidecar)?;
+                durable::move_aside(storage, file, sidecar)?;
                 sidecars.push(sidecar.clone());
             }
             Action::RebuildIndexes {
@@ -224,11 +237,11 @@ pub fn execute(plan: &Plan, opts: &RepairOptions) -> Result<Vec<PathBuf>> {
                     let path = log.with_extension(ext);
                     if std::fs::read(&path).is_ok_and(|old| old != bytes && !old.is_empty()) {
                         let old = free_sidecar(&path, ".old");
-                        durable::move_aside(&path, &old)?;
+                        durable::move_aside(storage, &path, &old)?;
                         sidecars.push(old);
                     }
                     // A crash before the rename leaves the old (or no) index: harmless, rebuilt next time.
-                    durable::rewrite_atomic(&path, &bytes)?;
+                    durable::replace(storage, &path, &bytes)?;
                 }
             }
         }

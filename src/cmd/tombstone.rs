@@ -49,6 +49,8 @@ pub struct TombstoneArgs {
 
 pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut appenders = Vec::new();
+    // (partition folder, log end offset) per replica.
+    let mut ends = Vec::new();
     let mut target = None;
     for dir in &args.dirs {
         let t = write_target(dir, &args.group, args.offsets_partitions)?;
@@ -68,31 +70,33 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             partition_leader_epoch: t.leader_epoch,
             ..AppendConfig::default()
         };
-        // Opening takes the lock and checks the tail before anything is read.
-        appenders.push(PartitionAppender::open(dir, t.topic, t.partition, config)?);
+        // Opening takes the lock and checks the tail before anything is read;
+        // a dry run writes nothing, so it checks the tail without the lock.
+        if args.dry_run {
+            let end = PartitionAppender::next_offset_of(dir, t.topic, t.partition, &config)?;
+            ends.push((partition_dir, end));
+        } else {
+            let a = PartitionAppender::open(dir, t.topic, t.partition, config)?;
+            ends.push((a.dir().to_path_buf(), a.next_offset()));
+            appenders.push(a);
+        }
         target = Some(t);
     }
     let Some(target) = target else {
         bail!("no directory given")
     };
-    if let Some(first) = appenders.first() {
-        if let Some(other) = appenders
-            .iter()
-            .find(|a| a.next_offset() != first.next_offset())
-        {
+    if let Some(first) = ends.first() {
+        if let Some(other) = ends.iter().find(|e| e.1 != first.1) {
             bail!(
                 "the replicas differ: {} ends at offset {}, {} at {}; refusing to write",
-                first.dir().display(),
-                first.next_offset(),
-                other.dir().display(),
-                other.next_offset()
+                first.0.display(),
+                first.1,
+                other.0.display(),
+                other.1
             );
         }
     }
-    let first_dir = appenders
-        .first()
-        .map(|a| a.dir().to_path_buf())
-        .unwrap_or_default();
+    let first_dir = ends.first().map(|e| e.0.clone()).unwrap_or_default();
     let mut replay = Replay::new(ReplayOptions::default());
     replay.replay_partition(&Partition::open(&first_dir)?)?;
     if let Some(bad) = replay.bad.first() {

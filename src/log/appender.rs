@@ -11,8 +11,12 @@
 //! batch's last offset and pointing at its position, and a time index entry
 //! at the same moment when the segment's max timestamp grew. A segment rolls
 //! when the next batch would push it past `segment_bytes`.
+//!
+//! Every change goes through a [`Storage`] ([`Disk`] unless a caller brings
+//! another), in the order [`durable`] writes down: an append returns only
+//! when everything it wrote is durable, so a crash at any point loses no
+//! acknowledged record.
 
-use std::fs::File;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,9 +25,11 @@ use crate::error::{Error, Result};
 use crate::format::index::{self, TIME_ENTRY_LEN};
 use crate::format::{encode_batch, BatchSpec, Entry, NewRecord};
 use crate::log::dir::list_segments;
+use crate::log::durable::{self, Disk};
 use crate::log::lock::DirLock;
 use crate::log::segment::{SegmentReader, Tail};
-use crate::log::{durable, segment_file_name};
+use crate::log::segment_file_name;
+use crate::log::storage::{OpenMode, Storage, SyncPoint};
 
 /// How the append path lays out segments.
 #[derive(Debug, Clone, Copy)]
@@ -46,14 +52,14 @@ impl Default for AppendConfig {
     }
 }
 
-struct ActiveSegment {
+struct ActiveSegment<F> {
     base_offset: i64,
     log_path: PathBuf,
-    log: File,
+    log: F,
     index_path: PathBuf,
-    index: File,
+    index: F,
     timeindex_path: PathBuf,
-    timeindex: File,
+    timeindex: F,
     size: u64,
     bytes_since_last_index_entry: u64,
     max_timestamp_so_far: i64,
@@ -62,11 +68,12 @@ struct ActiveSegment {
 }
 
 /// Appends batches to one partition, holding the data directory's lock.
-pub struct PartitionAppender {
+pub struct PartitionAppender<S: Storage = Disk> {
     _lock: Arc<DirLock>,
+    storage: S,
     dir: PathBuf,
     config: AppendConfig,
-    active: ActiveSegment,
+    active: ActiveSegment<S::File>,
     next_offset: i64,
 }
 
@@ -78,18 +85,64 @@ impl PartitionAppender {
         partition: i32,
         config: AppendConfig,
     ) -> Result<Self> {
-        check_name(topic, partition)?;
-        if !data_dir.is_dir() {
-            durable::create_dir(data_dir)?;
-        }
-        let lock = Arc::new(DirLock::acquire(data_dir)?);
-        Self::open_locked(lock, data_dir, topic, partition, config)
+        Self::open_with(Disk, data_dir, topic, partition, config)
     }
 
     /// Like [`open`](Self::open), with the data directory's lock already
     /// held: several partitions of one directory are appended to under one
-    /// lock (a second `flock` on the same file would fail even in one process).
+    /// lock (a second lock on the same file fails even in one process).
     pub fn open_locked(
+        lock: Arc<DirLock>,
+        data_dir: &Path,
+        topic: &str,
+        partition: i32,
+        config: AppendConfig,
+    ) -> Result<Self> {
+        Self::open_locked_with(Disk, lock, data_dir, topic, partition, config)
+    }
+
+    /// The offset the next append to `<data_dir>/<topic>-<partition>` would
+    /// get, with the refusals of [`open`](Self::open) (a bad name, a damaged
+    /// tail) but without the lock and without writing anything: what a dry
+    /// run needs. A missing partition folder ends at 0.
+    pub fn next_offset_of(
+        data_dir: &Path,
+        topic: &str,
+        partition: i32,
+        config: &AppendConfig,
+    ) -> Result<i64> {
+        check_name(topic, partition)?;
+        let dir = data_dir.join(format!("{topic}-{partition}"));
+        if !dir.is_dir() {
+            return Ok(0);
+        }
+        match list_segments(&dir)?.last() {
+            Some(last) => Ok(scan_active(&dir, last.base_offset, config)?.next_offset),
+            None => Ok(0),
+        }
+    }
+}
+
+impl<S: Storage> PartitionAppender<S> {
+    /// Like [`open`](PartitionAppender::open), writing through `storage`.
+    pub fn open_with(
+        storage: S,
+        data_dir: &Path,
+        topic: &str,
+        partition: i32,
+        config: AppendConfig,
+    ) -> Result<Self> {
+        check_name(topic, partition)?;
+        if !data_dir.is_dir() {
+            durable::create_dir_all(&storage, data_dir)?;
+        }
+        let lock = Arc::new(storage.lock(data_dir)?);
+        Self::open_locked_with(storage, lock, data_dir, topic, partition, config)
+    }
+
+    /// Like [`open_locked`](PartitionAppender::open_locked), writing through `storage`.
+    pub fn open_locked_with(
+        storage: S,
         lock: Arc<DirLock>,
         data_dir: &Path,
         topic: &str,
@@ -105,15 +158,16 @@ impl PartitionAppender {
             )));
         }
         if !dir.is_dir() {
-            durable::create_dir(&dir)?;
+            durable::create_dir_all(&storage, &dir)?;
         }
         let segments = list_segments(&dir)?;
         let (active, next_offset) = match segments.last() {
-            Some(last) => open_existing(&dir, last.base_offset, &config)?,
-            None => (create_segment(&dir, 0)?, 0),
+            Some(last) => open_existing(&storage, &dir, last.base_offset, &config)?,
+            None => (create_segment(&storage, &dir, 0)?, 0),
         };
         Ok(PartitionAppender {
             _lock: lock,
+            storage,
             dir,
             config,
             active,
@@ -176,10 +230,12 @@ impl PartitionAppender {
             .map(|r| r.timestamp)
             .max()
             .unwrap_or(i64::MIN);
+        let s = &self.storage;
         let a = &mut self.active;
         let position = a.size;
-        // 1. The batch itself, synced: from here on it is acknowledged.
-        durable::append_and_sync(&mut a.log, &a.log_path, &batch)?;
+        // 1. The batch itself, synced: from here on it is acknowledged. A
+        //    crash before the sync may leave any prefix of it: a torn tail.
+        durable::append_and_sync(s, &mut a.log, &a.log_path, &batch, SyncPoint::LogAppend)?;
         a.size += batch.len() as u64;
         if max_ts > a.max_timestamp_so_far {
             a.max_timestamp_so_far = max_ts;
@@ -190,15 +246,31 @@ impl PartitionAppender {
         if a.bytes_since_last_index_entry > self.config.index_interval_bytes {
             let rel = (last - a.base_offset) as i32;
             let entry = index::encode_offset_entry(rel, position as i32);
-            durable::append_and_sync(&mut a.index, &a.index_path, &entry)?;
-            append_time_entry(a)?;
+            durable::append_and_sync(
+                s,
+                &mut a.index,
+                &a.index_path,
+                &entry,
+                SyncPoint::OffsetIndexAppend,
+            )?;
+            append_time_entry(s, a)?;
             a.bytes_since_last_index_entry = 0;
         }
         a.bytes_since_last_index_entry += batch.len() as u64;
         if let Some(entry) = aborted {
             let path = self.dir.join(segment_file_name(a.base_offset, "txnindex"));
-            let mut file = durable::open_append(&path)?;
-            durable::append_and_sync(&mut file, &path, &entry)?;
+            let mut opened = s.open(&path, OpenMode::CreateOrAppend)?;
+            durable::append_and_sync(
+                s,
+                &mut opened.file,
+                &path,
+                &entry,
+                SyncPoint::TxnIndexAppend,
+            )?;
+            if opened.created {
+                // A crash before this loses the new file's name, and with it the entry.
+                s.sync_dir(&self.dir, SyncPoint::TxnIndexCreate)?;
+            }
         }
         self.next_offset = last
             .checked_add(1)
@@ -231,8 +303,8 @@ impl PartitionAppender {
 
     /// Close the active segment (final time-index entry) and start a new one at the log end.
     fn roll(&mut self) -> Result<()> {
-        append_time_entry(&mut self.active)?;
-        self.active = create_segment(&self.dir, self.next_offset)?;
+        append_time_entry(&self.storage, &mut self.active)?;
+        self.active = create_segment(&self.storage, &self.dir, self.next_offset)?;
         Ok(())
     }
 }
@@ -255,27 +327,38 @@ fn check_name(topic: &str, partition: i32) -> Result<()> {
 
 /// Add a time index entry if the max timestamp grew since the last one
 /// (at an index interval, and once more when a segment is closed).
-fn append_time_entry(a: &mut ActiveSegment) -> Result<()> {
+fn append_time_entry<S: Storage>(s: &S, a: &mut ActiveSegment<S::File>) -> Result<()> {
     if a.max_timestamp_so_far > a.last_time_entry_timestamp
         && a.offset_of_max_timestamp >= a.base_offset
     {
         let rel = (a.offset_of_max_timestamp - a.base_offset) as i32;
         let entry = index::encode_time_entry(a.max_timestamp_so_far, rel);
-        durable::append_and_sync(&mut a.timeindex, &a.timeindex_path, &entry)?;
+        durable::append_and_sync(
+            s,
+            &mut a.timeindex,
+            &a.timeindex_path,
+            &entry,
+            SyncPoint::TimeIndexAppend,
+        )?;
         a.last_time_entry_timestamp = a.max_timestamp_so_far;
     }
     Ok(())
 }
 
-fn create_segment(dir: &Path, base_offset: i64) -> Result<ActiveSegment> {
+fn create_segment<S: Storage>(
+    s: &S,
+    dir: &Path,
+    base_offset: i64,
+) -> Result<ActiveSegment<S::File>> {
     let log_path = dir.join(segment_file_name(base_offset, "log"));
     let index_path = dir.join(segment_file_name(base_offset, "index"));
     let timeindex_path = dir.join(segment_file_name(base_offset, "timeindex"));
-    let log = durable::create_new(&log_path)?;
-    let index = durable::open_append(&index_path)?;
-    let timeindex = durable::open_append(&timeindex_path)?;
-    // The new names must survive a crash before the first append is acknowledged.
-    durable::sync_dir(dir)?;
+    let log = s.open(&log_path, OpenMode::CreateNew)?.file;
+    let index = s.open(&index_path, OpenMode::CreateOrAppend)?.file;
+    let timeindex = s.open(&timeindex_path, OpenMode::CreateOrAppend)?.file;
+    // The new names must survive a crash before the first append is
+    // acknowledged: a synced batch in a file whose name is lost is lost.
+    s.sync_dir(dir, SyncPoint::NewSegment)?;
     Ok(ActiveSegment {
         base_offset,
         log_path,
@@ -292,13 +375,18 @@ fn create_segment(dir: &Path, base_offset: i64) -> Result<ActiveSegment> {
     })
 }
 
+/// What reading the active segment once tells the appender.
+struct ActiveScan {
+    next_offset: i64,
+    size: u64,
+    bytes_since_last_index_entry: u64,
+    max_timestamp_so_far: i64,
+    offset_of_max_timestamp: i64,
+}
+
 /// Read the last segment once: its log end offset, its index state, and a
-/// refusal if anything in it is damaged.
-fn open_existing(
-    dir: &Path,
-    base_offset: i64,
-    config: &AppendConfig,
-) -> Result<(ActiveSegment, i64)> {
+/// refusal if anything in it is damaged. Reads only.
+fn scan_active(dir: &Path, base_offset: i64, config: &AppendConfig) -> Result<ActiveScan> {
     let log_path = dir.join(segment_file_name(base_offset, "log"));
     let mut reader = SegmentReader::open(&log_path)?;
     let mut next_offset = base_offset;
@@ -348,29 +436,54 @@ fn open_existing(
             }
         }
     }
-    let size = reader.file_len();
+    Ok(ActiveScan {
+        next_offset,
+        size: reader.file_len(),
+        bytes_since_last_index_entry: bytes_since,
+        max_timestamp_so_far: max_ts,
+        offset_of_max_timestamp: offset_of_max,
+    })
+}
+
+/// Scan the last segment, then make its indexes appendable and open its files.
+fn open_existing<S: Storage>(
+    s: &S,
+    dir: &Path,
+    base_offset: i64,
+    config: &AppendConfig,
+) -> Result<(ActiveSegment<S::File>, i64)> {
+    let scan = scan_active(dir, base_offset, config)?;
+    let log_path = dir.join(segment_file_name(base_offset, "log"));
     let index_path = dir.join(segment_file_name(base_offset, "index"));
     let timeindex_path = dir.join(segment_file_name(base_offset, "timeindex"));
-    trim_index(&index_path, index::OFFSET_ENTRY_LEN)?;
-    trim_index(&timeindex_path, TIME_ENTRY_LEN)?;
-    let timeindex = durable::open_append(&timeindex_path)?;
-    let last_time_entry_timestamp = last_time_entry(&timeindex, &timeindex_path, base_offset)?;
+    trim_index(s, &index_path, index::OFFSET_ENTRY_LEN)?;
+    trim_index(s, &timeindex_path, TIME_ENTRY_LEN)?;
+    let last_time_entry_timestamp = last_time_entry(&timeindex_path, base_offset)?;
+    let log = s.open(&log_path, OpenMode::Existing)?.file;
+    let index = s.open(&index_path, OpenMode::CreateOrAppend)?;
+    let timeindex = s.open(&timeindex_path, OpenMode::CreateOrAppend)?;
+    // A missing index is created here: its name must be durable before an
+    // entry in it is acknowledged.
+    if index.created || timeindex.created {
+        s.sync_dir(dir, SyncPoint::IndexCreate)?;
+    }
+    let (index, timeindex) = (index.file, timeindex.file);
     Ok((
         ActiveSegment {
             base_offset,
-            log: durable::open_append(&log_path)?,
+            log,
             log_path,
-            index: durable::open_append(&index_path)?,
+            index,
             index_path,
             timeindex,
             timeindex_path,
-            size,
-            bytes_since_last_index_entry: bytes_since,
-            max_timestamp_so_far: max_ts,
-            offset_of_max_timestamp: offset_of_max,
+            size: scan.size,
+            bytes_since_last_index_entry: scan.bytes_since_last_index_entry,
+            max_timestamp_so_far: scan.max_timestamp_so_far,
+            offset_of_max_timestamp: scan.offset_of_max_timestamp,
             last_time_entry_timestamp,
         },
-        next_offset,
+        scan.next_offset,
     ))
 }
 
@@ -378,7 +491,7 @@ fn open_existing(
 /// torn entry (a crash during the index write) or preallocated zero slots
 /// (a broker's unclean shutdown) would misalign every entry appended after
 /// them. Indexes hold no data of their own: they are rebuilt from the log.
-fn trim_index(path: &Path, entry_len: usize) -> Result<()> {
+fn trim_index<S: Storage>(s: &S, path: &Path, entry_len: usize) -> Result<()> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -386,13 +499,19 @@ fn trim_index(path: &Path, entry_len: usize) -> Result<()> {
     };
     let used = index::used_entries(&bytes, entry_len);
     if used * entry_len < bytes.len() {
-        durable::truncate(path, (used * entry_len) as u64)?;
+        durable::truncate(s, path, (used * entry_len) as u64, SyncPoint::IndexTrim)?;
     }
     Ok(())
 }
 
-fn last_time_entry(file: &File, path: &Path, base_offset: i64) -> Result<i64> {
+/// The timestamp of the time index's last whole entry (`i64::MIN` if none).
+fn last_time_entry(path: &Path, base_offset: i64) -> Result<i64> {
     use std::os::unix::fs::FileExt;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(i64::MIN),
+        Err(e) => return Err(Error::io(path, "open", e)),
+    };
     let len = file
         .metadata()
         .map_err(|e| Error::io(path, "stat", e))?

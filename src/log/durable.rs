@@ -1,31 +1,109 @@
 //! The only code in klog that creates, writes, syncs, truncates or renames
-//! files. Everything that changes a data directory goes through here, so the
-//! order of writes and syncs is written down in one place.
+//! files. Everything that changes a data directory goes through here: the
+//! real [`Storage`] ([`Disk`]), and the order of writes and syncs, written
+//! down once as functions generic over the storage.
 //!
-//! Append order (see [`append_and_sync`]): the batch bytes are written and
-//! `fdatasync`ed before any index entry that points at them is written, so a
-//! crash can leave a log without its newest index entries (which a reader
-//! and Kafka's recovery tolerate and rebuild) but never an index entry that
-//! points past the log.
+//! Invariant: a write is acknowledged only after the sync that makes it
+//! durable, and nothing durable ever points at something that is not:
+//! - append ([`append_and_sync`]): the batch bytes are written and
+//!   `fdatasync`ed before any index entry that points at them is written, so
+//!   a crash can leave a log without its newest index entries (which a reader
+//!   and Kafka's recovery tolerate and rebuild) but never an index entry that
+//!   points past the log;
+//! - a created file or directory is followed by an `fsync` of its directory
+//!   before anything is acknowledged that lives in it ([`create_dir_all`]);
+//! - repair: cut bytes are durable in a sidecar (bytes, then name) before
+//!   the log is cut ([`save_range`], then [`truncate`]); renames are followed
+//!   by an `fsync` of the directory ([`move_aside`], [`replace`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::log::storage::{OpenMode, Opened, Storage, SyncPoint};
 
-/// Open (creating if needed) a file for appending.
-pub fn open_append(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .read(true)
-        .open(path)
-        .map_err(|e| Error::io(path, "open for append", e))
+/// The real storage: the local file system, with `fdatasync` and directory `fsync`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Disk;
+
+impl Storage for Disk {
+    type File = File;
+
+    fn create_dir(&self, path: &Path) -> Result<()> {
+        std::fs::create_dir(path).map_err(|e| Error::io(path, "create directory", e))
+    }
+
+    fn open(&self, path: &Path, mode: OpenMode) -> Result<Opened<File>> {
+        let opts = |create_new: bool| {
+            let mut o = OpenOptions::new();
+            o.read(true).create_new(create_new);
+            match mode {
+                // O_APPEND and O_TRUNC do not go together; the emptied file
+                // is written from its start, which is its end.
+                OpenMode::CreateOrTruncate => o.write(true).truncate(!create_new),
+                _ => o.append(true),
+            };
+            o
+        };
+        let err = |e| Error::io(path, "open for writing", e);
+        let (file, created) = match mode {
+            OpenMode::CreateNew => (opts(true).open(path).map_err(err)?, true),
+            OpenMode::Existing => (opts(false).open(path).map_err(err)?, false),
+            // Try to create first, so `created` says what happened.
+            OpenMode::CreateOrTruncate | OpenMode::CreateOrAppend => match opts(true).open(path) {
+                Ok(f) => (f, true),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    (opts(false).open(path).map_err(err)?, false)
+                }
+                Err(e) => return Err(err(e)),
+            },
+        };
+        Ok(Opened { file, created })
+    }
+
+    fn append(&self, file: &mut File, path: &Path, bytes: &[u8]) -> Result<()> {
+        file.write_all(bytes)
+            .map_err(|e| Error::io(path, "append", e))
+    }
+
+    fn set_len(&self, file: &mut File, path: &Path, len: u64) -> Result<()> {
+        file.set_len(len)
+            .map_err(|e| Error::io(path, "truncate", e))
+    }
+
+    fn sync_data(&self, file: &mut File, path: &Path, _at: SyncPoint) -> Result<()> {
+        // fdatasync covers a changed length too (it is needed to read the data back).
+        file.sync_data()
+            .map_err(|e| Error::io(path, "fdatasync", e))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::rename(from, to).map_err(|e| Error::io(from, "rename", e))
+    }
+
+    fn sync_dir(&self, dir: &Path, _at: SyncPoint) -> Result<()> {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let f = File::open(dir).map_err(|e| Error::io(dir, "open directory", e))?;
+        f.sync_all()
+            .map_err(|e| Error::io(dir, "fsync directory", e))
+    }
+}
+
+/// The directory holding `path` (`.` for a bare name).
+pub fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// Open (creating if needed) the lock file; opened for writing so a POSIX
-/// write lock can be taken on it.
+/// write lock can be taken on it. Its contents never matter, so it is not synced.
 pub fn open_lock_file(path: &Path) -> Result<File> {
     OpenOptions::new()
         .create(true)
@@ -36,70 +114,40 @@ pub fn open_lock_file(path: &Path) -> Result<File> {
         .map_err(|e| Error::io(path, "open lock file", e))
 }
 
-/// Append `bytes` to `file` and `fdatasync` it. When this returns, the bytes
-/// are durable. A crash before the sync may leave any prefix of them, which
-/// the next open sees as a torn tail.
-pub fn append_and_sync(file: &mut File, path: &Path, bytes: &[u8]) -> Result<()> {
-    file.write_all(bytes)
-        .map_err(|e| Error::io(path, "append", e))?;
-    file.sync_data()
-        .map_err(|e| Error::io(path, "fdatasync", e))
+/// Append `bytes` to `file` and sync it. When this returns, the bytes are
+/// durable. A crash before the sync may leave any prefix of them, which the
+/// next open sees as a torn tail.
+pub fn append_and_sync<S: Storage>(
+    s: &S,
+    file: &mut S::File,
+    path: &Path,
+    bytes: &[u8],
+    at: SyncPoint,
+) -> Result<()> {
+    s.append(file, path, bytes)?;
+    s.sync_data(file, path, at)
 }
 
-/// Create a directory (and parents) and fsync its parent so the new entry survives a crash.
-pub fn create_dir(path: &Path) -> Result<()> {
-    std::fs::create_dir_all(path).map_err(|e| Error::io(path, "create directory", e))?;
-    if let Some(parent) = path.parent() {
-        sync_dir(parent)?;
+/// Create a directory and every missing parent, each made durable (its
+/// parent synced) before the next level is created in it: a crash leaves a
+/// prefix of the path, never a folder whose own entry can vanish.
+pub fn create_dir_all<S: Storage>(s: &S, path: &Path) -> Result<()> {
+    let missing: Vec<&Path> = path
+        .ancestors()
+        .take_while(|p| !p.as_os_str().is_empty() && !p.is_dir())
+        .collect();
+    for dir in missing.into_iter().rev() {
+        s.create_dir(dir)?;
+        s.sync_dir(parent_dir(dir), SyncPoint::CreateDir)?;
     }
     Ok(())
 }
 
-/// Create an empty file that must not exist yet (a new segment or index).
-pub fn create_new(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .create_new(true)
-        .append(true)
-        .read(true)
-        .open(path)
-        .map_err(|e| Error::io(path, "create", e))
-}
-
-/// fsync a directory, making created or renamed entries in it durable.
-pub fn sync_dir(path: &Path) -> Result<()> {
-    let dir = File::open(if path.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        path
-    })
-    .map_err(|e| Error::io(path, "open directory", e))?;
-    dir.sync_all()
-        .map_err(|e| Error::io(path, "fsync directory", e))
-}
-
-/// Remove a folder tree. Used only by `klog group-demo`, for folders it
-/// created itself; nothing a user has is ever removed.
-pub fn remove_created_tree(path: &Path) -> Result<()> {
-    std::fs::remove_dir_all(path).map_err(|e| Error::io(path, "remove", e))
-}
-
-/// Remove a file created by `klog group-demo`.
-pub fn remove_created_file(path: &Path) -> Result<()> {
-    std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))
-}
-
-/// Create an empty marker file (group-demo marks the directory it owns).
-pub fn create_marker(path: &Path) -> Result<()> {
-    File::create(path)
-        .map(drop)
-        .map_err(|e| Error::io(path, "create", e))
-}
-
 /// Copy bytes `from..to` of `src` into a new sidecar file and make it
-/// durable (file and directory entry). If the sidecar already holds exactly
+/// durable: its bytes, then its name. If the sidecar already holds exactly
 /// those bytes (an earlier repair stopped after this step), it is kept.
 /// A crash during this step leaves the source untouched.
-pub fn save_range(src: &Path, from: u64, to: u64, sidecar: &Path) -> Result<()> {
+pub fn save_range<S: Storage>(s: &S, src: &Path, from: u64, to: u64, sidecar: &Path) -> Result<()> {
     use std::io::{Read, Seek, SeekFrom};
     let mut input = File::open(src).map_err(|e| Error::io(src, "open", e))?;
     input
@@ -119,53 +167,64 @@ pub fn save_range(src: &Path, from: u64, to: u64, sidecar: &Path) -> Result<()> 
             "already exists with other bytes; move it away first",
         ));
     }
-    let mut out = create_new(sidecar)?;
-    out.write_all(&bytes)
-        .map_err(|e| Error::io(sidecar, "write", e))?;
-    out.sync_all().map_err(|e| Error::io(sidecar, "fsync", e))?;
-    sync_dir(sidecar.parent().unwrap_or(Path::new(".")))
+    let mut out = s.open(sidecar, OpenMode::CreateNew)?.file;
+    s.append(&mut out, sidecar, &bytes)?;
+    // Bytes before name: the name must never survive without its bytes.
+    s.sync_data(&mut out, sidecar, SyncPoint::SidecarData)?;
+    s.sync_dir(parent_dir(sidecar), SyncPoint::SidecarEntry)
 }
 
-/// Truncate `path` to `len` bytes and fsync it. Only called once the cut
+/// Truncate `path` to `len` bytes and sync it. Only called once the cut
 /// bytes are durable in a sidecar ([`save_range`]).
-pub fn truncate(path: &Path, len: u64) -> Result<()> {
-    let f = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| Error::io(path, "open", e))?;
-    f.set_len(len).map_err(|e| Error::io(path, "truncate", e))?;
-    f.sync_all().map_err(|e| Error::io(path, "fsync", e))
+pub fn truncate<S: Storage>(s: &S, path: &Path, len: u64, at: SyncPoint) -> Result<()> {
+    let mut f = s.open(path, OpenMode::Existing)?.file;
+    s.set_len(&mut f, path, len)?;
+    s.sync_data(&mut f, path, at)
 }
 
-/// Rename `from` to `to` (which must not exist) and fsync the directory:
+/// Rename `from` to `to` (which must not exist) and sync the directory:
 /// how files are moved aside instead of deleted.
-pub fn move_aside(from: &Path, to: &Path) -> Result<()> {
+pub fn move_aside<S: Storage>(s: &S, from: &Path, to: &Path) -> Result<()> {
     if to.exists() {
         return Err(Error::layout(
             to,
             "already exists; refusing to overwrite it",
         ));
     }
-    std::fs::rename(from, to).map_err(|e| Error::io(from, "rename", e))?;
-    sync_dir(to.parent().unwrap_or(Path::new(".")))
+    s.rename(from, to)?;
+    s.sync_dir(parent_dir(to), SyncPoint::MoveAside)
 }
 
 /// Replace `path` with `bytes` atomically: write a temporary file in the
-/// same directory, fsync it, rename it over `path`, fsync the directory. A
-/// crash leaves either the old file or the new one, never a mix.
-pub fn rewrite_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+/// same directory, sync it, rename it over `path`, sync the directory. A
+/// crash leaves either the old file (or none) or the new one, never a mix.
+pub fn replace<S: Storage>(s: &S, path: &Path, bytes: &[u8]) -> Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".klog-tmp");
     let tmp = std::path::PathBuf::from(tmp);
-    let mut f = OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .open(&tmp)
-        .map_err(|e| Error::io(&tmp, "create", e))?;
-    f.write_all(bytes)
-        .map_err(|e| Error::io(&tmp, "write", e))?;
-    f.sync_all().map_err(|e| Error::io(&tmp, "fsync", e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "rename", e))?;
-    sync_dir(path.parent().unwrap_or(Path::new(".")))
+    let mut f = s.open(&tmp, OpenMode::CreateOrTruncate)?.file;
+    s.append(&mut f, &tmp, bytes)?;
+    // Without this sync the rename could become durable first, naming an
+    // empty or partial file.
+    s.sync_data(&mut f, &tmp, SyncPoint::ReplaceData)?;
+    s.rename(&tmp, path)?;
+    s.sync_dir(parent_dir(path), SyncPoint::ReplaceRename)
+}
+
+/// Remove a folder tree. Used only by `klog group-demo`, for folders it
+/// created itself; nothing a user has is ever removed.
+pub fn remove_created_tree(path: &Path) -> Result<()> {
+    std::fs::remove_dir_all(path).map_err(|e| Error::io(path, "remove", e))
+}
+
+/// Remove a file created by `klog group-demo`.
+pub fn remove_created_file(path: &Path) -> Result<()> {
+    std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))
+}
+
+/// Create an empty marker file (group-demo marks the directory it owns).
+pub fn create_marker(path: &Path) -> Result<()> {
+    File::create(path)
+        .map(drop)
+        .map_err(|e| Error::io(path, "create", e))
 }

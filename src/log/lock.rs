@@ -1,11 +1,20 @@
 //! The data directory's `.lock` file.
 //!
 //! A Kafka broker holds an OS lock on `<log dir>/.lock` while it runs
-//! (`FileChannel.tryLock`, which on Linux is a POSIX `fcntl` record lock).
-//! klog takes both kinds of lock a process can hold on it, `fcntl` (what the
-//! JVM takes) and `flock` (what other tools take), without waiting, and
-//! refuses to write when either is held elsewhere. The locks are released
-//! when the [`DirLock`] is dropped (the file is closed).
+//! (`FileChannel.tryLock`, which on Linux is a classic POSIX `fcntl` record
+//! lock). klog takes two locks on the file, without waiting, and refuses to
+//! write when either is held elsewhere:
+//! - an open-file-description `fcntl` lock (`F_OFD_SETLK`), which conflicts
+//!   with the broker's classic lock and with other klogs;
+//! - a `flock` ([`File::try_lock`]), what other tools take.
+//!
+//! Invariant: both locks belong to the one open file description inside a
+//! [`DirLock`], and are released only when it is dropped. Classic `fcntl`
+//! locks would not hold: POSIX drops all of a process's classic locks on the
+//! close of *any* descriptor of the file, so a failed second acquire in the
+//! same process (which opens and closes the file) would release the first.
+//! Open-file-description locks are released only by closing their own
+//! description.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -13,6 +22,18 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::log::durable;
+
+/// The lock commands: open-file-description locks where the OS has them.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const SET_LOCK: libc::c_int = libc::F_OFD_SETLK;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const GET_LOCK: libc::c_int = libc::F_OFD_GETLK;
+/// Elsewhere, classic locks: there a failed second acquire in the same
+/// process still releases the first one's `fcntl` part (its `flock` holds).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const SET_LOCK: libc::c_int = libc::F_SETLK;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const GET_LOCK: libc::c_int = libc::F_GETLK;
 
 /// Name of the lock file inside a data directory.
 pub const LOCK_FILE: &str = ".lock";
@@ -25,26 +46,34 @@ pub struct DirLock {
 }
 
 impl DirLock {
-    /// Lock `data_dir/.lock`, failing at once with [`Error::Locked`] if another process holds it.
+    /// Lock `data_dir/.lock`, failing at once with [`Error::Locked`] if
+    /// another process (or another `DirLock` in this one) holds it.
     pub fn acquire(data_dir: &Path) -> Result<Self> {
         let path = data_dir.join(LOCK_FILE);
         let file = durable::open_lock_file(&path)?;
-        let fd = file.as_raw_fd();
-        // fcntl(F_SETLK) write lock over the whole file: what a JVM holds.
-        // SAFETY: `fl` is a valid, fully initialised flock struct and `fd` is open.
-        let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-        fl.l_type = libc::F_WRLCK as libc::c_short;
-        fl.l_whence = libc::SEEK_SET as libc::c_short;
-        // SAFETY: see above; F_SETLK does not block.
-        let rc = unsafe { libc::fcntl(fd, libc::F_SETLK, &fl) };
-        if rc != 0 {
-            return Err(lock_error(&path, data_dir));
+        // The fcntl lock first: it is the one a broker holds, and the only
+        // one whose holder the OS can name.
+        let mut fl = whole_file(libc::F_WRLCK);
+        if let Err(e) = fcntl_lock(&file, SET_LOCK, &mut fl) {
+            return Err(match e.raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::EACCES) => Error::Locked {
+                    path: data_dir.to_path_buf(),
+                    holder: holder_pid(&file),
+                },
+                _ => Error::io(&path, "fcntl lock", e),
+            });
         }
-        // flock(LOCK_EX | LOCK_NB): what other tools (and other klogs) may hold.
-        // SAFETY: `fd` is open for the lifetime of `file`.
-        let rc = unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) };
-        if rc != 0 {
-            return Err(lock_error(&path, data_dir));
+        // Then flock. Failing here drops `file`, which releases the fcntl
+        // lock just taken (it belongs to this description only).
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Locked {
+                    path: data_dir.to_path_buf(),
+                    holder: None,
+                })
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, "flock", e)),
         }
         Ok(DirLock { _file: file, path })
     }
@@ -55,12 +84,41 @@ impl DirLock {
     }
 }
 
-fn lock_error(lock_path: &Path, data_dir: &Path) -> Error {
-    let err = std::io::Error::last_os_error();
-    match err.raw_os_error() {
-        Some(libc::EAGAIN) | Some(libc::EACCES) => Error::Locked {
-            path: data_dir.to_path_buf(),
-        },
-        _ => Error::io(lock_path, "lock", err),
+/// A lock request of `kind` over the whole file (`l_len` 0 = to the end,
+/// however far it grows), as a JVM's `tryLock()` takes it.
+fn whole_file(kind: libc::c_int) -> libc::flock {
+    libc::flock {
+        l_type: kind as libc::c_short,
+        l_whence: libc::SEEK_SET as libc::c_short,
+        l_start: 0,
+        l_len: 0,
+        // Must be 0 for the F_OFD_* commands.
+        l_pid: 0,
     }
+}
+
+/// The PID of the process holding a lock that conflicts with a write lock
+/// on `file`, when the OS knows it: `F_OFD_GETLK` reports the PID of a
+/// classic-lock holder (a broker) and -1 for an open-file-description lock
+/// (another klog), whose owner is a description, not a process.
+fn holder_pid(file: &File) -> Option<u32> {
+    let mut fl = whole_file(libc::F_WRLCK);
+    fcntl_lock(file, GET_LOCK, &mut fl).ok()?;
+    if fl.l_type == libc::F_UNLCK as libc::c_short {
+        // Released in the meantime.
+        return None;
+    }
+    u32::try_from(fl.l_pid).ok().filter(|&pid| pid > 0)
+}
+
+/// `fcntl(fd, cmd, fl)` for the non-blocking lock commands.
+fn fcntl_lock(file: &File, cmd: libc::c_int, fl: &mut libc::flock) -> std::io::Result<()> {
+    // SAFETY: the descriptor is open for as long as `file` is borrowed, and
+    // `fl` is a valid, initialised `struct flock` that fcntl may write to
+    // (F_OFD_GETLK does); the commands used never block.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), cmd, fl as *mut libc::flock) };
+    if rc == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }

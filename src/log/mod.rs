@@ -4,7 +4,9 @@
 //! A data directory holds partition folders `<topic>-<partition>`; each
 //! holds segments `<20-digit base offset>.log` with `.index` and
 //! `.timeindex` siblings. Reading never writes; [`appender`] is the only way
-//! bytes are added, and [`durable`] the only module that touches the disk.
+//! bytes are added, every change goes through a [`storage::Storage`], and
+//! [`durable`] holds the order of writes and syncs and the only
+//! implementation that touches the disk.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 pub mod appender;
@@ -14,6 +16,7 @@ pub mod durable;
 pub mod lock;
 pub mod meta;
 pub mod segment;
+pub mod storage;
 pub mod walk;
 
 pub use appender::{AppendConfig, PartitionAppender};

@@ -10,6 +10,7 @@ mod fixtures;
 mod group_demo;
 mod info;
 mod lag;
+mod locking;
 mod overflow;
 mod produce;
 mod readme;

@@ -2,8 +2,11 @@
 
 mod builder;
 mod corruption;
+mod crash_points;
+mod crash_storage;
 mod fuzz_regressions;
 mod interop;
+mod lock;
 mod peer_vectors;
 mod repair;
 mod sweeps;

@@ -1,0 +1,144 @@
+//! Dry runs read only, so they run beside a lock holder; writes refuse,
+//! and name the holder when the OS reports it.
+
+use crate::support::{stderr, stdout, LockHolder, TestEnv};
+
+/// Every file under `dir` with its bytes, the lock file left out.
+fn files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file() && e.file_name() != ".lock")
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect()
+}
+
+#[test]
+fn dry_runs_do_not_need_the_lock() {
+    let env = TestEnv::new();
+    let groups = env.path("fixtures/groups");
+    let truncated = env.path("fixtures/truncated");
+    let before = (files(&groups), files(&truncated));
+    let holders = (LockHolder::new(&groups), LockHolder::new(&truncated));
+
+    let o = env.run(
+        &[
+            "tombstone",
+            "fixtures/groups",
+            "--group",
+            "kitchen",
+            "--dry-run",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "would delete kitchen orders-0 (was 15)\n");
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--dry-run",
+            "fixtures/truncated/orders-0",
+        ],
+        None,
+    );
+    assert!(
+        stdout(&o).contains("repair: would move 20 bytes"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("locked"), "{}", stderr(&o));
+
+    // The writes refuse.
+    let o = env.run(
+        &["tombstone", "fixtures/groups", "--group", "kitchen"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("locked by another process"),
+        "{}",
+        stderr(&o)
+    );
+    drop(holders);
+    assert_eq!(
+        (files(&groups), files(&truncated)),
+        before,
+        "a dry run wrote"
+    );
+}
+
+#[test]
+fn a_dry_run_still_refuses_a_damaged_tail() {
+    let env = TestEnv::new();
+    let log = env.path("fixtures/groups/__offsets-0/00000000000000000000.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    let torn = bytes[..25].to_vec();
+    bytes.extend_from_slice(&torn);
+    std::fs::write(&log, &bytes).unwrap();
+    let o = env.run(
+        &[
+            "tombstone",
+            "fixtures/groups",
+            "--group",
+            "kitchen",
+            "--dry-run",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("refusing to append behind a damaged tail"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&log).unwrap(), bytes);
+}
+
+#[test]
+fn the_refusal_names_a_broker_pid() {
+    if !std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return;
+    }
+    use std::io::BufRead;
+    let env = TestEnv::new();
+    let lock = env.path("fixtures/groups/.lock");
+    // A classic POSIX record lock, as a broker's JVM takes it.
+    let mut holder = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import fcntl, sys\n\
+             f = open(sys.argv[1], 'a+')\n\
+             fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n\
+             print('LOCKED', flush=True)\n\
+             sys.stdin.read()\n",
+        ])
+        .arg(&lock)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "LOCKED");
+    let o = env.run(
+        &["tombstone", "fixtures/groups", "--group", "kitchen"],
+        None,
+    );
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("locked by process {}", holder.id())),
+        "{}",
+        stderr(&o)
+    );
+}
