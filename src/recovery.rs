@@ -12,7 +12,7 @@ use std::path::Path;
 
 use crate::error::{DecodeError, Error, Result};
 use crate::findings::{Finding, Kind, Severity};
-use crate::format::index::{encode_offset_entry, encode_time_entry};
+use crate::format::index::{encode_offset_entry, encode_time_entry, IndexSchedule};
 use crate::format::Entry;
 use crate::log::walk::Policy;
 use crate::log::{Partition, SegmentFiles};
@@ -62,10 +62,11 @@ pub fn rebuild_indexes(
     let one = Partition::single_file(log, base_offset);
     let mut walk = one.walk(Policy::HEADERS);
     let (mut index, mut timeindex) = (Vec::new(), Vec::new());
-    let mut last_entry_position = 0u64;
-    let (mut max_ts, mut offset_of_max) = (i64::MIN, -1i64);
-    let mut last_time_entry = i64::MIN;
+    let mut schedule = IndexSchedule::new(base_offset, interval, i64::MIN);
     let rel = |offset: i64| (offset - base_offset) as i32;
+    let time_entry = |timeindex: &mut Vec<u8>, (ts, offset): (i64, i64)| {
+        timeindex.extend_from_slice(&encode_time_entry(ts, rel(offset)));
+    };
     while let Some(w) = walk.next_entry()? {
         let e = w.entry;
         if e.position() + e.size() > valid_bytes {
@@ -75,24 +76,16 @@ pub fn rebuild_indexes(
             Entry::V2(b) => b.header.max_timestamp,
             Entry::Legacy(l) => l.timestamp,
         };
-        if ts > max_ts {
-            max_ts = ts;
-            offset_of_max = e.last_offset();
-        }
-        if e.position() - last_entry_position > interval {
-            index.extend_from_slice(&encode_offset_entry(
-                rel(e.last_offset()),
-                e.position() as i32,
-            ));
-            if max_ts > last_time_entry {
-                timeindex.extend_from_slice(&encode_time_entry(max_ts, rel(offset_of_max)));
-                last_time_entry = max_ts;
+        if let Some(due) = schedule.batch(e.position(), e.size(), w.next_offset - 1, ts) {
+            let (offset, position) = due.offset;
+            index.extend_from_slice(&encode_offset_entry(rel(offset), position as i32));
+            if let Some(t) = due.time {
+                time_entry(&mut timeindex, t);
             }
-            last_entry_position = e.position();
         }
     }
-    if max_ts > last_time_entry && offset_of_max >= base_offset {
-        timeindex.extend_from_slice(&encode_time_entry(max_ts, rel(offset_of_max)));
+    if let Some(t) = schedule.time_entry() {
+        time_entry(&mut timeindex, t);
     }
     Ok((index, timeindex))
 }

@@ -97,6 +97,90 @@ pub fn encode_txn_entry(
     out
 }
 
+/// Kafka's rule for which batches a segment's indexes record, the one
+/// place klog keeps it (`LogSegment.append`, and `LogSegment.recover` when a
+/// broker rebuilds indexes): once more than `index.interval.bytes` were
+/// appended since the last entry, the next batch gets an offset entry — its
+/// last offset at its position — and, when the largest timestamp so far has
+/// grown since the last time entry, a time entry (that timestamp, at the
+/// offset of the batch that carried it). A segment that stops being active
+/// gets a last time entry the same way (`TimeIndex.maybeAppend` on roll).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexSchedule {
+    base_offset: i64,
+    interval: u64,
+    bytes_since_last_entry: u64,
+    max_timestamp: i64,
+    offset_of_max_timestamp: i64,
+    last_time_entry: i64,
+}
+
+/// The entries due for a batch (see [`IndexSchedule::batch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DueEntries {
+    /// (offset, position): the batch's last offset at its position.
+    pub offset: (i64, u64),
+    /// (timestamp, offset), when the largest timestamp grew.
+    pub time: Option<(i64, i64)>,
+}
+
+impl IndexSchedule {
+    /// A new segment at `base_offset` whose time index ends at
+    /// `last_time_entry` (`i64::MIN` when it is empty).
+    pub fn new(base_offset: i64, interval: u64, last_time_entry: i64) -> Self {
+        IndexSchedule {
+            base_offset,
+            interval,
+            bytes_since_last_entry: 0,
+            max_timestamp: i64::MIN,
+            offset_of_max_timestamp: -1,
+            last_time_entry,
+        }
+    }
+
+    /// The same schedule, with the time index known to end at `last_time_entry`
+    /// (read from the file when an appender reopens a segment).
+    pub fn resume_time_index(mut self, last_time_entry: i64) -> Self {
+        self.last_time_entry = last_time_entry;
+        self
+    }
+
+    /// A batch of `size` bytes at `position`, holding offsets up to
+    /// `last_offset` with `max_timestamp`: the entries due for it, if any.
+    pub fn batch(
+        &mut self,
+        position: u64,
+        size: u64,
+        last_offset: i64,
+        max_timestamp: i64,
+    ) -> Option<DueEntries> {
+        if max_timestamp > self.max_timestamp {
+            self.max_timestamp = max_timestamp;
+            self.offset_of_max_timestamp = last_offset;
+        }
+        let due = (self.bytes_since_last_entry > self.interval).then(|| {
+            self.bytes_since_last_entry = 0;
+            DueEntries {
+                offset: (last_offset, position),
+                time: self.time_entry(),
+            }
+        });
+        self.bytes_since_last_entry = self.bytes_since_last_entry.saturating_add(size);
+        due
+    }
+
+    /// The time entry due now, if the largest timestamp grew since the last
+    /// one (at an index interval, and when the segment stops being active).
+    pub fn time_entry(&mut self) -> Option<(i64, i64)> {
+        let due = self.max_timestamp > self.last_time_entry
+            && self.offset_of_max_timestamp >= self.base_offset;
+        due.then(|| {
+            self.last_time_entry = self.max_timestamp;
+            (self.max_timestamp, self.offset_of_max_timestamp)
+        })
+    }
+}
+
 /// How many entries of an index are used: whole entries, less the trailing
 /// run of all-zero slots that `AbstractIndex` preallocates (the active
 /// segment's index is `segment.index.bytes` long until the segment rolls).

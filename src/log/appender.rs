@@ -27,7 +27,6 @@ use crate::format::{encode_batch, BatchSpec, Entry, NewRecord};
 use crate::log::dir::list_segments;
 use crate::log::durable::{self, Disk};
 use crate::log::lock::DirLock;
-use crate::log::segment::{SegmentReader, Tail};
 use crate::log::segment_file_name;
 use crate::log::storage::{OpenMode, Storage, SyncPoint};
 
@@ -61,10 +60,8 @@ struct ActiveSegment<F> {
     timeindex_path: PathBuf,
     timeindex: F,
     size: u64,
-    bytes_since_last_index_entry: u64,
-    max_timestamp_so_far: i64,
-    offset_of_max_timestamp: i64,
-    last_time_entry_timestamp: i64,
+    /// When the next index entries are due (Kafka's rule, in one place).
+    schedule: index::IndexSchedule,
 }
 
 /// Appends batches to one partition, holding the data directory's lock.
@@ -163,7 +160,10 @@ impl<S: Storage> PartitionAppender<S> {
         let segments = list_segments(&dir)?;
         let (active, next_offset) = match segments.last() {
             Some(last) => open_existing(&storage, &dir, last.base_offset, &config)?,
-            None => (create_segment(&storage, &dir, 0)?, 0),
+            None => (
+                create_segment(&storage, &dir, 0, config.index_interval_bytes)?,
+                0,
+            ),
         };
         Ok(PartitionAppender {
             _lock: lock,
@@ -237,15 +237,12 @@ impl<S: Storage> PartitionAppender<S> {
         //    crash before the sync may leave any prefix of it: a torn tail.
         durable::append_and_sync(s, &mut a.log, &a.log_path, &batch, SyncPoint::LogAppend)?;
         a.size += batch.len() as u64;
-        if max_ts > a.max_timestamp_so_far {
-            a.max_timestamp_so_far = max_ts;
-            a.offset_of_max_timestamp = last;
-        }
         // 2. Index entries, which only ever point at synced batches. A crash
         //    before them leaves an index that stops early: harmless.
-        if a.bytes_since_last_index_entry > self.config.index_interval_bytes {
-            let rel = (last - a.base_offset) as i32;
-            let entry = index::encode_offset_entry(rel, position as i32);
+        if let Some(due) = a.schedule.batch(position, batch.len() as u64, last, max_ts) {
+            let (offset, at) = due.offset;
+            let rel = (offset - a.base_offset) as i32;
+            let entry = index::encode_offset_entry(rel, at as i32);
             durable::append_and_sync(
                 s,
                 &mut a.index,
@@ -253,10 +250,10 @@ impl<S: Storage> PartitionAppender<S> {
                 &entry,
                 SyncPoint::OffsetIndexAppend,
             )?;
-            append_time_entry(s, a)?;
-            a.bytes_since_last_index_entry = 0;
+            if let Some(t) = due.time {
+                append_time_entry(s, a, t)?;
+            }
         }
-        a.bytes_since_last_index_entry += batch.len() as u64;
         if let Some(entry) = aborted {
             let path = self.dir.join(segment_file_name(a.base_offset, "txnindex"));
             let mut opened = s.open(&path, OpenMode::CreateOrAppend)?;
@@ -303,8 +300,15 @@ impl<S: Storage> PartitionAppender<S> {
 
     /// Close the active segment (final time-index entry) and start a new one at the log end.
     fn roll(&mut self) -> Result<()> {
-        append_time_entry(&self.storage, &mut self.active)?;
-        self.active = create_segment(&self.storage, &self.dir, self.next_offset)?;
+        if let Some(t) = self.active.schedule.time_entry() {
+            append_time_entry(&self.storage, &mut self.active, t)?;
+        }
+        self.active = create_segment(
+            &self.storage,
+            &self.dir,
+            self.next_offset,
+            self.config.index_interval_bytes,
+        )?;
         Ok(())
     }
 }
@@ -325,30 +329,28 @@ fn check_name(topic: &str, partition: i32) -> Result<()> {
     Ok(())
 }
 
-/// Add a time index entry if the max timestamp grew since the last one
-/// (at an index interval, and once more when a segment is closed).
-fn append_time_entry<S: Storage>(s: &S, a: &mut ActiveSegment<S::File>) -> Result<()> {
-    if a.max_timestamp_so_far > a.last_time_entry_timestamp
-        && a.offset_of_max_timestamp >= a.base_offset
-    {
-        let rel = (a.offset_of_max_timestamp - a.base_offset) as i32;
-        let entry = index::encode_time_entry(a.max_timestamp_so_far, rel);
-        durable::append_and_sync(
-            s,
-            &mut a.timeindex,
-            &a.timeindex_path,
-            &entry,
-            SyncPoint::TimeIndexAppend,
-        )?;
-        a.last_time_entry_timestamp = a.max_timestamp_so_far;
-    }
-    Ok(())
+/// Append the time-index entry (timestamp, offset) the schedule made due.
+fn append_time_entry<S: Storage>(
+    s: &S,
+    a: &mut ActiveSegment<S::File>,
+    (timestamp, offset): (i64, i64),
+) -> Result<()> {
+    let rel = (offset - a.base_offset) as i32;
+    let entry = index::encode_time_entry(timestamp, rel);
+    durable::append_and_sync(
+        s,
+        &mut a.timeindex,
+        &a.timeindex_path,
+        &entry,
+        SyncPoint::TimeIndexAppend,
+    )
 }
 
 fn create_segment<S: Storage>(
     s: &S,
     dir: &Path,
     base_offset: i64,
+    index_interval_bytes: u64,
 ) -> Result<ActiveSegment<S::File>> {
     let log_path = dir.join(segment_file_name(base_offset, "log"));
     let index_path = dir.join(segment_file_name(base_offset, "index"));
@@ -368,10 +370,7 @@ fn create_segment<S: Storage>(
         timeindex_path,
         timeindex,
         size: 0,
-        bytes_since_last_index_entry: 0,
-        max_timestamp_so_far: i64::MIN,
-        offset_of_max_timestamp: -1,
-        last_time_entry_timestamp: i64::MIN,
+        schedule: index::IndexSchedule::new(base_offset, index_interval_bytes, i64::MIN),
     })
 }
 
@@ -379,69 +378,41 @@ fn create_segment<S: Storage>(
 struct ActiveScan {
     next_offset: i64,
     size: u64,
-    bytes_since_last_index_entry: u64,
-    max_timestamp_so_far: i64,
-    offset_of_max_timestamp: i64,
+    /// The index schedule replayed over the segment's batches.
+    schedule: index::IndexSchedule,
 }
 
-/// Read the last segment once: its log end offset, its index state, and a
-/// refusal if anything in it is damaged. Reads only.
+/// Read the last segment once: its log end offset, its index schedule, and
+/// a refusal if anything in it is damaged. Reads only.
 fn scan_active(dir: &Path, base_offset: i64, config: &AppendConfig) -> Result<ActiveScan> {
     let log_path = dir.join(segment_file_name(base_offset, "log"));
-    let mut reader = SegmentReader::open(&log_path)?;
-    let mut next_offset = base_offset;
-    let mut bytes_since = 0u64;
-    let mut max_ts = i64::MIN;
-    let mut offset_of_max = -1i64;
-    while let Some(entry) = reader.next_entry()? {
-        if let Err(error) = entry.check_crc() {
-            return Err(Error::DamagedTail {
-                path: log_path,
-                error,
-            });
-        }
-        if bytes_since > config.index_interval_bytes {
-            bytes_since = 0;
-        }
-        bytes_since += entry.size();
-        next_offset = entry
-            .checked_next_offset()
-            .ok_or_else(|| Error::DamagedTail {
-                path: log_path.clone(),
-                error: crate::error::DecodeError::new(
-                    entry.position(),
-                    crate::error::DecodeErrorKind::RelativeOffsetOverflow {
-                        segment_base: base_offset,
-                        offset: entry.base_offset(),
-                    },
-                ),
-            })?;
-        let ts = match entry {
+    let one = crate::log::Partition::single_file(&log_path, base_offset);
+    let mut walk = one.walk(crate::log::Policy::VALID_PREFIX);
+    let mut schedule =
+        index::IndexSchedule::new(base_offset, config.index_interval_bytes, i64::MIN);
+    while let Some(w) = walk.next_entry()? {
+        let e = w.entry;
+        let ts = match e {
             Entry::V2(b) => b.header.max_timestamp,
             Entry::Legacy(l) => l.timestamp,
         };
-        if ts > max_ts {
-            max_ts = ts;
-            offset_of_max = entry.last_offset();
-        }
+        // The entries due were written when the batch was appended.
+        let _ = schedule.batch(e.position(), e.size(), w.next_offset - 1, ts);
     }
-    match reader.tail() {
-        Some(Tail::Clean) | None => {}
-        Some(t) => {
-            if let Some(error) = t.error() {
-                return Err(Error::DamagedTail {
-                    path: log_path,
-                    error,
-                });
-            }
-        }
+    let next_offset = walk.next_offset().unwrap_or(base_offset);
+    if let Some(d) = walk.take_damage().into_iter().next() {
+        return Err(Error::DamagedTail {
+            path: log_path,
+            error: d.error,
+        });
     }
+    let size = std::fs::metadata(&log_path)
+        .map_err(|e| Error::io(&log_path, "stat", e))?
+        .len();
     Ok(ActiveScan {
         next_offset,
-        size: reader.file_len(),
-        bytes_since_last_index_entry: bytes_since,
-        max_timestamp_so_far: max_ts,
-        offset_of_max_timestamp: offset_of_max,
+        size,
+        schedule,
     })
 }
 
@@ -478,10 +449,8 @@ fn open_existing<S: Storage>(
             timeindex,
             timeindex_path,
             size: scan.size,
-            bytes_since_last_index_entry: scan.bytes_since_last_index_entry,
-            max_timestamp_so_far: scan.max_timestamp_so_far,
-            offset_of_max_timestamp: scan.offset_of_max_timestamp,
-            last_time_entry_timestamp,
+            // The time index on disk says where it really ends.
+            schedule: scan.schedule.resume_time_index(last_time_entry_timestamp),
         },
         scan.next_offset,
     ))
