@@ -143,6 +143,16 @@ kinds! {
     // Producer snapshots: `ProducerStateManager` skips one it cannot read and rebuilds from the log.
     SnapshotUnreadable = "snapshot_unreadable", Warning;
     SnapshotMismatch = "snapshot_mismatch", Warning;
+    // Metadata files of a data directory.
+    /// A broker refuses to start on a log directory whose meta.properties does not parse.
+    MetaPropertiesMalformed = "meta_properties_malformed", Error;
+    /// `LogManager` resets an unreadable recovery-point or log-start
+    /// checkpoint (to 0, to the first segment's base offset): a warning; an
+    /// unreadable replication-offset or leader-epoch checkpoint fails the
+    /// log directory, which the reader marks as an error.
+    CheckpointMalformed = "checkpoint_malformed", Warning;
+    /// A partition.metadata that does not parse fails the log's load.
+    PartitionMetadataMalformed = "partition_metadata_malformed", Error;
 }
 
 impl Kind {

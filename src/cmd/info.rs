@@ -5,12 +5,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use kaen_log::findings::{Finding, Kind, Severity, Summary};
 use kaen_log::log::checkpoint::{self, DIR_CHECKPOINTS};
 use kaen_log::log::meta::{self, MetaProperties, PartitionMetadata};
 use kaen_log::log::{DataDir, Partition, PartitionState};
 use kaen_log::Error;
 
-use crate::cli::OutputFormat;
+use crate::cli::{FailOn, OutputFormat};
 use crate::exit::Outcome;
 use crate::report::table::render;
 use crate::report::Output;
@@ -32,10 +33,16 @@ use crate::report::Output;
 /// meta.properties is read with Java Properties rules: a line without `=`
 /// is a key with an empty value (ignored unless the key is one klog reads).
 ///
-/// A malformed checkpoint, meta.properties or partition.metadata is reported
-/// on stderr with its path and line number, its values are shown as `-`,
-/// the rest is still shown, and the exit code is 1. A path that is not a
-/// data directory exits 2.
+/// A malformed checkpoint, meta.properties or partition.metadata is a
+/// finding with its path and line number (on stderr in text output, under
+/// `findings` in JSON); its values are shown as `-` and the rest is still
+/// shown. The severity is what a broker does with the file: it resets an
+/// unreadable recovery-point, log-start or cleaner-offset checkpoint (a
+/// warning), and fails a log directory whose meta.properties,
+/// replication-offset or leader-epoch checkpoint, or a partition whose
+/// partition.metadata does not parse (an error). Exit 1 when a finding
+/// reaches --fail-on (default: error). A path that is not a data directory
+/// exits 2.
 #[derive(Debug, clap::Args)]
 pub struct InfoArgs {
     /// Data directories (a broker's log directories, or ones klog wrote).
@@ -44,6 +51,9 @@ pub struct InfoArgs {
     /// Output format (json: one object per directory per line).
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    /// The least severity that makes the run exit 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    pub fail_on: FailOn,
 }
 
 /// A file that may be absent, fine, or malformed (reported already).
@@ -62,19 +72,31 @@ impl<T> Loaded<T> {
     }
 }
 
-/// Read with `f`; a malformed file is reported and counted, any other error
-/// (I/O) ends the command.
-fn load<T>(problems: &mut u64, r: kaen_log::Result<Option<T>>) -> anyhow::Result<Loaded<T>> {
+/// A read's result; a malformed file becomes a finding of `kind` (at
+/// `severity`), any other error (I/O) ends the command.
+fn load<T>(
+    findings: &mut Vec<Finding>,
+    (kind, severity): (Kind, Severity),
+    r: kaen_log::Result<Option<T>>,
+) -> anyhow::Result<Loaded<T>> {
     match r {
         Ok(None) => Ok(Loaded::Absent),
         Ok(Some(v)) => Ok(Loaded::Found(v)),
-        Err(e @ Error::Layout { .. }) => {
-            eprintln!("klog: {e}");
-            *problems += 1;
+        Err(Error::Layout { path, reason }) => {
+            findings.push(Finding::new(kind, path, 0, None, reason).with_severity(severity));
             Ok(Loaded::Malformed)
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The finding a malformed checkpoint file is (see the command's help).
+fn checkpoint_finding(name: &str) -> (Kind, Severity) {
+    let severity = match name {
+        checkpoint::REPLICATION_OFFSET | checkpoint::LEADER_EPOCH => Severity::Error,
+        _ => Severity::Warning,
+    };
+    (Kind::CheckpointMalformed, severity)
 }
 
 type Offsets = BTreeMap<(String, i32), i64>;
@@ -101,6 +123,7 @@ struct LiveInfo {
 
 struct DirInfo {
     path: PathBuf,
+    findings: Vec<Finding>,
     meta: Loaded<MetaProperties>,
     checkpoints: Vec<&'static str>,
     partitions: Vec<PartitionInfo>,
@@ -113,12 +136,11 @@ pub fn run(args: &InfoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         .iter()
         .map(|d| DataDir::open(d))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut problems = 0;
     let mut infos = Vec::new();
     for d in &dirs {
-        infos
-            .push(inspect(d, &mut problems).with_context(|| format!("info {}", d.path.display()))?);
+        infos.push(inspect(d).with_context(|| format!("info {}", d.path.display()))?);
     }
+    let findings: Vec<&Finding> = infos.iter().flat_map(|i| &i.findings).collect();
     for (i, info) in infos.iter().enumerate() {
         match args.format {
             OutputFormat::Json => {
@@ -133,12 +155,24 @@ pub fn run(args: &InfoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             }
         }
     }
-    Ok(Outcome::from_count(problems))
+    if args.format == OutputFormat::Text && !findings.is_empty() {
+        for f in &findings {
+            eprintln!("klog: {f}");
+        }
+        eprintln!("klog: {}", Summary::of(findings.iter().copied()));
+    }
+    let fail_on = args.fail_on.severity();
+    Ok(Outcome::from_count(
+        findings.iter().filter(|f| f.fails(fail_on)).count() as u64,
+    ))
 }
 
-fn inspect(d: &DataDir, problems: &mut u64) -> anyhow::Result<DirInfo> {
+fn inspect(d: &DataDir) -> anyhow::Result<DirInfo> {
+    let mut findings = Vec::new();
+    let problems = &mut findings;
     let meta = load(
         problems,
+        (Kind::MetaPropertiesMalformed, Severity::Error),
         meta::read_meta_properties(&d.path.join(meta::META_PROPERTIES)),
     )?;
     let mut checkpoints = Vec::new();
@@ -148,7 +182,11 @@ fn inspect(d: &DataDir, problems: &mut u64) -> anyhow::Result<DirInfo> {
         if path.exists() {
             checkpoints.push(name);
         }
-        if let Loaded::Found(m) = load(problems, checkpoint::read_offsets(&path))? {
+        if let Loaded::Found(m) = load(
+            problems,
+            checkpoint_finding(name),
+            checkpoint::read_offsets(&path),
+        )? {
             offsets.insert(name, m);
         }
     }
@@ -164,16 +202,14 @@ fn inspect(d: &DataDir, problems: &mut u64) -> anyhow::Result<DirInfo> {
             Some(LiveInfo {
                 segments: p.segments.len(),
                 bytes: log_bytes(p)?,
-                log_start: {
-                    let first = p.segments.first().map_or(0, |s| s.base_offset);
-                    lookup(checkpoint::LOG_START_OFFSET, p).map_or(first, |c| c.max(first))
-                },
+                log_start: p.log_start_offset(lookup(checkpoint::LOG_START_OFFSET, p)),
                 log_end: p.log_end_offset()?,
                 high_watermark: lookup(checkpoint::REPLICATION_OFFSET, p),
                 recovery_point: lookup(checkpoint::RECOVERY_POINT, p),
                 cleaner_offset: lookup(checkpoint::CLEANER_OFFSET, p),
                 leader_epochs: match load(
                     problems,
+                    checkpoint_finding(checkpoint::LEADER_EPOCH),
                     checkpoint::read_leader_epochs(&p.dir.join(checkpoint::LEADER_EPOCH)),
                 )? {
                     Loaded::Found(v) => Some(v),
@@ -181,6 +217,7 @@ fn inspect(d: &DataDir, problems: &mut u64) -> anyhow::Result<DirInfo> {
                 },
                 topic_id: load(
                     problems,
+                    (Kind::PartitionMetadataMalformed, Severity::Error),
                     meta::read_partition_metadata(&p.dir.join(meta::PARTITION_METADATA)),
                 )?
                 .ok()
@@ -198,6 +235,7 @@ fn inspect(d: &DataDir, problems: &mut u64) -> anyhow::Result<DirInfo> {
     }
     Ok(DirInfo {
         path: d.path.clone(),
+        findings,
         meta,
         checkpoints,
         partitions,
@@ -229,7 +267,7 @@ fn epochs_text(epochs: &[(i32, i64)]) -> String {
 fn meta_text(m: &Loaded<MetaProperties>) -> String {
     match m {
         Loaded::Absent => "-".to_string(),
-        Loaded::Malformed => "malformed (reported on stderr)".to_string(),
+        Loaded::Malformed => "malformed (see the findings)".to_string(),
         Loaded::Found(m) => {
             let mut parts = vec![format!("version={}", m.version)];
             if let Some(id) = m.node_id {
@@ -355,6 +393,7 @@ fn json_dir(info: &DirInfo) -> serde_json::Value {
         "meta_properties": meta,
         "checkpoints": info.checkpoints,
         "partitions": partitions,
+        "findings": info.findings,
     })
 }
 

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use kaen_log::findings::{Finding, Kind};
+use kaen_log::findings::{Finding, Kind, Summary};
 use kaen_log::log::{classify, DataDir, Partition, PathKind};
 use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
 use kaen_log::txn::{self, snapshot, PartitionState, TxnOptions};
@@ -94,7 +94,11 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         Some(txnlog::replay(&coordinator, Default::default())?)
     };
     match args.format {
-        OutputFormat::Text => text(&reports, view.as_ref(), out)?,
+        OutputFormat::Text => {
+            text(&reports, view.as_ref(), out)?;
+            let all = reports.iter().flat_map(|(_, st, _)| &st.findings);
+            writeln!(out, "findings: {}", Summary::of(all))?;
+        }
         OutputFormat::Json => {
             let parts: Vec<_> = reports
                 .iter()

@@ -237,18 +237,19 @@ fn malformed_files_are_reported_with_their_line() {
     let o = check_golden(&env, &["info", "fixtures/kafka"], 1, "info/malformed");
     let err = stderr(&o);
     for needle in [
-        "klog: fixtures/kafka/meta.properties: line 3: broker.id \"\" is not a base-10 32-bit integer\n",
-        "klog: fixtures/kafka/replication-offset-checkpoint: line 4: malformed line \"orders 1\" (expected 3 fields)\n",
-        "klog: fixtures/kafka/__consumer_offsets-8/leader-epoch-checkpoint: line 3: malformed line \"3\" (expected 2 fields)\n",
-        "klog: fixtures/kafka/orders-0/partition.metadata: line 2: malformed line",
+        "klog: fixtures/kafka/meta.properties:0 error meta_properties_malformed line 3: broker.id \"\" is not a base-10 32-bit integer\n",
+        "klog: fixtures/kafka/replication-offset-checkpoint:0 error checkpoint_malformed line 4: malformed line \"orders 1\" (expected 3 fields)\n",
+        "klog: fixtures/kafka/__consumer_offsets-8/leader-epoch-checkpoint:0 error checkpoint_malformed line 3: malformed line \"3\" (expected 2 fields)\n",
+        "klog: fixtures/kafka/orders-0/partition.metadata:0 error partition_metadata_malformed line 2: malformed line",
+        "klog: 4 errors: 1 meta_properties_malformed, 2 checkpoint_malformed, 1 partition_metadata_malformed\n",
     ] {
         assert!(err.contains(needle), "{needle}\nnot in\n{err}");
     }
-    assert_eq!(err.lines().count(), 4, "{err}");
+    assert_eq!(err.lines().count(), 5, "{err}");
     // The rest is still shown.
     let text = stdout(&o);
     assert!(
-        text.contains("meta.properties:  malformed (reported on stderr)\n"),
+        text.contains("meta.properties:  malformed (see the findings)\n"),
         "{text}"
     );
     let row = text_row(&text, "orders", "1");
@@ -257,6 +258,8 @@ fn malformed_files_are_reported_with_their_line() {
     assert_eq!(text_row(&text, "__consumer_offsets", "9")[10], "3@0");
 
     let v = json(&env, "fixtures/kafka", 1);
+    assert_eq!(v["findings"].as_array().unwrap().len(), 4);
+    assert_eq!(v["findings"][0]["severity"], "error");
     assert!(v["meta_properties"].is_null());
     assert!(partition(&v, "orders", 0)["high_watermark"].is_null());
     assert!(partition(&v, "__consumer_offsets", 8)["leader_epochs"].is_null());
@@ -285,9 +288,31 @@ fn partition_metadata_with_three_fields() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
-        "klog: fixtures/data/orders-0/partition.metadata: line 1: malformed line \
-         \"version: 0 1\": 3 fields where `version: 0` has 2\n"
+        "klog: fixtures/data/orders-0/partition.metadata:0 error partition_metadata_malformed \
+         line 1: malformed line \"version: 0 1\": 3 fields where `version: 0` has 2\n\
+         klog: 1 error: 1 partition_metadata_malformed\n"
     );
+}
+
+#[test]
+fn a_checkpoint_the_broker_resets_is_a_warning() {
+    // LogManager resets an unreadable recovery-point checkpoint to 0 (and
+    // recovers every segment): a warning, exit 0 unless --fail-on warning.
+    let env = TestEnv::new();
+    std::fs::write(
+        env.path("fixtures/kafka/recovery-point-offset-checkpoint"),
+        "0\n1\norders\n",
+    )
+    .unwrap();
+    let o = env.run(&["info", "fixtures/kafka"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning checkpoint_malformed line 3"),
+        "{}",
+        stderr(&o)
+    );
+    let o = env.run(&["info", "--fail-on", "warning", "fixtures/kafka"], None);
+    assert_eq!(o.status.code(), Some(1));
 }
 
 #[test]
