@@ -432,3 +432,45 @@ fn a_directory_of_only_log_files_verifies_clean_with_warnings() {
         .iter()
         .all(|f| f["severity"] == "warning" && f["kind"] == "index_missing"));
 }
+
+#[test]
+fn a_length_past_the_end_is_a_torn_tail_only_when_nothing_valid_follows() {
+    // Batch 2 of segment 90 (position 317) claims a batchLength that runs
+    // past the end of the file. With the valid batches after it still in
+    // place this is damage in the middle (length_past_eof, naming where they
+    // resume); cut the file right after its header and it is a torn tail.
+    let env = TestEnv::new();
+    let log = env.path("fixtures/data/orders-0/00000000000000000090.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    let len = bytes.len();
+    bytes[317 + 8..317 + 12].copy_from_slice(&(len as i32).to_be_bytes());
+    std::fs::write(&log, &bytes).unwrap();
+    let o = env.run(
+        &["verify-crc", "--no-index-checks", "fixtures/data/orders-0"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "00000000000000000090.log:317 error length_past_eof byte 317: entry declares"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("valid batches resume at position 634: damage, not a torn tail"),
+        "{text}"
+    );
+    assert!(!text.contains("torn_tail"), "{text}");
+    std::fs::write(&log, &bytes[..317 + 61]).unwrap();
+    let o = env.run(
+        &["verify-crc", "--no-index-checks", "fixtures/data/orders-0"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("00000000000000000090.log:317 error torn_tail"),
+        "{}",
+        stdout(&o)
+    );
+}
