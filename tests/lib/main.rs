@@ -8,5 +8,6 @@ mod fuzz_regressions;
 mod interop;
 mod lock;
 mod peer_vectors;
+mod producer_state;
 mod repair;
 mod sweeps;
