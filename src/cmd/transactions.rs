@@ -76,7 +76,7 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
     for p in &partitions {
         let opts = TxnOptions {
             high_watermark: kaen_log::log::checkpoint::high_watermark(p)?,
-            ..opts.clone()
+            ..opts
         };
         let mut st = txn::analyze(p, &opts)?;
         let index_findings = txn::check_txn_indexes(p, &st)?;
