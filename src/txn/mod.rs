@@ -105,6 +105,9 @@ pub struct AbortedTxn {
     pub first_offset: i64,
     /// Offset of the ABORT marker.
     pub last_offset: i64,
+    /// The last stable offset when it was aborted (see
+    /// [`PartitionState::last_stable_at_marker`]): the `.txnindex` field.
+    pub last_stable_offset: i64,
 }
 
 pub use crate::findings::{Finding, Kind as FindingKind};
@@ -159,6 +162,20 @@ impl PartitionState {
             .chain(self.first_unreplicated)
             .min()
             .map_or(end, |first| first.min(end))
+    }
+
+    /// The last stable offset a `.txnindex` entry records for a transaction
+    /// of `producer_id` completed by the marker at `marker` (Kafka's
+    /// `ProducerStateManager.lastStableOffset(CompletedTxn)`): the first
+    /// offset of the earliest other transaction still open, else the
+    /// offset after the marker.
+    pub fn last_stable_at_marker(&self, producer_id: i64, marker: i64) -> i64 {
+        self.producers
+            .values()
+            .filter(|p| p.producer_id != producer_id)
+            .filter_map(|p| p.open.map(|o| o.first_offset))
+            .min()
+            .unwrap_or(marker + 1)
     }
 
     /// Open transactions, oldest first: (producer id, transaction).
@@ -391,10 +408,13 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                                 state.committed += 1;
                             } else {
                                 state.aborted += 1;
+                                let last_stable_offset =
+                                    st.last_stable_at_marker(h.producer_id, h.base_offset);
                                 st.aborted.push(AbortedTxn {
                                     producer_id: h.producer_id,
                                     first_offset: open.first_offset,
                                     last_offset: h.base_offset,
+                                    last_stable_offset,
                                 });
                             }
                             if opts.high_watermark.is_some_and(|hw| h.base_offset >= hw) {
