@@ -8,4 +8,5 @@
 #[allow(dead_code)]
 mod support;
 
+mod resync;
 mod writers;
