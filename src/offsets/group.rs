@@ -37,6 +37,8 @@ pub struct GroupMetadata {
     pub leader: Option<String>,
     pub current_state_timestamp: Option<i64>,
     pub members: Vec<Member>,
+    /// Bytes after the last field, which the broker's reader ignores.
+    pub trailing_bytes: u64,
 }
 
 /// Decode a GroupMetadataValue; `at` is its absolute position.
@@ -80,8 +82,8 @@ pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, Dec
         });
     }
     m.tagged_fields()?;
-    m.finish("GroupMetadataValue")?;
     Ok(GroupMetadata {
+        trailing_bytes: m.c.remaining() as u64,
         version,
         protocol_type,
         generation,
