@@ -221,7 +221,7 @@ impl<S: Storage> PartitionAppender<S> {
         // An ABORT marker is indexed in .txnindex, as the broker does, so that
         // read_committed readers that trust the index skip the aborted data.
         let aborted = if spec.control && records.len() == 1 && is_abort(records) {
-            Some(self.aborted_txn_entry(spec.producer_id, base)?)
+            self.aborted_txn_entry(spec.producer_id, base)?
         } else {
             None
         };
@@ -278,16 +278,22 @@ impl<S: Storage> PartitionAppender<S> {
     /// The `.txnindex` entry for an ABORT marker of `producer_id` at `marker`:
     /// the transaction's first offset, and the last stable offset at marker
     /// time (the earliest other open transaction, else the marker + 1).
-    fn aborted_txn_entry(&self, producer_id: i64, marker: i64) -> Result<Vec<u8>> {
+    /// `None` when the producer has no open transaction here: Kafka indexes
+    /// only transactions with data (`ProducerAppendInfo.appendEndTxnMarker`
+    /// completes a transaction only when it has a first offset).
+    fn aborted_txn_entry(&self, producer_id: i64, marker: i64) -> Result<Option<Vec<u8>>> {
         let state = crate::txn::analyze(
             &crate::log::Partition::open(&self.dir)?,
             &Default::default(),
         )?;
-        let first = state
+        let Some(first) = state
             .producers
             .get(&producer_id)
             .and_then(|p| p.open)
-            .map_or(marker, |o| o.first_offset);
+            .map(|o| o.first_offset)
+        else {
+            return Ok(None);
+        };
         let lso = state
             .open_transactions()
             .iter()
@@ -295,7 +301,12 @@ impl<S: Storage> PartitionAppender<S> {
             .map(|(_, o)| o.first_offset)
             .min()
             .unwrap_or(marker + 1);
-        Ok(index::encode_txn_entry(producer_id, first, marker, lso))
+        Ok(Some(index::encode_txn_entry(
+            producer_id,
+            first,
+            marker,
+            lso,
+        )))
     }
 
     /// Close the active segment (final time-index entry) and start a new one at the log end.
