@@ -27,6 +27,9 @@
 //! | 3 | offset int64, leaderEpoch int32, metadata string, commitTimestamp int64 |
 //! | 4 | as v3, flexible: compact string, then tagged fields |
 //!
+//! A version outside 0..=4 is read as Kafka's generated reader reads it:
+//! above 4 as 4 (KIP-915), below 0 as 0; the replay warns of it.
+//!
 //! The stored offset is the next offset the group will read. A negative one
 //! (a non-Java client can commit one; the coordinator stores the int64 as
 //! it is) decodes, and the replay warns of it.
@@ -38,7 +41,7 @@ pub mod replay;
 
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
-use crate::format::message::{put_string, read_version, MessageReader};
+use crate::format::message::{put_string, read_value_version, MessageReader};
 
 pub use group::GroupMetadata;
 pub use replay::{Replay, ReplayOptions};
@@ -75,7 +78,10 @@ pub enum OffsetsKey<'a> {
 /// A decoded OffsetCommitValue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OffsetCommitValue {
+    /// The version stored in the record.
     pub version: i16,
+    /// The version whose layout was read (differs outside 0..=4).
+    pub read_as: i16,
     /// The next offset to read (negative only from a non-Java client).
     pub offset: i64,
     /// -1 when unknown (and before v3).
@@ -121,11 +127,12 @@ pub fn decode_key_and_rest(key: &[u8], at: u64) -> Result<(OffsetsKey<'_>, u64),
     Ok((k, m.c.remaining() as u64))
 }
 
-/// Decode an OffsetCommitValue (versions 0..=4); `at` is its absolute
-/// position. Bytes after the last field are counted, not refused.
+/// Decode an OffsetCommitValue (versions 0..=4; another version is read
+/// with the layout of the nearest, see [`read_value_version`]); `at` is its
+/// absolute position. Bytes after the last field are counted, not refused.
 pub fn decode_offset_commit_value(value: &[u8], at: u64) -> Result<OffsetCommitValue, DecodeError> {
     let mut c = Cursor::new(value, at);
-    let version = read_version(&mut c, "OffsetCommitValue", 0..=4)?; // version: int16
+    let (stored_version, version) = read_value_version(&mut c, 0..=4)?; // version: int16
     let mut m = MessageReader::new(&mut c, version >= 4);
     let offset = m.c.i64()?; // offset: int64
     let leader_epoch = if version >= 3 { m.c.i32()? } else { -1 }; // leaderEpoch: int32 (v3+)
@@ -134,7 +141,8 @@ pub fn decode_offset_commit_value(value: &[u8], at: u64) -> Result<OffsetCommitV
     let expire_timestamp = if version == 1 { Some(m.c.i64()?) } else { None }; // expireTimestamp: int64 (v1)
     m.tagged_fields()?;
     Ok(OffsetCommitValue {
-        version,
+        version: stored_version,
+        read_as: version,
         offset,
         leader_epoch,
         metadata,
@@ -247,14 +255,10 @@ mod tests {
 
     #[test]
     fn bad_values_are_positioned() {
+        // Version 9 reads as version 4, whose int64 offset does not fit in 1 byte.
         let e = decode_offset_commit_value(&[0, 9, 0], 100).unwrap_err();
-        assert_eq!(
-            e.kind,
-            DecodeErrorKind::UnknownVersion {
-                schema: "OffsetCommitValue",
-                version: 9
-            }
-        );
+        assert_eq!(e.offset, 102);
+        assert!(matches!(e.kind, DecodeErrorKind::UnexpectedEof { .. }));
         let e = decode_key(&[0, 1, 0, 5, b'a'], 10).unwrap_err();
         assert_eq!(e.offset, 14);
         assert_eq!(
@@ -269,6 +273,27 @@ mod tests {
         let mut v = encode_offset_commit_value_v3(42, -1, "", 0);
         v[2..10].copy_from_slice(&(-5i64).to_be_bytes());
         assert_eq!(decode_offset_commit_value(&v, 0).unwrap().offset, -5);
+        // Versions outside 0..=4 read with the nearest layout (the generated
+        // reader's `version >= N` guards): 7 as flexible v4, -1 as v0.
+        let mut v5 = v.clone();
+        v5[0..2].copy_from_slice(&7i16.to_be_bytes());
+        v5[14] = 1; // compact metadata: length 0 + 1
+        v5.truncate(23);
+        v5.push(0); // no tagged fields
+        let d = decode_offset_commit_value(&v5, 0).unwrap();
+        assert_eq!(
+            (d.version, d.read_as, d.offset, d.leader_epoch),
+            (7, 4, -5, -1)
+        );
+        let mut neg = (-1i16).to_be_bytes().to_vec();
+        neg.extend_from_slice(&9i64.to_be_bytes());
+        neg.extend_from_slice(&[0, 0]);
+        neg.extend_from_slice(&3i64.to_be_bytes());
+        let d = decode_offset_commit_value(&neg, 0).unwrap();
+        assert_eq!(
+            (d.version, d.read_as, d.offset, d.commit_timestamp),
+            (-1, 0, 9, 3)
+        );
         // Bytes after the last field are counted, not refused.
         v.extend_from_slice(&[7, 7, 7]);
         assert_eq!(decode_offset_commit_value(&v, 0).unwrap().trailing_bytes, 3);

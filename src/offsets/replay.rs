@@ -19,7 +19,8 @@
 //! A record that does not decode is reported with its partition, offset and
 //! byte position and skipped, so one bad record never hides the rest of the
 //! table. What the broker loads but a person should know of (a negative
-//! committed offset, bytes after a key or value) is a warning.
+//! committed offset, bytes after a key or value, a value version outside
+//! the known ones) is a warning.
 //!
 //! The table is a `BTreeMap` keyed by group, then topic, then partition, so
 //! every listing comes out in the same order on every run.
@@ -497,6 +498,13 @@ impl Replay {
                     return Ok(());
                 };
                 let d = decode_offset_commit_value(v, at)?;
+                if d.read_as != d.version {
+                    self.warn(
+                        r,
+                        Kind::UnknownVersion,
+                        read_as_detail("OffsetCommitValue", d.version, d.read_as),
+                    );
+                }
                 if d.trailing_bytes > 0 {
                     self.warn(
                         r,
@@ -563,6 +571,13 @@ impl Replay {
                     }
                     Some(v) => {
                         let g = decode_group_metadata(v, at)?;
+                        if g.read_as != g.version {
+                            self.warn(
+                                r,
+                                Kind::UnknownVersion,
+                                read_as_detail("GroupMetadataValue", g.version, g.read_as),
+                            );
+                        }
                         if g.trailing_bytes > 0 {
                             self.warn(
                                 r,
@@ -640,6 +655,10 @@ struct RecordAt<'a> {
     offset: i64,
     batch_position: u64,
     at: u64,
+}
+
+fn read_as_detail(schema: &str, version: i16, read_as: i16) -> String {
+    format!("{schema} version {version} read as version {read_as}, as the broker's generated reader does")
 }
 
 fn trailing_detail(what: &str, n: u64) -> String {
