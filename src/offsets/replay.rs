@@ -5,7 +5,8 @@
 //! `OffsetMetadataManager.replay` and `replayEndTransactionMarker`):
 //!
 //! - a plain commit replaces the stored one for its (group, topic, partition);
-//! - a commit in a transactional batch is held as pending for its producer
+//! - a commit in a batch with a producer id (the coordinator writes one
+//!   only into transactional batches) is held as pending for its producer
 //!   (one per key: a later one of the same producer replaces it) until that
 //!   producer's marker follows in the same partition: COMMIT applies it
 //!   only if its record offset is greater than the record offset of the
@@ -376,7 +377,11 @@ impl Replay {
                                 }
                                 continue;
                             }
-                            let txn = h.is_transactional().then_some(h.producer_id);
+                            // `CoordinatorLoaderImpl` passes every batch's producer id on, and
+                            // `OffsetMetadataManager.replay` holds a commit as pending whenever
+                            // it is not NO_PRODUCER_ID (-1); the coordinator writes a producer
+                            // id only into transactional batches.
+                            let txn = (h.producer_id != -1).then_some(h.producer_id);
                             let record = RecordAt {
                                 file: &seg.log,
                                 lp,

@@ -494,3 +494,26 @@ out = commit(0, 'orders', 0, 10, pid=5) + control_batch(1, True, 5, 0, marker_ve
         "{err}"
     );
 }
+
+#[test]
+fn a_commit_in_any_batch_with_a_producer_id_waits_for_its_marker() {
+    // CoordinatorLoaderImpl hands OffsetMetadataManager.replay the batch's
+    // producer id, and a commit is pending whenever that id is not -1, the
+    // batch's transactional flag aside.
+    let script = "import struct
+out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value(3, 1))],
+             producer_id=9, producer_epoch=0, base_sequence=0)
+       + batch(1, [(0, 0, offset_commit_key('g', 'orders', 1), offset_commit_value(4, 1))]))";
+    let (code, table, err) = replay_encoded(script, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(table, [(key("orders", 1), 4)]);
+    assert!(
+        err.contains("pending: producer 9 in __consumer_offsets-0: g orders-0 -> 3"),
+        "{err}"
+    );
+    let (_, table, _) = replay_encoded(
+        &format!("{script}\nout += control_batch(2, True, 9, 0)"),
+        &[],
+    );
+    assert_eq!(table, [(key("orders", 0), 3), (key("orders", 1), 4)]);
+}
