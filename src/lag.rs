@@ -98,6 +98,7 @@ pub fn data_records_between(
     if from >= to {
         return Ok(0);
     }
+    let within = |offset: i64| offset >= from && offset < to;
     let mut count = 0u64;
     let mut scratch = Vec::new();
     let mut walk = p.walk_from(from, Policy::VALID_ENTRIES);
@@ -114,19 +115,13 @@ pub fn data_records_between(
             }
             Entry::V2(b) => {
                 if let Ok(records) = b.records(&mut scratch, limits) {
-                    count += records
-                        .flatten()
-                        .filter(|r| r.offset >= from && r.offset < to)
-                        .count() as u64;
+                    count += records.flatten().filter(|r| within(r.offset)).count() as u64;
                 }
             }
             // A compressed wrapper holds many records (`AbstractLegacyRecordBatch`).
             Entry::Legacy(m) => {
                 if let Ok(messages) = m.messages(&mut scratch, limits) {
-                    count += messages
-                        .iter()
-                        .filter(|r| r.offset >= from && r.offset < to)
-                        .count() as u64;
+                    count += messages.iter().filter(|r| within(r.offset)).count() as u64;
                 }
                 if m.offset >= to {
                     break;

@@ -342,10 +342,8 @@ impl Replay {
                                     break;
                                 }
                             };
-                            match self.opts.as_of {
-                                Some(AsOf::Offset(end)) if r.offset >= end => break 'segments,
-                                Some(AsOf::Timestamp(ts)) if r.timestamp > ts => break 'segments,
-                                _ => {}
+                            if self.past_as_of(r.offset, r.timestamp) {
+                                break 'segments;
                             }
                             self.stats.records += 1;
                             let at = if r.position >= batch.position {
@@ -389,14 +387,7 @@ impl Replay {
                                 batch_position: batch.position,
                                 at,
                             };
-                            if let Err(error) = self.record(&record, r.key, r.value, txn) {
-                                self.bad.push(BadRecord {
-                                    file: seg.log.clone(),
-                                    log_partition: lp,
-                                    log_offset: r.offset,
-                                    error,
-                                });
-                            }
+                            self.data_record(&record, r.key, r.value, txn);
                         }
                     }
                     Entry::Legacy(m) => {
@@ -411,10 +402,8 @@ impl Replay {
                             }
                         };
                         for msg in messages {
-                            match self.opts.as_of {
-                                Some(AsOf::Offset(end)) if msg.offset >= end => break 'segments,
-                                Some(AsOf::Timestamp(ts)) if msg.timestamp > ts => break 'segments,
-                                _ => {}
+                            if self.past_as_of(msg.offset, msg.timestamp) {
+                                break 'segments;
                             }
                             self.stats.records += 1;
                             let record = RecordAt {
@@ -424,14 +413,7 @@ impl Replay {
                                 batch_position: m.position,
                                 at: m.position,
                             };
-                            if let Err(error) = self.record(&record, msg.key, msg.value, None) {
-                                self.bad.push(BadRecord {
-                                    file: seg.log.clone(),
-                                    log_partition: lp,
-                                    log_offset: msg.offset,
-                                    error,
-                                });
-                            }
+                            self.data_record(&record, msg.key, msg.value, None);
                         }
                     }
                 }
@@ -445,12 +427,59 @@ impl Replay {
         Ok(())
     }
 
+    /// Whether `--as-of` stops the replay before a record at `offset` stamped `timestamp`.
+    fn past_as_of(&self, offset: i64, timestamp: i64) -> bool {
+        match self.opts.as_of {
+            Some(AsOf::Offset(end)) => offset >= end,
+            Some(AsOf::Timestamp(ts)) => timestamp > ts,
+            None => false,
+        }
+    }
+
+    /// Apply one data record; one that does not decode is reported and skipped.
+    fn data_record(
+        &mut self,
+        r: &RecordAt<'_>,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        txn_producer: Option<i64>,
+    ) {
+        if let Err(error) = self.record(r, key, value, txn_producer) {
+            self.bad.push(BadRecord {
+                file: r.file.to_path_buf(),
+                log_partition: r.lp,
+                log_offset: r.offset,
+                error,
+            });
+        }
+    }
+
     /// A warning about the record at `r`.
     fn warn(&mut self, r: &RecordAt<'_>, kind: Kind, detail: String) {
         let detail = format!("offset {}: {detail}", r.offset);
         let mut f = Finding::new(kind, r.file, r.batch_position, Some(r.offset), detail);
         f.byte = r.at;
         self.warnings.push(f.with_severity(Severity::Warning));
+    }
+
+    /// Warnings about a value the broker reads anyway: a version read with
+    /// another version's layout, bytes after the last field.
+    fn value_warnings(
+        &mut self,
+        r: &RecordAt<'_>,
+        schema: &str,
+        (version, read_as): (i16, i16),
+        trailing: u64,
+    ) {
+        if read_as != version {
+            let detail = format!(
+                "{schema} version {version} read as version {read_as}, as the broker's generated reader does"
+            );
+            self.warn(r, Kind::UnknownVersion, detail);
+        }
+        if trailing > 0 {
+            self.warn(r, Kind::TrailingBytes, trailing_detail("value", trailing));
+        }
     }
 
     /// Apply one offsets-topic record (`OffsetMetadataManager.replay` for
@@ -503,20 +532,12 @@ impl Replay {
                     return Ok(());
                 };
                 let d = decode_offset_commit_value(v, at)?;
-                if d.read_as != d.version {
-                    self.warn(
-                        r,
-                        Kind::UnknownVersion,
-                        read_as_detail("OffsetCommitValue", d.version, d.read_as),
-                    );
-                }
-                if d.trailing_bytes > 0 {
-                    self.warn(
-                        r,
-                        Kind::TrailingBytes,
-                        trailing_detail("value", d.trailing_bytes),
-                    );
-                }
+                self.value_warnings(
+                    r,
+                    "OffsetCommitValue",
+                    (d.version, d.read_as),
+                    d.trailing_bytes,
+                );
                 if d.offset < 0 {
                     // Java clients never commit one; the coordinator stores what it is given.
                     self.warn(
@@ -576,20 +597,12 @@ impl Replay {
                     }
                     Some(v) => {
                         let g = decode_group_metadata(v, at)?;
-                        if g.read_as != g.version {
-                            self.warn(
-                                r,
-                                Kind::UnknownVersion,
-                                read_as_detail("GroupMetadataValue", g.version, g.read_as),
-                            );
-                        }
-                        if g.trailing_bytes > 0 {
-                            self.warn(
-                                r,
-                                Kind::TrailingBytes,
-                                trailing_detail("value", g.trailing_bytes),
-                            );
-                        }
+                        self.value_warnings(
+                            r,
+                            "GroupMetadataValue",
+                            (g.version, g.read_as),
+                            g.trailing_bytes,
+                        );
                         self.groups.insert(group.to_string(), g);
                     }
                 }
@@ -660,10 +673,6 @@ struct RecordAt<'a> {
     offset: i64,
     batch_position: u64,
     at: u64,
-}
-
-fn read_as_detail(schema: &str, version: i16, read_as: i16) -> String {
-    format!("{schema} version {version} read as version {read_as}, as the broker's generated reader does")
 }
 
 fn trailing_detail(what: &str, n: u64) -> String {
