@@ -6,7 +6,11 @@
 //! Kafka parses higher versions as version 0 and requires at least those
 //! bytes; a negative key version (`ControlRecordType.parseTypeId`) or
 //! marker value version (`EndTransactionMarker.deserializeValue`) is
-//! refused as "may indicate data corruption".
+//! refused as "may indicate data corruption". The broker meets the value
+//! when it loads producer state (`ProducerAppendInfo.append` deserializes
+//! every marker; `LogSegment.recover` cuts the log at the
+//! `InvalidRecordException`); the group coordinator's loader reads only the
+//! key.
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
