@@ -263,7 +263,7 @@ fn summary(replay: &Replay, topic: &str) -> String {
         .collect();
     let mut text = format!(
         "records read: {}\noffset commits: {}\ntombstones: {}\ngroup metadata records: {}\nlive keys: {}\n\
-         skipped record types: {skipped}\ntransactional commits applied: {}, aborted: {}, superseded: {}, pending: {}\n\
+         skipped record types: {skipped}\ntransactional commits applied: {}, aborted: {}, superseded: {}, cancelled: {}, pending: {}\n\
          bad records: {}\nwarnings: {}\nlog end offsets: {}\n",
         s.records,
         s.offset_commits,
@@ -273,6 +273,7 @@ fn summary(replay: &Replay, topic: &str) -> String {
         s.txn_commits_applied,
         s.txn_commits_aborted,
         s.txn_commits_superseded,
+        s.txn_commits_cancelled,
         replay.pending_count(),
         replay.bad.len(),
         replay.warnings.len(),

@@ -82,6 +82,8 @@ pub enum EventKind {
     /// A pending commit not applied at COMMIT: the stored commit was written
     /// after it (a greater record offset).
     TxnSuperseded,
+    /// A pending commit dropped by a tombstone of its key.
+    TxnCancelled,
 }
 
 impl EventKind {
@@ -94,6 +96,7 @@ impl EventKind {
             EventKind::TxnCommitted => "txn_committed",
             EventKind::TxnAborted => "txn_aborted",
             EventKind::TxnSuperseded => "txn_superseded",
+            EventKind::TxnCancelled => "txn_cancelled",
         }
     }
 }
@@ -127,6 +130,8 @@ pub struct Stats {
     pub txn_commits_aborted: u64,
     /// Pending commits a COMMIT marker did not apply (a later commit was stored).
     pub txn_commits_superseded: u64,
+    /// Pending commits a tombstone of their key dropped.
+    pub txn_commits_cancelled: u64,
     /// Log end offset of each offsets partition read.
     pub log_end_offsets: BTreeMap<i32, i64>,
 }
@@ -525,9 +530,25 @@ impl Replay {
                     );
                     self.apply(group, topic, partition, None);
                     let key: Key = (group.to_string(), topic.to_string(), partition);
-                    for ((_, _), commits) in self.pending.range_mut((lp, i64::MIN)..=(lp, i64::MAX))
-                    {
-                        commits.remove(&key);
+                    let cancelled: Vec<Commit> = self
+                        .pending
+                        .range_mut((lp, i64::MIN)..=(lp, i64::MAX))
+                        .filter_map(|(_, commits)| commits.remove(&key))
+                        .map(|p| p.value)
+                        .collect();
+                    for c in &cancelled {
+                        self.stats.txn_commits_cancelled += 1;
+                        let kind = EventKind::TxnCancelled;
+                        self.event(
+                            lp,
+                            log_offset,
+                            batch_position,
+                            kind,
+                            group,
+                            topic,
+                            partition,
+                            Some(c),
+                        );
                     }
                     return Ok(());
                 };

@@ -329,7 +329,9 @@ out = (commit(0, 'orders', 0, 10, pid=5)      # pending, record offset 0
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(table, [(key("orders", 0), 20), (key("orders", 1), 7)]);
     assert!(
-        err.contains("transactional commits applied: 1, aborted: 0, superseded: 1, pending: 0"),
+        err.contains(
+            "transactional commits applied: 1, aborted: 0, superseded: 1, cancelled: 0, pending: 0"
+        ),
         "{err}"
     );
     // The history says why the pending commit did not land.
@@ -385,6 +387,13 @@ out = (commit(0, 'orders', 0, 10, pid=5)       # pending for producer 5
     let (code, table, err) = replay_encoded(&script, &[]);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(table, [(key("orders", 3), 5)]);
+    // Two pending commits were cancelled: producer 5's by the tombstone at
+    // offset 1, producer 7's by the one at offset 7; the tombstone at offset 4
+    // had nothing pending to drop.
+    assert!(
+        err.contains("applied: 0, aborted: 0, superseded: 0, cancelled: 2, pending: 0"),
+        "{err}"
+    );
     // Before its ABORT (offset 5), the transactional tombstone already deleted orders-1.
     let (_, table, _) = replay_encoded(&script, &["--as-of", "offset:5"]);
     assert_eq!(table, []);
