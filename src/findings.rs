@@ -108,6 +108,7 @@ kinds! {
     DecompressedTooLarge = "decompressed_too_large", Error;
     InvalidRecordCount = "invalid_record_count", Error;
     OffsetDeltaOutOfRange = "offset_delta_out_of_range", Error;
+    OffsetDeltaNotIncreasing = "offset_delta_not_increasing", Error;
     NegativeLastOffsetDelta = "negative_last_offset_delta", Error;
     TooManyRecords = "too_many_records", Error;
     OffsetNotIncreasing = "offset_not_increasing", Error;
@@ -182,6 +183,7 @@ impl Kind {
             D::DecompressedTooLarge { .. } => Kind::DecompressedTooLarge,
             D::InvalidRecordCount(_) => Kind::InvalidRecordCount,
             D::OffsetDeltaOutOfRange { .. } => Kind::OffsetDeltaOutOfRange,
+            D::OffsetDeltaNotIncreasing { .. } => Kind::OffsetDeltaNotIncreasing,
             D::NegativeLastOffsetDelta(_) => Kind::NegativeLastOffsetDelta,
             D::TooManyRecords { .. } => Kind::TooManyRecords,
             D::OffsetNotIncreasing { .. } => Kind::OffsetNotIncreasing,

@@ -40,7 +40,7 @@ pub struct TransactionsArgs {
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// "Now" (ms) for the age of open transactions; default: each log's max timestamp.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
     pub now_ms: Option<i64>,
     /// An open transaction older than this is hanging.
     #[arg(long, default_value_t = 60_000)]

@@ -8,5 +8,10 @@
 #[allow(dead_code)]
 mod support;
 
+#[path = "../lib/builder.rs"]
+#[allow(dead_code)]
+mod builder;
+
+mod records;
 mod resync;
 mod writers;
