@@ -144,6 +144,9 @@ kinds! {
     // Producer snapshots: `ProducerStateManager` skips one it cannot read and rebuilds from the log.
     SnapshotUnreadable = "snapshot_unreadable", Warning;
     SnapshotMismatch = "snapshot_mismatch", Warning;
+    /// A file a broker would read is a FIFO, a device, a directory or too
+    /// large for its kind: not read.
+    NotRegularFile = "not_regular_file", Error;
     // Metadata files of a data directory.
     /// A broker refuses to start on a log directory whose meta.properties does not parse.
     MetaPropertiesMalformed = "meta_properties_malformed", Error;

@@ -462,11 +462,7 @@ fn natural_lines(text: &str) -> Vec<(usize, &str)> {
 }
 
 fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>> {
-    match std::fs::read(path) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, "read", e)),
-    }
+    crate::log::files::read_regular(path, crate::log::files::MAX_METADATA_FILE)
 }
 
 #[cfg(test)]

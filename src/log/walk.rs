@@ -246,7 +246,11 @@ fn index_start_position(seg: &SegmentFiles, offset: i64) -> u64 {
     let bytes = seg
         .index
         .as_ref()
-        .and_then(|path| std::fs::read(path).ok())
+        .and_then(|path| {
+            crate::log::files::read_regular(path, i32::MAX as u64)
+                .ok()
+                .flatten()
+        })
         .unwrap_or_default();
     index::start_position(&bytes, seg.base_offset, offset)
 }
@@ -500,7 +504,7 @@ pub fn resync(log: &Path, from: u64) -> Result<Option<Resynced>> {
 /// times the bytes searched plus 64 MiB, so a file crafted to look like
 /// batches everywhere ends the search in linear time.
 pub fn resync_bounded(log: &Path, from: u64) -> Result<Resync> {
-    let file = std::fs::File::open(log).map_err(|e| Error::io(log, "open", e))?;
+    let file = crate::log::files::open_regular(log)?;
     let len = file
         .metadata()
         .map_err(|e| Error::io(log, "stat", e))?

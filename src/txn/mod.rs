@@ -287,7 +287,7 @@ fn seed_from_snapshot(p: &Partition, st: &mut PartitionState) -> Result<()> {
         .rev()
         .filter(|(offset, _)| *offset <= st.log_start)
         .find_map(|(_, path)| {
-            let bytes = std::fs::read(path).ok()?;
+            let bytes = crate::log::files::read_regular(path, i32::MAX as u64).ok()??;
             snapshot::decode(&bytes)
                 .ok()
                 .filter(|s| s.crc == s.computed_crc)
@@ -574,8 +574,20 @@ pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Fi
     let mut indexed = Vec::new();
     for seg in &p.segments {
         let path = seg.log.with_extension("txnindex");
-        let Ok(bytes) = std::fs::read(&path) else {
-            continue;
+        let bytes = match crate::log::files::read_regular(&path, i32::MAX as u64) {
+            Ok(Some(b)) => b,
+            Ok(None) => continue,
+            Err(e) => {
+                out.push(finding(
+                    FindingKind::NotRegularFile,
+                    &path,
+                    0,
+                    seg.base_offset,
+                    -1,
+                    e.to_string(),
+                ));
+                continue;
+            }
         };
         let push = |out: &mut Vec<Finding>, position: u64, pid: i64, base: i64, detail: String| {
             out.push(finding(

@@ -12,6 +12,7 @@ mod support;
 #[allow(dead_code)]
 mod builder;
 
+mod files;
 mod records;
 mod resync;
 mod writers;
