@@ -185,6 +185,9 @@ pub struct IndexChecker {
     /// Time-index entries: (offset, entry position).
     time_offsets: Vec<(i64, u64)>,
     last_offset: i64,
+    /// The offset entry met last, until the next one: (offset, entry
+    /// position, log position, last offset of the batches from its position on).
+    open: Option<(i64, u64, u64, i64)>,
 }
 
 /// The used entries of an index file, after the length and zero-slot checks.
@@ -333,6 +336,7 @@ impl IndexChecker {
             next: 0,
             time_offsets,
             last_offset: seg.base_offset - 1,
+            open: None,
         })
     }
 
@@ -347,8 +351,16 @@ impl IndexChecker {
     }
 
     /// The batch at `position` holds offsets `base..=last`.
+    ///
+    /// `LogSegment.append` writes one offset entry per append: the append's
+    /// largest offset at the position of its first batch. A producer's
+    /// append is one batch, but a follower's (`appendAsFollower`) or a
+    /// multi-batch produce carries many, so an entry's offset may be a later
+    /// batch's: it must lie between the base offset of the batch at its
+    /// position and the last offset before the next entry's position.
     pub fn observe(&mut self, position: u64, base: i64, last: i64) {
         self.last_offset = self.last_offset.max(last);
+        let mut opened = false;
         while let Some(&(p, offset, at)) = self.targets.get(self.next) {
             if p > position {
                 break;
@@ -361,14 +373,42 @@ impl IndexChecker {
                         "offset {offset} points at position {p}, which is not the start of a batch"
                     ),
                 );
-            } else if offset < base || offset > last {
-                self.target_problem(at, format!("offset {offset} points at position {p}, a batch of offsets {base}..={last}"));
+            } else if offset < base {
+                self.target_problem(
+                    at,
+                    format!("offset {offset} points at position {p}, a batch of offsets {base}..={last}"),
+                );
+            } else {
+                if !opened {
+                    self.close_open();
+                    opened = true;
+                }
+                self.open = Some((offset, at, p, last));
+            }
+        }
+        if let Some(open) = self.open.as_mut().filter(|_| !opened) {
+            open.3 = open.3.max(last);
+        }
+    }
+
+    /// Check the entry met last against the batches up to the next entry.
+    fn close_open(&mut self) {
+        if let Some((offset, at, p, range_last)) = self.open.take() {
+            if offset > range_last {
+                self.target_problem(
+                    at,
+                    format!(
+                        "offset {offset} points at position {p}, but the batches from there to \
+                         the next entry end at offset {range_last}"
+                    ),
+                );
             }
         }
     }
 
     /// The problems found, once every batch of a log of `log_len` bytes was observed.
     pub fn finish(mut self, log_len: u64) -> Vec<Finding> {
+        self.close_open();
         while let Some(&(p, offset, at)) = self.targets.get(self.next) {
             self.next += 1;
             if p >= log_len {

@@ -5,6 +5,7 @@ mod corruption;
 mod crash_points;
 mod crash_storage;
 mod fuzz_regressions;
+mod indexes;
 mod interop;
 mod lock;
 mod peer_vectors;
