@@ -302,3 +302,28 @@ fn lag_uses_the_high_watermark_and_the_last_stable_offset() {
         check_lag(&env, isolation, Some(keys));
     }
 }
+
+/// GroupCoordinator.partitionFor: Utils.abs(groupId.hashCode()) % 50, with
+/// Java's String.hashCode over UTF-16 units and Utils.abs(MIN_VALUE) = 0.
+fn offsets_partition(group: &str) -> i64 {
+    let h = group
+        .encode_utf16()
+        .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(i32::from(u)));
+    i64::from(if h == i32::MIN { 0 } else { h.abs() }) % 50
+}
+
+#[test]
+fn replay_reads_each_group_from_its_partition() {
+    let env = TestEnv::new();
+    let (code, v) = json(&env, &["replay-offsets", "--format", "json", DIR]);
+    assert_eq!(code, Some(0), "{v}");
+    for r in v.as_array().unwrap() {
+        let group = r["group"].as_str().unwrap();
+        assert_eq!(r["log_partition"], offsets_partition(group), "{r}");
+    }
+    // The generator put every group in its partition.
+    for (group, ..) in kafka_offsets() {
+        let folder = format!("__consumer_offsets-{}", offsets_partition(group));
+        assert!(env.path(DIR).join(&folder).is_dir(), "{group}: {folder}");
+    }
+}
