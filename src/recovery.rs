@@ -90,6 +90,39 @@ pub fn rebuild_indexes(
     Ok((index, timeindex))
 }
 
+/// The `.txnindex` of the segment at `base_offset` rebuilt from its log, as
+/// `LogSegment.recover` does (it resets the index and appends every
+/// aborted transaction completed in the segment, with the last stable
+/// offset at that moment). The partition is the log's folder.
+pub fn rebuild_txn_index(log: &Path, base_offset: i64) -> Result<Vec<u8>> {
+    let p = match log.parent() {
+        Some(dir) => {
+            Partition::open(dir).unwrap_or_else(|_| Partition::single_file(log, base_offset))
+        }
+        None => Partition::single_file(log, base_offset),
+    };
+    let next_base = p
+        .segments
+        .iter()
+        .map(|s| s.base_offset)
+        .find(|&b| b > base_offset)
+        .unwrap_or(i64::MAX);
+    let st = crate::txn::analyze(&p, &Default::default())?;
+    Ok(st
+        .aborted
+        .iter()
+        .filter(|a| a.last_offset >= base_offset && a.last_offset < next_base)
+        .flat_map(|a| {
+            crate::format::index::encode_txn_entry(
+                a.producer_id,
+                a.first_offset,
+                a.last_offset,
+                a.last_stable_offset,
+            )
+        })
+        .collect())
+}
+
 /// What a broker restarting on a partition would do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecoveryPreview {
@@ -134,6 +167,36 @@ pub fn preview(p: &Partition, recovery_point: i64) -> Result<RecoveryPreview> {
         deleted: Vec::new(),
         lost_offsets: None,
     })
+}
+
+/// The segments a broker recovers even after a clean shutdown
+/// (`LogLoader.loadSegmentFiles`): one whose offset index is missing
+/// (`NoSuchFileException` from `LogSegment.sanityCheck`) or whose index
+/// length is not a whole number of entries (`CorruptIndexException`) is
+/// recovered — its indexes rebuilt, and the segment cut at its first
+/// damage, if any.
+pub fn recovered_after_clean_shutdown(
+    p: &Partition,
+) -> Result<Vec<(SegmentFiles, Option<Damage>)>> {
+    use crate::format::index::{OFFSET_ENTRY_LEN, TIME_ENTRY_LEN};
+    let mut out = Vec::new();
+    for seg in &p.segments {
+        let whole = |path: &Path, entry: usize| -> Result<bool> {
+            match std::fs::metadata(path) {
+                Ok(m) => Ok(m.len() % entry as u64 == 0),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+                Err(e) => Err(Error::io(path, "stat", e)),
+            }
+        };
+        let index_ok = whole(&seg.log.with_extension("index"), OFFSET_ENTRY_LEN)?;
+        // A missing time index is created empty; a torn one is corrupt.
+        let time = seg.log.with_extension("timeindex");
+        let time_ok = !time.exists() || whole(&time, TIME_ENTRY_LEN)?;
+        if !index_ok || !time_ok {
+            out.push((seg.clone(), first_damage(seg)?));
+        }
+    }
+    Ok(out)
 }
 
 /// The highest next-offset any readable batch claims, damaged region or not

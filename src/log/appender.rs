@@ -294,13 +294,7 @@ impl<S: Storage> PartitionAppender<S> {
         else {
             return Ok(None);
         };
-        let lso = state
-            .open_transactions()
-            .iter()
-            .filter(|(pid, _)| *pid != producer_id)
-            .map(|(_, o)| o.first_offset)
-            .min()
-            .unwrap_or(marker + 1);
+        let lso = state.last_stable_at_marker(producer_id, marker);
         Ok(Some(index::encode_txn_entry(
             producer_id,
             first,

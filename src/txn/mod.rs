@@ -105,6 +105,9 @@ pub struct AbortedTxn {
     pub first_offset: i64,
     /// Offset of the ABORT marker.
     pub last_offset: i64,
+    /// The last stable offset when it was aborted (see
+    /// [`PartitionState::last_stable_at_marker`]): the `.txnindex` field.
+    pub last_stable_offset: i64,
 }
 
 pub use crate::findings::{Finding, Kind as FindingKind};
@@ -134,6 +137,8 @@ pub struct PartitionState {
     pub findings: Vec<Finding>,
     /// One past the last offset of the last whole batch.
     pub log_end: i64,
+    /// The first segment's base offset (where the walk started).
+    pub log_start: i64,
     pub max_timestamp: i64,
     pub batches: u64,
     pub control_batches: u64,
@@ -151,6 +156,11 @@ impl PartitionState {
     /// the earliest transaction still open, or completed by a marker at or
     /// above the high watermark, else the high watermark — the log end when
     /// no checkpoint gives one.
+    ///
+    /// A transaction known only from a producer snapshot, whose first
+    /// batches retention deleted, pins the LSO at the log start
+    /// (`UnifiedLog.updateFirstUnstableOffset` raises a first unstable
+    /// offset below the log start to it).
     pub fn last_stable_offset(&self) -> i64 {
         let end = self.high_watermark.unwrap_or(self.log_end);
         self.producers
@@ -158,7 +168,21 @@ impl PartitionState {
             .filter_map(|p| p.open.map(|o| o.first_offset))
             .chain(self.first_unreplicated)
             .min()
-            .map_or(end, |first| first.min(end))
+            .map_or(end, |first| first.max(self.log_start).min(end))
+    }
+
+    /// The last stable offset a `.txnindex` entry records for a transaction
+    /// of `producer_id` completed by the marker at `marker` (Kafka's
+    /// `ProducerStateManager.lastStableOffset(CompletedTxn)`): the first
+    /// offset of the earliest other transaction still open, else the
+    /// offset after the marker.
+    pub fn last_stable_at_marker(&self, producer_id: i64, marker: i64) -> i64 {
+        self.producers
+            .values()
+            .filter(|p| p.producer_id != producer_id)
+            .filter_map(|p| p.open.map(|o| o.first_offset))
+            .min()
+            .unwrap_or(marker + 1)
     }
 
     /// Open transactions, oldest first: (producer id, transaction).
@@ -249,6 +273,52 @@ fn sequence_problem(
     ))
 }
 
+/// Start from the newest producer snapshot at or below the log start, as a
+/// broker loading the partition does (`ProducerStateManager` loads the
+/// latest snapshot and replays the log after it): producers whose batches
+/// retention deleted keep their state, and a transaction still open there
+/// stays open. An unreadable snapshot is passed over, as the broker does.
+fn seed_from_snapshot(p: &Partition, st: &mut PartitionState) -> Result<()> {
+    let Ok(snapshots) = snapshot::list(&p.dir) else {
+        return Ok(());
+    };
+    let newest = snapshots
+        .iter()
+        .rev()
+        .filter(|(offset, _)| *offset <= st.log_start)
+        .find_map(|(_, path)| {
+            let bytes = std::fs::read(path).ok()?;
+            snapshot::decode(&bytes)
+                .ok()
+                .filter(|s| s.crc == s.computed_crc)
+        });
+    for e in newest.map(|s| s.entries).unwrap_or_default() {
+        let open = (e.current_txn_first_offset >= 0).then_some(OpenTxn {
+            first_offset: e.current_txn_first_offset,
+            start_timestamp: e.timestamp,
+            position: 0,
+        });
+        st.producers.insert(
+            e.producer_id,
+            ProducerState {
+                producer_id: e.producer_id,
+                epoch: e.epoch,
+                last_sequence: e.last_sequence,
+                last_data_offset: e.last_offset,
+                first_offset: e.last_offset,
+                last_offset: e.last_offset,
+                last_timestamp: e.timestamp,
+                batches: 0,
+                transactional: open.is_some(),
+                committed: 0,
+                aborted: 0,
+                open,
+            },
+        );
+    }
+    Ok(())
+}
+
 /// Topics whose batches the coordinators write (no client sequences).
 pub fn is_coordinator_topic(topic: &str) -> bool {
     matches!(
@@ -268,6 +338,8 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
         ..PartitionState::default()
     };
     let check_sequences = !is_coordinator_topic(&p.topic);
+    st.log_start = p.log_start_offset(None);
+    seed_from_snapshot(p, &mut st)?;
     let mut scratch = Vec::new();
     let mut walk = p.walk(Policy::VALID_ENTRIES);
     let mut read_to = None;
@@ -391,10 +463,13 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                                 state.committed += 1;
                             } else {
                                 state.aborted += 1;
+                                let last_stable_offset =
+                                    st.last_stable_at_marker(h.producer_id, h.base_offset);
                                 st.aborted.push(AbortedTxn {
                                     producer_id: h.producer_id,
                                     first_offset: open.first_offset,
                                     last_offset: h.base_offset,
+                                    last_stable_offset,
                                 });
                             }
                             if opts.high_watermark.is_some_and(|hw| h.base_offset >= hw) {

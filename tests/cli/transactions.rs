@@ -274,3 +274,44 @@ fn an_abort_with_no_transaction_is_not_indexed() {
     assert_eq!(entries.len(), 1);
     assert_eq!((entries[0].first_offset, entries[0].last_offset), (1, 3));
 }
+
+#[test]
+fn repair_rebuilds_a_missing_transaction_index() {
+    // LogSegment.recover resets and rebuilds the .txnindex with the other
+    // indexes. In fixtures/txn, producer 200's transaction 8-9 was aborted at
+    // 10 while producer 300's, from 6, was open: entry (200, 8, 10, LSO 6).
+    let env = TestEnv::new();
+    let index = env.path("fixtures/txn/payments-0/00000000000000000000.txnindex");
+    std::fs::remove_file(&index).unwrap();
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--dry-run",
+            "fixtures/txn/payments-0",
+        ],
+        None,
+    );
+    assert!(
+        stdout(&o).contains("its .txnindex disagrees with the aborted transactions in the log"),
+        "{}",
+        stdout(&o)
+    );
+    let o = env.run(&["verify-crc", "--repair", "fixtures/txn/payments-0"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let (entries, partial) =
+        kaen_log::format::index::txn_entries(&std::fs::read(&index).unwrap()).unwrap();
+    assert_eq!(partial, 0);
+    let got: Vec<_> = entries
+        .iter()
+        .map(|e| {
+            (
+                e.producer_id,
+                e.first_offset,
+                e.last_offset,
+                e.last_stable_offset,
+            )
+        })
+        .collect();
+    assert_eq!(got, [(200, 8, 10, 6)]);
+}

@@ -210,3 +210,41 @@ fn loading_a_log_takes_a_fenced_batch_as_kafka_does() {
     let s = &st.producers[&4];
     assert_eq!((s.epoch, s.last_sequence, s.last_data_offset), (1, 5, 1));
 }
+
+#[test]
+fn a_transaction_open_in_a_snapshot_below_the_log_start_stays_unstable() {
+    // ProducerStateManager loads the latest snapshot and replays the log
+    // after it. Retention deleted offsets 0..10; the snapshot at 10 says
+    // producer 9 has a transaction open since offset 5. Its first offset is
+    // below the log start, so UnifiedLog.updateFirstUnstableOffset raises
+    // it to the log start: LSO 10, not the log end 11.
+    use kaen_log::txn::snapshot::{encode, SnapshotEntry};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("payments-0");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("00000000000000000010.log");
+    std::fs::write(&log, batch(10, 1, 3, 0, 0, 0)).unwrap();
+    let open = SnapshotEntry {
+        producer_id: 9,
+        epoch: 0,
+        last_sequence: 4,
+        last_offset: 8,
+        offset_delta: 0,
+        timestamp: 1_700_000_000_000,
+        coordinator_epoch: 0,
+        current_txn_first_offset: 5,
+    };
+    std::fs::write(dir.join("00000000000000000010.snapshot"), encode(&[open])).unwrap();
+    let p = Partition::open(&dir).unwrap();
+    let st = analyze(&p, None);
+    assert_eq!((st.log_start, st.log_end), (10, 11));
+    assert_eq!(st.last_stable_offset(), 10);
+    assert_eq!(st.producers[&9].open.map(|o| o.first_offset), Some(5));
+    // Its COMMIT arrives: stable again, to the log end.
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.extend(marker(11, 9, 0, true));
+    std::fs::write(&log, bytes).unwrap();
+    let st = analyze(&Partition::open(&dir).unwrap(), None);
+    assert_eq!(st.last_stable_offset(), 12);
+    assert_eq!(st.producers[&9].committed, 1);
+}
