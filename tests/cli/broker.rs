@@ -327,3 +327,44 @@ fn replay_reads_each_group_from_its_partition() {
         assert!(env.path(DIR).join(&folder).is_dir(), "{group}: {folder}");
     }
 }
+
+#[test]
+fn recovery_preview_recovers_from_the_recovery_point_and_cuts_nothing() {
+    // LogLoader.recoverLog after an unclean shutdown (no .kafka_cleanshutdown)
+    // recovers every segment from the one holding the recovery point; every
+    // batch is valid, so nothing is cut. orders-0 rolled twice, so its
+    // recovery point is its active segment's base offset (UnifiedLog.roll
+    // flushes up to the new segment); the others never rolled: 0.
+    let env = TestEnv::new();
+    let dir = env.path(DIR);
+    assert!(!dir.join(".kafka_cleanshutdown").exists());
+    let active = std::fs::read_dir(dir.join("orders-0"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".log")?.parse::<i64>().ok()
+        })
+        .max()
+        .unwrap();
+    let checkpoint = std::fs::read_to_string(dir.join("recovery-point-offset-checkpoint")).unwrap();
+    assert!(checkpoint.contains(&format!("\norders 0 {active}\n")));
+    let o = env.run(&["verify-crc", "--recovery-preview", DIR], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    for partition in [
+        "__consumer_offsets-19",
+        "__consumer_offsets-39",
+        "__consumer_offsets-45",
+        "ledger-0",
+        "ledger-1",
+        "payments-0",
+    ] {
+        let line =
+            format!("{partition}: recovery from segment 0 (recovery point 0) finds nothing to cut");
+        assert!(out.contains(&line), "{out}");
+    }
+    let line = format!(
+        "orders-0: recovery from segment {active} (recovery point {active}) finds nothing to cut"
+    );
+    assert!(out.contains(&line), "{out}");
+}
