@@ -153,6 +153,9 @@ kinds! {
     CheckpointMalformed = "checkpoint_malformed", Warning;
     /// A partition.metadata that does not parse fails the log's load.
     PartitionMetadataMalformed = "partition_metadata_malformed", Error;
+    // Offsets-topic records the group coordinator loads as they are.
+    /// A committed offset below zero (a non-Java client's): `OffsetMetadataManager` stores it.
+    NegativeCommittedOffset = "negative_committed_offset", Warning;
 }
 
 impl Kind {

@@ -193,3 +193,26 @@ impl Drop for LockHolder {
         let _ = self.0.wait();
     }
 }
+
+/// Bytes from the independent encoder `fixtures/encoder.py`: `script` is
+/// Python that sets `out` (bytes) with the encoder's functions in scope.
+pub fn encoded(script: &str) -> Vec<u8> {
+    let fixtures = repo().join("fixtures").display().to_string();
+    let program = format!(
+        "import sys\nsys.path.insert(0, {fixtures:?})\nfrom encoder import *\n{script}\nsys.stdout.buffer.write(out)\n"
+    );
+    let o = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(program)
+        .output()
+        .expect("python3 runs fixtures/encoder.py");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o.stdout
+}
+
+/// Write `bytes` as the first segment of partition folder `partition` under `dir`.
+pub fn write_segment(dir: &Path, partition: &str, bytes: &[u8]) {
+    let p = dir.join(partition);
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::write(p.join("00000000000000000000.log"), bytes).unwrap();
+}
