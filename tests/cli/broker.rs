@@ -368,3 +368,51 @@ fn recovery_preview_recovers_from_the_recovery_point_and_cuts_nothing() {
     );
     assert!(out.contains(&line), "{out}");
 }
+
+#[test]
+fn replay_applies_a_pending_commit_only_above_the_stored_record_offset() {
+    // OffsetMetadataManager.replayEndTransactionMarker: payouts keeps 20.
+    let env = TestEnv::new();
+    let rows: Vec<_> = replayed(&env)
+        .into_iter()
+        .filter(|r| r.0 == "payouts")
+        .collect();
+    assert_eq!(rows, kafka_rows(&["payouts"]));
+}
+
+#[test]
+fn replay_a_plain_tombstone_cancels_a_pending_commit() {
+    // OffsetMetadataManager.replay, null value: refunds payments 0 stays deleted.
+    let env = TestEnv::new();
+    let rows: Vec<_> = replayed(&env)
+        .into_iter()
+        .filter(|r| r.0 == "refunds")
+        .collect();
+    assert_eq!(rows, kafka_rows(&["refunds"]));
+}
+
+#[test]
+fn replay_reads_a_legacy_gzip_wrapper() {
+    // The coordinator loads every inner record of a magic-1 wrapper.
+    let env = TestEnv::new();
+    let rows: Vec<_> = replayed(&env)
+        .into_iter()
+        .filter(|r| r.0 == "legacy-etl")
+        .collect();
+    assert_eq!(rows, kafka_rows(&["legacy-etl"]));
+}
+
+#[test]
+fn replay_offsets_is_kafkas_table() {
+    let env = TestEnv::new();
+    let all: Vec<_> = kafka_offsets().iter().map(|r| r.0).collect();
+    assert_eq!(replayed(&env), kafka_rows(&all));
+}
+
+#[test]
+fn lag_of_every_group_is_kafkas() {
+    let env = TestEnv::new();
+    for isolation in ["read-uncommitted", "read-committed"] {
+        check_lag(&env, isolation, None);
+    }
+}
