@@ -110,7 +110,8 @@ fn json(env: &TestEnv, args: &[&str]) -> (Option<i32>, serde_json::Value) {
     (o.status.code(), v)
 }
 
-/// The findings above note severity (the preallocated slots are notes).
+/// The findings above the note severity (preallocated slots and a marker with
+/// no transaction are notes).
 fn warnings_and_errors(findings: &serde_json::Value) -> Vec<String> {
     findings
         .as_array()
