@@ -443,12 +443,29 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                     });
                 }
             } else if h.is_control() && h.is_transactional() {
-                let marker = b
+                // A marker that does not decode (a negative version, a
+                // short key) is refused by the broker when it loads
+                // producer state (`EndTransactionMarker`, in
+                // `ProducerAppendInfo.append`; `LogSegment.recover` cuts the
+                // log there): an error, and its transaction stays open.
+                let decoded = b
                     .records(&mut scratch, opts.limits)
-                    .ok()
-                    .and_then(|mut it| it.next())
-                    .and_then(|r| r.ok())
-                    .and_then(|r| control::decode(r.key, r.value, r.position).ok());
+                    .and_then(|mut it| {
+                        it.next().unwrap_or(Err(crate::error::DecodeError::new(
+                            b.position,
+                            crate::error::DecodeErrorKind::BadControlRecord {
+                                reason: "a control batch without a record",
+                            },
+                        )))
+                    })
+                    .and_then(|r| control::decode(r.key, r.value, r.position));
+                let marker = match decoded {
+                    Ok(m) => Some(m),
+                    Err(e) => {
+                        finding(FindingKind::of_decode(&e.kind), e.to_string());
+                        None
+                    }
+                };
                 if let Some(kind @ (ControlType::Commit | ControlType::Abort)) =
                     marker.map(|m| m.kind)
                 {
