@@ -15,9 +15,12 @@ pub struct TestEnv {
 
 impl TestEnv {
     /// A temporary folder holding a copy of `fixtures/` (as `fixtures/`).
+    /// The index files listed in `fixtures/broker/PREALLOCATED` get back the
+    /// size a broker gives them (see `restore_preallocated`).
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(&repo().join("fixtures"), &dir.path().join("fixtures"));
+        restore_preallocated(&dir.path().join("fixtures/broker"));
         TestEnv { dir }
     }
 
@@ -42,6 +45,34 @@ impl TestEnv {
             c.write_stdin(s.to_string());
         }
         c.output().unwrap()
+    }
+}
+
+/// A broker preallocates every new `.index`/`.timeindex` to
+/// `segment.index.bytes` (Kafka's `AbstractIndex`), so an active segment's
+/// index files are 10 MiB of which only the first entries are used. Git
+/// cannot store sparse files, so `fixtures/broker` holds their used part and
+/// `PREALLOCATED` lists `path size` per file (`#` lines are comments); this
+/// extends each copy to its size with zero bytes (`File::set_len`, sparse).
+pub fn restore_preallocated(broker: &Path) {
+    let Ok(manifest) = std::fs::read_to_string(broker.join("PREALLOCATED")) else {
+        return;
+    };
+    for line in manifest
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let (file, size) = line.rsplit_once(' ').unwrap();
+        let size: u64 = size.parse().unwrap();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(broker.join(file))
+            .unwrap_or_else(|e| panic!("PREALLOCATED lists {file}: {e}"));
+        assert!(
+            f.metadata().unwrap().len() <= size,
+            "{file} is larger than {size}"
+        );
+        f.set_len(size).unwrap();
     }
 }
 
