@@ -9,6 +9,7 @@ mod dump_segment;
 mod fixtures;
 mod group_demo;
 mod info;
+mod kafka_real;
 mod lag;
 mod produce;
 mod readme;

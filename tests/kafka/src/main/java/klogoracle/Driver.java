@@ -701,8 +701,13 @@ public final class Driver {
         PrintStream oldOut = System.out;
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         int[] code = {0};
+        boolean[] exited = {false};
+        // The first exit call is the tool's answer (MetadataShell catches the unwinding and exits again).
         Exit.setExitProcedure((c, m) -> {
-            code[0] = c;
+            if (!exited[0]) {
+                code[0] = c;
+                exited[0] = true;
+            }
             throw new ToolExit();
         });
         try (PrintStream ps = new PrintStream(buf, true, StandardCharsets.UTF_8)) {
@@ -714,7 +719,7 @@ public final class Driver {
                     try {
                         Class.forName(cls).getMethod("main", String[].class).invoke(null, (Object) args);
                     } catch (java.lang.reflect.InvocationTargetException e) {
-                        if (!(e.getCause() instanceof ToolExit)) {
+                        if (!(e.getCause() instanceof ToolExit) && !exited[0]) {
                             e.getCause().printStackTrace(oldOut);
                             code[0] = 99;
                         }
