@@ -206,16 +206,37 @@ fn files_with(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     out
 }
 
+/// `--deep` adds the producer-state checks: Kafka accepted every one of
+/// these batches (transaction version 2 bumps the epoch at each marker and
+/// the next transaction's sequences restart at 0, in data partitions and in
+/// `__consumer_offsets` alike, for sendOffsetsToTransaction).
+#[test]
+#[ignore = "klog --deep reports duplicate_sequence on TV2 producers (ctp-out-0, __consumer_offsets-N)"]
+fn verify_crc_deep_clean_on_the_cleanly_stopped_brokers() {
+    let r = Real::new();
+    let o = r.run(&[
+        "verify-crc",
+        "--deep",
+        "broker-1/__consumer_offsets-0",
+        "broker-1/__consumer_offsets-1",
+        "broker-1/__consumer_offsets-2",
+        "broker-1/ctp-out-0",
+        "broker-1/idempotent-0",
+        "broker-1/plain-0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
 // ---- replay-offsets and lag ---------------------------------------------------
 
-/// Every committed offset klog replays from a broker's `__consumer_offsets`
-/// copies is the one Kafka's Admin API reported, and no group is missing
+/// Every committed offset klog replays from each broker's `__consumer_offsets`
+/// copies (the killed broker's included) is the one Kafka's Admin API reported, and no group is missing
 /// or extra (deleted-g was deleted, offsets-deleted-g lost idempotent-0).
 #[test]
 fn replay_offsets_matches_kafka_committed_offsets() {
     let r = Real::new();
     let kafka = kafka_groups(&r);
-    for b in ["broker-1", "broker-2"] {
+    for b in brokers() {
         let rows = r.json(&["replay-offsets", "--format", "json", b]);
         let mut klog: BTreeMap<String, BTreeMap<(String, i64), i64>> = BTreeMap::new();
         for row in rows.as_array().unwrap() {
@@ -378,6 +399,117 @@ fn lag_log_start_matches_list_offsets_earliest() {
             "{key:?}"
         );
     }
+}
+
+// ---- info and diff ------------------------------------------------------------
+
+/// `klog info`: per data partition of broker 1 (the leader of nearly all,
+/// stopped cleanly), the log start, log end and high watermark are
+/// ListOffsets earliest and latest.
+#[test]
+fn info_matches_list_offsets() {
+    let r = Real::new();
+    let mut want: BTreeMap<(String, i64), Value> = BTreeMap::new();
+    for file in ["list-offsets.json", "list-offsets-killed.json"] {
+        for p in r.expected_json(file).as_array().unwrap() {
+            want.insert(
+                (
+                    p["topic"].as_str().unwrap().to_string(),
+                    p["partition"].as_i64().unwrap(),
+                ),
+                p.clone(),
+            );
+        }
+    }
+    let info = r.json_lines(&["info", "--format", "json", "broker-1"]);
+    let mut compared = 0;
+    for p in info[0]["partitions"].as_array().unwrap() {
+        let key = (
+            p["topic"].as_str().unwrap().to_string(),
+            p["partition"].as_i64().unwrap(),
+        );
+        let Some(k) = want.get(&key) else {
+            assert!(
+                key.0.starts_with("__"),
+                "Kafka listed no offsets for {key:?}"
+            );
+            continue;
+        };
+        assert_eq!(p["log_start"], k["earliest"], "{key:?} log start");
+        assert_eq!(
+            p["high_watermark"], k["latest_read_uncommitted"],
+            "{key:?} HW"
+        );
+        assert_eq!(
+            p["log_end"], k["latest_read_uncommitted"],
+            "{key:?} log end"
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, want.len());
+}
+
+/// (base offset, last offset, CRC) of every batch kafka-dump-log printed for
+/// one partition folder, in offset order.
+fn kafka_batches(r: &Real, dir: &str) -> Vec<(i64, i64, i64)> {
+    let mut segs: Vec<PathBuf> = files_with(&r.path(dir), ".log");
+    segs.sort();
+    let mut out = Vec::new();
+    for seg in segs {
+        let rel = seg.strip_prefix(r.dir.path()).unwrap().to_str().unwrap();
+        let text = r.expected(&format!(
+            "dump-log/{}.txt",
+            rel.strip_suffix(".log").unwrap()
+        ));
+        for l in text.lines().filter(|l| l.starts_with("baseOffset:")) {
+            let f = dump_log_fields(l);
+            out.push((
+                f["baseOffset"].parse().unwrap(),
+                f["lastOffset"].parse().unwrap(),
+                f["crc"].parse().unwrap(),
+            ));
+        }
+    }
+    out
+}
+
+/// `klog diff` of broker 1's copy of each data partition with broker 2's and
+/// broker 3's: the common prefix and where each copy ends are what Kafka's
+/// dumps of the two copies show (identical everywhere except killed-0, where
+/// broker 3 stops at the kill).
+#[test]
+fn diff_of_replicas_matches_their_dump_logs() {
+    let r = Real::new();
+    let mut diverging = 0;
+    for other in ["broker-2", "broker-3"] {
+        for entry in std::fs::read_dir(r.path("broker-1")).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if name.starts_with("__") || !r.path(other).join(&name).is_dir() {
+                continue;
+            }
+            let (a, b) = (format!("broker-1/{name}"), format!("{other}/{name}"));
+            let (ka, kb) = (kafka_batches(&r, &a), kafka_batches(&r, &b));
+            let common = ka.iter().zip(&kb).take_while(|(x, y)| x == y).count();
+            let o = r.run(&["diff", "--format", "json", &a, &b]);
+            let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+            assert_eq!(v["identical"], ka == kb, "{a} vs {b}: {v}");
+            assert_eq!(v["common_batches"], common, "{a} vs {b}: {v}");
+            assert_eq!(v["end_a"], ka.last().map_or(0, |x| x.1 + 1), "{a}: {v}");
+            assert_eq!(v["end_b"], kb.last().map_or(0, |x| x.1 + 1), "{b}: {v}");
+            assert_eq!(
+                o.status.code(),
+                Some(if ka == kb { 0 } else { 1 }),
+                "{a} vs {b}: {v}"
+            );
+            if ka != kb {
+                diverging += 1;
+            }
+        }
+    }
+    assert!(
+        diverging >= 1,
+        "killed-0 must differ between broker 1 and broker 3"
+    );
 }
 
 // ---- dump-segment vs kafka-dump-log ------------------------------------------
@@ -596,6 +728,95 @@ fn dump_segment_matches_dump_log_on_internal_topics() {
             compare_segment(&r, &seg, false);
         }
     }
+}
+
+/// `dump-segment --isolation`: the data records klog shows are exactly the
+/// offsets a real consumer of that isolation level received (the read_committed
+/// consumer stops at the LSO and skips the aborted transaction).
+#[test]
+fn dump_segment_isolation_matches_what_consumers_received() {
+    let r = Real::new();
+    for read in r.expected_json("consumed.json").as_array().unwrap() {
+        let topic = read["topic"].as_str().unwrap();
+        let iso = read["isolation"].as_str().unwrap().replace('_', "-");
+        let dir = format!("broker-1/{topic}-{}", read["partition"]);
+        let klog: Vec<i64> = r
+            .json_lines(&[
+                "dump-segment",
+                "--format",
+                "json",
+                "--isolation",
+                &iso,
+                &dir,
+            ])
+            .iter()
+            .filter(|b| !b["is_control"].as_bool().unwrap())
+            .flat_map(|b| b["records"].as_array().unwrap().clone())
+            .map(|rec| rec["offset"].as_i64().unwrap())
+            .collect();
+        let kafka: Vec<i64> = read["offsets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o.as_i64().unwrap())
+            .collect();
+        assert_eq!(klog, kafka, "{dir} --isolation {iso}");
+    }
+}
+
+/// Every `.index` and `.timeindex` of every broker (leader-written,
+/// follower-written, and the killed broker's preallocated ones): the
+/// entries klog lists are the ones kafka-dump-log lists.
+#[test]
+fn dump_segment_index_entries_match_dump_log() {
+    let r = Real::new();
+    let mut entries = 0;
+    for b in brokers() {
+        for suffix in [".index", ".timeindex"] {
+            for idx in files_with(&r.path(b), suffix) {
+                let rel = idx
+                    .strip_prefix(r.dir.path())
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .to_string();
+                let kafka: Vec<(i64, i64)> = r
+                    .expected(&format!("dump-log/{rel}.txt"))
+                    .lines()
+                    .filter_map(|l| {
+                        let f = dump_log_fields(l);
+                        if let (Some(o), Some(p)) = (f.get("offset"), f.get("position")) {
+                            Some((o.parse().unwrap(), p.parse().unwrap()))
+                        } else if let (Some(t), Some(o)) = (f.get("timestamp"), f.get("offset")) {
+                            Some((t.parse().unwrap(), o.parse().unwrap()))
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
+                let klog: Vec<(i64, i64)> = r
+                    .json_lines(&["dump-segment", "--format", "json", &rel])
+                    .iter()
+                    .map(|e| {
+                        if suffix == ".index" {
+                            (
+                                e["offset"].as_i64().unwrap(),
+                                e["log_position"].as_i64().unwrap(),
+                            )
+                        } else {
+                            (
+                                e["timestamp"].as_i64().unwrap(),
+                                e["offset"].as_i64().unwrap(),
+                            )
+                        }
+                    })
+                    .collect();
+                assert_eq!(klog, kafka, "{rel}");
+                entries += kafka.len();
+            }
+        }
+    }
+    assert!(entries > 100, "{entries} index entries compared");
 }
 
 // ---- transactions vs kafka-transactions -----------------------------------

@@ -52,6 +52,13 @@ NODES=(1 2 3)
 
 cleanup() {
     local rc=$?
+    if [[ -f "$WORK/run/driver.pid" ]]; then
+        # The driver runs under timeout(1), which passes SIGTERM on to the JVM.
+        local dpid; dpid=$(cat "$WORK/run/driver.pid")
+        kill -TERM "$dpid" 2>/dev/null || true
+        for _ in $(seq 1 20); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.5; done
+        kill -KILL "$dpid" 2>/dev/null || true
+    fi
     for n in "${NODES[@]}"; do
         local pidf="$WORK/run/node-$n.pid"
         [[ -f "$pidf" ]] || continue
@@ -62,9 +69,6 @@ cleanup() {
             kill -KILL "$pid" 2>/dev/null || true
         fi
     done
-    if [[ -f "$WORK/run/driver.pid" ]]; then
-        kill -KILL "$(cat "$WORK/run/driver.pid")" 2>/dev/null || true
-    fi
     if (( rc != 0 )); then
         for f in "$WORK"/logs/*.log; do
             [[ -f "$f" ]] || continue
@@ -244,6 +248,10 @@ done
 (cd "$STAGE" && find . -name '*.index' -path './broker-*/*' | sed 's:^\./::' | sort) | while read -r idx; do
     printf '%s\t%s\t%s\t%s\t%s\n' "$EXPECTED/dump-log/${idx%.index}.index-sanity.txt" kafka.tools.DumpLogSegments \
         --index-sanity-check --files "$idx" >>"$TOOLS"
+done
+# The entries of every offset and time index (the segment's .log beside it is read too).
+(cd "$STAGE" && find . \( -name '*.index' -o -name '*.timeindex' \) -path './broker-*/*' | sed 's:^\./::' | sort) | while read -r idx; do
+    printf '%s\t%s\t%s\t%s\n' "$EXPECTED/dump-log/$idx.txt" kafka.tools.DumpLogSegments --files "$idx" >>"$TOOLS"
 done
 META="broker-1/__cluster_metadata-0/00000000000000000000.log"
 for cmd in "ls /image/topics/byName" "ls /image/features" "find /image/topics/byName" "cat /image/features/metadataVersion"; do

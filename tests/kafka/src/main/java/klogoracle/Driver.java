@@ -228,6 +228,7 @@ public final class Driver {
         NewTopic t = new NewTopic(name, assignment);
         Map<String, String> c = new HashMap<>();
         c.put("internal.segment.bytes", "400");
+        c.put("index.interval.bytes", "100"); // index entries even in tiny segments
         c.put("min.insync.replicas", "2");
         c.putAll(cfg);
         t.configs(c);
@@ -653,6 +654,15 @@ public final class Driver {
                 js(gid), js(type), js(e.getValue().split("/")[1]), (gid.hashCode() & 0x7fffffff) % 3, String.join(",\n    ", parts)));
         }
         Files.writeString(out.resolve("groups.json"), "[\n" + String.join(",\n", groups) + "\n]\n");
+        // What a consumer of each isolation level actually receives from the partitions with transactions.
+        List<String> reads = new ArrayList<>();
+        for (String topic : List.of("txn", "ctp-out", "idempotent", "plain")) {
+            for (String iso : List.of("read_uncommitted", "read_committed")) {
+                reads.add(String.format("  {\"topic\": %s, \"partition\": 0, \"isolation\": %s, \"offsets\": %s}",
+                    js(topic), js(iso), readAll(a, new TopicPartition(topic, 0), iso)));
+            }
+        }
+        Files.writeString(out.resolve("consumed.json"), "[\n" + String.join(",\n", reads) + "\n]\n");
         // Kafka's own tools, in this JVM, while the cluster is up.
         Path t = out.resolve("tools");
         Files.createDirectories(t);
@@ -675,6 +685,26 @@ public final class Driver {
         runTool(t.resolve("get-offsets-latest.txt"), "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, "--time", "-1");
         runTool(t.resolve("get-offsets-earliest.txt"), "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, "--time", "-2");
         runTool(t.resolve("get-offsets-max-timestamp.txt"), "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, "--time", "-3");
+    }
+
+    /** The offsets a consumer with this isolation level receives, from the start to where its position stops. */
+    static List<Long> readAll(Admin a, TopicPartition tp, String iso) throws Exception {
+        long end = offsets(a, List.of(tp), OffsetSpec.latest(),
+            iso.equals("read_committed") ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED).get(tp).offset();
+        Properties p = consumerProps("unused", "classic");
+        p.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, iso);
+        List<Long> seen = new ArrayList<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (c.position(tp, Duration.ofSeconds(10)) < end && System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(300))) seen.add(r.offset());
+            }
+            if (c.position(tp, Duration.ofSeconds(10)) < end) throw new IllegalStateException(tp + " " + iso + ": position never reached " + end);
+        }
+        return seen;
     }
 
     static void killMidProduce(Admin a) throws Exception {
