@@ -63,10 +63,11 @@ cleanup() {
         local pidf="$WORK/run/node-$n.pid"
         [[ -f "$pidf" ]] || continue
         local pid; pid=$(cat "$pidf")
+        # A node still running here is left over from a failed or interrupted run: its
+        # directory is thrown away, and a node that lost its quorum cannot shut down cleanly.
         if kill -0 "$pid" 2>/dev/null; then
-            kill -TERM "$pid" 2>/dev/null || true
-            for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
             kill -KILL "$pid" 2>/dev/null || true
+            for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
         fi
     done
     if (( rc != 0 )); then
