@@ -269,15 +269,21 @@ fn replay_offsets_matches_kafka_committed_offsets() {
     }
 }
 
-/// `klog lag` on broker 1 (the leader of every partition the groups read,
-/// so its replication-offset-checkpoint holds the high watermark) against
+/// `klog lag` on brokers 1 and 2 (stopped cleanly: their
+/// replication-offset-checkpoint holds the high watermark) against
 /// `kafka-consumer-groups --describe`: CURRENT-OFFSET, LOG-END-OFFSET (the
 /// high watermark) and LAG.
 #[test]
 fn lag_matches_consumer_groups_describe() {
     let r = Real::new();
-    let kafka = kafka_groups(&r);
-    let rows = r.json(&["lag", "--format", "json", "broker-1"]);
+    for b in ["broker-1", "broker-2"] {
+        lag_matches_describe_on(&r, b);
+    }
+}
+
+fn lag_matches_describe_on(r: &Real, broker: &str) {
+    let kafka = kafka_groups(r);
+    let rows = r.json(&["lag", "--format", "json", broker]);
     let mut klog: BTreeMap<(String, String, i64), &Value> = BTreeMap::new();
     for row in rows.as_array().unwrap() {
         klog.insert(
@@ -300,7 +306,7 @@ fn lag_matches_consumer_groups_describe() {
             );
             let k = klog
                 .get(&key)
-                .unwrap_or_else(|| panic!("klog lag has no row for {key:?}"));
+                .unwrap_or_else(|| panic!("{broker}: klog lag has no row for {key:?}"));
             for (col, field) in [
                 ("CURRENT-OFFSET", "committed"),
                 ("LOG-END-OFFSET", "high_watermark"),
@@ -309,7 +315,7 @@ fn lag_matches_consumer_groups_describe() {
                 assert_eq!(
                     k[field].as_i64().unwrap().to_string(),
                     row[col],
-                    "{key:?}: klog {field} vs Kafka {col}"
+                    "{broker} {key:?}: klog {field} vs Kafka {col}"
                 );
             }
             compared += 1;
@@ -326,33 +332,35 @@ fn lag_matches_consumer_groups_describe() {
 fn lag_read_committed_matches_kafka_last_stable_offset() {
     let r = Real::new();
     let kafka = kafka_groups(&r);
-    let rows = r.json(&[
-        "lag",
-        "--format",
-        "json",
-        "--isolation",
-        "read-committed",
-        "broker-1",
-    ]);
-    let mut seen = 0;
-    for row in rows.as_array().unwrap() {
-        let group = row["group"].as_str().unwrap();
-        let key = (
-            row["topic"].as_str().unwrap().to_string(),
-            row["partition"].as_i64().unwrap(),
-        );
-        let want = &kafka[group][&key];
-        assert_eq!(
-            row["last_stable"], want["last_stable_offset"],
-            "{group} {key:?}: LSO"
-        );
-        assert_eq!(
-            row["lag"], want["lag_read_committed"],
-            "{group} {key:?}: lag"
-        );
-        seen += 1;
+    for broker in ["broker-1", "broker-2"] {
+        let rows = r.json(&[
+            "lag",
+            "--format",
+            "json",
+            "--isolation",
+            "read-committed",
+            broker,
+        ]);
+        let mut seen = 0;
+        for row in rows.as_array().unwrap() {
+            let group = row["group"].as_str().unwrap();
+            let key = (
+                row["topic"].as_str().unwrap().to_string(),
+                row["partition"].as_i64().unwrap(),
+            );
+            let want = &kafka[group][&key];
+            assert_eq!(
+                row["last_stable"], want["last_stable_offset"],
+                "{broker} {group} {key:?}: LSO"
+            );
+            assert_eq!(
+                row["lag"], want["lag_read_committed"],
+                "{broker} {group} {key:?}: lag"
+            );
+            seen += 1;
+        }
+        assert_eq!(seen, kafka.values().map(|p| p.len()).sum::<usize>());
     }
-    assert_eq!(seen, kafka.values().map(|p| p.len()).sum::<usize>());
     let txn = r.expected_json("list-offsets.json");
     let txn = txn
         .as_array()
