@@ -315,6 +315,7 @@ public final class Driver {
             compacted(a);
             recreated(a);
             followerRestart(a);
+            diverged(a);
             record(a);
             killMidProduce(a);
             recordKilled(a);
@@ -558,6 +559,71 @@ public final class Driver {
             waitIsr(a, "follower", 0, 3, 120);
         }
         note("follower: 10 records, broker 2 stopped, 20 more, broker 2 restarted and caught up (back in ISR)");
+    }
+
+    /**
+     * A replica that diverged and was truncated: leader 2 takes 5 records (acks=1) that
+     * follower 3 never fetched, both stop, 3 is elected leader uncleanly and takes 3
+     * records at the same offsets, then 2 comes back as a follower and truncates its 5.
+     */
+    static void diverged(Admin a) throws Exception {
+        createTopic(a, "diverged", Map.of(0, List.of(2, 3)), Map.of("min.insync.replicas", "1"));
+        TopicPartition tp = new TopicPartition("diverged", 0);
+        try (var pr = producer("diverged-producer", Map.of())) {
+            produceBatched(pr, "diverged", 0, 0, 10, 5, 950, "both");
+        }
+        ctl("stop", "3");
+        waitIsr(a, "diverged", 0, 1, 60);
+        try (var pr = producer("diverged-producer", Map.of(ProducerConfig.ACKS_CONFIG, "1"))) {
+            produceBatched(pr, "diverged", 0, 10, 5, 5, 950, "only-on-2");
+        }
+        ctl("stop", "2");
+        ctl("start", "3");
+        waitBrokers(a, Set.of(1, 3), 60);
+        a.incrementalAlterConfigs(Map.of(
+            new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, "diverged"),
+            List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                new org.apache.kafka.clients.admin.ConfigEntry("unclean.leader.election.enable", "true"),
+                org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (leaderOf(a, tp) != 3) {
+            if (System.nanoTime() > deadline) throw new IllegalStateException("diverged-0: no unclean election of node 3");
+            try {
+                a.electLeaders(org.apache.kafka.common.ElectionType.UNCLEAN, Set.of(tp)).all().get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                // not electable yet
+            }
+            Thread.sleep(500);
+        }
+        try (var pr = producer("diverged-producer", Map.of(ProducerConfig.ACKS_CONFIG, "1"))) {
+            produceBatched(pr, "diverged", 0, 100, 3, 3, 950, "new-leader-3");
+        }
+        ctl("start", "2");
+        waitBrokers(a, Set.of(1, 2, 3), 60);
+        waitIsr(a, "diverged", 0, 2, 120);
+        note("diverged: replicas 2,3; 10 records on both; node 3 stopped; 5 records (acks=1) on leader 2 only; "
+            + "node 2 stopped, node 3 back and elected uncleanly; 3 records at offsets 10-12 on 3; node 2 back: "
+            + "it truncated its offsets 10-14 and fetched 3's");
+    }
+
+    static int leaderOf(Admin a, TopicPartition tp) throws Exception {
+        var p = a.describeTopics(List.of(tp.topic())).allTopicNames().get(10, TimeUnit.SECONDS).get(tp.topic()).partitions().get(tp.partition());
+        return p.leader() == null ? -1 : p.leader().id();
+    }
+
+    static void waitBrokers(Admin a, Set<Integer> ids, int secs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(secs);
+        while (System.nanoTime() < deadline) {
+            Set<Integer> up = new TreeSet<>();
+            try {
+                a.describeCluster().nodes().get(10, TimeUnit.SECONDS).forEach(n -> up.add(n.id()));
+            } catch (Exception e) {
+                // retry
+            }
+            if (up.containsAll(ids)) return;
+            Thread.sleep(300);
+        }
+        throw new IllegalStateException("brokers " + ids + " not all up after " + secs + " s");
     }
 
     // ---- answers -------------------------------------------------------------
