@@ -101,11 +101,11 @@ timeout 900 mvn -q -B -f "$SCRIPT_DIR/pom.xml" dependency:build-classpath \
     -Dmdep.outputFile="$WORK/cp.txt" >"$WORK/logs/mvn.log" 2>&1 \
     || { cat "$WORK/logs/mvn.log" >&2; die "mvn could not resolve the classpath"; }
 KAFKA_VERSION=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$SCRIPT_DIR/pom.xml")
-javac -d "$WORK/classes" -cp "$(cat "$WORK/cp.txt")" "$SCRIPT_DIR"/src/main/java/klogoracle/*.java
+timeout 300 javac -d "$WORK/classes" -cp "$(cat "$WORK/cp.txt")" "$SCRIPT_DIR"/src/main/java/klogoracle/*.java
 CP="$WORK/classes:$(cat "$WORK/cp.txt")"
 JAVA_OPTS=(-Xms128m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
            -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.showDateTime=true)
-jrun() { java "${JAVA_OPTS[@]}" -cp "$CP" "$@"; }
+jrun() { timeout 300 java "${JAVA_OPTS[@]}" -cp "$CP" "$@"; }   # short JVM runs, bounded
 
 # ---- configuration -----------------------------------------------------------------
 mapfile -t PORTS < <(jrun klogoracle.Driver ports 6)
