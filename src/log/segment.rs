@@ -419,7 +419,7 @@ impl Job {
 /// the checks of Kafka's `FileLogInputStream.nextBatch`, in its order: a
 /// size below the minimum overhead, a size past the end of the file (a
 /// torn tail), an unknown magic, a v2 batch shorter than its header.
-enum Frame {
+pub(crate) enum Frame {
     /// A whole entry of `total` bytes.
     Whole { total: u64, magic: i8 },
     /// The declared size runs past the end of the file.
@@ -428,7 +428,7 @@ enum Frame {
     Corrupt { at: u64, kind: DecodeErrorKind },
 }
 
-fn frame(head: &[u8; HEADER_SIZE_UP_TO_MAGIC], left: u64) -> Frame {
+pub(crate) fn frame(head: &[u8; HEADER_SIZE_UP_TO_MAGIC], left: u64) -> Frame {
     let size = i32::from_be_bytes([head[8], head[9], head[10], head[11]]);
     let magic = head[batch::MAGIC] as i8;
     if size < MIN_ENTRY_SIZE {

@@ -466,6 +466,124 @@ enum Advanced<'p> {
     Entry,
 }
 
+/// One entry's header, read without its body (see [`Partition::headers_from`]).
+#[derive(Debug, Clone, Copy)]
+pub struct EntryHeader {
+    /// Position in its segment file.
+    pub position: u64,
+    /// Bytes on disk.
+    pub size: u64,
+    /// The v2 batch header; `None` for a legacy (magic 0/1) entry.
+    pub batch: Option<batch::BatchHeader>,
+}
+
+/// Entry headers from an offset on, bodies stepped over (see
+/// [`Partition::headers_from`]).
+pub struct HeaderWalk<'p> {
+    partition: &'p Partition,
+    seg: usize,
+    file: Option<(std::fs::File, u64)>,
+    pos: u64,
+    from: i64,
+    done: bool,
+}
+
+impl Partition {
+    /// The headers of the entries holding offsets from `offset` on, read
+    /// with positioned reads of each header and the bodies stepped over —
+    /// for counts a header answers (records, control, offsets) without
+    /// reading gigabytes. No CRC is checked; the walk ends at the first
+    /// framing damage or at an entry whose offsets overflow.
+    pub fn headers_from(&self, offset: i64) -> HeaderWalk<'_> {
+        let (seg, pos) = self.seek(offset).unwrap_or((0, 0));
+        HeaderWalk {
+            partition: self,
+            seg,
+            file: None,
+            pos,
+            from: offset,
+            done: false,
+        }
+    }
+}
+
+impl HeaderWalk<'_> {
+    /// The next entry's header, or `None` at the end (or at damage).
+    pub fn next_header(&mut self) -> Result<Option<EntryHeader>> {
+        use crate::log::segment::{frame, Frame};
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            let Some(segment) = self.partition.segments.get(self.seg) else {
+                self.done = true;
+                return Ok(None);
+            };
+            let (file, len) = match &self.file {
+                Some((f, len)) => (f, *len),
+                None => {
+                    let f = crate::log::files::open_regular(&segment.log)?;
+                    let len = f
+                        .metadata()
+                        .map_err(|e| Error::io(&segment.log, "stat", e))?
+                        .len();
+                    self.file = Some((f, len));
+                    continue;
+                }
+            };
+            if self.pos >= len {
+                self.file = None;
+                self.seg += 1;
+                self.pos = 0;
+                continue;
+            }
+            let left = len - self.pos;
+            let mut head = [0u8; HEADER_LEN];
+            let n = (left.min(HEADER_LEN as u64)) as usize;
+            let part = head.get_mut(..n).unwrap_or(&mut []);
+            file.read_exact_at(part, self.pos)
+                .map_err(|e| Error::io(&segment.log, "read", e))?;
+            const UP_TO_MAGIC: usize = batch::HEADER_SIZE_UP_TO_MAGIC;
+            let mut up_to_magic = [0u8; UP_TO_MAGIC];
+            match head.get(..UP_TO_MAGIC) {
+                Some(h) if n >= UP_TO_MAGIC => up_to_magic.copy_from_slice(h),
+                _ => {
+                    self.done = true;
+                    return Ok(None);
+                }
+            }
+            let Frame::Whole { total, magic } = frame(&up_to_magic, left) else {
+                self.done = true;
+                return Ok(None);
+            };
+            let position = self.pos;
+            self.pos += total;
+            let header = if magic == 2 {
+                let Ok(h) = batch::BatchHeader::parse(&head, position) else {
+                    self.done = true;
+                    return Ok(None);
+                };
+                let last = h.base_offset.checked_add(i64::from(h.last_offset_delta));
+                match last {
+                    None => {
+                        self.done = true;
+                        return Ok(None);
+                    }
+                    Some(last) if last < self.from => continue,
+                    Some(_) => Some(h),
+                }
+            } else {
+                None
+            };
+            return Ok(Some(EntryHeader {
+                position,
+                size: total,
+                batch: header,
+            }));
+        }
+    }
+}
+
 /// How a search for the next valid batch ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resync {

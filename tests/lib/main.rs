@@ -9,6 +9,7 @@ mod indexes;
 mod interop;
 mod lock;
 mod peer_vectors;
+mod pending;
 mod producer_state;
 mod repair;
 mod sweeps;
