@@ -26,6 +26,7 @@ pub enum Command {
     ReplayOffsets(cmd::replay_offsets::ReplayOffsetsArgs),
     Lag(cmd::lag::LagArgs),
     Info(cmd::info::InfoArgs),
+    Metadata(cmd::metadata::MetadataArgs),
     Tombstone(cmd::tombstone::TombstoneArgs),
     Commit(cmd::commit::CommitArgs),
     Transactions(cmd::transactions::TransactionsArgs),

@@ -7,6 +7,7 @@ pub mod generate;
 pub mod group_demo;
 pub mod info;
 pub mod lag;
+pub mod metadata;
 pub mod produce;
 pub mod replay_offsets;
 pub mod stats;
@@ -27,6 +28,7 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
         Command::ReplayOffsets(args) => replay_offsets::run(args, out),
         Command::Lag(args) => lag::run(args, out),
         Command::Info(args) => info::run(args, out),
+        Command::Metadata(args) => metadata::run(args, out),
         Command::Tombstone(args) => tombstone::run(args, out),
         Command::Commit(args) => commit::run(args, out),
         Command::Transactions(args) => transactions::run(args, out),

@@ -9,6 +9,7 @@ mod dump_segment;
 mod fixtures;
 mod group_demo;
 mod info;
+mod kraft;
 mod lag;
 mod locking;
 mod overflow;

@@ -1,0 +1,268 @@
+//! Kafka 4.x (KRaft) data directories: fixtures/kraft, written by
+//! fixtures/kraft.py. Expected values come from that script's definitions
+//! (a uuid is the base64url text of the 16 bytes the script names).
+
+use crate::support::{stdout, TestEnv};
+use serde_json::Value;
+
+/// Kafka's Uuid.toString of 16 ASCII bytes, as written by hand here.
+fn uuid(raw: &[u8; 16]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+}
+
+fn json_lines(s: &str) -> Vec<Value> {
+    s.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Every record of every batch, as (offset, decoded or control) pairs.
+fn records(lines: &[Value]) -> Vec<(i64, Value)> {
+    let mut out = Vec::new();
+    for b in lines {
+        for r in b["records"].as_array().unwrap() {
+            let d = r.get("decoded").cloned().unwrap_or(Value::Null);
+            out.push((r["offset"].as_i64().unwrap(), d));
+        }
+    }
+    out
+}
+
+#[test]
+fn metadata_log_records_are_decoded() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "fixtures/kraft/__cluster_metadata-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let recs = records(&json_lines(&stdout(&o)));
+    assert_eq!(recs.len(), 26);
+    // Offset 0: LEADER_CHANGE, leader 1, voters [1].
+    let (_, lc) = &recs[0];
+    assert_eq!(lc["type"], "LeaderChangeMessage");
+    assert_eq!(lc["data"]["leaderId"], 1);
+    assert_eq!(lc["data"]["voters"][0]["voterId"], 1);
+    let (_, fl) = &recs[1];
+    assert_eq!(fl["type"], "FeatureLevelRecord");
+    assert_eq!(
+        (fl["frameVersion"].as_i64(), fl["apiKey"].as_i64()),
+        (Some(1), Some(12))
+    );
+    assert_eq!(fl["data"]["name"], "metadata.version");
+    assert_eq!(fl["data"]["featureLevel"], 25);
+    let (_, b1) = &recs[2];
+    assert_eq!(b1["type"], "RegisterBrokerRecord");
+    assert_eq!(b1["version"], 3);
+    assert_eq!(b1["data"]["brokerId"], 1);
+    assert_eq!(b1["data"]["rack"], "r1");
+    assert_eq!(b1["data"]["fenced"], true);
+    assert_eq!(b1["data"]["incarnationId"], uuid(b"incarnation-id-1"));
+    assert_eq!(b1["data"]["endPoints"][0]["port"], 9092);
+    assert_eq!(b1["data"]["logDirs"][0], uuid(b"log-dir-uuid-one"));
+    let (_, t) = &recs[6];
+    assert_eq!(t["type"], "TopicRecord");
+    assert_eq!(t["data"]["name"], "orders");
+    assert_eq!(t["data"]["topicId"], uuid(b"orders-topic-id!"));
+    let (_, p1) = &recs[8];
+    assert_eq!(p1["data"]["replicas"], serde_json::json!([2, 1]));
+    assert_eq!(p1["data"]["leader"], 2);
+    // Offset 19: PartitionChangeRecord, only the changed (tagged) fields.
+    let (_, pc) = &recs[19];
+    assert_eq!(pc["type"], "PartitionChangeRecord");
+    assert_eq!(pc["data"]["isr"], serde_json::json!([1]));
+    assert_eq!(pc["data"]["leader"], 1);
+    assert!(pc["data"].get("replicas").is_none());
+    let (_, cfg) = &recs[20];
+    assert_eq!(cfg["data"]["value"], Value::Null);
+    // Offset 23: apiKey 99 is named and shown raw, not fatal.
+    let (_, unknown) = &recs[23];
+    assert_eq!(unknown["type"], "unknown(99)");
+    assert_eq!(unknown["raw"], "016300002a");
+}
+
+#[test]
+fn snapshot_and_bootstrap_checkpoints_are_decoded() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "fixtures/kraft/__cluster_metadata-0/00000000000000000019-0000000001.checkpoint",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let recs = records(&json_lines(&stdout(&o)));
+    let names: Vec<_> = recs
+        .iter()
+        .map(|(_, d)| d["type"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some("SnapshotHeaderRecord")
+    );
+    assert_eq!(
+        names.last().map(String::as_str),
+        Some("SnapshotFooterRecord")
+    );
+    assert_eq!(recs[1].1["data"]["kRaftVersion"], 1);
+    assert_eq!(recs[2].1["type"], "VotersRecord");
+    assert_eq!(recs[2].1["data"]["voters"][0]["endpoints"][0]["port"], 9093);
+    assert_eq!(
+        recs[2].1["data"]["voters"][0]["kRaftVersionFeature"]["maxSupportedVersion"],
+        1
+    );
+    assert_eq!(names.iter().filter(|n| *n == "PartitionRecord").count(), 5);
+
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--records",
+            "fixtures/kraft/bootstrap.checkpoint",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            r#"decoded: FeatureLevelRecord v0 {"name":"metadata.version","featureLevel":25}"#
+        ),
+        "{text}"
+    );
+    assert!(text.contains("controlType: SNAPSHOT_HEADER(3)"));
+}
+
+fn metadata_json(env: &TestEnv, extra: &[&str]) -> Value {
+    let mut args = vec!["metadata", "--format", "json", "fixtures/kraft"];
+    args.extend_from_slice(extra);
+    let o = env.run(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+fn partition<'a>(image: &'a Value, topic: &str, p: i64) -> &'a Value {
+    let t = image["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == topic)
+        .unwrap_or_else(|| panic!("no topic {topic}"));
+    t["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["partition"] == p)
+        .unwrap()
+}
+
+#[test]
+fn metadata_replays_the_snapshot_then_the_log() {
+    let env = TestEnv::new();
+    let m = metadata_json(&env, &[]);
+    // The snapshot at 19, then offsets 19..=25.
+    assert_eq!(m["snapshot"]["offset"], 19);
+    assert_eq!(m["snapshot"]["epoch"], 1);
+    assert_eq!(m["log_range"]["first"], 19);
+    assert_eq!(m["next_offset"], 26);
+    assert_eq!(m["features"]["metadata.version"], 25);
+    assert_eq!(m["producer_ids"]["next_producer_id"], 2000);
+    let brokers = m["brokers"].as_array().unwrap();
+    assert_eq!(brokers.len(), 2);
+    assert_eq!(brokers[0]["id"], 1);
+    assert_eq!(brokers[0]["fenced"], false);
+    assert_eq!(brokers[0]["rack"], "r1");
+    assert_eq!(brokers[1]["fenced"], true);
+    assert_eq!(m["controllers"][0]["listeners"][0]["port"], 9093);
+    let names: Vec<_> = m["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"fresh") && !names.contains(&"old"),
+        "{names:?}"
+    );
+    // orders-1: replicas [2, 1], isr [2, 1], leader 2 at epochs 0/0; then
+    // PartitionChangeRecord isr [1] leader 1: leader epoch 1, partition epoch 1.
+    let p1 = partition(&m, "orders", 1);
+    assert_eq!(p1["leader"], 1);
+    assert_eq!(p1["isr"], serde_json::json!([1]));
+    assert_eq!(p1["replicas"], serde_json::json!([2, 1]));
+    assert_eq!(
+        (p1["leader_epoch"].as_i64(), p1["partition_epoch"].as_i64()),
+        (Some(1), Some(1))
+    );
+    // retention.ms was deleted (null value); cleanup.policy set.
+    let configs = m["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), 1);
+    assert_eq!(configs[0]["name"], "cleanup.policy");
+    assert_eq!(m["not_applied"][0]["record"], "unknown(99)");
+    assert_eq!(m["not_applied"][0]["offset"], 23);
+}
+
+#[test]
+fn metadata_as_of_an_offset_before_the_snapshot_reads_the_log_from_zero() {
+    let env = TestEnv::new();
+    // Offsets 0..=16: old exists (removed at 17), producer ids next 1000.
+    let m = metadata_json(&env, &["--as-of", "offset:17"]);
+    assert_eq!(m["snapshot"], Value::Null);
+    assert_eq!(m["next_offset"], 17);
+    assert_eq!(m["producer_ids"]["next_producer_id"], 1000);
+    let names: Vec<_> = m["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3);
+    assert!(names.contains(&"old"));
+    assert_eq!(partition(&m, "orders", 1)["leader"], 2);
+    assert_eq!(m["configs"][0]["value"], "86400000");
+    // Broker 1 was registered fenced (offset 2) and unfenced (offset 5).
+    assert_eq!(m["brokers"][0]["fenced"], false);
+    // Offset 19 exactly: the snapshot, and nothing of the log after it.
+    let m = metadata_json(&env, &["--as-of", "offset:19"]);
+    assert_eq!(m["snapshot"]["offset"], 19);
+    assert_eq!(m["log_range"], Value::Null);
+    assert_eq!(partition(&m, "orders", 1)["leader"], 2);
+}
+
+#[test]
+fn metadata_topic_filter_and_csv() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "metadata",
+            "--format",
+            "csv",
+            "--topic",
+            "orders",
+            "fixtures/kraft",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let id = uuid(b"orders-topic-id!");
+    let dir = uuid(b"log-dir-uuid-one");
+    let zero = uuid(&[0; 16]);
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "topic,partition,topic_id,leader,leader_epoch,partition_epoch,replicas,isr,directories\n\
+             orders,0,{id},1,0,0,1,1,{dir}\n\
+             orders,1,{id},1,1,1,\"2,1\",1,\"{zero},{dir}\"\n"
+        )
+    );
+    let o = env.run(&["metadata", "fixtures/kraft/orders-0"], None);
+    assert_eq!(o.status.code(), Some(2));
+}
