@@ -43,7 +43,7 @@ fn metadata_log_records_are_decoded() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
     let recs = records(&json_lines(&stdout(&o)));
-    assert_eq!(recs.len(), 26);
+    assert_eq!(recs.len(), 27);
     // Offset 0: LEADER_CHANGE, leader 1, voters [1].
     let (_, lc) = &recs[0];
     assert_eq!(lc["type"], "LeaderChangeMessage");
@@ -81,6 +81,8 @@ fn metadata_log_records_are_decoded() {
     assert!(pc["data"].get("replicas").is_none());
     let (_, cfg) = &recs[20];
     assert_eq!(cfg["data"]["value"], Value::Null);
+    assert_eq!(recs[24].1["type"], "RemoveTopicRecord");
+    assert_eq!(recs[24].1["data"]["topicId"], uuid(b"old-topic-id-016"));
     // Offset 23: apiKey 99 is named and shown raw, not fatal.
     let (_, unknown) = &recs[23];
     assert_eq!(unknown["type"], "unknown(99)");
@@ -120,7 +122,7 @@ fn snapshot_and_bootstrap_checkpoints_are_decoded() {
         recs[2].1["data"]["voters"][0]["kRaftVersionFeature"]["maxSupportedVersion"],
         1
     );
-    assert_eq!(names.iter().filter(|n| *n == "PartitionRecord").count(), 5);
+    assert_eq!(names.iter().filter(|n| *n == "PartitionRecord").count(), 6);
 
     let o = env.run(
         &[
@@ -172,7 +174,7 @@ fn metadata_replays_the_snapshot_then_the_log() {
     assert_eq!(m["snapshot"]["offset"], 19);
     assert_eq!(m["snapshot"]["epoch"], 1);
     assert_eq!(m["log_range"]["first"], 19);
-    assert_eq!(m["next_offset"], 26);
+    assert_eq!(m["next_offset"], 27);
     assert_eq!(m["features"]["metadata.version"], 25);
     assert_eq!(m["producer_ids"]["next_producer_id"], 2000);
     let brokers = m["brokers"].as_array().unwrap();
@@ -204,8 +206,12 @@ fn metadata_replays_the_snapshot_then_the_log() {
     );
     // retention.ms was deleted (null value); cleanup.policy set.
     let configs = m["configs"].as_array().unwrap();
-    assert_eq!(configs.len(), 1);
+    assert_eq!(configs.len(), 2);
     assert_eq!(configs[0]["name"], "cleanup.policy");
+    assert_eq!(
+        (&configs[1]["resource_type"], &configs[1]["resource"]),
+        (&Value::from("broker"), &Value::from("(default)"))
+    );
     assert_eq!(m["not_applied"][0]["record"], "unknown(99)");
     assert_eq!(m["not_applied"][0]["offset"], 23);
 }
@@ -265,4 +271,58 @@ fn metadata_topic_filter_and_csv() {
     );
     let o = env.run(&["metadata", "fixtures/kraft/orders-0"], None);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn info_checks_the_disk_against_the_metadata() {
+    let env = TestEnv::new();
+    let o = env.run(&["info", "--format", "json", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(0), "warnings do not fail by default");
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["quorum_state"]["leader_id"], 1);
+    assert_eq!(
+        v["quorum_state"]["voted_directory_id"],
+        uuid(b"log-dir-uuid-one")
+    );
+    assert_eq!(v["quorum_state"]["data_version"], 1);
+    assert_eq!(v["metadata"]["snapshot_offset"], 19);
+    let mut found: Vec<(String, String)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let file = f["file"].as_str().unwrap();
+            let folder = file.rsplit('/').next().unwrap().to_string();
+            (f["kind"].as_str().unwrap().to_string(), folder)
+        })
+        .collect();
+    found.sort();
+    let ab = "ab".repeat(16);
+    let mut want = vec![
+        (
+            "assigned_partition_missing".to_string(),
+            "__consumer_offsets-1".to_string(),
+        ),
+        (
+            "assigned_partition_missing".into(),
+            "__consumer_offsets-2".into(),
+        ),
+        ("assigned_partition_missing".into(), "orders-1".into()),
+        ("unknown_topic_id".into(), "ghost-0".into()),
+        ("deleted_topic_folder".into(), "old-0".into()),
+        ("topic_id_other_name".into(), "payments-0".into()),
+        ("delete_folder".into(), format!("orders-5.{ab}-delete")),
+        ("stray_folder".into(), format!("orders-5.{ab}-stray")),
+    ];
+    want.sort();
+    assert_eq!(found, want);
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["severity"] == "warning"));
+    let o = env.run(&["info", "--fail-on", "warning", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(1));
+    let err = crate::support::stderr(&o);
+    assert!(err.contains("payments-0: topic id b3JkZXJzLXRvcGljLWlkIQ is topic \"orders\" in the metadata, not \"payments\""), "{err}");
 }
