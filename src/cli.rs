@@ -25,6 +25,7 @@ pub enum Command {
     Diff(cmd::diff::DiffArgs),
     ReplayOffsets(cmd::replay_offsets::ReplayOffsetsArgs),
     Lag(cmd::lag::LagArgs),
+    Groups(cmd::groups::GroupsArgs),
     Info(cmd::info::InfoArgs),
     Metadata(cmd::metadata::MetadataArgs),
     Tombstone(cmd::tombstone::TombstoneArgs),

@@ -241,7 +241,12 @@ fn summary(replay: &Replay, topic: &str) -> String {
         let by_type: Vec<String> = s
             .skipped_types
             .iter()
-            .map(|(t, n)| format!("type {t}: {n}"))
+            .map(|(t, n)| {
+                format!(
+                    "{} (type {t}): {n}",
+                    kaen_log::offsets::records::group_record_name(*t)
+                )
+            })
             .collect();
         format!(
             "{} ({})",

@@ -13,6 +13,7 @@
 //!   `size` bytes; a reader skips tags it does not know;
 //! - in other versions strings carry an int16 length, bytes and arrays an
 //!   int32 length (-1 = null);
+//! - a nullable struct starts with a byte: -1 for null, 1 before the struct;
 //! - a uuid is 16 bytes, shown as Kafka's `Uuid.toString` (URL-safe base64
 //!   without padding); bool is one byte (non-zero is true); float64 is
 //!   IEEE-754 big-endian.
@@ -303,6 +304,15 @@ impl Reader {
                         }
                         Value::Array(items)
                     }
+                }
+            }
+            // A nullable struct starts with a presence byte: negative is
+            // null (MessageDataGenerator: `readByte() < 0`), else the struct.
+            Ty::Struct(fields) if self.nullable(f) => {
+                if c.i8()? < 0 {
+                    Value::Null
+                } else {
+                    self.fields(c, fields)?
                 }
             }
             Ty::Struct(fields) => self.fields(c, fields)?,

@@ -7,7 +7,8 @@
 //!   (brokers write type 1; the two are identical);
 //! - 2: GroupMetadataKey — group string;
 //! - 3 and up: newer coordinator records (KIP-848 consumer groups, share
-//!   groups, …): recognised by type and skipped, as Kafka's loader does.
+//!   and streams groups): decoded by [`records`] and kept by the replay for
+//!   `klog groups`; the committed-offset table does not use them.
 //!
 //! Value: `int16 version` then the value struct, or null: a tombstone that
 //! deletes the key. OffsetCommitValue versions:
@@ -25,6 +26,8 @@
 
 pub mod coordinator;
 pub mod group;
+pub mod groups;
+pub mod records;
 pub mod replay;
 
 use crate::error::{DecodeError, DecodeErrorKind};

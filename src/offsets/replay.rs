@@ -21,6 +21,7 @@ use crate::log::walk::Step;
 use crate::log::Partition;
 use crate::log::Policy;
 use crate::offsets::group::{decode_group_metadata, GroupMetadata};
+use crate::offsets::records::{self, CoordinatorRecord};
 use crate::offsets::{decode_key, decode_offset_commit_value, OffsetsKey};
 
 /// One committed offset.
@@ -147,6 +148,11 @@ pub struct Replay {
     pub stats: Stats,
     pub bad: Vec<BadRecord>,
     pub history: Vec<Event>,
+    /// The newer coordinator records (types 3 and up: consumer, share and
+    /// streams groups) that are live: keyed by type and key, the last value
+    /// wins and a tombstone deletes, as the coordinator loads them. The
+    /// value is the record's offset with the record.
+    pub coordinator: BTreeMap<(i16, String), (i32, i64, CoordinatorRecord)>,
     /// Transactional commits still waiting for a marker: (offsets partition, producer id) → commits.
     pending: BTreeMap<(i32, i64), Vec<PendingCommit>>,
 }
@@ -501,6 +507,15 @@ impl Replay {
             }
             OffsetsKey::Other { record_type } => {
                 *self.stats.skipped_types.entry(record_type).or_default() += 1;
+                let r = records::decode(records::GROUP_RECORDS, key, value, at);
+                if let Some(k) = &r.key {
+                    let id = (record_type, k.to_string());
+                    if r.value.is_none() {
+                        self.coordinator.remove(&id);
+                    } else {
+                        self.coordinator.insert(id, (lp, log_offset, r));
+                    }
+                }
             }
         }
         Ok(())

@@ -1,6 +1,7 @@
 //! Keys and values of Kafka's internal topics, decoded for `dump-segment`:
 //! the offsets topic (`__offsets`, `__consumer_offsets`) and the
-//! transaction coordinator's `__transaction_state`, and the KRaft metadata
+//! transaction coordinator's `__transaction_state`, the share coordinator's
+//! `__share_group_state`, and the KRaft metadata
 //! log (`__cluster_metadata-0`, its `<offset>-<epoch>.checkpoint` snapshots
 //! and `bootstrap.checkpoint`).
 
@@ -8,6 +9,7 @@ use std::path::Path;
 
 use kaen_log::metadata::records as metadata;
 use kaen_log::offsets::group::decode_group_metadata;
+use kaen_log::offsets::records as coordinator;
 use kaen_log::offsets::{decode_key, decode_offset_commit_value, is_offsets_topic, OffsetsKey};
 use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
 use serde_json::{json, Value};
@@ -18,6 +20,7 @@ pub enum Internal {
     Offsets,
     TransactionState,
     ClusterMetadata,
+    ShareGroupState,
 }
 
 /// The internal topic of the partition folder holding `log` (or of `log` itself when it is a folder).
@@ -31,6 +34,8 @@ pub fn detect(log: &Path) -> Option<Internal> {
         Some(Internal::Offsets)
     } else if topic == TRANSACTION_STATE_TOPIC {
         Some(Internal::TransactionState)
+    } else if topic == coordinator::SHARE_GROUP_STATE_TOPIC {
+        Some(Internal::ShareGroupState)
     } else if topic == kaen_log::metadata::METADATA_TOPIC {
         Some(Internal::ClusterMetadata)
     } else {
@@ -53,6 +58,9 @@ pub fn decode(kind: Internal, key: Option<&[u8]>, value: Option<&[u8]>, at: u64)
     };
     match kind {
         Internal::ClusterMetadata => json!(null),
+        Internal::ShareGroupState => {
+            coordinator::decode(coordinator::SHARE_RECORDS, key, value, at).to_json()
+        }
         Internal::Offsets => {
             let (k, group_record) = match decode_key(key, at) {
                 Ok(OffsetsKey::OffsetCommit {
@@ -68,8 +76,9 @@ pub fn decode(kind: Internal, key: Option<&[u8]>, value: Option<&[u8]>, at: u64)
                     json!({"type": "group_metadata", "version": 2, "group": group}),
                     true,
                 ),
-                Ok(OffsetsKey::Other { record_type }) => {
-                    return json!({"key": {"type": "unknown", "version": record_type}, "value": "skipped (a newer record type)"})
+                Ok(OffsetsKey::Other { .. }) => {
+                    return coordinator::decode(coordinator::GROUP_RECORDS, key, value, at)
+                        .to_json()
                 }
                 Err(e) => return json!({"key": err(e)}),
             };

@@ -43,7 +43,7 @@ fn metadata_log_records_are_decoded() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
     let recs = records(&json_lines(&stdout(&o)));
-    assert_eq!(recs.len(), 27);
+    assert_eq!(recs.len(), 29);
     // Offset 0: LEADER_CHANGE, leader 1, voters [1].
     let (_, lc) = &recs[0];
     assert_eq!(lc["type"], "LeaderChangeMessage");
@@ -174,7 +174,7 @@ fn metadata_replays_the_snapshot_then_the_log() {
     assert_eq!(m["snapshot"]["offset"], 19);
     assert_eq!(m["snapshot"]["epoch"], 1);
     assert_eq!(m["log_range"]["first"], 19);
-    assert_eq!(m["next_offset"], 27);
+    assert_eq!(m["next_offset"], 29);
     assert_eq!(m["features"]["metadata.version"], 25);
     assert_eq!(m["producer_ids"]["next_producer_id"], 2000);
     let brokers = m["brokers"].as_array().unwrap();
@@ -325,4 +325,145 @@ fn info_checks_the_disk_against_the_metadata() {
     assert_eq!(o.status.code(), Some(1));
     let err = crate::support::stderr(&o);
     assert!(err.contains("payments-0: topic id b3JkZXJzLXRvcGljLWlkIQ is topic \"orders\" in the metadata, not \"payments\""), "{err}");
+}
+
+#[test]
+fn groups_of_every_protocol() {
+    let env = TestEnv::new();
+    let o = env.run(&["groups", "--format", "json", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let groups = v.as_array().unwrap();
+    let names: Vec<_> = groups
+        .iter()
+        .map(|g| g["group"].as_str().unwrap())
+        .collect();
+    // checkout-app was tombstoned.
+    assert_eq!(names, ["checkout", "share-audit", "word-counter"]);
+    let c = &groups[0];
+    assert_eq!(
+        (c["kind"].as_str(), c["state"].as_str()),
+        (Some("consumer"), Some("Stable"))
+    );
+    assert_eq!(
+        (c["epoch"].as_i64(), c["assignment_epoch"].as_i64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(c["protocol"], "uniform");
+    let m = &c["members"][0];
+    assert_eq!(m["member_id"], "m-1");
+    assert_eq!(m["client_id"], "checkout-app");
+    assert_eq!(m["client_host"], "/10.0.0.9");
+    assert_eq!(m["rack"], "r1");
+    assert_eq!(m["member_epoch"], 3);
+    // The topic id resolves to its name through the metadata.
+    assert_eq!(m["assignment"], serde_json::json!([["orders", [0, 1]]]));
+    let sh = &groups[1];
+    assert_eq!(
+        (sh["kind"].as_str(), sh["state"].as_str()),
+        (Some("share"), Some("Stable"))
+    );
+    assert_eq!(
+        sh["members"][0]["assignment"],
+        serde_json::json!([["orders", [0]]])
+    );
+    // Snapshot: 0 Acknowledged x1, 1 Available x1; update: 1 Acknowledged x2.
+    let sp = &sh["share_partitions"][0];
+    assert_eq!(
+        (sp["topic"].as_str(), sp["partition"].as_i64()),
+        (Some("orders"), Some(0))
+    );
+    assert_eq!(
+        (
+            sp["start_offset"].as_i64(),
+            sp["state_epoch"].as_i64(),
+            sp["updates"].as_i64()
+        ),
+        (Some(0), Some(1), Some(1))
+    );
+    assert_eq!(
+        sp["batches"],
+        serde_json::json!([
+            {"first_offset": 0, "last_offset": 0, "delivery_state": "Acknowledged", "delivery_count": 1},
+            {"first_offset": 1, "last_offset": 1, "delivery_state": "Acknowledged", "delivery_count": 2}
+        ])
+    );
+    let st = &groups[2];
+    assert_eq!(st["kind"], "streams");
+    assert_eq!(st["members"][0]["client_id"], "wc-app");
+    // Target assignment epoch unknown, group epoch 1: Assigning.
+    assert_eq!(st["state"], "Assigning");
+
+    let o = env.run(&["groups", "--group", "nope", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(crate::support::stderr(&o).contains("group does not exist"));
+}
+
+#[test]
+fn lag_names_new_protocol_members_and_refuses_unknown_groups() {
+    let env = TestEnv::new();
+    let o = env.run(&["lag", "--format", "json", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let r = &v[0];
+    // checkout committed 1 of orders-0 (2 records): lag 1, member m-1.
+    assert_eq!(
+        (
+            r["group"].as_str(),
+            r["committed"].as_i64(),
+            r["lag"].as_i64()
+        ),
+        (Some("checkout"), Some(1), Some(1))
+    );
+    assert_eq!(r["consumer_id"], "m-1");
+    assert_eq!(r["host"], "/10.0.0.9");
+    assert_eq!(r["client_id"], "checkout-app");
+    let o = env.run(&["lag", "--group", "nope", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(crate::support::stderr(&o).contains("group does not exist"));
+}
+
+#[test]
+fn coordinator_records_are_named_in_dump_and_replay() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "fixtures/kraft/__consumer_offsets-0",
+        ],
+        None,
+    );
+    let recs = records(&json_lines(&stdout(&o)));
+    let types: Vec<_> = recs
+        .iter()
+        .map(|(_, d)| d["key"]["type"].as_str().unwrap_or("?").to_string())
+        .collect();
+    assert_eq!(types[0], "ConsumerGroupMetadata");
+    assert_eq!(types[4], "ConsumerGroupCurrentMemberAssignment");
+    assert_eq!(types[13], "StreamsGroupTopology");
+    assert_eq!(recs[13].1["value"]["raw"], "00000102");
+    assert_eq!(recs[1].1["value"]["serverAssignor"], "uniform");
+    assert_eq!(recs[15].1["value"], "tombstone");
+    let o = env.run(&["replay-offsets", "fixtures/kraft"], None);
+    let text = stdout(&o);
+    assert!(text.contains("ConsumerGroupMetadata (type 3): 3"), "{text}");
+    assert!(text.contains("StreamsGroupTopology (type 23): 1"), "{text}");
+
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "fixtures/kraft/__share_group_state-0",
+        ],
+        None,
+    );
+    let recs = records(&json_lines(&stdout(&o)));
+    assert_eq!(recs[0].1["key"]["type"], "ShareSnapshot");
+    assert_eq!(recs[0].1["key"]["topicId"], uuid(b"orders-topic-id!"));
+    assert_eq!(recs[0].1["value"]["stateBatches"][1]["deliveryState"], 0);
+    assert_eq!(recs[1].1["key"]["type"], "ShareUpdate");
+    assert_eq!(recs[1].1["value"]["startOffset"], -1);
 }
