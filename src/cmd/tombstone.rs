@@ -42,7 +42,9 @@ pub struct TombstoneArgs {
     /// The tombstones' timestamp (ms); default: now.
     #[arg(long)]
     pub now_ms: Option<i64>,
-    /// Partitions of __consumer_offsets (Kafka's default is 50).
+    /// Partitions of __consumer_offsets (offsets.topic.num.partitions), to
+    /// place the group in a Kafka log directory. Taken from the KRaft
+    /// metadata when the directory has it; without either, refused.
     #[arg(long)]
     pub offsets_partitions: Option<i32>,
 }
