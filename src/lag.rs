@@ -151,9 +151,10 @@ fn ends_of(
         Isolation::ReadCommitted => {
             let txn = crate::txn::TxnOptions {
                 limits,
+                high_watermark,
                 ..crate::txn::TxnOptions::default()
             };
-            Some(crate::txn::analyze(p, &txn)?.last_stable_offset(high_watermark))
+            Some(crate::txn::analyze(p, &txn)?.last_stable_offset())
         }
     };
     Ok(PartitionEnds {

@@ -90,6 +90,39 @@ pub fn rebuild_indexes(
     Ok((index, timeindex))
 }
 
+/// The `.txnindex` of the segment at `base_offset` rebuilt from its log, as
+/// `LogSegment.recover` does (it resets the index and appends every
+/// aborted transaction completed in the segment, with the last stable
+/// offset at that moment). The partition is the log's folder.
+pub fn rebuild_txn_index(log: &Path, base_offset: i64) -> Result<Vec<u8>> {
+    let p = match log.parent() {
+        Some(dir) => {
+            Partition::open(dir).unwrap_or_else(|_| Partition::single_file(log, base_offset))
+        }
+        None => Partition::single_file(log, base_offset),
+    };
+    let next_base = p
+        .segments
+        .iter()
+        .map(|s| s.base_offset)
+        .find(|&b| b > base_offset)
+        .unwrap_or(i64::MAX);
+    let st = crate::txn::analyze(&p, &Default::default())?;
+    Ok(st
+        .aborted
+        .iter()
+        .filter(|a| a.last_offset >= base_offset && a.last_offset < next_base)
+        .flat_map(|a| {
+            crate::format::index::encode_txn_entry(
+                a.producer_id,
+                a.first_offset,
+                a.last_offset,
+                a.last_stable_offset,
+            )
+        })
+        .collect())
+}
+
 /// What a broker restarting on a partition would do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecoveryPreview {
@@ -134,6 +167,36 @@ pub fn preview(p: &Partition, recovery_point: i64) -> Result<RecoveryPreview> {
         deleted: Vec::new(),
         lost_offsets: None,
     })
+}
+
+/// The segments a broker recovers even after a clean shutdown
+/// (`LogLoader.loadSegmentFiles`): one whose offset index is missing
+/// (`NoSuchFileException` from `LogSegment.sanityCheck`) or whose index
+/// length is not a whole number of entries (`CorruptIndexException`) is
+/// recovered — its indexes rebuilt, and the segment cut at its first
+/// damage, if any.
+pub fn recovered_after_clean_shutdown(
+    p: &Partition,
+) -> Result<Vec<(SegmentFiles, Option<Damage>)>> {
+    use crate::format::index::{OFFSET_ENTRY_LEN, TIME_ENTRY_LEN};
+    let mut out = Vec::new();
+    for seg in &p.segments {
+        let whole = |path: &Path, entry: usize| -> Result<bool> {
+            match std::fs::metadata(path) {
+                Ok(m) => Ok(m.len() % entry as u64 == 0),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+                Err(e) => Err(Error::io(path, "stat", e)),
+            }
+        };
+        let index_ok = whole(&seg.log.with_extension("index"), OFFSET_ENTRY_LEN)?;
+        // A missing time index is created empty; a torn one is corrupt.
+        let time = seg.log.with_extension("timeindex");
+        let time_ok = !time.exists() || whole(&time, TIME_ENTRY_LEN)?;
+        if !index_ok || !time_ok {
+            out.push((seg.clone(), first_damage(seg)?));
+        }
+    }
+    Ok(out)
 }
 
 /// The highest next-offset any readable batch claims, damaged region or not
@@ -185,6 +248,9 @@ pub struct IndexChecker {
     /// Time-index entries: (offset, entry position).
     time_offsets: Vec<(i64, u64)>,
     last_offset: i64,
+    /// The offset entry met last, until the next one: (offset, entry
+    /// position, log position, last offset of the batches from its position on).
+    open: Option<(i64, u64, u64, i64)>,
 }
 
 /// The used entries of an index file, after the length and zero-slot checks.
@@ -333,6 +399,7 @@ impl IndexChecker {
             next: 0,
             time_offsets,
             last_offset: seg.base_offset - 1,
+            open: None,
         })
     }
 
@@ -347,8 +414,16 @@ impl IndexChecker {
     }
 
     /// The batch at `position` holds offsets `base..=last`.
+    ///
+    /// `LogSegment.append` writes one offset entry per append: the append's
+    /// largest offset at the position of its first batch. A producer's
+    /// append is one batch, but a follower's (`appendAsFollower`) or a
+    /// multi-batch produce carries many, so an entry's offset may be a later
+    /// batch's: it must lie between the base offset of the batch at its
+    /// position and the last offset before the next entry's position.
     pub fn observe(&mut self, position: u64, base: i64, last: i64) {
         self.last_offset = self.last_offset.max(last);
+        let mut opened = false;
         while let Some(&(p, offset, at)) = self.targets.get(self.next) {
             if p > position {
                 break;
@@ -361,14 +436,42 @@ impl IndexChecker {
                         "offset {offset} points at position {p}, which is not the start of a batch"
                     ),
                 );
-            } else if offset < base || offset > last {
-                self.target_problem(at, format!("offset {offset} points at position {p}, a batch of offsets {base}..={last}"));
+            } else if offset < base {
+                self.target_problem(
+                    at,
+                    format!("offset {offset} points at position {p}, a batch of offsets {base}..={last}"),
+                );
+            } else {
+                if !opened {
+                    self.close_open();
+                    opened = true;
+                }
+                self.open = Some((offset, at, p, last));
+            }
+        }
+        if let Some(open) = self.open.as_mut().filter(|_| !opened) {
+            open.3 = open.3.max(last);
+        }
+    }
+
+    /// Check the entry met last against the batches up to the next entry.
+    fn close_open(&mut self) {
+        if let Some((offset, at, p, range_last)) = self.open.take() {
+            if offset > range_last {
+                self.target_problem(
+                    at,
+                    format!(
+                        "offset {offset} points at position {p}, but the batches from there to \
+                         the next entry end at offset {range_last}"
+                    ),
+                );
             }
         }
     }
 
     /// The problems found, once every batch of a log of `log_len` bytes was observed.
     pub fn finish(mut self, log_len: u64) -> Vec<Finding> {
+        self.close_open();
         while let Some(&(p, offset, at)) = self.targets.get(self.next) {
             self.next += 1;
             if p >= log_len {

@@ -24,7 +24,7 @@ use crate::findings::Severity;
 use crate::log::durable::{self, Disk};
 use crate::log::storage::{Storage, SyncPoint};
 use crate::log::{Partition, SegmentFiles};
-use crate::recovery::{check_indexes, first_damage, rebuild_indexes, resync};
+use crate::recovery::{check_indexes, first_damage, rebuild_indexes, rebuild_txn_index, resync};
 
 /// One step of a repair.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +43,8 @@ pub enum Action {
         sidecar: PathBuf,
         reason: String,
     },
-    /// Write new `.index` and `.timeindex` files for the segment.
+    /// Write new `.index`, `.timeindex` and (when the segment has aborted
+    /// transactions or had one) `.txnindex` files for the segment.
     RebuildIndexes {
         log: PathBuf,
         base_offset: i64,
@@ -105,10 +106,16 @@ fn free_sidecar(path: &Path, suffix: &str) -> PathBuf {
 pub fn plan(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
     let mut plan = Plan::default();
     let mut cut_from: Option<(usize, i64)> = None; // (segment index, new log end)
+                                                   // `.txnindex` files that disagree with the log (`LogSegment.recover` rebuilds them too).
+    let txn_state = crate::txn::analyze(p, &Default::default())?;
+    let stale_txn_indexes: Vec<PathBuf> = crate::txn::check_txn_indexes(p, &txn_state)?
+        .into_iter()
+        .map(|f| f.file)
+        .collect();
     for (i, seg) in p.segments.iter().enumerate() {
         let is_last = i + 1 == p.segments.len();
         let Some(d) = first_damage(seg)? else {
-            index_actions(seg, is_last, &mut plan)?;
+            index_actions(seg, is_last, &stale_txn_indexes, &mut plan)?;
             continue;
         };
         let beyond = resync(&seg.log, d.position + 1)?;
@@ -178,18 +185,28 @@ fn segment_files(seg: &SegmentFiles) -> Vec<PathBuf> {
         .collect()
 }
 
-fn index_actions(seg: &SegmentFiles, is_last: bool, plan: &mut Plan) -> Result<()> {
+fn index_actions(
+    seg: &SegmentFiles,
+    is_last: bool,
+    stale_txn_indexes: &[PathBuf],
+    plan: &mut Plan,
+) -> Result<()> {
     // An index problem a broker would rebuild (a warning) is answered by a
     // rebuild: indexes are derived from the log, and the old file is kept
     // aside. Notes (the active segment's preallocated slots) are normal state.
     let findings = check_indexes(seg, is_last)?;
-    if let Some(first) = findings.iter().find(|f| f.severity >= Severity::Warning) {
-        plan.actions.push(Action::RebuildIndexes {
-            log: seg.log.clone(),
-            base_offset: seg.base_offset,
-            reason: format!("{} ({})", first.detail, first.kind),
-        });
-    }
+    let reason = match findings.iter().find(|f| f.severity >= Severity::Warning) {
+        Some(first) => format!("{} ({})", first.detail, first.kind),
+        None if stale_txn_indexes.contains(&seg.log.with_extension("txnindex")) => {
+            "its .txnindex disagrees with the aborted transactions in the log".into()
+        }
+        None => return Ok(()),
+    };
+    plan.actions.push(Action::RebuildIndexes {
+        log: seg.log.clone(),
+        base_offset: seg.base_offset,
+        reason,
+    });
     Ok(())
 }
 
@@ -233,7 +250,14 @@ pub fn execute_with<S: Storage>(
                     .len();
                 let (index, timeindex) =
                     rebuild_indexes(log, *base_offset, valid, opts.index_interval_bytes)?;
-                for (ext, bytes) in [("index", index), ("timeindex", timeindex)] {
+                // `LogSegment.recover` rebuilds the transaction index too.
+                let txnindex = rebuild_txn_index(log, *base_offset)?;
+                let txn_path = log.with_extension("txnindex");
+                let mut rebuilt = vec![("index", index), ("timeindex", timeindex)];
+                if txn_path.exists() || !txnindex.is_empty() {
+                    rebuilt.push(("txnindex", txnindex));
+                }
+                for (ext, bytes) in rebuilt {
                     let path = log.with_extension(ext);
                     if std::fs::read(&path).is_ok_and(|old| old != bytes && !old.is_empty()) {
                         let old = free_sidecar(&path, ".old");

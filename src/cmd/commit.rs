@@ -62,6 +62,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     if args.partition < 0 {
         bail!("--partition {} is negative", args.partition);
     }
+    kaen_log::offsets::check_commit_strings(&args.group, &args.topic, &args.metadata)?;
     let target = write_target(&args.dir, &args.group, args.offsets_partitions)?;
     if target.kafka {
         eprintln!("klog: {}", replicated_write_warning(&target, 1));

@@ -638,13 +638,21 @@ fn read_committed_view(log: &Path) -> anyhow::Result<ReadCommitted> {
     let parent = log
         .parent()
         .filter(|d| classify(d).is_ok_and(|k| k == PathKind::Partition));
-    let partition = match parent {
-        Some(dir) => Partition::open(dir)?,
-        None => Partition::single_file(log, 0),
+    let (partition, high_watermark) = match parent {
+        Some(dir) => {
+            let p = Partition::open(dir)?;
+            let hw = kaen_log::log::checkpoint::high_watermark(&p)?;
+            (p, hw)
+        }
+        None => (Partition::single_file(log, 0), None),
     };
-    let st = kaen_log::txn::analyze(&partition, &Default::default())?;
+    let opts = kaen_log::txn::TxnOptions {
+        high_watermark,
+        ..Default::default()
+    };
+    let st = kaen_log::txn::analyze(&partition, &opts)?;
     Ok(ReadCommitted {
-        last_stable: st.last_stable_offset(None),
+        last_stable: st.last_stable_offset(),
         aborted: st.aborted,
     })
 }

@@ -55,9 +55,15 @@ pub struct ProduceArgs {
     /// Timestamp (ms since the epoch) for records that carry none; default: now.
     #[arg(long)]
     pub timestamp_ms: Option<i64>,
-    /// Roll to a new segment past this many bytes.
-    #[arg(long, default_value_t = AppendConfig::default().segment_bytes)]
+    /// Roll to a new segment past this many bytes (Kafka's segment.bytes: at most 2^31 - 1).
+    #[arg(long, default_value_t = AppendConfig::default().segment_bytes,
+          value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
     pub segment_bytes: u64,
+    /// Refuse a batch larger than this, log overhead included (Kafka's
+    /// max.message.bytes; its default message.max.bytes is 1 MiB + 12).
+    #[arg(long, default_value_t = AppendConfig::default().max_batch_bytes,
+          value_parser = clap::value_parser!(u64).range(61..=i32::MAX as u64))]
+    pub max_message_bytes: u64,
     /// partitionLeaderEpoch stamped on each batch.
     #[arg(long, default_value_t = 0)]
     pub leader_epoch: i32,
@@ -93,6 +99,7 @@ pub fn run(args: &ProduceArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let config = AppendConfig {
         segment_bytes: args.segment_bytes,
         partition_leader_epoch: args.leader_epoch,
+        max_batch_bytes: args.max_message_bytes,
         ..AppendConfig::default()
     };
     let mut appender = PartitionAppender::open(&args.dir, &args.topic, args.partition, config)?;

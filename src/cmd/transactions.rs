@@ -74,6 +74,10 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
     let fail_on = args.fail_on.severity();
     let mut reports = Vec::new();
     for p in &partitions {
+        let opts = TxnOptions {
+            high_watermark: kaen_log::log::checkpoint::high_watermark(p)?,
+            ..opts
+        };
         let mut st = txn::analyze(p, &opts)?;
         let index_findings = txn::check_txn_indexes(p, &st)?;
         st.findings.extend(index_findings);
@@ -181,7 +185,7 @@ fn text(
             "{}: log end {}, last stable offset {}, {} producers, {committed} transactions committed, {} aborted, {} open",
             p.name(),
             st.log_end,
-            st.last_stable_offset(None),
+            st.last_stable_offset(),
             st.producers.len(),
             st.aborted.len(),
             open.len()
@@ -294,7 +298,7 @@ fn json_partition(
         "topic": p.topic,
         "partition": p.partition,
         "log_end": st.log_end,
-        "last_stable": st.last_stable_offset(None),
+        "last_stable": st.last_stable_offset(),
         "producers": st.producers.values().map(|s| json!({
             "producer_id": s.producer_id, "epoch": s.epoch, "last_sequence": s.last_sequence,
             "first_offset": s.first_offset, "last_offset": s.last_offset, "batches": s.batches,

@@ -336,7 +336,28 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
             .unwrap_or(0);
         let name = p.name();
         if clean {
-            writeln!(out, "{name}: .kafka_cleanshutdown is present: a broker would skip recovery and trust these files as they are")?;
+            let recovered = kaen_log::recovery::recovered_after_clean_shutdown(&p)?;
+            if recovered.is_empty() {
+                writeln!(out, "{name}: .kafka_cleanshutdown is present: a broker would skip recovery and trust these files as they are")?;
+            }
+            for (seg, damage) in &recovered {
+                changes += 1;
+                writeln!(
+                    out,
+                    "{name}: .kafka_cleanshutdown is present, but {} has no usable offset index: a broker recovers that segment and rebuilds its indexes",
+                    seg.log.display()
+                )?;
+                if let Some(d) = damage {
+                    writeln!(
+                        out,
+                        "{name}: and cuts {} at position {} ({} bytes): {}",
+                        seg.log.display(),
+                        d.position,
+                        d.file_len - d.position,
+                        d.error
+                    )?;
+                }
+            }
             continue;
         }
         let pv = kaen_log::recovery::preview(&p, point)?;

@@ -147,7 +147,16 @@ pub fn encode_batch(spec: &BatchSpec, records: &[NewRecord]) -> std::io::Result<
     debug_assert_eq!(out.len(), batch::HEADER_LEN);
     out.extend_from_slice(&section);
 
-    let batch_length = (out.len() - batch::LOG_OVERHEAD) as i32;
+    // batchLength is an int32: a larger batch cannot be framed.
+    let batch_length = i32::try_from(out.len() - batch::LOG_OVERHEAD).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "a batch of {} bytes does not fit batchLength (int32)",
+                out.len()
+            ),
+        )
+    })?;
     if let Some(gap) = out.get_mut(batch::BATCH_LENGTH..batch::BATCH_LENGTH + 4) {
         gap.copy_from_slice(&batch_length.to_be_bytes());
     }

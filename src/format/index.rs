@@ -97,6 +97,9 @@ pub fn encode_txn_entry(
     out
 }
 
+/// `RecordBatch.NO_TIMESTAMP`.
+const NO_TIMESTAMP: i64 = -1;
+
 /// Kafka's rule for which batches a segment's indexes record, the one
 /// place klog keeps it (`LogSegment.append`, and `LogSegment.recover` when a
 /// broker rebuilds indexes): once more than `index.interval.bytes` were
@@ -127,21 +130,26 @@ pub struct DueEntries {
 impl IndexSchedule {
     /// A new segment at `base_offset` whose time index ends at
     /// `last_time_entry` (`i64::MIN` when it is empty).
+    ///
+    /// Both the largest timestamp so far and the time index start at -1
+    /// (`RecordBatch.NO_TIMESTAMP`: `LogSegment`'s `TimestampOffset.UNKNOWN`,
+    /// and the last entry `TimeIndex` reports when empty), so a batch
+    /// without timestamps (-1, as magic 0 has) never gets a time entry.
     pub fn new(base_offset: i64, interval: u64, last_time_entry: i64) -> Self {
         IndexSchedule {
             base_offset,
             interval,
             bytes_since_last_entry: 0,
-            max_timestamp: i64::MIN,
+            max_timestamp: NO_TIMESTAMP,
             offset_of_max_timestamp: -1,
-            last_time_entry,
+            last_time_entry: last_time_entry.max(NO_TIMESTAMP),
         }
     }
 
     /// The same schedule, with the time index known to end at `last_time_entry`
     /// (read from the file when an appender reopens a segment).
     pub fn resume_time_index(mut self, last_time_entry: i64) -> Self {
-        self.last_time_entry = last_time_entry;
+        self.last_time_entry = last_time_entry.max(NO_TIMESTAMP);
         self
     }
 
@@ -295,6 +303,23 @@ pub fn encode_time_entry(timestamp: i64, relative_offset: i32) -> [u8; TIME_ENTR
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_time_entry_for_timestamps_at_or_below_minus_one() {
+        let mut s = IndexSchedule::new(0, 0, i64::MIN);
+        // Batches with no timestamp (-1): offset entries only.
+        assert_eq!(
+            s.batch(0, 10, 0, -1),
+            None,
+            "the first batch is never indexed"
+        );
+        let due = s.batch(10, 10, 1, -1).unwrap();
+        assert_eq!((due.offset, due.time), ((1, 10), None));
+        assert_eq!(s.time_entry(), None);
+        // A real timestamp gets one.
+        let due = s.batch(20, 10, 2, 5).unwrap();
+        assert_eq!(due.time, Some((5, 2)));
+    }
 
     #[test]
     fn txn_entries_round_trip_and_ignore_a_torn_tail() {

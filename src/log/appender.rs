@@ -39,7 +39,13 @@ pub struct AppendConfig {
     pub index_interval_bytes: u64,
     /// partitionLeaderEpoch stamped on batches (-1 = none).
     pub partition_leader_epoch: i32,
+    /// The largest batch accepted, log overhead included (Kafka's
+    /// `max.message.bytes`, default `message.max.bytes`: 1 MiB + 12).
+    pub max_batch_bytes: u64,
 }
+
+/// Kafka's default `message.max.bytes` (1 MiB + the 12-byte log overhead).
+pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 1024 * 1024 + 12;
 
 impl Default for AppendConfig {
     fn default() -> Self {
@@ -47,7 +53,30 @@ impl Default for AppendConfig {
             segment_bytes: 1 << 30,
             index_interval_bytes: 4096,
             partition_leader_epoch: 0,
+            max_batch_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
+    }
+}
+
+impl AppendConfig {
+    /// Refuse what Kafka's config validation refuses: `segment.bytes` and
+    /// `max.message.bytes` are 32-bit (`LogConfig`), and a segment's file
+    /// positions must fit the index's 32-bit position field.
+    fn check(&self) -> Result<()> {
+        let max = i32::MAX as u64;
+        if self.segment_bytes == 0 || self.segment_bytes > max {
+            return Err(Error::Invalid(format!(
+                "segment bytes {} out of range: 1..={max} (Kafka's segment.bytes is a 32-bit int)",
+                self.segment_bytes
+            )));
+        }
+        if self.max_batch_bytes > max {
+            return Err(Error::Invalid(format!(
+                "max message bytes {} out of range: at most {max}",
+                self.max_batch_bytes
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -109,6 +138,7 @@ impl PartitionAppender {
         config: &AppendConfig,
     ) -> Result<i64> {
         check_name(topic, partition)?;
+        config.check()?;
         let dir = data_dir.join(format!("{topic}-{partition}"));
         if !dir.is_dir() {
             return Ok(0);
@@ -130,6 +160,7 @@ impl<S: Storage> PartitionAppender<S> {
         config: AppendConfig,
     ) -> Result<Self> {
         check_name(topic, partition)?;
+        config.check()?;
         if !data_dir.is_dir() {
             durable::create_dir_all(&storage, data_dir)?;
         }
@@ -147,6 +178,7 @@ impl<S: Storage> PartitionAppender<S> {
         config: AppendConfig,
     ) -> Result<Self> {
         check_name(topic, partition)?;
+        config.check()?;
         let dir = data_dir.join(format!("{topic}-{partition}"));
         if lock.path().parent() != Some(data_dir) {
             return Err(Error::Invalid(format!(
@@ -212,6 +244,17 @@ impl<S: Storage> PartitionAppender<S> {
         };
         let batch =
             encode_batch(&spec, records).map_err(|e| Error::io(&self.dir, "encode batch", e))?;
+        // Refused before a byte is written, as a broker answers
+        // RecordTooLargeException (`LogValidator`, `max.message.bytes`).
+        if batch.len() as u64 > self.config.max_batch_bytes {
+            return Err(Error::Invalid(format!(
+                "a batch of {} records is {} bytes, over the limit of {} (Kafka's \
+                 max.message.bytes); nothing was written",
+                records.len(),
+                batch.len(),
+                self.config.max_batch_bytes
+            )));
+        }
         let needs_roll = self.active.size > 0
             && (self.active.size + batch.len() as u64 > self.config.segment_bytes
                 || last - self.active.base_offset > i64::from(i32::MAX));
@@ -221,7 +264,7 @@ impl<S: Storage> PartitionAppender<S> {
         // An ABORT marker is indexed in .txnindex, as the broker does, so that
         // read_committed readers that trust the index skip the aborted data.
         let aborted = if spec.control && records.len() == 1 && is_abort(records) {
-            Some(self.aborted_txn_entry(spec.producer_id, base)?)
+            self.aborted_txn_entry(spec.producer_id, base)?
         } else {
             None
         };
@@ -278,24 +321,29 @@ impl<S: Storage> PartitionAppender<S> {
     /// The `.txnindex` entry for an ABORT marker of `producer_id` at `marker`:
     /// the transaction's first offset, and the last stable offset at marker
     /// time (the earliest other open transaction, else the marker + 1).
-    fn aborted_txn_entry(&self, producer_id: i64, marker: i64) -> Result<Vec<u8>> {
+    /// `None` when the producer has no open transaction here: Kafka indexes
+    /// only transactions with data (`ProducerAppendInfo.appendEndTxnMarker`
+    /// completes a transaction only when it has a first offset).
+    fn aborted_txn_entry(&self, producer_id: i64, marker: i64) -> Result<Option<Vec<u8>>> {
         let state = crate::txn::analyze(
             &crate::log::Partition::open(&self.dir)?,
             &Default::default(),
         )?;
-        let first = state
+        let Some(first) = state
             .producers
             .get(&producer_id)
             .and_then(|p| p.open)
-            .map_or(marker, |o| o.first_offset);
-        let lso = state
-            .open_transactions()
-            .iter()
-            .filter(|(pid, _)| *pid != producer_id)
-            .map(|(_, o)| o.first_offset)
-            .min()
-            .unwrap_or(marker + 1);
-        Ok(index::encode_txn_entry(producer_id, first, marker, lso))
+            .map(|o| o.first_offset)
+        else {
+            return Ok(None);
+        };
+        let lso = state.last_stable_at_marker(producer_id, marker);
+        Ok(Some(index::encode_txn_entry(
+            producer_id,
+            first,
+            marker,
+            lso,
+        )))
     }
 
     /// Close the active segment (final time-index entry) and start a new one at the log end.
@@ -320,7 +368,15 @@ fn is_abort(records: &[NewRecord]) -> bool {
     })
 }
 
+/// Kafka's `Topic.validate`: at most 249 characters of [a-zA-Z0-9._-], not
+/// `.` or `..`; and a partition number that is not negative.
 fn check_name(topic: &str, partition: i32) -> Result<()> {
+    if topic.len() > MAX_TOPIC_NAME {
+        return Err(Error::Invalid(format!(
+            "topic name of {} characters: Kafka allows at most {MAX_TOPIC_NAME}",
+            topic.len()
+        )));
+    }
     if crate::log::parse_partition_dir(&format!("{topic}-{partition}")).is_none() || partition < 0 {
         return Err(Error::Invalid(format!(
             "invalid topic/partition {topic:?}/{partition}: topic names use [a-zA-Z0-9._-]"
@@ -328,6 +384,9 @@ fn check_name(topic: &str, partition: i32) -> Result<()> {
     }
     Ok(())
 }
+
+/// Kafka's `Topic.MAX_NAME_LENGTH`.
+pub const MAX_TOPIC_NAME: usize = 249;
 
 /// Append the time-index entry (timestamp, offset) the schedule made due.
 fn append_time_entry<S: Storage>(

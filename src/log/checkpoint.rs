@@ -102,6 +102,16 @@ pub fn read_offsets(path: &Path) -> Result<Option<BTreeMap<(String, i32), i64>>>
     Ok(Some(map))
 }
 
+/// The high watermark of `p` from its data directory's
+/// `replication-offset-checkpoint`, when the file has an entry for it.
+pub fn high_watermark(p: &crate::log::Partition) -> Result<Option<i64>> {
+    let Some(dir) = p.dir.parent() else {
+        return Ok(None);
+    };
+    Ok(read_offsets(&dir.join(REPLICATION_OFFSET))?
+        .and_then(|m| m.get(&(p.topic.clone(), p.partition)).copied()))
+}
+
 /// Read a `leader-epoch-checkpoint`: (epoch, start offset) pairs; `None` when absent.
 pub fn read_leader_epochs(path: &Path) -> Result<Option<Vec<(i32, i64)>>> {
     let Some(lines) = lines_of(path, 2)? else {

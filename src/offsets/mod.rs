@@ -434,6 +434,22 @@ pub fn replicated_write_warning(target: &WriteTarget, dirs: usize) -> String {
     )
 }
 
+/// Check the strings of an offset commit: each is an int16-length string in
+/// OffsetCommitKey/Value, so at most 32,767 bytes (what Kafka's generated
+/// writers refuse to write).
+pub fn check_commit_strings(group: &str, topic: &str, metadata: &str) -> crate::Result<()> {
+    for (field, s) in [("group", group), ("topic", topic), ("metadata", metadata)] {
+        if s.len() > i16::MAX as usize {
+            return Err(crate::Error::Invalid(format!(
+                "the {field} is {} bytes; an offsets record holds at most {} (an int16-length string)",
+                s.len(),
+                i16::MAX
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The record of an offset commit (key v1, value v3), ready to append.
 pub fn commit_record(
     group: &str,

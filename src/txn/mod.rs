@@ -72,8 +72,13 @@ impl std::str::FromStr for Isolation {
 pub struct ProducerState {
     pub producer_id: i64,
     pub epoch: i16,
-    /// -1 when the producer never wrote a sequenced batch.
+    /// Kafka's `lastSeq`: -1 when the producer wrote no sequenced batch at
+    /// this epoch (a marker at a new epoch clears it).
     pub last_sequence: i32,
+    /// Kafka's `lastDataOffset`: the last offset of its last data batch at
+    /// this epoch (markers do not move it; -1 when cleared) — what a
+    /// producer snapshot records.
+    pub last_data_offset: i64,
     pub first_offset: i64,
     pub last_offset: i64,
     pub last_timestamp: i64,
@@ -100,6 +105,9 @@ pub struct AbortedTxn {
     pub first_offset: i64,
     /// Offset of the ABORT marker.
     pub last_offset: i64,
+    /// The last stable offset when it was aborted (see
+    /// [`PartitionState::last_stable_at_marker`]): the `.txnindex` field.
+    pub last_stable_offset: i64,
 }
 
 pub use crate::findings::{Finding, Kind as FindingKind};
@@ -129,24 +137,52 @@ pub struct PartitionState {
     pub findings: Vec<Finding>,
     /// One past the last offset of the last whole batch.
     pub log_end: i64,
+    /// The first segment's base offset (where the walk started).
+    pub log_start: i64,
     pub max_timestamp: i64,
     pub batches: u64,
     pub control_batches: u64,
+    /// The high watermark the state was computed against.
+    pub high_watermark: Option<i64>,
+    /// The first offset of the earliest completed transaction whose marker
+    /// is at or above the high watermark (not replicated yet).
+    pub first_unreplicated: Option<i64>,
 }
 
 impl PartitionState {
     /// The last stable offset, the one definition every command uses
     /// (Kafka's `UnifiedLog.lastStableOffset`: `ProducerStateManager`'s first
     /// unstable offset, bounded by the high watermark): the first offset of
-    /// the earliest transaction still open, else the high watermark — the
-    /// log end when no checkpoint gives one.
-    pub fn last_stable_offset(&self, high_watermark: Option<i64>) -> i64 {
-        let end = high_watermark.unwrap_or(self.log_end);
+    /// the earliest transaction still open, or completed by a marker at or
+    /// above the high watermark, else the high watermark — the log end when
+    /// no checkpoint gives one.
+    ///
+    /// A transaction known only from a producer snapshot, whose first
+    /// batches retention deleted, pins the LSO at the log start
+    /// (`UnifiedLog.updateFirstUnstableOffset` raises a first unstable
+    /// offset below the log start to it).
+    pub fn last_stable_offset(&self) -> i64 {
+        let end = self.high_watermark.unwrap_or(self.log_end);
         self.producers
             .values()
             .filter_map(|p| p.open.map(|o| o.first_offset))
+            .chain(self.first_unreplicated)
             .min()
-            .map_or(end, |first| first.min(end))
+            .map_or(end, |first| first.max(self.log_start).min(end))
+    }
+
+    /// The last stable offset a `.txnindex` entry records for a transaction
+    /// of `producer_id` completed by the marker at `marker` (Kafka's
+    /// `ProducerStateManager.lastStableOffset(CompletedTxn)`): the first
+    /// offset of the earliest other transaction still open, else the
+    /// offset after the marker.
+    pub fn last_stable_at_marker(&self, producer_id: i64, marker: i64) -> i64 {
+        self.producers
+            .values()
+            .filter(|p| p.producer_id != producer_id)
+            .filter_map(|p| p.open.map(|o| o.first_offset))
+            .min()
+            .unwrap_or(marker + 1)
     }
 
     /// Open transactions, oldest first: (producer id, transaction).
@@ -171,6 +207,9 @@ pub struct TxnOptions {
     pub limits: DecodeLimits,
     /// Stop before this offset (the state a snapshot at that offset should hold).
     pub end_offset: Option<i64>,
+    /// The partition's high watermark, when known: transactions whose
+    /// marker is at or above it are not stable yet.
+    pub high_watermark: Option<i64>,
 }
 
 impl Default for TxnOptions {
@@ -180,6 +219,7 @@ impl Default for TxnOptions {
             transaction_timeout_ms: 60_000,
             limits: DecodeLimits::default(),
             end_offset: None,
+            high_watermark: None,
         }
     }
 }
@@ -193,12 +233,113 @@ fn next_sequence(seq: i32) -> i32 {
     }
 }
 
+/// Kafka's `ProducerAppendInfo.checkSequence` for a client's data batch,
+/// from the producer's state so far (`None`: not seen in this log, whose
+/// earlier batches may be gone — any sequence is accepted, as Kafka does for
+/// an unknown epoch). A new epoch starts at 0; within an epoch the base
+/// sequence follows the last one (after a marker cleared it: 0).
+fn sequence_problem(
+    known: Option<&ProducerState>,
+    h: &crate::format::BatchHeader,
+) -> Option<(FindingKind, String)> {
+    let k = known?;
+    if h.producer_epoch != k.epoch {
+        return (h.base_sequence != 0).then(|| {
+            (
+                FindingKind::SequenceNotZeroOnNewEpoch,
+                format!(
+                    "epoch {} starts at sequence {} (expected 0)",
+                    h.producer_epoch, h.base_sequence
+                ),
+            )
+        });
+    }
+    let expected = next_sequence(k.last_sequence);
+    if h.base_sequence == expected {
+        return None;
+    }
+    // At or below the last sequence: written before (a duplicate); above: a gap.
+    let kind = if k.last_sequence >= 0 && h.base_sequence <= k.last_sequence {
+        FindingKind::DuplicateSequence
+    } else {
+        FindingKind::OutOfOrderSequence
+    };
+    Some((
+        kind,
+        format!(
+            "base sequence {} after last sequence {} (expected {expected})",
+            h.base_sequence, k.last_sequence
+        ),
+    ))
+}
+
+/// Start from the newest producer snapshot at or below the log start, as a
+/// broker loading the partition does (`ProducerStateManager` loads the
+/// latest snapshot and replays the log after it): producers whose batches
+/// retention deleted keep their state, and a transaction still open there
+/// stays open. An unreadable snapshot is passed over, as the broker does.
+fn seed_from_snapshot(p: &Partition, st: &mut PartitionState) -> Result<()> {
+    let Ok(snapshots) = snapshot::list(&p.dir) else {
+        return Ok(());
+    };
+    let newest = snapshots
+        .iter()
+        .rev()
+        .filter(|(offset, _)| *offset <= st.log_start)
+        .find_map(|(_, path)| {
+            let bytes = std::fs::read(path).ok()?;
+            snapshot::decode(&bytes)
+                .ok()
+                .filter(|s| s.crc == s.computed_crc)
+        });
+    for e in newest.map(|s| s.entries).unwrap_or_default() {
+        let open = (e.current_txn_first_offset >= 0).then_some(OpenTxn {
+            first_offset: e.current_txn_first_offset,
+            start_timestamp: e.timestamp,
+            position: 0,
+        });
+        st.producers.insert(
+            e.producer_id,
+            ProducerState {
+                producer_id: e.producer_id,
+                epoch: e.epoch,
+                last_sequence: e.last_sequence,
+                last_data_offset: e.last_offset,
+                first_offset: e.last_offset,
+                last_offset: e.last_offset,
+                last_timestamp: e.timestamp,
+                batches: 0,
+                transactional: open.is_some(),
+                committed: 0,
+                aborted: 0,
+                open,
+            },
+        );
+    }
+    Ok(())
+}
+
+/// Topics whose batches the coordinators write (no client sequences).
+pub fn is_coordinator_topic(topic: &str) -> bool {
+    matches!(
+        topic,
+        crate::offsets::KAFKA_OFFSETS_TOPIC
+            | crate::offsets::KLOG_OFFSETS_TOPIC
+            | txnlog::TRANSACTION_STATE_TOPIC
+            | "__share_group_state"
+    )
+}
+
 /// One pass over `p`.
 pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
     let mut st = PartitionState {
         max_timestamp: i64::MIN,
+        high_watermark: opts.high_watermark,
         ..PartitionState::default()
     };
+    let check_sequences = !is_coordinator_topic(&p.topic);
+    st.log_start = p.log_start_offset(None);
+    seed_from_snapshot(p, &mut st)?;
     let mut scratch = Vec::new();
     let mut walk = p.walk(Policy::VALID_ENTRIES);
     let mut read_to = None;
@@ -234,6 +375,7 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                 producer_id: h.producer_id,
                 epoch: h.producer_epoch,
                 last_sequence: -1,
+                last_data_offset: -1,
                 first_offset: h.base_offset,
                 last_offset: h.last_offset(),
                 last_timestamp: h.max_timestamp,
@@ -243,111 +385,115 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                 aborted: 0,
                 open: None,
             });
-            // Epochs.
-            let new_epoch = known.as_ref().is_some_and(|k| h.producer_epoch > k.epoch);
+            // Epochs only go up (`ProducerAppendInfo.checkProducerEpoch`): a
+            // client's batch from an older epoch is a fenced producer's,
+            // which the leader rejects. One in the log is reported; loading
+            // the log (origin REPLICATION) Kafka only warns and takes the
+            // batch, so the state moves to its epoch as there.
             let fenced = known.as_ref().is_some_and(|k| h.producer_epoch < k.epoch);
-            if let Some(k) = &known {
-                if h.producer_epoch < k.epoch {
+            if let Some(k) = known.as_ref().filter(|_| fenced) {
+                finding(
+                    FindingKind::EpochRegression,
+                    format!(
+                        "epoch {} after epoch {} (a fenced producer wrote)",
+                        h.producer_epoch, k.epoch
+                    ),
+                );
+                if h.is_transactional() && !h.is_control() {
                     finding(
-                        FindingKind::EpochRegression,
+                        FindingKind::ZombieTransactionalWrite,
                         format!(
-                            "epoch {} after epoch {} (a fenced producer wrote)",
+                            "transactional batch from epoch {} after epoch {}",
                             h.producer_epoch, k.epoch
                         ),
                     );
-                    if h.is_transactional() && !h.is_control() {
-                        finding(
-                            FindingKind::ZombieTransactionalWrite,
-                            format!(
-                                "transactional batch from epoch {} after epoch {}",
-                                h.producer_epoch, k.epoch
-                            ),
-                        );
-                    }
                 }
-            }
-            // Sequences (control batches carry none).
-            // A batch the broker would have rejected (a duplicate, or from a
-            // fenced epoch) does not move the producer's state.
-            let mut duplicate = false;
-            if h.base_sequence >= 0 && !h.is_control() && !fenced {
-                let same_epoch = known.as_ref().is_some_and(|k| k.epoch == h.producer_epoch);
-                if new_epoch && h.base_sequence != 0 {
-                    finding(
-                        FindingKind::SequenceNotZeroOnNewEpoch,
-                        format!(
-                            "epoch {} starts at sequence {} (expected 0)",
-                            h.producer_epoch, h.base_sequence
-                        ),
-                    );
-                } else if same_epoch && state.last_sequence >= 0 {
-                    let expected = next_sequence(state.last_sequence);
-                    if h.base_sequence != expected {
-                        // At or below the last sequence: written before (a duplicate); above: a gap.
-                        duplicate = h.base_sequence <= state.last_sequence;
-                        let kind = if duplicate {
-                            FindingKind::DuplicateSequence
-                        } else {
-                            FindingKind::OutOfOrderSequence
-                        };
-                        finding(
-                            kind,
-                            format!(
-                                "base sequence {} after last sequence {} (expected {expected})",
-                                h.base_sequence, state.last_sequence
-                            ),
-                        );
-                    }
-                }
-                if !duplicate {
-                    state.last_sequence = h.last_sequence();
-                }
-            }
-            if h.producer_epoch >= state.epoch {
-                state.epoch = h.producer_epoch;
             }
             state.batches += 1;
             state.last_offset = h.last_offset();
             state.last_timestamp = h.max_timestamp;
-            // Transactions.
+            if h.is_control() {
+                st.control_batches += 1;
+            }
             if h.is_transactional() {
                 state.transactional = true;
-                if h.is_control() {
-                    st.control_batches += 1;
-                    let marker = b
-                        .records(&mut scratch, opts.limits)
-                        .ok()
-                        .and_then(|mut it| it.next())
-                        .and_then(|r| r.ok())
-                        .and_then(|r| control::decode(r.key, r.value, r.position).ok());
-                    if let Some(kind @ (ControlType::Commit | ControlType::Abort)) =
-                        marker.map(|m| m.kind)
-                    {
-                        match state.open.take() {
-                            Some(_) if kind == ControlType::Commit => state.committed += 1,
-                            Some(open) => {
-                                state.aborted += 1;
-                                st.aborted.push(AbortedTxn {
-                                    producer_id: h.producer_id,
-                                    first_offset: open.first_offset,
-                                    last_offset: h.base_offset,
-                                });
-                            }
-                            None => finding(
-                                FindingKind::MarkerWithoutTransaction,
-                                format!("{} marker with no open transaction", kind.name()),
-                            ),
-                        }
-                    }
-                } else if state.open.is_none() {
+            }
+            if !h.is_control() {
+                // Sequences are checked only for what clients append
+                // (`ProducerAppendInfo`: origin CLIENT); the group and
+                // transaction coordinators write their batches with any
+                // sequence (every transactional offset commit at 0).
+                let problem = (check_sequences && h.base_sequence >= 0 && !fenced)
+                    .then(|| sequence_problem(known.as_ref(), &h))
+                    .flatten();
+                if let Some((kind, detail)) = problem {
+                    finding(kind, detail);
+                }
+                // `ProducerStateEntry.addBatch` (a new epoch clears the batches
+                // kept). A batch in the log moves the state as loading it
+                // does — a duplicate the leader should have dropped included.
+                state.epoch = h.producer_epoch;
+                state.last_sequence = h.last_sequence();
+                state.last_data_offset = h.last_offset();
+                if h.is_transactional() && state.open.is_none() {
                     state.open = Some(OpenTxn {
                         first_offset: h.base_offset,
                         start_timestamp: h.max_timestamp,
                         position: b.position,
                     });
                 }
-            } else if h.is_control() {
-                st.control_batches += 1;
+            } else if h.is_control() && h.is_transactional() {
+                let marker = b
+                    .records(&mut scratch, opts.limits)
+                    .ok()
+                    .and_then(|mut it| it.next())
+                    .and_then(|r| r.ok())
+                    .and_then(|r| control::decode(r.key, r.value, r.position).ok());
+                if let Some(kind @ (ControlType::Commit | ControlType::Abort)) =
+                    marker.map(|m| m.kind)
+                {
+                    // `ProducerAppendInfo.appendEndTxnMarker`: a transaction
+                    // with data completes (a marker alone completes nothing);
+                    // until the marker is below the high watermark the
+                    // transaction still pins the LSO (`ProducerStateManager`'s
+                    // unreplicated transactions).
+                    match state.open.take() {
+                        Some(open) => {
+                            if kind == ControlType::Commit {
+                                state.committed += 1;
+                            } else {
+                                state.aborted += 1;
+                                let last_stable_offset =
+                                    st.last_stable_at_marker(h.producer_id, h.base_offset);
+                                st.aborted.push(AbortedTxn {
+                                    producer_id: h.producer_id,
+                                    first_offset: open.first_offset,
+                                    last_offset: h.base_offset,
+                                    last_stable_offset,
+                                });
+                            }
+                            if opts.high_watermark.is_some_and(|hw| h.base_offset >= hw) {
+                                st.first_unreplicated = Some(
+                                    st.first_unreplicated
+                                        .map_or(open.first_offset, |f| f.min(open.first_offset)),
+                                );
+                            }
+                        }
+                        None => finding(
+                            FindingKind::MarkerWithoutTransaction,
+                            format!("{} marker with no open transaction", kind.name()),
+                        ),
+                    }
+                    // `ProducerStateEntry.maybeUpdateProducerEpoch`: a marker
+                    // at another epoch (transaction version 2 bumps it on
+                    // every commit and abort) clears the batches kept, so
+                    // the next transaction starts again at sequence 0.
+                    if h.producer_epoch != state.epoch {
+                        state.epoch = h.producer_epoch;
+                        state.last_sequence = -1;
+                        state.last_data_offset = -1;
+                    }
+                }
             }
             st.producers.insert(h.producer_id, state);
         }

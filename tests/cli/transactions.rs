@@ -82,11 +82,7 @@ fn last_stable_offset_is_the_first_open_transaction_or_the_end() {
             &TxnOptions::default(),
         )
         .unwrap();
-        assert_eq!(
-            (st.last_stable_offset(None), st.log_end),
-            (lso, end),
-            "{dir}"
-        );
+        assert_eq!((st.last_stable_offset(), st.log_end), (lso, end), "{dir}");
     }
 }
 
@@ -135,12 +131,18 @@ fn snapshots_are_checked_against_the_log() {
         coordinator_epoch: 0,
         current_txn_first_offset: open,
     };
-    // What the log says at offset 17 (its end).
+    // What Kafka's ProducerStateManager holds at offset 17 (the end), loading
+    // the log: each producer's last sequence and last *data* offset (markers
+    // move neither: producer 200's ABORT is at 10, its last data at 9),
+    // producer 100 at sequence 6 (its duplicate at 14 is the last batch: a
+    // log is loaded without sequence checks), and producer 400 at epoch 1
+    // with sequence 5 at 16 — loading a log Kafka only warns about the older
+    // epoch (origin REPLICATION) and takes the batch.
     let good = [
-        entry(100, 0, 8, 14, -1),
-        entry(200, 0, 3, 10, -1),
+        entry(100, 0, 6, 14, -1),
+        entry(200, 0, 3, 9, -1),
         entry(300, 0, 1, 7, 6),
-        entry(400, 2, 0, 16, -1),
+        entry(400, 1, 5, 16, -1),
     ];
     std::fs::write(dir.join("00000000000000000017.snapshot"), encode(&good)).unwrap();
     let o = env.run(&["transactions", "fixtures/txn/payments-0"], None);
@@ -151,10 +153,11 @@ fn snapshots_are_checked_against_the_log() {
         "{}",
         stdout(&o)
     );
-    // At offset 6 only producers 100 and 200 exist, 200 with its transaction committed.
+    // At offset 6 only producers 100 and 200 exist, 200 with its transaction
+    // committed (data 3-4, COMMIT at 5: its last data offset is 4).
     std::fs::write(
         dir.join("00000000000000000006.snapshot"),
-        encode(&[entry(100, 0, 2, 2, -1), entry(200, 0, 1, 5, -1)]),
+        encode(&[entry(100, 0, 2, 2, -1), entry(200, 0, 1, 4, -1)]),
     )
     .unwrap();
     let o = env.run(&["transactions", "fixtures/txn/payments-0"], None);
@@ -167,7 +170,7 @@ fn snapshots_are_checked_against_the_log() {
     );
     // A stale epoch and a missing open transaction are mismatches.
     let mut bad = good;
-    bad[3].epoch = 1;
+    bad[3].epoch = 2;
     bad[2].current_txn_first_offset = -1;
     std::fs::write(dir.join("00000000000000000017.snapshot"), encode(&bad)).unwrap();
     let o = env.run(
@@ -181,7 +184,7 @@ fn snapshots_are_checked_against_the_log() {
     assert_eq!(o.status.code(), Some(0), "a stale snapshot is a warning");
     let text = stdout(&o);
     assert!(
-        text.contains("snapshot_mismatch producer 400: epoch: snapshot 1, log 2"),
+        text.contains("snapshot_mismatch producer 400: epoch: snapshot 2, log 1"),
         "{text}"
     );
     assert!(
@@ -245,4 +248,70 @@ fn transaction_index_is_checked_against_the_log() {
         text.contains(".txnindex:68 warning txn_index_mismatch 3 trailing bytes of a torn entry"),
         "{text}"
     );
+}
+
+#[test]
+fn an_abort_with_no_transaction_is_not_indexed() {
+    // ProducerAppendInfo.appendEndTxnMarker completes a transaction only when
+    // the producer has one open (a first offset): a marker alone, which a
+    // coordinator writes to every partition of a transaction, adds nothing
+    // to the .txnindex.
+    let env = TestEnv::new();
+    let run = |args: &[&str]| {
+        let o = env.run(args, None);
+        assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    };
+    let base = ["produce", "data", "--topic", "t", "--producer-id", "7"];
+    run(&[&base[..], &["--control", "abort"]].concat());
+    let index = env.path("data/t-0/00000000000000000000.txnindex");
+    assert!(std::fs::read(&index).unwrap_or_default().is_empty());
+    // With data before it, the ABORT is indexed (one 34-byte entry).
+    let o = env.run(&[&base[..], &["--transactional"]].concat(), Some("a\nb\n"));
+    assert_eq!(o.status.code(), Some(0));
+    run(&[&base[..], &["--control", "abort"]].concat());
+    let (entries, _) =
+        kaen_log::format::index::txn_entries(&std::fs::read(&index).unwrap()).unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!((entries[0].first_offset, entries[0].last_offset), (1, 3));
+}
+
+#[test]
+fn repair_rebuilds_a_missing_transaction_index() {
+    // LogSegment.recover resets and rebuilds the .txnindex with the other
+    // indexes. In fixtures/txn, producer 200's transaction 8-9 was aborted at
+    // 10 while producer 300's, from 6, was open: entry (200, 8, 10, LSO 6).
+    let env = TestEnv::new();
+    let index = env.path("fixtures/txn/payments-0/00000000000000000000.txnindex");
+    std::fs::remove_file(&index).unwrap();
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--dry-run",
+            "fixtures/txn/payments-0",
+        ],
+        None,
+    );
+    assert!(
+        stdout(&o).contains("its .txnindex disagrees with the aborted transactions in the log"),
+        "{}",
+        stdout(&o)
+    );
+    let o = env.run(&["verify-crc", "--repair", "fixtures/txn/payments-0"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let (entries, partial) =
+        kaen_log::format::index::txn_entries(&std::fs::read(&index).unwrap()).unwrap();
+    assert_eq!(partial, 0);
+    let got: Vec<_> = entries
+        .iter()
+        .map(|e| {
+            (
+                e.producer_id,
+                e.first_offset,
+                e.last_offset,
+                e.last_stable_offset,
+            )
+        })
+        .collect();
+    assert_eq!(got, [(200, 8, 10, 6)]);
 }

@@ -244,6 +244,28 @@ fn recovery_preview_says_what_a_broker_would_do() {
         "{}",
         stdout(&o)
     );
+    // Even after a clean shutdown, LogLoader recovers a segment whose offset
+    // index is missing: its indexes are rebuilt and it is cut at its damage.
+    std::fs::remove_file(env.path("fixtures/corrupt/orders-0/00000000000000000000.index")).unwrap();
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--recovery-preview",
+            "fixtures/corrupt/orders-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "orders-0: .kafka_cleanshutdown is present, but fixtures/corrupt/orders-0/00000000000000000000.log \
+             has no usable offset index: a broker recovers that segment and rebuilds its indexes\n\
+             orders-0: and cuts fixtures/corrupt/orders-0/00000000000000000000.log at position 950"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("00000000000000000090"), "{text}");
 }
 
 #[test]

@@ -76,6 +76,7 @@ fn config(segment_bytes: u64, index_interval_bytes: u64) -> AppendConfig {
         segment_bytes,
         index_interval_bytes,
         partition_leader_epoch: 0,
+        ..AppendConfig::default()
     }
 }
 

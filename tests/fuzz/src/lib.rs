@@ -864,8 +864,12 @@ pub fn check_partition(root: &Path, data: &[u8]) {
     assert!(end >= p.segments.last().map_or(0, |s| s.base_offset));
     assert!(start >= p.segments.first().map_or(0, |s| s.base_offset));
     // Producer state, the LSO and the transaction index check.
-    let st = kaen_log::txn::analyze(&p, &Default::default()).expect("analyze");
-    assert!(st.last_stable_offset(hw) <= hw.unwrap_or(st.log_end));
+    let opts = kaen_log::txn::TxnOptions {
+        high_watermark: hw,
+        ..Default::default()
+    };
+    let st = kaen_log::txn::analyze(&p, &opts).expect("analyze");
+    assert!(st.last_stable_offset() <= hw.unwrap_or(st.log_end));
     kaen_log::txn::check_txn_indexes(&p, &st).expect("txn indexes");
     // Recovery, verification, statistics, diff.
     let pv = kaen_log::recovery::preview(&p, 0).expect("preview");

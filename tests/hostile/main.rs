@@ -1,0 +1,11 @@
+//! Hostile input and hostile filesystems: each test reproduces one attack
+//! and asserts the exit status, the message, and that it ends in bounded
+//! time. Named after the item of the hostile-input review it answers
+//! (`rN_...`). The slow ones (1 GiB inputs, long soaks) live in
+//! tests/hostile/soak.sh.
+
+#[path = "../cli/support.rs"]
+#[allow(dead_code)]
+mod support;
+
+mod writers;

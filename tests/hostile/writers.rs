@@ -1,0 +1,150 @@
+//! Writers never acknowledge what they cannot store: limits are checked
+//! before a byte is written.
+
+use std::time::{Duration, Instant};
+
+use crate::support::{stderr, stdout, TestEnv};
+
+/// Run klog and assert it ends within `limit`.
+fn run_bounded(env: &TestEnv, args: &[&str], stdin: Option<&str>) -> std::process::Output {
+    let started = Instant::now();
+    let o = env.run(args, stdin);
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(20),
+        "klog {args:?} took {took:?}"
+    );
+    o
+}
+
+fn log_bytes(env: &TestEnv, partition: &str) -> u64 {
+    let dir = env.path("data").join(partition);
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+                .map(|e| e.metadata().map_or(0, |m| m.len()))
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn r1_produce_refuses_a_batch_over_max_message_bytes() {
+    // Kafka answers RecordTooLargeException for a batch over
+    // max.message.bytes (default message.max.bytes, 1 MiB + 12); klog refuses
+    // before writing, so nothing is acknowledged that is not stored.
+    let env = TestEnv::new();
+    let line = "x".repeat(600 * 1024);
+    let input = format!("{line}\n{line}\n");
+    let o = run_bounded(
+        &env,
+        &["produce", "data", "--topic", "big", "--batch-size", "2"],
+        Some(&input),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o)
+            .contains("over the limit of 1048588 (Kafka's max.message.bytes); nothing was written"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stdout(&o), "", "nothing acknowledged");
+    assert_eq!(log_bytes(&env, "big-0"), 0);
+    // Under the limit, one record at a time, both are stored.
+    let o = run_bounded(&env, &["produce", "data", "--topic", "big"], Some(&input));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(log_bytes(&env, "big-0") > 2 * 600 * 1024);
+    // A smaller limit of one's own.
+    let o = run_bounded(
+        &env,
+        &[
+            "produce",
+            "data",
+            "--topic",
+            "small",
+            "--max-message-bytes",
+            "100",
+        ],
+        Some(&"y".repeat(200)),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(log_bytes(&env, "small-0"), 0);
+}
+
+#[test]
+fn r2_commit_refuses_strings_an_offsets_record_cannot_hold() {
+    // OffsetCommitKey/Value strings carry an int16 length: at most 32,767 bytes.
+    let env = TestEnv::new();
+    let long = "m".repeat(40_000);
+    for (flag, value) in [("--metadata", long.as_str()), ("--group", long.as_str())] {
+        let mut args = vec![
+            "commit",
+            "data",
+            "--group",
+            "g",
+            "--topic",
+            "t",
+            "--partition",
+            "0",
+            "--offset",
+            "1",
+        ];
+        if flag == "--group" {
+            args[3] = value;
+        } else {
+            args.extend([flag, value]);
+        }
+        let o = run_bounded(&env, &args, None);
+        assert_eq!(o.status.code(), Some(2), "{flag}");
+        assert!(
+            stderr(&o).contains("is 40000 bytes; an offsets record holds at most 32767"),
+            "{flag}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(!env.path("data/__offsets-0").exists(), "nothing written");
+}
+
+#[test]
+fn r3_segment_bytes_past_i32_max_is_refused() {
+    // segment.bytes is a 32-bit int in Kafka's LogConfig; a larger segment
+    // would need index positions past 2^31 - 1.
+    let env = TestEnv::new();
+    let o = run_bounded(
+        &env,
+        &[
+            "produce",
+            "data",
+            "--topic",
+            "t",
+            "--segment-bytes",
+            "4294967296",
+        ],
+        Some("a\n"),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--segment-bytes"), "{}", stderr(&o));
+    assert!(!env.path("data/t-0").exists());
+}
+
+#[test]
+fn r17_topic_names_over_249_characters_are_refused() {
+    // Kafka's Topic.validate: at most 249 characters.
+    let env = TestEnv::new();
+    for len in [250, 251, 252] {
+        let topic = "t".repeat(len);
+        let o = run_bounded(&env, &["produce", "data", "--topic", &topic], Some("a\n"));
+        assert_eq!(o.status.code(), Some(2), "{len}");
+        assert!(
+            stderr(&o).contains(&format!(
+                "topic name of {len} characters: Kafka allows at most 249"
+            )),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let topic = "t".repeat(249);
+    let o = run_bounded(&env, &["produce", "data", "--topic", &topic], Some("a\n"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -1,0 +1,83 @@
+//! Offset-index entries as brokers write them, checked against the log:
+//! what a follower's multi-batch appends and an active segment's
+//! preallocation leave is valid; an entry whose offset runs past its range
+//! is not. Indexes and logs are hand-assembled.
+
+use kaen_log::findings::Severity;
+use kaen_log::log::SegmentFiles;
+use kaen_log::recovery::check_indexes;
+
+use crate::builder::{batch, record, ByteBuilder};
+
+/// Six one-record batches at offsets 0..=5; returns the log and each batch's position.
+fn log() -> (Vec<u8>, Vec<u64>) {
+    let mut bytes = Vec::new();
+    let mut positions = Vec::new();
+    for offset in 0..6 {
+        positions.push(bytes.len() as u64);
+        bytes.extend(batch(offset, 0, 1, &record(0, b"value")));
+    }
+    (bytes, positions)
+}
+
+/// An offset index of (relative offset, position) entries.
+fn index(entries: &[(i32, u64)]) -> Vec<u8> {
+    let mut b = ByteBuilder::new();
+    for &(offset, position) in entries {
+        b = b.i32(offset).i32(position as i32);
+    }
+    b.bytes
+}
+
+fn check(log: &[u8], index_bytes: &[u8], is_last: bool) -> Vec<kaen_log::findings::Finding> {
+    let dir = tempfile::tempdir().unwrap();
+    let seg = SegmentFiles {
+        base_offset: 0,
+        log: dir.path().join("00000000000000000000.log"),
+        index: Some(dir.path().join("00000000000000000000.index")),
+        timeindex: Some(dir.path().join("00000000000000000000.timeindex")),
+    };
+    std::fs::write(&seg.log, log).unwrap();
+    std::fs::write(seg.index.as_ref().unwrap(), index_bytes).unwrap();
+    std::fs::write(seg.timeindex.as_ref().unwrap(), []).unwrap();
+    check_indexes(&seg, is_last).unwrap()
+}
+
+#[test]
+fn a_follower_entry_names_its_appends_largest_offset_at_its_first_batch() {
+    // LogSegment.append indexes an append's largest offset at the position of
+    // its first batch. A follower appended batches 1-3 in one fetch, then 4-5:
+    // entries (3 at batch 1's position) and (5 at batch 4's position).
+    let (log, at) = log();
+    let found = check(&log, &index(&[(3, at[1]), (5, at[4])]), true);
+    assert!(found.is_empty(), "{found:?}");
+    // An offset beyond the batches before the next entry is wrong.
+    let found = check(&log, &index(&[(4, at[1]), (5, at[4])]), true);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].kind, "index_target");
+    assert_eq!(found[0].position, 0, "the first entry");
+    // So is one below the batch it points at.
+    let found = check(&log, &index(&[(0, at[1])]), true);
+    assert_eq!(found[0].kind, "index_target");
+}
+
+#[test]
+fn preallocated_slots_are_a_note_in_the_active_segment_and_a_warning_before() {
+    // AbstractIndex preallocates the active segment's index; a clean roll
+    // trims it. An all-zero first slot is not an entry either: no batch at
+    // position 0 is ever indexed.
+    let (log, at) = log();
+    let mut padded = index(&[(3, at[1])]);
+    padded.extend_from_slice(&[0; 8 * 20]);
+    let found = check(&log, &padded, true);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].kind.name(), found[0].severity),
+        ("index_trailing_zeros", Severity::Note)
+    );
+    let found = check(&log, &padded, false);
+    assert_eq!(found[0].severity, Severity::Warning);
+    let found = check(&log, &[0; 8 * 20], true);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].position, 0, "no used entry at all");
+}

@@ -1,0 +1,250 @@
+//! Producer state as Kafka keeps it, on hand-assembled batches: transaction
+//! version 2 markers, coordinator-written batches, and transactions whose
+//! marker the high watermark has not passed. Each expectation is Kafka's
+//! rule, named in the test.
+
+use std::path::Path;
+
+use kaen_log::log::Partition;
+use kaen_log::txn::{self, PartitionState, TxnOptions};
+
+use crate::builder::ByteBuilder;
+
+const TRANSACTIONAL: i16 = 0x10;
+const CONTROL: i16 = 0x20;
+
+/// A v2 batch of `count` one-byte records from producer `pid`.
+fn batch(base: i64, count: i32, pid: i64, epoch: i16, seq: i32, attributes: i16) -> Vec<u8> {
+    let mut records = Vec::new();
+    for i in 0..count {
+        records.extend(crate::builder::record(i64::from(i), b"x"));
+    }
+    header(base, count, pid, epoch, seq, attributes, &records)
+}
+
+fn header(
+    base: i64,
+    count: i32,
+    pid: i64,
+    epoch: i16,
+    seq: i32,
+    attributes: i16,
+    records: &[u8],
+) -> Vec<u8> {
+    ByteBuilder::new()
+        .i64(base) // baseOffset
+        .len_gap() // batchLength
+        .i32(0) // partitionLeaderEpoch
+        .i8(2) // magic
+        .crc_gap() // crc
+        .i16(attributes) // attributes
+        .i32(count - 1) // lastOffsetDelta
+        .i64(1_700_000_000_000) // baseTimestamp
+        .i64(1_700_000_000_000) // maxTimestamp
+        .i64(pid) // producerId
+        .i16(epoch) // producerEpoch
+        .i32(seq) // baseSequence
+        .i32(count) // recordsCount
+        .raw(records)
+        .finish()
+}
+
+/// A COMMIT (or ABORT) marker: key (version 0, type 1/0), value (version 0, coordinator epoch 0).
+fn marker(base: i64, pid: i64, epoch: i16, commit: bool) -> Vec<u8> {
+    let key = ByteBuilder::new().i16(0).i16(i16::from(commit)).bytes;
+    let value = ByteBuilder::new().i16(0).i32(0).bytes;
+    let body = ByteBuilder::new()
+        .i8(0) // attributes
+        .varint(0) // timestampDelta
+        .varint(0) // offsetDelta
+        .varint(key.len() as i64)
+        .raw(&key)
+        .varint(value.len() as i64)
+        .raw(&value)
+        .varint(0) // headerCount
+        .bytes;
+    let record = ByteBuilder::new()
+        .varint(body.len() as i64)
+        .raw(&body)
+        .bytes;
+    header(base, 1, pid, epoch, -1, TRANSACTIONAL | CONTROL, &record)
+}
+
+fn partition(root: &Path, folder: &str, batches: &[Vec<u8>]) -> Partition {
+    let dir = root.join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("00000000000000000000.log"), batches.concat()).unwrap();
+    Partition::open(&dir).unwrap()
+}
+
+fn analyze(p: &Partition, high_watermark: Option<i64>) -> PartitionState {
+    let opts = TxnOptions {
+        high_watermark,
+        ..TxnOptions::default()
+    };
+    txn::analyze(p, &opts).unwrap()
+}
+
+fn kinds(st: &PartitionState) -> Vec<&'static str> {
+    st.findings.iter().map(|f| f.kind.name()).collect()
+}
+
+#[test]
+fn a_transaction_version_2_producer_restarts_at_sequence_zero_after_each_marker() {
+    // KIP-890: the coordinator bumps the epoch with every COMMIT/ABORT, and
+    // the marker carries the new epoch. ProducerStateEntry.
+    // maybeUpdateProducerEpoch clears the batches kept on an epoch change, so
+    // the next transaction starts at sequence 0 (ProducerAppendInfo.checkSequence:
+    // inSequence(NO_SEQUENCE, 0)).
+    let tmp = tempfile::tempdir().unwrap();
+    let t = TRANSACTIONAL;
+    let p = partition(
+        tmp.path(),
+        "payments-0",
+        &[
+            batch(0, 2, 7, 0, 0, t), // epoch 0, sequences 0-1
+            marker(2, 7, 1, true),   // COMMIT at epoch 1
+            batch(3, 2, 7, 1, 0, t), // epoch 1 restarts at 0
+            marker(5, 7, 2, false),  // ABORT at epoch 2
+            batch(6, 1, 7, 2, 0, t), // epoch 2 restarts at 0, left open
+        ],
+    );
+    let st = analyze(&p, None);
+    assert_eq!(kinds(&st), Vec::<&str>::new(), "{:?}", st.findings);
+    let s = &st.producers[&7];
+    assert_eq!((s.epoch, s.last_sequence, s.last_data_offset), (2, 0, 6));
+    assert_eq!((s.committed, s.aborted), (1, 1));
+    assert_eq!(s.open.map(|o| o.first_offset), Some(6));
+    assert_eq!(st.last_stable_offset(), 6);
+
+    // After a marker at a new epoch, anything but 0 is out of order.
+    let p = partition(
+        tmp.path(),
+        "payments-1",
+        &[
+            batch(0, 2, 7, 0, 0, t),
+            marker(2, 7, 1, true),
+            batch(3, 1, 7, 1, 2, t),
+        ],
+    );
+    assert_eq!(kinds(&analyze(&p, None)), ["out_of_order_sequence"]);
+
+    // Transaction version 1: the marker keeps the epoch, sequences go on.
+    let p = partition(
+        tmp.path(),
+        "payments-2",
+        &[
+            batch(0, 2, 7, 0, 0, t),
+            marker(2, 7, 0, true),
+            batch(3, 1, 7, 0, 2, t),
+        ],
+    );
+    let st = analyze(&p, None);
+    assert_eq!(kinds(&st), Vec::<&str>::new());
+    assert_eq!(st.producers[&7].last_sequence, 2);
+}
+
+#[test]
+fn coordinator_batches_are_not_sequence_checked() {
+    // The group coordinator writes every transactional offset commit with
+    // baseSequence 0 (origin COORDINATOR); ProducerAppendInfo checks
+    // sequences only for client appends.
+    let tmp = tempfile::tempdir().unwrap();
+    let t = TRANSACTIONAL;
+    let batches = [
+        batch(0, 1, 5, 0, 0, t),
+        marker(1, 5, 0, true),
+        batch(2, 1, 5, 0, 0, t),
+        marker(3, 5, 0, true),
+    ];
+    for folder in [
+        "__consumer_offsets-3",
+        "__offsets-0",
+        "__transaction_state-0",
+    ] {
+        let st = analyze(&partition(tmp.path(), folder, &batches), None);
+        assert_eq!(kinds(&st), Vec::<&str>::new(), "{folder}");
+        assert_eq!(st.producers[&5].committed, 2, "{folder}");
+    }
+    // The same batches from a client on an ordinary topic: a duplicate.
+    let st = analyze(&partition(tmp.path(), "orders-0", &batches), None);
+    assert_eq!(kinds(&st), ["duplicate_sequence"]);
+}
+
+#[test]
+fn a_marker_not_below_the_high_watermark_leaves_its_transaction_unstable() {
+    // ProducerStateManager keeps a completed transaction among the
+    // unreplicated ones until the high watermark passes its marker; the
+    // first unstable offset is the least first offset of ongoing and
+    // unreplicated transactions, and UnifiedLog.lastStableOffset caps it at
+    // the high watermark.
+    let tmp = tempfile::tempdir().unwrap();
+    let p = partition(
+        tmp.path(),
+        "payments-0",
+        &[batch(0, 3, 9, 0, 0, TRANSACTIONAL), marker(3, 9, 0, true)],
+    );
+    // Data 0..=2, COMMIT at 3, log end 4.
+    assert_eq!(analyze(&p, Some(3)).last_stable_offset(), 0);
+    assert_eq!(analyze(&p, Some(4)).last_stable_offset(), 4);
+    // A high watermark below the data caps the LSO.
+    assert_eq!(analyze(&p, Some(2)).last_stable_offset(), 0);
+    // Without a checkpoint the high watermark is the log end: stable.
+    assert_eq!(analyze(&p, None).last_stable_offset(), 4);
+}
+
+#[test]
+fn loading_a_log_takes_a_fenced_batch_as_kafka_does() {
+    // ProducerAppendInfo.checkProducerEpoch rejects a client's batch from an
+    // older epoch, but a log being loaded (origin REPLICATION) only warns:
+    // the state moves to that epoch. klog reports the regression and keeps
+    // the state Kafka would load.
+    let tmp = tempfile::tempdir().unwrap();
+    let p = partition(
+        tmp.path(),
+        "t-0",
+        &[batch(0, 1, 4, 2, 0, 0), batch(1, 1, 4, 1, 5, 0)],
+    );
+    let st = analyze(&p, None);
+    assert_eq!(kinds(&st), ["epoch_regression"]);
+    let s = &st.producers[&4];
+    assert_eq!((s.epoch, s.last_sequence, s.last_data_offset), (1, 5, 1));
+}
+
+#[test]
+fn a_transaction_open_in_a_snapshot_below_the_log_start_stays_unstable() {
+    // ProducerStateManager loads the latest snapshot and replays the log
+    // after it. Retention deleted offsets 0..10; the snapshot at 10 says
+    // producer 9 has a transaction open since offset 5. Its first offset is
+    // below the log start, so UnifiedLog.updateFirstUnstableOffset raises
+    // it to the log start: LSO 10, not the log end 11.
+    use kaen_log::txn::snapshot::{encode, SnapshotEntry};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("payments-0");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("00000000000000000010.log");
+    std::fs::write(&log, batch(10, 1, 3, 0, 0, 0)).unwrap();
+    let open = SnapshotEntry {
+        producer_id: 9,
+        epoch: 0,
+        last_sequence: 4,
+        last_offset: 8,
+        offset_delta: 0,
+        timestamp: 1_700_000_000_000,
+        coordinator_epoch: 0,
+        current_txn_first_offset: 5,
+    };
+    std::fs::write(dir.join("00000000000000000010.snapshot"), encode(&[open])).unwrap();
+    let p = Partition::open(&dir).unwrap();
+    let st = analyze(&p, None);
+    assert_eq!((st.log_start, st.log_end), (10, 11));
+    assert_eq!(st.last_stable_offset(), 10);
+    assert_eq!(st.producers[&9].open.map(|o| o.first_offset), Some(5));
+    // Its COMMIT arrives: stable again, to the log end.
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.extend(marker(11, 9, 0, true));
+    std::fs::write(&log, bytes).unwrap();
+    let st = analyze(&Partition::open(&dir).unwrap(), None);
+    assert_eq!(st.last_stable_offset(), 12);
+    assert_eq!(st.producers[&9].committed, 1);
+}
