@@ -21,8 +21,9 @@ use crate::report::Output;
 /// Reconciling or Stable from the group, target-assignment and member
 /// epochs; share: Empty or Stable), EPOCH (the classic generation or the
 /// group epoch), ASSIGNMENT-EPOCH, PROTOCOL (classic: type/protocol;
-/// consumer: the members' server assignors; share: simple) and the member
-/// count. --members lists each member (member id, instance id, client id,
+/// consumer: the members' server assignors; share: simple), the member
+/// count and RECORDED, when the state was written (ms: a classic group's
+/// currentStateTimestamp, else the newest timestamp of the group's records). --members lists each member (member id, instance id, client id,
 /// host, rack, member epoch, current assignment with topic ids resolved to
 /// names through the KRaft metadata or partition.metadata). The state of
 /// each share-partition (`__share_group_state`: start offset, state epoch,
@@ -153,6 +154,7 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                 "ASSIGNMENT-EPOCH",
                 "PROTOCOL",
                 "MEMBERS",
+                "RECORDED",
             ];
             let rows: Vec<Vec<String>> = list
                 .iter()
@@ -165,6 +167,7 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                         cell(g.assignment_epoch),
                         cell(g.protocol.clone()),
                         g.members.len().to_string(),
+                        cell(g.state_timestamp),
                     ]
                 })
                 .collect();

@@ -64,8 +64,9 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     if let Some(g) = &args.group {
         let known = replay.table.contains_key(g)
             || replay.groups.contains_key(g)
-            || replay.coordinator.values().any(|(_, _, r)| {
-                r.key
+            || replay.coordinator.values().any(|e| {
+                e.record
+                    .key
                     .as_ref()
                     .and_then(|k| k.get("groupId"))
                     .and_then(|v| v.as_str())

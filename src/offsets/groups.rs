@@ -59,7 +59,8 @@ pub struct GroupView {
     /// Classic: protocol type and protocol (`consumer/range`); consumer: the
     /// server assignors in use; share: `simple`.
     pub protocol: Option<String>,
-    /// Classic: currentStateTimestamp (ms).
+    /// When the state was recorded (ms): classic: currentStateTimestamp;
+    /// new protocols: the latest timestamp of the group's live records.
     pub state_timestamp: Option<i64>,
     /// Where the group's last record sits: offsets partition and offset.
     pub log_partition: i32,
@@ -151,7 +152,8 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
     }
     // New protocols: members by (group, member id), then the group records.
     let mut members: BTreeMap<(String, String), MemberView> = BTreeMap::new();
-    for ((t, _), (lp, off, r)) in &replay.coordinator {
+    for ((t, _), e) in &replay.coordinator {
+        let (lp, off, r) = (&e.log_partition, &e.log_offset, &e.record);
         let (Some(k), Some((_, v))) = (&r.key, &r.value) else {
             continue;
         };
@@ -172,6 +174,7 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
         if g.log_offset < *off {
             (g.log_partition, g.log_offset) = (*lp, *off);
         }
+        g.state_timestamp = g.state_timestamp.max(Some(e.timestamp));
         match t {
             3 | 11 | 17 => g.epoch = i(v, "epoch"),
             6 | 12 | 20 => g.assignment_epoch = i(v, "assignmentEpoch"),

@@ -138,6 +138,16 @@ struct PendingCommit {
     position: u64,
 }
 
+/// A live coordinator record and where it was written.
+#[derive(Debug, Clone)]
+pub struct CoordinatorEntry {
+    pub log_partition: i32,
+    pub log_offset: i64,
+    /// The record's timestamp (ms): when the coordinator wrote this state.
+    pub timestamp: i64,
+    pub record: CoordinatorRecord,
+}
+
 /// The replayed state of one or more offsets partitions.
 #[derive(Debug, Default)]
 pub struct Replay {
@@ -151,8 +161,10 @@ pub struct Replay {
     /// The newer coordinator records (types 3 and up: consumer, share and
     /// streams groups) that are live: keyed by type and key, the last value
     /// wins and a tombstone deletes, as the coordinator loads them. The
-    /// value is the record's offset with the record.
-    pub coordinator: BTreeMap<(i16, String), (i32, i64, CoordinatorRecord)>,
+    /// value is the record's offsets partition, offset and timestamp with the record.
+    pub coordinator: BTreeMap<(i16, String), CoordinatorEntry>,
+    /// The timestamp of the record being applied.
+    timestamp: i64,
     /// Transactional commits still waiting for a marker: (offsets partition, producer id) → commits.
     pending: BTreeMap<(i32, i64), Vec<PendingCommit>>,
 }
@@ -363,6 +375,7 @@ impl Replay {
                                 continue;
                             }
                             let txn = h.is_transactional().then_some(h.producer_id);
+                            self.timestamp = r.timestamp;
                             if let Err(error) =
                                 self.record(lp, r.offset, batch.position, at, r.key, r.value, txn)
                             {
@@ -386,6 +399,7 @@ impl Replay {
                             }
                         }
                         self.stats.records += 1;
+                        self.timestamp = m.timestamp;
                         if let Err(error) =
                             self.record(lp, m.offset, m.position, m.position, m.key, m.value, None)
                         {
@@ -513,7 +527,15 @@ impl Replay {
                     if r.value.is_none() {
                         self.coordinator.remove(&id);
                     } else {
-                        self.coordinator.insert(id, (lp, log_offset, r));
+                        self.coordinator.insert(
+                            id,
+                            CoordinatorEntry {
+                                log_partition: lp,
+                                log_offset,
+                                timestamp: self.timestamp,
+                                record: r,
+                            },
+                        );
                     }
                 }
             }

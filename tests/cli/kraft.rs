@@ -350,6 +350,8 @@ fn groups_of_every_protocol() {
         (Some(3), Some(3))
     );
     assert_eq!(c["protocol"], "uniform");
+    // Its newest live record is at offset 4, stamped TS + 4 (kraft.py: one ms per offset).
+    assert_eq!(c["state_timestamp"], 1_700_000_000_004i64);
     let m = &c["members"][0];
     assert_eq!(m["member_id"], "m-1");
     assert_eq!(m["client_id"], "checkout-app");
