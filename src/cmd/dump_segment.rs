@@ -61,7 +61,8 @@ pub struct DumpSegmentArgs {
     #[arg(long, default_value_t = DecodeLimits::default().max_decompressed)]
     pub max_decompressed_bytes: u64,
     /// Show every field of each batch and record with its position and raw
-    /// bytes (an annotated byte layout, for learning the format).
+    /// bytes (an annotated byte layout, for learning the format); offsets
+    /// topic keys and values and KRaft metadata records field by field.
     #[arg(long)]
     pub layout: bool,
     /// read-uncommitted (everything), or read-committed: show what a
@@ -185,10 +186,10 @@ fn dump_log(
                     }
                 }
                 if args.layout {
-                    let topic = if internal == Some(Internal::Offsets) {
-                        Topic::Offsets
-                    } else {
-                        Topic::Plain
+                    let topic = match internal {
+                        Some(Internal::Offsets) => Topic::Offsets,
+                        Some(Internal::ClusterMetadata) => Topic::Metadata,
+                        _ => Topic::Plain,
                     };
                     let (fields, err) = batch_layout(&batch, topic, limits);
                     if text {

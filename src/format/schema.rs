@@ -24,6 +24,8 @@
 //! fields the writer did not send (their schema default applies).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
+use std::cell::RefCell;
+
 use base64::Engine;
 use serde_json::{Map, Value};
 
@@ -126,9 +128,60 @@ impl Schema {
             }));
         }
         let flexible = self.flexible_from.is_some_and(|f| version >= f);
-        let r = Reader { version, flexible };
-        r.fields(c, self.fields)
+        let r = Reader {
+            version,
+            flexible,
+            trace: None,
+        };
+        r.fields(c, self.fields, "")
     }
+
+    /// Decode `bytes` at `version` field by field: each field's position,
+    /// length, name (a path: `endPoints[0].port`) and value, for
+    /// `dump-segment --layout`; decoding stops at the first error.
+    pub fn trace(
+        &'static self,
+        bytes: &[u8],
+        at: u64,
+        version: i16,
+    ) -> (Vec<Traced>, Option<DecodeError>) {
+        let mut c = Cursor::new(bytes, at);
+        if !self.knows(version) {
+            let e = c.error(DecodeErrorKind::UnknownVersion {
+                schema: self.name,
+                version,
+            });
+            return (Vec::new(), Some(e));
+        }
+        let flexible = self.flexible_from.is_some_and(|f| version >= f);
+        let r = Reader {
+            version,
+            flexible,
+            trace: Some(RefCell::new(Vec::new())),
+        };
+        let err = r.fields(&mut c, self.fields, "").err();
+        let err = err.or_else(|| {
+            (!c.is_empty()).then(|| {
+                c.error(DecodeErrorKind::TrailingBytes {
+                    field: self.name,
+                    remaining: c.remaining() as u64,
+                })
+            })
+        });
+        (r.trace.map(RefCell::into_inner).unwrap_or_default(), err)
+    }
+}
+
+/// One traced field (see [`Schema::trace`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Traced {
+    /// Absolute position of its first byte.
+    pub position: u64,
+    pub len: usize,
+    /// Nesting below the message (0 for its own fields).
+    pub depth: u8,
+    pub name: String,
+    pub value: String,
 }
 
 /// Kafka's JSON name of a schema field: the first letter lowered.
@@ -151,6 +204,8 @@ pub const ZERO_UUID: &str = "AAAAAAAAAAAAAAAAAAAAAA";
 struct Reader {
     version: i16,
     flexible: bool,
+    /// Set when tracing: every field read, in order.
+    trace: Option<RefCell<Vec<Traced>>>,
 }
 
 impl Reader {
@@ -169,29 +224,83 @@ impl Reader {
         }
     }
 
+    /// Start a traced entry (filled in by [`Reader::end`]); `None` when not tracing.
+    fn begin(&self, c: &Cursor<'_>, prefix: &str, name: &str) -> Option<usize> {
+        let t = self.trace.as_ref()?;
+        let mut t = t.borrow_mut();
+        let depth = prefix.matches(['.', '[']).count() as u8;
+        t.push(Traced {
+            position: c.position(),
+            len: 0,
+            depth,
+            name: format!("{prefix}{name}"),
+            value: String::new(),
+        });
+        Some(t.len() - 1)
+    }
+
+    fn end(&self, slot: Option<usize>, c: &Cursor<'_>, v: &Value) {
+        let text = match v {
+            Value::Array(a) if a.len() == 1 => "1 element".to_string(),
+            Value::Array(a) => format!("{} elements", a.len()),
+            Value::Object(_) => "struct".into(),
+            other => other.to_string(),
+        };
+        self.end_text(slot, c, text);
+    }
+
+    fn end_text(&self, slot: Option<usize>, c: &Cursor<'_>, text: String) {
+        let (Some(i), Some(t)) = (slot, self.trace.as_ref()) else {
+            return;
+        };
+        let mut t = t.borrow_mut();
+        if let Some(e) = t.get_mut(i) {
+            e.len = (c.position().saturating_sub(e.position)) as usize;
+            e.value = text;
+        }
+    }
+
     /// The fields of one struct, then (flexible) its tagged-field section.
-    fn fields(&self, c: &mut Cursor<'_>, fields: &'static [Field]) -> Result<Value, DecodeError> {
+    fn fields(
+        &self,
+        c: &mut Cursor<'_>,
+        fields: &'static [Field],
+        prefix: &str,
+    ) -> Result<Value, DecodeError> {
         let mut obj = Map::new();
         for f in fields {
             if !self.present(f) || self.tagged(f).is_some() {
                 continue;
             }
-            let v = self.value(c, f, &f.ty)?;
+            let slot = self.begin(c, prefix, &json_name(f.name));
+            let v = self.value(c, f, &f.ty, &format!("{prefix}{}", json_name(f.name)))?;
+            self.end(slot, c, &v);
             obj.insert(json_name(f.name), v);
         }
         if self.flexible {
+            let slot = self.begin(c, prefix, "taggedFields (count)");
             let count = c.uvarint()?;
+            self.end(slot, c, &Value::from(count));
             let mut unknown = Vec::new();
             for _ in 0..count {
+                let slot = self.begin(c, prefix, "tag, size");
                 let tag = c.uvarint()?;
                 let size = c.uvarint()? as usize;
+                self.end_text(slot, c, format!("tag {tag}, {size} bytes"));
                 let mut sub = c.take(size)?;
                 let known = fields
                     .iter()
                     .find(|f| self.present(f) && self.tagged(f) == Some(tag));
                 match known {
                     Some(f) => {
-                        let v = self.value(&mut sub, f, &f.ty)?;
+                        let slot = self.begin(&sub, prefix, &json_name(f.name));
+                        let v = self.value(
+                            &mut sub,
+                            f,
+                            &f.ty,
+                            &format!("{prefix}{}", json_name(f.name)),
+                        )?;
+                        self.end(slot, &sub, &v);
                         if !sub.is_empty() {
                             return Err(sub.error(DecodeErrorKind::TrailingBytes {
                                 field: f.name,
@@ -246,7 +355,14 @@ impl Reader {
         }
     }
 
-    fn value(&self, c: &mut Cursor<'_>, f: &Field, ty: &'static Ty) -> Result<Value, DecodeError> {
+    /// One value of field `f` of type `ty`; `path` names it in a trace.
+    fn value(
+        &self,
+        c: &mut Cursor<'_>,
+        f: &Field,
+        ty: &'static Ty,
+        path: &str,
+    ) -> Result<Value, DecodeError> {
         Ok(match ty {
             Ty::Bool => Value::Bool(c.i8()? != 0),
             Ty::Int8 => c.i8()?.into(),
@@ -299,8 +415,16 @@ impl Reader {
                             ));
                         }
                         let mut items = Vec::with_capacity(n);
-                        for _ in 0..n {
-                            items.push(self.value(c, f, elem)?);
+                        for i in 0..n {
+                            let name = format!("[{i}]");
+                            let slot = match elem {
+                                // A struct element's fields are traced one by one.
+                                Ty::Struct(_) => None,
+                                _ => self.begin(c, path, &name),
+                            };
+                            let v = self.value(c, f, elem, &format!("{path}{name}"))?;
+                            self.end(slot, c, &v);
+                            items.push(v);
                         }
                         Value::Array(items)
                     }
@@ -312,10 +436,10 @@ impl Reader {
                 if c.i8()? < 0 {
                     Value::Null
                 } else {
-                    self.fields(c, fields)?
+                    self.fields(c, fields, &format!("{path}."))?
                 }
             }
-            Ty::Struct(fields) => self.fields(c, fields)?,
+            Ty::Struct(fields) => self.fields(c, fields, &format!("{path}."))?,
         })
     }
 }

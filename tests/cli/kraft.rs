@@ -469,3 +469,30 @@ fn coordinator_records_are_named_in_dump_and_replay() {
     assert_eq!(recs[1].1["key"]["type"], "ShareUpdate");
     assert_eq!(recs[1].1["value"]["startOffset"], -1);
 }
+
+#[test]
+fn layout_annotates_metadata_records_field_by_field() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--layout",
+            "fixtures/kraft/bootstrap.checkpoint",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    // FeatureLevelRecord (apiKey 12) v0: compact "metadata.version" (length 16 + 1 = 0x11), level 25.
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("value: ")).collect();
+    let find = |name: &str| {
+        *lines
+            .iter()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name}: {text}"))
+    };
+    assert!(find("value: apiKey (uvarint)").contains("12 (FeatureLevelRecord)"));
+    assert!(find("value: name").contains("11 6d 65 74 61"));
+    assert!(find("value: featureLevel").contains("00 19"));
+    assert!(find("value: featureLevel").trim_end().ends_with("25"));
+}
