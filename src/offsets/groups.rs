@@ -11,8 +11,9 @@
 //! - consumer and streams (`ConsumerGroup.maybeUpdateGroupState`,
 //!   `StreamsGroup.maybeUpdateGroupState`): Empty without members;
 //!   Assigning while the target assignment epoch is below the group epoch;
-//!   Reconciling while a member's epoch differs from the target assignment
-//!   epoch; else Stable;
+//!   Reconciling while a member is not reconciled to the target assignment
+//!   epoch (`ModernGroupMember.isReconciledTo`: member state stable and
+//!   member epoch equal to it); else Stable;
 //! - share (`ShareGroup.maybeUpdateGroupState`): Empty without members,
 //!   else Stable.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
@@ -39,6 +40,9 @@ pub struct MemberView {
     pub rack: Option<String>,
     /// The member epoch (new protocols).
     pub member_epoch: Option<i32>,
+    /// The member's state (`MemberState`: stable, unrevoked_partitions,
+    /// unreleased_partitions, unknown), new protocols.
+    pub member_state: Option<&'static str>,
     /// The member's server-side assignor (consumer groups).
     pub assignor: Option<String>,
     /// Its current assignment: topic (name when known, else the id) → partitions.
@@ -109,6 +113,16 @@ fn topic_partitions(
         .unwrap_or_default();
     out.sort();
     out
+}
+
+/// `MemberState` by id (group-coordinator `modern/MemberState.java`).
+fn member_state_name(id: i32) -> &'static str {
+    match id {
+        0 => "stable",
+        1 => "unrevoked_partitions",
+        2 => "unreleased_partitions",
+        _ => "unknown",
+    }
 }
 
 /// Every group of `replay`, sorted by name; `names` maps topic ids to names.
@@ -195,6 +209,7 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
                     }
                     22 => {
                         m.member_epoch = i(v, "memberEpoch");
+                        m.member_state = i(v, "state").map(member_state_name);
                         // Streams tasks: subtopology → partitions.
                         m.assignment = v
                             .get("activeTasks")
@@ -220,6 +235,7 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
                     }
                     _ => {
                         m.member_epoch = i(v, "memberEpoch");
+                        m.member_state = i(v, "state").map(member_state_name);
                         m.assignment = topic_partitions(v.get("assignedPartitions"), names);
                     }
                 }
