@@ -199,7 +199,12 @@ pub fn run(args: &MetadataArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                 .collect();
             let configs: Vec<_> = config_rows(image, topic)
                 .into_iter()
-                .map(|r| json!({"resource_type": r[0], "resource": r[1], "name": r[2], "value": r[3]}))
+                .map(|r| match r.as_slice() {
+                    [t, res, name, value] => {
+                        json!({"resource_type": t, "resource": res, "name": name, "value": value})
+                    }
+                    _ => json!(null),
+                })
                 .collect();
             let v = json!({
                 "metadata_dir": folder.display().to_string(),

@@ -6,7 +6,8 @@
 //! `__share_group_state` (`ShareCoordinatorShard.replay`).
 //!
 //! States as Kafka computes them for a loaded group:
-//! - classic (`GroupMetadataManager.loadClassicGroup`): Empty without
+//! - classic (`GroupMetadataManager.replay(GroupMetadataKey, GroupMetadataValue)`,
+//!   `loadedMembers.isEmpty() ? EMPTY : STABLE`): Empty without
 //!   members, else Stable;
 //! - consumer and streams (`ConsumerGroup.maybeUpdateGroupState`,
 //!   `StreamsGroup.maybeUpdateGroupState`): Empty without members;
