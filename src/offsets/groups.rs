@@ -354,10 +354,13 @@ fn batches(v: &Value) -> Vec<StateBatch> {
         .unwrap_or_default()
 }
 
-/// Replay `__share_group_state` of every directory: the last ShareSnapshot
-/// of each (group, topic id, partition), then the ShareUpdates after it. A
-/// tombstone deletes the share-partition's state. Batches below the start
-/// offset are dropped and an update's batch replaces the offsets it covers.
+/// Replay `__share_group_state` of every directory as
+/// `ShareCoordinatorShard.handleShareSnapshot`/`handleShareUpdate` do: a
+/// ShareSnapshot replaces a share-partition's state; a ShareUpdate merges
+/// into it (`merge`: start offset and leader epoch unless -1, batches
+/// combined by `PersisterStateBatchCombiner`, here: an update's batch
+/// replaces the offsets it covers, batches below the start offset dropped),
+/// or becomes the state when there is none. A tombstone deletes it.
 pub fn share_states(dirs: &[DataDir], names: &BTreeMap<String, String>) -> Result<Vec<ShareState>> {
     let mut states: BTreeMap<(String, String, i32), ShareState> = BTreeMap::new();
     let mut scratch = Vec::new();
@@ -409,6 +412,25 @@ pub fn share_states(dirs: &[DataDir], names: &BTreeMap<String, String>) -> Resul
                                     .unwrap_or(0),
                                 batches: batches(v),
                                 updates: 0,
+                            },
+                        );
+                    } else if !states.contains_key(&id) {
+                        // An update with no state yet becomes the state
+                        // (ShareGroupOffset.fromRecord(ShareUpdateValue): state epoch -1).
+                        states.insert(
+                            id.clone(),
+                            ShareState {
+                                group: id.0.clone(),
+                                topic: names.get(&topic_id).cloned().unwrap_or(topic_id),
+                                partition: id.2,
+                                state_epoch: -1,
+                                leader_epoch: i(v, "leaderEpoch").unwrap_or(-1),
+                                start_offset: v
+                                    .get("startOffset")
+                                    .and_then(Value::as_i64)
+                                    .unwrap_or(-1),
+                                batches: batches(v),
+                                updates: 1,
                             },
                         );
                     } else if let Some(st) = states.get_mut(&id) {
