@@ -53,9 +53,11 @@ impl Consumer {
         {
             replay.replay_partition(p)?;
         }
+        // A negative stored offset is no committed offset to a consumer
+        // (`ConsumerCoordinator`: "-1 indicates no committed offset").
         Ok(replay
             .get(&self.group, &self.topic, self.partition)
-            .map(|c| c.offset))
+            .and_then(|c| u64::try_from(c.offset).ok()))
     }
 
     /// Move the position to the committed offset (or 0): what a restarted consumer does.

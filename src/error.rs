@@ -83,6 +83,8 @@ pub enum DecodeErrorKind {
         offset_delta: i32,
         last_offset_delta: i32,
     },
+    /// A record's offset delta is not above the previous record's.
+    OffsetDeltaNotIncreasing { offset_delta: i32, previous: i32 },
     /// lastOffsetDelta is negative.
     NegativeLastOffsetDelta(i32),
     /// More records than lastOffsetDelta + 1 allows.
@@ -194,6 +196,10 @@ impl fmt::Display for DecodeErrorKind {
                 "record offset delta {offset_delta} outside 0..={last_offset_delta} (lastOffsetDelta)"
             ),
             NegativeLastOffsetDelta(d) => write!(f, "negative lastOffsetDelta {d}"),
+            OffsetDeltaNotIncreasing { offset_delta, previous } => write!(
+                f,
+                "record offset delta {offset_delta} is not above the previous record's {previous}"
+            ),
             TooManyRecords { count, last_offset_delta } => write!(
                 f,
                 "{count} records cannot fit lastOffsetDelta {last_offset_delta} ({} offsets)",

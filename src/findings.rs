@@ -108,6 +108,7 @@ kinds! {
     DecompressedTooLarge = "decompressed_too_large", Error;
     InvalidRecordCount = "invalid_record_count", Error;
     OffsetDeltaOutOfRange = "offset_delta_out_of_range", Error;
+    OffsetDeltaNotIncreasing = "offset_delta_not_increasing", Error;
     NegativeLastOffsetDelta = "negative_last_offset_delta", Error;
     TooManyRecords = "too_many_records", Error;
     OffsetNotIncreasing = "offset_not_increasing", Error;
@@ -143,6 +144,9 @@ kinds! {
     // Producer snapshots: `ProducerStateManager` skips one it cannot read and rebuilds from the log.
     SnapshotUnreadable = "snapshot_unreadable", Warning;
     SnapshotMismatch = "snapshot_mismatch", Warning;
+    /// A file a broker would read is a FIFO, a device, a directory or too
+    /// large for its kind: not read.
+    NotRegularFile = "not_regular_file", Error;
     // Metadata files of a data directory.
     /// A broker refuses to start on a log directory whose meta.properties does not parse.
     MetaPropertiesMalformed = "meta_properties_malformed", Error;
@@ -171,6 +175,9 @@ kinds! {
     DeleteFolder = "delete_folder", Warning;
     /// A `-stray` folder: the broker found a partition the metadata does not place here.
     StrayFolder = "stray_folder", Warning;
+    // Offsets-topic records the group coordinator loads as they are.
+    /// A committed offset below zero (a non-Java client's): `OffsetMetadataManager` stores it.
+    NegativeCommittedOffset = "negative_committed_offset", Warning;
 }
 
 impl Kind {
@@ -197,6 +204,7 @@ impl Kind {
             D::DecompressedTooLarge { .. } => Kind::DecompressedTooLarge,
             D::InvalidRecordCount(_) => Kind::InvalidRecordCount,
             D::OffsetDeltaOutOfRange { .. } => Kind::OffsetDeltaOutOfRange,
+            D::OffsetDeltaNotIncreasing { .. } => Kind::OffsetDeltaNotIncreasing,
             D::NegativeLastOffsetDelta(_) => Kind::NegativeLastOffsetDelta,
             D::TooManyRecords { .. } => Kind::TooManyRecords,
             D::OffsetNotIncreasing { .. } => Kind::OffsetNotIncreasing,

@@ -15,6 +15,10 @@
 //!
 //! lag = end − committed, where end is the high watermark when known, else
 //! the log end offset, and the last stable offset under read_committed.
+//! That is `kafka-consumer-groups`' LAG (`ConsumerGroupCommand.getLag`:
+//! LOG-END-OFFSET − CURRENT-OFFSET, where LOG-END-OFFSET comes from
+//! ListOffsets with `OffsetSpec.latest()` at read_uncommitted, which the
+//! broker answers with the high watermark).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -46,6 +50,10 @@ pub enum Status {
     AboveLogEnd,
     /// No such partition on these disks.
     NoPartition,
+    /// A negative committed offset (a non-Java client's): Kafka's clients
+    /// read it as no committed offset (`ListConsumerGroupOffsetsHandler`,
+    /// `ConsumerCoordinator`), so there is no lag and the consumer resets.
+    NoCommittedOffset,
 }
 
 impl Status {
@@ -56,6 +64,7 @@ impl Status {
             Status::BelowLogStart => "below_log_start",
             Status::AboveLogEnd => "above_log_end",
             Status::NoPartition => "no_partition",
+            Status::NoCommittedOffset => "no_committed_offset",
         }
     }
 }
@@ -66,7 +75,8 @@ pub struct LagRow {
     pub group: String,
     pub topic: String,
     pub partition: i32,
-    pub committed: u64,
+    /// As stored; negative only from a non-Java client.
+    pub committed: i64,
     pub ends: Option<PartitionEnds>,
     /// end − committed (see the module docs); None without the partition.
     pub lag: Option<i64>,
@@ -89,12 +99,14 @@ pub fn data_records_between(
     if from >= to {
         return Ok(0);
     }
+    let within = |offset: i64| offset >= from && offset < to;
     let mut count = 0u64;
     let mut scratch = Vec::new();
     let mut walk = p.walk_from(from, Policy::VALID_ENTRIES);
     while let Some(w) = walk.next_entry()? {
         let e = w.entry;
-        if e.base_offset() >= to {
+        // A legacy wrapper's offset is its last message's; its first may still be below `to`.
+        if matches!(e, Entry::V2(_)) && e.base_offset() >= to {
             break;
         }
         match e {
@@ -104,13 +116,18 @@ pub fn data_records_between(
             }
             Entry::V2(b) => {
                 if let Ok(records) = b.records(&mut scratch, limits) {
-                    count += records
-                        .flatten()
-                        .filter(|r| r.offset >= from && r.offset < to)
-                        .count() as u64;
+                    count += records.flatten().filter(|r| within(r.offset)).count() as u64;
                 }
             }
-            Entry::Legacy(_) => count += 1,
+            // A compressed wrapper holds many records (`AbstractLegacyRecordBatch`).
+            Entry::Legacy(m) => {
+                if let Ok(messages) = m.messages(&mut scratch, limits) {
+                    count += messages.iter().filter(|r| within(r.offset)).count() as u64;
+                }
+                if m.offset >= to {
+                    break;
+                }
+            }
         }
     }
     Ok(count)
@@ -233,7 +250,23 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
             Isolation::ReadCommitted => ends.last_stable.unwrap_or(ends.log_end),
             Isolation::ReadUncommitted => ends.high_watermark.unwrap_or(ends.log_end),
         };
-        let committed = i64::try_from(commit.offset).unwrap_or(i64::MAX);
+        let committed = commit.offset;
+        if committed < 0 {
+            rows.push(LagRow {
+                group: group.to_string(),
+                topic: topic.to_string(),
+                partition,
+                committed,
+                ends: Some(ends),
+                lag: None,
+                pending_records: None,
+                status: Status::NoCommittedOffset,
+                member,
+                host,
+                client,
+            });
+            continue;
+        }
         let status = if committed < ends.log_start {
             Status::BelowLogStart
         } else if committed > ends.log_end {

@@ -260,9 +260,19 @@ fn index_body(
     is_last: bool,
     problems: &mut Vec<Finding>,
 ) -> Result<Option<Vec<u8>>> {
-    let mut bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let mut bytes = match crate::log::files::read_regular(path, i32::MAX as u64) {
+        Ok(Some(b)) => b,
+        Err(e @ Error::Layout { .. }) => {
+            problems.push(Finding::new(
+                Kind::NotRegularFile,
+                path,
+                0,
+                None,
+                e.to_string(),
+            ));
+            return Ok(None);
+        }
+        Ok(None) => {
             // `LogLoader` rebuilds a missing index on load: a warning.
             problems.push(Finding::new(
                 Kind::IndexMissing,
@@ -273,7 +283,7 @@ fn index_body(
             ));
             return Ok(None);
         }
-        Err(e) => return Err(Error::io(path, "read", e)),
+        Err(e) => return Err(e),
     };
     let mut push = |position: u64, kind: Kind, detail: String| {
         problems.push(Finding::new(kind, path, position, None, detail))

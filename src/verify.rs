@@ -274,6 +274,12 @@ fn walk_and_check(
                             report.checked.bytes += r.position - d.position;
                         }
                         None => {
+                            if let Some(at) = d.search_gave_up {
+                                f.detail.push_str(&format!(
+                                    "; the search for valid batches after it gave up at position {at}: \
+                                     too many plausible batch headers (the rest of the file is not checked)"
+                                ));
+                            }
                             let zeros =
                                 matches!(d.error.kind, DecodeErrorKind::TrailingZeros { .. });
                             if d.position == 0 && !read_any && !zeros {

@@ -36,7 +36,7 @@ pub struct CommitArgs {
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     pub committed_leader_epoch: i32,
     /// The commit timestamp (ms); default: now.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
     pub now_ms: Option<i64>,
     /// Partitions of __consumer_offsets (offsets.topic.num.partitions), to
     /// place the group in a Kafka log directory. Taken from the KRaft

@@ -40,7 +40,7 @@ pub struct GroupDemoArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub poll_size: u32,
     /// The time stamped on records and commits (ms).
-    #[arg(long, default_value_t = 1_700_000_000_000)]
+    #[arg(long, default_value_t = 1_700_000_000_000, value_parser = clap::value_parser!(i64).range(0..))]
     pub now_ms: i64,
     /// Leave the data directory in place and print commands to explore it.
     #[arg(long)]

@@ -17,16 +17,19 @@ use kaen_log::txn::Isolation;
 ///
 /// lag = end − committed, where end is the high watermark (from
 /// replication-offset-checkpoint) when known, else the log end offset, and
-/// the last stable offset with --isolation read_committed. PENDING counts
-/// the data records (control records excluded) a consumer still has to read:
-/// an exactly-once group that has read everything shows 0 even though its
-/// lag is 1 (the last COMMIT marker takes an offset). STATUS is ok,
-/// below_log_start (retention deleted committed records: the consumer will
-/// reset), above_log_end (the log was truncated under the group) or
-/// no_partition (no such partition on these disks). CONSUMER-ID, HOST and
-/// CLIENT-ID name the member whose current assignment holds the partition,
-/// in a classic group's metadata or a new-protocol (consumer, share,
-/// streams) group's assignment records. Each group ends with a
+/// the last stable offset with --isolation read_committed. LOG-END is the
+/// log end offset; HIGH-WATERMARK is what kafka-consumer-groups calls
+/// LOG-END-OFFSET. PENDING counts the data records (control records
+/// excluded) a consumer still has to read: an exactly-once group that has
+/// read everything shows 0 even though its lag is 1 (the last COMMIT marker
+/// takes an offset). STATUS is ok, below_log_start (retention deleted
+/// committed records: the consumer will reset), above_log_end (the log was
+/// truncated under the group), no_committed_offset (a negative committed
+/// offset, which Kafka's clients read as none) or no_partition (no such
+/// partition on these disks). CONSUMER-ID, HOST and CLIENT-ID name the
+/// member whose current assignment holds the partition, in a classic
+/// group's metadata or a new-protocol (consumer, share, streams) group's
+/// assignment records. Each group ends with a
 /// total row in text output (the sum of its positive lags and pending records).
 ///
 /// Exit 1 when --fail-above is given and some lag exceeds it, or when the

@@ -18,11 +18,15 @@ use crate::report::Output;
 /// the committed offset of every (group, topic, partition), sorted by group,
 /// topic, partition. The offset is the next record the group will read.
 ///
-/// Tombstones delete keys; transactional commits count only once their
-/// producer's COMMIT marker follows (aborted ones are dropped, open ones are
-/// shown as pending). A record that does not decode is reported on stderr
-/// with its partition, offset and byte position and skipped; the exit code
-/// is then 1.
+/// Tombstones delete keys (and cancel the key in open transactions);
+/// transactional commits count only once their producer's COMMIT marker
+/// follows, and only if no later commit of the key was stored by then
+/// (aborted ones are dropped, open ones are shown as pending). Commits inside
+/// legacy compressed wrappers are replayed. A record that does not decode is
+/// reported on stderr with its partition, offset and byte position and
+/// skipped; the exit code is then 1. What the broker loads but is unusual (a
+/// negative committed offset, bytes after a key or value) is a warning on
+/// stderr.
 #[derive(Debug, clap::Args)]
 pub struct ReplayOffsetsArgs {
     /// Data directories (several: the log directories of one broker).
@@ -97,6 +101,9 @@ pub fn replay_dirs(
             bad.log_partition,
             bad.error
         );
+    }
+    for w in &replay.warnings {
+        eprintln!("klog: {w}");
     }
     Ok((opened, replay, topic.name))
 }
@@ -242,10 +249,12 @@ fn summary(replay: &Replay, topic: &str) -> String {
             .skipped_types
             .iter()
             .map(|(t, n)| {
-                format!(
-                    "{} (type {t}): {n}",
-                    kaen_log::offsets::records::group_record_name(*t)
-                )
+                let name = kaen_log::offsets::records::group_record_name(*t);
+                if name.starts_with("unknown") {
+                    format!("type {t}: {n}")
+                } else {
+                    format!("{name} (type {t}): {n}")
+                }
             })
             .collect();
         format!(
@@ -261,8 +270,8 @@ fn summary(replay: &Replay, topic: &str) -> String {
         .collect();
     let mut text = format!(
         "records read: {}\noffset commits: {}\ntombstones: {}\ngroup metadata records: {}\nlive keys: {}\n\
-         skipped record types: {skipped}\ntransactional commits applied: {}, aborted: {}, pending: {}\n\
-         bad records: {}\nlog end offsets: {}\n",
+         skipped record types: {skipped}\ntransactional commits applied: {}, aborted: {}, superseded: {}, cancelled: {}, pending: {}\n\
+         bad records: {}\nwarnings: {}\nlog end offsets: {}\n",
         s.records,
         s.offset_commits,
         s.tombstones,
@@ -270,12 +279,14 @@ fn summary(replay: &Replay, topic: &str) -> String {
         replay.live_keys(),
         s.txn_commits_applied,
         s.txn_commits_aborted,
+        s.txn_commits_superseded,
+        s.txn_commits_cancelled,
         replay.pending_count(),
         replay.bad.len(),
+        replay.warnings.len(),
         ends.join(", "),
     );
     for (lp, pid, g, t, p, o) in replay.pending() {
-        let o = o.map_or("tombstone".to_string(), |o| o.to_string());
         text.push_str(&format!("pending: producer {pid} in {topic}-{lp}: {g} {t}-{p} -> {o} (no COMMIT or ABORT marker yet)\n"));
     }
     text

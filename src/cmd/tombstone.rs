@@ -40,7 +40,7 @@ pub struct TombstoneArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// The tombstones' timestamp (ms); default: now.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
     pub now_ms: Option<i64>,
     /// Partitions of __consumer_offsets (offsets.topic.num.partitions), to
     /// place the group in a Kafka log directory. Taken from the KRaft

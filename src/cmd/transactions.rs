@@ -40,7 +40,7 @@ pub struct TransactionsArgs {
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// "Now" (ms) for the age of open transactions; default: each log's max timestamp.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
     pub now_ms: Option<i64>,
     /// An open transaction older than this is hanging.
     #[arg(long, default_value_t = 60_000)]
@@ -141,7 +141,24 @@ struct SnapshotCheck {
 fn snapshots(p: &Partition) -> anyhow::Result<Vec<SnapshotCheck>> {
     let mut out = Vec::new();
     for (offset, path) in snapshot::list(&p.dir)? {
-        let bytes = std::fs::read(&path)?;
+        let bytes = match kaen_log::log::files::read_regular(&path, i32::MAX as u64) {
+            Ok(b) => b.unwrap_or_default(),
+            Err(e) => {
+                out.push(SnapshotCheck {
+                    producers: 0,
+                    findings: vec![Finding::new(
+                        Kind::NotRegularFile,
+                        &path,
+                        0,
+                        Some(offset),
+                        e.to_string(),
+                    )],
+                    path,
+                    offset,
+                });
+                continue;
+            }
+        };
         let check = match snapshot::decode(&bytes) {
             Ok(snap) => SnapshotCheck {
                 producers: snap.entries.len(),

@@ -59,7 +59,7 @@ pub struct VerifyCrcArgs {
     #[arg(long)]
     pub deep: bool,
     /// With --deep: "now" (ms) for the age of open transactions.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
     pub now_ms: Option<i64>,
     /// With --deep: an open transaction older than this is hanging.
     #[arg(long, default_value_t = 60_000)]

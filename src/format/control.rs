@@ -3,7 +3,14 @@
 //!
 //! Key (4 bytes, non-flexible): `version int16` (0) + `type int16`.
 //! COMMIT/ABORT value: `version int16` (0) + `coordinatorEpoch int32`.
-//! Kafka parses higher versions as version 0 and requires at least those bytes.
+//! Kafka parses higher versions as version 0 and requires at least those
+//! bytes; a negative key version (`ControlRecordType.parseTypeId`) or
+//! marker value version (`EndTransactionMarker.deserializeValue`) is
+//! refused as "may indicate data corruption". The broker meets the value
+//! when it loads producer state (`ProducerAppendInfo.append` deserializes
+//! every marker; `LogSegment.recover` cuts the log at the
+//! `InvalidRecordException`); the group coordinator's loader reads only the
+//! key.
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
@@ -94,13 +101,14 @@ pub fn decode(
         ControlType::Abort | ControlType::Commit => {
             let value = value.ok_or_else(|| bad("null transaction marker value"))?;
             let mut v = Cursor::new(value, key_at);
-            let _version = v
+            let value_version = v
                 .i16()
                 .map_err(|_| bad("marker value shorter than 6 bytes"))?; // version: int16
-            Some(
-                v.i32()
-                    .map_err(|_| bad("marker value shorter than 6 bytes"))?,
-            ) // coordinatorEpoch: int32
+            let epoch = v.i32();
+            if epoch.is_ok() && value_version < 0 {
+                return Err(bad("negative transaction marker value version"));
+            }
+            Some(epoch.map_err(|_| bad("marker value shorter than 6 bytes"))?) // coordinatorEpoch: int32
         }
         _ => None,
     };
@@ -148,5 +156,21 @@ mod tests {
             decode(Some(&[0, 0, 0, 9]), None, 0).unwrap().kind,
             ControlType::Unknown(9)
         );
+    }
+
+    #[test]
+    fn negative_versions_are_refused_higher_ones_read_as_zero() {
+        // EndTransactionMarker: version int16, coordinatorEpoch int32.
+        let commit_key = [0, 0, 0, 1];
+        let e = decode(Some(&commit_key), Some(&[0xff, 0xff, 0, 0, 0, 3]), 0).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("negative transaction marker value version"),
+            "{e}"
+        );
+        let c = decode(Some(&commit_key), Some(&[0, 5, 0, 0, 0, 3, 9]), 0).unwrap();
+        assert_eq!(c.coordinator_epoch, Some(3));
+        // ControlRecordType key: version int16, type int16.
+        assert!(decode(Some(&[0x80, 0, 0, 1]), Some(&[0, 0, 0, 0, 0, 3]), 0).is_err());
     }
 }

@@ -10,6 +10,13 @@ pub fn crc32c(bytes: &[u8]) -> u32 {
     crc32c::crc32c(bytes)
 }
 
+/// CRC-32C of `bytes` continued from `crc` (the CRC of what came before),
+/// for a checksum computed in pieces.
+#[inline]
+pub fn crc32c_append(crc: u32, bytes: &[u8]) -> u32 {
+    crc32c::crc32c_append(crc, bytes)
+}
+
 /// CRC-32 (IEEE, as zlib) of `bytes` (the covered range of a legacy message).
 #[inline]
 pub fn crc32_ieee(bytes: &[u8]) -> u32 {

@@ -133,6 +133,21 @@ pub fn read_version(
     Ok(version)
 }
 
+/// Read the int16 version that starts a group-coordinator record value and
+/// give it with the version whose layout Kafka reads it with. The generated
+/// `read(readable, version)` of a coordinator record has no version check of
+/// its own (its fields are guarded by `version >= N` tests, and
+/// `CoordinatorRecordSerde` passes the stored version on), so a version above
+/// the highest known reads as the highest (KIP-915: newer versions only add
+/// tagged fields) and a negative one as the lowest.
+pub fn read_value_version(
+    c: &mut Cursor<'_>,
+    known: std::ops::RangeInclusive<i16>,
+) -> Result<(i16, i16), DecodeError> {
+    let version = c.i16()?;
+    Ok((version, version.clamp(*known.start(), *known.end())))
+}
+
 /// Append a non-flexible string.
 pub fn put_string(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&(s.len() as i16).to_be_bytes());

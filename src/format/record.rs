@@ -362,6 +362,8 @@ pub struct RecordIter<'a> {
     header: BatchHeader,
     read: u64,
     done: bool,
+    /// The previous record's offset delta (-1 before the first).
+    last_delta: i32,
     /// File position of the compressed section, when iterating decompressed data.
     compressed_at: Option<u64>,
 }
@@ -377,6 +379,7 @@ impl<'a> RecordIter<'a> {
             header: *header,
             read: 0,
             done: false,
+            last_delta: -1,
             compressed_at,
         }
     }
@@ -413,7 +416,23 @@ impl<'a> RecordIter<'a> {
         }
         self.read += 1;
         match read_record(&mut self.cursor, &self.header) {
-            Ok(r) => Some(Ok(r)),
+            // Offsets increase within a batch: a client's batch is refused
+            // otherwise (`LogValidator`: inner offsets in order), and
+            // compaction only removes records, leaving gaps.
+            Ok(r) if r.offset_delta <= self.last_delta => {
+                self.done = true;
+                Some(Err(DecodeError::new(
+                    r.position,
+                    DecodeErrorKind::OffsetDeltaNotIncreasing {
+                        offset_delta: r.offset_delta,
+                        previous: self.last_delta,
+                    },
+                )))
+            }
+            Ok(r) => {
+                self.last_delta = r.offset_delta;
+                Some(Ok(r))
+            }
             Err(e) => {
                 self.done = true;
                 Some(Err(e))
@@ -444,16 +463,20 @@ impl RecordIter<'_> {
         let bytes = self.cursor.rest();
         let mut at = 0;
         let mut read = self.read;
+        let mut last_delta = self.last_delta;
         while read < count && !self.done {
             let Some(p) = bytes
                 .get(at..)
                 .and_then(|b| parse_fast(b, self.header.last_offset_delta))
+                .filter(|p| p.offset_delta > last_delta)
             else {
                 break;
             };
+            last_delta = p.offset_delta;
             at += p.size;
             read += 1;
         }
+        self.last_delta = last_delta;
         self.cursor.skip(at);
         let mut records = read - self.read;
         self.read = read;

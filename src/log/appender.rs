@@ -520,10 +520,8 @@ fn open_existing<S: Storage>(
 /// (a broker's unclean shutdown) would misalign every entry appended after
 /// them. Indexes hold no data of their own: they are rebuilt from the log.
 fn trim_index<S: Storage>(s: &S, path: &Path, entry_len: usize) -> Result<()> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io(path, "read", e)),
+    let Some(bytes) = crate::log::files::read_regular(path, i32::MAX as u64)? else {
+        return Ok(());
     };
     let used = index::used_entries(&bytes, entry_len);
     if used * entry_len < bytes.len() {
@@ -535,10 +533,12 @@ fn trim_index<S: Storage>(s: &S, path: &Path, entry_len: usize) -> Result<()> {
 /// The timestamp of the time index's last whole entry (`i64::MIN` if none).
 fn last_time_entry(path: &Path, base_offset: i64) -> Result<i64> {
     use std::os::unix::fs::FileExt;
-    let file = match std::fs::File::open(path) {
+    let file = match crate::log::files::open_regular(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(i64::MIN),
-        Err(e) => return Err(Error::io(path, "open", e)),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(i64::MIN)
+        }
+        Err(e) => return Err(e),
     };
     let len = file
         .metadata()

@@ -40,11 +40,16 @@ pub const DIR_CHECKPOINTS: [&str; 4] = [
 ];
 
 fn lines_of(path: &Path, fields: usize) -> Result<Option<Vec<Vec<String>>>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, "read", e)),
+    let Some(bytes) = crate::log::files::read_regular(path, crate::log::files::MAX_METADATA_FILE)?
+    else {
+        return Ok(None);
     };
+    let text = String::from_utf8(bytes).map_err(|e| {
+        Error::layout(
+            path,
+            format!("byte {}: not UTF-8 text", e.utf8_error().valid_up_to()),
+        )
+    })?;
     let bad = |line: usize, why: String| Error::layout(path, format!("line {line}: {why}"));
     let mut lines = text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l));
     let Some(version) = lines.next() else {

@@ -11,8 +11,10 @@
 //!
 //! - `partition.metadata` (`PartitionMetadataReadBuffer`): the first two
 //!   lines are each split at `:` followed by whitespace and must give
-//!   exactly 2 parts; the first value is the version, which must be 0
-//!   (negative ones are rejected as such); the second is the topic id, a
+//!   exactly 2 parts; the first value is the version, which must be at
+//!   least 0 (`PartitionMetadataReadBuffer` accepts any version from
+//!   `PartitionMetadataFile.CURRENT_VERSION` up, for downgrades, and refuses
+//!   negative ones); the second is the topic id, a
 //!   Kafka UUID (16 bytes as URL-safe base64, 22 characters without padding;
 //!   `==` padding is accepted as Java's decoder does), and the all-zero id is
 //!   refused. The names before the `:` are not checked and anything after
@@ -90,7 +92,7 @@ impl fmt::Display for Uuid {
 /// The content of `partition.metadata`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PartitionMetadata {
-    /// Always 0 (the only version there is).
+    /// 0 as brokers write it; a higher one (a newer broker's) is read the same way.
     pub version: i32,
     pub topic_id: Uuid,
 }
@@ -144,11 +146,10 @@ pub fn parse_partition_metadata(
     let version: i32 = v
         .parse()
         .map_err(|_| (1, format!("version {v:?} is not a number")))?;
+    // `PartitionMetadataReadBuffer`: "To ensure downgrade compatibility,
+    // check if version is at least 0"; only a lower one is refused.
     if version < 0 {
         return Err((1, format!("negative version {version}")));
-    }
-    if version != 0 {
-        return Err((1, format!("unsupported version {version} (expected 0)")));
     }
     let id = value(2, lines.next(), "topic_id", "topic_id: <22-character id>")?;
     let topic_id = Uuid::parse(&id).map_err(|why| (2, format!("topic id {why}")))?;
@@ -461,11 +462,7 @@ fn natural_lines(text: &str) -> Vec<(usize, &str)> {
 }
 
 fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>> {
-    match std::fs::read(path) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, "read", e)),
-    }
+    crate::log::files::read_regular(path, crate::log::files::MAX_METADATA_FILE)
 }
 
 #[cfg(test)]
@@ -525,6 +522,12 @@ mod tests {
             parse_partition_metadata(&format!("version:\t0\ntopic_id:  {ID}\nextra")).unwrap(),
             pm
         );
+        // A version above 0 (a newer broker's file) is read as the broker reads it:
+        // PartitionMetadataReadBuffer refuses only versions below 0.
+        assert_eq!(
+            parse_partition_metadata(&format!("version: 3\ntopic_id: {ID}")).unwrap(),
+            PartitionMetadata { version: 3, ..pm }
+        );
 
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(PARTITION_METADATA);
@@ -557,7 +560,6 @@ mod tests {
             ),
             ("version: x\n", 1, "version \"x\" is not a number"),
             ("version: -1\n", 1, "negative version -1"),
-            ("version: 1\n", 1, "unsupported version 1"),
             ("version: 0", 2, "missing topic_id line"),
             ("version: 0\n", 2, "missing topic_id line"),
             ("version: 0\ntopic_id:", 2, "1 part(s)"),

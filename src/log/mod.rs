@@ -13,6 +13,7 @@ pub mod appender;
 pub mod checkpoint;
 pub mod dir;
 pub mod durable;
+pub mod files;
 pub mod lock;
 pub mod meta;
 pub mod segment;

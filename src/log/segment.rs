@@ -493,11 +493,8 @@ impl SegmentReader {
 
     /// Open `path` and start reading at `position` (e.g. from an index entry).
     pub fn open_at(path: &Path, position: u64) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+        let file = crate::log::files::open_regular(path)?;
         let meta = file.metadata().map_err(|e| Error::io(path, "stat", e))?;
-        if meta.is_dir() {
-            return Err(Error::layout(path, "is a directory, not a segment file"));
-        }
         Ok(Self::from_file(path, file, meta.len(), position))
     }
 

@@ -28,7 +28,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
-use crate::format::batch::{self, BatchView, DecodeLimits, HEADER_LEN};
+use crate::format::batch::{self, DecodeLimits, HEADER_LEN};
 use crate::format::{index, Entry};
 use crate::log::segment::{BatchCheck, SegmentReader, Tail};
 use crate::log::{Partition, SegmentFiles};
@@ -108,6 +108,9 @@ pub struct Damage {
     pub entry_size: Option<u64>,
     /// With [`OnDamage::Resync`]: where valid batches resume in this file.
     pub resumes: Option<Resynced>,
+    /// Where the search for valid batches after the damage gave up (its
+    /// checksum budget spent on plausible-looking junk), if it did.
+    pub search_gave_up: Option<u64>,
     /// The file's length.
     pub file_len: u64,
 }
@@ -243,7 +246,11 @@ fn index_start_position(seg: &SegmentFiles, offset: i64) -> u64 {
     let bytes = seg
         .index
         .as_ref()
-        .and_then(|path| std::fs::read(path).ok())
+        .and_then(|path| {
+            crate::log::files::read_regular(path, i32::MAX as u64)
+                .ok()
+                .flatten()
+        })
         .unwrap_or_default();
     index::start_position(&bytes, seg.base_offset, offset)
 }
@@ -352,7 +359,12 @@ impl<'p> Walk<'p> {
                     self.state = State::Ending(file_len);
                     continue;
                 };
-                let resumes = resync(&segment.log, at.saturating_add(1))?;
+                let (resumes, search_gave_up) =
+                    match resync_bounded(&segment.log, at.saturating_add(1))? {
+                        Resync::Found(r) => (Some(r), None),
+                        Resync::NotFound => (None, None),
+                        Resync::GaveUp { at } => (None, Some(at)),
+                    };
                 let error = match (error.kind, resumes) {
                     (
                         DecodeErrorKind::PastEndOfFile {
@@ -379,6 +391,7 @@ impl<'p> Walk<'p> {
                     framing: true,
                     entry_size: None,
                     resumes: resumes.filter(|_| resync_here),
+                    search_gave_up,
                     file_len,
                 });
                 self.state = match (self.policy.on_damage, resumes) {
@@ -418,6 +431,7 @@ impl<'p> Walk<'p> {
                     framing: false,
                     entry_size: Some(entry_size),
                     resumes: None,
+                    search_gave_up: None,
                     file_len,
                 });
                 if self.policy.on_damage == OnDamage::Stop {
@@ -452,19 +466,54 @@ enum Advanced<'p> {
     Entry,
 }
 
+/// How a search for the next valid batch ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resync {
+    /// A whole, CRC-valid v2 batch starts here.
+    Found(Resynced),
+    /// No valid batch starts anywhere after the damage.
+    NotFound,
+    /// The search spent its budget of checksum work before `at` (a file
+    /// crafted to look like batches everywhere): the rest is not searched.
+    GaveUp { at: u64 },
+}
+
+/// The largest batch a resync candidate may claim: Kafka's
+/// `max.message.bytes` is an int32, but a batch larger than this is
+/// implausible enough to pass over when searching through junk.
+const RESYNC_MAX_BATCH: u64 = 256 << 20;
+
 /// Search `log` forward from `from` for the next position where a plausible
-/// v2 batch starts: magic 2, a size that fits the file and the header, and a
-/// CRC-32C that matches. Returns `None` when no such position exists.
+/// v2 batch starts; see [`resync_bounded`]. `None` when there is none (or
+/// the search gave up).
 pub fn resync(log: &Path, from: u64) -> Result<Option<Resynced>> {
-    let file = std::fs::File::open(log).map_err(|e| Error::io(log, "open", e))?;
+    Ok(match resync_bounded(log, from)? {
+        Resync::Found(r) => Some(r),
+        Resync::NotFound | Resync::GaveUp { .. } => None,
+    })
+}
+
+/// Search `log` forward from `from` for the next position where a whole,
+/// CRC-valid v2 batch starts. A candidate must pass cheap header checks
+/// first — magic 2, no unused attribute bits (Kafka's writers set only bits
+/// 0-6), a known codec, a size within the file and below
+/// [`RESYNC_MAX_BATCH`], counts that fit the offsets and the bytes,
+/// producer fields that agree: random bytes pass them about once in 10^8
+/// positions. Only then is its CRC computed, in fixed chunks (memory does
+/// not grow with the claimed size). The checksum work is capped at four
+/// times the bytes searched plus 64 MiB, so a file crafted to look like
+/// batches everywhere ends the search in linear time.
+pub fn resync_bounded(log: &Path, from: u64) -> Result<Resync> {
+    let file = crate::log::files::open_regular(log)?;
     let len = file
         .metadata()
         .map_err(|e| Error::io(log, "stat", e))?
         .len();
     const WINDOW: u64 = 1 << 20;
     let mut buf = vec![0u8; (WINDOW as usize) + HEADER_LEN];
+    let mut chunk = vec![0u8; 1 << 16];
     let mut start = from;
-    let mut batch_buf = Vec::new();
+    let mut budget = len.saturating_sub(from).saturating_mul(4) + (64 << 20);
     while start + (HEADER_LEN as u64) <= len {
         let n = (len - start).min(buf.len() as u64) as usize;
         let window = buf.get_mut(..n).unwrap_or(&mut []);
@@ -475,31 +524,74 @@ pub fn resync(log: &Path, from: u64) -> Result<Option<Resynced>> {
             let Some(head) = window.get(i..i + HEADER_LEN) else {
                 break;
             };
-            if head.get(batch::MAGIC) != Some(&2) {
-                continue;
-            }
-            let Ok(h) = batch::BatchHeader::parse(head, start + i as u64) else {
+            let pos = start + i as u64;
+            let Some(size) = plausible_header(head, pos, len) else {
                 continue;
             };
-            let pos = start + i as u64;
-            if h.size() < HEADER_LEN as u64
-                || pos + h.size() > len
-                || h.last_offset_delta < 0
-                || h.records_count < 0
-            {
-                continue;
+            let cost = size;
+            if cost > budget {
+                return Ok(Resync::GaveUp { at: pos });
             }
-            batch_buf.resize(h.size() as usize, 0);
-            file.read_exact_at(&mut batch_buf, pos)
-                .map_err(|e| Error::io(log, "read", e))?;
-            if BatchView::new(&batch_buf, pos).is_ok_and(|b| b.crc_valid()) {
-                return Ok(Some(Resynced {
+            budget -= cost;
+            if crc_matches(&file, log, pos, size, &mut chunk)? {
+                let base_offset = batch::BatchHeader::parse(head, pos).map_or(0, |h| h.base_offset);
+                return Ok(Resync::Found(Resynced {
                     position: pos,
-                    base_offset: h.base_offset,
+                    base_offset,
                 }));
             }
         }
         start += WINDOW;
     }
-    Ok(None)
+    Ok(Resync::NotFound)
+}
+
+/// The entry size a v2 batch header at `pos` claims, if it is plausible.
+fn plausible_header(head: &[u8], pos: u64, len: u64) -> Option<u64> {
+    if head.get(batch::MAGIC) != Some(&2) {
+        return None;
+    }
+    let h = batch::BatchHeader::parse(head, pos).ok()?;
+    let size = h.size();
+    let unused_attributes = h.attributes & !0x7f;
+    let codec = h.compression_id();
+    let records = i64::from(h.records_count);
+    let plausible = size >= HEADER_LEN as u64
+        && size <= RESYNC_MAX_BATCH
+        && pos + size <= len
+        && unused_attributes == 0
+        && codec <= 4
+        && h.last_offset_delta >= 0
+        && records >= 0
+        && records <= i64::from(h.last_offset_delta) + 1
+        // An uncompressed record takes at least 7 bytes.
+        && (codec != 0 || records * 7 <= (size - HEADER_LEN as u64) as i64)
+        && h.partition_leader_epoch >= -1
+        && (h.producer_id >= 0 || (h.producer_epoch == -1 && h.base_sequence == -1));
+    plausible.then_some(size)
+}
+
+/// Whether the stored CRC of the `size`-byte batch at `pos` matches, read in chunks.
+fn crc_matches(
+    file: &std::fs::File,
+    log: &Path,
+    pos: u64,
+    size: u64,
+    chunk: &mut [u8],
+) -> Result<bool> {
+    let mut stored = [0u8; 4];
+    file.read_exact_at(&mut stored, pos + batch::CRC as u64)
+        .map_err(|e| Error::io(log, "read", e))?;
+    let mut crc = 0u32;
+    let mut at = pos + batch::ATTRIBUTES as u64;
+    let end = pos + size;
+    while at < end {
+        let n = ((end - at) as usize).min(chunk.len());
+        let part = chunk.get_mut(..n).unwrap_or(&mut []);
+        file.read_exact_at(part, at)
+            .map_err(|e| Error::io(log, "read", e))?;
+        crc = crate::format::crc::crc32c_append(crc, part);
+        at += n as u64;
+    }
+    Ok(crc == u32::from_be_bytes(stored))
 }

@@ -11,7 +11,7 @@
 
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
-use crate::format::message::{read_version, MessageReader};
+use crate::format::message::{read_value_version, MessageReader};
 
 /// One member of a classic group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,19 +30,24 @@ pub struct Member {
 /// A decoded GroupMetadataValue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupMetadata {
+    /// The version stored in the record.
     pub version: i16,
+    /// The version whose layout was read (differs outside 0..=4).
+    pub read_as: i16,
     pub protocol_type: String,
     pub generation: i32,
     pub protocol: Option<String>,
     pub leader: Option<String>,
     pub current_state_timestamp: Option<i64>,
     pub members: Vec<Member>,
+    /// Bytes after the last field, which the broker's reader ignores.
+    pub trailing_bytes: u64,
 }
 
 /// Decode a GroupMetadataValue; `at` is its absolute position.
 pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, DecodeError> {
     let mut c = Cursor::new(value, at);
-    let version = read_version(&mut c, "GroupMetadataValue", 0..=4)?; // version: int16
+    let (stored_version, version) = read_value_version(&mut c, 0..=4)?; // version: int16 (see read_value_version)
     let mut m = MessageReader::new(&mut c, version >= 4);
     let protocol_type = m.string("protocolType")?.to_string(); // protocolType: string
     let generation = m.c.i32()?; // generation: int32
@@ -80,9 +85,10 @@ pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, Dec
         });
     }
     m.tagged_fields()?;
-    m.finish("GroupMetadataValue")?;
     Ok(GroupMetadata {
-        version,
+        trailing_bytes: m.c.remaining() as u64,
+        version: stored_version,
+        read_as: version,
         protocol_type,
         generation,
         protocol,

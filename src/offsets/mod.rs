@@ -8,7 +8,14 @@
 //! - 2: GroupMetadataKey — group string;
 //! - 3 and up: newer coordinator records (KIP-848 consumer groups, share
 //!   and streams groups): decoded by [`records`] and kept by the replay for
-//!   `klog groups`; the committed-offset table does not use them.
+//!   `klog groups`; the committed-offset table does not use them. A
+//!   negative or unknown type is skipped (`GroupCoordinatorRecordSerde`
+//!   throws `UnknownRecordTypeException` for any type it does not know, and
+//!   `CoordinatorLoaderImpl` skips the record with a warning).
+//!
+//! Bytes after a key's or value's last field are ignored, as Kafka's
+//! generated readers (`CoordinatorRecordSerde.readMessage`) never look past
+//! the fields of the version they read; the replay warns of them.
 //!
 //! Value: `int16 version` then the value struct, or null: a tombstone that
 //! deletes the key. OffsetCommitValue versions:
@@ -21,7 +28,12 @@
 //! | 3 | offset int64, leaderEpoch int32, metadata string, commitTimestamp int64 |
 //! | 4 | as v3, flexible: compact string, then tagged fields |
 //!
-//! The stored offset is the next offset the group will read.
+//! A version outside 0..=4 is read as Kafka's generated reader reads it:
+//! above 4 as 4 (KIP-915), below 0 as 0; the replay warns of it.
+//!
+//! The stored offset is the next offset the group will read. A negative one
+//! (a non-Java client can commit one; the coordinator stores the int64 as
+//! it is) decodes, and the replay warns of it.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 pub mod coordinator;
@@ -30,9 +42,9 @@ pub mod groups;
 pub mod records;
 pub mod replay;
 
-use crate::error::{DecodeError, DecodeErrorKind};
+use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
-use crate::format::message::{put_string, read_version, MessageReader};
+use crate::format::message::{put_string, read_value_version, MessageReader};
 
 pub use group::GroupMetadata;
 pub use replay::{Replay, ReplayOptions};
@@ -61,37 +73,42 @@ pub enum OffsetsKey<'a> {
     },
     /// Type 2.
     GroupMetadata { group: &'a str },
-    /// Any newer record type (3 and up), skipped by the replay.
+    /// Any record type the group coordinator does not read here (3 and up,
+    /// or negative), skipped by the replay.
     Other { record_type: i16 },
 }
 
 /// A decoded OffsetCommitValue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OffsetCommitValue {
+    /// The version stored in the record.
     pub version: i16,
-    /// The next offset to read (never negative on disk; a negative one is a decode error).
-    pub offset: u64,
+    /// The version whose layout was read (differs outside 0..=4).
+    pub read_as: i16,
+    /// The next offset to read (negative only from a non-Java client).
+    pub offset: i64,
     /// -1 when unknown (and before v3).
     pub leader_epoch: i32,
     pub metadata: String,
     pub commit_timestamp: i64,
     /// v1 only.
     pub expire_timestamp: Option<i64>,
+    /// Bytes after the last field, which the broker's reader ignores.
+    pub trailing_bytes: u64,
 }
 
-/// Decode a key; `at` is the absolute position of its first byte.
+/// Decode a key; `at` is the absolute position of its first byte. Bytes
+/// after the key's fields are ignored (see [`decode_key_and_rest`]).
 pub fn decode_key(key: &[u8], at: u64) -> Result<OffsetsKey<'_>, DecodeError> {
+    decode_key_and_rest(key, at).map(|(k, _)| k)
+}
+
+/// Decode a key and count the bytes after its fields. A record type the
+/// group coordinator does not know, negative ones included, is
+/// [`OffsetsKey::Other`] (`GroupCoordinatorRecordSerde.apiMessageKeyFor`).
+pub fn decode_key_and_rest(key: &[u8], at: u64) -> Result<(OffsetsKey<'_>, u64), DecodeError> {
     let mut c = Cursor::new(key, at);
     let record_type = c.i16()?; // recordType: int16
-    if record_type < 0 {
-        return Err(DecodeError::new(
-            at,
-            DecodeErrorKind::UnknownVersion {
-                schema: "offsets key",
-                version: record_type,
-            },
-        ));
-    }
     let mut m = MessageReader::new(&mut c, false);
     let k = match record_type {
         0 | 1 => {
@@ -108,41 +125,33 @@ pub fn decode_key(key: &[u8], at: u64) -> Result<OffsetsKey<'_>, DecodeError> {
         2 => OffsetsKey::GroupMetadata {
             group: m.string("group")?,
         }, // group: string
-        other => return Ok(OffsetsKey::Other { record_type: other }),
+        other => return Ok((OffsetsKey::Other { record_type: other }, 0)),
     };
-    m.finish("offsets key")?;
-    Ok(k)
+    Ok((k, m.c.remaining() as u64))
 }
 
-/// Decode an OffsetCommitValue (versions 0..=4); `at` is its absolute position.
+/// Decode an OffsetCommitValue (versions 0..=4; another version is read
+/// with the layout of the nearest, see [`read_value_version`]); `at` is its
+/// absolute position. Bytes after the last field are counted, not refused.
 pub fn decode_offset_commit_value(value: &[u8], at: u64) -> Result<OffsetCommitValue, DecodeError> {
     let mut c = Cursor::new(value, at);
-    let version = read_version(&mut c, "OffsetCommitValue", 0..=4)?; // version: int16
+    let (stored_version, version) = read_value_version(&mut c, 0..=4)?; // version: int16
     let mut m = MessageReader::new(&mut c, version >= 4);
-    let offset_at = m.c.position();
     let offset = m.c.i64()?; // offset: int64
-    if offset < 0 {
-        return Err(DecodeError::new(
-            offset_at,
-            DecodeErrorKind::ValueOutOfRange {
-                field: "committed offset",
-                value: offset,
-            },
-        ));
-    }
     let leader_epoch = if version >= 3 { m.c.i32()? } else { -1 }; // leaderEpoch: int32 (v3+)
     let metadata = m.string("metadata")?.to_string(); // metadata: string
     let commit_timestamp = m.c.i64()?; // commitTimestamp: int64
     let expire_timestamp = if version == 1 { Some(m.c.i64()?) } else { None }; // expireTimestamp: int64 (v1)
     m.tagged_fields()?;
-    m.finish("OffsetCommitValue")?;
     Ok(OffsetCommitValue {
-        version,
-        offset: offset as u64,
+        version: stored_version,
+        read_as: version,
+        offset,
         leader_epoch,
         metadata,
         commit_timestamp,
         expire_timestamp,
+        trailing_bytes: m.c.remaining() as u64,
     })
 }
 
@@ -194,6 +203,7 @@ pub fn partition_for(group: &str, partitions: i32) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::DecodeErrorKind;
 
     #[test]
     fn java_hash_known_values() {
@@ -248,24 +258,57 @@ mod tests {
 
     #[test]
     fn bad_values_are_positioned() {
-        let mut v = encode_offset_commit_value_v3(42, -1, "", 0);
-        v[2] = 0x80; // offset becomes negative
-        let e = decode_offset_commit_value(&v, 100).unwrap_err();
-        assert_eq!(e.offset, 102);
-        assert!(matches!(e.kind, DecodeErrorKind::ValueOutOfRange { .. }));
+        // Version 9 reads as version 4, whose int64 offset does not fit in 1 byte.
         let e = decode_offset_commit_value(&[0, 9, 0], 100).unwrap_err();
-        assert_eq!(
-            e.kind,
-            DecodeErrorKind::UnknownVersion {
-                schema: "OffsetCommitValue",
-                version: 9
-            }
-        );
+        assert_eq!(e.offset, 102);
+        assert!(matches!(e.kind, DecodeErrorKind::UnexpectedEof { .. }));
         let e = decode_key(&[0, 1, 0, 5, b'a'], 10).unwrap_err();
         assert_eq!(e.offset, 14);
         assert_eq!(
             decode_key(&[0, 9, 1, 2, 3], 0).unwrap(),
             OffsetsKey::Other { record_type: 9 }
+        );
+    }
+
+    #[test]
+    fn what_the_broker_tolerates_decodes() {
+        // A negative offset (a non-Java client's commit) is an int64 like any other.
+        let mut v = encode_offset_commit_value_v3(42, -1, "", 0);
+        v[2..10].copy_from_slice(&(-5i64).to_be_bytes());
+        assert_eq!(decode_offset_commit_value(&v, 0).unwrap().offset, -5);
+        // Versions outside 0..=4 read with the nearest layout (the generated
+        // reader's `version >= N` guards): 7 as flexible v4, -1 as v0.
+        let mut v5 = v.clone();
+        v5[0..2].copy_from_slice(&7i16.to_be_bytes());
+        v5[14] = 1; // compact metadata: length 0 + 1
+        v5.truncate(23);
+        v5.push(0); // no tagged fields
+        let d = decode_offset_commit_value(&v5, 0).unwrap();
+        assert_eq!(
+            (d.version, d.read_as, d.offset, d.leader_epoch),
+            (7, 4, -5, -1)
+        );
+        let mut neg = (-1i16).to_be_bytes().to_vec();
+        neg.extend_from_slice(&9i64.to_be_bytes());
+        neg.extend_from_slice(&[0, 0]);
+        neg.extend_from_slice(&3i64.to_be_bytes());
+        let d = decode_offset_commit_value(&neg, 0).unwrap();
+        assert_eq!(
+            (d.version, d.read_as, d.offset, d.commit_timestamp),
+            (-1, 0, 9, 3)
+        );
+        // Bytes after the last field are counted, not refused.
+        v.extend_from_slice(&[7, 7, 7]);
+        assert_eq!(decode_offset_commit_value(&v, 0).unwrap().trailing_bytes, 3);
+        let mut k = encode_offset_commit_key("g", "t", 1);
+        k.push(0);
+        let (key, rest) = decode_key_and_rest(&k, 0).unwrap();
+        assert_eq!(rest, 1);
+        assert!(matches!(key, OffsetsKey::OffsetCommit { partition: 1, .. }));
+        // A negative record type is one the coordinator does not know: skipped, not refused.
+        assert_eq!(
+            decode_key(&[0xff, 0xfe, 0, 1, b'g'], 0).unwrap(),
+            OffsetsKey::Other { record_type: -2 }
         );
     }
 }

@@ -1,12 +1,27 @@
 //! Replaying the offsets topic into the committed-offset table.
 //!
-//! Records are applied in log order, partition by partition: the last value
-//! for a (group, topic, partition) wins and a null value (tombstone) deletes
-//! it. Offset commits written inside a transaction are held as pending for
-//! their producer and applied only when that producer's COMMIT marker
-//! follows in the same partition; an ABORT discards them. A record that
-//! does not decode is reported with its partition, offset and byte position
-//! and skipped, so one bad record never hides the rest of the table.
+//! Records are applied in log order, partition by partition, as Kafka's
+//! group coordinator loads them (`CoordinatorLoaderImpl` feeding
+//! `OffsetMetadataManager.replay` and `replayEndTransactionMarker`):
+//!
+//! - a plain commit replaces the stored one for its (group, topic, partition);
+//! - a commit in a batch with a producer id (the coordinator writes one
+//!   only into transactional batches) is held as pending for its producer
+//!   (one per key: a later one of the same producer replaces it) until that
+//!   producer's marker follows in the same partition: COMMIT applies it
+//!   only if its record offset is greater than the record offset of the
+//!   commit stored by then (a plain commit written after it wins), ABORT
+//!   discards it;
+//! - a tombstone (null value), transactional or not, deletes the key at
+//!   once and drops it from every open transaction's pending commits;
+//! - the messages inside a legacy (magic 0/1) compressed wrapper are
+//!   replayed one by one at their own offsets, as plain commits.
+//!
+//! A record that does not decode is reported with its partition, offset and
+//! byte position and skipped, so one bad record never hides the rest of the
+//! table. What the broker loads but a person should know of (a negative
+//! committed offset, bytes after a key or value, a value version outside
+//! the known ones) is a warning.
 //!
 //! The table is a `BTreeMap` keyed by group, then topic, then partition, so
 //! every listing comes out in the same order on every run.
@@ -15,6 +30,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::error::{DecodeError, Result};
+use crate::findings::{Finding, Kind, Severity};
 use crate::format::control::{self, ControlType};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::walk::Step;
@@ -22,13 +38,14 @@ use crate::log::Partition;
 use crate::log::Policy;
 use crate::offsets::group::{decode_group_metadata, GroupMetadata};
 use crate::offsets::records::{self, CoordinatorRecord};
-use crate::offsets::{decode_key, decode_offset_commit_value, OffsetsKey};
+use crate::offsets::{decode_key_and_rest, decode_offset_commit_value, OffsetsKey};
 
 /// One committed offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Commit {
-    /// The next offset the group will read.
-    pub offset: u64,
+    /// The next offset the group will read. Negative only when a non-Java
+    /// client committed one: the coordinator stores it as it is.
+    pub offset: i64,
     pub leader_epoch: i32,
     pub metadata: String,
     pub commit_timestamp: i64,
@@ -63,6 +80,11 @@ pub enum EventKind {
     TxnCommitted,
     /// A pending commit discarded by an ABORT marker.
     TxnAborted,
+    /// A pending commit not applied at COMMIT: the stored commit was written
+    /// after it (a greater record offset).
+    TxnSuperseded,
+    /// A pending commit dropped by a tombstone of its key.
+    TxnCancelled,
 }
 
 impl EventKind {
@@ -74,6 +96,8 @@ impl EventKind {
             EventKind::Pending => "pending",
             EventKind::TxnCommitted => "txn_committed",
             EventKind::TxnAborted => "txn_aborted",
+            EventKind::TxnSuperseded => "txn_superseded",
+            EventKind::TxnCancelled => "txn_cancelled",
         }
     }
 }
@@ -89,7 +113,7 @@ pub struct Event {
     pub group: String,
     pub topic: String,
     pub partition: i32,
-    pub offset: Option<u64>,
+    pub offset: Option<i64>,
     pub commit_timestamp: Option<i64>,
 }
 
@@ -105,6 +129,10 @@ pub struct Stats {
     pub control_records: u64,
     pub txn_commits_applied: u64,
     pub txn_commits_aborted: u64,
+    /// Pending commits a COMMIT marker did not apply (a later commit was stored).
+    pub txn_commits_superseded: u64,
+    /// Pending commits a tombstone of their key dropped.
+    pub txn_commits_cancelled: u64,
     /// Log end offset of each offsets partition read.
     pub log_end_offsets: BTreeMap<i32, i64>,
 }
@@ -131,12 +159,12 @@ pub struct ReplayOptions {
 
 #[derive(Debug, Clone)]
 struct PendingCommit {
-    group: String,
-    topic: String,
-    partition: i32,
-    value: Option<Commit>,
+    value: Commit,
     position: u64,
 }
+
+/// A key of the committed-offset table: (group, topic, partition).
+type Key = (String, String, i32);
 
 /// A live coordinator record and where it was written.
 #[derive(Debug, Clone)]
@@ -157,16 +185,17 @@ pub struct Replay {
     pub groups: BTreeMap<String, GroupMetadata>,
     pub stats: Stats,
     pub bad: Vec<BadRecord>,
+    /// Records loaded as the broker loads them, with something to say.
+    pub warnings: Vec<Finding>,
     pub history: Vec<Event>,
     /// The newer coordinator records (types 3 and up: consumer, share and
     /// streams groups) that are live: keyed by type and key, the last value
-    /// wins and a tombstone deletes, as the coordinator loads them. The
-    /// value is the record's offsets partition, offset and timestamp with the record.
+    /// wins and a tombstone deletes, as the coordinator loads them.
     pub coordinator: BTreeMap<(i16, String), CoordinatorEntry>,
-    /// The timestamp of the record being applied.
-    timestamp: i64,
-    /// Transactional commits still waiting for a marker: (offsets partition, producer id) → commits.
-    pending: BTreeMap<(i32, i64), Vec<PendingCommit>>,
+    /// Transactional commits still waiting for a marker: (offsets partition,
+    /// producer id) → key → commit (`OffsetMetadataManager`'s
+    /// `pendingTransactionalOffsets`, one per coordinator shard here).
+    pending: BTreeMap<(i32, i64), BTreeMap<Key, PendingCommit>>,
 }
 
 impl Replay {
@@ -188,24 +217,17 @@ impl Replay {
     }
 
     /// Transactional commits still pending (no marker yet), as (partition, producer id, group, topic, partition, offset).
-    pub fn pending(&self) -> impl Iterator<Item = (i32, i64, &str, &str, i32, Option<u64>)> {
-        self.pending.iter().flat_map(|((lp, pid), list)| {
-            list.iter().map(move |p| {
-                (
-                    *lp,
-                    *pid,
-                    p.group.as_str(),
-                    p.topic.as_str(),
-                    p.partition,
-                    p.value.as_ref().map(|v| v.offset),
-                )
-            })
+    pub fn pending(&self) -> impl Iterator<Item = (i32, i64, &str, &str, i32, i64)> {
+        self.pending.iter().flat_map(|((lp, pid), commits)| {
+            commits
+                .iter()
+                .map(move |((g, t, p), c)| (*lp, *pid, g.as_str(), t.as_str(), *p, c.value.offset))
         })
     }
 
     /// Number of pending transactional commits.
     pub fn pending_count(&self) -> usize {
-        self.pending.values().map(Vec::len).sum()
+        self.pending.values().map(BTreeMap::len).sum()
     }
 
     /// Every live commit in table order.
@@ -309,7 +331,8 @@ impl Replay {
             };
             let (seg, entry) = (w.segment, w.entry);
             {
-                if let Some(AsOf::Offset(end)) = self.opts.as_of {
+                // (A legacy wrapper's offset is its last message's: its messages are checked one by one.)
+                if let (Some(AsOf::Offset(end)), Entry::V2(_)) = (self.opts.as_of, &entry) {
                     if entry.base_offset() >= end {
                         break 'segments;
                     }
@@ -339,10 +362,8 @@ impl Replay {
                                     break;
                                 }
                             };
-                            match self.opts.as_of {
-                                Some(AsOf::Offset(end)) if r.offset >= end => break 'segments,
-                                Some(AsOf::Timestamp(ts)) if r.timestamp > ts => break 'segments,
-                                _ => {}
+                            if self.past_as_of(r.offset, r.timestamp) {
+                                break 'segments;
                             }
                             self.stats.records += 1;
                             let at = if r.position >= batch.position {
@@ -374,41 +395,47 @@ impl Replay {
                                 }
                                 continue;
                             }
-                            let txn = h.is_transactional().then_some(h.producer_id);
-                            self.timestamp = r.timestamp;
-                            if let Err(error) =
-                                self.record(lp, r.offset, batch.position, at, r.key, r.value, txn)
-                            {
-                                self.bad.push(BadRecord {
-                                    file: seg.log.clone(),
-                                    log_partition: lp,
-                                    log_offset: r.offset,
-                                    error,
-                                });
-                            }
+                            // `CoordinatorLoaderImpl` passes every batch's producer id on, and
+                            // `OffsetMetadataManager.replay` holds a commit as pending whenever
+                            // it is not NO_PRODUCER_ID (-1); the coordinator writes a producer
+                            // id only into transactional batches.
+                            let txn = (h.producer_id != -1).then_some(h.producer_id);
+                            let record = RecordAt {
+                                file: &seg.log,
+                                lp,
+                                offset: r.offset,
+                                batch_position: batch.position,
+                                at,
+                                timestamp: r.timestamp,
+                            };
+                            self.data_record(&record, r.key, r.value, txn);
                         }
                     }
                     Entry::Legacy(m) => {
-                        if m.compression() != Some(crate::format::Compression::None) {
-                            // Compressed legacy wrappers need the legacy inner-message reader.
-                            continue;
-                        }
-                        if let Some(AsOf::Offset(end)) = self.opts.as_of {
-                            if m.offset >= end {
+                        // A compressed wrapper's inner messages are records of their own
+                        // (`AbstractLegacyRecordBatch` iterates them at their absolute
+                        // offsets); the loader replays them like any batch without a producer.
+                        let messages = match m.messages(&mut scratch, self.opts.limits) {
+                            Ok(list) => list,
+                            Err(e) => {
+                                self.bad.push(bad(e));
+                                continue;
+                            }
+                        };
+                        for msg in messages {
+                            if self.past_as_of(msg.offset, msg.timestamp) {
                                 break 'segments;
                             }
-                        }
-                        self.stats.records += 1;
-                        self.timestamp = m.timestamp;
-                        if let Err(error) =
-                            self.record(lp, m.offset, m.position, m.position, m.key, m.value, None)
-                        {
-                            self.bad.push(BadRecord {
-                                file: seg.log.clone(),
-                                log_partition: lp,
-                                log_offset: m.offset,
-                                error,
-                            });
+                            self.stats.records += 1;
+                            let record = RecordAt {
+                                file: &seg.log,
+                                lp,
+                                offset: msg.offset,
+                                batch_position: m.position,
+                                at: m.position,
+                                timestamp: msg.timestamp,
+                            };
+                            self.data_record(&record, msg.key, msg.value, None);
                         }
                     }
                 }
@@ -422,46 +449,150 @@ impl Replay {
         Ok(())
     }
 
-    /// Apply one offsets-topic record.
-    #[allow(clippy::too_many_arguments)]
+    /// Whether `--as-of` stops the replay before a record at `offset` stamped `timestamp`.
+    fn past_as_of(&self, offset: i64, timestamp: i64) -> bool {
+        match self.opts.as_of {
+            Some(AsOf::Offset(end)) => offset >= end,
+            Some(AsOf::Timestamp(ts)) => timestamp > ts,
+            None => false,
+        }
+    }
+
+    /// Apply one data record; one that does not decode is reported and skipped.
+    fn data_record(
+        &mut self,
+        r: &RecordAt<'_>,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        txn_producer: Option<i64>,
+    ) {
+        if let Err(error) = self.record(r, key, value, txn_producer) {
+            self.bad.push(BadRecord {
+                file: r.file.to_path_buf(),
+                log_partition: r.lp,
+                log_offset: r.offset,
+                error,
+            });
+        }
+    }
+
+    /// A warning about the record at `r`.
+    fn warn(&mut self, r: &RecordAt<'_>, kind: Kind, detail: String) {
+        let detail = format!("offset {}: {detail}", r.offset);
+        let mut f = Finding::new(kind, r.file, r.batch_position, Some(r.offset), detail);
+        f.byte = r.at;
+        self.warnings.push(f.with_severity(Severity::Warning));
+    }
+
+    /// Warnings about a value the broker reads anyway: a version read with
+    /// another version's layout, bytes after the last field.
+    fn value_warnings(
+        &mut self,
+        r: &RecordAt<'_>,
+        schema: &str,
+        (version, read_as): (i16, i16),
+        trailing: u64,
+    ) {
+        if read_as != version {
+            let detail = format!(
+                "{schema} version {version} read as version {read_as}, as the broker's generated reader does"
+            );
+            self.warn(r, Kind::UnknownVersion, detail);
+        }
+        if trailing > 0 {
+            self.warn(r, Kind::TrailingBytes, trailing_detail("value", trailing));
+        }
+    }
+
+    /// Apply one offsets-topic record (`OffsetMetadataManager.replay` for
+    /// offset commits; `GroupCoordinatorRecordSerde` decides the type).
     fn record(
         &mut self,
-        lp: i32,
-        log_offset: i64,
-        batch_position: u64,
-        at: u64,
+        r: &RecordAt<'_>,
         key: Option<&[u8]>,
         value: Option<&[u8]>,
         txn_producer: Option<i64>,
     ) -> Result<(), DecodeError> {
+        let (lp, log_offset, batch_position, at) = (r.lp, r.offset, r.batch_position, r.at);
         let key = key.ok_or(DecodeError::new(
             at,
             crate::error::DecodeErrorKind::UnexpectedNull {
                 field: "offsets record key",
             },
         ))?;
-        match decode_key(key, at)? {
+        let (decoded_key, key_rest) = decode_key_and_rest(key, at)?;
+        if key_rest > 0 {
+            self.warn(r, Kind::TrailingBytes, trailing_detail("key", key_rest));
+        }
+        match decoded_key {
             OffsetsKey::OffsetCommit {
                 group,
                 topic,
                 partition,
                 ..
             } => {
-                let commit = match value {
-                    None => None,
-                    Some(v) => {
-                        let d = decode_offset_commit_value(v, at)?;
-                        Some(Commit {
-                            offset: d.offset,
-                            leader_epoch: d.leader_epoch,
-                            metadata: d.metadata,
-                            commit_timestamp: d.commit_timestamp,
-                            expire_timestamp: d.expire_timestamp,
-                            value_version: d.version,
-                            log_partition: lp,
+                let Some(v) = value else {
+                    // A tombstone, in a transaction or not, deletes at once and
+                    // cancels the key in every open transaction of this shard.
+                    self.stats.tombstones += 1;
+                    self.event(
+                        lp,
+                        log_offset,
+                        batch_position,
+                        EventKind::Tombstone,
+                        group,
+                        topic,
+                        partition,
+                        None,
+                    );
+                    self.apply(group, topic, partition, None);
+                    let key: Key = (group.to_string(), topic.to_string(), partition);
+                    let cancelled: Vec<Commit> = self
+                        .pending
+                        .range_mut((lp, i64::MIN)..=(lp, i64::MAX))
+                        .filter_map(|(_, commits)| commits.remove(&key))
+                        .map(|p| p.value)
+                        .collect();
+                    for c in &cancelled {
+                        self.stats.txn_commits_cancelled += 1;
+                        let kind = EventKind::TxnCancelled;
+                        self.event(
+                            lp,
                             log_offset,
-                        })
+                            batch_position,
+                            kind,
+                            group,
+                            topic,
+                            partition,
+                            Some(c),
+                        );
                     }
+                    return Ok(());
+                };
+                let d = decode_offset_commit_value(v, at)?;
+                self.value_warnings(
+                    r,
+                    "OffsetCommitValue",
+                    (d.version, d.read_as),
+                    d.trailing_bytes,
+                );
+                if d.offset < 0 {
+                    // Java clients never commit one; the coordinator stores what it is given.
+                    self.warn(
+                        r,
+                        Kind::NegativeCommittedOffset,
+                        format!("{group} {topic}-{partition}: committed offset {} is negative (loaded as it is)", d.offset),
+                    );
+                }
+                let commit = Commit {
+                    offset: d.offset,
+                    leader_epoch: d.leader_epoch,
+                    metadata: d.metadata,
+                    commit_timestamp: d.commit_timestamp,
+                    expire_timestamp: d.expire_timestamp,
+                    value_version: d.version,
+                    log_partition: lp,
+                    log_offset,
                 };
                 if let Some(pid) = txn_producer {
                     self.event(
@@ -472,40 +603,29 @@ impl Replay {
                         group,
                         topic,
                         partition,
-                        commit.as_ref(),
+                        Some(&commit),
                     );
-                    self.pending
-                        .entry((lp, pid))
-                        .or_default()
-                        .push(PendingCommit {
-                            group: group.to_string(),
-                            topic: topic.to_string(),
-                            partition,
+                    self.pending.entry((lp, pid)).or_default().insert(
+                        (group.to_string(), topic.to_string(), partition),
+                        PendingCommit {
                             value: commit,
                             position: batch_position,
-                        });
+                        },
+                    );
                     return Ok(());
                 }
-                match &commit {
-                    Some(_) => self.stats.offset_commits += 1,
-                    None => self.stats.tombstones += 1,
-                }
-                let kind = if commit.is_some() {
-                    EventKind::Commit
-                } else {
-                    EventKind::Tombstone
-                };
+                self.stats.offset_commits += 1;
                 self.event(
                     lp,
                     log_offset,
                     batch_position,
-                    kind,
+                    EventKind::Commit,
                     group,
                     topic,
                     partition,
-                    commit.as_ref(),
+                    Some(&commit),
                 );
-                self.apply(group, topic, partition, commit);
+                self.apply(group, topic, partition, Some(commit));
             }
             OffsetsKey::GroupMetadata { group } => {
                 self.stats.group_metadata += 1;
@@ -515,16 +635,22 @@ impl Replay {
                     }
                     Some(v) => {
                         let g = decode_group_metadata(v, at)?;
+                        self.value_warnings(
+                            r,
+                            "GroupMetadataValue",
+                            (g.version, g.read_as),
+                            g.trailing_bytes,
+                        );
                         self.groups.insert(group.to_string(), g);
                     }
                 }
             }
             OffsetsKey::Other { record_type } => {
                 *self.stats.skipped_types.entry(record_type).or_default() += 1;
-                let r = records::decode(records::GROUP_RECORDS, key, value, at);
-                if let Some(k) = &r.key {
+                let rec = records::decode(records::GROUP_RECORDS, key, value, at);
+                if let Some(k) = &rec.key {
                     let id = (record_type, k.to_string());
-                    if r.value.is_none() {
+                    if rec.value.is_none() {
                         self.coordinator.remove(&id);
                     } else {
                         self.coordinator.insert(
@@ -532,8 +658,8 @@ impl Replay {
                             CoordinatorEntry {
                                 log_partition: lp,
                                 log_offset,
-                                timestamp: self.timestamp,
-                                record: r,
+                                timestamp: r.timestamp,
+                                record: rec,
                             },
                         );
                     }
@@ -543,36 +669,70 @@ impl Replay {
         Ok(())
     }
 
+    /// A COMMIT or ABORT marker of `pid` (`OffsetMetadataManager.replayEndTransactionMarker`).
     fn end_transaction(&mut self, lp: i32, pid: i64, commit: bool, marker_offset: i64) {
-        let Some(list) = self.pending.remove(&(lp, pid)) else {
+        let Some(commits) = self.pending.remove(&(lp, pid)) else {
             return;
         };
-        for p in list {
-            let kind = if commit {
+        for ((group, topic, partition), p) in commits {
+            if !commit {
+                self.stats.txn_commits_aborted += 1;
+                self.event(
+                    lp,
+                    marker_offset,
+                    p.position,
+                    EventKind::TxnAborted,
+                    &group,
+                    &topic,
+                    partition,
+                    Some(&p.value),
+                );
+                continue;
+            }
+            // "We always keep the most recent committed offset": the pending
+            // commit wins only if it was written after the stored one.
+            let newer = self
+                .get(&group, &topic, partition)
+                .is_none_or(|stored| p.value.log_offset > stored.log_offset);
+            let kind = if newer {
                 EventKind::TxnCommitted
             } else {
-                EventKind::TxnAborted
+                EventKind::TxnSuperseded
             };
             self.event(
                 lp,
                 marker_offset,
                 p.position,
                 kind,
-                &p.group,
-                &p.topic,
-                p.partition,
-                p.value.as_ref(),
+                &group,
+                &topic,
+                partition,
+                Some(&p.value),
             );
-            if commit {
+            if newer {
                 self.stats.txn_commits_applied += 1;
-                match &p.value {
-                    Some(_) => self.stats.offset_commits += 1,
-                    None => self.stats.tombstones += 1,
-                }
-                self.apply(&p.group, &p.topic, p.partition, p.value);
+                self.stats.offset_commits += 1;
+                self.apply(&group, &topic, partition, Some(p.value));
             } else {
-                self.stats.txn_commits_aborted += 1;
+                self.stats.txn_commits_superseded += 1;
             }
         }
     }
+}
+
+/// Where a record sits: its file, offsets partition and offset, the
+/// position of its batch and of its first byte.
+struct RecordAt<'a> {
+    file: &'a std::path::Path,
+    lp: i32,
+    offset: i64,
+    batch_position: u64,
+    at: u64,
+    /// The record's timestamp (ms).
+    timestamp: i64,
+}
+
+fn trailing_detail(what: &str, n: u64) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{n} byte{s} after the {what}'s last field (ignored, as the broker's reader does)")
 }

@@ -18,7 +18,8 @@ pub fn dump_index(
     text: bool,
     out: &mut Output,
 ) -> anyhow::Result<u64> {
-    let bytes = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
+    let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
+        .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
     if text {
         writeln!(out, "Dumping {file}")?;
@@ -84,7 +85,8 @@ pub fn dump_index(
 
 /// A `.txnindex`: one line per aborted transaction.
 pub fn dump_txnindex(path: &Path, text: bool, out: &mut Output) -> anyhow::Result<u64> {
-    let bytes = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
+    let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
+        .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
     if text {
         writeln!(out, "Dumping {file}")?;
@@ -121,7 +123,8 @@ pub fn dump_snapshot(
     text: bool,
     out: &mut Output,
 ) -> anyhow::Result<u64> {
-    let bytes = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
+    let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
+        .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
     let snap = snapshot::decode(&bytes).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
     let crc_valid = snap.crc == snap.computed_crc;

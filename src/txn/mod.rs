@@ -287,7 +287,7 @@ fn seed_from_snapshot(p: &Partition, st: &mut PartitionState) -> Result<()> {
         .rev()
         .filter(|(offset, _)| *offset <= st.log_start)
         .find_map(|(_, path)| {
-            let bytes = std::fs::read(path).ok()?;
+            let bytes = crate::log::files::read_regular(path, i32::MAX as u64).ok()??;
             snapshot::decode(&bytes)
                 .ok()
                 .filter(|s| s.crc == s.computed_crc)
@@ -443,12 +443,29 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                     });
                 }
             } else if h.is_control() && h.is_transactional() {
-                let marker = b
+                // A marker that does not decode (a negative version, a
+                // short key) is refused by the broker when it loads
+                // producer state (`EndTransactionMarker`, in
+                // `ProducerAppendInfo.append`; `LogSegment.recover` cuts the
+                // log there): an error, and its transaction stays open.
+                let decoded = b
                     .records(&mut scratch, opts.limits)
-                    .ok()
-                    .and_then(|mut it| it.next())
-                    .and_then(|r| r.ok())
-                    .and_then(|r| control::decode(r.key, r.value, r.position).ok());
+                    .and_then(|mut it| {
+                        it.next().unwrap_or(Err(crate::error::DecodeError::new(
+                            b.position,
+                            crate::error::DecodeErrorKind::BadControlRecord {
+                                reason: "a control batch without a record",
+                            },
+                        )))
+                    })
+                    .and_then(|r| control::decode(r.key, r.value, r.position));
+                let marker = match decoded {
+                    Ok(m) => Some(m),
+                    Err(e) => {
+                        finding(FindingKind::of_decode(&e.kind), e.to_string());
+                        None
+                    }
+                };
                 if let Some(kind @ (ControlType::Commit | ControlType::Abort)) =
                     marker.map(|m| m.kind)
                 {
@@ -557,8 +574,20 @@ pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Fi
     let mut indexed = Vec::new();
     for seg in &p.segments {
         let path = seg.log.with_extension("txnindex");
-        let Ok(bytes) = std::fs::read(&path) else {
-            continue;
+        let bytes = match crate::log::files::read_regular(&path, i32::MAX as u64) {
+            Ok(Some(b)) => b,
+            Ok(None) => continue,
+            Err(e) => {
+                out.push(finding(
+                    FindingKind::NotRegularFile,
+                    &path,
+                    0,
+                    seg.base_offset,
+                    -1,
+                    e.to_string(),
+                ));
+                continue;
+            }
         };
         let push = |out: &mut Vec<Finding>, position: u64, pid: i64, base: i64, detail: String| {
             out.push(finding(

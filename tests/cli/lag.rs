@@ -1,4 +1,4 @@
-use crate::support::{check_golden, stderr, stdout, TestEnv};
+use crate::support::{check_golden, encoded, stderr, stdout, write_segment, TestEnv};
 
 fn rows(env: &TestEnv, args: &[&str]) -> Vec<serde_json::Value> {
     let o = env.run(args, None);
@@ -210,4 +210,43 @@ fn isolation_accepts_kafkas_spelling_too() {
     );
     assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
     assert_eq!(stdout(&a), stdout(&b));
+}
+
+#[test]
+fn a_legacy_wrappers_messages_each_count_and_a_negative_commit_is_none() {
+    let env = TestEnv::new();
+    // orders-0: a magic-1 gzip wrapper of three messages (offsets 0, 1, 2),
+    // then a v2 batch of two records (offsets 3, 4): the log ends at 5.
+    let orders = encoded(
+        "out = (legacy_gzip_wrapper(2, [(None, b'a', 1), (None, b'b', 2), (None, b'c', 3)])
+       + batch(3, [(0, 0, None, b'd'), (1, 0, None, b'e')]))",
+    );
+    write_segment(&env.path("data"), "orders-0", &orders);
+    // Group g committed 1; group h (a non-Java client) committed -1.
+    let offsets = encoded(
+        "import struct
+neg = struct.pack('>hqi', 3, -1, -1) + string16('') + struct.pack('>q', 1)
+out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value(1, 1))])
+       + batch(1, [(0, 0, offset_commit_key('h', 'orders', 0), neg)]))",
+    );
+    write_segment(&env.path("data"), "__consumer_offsets-0", &offsets);
+    let r = rows(&env, &["lag", "--format", "json", "data"]);
+    // No high watermark checkpoint: end = log end = 2 records after the wrapper's 3 = 5.
+    let (log_end, committed) = (3 + 2, 1);
+    let g = find(&r, "g", "orders", 0);
+    assert_eq!(g["log_end"].as_i64(), Some(log_end));
+    assert_eq!(g["lag"].as_i64(), Some(log_end - committed));
+    // Records at offsets 1..5: two inside the wrapper (1, 2), two in the batch (3, 4).
+    assert_eq!(g["pending_records"].as_u64(), Some(2 + 2));
+    // A negative committed offset is no committed offset to Kafka's clients
+    // (ListConsumerGroupOffsetsHandler): no lag.
+    let h = find(&r, "h", "orders", 0);
+    assert_eq!(
+        (
+            h["status"].as_str(),
+            h["lag"].is_null(),
+            h["committed"].as_i64()
+        ),
+        (Some("no_committed_offset"), true, Some(-1))
+    );
 }

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod broker;
 mod crash;
 mod diff;
 mod docs;

@@ -15,9 +15,12 @@ pub struct TestEnv {
 
 impl TestEnv {
     /// A temporary folder holding a copy of `fixtures/` (as `fixtures/`).
+    /// The index files listed in `fixtures/broker/PREALLOCATED` get back the
+    /// size a broker gives them (see `restore_preallocated`).
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(&repo().join("fixtures"), &dir.path().join("fixtures"));
+        restore_preallocated(&dir.path().join("fixtures/broker"));
         TestEnv { dir }
     }
 
@@ -42,6 +45,34 @@ impl TestEnv {
             c.write_stdin(s.to_string());
         }
         c.output().unwrap()
+    }
+}
+
+/// A broker preallocates every new `.index`/`.timeindex` to
+/// `segment.index.bytes` (Kafka's `AbstractIndex`), so an active segment's
+/// index files are 10 MiB of which only the first entries are used. Git
+/// cannot store sparse files, so `fixtures/broker` holds their used part and
+/// `PREALLOCATED` lists `path size` per file (`#` lines are comments); this
+/// extends each copy to its size with zero bytes (`File::set_len`, sparse).
+pub fn restore_preallocated(broker: &Path) {
+    let Ok(manifest) = std::fs::read_to_string(broker.join("PREALLOCATED")) else {
+        return;
+    };
+    for line in manifest
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let (file, size) = line.rsplit_once(' ').unwrap();
+        let size: u64 = size.parse().unwrap();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(broker.join(file))
+            .unwrap_or_else(|e| panic!("PREALLOCATED lists {file}: {e}"));
+        assert!(
+            f.metadata().unwrap().len() <= size,
+            "{file} is larger than {size}"
+        );
+        f.set_len(size).unwrap();
     }
 }
 
@@ -161,4 +192,27 @@ impl Drop for LockHolder {
         drop(self.0.stdin.take());
         let _ = self.0.wait();
     }
+}
+
+/// Bytes from the independent encoder `fixtures/encoder.py`: `script` is
+/// Python that sets `out` (bytes) with the encoder's functions in scope.
+pub fn encoded(script: &str) -> Vec<u8> {
+    let fixtures = repo().join("fixtures").display().to_string();
+    let program = format!(
+        "import sys\nsys.path.insert(0, {fixtures:?})\nfrom encoder import *\n{script}\nsys.stdout.buffer.write(out)\n"
+    );
+    let o = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(program)
+        .output()
+        .expect("python3 runs fixtures/encoder.py");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o.stdout
+}
+
+/// Write `bytes` as the first segment of partition folder `partition` under `dir`.
+pub fn write_segment(dir: &Path, partition: &str, bytes: &[u8]) {
+    let p = dir.join(partition);
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::write(p.join("00000000000000000000.log"), bytes).unwrap();
 }

@@ -8,4 +8,11 @@
 #[allow(dead_code)]
 mod support;
 
+#[path = "../lib/builder.rs"]
+#[allow(dead_code)]
+mod builder;
+
+mod files;
+mod records;
+mod resync;
 mod writers;

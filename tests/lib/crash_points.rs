@@ -412,7 +412,7 @@ fn committed(data: &Path, group: &str) -> Result<Option<u64>, String> {
     replay
         .replay_partition(&Partition::open(&dir).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
-    Ok(replay.get(group, "orders", 0).map(|c| c.offset))
+    Ok(replay.get(group, "orders", 0).map(|c| c.offset as u64))
 }
 
 /// `klog commit`: each commit opens the offsets partition, appends one record.

@@ -51,8 +51,12 @@ fn header(
 
 /// A COMMIT (or ABORT) marker: key (version 0, type 1/0), value (version 0, coordinator epoch 0).
 fn marker(base: i64, pid: i64, epoch: i16, commit: bool) -> Vec<u8> {
+    marker_with_version(base, pid, epoch, commit, 0)
+}
+
+fn marker_with_version(base: i64, pid: i64, epoch: i16, commit: bool, version: i16) -> Vec<u8> {
     let key = ByteBuilder::new().i16(0).i16(i16::from(commit)).bytes;
-    let value = ByteBuilder::new().i16(0).i32(0).bytes;
+    let value = ByteBuilder::new().i16(version).i32(0).bytes;
     let body = ByteBuilder::new()
         .i8(0) // attributes
         .varint(0) // timestampDelta
@@ -247,4 +251,25 @@ fn a_transaction_open_in_a_snapshot_below_the_log_start_stays_unstable() {
     let st = analyze(&Partition::open(&dir).unwrap(), None);
     assert_eq!(st.last_stable_offset(), 12);
     assert_eq!(st.producers[&9].committed, 1);
+}
+
+#[test]
+fn a_marker_that_does_not_decode_is_an_error_and_completes_nothing() {
+    // EndTransactionMarker refuses a negative value version ("may indicate
+    // data corruption"); the broker refuses the batch when it loads
+    // producer state, so the transaction it would end stays open.
+    let tmp = tempfile::tempdir().unwrap();
+    let p = partition(
+        tmp.path(),
+        "payments-0",
+        &[
+            batch(0, 2, 7, 0, 0, TRANSACTIONAL),
+            marker_with_version(2, 7, 0, true, -1),
+        ],
+    );
+    let st = analyze(&p, None);
+    assert_eq!(st.findings.len(), 1, "{:?}", st.findings);
+    assert_eq!(st.findings[0].severity, kaen_log::findings::Severity::Error);
+    assert_eq!(st.producers[&7].open.map(|o| o.first_offset), Some(0));
+    assert_eq!(st.last_stable_offset(), 0);
 }

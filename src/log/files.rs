@@ -1,0 +1,88 @@
+//! Opening the files a reader is given: only regular files, never blocking.
+//!
+//! A FIFO in place of an index or a checkpoint would block a plain `open`
+//! forever, and a checkpoint symlinked to `/dev/zero` would be read without
+//! end. Every reader opens through [`open_regular`]: `O_NONBLOCK` (so
+//! opening a FIFO returns at once), then `fstat` on the opened file (so a
+//! file swapped between a check and the open is still caught), and only a
+//! regular file is read. Metadata files are also read up to a bound.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// The largest checkpoint, properties or metadata file read (a checkpoint
+/// of a million partitions is about 40 MiB).
+pub const MAX_METADATA_FILE: u64 = 64 << 20;
+
+/// Open `path` read-only if it is a regular file (following symlinks, as
+/// Kafka does); anything else is refused with a layout error naming it.
+pub fn open_regular(path: &Path) -> Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(path, "open", e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, "stat", e))?;
+    if meta.is_dir() {
+        return Err(Error::layout(path, "is a directory, not a file"));
+    }
+    if !meta.is_file() {
+        return Err(Error::layout(
+            path,
+            "is not a regular file (a FIFO, a device or a socket): not read",
+        ));
+    }
+    Ok(file)
+}
+
+/// Read the regular file at `path`, refusing one over `max` bytes; `None`
+/// when it does not exist.
+pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
+    let file = match open_regular(path) {
+        Ok(f) => f,
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
+    };
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(path, "stat", e))?
+        .len();
+    if len > max {
+        return Err(Error::layout(
+            path,
+            format!("is {len} bytes, more than such a file may be ({max}): not read"),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, "read", e))?;
+    Ok(Some(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("00000000000000000000.index");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a node.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let err = read_regular(&fifo, 10).unwrap_err().to_string();
+        assert!(err.contains("not a regular file"), "{err}");
+        assert!(read_regular(&dir.path().join("absent"), 10)
+            .unwrap()
+            .is_none());
+        std::fs::write(dir.path().join("big"), [0; 11]).unwrap();
+        assert!(read_regular(&dir.path().join("big"), 10).is_err());
+    }
+}

@@ -1,0 +1,90 @@
+//! Resync past damage is linear: junk in the middle of a segment, and a
+//! file crafted so that a plausible batch header starts every 64 bytes,
+//! are searched in bounded time.
+
+use std::time::{Duration, Instant};
+
+use crate::support::{stdout, TestEnv};
+
+/// A 61-byte v2 header that passes every cheap check (magic 2, no unused
+/// attribute bits, counts that fit) and claims `size` bytes, with a CRC that
+/// does not match.
+fn plausible_header(size: u64) -> Vec<u8> {
+    let mut h = Vec::with_capacity(64);
+    h.extend_from_slice(&0i64.to_be_bytes()); // baseOffset
+    h.extend_from_slice(&((size - 12) as i32).to_be_bytes()); // batchLength
+    h.extend_from_slice(&0i32.to_be_bytes()); // partitionLeaderEpoch
+    h.push(2); // magic
+    h.extend_from_slice(&0xdead_beefu32.to_be_bytes()); // crc (wrong)
+    h.extend_from_slice(&0i16.to_be_bytes()); // attributes
+    h.extend_from_slice(&0i32.to_be_bytes()); // lastOffsetDelta
+    h.extend_from_slice(&0i64.to_be_bytes()); // baseTimestamp
+    h.extend_from_slice(&0i64.to_be_bytes()); // maxTimestamp
+    h.extend_from_slice(&(-1i64).to_be_bytes()); // producerId
+    h.extend_from_slice(&(-1i16).to_be_bytes()); // producerEpoch
+    h.extend_from_slice(&(-1i32).to_be_bytes()); // baseSequence
+    h.extend_from_slice(&0i32.to_be_bytes()); // recordsCount
+    h
+}
+
+fn verify_bounded(env: &TestEnv, path: &str) -> String {
+    let started = Instant::now();
+    let o = env.run(&["verify-crc", "--no-index-checks", path], None);
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(15), "verify-crc took {took:?}");
+    assert_eq!(o.status.code(), Some(1));
+    stdout(&o)
+}
+
+#[test]
+fn r5_junk_in_the_middle_is_passed_over_and_batches_after_it_are_found() {
+    let env = TestEnv::new();
+    let dir = env.path("fixtures/data/orders-0");
+    let log = dir.join("00000000000000000090.log");
+    let clean = std::fs::read(&log).unwrap();
+    // 2 MiB of pseudo-random bytes between the first batch and the rest.
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let junk: Vec<u8> = (0..2 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let mut bytes = clean[..317].to_vec();
+    bytes.extend(&junk);
+    bytes.extend(&clean[317..]);
+    std::fs::write(&log, &bytes).unwrap();
+    let text = verify_bounded(&env, "fixtures/data/orders-0");
+    let resumes = 317 + junk.len();
+    assert!(
+        text.contains(&format!("valid batches resume at position {resumes}")),
+        "{text}"
+    );
+}
+
+#[test]
+fn r5_a_file_of_plausible_headers_ends_the_search_in_linear_time() {
+    // Every 64 bytes a header claims the rest of an 8 MiB file: without a
+    // budget each would be checksummed over megabytes (quadratic).
+    let env = TestEnv::new();
+    let dir = env.path("crafted/t-0");
+    std::fs::create_dir_all(&dir).unwrap();
+    let len: u64 = 8 << 20;
+    let mut bytes = Vec::with_capacity(len as usize);
+    while (bytes.len() as u64) + 64 <= len {
+        let at = bytes.len() as u64;
+        let mut h = plausible_header(len - at);
+        h.resize(64, 0);
+        bytes.extend(h);
+    }
+    // The first entry: a size field that is too small, so framing breaks at 0.
+    bytes[8..12].copy_from_slice(&3i32.to_be_bytes());
+    std::fs::write(dir.join("00000000000000000000.log"), &bytes).unwrap();
+    let text = verify_bounded(&env, "crafted/t-0");
+    assert!(
+        text.contains("the search for valid batches after it gave up at position"),
+        "{text}"
+    );
+}
