@@ -1,5 +1,6 @@
 //! Every group the offsets topic describes, whatever its protocol: classic
-//! groups from GroupMetadataValue, consumer (KIP-848), share (KIP-932) and
+//! groups from GroupMetadataValue (and, for a group with committed offsets
+//! only, the empty "simple" classic group Kafka creates for it), consumer (KIP-848), share (KIP-932) and
 //! streams (KIP-1071) groups from their coordinator records, as the group
 //! coordinator rebuilds them when it loads the partition
 //! (`GroupMetadataManager.replay`), plus each share-partition's state from
@@ -248,6 +249,19 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
         if let Some(g) = out.get_mut(&group) {
             g.members.push(m);
         }
+    }
+    // A group with committed offsets and no group record is a "simple
+    // consumer group": an empty classic group without a protocol type
+    // (OffsetMetadataManager.replay creates it with getOrMaybeCreateClassicGroup).
+    for group in replay.table.keys() {
+        out.entry(group.clone()).or_insert_with(|| GroupView {
+            group: group.clone(),
+            kind: "classic",
+            state: "Empty",
+            log_partition: -1,
+            log_offset: -1,
+            ..GroupView::default()
+        });
     }
     for g in out.values_mut().filter(|g| g.kind != "classic") {
         let mut assignors: Vec<String> = g

@@ -496,3 +496,20 @@ fn layout_annotates_metadata_records_field_by_field() {
     assert!(find("value: featureLevel").contains("00 19"));
     assert!(find("value: featureLevel").trim_end().ends_with("25"));
 }
+
+#[test]
+fn groups_with_offsets_only_are_simple_classic_groups() {
+    let env = TestEnv::new();
+    // fixtures/groups (make.sh): live commits of analytics, auditor, courier
+    // and kitchen; audit's were tombstoned; no group records at all.
+    let o = env.run(&["groups", "--format", "csv", "fixtures/groups"], None);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        "group,type,state,epoch,assignment_epoch,protocol,members,recorded\n\
+         analytics,classic,Empty,-,-,-,0,-\n\
+         auditor,classic,Empty,-,-,-,0,-\n\
+         courier,classic,Empty,-,-,-,0,-\n\
+         kitchen,classic,Empty,-,-,-,0,-\n"
+    );
+}
