@@ -458,3 +458,169 @@ impl Image {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rec(name: &str, data: Value) -> MetadataRecord {
+        MetadataRecord {
+            frame: None,
+            name: name.into(),
+            data: Some(data),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn partition_change_merges_as_partition_registration_merge() {
+        let mut img = Image::default();
+        img.apply(0, &rec("TopicRecord", json!({"name": "t", "topicId": "T"})));
+        img.apply(
+            1,
+            &rec(
+                "PartitionRecord",
+                json!({"partitionId": 0, "topicId": "T", "replicas": [1, 2], "isr": [1, 2],
+                       "leader": 1, "leaderEpoch": 4, "partitionEpoch": 7,
+                       "eligibleLeaderReplicas": [2]}),
+            ),
+        );
+        // No leader change (absent = -2): leader epoch kept, partition epoch + 1.
+        img.apply(
+            2,
+            &rec(
+                "PartitionChangeRecord",
+                json!({"partitionId": 0, "topicId": "T", "isr": [1]}),
+            ),
+        );
+        let p = |img: &Image| img.topics["T"].partitions[&0].clone();
+        assert_eq!(
+            (
+                p(&img).leader,
+                p(&img).leader_epoch,
+                p(&img).partition_epoch
+            ),
+            (1, 4, 8)
+        );
+        assert_eq!(p(&img).isr, [1]);
+        // An explicit -2 is no change either; a new leader bumps the leader epoch.
+        img.apply(
+            3,
+            &rec(
+                "PartitionChangeRecord",
+                json!({"partitionId": 0, "topicId": "T", "leader": -2}),
+            ),
+        );
+        assert_eq!((p(&img).leader_epoch, p(&img).partition_epoch), (4, 9));
+        img.apply(
+            4,
+            &rec(
+                "PartitionChangeRecord",
+                json!({"partitionId": 0, "topicId": "T", "leader": 2}),
+            ),
+        );
+        assert_eq!(
+            (
+                p(&img).leader,
+                p(&img).leader_epoch,
+                p(&img).partition_epoch
+            ),
+            (2, 5, 10)
+        );
+        // ClearElrRecord for every topic: the ELR goes, the partition epoch moves.
+        img.apply(5, &rec("ClearElrRecord", json!({"topicName": ""})));
+        assert!(p(&img).eligible_leader_replicas.is_empty());
+        assert_eq!(p(&img).partition_epoch, 11);
+        // A change for an unknown partition is a note, not a failure.
+        img.apply(
+            6,
+            &rec(
+                "PartitionChangeRecord",
+                json!({"partitionId": 9, "topicId": "T"}),
+            ),
+        );
+        assert_eq!(img.notes.len(), 1);
+        // RemoveTopicRecord drops the topic and its configs, remembering the name.
+        img.apply(
+            7,
+            &rec(
+                "ConfigRecord",
+                json!({"resourceType": 2, "resourceName": "t", "name": "a", "value": "b"}),
+            ),
+        );
+        img.apply(8, &rec("RemoveTopicRecord", json!({"topicId": "T"})));
+        assert!(img.topics.is_empty() && img.configs.is_empty());
+        assert_eq!(img.deleted_topics["T"], "t");
+    }
+
+    #[test]
+    fn broker_changes_need_the_registered_epoch() {
+        let mut img = Image::default();
+        img.apply(
+            0,
+            &rec(
+                "RegisterBrokerRecord",
+                json!({"brokerId": 1, "brokerEpoch": 10, "fenced": true}),
+            ),
+        );
+        // Another epoch: Kafka throws (getBrokerOrThrow); here a note.
+        img.apply(1, &rec("UnfenceBrokerRecord", json!({"id": 1, "epoch": 9})));
+        assert!(img.brokers[&1].fenced);
+        assert_eq!(img.notes.len(), 1);
+        img.apply(
+            2,
+            &rec("UnfenceBrokerRecord", json!({"id": 1, "epoch": 10})),
+        );
+        assert!(!img.brokers[&1].fenced);
+        // BrokerRegistrationChangeRecord: fenced 1 fences, -1 unfences, 0 leaves it.
+        img.apply(
+            3,
+            &rec(
+                "BrokerRegistrationChangeRecord",
+                json!({"brokerId": 1, "brokerEpoch": 10, "fenced": 1}),
+            ),
+        );
+        assert!(img.brokers[&1].fenced);
+        img.apply(
+            4,
+            &rec(
+                "BrokerRegistrationChangeRecord",
+                json!({"brokerId": 1, "brokerEpoch": 10, "inControlledShutdown": 1}),
+            ),
+        );
+        assert!(img.brokers[&1].fenced && img.brokers[&1].in_controlled_shutdown);
+        img.apply(
+            5,
+            &rec(
+                "UnregisterBrokerRecord",
+                json!({"brokerId": 1, "brokerEpoch": 10}),
+            ),
+        );
+        assert!(img.brokers.is_empty());
+        // Features: level 0 removes a feature, never metadata.version.
+        img.apply(
+            6,
+            &rec(
+                "FeatureLevelRecord",
+                json!({"name": "kraft.version", "featureLevel": 1}),
+            ),
+        );
+        img.apply(
+            7,
+            &rec(
+                "FeatureLevelRecord",
+                json!({"name": "kraft.version", "featureLevel": 0}),
+            ),
+        );
+        img.apply(
+            8,
+            &rec(
+                "FeatureLevelRecord",
+                json!({"name": "metadata.version", "featureLevel": 0}),
+            ),
+        );
+        assert_eq!(img.features.len(), 1);
+        assert_eq!(img.features["metadata.version"], 0);
+    }
+}
