@@ -13,7 +13,8 @@
 //!   `size` bytes; a reader skips tags it does not know;
 //! - in other versions strings carry an int16 length, bytes and arrays an
 //!   int32 length (-1 = null);
-//! - a nullable struct starts with a byte: -1 for null, 1 before the struct;
+//! - a nullable struct starts with a byte, -1 for null and 1 before the
+//!   struct; as a tagged field, with an unsigned varint, 0 for null;
 //! - a uuid is 16 bytes, shown as Kafka's `Uuid.toString` (URL-safe base64
 //!   without padding); bool is one byte (non-zero is true); float64 is
 //!   IEEE-754 big-endian.
@@ -430,10 +431,16 @@ impl Reader {
                     }
                 }
             }
-            // A nullable struct starts with a presence byte: negative is
-            // null (MessageDataGenerator: `readByte() < 0`), else the struct.
+            // A nullable struct starts with a presence marker
+            // (MessageDataGenerator.generateStructReader): a byte, negative
+            // for null, or inside a tagged field an unsigned varint, 0 for null.
             Ty::Struct(fields) if self.nullable(f) => {
-                if c.i8()? < 0 {
+                let null = if self.tagged(f).is_some() {
+                    c.uvarint()? == 0
+                } else {
+                    c.i8()? < 0
+                };
+                if null {
                     Value::Null
                 } else {
                     self.fields(c, fields, &format!("{path}."))?

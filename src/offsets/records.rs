@@ -11,6 +11,15 @@
 //! `group-coordinator/src/main/resources/common/message/` (older files give
 //! it as the key's `validVersions`); the tables below name the file of each.
 //! A type or value version not here is named `unknown(type)` or shown raw.
+//!
+//! The value layouts are Kafka 4.1's (the `common/message/*.json` resources
+//! of the 4.1.1 group- and share-coordinator jars): ShareSnapshot and
+//! ShareUpdate have an int32 SnapshotEpoch and ShareSnapshot the
+//! Create/WriteTimestamp fields, share and streams group metadata carry an
+//! untagged MetadataHash (consumer groups a tagged one), and
+//! ShareGroupStatePartitionMetadata lists initializing topics first. Types 9
+//! (ShareGroupPartitionMetadata) and 18 (StreamsGroupPartitionMetadata) are
+//! gone from 4.1 and type 24 is newer: they are named only.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use serde_json::{json, Value};
@@ -64,7 +73,10 @@ static GROUP: &[Field] = &[f!("GroupId", S)];
 static GROUP_MEMBER: &[Field] = &[f!("GroupId", S), f!("MemberId", S)];
 static GROUP_REGEX: &[Field] = &[f!("GroupId", S), f!("RegularExpression", S)];
 
-static EPOCH: &[Field] = &[f!("Epoch", I32)];
+// ConsumerGroupMetadataValue.json: MetadataHash added in 4.1 (KIP-1101), tagged.
+static CONSUMER_EPOCH: &[Field] = &[f!("Epoch", I32), f!("MetadataHash", I64, tag: Some((0, 0)))];
+// ShareGroupMetadataValue.json, StreamsGroupMetadataValue.json: MetadataHash untagged.
+static EPOCH_HASH: &[Field] = &[f!("Epoch", I32), f!("MetadataHash", I64)];
 static ASSIGNMENT_EPOCH: &[Field] = &[f!("AssignmentEpoch", I32)];
 static TOPIC_PARTITIONS: Ty = Ty::Array(&Ty::Struct(&[f!("TopicId", U), f!("Partitions", I32S)]));
 static TOPIC_METADATA: &[Field] = &[f!(
@@ -124,6 +136,14 @@ static SHARE_ASSIGNMENT: &[Field] = &[
 ];
 // ShareGroupStatePartitionMetadataValue.json.
 static SHARE_STATE_PARTITIONS: &[Field] = &[
+    f!(
+        "InitializingTopics",
+        Ty::Array(&Ty::Struct(&[
+            f!("TopicId", U),
+            f!("TopicName", S),
+            f!("Partitions", I32S)
+        ]))
+    ),
     f!(
         "InitializedTopics",
         Ty::Array(&Ty::Struct(&[
@@ -197,7 +217,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         3,
         "ConsumerGroupMetadata",
         GROUP,
-        Some(value("ConsumerGroupMetadataValue", EPOCH)),
+        Some(value("ConsumerGroupMetadataValue", CONSUMER_EPOCH)),
     ),
     // ConsumerGroupPartitionMetadataKey/Value.json
     rt(
@@ -262,7 +282,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         11,
         "ShareGroupMetadata",
         GROUP,
-        Some(value("ShareGroupMetadataValue", EPOCH)),
+        Some(value("ShareGroupMetadataValue", EPOCH_HASH)),
     ),
     // ShareGroupTargetAssignmentMetadataKey/Value.json
     rt(
@@ -316,7 +336,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         17,
         "StreamsGroupMetadata",
         GROUP,
-        Some(value("StreamsGroupMetadataValue", EPOCH)),
+        Some(value("StreamsGroupMetadataValue", EPOCH_HASH)),
     ),
     // StreamsGroupPartitionMetadataKey.json (value: named, shown raw)
     rt(18, "StreamsGroupPartitionMetadata", GROUP, None),
@@ -369,14 +389,16 @@ static STATE_BATCHES: Ty = Ty::Array(&Ty::Struct(&[
 ]));
 static SHARE_KEY: &[Field] = &[f!("GroupId", S), f!("TopicId", U), f!("Partition", I32)];
 static SHARE_SNAPSHOT: &[Field] = &[
-    f!("SnapshotEpoch", Ty::Uint16),
+    f!("SnapshotEpoch", I32),
     f!("StateEpoch", I32),
     f!("LeaderEpoch", I32),
     f!("StartOffset", I64),
+    f!("CreateTimestamp", I64),
+    f!("WriteTimestamp", I64),
     f!("StateBatches", STATE_BATCHES),
 ];
 static SHARE_UPDATE: &[Field] = &[
-    f!("SnapshotEpoch", Ty::Uint16),
+    f!("SnapshotEpoch", I32),
     f!("LeaderEpoch", I32),
     f!("StartOffset", I64),
     f!("StateBatches", STATE_BATCHES),

@@ -34,6 +34,30 @@ pub struct TransactionMetadata {
     pub start_timestamp_ms: i64,
 }
 
+impl CoordinatorView {
+    /// Whether the coordinator has the transaction of `producer_id` at
+    /// `producer_epoch` ongoing with `topic`-`partition` among its partitions:
+    /// then an old open transaction there is not hanging, only long
+    /// (`TransactionsCommand` find-hanging drops such candidates).
+    pub fn has_ongoing(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+        topic: &str,
+        partition: i32,
+    ) -> bool {
+        self.transactions.values().any(|m| {
+            m.producer_id == producer_id
+                && m.producer_epoch == producer_epoch
+                && m.status == 1
+                && m.partitions.as_ref().is_some_and(|ps| {
+                    ps.iter()
+                        .any(|(t, ids)| t == topic && ids.contains(&partition))
+                })
+        })
+    }
+}
+
 /// Kafka's name for a TransactionStatus id.
 pub fn status_name(status: i8) -> &'static str {
     match status {

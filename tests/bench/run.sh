@@ -45,6 +45,14 @@
 #           the partition folder, next to plain verify-crc on the same folder)
 #        b. on the partitions: cat of all segments, klog verify-crc --jobs 1
 #           DIR, --jobs 2 DIR, and DIR (default: one job per core)
+#           and, when java and mvn are installed, Kafka's own kafka-dump-log
+#           (kafka.tools.DumpLogSegments --deep-iteration --print-data-log
+#           --files FILE, from the Kafka release pinned in tests/kafka/pom.xml,
+#           resolved by mvn into ~/.m2): the peer a Kafka operator uses today.
+#           Its record count is checked once before timing. It prints every
+#           record as text from a JVM, so on the full 1 GiB segment it is by
+#           far the slowest row: expect it to add minutes (BENCH_KAFKA=0
+#           leaves it out).
 #        c. per codec: klog dump-segment --format json FILE > /dev/null,
 #           klog_decode FILE, kafka_protocol_decode FILE
 #      with hyperfine (one `--runs 1 --shell=none --output=null --export-json`
@@ -83,10 +91,12 @@
 #                    smoke run never overwrites the published numbers)
 #   BENCH_SEED       generator seed (default 42)
 #   BENCH_HYPERFINE=0  ignore hyperfine even if installed (use the harness)
+#   BENCH_KAFKA=0    leave out the kafka-dump-log row even if java and mvn exist
 #
 # Needs: bash, cargo, python3, cat, nproc, about 2.5 GiB free in BENCH_DIR
 # (and as much page cache). Optional: hyperfine, GNU time (/usr/bin/time),
-# taskset (the one-CPU decode row). Nothing is installed by this script; on
+# taskset (the one-CPU decode row), java 17+ and mvn (the kafka-dump-log row;
+# Maven Central reachable the first time). Nothing is installed by this script; on
 # Debian/Ubuntu:
 #   sudo apt-get update && sudo apt-get install -y hyperfine time
 #
@@ -132,6 +142,7 @@ BENCH_CODECS=${BENCH_CODECS:-none gzip snappy lz4 zstd}
 BENCH_SEED=${BENCH_SEED:-42}
 BENCH_KEEP=${BENCH_KEEP:-0}
 BENCH_HYPERFINE=${BENCH_HYPERFINE:-1}
+BENCH_KAFKA=${BENCH_KAFKA:-1}
 
 is_int() { [[ "$1" =~ ^[0-9]+$ ]]; }
 is_int "$BENCH_BYTES" && (( BENCH_BYTES >= 65536 )) || die "BENCH_BYTES must be an integer >= 65536"
@@ -217,6 +228,25 @@ example() {  # example NAME -> prints its path, or nothing if it does not build
 CRC_FLOOR=$(example crc_floor)
 KLOG_DECODE=$(example klog_decode)
 KP_DECODE=$(example kafka_protocol_decode)
+KAFKA_CP=""
+KAFKA_VERSION=""
+if [[ "$BENCH_KAFKA" == 0 ]]; then
+    :
+elif command -v java >/dev/null && command -v mvn >/dev/null; then
+    log "resolving Kafka's jars (tests/kafka/pom.xml) for the kafka-dump-log row"
+    if timeout 900 mvn -q -B -f "$REPO/tests/kafka/pom.xml" dependency:build-classpath \
+            -Dmdep.outputFile="$WORK/kafka-cp.txt" > "$WORK/mvn.log" 2>&1; then
+        KAFKA_CP=$(cat "$WORK/kafka-cp.txt")
+        KAFKA_VERSION=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$REPO/tests/kafka/pom.xml")
+    else
+        cat "$WORK/mvn.log" >&2
+        log "mvn could not resolve Kafka's jars: the kafka-dump-log row is left out"
+    fi
+else
+    log "java or mvn not found: the kafka-dump-log row is left out (to get them: apt-get install -y openjdk-17-jdk-headless maven)"
+fi
+KAFKA_DUMP=()
+[[ -z "$KAFKA_CP" ]] || KAFKA_DUMP=(java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$KAFKA_CP" kafka.tools.DumpLogSegments --deep-iteration --print-data-log --files)
 
 # ---- input generator ---------------------------------------------------------
 # Stops once the on-disk size estimate (Kafka v2 record/batch framing, all
@@ -324,6 +354,12 @@ for tool in "$KLOG_DECODE" "$KP_DECODE"; do
     DECODED=$line
 done
 
+if (( ${#KAFKA_DUMP[@]} )); then
+    log "checking kafka-dump-log's record count on the segment"
+    kafka_records=$("${KAFKA_DUMP[@]}" "$FILE" | grep -c '^| offset: ') || die "kafka-dump-log failed on $FILE"
+    [[ "$kafka_records" == "$RECORDS" ]] || die "kafka-dump-log printed $kafka_records records, klog counted $RECORDS"
+fi
+
 # ---- b. many partitions below the read-ahead size ---------------------------
 PARTS="$WORK/parts"
 log "generating $BENCH_PARTITIONS partitions of ~$BENCH_PARTITION_BYTES bytes into $PARTS"
@@ -395,6 +431,7 @@ if [[ -n "$KLOG_DECODE" ]]; then
     [[ -z "$TASKSET" ]] || add klog-decode-1cpu $S "taskset -c $ONE_CPU klog_decode FILE (one CPU)" "$FILE_BYTES" "$RECORDS" "$TASKSET" -c "$ONE_CPU" "$KLOG_DECODE" "$FILE"
 fi
 [[ -z "$KP_DECODE" ]] || add kp-decode $S "kafka_protocol_decode FILE (CRC + every record)" "$FILE_BYTES" "$RECORDS" "$KP_DECODE" "$FILE"
+(( ! ${#KAFKA_DUMP[@]} )) || add kafka-dump-log $S "kafka-dump-log --deep-iteration --print-data-log --files FILE > /dev/null (Kafka $KAFKA_VERSION)" "$FILE_BYTES" "$RECORDS" "${KAFKA_DUMP[@]}" "$FILE"
 J=jobs
 add cat-parts $J "cat DIR/*/*.log > /dev/null" "$PARTS_BYTES" "$PARTS_RECORDS" cat "${PART_LOGS[@]}"
 add jobs-1 $J "klog verify-crc --jobs 1 DIR" "$PARTS_BYTES" "$PARTS_RECORDS" "$KLOG" verify-crc --jobs 1 "$PARTS"
@@ -555,6 +592,10 @@ if "verify-deep" in med:
         mbs("verify-deep"), mrs("verify-deep"), rss["verify-deep"]))
     p("")
 dj = mrs("dump-json")
+if "kafka-dump-log" in med:
+    p("Kafka's own `kafka-dump-log` (what a Kafka operator runs today; JVM start included) decodes the same segment in %.3f s: `klog dump-segment --format json` takes %.3f s, %.2f× as fast. Peak RSS %.1f MiB vs %.1f MiB." % (
+        med["kafka-dump-log"], med["dump-json"], med["kafka-dump-log"] / med["dump-json"], rss["kafka-dump-log"], rss["dump-json"]))
+    p("")
 targets.append(("`dump-segment --format json` ≥ 2 M records/s uncompressed", "%.2f M/s" % dj, dj >= 2))
 if "kp-decode" in med and "klog-decode" in med:
     r = med["kp-decode"] / med["klog-decode"]

@@ -513,3 +513,94 @@ fn groups_with_offsets_only_are_simple_classic_groups() {
          kitchen,classic,Empty,-,-,-,0,-\n"
     );
 }
+
+/// fixtures/kafka-real: a real Kafka 4.1.1 cluster's log directories and
+/// Kafka's own answers (`expected/`, written by tests/kafka/run.sh).
+#[test]
+fn real_kafka_metadata_and_groups_match_kafkas_answers() {
+    let env = TestEnv::new();
+    // Read-only commands: run on the committed tree itself.
+    let root = crate::support::repo().join("fixtures/kafka-real");
+    let real = root.to_str().unwrap();
+    let dirs: Vec<String> = (1..=3).map(|b| format!("{real}/broker-{b}")).collect();
+    // Every metadata record and every coordinator record decodes.
+    for d in &dirs {
+        for entry in std::fs::read_dir(std::path::Path::new(d)).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if !(name.starts_with("__cluster_metadata-")
+                || name.starts_with("__consumer_offsets-")
+                || name.starts_with("__share_group_state-"))
+            {
+                continue;
+            }
+            let path = format!("{d}/{name}");
+            let o = env.run(&["dump-segment", "--format", "json", &path], None);
+            for (offset, decoded) in records(&json_lines(&stdout(&o))) {
+                if decoded.is_null() {
+                    continue; // transaction markers
+                }
+                let undecoded = decoded.get("error").is_some()
+                    || decoded["value"].get("raw").is_some()
+                    || decoded.get("raw").is_some();
+                assert!(!undecoded, "{path} offset {offset}: {decoded}");
+            }
+        }
+    }
+    // The topics kafka-metadata-shell lists under /image/topics/byName.
+    let o = env.run(&["metadata", "--format", "json", &dirs[0]], None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let mut names: Vec<String> = v["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    let shell = std::fs::read_to_string(env.path(&format!(
+        "{real}/expected/metadata-shell/ls_image_topics_byName.txt"
+    )))
+    .unwrap();
+    let mut want: Vec<String> = shell
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    want.sort();
+    assert_eq!(names, want);
+    // Groups: the type and state Kafka's admin client reported for each.
+    let mut args = vec!["groups", "--format", "json"];
+    args.extend(dirs.iter().map(String::as_str));
+    let o = env.run(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let got: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let got: Vec<(String, String, String)> = got
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["group"].as_str().unwrap().into(),
+                g["kind"].as_str().unwrap().into(),
+                g["state"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{real}/expected/groups.json")).unwrap(),
+    )
+    .unwrap();
+    let want: Vec<(String, String, String)> = expected
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["group"].as_str().unwrap().into(),
+                g["type"].as_str().unwrap().to_lowercase(),
+                g["state"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+}

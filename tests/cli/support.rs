@@ -14,12 +14,15 @@ pub struct TestEnv {
 }
 
 impl TestEnv {
-    /// A temporary folder holding a copy of `fixtures/` (as `fixtures/`).
-    /// The index files listed in `fixtures/broker/PREALLOCATED` get back the
-    /// size a broker gives them (see `restore_preallocated`).
+    /// A temporary folder holding a copy of `fixtures/` (as `fixtures/`),
+    /// without `fixtures/kafka-real/` (a real cluster's directories, which
+    /// `kafka_real.rs` copies itself). The index files listed in
+    /// `fixtures/broker/PREALLOCATED` get back the size a broker gives them
+    /// (see `restore_preallocated`).
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(&repo().join("fixtures"), &dir.path().join("fixtures"));
+        std::fs::remove_dir_all(dir.path().join("fixtures/kafka-real")).ok();
         restore_preallocated(&dir.path().join("fixtures/broker"));
         TestEnv { dir }
     }

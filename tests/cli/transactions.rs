@@ -315,3 +315,31 @@ fn repair_rebuilds_a_missing_transaction_index() {
         .collect();
     assert_eq!(got, [(200, 8, 10, 6)]);
 }
+
+#[test]
+fn an_open_transaction_its_coordinator_has_ongoing_is_not_hanging() {
+    // kafka-transactions find-hanging drops a candidate whose coordinator
+    // reports it Ongoing, same producer and epoch, with the partition in it.
+    // fixtures/txn: slow-app (producer 300, epoch 0) is Ongoing with
+    // payments-0 in __transaction_state-0.
+    let env = TestEnv::new();
+    let now = ["--now-ms", "1700000120000"];
+    let alone = env.run(
+        &[&["transactions"][..], &now, &["fixtures/txn/payments-0"]].concat(),
+        None,
+    );
+    assert!(
+        stdout(&alone).contains("hanging_transaction producer 300"),
+        "{}",
+        stdout(&alone)
+    );
+    let both = env.run(
+        &[&["transactions"][..], &now, &["fixtures/txn"]].concat(),
+        None,
+    );
+    assert!(
+        !stdout(&both).contains("hanging_transaction"),
+        "{}",
+        stdout(&both)
+    );
+}

@@ -1,0 +1,847 @@
+package klogoracle;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Exit;
+
+/**
+ * The Kafka oracle's driver: runs the scenarios against a running 3-node
+ * KRaft cluster with the real Java clients and records Kafka's answers.
+ * Broker stops, restarts and kills go through the control script named by
+ * the environment variable KLOG_ORACLE_CTL (run.sh writes it).
+ *
+ * Subcommands:
+ *   ports N                      N free loopback TCP ports, one a line
+ *   wait-ready BOOTSTRAP N SECS  exit 0 once N brokers answer, else 1
+ *   scenarios BOOTSTRAP OUT      every scenario, then the recorded answers
+ *   tool OUTFILE CLASS ARGS...   run a Kafka tool's main in this JVM, stdout to OUTFILE
+ *   tools LISTFILE               the same for each line of LISTFILE (tab-separated)
+ */
+public final class Driver {
+    /** Every record timestamp is BASE_TS + n: by-timestamp lookups are deterministic. */
+    static final long BASE_TS = 1767225600000L; // 2026-01-01T00:00:00Z
+
+    static String bootstrap;
+    static Path out;
+    static final List<String> log = new ArrayList<>();
+
+    public static void main(String[] args) throws Exception {
+        switch (args[0]) {
+            case "ports" -> ports(Integer.parseInt(args[1]));
+            case "wait-ready" -> System.exit(waitReady(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3])) ? 0 : 1);
+            case "scenarios" -> {
+                bootstrap = args[1];
+                out = Paths.get(args[2]);
+                Files.createDirectories(out);
+                int code = 0;
+                try {
+                    scenarios();
+                } catch (Throwable t) {
+                    t.printStackTrace();
+                    code = 1;
+                }
+                // The open transaction's producer is never closed: halt.
+                System.out.flush();
+                System.err.flush();
+                Runtime.getRuntime().halt(code);
+            }
+            case "tool" -> {
+                String[] rest = java.util.Arrays.copyOfRange(args, 3, args.length);
+                int code = runTool(Paths.get(args[1]), args[2], rest);
+                System.exit(code);
+            }
+            case "tools" -> {
+                int failed = 0;
+                for (String line : Files.readAllLines(Paths.get(args[1]))) {
+                    if (line.isBlank()) continue;
+                    String[] f = line.split("\t");
+                    int code = runTool(Paths.get(f[0]), f[1], java.util.Arrays.copyOfRange(f, 2, f.length));
+                    if (code != 0) {
+                        System.err.println("tool exit " + code + ": " + line);
+                        failed++;
+                    }
+                }
+                System.exit(failed == 0 ? 0 : 1);
+            }
+            default -> throw new IllegalArgumentException(args[0]);
+        }
+    }
+
+    static void ports(int n) throws IOException {
+        List<ServerSocket> held = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+            held.add(s);
+            System.out.println(s.getLocalPort());
+        }
+        for (ServerSocket s : held) s.close();
+    }
+
+    static Admin admin(String bs) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bs);
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10000);
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20000);
+        return Admin.create(p);
+    }
+
+    static boolean waitReady(String bs, int n, int secs) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(secs);
+        try (Admin a = admin(bs)) {
+            while (System.nanoTime() < deadline) {
+                try {
+                    int brokers = a.describeCluster().nodes().get(5, TimeUnit.SECONDS).size();
+                    if (brokers >= n) return true;
+                } catch (Exception e) {
+                    // not yet
+                }
+                Thread.sleep(500);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return false;
+    }
+
+    // ---- helpers ------------------------------------------------------------
+
+    static void note(String s) {
+        System.err.println("[driver] " + s);
+        log.add(s);
+    }
+
+    static void ctl(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(System.getenv("KLOG_ORACLE_CTL"));
+        Collections.addAll(cmd, args);
+        Process p = new ProcessBuilder(cmd).inheritIO().start();
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new IllegalStateException("ctl " + String.join(" ", args) + " timed out");
+        }
+        if (p.exitValue() != 0) throw new IllegalStateException("ctl " + String.join(" ", args) + " failed");
+    }
+
+    static Properties producerProps(String clientId) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 60000); // a batch closes at flush()
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, 65536);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false);
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 30000);
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120000);
+        return p;
+    }
+
+    static KafkaProducer<String, String> producer(String clientId, Map<String, Object> extra) {
+        Properties p = producerProps(clientId);
+        p.putAll(extra);
+        return new KafkaProducer<>(p);
+    }
+
+    static Properties consumerProps(String group, String protocol) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, group + "-client");
+        p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        return p;
+    }
+
+    /** Records key-<n>/value text with timestamps BASE_TS + tsBase + n, flushed every batch records. */
+    static void produce(KafkaProducer<String, String> pr, String topic, int partition, int from, int count, int batch,
+                        long tsBase, String valuePrefix) throws Exception {
+        for (int i = from; i < from + count; i++) {
+            pr.send(new ProducerRecord<>(topic, partition, BASE_TS + tsBase + i, "key-" + i, valuePrefix + "-" + i)).get(0, TimeUnit.SECONDS);
+        }
+    }
+
+    static void produceBatched(KafkaProducer<String, String> pr, String topic, int partition, int from, int count, int batch,
+                               long tsBase, String valuePrefix) throws Exception {
+        List<java.util.concurrent.Future<?>> fs = new ArrayList<>();
+        for (int i = from; i < from + count; i++) {
+            fs.add(pr.send(new ProducerRecord<>(topic, partition, BASE_TS + tsBase + i, "key-" + i, valuePrefix + "-" + i)));
+            if ((i - from + 1) % batch == 0) pr.flush();
+        }
+        pr.flush();
+        for (var f : fs) f.get(60, TimeUnit.SECONDS);
+    }
+
+    static void createTopic(Admin a, String name, Map<Integer, List<Integer>> assignment, Map<String, String> cfg) throws Exception {
+        NewTopic t = new NewTopic(name, assignment);
+        Map<String, String> c = new HashMap<>();
+        c.put("internal.segment.bytes", "400");
+        c.put("index.interval.bytes", "100"); // index entries even in tiny segments
+        c.put("min.insync.replicas", "2");
+        c.putAll(cfg);
+        t.configs(c);
+        a.createTopics(List.of(t)).all().get(60, TimeUnit.SECONDS);
+        waitLeaders(a, name, assignment);
+    }
+
+    static void waitLeaders(Admin a, String name, Map<Integer, List<Integer>> assignment) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            try {
+                TopicDescription d = a.describeTopics(List.of(name)).allTopicNames().get(10, TimeUnit.SECONDS).get(name);
+                boolean ok = d.partitions().size() == assignment.size();
+                for (TopicPartitionInfo p : d.partitions()) {
+                    ok &= p.leader() != null && p.leader().id() == assignment.get(p.partition()).get(0)
+                        && p.isr().size() == assignment.get(p.partition()).size();
+                }
+                if (ok) return;
+            } catch (Exception e) {
+                // metadata not yet propagated
+            }
+            Thread.sleep(200);
+        }
+        throw new IllegalStateException("topic " + name + " has no leaders after 60 s");
+    }
+
+    static Map<Integer, List<Integer>> rf3(int partitions) {
+        Map<Integer, List<Integer>> m = new LinkedHashMap<>();
+        for (int p = 0; p < partitions; p++) m.put(p, List.of(1, 2, 3));
+        return m;
+    }
+
+    static void waitIsr(Admin a, String topic, int partition, int size, int secs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(secs);
+        while (System.nanoTime() < deadline) {
+            TopicDescription d = a.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
+            if (d.partitions().get(partition).isr().size() == size) return;
+            Thread.sleep(250);
+        }
+        throw new IllegalStateException(topic + "-" + partition + " ISR never reached " + size);
+    }
+
+    /** A consumer that reads `upTo` records of tp (assigned by its group) and commits offset `commit`. */
+    static void groupCommit(String group, String protocol, TopicPartition tp, long upTo, long commit) {
+        Properties p = consumerProps(group, protocol);
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1000);
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            c.subscribe(List.of(tp.topic()));
+            long seen = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (seen < upTo && System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) {
+                    if (r.partition() == tp.partition()) seen++;
+                }
+            }
+            if (seen < upTo) throw new IllegalStateException(group + " read " + seen + " of " + upTo);
+            c.commitSync(Map.of(tp, new OffsetAndMetadata(commit, "")), Duration.ofSeconds(30));
+        }
+    }
+
+    static void assignCommit(String group, Map<TopicPartition, Long> offsets) {
+        Properties p = consumerProps(group, "classic");
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            Map<TopicPartition, OffsetAndMetadata> m = new LinkedHashMap<>();
+            offsets.forEach((tp, o) -> m.put(tp, new OffsetAndMetadata(o)));
+            c.commitSync(m, Duration.ofSeconds(30));
+        }
+    }
+
+    // ---- the scenarios -------------------------------------------------------
+
+    static KafkaProducer<String, String> openTxnProducer;
+
+    static void scenarios() throws Exception {
+        try (Admin a = admin(bootstrap)) {
+            plainAndCodecs(a);
+            idempotent(a);
+            transactions(a);
+            consumeTransformProduce(a);
+            groups(a);
+            shareGroup(a);
+            offsetAndGroupDeletion(a);
+            offsetResets(a);
+            compacted(a);
+            recreated(a);
+            followerRestart(a);
+            diverged(a);
+            record(a);
+            killMidProduce(a);
+            recordKilled(a);
+        }
+        Files.write(out.resolve("driver-log.txt"), log);
+    }
+
+    static void plainAndCodecs(Admin a) throws Exception {
+        createTopic(a, "plain", rf3(1), Map.of());
+        try (var pr = producer("plain-producer", Map.of())) {
+            produceBatched(pr, "plain", 0, 0, 30, 5, 0, "plain");
+        }
+        note("plain: 30 records in 6 batches of 5, timestamps BASE+0..29");
+        String[] codecs = {"none", "gzip", "snappy", "lz4", "zstd"};
+        createTopic(a, "codecs", rf3(codecs.length), Map.of());
+        for (int p = 0; p < codecs.length; p++) {
+            try (var pr = producer("codec-" + codecs[p], Map.of(ProducerConfig.COMPRESSION_TYPE_CONFIG, codecs[p]))) {
+                produceBatched(pr, "codecs", p, 0, 12, 4, 100, codecs[p]);
+            }
+            note("codecs-" + p + ": 12 records in 3 batches of 4, compression " + codecs[p]);
+        }
+    }
+
+    static void idempotent(Admin a) throws Exception {
+        createTopic(a, "idempotent", rf3(1), Map.of());
+        try (var pr = producer("idem-producer", Map.of(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
+                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5))) {
+            produceBatched(pr, "idempotent", 0, 0, 20, 5, 200, "idem");
+        }
+        note("idempotent: 20 records in 4 batches of 5 from one idempotent producer");
+    }
+
+    static KafkaProducer<String, String> txnProducer(String id) {
+        var pr = producer(id + "-client", Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, id,
+            ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
+            ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 900000));
+        pr.initTransactions();
+        return pr;
+    }
+
+    static void transactions(Admin a) throws Exception {
+        createTopic(a, "txn", rf3(1), Map.of());
+        try (var pr = txnProducer("tx-commit")) {
+            pr.beginTransaction();
+            produceBatched(pr, "txn", 0, 0, 5, 5, 300, "committed");
+            pr.commitTransaction();
+        }
+        try (var pr = txnProducer("tx-abort")) {
+            pr.beginTransaction();
+            produceBatched(pr, "txn", 0, 5, 5, 5, 300, "aborted");
+            pr.abortTransaction();
+        }
+        try (var pr = txnProducer("tx-commit")) {
+            pr.beginTransaction();
+            produceBatched(pr, "txn", 0, 10, 3, 3, 300, "committed");
+            pr.commitTransaction();
+        }
+        openTxnProducer = txnProducer("tx-open");
+        openTxnProducer.beginTransaction();
+        produceBatched(openTxnProducer, "txn", 0, 13, 4, 4, 300, "open");
+        note("txn: tx-commit commits 5 (offsets 0-4, marker 5), tx-abort aborts 5 (6-10, marker 11), "
+            + "tx-commit commits 3 (12-14, marker 15), tx-open leaves 4 open (16-19): LSO 16, HW 20");
+    }
+
+    static void consumeTransformProduce(Admin a) throws Exception {
+        createTopic(a, "ctp-in", rf3(1), Map.of());
+        createTopic(a, "ctp-out", rf3(1), Map.of());
+        try (var pr = producer("ctp-source", Map.of())) {
+            produceBatched(pr, "ctp-in", 0, 0, 10, 10, 400, "in");
+        }
+        TopicPartition in = new TopicPartition("ctp-in", 0);
+        Properties cp = consumerProps("ctp-app", "classic");
+        cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5);
+        try (var pr = txnProducer("ctp-app-tx"); var c = new KafkaConsumer<String, String>(cp)) {
+            c.subscribe(List.of("ctp-in"));
+            int done = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (done < 10 && System.nanoTime() < deadline) {
+                ConsumerRecords<String, String> recs = c.poll(Duration.ofMillis(500));
+                if (recs.isEmpty()) continue;
+                pr.beginTransaction();
+                long next = -1;
+                for (ConsumerRecord<String, String> r : recs) {
+                    pr.send(new ProducerRecord<>("ctp-out", 0, r.timestamp() + 50, r.key(), r.value().toUpperCase(Locale.ROOT)));
+                    next = r.offset() + 1;
+                    done++;
+                }
+                pr.sendOffsetsToTransaction(Map.of(in, new OffsetAndMetadata(next)), c.groupMetadata());
+                pr.commitTransaction();
+            }
+            if (done != 10) throw new IllegalStateException("ctp-app transformed " + done + " of 10");
+        }
+        note("ctp-in: 10 records; group ctp-app (classic, read_committed) transformed them into ctp-out "
+            + "in transactions of ctp-app-tx with sendOffsetsToTransaction: committed offset 10 on ctp-in-0");
+    }
+
+    static void groups(Admin a) throws Exception {
+        TopicPartition plain = new TopicPartition("plain", 0);
+        groupCommit("classic-g", "classic", plain, 30, 20);
+        note("classic-g (group.protocol=classic): read plain-0, committed 20");
+        groupCommit("consumer-g", "consumer", plain, 30, 25);
+        note("consumer-g (group.protocol=consumer, KIP-848): read plain-0, committed 25");
+        groupCommit("txn-reader-g", "classic", new TopicPartition("txn", 0), 1, 16);
+        note("txn-reader-g: committed 16 on txn-0 (the LSO)");
+        TopicPartition codecs0 = new TopicPartition("codecs", 0);
+        assignCommit("codecs-g", Map.of(codecs0, 12L, new TopicPartition("codecs", 1), 8L,
+            new TopicPartition("codecs", 2), 4L, new TopicPartition("codecs", 3), 0L, new TopicPartition("codecs", 4), 11L));
+        note("codecs-g (assign, no subscription): committed codecs-0..4 = 12, 8, 4, 0, 11");
+    }
+
+    static void shareGroup(Admin a) throws Exception {
+        createTopic(a, "share", rf3(1), Map.of());
+        try (var pr = producer("share-source", Map.of())) {
+            produceBatched(pr, "share", 0, 0, 10, 10, 500, "share");
+        }
+        a.incrementalAlterConfigs(Map.of(
+            new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.GROUP, "share-g"),
+            List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                new org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+                org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, "share-g");
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "share-g-client");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put("share.acknowledgement.mode", "explicit");
+        int acked = 0;
+        try (var c = new KafkaShareConsumer<String, String>(p)) {
+            c.subscribe(List.of("share"));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (acked < 10 && System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) {
+                    c.acknowledge(r, AcknowledgeType.ACCEPT);
+                    acked++;
+                }
+                c.commitSync(Duration.ofSeconds(30));
+            }
+        }
+        if (acked != 10) throw new IllegalStateException("share-g acknowledged " + acked + " of 10");
+        note("share: 10 records; share group share-g acknowledged (ACCEPT) all 10");
+    }
+
+    static void offsetAndGroupDeletion(Admin a) throws Exception {
+        TopicPartition plain = new TopicPartition("plain", 0);
+        TopicPartition idem = new TopicPartition("idempotent", 0);
+        assignCommit("offsets-deleted-g", Map.of(plain, 10L, idem, 15L));
+        a.deleteConsumerGroupOffsets("offsets-deleted-g", Set.of(idem)).all().get(30, TimeUnit.SECONDS);
+        note("offsets-deleted-g: committed plain-0=10 and idempotent-0=15, then Admin deleteConsumerGroupOffsets(idempotent-0): plain-0=10 left");
+        assignCommit("deleted-g", Map.of(plain, 5L));
+        a.deleteConsumerGroups(List.of("deleted-g")).all().get(30, TimeUnit.SECONDS);
+        note("deleted-g: committed plain-0=5, then Admin deleteConsumerGroups: gone");
+    }
+
+    static void offsetResets(Admin a) throws Exception {
+        TopicPartition plain = new TopicPartition("plain", 0);
+        assignCommit("reset-earliest-g", Map.of(plain, 30L));
+        long earliest = a.listOffsets(Map.of(plain, OffsetSpec.earliest())).partitionResult(plain).get().offset();
+        a.alterConsumerGroupOffsets("reset-earliest-g", Map.of(plain, new OffsetAndMetadata(earliest))).all().get(30, TimeUnit.SECONDS);
+        note("reset-earliest-g: committed 30, reset by Admin to earliest = " + earliest);
+        assignCommit("reset-ts-g", Map.of(plain, 30L));
+        long ts = a.listOffsets(Map.of(plain, OffsetSpec.forTimestamp(BASE_TS + 12))).partitionResult(plain).get().offset();
+        a.alterConsumerGroupOffsets("reset-ts-g", Map.of(plain, new OffsetAndMetadata(ts))).all().get(30, TimeUnit.SECONDS);
+        note("reset-ts-g: committed 30, reset by Admin to the offset for timestamp BASE+12 = " + ts);
+        assignCommit("reset-shift-g", Map.of(plain, 20L));
+        var cur = a.listConsumerGroupOffsets("reset-shift-g").partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).get(plain).offset();
+        a.alterConsumerGroupOffsets("reset-shift-g", Map.of(plain, new OffsetAndMetadata(cur - 5))).all().get(30, TimeUnit.SECONDS);
+        note("reset-shift-g: committed 20, shifted by -5 through Admin = " + (cur - 5));
+    }
+
+    static void compacted(Admin a) throws Exception {
+        createTopic(a, "compacted", rf3(1), Map.of("cleanup.policy", "compact", "min.cleanable.dirty.ratio", "0.01",
+            "delete.retention.ms", "86400000", "min.compaction.lag.ms", "0"));
+        try (var pr = producer("compacted-producer", Map.of())) {
+            for (int round = 0; round < 6; round++) {
+                for (int k = 0; k < 5; k++) {
+                    String v = (round == 5 && k == 4) ? null : "v" + round;
+                    pr.send(new ProducerRecord<>("compacted", 0, BASE_TS + 600 + round * 5 + k, "k" + k, v));
+                }
+                pr.flush();
+            }
+            // One more batch: the segments before the active one are what the cleaner may clean.
+            var last = pr.send(new ProducerRecord<>("compacted", 0, BASE_TS + 700, "k0", "final"));
+            pr.flush();
+            last.get(30, TimeUnit.SECONDS);
+        }
+        TopicPartition tp = new TopicPartition("compacted", 0);
+        // Wait (bounded) until the cleaner has cleaned every replica once (its size shrinks):
+        // one pass cleans every segment below the active one, and nothing new is written after.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        Map<Integer, Long> first = logSizes(a, tp);
+        while (System.nanoTime() < deadline) {
+            Thread.sleep(1000);
+            Map<Integer, Long> now = logSizes(a, tp);
+            boolean all = now.size() == 3;
+            for (var e : now.entrySet()) all &= e.getValue() < first.getOrDefault(e.getKey(), 0L);
+            if (all) {
+                note("compacted: 5 keys x 6 rounds (k4's last value a tombstone) + k0=final; cleaned: sizes " + first + " -> " + now);
+                return;
+            }
+        }
+        throw new IllegalStateException("compacted-0 was not cleaned within 90 s: " + first + " -> " + logSizes(a, tp));
+    }
+
+    static Map<Integer, Long> logSizes(Admin a, TopicPartition tp) throws Exception {
+        Map<Integer, Long> m = new TreeMap<>();
+        var r = a.describeLogDirs(List.of(1, 2, 3)).allDescriptions().get(30, TimeUnit.SECONDS);
+        r.forEach((broker, dirs) -> dirs.values().forEach(d -> {
+            var info = d.replicaInfos().get(tp);
+            if (info != null) m.put(broker, info.size());
+        }));
+        return m;
+    }
+
+    static void recreated(Admin a) throws Exception {
+        createTopic(a, "recreated", rf3(1), Map.of());
+        try (var pr = producer("recreated-producer", Map.of())) {
+            produceBatched(pr, "recreated", 0, 0, 10, 5, 800, "first-life");
+        }
+        a.deleteTopics(List.of("recreated")).all().get(30, TimeUnit.SECONDS);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline && a.listTopics().names().get().contains("recreated")) Thread.sleep(200);
+        Thread.sleep(2000);
+        // Recreated with another leader order, so its folder holds a new topic id.
+        createTopic(a, "recreated", Map.of(0, List.of(2, 3, 1)), Map.of());
+        try (var pr = producer("recreated-producer", Map.of())) {
+            produceBatched(pr, "recreated", 0, 0, 3, 3, 850, "second-life");
+        }
+        note("recreated: 10 records, topic deleted, recreated (leader 2) with 3 records");
+    }
+
+    static void followerRestart(Admin a) throws Exception {
+        createTopic(a, "follower", rf3(1), Map.of());
+        try (var pr = producer("follower-producer", Map.of())) {
+            produceBatched(pr, "follower", 0, 0, 10, 5, 900, "before");
+            ctl("stop", "2");
+            waitIsr(a, "follower", 0, 2, 60);
+            produceBatched(pr, "follower", 0, 10, 20, 5, 900, "while-2-down");
+            ctl("start", "2");
+            waitIsr(a, "follower", 0, 3, 120);
+        }
+        note("follower: 10 records, broker 2 stopped, 20 more, broker 2 restarted and caught up (back in ISR)");
+    }
+
+    /**
+     * A replica that diverged and was truncated: leader 2 takes 5 records (acks=1) that
+     * follower 3 never fetched, both stop, 3 is elected leader uncleanly and takes 3
+     * records at the same offsets, then 2 comes back as a follower and truncates its 5.
+     */
+    static void diverged(Admin a) throws Exception {
+        createTopic(a, "diverged", Map.of(0, List.of(2, 3)), Map.of("min.insync.replicas", "1"));
+        TopicPartition tp = new TopicPartition("diverged", 0);
+        try (var pr = producer("diverged-producer", Map.of())) {
+            produceBatched(pr, "diverged", 0, 0, 10, 5, 950, "both");
+        }
+        ctl("stop", "3");
+        waitIsr(a, "diverged", 0, 1, 60);
+        try (var pr = producer("diverged-producer", Map.of(ProducerConfig.ACKS_CONFIG, "1"))) {
+            produceBatched(pr, "diverged", 0, 10, 5, 5, 950, "only-on-2");
+        }
+        ctl("stop", "2");
+        ctl("start", "3");
+        waitBrokers(a, Set.of(1, 3), 60);
+        a.incrementalAlterConfigs(Map.of(
+            new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, "diverged"),
+            List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                new org.apache.kafka.clients.admin.ConfigEntry("unclean.leader.election.enable", "true"),
+                org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (leaderOf(a, tp) != 3) {
+            if (System.nanoTime() > deadline) throw new IllegalStateException("diverged-0: no unclean election of node 3");
+            try {
+                a.electLeaders(org.apache.kafka.common.ElectionType.UNCLEAN, Set.of(tp)).all().get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                // not electable yet
+            }
+            Thread.sleep(500);
+        }
+        try (var pr = producer("diverged-producer", Map.of(ProducerConfig.ACKS_CONFIG, "1"))) {
+            produceBatched(pr, "diverged", 0, 100, 3, 3, 950, "new-leader-3");
+        }
+        ctl("start", "2");
+        waitBrokers(a, Set.of(1, 2, 3), 60);
+        waitIsr(a, "diverged", 0, 2, 120);
+        note("diverged: replicas 2,3; 10 records on both; node 3 stopped; 5 records (acks=1) on leader 2 only; "
+            + "node 2 stopped, node 3 back and elected uncleanly; 3 records at offsets 10-12 on 3; node 2 back: "
+            + "it truncated its offsets 10-14 and fetched 3's");
+    }
+
+    static int leaderOf(Admin a, TopicPartition tp) throws Exception {
+        var p = a.describeTopics(List.of(tp.topic())).allTopicNames().get(10, TimeUnit.SECONDS).get(tp.topic()).partitions().get(tp.partition());
+        return p.leader() == null ? -1 : p.leader().id();
+    }
+
+    static void waitBrokers(Admin a, Set<Integer> ids, int secs) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(secs);
+        while (System.nanoTime() < deadline) {
+            Set<Integer> up = new TreeSet<>();
+            try {
+                a.describeCluster().nodes().get(10, TimeUnit.SECONDS).forEach(n -> up.add(n.id()));
+            } catch (Exception e) {
+                // retry
+            }
+            if (up.containsAll(ids)) return;
+            Thread.sleep(300);
+        }
+        throw new IllegalStateException("brokers " + ids + " not all up after " + secs + " s");
+    }
+
+    // ---- answers -------------------------------------------------------------
+
+    static String js(String s) {
+        if (s == null) return "null";
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                default -> {
+                    if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
+                    else b.append(c);
+                }
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    static Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> offsets(Admin a, Collection<TopicPartition> tps,
+                                                                               OffsetSpec spec, IsolationLevel iso) throws Exception {
+        Map<TopicPartition, OffsetSpec> req = new LinkedHashMap<>();
+        for (TopicPartition tp : tps) req.put(tp, spec);
+        return a.listOffsets(req, new ListOffsetsOptions(iso)).all().get(30, TimeUnit.SECONDS);
+    }
+
+    static List<TopicPartition> dataPartitions(Admin a, Set<String> only) throws Exception {
+        Set<String> names = new TreeSet<>(a.listTopics().names().get(30, TimeUnit.SECONDS));
+        if (only != null) names.retainAll(only);
+        List<TopicPartition> tps = new ArrayList<>();
+        for (var d : a.describeTopics(names).allTopicNames().get(30, TimeUnit.SECONDS).values()) {
+            for (var p : d.partitions()) tps.add(new TopicPartition(d.name(), p.partition()));
+        }
+        tps.sort((x, y) -> x.topic().equals(y.topic()) ? Integer.compare(x.partition(), y.partition()) : x.topic().compareTo(y.topic()));
+        return tps;
+    }
+
+    static void writeOffsets(Admin a, List<TopicPartition> tps, Path file) throws Exception {
+        var earliest = offsets(a, tps, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
+        var hw = offsets(a, tps, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
+        var lso = offsets(a, tps, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
+        var maxTs = offsets(a, tps, OffsetSpec.maxTimestamp(), IsolationLevel.READ_UNCOMMITTED);
+        List<String> lines = new ArrayList<>();
+        for (TopicPartition tp : tps) {
+            var byTs = offsets(a, List.of(tp), OffsetSpec.forTimestamp(BASE_TS + 12), IsolationLevel.READ_UNCOMMITTED).get(tp);
+            var d = a.describeTopics(List.of(tp.topic())).allTopicNames().get(30, TimeUnit.SECONDS).get(tp.topic()).partitions().get(tp.partition());
+            lines.add(String.format("  {\"topic\": %s, \"partition\": %d, \"leader\": %d, \"replicas\": %s, \"isr\": %s, "
+                    + "\"earliest\": %d, \"latest_read_uncommitted\": %d, \"latest_read_committed\": %d, "
+                    + "\"max_timestamp\": {\"offset\": %d, \"timestamp\": %d}, "
+                    + "\"for_timestamp\": {\"query\": %d, \"offset\": %d, \"timestamp\": %d}}",
+                js(tp.topic()), tp.partition(), d.leader() == null ? -1 : d.leader().id(),
+                d.replicas().stream().map(n -> String.valueOf(n.id())).collect(Collectors.toList()),
+                d.isr().stream().map(n -> n.id()).sorted().map(String::valueOf).collect(Collectors.toList()),
+                earliest.get(tp).offset(), hw.get(tp).offset(), lso.get(tp).offset(),
+                maxTs.get(tp).offset(), maxTs.get(tp).timestamp(),
+                BASE_TS + 12, byTs.offset(), byTs.timestamp()));
+        }
+        Files.writeString(file, "[\n" + String.join(",\n", lines) + "\n]\n");
+    }
+
+    static void record(Admin a) throws Exception {
+        List<TopicPartition> tps = dataPartitions(a, null);
+        tps.removeIf(tp -> tp.topic().startsWith("__"));
+        writeOffsets(a, tps, out.resolve("list-offsets.json"));
+        // Groups: every consumer group with its committed offsets, the HW, the LSO and the lag.
+        List<String> groups = new ArrayList<>();
+        Map<String, String> types = new TreeMap<>();
+        for (GroupListing g : a.listGroups().all().get(30, TimeUnit.SECONDS)) {
+            types.put(g.groupId(), g.type().map(Object::toString).orElse("?") + "/" + g.groupState().map(Object::toString).orElse("?"));
+        }
+        for (var e : types.entrySet()) {
+            String gid = e.getKey();
+            String type = e.getValue().split("/")[0];
+            Map<TopicPartition, Long> committed = new TreeMap<>((x, y) -> x.toString().compareTo(y.toString()));
+            if (type.equalsIgnoreCase("share")) {
+                var r = a.listShareGroupOffsets(Map.of(gid, new ListShareGroupOffsetsSpec())).partitionsToOffsetAndMetadata(gid).get(30, TimeUnit.SECONDS);
+                r.forEach((tp, om) -> committed.put(tp, om == null ? -1 : om.offset()));
+            } else {
+                var r = a.listConsumerGroupOffsets(gid).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+                r.forEach((tp, om) -> committed.put(tp, om == null ? -1 : om.offset()));
+            }
+            var hw = offsets(a, committed.keySet(), OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
+            var lso = offsets(a, committed.keySet(), OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
+            List<String> parts = new ArrayList<>();
+            for (var c : committed.entrySet()) {
+                TopicPartition tp = c.getKey();
+                parts.add(String.format("{\"topic\": %s, \"partition\": %d, \"committed\": %d, \"high_watermark\": %d, \"lag\": %d, \"last_stable_offset\": %d, \"lag_read_committed\": %d}",
+                    js(tp.topic()), tp.partition(), c.getValue(), hw.get(tp).offset(), hw.get(tp).offset() - c.getValue(),
+                    lso.get(tp).offset(), lso.get(tp).offset() - c.getValue()));
+            }
+            groups.add(String.format("  {\"group\": %s, \"type\": %s, \"state\": %s, \"coordinator_partition\": %d, \"offsets\": [\n    %s\n  ]}",
+                js(gid), js(type), js(e.getValue().split("/")[1]), (gid.hashCode() & 0x7fffffff) % 3, String.join(",\n    ", parts)));
+        }
+        Files.writeString(out.resolve("groups.json"), "[\n" + String.join(",\n", groups) + "\n]\n");
+        // What a consumer of each isolation level actually receives from the partitions with transactions.
+        List<String> reads = new ArrayList<>();
+        for (String topic : List.of("txn", "ctp-out", "idempotent", "plain")) {
+            for (String iso : List.of("read_uncommitted", "read_committed")) {
+                reads.add(String.format("  {\"topic\": %s, \"partition\": 0, \"isolation\": %s, \"offsets\": %s}",
+                    js(topic), js(iso), readAll(a, new TopicPartition(topic, 0), iso)));
+            }
+        }
+        Files.writeString(out.resolve("consumed.json"), "[\n" + String.join(",\n", reads) + "\n]\n");
+        // Kafka's own tools, in this JVM, while the cluster is up.
+        Path t = out.resolve("tools");
+        Files.createDirectories(t);
+        for (String gid : types.keySet()) {
+            boolean share = types.get(gid).toLowerCase(Locale.ROOT).startsWith("share");
+            String cls = share ? "org.apache.kafka.tools.consumer.group.ShareGroupCommand" : "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
+            runTool(t.resolve("groups-describe-" + gid + ".txt"), cls, "--bootstrap-server", bootstrap, "--describe", "--group", gid);
+            runTool(t.resolve("groups-state-" + gid + ".txt"), cls, "--bootstrap-server", bootstrap, "--describe", "--state", "--group", gid);
+            runTool(t.resolve("groups-members-" + gid + ".txt"), cls, "--bootstrap-server", bootstrap, "--describe", "--members", "--verbose", "--group", gid);
+        }
+        runTool(t.resolve("groups-list.txt"), "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server", bootstrap, "--list");
+        String tx = "org.apache.kafka.tools.TransactionsCommand";
+        runTool(t.resolve("transactions-list.txt"), tx, "--bootstrap-server", bootstrap, "list");
+        for (String id : List.of("tx-commit", "tx-abort", "tx-open", "ctp-app-tx")) {
+            runTool(t.resolve("transactions-describe-" + id + ".txt"), tx, "--bootstrap-server", bootstrap, "describe", "--transactional-id", id);
+        }
+        runTool(t.resolve("transactions-describe-producers-txn-0.txt"), tx, "--bootstrap-server", bootstrap, "describe-producers", "--topic", "txn", "--partition", "0");
+        runTool(t.resolve("transactions-describe-producers-idempotent-0.txt"), tx, "--bootstrap-server", bootstrap, "describe-producers", "--topic", "idempotent", "--partition", "0");
+        runTool(t.resolve("transactions-find-hanging-broker-1.txt"), tx, "--bootstrap-server", bootstrap, "find-hanging", "--broker-id", "1", "--max-transaction-timeout", "1");
+        runTool(t.resolve("get-offsets-latest.txt"), "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, "--time", "-1");
+        runTool(t.resolve("get-offsets-earliest.txt"), "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, "--time", "-2");
+        runTool(t.resolve("get-offsets-max-timestamp.txt"), "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, "--time", "-3");
+    }
+
+    /** The offsets a consumer with this isolation level receives, from the start to where its position stops. */
+    static List<Long> readAll(Admin a, TopicPartition tp, String iso) throws Exception {
+        long end = offsets(a, List.of(tp), OffsetSpec.latest(),
+            iso.equals("read_committed") ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED).get(tp).offset();
+        Properties p = consumerProps("unused", "classic");
+        p.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, iso);
+        List<Long> seen = new ArrayList<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (c.position(tp, Duration.ofSeconds(10)) < end && System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(300))) seen.add(r.offset());
+            }
+            if (c.position(tp, Duration.ofSeconds(10)) < end) throw new IllegalStateException(tp + " " + iso + ": position never reached " + end);
+        }
+        return seen;
+    }
+
+    static void killMidProduce(Admin a) throws Exception {
+        createTopic(a, "killed", Map.of(0, List.of(3, 1, 2)), Map.of());
+        int sent = 0;
+        try (var pr = producer("killed-producer", Map.of(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
+                ProducerConfig.LINGER_MS_CONFIG, 0, ProducerConfig.RETRIES_CONFIG, Integer.MAX_VALUE))) {
+            for (int i = 0; i < 60; i++) {
+                pr.send(new ProducerRecord<>("killed", 0, BASE_TS + 1000 + i, "key-" + i, "loop-" + i)).get(120, TimeUnit.SECONDS);
+                sent++;
+                if (i == 39) ctl("kill", "3");
+            }
+        }
+        note("killed: leader broker 3; 40 records acked (acks=all), kill -9 of broker 3, 20 more through the new leader");
+    }
+
+    static void recordKilled(Admin a) throws Exception {
+        writeOffsets(a, dataPartitions(a, Set.of("killed")), out.resolve("list-offsets-killed.json"));
+    }
+
+    // ---- Kafka tools in this JVM -------------------------------------------
+
+    static int runTool(Path outFile, String cls, String... args) {
+        PrintStream oldOut = System.out;
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        int[] code = {0};
+        boolean[] exited = {false};
+        // The first exit call is the tool's answer (MetadataShell catches the unwinding and exits again).
+        Exit.setExitProcedure((c, m) -> {
+            if (!exited[0]) {
+                code[0] = c;
+                exited[0] = true;
+            }
+            throw new ToolExit();
+        });
+        try (PrintStream ps = new PrintStream(buf, true, StandardCharsets.UTF_8)) {
+            System.setOut(ps);
+            // The Scala tools (DumpLogSegments) print through scala.Console, which keeps its own stream.
+            scala.Console.withOut(ps, new scala.runtime.AbstractFunction0<Object>() {
+                @Override
+                public Object apply() {
+                    try {
+                        Class.forName(cls).getMethod("main", String[].class).invoke(null, (Object) args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        if (!(e.getCause() instanceof ToolExit) && !exited[0]) {
+                            e.getCause().printStackTrace(oldOut);
+                            code[0] = 99;
+                        }
+                    } catch (ReflectiveOperationException e) {
+                        e.printStackTrace(oldOut);
+                        code[0] = 98;
+                    }
+                    return null;
+                }
+            });
+        } finally {
+            System.setOut(oldOut);
+            Exit.resetExitProcedure();
+        }
+        try {
+            Files.createDirectories(outFile.getParent());
+            Files.write(outFile, buf.toByteArray());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return code[0];
+    }
+
+    static final class ToolExit extends RuntimeException {
+        ToolExit() {
+            super(null, null, false, false);
+        }
+    }
+}
