@@ -20,11 +20,14 @@ use crate::report::Output;
 pub struct CommitArgs {
     /// The data directory.
     pub dir: PathBuf,
-    #[arg(long)]
+    /// The consumer group whose offset is set.
+    #[arg(long, short = 'g')]
     pub group: String,
-    #[arg(long)]
+    /// The topic the group reads.
+    #[arg(long, short = 't')]
     pub topic: String,
-    #[arg(long)]
+    /// The partition of that topic.
+    #[arg(long, short = 'p')]
     pub partition: i32,
     /// The committed offset: the next offset the group will read.
     #[arg(long, allow_negative_numbers = true)]

@@ -29,8 +29,27 @@ pub struct GenerateArgs {
 }
 
 pub fn run_completions(args: &CompletionsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
-    clap_complete::generate(args.shell, &mut Cli::command(), "klog", out);
+    // The hidden `generate` builds the man pages; it is not for users'
+    // shells, so it is left out of the completions.
+    clap_complete::generate(args.shell, &mut completions_command(), "klog", out);
     Ok(Outcome::Clean)
+}
+
+/// klog's command line without its hidden subcommands.
+fn completions_command() -> clap::Command {
+    let full = Cli::command();
+    let visible: Vec<clap::Command> = full
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .cloned()
+        .collect();
+    let mut cmd = clap::Command::new("klog")
+        .version(env!("CARGO_PKG_VERSION"))
+        .subcommand_required(true);
+    for sub in visible {
+        cmd = cmd.subcommand(sub);
+    }
+    cmd
 }
 
 pub fn run(args: &GenerateArgs, _out: &mut Output) -> anyhow::Result<Outcome> {

@@ -28,13 +28,14 @@ pub struct TombstoneArgs {
     /// Data directories (one per replica of the offsets partition).
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
-    #[arg(long)]
+    /// The consumer group whose committed offsets are deleted.
+    #[arg(long, short = 'g')]
     pub group: String,
     /// Only this topic's offsets.
-    #[arg(long)]
+    #[arg(long, short = 't')]
     pub topic: Option<String>,
     /// Only this partition's offsets.
-    #[arg(long)]
+    #[arg(long, short = 'p')]
     pub partition: Option<i32>,
     /// Print what would be deleted; write nothing.
     #[arg(long)]

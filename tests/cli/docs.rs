@@ -63,3 +63,15 @@ fn readme_quick_start_matches_ci() {
         cmds[1]
     );
 }
+
+#[test]
+fn completions_leave_the_hidden_generate_out() {
+    let env = crate::support::TestEnv::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let o = env.run(&["completions", shell], None);
+        assert_eq!(o.status.code(), Some(0));
+        let text = crate::support::stdout(&o);
+        assert!(text.contains("verify-crc"), "{shell}");
+        assert!(!text.contains("generate"), "{shell}: {text}");
+    }
+}

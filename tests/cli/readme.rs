@@ -76,10 +76,16 @@ fn every_readme_command_runs_and_prints_what_is_shown() {
             .unwrap();
         let stdout = String::from_utf8_lossy(&o.stdout);
         let stderr = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            matches!(o.status.code(), Some(0 | 1)),
-            "{ctx}: exit {:?}: {stderr}",
-            o.status.code()
+        // A command that exits non-zero says so in the README: `# exits N`.
+        let expected = ex
+            .command
+            .rsplit_once("# exits ")
+            .and_then(|(_, n)| n.trim().parse::<i32>().ok())
+            .unwrap_or(0);
+        assert_eq!(
+            o.status.code(),
+            Some(expected),
+            "{ctx}: exit status (mark a non-zero one `# exits N`): {stderr}"
         );
         assert!(!stderr.contains("panicked"), "{ctx}: {stderr}");
         let actual: Vec<&str> = stdout.lines().map(str::trim_end).collect();

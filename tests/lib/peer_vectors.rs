@@ -4,7 +4,9 @@
 //!
 //! The vectors are public test data kept outside this repository, in
 //! `<repo>/../shared/peer-vectors`; nothing of them is copied here. When that
-//! folder is missing every test prints that it was skipped and passes.
+//! folder is missing every test prints that it was skipped and passes —
+//! except under CI (`CI` set), which provides the folder: there a missing
+//! folder fails, so the vectors are never skipped silently.
 //!
 //! How `expected.json` renders bytes (read off the file, not assumed):
 //! - record keys, record values and header values are lowercase hex of the
@@ -31,6 +33,10 @@ fn vectors_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "peer vectors: ../shared/peer-vectors not found, and CI provides it"
+        );
         eprintln!("peer vectors: ../shared/peer-vectors not found, skipped");
         None
     }
