@@ -157,6 +157,24 @@ kinds! {
     CheckpointMalformed = "checkpoint_malformed", Warning;
     /// A partition.metadata that does not parse fails the log's load.
     PartitionMetadataMalformed = "partition_metadata_malformed", Error;
+    /// `FileQuorumStateStore` cannot read `quorum-state`: the KRaft client does not start.
+    QuorumStateMalformed = "quorum_state_malformed", Error;
+    // The disk against the KRaft metadata (`klog info`).
+    /// The metadata log could not be replayed (see the detail).
+    MetadataUnreadable = "metadata_unreadable", Warning;
+    /// The metadata assigns a partition to this node and no directory given has its folder.
+    AssignedPartitionMissing = "assigned_partition_missing", Warning;
+    /// A folder's partition.metadata names a topic id the metadata does not know.
+    UnknownTopicId = "unknown_topic_id", Warning;
+    /// A folder's topic id belongs to another topic name in the metadata
+    /// (a stray left by a topic recreated under the old name).
+    TopicIdOtherName = "topic_id_other_name", Warning;
+    /// A folder of a topic the metadata removed (RemoveTopicRecord).
+    DeletedTopicFolder = "deleted_topic_folder", Warning;
+    /// A `-delete` folder `LogManager` has not removed yet.
+    DeleteFolder = "delete_folder", Warning;
+    /// A `-stray` folder: the broker found a partition the metadata does not place here.
+    StrayFolder = "stray_folder", Warning;
     // Offsets-topic records the group coordinator loads as they are.
     /// A committed offset below zero (a non-Java client's): `OffsetMetadataManager` stores it.
     NegativeCommittedOffset = "negative_committed_offset", Warning;

@@ -85,6 +85,7 @@ pub struct LagRow {
     pub status: Status,
     /// The member the partition is assigned to, from the group's metadata.
     pub member: Option<String>,
+    pub host: Option<String>,
     pub client: Option<String>,
 }
 
@@ -250,12 +251,14 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
     }
     let mut ends_cache: BTreeMap<(String, i32), PartitionEnds> = BTreeMap::new();
     let mut rows = Vec::new();
+    // Every protocol's members and current assignments (topic ids resolved).
+    let views = crate::offsets::groups::groups(replay, &crate::offsets::groups::topic_names(dirs));
     for (group, topic, partition, commit) in replay.commits() {
         if opts.group.as_deref().is_some_and(|g| g != group) {
             continue;
         }
         let key = (topic.to_string(), partition);
-        let (member, client) = assigned_member(replay, group, topic, partition);
+        let (member, host, client) = assigned_member(&views, group, topic, partition);
         let Some(&(p, dir_index)) = partitions.get(&key) else {
             rows.push(LagRow {
                 group: group.to_string(),
@@ -267,6 +270,7 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
                 pending_records: None,
                 status: Status::NoPartition,
                 member,
+                host,
                 client,
             });
             continue;
@@ -298,6 +302,7 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
                 pending_records: None,
                 status: Status::NoCommittedOffset,
                 member,
+                host,
                 client,
             });
             continue;
@@ -328,28 +333,36 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
             pending_records: Some(pending),
             status,
             member,
+            host,
             client,
         });
     }
     Ok(rows)
 }
 
+/// The member (id, host, client id) whose current assignment holds the
+/// partition: a classic group's GroupMetadataValue or a new-protocol group's
+/// current member assignment.
 fn assigned_member(
-    replay: &Replay,
+    views: &[crate::offsets::groups::GroupView],
     group: &str,
     topic: &str,
     partition: i32,
-) -> (Option<String>, Option<String>) {
-    let Some(g) = replay.groups.get(group) else {
-        return (None, None);
+) -> (Option<String>, Option<String>, Option<String>) {
+    let Some(g) = views.iter().find(|g| g.group == group) else {
+        return (None, None, None);
     };
     for m in &g.members {
         if m.assignment
             .iter()
             .any(|(t, parts)| t == topic && parts.contains(&partition))
         {
-            return (Some(m.member_id.clone()), Some(m.client_id.clone()));
+            return (
+                Some(m.member_id.clone()),
+                Some(m.client_host.clone()).filter(|h| !h.is_empty()),
+                Some(m.client_id.clone()),
+            );
         }
     }
-    (None, None)
+    (None, None, None)
 }

@@ -32,6 +32,8 @@ pub enum Topic {
     Plain,
     /// `__offsets` / `__consumer_offsets`.
     Offsets,
+    /// `__cluster_metadata`, its snapshots and `bootstrap.checkpoint`.
+    Metadata,
 }
 
 struct Tracer<'a, 'o> {
@@ -232,6 +234,8 @@ fn trace_batch(
             r.note("control record", note);
         } else if topic == Topic::Offsets {
             annotate_offsets(&mut r, key, value);
+        } else if topic == Topic::Metadata {
+            annotate_metadata(&mut r, value);
         }
         let n = r.field("headerCount (varint)", Cursor::varint, |v| v.to_string())?;
         r.depth = 2;
@@ -266,7 +270,7 @@ fn kv<'a>(
     let show = |b: &&[u8]| {
         if control {
             "control record bytes (decoded below)".to_string()
-        } else if topic == Topic::Offsets {
+        } else if topic == Topic::Offsets || topic == Topic::Metadata {
             format!("{} bytes (decoded below)", b.len())
         } else {
             text(b)
@@ -274,6 +278,59 @@ fn kv<'a>(
     };
     let bytes = t.field(name, |c| c.bytes(len as usize), show)?;
     Ok(Some((at, bytes)))
+}
+
+/// Field-by-field annotation of a metadata record: the frame
+/// (`AbstractApiMessageSerde`: uvarint frameVersion, apiKey, version), then
+/// every field of the record's schema (`crate::metadata::records`).
+fn annotate_metadata<'a>(t: &mut Tracer<'a, '_>, value: Option<(u64, &'a [u8])>) {
+    let Some((at, v)) = value else { return };
+    let depth = t.depth;
+    let saved = t.c.clone();
+    t.c = Cursor::new(v, at);
+    t.depth = 2;
+    let _ = (|| -> Result<(), DecodeError> {
+        t.field("value: frameVersion (uvarint)", Cursor::uvarint, |v| {
+            v.to_string()
+        })?;
+        let key = t.field("value: apiKey (uvarint)", Cursor::uvarint, |v| {
+            let name = u16::try_from(*v)
+                .ok()
+                .and_then(crate::metadata::records::metadata_schema)
+                .map_or("unknown", |s| s.name);
+            format!("{v} ({name})")
+        })?;
+        let version = t.field("value: version (uvarint)", Cursor::uvarint, |v| {
+            v.to_string()
+        })?;
+        let schema = u16::try_from(key)
+            .ok()
+            .and_then(crate::metadata::records::metadata_schema);
+        let Some(schema) = schema else {
+            t.note("value", "an apiKey klog does not know: not decoded".into());
+            return Ok(());
+        };
+        let body = t.c.rest();
+        let base = t.c.position();
+        let (traced, err) = schema.trace(body, base, i16::try_from(version).unwrap_or(i16::MAX));
+        for f in traced {
+            let off = (f.position - base) as usize;
+            t.out.push(Field {
+                position: f.position,
+                decompressed: t.decompressed,
+                depth: 2 + f.depth.min(5),
+                bytes: body.get(off..off + f.len).unwrap_or(&[]).to_vec(),
+                name: format!("value: {}", f.name),
+                value: f.value,
+            });
+        }
+        if let Some(e) = err {
+            t.note("value", format!("does not decode: {e}"));
+        }
+        Ok(())
+    })();
+    t.c = saved;
+    t.depth = depth;
 }
 
 /// Field-by-field annotation of an offsets-topic key and value.

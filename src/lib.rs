@@ -24,6 +24,7 @@ pub mod format;
 pub mod lag;
 pub mod layout;
 pub mod log;
+pub mod metadata;
 pub mod offsets;
 pub mod recovery;
 pub mod repair;

@@ -41,7 +41,9 @@ pub struct CommitArgs {
     /// The commit timestamp (ms); default: now.
     #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
     pub now_ms: Option<i64>,
-    /// Partitions of __consumer_offsets (Kafka's default is 50).
+    /// Partitions of __consumer_offsets (offsets.topic.num.partitions), to
+    /// place the group in a Kafka log directory. Taken from the KRaft
+    /// metadata when the directory has it; without either, refused.
     #[arg(long)]
     pub offsets_partitions: Option<i32>,
     /// Write the commit inside a transaction of this producer id (it then

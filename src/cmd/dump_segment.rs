@@ -8,6 +8,7 @@ use kaen_log::format::control::{self, ControlRecord};
 use kaen_log::format::{DecodeLimits, Entry, RecordView};
 use kaen_log::layout::{batch_layout, Topic};
 use kaen_log::log::{classify, parse_segment_name, Partition, PathKind, Policy};
+use kaen_log::metadata::records::decode_control_value;
 use serde::Serialize;
 use serde_json::json;
 
@@ -21,7 +22,11 @@ use kaen_log::txn::Isolation;
 /// entries of a `.index`, `.timeindex`, `.txnindex` or `.snapshot` file.
 ///
 /// Records of the internal topics (`__offsets`, `__consumer_offsets`,
-/// `__transaction_state`) are decoded as well. Legacy (magic 0/1) compressed
+/// `__transaction_state`, `__cluster_metadata`) are decoded as well, and so
+/// are the KRaft control records (leader change, snapshot header and
+/// footer, kraft version, voters). A KRaft snapshot
+/// (`<offset>-<epoch>.checkpoint`) or `bootstrap.checkpoint` is read as a log
+/// of metadata records. Legacy (magic 0/1) compressed
 /// wrappers are shown with their inner messages.
 ///
 /// PATH is a `.log`, `.index`, `.timeindex`, `.txnindex` or `.snapshot` file, or a partition folder
@@ -56,7 +61,8 @@ pub struct DumpSegmentArgs {
     #[arg(long, default_value_t = DecodeLimits::default().max_decompressed)]
     pub max_decompressed_bytes: u64,
     /// Show every field of each batch and record with its position and raw
-    /// bytes (an annotated byte layout, for learning the format).
+    /// bytes (an annotated byte layout, for learning the format); offsets
+    /// topic keys and values and KRaft metadata records field by field.
     #[arg(long)]
     pub layout: bool,
     /// read-uncommitted (everything), or read-committed: show what a
@@ -180,10 +186,10 @@ fn dump_log(
                     }
                 }
                 if args.layout {
-                    let topic = if internal == Some(Internal::Offsets) {
-                        Topic::Offsets
-                    } else {
-                        Topic::Plain
+                    let topic = match internal {
+                        Some(Internal::Offsets) => Topic::Offsets,
+                        Some(Internal::ClusterMetadata) => Topic::Metadata,
+                        _ => Topic::Plain,
                     };
                     let (fields, err) = batch_layout(&batch, topic, limits);
                     if text {
@@ -428,7 +434,12 @@ fn write_text_record(
                     " endTxnMarker: {} coordinatorEpoch: {epoch}",
                     c.kind.name()
                 )?,
-                None => write!(out, " controlType: {}({})", c.kind.name(), c.kind.id())?,
+                None => {
+                    write!(out, " controlType: {}({})", c.kind.name(), c.kind.id())?;
+                    if let Some(d) = decode_control_value(c.kind.id(), r.value, r.position) {
+                        write!(out, " decoded: {d}")?;
+                    }
+                }
             },
             Err(e) => write!(out, " control: invalid ({e})")?,
         }
@@ -452,7 +463,7 @@ fn write_text_record(
         write!(
             out,
             " decoded: {}",
-            internal::decode(kind, r.key, r.value, r.position)
+            internal::decode_text(kind, r.key, r.value, r.position)
         )?;
     }
     writeln!(out)?;
@@ -561,6 +572,7 @@ fn write_record_json(
     buf.push(b']');
     if is_control {
         buf.extend_from_slice(b",\"control\":");
+        let mut decoded = None;
         let control = match control_of(r) {
             Ok(c) => ControlJson::Marker {
                 kind: c.kind.name(),
@@ -572,7 +584,14 @@ fn write_record_json(
                 error: e.to_string(),
             },
         };
+        if let ControlJson::Marker { type_id, .. } = control {
+            decoded = decode_control_value(type_id, r.value, r.position);
+        }
         serde_json::to_writer(&mut *buf, &control)?;
+        if let Some(d) = decoded {
+            buf.extend_from_slice(b",\"decoded\":");
+            serde_json::to_writer(&mut *buf, &d)?;
+        }
     } else if let Some(kind) = internal {
         buf.extend_from_slice(b",\"decoded\":");
         serde_json::to_writer(

@@ -1,6 +1,6 @@
 //! `klog info`: an overview of data directories, from their files alone.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -40,7 +40,16 @@ use crate::report::Output;
 /// unreadable recovery-point, log-start or cleaner-offset checkpoint (a
 /// warning), and fails a log directory whose meta.properties,
 /// replication-offset or leader-epoch checkpoint, or a partition whose
-/// partition.metadata does not parse (an error). Exit 1 when a finding
+/// partition.metadata does not parse (an error).
+///
+/// A KRaft directory (with `__cluster_metadata-0`) also shows its
+/// quorum-state (leader, epoch, vote) and the replayed metadata, and is
+/// checked against it, as warnings naming the folders: partitions the
+/// metadata assigns to this node (node.id of meta.properties) with no folder
+/// in any directory given (assigned_partition_missing); folders whose topic
+/// id (partition.metadata) the metadata does not know (unknown_topic_id),
+/// knows under another name (topic_id_other_name) or removed
+/// (deleted_topic_folder); and -delete and -stray folders. Exit 1 when a finding
 /// reaches --fail-on (default: error). A path that is not a data directory
 /// exits 2.
 #[derive(Debug, clap::Args)]
@@ -101,7 +110,16 @@ fn checkpoint_finding(name: &str) -> (Kind, Severity) {
 
 type Offsets = BTreeMap<(String, i32), i64>;
 
+struct MetadataSummary {
+    snapshot: Option<i64>,
+    next_offset: i64,
+    topics: usize,
+    brokers: usize,
+}
+
 struct PartitionInfo {
+    /// The folder's name.
+    folder: String,
     topic: String,
     partition: i32,
     state: PartitionState,
@@ -123,6 +141,9 @@ struct LiveInfo {
 
 struct DirInfo {
     path: PathBuf,
+    quorum: Loaded<kaen_log::metadata::QuorumState>,
+    /// The replayed metadata, when the directory holds a metadata log.
+    metadata: Option<MetadataSummary>,
     findings: Vec<Finding>,
     meta: Loaded<MetaProperties>,
     checkpoints: Vec<&'static str>,
@@ -136,9 +157,15 @@ pub fn run(args: &InfoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         .iter()
         .map(|d| DataDir::open(d))
         .collect::<Result<Vec<_>, _>>()?;
+    let live: BTreeSet<(String, i32)> = dirs
+        .iter()
+        .flat_map(|d| &d.partitions)
+        .filter(|p| p.state == PartitionState::Live)
+        .map(|p| (p.topic.clone(), p.partition))
+        .collect();
     let mut infos = Vec::new();
     for d in &dirs {
-        infos.push(inspect(d).with_context(|| format!("info {}", d.path.display()))?);
+        infos.push(inspect(d, &live).with_context(|| format!("info {}", d.path.display()))?);
     }
     let findings: Vec<&Finding> = infos.iter().flat_map(|i| &i.findings).collect();
     for (i, info) in infos.iter().enumerate() {
@@ -167,7 +194,93 @@ pub fn run(args: &InfoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     ))
 }
 
-fn inspect(d: &DataDir) -> anyhow::Result<DirInfo> {
+/// The disk against the metadata (`klog info` help): warnings naming folders.
+/// `others` are the live partition folders of every directory given (a
+/// broker's partitions may sit in any of its log directories).
+fn cross_check(
+    d: &DataDir,
+    image: &kaen_log::metadata::Image,
+    node: Option<i32>,
+    partitions: &[PartitionInfo],
+    others: &BTreeSet<(String, i32)>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if let Some(node) = node {
+        let mut topics: Vec<_> = image.topics.values().collect();
+        topics.sort_by(|a, b| a.name.cmp(&b.name));
+        for t in topics {
+            for (p, reg) in &t.partitions {
+                if reg.replicas.contains(&node) && !others.contains(&(t.name.clone(), *p)) {
+                    out.push(Finding::new(
+                        Kind::AssignedPartitionMissing,
+                        d.path.join(format!("{}-{p}", t.name)),
+                        0,
+                        None,
+                        format!(
+                            "{}-{p}: the metadata assigns it to node {node} (replicas {:?}, leader {}) and no directory given has this folder",
+                            t.name, reg.replicas, reg.leader
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    for p in partitions {
+        let Some(id) = p
+            .live
+            .as_ref()
+            .and_then(|l| l.topic_id)
+            .map(|m| m.topic_id.to_string())
+        else {
+            continue;
+        };
+        if p.topic == kaen_log::metadata::METADATA_TOPIC {
+            continue;
+        }
+        let path = d.path.join(&p.folder);
+        let finding = match (image.topics.get(&id), image.deleted_topics.get(&id)) {
+            (Some(t), _) if t.name == p.topic => continue,
+            (Some(t), _) => Finding::new(
+                Kind::TopicIdOtherName,
+                path,
+                0,
+                None,
+                format!(
+                    "{}: topic id {id} is topic {:?} in the metadata, not {:?}",
+                    p.folder, t.name, p.topic
+                ),
+            ),
+            (None, Some(name)) => Finding::new(
+                Kind::DeletedTopicFolder,
+                path,
+                0,
+                None,
+                format!(
+                    "{}: topic {name:?} (id {id}) was deleted from the metadata",
+                    p.folder
+                ),
+            ),
+            (None, None) => Finding::new(
+                Kind::UnknownTopicId,
+                path,
+                0,
+                None,
+                format!(
+                    "{}: topic id {id} is not in the metadata{}",
+                    p.folder,
+                    match image.topic_by_name(&p.topic) {
+                        Some(t) => format!(" (topic {:?} there has id {})", p.topic, t.id),
+                        None => String::new(),
+                    }
+                ),
+            ),
+        };
+        out.push(finding);
+    }
+    out
+}
+
+fn inspect(d: &DataDir, others: &BTreeSet<(String, i32)>) -> anyhow::Result<DirInfo> {
     let mut findings = Vec::new();
     let problems = &mut findings;
     let meta = load(
@@ -227,14 +340,68 @@ fn inspect(d: &DataDir) -> anyhow::Result<DirInfo> {
             None
         };
         partitions.push(PartitionInfo {
+            folder: p
+                .dir
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
             topic: p.topic.clone(),
             partition: p.partition,
             state: p.state,
             live,
         });
     }
+    let folder = d.path.join(kaen_log::metadata::METADATA_FOLDER);
+    let quorum = load(
+        &mut findings,
+        (Kind::QuorumStateMalformed, Severity::Error),
+        kaen_log::metadata::read_quorum_state(&folder),
+    )?;
+    let mut metadata = None;
+    if folder.is_dir() {
+        match kaen_log::metadata::replay(&folder, None) {
+            Ok(r) => {
+                let node = meta.ok().filter(|m| m.version == 1).and_then(|m| m.node_id);
+                findings.extend(cross_check(d, &r.image, node, &partitions, others));
+                metadata = Some(MetadataSummary {
+                    snapshot: r.snapshot.as_ref().map(|s| s.1),
+                    next_offset: r.next_offset,
+                    topics: r.image.topics.len(),
+                    brokers: r.image.brokers.len(),
+                });
+            }
+            Err(e) => findings.push(Finding::new(
+                Kind::MetadataUnreadable,
+                &folder,
+                0,
+                None,
+                e.to_string(),
+            )),
+        }
+    }
+    for p in &partitions {
+        let kind = match p.state {
+            PartitionState::Delete => Kind::DeleteFolder,
+            PartitionState::Stray => Kind::StrayFolder,
+            _ => continue,
+        };
+        findings.push(Finding::new(
+            kind,
+            d.path.join(&p.folder),
+            0,
+            None,
+            format!(
+                "{}: {} partition {} is marked {}",
+                p.folder,
+                p.topic,
+                p.partition,
+                p.state.name()
+            ),
+        ));
+    }
     Ok(DirInfo {
         path: d.path.clone(),
+        quorum,
+        metadata,
         findings,
         meta,
         checkpoints,
@@ -305,6 +472,32 @@ fn write_text(out: &mut Output, info: &DirInfo) -> anyhow::Result<()> {
             info.checkpoints.join(", ")
         }
     )?;
+    match &info.quorum {
+        Loaded::Absent => {}
+        Loaded::Malformed => writeln!(out, "quorum-state:     malformed (see the findings)")?,
+        Loaded::Found(q) => writeln!(
+            out,
+            "quorum-state:     leader {} epoch {} voted {}{} data_version {}",
+            q.leader_id,
+            q.leader_epoch,
+            q.voted_id,
+            q.voted_directory_id
+                .as_ref()
+                .map_or(String::new(), |d| format!(" (directory {d})")),
+            q.data_version
+        )?,
+    }
+    if let Some(m) = &info.metadata {
+        writeln!(
+            out,
+            "metadata:         {}, next offset {}: {} topics, {} brokers",
+            m.snapshot
+                .map_or("no snapshot".to_string(), |o| format!("snapshot at {o}")),
+            m.next_offset,
+            m.topics,
+            m.brokers
+        )?;
+    }
     writeln!(
         out,
         "partitions:       {} ({states})",
@@ -388,9 +581,25 @@ fn json_dir(info: &DirInfo) -> serde_json::Value {
             })
         })
         .collect();
+    let quorum = info.quorum.ok().map(|q| {
+        serde_json::json!({
+            "leader_id": q.leader_id,
+            "leader_epoch": q.leader_epoch,
+            "voted_id": q.voted_id,
+            "voted_directory_id": q.voted_directory_id,
+            "applied_offset": q.applied_offset,
+            "current_voters": q.current_voters,
+            "data_version": q.data_version,
+        })
+    });
+    let metadata = info.metadata.as_ref().map(|m| {
+        serde_json::json!({"snapshot_offset": m.snapshot, "next_offset": m.next_offset, "topics": m.topics, "brokers": m.brokers})
+    });
     serde_json::json!({
         "dir": path_text(&info.path),
         "meta_properties": meta,
+        "quorum_state": quorum,
+        "metadata": metadata,
         "checkpoints": info.checkpoints,
         "partitions": partitions,
         "findings": info.findings,

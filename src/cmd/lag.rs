@@ -26,7 +26,10 @@ use kaen_log::txn::Isolation;
 /// committed records: the consumer will reset), above_log_end (the log was
 /// truncated under the group), no_committed_offset (a negative committed
 /// offset, which Kafka's clients read as none) or no_partition (no such
-/// partition on these disks). Each group ends with a
+/// partition on these disks). CONSUMER-ID, HOST and CLIENT-ID name the
+/// member whose current assignment holds the partition, in a classic
+/// group's metadata or a new-protocol (consumer, share, streams) group's
+/// assignment records. Each group ends with a
 /// total row in text output (the sum of its positive lags and pending records).
 ///
 /// Exit 1 when --fail-above is given and some lag exceeds it, or when the
@@ -61,6 +64,19 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         ..ReplayOptions::default()
     };
     let (dirs, replay, _) = crate::cmd::replay_offsets::replay_dirs(&args.dirs, opts)?;
+    if let Some(g) = &args.group {
+        let known = replay.table.contains_key(g)
+            || replay.groups.contains_key(g)
+            || replay.coordinator.values().any(|e| {
+                e.record
+                    .key
+                    .as_ref()
+                    .and_then(|k| k.get("groupId"))
+                    .and_then(|v| v.as_str())
+                    == Some(g.as_str())
+            });
+        anyhow::ensure!(known, "group {g:?}: group does not exist");
+    }
     let isolation = args.isolation;
     let rows = lag::compute(
         &dirs,
@@ -91,6 +107,7 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                 "pending_records",
                 "status",
                 "consumer_id",
+                "host",
                 "client_id",
             ];
             out.write_all(
@@ -111,6 +128,7 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                 "PENDING",
                 "STATUS",
                 "CONSUMER-ID",
+                "HOST",
                 "CLIENT-ID",
             ];
             let mut table = Vec::new();
@@ -129,6 +147,7 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                     total[10] = String::new();
                     total[11] = String::new();
                     total[12] = String::new();
+                    total[13] = String::new();
                     table.push(total);
                 }
             }
@@ -161,6 +180,7 @@ fn text_row(r: &LagRow) -> Vec<String> {
         cell(r.pending_records),
         r.status.name().to_string(),
         cell(r.member.clone()),
+        cell(r.host.clone()),
         cell(r.client.clone()),
     ]
 }
@@ -180,6 +200,7 @@ fn json_row(r: &LagRow) -> serde_json::Value {
         "pending_records": r.pending_records,
         "status": r.status.name(),
         "consumer_id": r.member,
+        "host": r.host,
         "client_id": r.client,
     })
 }

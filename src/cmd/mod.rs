@@ -5,8 +5,10 @@ pub mod diff;
 pub mod dump_segment;
 pub mod generate;
 pub mod group_demo;
+pub mod groups;
 pub mod info;
 pub mod lag;
+pub mod metadata;
 pub mod produce;
 pub mod replay_offsets;
 pub mod stats;
@@ -27,12 +29,14 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
         Command::ReplayOffsets(args) => replay_offsets::run(args, out),
         Command::Lag(args) => lag::run(args, out),
         Command::Info(args) => info::run(args, out),
+        Command::Metadata(args) => metadata::run(args, out),
         Command::Tombstone(args) => tombstone::run(args, out),
         Command::Commit(args) => commit::run(args, out),
         Command::Transactions(args) => transactions::run(args, out),
         Command::Stats(args) => stats::run(args, out),
         Command::Produce(args) => produce::run(args, out),
         Command::GroupDemo(args) => group_demo::run(args, out),
+        Command::Groups(args) => groups::run(args, out),
         Command::Completions(args) => generate::run_completions(args, out),
         Command::Generate(args) => generate::run(args, out),
     }

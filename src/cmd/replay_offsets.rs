@@ -248,7 +248,14 @@ fn summary(replay: &Replay, topic: &str) -> String {
         let by_type: Vec<String> = s
             .skipped_types
             .iter()
-            .map(|(t, n)| format!("type {t}: {n}"))
+            .map(|(t, n)| {
+                let name = kaen_log::offsets::records::group_record_name(*t);
+                if name.starts_with("unknown") {
+                    format!("type {t}: {n}")
+                } else {
+                    format!("{name} (type {t}): {n}")
+                }
+            })
             .collect();
         format!(
             "{} ({})",

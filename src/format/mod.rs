@@ -26,6 +26,7 @@ pub mod index;
 pub mod legacy;
 pub mod message;
 pub mod record;
+pub mod schema;
 pub mod varint;
 
 pub use batch::{BatchHeader, BatchView, DecodeLimits, TimestampType};

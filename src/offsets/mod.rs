@@ -7,9 +7,10 @@
 //!   (brokers write type 1; the two are identical);
 //! - 2: GroupMetadataKey — group string;
 //! - 3 and up: newer coordinator records (KIP-848 consumer groups, share
-//!   groups, …): recognised by type and skipped, as Kafka's loader does;
-//!   so is a negative type (`GroupCoordinatorRecordSerde` throws
-//!   `UnknownRecordTypeException` for any type it does not know, and
+//!   and streams groups): decoded by [`records`] and kept by the replay for
+//!   `klog groups`; the committed-offset table does not use them. A
+//!   negative or unknown type is skipped (`GroupCoordinatorRecordSerde`
+//!   throws `UnknownRecordTypeException` for any type it does not know, and
 //!   `CoordinatorLoaderImpl` skips the record with a warning).
 //!
 //! Bytes after a key's or value's last field are ignored, as Kafka's
@@ -37,6 +38,8 @@
 
 pub mod coordinator;
 pub mod group;
+pub mod groups;
+pub mod records;
 pub mod replay;
 
 use crate::error::DecodeError;
@@ -360,8 +363,11 @@ pub struct WriteTarget {
 
 /// The offsets partition of `data_dir` that owns `group`. A directory with
 /// `__consumer_offsets-N` folders is a Kafka log directory: the partition
-/// is `abs(hashCode(group)) % partitions` (`partitions` defaults to Kafka's
-/// 50) and must exist. Otherwise it is klog's single `__offsets-0`.
+/// is `abs(hashCode(group)) % partitions` (`GroupCoordinatorService.partitionFor`)
+/// and must exist. The partition count is the one the KRaft metadata of
+/// `data_dir` gives `__consumer_offsets` when it has the topic (`partitions`
+/// must then agree), else `partitions`; with neither the write is refused:
+/// no count is assumed. Otherwise it is klog's single `__offsets-0`.
 pub fn write_target(
     data_dir: &std::path::Path,
     group: &str,
@@ -396,7 +402,29 @@ pub fn write_target(
             leader_epoch: 0,
         });
     }
-    let n = partitions.unwrap_or(KAFKA_DEFAULT_PARTITIONS);
+    let from_metadata = offsets_partitions_in_metadata(data_dir);
+    let n = match (from_metadata, partitions) {
+        (Some(m), Some(p)) if m != p => {
+            return Err(Error::Invalid(format!(
+                "the KRaft metadata in {} gives {KAFKA_OFFSETS_TOPIC} {m} partitions, not --offsets-partitions {p}",
+                data_dir.display()
+            )))
+        }
+        (Some(m), _) => m,
+        (None, Some(p)) => p,
+        (None, None) => {
+            return Err(Error::Invalid(format!(
+                "the partition count of {KAFKA_OFFSETS_TOPIC} is unknown: {} has no KRaft metadata naming the topic; \
+                 pass --offsets-partitions (the cluster's offsets.topic.num.partitions) to place the group",
+                data_dir.display()
+            )))
+        }
+    };
+    if n <= 0 {
+        return Err(Error::Invalid(format!(
+            "--offsets-partitions {n}: the topic has at least one partition"
+        )));
+    }
     if let Some(max) = kafka_dirs.iter().max().filter(|&&m| m >= n) {
         return Err(Error::Invalid(format!(
             "{} holds {KAFKA_OFFSETS_TOPIC}-{max}, so the topic has more than {n} partitions: pass --offsets-partitions",
@@ -426,6 +454,16 @@ pub fn write_target(
         kafka: true,
         leader_epoch,
     })
+}
+
+/// The partition count of `__consumer_offsets` in the KRaft metadata of
+/// `data_dir` (its `__cluster_metadata-0`), when it has the topic.
+pub fn offsets_partitions_in_metadata(data_dir: &std::path::Path) -> Option<i32> {
+    let folder = crate::metadata::metadata_folder(data_dir)?;
+    let r = crate::metadata::replay(&folder, None).ok()?;
+    r.image
+        .partition_count(KAFKA_OFFSETS_TOPIC)
+        .and_then(|n| i32::try_from(n).ok())
 }
 
 /// The warning printed before an offline write into a Kafka log directory.

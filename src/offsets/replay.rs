@@ -37,6 +37,7 @@ use crate::log::walk::Step;
 use crate::log::Partition;
 use crate::log::Policy;
 use crate::offsets::group::{decode_group_metadata, GroupMetadata};
+use crate::offsets::records::{self, CoordinatorRecord};
 use crate::offsets::{decode_key_and_rest, decode_offset_commit_value, OffsetsKey};
 
 /// One committed offset.
@@ -165,6 +166,16 @@ struct PendingCommit {
 /// A key of the committed-offset table: (group, topic, partition).
 type Key = (String, String, i32);
 
+/// A live coordinator record and where it was written.
+#[derive(Debug, Clone)]
+pub struct CoordinatorEntry {
+    pub log_partition: i32,
+    pub log_offset: i64,
+    /// The record's timestamp (ms): when the coordinator wrote this state.
+    pub timestamp: i64,
+    pub record: CoordinatorRecord,
+}
+
 /// The replayed state of one or more offsets partitions.
 #[derive(Debug, Default)]
 pub struct Replay {
@@ -177,6 +188,10 @@ pub struct Replay {
     /// Records loaded as the broker loads them, with something to say.
     pub warnings: Vec<Finding>,
     pub history: Vec<Event>,
+    /// The newer coordinator records (types 3 and up: consumer, share and
+    /// streams groups) that are live: keyed by type and key, the last value
+    /// wins and a tombstone deletes, as the coordinator loads them.
+    pub coordinator: BTreeMap<(i16, String), CoordinatorEntry>,
     /// Transactional commits still waiting for a marker: (offsets partition,
     /// producer id) → key → commit (`OffsetMetadataManager`'s
     /// `pendingTransactionalOffsets`, one per coordinator shard here).
@@ -391,6 +406,7 @@ impl Replay {
                                 offset: r.offset,
                                 batch_position: batch.position,
                                 at,
+                                timestamp: r.timestamp,
                             };
                             self.data_record(&record, r.key, r.value, txn);
                         }
@@ -417,6 +433,7 @@ impl Replay {
                                 offset: msg.offset,
                                 batch_position: m.position,
                                 at: m.position,
+                                timestamp: msg.timestamp,
                             };
                             self.data_record(&record, msg.key, msg.value, None);
                         }
@@ -630,6 +647,23 @@ impl Replay {
             }
             OffsetsKey::Other { record_type } => {
                 *self.stats.skipped_types.entry(record_type).or_default() += 1;
+                let rec = records::decode(records::GROUP_RECORDS, key, value, at);
+                if let Some(k) = &rec.key {
+                    let id = (record_type, k.to_string());
+                    if rec.value.is_none() {
+                        self.coordinator.remove(&id);
+                    } else {
+                        self.coordinator.insert(
+                            id,
+                            CoordinatorEntry {
+                                log_partition: lp,
+                                log_offset,
+                                timestamp: r.timestamp,
+                                record: rec,
+                            },
+                        );
+                    }
+                }
             }
         }
         Ok(())
@@ -694,6 +728,8 @@ struct RecordAt<'a> {
     offset: i64,
     batch_position: u64,
     at: u64,
+    /// The record's timestamp (ms).
+    timestamp: i64,
 }
 
 fn trailing_detail(what: &str, n: u64) -> String {

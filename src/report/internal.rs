@@ -1,10 +1,15 @@
 //! Keys and values of Kafka's internal topics, decoded for `dump-segment`:
 //! the offsets topic (`__offsets`, `__consumer_offsets`) and the
-//! transaction coordinator's `__transaction_state`.
+//! transaction coordinator's `__transaction_state`, the share coordinator's
+//! `__share_group_state`, and the KRaft metadata
+//! log (`__cluster_metadata-0`, its `<offset>-<epoch>.checkpoint` snapshots
+//! and `bootstrap.checkpoint`).
 
 use std::path::Path;
 
+use kaen_log::metadata::records as metadata;
 use kaen_log::offsets::group::decode_group_metadata;
+use kaen_log::offsets::records as coordinator;
 use kaen_log::offsets::{decode_key, decode_offset_commit_value, is_offsets_topic, OffsetsKey};
 use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
 use serde_json::{json, Value};
@@ -14,16 +19,25 @@ use serde_json::{json, Value};
 pub enum Internal {
     Offsets,
     TransactionState,
+    ClusterMetadata,
+    ShareGroupState,
 }
 
 /// The internal topic of the partition folder holding `log` (or of `log` itself when it is a folder).
 pub fn detect(log: &Path) -> Option<Internal> {
+    if log.file_name().and_then(|n| n.to_str()) == Some(kaen_log::metadata::BOOTSTRAP_FILE) {
+        return Some(Internal::ClusterMetadata);
+    }
     let dir = if log.is_dir() { log } else { log.parent()? };
     let (topic, _, _) = kaen_log::log::parse_partition_dir(dir.file_name()?.to_str()?)?;
     if is_offsets_topic(&topic) {
         Some(Internal::Offsets)
     } else if topic == TRANSACTION_STATE_TOPIC {
         Some(Internal::TransactionState)
+    } else if topic == coordinator::SHARE_GROUP_STATE_TOPIC {
+        Some(Internal::ShareGroupState)
+    } else if topic == kaen_log::metadata::METADATA_TOPIC {
+        Some(Internal::ClusterMetadata)
     } else {
         None
     }
@@ -32,10 +46,21 @@ pub fn detect(log: &Path) -> Option<Internal> {
 /// The decoded key and value as JSON (`{"error": ...}` for what does not decode).
 pub fn decode(kind: Internal, key: Option<&[u8]>, value: Option<&[u8]>, at: u64) -> Value {
     let err = |e: kaen_log::DecodeError| json!({"error": e.to_string()});
+    if kind == Internal::ClusterMetadata {
+        // The key is null; the value is a framed metadata record.
+        return match value {
+            Some(v) => metadata::decode_metadata(v, at).to_json(v),
+            None => json!({"error": "null value"}),
+        };
+    }
     let Some(key) = key else {
         return json!({"key": {"error": "null key"}});
     };
     match kind {
+        Internal::ClusterMetadata => json!(null),
+        Internal::ShareGroupState => {
+            coordinator::decode(coordinator::SHARE_RECORDS, key, value, at).to_json()
+        }
         Internal::Offsets => {
             let (k, group_record) = match decode_key(key, at) {
                 Ok(OffsetsKey::OffsetCommit {
@@ -51,8 +76,9 @@ pub fn decode(kind: Internal, key: Option<&[u8]>, value: Option<&[u8]>, at: u64)
                     json!({"type": "group_metadata", "version": 2, "group": group}),
                     true,
                 ),
-                Ok(OffsetsKey::Other { record_type }) => {
-                    return json!({"key": {"type": "unknown", "version": record_type}, "value": "skipped (a newer record type)"})
+                Ok(OffsetsKey::Other { .. }) => {
+                    return coordinator::decode(coordinator::GROUP_RECORDS, key, value, at)
+                        .to_json()
                 }
                 Err(e) => return json!({"key": err(e)}),
             };
@@ -100,5 +126,14 @@ pub fn decode(kind: Internal, key: Option<&[u8]>, value: Option<&[u8]>, at: u64)
             };
             json!({"key": k, "value": v})
         }
+    }
+}
+
+/// The decoded record for a text line: metadata records as
+/// `TopicRecord v0 {…}`, the others as their JSON.
+pub fn decode_text(kind: Internal, key: Option<&[u8]>, value: Option<&[u8]>, at: u64) -> String {
+    match (kind, value) {
+        (Internal::ClusterMetadata, Some(v)) => metadata::decode_metadata(v, at).to_text(v),
+        _ => decode(kind, key, value, at).to_string(),
     }
 }

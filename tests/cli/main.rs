@@ -11,6 +11,7 @@ mod fixtures;
 mod group_demo;
 mod info;
 mod kafka_real;
+mod kraft;
 mod lag;
 mod locking;
 mod overflow;

@@ -135,6 +135,8 @@ fn kafka_layout_uses_the_java_hash_partition_and_leader_epoch() {
         &[
             "tombstone",
             "fixtures/kafka",
+            "--offsets-partitions",
+            "50",
             "--group",
             "billing",
             "--partition",
@@ -264,6 +266,8 @@ fn group_outside_this_log_directory() {
         &[
             "commit",
             "fixtures/kafka",
+            "--offsets-partitions",
+            "50",
             "--group",
             "kitchen",
             "--topic",
@@ -302,4 +306,64 @@ fn refuses_while_the_lock_is_held() {
         stderr(&o)
     );
     assert_eq!(size(&env, OFFSETS_LOG), before);
+}
+
+#[test]
+fn placement_needs_a_partition_count_and_takes_the_metadata_one() {
+    let env = TestEnv::new();
+    // fixtures/kafka has no KRaft metadata: no count is assumed.
+    let o = env.run(
+        &[
+            "tombstone",
+            "fixtures/kafka",
+            "--group",
+            "billing",
+            "--dry-run",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("pass --offsets-partitions"),
+        "{}",
+        stderr(&o)
+    );
+    // fixtures/kraft's metadata gives __consumer_offsets 3 partitions (kraft.py):
+    // checkout hashes to partition 0 of 3.
+    let o = env.run(
+        &[
+            "tombstone",
+            "fixtures/kraft",
+            "--group",
+            "checkout",
+            "--now-ms",
+            "5",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        crate::support::stdout(&o).contains("__consumer_offsets-0"),
+        "{}",
+        crate::support::stdout(&o)
+    );
+    // A count that disagrees with the metadata is refused.
+    let o = env.run(
+        &[
+            "tombstone",
+            "fixtures/kraft",
+            "--group",
+            "checkout",
+            "--offsets-partitions",
+            "50",
+            "--dry-run",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("gives __consumer_offsets 3 partitions"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -67,7 +67,8 @@ def records(section, count):
         out.append((key, value))
     return out
 
-internal = ("__offsets-", "__consumer_offsets-", "__transaction_state-")
+internal = ("__offsets-", "__consumer_offsets-", "__transaction_state-", "__cluster_metadata-",
+            "__share_group_state-")
 for path in sorted(glob.glob(os.path.join(fixtures, "**", "*.log"), recursive=True)):
     log = open(path, "rb").read()
     put("segment", log)

@@ -134,3 +134,36 @@ fn every_fixture_file_through_every_target() {
         std::fs::read(repo().join("fixtures/corrupt/orders-0/00000000000000000000.log")).unwrap();
     assert_ne!(targets::fix_crcs(&corrupt), corrupt);
 }
+
+/// The `offsets` target over every key and value of fixtures/kraft (the
+/// seeds `seed.sh` gives it from that folder), so its schema-driven checks
+/// run in `cargo test` too.
+#[test]
+fn offsets_target_on_the_kraft_fixture_records() {
+    use kaen_log::format::{DecodeLimits, Entry};
+    use kaen_log::log::walk::Step;
+    use kaen_log::log::{Partition, Policy};
+    let k = repo().join("fixtures/kraft");
+    let mut n = 0;
+    for dir in [
+        "__cluster_metadata-0",
+        "__consumer_offsets-0",
+        "__share_group_state-0",
+    ] {
+        let p = Partition::open(&k.join(dir)).unwrap();
+        let mut scratch = Vec::new();
+        let mut walk = p.walk(Policy::VALID_ENTRIES);
+        while let Some(step) = walk.next_step().unwrap() {
+            let Step::Entry(w) = step else { continue };
+            let Entry::V2(b) = w.entry else { continue };
+            for r in b.records(&mut scratch, DecodeLimits::default()).unwrap() {
+                let r = r.unwrap();
+                for bytes in [r.key, r.value].into_iter().flatten() {
+                    targets::offsets(bytes);
+                    n += 1;
+                }
+            }
+        }
+    }
+    assert!(n > 50, "{n}");
+}

@@ -7,6 +7,7 @@ mod crash_storage;
 mod fuzz_regressions;
 mod indexes;
 mod interop;
+mod kraft_records;
 mod lock;
 mod peer_vectors;
 mod pending;

@@ -372,6 +372,43 @@ pub fn offsets(data: &[u8]) {
         }
         Err(e) => within(&e, at, end, "OffsetCommitValue"),
     }
+    // Schema-driven decoders: every metadata schema at every version it
+    // knows (and one past), the KRaft control values, coordinator records.
+    let schemas = kaen_log::metadata::records::METADATA
+        .iter()
+        .map(|(_, s)| s)
+        .chain(kaen_log::metadata::records::CONTROL.iter().map(|(_, s)| s));
+    for schema in schemas {
+        for version in schema.versions.0..=schema.versions.1.saturating_add(1) {
+            if let Err(e) = schema.decode(data, at, version) {
+                within(&e, at, end, schema.name);
+            }
+            let (traced, err) = schema.trace(data, at, version);
+            for t in &traced {
+                assert!(
+                    t.position >= at && t.position + t.len as u64 <= end,
+                    "{}: trace outside the input",
+                    schema.name
+                );
+            }
+            if let Some(e) = err {
+                within(&e, at, end, schema.name);
+            }
+        }
+    }
+    let _ = kaen_log::metadata::records::decode_metadata(data, at);
+    for t in 2..=6 {
+        let _ = kaen_log::metadata::records::decode_control_value(t, Some(data), at);
+    }
+    for table in [
+        offsets::records::GROUP_RECORDS,
+        offsets::records::SHARE_RECORDS,
+    ] {
+        let r = offsets::records::decode(table, data, Some(data), at);
+        if let Some(k) = &r.key {
+            assert!(k.is_object());
+        }
+    }
     match offsets::group::decode_group_metadata(data, at) {
         Ok(g) => assert!(g.members.len() <= data.len()),
         Err(e) => within(&e, at, end, "GroupMetadataValue"),

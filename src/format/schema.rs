@@ -1,0 +1,539 @@
+//! One interpreter for Kafka's generated-message encoding, driven by small
+//! hand-written schema tables (a field's name, type, versions, nullable
+//! versions and tag), so each rule of a JSON schema file lives in one table
+//! row and every record type shares one decoder.
+//!
+//! The encoding is Kafka's `MessageGenerator` output (see
+//! `generator/src/main/java/org/apache/kafka/message/MessageDataGenerator.java`
+//! and `clients/src/main/java/org/apache/kafka/common/protocol/types/Type.java`):
+//!
+//! - in a *flexible* version, strings, bytes and arrays carry an unsigned
+//!   varint length + 1 (0 = null), and every struct ends with a tagged-field
+//!   section: `uvarint count`, then per field `uvarint tag`, `uvarint size`,
+//!   `size` bytes; a reader skips tags it does not know;
+//! - in other versions strings carry an int16 length, bytes and arrays an
+//!   int32 length (-1 = null);
+//! - a nullable struct starts with a byte, -1 for null and 1 before the
+//!   struct; as a tagged field, with an unsigned varint, 0 for null;
+//! - a uuid is 16 bytes, shown as Kafka's `Uuid.toString` (URL-safe base64
+//!   without padding); bool is one byte (non-zero is true); float64 is
+//!   IEEE-754 big-endian.
+//!
+//! Decoded messages are JSON objects whose keys are the schema field names
+//! with the first letter lowered, as Kafka's generated JSON converters write
+//! them. Fields absent at the decoded version are left out, and so are tagged
+//! fields the writer did not send (their schema default applies).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
+use std::cell::RefCell;
+
+use base64::Engine;
+use serde_json::{Map, Value};
+
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::format::cursor::Cursor;
+
+/// "N+" in a schema file: no upper bound.
+pub const OPEN: i16 = i16::MAX;
+
+/// A field type.
+#[derive(Debug, Clone, Copy)]
+pub enum Ty {
+    Bool,
+    Int8,
+    Int16,
+    Uint16,
+    Int32,
+    Int64,
+    Float64,
+    Uuid,
+    String,
+    Bytes,
+    /// `[]T`
+    Array(&'static Ty),
+    /// A nested struct (its own tagged-field section in flexible versions).
+    Struct(&'static [Field]),
+}
+
+/// One row of a schema table.
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    /// The name as in the JSON schema file (`BrokerId`).
+    pub name: &'static str,
+    pub ty: Ty,
+    /// `versions`: first and last version holding the field.
+    pub versions: (i16, i16),
+    /// `nullableVersions`: the first version where null is allowed.
+    pub nullable_from: Option<i16>,
+    /// `tag` and the first of `taggedVersions`.
+    pub tag: Option<(u32, i16)>,
+}
+
+/// A field present in versions `from`.. (the defaults of a table row).
+pub const FIELD: Field = Field {
+    name: "",
+    ty: Ty::Int8,
+    versions: (0, OPEN),
+    nullable_from: None,
+    tag: None,
+};
+
+/// A message schema (one JSON schema file).
+#[derive(Debug, Clone, Copy)]
+pub struct Schema {
+    /// The message's name (`TopicRecord`).
+    pub name: &'static str,
+    /// `validVersions`.
+    pub versions: (i16, i16),
+    /// The first of `flexibleVersions` (`None` for "none").
+    pub flexible_from: Option<i16>,
+    pub fields: &'static [Field],
+}
+
+impl Schema {
+    /// Whether `version` is one of the schema's `validVersions`.
+    pub fn knows(&self, version: i16) -> bool {
+        self.versions.0 <= version && version <= self.versions.1
+    }
+
+    /// Decode `bytes` as this message at `version`; `at` is the absolute
+    /// position of the first byte. Fails on a version outside
+    /// `validVersions`, on any malformed field and on trailing bytes.
+    pub fn decode(
+        &'static self,
+        bytes: &[u8],
+        at: u64,
+        version: i16,
+    ) -> Result<Value, DecodeError> {
+        let mut c = Cursor::new(bytes, at);
+        let v = self.decode_prefix(&mut c, version)?;
+        if !c.is_empty() {
+            return Err(c.error(DecodeErrorKind::TrailingBytes {
+                field: self.name,
+                remaining: c.remaining() as u64,
+            }));
+        }
+        Ok(v)
+    }
+
+    /// Decode the message from the cursor, leaving whatever follows it.
+    pub fn decode_prefix(
+        &'static self,
+        c: &mut Cursor<'_>,
+        version: i16,
+    ) -> Result<Value, DecodeError> {
+        if !self.knows(version) {
+            return Err(c.error(DecodeErrorKind::UnknownVersion {
+                schema: self.name,
+                version,
+            }));
+        }
+        let flexible = self.flexible_from.is_some_and(|f| version >= f);
+        let r = Reader {
+            version,
+            flexible,
+            trace: None,
+        };
+        r.fields(c, self.fields, "")
+    }
+
+    /// Decode `bytes` at `version` field by field: each field's position,
+    /// length, name (a path: `endPoints[0].port`) and value, for
+    /// `dump-segment --layout`; decoding stops at the first error.
+    pub fn trace(
+        &'static self,
+        bytes: &[u8],
+        at: u64,
+        version: i16,
+    ) -> (Vec<Traced>, Option<DecodeError>) {
+        let mut c = Cursor::new(bytes, at);
+        if !self.knows(version) {
+            let e = c.error(DecodeErrorKind::UnknownVersion {
+                schema: self.name,
+                version,
+            });
+            return (Vec::new(), Some(e));
+        }
+        let flexible = self.flexible_from.is_some_and(|f| version >= f);
+        let r = Reader {
+            version,
+            flexible,
+            trace: Some(RefCell::new(Vec::new())),
+        };
+        let err = r.fields(&mut c, self.fields, "").err();
+        let err = err.or_else(|| {
+            (!c.is_empty()).then(|| {
+                c.error(DecodeErrorKind::TrailingBytes {
+                    field: self.name,
+                    remaining: c.remaining() as u64,
+                })
+            })
+        });
+        (r.trace.map(RefCell::into_inner).unwrap_or_default(), err)
+    }
+}
+
+/// One traced field (see [`Schema::trace`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Traced {
+    /// Absolute position of its first byte.
+    pub position: u64,
+    pub len: usize,
+    /// Nesting below the message (0 for its own fields).
+    pub depth: u8,
+    pub name: String,
+    pub value: String,
+}
+
+/// Kafka's JSON name of a schema field: the first letter lowered.
+pub fn json_name(name: &str) -> String {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// A uuid as Kafka prints it (`Uuid.toString`: URL-safe base64, no padding).
+pub fn uuid_string(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Kafka's `Uuid.ZERO_UUID` as text.
+pub const ZERO_UUID: &str = "AAAAAAAAAAAAAAAAAAAAAA";
+
+struct Reader {
+    version: i16,
+    flexible: bool,
+    /// Set when tracing: every field read, in order.
+    trace: Option<RefCell<Vec<Traced>>>,
+}
+
+impl Reader {
+    fn present(&self, f: &Field) -> bool {
+        f.versions.0 <= self.version && self.version <= f.versions.1
+    }
+
+    fn nullable(&self, f: &Field) -> bool {
+        f.nullable_from.is_some_and(|n| self.version >= n)
+    }
+
+    fn tagged(&self, f: &Field) -> Option<u32> {
+        match f.tag {
+            Some((tag, from)) if self.flexible && self.version >= from => Some(tag),
+            _ => None,
+        }
+    }
+
+    /// Start a traced entry (filled in by [`Reader::end`]); `None` when not tracing.
+    fn begin(&self, c: &Cursor<'_>, prefix: &str, name: &str) -> Option<usize> {
+        let t = self.trace.as_ref()?;
+        let mut t = t.borrow_mut();
+        let depth = prefix.matches(['.', '[']).count() as u8;
+        t.push(Traced {
+            position: c.position(),
+            len: 0,
+            depth,
+            name: format!("{prefix}{name}"),
+            value: String::new(),
+        });
+        Some(t.len() - 1)
+    }
+
+    fn end(&self, slot: Option<usize>, c: &Cursor<'_>, v: &Value) {
+        let text = match v {
+            Value::Array(a) if a.len() == 1 => "1 element".to_string(),
+            Value::Array(a) => format!("{} elements", a.len()),
+            Value::Object(_) => "struct".into(),
+            other => other.to_string(),
+        };
+        self.end_text(slot, c, text);
+    }
+
+    fn end_text(&self, slot: Option<usize>, c: &Cursor<'_>, text: String) {
+        let (Some(i), Some(t)) = (slot, self.trace.as_ref()) else {
+            return;
+        };
+        let mut t = t.borrow_mut();
+        if let Some(e) = t.get_mut(i) {
+            e.len = (c.position().saturating_sub(e.position)) as usize;
+            e.value = text;
+        }
+    }
+
+    /// The fields of one struct, then (flexible) its tagged-field section.
+    fn fields(
+        &self,
+        c: &mut Cursor<'_>,
+        fields: &'static [Field],
+        prefix: &str,
+    ) -> Result<Value, DecodeError> {
+        let mut obj = Map::new();
+        for f in fields {
+            if !self.present(f) || self.tagged(f).is_some() {
+                continue;
+            }
+            let slot = self.begin(c, prefix, &json_name(f.name));
+            let v = self.value(c, f, &f.ty, &format!("{prefix}{}", json_name(f.name)))?;
+            self.end(slot, c, &v);
+            obj.insert(json_name(f.name), v);
+        }
+        if self.flexible {
+            let slot = self.begin(c, prefix, "taggedFields (count)");
+            let count = c.uvarint()?;
+            self.end(slot, c, &Value::from(count));
+            let mut unknown = Vec::new();
+            for _ in 0..count {
+                let slot = self.begin(c, prefix, "tag, size");
+                let tag = c.uvarint()?;
+                let size = c.uvarint()? as usize;
+                self.end_text(slot, c, format!("tag {tag}, {size} bytes"));
+                let mut sub = c.take(size)?;
+                let known = fields
+                    .iter()
+                    .find(|f| self.present(f) && self.tagged(f) == Some(tag));
+                match known {
+                    Some(f) => {
+                        let slot = self.begin(&sub, prefix, &json_name(f.name));
+                        let v = self.value(
+                            &mut sub,
+                            f,
+                            &f.ty,
+                            &format!("{prefix}{}", json_name(f.name)),
+                        )?;
+                        self.end(slot, &sub, &v);
+                        if !sub.is_empty() {
+                            return Err(sub.error(DecodeErrorKind::TrailingBytes {
+                                field: f.name,
+                                remaining: sub.remaining() as u64,
+                            }));
+                        }
+                        obj.insert(json_name(f.name), v);
+                    }
+                    None => unknown.push(serde_json::json!({
+                        "tag": tag,
+                        "bytes": base64::engine::general_purpose::STANDARD.encode(sub.rest()),
+                    })),
+                }
+            }
+            if !unknown.is_empty() {
+                obj.insert("unknownTaggedFields".into(), Value::Array(unknown));
+            }
+        }
+        Ok(Value::Object(obj))
+    }
+
+    /// A length: compact (uvarint − 1) in flexible versions, else int16 for
+    /// strings and int32 for bytes and arrays. `None` is null.
+    fn length(
+        &self,
+        c: &mut Cursor<'_>,
+        f: &Field,
+        int16: bool,
+    ) -> Result<Option<usize>, DecodeError> {
+        let at = c.position();
+        let len: i64 = if self.flexible {
+            i64::from(c.uvarint()?) - 1
+        } else if int16 {
+            i64::from(c.i16()?)
+        } else {
+            i64::from(c.i32()?)
+        };
+        match len {
+            -1 if self.nullable(f) => Ok(None),
+            -1 => Err(DecodeError::new(
+                at,
+                DecodeErrorKind::UnexpectedNull { field: f.name },
+            )),
+            n if n < 0 => Err(DecodeError::new(
+                at,
+                DecodeErrorKind::NegativeLength {
+                    field: f.name,
+                    value: n,
+                },
+            )),
+            n => Ok(Some(n as usize)),
+        }
+    }
+
+    /// One value of field `f` of type `ty`; `path` names it in a trace.
+    fn value(
+        &self,
+        c: &mut Cursor<'_>,
+        f: &Field,
+        ty: &'static Ty,
+        path: &str,
+    ) -> Result<Value, DecodeError> {
+        Ok(match ty {
+            Ty::Bool => Value::Bool(c.i8()? != 0),
+            Ty::Int8 => c.i8()?.into(),
+            Ty::Int16 => c.i16()?.into(),
+            Ty::Uint16 => c.u16()?.into(),
+            Ty::Int32 => c.i32()?.into(),
+            Ty::Int64 => c.i64()?.into(),
+            Ty::Float64 => {
+                let bits = c.i64()? as u64;
+                serde_json::Number::from_f64(f64::from_bits(bits)).map_or_else(
+                    || Value::String(f64::from_bits(bits).to_string()),
+                    Value::Number,
+                )
+            }
+            Ty::Uuid => Value::String(uuid_string(c.bytes(16)?)),
+            Ty::String => {
+                let at = c.position();
+                match self.length(c, f, true)? {
+                    None => Value::Null,
+                    Some(n) => Value::String(
+                        std::str::from_utf8(c.bytes(n)?)
+                            .map_err(|_| {
+                                DecodeError::new(at, DecodeErrorKind::InvalidUtf8 { field: f.name })
+                            })?
+                            .to_string(),
+                    ),
+                }
+            }
+            Ty::Bytes => match self.length(c, f, false)? {
+                None => Value::Null,
+                Some(n) => {
+                    Value::String(base64::engine::general_purpose::STANDARD.encode(c.bytes(n)?))
+                }
+            },
+            Ty::Array(elem) => {
+                let at = c.position();
+                match self.length(c, f, false)? {
+                    None => Value::Null,
+                    Some(n) => {
+                        // Every element of every schema here takes at least
+                        // one byte: a count past the bytes left is malformed,
+                        // so no count drives an allocation or a long loop.
+                        if n > c.remaining() {
+                            return Err(DecodeError::new(
+                                at,
+                                DecodeErrorKind::ValueOutOfRange {
+                                    field: f.name,
+                                    value: n as i64,
+                                },
+                            ));
+                        }
+                        let mut items = Vec::with_capacity(n);
+                        for i in 0..n {
+                            let name = format!("[{i}]");
+                            let slot = match elem {
+                                // A struct element's fields are traced one by one.
+                                Ty::Struct(_) => None,
+                                _ => self.begin(c, path, &name),
+                            };
+                            let v = self.value(c, f, elem, &format!("{path}{name}"))?;
+                            self.end(slot, c, &v);
+                            items.push(v);
+                        }
+                        Value::Array(items)
+                    }
+                }
+            }
+            // A nullable struct starts with a presence marker
+            // (MessageDataGenerator.generateStructReader): a byte, negative
+            // for null, or inside a tagged field an unsigned varint, 0 for null.
+            Ty::Struct(fields) if self.nullable(f) => {
+                let null = if self.tagged(f).is_some() {
+                    c.uvarint()? == 0
+                } else {
+                    c.i8()? < 0
+                };
+                if null {
+                    Value::Null
+                } else {
+                    self.fields(c, fields, &format!("{path}."))?
+                }
+            }
+            Ty::Struct(fields) => self.fields(c, fields, &format!("{path}."))?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static INNER: [Field; 2] = [
+        Field {
+            name: "Name",
+            ty: Ty::String,
+            ..FIELD
+        },
+        Field {
+            name: "Port",
+            ty: Ty::Uint16,
+            ..FIELD
+        },
+    ];
+    static FIELDS: [Field; 5] = [
+        Field {
+            name: "Id",
+            ty: Ty::Int32,
+            ..FIELD
+        },
+        Field {
+            name: "TopicId",
+            ty: Ty::Uuid,
+            ..FIELD
+        },
+        Field {
+            name: "Rack",
+            ty: Ty::String,
+            nullable_from: Some(0),
+            ..FIELD
+        },
+        Field {
+            name: "Ends",
+            ty: Ty::Array(&Ty::Struct(&INNER)),
+            ..FIELD
+        },
+        Field {
+            name: "Dirs",
+            ty: Ty::Array(&Ty::Uuid),
+            versions: (1, OPEN),
+            tag: Some((0, 1)),
+            ..FIELD
+        },
+    ];
+    static S: Schema = Schema {
+        name: "Test",
+        versions: (0, 1),
+        flexible_from: Some(0),
+        fields: &FIELDS,
+    };
+
+    #[test]
+    fn flexible_struct_with_tags() {
+        let mut b = vec![0, 0, 0, 7];
+        b.extend_from_slice(&[1; 16]);
+        b.push(0); // null rack
+        b.extend_from_slice(&[2, 2, b'h', 0x23, 0x84, 0]); // one endpoint "h":9092, no tags
+        b.extend_from_slice(&[2, 0, 17, 2]); // two tags: 0 (dirs) …
+        b.extend_from_slice(&[1; 16]);
+        b.extend_from_slice(&[9, 1, 0xff]); // … and an unknown tag 9
+        let v = S.decode(&b, 0, 1).unwrap();
+        assert_eq!(v["id"], 7);
+        assert_eq!(v["rack"], Value::Null);
+        assert_eq!(v["ends"][0]["port"], 9092);
+        assert_eq!(v["dirs"][0], "AQEBAQEBAQEBAQEBAQEBAQ");
+        assert_eq!(v["unknownTaggedFields"][0]["tag"], 9);
+        // Version 0 does not know the tag: it is shown as unknown.
+        let v0 = S.decode(&b, 0, 0).unwrap();
+        assert!(v0.get("dirs").is_none());
+        assert!(S.decode(&b, 0, 2).is_err());
+    }
+
+    #[test]
+    fn hostile_lengths_fail_without_allocating() {
+        let mut b = vec![0, 0, 0, 7];
+        b.extend_from_slice(&[1; 16]);
+        b.push(0);
+        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]); // array of 2^32-2 elements
+        assert!(S.decode(&b, 0, 0).is_err());
+        for cut in 0..b.len() {
+            let _ = S.decode(&b[..cut], 0, 0);
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! KRaft cluster metadata: the records of `__cluster_metadata-0`, its
+//! snapshots and `bootstrap.checkpoint` ([`records`]), their replay into the
+//! cluster image ([`image`]), and the `quorum-state` file.
+//!
+//! Files (Kafka's `KafkaMetadataLog`, `Snapshots`, `FileQuorumStateStore`,
+//! `BootstrapDirectory`):
+//!
+//! ```text
+//! <log dir>/bootstrap.checkpoint            written by `kafka-storage format`
+//! <log dir>/__cluster_metadata-0/
+//!     00000000000000000000.log              the metadata log (null keys, framed values)
+//!     <offset %020d>-<epoch %010d>.checkpoint  a snapshot: every record with an offset below <offset>
+//!     quorum-state                          JSON: leaderId, leaderEpoch, votedId, … data_version
+//! ```
+//!
+//! A snapshot holds batches like a segment: a SNAPSHOT_HEADER control
+//! record, KRAFT_VERSION and KRAFT_VOTERS control records, the records,
+//! then a SNAPSHOT_FOOTER.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
+pub mod image;
+pub mod records;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::format::{DecodeLimits, Entry};
+use crate::log::walk::Step;
+use crate::log::{Partition, Policy};
+pub use image::Image;
+
+/// The metadata log's topic (`Topic.CLUSTER_METADATA_TOPIC_NAME`).
+pub const METADATA_TOPIC: &str = "__cluster_metadata";
+/// Its one partition's folder name.
+pub const METADATA_FOLDER: &str = "__cluster_metadata-0";
+/// The bootstrap snapshot in the metadata log directory
+/// (`BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME`).
+pub const BOOTSTRAP_FILE: &str = "bootstrap.checkpoint";
+/// `FileQuorumStateStore.DEFAULT_FILE_NAME`.
+pub const QUORUM_STATE_FILE: &str = "quorum-state";
+
+/// The offset and epoch of a snapshot file name
+/// (`Snapshots.parse`: `%020d-%010d.checkpoint`).
+pub fn parse_snapshot_name(name: &str) -> Option<(i64, i32)> {
+    let stem = name.strip_suffix(".checkpoint")?;
+    let (offset, epoch) = stem.split_once('-')?;
+    if offset.len() != 20 || epoch.len() != 10 {
+        return None;
+    }
+    if !offset
+        .bytes()
+        .chain(epoch.bytes())
+        .all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    Some((offset.parse().ok()?, epoch.parse().ok()?))
+}
+
+/// The snapshots of a metadata folder, sorted by offset then epoch.
+pub fn snapshots(folder: &Path) -> Result<Vec<(i64, i32, PathBuf)>> {
+    let mut out = Vec::new();
+    let entries = std::fs::read_dir(folder).map_err(|e| Error::io(folder, "read directory", e))?;
+    for e in entries {
+        let e = e.map_err(|e| Error::io(folder, "read directory", e))?;
+        if let Some((o, ep)) = e.file_name().to_str().and_then(parse_snapshot_name) {
+            out.push((o, ep, e.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The metadata folder for `dir`: `dir` itself when it is one, else its
+/// `__cluster_metadata-0` when that exists.
+pub fn metadata_folder(dir: &Path) -> Option<PathBuf> {
+    if dir.file_name().and_then(|n| n.to_str()) == Some(METADATA_FOLDER) {
+        return Some(dir.to_path_buf());
+    }
+    let f = dir.join(METADATA_FOLDER);
+    f.is_dir().then_some(f)
+}
+
+/// The `quorum-state` file (`QuorumStateData` as JSON, plus `data_version`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuorumState {
+    pub leader_id: i64,
+    pub leader_epoch: i64,
+    pub voted_id: i64,
+    pub voted_directory_id: Option<String>,
+    pub applied_offset: Option<i64>,
+    pub current_voters: Option<Vec<i64>>,
+    pub data_version: i64,
+}
+
+/// Read `folder/quorum-state`; `None` when there is none. A file that is not
+/// the JSON object `FileQuorumStateStore` writes is a layout error.
+pub fn read_quorum_state(folder: &Path) -> Result<Option<QuorumState>> {
+    let path = folder.join(QUORUM_STATE_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, "read", e)),
+    };
+    let v: Value =
+        serde_json::from_str(&text).map_err(|e| Error::layout(&path, format!("not JSON: {e}")))?;
+    let int = |k: &str| v.get(k).and_then(Value::as_i64);
+    let need = |k: &str| int(k).ok_or_else(|| Error::layout(&path, format!("no integer {k}")));
+    Ok(Some(QuorumState {
+        leader_id: need("leaderId")?,
+        leader_epoch: need("leaderEpoch")?,
+        voted_id: need("votedId")?,
+        voted_directory_id: v
+            .get("votedDirectoryId")
+            .and_then(Value::as_str)
+            .map(String::from),
+        applied_offset: int("appliedOffset"),
+        current_voters: v.get("currentVoters").and_then(Value::as_array).map(|a| {
+            a.iter()
+                .filter_map(|x| x.get("voterId").and_then(Value::as_i64))
+                .collect()
+        }),
+        data_version: need("data_version")?,
+    }))
+}
+
+/// Where a replayed image came from.
+#[derive(Debug, Clone, Default)]
+pub struct Replayed {
+    pub image: Image,
+    /// The snapshot read first (its file, offset and epoch).
+    pub snapshot: Option<(PathBuf, i64, i32)>,
+    /// The log's first and last applied offsets, when any record was applied.
+    pub log_range: Option<(i64, i64)>,
+    /// The next offset after the last applied record.
+    pub next_offset: i64,
+    /// Damaged batches or records: (file, offset, error).
+    pub damage: Vec<(PathBuf, i64, String)>,
+}
+
+/// Apply the metadata records of one file or partition, from offset `from`
+/// and below `end`; control records are skipped. Returns the offsets applied.
+fn replay_partition(
+    p: &Partition,
+    from: i64,
+    end: Option<i64>,
+    image: &mut Image,
+    damage: &mut Vec<(PathBuf, i64, String)>,
+    snapshot: bool,
+) -> Result<Option<(i64, i64)>> {
+    let mut scratch = Vec::new();
+    let mut walk = if snapshot {
+        p.walk(Policy::VALID_ENTRIES)
+    } else {
+        p.walk_from(from, Policy::VALID_ENTRIES)
+    };
+    let mut range: Option<(i64, i64)> = None;
+    'walk: loop {
+        let w = match walk.next_step()? {
+            None => break,
+            Some(Step::Entry(w)) => w,
+            Some(Step::Damage(d)) => {
+                damage.push((d.file, d.base_offset.unwrap_or(-1), d.error.to_string()));
+                continue;
+            }
+            Some(_) => continue,
+        };
+        let file = w.segment.log.clone();
+        let Entry::V2(batch) = w.entry else {
+            damage.push((
+                file,
+                w.entry.base_offset(),
+                "a legacy (magic 0/1) entry in the metadata log".into(),
+            ));
+            continue;
+        };
+        if batch.header.is_control() {
+            // Control records (leader change, snapshot header/footer,
+            // kraft version, voters) are not metadata records.
+            continue;
+        }
+        let records = match batch.records(&mut scratch, DecodeLimits::default()) {
+            Ok(r) => r,
+            Err(e) => {
+                damage.push((file, batch.header.base_offset, e.to_string()));
+                continue;
+            }
+        };
+        for r in records {
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    damage.push((file.clone(), batch.header.base_offset, e.to_string()));
+                    break;
+                }
+            };
+            if !snapshot && (r.offset < from) {
+                continue;
+            }
+            if !snapshot && end.is_some_and(|e| r.offset >= e) {
+                break 'walk;
+            }
+            let Some(value) = r.value else {
+                damage.push((
+                    file.clone(),
+                    r.offset,
+                    "a metadata record with a null value".into(),
+                ));
+                continue;
+            };
+            let at = r.position.max(batch.position);
+            image.apply(r.offset, &records::decode_metadata(value, at));
+            range = Some((range.map_or(r.offset, |(a, _)| a), r.offset));
+        }
+    }
+    for d in walk.take_damage() {
+        damage.push((d.file, d.base_offset.unwrap_or(-1), d.error.to_string()));
+    }
+    Ok(range)
+}
+
+/// Replay the cluster image of the metadata folder `folder`: the newest
+/// snapshot whose offset is at most `end` (every snapshot when `end` is
+/// `None`), then the log's records from the snapshot's offset, below `end`.
+/// Without a usable snapshot the log is read from its start, which must be
+/// offset 0 (else records are missing and this is an error).
+pub fn replay(folder: &Path, end: Option<i64>) -> Result<Replayed> {
+    let snaps = snapshots(folder)?;
+    let usable = snaps
+        .iter()
+        .rev()
+        .find(|(o, _, _)| end.is_none_or(|e| *o <= e));
+    let mut out = Replayed::default();
+    let log = Partition::open(folder)?;
+    let mut from = 0;
+    if let Some((offset, epoch, path)) = usable {
+        let sp = Partition::single_file(path, 0);
+        replay_partition(&sp, 0, None, &mut out.image, &mut out.damage, true)?;
+        out.snapshot = Some((path.clone(), *offset, *epoch));
+        from = *offset;
+    } else {
+        let start = log.segments.first().map_or(0, |s| s.base_offset);
+        if start > 0 {
+            return Err(Error::layout(
+                folder,
+                format!(
+                    "the log starts at offset {start} and no snapshot is at or below {}: the records before {start} are gone",
+                    end.map_or("its end".to_string(), |e| e.to_string())
+                ),
+            ));
+        }
+    }
+    out.log_range = replay_partition(&log, from, end, &mut out.image, &mut out.damage, false)?;
+    out.next_offset = out.log_range.map_or(from, |(_, last)| last + 1);
+    Ok(out)
+}

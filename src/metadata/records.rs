@@ -1,0 +1,565 @@
+//! The records of the KRaft metadata log (`__cluster_metadata-0`), its
+//! snapshots and `bootstrap.checkpoint`, as schema tables for
+//! [`crate::format::schema`].
+//!
+//! A metadata record's value is a frame (Kafka's `AbstractApiMessageSerde`,
+//! server-common): `uvarint frameVersion` (only 1 is valid), `uvarint apiKey`,
+//! `uvarint version`, then the message of that apiKey at that version, and
+//! nothing after it. The key is null. Each table below is one JSON file of
+//! `metadata/src/main/resources/common/metadata/` (the file is named above
+//! it); the KRaft control records' values are
+//! `clients/src/main/resources/common/message/{LeaderChangeMessage,
+//! SnapshotHeaderRecord, SnapshotFooterRecord, KRaftVersionRecord,
+//! VotersRecord}.json`, read at the versions of `ControlRecordUtils`
+//! (all 0).
+//!
+//! An apiKey or version not in these tables is named (`unknown(apiKey)`) and
+//! shown raw; it never stops a dump or a replay.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::format::cursor::Cursor;
+use crate::format::schema::{Field, Schema, Ty, FIELD, OPEN};
+
+macro_rules! f {
+    ($n:literal, $t:expr) => {
+        Field { name: $n, ty: $t, ..FIELD }
+    };
+    ($n:literal, $t:expr, $($k:ident: $v:expr),+) => {
+        {
+            #[allow(clippy::needless_update)]
+            let f = Field { name: $n, ty: $t, $($k: $v,)+ ..FIELD };
+            f
+        }
+    };
+}
+
+const S: Ty = Ty::String;
+const I8: Ty = Ty::Int8;
+const I16: Ty = Ty::Int16;
+const I32: Ty = Ty::Int32;
+const I64: Ty = Ty::Int64;
+const U: Ty = Ty::Uuid;
+const B: Ty = Ty::Bool;
+const I32S: Ty = Ty::Array(&Ty::Int32);
+const US: Ty = Ty::Array(&Ty::Uuid);
+
+const fn metadata(name: &'static str, max: i16, fields: &'static [Field]) -> Schema {
+    // Every metadata record is flexible from version 0 ("flexibleVersions": "0+").
+    Schema {
+        name,
+        versions: (0, max),
+        flexible_from: Some(0),
+        fields,
+    }
+}
+
+// RegisterBrokerRecord.json (apiKey 0), validVersions 0-3.
+static REGISTER_BROKER: &[Field] = &[
+    f!("BrokerId", I32),
+    f!("IsMigratingZkBroker", B, versions: (2, OPEN)),
+    f!("IncarnationId", U),
+    f!("BrokerEpoch", I64),
+    f!(
+        "EndPoints",
+        Ty::Array(&Ty::Struct(&[
+            f!("Name", S),
+            f!("Host", S),
+            f!("Port", Ty::Uint16),
+            f!("SecurityProtocol", I16),
+        ]))
+    ),
+    f!(
+        "Features",
+        Ty::Array(&Ty::Struct(&[
+            f!("Name", S),
+            f!("MinSupportedVersion", I16),
+            f!("MaxSupportedVersion", I16),
+        ]))
+    ),
+    f!("Rack", S, nullable_from: Some(0)),
+    f!("Fenced", B),
+    f!("InControlledShutdown", B, versions: (1, OPEN)),
+    f!("LogDirs", US, versions: (3, OPEN), tag: Some((0, 3))),
+];
+// UnregisterBrokerRecord.json (apiKey 1).
+static UNREGISTER_BROKER: &[Field] = &[f!("BrokerId", I32), f!("BrokerEpoch", I64)];
+// TopicRecord.json (apiKey 2).
+static TOPIC: &[Field] = &[f!("Name", S), f!("TopicId", U)];
+// PartitionRecord.json (apiKey 3), validVersions 0-2.
+static PARTITION: &[Field] = &[
+    f!("PartitionId", I32),
+    f!("TopicId", U),
+    f!("Replicas", I32S),
+    f!("Isr", I32S),
+    f!("RemovingReplicas", I32S),
+    f!("AddingReplicas", I32S),
+    f!("Leader", I32),
+    f!("LeaderRecoveryState", I8, tag: Some((0, 0))),
+    f!("LeaderEpoch", I32),
+    f!("PartitionEpoch", I32),
+    f!("Directories", US, versions: (1, OPEN)),
+    f!("EligibleLeaderReplicas", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((1, 2))),
+    f!("LastKnownElr", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((2, 2))),
+];
+// ConfigRecord.json (apiKey 4).
+static CONFIG: &[Field] = &[
+    f!("ResourceType", I8),
+    f!("ResourceName", S),
+    f!("Name", S),
+    f!("Value", S, nullable_from: Some(0)),
+];
+// PartitionChangeRecord.json (apiKey 5), validVersions 0-2. Every field
+// after TopicId is tagged: absent means "unchanged" (Leader's default -2).
+static PARTITION_CHANGE: &[Field] = &[
+    f!("PartitionId", I32),
+    f!("TopicId", U),
+    f!("Isr", I32S, nullable_from: Some(0), tag: Some((0, 0))),
+    f!("Leader", I32, tag: Some((1, 0))),
+    f!("Replicas", I32S, nullable_from: Some(0), tag: Some((2, 0))),
+    f!("RemovingReplicas", I32S, nullable_from: Some(0), tag: Some((3, 0))),
+    f!("AddingReplicas", I32S, nullable_from: Some(0), tag: Some((4, 0))),
+    f!("LeaderRecoveryState", I8, tag: Some((5, 0))),
+    f!("Directories", US, versions: (1, OPEN), nullable_from: Some(1), tag: Some((8, 1))),
+    f!("EligibleLeaderReplicas", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((6, 2))),
+    f!("LastKnownElr", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((7, 2))),
+];
+// FenceBrokerRecord.json (apiKey 7) and UnfenceBrokerRecord.json (apiKey 8).
+static FENCE_BROKER: &[Field] = &[f!("Id", I32), f!("Epoch", I64)];
+// RemoveTopicRecord.json (apiKey 9).
+static REMOVE_TOPIC: &[Field] = &[f!("TopicId", U)];
+// DelegationTokenRecord.json (apiKey 10).
+static DELEGATION_TOKEN: &[Field] = &[
+    f!("Owner", S),
+    f!("Requester", S),
+    f!("Renewers", Ty::Array(&Ty::String)),
+    f!("IssueTimestamp", I64),
+    f!("MaxTimestamp", I64),
+    f!("ExpirationTimestamp", I64),
+    f!("TokenId", S),
+];
+// UserScramCredentialRecord.json (apiKey 11).
+static USER_SCRAM: &[Field] = &[
+    f!("Name", S),
+    f!("Mechanism", I8),
+    f!("Salt", Ty::Bytes),
+    f!("StoredKey", Ty::Bytes),
+    f!("ServerKey", Ty::Bytes),
+    f!("Iterations", I32),
+];
+// FeatureLevelRecord.json (apiKey 12).
+static FEATURE_LEVEL: &[Field] = &[f!("Name", S), f!("FeatureLevel", I16)];
+// ClientQuotaRecord.json (apiKey 14).
+static CLIENT_QUOTA: &[Field] = &[
+    f!(
+        "Entity",
+        Ty::Array(&Ty::Struct(&[
+            f!("EntityType", S),
+            f!("EntityName", S, nullable_from: Some(0)),
+        ]))
+    ),
+    f!("Key", S),
+    f!("Value", Ty::Float64),
+    f!("Remove", B),
+];
+// ProducerIdsRecord.json (apiKey 15).
+static PRODUCER_IDS: &[Field] = &[
+    f!("BrokerId", I32),
+    f!("BrokerEpoch", I64),
+    f!("NextProducerId", I64),
+];
+// BrokerRegistrationChangeRecord.json (apiKey 17), validVersions 0-2.
+static BROKER_REGISTRATION_CHANGE: &[Field] = &[
+    f!("BrokerId", I32),
+    f!("BrokerEpoch", I64),
+    f!("Fenced", I8, tag: Some((0, 0))),
+    f!("InControlledShutdown", I8, versions: (1, OPEN), tag: Some((1, 1))),
+    f!("LogDirs", US, versions: (2, OPEN), tag: Some((2, 2))),
+];
+// AccessControlEntryRecord.json (apiKey 18).
+static ACL: &[Field] = &[
+    f!("Id", U),
+    f!("ResourceType", I8),
+    f!("ResourceName", S),
+    f!("PatternType", I8),
+    f!("Principal", S),
+    f!("Host", S),
+    f!("Operation", I8),
+    f!("PermissionType", I8),
+];
+// RemoveAccessControlEntryRecord.json (apiKey 19).
+static REMOVE_ACL: &[Field] = &[f!("Id", U)];
+// NoOpRecord.json (20), EndTransactionRecord.json (24): no fields.
+static NONE: &[Field] = &[];
+// ZkMigrationRecord.json (apiKey 21, named ZkMigrationStateRecord).
+static ZK_MIGRATION: &[Field] = &[f!("ZkMigrationState", I8)];
+// RemoveUserScramCredentialRecord.json (apiKey 22).
+static REMOVE_SCRAM: &[Field] = &[f!("Name", S), f!("Mechanism", I8)];
+// BeginTransactionRecord.json (apiKey 23).
+static BEGIN_TXN: &[Field] = &[f!("Name", S, nullable_from: Some(0), tag: Some((0, 0)))];
+// AbortTransactionRecord.json (apiKey 25).
+static ABORT_TXN: &[Field] = &[f!("Reason", S, nullable_from: Some(0), tag: Some((0, 0)))];
+// RemoveDelegationTokenRecord.json (apiKey 26).
+static REMOVE_TOKEN: &[Field] = &[f!("TokenId", S)];
+// RegisterControllerRecord.json (apiKey 27).
+static REGISTER_CONTROLLER: &[Field] = &[
+    f!("ControllerId", I32),
+    f!("IncarnationId", U),
+    f!("ZkMigrationReady", B),
+    f!(
+        "EndPoints",
+        Ty::Array(&Ty::Struct(&[
+            f!("Name", S),
+            f!("Host", S),
+            f!("Port", Ty::Uint16),
+            f!("SecurityProtocol", I16),
+        ]))
+    ),
+    f!(
+        "Features",
+        Ty::Array(&Ty::Struct(&[
+            f!("Name", S),
+            f!("MinSupportedVersion", I16),
+            f!("MaxSupportedVersion", I16),
+        ]))
+    ),
+];
+// ClearElrRecord.json (apiKey 28).
+static CLEAR_ELR: &[Field] = &[f!("TopicName", S)];
+
+/// The metadata record schemas by apiKey (`MetadataRecordType`, generated
+/// from the `apiKey` of each file).
+pub static METADATA: &[(u16, Schema)] = &[
+    (0, metadata("RegisterBrokerRecord", 3, REGISTER_BROKER)),
+    (1, metadata("UnregisterBrokerRecord", 0, UNREGISTER_BROKER)),
+    (2, metadata("TopicRecord", 0, TOPIC)),
+    (3, metadata("PartitionRecord", 2, PARTITION)),
+    (4, metadata("ConfigRecord", 0, CONFIG)),
+    (5, metadata("PartitionChangeRecord", 2, PARTITION_CHANGE)),
+    (7, metadata("FenceBrokerRecord", 0, FENCE_BROKER)),
+    (8, metadata("UnfenceBrokerRecord", 0, FENCE_BROKER)),
+    (9, metadata("RemoveTopicRecord", 0, REMOVE_TOPIC)),
+    (10, metadata("DelegationTokenRecord", 0, DELEGATION_TOKEN)),
+    (11, metadata("UserScramCredentialRecord", 0, USER_SCRAM)),
+    (12, metadata("FeatureLevelRecord", 0, FEATURE_LEVEL)),
+    (14, metadata("ClientQuotaRecord", 0, CLIENT_QUOTA)),
+    (15, metadata("ProducerIdsRecord", 0, PRODUCER_IDS)),
+    (
+        17,
+        metadata(
+            "BrokerRegistrationChangeRecord",
+            2,
+            BROKER_REGISTRATION_CHANGE,
+        ),
+    ),
+    (18, metadata("AccessControlEntryRecord", 0, ACL)),
+    (
+        19,
+        metadata("RemoveAccessControlEntryRecord", 0, REMOVE_ACL),
+    ),
+    (20, metadata("NoOpRecord", 0, NONE)),
+    (21, metadata("ZkMigrationStateRecord", 0, ZK_MIGRATION)),
+    (
+        22,
+        metadata("RemoveUserScramCredentialRecord", 0, REMOVE_SCRAM),
+    ),
+    (23, metadata("BeginTransactionRecord", 0, BEGIN_TXN)),
+    (24, metadata("EndTransactionRecord", 0, NONE)),
+    (25, metadata("AbortTransactionRecord", 0, ABORT_TXN)),
+    (26, metadata("RemoveDelegationTokenRecord", 0, REMOVE_TOKEN)),
+    (
+        27,
+        metadata("RegisterControllerRecord", 0, REGISTER_CONTROLLER),
+    ),
+    (28, metadata("ClearElrRecord", 0, CLEAR_ELR)),
+];
+
+/// The schema of a metadata apiKey.
+pub fn metadata_schema(api_key: u16) -> Option<&'static Schema> {
+    METADATA.iter().find(|(k, _)| *k == api_key).map(|(_, s)| s)
+}
+
+// LeaderChangeMessage.json: the Voter common struct (VoterDirectoryId from v1).
+static VOTER: &[Field] = &[
+    f!("VoterId", I32),
+    f!("VoterDirectoryId", U, versions: (1, OPEN)),
+];
+static LEADER_CHANGE: &[Field] = &[
+    f!("Version", I16),
+    f!("LeaderId", I32),
+    f!("Voters", Ty::Array(&Ty::Struct(VOTER))),
+    f!("GrantingVoters", Ty::Array(&Ty::Struct(VOTER))),
+];
+// SnapshotHeaderRecord.json.
+static SNAPSHOT_HEADER: &[Field] = &[f!("Version", I16), f!("LastContainedLogTimestamp", I64)];
+// SnapshotFooterRecord.json.
+static SNAPSHOT_FOOTER: &[Field] = &[f!("Version", I16)];
+// KRaftVersionRecord.json.
+static KRAFT_VERSION: &[Field] = &[f!("Version", I16), f!("KRaftVersion", I16)];
+// VotersRecord.json.
+static VOTERS: &[Field] = &[
+    f!("Version", I16),
+    f!(
+        "Voters",
+        Ty::Array(&Ty::Struct(&[
+            f!("VoterId", I32),
+            f!("VoterDirectoryId", U),
+            f!(
+                "Endpoints",
+                Ty::Array(&Ty::Struct(&[
+                    f!("Name", S),
+                    f!("Host", S),
+                    f!("Port", Ty::Uint16)
+                ]))
+            ),
+            f!(
+                "KRaftVersionFeature",
+                Ty::Struct(&[
+                    f!("MinSupportedVersion", I16),
+                    f!("MaxSupportedVersion", I16)
+                ])
+            ),
+        ]))
+    ),
+];
+
+/// The value schemas of the KRaft control record types (`ControlRecordType`
+/// 2..=6), each read at version 0 as `ControlRecordUtils` does.
+pub static CONTROL: &[(i16, Schema)] = &[
+    (
+        2,
+        Schema {
+            name: "LeaderChangeMessage",
+            versions: (0, 1),
+            flexible_from: Some(0),
+            fields: LEADER_CHANGE,
+        },
+    ),
+    (
+        3,
+        Schema {
+            name: "SnapshotHeaderRecord",
+            versions: (0, 0),
+            flexible_from: Some(0),
+            fields: SNAPSHOT_HEADER,
+        },
+    ),
+    (
+        4,
+        Schema {
+            name: "SnapshotFooterRecord",
+            versions: (0, 0),
+            flexible_from: Some(0),
+            fields: SNAPSHOT_FOOTER,
+        },
+    ),
+    (
+        5,
+        Schema {
+            name: "KRaftVersionRecord",
+            versions: (0, 0),
+            flexible_from: Some(0),
+            fields: KRAFT_VERSION,
+        },
+    ),
+    (
+        6,
+        Schema {
+            name: "VotersRecord",
+            versions: (0, 0),
+            flexible_from: Some(0),
+            fields: VOTERS,
+        },
+    ),
+];
+
+/// The decoded value of a KRaft control record of `control_type`, or `None`
+/// for the transaction markers and unknown types. Read like
+/// `ControlRecordUtils.deserialize*`: at version 0, bytes after the message
+/// ignored.
+pub fn decode_control_value(control_type: i16, value: Option<&[u8]>, at: u64) -> Option<Value> {
+    let (_, schema) = CONTROL.iter().find(|(t, _)| *t == control_type)?;
+    let Some(value) = value else {
+        return Some(json!({"type": schema.name, "error": "null value"}));
+    };
+    let mut c = Cursor::new(value, at);
+    Some(match schema.decode_prefix(&mut c, 0) {
+        Ok(data) => json!({"type": schema.name, "data": data}),
+        Err(e) => json!({"type": schema.name, "error": e.to_string(), "raw": hex(value)}),
+    })
+}
+
+/// A metadata record's frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    pub frame_version: u16,
+    pub api_key: u16,
+    pub version: i16,
+}
+
+/// A decoded metadata record: its frame, its schema (when known) and its
+/// fields, or the reason it does not decode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetadataRecord {
+    pub frame: Option<Frame>,
+    /// `TopicRecord`, or `unknown(apiKey)`.
+    pub name: String,
+    /// The fields (a JSON object) when the record decodes.
+    pub data: Option<Value>,
+    /// Why it does not decode (an unknown apiKey or version included).
+    pub error: Option<String>,
+}
+
+fn unsigned_short(c: &mut Cursor<'_>, field: &'static str) -> Result<u16, DecodeError> {
+    let at = c.position();
+    let v = c.uvarint()?;
+    // AbstractApiMessageSerde.unsignedIntToShort: above Short.MAX_VALUE is an error.
+    if v > i16::MAX as u32 {
+        return Err(DecodeError::new(
+            at,
+            DecodeErrorKind::ValueOutOfRange {
+                field,
+                value: i64::from(v),
+            },
+        ));
+    }
+    Ok(v as u16)
+}
+
+/// Decode a metadata record value (`AbstractApiMessageSerde.read`); `at` is
+/// the position of its first byte. Never fails: what does not decode is
+/// described in `error`.
+pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
+    let mut c = Cursor::new(value, at);
+    let frame = (|| -> Result<Frame, DecodeError> {
+        let fv_at = c.position();
+        let frame_version = unsigned_short(&mut c, "frame version")?;
+        if frame_version != 1 {
+            // Version 0 was KRaft's 2.8 preview; only frame version 1 is read.
+            return Err(DecodeError::new(
+                fv_at,
+                DecodeErrorKind::UnknownVersion {
+                    schema: "metadata record frame",
+                    version: frame_version as i16,
+                },
+            ));
+        }
+        let api_key = unsigned_short(&mut c, "apiKey")?;
+        let version = unsigned_short(&mut c, "version")? as i16;
+        Ok(Frame {
+            frame_version,
+            api_key,
+            version,
+        })
+    })();
+    let frame = match frame {
+        Ok(f) => f,
+        Err(e) => {
+            return MetadataRecord {
+                frame: None,
+                name: "unknown".into(),
+                data: None,
+                error: Some(e.to_string()),
+            }
+        }
+    };
+    let Some(schema) = metadata_schema(frame.api_key) else {
+        return MetadataRecord {
+            frame: Some(frame),
+            name: format!("unknown({})", frame.api_key),
+            data: None,
+            error: Some(format!(
+                "apiKey {} is not a metadata record type klog knows",
+                frame.api_key
+            )),
+        };
+    };
+    let body_at = c.position();
+    match schema.decode(c.rest(), body_at, frame.version) {
+        Ok(data) => MetadataRecord {
+            frame: Some(frame),
+            name: schema.name.into(),
+            data: Some(data),
+            error: None,
+        },
+        Err(e) => MetadataRecord {
+            frame: Some(frame),
+            name: schema.name.into(),
+            data: None,
+            error: Some(e.to_string()),
+        },
+    }
+}
+
+impl MetadataRecord {
+    /// The record as the `decoded` JSON of dump-segment; `raw` is the value
+    /// (shown in hex when it does not decode).
+    pub fn to_json(&self, raw: &[u8]) -> Value {
+        let mut o = serde_json::Map::new();
+        if let Some(f) = self.frame {
+            o.insert("frameVersion".into(), f.frame_version.into());
+            o.insert("apiKey".into(), f.api_key.into());
+            o.insert("version".into(), f.version.into());
+        }
+        o.insert("type".into(), self.name.clone().into());
+        if let Some(d) = &self.data {
+            o.insert("data".into(), d.clone());
+        }
+        if let Some(e) = &self.error {
+            o.insert("error".into(), e.clone().into());
+            o.insert("raw".into(), hex(raw).into());
+        }
+        Value::Object(o)
+    }
+
+    /// One line for people: `TopicRecord v0 {"name":"orders",…}`.
+    pub fn to_text(&self, raw: &[u8]) -> String {
+        let v = self
+            .frame
+            .map_or(String::new(), |f| format!(" v{}", f.version));
+        match (&self.data, &self.error) {
+            (Some(d), _) => format!("{}{v} {d}", self.name),
+            (None, Some(e)) => format!("{}{v} undecoded ({e}) raw: {}", self.name, hex(raw)),
+            (None, None) => self.name.clone(),
+        }
+    }
+}
+
+/// Lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Standard base64, as Kafka's JSON converters write bytes.
+pub fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_record_and_unknowns() {
+        // frame 1, apiKey 2, version 0, compact "ab", uuid, no tags.
+        let mut b = vec![1, 2, 0, 3, b'a', b'b'];
+        b.extend_from_slice(&[0; 16]);
+        b.push(0);
+        let r = decode_metadata(&b, 0);
+        assert_eq!(r.name, "TopicRecord");
+        let d = r.data.unwrap();
+        assert_eq!(d["name"], "ab");
+        assert_eq!(d["topicId"], crate::format::schema::ZERO_UUID);
+        let u = decode_metadata(&[1, 99, 0, 5], 0);
+        assert_eq!(u.name, "unknown(99)");
+        assert!(u.error.is_some());
+        let v = decode_metadata(&[1, 2, 7, 0], 0);
+        assert_eq!(v.name, "TopicRecord");
+        assert!(v.error.unwrap().contains("version 7"));
+        assert!(decode_metadata(&[0, 2, 0], 0).error.is_some());
+        assert!(decode_metadata(&[], 0).error.is_some());
+    }
+}

@@ -1,0 +1,606 @@
+//! Kafka 4.x (KRaft) data directories: fixtures/kraft, written by
+//! fixtures/kraft.py. Expected values come from that script's definitions
+//! (a uuid is the base64url text of the 16 bytes the script names).
+
+use crate::support::{stdout, TestEnv};
+use serde_json::Value;
+
+/// Kafka's Uuid.toString of 16 ASCII bytes, as written by hand here.
+fn uuid(raw: &[u8; 16]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+}
+
+fn json_lines(s: &str) -> Vec<Value> {
+    s.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Every record of every batch, as (offset, decoded or control) pairs.
+fn records(lines: &[Value]) -> Vec<(i64, Value)> {
+    let mut out = Vec::new();
+    for b in lines {
+        for r in b["records"].as_array().unwrap() {
+            let d = r.get("decoded").cloned().unwrap_or(Value::Null);
+            out.push((r["offset"].as_i64().unwrap(), d));
+        }
+    }
+    out
+}
+
+#[test]
+fn metadata_log_records_are_decoded() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "fixtures/kraft/__cluster_metadata-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let recs = records(&json_lines(&stdout(&o)));
+    assert_eq!(recs.len(), 29);
+    // Offset 0: LEADER_CHANGE, leader 1, voters [1].
+    let (_, lc) = &recs[0];
+    assert_eq!(lc["type"], "LeaderChangeMessage");
+    assert_eq!(lc["data"]["leaderId"], 1);
+    assert_eq!(lc["data"]["voters"][0]["voterId"], 1);
+    let (_, fl) = &recs[1];
+    assert_eq!(fl["type"], "FeatureLevelRecord");
+    assert_eq!(
+        (fl["frameVersion"].as_i64(), fl["apiKey"].as_i64()),
+        (Some(1), Some(12))
+    );
+    assert_eq!(fl["data"]["name"], "metadata.version");
+    assert_eq!(fl["data"]["featureLevel"], 25);
+    let (_, b1) = &recs[2];
+    assert_eq!(b1["type"], "RegisterBrokerRecord");
+    assert_eq!(b1["version"], 3);
+    assert_eq!(b1["data"]["brokerId"], 1);
+    assert_eq!(b1["data"]["rack"], "r1");
+    assert_eq!(b1["data"]["fenced"], true);
+    assert_eq!(b1["data"]["incarnationId"], uuid(b"incarnation-id-1"));
+    assert_eq!(b1["data"]["endPoints"][0]["port"], 9092);
+    assert_eq!(b1["data"]["logDirs"][0], uuid(b"log-dir-uuid-one"));
+    let (_, t) = &recs[6];
+    assert_eq!(t["type"], "TopicRecord");
+    assert_eq!(t["data"]["name"], "orders");
+    assert_eq!(t["data"]["topicId"], uuid(b"orders-topic-id!"));
+    let (_, p1) = &recs[8];
+    assert_eq!(p1["data"]["replicas"], serde_json::json!([2, 1]));
+    assert_eq!(p1["data"]["leader"], 2);
+    // Offset 19: PartitionChangeRecord, only the changed (tagged) fields.
+    let (_, pc) = &recs[19];
+    assert_eq!(pc["type"], "PartitionChangeRecord");
+    assert_eq!(pc["data"]["isr"], serde_json::json!([1]));
+    assert_eq!(pc["data"]["leader"], 1);
+    assert!(pc["data"].get("replicas").is_none());
+    let (_, cfg) = &recs[20];
+    assert_eq!(cfg["data"]["value"], Value::Null);
+    assert_eq!(recs[24].1["type"], "RemoveTopicRecord");
+    assert_eq!(recs[24].1["data"]["topicId"], uuid(b"old-topic-id-016"));
+    // Offset 23: apiKey 99 is named and shown raw, not fatal.
+    let (_, unknown) = &recs[23];
+    assert_eq!(unknown["type"], "unknown(99)");
+    assert_eq!(unknown["raw"], "016300002a");
+}
+
+#[test]
+fn snapshot_and_bootstrap_checkpoints_are_decoded() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "fixtures/kraft/__cluster_metadata-0/00000000000000000019-0000000001.checkpoint",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let recs = records(&json_lines(&stdout(&o)));
+    let names: Vec<_> = recs
+        .iter()
+        .map(|(_, d)| d["type"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some("SnapshotHeaderRecord")
+    );
+    assert_eq!(
+        names.last().map(String::as_str),
+        Some("SnapshotFooterRecord")
+    );
+    assert_eq!(recs[1].1["data"]["kRaftVersion"], 1);
+    assert_eq!(recs[2].1["type"], "VotersRecord");
+    assert_eq!(recs[2].1["data"]["voters"][0]["endpoints"][0]["port"], 9093);
+    assert_eq!(
+        recs[2].1["data"]["voters"][0]["kRaftVersionFeature"]["maxSupportedVersion"],
+        1
+    );
+    assert_eq!(names.iter().filter(|n| *n == "PartitionRecord").count(), 6);
+
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--records",
+            "fixtures/kraft/bootstrap.checkpoint",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            r#"decoded: FeatureLevelRecord v0 {"name":"metadata.version","featureLevel":25}"#
+        ),
+        "{text}"
+    );
+    assert!(text.contains("controlType: SNAPSHOT_HEADER(3)"));
+}
+
+fn metadata_json(env: &TestEnv, extra: &[&str]) -> Value {
+    let mut args = vec!["metadata", "--format", "json", "fixtures/kraft"];
+    args.extend_from_slice(extra);
+    let o = env.run(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+fn partition<'a>(image: &'a Value, topic: &str, p: i64) -> &'a Value {
+    let t = image["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == topic)
+        .unwrap_or_else(|| panic!("no topic {topic}"));
+    t["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["partition"] == p)
+        .unwrap()
+}
+
+#[test]
+fn metadata_replays_the_snapshot_then_the_log() {
+    let env = TestEnv::new();
+    let m = metadata_json(&env, &[]);
+    // The snapshot at 19, then offsets 19..=25.
+    assert_eq!(m["snapshot"]["offset"], 19);
+    assert_eq!(m["snapshot"]["epoch"], 1);
+    assert_eq!(m["log_range"]["first"], 19);
+    assert_eq!(m["next_offset"], 29);
+    assert_eq!(m["features"]["metadata.version"], 25);
+    assert_eq!(m["producer_ids"]["next_producer_id"], 2000);
+    let brokers = m["brokers"].as_array().unwrap();
+    assert_eq!(brokers.len(), 2);
+    assert_eq!(brokers[0]["id"], 1);
+    assert_eq!(brokers[0]["fenced"], false);
+    assert_eq!(brokers[0]["rack"], "r1");
+    assert_eq!(brokers[1]["fenced"], true);
+    assert_eq!(m["controllers"][0]["listeners"][0]["port"], 9093);
+    let names: Vec<_> = m["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"fresh") && !names.contains(&"old"),
+        "{names:?}"
+    );
+    // orders-1: replicas [2, 1], isr [2, 1], leader 2 at epochs 0/0; then
+    // PartitionChangeRecord isr [1] leader 1: leader epoch 1, partition epoch 1.
+    let p1 = partition(&m, "orders", 1);
+    assert_eq!(p1["leader"], 1);
+    assert_eq!(p1["isr"], serde_json::json!([1]));
+    assert_eq!(p1["replicas"], serde_json::json!([2, 1]));
+    assert_eq!(
+        (p1["leader_epoch"].as_i64(), p1["partition_epoch"].as_i64()),
+        (Some(1), Some(1))
+    );
+    // retention.ms was deleted (null value); cleanup.policy set.
+    let configs = m["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), 2);
+    assert_eq!(configs[0]["name"], "cleanup.policy");
+    assert_eq!(
+        (&configs[1]["resource_type"], &configs[1]["resource"]),
+        (&Value::from("broker"), &Value::from("(default)"))
+    );
+    assert_eq!(m["not_applied"][0]["record"], "unknown(99)");
+    assert_eq!(m["not_applied"][0]["offset"], 23);
+}
+
+#[test]
+fn metadata_as_of_an_offset_before_the_snapshot_reads_the_log_from_zero() {
+    let env = TestEnv::new();
+    // Offsets 0..=16: old exists (removed at 17), producer ids next 1000.
+    let m = metadata_json(&env, &["--as-of", "offset:17"]);
+    assert_eq!(m["snapshot"], Value::Null);
+    assert_eq!(m["next_offset"], 17);
+    assert_eq!(m["producer_ids"]["next_producer_id"], 1000);
+    let names: Vec<_> = m["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3);
+    assert!(names.contains(&"old"));
+    assert_eq!(partition(&m, "orders", 1)["leader"], 2);
+    assert_eq!(m["configs"][0]["value"], "86400000");
+    // Broker 1 was registered fenced (offset 2) and unfenced (offset 5).
+    assert_eq!(m["brokers"][0]["fenced"], false);
+    // Offset 19 exactly: the snapshot, and nothing of the log after it.
+    let m = metadata_json(&env, &["--as-of", "offset:19"]);
+    assert_eq!(m["snapshot"]["offset"], 19);
+    assert_eq!(m["log_range"], Value::Null);
+    assert_eq!(partition(&m, "orders", 1)["leader"], 2);
+}
+
+#[test]
+fn metadata_topic_filter_and_csv() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "metadata",
+            "--format",
+            "csv",
+            "--topic",
+            "orders",
+            "fixtures/kraft",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let id = uuid(b"orders-topic-id!");
+    let dir = uuid(b"log-dir-uuid-one");
+    let zero = uuid(&[0; 16]);
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "topic,partition,topic_id,leader,leader_epoch,partition_epoch,replicas,isr,directories\n\
+             orders,0,{id},1,0,0,1,1,{dir}\n\
+             orders,1,{id},1,1,1,\"2,1\",1,\"{zero},{dir}\"\n"
+        )
+    );
+    let o = env.run(&["metadata", "fixtures/kraft/orders-0"], None);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn info_checks_the_disk_against_the_metadata() {
+    let env = TestEnv::new();
+    let o = env.run(&["info", "--format", "json", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(0), "warnings do not fail by default");
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["quorum_state"]["leader_id"], 1);
+    assert_eq!(
+        v["quorum_state"]["voted_directory_id"],
+        uuid(b"log-dir-uuid-one")
+    );
+    assert_eq!(v["quorum_state"]["data_version"], 1);
+    assert_eq!(v["metadata"]["snapshot_offset"], 19);
+    let mut found: Vec<(String, String)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let file = f["file"].as_str().unwrap();
+            let folder = file.rsplit('/').next().unwrap().to_string();
+            (f["kind"].as_str().unwrap().to_string(), folder)
+        })
+        .collect();
+    found.sort();
+    let ab = "ab".repeat(16);
+    let mut want = vec![
+        (
+            "assigned_partition_missing".to_string(),
+            "__consumer_offsets-1".to_string(),
+        ),
+        (
+            "assigned_partition_missing".into(),
+            "__consumer_offsets-2".into(),
+        ),
+        ("assigned_partition_missing".into(), "orders-1".into()),
+        ("unknown_topic_id".into(), "ghost-0".into()),
+        ("deleted_topic_folder".into(), "old-0".into()),
+        ("topic_id_other_name".into(), "payments-0".into()),
+        ("delete_folder".into(), format!("orders-5.{ab}-delete")),
+        ("stray_folder".into(), format!("orders-5.{ab}-stray")),
+    ];
+    want.sort();
+    assert_eq!(found, want);
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["severity"] == "warning"));
+    let o = env.run(&["info", "--fail-on", "warning", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(1));
+    let err = crate::support::stderr(&o);
+    assert!(err.contains("payments-0: topic id b3JkZXJzLXRvcGljLWlkIQ is topic \"orders\" in the metadata, not \"payments\""), "{err}");
+}
+
+#[test]
+fn groups_of_every_protocol() {
+    let env = TestEnv::new();
+    let o = env.run(&["groups", "--format", "json", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let groups = v.as_array().unwrap();
+    let names: Vec<_> = groups
+        .iter()
+        .map(|g| g["group"].as_str().unwrap())
+        .collect();
+    // checkout-app was tombstoned.
+    assert_eq!(names, ["checkout", "share-audit", "word-counter"]);
+    let c = &groups[0];
+    assert_eq!(
+        (c["kind"].as_str(), c["state"].as_str()),
+        (Some("consumer"), Some("Stable"))
+    );
+    assert_eq!(
+        (c["epoch"].as_i64(), c["assignment_epoch"].as_i64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(c["protocol"], "uniform");
+    // Its newest live record is at offset 4, stamped TS + 4 (kraft.py: one ms per offset).
+    assert_eq!(c["state_timestamp"], 1_700_000_000_004i64);
+    let m = &c["members"][0];
+    assert_eq!(m["member_id"], "m-1");
+    assert_eq!(m["client_id"], "checkout-app");
+    assert_eq!(m["client_host"], "/10.0.0.9");
+    assert_eq!(m["rack"], "r1");
+    assert_eq!(m["member_epoch"], 3);
+    // The topic id resolves to its name through the metadata.
+    assert_eq!(m["assignment"], serde_json::json!([["orders", [0, 1]]]));
+    let sh = &groups[1];
+    assert_eq!(
+        (sh["kind"].as_str(), sh["state"].as_str()),
+        (Some("share"), Some("Stable"))
+    );
+    assert_eq!(
+        sh["members"][0]["assignment"],
+        serde_json::json!([["orders", [0]]])
+    );
+    // Snapshot: 0 Acknowledged x1, 1 Available x1; update: 1 Acknowledged x2.
+    let sp = &sh["share_partitions"][0];
+    assert_eq!(
+        (sp["topic"].as_str(), sp["partition"].as_i64()),
+        (Some("orders"), Some(0))
+    );
+    assert_eq!(
+        (
+            sp["start_offset"].as_i64(),
+            sp["state_epoch"].as_i64(),
+            sp["updates"].as_i64()
+        ),
+        (Some(0), Some(1), Some(1))
+    );
+    assert_eq!(
+        sp["batches"],
+        serde_json::json!([
+            {"first_offset": 0, "last_offset": 0, "delivery_state": "Acknowledged", "delivery_count": 1},
+            {"first_offset": 1, "last_offset": 1, "delivery_state": "Acknowledged", "delivery_count": 2}
+        ])
+    );
+    let st = &groups[2];
+    assert_eq!(st["kind"], "streams");
+    assert_eq!(st["members"][0]["client_id"], "wc-app");
+    // Target assignment epoch unknown, group epoch 1: Assigning.
+    assert_eq!(st["state"], "Assigning");
+
+    let o = env.run(&["groups", "--group", "nope", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(crate::support::stderr(&o).contains("group does not exist"));
+}
+
+#[test]
+fn lag_names_new_protocol_members_and_refuses_unknown_groups() {
+    let env = TestEnv::new();
+    let o = env.run(&["lag", "--format", "json", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let r = &v[0];
+    // checkout committed 1 of orders-0 (2 records): lag 1, member m-1.
+    assert_eq!(
+        (
+            r["group"].as_str(),
+            r["committed"].as_i64(),
+            r["lag"].as_i64()
+        ),
+        (Some("checkout"), Some(1), Some(1))
+    );
+    assert_eq!(r["consumer_id"], "m-1");
+    assert_eq!(r["host"], "/10.0.0.9");
+    assert_eq!(r["client_id"], "checkout-app");
+    let o = env.run(&["lag", "--group", "nope", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(crate::support::stderr(&o).contains("group does not exist"));
+}
+
+#[test]
+fn coordinator_records_are_named_in_dump_and_replay() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "fixtures/kraft/__consumer_offsets-0",
+        ],
+        None,
+    );
+    let recs = records(&json_lines(&stdout(&o)));
+    let types: Vec<_> = recs
+        .iter()
+        .map(|(_, d)| d["key"]["type"].as_str().unwrap_or("?").to_string())
+        .collect();
+    assert_eq!(types[0], "ConsumerGroupMetadata");
+    assert_eq!(types[4], "ConsumerGroupCurrentMemberAssignment");
+    assert_eq!(types[13], "StreamsGroupTopology");
+    assert_eq!(recs[13].1["value"]["raw"], "00000102");
+    assert_eq!(recs[1].1["value"]["serverAssignor"], "uniform");
+    assert_eq!(recs[15].1["value"], "tombstone");
+    let o = env.run(&["replay-offsets", "fixtures/kraft"], None);
+    let text = stdout(&o);
+    assert!(text.contains("ConsumerGroupMetadata (type 3): 3"), "{text}");
+    assert!(text.contains("StreamsGroupTopology (type 23): 1"), "{text}");
+
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "fixtures/kraft/__share_group_state-0",
+        ],
+        None,
+    );
+    let recs = records(&json_lines(&stdout(&o)));
+    assert_eq!(recs[0].1["key"]["type"], "ShareSnapshot");
+    assert_eq!(recs[0].1["key"]["topicId"], uuid(b"orders-topic-id!"));
+    assert_eq!(recs[0].1["value"]["stateBatches"][1]["deliveryState"], 0);
+    assert_eq!(recs[1].1["key"]["type"], "ShareUpdate");
+    assert_eq!(recs[1].1["value"]["startOffset"], -1);
+}
+
+#[test]
+fn layout_annotates_metadata_records_field_by_field() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--layout",
+            "fixtures/kraft/bootstrap.checkpoint",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    // FeatureLevelRecord (apiKey 12) v0: compact "metadata.version" (length 16 + 1 = 0x11), level 25.
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("value: ")).collect();
+    let find = |name: &str| {
+        *lines
+            .iter()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name}: {text}"))
+    };
+    assert!(find("value: apiKey (uvarint)").contains("12 (FeatureLevelRecord)"));
+    assert!(find("value: name").contains("11 6d 65 74 61"));
+    assert!(find("value: featureLevel").contains("00 19"));
+    assert!(find("value: featureLevel").trim_end().ends_with("25"));
+}
+
+#[test]
+fn groups_with_offsets_only_are_simple_classic_groups() {
+    let env = TestEnv::new();
+    // fixtures/groups (make.sh): live commits of analytics, auditor, courier
+    // and kitchen; audit's were tombstoned; no group records at all.
+    let o = env.run(&["groups", "--format", "csv", "fixtures/groups"], None);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        "group,type,state,epoch,assignment_epoch,protocol,members,recorded\n\
+         analytics,classic,Empty,-,-,-,0,-\n\
+         auditor,classic,Empty,-,-,-,0,-\n\
+         courier,classic,Empty,-,-,-,0,-\n\
+         kitchen,classic,Empty,-,-,-,0,-\n"
+    );
+}
+
+/// fixtures/kafka-real: a real Kafka 4.1.1 cluster's log directories and
+/// Kafka's own answers (`expected/`, written by tests/kafka/run.sh).
+#[test]
+fn real_kafka_metadata_and_groups_match_kafkas_answers() {
+    let env = TestEnv::new();
+    // Read-only commands: run on the committed tree itself.
+    let root = crate::support::repo().join("fixtures/kafka-real");
+    let real = root.to_str().unwrap();
+    let dirs: Vec<String> = (1..=3).map(|b| format!("{real}/broker-{b}")).collect();
+    // Every metadata record and every coordinator record decodes.
+    for d in &dirs {
+        for entry in std::fs::read_dir(std::path::Path::new(d)).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if !(name.starts_with("__cluster_metadata-")
+                || name.starts_with("__consumer_offsets-")
+                || name.starts_with("__share_group_state-"))
+            {
+                continue;
+            }
+            let path = format!("{d}/{name}");
+            let o = env.run(&["dump-segment", "--format", "json", &path], None);
+            for (offset, decoded) in records(&json_lines(&stdout(&o))) {
+                if decoded.is_null() {
+                    continue; // transaction markers
+                }
+                let undecoded = decoded.get("error").is_some()
+                    || decoded["value"].get("raw").is_some()
+                    || decoded.get("raw").is_some();
+                assert!(!undecoded, "{path} offset {offset}: {decoded}");
+            }
+        }
+    }
+    // The topics kafka-metadata-shell lists under /image/topics/byName.
+    let o = env.run(&["metadata", "--format", "json", &dirs[0]], None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let mut names: Vec<String> = v["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    let shell = std::fs::read_to_string(env.path(&format!(
+        "{real}/expected/metadata-shell/ls_image_topics_byName.txt"
+    )))
+    .unwrap();
+    let mut want: Vec<String> = shell
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    want.sort();
+    assert_eq!(names, want);
+    // Groups: the type and state Kafka's admin client reported for each.
+    let mut args = vec!["groups", "--format", "json"];
+    args.extend(dirs.iter().map(String::as_str));
+    let o = env.run(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let got: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let got: Vec<(String, String, String)> = got
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["group"].as_str().unwrap().into(),
+                g["kind"].as_str().unwrap().into(),
+                g["state"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{real}/expected/groups.json")).unwrap(),
+    )
+    .unwrap();
+    let want: Vec<(String, String, String)> = expected
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["group"].as_str().unwrap().into(),
+                g["type"].as_str().unwrap().to_lowercase(),
+                g["state"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+}
