@@ -537,3 +537,39 @@ mod tests {
         }
     }
 }
+
+/// A field of a schema table: `f!("Name", TYPE)`, or with more settings
+/// (`f!("Name", TYPE, versions: (1, 3), nullable: true)`); the rest is [`FIELD`].
+macro_rules! f {
+    ($n:literal, $t:expr) => {
+        $crate::format::schema::Field { name: $n, ty: $t, ..$crate::format::schema::FIELD }
+    };
+    ($n:literal, $t:expr, $($k:ident: $v:expr),+) => {
+        {
+            #[allow(clippy::needless_update)]
+            let f = $crate::format::schema::Field {
+                name: $n,
+                ty: $t,
+                $($k: $v,)+
+                ..$crate::format::schema::FIELD
+            };
+            f
+        }
+    };
+}
+pub(crate) use f;
+
+/// Short names for the types schema tables use.
+pub mod types {
+    use super::Ty;
+    pub const S: Ty = Ty::String;
+    pub const I8: Ty = Ty::Int8;
+    pub const I16: Ty = Ty::Int16;
+    pub const I32: Ty = Ty::Int32;
+    pub const I64: Ty = Ty::Int64;
+    pub const U: Ty = Ty::Uuid;
+    pub const B: Ty = Ty::Bool;
+    pub const I32S: Ty = Ty::Array(&Ty::Int32);
+    pub const US: Ty = Ty::Array(&Ty::Uuid);
+    pub const STRS: Ty = Ty::Array(&Ty::String);
+}

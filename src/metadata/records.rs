@@ -22,30 +22,10 @@ use serde_json::{json, Value};
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
-use crate::format::schema::{Field, Schema, Ty, FIELD, OPEN};
+use crate::format::schema::{Field, Schema, Ty, OPEN};
 
-macro_rules! f {
-    ($n:literal, $t:expr) => {
-        Field { name: $n, ty: $t, ..FIELD }
-    };
-    ($n:literal, $t:expr, $($k:ident: $v:expr),+) => {
-        {
-            #[allow(clippy::needless_update)]
-            let f = Field { name: $n, ty: $t, $($k: $v,)+ ..FIELD };
-            f
-        }
-    };
-}
-
-const S: Ty = Ty::String;
-const I8: Ty = Ty::Int8;
-const I16: Ty = Ty::Int16;
-const I32: Ty = Ty::Int32;
-const I64: Ty = Ty::Int64;
-const U: Ty = Ty::Uuid;
-const B: Ty = Ty::Bool;
-const I32S: Ty = Ty::Array(&Ty::Int32);
-const US: Ty = Ty::Array(&Ty::Uuid);
+use crate::format::schema::f;
+use crate::format::schema::types::*;
 
 const fn metadata(name: &'static str, max: i16, fields: &'static [Field]) -> Schema {
     // Every metadata record is flexible from version 0 ("flexibleVersions": "0+").

@@ -25,29 +25,10 @@
 use serde_json::{json, Value};
 
 use crate::format::cursor::Cursor;
-use crate::format::schema::{Field, Schema, Ty, FIELD};
+use crate::format::schema::{Field, Schema, Ty};
 
-macro_rules! f {
-    ($n:literal, $t:expr) => {
-        Field { name: $n, ty: $t, ..FIELD }
-    };
-    ($n:literal, $t:expr, $($k:ident: $v:expr),+) => {
-        {
-            #[allow(clippy::needless_update)]
-            let f = Field { name: $n, ty: $t, $($k: $v,)+ ..FIELD };
-            f
-        }
-    };
-}
-
-const S: Ty = Ty::String;
-const I8: Ty = Ty::Int8;
-const I16: Ty = Ty::Int16;
-const I32: Ty = Ty::Int32;
-const I64: Ty = Ty::Int64;
-const U: Ty = Ty::Uuid;
-const I32S: Ty = Ty::Array(&Ty::Int32);
-const STRS: Ty = Ty::Array(&Ty::String);
+use crate::format::schema::f;
+use crate::format::schema::types::*;
 
 const fn key(name: &'static str, fields: &'static [Field]) -> Schema {
     // Keys: "flexibleVersions": "none"; the struct is read the same at any version.
