@@ -1076,3 +1076,30 @@ fn transactions_coordinator_view_matches_describe() {
     }
     assert_eq!(compared, 4);
 }
+
+/// Share groups: each share-partition's start offset against
+/// `kafka-share-groups --describe` (GROUP TOPIC PARTITION START-OFFSET),
+/// from the share coordinator's `__share_group_state` records.
+#[test]
+fn groups_share_partitions_match_kafka_share_groups() {
+    let r = Real::new();
+    let text = r.expected("tools/groups-describe-share-g.txt");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .filter(|f: &Vec<&str>| f.len() == 4 && f[0] != "GROUP")
+        .collect();
+    assert!(!rows.is_empty(), "{text}");
+    let v = r.json(&[
+        "groups", "--format", "json", "--group", "share-g", "broker-1", "broker-2", "broker-3",
+    ]);
+    let parts = v[0]["share_partitions"].as_array().unwrap();
+    for row in rows {
+        let (topic, partition, start) = (row[1], row[2], row[3]);
+        let p = parts
+            .iter()
+            .find(|p| p["topic"] == topic && p["partition"].to_string() == partition)
+            .unwrap_or_else(|| panic!("klog shows no share-partition {topic}-{partition}"));
+        assert_eq!(p["start_offset"].to_string(), start, "{topic}-{partition}");
+    }
+}
