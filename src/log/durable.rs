@@ -18,6 +18,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -37,7 +38,12 @@ impl Storage for Disk {
     fn open(&self, path: &Path, mode: OpenMode) -> Result<Opened<File>> {
         let opts = |create_new: bool| {
             let mut o = OpenOptions::new();
-            o.read(true).create_new(create_new);
+            // Never write through a symlink: one planted at a temporary or
+            // index name would send the write (or a truncation) outside the
+            // data directory. O_NOFOLLOW makes such an open fail (ELOOP).
+            o.read(true)
+                .create_new(create_new)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
             match mode {
                 // O_APPEND and O_TRUNC do not go together; the emptied file
                 // is written from its start, which is its end.
@@ -46,7 +52,16 @@ impl Storage for Disk {
             };
             o
         };
-        let err = |e| Error::io(path, "open for writing", e);
+        let err = |e: std::io::Error| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                Error::layout(
+                    path,
+                    "is a symlink: klog does not write through symlinks (move the file in place, or remove the link)",
+                )
+            } else {
+                Error::io(path, "open for writing", e)
+            }
+        };
         let (file, created) = match mode {
             OpenMode::CreateNew => (opts(true).open(path).map_err(err)?, true),
             OpenMode::Existing => (opts(false).open(path).map_err(err)?, false),

@@ -84,3 +84,46 @@ fn r9_fifos_in_place_of_every_file_klog_reads_do_not_block() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
 }
+
+#[test]
+fn r10_writes_never_follow_a_planted_symlink() {
+    // A symlink at a repair's temporary name, or in place of an index the
+    // append path writes, would send the write outside the data directory.
+    let env = TestEnv::new();
+    let outside = env.path("outside.txt");
+    std::fs::write(&outside, b"precious").unwrap();
+    // Repair: data/orders-0's first segment gets a preallocated tail (a
+    // warning: rebuilt), and its temporary index name is a planted link.
+    let index = env.path("fixtures/data/orders-0/00000000000000000000.index");
+    let mut bytes = std::fs::read(&index).unwrap();
+    bytes.extend_from_slice(&[0; 16]);
+    std::fs::write(&index, &bytes).unwrap();
+    let tmp = env.path("fixtures/data/orders-0/00000000000000000000.index.klog-tmp");
+    std::os::unix::fs::symlink(&outside, &tmp).unwrap();
+    let o = env.run(&["verify-crc", "--repair", "fixtures/data/orders-0"], None);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("does not write through symlinks"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&outside).unwrap(), b"precious");
+    // The append path: the active segment's index is a link.
+    let dir = env.path("fixtures/data/payments.eu-west-1");
+    let active = dir.join("00000000000000000000.index");
+    std::fs::remove_file(&active).ok();
+    std::os::unix::fs::symlink(&outside, &active).unwrap();
+    let o = env.run(
+        &[
+            "produce",
+            "fixtures/data",
+            "--topic",
+            "payments.eu-west",
+            "--partition",
+            "1",
+        ],
+        Some("x\n"),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(std::fs::read(&outside).unwrap(), b"precious");
+}
