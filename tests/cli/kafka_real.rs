@@ -1098,7 +1098,7 @@ fn groups_share_partitions_match_kafka_share_groups() {
         let (topic, partition, start) = (row[1], row[2], row[3]);
         let p = parts
             .iter()
-            .find(|p| p["topic"] == topic && p["partition"].to_string() == partition)
+            .find(|p| p["topic"] == topic && p["partition"].as_i64() == partition.parse().ok())
             .unwrap_or_else(|| panic!("klog shows no share-partition {topic}-{partition}"));
         assert_eq!(p["start_offset"].to_string(), start, "{topic}-{partition}");
     }
