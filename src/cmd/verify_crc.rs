@@ -262,8 +262,11 @@ fn partitions(args: &VerifyCrcArgs) -> anyhow::Result<Vec<(PathBuf, Partition)>>
                 }
             }
             PathKind::Partition => {
-                let data_dir = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-                let data_dir = if data_dir.as_os_str().is_empty() { PathBuf::from(".") } else { data_dir };
+                // The lock to take is the real parent's: a partition folder
+                // symlinked from another data directory is under that one's.
+                let real = std::fs::canonicalize(path)
+                    .with_context(|| format!("resolve {}", path.display()))?;
+                let data_dir = real.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
                 out.push((data_dir, Partition::open(path)?));
             }
             PathKind::File => anyhow::bail!(
@@ -316,6 +319,7 @@ fn run_repair(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<u64> {
             )?;
         }
         if !args.dry_run {
+            kaen_log::log::appender::check_real_parent(&p.dir, &data_dir)?;
             for written in repair::execute(&plan, &opts)? {
                 writeln!(out, "repair: wrote {}", written.display())?;
             }

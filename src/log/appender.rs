@@ -189,6 +189,7 @@ impl<S: Storage> PartitionAppender<S> {
         if !dir.is_dir() {
             durable::create_dir_all(&storage, &dir)?;
         }
+        check_real_parent(&dir, data_dir)?;
         let segments = list_segments(&dir)?;
         let (active, next_offset) = match segments.last() {
             Some(last) => open_existing(&storage, &dir, last.base_offset, &config)?,
@@ -366,6 +367,27 @@ fn is_abort(records: &[NewRecord]) -> bool {
     records.first().is_some_and(|r| {
         decode(r.key.as_deref(), r.value.as_deref(), 0).is_ok_and(|c| c.kind == ControlType::Abort)
     })
+}
+
+/// Refuse a partition folder whose real location is not inside the locked
+/// data directory: a folder symlinked from another data directory is under
+/// that directory's lock (perhaps a running broker's), not this one.
+pub fn check_real_parent(partition_dir: &Path, data_dir: &Path) -> Result<()> {
+    let real =
+        std::fs::canonicalize(partition_dir).map_err(|e| Error::io(partition_dir, "resolve", e))?;
+    let locked = std::fs::canonicalize(data_dir).map_err(|e| Error::io(data_dir, "resolve", e))?;
+    if real.parent() != Some(locked.as_path()) {
+        return Err(Error::layout(
+            partition_dir,
+            format!(
+                "is really {}, outside the locked data directory {}: refusing to write \
+                 under another directory's lock",
+                real.display(),
+                locked.display()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Kafka's `Topic.validate`: at most 249 characters of [a-zA-Z0-9._-], not

@@ -127,3 +127,55 @@ fn r10_writes_never_follow_a_planted_symlink() {
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
     assert_eq!(std::fs::read(&outside).unwrap(), b"precious");
 }
+
+#[test]
+fn r11_a_partition_symlinked_from_another_data_directory_is_not_written_under_the_wrong_lock() {
+    // data/t-0 is a link to other/t-0: the lock of data/ does not cover it.
+    let env = TestEnv::new();
+    let other = env.path("other");
+    crate::support::copy_dir(&env.path("fixtures/truncated"), &other);
+    let data = env.path("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::os::unix::fs::symlink(other.join("orders-0"), data.join("orders-0")).unwrap();
+    let log = other.join("orders-0/00000000000000000090.log");
+    let before = std::fs::read(&log).unwrap();
+    let o = env.run(&["produce", "data", "--topic", "orders"], Some("x\n"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("outside the locked data directory"),
+        "{}",
+        stderr(&o)
+    );
+    // A data directory lists only real folders, so the link is not repaired through it.
+    let o = env.run(&["verify-crc", "--repair", "data"], None);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(std::fs::read(&log).unwrap(), before, "nothing written");
+    // Given as the partition itself, the real parent's lock is taken: while
+    // another process holds other/'s lock, the repair is refused.
+    let mut holder = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import fcntl, sys\n\
+             f = open(sys.argv[1] + '/.lock', 'a')\n\
+             fcntl.flock(f, fcntl.LOCK_EX)\n\
+             print('LOCKED', flush=True)\n\
+             sys.stdin.read()",
+        ])
+        .arg(&other)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "LOCKED");
+    let o = env.run(&["verify-crc", "--repair", "data/orders-0"], None);
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(std::fs::read(&log).unwrap(), before);
+}
