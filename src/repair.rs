@@ -102,6 +102,28 @@ fn free_sidecar(path: &Path, suffix: &str) -> PathBuf {
         .unwrap_or(first)
 }
 
+/// The sidecar for the bytes `position..len` of `log`: `<log>.cut-<position>`,
+/// or `.cut-<position>.2`, `.3`, … — the first that does not exist yet, or
+/// holds those bytes or a prefix of them (an earlier, interrupted repair of
+/// this same cut: it is reused and completed, not duplicated).
+fn cut_sidecar(log: &Path, position: u64, len: u64) -> Result<PathBuf> {
+    use crate::log::files::{compare_range, RangeCopy};
+    let base = format!(".cut-{position}");
+    for n in 1.. {
+        let candidate = if n == 1 {
+            sidecar(log, &base)
+        } else {
+            sidecar(log, &format!("{base}.{n}"))
+        };
+        if !candidate.exists()
+            || compare_range(&candidate, log, position, len)? != RangeCopy::Different
+        {
+            return Ok(candidate);
+        }
+    }
+    Ok(sidecar(log, &base))
+}
+
 /// Plan the repair of one partition.
 pub fn plan(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
     let mut plan = Plan::default();
@@ -132,7 +154,7 @@ pub fn plan(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
                 log: seg.log.clone(),
                 at: d.position,
                 len: d.file_len - d.position,
-                sidecar: free_sidecar(&seg.log, &format!(".cut-{}", d.position)),
+                sidecar: cut_sidecar(&seg.log, d.position, d.file_len)?,
                 reason: what,
             });
             plan.actions.push(Action::RebuildIndexes {

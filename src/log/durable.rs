@@ -158,32 +158,41 @@ pub fn create_dir_all<S: Storage>(s: &S, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Copy bytes `from..to` of `src` into a new sidecar file and make it
-/// durable: its bytes, then its name. If the sidecar already holds exactly
-/// those bytes (an earlier repair stopped after this step), it is kept.
-/// A crash during this step leaves the source untouched.
+/// Copy bytes `from..to` of `src` into the sidecar file and make it
+/// durable: its bytes, then its name. The bytes go through a fixed 1 MiB
+/// buffer, so a cut of any size costs no more memory. If the sidecar
+/// already holds exactly those bytes (an earlier repair stopped after this
+/// step), it is kept; if it holds a prefix of them (an earlier copy was
+/// interrupted, by a crash or a full disk), the rest is appended. A crash
+/// during this step leaves the source untouched.
 pub fn save_range<S: Storage>(s: &S, src: &Path, from: u64, to: u64, sidecar: &Path) -> Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut input = File::open(src).map_err(|e| Error::io(src, "open", e))?;
-    input
-        .seek(SeekFrom::Start(from))
-        .map_err(|e| Error::io(src, "seek", e))?;
-    let mut bytes = Vec::new();
-    input
-        .take(to.saturating_sub(from))
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(src, "read", e))?;
-    if let Ok(existing) = std::fs::read(sidecar) {
-        if existing == bytes {
-            return Ok(());
+    use crate::log::files::{compare_range, open_regular, RangeCopy};
+    use std::os::unix::fs::FileExt;
+    let (mut out, mut at) = match compare_range(sidecar, src, from, to) {
+        Ok(RangeCopy::Equal) => return Ok(()),
+        Ok(RangeCopy::Prefix(n)) => (s.open(sidecar, OpenMode::Existing)?.file, from + n),
+        Ok(RangeCopy::Different) => {
+            return Err(Error::layout(
+                sidecar,
+                "already exists with other bytes; move it away first",
+            ))
         }
-        return Err(Error::layout(
-            sidecar,
-            "already exists with other bytes; move it away first",
-        ));
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            (s.open(sidecar, OpenMode::CreateNew)?.file, from)
+        }
+        Err(e) => return Err(e),
+    };
+    let input = open_regular(src)?;
+    let mut buf = vec![0u8; 1 << 20];
+    while at < to {
+        let n = ((to - at) as usize).min(buf.len());
+        let part = buf.get_mut(..n).unwrap_or(&mut []);
+        input
+            .read_exact_at(part, at)
+            .map_err(|e| Error::io(src, "read", e))?;
+        s.append(&mut out, sidecar, part)?;
+        at += n as u64;
     }
-    let mut out = s.open(sidecar, OpenMode::CreateNew)?.file;
-    s.append(&mut out, sidecar, &bytes)?;
     // Bytes before name: the name must never survive without its bytes.
     s.sync_data(&mut out, sidecar, SyncPoint::SidecarData)?;
     s.sync_dir(parent_dir(sidecar), SyncPoint::SidecarEntry)

@@ -66,6 +66,51 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
     Ok(Some(bytes))
 }
 
+/// How an existing file compares with bytes `from..to` of `src`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RangeCopy {
+    /// It holds exactly those bytes.
+    Equal,
+    /// It holds the first `n` of them (a copy that was interrupted).
+    Prefix(u64),
+    /// It holds other bytes.
+    Different,
+}
+
+/// Compare `copy` with bytes `from..to` of `src`, in fixed chunks.
+pub fn compare_range(copy: &Path, src: &Path, from: u64, to: u64) -> Result<RangeCopy> {
+    use std::os::unix::fs::FileExt;
+    let a = open_regular(copy)?;
+    let b = open_regular(src)?;
+    let len = a.metadata().map_err(|e| Error::io(copy, "stat", e))?.len();
+    let want = to.saturating_sub(from);
+    if len > want {
+        return Ok(RangeCopy::Different);
+    }
+    let (mut x, mut y) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+    let mut at = 0u64;
+    while at < len {
+        let n = ((len - at) as usize).min(x.len());
+        let (xs, ys) = (
+            x.get_mut(..n).unwrap_or(&mut []),
+            y.get_mut(..n).unwrap_or(&mut []),
+        );
+        a.read_exact_at(xs, at)
+            .map_err(|e| Error::io(copy, "read", e))?;
+        b.read_exact_at(ys, from + at)
+            .map_err(|e| Error::io(src, "read", e))?;
+        if xs != ys {
+            return Ok(RangeCopy::Different);
+        }
+        at += n as u64;
+    }
+    Ok(if len == want {
+        RangeCopy::Equal
+    } else {
+        RangeCopy::Prefix(len)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

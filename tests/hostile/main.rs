@@ -14,5 +14,6 @@ mod builder;
 
 mod files;
 mod records;
+mod repair;
 mod resync;
 mod writers;
