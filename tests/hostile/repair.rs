@@ -38,6 +38,10 @@ fn r8_a_large_cut_is_copied_in_bounded_memory() {
     f.set_len(len + (48 << 20)).unwrap();
     drop(f);
     let klog = assert_cmd::cargo::cargo_bin("klog");
+    #[allow(
+        clippy::zombie_processes,
+        reason = "reaped below by wait4, to read its rusage"
+    )]
     let child = std::process::Command::new(&klog)
         .args(["verify-crc", "--repair", "fixtures/data/orders-0"])
         .current_dir(env.dir.path())
