@@ -460,6 +460,7 @@ pub fn stats_path(path: &Path, opts: &StatsOptions) -> Result<Vec<PartitionStats
                     index: None,
                     timeindex: None,
                 }],
+                unreadable: Vec::new(),
             };
             Ok(vec![PartitionStats {
                 name: path.display().to_string(),

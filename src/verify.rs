@@ -172,6 +172,11 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
 /// Verify every segment of a partition, carrying the offset order across
 /// segments; then its indexes and, with `deep`, its producer state.
 pub fn verify_partition(p: &Partition, opts: &Options, report: &mut Report) -> Result<()> {
+    for (path, why) in &p.unreadable {
+        report
+            .findings
+            .push(Finding::new(Kind::NotRegularFile, path, 0, None, *why));
+    }
     let mut last = None;
     let indexes = !opts.no_indexes;
     walk_and_check(p, true, indexes, &mut last, opts, report)?;

@@ -51,28 +51,31 @@ pub struct Partition {
     pub partition: i32,
     pub state: PartitionState,
     pub segments: Vec<SegmentFiles>,
+    /// Entries named like segment files that cannot be read as such (a
+    /// dangling symlink, a FIFO or a folder named `<digits>.log`), with why:
+    /// reported by the checks, passed over by the readers.
+    pub unreadable: Vec<Unreadable>,
 }
 
 impl Partition {
     /// Open the partition folder at `dir` (its name must parse as `<topic>-<partition>`).
     pub fn open(dir: &Path) -> Result<Self> {
-        let name = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .ok_or_else(|| Error::layout(dir, "has no folder name"))?;
+        let name = folder_name(dir).ok_or_else(|| Error::layout(dir, "has no folder name"))?;
+        let name = name.as_str();
         let (topic, partition, state) = parse_partition_dir(name).ok_or_else(|| {
             Error::layout(
                 dir,
                 "folder name is not <topic>-<partition> (e.g. orders-0)",
             )
         })?;
-        let segments = list_segments(dir)?;
+        let (segments, unreadable) = scan_segments(dir)?;
         Ok(Partition {
             dir: dir.to_path_buf(),
             topic,
             partition,
             state,
             segments,
+            unreadable,
         })
     }
 
@@ -90,6 +93,7 @@ impl Partition {
                 index: None,
                 timeindex: None,
             }],
+            unreadable: Vec::new(),
         }
     }
 
@@ -99,9 +103,39 @@ impl Partition {
     }
 }
 
-/// The segments of a partition folder, sorted by base offset.
+/// An entry named like a segment file that is not a readable one, and why.
+pub type Unreadable = (PathBuf, &'static str);
+
+/// The name of the folder `dir` names: its last component, or, for `.`
+/// and `..`, the name of the folder they resolve to.
+pub fn folder_name(dir: &Path) -> Option<String> {
+    match dir.file_name() {
+        Some(n) => n.to_str().map(String::from),
+        None => std::fs::canonicalize(dir)
+            .ok()?
+            .file_name()?
+            .to_str()
+            .map(String::from),
+    }
+}
+
+/// The segments of a partition folder, sorted by base offset; an entry
+/// named like a segment that cannot be read (see [`scan_segments`]) is an
+/// error here, for writers.
 pub fn list_segments(dir: &Path) -> Result<Vec<SegmentFiles>> {
+    let (segments, unreadable) = scan_segments(dir)?;
+    if let Some((path, why)) = unreadable.into_iter().next() {
+        return Err(Error::layout(path, why));
+    }
+    Ok(segments)
+}
+
+/// The segments of a partition folder, sorted by base offset, and the
+/// entries named like segment files that are not readable ones: a dangling
+/// symlink, a FIFO, a device or a folder.
+pub fn scan_segments(dir: &Path) -> Result<(Vec<SegmentFiles>, Vec<Unreadable>)> {
     let mut logs = Vec::new();
+    let mut unreadable = Vec::new();
     let mut indexes = std::collections::BTreeMap::new();
     let mut timeindexes = std::collections::BTreeMap::new();
     for entry in walkdir::WalkDir::new(dir)
@@ -116,15 +150,21 @@ pub fn list_segments(dir: &Path) -> Result<Vec<SegmentFiles>> {
         let Some((base, suffix)) = parse_segment_name(name) else {
             continue;
         };
-        if entry.file_type().is_symlink() {
-            // A symlinked segment is read through its link; a dangling one is an error, not a gap.
-            if !entry.path().is_file() {
-                return Err(Error::layout(
-                    entry.path(),
-                    "is a symlink that does not lead to a file",
-                ));
+        let readable = if entry.file_type().is_symlink() {
+            // A symlinked segment is read through its link.
+            entry.path().is_file()
+        } else {
+            entry.file_type().is_file()
+        };
+        if !readable {
+            if suffix == "log" {
+                let why = if entry.file_type().is_symlink() {
+                    "is a symlink that does not lead to a file"
+                } else {
+                    "is not a regular file (a FIFO, a device, a socket or a folder)"
+                };
+                unreadable.push((entry.path().to_path_buf(), why));
             }
-        } else if !entry.file_type().is_file() {
             continue;
         }
         match suffix {
@@ -139,7 +179,7 @@ pub fn list_segments(dir: &Path) -> Result<Vec<SegmentFiles>> {
         }
     }
     logs.sort();
-    Ok(logs
+    let segments = logs
         .into_iter()
         .map(|(base_offset, log)| SegmentFiles {
             base_offset,
@@ -147,7 +187,8 @@ pub fn list_segments(dir: &Path) -> Result<Vec<SegmentFiles>> {
             index: indexes.remove(&base_offset),
             timeindex: timeindexes.remove(&base_offset),
         })
-        .collect())
+        .collect();
+    Ok((segments, unreadable))
 }
 
 fn walk_error(dir: &Path, e: walkdir::Error) -> Error {
@@ -235,12 +276,11 @@ pub fn classify(path: &Path) -> Result<PathKind> {
     if !meta.is_dir() {
         return Ok(PathKind::File);
     }
-    let named = path
-        .file_name()
-        .and_then(|n| n.to_str())
+    let named = folder_name(path)
+        .as_deref()
         .and_then(parse_partition_dir)
         .is_some();
-    if named && (!list_segments(path)?.is_empty() || DataDir::open(path).is_err()) {
+    if named && (!scan_segments(path)?.0.is_empty() || DataDir::open(path).is_err()) {
         Ok(PathKind::Partition)
     } else {
         Ok(PathKind::DataDir)

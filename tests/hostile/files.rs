@@ -179,3 +179,38 @@ fn r11_a_partition_symlinked_from_another_data_directory_is_not_written_under_th
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
     assert_eq!(std::fs::read(&log).unwrap(), before);
 }
+
+#[test]
+fn r12_odd_entries_are_findings_and_dot_is_a_partition() {
+    // A dangling symlink and a FIFO named like segments: reported, the rest
+    // of the partition still verified.
+    let env = TestEnv::new();
+    let dir = env.path("fixtures/data/orders-0");
+    std::os::unix::fs::symlink(env.path("nowhere"), dir.join("00000000000000000200.log")).unwrap();
+    mkfifo(&dir.join("00000000000000000300.log"));
+    let o = env.run(&["verify-crc", "--no-index-checks", "fixtures/data"], None);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("00000000000000000200.log:0 error not_regular_file is a symlink that does not lead to a file"),
+        "{text}"
+    );
+    assert!(
+        text.contains("00000000000000000300.log:0 error not_regular_file is not a regular file"),
+        "{text}"
+    );
+    assert!(text.contains("checked 3 files, 29 batches"), "{text}");
+    // `verify-crc .` from inside a partition folder.
+    let o = env
+        .cmd()
+        .current_dir(env.path("fixtures/data/payments.eu-west-1"))
+        .args(["verify-crc", "."])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).starts_with("ok: checked 1 files, 2 batches"),
+        "{}",
+        stdout(&o)
+    );
+}
