@@ -102,9 +102,12 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let first_dir = ends.first().map(|e| e.0.clone()).unwrap_or_default();
     let mut replay = Replay::new(ReplayOptions::default());
     replay.replay_partition(&Partition::open(&first_dir)?)?;
-    if let Some(bad) = replay.bad.first() {
-        bail!(
-            "{}: offset {}: {}: fix the offsets log first (klog verify-crc)",
+    // A record that does not decode is reported and passed over, as the
+    // coordinator's loader would: it must not lock a group in for good.
+    for bad in &replay.bad {
+        eprintln!(
+            "klog: warning: {}: offset {}: {}: this record is not replayed; \
+             tombstoning the keys the rest of the log holds",
             bad.file.display(),
             bad.log_offset,
             bad.error
@@ -129,8 +132,44 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     }
     let mut assigned = None;
     if !args.dry_run {
+        // Every replica was planned above (locked, tails checked, ends
+        // equal); check each has room for the batch before writing any.
+        let need: u64 = records
+            .iter()
+            .map(|r| 64 + r.key.as_ref().map_or(0, |k| k.len() as u64))
+            .sum::<u64>()
+            + 4096;
+        for a in &appenders {
+            if let Some(free) = kaen_log::log::files::free_bytes(a.dir()) {
+                if free < need {
+                    bail!(
+                        "{}: {free} bytes free, the tombstones need about {need}: nothing was written to any replica",
+                        a.dir().display()
+                    );
+                }
+            }
+        }
+        let mut written: Vec<String> = Vec::new();
         for a in &mut appenders {
-            assigned = Some(a.append(&BatchSpec::default(), &records)?);
+            match a.append(&BatchSpec::default(), &records) {
+                Ok(range) => {
+                    eprintln!(
+                        "klog: wrote {} tombstones to {} at offsets {}..={}",
+                        records.len(),
+                        a.dir().display(),
+                        range.start(),
+                        range.end()
+                    );
+                    written.push(a.dir().display().to_string());
+                    assigned = Some(range);
+                }
+                Err(e) => bail!(
+                    "{}: {e}; written before the failure: {} (of {} replicas): the replicas now differ",
+                    a.dir().display(),
+                    if written.is_empty() { "none".to_string() } else { written.join(", ") },
+                    args.dirs.len()
+                ),
+            }
         }
     }
     for (i, (t, p)) in keys.iter().enumerate() {

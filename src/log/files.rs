@@ -66,6 +66,21 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
     Ok(Some(bytes))
 }
 
+/// Bytes free to unprivileged writers on the filesystem of `dir`, when the
+/// OS says (`statvfs`): what a writer checks before it starts a change
+/// that must land in several places or none.
+pub fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: an all-zero statvfs is a valid value for statvfs to fill.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a valid out-pointer.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
 /// How an existing file compares with bytes `from..to` of `src`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RangeCopy {

@@ -148,3 +148,52 @@ fn r17_topic_names_over_249_characters_are_refused() {
     let o = run_bounded(&env, &["produce", "data", "--topic", &topic], Some("a\n"));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+#[test]
+fn r2_an_undecodable_offsets_record_does_not_lock_a_group_in() {
+    // A commit whose value does not decode (version 3 cut short) sits in the
+    // offsets log: replay reports it with its position and goes on, and
+    // tombstone still deletes the group's other keys, with a warning.
+    let env = TestEnv::new();
+    let ok = env.run(
+        &[
+            "commit", "data", "-g", "g", "-t", "orders", "-p", "0", "--offset", "5", "--now-ms",
+            "1",
+        ],
+        None,
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    // key: version 1, group "g", topic "orders", partition 1; value: version 3, then 2 bytes.
+    let key = [&[0u8, 1, 0, 1, b'g', 0, 6][..], b"orders", &[0, 0, 0, 1]].concat();
+    let value = [0u8, 3, 0, 0];
+    let b64 = |b: &[u8]| {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(b)
+    };
+    let line = format!(
+        "{{\"key\": {{\"base64\": \"{}\"}}, \"value\": {{\"base64\": \"{}\"}}}}\n",
+        b64(&key),
+        b64(&value)
+    );
+    let o = env.run(
+        &[
+            "produce",
+            "data",
+            "--topic",
+            "__offsets",
+            "--format",
+            "json",
+        ],
+        Some(&line),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = env.run(&["tombstone", "data", "-g", "g"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("warning"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("offset 1"), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("deleted g orders-0 (was 5)"),
+        "{}",
+        stdout(&o)
+    );
+}
