@@ -27,6 +27,16 @@ use crate::format::schema::{Field, Schema, Ty, OPEN};
 use crate::format::schema::f;
 use crate::format::schema::types::*;
 
+/// A KRaft control record schema: flexible from version 0.
+const fn control(name: &'static str, max: i16, fields: &'static [Field]) -> Schema {
+    Schema {
+        name,
+        versions: (0, max),
+        flexible_from: Some(0),
+        fields,
+    }
+}
+
 const fn metadata(name: &'static str, max: i16, fields: &'static [Field]) -> Schema {
     // Every metadata record is flexible from version 0 ("flexibleVersions": "0+").
     Schema {
@@ -309,51 +319,11 @@ static VOTERS: &[Field] = &[
 /// The value schemas of the KRaft control record types (`ControlRecordType`
 /// 2..=6), each read at version 0 as `ControlRecordUtils` does.
 pub static CONTROL: &[(i16, Schema)] = &[
-    (
-        2,
-        Schema {
-            name: "LeaderChangeMessage",
-            versions: (0, 1),
-            flexible_from: Some(0),
-            fields: LEADER_CHANGE,
-        },
-    ),
-    (
-        3,
-        Schema {
-            name: "SnapshotHeaderRecord",
-            versions: (0, 0),
-            flexible_from: Some(0),
-            fields: SNAPSHOT_HEADER,
-        },
-    ),
-    (
-        4,
-        Schema {
-            name: "SnapshotFooterRecord",
-            versions: (0, 0),
-            flexible_from: Some(0),
-            fields: SNAPSHOT_FOOTER,
-        },
-    ),
-    (
-        5,
-        Schema {
-            name: "KRaftVersionRecord",
-            versions: (0, 0),
-            flexible_from: Some(0),
-            fields: KRAFT_VERSION,
-        },
-    ),
-    (
-        6,
-        Schema {
-            name: "VotersRecord",
-            versions: (0, 0),
-            flexible_from: Some(0),
-            fields: VOTERS,
-        },
-    ),
+    (2, control("LeaderChangeMessage", 1, LEADER_CHANGE)),
+    (3, control("SnapshotHeaderRecord", 0, SNAPSHOT_HEADER)),
+    (4, control("SnapshotFooterRecord", 0, SNAPSHOT_FOOTER)),
+    (5, control("KRaftVersionRecord", 0, KRAFT_VERSION)),
+    (6, control("VotersRecord", 0, VOTERS)),
 ];
 
 /// The decoded value of a KRaft control record of `control_type`, or `None`

@@ -98,16 +98,7 @@ fn topic_partitions(
                 .map(|tp| {
                     let id = s(tp, "topicId");
                     let name = names.get(&id).cloned().unwrap_or(id);
-                    let ps = tp
-                        .get("partitions")
-                        .and_then(Value::as_array)
-                        .map(|ps| {
-                            ps.iter()
-                                .filter_map(Value::as_i64)
-                                .map(|p| p as i32)
-                                .collect()
-                        })
-                        .unwrap_or_default();
+                    let ps = partition_numbers(tp);
                     (name, ps)
                 })
                 .collect()
@@ -219,16 +210,7 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
                             .map(|a| {
                                 a.iter()
                                     .map(|t| {
-                                        let ps = t
-                                            .get("partitions")
-                                            .and_then(Value::as_array)
-                                            .map(|ps| {
-                                                ps.iter()
-                                                    .filter_map(Value::as_i64)
-                                                    .map(|p| p as i32)
-                                                    .collect()
-                                            })
-                                            .unwrap_or_default();
+                                        let ps = partition_numbers(t);
                                         (format!("subtopology {}", s(t, "subtopologyId")), ps)
                                     })
                                     .collect()
@@ -494,4 +476,17 @@ pub fn share_states(dirs: &[DataDir], names: &BTreeMap<String, String>) -> Resul
         }
     }
     Ok(states.into_values().collect())
+}
+
+/// The `partitions` array of a decoded topic-partitions entry.
+fn partition_numbers(v: &Value) -> Vec<i32> {
+    v.get("partitions")
+        .and_then(Value::as_array)
+        .map(|ps| {
+            ps.iter()
+                .filter_map(Value::as_i64)
+                .filter_map(|p| i32::try_from(p).ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }
