@@ -23,8 +23,11 @@ use crate::report::Output;
 /// log beside the offsets log, three groups on one offsets log, a tombstone,
 /// and generation fencing.
 ///
-/// DIR must be new or hold only what an earlier `group-demo --keep` left;
-/// the demo removes its own folders before and after the run unless --keep.
+/// DIR must be new or hold only what an earlier `group-demo --keep` left,
+/// unchanged (a kept run records each file it leaves with its size; once
+/// one changed, the demo refuses rather than remove data that may be
+/// yours); the demo removes its own folders before and after the run
+/// unless --keep.
 #[derive(Debug, clap::Args)]
 pub struct GroupDemoArgs {
     /// The demo's data directory.
@@ -65,6 +68,9 @@ pub fn run(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     }
     result?;
     if args.keep {
+        // What the demo leaves, file by file: a later run removes these
+        // only if they are still exactly what it wrote.
+        durable::write_marker(&args.dir.join(MARKER), &extents(&args.dir)?)?;
         let d = args.dir.display();
         writeln!(out, "\nThe data directory is kept. Explore it with:")?;
         writeln!(out, "  klog dump-segment --records {d}/orders-0")?;
@@ -100,10 +106,64 @@ fn prepare(dir: &Path) -> anyhow::Result<bool> {
                 others.join(", ")
             );
         }
+        if ours {
+            check_extents(dir)?;
+        }
         clean(dir)?;
     }
     durable::create_marker(&dir.join(MARKER))?;
     Ok(created)
+}
+
+/// Every file under the demo's folders with its size, one `path<TAB>size`
+/// line each, sorted: what a `--keep` run left.
+fn extents(dir: &Path) -> anyhow::Result<String> {
+    let mut lines = Vec::new();
+    for name in ["orders-0", "__offsets-0"] {
+        for entry in walkdir::WalkDir::new(dir.join(name)).sort_by_file_name() {
+            let entry = entry?;
+            if entry.file_type().is_file() {
+                let rel = entry
+                    .path()
+                    .strip_prefix(dir)?
+                    .to_string_lossy()
+                    .into_owned();
+                lines.push(format!("{rel}\t{}", entry.metadata()?.len()));
+            }
+        }
+    }
+    Ok(lines.join("\n"))
+}
+
+/// Refuse to clear what an earlier `--keep` run left once anything in it
+/// changed: records produced into `orders-0` afterwards are the user's.
+/// (A marker without extents is a run that stopped before it finished.)
+fn check_extents(dir: &Path) -> anyhow::Result<()> {
+    let recorded = std::fs::read_to_string(dir.join(MARKER))
+        .with_context(|| format!("read {}", dir.join(MARKER).display()))?;
+    if recorded.trim().is_empty() {
+        return Ok(());
+    }
+    let now = extents(dir)?;
+    if now.trim() != recorded.trim() {
+        let was: std::collections::BTreeSet<&str> = recorded.lines().collect();
+        let changed: Vec<&str> = now
+            .lines()
+            .filter(|l| !was.contains(l))
+            .filter_map(|l| l.split('\t').next())
+            .collect();
+        bail!(
+            "{}: the demo's files changed since it left them ({}): they may hold your data now; \
+             move the directory away or remove it yourself",
+            dir.display(),
+            if changed.is_empty() {
+                "files removed".to_string()
+            } else {
+                changed.join(", ")
+            }
+        );
+    }
+    Ok(())
 }
 
 fn clean(dir: &Path) -> anyhow::Result<()> {

@@ -246,6 +246,11 @@ pub fn remove_created_file(path: &Path) -> Result<()> {
     std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))
 }
 
+/// Write `text` into the marker file (group-demo records what it left).
+pub fn write_marker(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| Error::io(path, "write", e))
+}
+
 /// Create an empty marker file (group-demo marks the directory it owns).
 pub fn create_marker(path: &Path) -> Result<()> {
     File::create(path)

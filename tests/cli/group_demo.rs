@@ -109,3 +109,39 @@ fn crash_right_after_a_poll_is_processed() {
     );
     assert!(stdout(&o).contains("(5 + 0 = 5)"), "{}", stdout(&o));
 }
+
+#[test]
+fn records_produced_after_a_kept_run_are_never_removed() {
+    // The demo promises to remove only what it wrote: once the user appends
+    // to the orders-0 it left, a new run refuses instead of clearing it.
+    let env = TestEnv::new();
+    let o = env.run(&["group-demo", "--dir", "kept", "--keep"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = env.run(
+        &[
+            "produce",
+            "kept",
+            "--topic",
+            "orders",
+            "--timestamp-ms",
+            "1",
+        ],
+        Some("mine\n"),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let log = env.path("kept/orders-0/00000000000000000000.log");
+    let before = std::fs::read(&log).unwrap();
+    let o = env.run(&["group-demo", "--dir", "kept"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o)
+            .contains("the demo's files changed since it left them (orders-0/00000000000000000000"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read(&log).unwrap(),
+        before,
+        "the user's record is kept"
+    );
+}
