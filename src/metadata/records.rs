@@ -47,29 +47,28 @@ const fn metadata(name: &'static str, max: i16, fields: &'static [Field]) -> Sch
     }
 }
 
+// The listeners and supported feature ranges a broker or a controller
+// registers with (RegisterBrokerRecord, RegisterControllerRecord).
+const ENDPOINTS: Ty = Ty::Array(&Ty::Struct(&[
+    f!("Name", S),
+    f!("Host", S),
+    f!("Port", Ty::Uint16),
+    f!("SecurityProtocol", I16),
+]));
+const FEATURES: Ty = Ty::Array(&Ty::Struct(&[
+    f!("Name", S),
+    f!("MinSupportedVersion", I16),
+    f!("MaxSupportedVersion", I16),
+]));
+
 // RegisterBrokerRecord.json (apiKey 0), validVersions 0-3.
 static REGISTER_BROKER: &[Field] = &[
     f!("BrokerId", I32),
     f!("IsMigratingZkBroker", B, versions: (2, OPEN)),
     f!("IncarnationId", U),
     f!("BrokerEpoch", I64),
-    f!(
-        "EndPoints",
-        Ty::Array(&Ty::Struct(&[
-            f!("Name", S),
-            f!("Host", S),
-            f!("Port", Ty::Uint16),
-            f!("SecurityProtocol", I16),
-        ]))
-    ),
-    f!(
-        "Features",
-        Ty::Array(&Ty::Struct(&[
-            f!("Name", S),
-            f!("MinSupportedVersion", I16),
-            f!("MaxSupportedVersion", I16),
-        ]))
-    ),
+    f!("EndPoints", ENDPOINTS),
+    f!("Features", FEATURES),
     f!("Rack", S, nullable_from: Some(0)),
     f!("Fenced", B),
     f!("InControlledShutdown", B, versions: (1, OPEN)),
@@ -199,23 +198,8 @@ static REGISTER_CONTROLLER: &[Field] = &[
     f!("ControllerId", I32),
     f!("IncarnationId", U),
     f!("ZkMigrationReady", B),
-    f!(
-        "EndPoints",
-        Ty::Array(&Ty::Struct(&[
-            f!("Name", S),
-            f!("Host", S),
-            f!("Port", Ty::Uint16),
-            f!("SecurityProtocol", I16),
-        ]))
-    ),
-    f!(
-        "Features",
-        Ty::Array(&Ty::Struct(&[
-            f!("Name", S),
-            f!("MinSupportedVersion", I16),
-            f!("MaxSupportedVersion", I16),
-        ]))
-    ),
+    f!("EndPoints", ENDPOINTS),
+    f!("Features", FEATURES),
 ];
 // ClearElrRecord.json (apiKey 28).
 static CLEAR_ELR: &[Field] = &[f!("TopicName", S)];
