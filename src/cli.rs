@@ -15,6 +15,13 @@ use crate::cmd;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Never wrap table cells to fit the terminal (tables are never wrapped
+    /// when stdout is not a terminal).
+    #[arg(long, global = true)]
+    pub wide: bool,
+    /// No progress display on stderr.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
 }
 
 /// The subcommands.
@@ -37,15 +44,6 @@ pub enum Command {
     Completions(cmd::generate::CompletionsArgs),
     #[command(hide = true)]
     Generate(cmd::generate::GenerateArgs),
-}
-
-/// Output format of inspection commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// Lines for people.
-    Text,
-    /// One JSON object per line (a stable contract for scripts).
-    Json,
 }
 
 /// The least severity of finding that makes a run exit 1.
@@ -76,17 +74,6 @@ impl FailOn {
 /// `read_committed` spelling is accepted too).
 pub fn isolation(s: &str) -> Result<kaen_log::txn::Isolation, String> {
     s.parse()
-}
-
-/// Output format of table-shaped commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TableFormat {
-    /// An aligned table for people.
-    Text,
-    /// One JSON array (a stable contract for scripts).
-    Json,
-    /// CSV with a header line.
-    Csv,
 }
 
 #[cfg(test)]

@@ -21,12 +21,13 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
+use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
 
 use crate::error::{DecodeError, DecodeErrorKind};
 
 /// How serious a finding is (ordered: note < warning < error).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Note,
@@ -241,17 +242,28 @@ impl Serialize for Kind {
     }
 }
 
+impl JsonSchema for Kind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Kind".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
+    }
+}
+
 fn path_as_string<S: Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&p.to_string_lossy())
 }
 
 /// One thing an inspection found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Finding {
     pub kind: Kind,
     pub severity: Severity,
     /// The file it concerns.
     #[serde(serialize_with = "path_as_string")]
+    #[schemars(with = "String")]
     pub file: PathBuf,
     /// Byte position in that file where the damaged entry (batch, torn
     /// tail, index entry) starts.
@@ -388,6 +400,32 @@ impl Summary {
     /// Whether there are no findings at all.
     pub fn is_empty(&self) -> bool {
         self.counts.is_empty()
+    }
+}
+
+/// Counts of findings per severity and per kind, for JSON documents.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Counts {
+    pub errors: u64,
+    pub warnings: u64,
+    pub notes: u64,
+    /// Findings per kind name.
+    pub kinds: BTreeMap<String, u64>,
+}
+
+impl Summary {
+    /// The counts, for a JSON document.
+    pub fn counts(&self) -> Counts {
+        let mut kinds = BTreeMap::new();
+        for ((_, kind), n) in &self.counts {
+            *kinds.entry(kind.name().to_string()).or_insert(0) += n;
+        }
+        Counts {
+            errors: self.count(Severity::Error),
+            warnings: self.count(Severity::Warning),
+            notes: self.count(Severity::Note),
+            kinds,
+        }
     }
 }
 

@@ -14,6 +14,12 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    report::progress::set_quiet(cli.quiet);
+    if !cli.wide {
+        if let Some(width) = report::terminal_width() {
+            report::table::fit_to(width);
+        }
+    }
     let mut out = report::Output::stdout();
     let result = cmd::run(&cli.command, &mut out).and_then(|o| out.flush().map(|_| o));
     exit::finish(result)

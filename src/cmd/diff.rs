@@ -1,14 +1,15 @@
 //! `klog diff`: compare two copies of a partition.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use kaen_log::diff::{compare, BatchCopy};
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::Serialize;
 
-use crate::cli::OutputFormat;
 use crate::exit::Outcome;
-use crate::report::Output;
+use crate::report::document::DOCUMENT;
+use crate::report::table::escape_cell;
+use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// Compare two copies of one partition (two replicas' folders, or a disk
 /// and its backup) batch by batch: the common prefix, the first offset where
@@ -23,8 +24,8 @@ pub struct DiffArgs {
     /// The second copy.
     pub b: PathBuf,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
+    #[arg(long, value_parser = formats(DOCUMENT), default_value = "text")]
+    pub format: Format,
 }
 
 fn describe(c: &Option<BatchCopy>) -> String {
@@ -41,10 +42,80 @@ fn describe(c: &Option<BatchCopy>) -> String {
     }
 }
 
-fn json_batch(c: &Option<BatchCopy>) -> serde_json::Value {
-    c.as_ref().map_or(serde_json::Value::Null, |c| {
-        json!({"file": c.file.display().to_string(), "position": c.position, "base_offset": c.base_offset, "last_offset": c.last_offset, "crc_valid": c.crc_valid})
+/// One copy's batch at the divergence.
+#[derive(Serialize, JsonSchema)]
+struct BatchOut {
+    file: String,
+    position: u64,
+    base_offset: i64,
+    last_offset: i64,
+    crc_valid: bool,
+}
+
+fn batch_out(c: &Option<BatchCopy>) -> Option<BatchOut> {
+    c.as_ref().map(|c| BatchOut {
+        file: c.file.display().to_string(),
+        position: c.position,
+        base_offset: c.base_offset,
+        last_offset: c.last_offset,
+        crc_valid: c.crc_valid,
     })
+}
+
+/// Where the copies first differ.
+#[derive(Serialize, JsonSchema)]
+struct DivergenceOut {
+    offset: i64,
+    /// A's batch there (null: A ends before it).
+    a: Option<BatchOut>,
+    b: Option<BatchOut>,
+}
+
+/// `klog diff`'s document.
+#[derive(Serialize, JsonSchema)]
+pub struct DiffReport {
+    a: String,
+    b: String,
+    identical: bool,
+    common_batches: u64,
+    common_last_offset: Option<i64>,
+    divergence: Option<DivergenceOut>,
+    /// Each copy's log end offset.
+    log_end_offset_a: i64,
+    log_end_offset_b: i64,
+    verdict: String,
+    #[serde(skip)]
+    described: Option<(String, String)>,
+}
+
+impl Report for DiffReport {
+    const COMMAND: &'static str = "diff";
+
+    fn tables(&self) -> Vec<Table> {
+        Vec::new()
+    }
+
+    fn text(&self) -> String {
+        let mut out = format!("A: {}\nB: {}\n", escape_cell(&self.a), escape_cell(&self.b));
+        match self.common_last_offset {
+            Some(last) => out.push_str(&format!(
+                "common prefix: {} batches, offsets up to {last}\n",
+                self.common_batches
+            )),
+            None => out.push_str("common prefix: none\n"),
+        }
+        if let (Some(d), Some((x, y))) = (&self.divergence, &self.described) {
+            out.push_str(&format!("diverge at offset {}:\n", d.offset));
+            out.push_str(&format!("  A: {}\n", escape_cell(x)));
+            out.push_str(&format!("  B: {}\n", escape_cell(y)));
+        }
+        out.push_str(&format!(
+            "A extends to offset {} (log end), B to {}\n",
+            self.log_end_offset_a, self.log_end_offset_b
+        ));
+        out.push_str(&format!("verdict: {}\n", self.verdict));
+        out
+    }
 }
 
 pub fn run(args: &DiffArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -62,41 +133,26 @@ pub fn run(args: &DiffArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             }
         }
     };
-    match args.format {
-        OutputFormat::Text => {
-            writeln!(out, "A: {a}\nB: {b}")?;
-            match c.common_last_offset {
-                Some(last) => writeln!(
-                    out,
-                    "common prefix: {} batches, offsets up to {last}",
-                    c.common_batches
-                )?,
-                None => writeln!(out, "common prefix: none")?,
-            }
-            if let Some((offset, x, y)) = &c.divergence {
-                writeln!(out, "diverge at offset {offset}:")?;
-                writeln!(out, "  A: {}", describe(x))?;
-                writeln!(out, "  B: {}", describe(y))?;
-            }
-            writeln!(
-                out,
-                "A extends to offset {} (log end), B to {}",
-                c.end_a, c.end_b
-            )?;
-            writeln!(out, "verdict: {verdict}")?;
-        }
-        OutputFormat::Json => {
-            let doc = json!({
-                "a": a.to_string(), "b": b.to_string(),
-                "identical": c.divergence.is_none(),
-                "common_batches": c.common_batches, "common_last_offset": c.common_last_offset,
-                "divergence": c.divergence.as_ref().map(|(o, x, y)| json!({"offset": o, "a": json_batch(x), "b": json_batch(y)})),
-                "end_a": c.end_a, "end_b": c.end_b, "verdict": verdict,
-            });
-            serde_json::to_writer(&mut *out, &doc)?;
-            writeln!(out)?;
-        }
-    }
+    let report = DiffReport {
+        a: a.to_string(),
+        b: b.to_string(),
+        identical: c.divergence.is_none(),
+        common_batches: c.common_batches as u64,
+        common_last_offset: c.common_last_offset,
+        divergence: c.divergence.as_ref().map(|(o, x, y)| DivergenceOut {
+            offset: *o,
+            a: batch_out(x),
+            b: batch_out(y),
+        }),
+        log_end_offset_a: c.end_a,
+        log_end_offset_b: c.end_b,
+        verdict,
+        described: c
+            .divergence
+            .as_ref()
+            .map(|(_, x, y)| (describe(x), describe(y))),
+    };
+    emit(&report, args.format, out)?;
     Ok(if c.divergence.is_none() {
         Outcome::Clean
     } else {

@@ -10,11 +10,11 @@ use kaen_log::layout::{batch_layout, Topic};
 use kaen_log::log::{classify, parse_segment_name, Partition, PathKind, Policy};
 use kaen_log::metadata::records::decode_control_value;
 use serde::Serialize;
-use serde_json::json;
 
-use crate::cli::OutputFormat;
 use crate::exit::Outcome;
+use crate::report::document::{Entries, STREAM};
 use crate::report::internal::{self, Internal};
+use crate::report::{formats, Format};
 use crate::report::{indexes, text_bytes, write_json_bytes, JsonBytes, Output};
 use kaen_log::txn::Isolation;
 
@@ -32,8 +32,10 @@ use kaen_log::txn::Isolation;
 /// PATH is a `.log`, `.index`, `.timeindex`, `.txnindex` or `.snapshot` file, or a partition folder
 /// (all its segments in offset order). A file with any other name is read
 /// as a log (e.g. a batch captured to a `.bin` file). Text output has one
-/// line per batch in the spirit of kafka-dump-log; `--format json` prints
-/// one JSON object per batch per line, records included.
+/// line per batch in the spirit of kafka-dump-log. `--format jsonl` prints
+/// a header line and then one JSON object per batch (records included),
+/// index entry or problem, each with its `type`; `--format json` prints the
+/// same objects as the `entries` of one document.
 ///
 /// Exit 1 when a batch fails its CRC or does not decode, or the file ends
 /// in a torn tail; the problem is described on stderr.
@@ -43,8 +45,8 @@ pub struct DumpSegmentArgs {
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
+    #[arg(long, value_parser = formats(STREAM), default_value = "text")]
+    pub format: Format,
     /// Text: add one line per record.
     #[arg(long)]
     pub records: bool,
@@ -54,7 +56,8 @@ pub struct DumpSegmentArgs {
     /// Skip batches that end before this offset (uses the offset index to seek).
     #[arg(long)]
     pub from_offset: Option<i64>,
-    /// Stop after this many batches (per path).
+    /// Stop after this many batches of each path (a folder's segments
+    /// together).
     #[arg(long)]
     pub max_batches: Option<u64>,
     /// The most bytes one batch's records may decompress to.
@@ -75,13 +78,23 @@ pub struct DumpSegmentArgs {
 
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut problems = 0;
-    let text = args.format == OutputFormat::Text;
+    let mut sink = Entries::start(args.format, out, "dump-segment")?;
     for path in &args.paths {
+        // --max-batches counts per path, across a folder's segments.
+        let mut budget = args.max_batches;
+        let budget = &mut budget;
         match classify(path).with_context(|| format!("dump-segment {}", path.display()))? {
             PathKind::Partition => {
                 let p = Partition::open(path)?;
                 for seg in &p.segments {
-                    problems += dump_log(&seg.log, Some(seg.base_offset), args, out)?;
+                    problems += dump_log(
+                        &seg.log,
+                        Some(seg.base_offset),
+                        args,
+                        budget,
+                        &mut sink,
+                        out,
+                    )?;
                 }
             }
             PathKind::DataDir => {
@@ -98,23 +111,83 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
                     .and_then(|n| n.to_str())
                     .and_then(parse_segment_name);
                 problems += match name {
-                    Some((base, "index")) => indexes::dump_index(path, base, false, text, out)?,
-                    Some((base, "timeindex")) => indexes::dump_index(path, base, true, text, out)?,
-                    Some((_, "txnindex")) => indexes::dump_txnindex(path, text, out)?,
-                    Some((offset, "snapshot")) => indexes::dump_snapshot(path, offset, text, out)?,
-                    Some((base, "log")) => dump_log(path, Some(base), args, out)?,
-                    _ => dump_log(path, None, args, out)?,
+                    Some((base, "index")) => {
+                        indexes::dump_index(path, base, false, &mut sink, out)?
+                    }
+                    Some((base, "timeindex")) => {
+                        indexes::dump_index(path, base, true, &mut sink, out)?
+                    }
+                    Some((_, "txnindex")) => indexes::dump_txnindex(path, &mut sink, out)?,
+                    Some((offset, "snapshot")) => {
+                        indexes::dump_snapshot(path, offset, &mut sink, out)?
+                    }
+                    Some((base, "log")) => {
+                        dump_log(path, Some(base), args, budget, &mut sink, out)?
+                    }
+                    _ => dump_log(path, None, args, budget, &mut sink, out)?,
                 };
             }
         }
     }
+    sink.finish(out)?;
     Ok(Outcome::from_count(problems))
+}
+
+/// One field of `--layout`.
+#[derive(Serialize)]
+struct LayoutField<'a> {
+    position: u64,
+    decompressed: bool,
+    depth: u8,
+    /// The field's bytes in hex.
+    bytes: String,
+    field: &'a str,
+    value: &'a str,
+}
+
+#[derive(Serialize)]
+struct LayoutEntry<'a> {
+    file: &'a str,
+    position: u64,
+    fields: Vec<LayoutField<'a>>,
+}
+
+/// A legacy (magic 0/1) entry; `records` are its inner messages.
+#[derive(Serialize)]
+struct LegacyEntry<'a> {
+    file: &'a str,
+    position: u64,
+    base_offset: i64,
+    last_offset: i64,
+    size: usize,
+    magic: i8,
+    crc: u32,
+    crc_valid: bool,
+    computed_crc: u32,
+    attributes: i8,
+    compression: &'a str,
+    timestamp_type: Option<&'static str>,
+    max_timestamp: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    records: Option<Vec<LegacyRecord<'a>>>,
+}
+
+#[derive(Serialize)]
+struct LegacyRecord<'a> {
+    offset: i64,
+    timestamp: i64,
+    key: JsonBytes<'a>,
+    value: JsonBytes<'a>,
+    headers: [(); 0],
+    crc_valid: bool,
 }
 
 fn dump_log(
     path: &Path,
     base: Option<i64>,
     args: &DumpSegmentArgs,
+    budget: &mut Option<u64>,
+    sink: &mut Entries,
     out: &mut Output,
 ) -> anyhow::Result<u64> {
     // The file as a partition of one segment, with its offset index when it
@@ -127,7 +200,7 @@ fn dump_log(
     let limits = DecodeLimits {
         max_decompressed: args.max_decompressed_bytes,
     };
-    let text = args.format == OutputFormat::Text;
+    let text = sink.is_text();
     let internal = internal::detect(path);
     let view = match args.isolation {
         Isolation::ReadCommitted => Some(read_committed_view(path)?),
@@ -153,8 +226,10 @@ fn dump_log(
     let mut line_buf = Vec::new();
     while let Some(w) = walk.next_entry()? {
         let entry = w.entry;
-        if args.max_batches.is_some_and(|max| shown >= max) {
-            return Ok(problems);
+        match budget {
+            Some(0) => return Ok(problems),
+            Some(n) => *n -= 1,
+            None => {}
         }
         shown += 1;
         // One CRC pass per entry; the check is repeated only to word a mismatch.
@@ -169,7 +244,7 @@ fn dump_log(
         if !crc_valid {
             problems += 1;
             if let Err(e) = entry.check_crc() {
-                eprintln!("klog: {file}: {e}");
+                sink.problem(out, &file, &e.to_string())?;
             }
         }
         match entry {
@@ -203,19 +278,30 @@ fn dump_log(
                         )?;
                         crate::report::layout::write(out, &fields)?;
                     } else {
-                        let fields: Vec<_> = fields
+                        let fields = fields
                             .iter()
-                            .map(|f| json!({"position": f.position, "decompressed": f.decompressed, "depth": f.depth, "bytes": f.bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(), "field": f.name, "value": f.value}))
+                            .map(|f| LayoutField {
+                                position: f.position,
+                                decompressed: f.decompressed,
+                                depth: f.depth,
+                                bytes: f.bytes.iter().map(|b| format!("{b:02x}")).collect(),
+                                field: &f.name,
+                                value: &f.value,
+                            })
                             .collect();
-                        writeln!(
+                        sink.entry(
                             out,
-                            "{}",
-                            json!({"file": file, "position": batch.position, "fields": fields})
+                            "layout",
+                            &LayoutEntry {
+                                file: &file,
+                                position: batch.position,
+                                fields,
+                            },
                         )?;
                     }
                     if let Some(e) = err {
                         problems += 1;
-                        eprintln!("klog: {file}: {e}");
+                        sink.problem(out, &file, &e.to_string())?;
                     }
                     continue;
                 }
@@ -246,9 +332,9 @@ fn dump_log(
                         Err(e) => record_error = Some(e),
                     }
                 }
-                if let Some(e) = record_error {
+                if let Some(e) = &record_error {
                     problems += 1;
-                    eprintln!("klog: {file}: {e}");
+                    sink.problem(out, &file, &e.to_string())?;
                 }
                 if text {
                     writeln!(
@@ -322,7 +408,7 @@ fn dump_log(
                         internal,
                         record_error,
                     )?;
-                    out.write_all(&line_buf)?;
+                    sink.raw(out, "batch", &line_buf)?;
                 }
             }
             Entry::Legacy(m) => {
@@ -339,7 +425,7 @@ fn dump_log(
                         Ok(list) => messages = list,
                         Err(e) => {
                             problems += 1;
-                            eprintln!("klog: {file}: {e}");
+                            sink.problem(out, &file, &e.to_string())?;
                         }
                     }
                 }
@@ -362,29 +448,35 @@ fn dump_log(
                         )?;
                     }
                 } else {
-                    let mut obj = json!({
-                        "file": file,
-                        "position": m.position,
-                        "base_offset": messages.first().map_or(m.offset, |x| x.offset),
-                        "last_offset": m.offset,
-                        "size": m.bytes().len(),
-                        "magic": m.magic,
-                        "crc": m.crc,
-                        "crc_valid": crc_valid,
-                        "computed_crc": computed_crc,
-                        "attributes": m.attributes,
-                        "compression": codec,
-                        "timestamp_type": m.timestamp_type().map(|t| t.name()),
-                        "max_timestamp": m.timestamp,
-                    });
-                    if !args.batches_only {
-                        obj["records"] = messages
-                            .iter()
-                            .map(|x| json!({"offset": x.offset, "timestamp": x.timestamp, "key": JsonBytes(x.key), "value": JsonBytes(x.value), "headers": [], "crc_valid": x.crc_valid}))
-                            .collect();
-                    }
-                    serde_json::to_writer(&mut *out, &obj)?;
-                    writeln!(out)?;
+                    let entry = LegacyEntry {
+                        file: &file,
+                        position: m.position,
+                        base_offset: messages.first().map_or(m.offset, |x| x.offset),
+                        last_offset: m.offset,
+                        size: m.bytes().len(),
+                        magic: m.magic,
+                        crc: m.crc,
+                        crc_valid,
+                        computed_crc,
+                        attributes: m.attributes,
+                        compression: &codec,
+                        timestamp_type: m.timestamp_type().map(|t| t.name()),
+                        max_timestamp: m.timestamp,
+                        records: (!args.batches_only).then(|| {
+                            messages
+                                .iter()
+                                .map(|x| LegacyRecord {
+                                    offset: x.offset,
+                                    timestamp: x.timestamp,
+                                    key: JsonBytes(x.key),
+                                    value: JsonBytes(x.value),
+                                    headers: [],
+                                    crc_valid: x.crc_valid,
+                                })
+                                .collect()
+                        }),
+                    };
+                    sink.entry(out, "batch", &entry)?;
                 }
             }
         }
@@ -402,7 +494,7 @@ fn dump_log(
                 d.position
             )?;
         }
-        eprintln!("klog: {file}: {}", d.error);
+        sink.problem(out, &file, &d.error.to_string())?;
     }
     Ok(problems)
 }
@@ -531,7 +623,7 @@ fn write_batch_json(
         };
         serde_json::to_writer(&mut *buf, &detail)?;
     }
-    buf.extend_from_slice(b"}\n");
+    buf.push(b'}');
     Ok(())
 }
 

@@ -1,16 +1,16 @@
 //! `klog groups`: every group of the offsets topic, whatever its protocol.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use kaen_log::offsets::groups::{self, GroupView, ShareState};
 use kaen_log::offsets::ReplayOptions;
-use serde_json::json;
 
-use crate::cli::TableFormat;
+use schemars::JsonSchema;
+use serde::Serialize;
+
 use crate::exit::Outcome;
-use crate::report::table::render_table_or_csv;
-use crate::report::Output;
+use crate::report::document::TABLE;
+use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// List the groups the offsets topic holds, as the group coordinator
 /// rebuilds them on load: classic groups (GroupMetadataValue) and the new
@@ -43,12 +43,8 @@ pub struct GroupsArgs {
     #[arg(long)]
     pub members: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
-    pub format: TableFormat,
-}
-
-fn cell<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+    #[arg(long, value_parser = formats(TABLE), default_value = "text")]
+    pub format: Format,
 }
 
 /// `orders:0,1 payments:3`.
@@ -96,112 +92,118 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             anyhow::bail!("group {g:?}: group does not exist");
         }
     }
-    let csv = args.format == TableFormat::Csv;
-    match args.format {
-        TableFormat::Json => {
-            let v: Vec<_> = list
-                .iter()
-                .map(|g| {
-                    let mut o = serde_json::to_value(g).unwrap_or_default();
-                    o["share_partitions"] = json!(shares
-                        .iter()
-                        .filter(|s| s.group == g.group)
-                        .collect::<Vec<_>>());
-                    o
-                })
-                .collect();
-            serde_json::to_writer(&mut *out, &v)?;
-            writeln!(out)?;
-        }
-        _ if args.members => {
-            let headers = [
-                "GROUP",
-                "TYPE",
-                "MEMBER-ID",
-                "INSTANCE-ID",
-                "CLIENT-ID",
-                "HOST",
-                "RACK",
-                "MEMBER-EPOCH",
-                "ASSIGNMENT",
-            ];
-            let rows: Vec<Vec<String>> = list
+    let report = GroupsReport {
+        groups: list,
+        share_partitions: shares,
+        members: args.members,
+    };
+    emit(&report, args.format, out)?;
+    Ok(Outcome::from_count(replay.bad.len() as u64))
+}
+
+/// One group (text and CSV).
+#[derive(Serialize, JsonSchema)]
+struct GroupRow<'a> {
+    group: &'a str,
+    r#type: &'a str,
+    state: &'a str,
+    epoch: Option<i32>,
+    assignment_epoch: Option<i32>,
+    protocol: Option<&'a str>,
+    members: u64,
+    recorded_ms: Option<i64>,
+}
+
+/// One member (text and CSV with --members).
+#[derive(Serialize, JsonSchema)]
+struct MemberRow<'a> {
+    group: &'a str,
+    r#type: &'a str,
+    member_id: &'a str,
+    instance_id: Option<&'a str>,
+    client_id: &'a str,
+    host: &'a str,
+    rack: Option<&'a str>,
+    member_epoch: Option<i32>,
+    assignment: String,
+}
+
+/// One share-partition's state (text and CSV).
+#[derive(Serialize, JsonSchema)]
+struct ShareRow<'a> {
+    share_group: &'a str,
+    topic: &'a str,
+    partition: i32,
+    start_offset: i64,
+    state_epoch: i32,
+    leader_epoch: i32,
+    updates: u32,
+    state_batches: String,
+}
+
+/// `klog groups`'s document.
+#[derive(Serialize, JsonSchema)]
+pub struct GroupsReport {
+    groups: Vec<GroupView>,
+    share_partitions: Vec<ShareState>,
+    #[serde(skip)]
+    members: bool,
+}
+
+impl Report for GroupsReport {
+    const COMMAND: &'static str = "groups";
+
+    fn tables(&self) -> Vec<Table> {
+        let main = if self.members {
+            let rows: Vec<MemberRow> = self
+                .groups
                 .iter()
                 .flat_map(|g| {
-                    g.members.iter().map(move |m| {
-                        vec![
-                            g.group.clone(),
-                            g.kind.to_string(),
-                            m.member_id.clone(),
-                            cell(m.instance_id.clone()),
-                            m.client_id.clone(),
-                            m.client_host.clone(),
-                            cell(m.rack.clone()),
-                            cell(m.member_epoch),
-                            assignment_text(&m.assignment),
-                        ]
+                    g.members.iter().map(move |m| MemberRow {
+                        group: &g.group,
+                        r#type: g.kind,
+                        member_id: &m.member_id,
+                        instance_id: m.instance_id.as_deref(),
+                        client_id: &m.client_id,
+                        host: &m.client_host,
+                        rack: m.rack.as_deref(),
+                        member_epoch: m.member_epoch,
+                        assignment: assignment_text(&m.assignment),
                     })
                 })
                 .collect();
-            out.write_all(render_table_or_csv(csv, &headers, &rows).as_bytes())?;
-        }
-        _ => {
-            let headers = [
-                "GROUP",
-                "TYPE",
-                "STATE",
-                "EPOCH",
-                "ASSIGNMENT-EPOCH",
-                "PROTOCOL",
-                "MEMBERS",
-                "RECORDED",
-            ];
-            let rows: Vec<Vec<String>> = list
+            Table::of(&rows)
+        } else {
+            let rows: Vec<GroupRow> = self
+                .groups
                 .iter()
-                .map(|g| {
-                    vec![
-                        g.group.clone(),
-                        g.kind.to_string(),
-                        g.state.to_string(),
-                        cell(g.epoch),
-                        cell(g.assignment_epoch),
-                        cell(g.protocol.clone()),
-                        g.members.len().to_string(),
-                        cell(g.state_timestamp),
-                    ]
+                .map(|g| GroupRow {
+                    group: &g.group,
+                    r#type: g.kind,
+                    state: g.state,
+                    epoch: g.epoch,
+                    assignment_epoch: g.assignment_epoch,
+                    protocol: g.protocol.as_deref(),
+                    members: g.members.len() as u64,
+                    recorded_ms: g.state_timestamp,
                 })
                 .collect();
-            out.write_all(render_table_or_csv(csv, &headers, &rows).as_bytes())?;
-            if !shares.is_empty() && !csv {
-                writeln!(out)?;
-                let headers = [
-                    "SHARE-GROUP",
-                    "TOPIC",
-                    "PARTITION",
-                    "START-OFFSET",
-                    "STATE-EPOCH",
-                    "LEADER-EPOCH",
-                    "UPDATES",
-                    "STATE-BATCHES",
-                ];
-                let rows: Vec<Vec<String>> = shares
-                    .iter()
-                    .map(|s| {
-                        vec![
-                            s.group.clone(),
-                            s.topic.clone(),
-                            s.partition.to_string(),
-                            s.start_offset.to_string(),
-                            s.state_epoch.to_string(),
-                            s.leader_epoch.to_string(),
-                            s.updates.to_string(),
-                            batches_text(s),
-                        ]
-                    })
-                    .collect();
-                out.write_all(render_table_or_csv(false, &headers, &rows).as_bytes())?;
-            }
-        }
+            Table::of(&rows)
+        };
+        let shares: Vec<ShareRow> = self
+            .share_partitions
+            .iter()
+            .map(|s| ShareRow {
+                share_group: &s.group,
+                topic: &s.topic,
+                partition: s.partition,
+                start_offset: s.start_offset,
+                state_epoch: s.state_epoch,
+                leader_epoch: s.leader_epoch,
+                updates: s.updates,
+                state_batches: batches_text(s),
+            })
+            .collect();
+        vec![main, Table::of(&shares).hide_empty()]
     }
-    Ok(Outcome::from_count(replay.bad.len() as u64))
 }

@@ -1,8 +1,7 @@
 //! `klog info`: an overview of data directories, from their files alone.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use kaen_log::findings::{Finding, Kind, Severity, Summary};
@@ -11,10 +10,15 @@ use kaen_log::log::meta::{self, MetaProperties, PartitionMetadata};
 use kaen_log::log::{DataDir, Partition, PartitionState};
 use kaen_log::Error;
 
-use crate::cli::{FailOn, OutputFormat};
+use kaen_log::findings::Counts;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::cli::FailOn;
 use crate::exit::Outcome;
-use crate::report::table::render;
-use crate::report::Output;
+use crate::report::document::DOCUMENT;
+use crate::report::table::escape_cell;
+use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// Show what a data directory holds, from its files alone.
 ///
@@ -57,9 +61,9 @@ pub struct InfoArgs {
     /// Data directories (a broker's log directories, or ones klog wrote).
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
-    /// Output format (json: one object per directory per line).
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
+    /// Output format.
+    #[arg(long, value_parser = formats(DOCUMENT), default_value = "text")]
+    pub format: Format,
     /// The least severity that makes the run exit 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
@@ -167,31 +171,16 @@ pub fn run(args: &InfoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     for d in &dirs {
         infos.push(inspect(d, &live).with_context(|| format!("info {}", d.path.display()))?);
     }
-    let findings: Vec<&Finding> = infos.iter().flat_map(|i| &i.findings).collect();
-    for (i, info) in infos.iter().enumerate() {
-        match args.format {
-            OutputFormat::Json => {
-                serde_json::to_writer(&mut *out, &json_dir(info))?;
-                writeln!(out)?;
-            }
-            OutputFormat::Text => {
-                if i > 0 {
-                    writeln!(out)?;
-                }
-                write_text(out, info)?;
-            }
-        }
-    }
-    if args.format == OutputFormat::Text && !findings.is_empty() {
-        for f in &findings {
-            eprintln!("klog: {f}");
-        }
-        eprintln!("klog: {}", Summary::of(findings.iter().copied()));
-    }
+    let findings: Vec<Finding> = infos.iter().flat_map(|i| i.findings.clone()).collect();
     let fail_on = args.fail_on.severity();
-    Ok(Outcome::from_count(
-        findings.iter().filter(|f| f.fails(fail_on)).count() as u64,
-    ))
+    let failing = findings.iter().filter(|f| f.fails(fail_on)).count() as u64;
+    let report = InfoReport {
+        directories: infos.iter().map(dir_out).collect(),
+        finding_counts: Summary::of(&findings).counts(),
+        findings,
+    };
+    emit(&report, args.format, out)?;
+    Ok(Outcome::from_count(failing))
 }
 
 /// The disk against the metadata (`klog info` help): warnings naming folders.
@@ -419,193 +408,301 @@ fn log_bytes(p: &Partition) -> anyhow::Result<u64> {
     Ok(total)
 }
 
-fn cell<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_string(), |v| v.to_string())
-}
-
-fn epochs_text(epochs: &[(i32, i64)]) -> String {
+fn epochs_text(epochs: &[EpochOut]) -> String {
     epochs
         .iter()
-        .map(|(e, o)| format!("{e}@{o}"))
+        .map(|e| format!("{}@{}", e.leader_epoch, e.start_offset))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-fn meta_text(m: &Loaded<MetaProperties>) -> String {
-    match m {
-        Loaded::Absent => "-".to_string(),
-        Loaded::Malformed => "malformed (see the findings)".to_string(),
-        Loaded::Found(m) => {
-            let mut parts = vec![format!("version={}", m.version)];
-            if let Some(id) = m.node_id {
-                parts.push(format!("{}={id}", m.node_id_key()));
-            }
-            if let Some(c) = &m.cluster_id {
-                parts.push(format!("cluster.id={c}"));
-            }
-            if let Some(d) = &m.directory_id {
-                parts.push(format!("directory.id={d}"));
-            }
-            parts.join(" ")
-        }
+/// meta.properties as read.
+#[derive(Serialize, JsonSchema)]
+struct MetaOut {
+    version: u8,
+    /// `broker.id` (version 0).
+    broker_id: Option<i32>,
+    /// `node.id` (version 1).
+    node_id: Option<i32>,
+    cluster_id: Option<String>,
+    directory_id: Option<String>,
+}
+
+/// The KRaft quorum-state file.
+#[derive(Serialize, JsonSchema)]
+struct QuorumOut {
+    leader_id: i64,
+    leader_epoch: i64,
+    voted_id: i64,
+    voted_directory_id: Option<String>,
+    applied_offset: Option<i64>,
+    current_voters: Option<Vec<i64>>,
+    data_version: i64,
+}
+
+/// The replayed metadata, in brief (`klog metadata` shows it all).
+#[derive(Serialize, JsonSchema)]
+struct MetadataOut {
+    snapshot_offset: Option<i64>,
+    next_offset: i64,
+    topics: u64,
+    brokers: u64,
+}
+
+/// One leader-epoch-checkpoint entry.
+#[derive(Serialize, JsonSchema)]
+struct EpochOut {
+    leader_epoch: i32,
+    start_offset: i64,
+}
+
+/// One partition folder; the numbers are null for folders not read
+/// (-delete, -future, -stray).
+#[derive(Serialize, JsonSchema)]
+struct PartitionOut {
+    topic: String,
+    partition: i32,
+    state: &'static str,
+    segments: Option<u64>,
+    bytes: Option<u64>,
+    log_start_offset: Option<i64>,
+    log_end_offset: Option<i64>,
+    high_watermark: Option<i64>,
+    recovery_point: Option<i64>,
+    cleaner_offset: Option<i64>,
+    leader_epochs: Option<Vec<EpochOut>>,
+    topic_id: Option<String>,
+}
+
+/// The text table's row: epochs as `epoch@offset`.
+#[derive(Serialize, JsonSchema)]
+struct PartitionRow<'a> {
+    topic: &'a str,
+    partition: i32,
+    state: &'static str,
+    segments: Option<u64>,
+    bytes: Option<u64>,
+    log_start_offset: Option<i64>,
+    log_end_offset: Option<i64>,
+    high_watermark: Option<i64>,
+    recovery_point: Option<i64>,
+    cleaner_offset: Option<i64>,
+    leader_epochs: Option<String>,
+    topic_id: Option<&'a str>,
+}
+
+/// One data directory.
+#[derive(Serialize, JsonSchema)]
+struct DirOut {
+    dir: String,
+    /// null when absent or malformed (see the findings).
+    meta_properties: Option<MetaOut>,
+    #[serde(skip)]
+    meta_malformed: bool,
+    quorum_state: Option<QuorumOut>,
+    #[serde(skip)]
+    quorum_malformed: bool,
+    metadata: Option<MetadataOut>,
+    checkpoints: Vec<&'static str>,
+    partitions: Vec<PartitionOut>,
+}
+
+/// `klog info`'s document.
+#[derive(Serialize, JsonSchema)]
+pub struct InfoReport {
+    directories: Vec<DirOut>,
+    findings: Vec<Finding>,
+    finding_counts: Counts,
+}
+
+fn dir_out(info: &DirInfo) -> DirOut {
+    DirOut {
+        dir: info.path.display().to_string(),
+        meta_properties: info.meta.ok().map(|m| MetaOut {
+            version: m.version,
+            broker_id: if m.version == 0 { m.node_id } else { None },
+            node_id: if m.version == 0 { None } else { m.node_id },
+            cluster_id: m.cluster_id.clone(),
+            directory_id: m.directory_id.map(|d| d.to_string()),
+        }),
+        meta_malformed: matches!(info.meta, Loaded::Malformed),
+        quorum_state: info.quorum.ok().map(|q| QuorumOut {
+            leader_id: q.leader_id,
+            leader_epoch: q.leader_epoch,
+            voted_id: q.voted_id,
+            voted_directory_id: q.voted_directory_id.clone(),
+            applied_offset: q.applied_offset,
+            current_voters: q.current_voters.clone(),
+            data_version: q.data_version,
+        }),
+        quorum_malformed: matches!(info.quorum, Loaded::Malformed),
+        metadata: info.metadata.as_ref().map(|m| MetadataOut {
+            snapshot_offset: m.snapshot,
+            next_offset: m.next_offset,
+            topics: m.topics as u64,
+            brokers: m.brokers as u64,
+        }),
+        checkpoints: info.checkpoints.clone(),
+        partitions: info
+            .partitions
+            .iter()
+            .map(|p| {
+                let l = p.live.as_ref();
+                PartitionOut {
+                    topic: p.topic.clone(),
+                    partition: p.partition,
+                    state: p.state.name(),
+                    segments: l.map(|l| l.segments as u64),
+                    bytes: l.map(|l| l.bytes),
+                    log_start_offset: l.map(|l| l.log_start),
+                    log_end_offset: l.map(|l| l.log_end),
+                    high_watermark: l.and_then(|l| l.high_watermark),
+                    recovery_point: l.and_then(|l| l.recovery_point),
+                    cleaner_offset: l.and_then(|l| l.cleaner_offset),
+                    leader_epochs: l.and_then(|l| l.leader_epochs.as_ref()).map(|v| {
+                        v.iter()
+                            .map(|(e, o)| EpochOut {
+                                leader_epoch: *e,
+                                start_offset: *o,
+                            })
+                            .collect()
+                    }),
+                    topic_id: l.and_then(|l| l.topic_id).map(|m| m.topic_id.to_string()),
+                }
+            })
+            .collect(),
     }
 }
 
-fn write_text(out: &mut Output, info: &DirInfo) -> anyhow::Result<()> {
-    let mut states: BTreeMap<PartitionState, usize> = BTreeMap::new();
-    for p in &info.partitions {
+fn meta_text(d: &DirOut) -> String {
+    if d.meta_malformed {
+        return "malformed (see the findings)".to_string();
+    }
+    let Some(m) = &d.meta_properties else {
+        return "-".to_string();
+    };
+    let mut parts = vec![format!("version={}", m.version)];
+    if let Some(id) = m.broker_id {
+        parts.push(format!("broker.id={id}"));
+    }
+    if let Some(id) = m.node_id {
+        parts.push(format!("node.id={id}"));
+    }
+    if let Some(c) = &m.cluster_id {
+        parts.push(format!("cluster.id={c}"));
+    }
+    if let Some(d) = &m.directory_id {
+        parts.push(format!("directory.id={d}"));
+    }
+    escape_cell(&parts.join(" ")).into_owned()
+}
+
+fn dir_text(d: &DirOut) -> String {
+    let mut states: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in &d.partitions {
         *states.entry(p.state).or_default() += 1;
     }
     let states = states
         .iter()
-        .map(|(s, n)| format!("{n} {}", s.name()))
+        .map(|(s, n)| format!("{n} {s}"))
         .collect::<Vec<_>>()
         .join(", ");
-    writeln!(out, "directory:        {}", info.path.display())?;
-    writeln!(out, "meta.properties:  {}", meta_text(&info.meta))?;
-    writeln!(
-        out,
-        "checkpoints:      {}",
-        if info.checkpoints.is_empty() {
+    let mut out = String::new();
+    out.push_str(&format!("directory:        {}\n", escape_cell(&d.dir)));
+    out.push_str(&format!("meta.properties:  {}\n", meta_text(d)));
+    out.push_str(&format!(
+        "checkpoints:      {}\n",
+        if d.checkpoints.is_empty() {
             "-".to_string()
         } else {
-            info.checkpoints.join(", ")
+            d.checkpoints.join(", ")
         }
-    )?;
-    match &info.quorum {
-        Loaded::Absent => {}
-        Loaded::Malformed => writeln!(out, "quorum-state:     malformed (see the findings)")?,
-        Loaded::Found(q) => writeln!(
-            out,
-            "quorum-state:     leader {} epoch {} voted {}{} data_version {}",
+    ));
+    if d.quorum_malformed {
+        out.push_str("quorum-state:     malformed (see the findings)\n");
+    }
+    if let Some(q) = &d.quorum_state {
+        out.push_str(&format!(
+            "quorum-state:     leader {} epoch {} voted {}{} data_version {}\n",
             q.leader_id,
             q.leader_epoch,
             q.voted_id,
             q.voted_directory_id
                 .as_ref()
-                .map_or(String::new(), |d| format!(" (directory {d})")),
+                .map_or(String::new(), |d| format!(
+                    " (directory {})",
+                    escape_cell(d)
+                )),
             q.data_version
-        )?,
+        ));
     }
-    if let Some(m) = &info.metadata {
-        writeln!(
-            out,
-            "metadata:         {}, next offset {}: {} topics, {} brokers",
-            m.snapshot
+    if let Some(m) = &d.metadata {
+        out.push_str(&format!(
+            "metadata:         {}, next offset {}: {} topics, {} brokers\n",
+            m.snapshot_offset
                 .map_or("no snapshot".to_string(), |o| format!("snapshot at {o}")),
             m.next_offset,
             m.topics,
             m.brokers
-        )?;
+        ));
     }
-    writeln!(
-        out,
-        "partitions:       {} ({states})",
-        info.partitions.len()
-    )?;
-    writeln!(out)?;
-    let headers = [
-        "TOPIC",
-        "PARTITION",
-        "STATE",
-        "SEGMENTS",
-        "BYTES",
-        "LOG-START",
-        "LOG-END",
-        "HIGH-WATERMARK",
-        "RECOVERY-POINT",
-        "CLEANER-OFFSET",
-        "LEADER-EPOCHS",
-        "TOPIC-ID",
-    ];
-    let rows: Vec<Vec<String>> = info
-        .partitions
-        .iter()
-        .map(|p| {
-            let l = p.live.as_ref();
-            vec![
-                p.topic.clone(),
-                p.partition.to_string(),
-                p.state.name().to_string(),
-                cell(l.map(|l| l.segments)),
-                cell(l.map(|l| l.bytes)),
-                cell(l.map(|l| l.log_start)),
-                cell(l.map(|l| l.log_end)),
-                cell(l.and_then(|l| l.high_watermark)),
-                cell(l.and_then(|l| l.recovery_point)),
-                cell(l.and_then(|l| l.cleaner_offset)),
-                match l.and_then(|l| l.leader_epochs.as_deref()) {
-                    None | Some([]) => "-".to_string(),
-                    Some(e) => epochs_text(e),
-                },
-                cell(l.and_then(|l| l.topic_id).map(|m| m.topic_id)),
-            ]
-        })
-        .collect();
-    out.write_all(render(&headers, &rows).as_bytes())?;
-    Ok(())
+    out.push_str(&format!(
+        "partitions:       {} ({states})\n\n",
+        d.partitions.len()
+    ));
+    out.push_str(&partition_table(d).render());
+    out
 }
 
-fn json_dir(info: &DirInfo) -> serde_json::Value {
-    let meta = info.meta.ok().map(|m| {
-        serde_json::json!({
-            "version": m.version,
-            "broker_id": if m.version == 0 { m.node_id } else { None },
-            "node_id": if m.version == 0 { None } else { m.node_id },
-            "cluster_id": m.cluster_id,
-            "directory_id": m.directory_id.map(|d| d.to_string()),
-        })
-    });
-    let partitions: Vec<_> = info
+fn partition_table(d: &DirOut) -> Table {
+    let rows: Vec<PartitionRow> = d
         .partitions
         .iter()
-        .map(|p| {
-            let l = p.live.as_ref();
-            serde_json::json!({
-                "topic": p.topic,
-                "partition": p.partition,
-                "state": p.state.name(),
-                "segments": l.map(|l| l.segments),
-                "bytes": l.map(|l| l.bytes),
-                "log_start": l.map(|l| l.log_start),
-                "log_end": l.map(|l| l.log_end),
-                "high_watermark": l.and_then(|l| l.high_watermark),
-                "recovery_point": l.and_then(|l| l.recovery_point),
-                "cleaner_offset": l.and_then(|l| l.cleaner_offset),
-                "leader_epochs": l.and_then(|l| l.leader_epochs.as_ref()).map(|v| {
-                    v.iter()
-                        .map(|(e, o)| serde_json::json!({"epoch": e, "start_offset": o}))
-                        .collect::<Vec<_>>()
-                }),
-                "topic_id": l.and_then(|l| l.topic_id).map(|m| m.topic_id.to_string()),
-            })
+        .map(|p| PartitionRow {
+            topic: &p.topic,
+            partition: p.partition,
+            state: p.state,
+            segments: p.segments,
+            bytes: p.bytes,
+            log_start_offset: p.log_start_offset,
+            log_end_offset: p.log_end_offset,
+            high_watermark: p.high_watermark,
+            recovery_point: p.recovery_point,
+            cleaner_offset: p.cleaner_offset,
+            leader_epochs: match p.leader_epochs.as_deref() {
+                None | Some([]) => None,
+                Some(e) => Some(epochs_text(e)),
+            },
+            topic_id: p.topic_id.as_deref(),
         })
         .collect();
-    let quorum = info.quorum.ok().map(|q| {
-        serde_json::json!({
-            "leader_id": q.leader_id,
-            "leader_epoch": q.leader_epoch,
-            "voted_id": q.voted_id,
-            "voted_directory_id": q.voted_directory_id,
-            "applied_offset": q.applied_offset,
-            "current_voters": q.current_voters,
-            "data_version": q.data_version,
-        })
-    });
-    let metadata = info.metadata.as_ref().map(|m| {
-        serde_json::json!({"snapshot_offset": m.snapshot, "next_offset": m.next_offset, "topics": m.topics, "brokers": m.brokers})
-    });
-    serde_json::json!({
-        "dir": path_text(&info.path),
-        "meta_properties": meta,
-        "quorum_state": quorum,
-        "metadata": metadata,
-        "checkpoints": info.checkpoints,
-        "partitions": partitions,
-        "findings": info.findings,
-    })
+    Table::of(&rows)
 }
 
-fn path_text(p: &Path) -> String {
-    p.display().to_string()
+impl Report for InfoReport {
+    const COMMAND: &'static str = "info";
+
+    fn tables(&self) -> Vec<Table> {
+        self.directories.iter().map(partition_table).collect()
+    }
+
+    fn text(&self) -> String {
+        self.directories
+            .iter()
+            .map(dir_text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn summary(&self) -> String {
+        if self.findings.is_empty() {
+            return String::new();
+        }
+        let mut out = String::new();
+        for f in &self.findings {
+            out.push_str(&format!("klog: {f}\n"));
+        }
+        out.push_str(&format!("klog: {}\n", Summary::of(&self.findings)));
+        out
+    }
 }

@@ -1,16 +1,17 @@
 //! `klog lag`: committed offsets against the ends of their partitions.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 
 use kaen_log::lag::{self, LagOptions, LagRow};
 use kaen_log::offsets::ReplayOptions;
 
-use crate::cli::TableFormat;
+use schemars::JsonSchema;
+use serde::Serialize;
+
 use crate::exit::Outcome;
-use crate::report::table::{render, render_csv};
-use crate::report::Output;
+use crate::report::document::TABLE;
+use crate::report::{emit, formats, Format, Output, Report, Table};
 use kaen_log::txn::Isolation;
 
 /// For every committed offset, how far the group is behind.
@@ -50,12 +51,23 @@ pub struct LagArgs {
     #[arg(long, value_name = "N")]
     pub fail_above: Option<i64>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
-    pub format: TableFormat,
+    #[arg(long, value_parser = formats(TABLE), default_value = "text")]
+    pub format: Format,
+    /// Which columns text and CSV show.
+    #[arg(long, value_enum, default_value_t = Columns::All)]
+    pub columns: Columns,
 }
 
-fn cell<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+/// Which columns the table shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Columns {
+    /// Every column klog computes.
+    #[default]
+    All,
+    /// Exactly kafka-consumer-groups --describe's (GROUP TOPIC PARTITION
+    /// CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID, where
+    /// LOG-END-OFFSET is the high watermark).
+    Kafka,
 }
 
 pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -87,73 +99,13 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             ..LagOptions::default()
         },
     )?;
-    match args.format {
-        TableFormat::Json => {
-            let json: Vec<_> = rows.iter().map(json_row).collect();
-            serde_json::to_writer(&mut *out, &json)?;
-            writeln!(out)?;
-        }
-        TableFormat::Csv => {
-            let headers = [
-                "group",
-                "topic",
-                "partition",
-                "committed",
-                "log_start",
-                "log_end",
-                "high_watermark",
-                "last_stable",
-                "lag",
-                "pending_records",
-                "status",
-                "consumer_id",
-                "host",
-                "client_id",
-            ];
-            out.write_all(
-                render_csv(&headers, &rows.iter().map(text_row).collect::<Vec<_>>()).as_bytes(),
-            )?;
-        }
-        TableFormat::Text => {
-            let headers = [
-                "GROUP",
-                "TOPIC",
-                "PARTITION",
-                "COMMITTED",
-                "LOG-START",
-                "LOG-END",
-                "HIGH-WATERMARK",
-                "LAST-STABLE",
-                "LAG",
-                "PENDING",
-                "STATUS",
-                "CONSUMER-ID",
-                "HOST",
-                "CLIENT-ID",
-            ];
-            let mut table = Vec::new();
-            let mut totals: BTreeMap<&str, (i64, u64)> = BTreeMap::new();
-            for (i, r) in rows.iter().enumerate() {
-                table.push(text_row(r));
-                let t = totals.entry(&r.group).or_default();
-                t.0 += r.lag.unwrap_or(0).max(0);
-                t.1 += r.pending_records.unwrap_or(0);
-                if rows.get(i + 1).is_none_or(|next| next.group != r.group) {
-                    let mut total = vec!["-".to_string(); headers.len()];
-                    total[0] = r.group.clone();
-                    total[1] = "(total)".to_string();
-                    total[8] = t.0.to_string();
-                    total[9] = t.1.to_string();
-                    total[10] = String::new();
-                    total[11] = String::new();
-                    total[12] = String::new();
-                    total[13] = String::new();
-                    table.push(total);
-                }
-            }
-            out.write_all(render(&headers, &table).as_bytes())?;
-        }
-    }
+    let report = LagReport {
+        isolation: isolation.name(),
+        partitions: rows.iter().map(LagOut::from).collect(),
+        groups: group_totals(&rows),
+        columns: args.columns,
+    };
+    emit(&report, args.format, out)?;
     let over = args.fail_above.map_or(0, |n| {
         rows.iter().filter(|r| r.lag.is_some_and(|l| l > n)).count()
     });
@@ -165,42 +117,135 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     Ok(Outcome::from_count((over + replay.bad.len()) as u64))
 }
 
-fn text_row(r: &LagRow) -> Vec<String> {
-    let e = r.ends;
-    vec![
-        r.group.clone(),
-        r.topic.clone(),
-        r.partition.to_string(),
-        r.committed.to_string(),
-        cell(e.map(|e| e.log_start)),
-        cell(e.map(|e| e.log_end)),
-        cell(e.and_then(|e| e.high_watermark)),
-        cell(e.and_then(|e| e.last_stable)),
-        cell(r.lag),
-        cell(r.pending_records),
-        r.status.name().to_string(),
-        cell(r.member.clone()),
-        cell(r.host.clone()),
-        cell(r.client.clone()),
-    ]
+/// One partition of one group (the JSON and CSV row).
+#[derive(Serialize, JsonSchema)]
+struct LagOut {
+    group: String,
+    topic: String,
+    partition: i32,
+    committed_offset: i64,
+    log_start_offset: Option<i64>,
+    log_end_offset: Option<i64>,
+    high_watermark: Option<i64>,
+    last_stable_offset: Option<i64>,
+    lag: Option<i64>,
+    pending_records: Option<u64>,
+    status: &'static str,
+    consumer_id: Option<String>,
+    host: Option<String>,
+    client_id: Option<String>,
 }
 
-fn json_row(r: &LagRow) -> serde_json::Value {
-    let e = r.ends;
-    serde_json::json!({
-        "group": r.group,
-        "topic": r.topic,
-        "partition": r.partition,
-        "committed": r.committed,
-        "log_start": e.map(|e| e.log_start),
-        "log_end": e.map(|e| e.log_end),
-        "high_watermark": e.and_then(|e| e.high_watermark),
-        "last_stable": e.and_then(|e| e.last_stable),
-        "lag": r.lag,
-        "pending_records": r.pending_records,
-        "status": r.status.name(),
-        "consumer_id": r.member,
-        "host": r.host,
-        "client_id": r.client,
-    })
+impl From<&LagRow> for LagOut {
+    fn from(r: &LagRow) -> Self {
+        let e = r.ends;
+        LagOut {
+            group: r.group.clone(),
+            topic: r.topic.clone(),
+            partition: r.partition,
+            committed_offset: r.committed,
+            log_start_offset: e.map(|e| e.log_start),
+            log_end_offset: e.map(|e| e.log_end),
+            high_watermark: e.and_then(|e| e.high_watermark),
+            last_stable_offset: e.and_then(|e| e.last_stable),
+            lag: r.lag,
+            pending_records: r.pending_records,
+            status: r.status.name(),
+            consumer_id: r.member.clone(),
+            host: r.host.clone(),
+            client_id: r.client.clone(),
+        }
+    }
+}
+
+/// A group's total: the sum of its positive lags and its pending records.
+#[derive(Serialize, JsonSchema)]
+struct GroupTotal {
+    group: String,
+    lag: i64,
+    pending_records: u64,
+}
+
+fn group_totals(rows: &[LagRow]) -> Vec<GroupTotal> {
+    let mut totals: BTreeMap<&str, (i64, u64)> = BTreeMap::new();
+    for r in rows {
+        let t = totals.entry(&r.group).or_default();
+        t.0 += r.lag.unwrap_or(0).max(0);
+        t.1 += r.pending_records.unwrap_or(0);
+    }
+    totals
+        .into_iter()
+        .map(|(group, (lag, pending_records))| GroupTotal {
+            group: group.to_string(),
+            lag,
+            pending_records,
+        })
+        .collect()
+}
+
+/// `klog lag`'s document.
+#[derive(Serialize, JsonSchema)]
+pub struct LagReport {
+    /// `read-uncommitted` or `read-committed`.
+    isolation: &'static str,
+    partitions: Vec<LagOut>,
+    groups: Vec<GroupTotal>,
+    #[serde(skip)]
+    columns: Columns,
+}
+
+/// kafka-consumer-groups `--describe`'s columns, in its order and names.
+const KAFKA_COLUMNS: &[(&str, &str)] = &[
+    ("group", "GROUP"),
+    ("topic", "TOPIC"),
+    ("partition", "PARTITION"),
+    ("committed_offset", "CURRENT-OFFSET"),
+    ("high_watermark", "LOG-END-OFFSET"),
+    ("lag", "LAG"),
+    ("consumer_id", "CONSUMER-ID"),
+    ("host", "HOST"),
+    ("client_id", "CLIENT-ID"),
+];
+
+impl Report for LagReport {
+    const COMMAND: &'static str = "lag";
+
+    fn tables(&self) -> Vec<Table> {
+        let mut table = Table::of(&self.partitions);
+        if self.columns == Columns::Kafka {
+            let fields: Vec<&str> = KAFKA_COLUMNS.iter().map(|(f, _)| *f).collect();
+            table = table.only(&fields);
+            for (field, header) in KAFKA_COLUMNS {
+                table = table.header(field, header);
+            }
+            return vec![table];
+        }
+        vec![table]
+    }
+
+    fn text(&self) -> String {
+        if self.columns == Columns::Kafka {
+            return self.tables()[0].render();
+        }
+        // Each group's rows, then its total.
+        let mut table = Table::of(&self.partitions[..0]);
+        let mut rows = self.partitions.iter().peekable();
+        for total in &self.groups {
+            let mine: Vec<&LagOut> =
+                std::iter::from_fn(|| rows.next_if(|r| r.group == total.group)).collect();
+            let part = Table::of(&mine);
+            table.extend(part);
+            table.push_cells(&[
+                ("group", total.group.clone()),
+                ("topic", "(total)".to_string()),
+                ("lag", total.lag.to_string()),
+                ("pending_records", total.pending_records.to_string()),
+                ("status", String::new()),
+                ("consumer_id", String::new()),
+                ("host", String::new()),
+                ("client_id", String::new()),
+            ]);
+        }
+        table.render()
+    }
 }

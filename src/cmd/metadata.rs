@@ -1,16 +1,19 @@
 //! `klog metadata`: the KRaft cluster image, replayed offline.
 
-use std::io::Write;
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
-use kaen_log::metadata::image::{resource_type_name, Listener};
-use kaen_log::metadata::{self, Image, Replayed};
-use serde_json::json;
+use kaen_log::metadata::image::{
+    resource_type_name, Broker, Controller, Listener, Note, PartitionReg, ProducerIds,
+};
+use kaen_log::metadata::{self, Replayed};
+use schemars::JsonSchema;
+use serde::Serialize;
 
-use crate::cli::TableFormat;
 use crate::exit::Outcome;
-use crate::report::table::{render, render_csv};
-use crate::report::Output;
+use crate::report::document::TABLE;
+use crate::report::table::escape_cell;
+use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// Replay a KRaft metadata log into the cluster image, as a broker does on
 /// startup: the newest snapshot (`<offset>-<epoch>.checkpoint` in
@@ -40,8 +43,8 @@ pub struct MetadataArgs {
     #[arg(long)]
     pub topic: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
-    pub format: TableFormat,
+    #[arg(long, value_parser = formats(TABLE), default_value = "text")]
+    pub format: Format,
 }
 
 fn parse_as_of(s: &str) -> Result<i64, String> {
@@ -72,87 +75,325 @@ fn listeners(ls: &[Listener]) -> String {
         .join(",")
 }
 
-const PARTITION_HEADERS: [&str; 9] = [
-    "TOPIC",
-    "PARTITION",
-    "TOPIC-ID",
-    "LEADER",
-    "LEADER-EPOCH",
-    "PARTITION-EPOCH",
-    "REPLICAS",
-    "ISR",
-    "DIRECTORIES",
-];
+/// One partition's registration (the CSV table).
+#[derive(Serialize, JsonSchema)]
+struct PartitionRow<'a> {
+    topic: &'a str,
+    partition: i32,
+    topic_id: &'a str,
+    leader: i32,
+    leader_epoch: i32,
+    partition_epoch: i32,
+    replicas: String,
+    isr: String,
+    directories: String,
+}
 
-fn partition_rows(image: &Image, topic: Option<&str>) -> Vec<Vec<String>> {
+/// One topic, with every partition's registration.
+#[derive(Serialize, JsonSchema)]
+struct TopicOut<'a> {
+    name: &'a str,
+    id: &'a str,
+    partitions: Vec<PartitionOut<'a>>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct PartitionOut<'a> {
+    partition: i32,
+    #[serde(flatten)]
+    registration: &'a PartitionReg,
+}
+
+/// One dynamic config.
+#[derive(Serialize, JsonSchema)]
+struct ConfigRow<'a> {
+    resource_type: &'static str,
+    /// The resource's name; `(default)` for the cluster- or broker-wide default.
+    resource: &'a str,
+    name: &'a str,
+    value: &'a str,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct BrokerRow<'a> {
+    broker: i32,
+    epoch: i64,
+    rack: Option<&'a str>,
+    fenced: bool,
+    controlled_shutdown: bool,
+    listeners: String,
+    incarnation: &'a str,
+    log_dirs: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct ControllerRow<'a> {
+    controller: i32,
+    listeners: String,
+    incarnation: &'a str,
+}
+
+/// The snapshot the replay started from.
+#[derive(Serialize, JsonSchema)]
+struct SnapshotOut {
+    file: String,
+    offset: i64,
+    epoch: i32,
+}
+
+/// The log records applied after the snapshot.
+#[derive(Serialize, JsonSchema)]
+struct RangeOut {
+    first: i64,
+    last: i64,
+}
+
+/// A damaged batch or record of the metadata log.
+#[derive(Serialize, JsonSchema)]
+struct DamageOut {
+    file: String,
+    offset: i64,
+    error: String,
+}
+
+/// `klog metadata`'s document: the cluster image.
+#[derive(Serialize, JsonSchema)]
+pub struct MetadataReport<'a> {
+    metadata_dir: String,
+    snapshot: Option<SnapshotOut>,
+    log_range: Option<RangeOut>,
+    next_offset: i64,
+    features: &'a BTreeMap<String, i16>,
+    producer_ids: Option<ProducerIds>,
+    brokers: Vec<&'a Broker>,
+    controllers: Vec<&'a Controller>,
+    topics: Vec<TopicOut<'a>>,
+    configs: Vec<ConfigRow<'a>>,
+    acls: u64,
+    scram_credentials: u64,
+    delegation_tokens: u64,
+    client_quotas: u64,
+    /// Records applied, by record name.
+    record_counts: &'a BTreeMap<String, u64>,
+    /// Records klog could not apply.
+    not_applied: &'a [Note],
+    damage: Vec<DamageOut>,
+    #[serde(skip)]
+    whole_cluster: bool,
+}
+
+fn report<'a>(folder: &Path, r: &'a Replayed, topic: Option<&str>) -> MetadataReport<'a> {
+    let image = &r.image;
     let mut topics: Vec<_> = image
         .topics
         .values()
         .filter(|t| topic.is_none_or(|n| t.name == n))
         .collect();
     topics.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut rows = Vec::new();
-    for t in topics {
-        for (p, r) in &t.partitions {
-            rows.push(vec![
-                t.name.clone(),
-                p.to_string(),
-                t.id.clone(),
-                r.leader.to_string(),
-                r.leader_epoch.to_string(),
-                r.partition_epoch.to_string(),
-                list(&r.replicas),
-                list(&r.isr),
-                list(&r.directories),
-            ]);
-        }
+    let configs = image
+        .configs
+        .iter()
+        .filter(|((t, name), _)| topic.is_none_or(|n| *t == 2 && name == n))
+        .flat_map(|((t, name), kv)| {
+            kv.iter().map(move |(k, v)| ConfigRow {
+                resource_type: resource_type_name(*t),
+                resource: if name.is_empty() { "(default)" } else { name },
+                name: k,
+                value: v,
+            })
+        })
+        .collect();
+    MetadataReport {
+        metadata_dir: folder.display().to_string(),
+        snapshot: r.snapshot.as_ref().map(|(p, o, e)| SnapshotOut {
+            file: p.display().to_string(),
+            offset: *o,
+            epoch: *e,
+        }),
+        log_range: r.log_range.map(|(first, last)| RangeOut { first, last }),
+        next_offset: r.next_offset,
+        features: &image.features,
+        producer_ids: image.producer_ids,
+        brokers: image.brokers.values().collect(),
+        controllers: image.controllers.values().collect(),
+        topics: topics
+            .into_iter()
+            .map(|t| TopicOut {
+                name: &t.name,
+                id: &t.id,
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|(p, registration)| PartitionOut {
+                        partition: *p,
+                        registration,
+                    })
+                    .collect(),
+            })
+            .collect(),
+        configs,
+        acls: image.acls.len() as u64,
+        scram_credentials: image.scram_credentials.len() as u64,
+        delegation_tokens: image.delegation_tokens.len() as u64,
+        client_quotas: image.client_quotas.len() as u64,
+        record_counts: &image.record_counts,
+        not_applied: &image.notes,
+        damage: r
+            .damage
+            .iter()
+            .map(|(f, o, e)| DamageOut {
+                file: f.display().to_string(),
+                offset: *o,
+                error: e.clone(),
+            })
+            .collect(),
+        whole_cluster: topic.is_none(),
     }
-    rows
 }
 
-fn config_rows(image: &Image, topic: Option<&str>) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    for ((t, name), kv) in &image.configs {
-        if topic.is_some_and(|n| *t != 2 || name != n) {
-            continue;
-        }
-        for (k, v) in kv {
-            rows.push(vec![
-                resource_type_name(*t).to_string(),
-                if name.is_empty() {
-                    "(default)".to_string()
-                } else {
-                    name.clone()
-                },
-                k.clone(),
-                v.clone(),
-            ]);
-        }
-    }
-    rows
-}
+impl Report for MetadataReport<'_> {
+    const COMMAND: &'static str = "metadata";
 
-fn source_lines(r: &Replayed) -> Vec<String> {
-    let mut out = Vec::new();
-    match &r.snapshot {
-        Some((path, offset, epoch)) => out.push(format!(
-            "snapshot:     {} (offset {offset}, epoch {epoch})",
-            path.file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-        )),
-        None => out.push("snapshot:     - (the log from offset 0)".to_string()),
+    fn tables(&self) -> Vec<Table> {
+        let partitions: Vec<PartitionRow> = self
+            .topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions.iter().map(move |p| {
+                    let r = p.registration;
+                    PartitionRow {
+                        topic: t.name,
+                        partition: p.partition,
+                        topic_id: t.id,
+                        leader: r.leader,
+                        leader_epoch: r.leader_epoch,
+                        partition_epoch: r.partition_epoch,
+                        replicas: list(&r.replicas),
+                        isr: list(&r.isr),
+                        directories: list(&r.directories),
+                    }
+                })
+            })
+            .collect();
+        let mut tables = Vec::new();
+        tables.push(Table::of(&partitions));
+        if self.whole_cluster {
+            let brokers: Vec<BrokerRow> = self
+                .brokers
+                .iter()
+                .map(|b| BrokerRow {
+                    broker: b.id,
+                    epoch: b.epoch,
+                    rack: b.rack.as_deref(),
+                    fenced: b.fenced,
+                    controlled_shutdown: b.in_controlled_shutdown,
+                    listeners: listeners(&b.listeners),
+                    incarnation: &b.incarnation_id,
+                    log_dirs: list(&b.log_dirs),
+                })
+                .collect();
+            let controllers: Vec<ControllerRow> = self
+                .controllers
+                .iter()
+                .map(|c| ControllerRow {
+                    controller: c.id,
+                    listeners: listeners(&c.listeners),
+                    incarnation: &c.incarnation_id,
+                })
+                .collect();
+            tables.insert(0, Table::of(&controllers));
+            tables.insert(0, Table::of(&brokers));
+        }
+        tables.push(Table::of(&self.configs).hide_empty());
+        tables
     }
-    match r.log_range {
-        Some((a, b)) => out.push(format!(
-            "log records:  offsets {a}..={b} applied (next offset {})",
-            r.next_offset
-        )),
-        None => out.push(format!(
-            "log records:  none after the snapshot (next offset {})",
-            r.next_offset
-        )),
+
+    fn text(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "metadata log: {}\n",
+            escape_cell(&self.metadata_dir)
+        ));
+        match &self.snapshot {
+            Some(s) => out.push_str(&format!(
+                "snapshot:     {} (offset {}, epoch {})\n",
+                escape_cell(
+                    Path::new(&s.file)
+                        .file_name()
+                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+                        .as_str()
+                ),
+                s.offset,
+                s.epoch
+            )),
+            None => out.push_str("snapshot:     - (the log from offset 0)\n"),
+        }
+        match &self.log_range {
+            Some(r) => out.push_str(&format!(
+                "log records:  offsets {}..={} applied (next offset {})\n",
+                r.first, r.last, self.next_offset
+            )),
+            None => out.push_str(&format!(
+                "log records:  none after the snapshot (next offset {})\n",
+                self.next_offset
+            )),
+        }
+        let features: Vec<String> = self
+            .features
+            .iter()
+            .map(|(k, v)| format!("{}={v}", escape_cell(k)))
+            .collect();
+        out.push_str(&format!(
+            "features:     {}\n",
+            if features.is_empty() {
+                "-".to_string()
+            } else {
+                features.join(" ")
+            }
+        ));
+        match self.producer_ids {
+            Some(p) => out.push_str(&format!(
+                "producer ids: next {} (block of broker {}, epoch {})\n",
+                p.next_producer_id, p.broker_id, p.broker_epoch
+            )),
+            None => out.push_str("producer ids: -\n"),
+        }
+        out.push_str(&format!(
+            "security:     {} ACLs, {} SCRAM credentials, {} delegation tokens, {} client quotas\n",
+            self.acls, self.scram_credentials, self.delegation_tokens, self.client_quotas
+        ));
+        // The partitions table is the CSV one; text shows it after brokers
+        // and controllers.
+        let mut tables = self.tables();
+        let partitions = tables.remove(usize::from(self.whole_cluster) * 2);
+        tables.insert(tables.len() - 1, partitions);
+        for t in tables.iter().filter(|t| !t.is_empty() || t.show_empty()) {
+            out.push('\n');
+            out.push_str(&t.render());
+        }
+        out
     }
-    out
+
+    fn summary(&self) -> String {
+        let mut out = String::new();
+        for n in self.not_applied {
+            out.push_str(&format!(
+                "klog: not applied: {} at offset {}: {}\n",
+                escape_cell(&n.record),
+                n.offset,
+                escape_cell(&n.detail)
+            ));
+        }
+        for d in &self.damage {
+            out.push_str(&format!(
+                "klog: {}: offset {}: {}\n",
+                escape_cell(&d.file),
+                d.offset,
+                escape_cell(&d.error)
+            ));
+        }
+        out
+    }
 }
 
 pub fn run(args: &MetadataArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -164,174 +405,10 @@ pub fn run(args: &MetadataArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         );
     };
     let r = metadata::replay(&folder, args.as_of)?;
-    let image = &r.image;
-    let topic = args.topic.as_deref();
-    match args.format {
-        TableFormat::Csv => {
-            out.write_all(
-                render_csv(
-                    &PARTITION_HEADERS
-                        .map(|h| h.to_lowercase().replace('-', "_"))
-                        .iter()
-                        .map(String::as_str)
-                        .collect::<Vec<_>>(),
-                    &partition_rows(image, topic),
-                )
-                .as_bytes(),
-            )?;
-        }
-        TableFormat::Json => {
-            let topics: Vec<_> = image
-                .topics
-                .values()
-                .filter(|t| topic.is_none_or(|n| t.name == n))
-                .map(|t| {
-                    json!({
-                        "name": t.name,
-                        "id": t.id,
-                        "partitions": t.partitions.iter().map(|(p, r)| {
-                            let mut v = serde_json::to_value(r).unwrap_or_default();
-                            v["partition"] = json!(p);
-                            v
-                        }).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
-            let configs: Vec<_> = config_rows(image, topic)
-                .into_iter()
-                .map(|r| match r.as_slice() {
-                    [t, res, name, value] => {
-                        json!({"resource_type": t, "resource": res, "name": name, "value": value})
-                    }
-                    _ => json!(null),
-                })
-                .collect();
-            let v = json!({
-                "metadata_dir": folder.display().to_string(),
-                "snapshot": r.snapshot.as_ref().map(|(p, o, e)| json!({"file": p.display().to_string(), "offset": o, "epoch": e})),
-                "log_range": r.log_range.map(|(a, b)| json!({"first": a, "last": b})),
-                "next_offset": r.next_offset,
-                "features": image.features,
-                "producer_ids": image.producer_ids,
-                "brokers": image.brokers.values().collect::<Vec<_>>(),
-                "controllers": image.controllers.values().collect::<Vec<_>>(),
-                "topics": topics,
-                "configs": configs,
-                "acls": image.acls.len(),
-                "scram_credentials": image.scram_credentials.len(),
-                "delegation_tokens": image.delegation_tokens.len(),
-                "client_quotas": image.client_quotas.len(),
-                "record_counts": image.record_counts,
-                "not_applied": image.notes,
-                "damage": r.damage.iter().map(|(f, o, e)| json!({"file": f.display().to_string(), "offset": o, "error": e})).collect::<Vec<_>>(),
-            });
-            serde_json::to_writer(&mut *out, &v)?;
-            writeln!(out)?;
-        }
-        TableFormat::Text => {
-            writeln!(out, "metadata log: {}", folder.display())?;
-            for l in source_lines(&r) {
-                writeln!(out, "{l}")?;
-            }
-            let features = image
-                .features
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>();
-            writeln!(
-                out,
-                "features:     {}",
-                if features.is_empty() {
-                    "-".to_string()
-                } else {
-                    features.join(" ")
-                }
-            )?;
-            match image.producer_ids {
-                Some(p) => writeln!(
-                    out,
-                    "producer ids: next {} (block of broker {}, epoch {})",
-                    p.next_producer_id, p.broker_id, p.broker_epoch
-                )?,
-                None => writeln!(out, "producer ids: -")?,
-            }
-            writeln!(
-                out,
-                "security:     {} ACLs, {} SCRAM credentials, {} delegation tokens, {} client quotas",
-                image.acls.len(),
-                image.scram_credentials.len(),
-                image.delegation_tokens.len(),
-                image.client_quotas.len()
-            )?;
-            if topic.is_none() {
-                writeln!(out)?;
-                let rows: Vec<Vec<String>> = image
-                    .brokers
-                    .values()
-                    .map(|b| {
-                        vec![
-                            b.id.to_string(),
-                            b.epoch.to_string(),
-                            b.rack.clone().unwrap_or_else(|| "-".into()),
-                            b.fenced.to_string(),
-                            b.in_controlled_shutdown.to_string(),
-                            listeners(&b.listeners),
-                            b.incarnation_id.clone(),
-                            list(&b.log_dirs),
-                        ]
-                    })
-                    .collect();
-                out.write_all(
-                    render(
-                        &[
-                            "BROKER",
-                            "EPOCH",
-                            "RACK",
-                            "FENCED",
-                            "CONTROLLED-SHUTDOWN",
-                            "LISTENERS",
-                            "INCARNATION",
-                            "LOG-DIRS",
-                        ],
-                        &rows,
-                    )
-                    .as_bytes(),
-                )?;
-                writeln!(out)?;
-                let rows: Vec<Vec<String>> = image
-                    .controllers
-                    .values()
-                    .map(|c| {
-                        vec![
-                            c.id.to_string(),
-                            listeners(&c.listeners),
-                            c.incarnation_id.clone(),
-                        ]
-                    })
-                    .collect();
-                out.write_all(
-                    render(&["CONTROLLER", "LISTENERS", "INCARNATION"], &rows).as_bytes(),
-                )?;
-            }
-            writeln!(out)?;
-            out.write_all(render(&PARTITION_HEADERS, &partition_rows(image, topic)).as_bytes())?;
-            let configs = config_rows(image, topic);
-            if !configs.is_empty() {
-                writeln!(out)?;
-                out.write_all(
-                    render(&["RESOURCE-TYPE", "RESOURCE", "CONFIG", "VALUE"], &configs).as_bytes(),
-                )?;
-            }
-            for n in &image.notes {
-                eprintln!(
-                    "klog: not applied: {} at offset {}: {}",
-                    n.record, n.offset, n.detail
-                );
-            }
-            for (f, o, e) in &r.damage {
-                eprintln!("klog: {}: offset {o}: {e}", f.display());
-            }
-        }
-    }
+    emit(
+        &report(&folder, &r, args.topic.as_deref()),
+        args.format,
+        out,
+    )?;
     Ok(Outcome::from_count(r.damage.len() as u64))
 }

@@ -1,6 +1,6 @@
 //! `klog replay-offsets`: rebuild the committed-offset table from the offsets topic.
 
-use std::io::Write;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -8,10 +8,13 @@ use kaen_log::log::DataDir;
 use kaen_log::offsets::replay::{AsOf, Replay};
 use kaen_log::offsets::{OffsetsTopic, ReplayOptions};
 
-use crate::cli::TableFormat;
+use kaen_log::findings::Finding;
+use schemars::JsonSchema;
+use serde::Serialize;
+
 use crate::exit::Outcome;
-use crate::report::table::render_table_or_csv;
-use crate::report::Output;
+use crate::report::document::STREAM_TABLE;
+use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 
 /// Replay the offsets topic (`__offsets` in a klog data directory,
 /// `__consumer_offsets` in a Kafka log directory) in log order and print
@@ -46,9 +49,10 @@ pub struct ReplayOffsetsArgs {
     /// bare number (an offset below 10^11, else a timestamp in ms).
     #[arg(long, value_parser = parse_as_of)]
     pub as_of: Option<AsOf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = TableFormat::Text)]
-    pub format: TableFormat,
+    /// Output format: text (the table on stdout, the summary on stderr),
+    /// json (one document), jsonl (one object per line) or csv.
+    #[arg(long, value_parser = formats(STREAM_TABLE), default_value = "text")]
+    pub format: Format,
 }
 
 fn parse_as_of(s: &str) -> Result<AsOf, String> {
@@ -124,170 +128,305 @@ pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome
         ..ReplayOptions::default()
     };
     let (_, replay, topic) = replay_dirs(&args.dirs, opts)?;
-    if args.history {
-        write_history(&replay, args.format, out)?;
-    } else {
-        write_table(&replay, args, out)?;
-    }
-    let summary = summary(&replay, topic);
-    match args.format {
-        TableFormat::Text => write!(out, "{summary}")?,
-        _ => eprint!("{summary}"),
-    }
+    let report = ReplayReport::new(&replay, args, topic);
+    emit(&report, args.format, out)?;
     Ok(Outcome::from_count(replay.bad.len() as u64))
 }
 
-fn write_table(replay: &Replay, args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<()> {
-    let selected: Vec<_> = replay
-        .commits()
-        .filter(|(g, t, _, _)| {
-            args.group.as_deref().is_none_or(|x| x == *g)
-                && args.topic.as_deref().is_none_or(|x| x == *t)
-        })
-        .collect();
-    if args.format == TableFormat::Json {
-        let rows: Vec<_> = selected
-            .iter()
-            .map(|(g, t, p, c)| {
-                serde_json::json!({
-                    "group": g, "topic": t, "partition": p, "offset": c.offset,
-                    "leader_epoch": c.leader_epoch, "metadata": c.metadata,
-                    "commit_timestamp_ms": c.commit_timestamp, "expire_timestamp_ms": c.expire_timestamp,
-                    "value_version": c.value_version, "log_partition": c.log_partition, "log_offset": c.log_offset,
-                })
-            })
-            .collect();
-        serde_json::to_writer(&mut *out, &rows)?;
-        writeln!(out)?;
-        return Ok(());
-    }
-    let headers = [
-        "GROUP",
-        "TOPIC",
-        "PARTITION",
-        "OFFSET",
-        "LEADER-EPOCH",
-        "METADATA",
-        "COMMIT-TIMESTAMP",
-    ];
-    let rows: Vec<Vec<String>> = selected
-        .iter()
-        .map(|(g, t, p, c)| {
-            vec![
-                g.to_string(),
-                t.to_string(),
-                p.to_string(),
-                c.offset.to_string(),
-                c.leader_epoch.to_string(),
-                c.metadata.clone(),
-                c.commit_timestamp.to_string(),
-            ]
-        })
-        .collect();
-    let text = render_table_or_csv(args.format == TableFormat::Csv, &headers, &rows);
-    out.write_all(text.as_bytes())?;
-    Ok(())
+/// One live committed offset.
+#[derive(Serialize, JsonSchema)]
+struct OffsetRow {
+    group: String,
+    topic: String,
+    partition: i32,
+    /// The next offset the group will read.
+    committed_offset: i64,
+    leader_epoch: i32,
+    metadata: String,
+    commit_timestamp_ms: i64,
+    expire_timestamp_ms: Option<i64>,
+    /// The OffsetCommitValue version of the record.
+    value_version: i16,
+    /// Where the record sits: offsets-topic partition and offset.
+    log_partition: i32,
+    log_offset: i64,
 }
 
-fn write_history(replay: &Replay, format: TableFormat, out: &mut Output) -> anyhow::Result<()> {
-    let opt = |v: Option<String>| v.unwrap_or_else(|| "-".to_string());
-    if format == TableFormat::Json {
-        let rows: Vec<_> = replay
-            .history
-            .iter()
-            .map(|e| {
-                serde_json::json!({
-                    "log_partition": e.log_partition, "log_offset": e.log_offset, "position": e.position,
-                    "event": e.kind.name(), "group": e.group, "topic": e.topic, "partition": e.partition,
-                    "offset": e.offset, "commit_timestamp_ms": e.commit_timestamp,
-                })
-            })
-            .collect();
-        serde_json::to_writer(&mut *out, &rows)?;
-        writeln!(out)?;
-        return Ok(());
-    }
-    let headers = [
-        "LOG-PARTITION",
-        "LOG-OFFSET",
-        "POSITION",
-        "EVENT",
-        "GROUP",
-        "TOPIC",
-        "PARTITION",
-        "OFFSET",
-        "COMMIT-TIMESTAMP",
-    ];
-    let rows: Vec<Vec<String>> = replay
-        .history
-        .iter()
-        .map(|e| {
-            vec![
-                e.log_partition.to_string(),
-                e.log_offset.to_string(),
-                e.position.to_string(),
-                e.kind.name().to_string(),
-                e.group.clone(),
-                e.topic.clone(),
-                e.partition.to_string(),
-                opt(e.offset.map(|o| o.to_string())),
-                opt(e.commit_timestamp.map(|t| t.to_string())),
-            ]
-        })
-        .collect();
-    let text = render_table_or_csv(format == TableFormat::Csv, &headers, &rows);
-    out.write_all(text.as_bytes())?;
-    Ok(())
+/// One commit or tombstone of a selected key, in log order (`--history`).
+#[derive(Serialize, JsonSchema)]
+struct HistoryRow {
+    log_partition: i32,
+    log_offset: i64,
+    /// Byte position of the batch holding the record.
+    position: u64,
+    /// commit, tombstone, pending, txn_committed, txn_aborted,
+    /// txn_superseded or txn_cancelled.
+    event: &'static str,
+    group: String,
+    topic: String,
+    partition: i32,
+    committed_offset: Option<i64>,
+    commit_timestamp_ms: Option<i64>,
 }
 
-fn summary(replay: &Replay, topic: &str) -> String {
-    let s = &replay.stats;
-    let skipped = if s.skipped_types.is_empty() {
-        "0".to_string()
-    } else {
-        let by_type: Vec<String> = s
+/// A transactional commit still waiting for its producer's marker.
+#[derive(Serialize, JsonSchema)]
+struct PendingRow {
+    log_partition: i32,
+    producer_id: i64,
+    group: String,
+    topic: String,
+    partition: i32,
+    committed_offset: i64,
+}
+
+/// A record that did not decode.
+#[derive(Serialize, JsonSchema)]
+struct BadRow {
+    file: String,
+    log_partition: i32,
+    /// -1 when unknown (a torn tail).
+    log_offset: i64,
+    error: String,
+}
+
+/// What the replay read.
+#[derive(Serialize, JsonSchema)]
+struct ReplaySummary {
+    /// The offsets topic's name (`__offsets` or `__consumer_offsets`).
+    topic: String,
+    records: u64,
+    offset_commits: u64,
+    tombstones: u64,
+    group_metadata_records: u64,
+    live_keys: u64,
+    /// Newer coordinator record types not part of the table, by name.
+    other_record_types: BTreeMap<String, u64>,
+    control_records: u64,
+    txn_commits_applied: u64,
+    txn_commits_aborted: u64,
+    txn_commits_superseded: u64,
+    txn_commits_cancelled: u64,
+    txn_commits_pending: u64,
+    bad_records: u64,
+    warnings: u64,
+    /// Log end offset of each offsets partition read.
+    log_end_offsets: BTreeMap<i32, i64>,
+}
+
+/// `klog replay-offsets`'s document.
+#[derive(Serialize, JsonSchema)]
+pub struct ReplayReport {
+    /// The committed-offset table, by group, topic, partition (absent with
+    /// `--history`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offsets: Option<Vec<OffsetRow>>,
+    /// Every event of the selected keys (only with `--history`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    history: Option<Vec<HistoryRow>>,
+    pending: Vec<PendingRow>,
+    bad_records: Vec<BadRow>,
+    /// What the broker loads but is unusual.
+    findings: Vec<Finding>,
+    summary: ReplaySummary,
+}
+
+impl ReplayReport {
+    fn new(replay: &Replay, args: &ReplayOffsetsArgs, topic: &str) -> Self {
+        let offsets = (!args.history).then(|| {
+            replay
+                .commits()
+                .filter(|(g, t, _, _)| {
+                    args.group.as_deref().is_none_or(|x| x == *g)
+                        && args.topic.as_deref().is_none_or(|x| x == *t)
+                })
+                .map(|(g, t, p, c)| OffsetRow {
+                    group: g.to_string(),
+                    topic: t.to_string(),
+                    partition: p,
+                    committed_offset: c.offset,
+                    leader_epoch: c.leader_epoch,
+                    metadata: c.metadata.clone(),
+                    commit_timestamp_ms: c.commit_timestamp,
+                    expire_timestamp_ms: c.expire_timestamp,
+                    value_version: c.value_version,
+                    log_partition: c.log_partition,
+                    log_offset: c.log_offset,
+                })
+                .collect()
+        });
+        let history = args.history.then(|| {
+            replay
+                .history
+                .iter()
+                .map(|e| HistoryRow {
+                    log_partition: e.log_partition,
+                    log_offset: e.log_offset,
+                    position: e.position,
+                    event: e.kind.name(),
+                    group: e.group.clone(),
+                    topic: e.topic.clone(),
+                    partition: e.partition,
+                    committed_offset: e.offset,
+                    commit_timestamp_ms: e.commit_timestamp,
+                })
+                .collect()
+        });
+        let pending = replay
+            .pending()
+            .map(|(lp, pid, g, t, p, o)| PendingRow {
+                log_partition: lp,
+                producer_id: pid,
+                group: g.to_string(),
+                topic: t.to_string(),
+                partition: p,
+                committed_offset: o,
+            })
+            .collect();
+        let bad_records = replay
+            .bad
+            .iter()
+            .map(|b| BadRow {
+                file: b.file.display().to_string(),
+                log_partition: b.log_partition,
+                log_offset: b.log_offset,
+                error: b.error.to_string(),
+            })
+            .collect();
+        let s = &replay.stats;
+        let other_record_types = s
             .skipped_types
             .iter()
             .map(|(t, n)| {
                 let name = kaen_log::offsets::records::group_record_name(*t);
-                if name.starts_with("unknown") {
-                    format!("type {t}: {n}")
+                let name = if name.starts_with("unknown") {
+                    format!("type {t}")
                 } else {
-                    format!("{name} (type {t}): {n}")
-                }
+                    name.to_string()
+                };
+                (name, *n)
             })
             .collect();
-        format!(
-            "{} ({})",
-            s.skipped_types.values().sum::<u64>(),
-            by_type.join(", ")
-        )
-    };
-    let ends: Vec<String> = s
-        .log_end_offsets
-        .iter()
-        .map(|(p, e)| format!("{topic}-{p}: {e}"))
-        .collect();
-    let mut text = format!(
-        "records read: {}\noffset commits: {}\ntombstones: {}\ngroup metadata records: {}\nlive keys: {}\n\
-         skipped record types: {skipped}\ntransactional commits applied: {}, aborted: {}, superseded: {}, cancelled: {}, pending: {}\n\
-         bad records: {}\nwarnings: {}\nlog end offsets: {}\n",
-        s.records,
-        s.offset_commits,
-        s.tombstones,
-        s.group_metadata,
-        replay.live_keys(),
-        s.txn_commits_applied,
-        s.txn_commits_aborted,
-        s.txn_commits_superseded,
-        s.txn_commits_cancelled,
-        replay.pending_count(),
-        replay.bad.len(),
-        replay.warnings.len(),
-        ends.join(", "),
-    );
-    for (lp, pid, g, t, p, o) in replay.pending() {
-        text.push_str(&format!("pending: producer {pid} in {topic}-{lp}: {g} {t}-{p} -> {o} (no COMMIT or ABORT marker yet)\n"));
+        ReplayReport {
+            offsets,
+            history,
+            pending,
+            bad_records,
+            findings: replay.warnings.clone(),
+            summary: ReplaySummary {
+                topic: topic.to_string(),
+                records: s.records,
+                offset_commits: s.offset_commits,
+                tombstones: s.tombstones,
+                group_metadata_records: s.group_metadata,
+                live_keys: replay.live_keys() as u64,
+                other_record_types,
+                control_records: s.control_records,
+                txn_commits_applied: s.txn_commits_applied,
+                txn_commits_aborted: s.txn_commits_aborted,
+                txn_commits_superseded: s.txn_commits_superseded,
+                txn_commits_cancelled: s.txn_commits_cancelled,
+                txn_commits_pending: replay.pending_count() as u64,
+                bad_records: replay.bad.len() as u64,
+                warnings: replay.warnings.len() as u64,
+                log_end_offsets: s.log_end_offsets.clone(),
+            },
+        }
     }
-    text
+}
+
+/// The columns of the offsets table in text and CSV.
+const OFFSET_COLUMNS: &[&str] = &[
+    "group",
+    "topic",
+    "partition",
+    "committed_offset",
+    "leader_epoch",
+    "metadata",
+    "commit_timestamp_ms",
+];
+
+impl Report for ReplayReport {
+    const COMMAND: &'static str = "replay-offsets";
+
+    fn tables(&self) -> Vec<Table> {
+        match (&self.offsets, &self.history) {
+            (_, Some(history)) => vec![Table::of(history)],
+            (Some(offsets), _) => vec![Table::of(offsets).only(OFFSET_COLUMNS)],
+            (None, None) => Vec::new(),
+        }
+    }
+
+    fn summary(&self) -> String {
+        let s = &self.summary;
+        let others = if s.other_record_types.is_empty() {
+            "0".to_string()
+        } else {
+            let by_type: Vec<String> = s
+                .other_record_types
+                .iter()
+                .map(|(t, n)| format!("{t}: {n}"))
+                .collect();
+            format!(
+                "{} ({})",
+                s.other_record_types.values().sum::<u64>(),
+                by_type.join(", ")
+            )
+        };
+        let ends: Vec<String> = s
+            .log_end_offsets
+            .iter()
+            .map(|(p, e)| format!("{}-{p}: {e}", s.topic))
+            .collect();
+        let mut text = format!(
+            "records read: {}\noffset commits: {}\ntombstones: {}\ngroup metadata records: {}\nlive keys: {}\n\
+             other record types: {others}\ntransactional commits applied: {}, aborted: {}, superseded: {}, cancelled: {}, pending: {}\n\
+             bad records: {}\nwarnings: {}\nlog end offsets: {}\n",
+            s.records,
+            s.offset_commits,
+            s.tombstones,
+            s.group_metadata_records,
+            s.live_keys,
+            s.txn_commits_applied,
+            s.txn_commits_aborted,
+            s.txn_commits_superseded,
+            s.txn_commits_cancelled,
+            s.txn_commits_pending,
+            s.bad_records,
+            s.warnings,
+            ends.join(", "),
+        );
+        for p in &self.pending {
+            text.push_str(&format!(
+                "pending: producer {} in {}-{}: {} {}-{} -> {} (no COMMIT or ABORT marker yet)\n",
+                p.producer_id,
+                s.topic,
+                p.log_partition,
+                p.group,
+                p.topic,
+                p.partition,
+                p.committed_offset
+            ));
+        }
+        text
+    }
+
+    fn write_lines(&self, lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
+        for row in self.offsets.iter().flatten() {
+            lines.line("offset", row)?;
+        }
+        for row in self.history.iter().flatten() {
+            lines.line("event", row)?;
+        }
+        for row in &self.pending {
+            lines.line("pending", row)?;
+        }
+        for row in &self.bad_records {
+            lines.line("bad_record", row)?;
+        }
+        for f in &self.findings {
+            lines.line("finding", f)?;
+        }
+        lines.line("summary", &self.summary)
+    }
 }

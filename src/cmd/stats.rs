@@ -1,6 +1,5 @@
 //! `klog stats`: per-partition and total statistics of logs.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -8,12 +7,12 @@ use kaen_log::format::DecodeLimits;
 use kaen_log::stats::{
     self, CodecStats, Distribution, PartitionStats, Stats, StatsOptions, CODECS,
 };
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
 
-use crate::cli::OutputFormat;
 use crate::exit::Outcome;
-use crate::report::table::render;
-use crate::report::Output;
+use crate::report::document::DOCUMENT;
+use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// Statistics of logs, per partition and in total
 ///
@@ -37,8 +36,8 @@ pub struct StatsArgs {
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
+    #[arg(long, value_parser = formats(DOCUMENT), default_value = "text")]
+    pub format: Format,
     /// The most bytes one batch's records may decompress to.
     #[arg(long, default_value_t = DecodeLimits::default().max_decompressed)]
     pub max_decompressed_bytes: u64,
@@ -60,28 +59,23 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     for p in &parts {
         total.merge(&p.stats);
     }
-    match args.format {
-        OutputFormat::Text => text(&parts, &total, out)?,
-        OutputFormat::Json => {
-            let partitions: Vec<Value> = parts
-                .iter()
-                .map(|p| {
-                    let mut v = json!({
-                        "name": p.name,
-                        "topic": p.topic,
-                        "partition": p.partition,
-                        "path": p.path.display().to_string(),
-                    });
-                    extend(&mut v, json_stats(&p.stats));
-                    v
-                })
-                .collect();
-            let mut t = json!({ "partitions": parts.len() });
-            extend(&mut t, json_stats(&total));
-            serde_json::to_writer(&mut *out, &json!({"partitions": partitions, "total": t}))?;
-            writeln!(out)?;
-        }
-    }
+    let report = StatsReport {
+        partitions: parts
+            .iter()
+            .map(|p| PartitionOut {
+                name: p.name.clone(),
+                topic: p.topic.clone(),
+                partition: p.partition,
+                path: p.path.display().to_string(),
+                stats: StatsOut::of(&p.stats),
+            })
+            .collect(),
+        total: TotalOut {
+            partitions: parts.len() as u64,
+            stats: StatsOut::of(&total),
+        },
+    };
+    emit(&report, args.format, out)?;
     for p in parts.iter().filter(|p| p.stats.problems() > 0) {
         let s = &p.stats;
         let said: Vec<String> = [
@@ -108,211 +102,308 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     Ok(Outcome::from_count(total.problems()))
 }
 
-/// Move the fields of the object `more` into the object `v`.
-fn extend(v: &mut Value, more: Value) {
-    if let (Value::Object(v), Value::Object(more)) = (v, more) {
-        v.extend(more);
+/// Least, lower median and greatest (null when there is nothing).
+#[derive(Serialize, JsonSchema)]
+struct DistributionOut {
+    min: Option<u64>,
+    median: Option<u64>,
+    max: Option<u64>,
+}
+
+impl DistributionOut {
+    fn of(d: &Distribution) -> Self {
+        DistributionOut {
+            min: d.min().map(u64::from),
+            median: d.median().map(u64::from),
+            max: d.max().map(u64::from),
+        }
     }
 }
 
-fn json_distribution(d: &Distribution) -> Value {
-    json!({"min": d.min(), "median": d.median(), "max": d.max()})
+/// One codec's batches and bytes.
+#[derive(Serialize, JsonSchema)]
+struct CodecOut {
+    codec: &'static str,
+    batches: u64,
+    stored_bytes: u64,
+    uncompressed_bytes: u64,
+    /// uncompressed / stored, rounded to 3 decimals (null when nothing is stored).
+    ratio: Option<f64>,
 }
 
-/// The ratio rounded to 3 decimals (null when nothing is stored).
-fn json_ratio(c: &CodecStats) -> Option<f64> {
-    c.ratio().map(|r| (r * 1000.0).round() / 1000.0)
+#[derive(Serialize, JsonSchema)]
+struct TimestampsOut {
+    min: Option<i64>,
+    max: Option<i64>,
 }
 
-fn json_stats(s: &Stats) -> Value {
-    let codecs: serde_json::Map<String, Value> = CODECS
-        .iter()
-        .map(|&codec| {
-            let c = s.codec(codec);
-            (
-                codec.name().to_string(),
-                json!({
-                    "batches": c.batches,
-                    "stored_bytes": c.stored_bytes,
-                    "uncompressed_bytes": c.uncompressed_bytes,
-                    "ratio": json_ratio(&c),
-                }),
-            )
-        })
-        .collect();
-    json!({
-        "segments": s.segments,
-        "batches": s.batches,
-        "records": s.records,
-        "bytes": s.bytes,
-        "records_per_batch": json_distribution(&s.records_per_batch),
-        "batch_bytes": json_distribution(&s.batch_bytes),
-        "codecs": codecs,
-        "timestamps": {"min": s.min_timestamp, "max": s.max_timestamp},
-        "producers": {
-            "plain_batches": s.plain_batches,
-            "idempotent": s.idempotent_producers(),
-            "transactional": s.transactional_producers(),
-        },
-        "transactions": {
-            "committed": s.transactions.committed,
-            "aborted": s.transactions.aborted,
-            "open": s.transactions.open,
-            "control_batches": s.control_batches,
-        },
-        "legacy": {"entries": s.legacy_entries, "records": s.legacy_records, "bytes": s.legacy_bytes},
-        "corrupt_batches": s.corrupt_batches,
-        "undecodable_batches": s.undecodable_batches,
-        "torn_tails": s.torn_tails,
-        "corrupt_tails": s.corrupt_tails,
-    })
+#[derive(Serialize, JsonSchema)]
+struct ProducersOut {
+    plain_batches: u64,
+    idempotent: u64,
+    transactional: u64,
 }
 
-fn cell<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+#[derive(Serialize, JsonSchema)]
+struct TransactionsOut {
+    committed: u64,
+    aborted: u64,
+    open: u64,
+    control_batches: u64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct LegacyOut {
+    entries: u64,
+    records: u64,
+    bytes: u64,
+}
+
+/// The statistics of one partition or of all.
+#[derive(Serialize, JsonSchema)]
+struct StatsOut {
+    segments: u64,
+    batches: u64,
+    records: u64,
+    bytes: u64,
+    records_per_batch: DistributionOut,
+    batch_bytes: DistributionOut,
+    /// Every codec, used or not, in attribute order.
+    codecs: Vec<CodecOut>,
+    timestamps: TimestampsOut,
+    producers: ProducersOut,
+    transactions: TransactionsOut,
+    legacy: LegacyOut,
+    corrupt_batches: u64,
+    undecodable_batches: u64,
+    torn_tails: u64,
+    corrupt_tails: u64,
+}
+
+impl StatsOut {
+    fn of(s: &Stats) -> Self {
+        let codecs = CODECS
+            .iter()
+            .map(|&codec| {
+                let c = s.codec(codec);
+                codec_out(codec.name(), &c)
+            })
+            .collect();
+        StatsOut {
+            segments: s.segments,
+            batches: s.batches,
+            records: s.records,
+            bytes: s.bytes,
+            records_per_batch: DistributionOut::of(&s.records_per_batch),
+            batch_bytes: DistributionOut::of(&s.batch_bytes),
+            codecs,
+            timestamps: TimestampsOut {
+                min: s.min_timestamp,
+                max: s.max_timestamp,
+            },
+            producers: ProducersOut {
+                plain_batches: s.plain_batches,
+                idempotent: s.idempotent_producers() as u64,
+                transactional: s.transactional_producers() as u64,
+            },
+            transactions: TransactionsOut {
+                committed: s.transactions.committed,
+                aborted: s.transactions.aborted,
+                open: s.transactions.open,
+                control_batches: s.control_batches,
+            },
+            legacy: LegacyOut {
+                entries: s.legacy_entries,
+                records: s.legacy_records,
+                bytes: s.legacy_bytes,
+            },
+            corrupt_batches: s.corrupt_batches,
+            undecodable_batches: s.undecodable_batches,
+            torn_tails: s.torn_tails,
+            corrupt_tails: s.corrupt_tails,
+        }
+    }
+}
+
+fn codec_out(codec: &'static str, c: &CodecStats) -> CodecOut {
+    CodecOut {
+        codec,
+        batches: c.batches,
+        stored_bytes: c.stored_bytes,
+        uncompressed_bytes: c.uncompressed_bytes,
+        ratio: c.ratio().map(|r| (r * 1000.0).round() / 1000.0),
+    }
+}
+
+#[derive(Serialize, JsonSchema)]
+struct PartitionOut {
+    /// `topic-partition`, or the file's name for a lone segment.
+    name: String,
+    topic: Option<String>,
+    partition: Option<i32>,
+    path: String,
+    #[serde(flatten)]
+    stats: StatsOut,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct TotalOut {
+    partitions: u64,
+    #[serde(flatten)]
+    stats: StatsOut,
+}
+
+/// `klog stats`'s document.
+#[derive(Serialize, JsonSchema)]
+pub struct StatsReport {
+    partitions: Vec<PartitionOut>,
+    total: TotalOut,
 }
 
 const TOTAL: &str = "(total)";
 
-/// Five tables, each a row per partition and a total row: sizes and
-/// timestamps, distributions, codecs, producers and transactions, and what
-/// was skipped.
-fn text(parts: &[PartitionStats], total: &Stats, out: &mut Output) -> anyhow::Result<()> {
-    let rows = |f: &dyn Fn(&Stats) -> Vec<String>| -> Vec<Vec<String>> {
-        parts
+#[derive(Serialize, JsonSchema)]
+struct OverviewRow<'a> {
+    partition: &'a str,
+    segments: u64,
+    batches: u64,
+    records: u64,
+    bytes: u64,
+    min_timestamp: Option<i64>,
+    max_timestamp: Option<i64>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct SizesRow<'a> {
+    partition: &'a str,
+    min_records: Option<u64>,
+    median_records: Option<u64>,
+    max_records: Option<u64>,
+    min_batch_bytes: Option<u64>,
+    median_batch_bytes: Option<u64>,
+    max_batch_bytes: Option<u64>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct CodecRow<'a> {
+    partition: &'a str,
+    codec: &'a str,
+    batches: u64,
+    stored_bytes: u64,
+    uncompressed_bytes: u64,
+    /// Two decimals in text.
+    ratio: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct ProducersRow<'a> {
+    partition: &'a str,
+    plain_batches: u64,
+    idempotent: u64,
+    transactional: u64,
+    committed: u64,
+    aborted: u64,
+    open: u64,
+    control_batches: u64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct SkippedRow<'a> {
+    partition: &'a str,
+    legacy_entries: u64,
+    legacy_records: u64,
+    legacy_bytes: u64,
+    corrupt_batches: u64,
+    undecodable_batches: u64,
+    torn_tails: u64,
+    corrupt_tails: u64,
+}
+
+impl Report for StatsReport {
+    const COMMAND: &'static str = "stats";
+
+    /// Five tables, each a row per partition and a total row: sizes and
+    /// timestamps, distributions, codecs (only those used), producers and
+    /// transactions, and what was skipped.
+    fn tables(&self) -> Vec<Table> {
+        let all: Vec<(&str, &StatsOut)> = self
+            .partitions
             .iter()
             .map(|p| (p.name.as_str(), &p.stats))
-            .chain([(TOTAL, total)])
-            .map(|(name, s)| {
-                let mut row = vec![name.to_string()];
-                row.extend(f(s));
-                row
+            .chain([(TOTAL, &self.total.stats)])
+            .collect();
+        let overview: Vec<OverviewRow> = all
+            .iter()
+            .map(|&(partition, s)| OverviewRow {
+                partition,
+                segments: s.segments,
+                batches: s.batches,
+                records: s.records,
+                bytes: s.bytes,
+                min_timestamp: s.timestamps.min,
+                max_timestamp: s.timestamps.max,
             })
-            .collect()
-    };
-    let overview = rows(&|s| {
+            .collect();
+        let sizes: Vec<SizesRow> = all
+            .iter()
+            .map(|&(partition, s)| SizesRow {
+                partition,
+                min_records: s.records_per_batch.min,
+                median_records: s.records_per_batch.median,
+                max_records: s.records_per_batch.max,
+                min_batch_bytes: s.batch_bytes.min,
+                median_batch_bytes: s.batch_bytes.median,
+                max_batch_bytes: s.batch_bytes.max,
+            })
+            .collect();
+        let codecs: Vec<CodecRow> = all
+            .iter()
+            .flat_map(|&(partition, s)| {
+                s.codecs
+                    .iter()
+                    .filter(|c| c.batches > 0)
+                    .map(move |c| CodecRow {
+                        partition,
+                        codec: c.codec,
+                        batches: c.batches,
+                        stored_bytes: c.stored_bytes,
+                        uncompressed_bytes: c.uncompressed_bytes,
+                        ratio: c.ratio.map(|r| format!("{r:.2}")),
+                    })
+            })
+            .collect();
+        let producers: Vec<ProducersRow> = all
+            .iter()
+            .map(|&(partition, s)| ProducersRow {
+                partition,
+                plain_batches: s.producers.plain_batches,
+                idempotent: s.producers.idempotent,
+                transactional: s.producers.transactional,
+                committed: s.transactions.committed,
+                aborted: s.transactions.aborted,
+                open: s.transactions.open,
+                control_batches: s.transactions.control_batches,
+            })
+            .collect();
+        let skipped: Vec<SkippedRow> = all
+            .iter()
+            .map(|&(partition, s)| SkippedRow {
+                partition,
+                legacy_entries: s.legacy.entries,
+                legacy_records: s.legacy.records,
+                legacy_bytes: s.legacy.bytes,
+                corrupt_batches: s.corrupt_batches,
+                undecodable_batches: s.undecodable_batches,
+                torn_tails: s.torn_tails,
+                corrupt_tails: s.corrupt_tails,
+            })
+            .collect();
         vec![
-            s.segments.to_string(),
-            s.batches.to_string(),
-            s.records.to_string(),
-            s.bytes.to_string(),
-            cell(s.min_timestamp),
-            cell(s.max_timestamp),
+            Table::of(&overview),
+            Table::of(&sizes),
+            Table::of(&codecs).numeric("ratio"),
+            Table::of(&producers),
+            Table::of(&skipped),
         ]
-    });
-    let headers = [
-        "PARTITION",
-        "SEGMENTS",
-        "BATCHES",
-        "RECORDS",
-        "BYTES",
-        "MIN-TIMESTAMP",
-        "MAX-TIMESTAMP",
-    ];
-    out.write_all(render(&headers, &overview).as_bytes())?;
-
-    let sizes = rows(&|s| {
-        let (r, b) = (&s.records_per_batch, &s.batch_bytes);
-        vec![
-            cell(r.min()),
-            cell(r.median()),
-            cell(r.max()),
-            cell(b.min()),
-            cell(b.median()),
-            cell(b.max()),
-        ]
-    });
-    let headers = [
-        "PARTITION",
-        "MIN-RECORDS",
-        "MEDIAN-RECORDS",
-        "MAX-RECORDS",
-        "MIN-BATCH-BYTES",
-        "MEDIAN-BATCH-BYTES",
-        "MAX-BATCH-BYTES",
-    ];
-    writeln!(out)?;
-    out.write_all(render(&headers, &sizes).as_bytes())?;
-
-    // Only the codecs a partition uses.
-    let mut codecs = Vec::new();
-    for (name, s) in parts
-        .iter()
-        .map(|p| (p.name.as_str(), &p.stats))
-        .chain([(TOTAL, total)])
-    {
-        for codec in CODECS {
-            let c = s.codec(codec);
-            if c.batches == 0 {
-                continue;
-            }
-            codecs.push(vec![
-                name.to_string(),
-                codec.name().to_string(),
-                c.batches.to_string(),
-                c.stored_bytes.to_string(),
-                c.uncompressed_bytes.to_string(),
-                cell(c.ratio().map(|r| format!("{r:.2}"))),
-            ]);
-        }
     }
-    let headers = [
-        "PARTITION",
-        "CODEC",
-        "BATCHES",
-        "STORED-BYTES",
-        "UNCOMPRESSED-BYTES",
-        "RATIO",
-    ];
-    writeln!(out)?;
-    out.write_all(render(&headers, &codecs).as_bytes())?;
-
-    let producers = rows(&|s| {
-        vec![
-            s.plain_batches.to_string(),
-            s.idempotent_producers().to_string(),
-            s.transactional_producers().to_string(),
-            s.transactions.committed.to_string(),
-            s.transactions.aborted.to_string(),
-            s.transactions.open.to_string(),
-            s.control_batches.to_string(),
-        ]
-    });
-    let headers = [
-        "PARTITION",
-        "PLAIN-BATCHES",
-        "IDEMPOTENT",
-        "TRANSACTIONAL",
-        "COMMITTED",
-        "ABORTED",
-        "OPEN",
-        "CONTROL-BATCHES",
-    ];
-    writeln!(out)?;
-    out.write_all(render(&headers, &producers).as_bytes())?;
-
-    let skipped = rows(&|s| {
-        vec![
-            s.legacy_entries.to_string(),
-            s.legacy_records.to_string(),
-            s.legacy_bytes.to_string(),
-            s.corrupt_batches.to_string(),
-            s.undecodable_batches.to_string(),
-            s.torn_tails.to_string(),
-            s.corrupt_tails.to_string(),
-        ]
-    });
-    let headers = [
-        "PARTITION",
-        "LEGACY-ENTRIES",
-        "LEGACY-RECORDS",
-        "LEGACY-BYTES",
-        "CORRUPT-BATCHES",
-        "UNDECODABLE-BATCHES",
-        "TORN-TAILS",
-        "CORRUPT-TAILS",
-    ];
-    writeln!(out)?;
-    out.write_all(render(&headers, &skipped).as_bytes())?;
-    Ok(())
 }

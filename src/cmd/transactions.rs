@@ -1,19 +1,21 @@
 //! `klog transactions`: producers, open and hanging transactions, and the
 //! coordinator's view.
 
-use std::io::Write;
 use std::path::PathBuf;
 
+use kaen_log::findings::Counts;
 use kaen_log::findings::{Finding, Kind, Summary};
 use kaen_log::log::{classify, DataDir, Partition, PathKind};
 use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
 use kaen_log::txn::{self, snapshot, PartitionState, TxnOptions};
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::Serialize;
 
-use crate::cli::{FailOn, OutputFormat};
+use crate::cli::FailOn;
 use crate::exit::Outcome;
-use crate::report::table::render;
-use crate::report::Output;
+use crate::report::document::DOCUMENT;
+use crate::report::table::escape_cell;
+use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// What idempotent and transactional producers left on disk, per partition:
 /// each producer's epoch, last sequence and offsets, committed and aborted
@@ -46,8 +48,8 @@ pub struct TransactionsArgs {
     #[arg(long, default_value_t = 60_000)]
     pub transaction_timeout_ms: i64,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
+    #[arg(long, value_parser = formats(DOCUMENT), default_value = "text")]
+    pub format: Format,
     /// The least severity that makes the run exit 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
@@ -110,35 +112,8 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         failing += st.findings.iter().filter(|f| f.fails(fail_on)).count() as u64;
         reports.push((p, st, snaps));
     }
-    match args.format {
-        OutputFormat::Text => {
-            text(&reports, view.as_ref(), out)?;
-            let all = reports.iter().flat_map(|(_, st, _)| &st.findings);
-            writeln!(out, "findings: {}", Summary::of(all))?;
-        }
-        OutputFormat::Json => {
-            let parts: Vec<_> = reports
-                .iter()
-                .map(|(p, st, snaps)| json_partition(p, st, snaps))
-                .collect();
-            let coord = view.as_ref().map(|v| {
-                v.transactions
-                    .iter()
-                    .map(|(id, m)| {
-                        json!({"transactional_id": id, "producer_id": m.producer_id, "producer_epoch": m.producer_epoch,
-                               "state": status_name(m.status), "timeout_ms": m.timeout_ms,
-                               "partitions": m.partitions.as_ref().map(|ps| ps.iter().map(|(t, ids)| json!({"topic": t, "partitions": ids})).collect::<Vec<_>>()),
-                               "last_update_timestamp_ms": m.last_update_timestamp_ms, "start_timestamp_ms": m.start_timestamp_ms})
-                    })
-                    .collect::<Vec<_>>()
-            });
-            serde_json::to_writer(
-                &mut *out,
-                &json!({"partitions": parts, "coordinator": coord}),
-            )?;
-            writeln!(out)?;
-        }
-    }
+    let report = TransactionsReport::new(&reports, view.as_ref());
+    emit(&report, args.format, out)?;
     Ok(Outcome::from_count(failing))
 }
 
@@ -193,153 +168,341 @@ fn snapshots(p: &Partition) -> anyhow::Result<Vec<SnapshotCheck>> {
     Ok(out)
 }
 
-type Report<'a> = (&'a Partition, PartitionState, Vec<SnapshotCheck>);
+type Analysed<'a> = (&'a Partition, PartitionState, Vec<SnapshotCheck>);
 
-fn text(
-    reports: &[Report<'_>],
-    view: Option<&txnlog::CoordinatorView>,
-    out: &mut Output,
-) -> anyhow::Result<()> {
-    let quiet = reports
-        .iter()
-        .filter(|(_, st, snaps)| st.producers.is_empty() && snaps.is_empty())
-        .count();
-    for (p, st, snaps) in reports
-        .iter()
-        .filter(|(_, st, snaps)| !st.producers.is_empty() || !snaps.is_empty())
-    {
-        let open = st.open_transactions();
-        let committed: u64 = st.producers.values().map(|s| s.committed).sum();
-        writeln!(
-            out,
-            "{}: log end {}, last stable offset {}, {} producers, {committed} transactions committed, {} aborted, {} open",
-            p.name(),
-            st.log_end,
-            st.last_stable_offset(),
-            st.producers.len(),
-            st.aborted.len(),
-            open.len()
-        )?;
-        let rows: Vec<Vec<String>> = st
-            .producers
-            .values()
-            .map(|s| {
-                vec![
-                    s.producer_id.to_string(),
-                    s.epoch.to_string(),
-                    s.last_sequence.to_string(),
-                    s.first_offset.to_string(),
-                    s.last_offset.to_string(),
-                    s.batches.to_string(),
-                    if s.transactional { "yes" } else { "no" }.to_string(),
-                    s.committed.to_string(),
-                    s.aborted.to_string(),
-                    s.open
-                        .map_or("-".to_string(), |o| o.first_offset.to_string()),
-                ]
-            })
-            .collect();
-        let headers = [
-            "PRODUCER",
-            "EPOCH",
-            "LAST-SEQUENCE",
-            "FIRST-OFFSET",
-            "LAST-OFFSET",
-            "BATCHES",
-            "TXN",
-            "COMMITTED",
-            "ABORTED",
-            "OPEN-SINCE",
-        ];
-        for line in render(&headers, &rows).lines() {
-            writeln!(out, "  {line}")?;
-        }
-        for f in &st.findings {
-            writeln!(out, "  {f}")?;
-        }
-        for s in snaps.iter().filter(|s| s.findings.is_empty()) {
-            writeln!(
-                out,
-                "  {}: snapshot at offset {} ({} producers) matches the log",
-                s.path.display(),
-                s.offset,
-                s.producers
-            )?;
-        }
-    }
-    if quiet > 0 {
-        writeln!(
-            out,
-            "{quiet} partitions have no idempotent or transactional producers"
-        )?;
-    }
-    if let Some(v) = view {
-        writeln!(out, "coordinator ({TRANSACTION_STATE_TOPIC}):")?;
-        let rows: Vec<Vec<String>> = v
-            .transactions
-            .iter()
-            .map(|(id, m)| {
-                let parts = m.partitions.as_ref().map_or("-".to_string(), |ps| {
-                    ps.iter()
-                        .flat_map(|(t, ids)| ids.iter().map(move |i| format!("{t}-{i}")))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                });
-                vec![
-                    id.clone(),
-                    m.producer_id.to_string(),
-                    m.producer_epoch.to_string(),
-                    status_name(m.status).to_string(),
-                    m.timeout_ms.to_string(),
-                    parts,
-                    m.last_update_timestamp_ms.to_string(),
-                ]
-            })
-            .collect();
-        for line in render(
-            &[
-                "TRANSACTIONAL-ID",
-                "PRODUCER",
-                "EPOCH",
-                "STATE",
-                "TIMEOUT-MS",
-                "PARTITIONS",
-                "LAST-UPDATE",
-            ],
-            &rows,
-        )
-        .lines()
-        {
-            writeln!(out, "  {line}")?;
-        }
-        for (offset, e) in &v.bad {
-            eprintln!("klog: {TRANSACTION_STATE_TOPIC}: offset {offset}: {e}");
-        }
-    }
-    Ok(())
+/// One producer's state in one partition.
+#[derive(Serialize, JsonSchema)]
+struct ProducerOut {
+    producer_id: i64,
+    producer_epoch: i16,
+    last_sequence: i32,
+    first_offset: i64,
+    last_offset: i64,
+    batches: u64,
+    transactional: bool,
+    committed: u64,
+    aborted: u64,
+    open_transaction: Option<OpenOut>,
 }
 
-fn json_partition(
-    p: &Partition,
-    st: &PartitionState,
-    snaps: &[SnapshotCheck],
-) -> serde_json::Value {
-    json!({
-        "topic": p.topic,
-        "partition": p.partition,
-        "log_end": st.log_end,
-        "last_stable": st.last_stable_offset(),
-        "producers": st.producers.values().map(|s| json!({
-            "producer_id": s.producer_id, "epoch": s.epoch, "last_sequence": s.last_sequence,
-            "first_offset": s.first_offset, "last_offset": s.last_offset, "batches": s.batches,
-            "transactional": s.transactional, "committed": s.committed, "aborted": s.aborted,
-            "open_transaction": s.open.map(|o| json!({"first_offset": o.first_offset, "start_timestamp": o.start_timestamp})),
-        })).collect::<Vec<_>>(),
-        "aborted": st.aborted.iter().map(|a| json!({"producer_id": a.producer_id, "first_offset": a.first_offset, "last_offset": a.last_offset})).collect::<Vec<_>>(),
-        "snapshots": snaps.iter().map(|s| json!({
-            "file": s.path.display().to_string(), "offset": s.offset, "producers": s.producers,
-            "matches_log": s.findings.is_empty(),
-        })).collect::<Vec<_>>(),
-        "findings": st.findings,
-    })
+/// A transaction with no marker yet.
+#[derive(Serialize, JsonSchema)]
+struct OpenOut {
+    first_offset: i64,
+    start_timestamp_ms: i64,
+}
+
+/// An aborted transaction (what `.txnindex` records).
+#[derive(Serialize, JsonSchema)]
+struct AbortedOut {
+    producer_id: i64,
+    first_offset: i64,
+    last_offset: i64,
+}
+
+/// A producer-state snapshot file.
+#[derive(Serialize, JsonSchema)]
+struct SnapshotOut {
+    file: String,
+    offset: i64,
+    producers: u64,
+    matches_log: bool,
+}
+
+/// One partition's producers and transactions.
+#[derive(Serialize, JsonSchema)]
+struct PartitionOut {
+    topic: String,
+    partition: i32,
+    log_end_offset: i64,
+    last_stable_offset: i64,
+    producers: Vec<ProducerOut>,
+    aborted: Vec<AbortedOut>,
+    snapshots: Vec<SnapshotOut>,
+    /// Text only: the partition's findings (JSON has them all in `findings`).
+    #[serde(skip)]
+    findings: Vec<Finding>,
+    #[serde(skip)]
+    name: String,
+    #[serde(skip)]
+    open: u64,
+}
+
+/// The text row of a producer.
+#[derive(Serialize, JsonSchema)]
+struct ProducerRow {
+    producer: i64,
+    epoch: i16,
+    last_sequence: i32,
+    first_offset: i64,
+    last_offset: i64,
+    batches: u64,
+    txn: &'static str,
+    committed: u64,
+    aborted: u64,
+    open_since: Option<i64>,
+}
+
+/// One transactional id as the coordinator (`__transaction_state`) has it.
+#[derive(Serialize, JsonSchema)]
+struct CoordinatorTxn {
+    transactional_id: String,
+    producer_id: i64,
+    producer_epoch: i16,
+    state: &'static str,
+    timeout_ms: i32,
+    /// Its partitions by topic (null when the record has none).
+    partitions: Option<Vec<TopicPartitions>>,
+    last_update_timestamp_ms: i64,
+    start_timestamp_ms: i64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct TopicPartitions {
+    topic: String,
+    partitions: Vec<i32>,
+}
+
+/// The text row of a transactional id.
+#[derive(Serialize, JsonSchema)]
+struct CoordinatorRow<'a> {
+    transactional_id: &'a str,
+    producer: i64,
+    epoch: i16,
+    state: &'a str,
+    timeout_ms: i32,
+    partitions: String,
+    last_update_ms: i64,
+}
+
+/// A `__transaction_state` record that did not decode.
+#[derive(Serialize, JsonSchema)]
+struct BadOut {
+    offset: i64,
+    error: String,
+}
+
+/// `klog transactions`'s document.
+#[derive(Serialize, JsonSchema)]
+pub struct TransactionsReport {
+    partitions: Vec<PartitionOut>,
+    /// The coordinator's view, when a `__transaction_state` folder was given.
+    coordinator: Option<Vec<CoordinatorTxn>>,
+    coordinator_bad_records: Vec<BadOut>,
+    findings: Vec<Finding>,
+    finding_counts: Counts,
+}
+
+impl TransactionsReport {
+    fn new(reports: &[Analysed<'_>], view: Option<&txnlog::CoordinatorView>) -> Self {
+        let partitions = reports
+            .iter()
+            .map(|(p, st, snaps)| PartitionOut {
+                topic: p.topic.clone(),
+                partition: p.partition,
+                log_end_offset: st.log_end,
+                last_stable_offset: st.last_stable_offset(),
+                producers: st
+                    .producers
+                    .values()
+                    .map(|s| ProducerOut {
+                        producer_id: s.producer_id,
+                        producer_epoch: s.epoch,
+                        last_sequence: s.last_sequence,
+                        first_offset: s.first_offset,
+                        last_offset: s.last_offset,
+                        batches: s.batches,
+                        transactional: s.transactional,
+                        committed: s.committed,
+                        aborted: s.aborted,
+                        open_transaction: s.open.map(|o| OpenOut {
+                            first_offset: o.first_offset,
+                            start_timestamp_ms: o.start_timestamp,
+                        }),
+                    })
+                    .collect(),
+                aborted: st
+                    .aborted
+                    .iter()
+                    .map(|a| AbortedOut {
+                        producer_id: a.producer_id,
+                        first_offset: a.first_offset,
+                        last_offset: a.last_offset,
+                    })
+                    .collect(),
+                snapshots: snaps
+                    .iter()
+                    .map(|s| SnapshotOut {
+                        file: s.path.display().to_string(),
+                        offset: s.offset,
+                        producers: s.producers as u64,
+                        matches_log: s.findings.is_empty(),
+                    })
+                    .collect(),
+                findings: st.findings.clone(),
+                name: p.name(),
+                open: st.open_transactions().len() as u64,
+            })
+            .collect::<Vec<_>>();
+        let findings: Vec<Finding> = reports
+            .iter()
+            .flat_map(|(_, st, _)| st.findings.iter().cloned())
+            .collect();
+        let coordinator = view.map(|v| {
+            v.transactions
+                .iter()
+                .map(|(id, m)| CoordinatorTxn {
+                    transactional_id: id.clone(),
+                    producer_id: m.producer_id,
+                    producer_epoch: m.producer_epoch,
+                    state: status_name(m.status),
+                    timeout_ms: m.timeout_ms,
+                    partitions: m.partitions.as_ref().map(|ps| {
+                        ps.iter()
+                            .map(|(t, ids)| TopicPartitions {
+                                topic: t.clone(),
+                                partitions: ids.clone(),
+                            })
+                            .collect()
+                    }),
+                    last_update_timestamp_ms: m.last_update_timestamp_ms,
+                    start_timestamp_ms: m.start_timestamp_ms,
+                })
+                .collect()
+        });
+        TransactionsReport {
+            partitions,
+            coordinator,
+            coordinator_bad_records: view
+                .map(|v| {
+                    v.bad
+                        .iter()
+                        .map(|(offset, e)| BadOut {
+                            offset: *offset,
+                            error: e.to_string(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            finding_counts: Summary::of(&findings).counts(),
+            findings,
+        }
+    }
+}
+
+impl Report for TransactionsReport {
+    const COMMAND: &'static str = "transactions";
+
+    fn tables(&self) -> Vec<Table> {
+        let mut tables: Vec<Table> = self
+            .partitions
+            .iter()
+            .map(|p| {
+                let rows: Vec<ProducerRow> = p
+                    .producers
+                    .iter()
+                    .map(|s| ProducerRow {
+                        producer: s.producer_id,
+                        epoch: s.producer_epoch,
+                        last_sequence: s.last_sequence,
+                        first_offset: s.first_offset,
+                        last_offset: s.last_offset,
+                        batches: s.batches,
+                        txn: if s.transactional { "yes" } else { "no" },
+                        committed: s.committed,
+                        aborted: s.aborted,
+                        open_since: s.open_transaction.as_ref().map(|o| o.first_offset),
+                    })
+                    .collect();
+                Table::of(&rows)
+            })
+            .collect();
+        if let Some(coordinator) = &self.coordinator {
+            let rows: Vec<CoordinatorRow> = coordinator
+                .iter()
+                .map(|m| CoordinatorRow {
+                    transactional_id: &m.transactional_id,
+                    producer: m.producer_id,
+                    epoch: m.producer_epoch,
+                    state: m.state,
+                    timeout_ms: m.timeout_ms,
+                    partitions: m.partitions.as_ref().map_or("-".to_string(), |ps| {
+                        ps.iter()
+                            .flat_map(|tp| {
+                                tp.partitions
+                                    .iter()
+                                    .map(move |i| format!("{}-{i}", tp.topic))
+                            })
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    }),
+                    last_update_ms: m.last_update_timestamp_ms,
+                })
+                .collect();
+            tables.push(Table::of(&rows));
+        }
+        tables
+    }
+
+    /// Per partition with producers or snapshots: a line, the producers
+    /// table and the findings, indented; then the coordinator's table.
+    fn text(&self) -> String {
+        let indent =
+            |text: String| -> String { text.lines().map(|l| format!("  {l}\n")).collect() };
+        let mut tables = self.tables().into_iter();
+        let mut out = String::new();
+        let mut quiet = 0;
+        for p in &self.partitions {
+            let table = tables.next().unwrap_or_default();
+            if p.producers.is_empty() && p.snapshots.is_empty() {
+                quiet += 1;
+                continue;
+            }
+            let committed: u64 = p.producers.iter().map(|s| s.committed).sum();
+            out.push_str(&format!(
+                "{}: log end {}, last stable offset {}, {} producers, {committed} transactions committed, {} aborted, {} open\n",
+                escape_cell(&p.name),
+                p.log_end_offset,
+                p.last_stable_offset,
+                p.producers.len(),
+                p.aborted.len(),
+                p.open
+            ));
+            out.push_str(&indent(table.render()));
+            for f in &p.findings {
+                out.push_str(&indent(escape_cell(&f.to_string()).into_owned()));
+            }
+            for s in p.snapshots.iter().filter(|s| s.matches_log) {
+                out.push_str(&format!(
+                    "  {}: snapshot at offset {} ({} producers) matches the log\n",
+                    escape_cell(&s.file),
+                    s.offset,
+                    s.producers
+                ));
+            }
+        }
+        if quiet > 0 {
+            out.push_str(&format!(
+                "{quiet} partitions have no idempotent or transactional producers\n"
+            ));
+        }
+        if self.coordinator.is_some() {
+            out.push_str(&format!("coordinator ({TRANSACTION_STATE_TOPIC}):\n"));
+            out.push_str(&indent(tables.next().unwrap_or_default().render()));
+        }
+        out
+    }
+
+    fn summary(&self) -> String {
+        let mut out = String::new();
+        for b in &self.coordinator_bad_records {
+            out.push_str(&format!(
+                "klog: {TRANSACTION_STATE_TOPIC}: offset {}: {}\n",
+                b.offset,
+                escape_cell(&b.error)
+            ));
+        }
+        out.push_str(&format!("findings: {}\n", Summary::of(&self.findings)));
+        out
+    }
 }

@@ -1,10 +1,8 @@
 //! `klog verify-crc`: check every batch, index and (with --deep) producer
 //! state; preview a broker's recovery; repair.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use anyhow::Context;
 use kaen_log::format::DecodeLimits;
@@ -12,11 +10,18 @@ use kaen_log::log::lock::DirLock;
 use kaen_log::log::{checkpoint, classify, DataDir, Partition, PathKind};
 use kaen_log::repair::{self, Action, RepairOptions};
 use kaen_log::txn::TxnOptions;
-use kaen_log::verify::{self, Report};
+use kaen_log::verify;
 
-use crate::cli::{FailOn, OutputFormat};
+use kaen_log::findings::{Counts, Finding, Summary};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::cli::FailOn;
 use crate::exit::Outcome;
-use crate::report::Output;
+use crate::report::document::STREAM;
+use crate::report::progress::Progress;
+use crate::report::table::escape_cell;
+use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 
 /// Check every batch's CRC-32C (CRC-32 for legacy messages), its framing and
 /// header, its records (decompressed when needed), the order of offsets
@@ -44,8 +49,8 @@ pub struct VerifyCrcArgs {
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
+    #[arg(long, value_parser = formats(STREAM), default_value = "text")]
+    pub format: Format,
     /// The most bytes one batch's records may decompress to.
     #[arg(long, default_value_t = DecodeLimits::default().max_decompressed)]
     pub max_decompressed_bytes: u64,
@@ -82,9 +87,6 @@ pub struct VerifyCrcArgs {
     /// Partitions checked at once (default: the number of cores).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// No progress display.
-    #[arg(long)]
-    pub quiet: bool,
     /// The least severity that makes the run exit 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
@@ -95,24 +97,197 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         return recovery_preview(args, out);
     }
     let mut opts = options(args);
-    let progress = start_progress(args, &mut opts)?;
-    let mut total = check(args, &opts)?;
-    if let Some(p) = progress {
-        p.finish();
-    }
-    print_report(args, &total, out)?;
+    let progress = (args.format == Format::Text)
+        .then(|| Progress::bytes(args.paths.iter().map(|p| log_bytes(p)).sum()))
+        .flatten();
+    opts.progress = progress.as_ref().map(Progress::counter);
+    let total = check(args, &opts)?;
+    drop(progress);
+    let mut report = VerifyReport::new(&total);
     let fail_on = args.fail_on.severity();
     if !args.repair {
+        emit(&report, args.format, out)?;
         return Ok(Outcome::from_count(total.failing(fail_on)));
     }
-    let refused = run_repair(args, out)?;
-    if !args.dry_run {
+    let mut repair = RepairOut {
+        dry_run: args.dry_run,
+        ..RepairOut::default()
+    };
+    // Text shows each step as it is taken (so a failure leaves the steps
+    // already done on the screen); the other formats print the document.
+    let live = (args.format == Format::Text).then(|| {
+        out.write_all(report.text().as_bytes())?;
+        eprint!("{}", report.summary());
+        anyhow::Ok(())
+    });
+    live.transpose()?;
+    let text = args.format == Format::Text;
+    let refused = run_repair(args, &mut repair, text.then_some(&mut *out))?;
+    let mut failing = refused;
+    if args.dry_run {
+        failing += total.failing(fail_on);
+    } else {
         opts.progress = None;
-        total = check(args, &opts)?;
-        writeln!(out, "after repair:")?;
-        print_report(args, &total, out)?;
+        let after = check(args, &opts)?;
+        failing += after.failing(fail_on);
+        repair.after = Some(Box::new(VerifyReport::new(&after)));
     }
-    Ok(Outcome::from_count(total.failing(fail_on) + refused))
+    if text {
+        if let Some(after) = &repair.after {
+            writeln!(out, "after repair:")?;
+            out.write_all(after.text().as_bytes())?;
+            out.flush()?;
+            eprint!("{}", after.summary());
+        }
+    } else {
+        report.repair = Some(repair);
+        emit(&report, args.format, out)?;
+    }
+    Ok(Outcome::from_count(failing))
+}
+
+/// What was checked.
+#[derive(Serialize, JsonSchema)]
+struct CheckedOut {
+    files: u64,
+    batches: u64,
+    records: u64,
+    bytes: u64,
+}
+
+/// A partition folder listed but not read.
+#[derive(Serialize, JsonSchema)]
+struct SkippedOut {
+    dir: String,
+    /// delete, future or stray.
+    state: &'static str,
+}
+
+/// One step of a repair.
+#[derive(Serialize, JsonSchema, Default)]
+struct ActionOut {
+    /// truncate, move_aside, rebuild_indexes or left_alone.
+    action: &'static str,
+    file: String,
+    /// truncate and left_alone: the byte position.
+    position: Option<u64>,
+    /// truncate: the bytes moved aside.
+    bytes: Option<u64>,
+    /// Where moved bytes go.
+    sidecar: Option<String>,
+    reason: String,
+}
+
+/// `--repair`: the plan, what was written, and the check after it.
+#[derive(Serialize, JsonSchema, Default)]
+struct RepairOut {
+    dry_run: bool,
+    actions: Vec<ActionOut>,
+    /// Damage repair left alone (see --force-truncate).
+    refused: Vec<ActionOut>,
+    written: Vec<String>,
+    /// The verification after the repair (absent with --dry-run).
+    after: Option<Box<VerifyReport>>,
+}
+
+/// `klog verify-crc`'s document.
+#[derive(Serialize, JsonSchema)]
+pub struct VerifyReport {
+    /// No finding at error severity.
+    ok: bool,
+    checked: CheckedOut,
+    findings: Vec<Finding>,
+    finding_counts: Counts,
+    skipped: Vec<SkippedOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repair: Option<RepairOut>,
+}
+
+impl VerifyReport {
+    fn new(r: &verify::Report) -> Self {
+        let c = r.checked;
+        VerifyReport {
+            ok: r.ok(),
+            checked: CheckedOut {
+                files: c.files,
+                batches: c.batches,
+                records: c.records,
+                bytes: c.bytes,
+            },
+            findings: r.findings.clone(),
+            finding_counts: r.summary().counts(),
+            skipped: r
+                .skipped
+                .iter()
+                .map(|(d, state)| SkippedOut {
+                    dir: d.display().to_string(),
+                    state,
+                })
+                .collect(),
+            repair: None,
+        }
+    }
+}
+
+impl Report for VerifyReport {
+    const COMMAND: &'static str = "verify-crc";
+
+    fn tables(&self) -> Vec<Table> {
+        Vec::new()
+    }
+
+    /// `file:position severity kind detail`, one finding per line.
+    fn text(&self) -> String {
+        let mut out = String::new();
+        for s in &self.skipped {
+            out.push_str(&format!(
+                "{}: skipped, a partition folder marked {}\n",
+                escape_cell(&s.dir),
+                s.state
+            ));
+        }
+        for f in &self.findings {
+            out.push_str(&escape_cell(&f.to_string()));
+            out.push('\n');
+        }
+        out
+    }
+
+    fn summary(&self) -> String {
+        let c = &self.checked;
+        format!(
+            "{}: checked {} files, {} batches, {} records, {} bytes; {}\n",
+            if self.ok { "ok" } else { "damaged" },
+            c.files,
+            c.batches,
+            c.records,
+            c.bytes,
+            Summary::of(&self.findings)
+        )
+    }
+
+    fn write_lines(&self, lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
+        for s in &self.skipped {
+            lines.line("skipped", s)?;
+        }
+        for f in &self.findings {
+            lines.line("finding", f)?;
+        }
+        #[derive(Serialize)]
+        struct Total<'a> {
+            ok: bool,
+            checked: &'a CheckedOut,
+            finding_counts: &'a Counts,
+        }
+        lines.line(
+            "summary",
+            &Total {
+                ok: self.ok,
+                checked: &self.checked,
+                finding_counts: &self.finding_counts,
+            },
+        )
+    }
 }
 
 fn options(args: &VerifyCrcArgs) -> verify::Options {
@@ -135,63 +310,14 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
     }
 }
 
-fn check(args: &VerifyCrcArgs, opts: &verify::Options) -> anyhow::Result<Report> {
-    let mut total = Report::default();
+fn check(args: &VerifyCrcArgs, opts: &verify::Options) -> anyhow::Result<verify::Report> {
+    let mut total = verify::Report::default();
     for path in &args.paths {
         let r = verify::verify_path(path, opts)
             .with_context(|| format!("verify-crc {}", path.display()))?;
         total.merge(r);
     }
     Ok(total)
-}
-
-/// A progress bar on stderr, only for people: text output, stderr a terminal, no --quiet.
-struct Progress {
-    bar: indicatif::ProgressBar,
-    stop: Arc<std::sync::atomic::AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Progress {
-    fn finish(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        self.bar.finish_and_clear();
-    }
-}
-
-fn start_progress(
-    args: &VerifyCrcArgs,
-    opts: &mut verify::Options,
-) -> anyhow::Result<Option<Progress>> {
-    if args.quiet || args.format != OutputFormat::Text || !std::io::stderr().is_terminal() {
-        return Ok(None);
-    }
-    let total: u64 = args.paths.iter().map(|p| log_bytes(p)).sum();
-    let done = Arc::new(AtomicU64::new(0));
-    opts.progress = Some(done.clone());
-    let bar = indicatif::ProgressBar::new(total);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (b, s) = (bar.clone(), stop.clone());
-    let thread = std::thread::spawn(move || {
-        while !s.load(Ordering::Relaxed) {
-            b.set_position(done.load(Ordering::Relaxed));
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    });
-    Ok(Some(Progress {
-        bar,
-        stop,
-        thread: Some(thread),
-    }))
 }
 
 /// Bytes of `.log` files under a path (for the progress total).
@@ -204,51 +330,6 @@ fn log_bytes(path: &Path) -> u64 {
         .filter_map(|e| e.metadata().ok())
         .map(|m| m.len())
         .sum()
-}
-
-fn print_report(args: &VerifyCrcArgs, total: &Report, out: &mut Output) -> anyhow::Result<()> {
-    let c = total.checked;
-    match args.format {
-        OutputFormat::Text => {
-            for (dir, state) in &total.skipped {
-                writeln!(
-                    out,
-                    "{}: skipped, a partition folder marked {state}",
-                    dir.display()
-                )?;
-            }
-            for f in &total.findings {
-                writeln!(out, "{f}")?;
-            }
-            let verdict = if total.ok() { "ok" } else { "damaged" };
-            writeln!(
-                out,
-                "{verdict}: checked {} files, {} batches, {} records, {} bytes; {}",
-                c.files,
-                c.batches,
-                c.records,
-                c.bytes,
-                total.summary()
-            )?;
-        }
-        OutputFormat::Json => {
-            let mut doc = serde_json::json!({
-                "ok": total.ok(),
-                "checked": {"files": c.files, "batches": c.batches, "records": c.records, "bytes": c.bytes},
-                "findings": total.findings,
-            });
-            if !total.skipped.is_empty() {
-                doc["skipped"] = total
-                    .skipped
-                    .iter()
-                    .map(|(d, s)| serde_json::json!({"dir": d.display().to_string(), "state": s}))
-                    .collect();
-            }
-            serde_json::to_writer(&mut *out, &doc)?;
-            writeln!(out)?;
-        }
-    }
-    Ok(())
 }
 
 /// The partitions under the given paths, with the data directory each belongs to.
@@ -278,12 +359,25 @@ fn partitions(args: &VerifyCrcArgs) -> anyhow::Result<Vec<(PathBuf, Partition)>>
     Ok(out)
 }
 
-/// Plan, print and (unless --dry-run) carry out the repair. Returns the number of refused cases.
-fn run_repair(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<u64> {
+/// Plan, print (text, as it goes) and (unless --dry-run) carry out the
+/// repair. Returns the number of refused cases.
+fn run_repair(
+    args: &VerifyCrcArgs,
+    repair: &mut RepairOut,
+    mut out: Option<&mut Output>,
+) -> anyhow::Result<u64> {
     let opts = RepairOptions {
         force_truncate: args.force_truncate,
         ..RepairOptions::default()
     };
+    let mut say = |line: String| -> anyhow::Result<()> {
+        if let Some(out) = out.as_mut() {
+            writeln!(out, "{}", escape_cell(&line))?;
+            out.flush()?;
+        }
+        Ok(())
+    };
+    let verb = if args.dry_run { "would" } else { "will" };
     let mut refused = 0;
     let mut locks: Vec<(PathBuf, DirLock)> = Vec::new();
     for (data_dir, p) in partitions(args)? {
@@ -292,36 +386,82 @@ fn run_repair(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<u64> {
         }
         let plan = repair::plan(&p, &opts)?;
         for a in &plan.actions {
-            let verb = if args.dry_run { "would" } else { "will" };
-            match a {
-                Action::Truncate { log, at, len, sidecar, reason } => writeln!(
-                    out,
-                    "repair: {verb} move {len} bytes of {} from position {at} to {} and truncate there ({reason})",
-                    log.display(),
-                    sidecar.display()
-                )?,
-                Action::MoveAside { file, sidecar, reason } => {
-                    writeln!(out, "repair: {verb} move {} to {} ({reason})", file.display(), sidecar.display())?
+            let step = match a {
+                Action::Truncate {
+                    log,
+                    at,
+                    len,
+                    sidecar,
+                    reason,
+                } => {
+                    say(format!(
+                        "repair: {verb} move {len} bytes of {} from position {at} to {} and truncate there ({reason})",
+                        log.display(),
+                        sidecar.display()
+                    ))?;
+                    ActionOut {
+                        action: "truncate",
+                        file: log.display().to_string(),
+                        position: Some(*at),
+                        bytes: Some(*len),
+                        sidecar: Some(sidecar.display().to_string()),
+                        reason: reason.to_string(),
+                    }
+                }
+                Action::MoveAside {
+                    file,
+                    sidecar,
+                    reason,
+                } => {
+                    say(format!(
+                        "repair: {verb} move {} to {} ({reason})",
+                        file.display(),
+                        sidecar.display()
+                    ))?;
+                    ActionOut {
+                        action: "move_aside",
+                        file: file.display().to_string(),
+                        sidecar: Some(sidecar.display().to_string()),
+                        reason: reason.to_string(),
+                        ..ActionOut::default()
+                    }
                 }
                 Action::RebuildIndexes { log, reason, .. } => {
-                    writeln!(out, "repair: {verb} rebuild the indexes of {} ({reason})", log.display())?
+                    say(format!(
+                        "repair: {verb} rebuild the indexes of {} ({reason})",
+                        log.display()
+                    ))?;
+                    ActionOut {
+                        action: "rebuild_indexes",
+                        file: log.display().to_string(),
+                        reason: reason.to_string(),
+                        ..ActionOut::default()
+                    }
                 }
-            }
+            };
+            repair.actions.push(step);
         }
         for r in &plan.refused {
             refused += 1;
-            writeln!(
-                out,
+            say(format!(
                 "repair: left alone {}:{} {}",
                 r.log.display(),
                 r.position,
                 r.reason
-            )?;
+            ))?;
+            repair.refused.push(ActionOut {
+                action: "left_alone",
+                file: r.log.display().to_string(),
+                position: Some(r.position),
+                reason: r.reason.to_string(),
+                ..ActionOut::default()
+            });
         }
         if !args.dry_run {
             kaen_log::log::appender::check_real_parent(&p.dir, &data_dir)?;
             for written in repair::execute(&plan, &opts)? {
-                writeln!(out, "repair: wrote {}", written.display())?;
+                say(format!("repair: wrote {}", written.display()))?;
+                repair.written.push(written.display().to_string());
             }
         }
     }

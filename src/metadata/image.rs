@@ -32,7 +32,7 @@ use serde_json::Value;
 use super::records::MetadataRecord;
 
 /// A listener (`EndPoints` of a registration).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Listener {
     pub name: String,
     pub host: String,
@@ -40,7 +40,7 @@ pub struct Listener {
     pub security_protocol: i16,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Broker {
     pub id: i32,
     pub epoch: i64,
@@ -52,7 +52,7 @@ pub struct Broker {
     pub log_dirs: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Controller {
     pub id: i32,
     pub incarnation_id: String,
@@ -60,7 +60,7 @@ pub struct Controller {
 }
 
 /// A partition's registration (`PartitionRegistration`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PartitionReg {
     pub replicas: Vec<i32>,
     pub isr: Vec<i32>,
@@ -75,7 +75,7 @@ pub struct PartitionReg {
     pub last_known_elr: Vec<i32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Topic {
     pub name: String,
     pub id: String,
@@ -83,7 +83,7 @@ pub struct Topic {
 }
 
 /// The latest producer id block (`ProducerIdsImage`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ProducerIds {
     pub broker_id: i32,
     pub broker_epoch: i64,
@@ -91,7 +91,7 @@ pub struct ProducerIds {
 }
 
 /// A record the replay could not apply: why, and where.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Note {
     pub offset: i64,
     pub record: String,

@@ -33,7 +33,7 @@ use crate::offsets::records::{self, SHARE_GROUP_STATE_TOPIC};
 use crate::offsets::Replay;
 
 /// One member of a group.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct MemberView {
     pub member_id: String,
     pub instance_id: Option<String>,
@@ -52,10 +52,11 @@ pub struct MemberView {
 }
 
 /// One group.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct GroupView {
     pub group: String,
     /// classic, consumer, share or streams.
+    #[serde(rename = "type")]
     pub kind: &'static str,
     pub state: &'static str,
     /// The generation (classic) or group epoch.
@@ -307,7 +308,7 @@ pub fn topic_names(dirs: &[DataDir]) -> BTreeMap<String, String> {
 }
 
 /// A state batch of a share-partition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StateBatch {
     pub first_offset: i64,
     pub last_offset: i64,
@@ -316,7 +317,7 @@ pub struct StateBatch {
 }
 
 /// One share-partition's state (`ShareCoordinatorShard`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ShareState {
     pub group: String,
     pub topic: String,

@@ -7,20 +7,64 @@ use std::path::Path;
 use anyhow::Context;
 use kaen_log::format::index;
 use kaen_log::txn::snapshot;
-use serde_json::json;
+use serde::Serialize;
 
+use crate::report::document::Entries;
 use crate::report::Output;
+
+#[derive(Serialize)]
+struct TimeEntry<'a> {
+    file: &'a str,
+    position: u64,
+    timestamp: i64,
+    offset: i64,
+}
+
+#[derive(Serialize)]
+struct OffsetEntry<'a> {
+    file: &'a str,
+    position: u64,
+    offset: i64,
+    log_position: i64,
+}
+
+#[derive(Serialize)]
+struct TxnEntry<'a> {
+    file: &'a str,
+    position: u64,
+    version: i16,
+    producer_id: i64,
+    first_offset: i64,
+    last_offset: i64,
+    last_stable_offset: i64,
+}
+
+#[derive(Serialize)]
+struct SnapshotEntry<'a> {
+    file: &'a str,
+    snapshot_offset: i64,
+    crc_valid: bool,
+    producer_id: i64,
+    producer_epoch: i16,
+    coordinator_epoch: i32,
+    current_txn_first_offset: i64,
+    last_timestamp_ms: i64,
+    last_sequence: i32,
+    last_offset: i64,
+    offset_delta: i32,
+}
 
 pub fn dump_index(
     path: &Path,
     base: i64,
     time: bool,
-    text: bool,
+    sink: &mut Entries,
     out: &mut Output,
 ) -> anyhow::Result<u64> {
     let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
         .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
+    let text = sink.is_text();
     if text {
         writeln!(out, "Dumping {file}")?;
     }
@@ -50,10 +94,15 @@ pub fn dump_index(
             if text {
                 writeln!(out, "timestamp: {} offset: {}", e.timestamp, e.offset)?;
             } else {
-                writeln!(
+                sink.entry(
                     out,
-                    "{}",
-                    json!({"file": file, "position": e.at, "timestamp": e.timestamp, "offset": e.offset})
+                    "time_index_entry",
+                    &TimeEntry {
+                        file: &file,
+                        position: e.at,
+                        timestamp: e.timestamp,
+                        offset: e.offset,
+                    },
                 )?;
             }
         }
@@ -63,10 +112,15 @@ pub fn dump_index(
             if text {
                 writeln!(out, "offset: {} position: {}", e.offset, e.position)?;
             } else {
-                writeln!(
+                sink.entry(
                     out,
-                    "{}",
-                    json!({"file": file, "position": e.at, "offset": e.offset, "log_position": e.position})
+                    "offset_index_entry",
+                    &OffsetEntry {
+                        file: &file,
+                        position: e.at,
+                        offset: e.offset,
+                        log_position: i64::from(e.position),
+                    },
                 )?;
             }
         }
@@ -84,10 +138,11 @@ pub fn dump_index(
 }
 
 /// A `.txnindex`: one line per aborted transaction.
-pub fn dump_txnindex(path: &Path, text: bool, out: &mut Output) -> anyhow::Result<u64> {
+pub fn dump_txnindex(path: &Path, sink: &mut Entries, out: &mut Output) -> anyhow::Result<u64> {
     let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
         .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
+    let text = sink.is_text();
     if text {
         writeln!(out, "Dumping {file}")?;
     }
@@ -101,11 +156,18 @@ pub fn dump_txnindex(path: &Path, text: bool, out: &mut Output) -> anyhow::Resul
                 e.version, e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset
             )?;
         } else {
-            writeln!(
+            sink.entry(
                 out,
-                "{}",
-                json!({"file": file, "position": e.at, "version": e.version, "producer_id": e.producer_id,
-                       "first_offset": e.first_offset, "last_offset": e.last_offset, "last_stable_offset": e.last_stable_offset})
+                "txn_index_entry",
+                &TxnEntry {
+                    file: &file,
+                    position: e.at,
+                    version: e.version,
+                    producer_id: e.producer_id,
+                    first_offset: e.first_offset,
+                    last_offset: e.last_offset,
+                    last_stable_offset: e.last_stable_offset,
+                },
             )?;
         }
     }
@@ -120,7 +182,7 @@ pub fn dump_txnindex(path: &Path, text: bool, out: &mut Output) -> anyhow::Resul
 pub fn dump_snapshot(
     path: &Path,
     offset: i64,
-    text: bool,
+    sink: &mut Entries,
     out: &mut Output,
 ) -> anyhow::Result<u64> {
     let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
@@ -128,6 +190,7 @@ pub fn dump_snapshot(
     let file = path.display().to_string();
     let snap = snapshot::decode(&bytes).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
     let crc_valid = snap.crc == snap.computed_crc;
+    let text = sink.is_text();
     if text {
         writeln!(out, "Dumping {file}")?;
         writeln!(
@@ -144,13 +207,22 @@ pub fn dump_snapshot(
                 e.producer_id, e.epoch, e.coordinator_epoch, e.current_txn_first_offset, e.timestamp, e.last_sequence, e.last_offset, e.offset_delta
             )?;
         } else {
-            writeln!(
+            sink.entry(
                 out,
-                "{}",
-                json!({"file": file, "snapshot_offset": offset, "crc_valid": crc_valid, "producer_id": e.producer_id,
-                       "producer_epoch": e.epoch, "coordinator_epoch": e.coordinator_epoch,
-                       "current_txn_first_offset": e.current_txn_first_offset, "last_timestamp": e.timestamp,
-                       "last_sequence": e.last_sequence, "last_offset": e.last_offset, "offset_delta": e.offset_delta})
+                "snapshot_entry",
+                &SnapshotEntry {
+                    file: &file,
+                    snapshot_offset: offset,
+                    crc_valid,
+                    producer_id: e.producer_id,
+                    producer_epoch: e.epoch,
+                    coordinator_epoch: e.coordinator_epoch,
+                    current_txn_first_offset: e.current_txn_first_offset,
+                    last_timestamp_ms: e.timestamp,
+                    last_sequence: e.last_sequence,
+                    last_offset: e.last_offset,
+                    offset_delta: e.offset_delta,
+                },
             )?;
         }
     }

@@ -5,15 +5,20 @@
 //! characters escaped (text) or a JSON string (JSON); anything else as hex
 //! (`0x…`, text) or `{"base64": "…"}` (JSON); null stays null.
 
+pub mod document;
 pub mod indexes;
 pub mod internal;
 pub mod layout;
+pub mod progress;
 pub mod table;
 
 use std::io::{self, BufWriter, Stdout, Write};
 
 use base64::Engine;
 use serde::ser::{Serialize, SerializeMap, Serializer};
+
+pub use document::{emit, formats, Format, Jsonl, Report};
+pub use table::Table;
 
 /// Buffered stdout.
 pub struct Output {
@@ -41,6 +46,23 @@ impl Write for Output {
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
+}
+
+/// The width of the terminal stdout is, or `None` when stdout is not a
+/// terminal (then tables are never wrapped).
+pub fn terminal_width() -> Option<u16> {
+    use std::io::IsTerminal;
+    if !io::stdout().is_terminal() {
+        return None;
+    }
+    if let Some(cols) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return Some(cols);
+    }
+    // SAFETY: TIOCGWINSZ fills a winsize for a terminal file descriptor;
+    // the struct is plain data, zero-initialised, and only read on success.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col > 0).then_some(ws.ws_col)
 }
 
 /// Most bytes of a non-UTF-8 value shown as hex in text output.

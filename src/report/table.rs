@@ -1,5 +1,6 @@
-//! Aligned tables (comfy-table) and CSV, with no terminal detection, so the
-//! same rows always render to the same bytes.
+//! Aligned tables (comfy-table) and CSV. Off a terminal (and with `--wide`)
+//! tables are never wrapped, so the same rows always render to the same
+//! bytes; on a terminal they are fitted to its width.
 //!
 //! Every cell is data from outside (group names, topics, client ids): in a
 //! table each control character is shown escaped (`\x1b`, `\n`), so a name
@@ -7,7 +8,9 @@
 //! widths, so wide characters (CJK, emoji) keep the columns aligned. CSV
 //! quotes per RFC 4180 and carries the exact text.
 
-use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, Width};
+use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table as Table_, Width};
+use schemars::JsonSchema;
+use serde::Serialize;
 use unicode_width::UnicodeWidthStr;
 
 /// `s` with every control character escaped (`\n`, `\t`, `\x1b`, `\u{85}`),
@@ -33,9 +36,204 @@ pub fn escape_cell(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Whether every cell of column `i` is a decimal number or `-` (a numeric
-/// column, right-aligned). Only digits, one point and a sign: a name like
-/// `inf` or `NaN` stays text.
+/// The width to fit tables to: set once by `main` when stdout is a terminal
+/// and `--wide` is not given; unset, tables are never wrapped, so the same
+/// rows always render to the same bytes.
+static FIT_WIDTH: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
+
+/// Fit every table to `width` columns, wrapping long cells.
+pub fn fit_to(width: u16) {
+    let _ = FIT_WIDTH.set(width);
+}
+
+/// One column: its field name (CSV header, JSON key), its text header, and
+/// whether its type is a number (right-aligned).
+#[derive(Debug, Clone)]
+struct Column {
+    field: String,
+    header: String,
+    numeric: bool,
+}
+
+/// Rows of one typed row struct, ready for text or CSV.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    title: Option<String>,
+    columns: Vec<Column>,
+    rows: Vec<Vec<Option<String>>>,
+    show_empty: bool,
+}
+
+/// Whether a JSON Schema property's type is a number.
+fn numeric_schema(prop: &serde_json::Value) -> bool {
+    let is_number = |t: &serde_json::Value| matches!(t.as_str(), Some("integer" | "number"));
+    match prop.get("type") {
+        Some(serde_json::Value::Array(types)) => types.iter().any(is_number),
+        Some(t) => is_number(t),
+        None => false,
+    }
+}
+
+/// A cell's text: null is `None`; strings as they are; anything else as
+/// compact JSON.
+fn cell_text(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+impl Table {
+    /// A table whose columns are the fields of `R` in declaration order
+    /// (numeric by their type), one row per element of `rows`. Text headers
+    /// are the field names upper-cased with dashes (`log_end_offset` →
+    /// `LOG-END-OFFSET`).
+    pub fn of<R: Serialize + JsonSchema>(rows: &[R]) -> Table {
+        let schema = schemars::schema_for!(R);
+        let columns: Vec<Column> = schema
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .map(|props| {
+                props
+                    .iter()
+                    .map(|(name, prop)| Column {
+                        field: name.clone(),
+                        header: name.to_uppercase().replace('_', "-"),
+                        numeric: numeric_schema(prop),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let rows = rows
+            .iter()
+            .map(|r| {
+                let value = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
+                columns
+                    .iter()
+                    .map(|c| value.get(&c.field).and_then(cell_text))
+                    .collect()
+            })
+            .collect();
+        Table {
+            title: None,
+            columns,
+            rows,
+            show_empty: true,
+        }
+    }
+
+    /// A line printed above the table in text output.
+    pub fn titled(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Leave the table out of text output when it has no rows.
+    pub fn hide_empty(mut self) -> Self {
+        self.show_empty = false;
+        self
+    }
+
+    /// The text header of `field`.
+    pub fn header(mut self, field: &str, header: &str) -> Self {
+        if let Some(c) = self.columns.iter_mut().find(|c| c.field == field) {
+            c.header = header.to_string();
+        }
+        self
+    }
+
+    /// Right-align `field` as a number (a number pre-formatted as text).
+    pub fn numeric(mut self, field: &str) -> Self {
+        if let Some(c) = self.columns.iter_mut().find(|c| c.field == field) {
+            c.numeric = true;
+        }
+        self
+    }
+
+    /// Keep only `fields`, in that order.
+    pub fn only(mut self, fields: &[&str]) -> Self {
+        let picks: Vec<usize> = fields
+            .iter()
+            .filter_map(|f| self.columns.iter().position(|c| c.field == *f))
+            .collect();
+        self.columns = picks.iter().map(|&i| self.columns[i].clone()).collect();
+        for row in &mut self.rows {
+            *row = picks
+                .iter()
+                .map(|&i| row.get(i).cloned().flatten())
+                .collect();
+        }
+        self
+    }
+
+    /// Add a row of cells by field name (a text-only line such as a total);
+    /// fields not named are empty.
+    pub fn push_cells(&mut self, cells: &[(&str, String)]) {
+        let row = self
+            .columns
+            .iter()
+            .map(|c| {
+                cells
+                    .iter()
+                    .find(|(f, _)| *f == c.field)
+                    .map(|(_, v)| v.clone())
+            })
+            .collect();
+        self.rows.push(row);
+    }
+
+    /// Append the rows of `other` (a table of the same row type).
+    pub fn extend(&mut self, other: Table) {
+        self.rows.extend(other.rows);
+    }
+
+    /// Whether it has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Whether text output shows it when it has no rows.
+    pub fn show_empty(&self) -> bool {
+        self.show_empty
+    }
+
+    /// The aligned text table (null cells as `-`), with its title.
+    pub fn render(&self) -> String {
+        let headers: Vec<&str> = self.columns.iter().map(|c| c.header.as_str()).collect();
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|c| c.clone().unwrap_or_else(|| "-".to_string()))
+                    .collect()
+            })
+            .collect();
+        let numeric: Vec<bool> = self.columns.iter().map(|c| c.numeric).collect();
+        let mut out = String::new();
+        if let Some(t) = &self.title {
+            out.push_str(&escape_cell(t));
+            out.push('\n');
+        }
+        out.push_str(&render_aligned(&headers, &rows, &numeric));
+        out
+    }
+
+    /// CSV: field names as the header, null as an empty field.
+    pub fn csv(&self) -> String {
+        let headers: Vec<&str> = self.columns.iter().map(|c| c.field.as_str()).collect();
+        let rows: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| c.clone().unwrap_or_default()).collect())
+            .collect();
+        render_csv(&headers, &rows)
+    }
+}
+
+/// Whether every cell of column `i` is a decimal number or `-`: used only
+/// by [`render`], for rows that come without types.
 fn numeric_column(rows: &[Vec<String>], i: usize) -> bool {
     let number = |c: &str| {
         let digits = c.strip_prefix('-').unwrap_or(c);
@@ -50,24 +248,46 @@ fn numeric_column(rows: &[Vec<String>], i: usize) -> bool {
             .all(|r| r.get(i).is_some_and(|c| c == "-" || number(c)))
 }
 
-/// Render `rows` under `headers`: columns separated by two spaces, padded to
-/// the widest cell by display width (integer columns right-aligned), cells
-/// escaped, no trailing spaces, never wrapped.
+/// Render untyped `rows` under `headers` (numeric columns guessed from the
+/// cells; typed rows go through [`Table`]).
 pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let mut table = Table::new();
+    let numeric: Vec<bool> = (0..headers.len())
+        .map(|i| numeric_column(rows, i))
+        .collect();
+    render_aligned(headers, rows, &numeric)
+}
+
+/// Columns separated by two spaces, padded by display width (numeric
+/// columns right-aligned), cells escaped, no trailing spaces; never
+/// wrapped unless [`fit_to`] was called.
+fn render_aligned(headers: &[&str], rows: &[Vec<String>], numeric: &[bool]) -> String {
+    let mut table = Table_::new();
     table
         .load_style(comfy_table::presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(headers.iter().map(|h| h.to_string()));
     for row in rows {
         table.add_row(row.iter().map(|c| escape_cell(c).into_owned()));
+    }
+    let fit = FIT_WIDTH.get().copied();
+    match fit {
+        Some(width) => {
+            table
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_width(width);
+        }
+        None => {
+            table.set_content_arrangement(ContentArrangement::Disabled);
+        }
     }
     let last = headers.len().saturating_sub(1);
     for (i, column) in table.column_iter_mut().enumerate() {
         let gap = if i == last { 0 } else { 2 };
         column.set_padding((0, gap));
-        if numeric_column(rows, i) {
+        if numeric.get(i).copied().unwrap_or(false) {
             column.set_cell_alignment(CellAlignment::Right);
+        }
+        if fit.is_some() {
+            continue;
         }
         // Fix each column at its widest cell so nothing is ever wrapped.
         let width = std::iter::once(headers.get(i).map_or(0, |h| h.width()))

@@ -1,0 +1,312 @@
+//! The one output contract: every command builds a typed document and hands
+//! it to [`emit`], which renders it in the format asked for.
+//!
+//! - `text`: the document's tables (comfy-table, cells escaped) on stdout;
+//!   its summary on stderr, so `klog replay-offsets DIR | sort` sorts rows.
+//! - `csv`: the document's main table, RFC 4180, null as an empty field;
+//!   the summary on stderr.
+//! - `json`: exactly one JSON document, `{"schema_version": 1, "command":
+//!   "...", ...}`, the command's data, findings and summary included.
+//! - `jsonl` (commands whose output grows with the data): one object per
+//!   line, each with a `"type"`; the first line is the header
+//!   `{"type":"header","schema_version":1,"command":"..."}`.
+//!
+//! [`SCHEMA_VERSION`] changes only when a field is removed or changes
+//! meaning; new fields may appear in any release. `klog generate schema DIR`
+//! writes the JSON Schema of every command's document (`man/schema/`).
+
+use std::io::Write;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::table::Table;
+use super::Output;
+
+/// The version of every JSON document klog prints.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// An output format (each command offers the ones that fit its data).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Tables and lines for people.
+    Text,
+    /// One JSON document.
+    Json,
+    /// One JSON object per line, streamed.
+    Jsonl,
+    /// The main table as CSV with a header line.
+    Csv,
+}
+
+impl Format {
+    /// The format's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Jsonl => "jsonl",
+            Format::Csv => "csv",
+        }
+    }
+
+    fn all() -> [Format; 4] {
+        [Format::Text, Format::Json, Format::Jsonl, Format::Csv]
+    }
+}
+
+/// A `--format` parser that accepts exactly `offered` (shown in `--help`).
+pub fn formats(offered: &'static [Format]) -> impl TypedValueParser<Value = Format> {
+    PossibleValuesParser::new(offered.iter().map(|f| f.name())).map(|name| {
+        Format::all()
+            .into_iter()
+            .find(|f| f.name() == name)
+            .unwrap_or(Format::Text)
+    })
+}
+
+/// Formats of table-shaped commands.
+pub const TABLE: &[Format] = &[Format::Text, Format::Json, Format::Csv];
+/// Formats of commands whose output is a report, not one table.
+pub const DOCUMENT: &[Format] = &[Format::Text, Format::Json];
+/// Formats of commands whose output grows with the data.
+pub const STREAM: &[Format] = &[Format::Text, Format::Json, Format::Jsonl];
+/// Streamed and table-shaped.
+pub const STREAM_TABLE: &[Format] = &[Format::Text, Format::Json, Format::Jsonl, Format::Csv];
+
+/// A command's whole output, typed.
+pub trait Report: Serialize + JsonSchema {
+    /// The command's name, as in the JSON document's `command`.
+    const COMMAND: &'static str;
+
+    /// The tables of the text output, in order; the first is the CSV one.
+    fn tables(&self) -> Vec<Table>;
+
+    /// Text for stdout; by default the tables, separated by blank lines.
+    fn text(&self) -> String {
+        let tables: Vec<String> = self
+            .tables()
+            .iter()
+            .filter(|t| !t.is_empty() || t.show_empty())
+            .map(Table::render)
+            .collect();
+        tables.join("\n")
+    }
+
+    /// Lines for people (stderr) in text and CSV output.
+    fn summary(&self) -> String {
+        String::new()
+    }
+
+    /// The lines of `jsonl` output after the header (commands that offer
+    /// it stream instead; this is for the ones that hold their rows).
+    fn write_lines(&self, _lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// The JSON document: the version and command, then the report's fields.
+#[derive(Serialize, JsonSchema)]
+pub struct Document<'a, R: Report> {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The subcommand that printed it.
+    pub command: &'a str,
+    /// The command's data.
+    #[serde(flatten)]
+    pub report: &'a R,
+}
+
+/// Print `report` in `format`: data on stdout, the summary on stderr.
+pub fn emit<R: Report>(report: &R, format: Format, out: &mut Output) -> anyhow::Result<()> {
+    match format {
+        Format::Text => {
+            out.write_all(report.text().as_bytes())?;
+            out.flush()?;
+            eprint!("{}", report.summary());
+        }
+        Format::Csv => {
+            let tables = report.tables();
+            if let Some(table) = tables.first() {
+                out.write_all(table.csv().as_bytes())?;
+            }
+            out.flush()?;
+            eprint!("{}", report.summary());
+        }
+        Format::Json => {
+            let doc = Document {
+                schema_version: SCHEMA_VERSION,
+                command: R::COMMAND,
+                report,
+            };
+            serde_json::to_writer(&mut *out, &doc)?;
+            writeln!(out)?;
+        }
+        Format::Jsonl => {
+            let mut lines = Jsonl::start(out, R::COMMAND)?;
+            report.write_lines(&mut lines)?;
+        }
+    }
+    Ok(())
+}
+
+/// A `jsonl` stream: the header line, then one object per line.
+pub struct Jsonl<'o> {
+    out: &'o mut Output,
+}
+
+#[derive(Serialize)]
+struct Header<'a> {
+    r#type: &'a str,
+    schema_version: u32,
+    command: &'a str,
+}
+
+/// A line of a `jsonl` stream: `{"type": ..., <fields of T>}`.
+#[derive(Serialize)]
+pub struct Line<'a, T: Serialize> {
+    /// What the line holds (`batch`, `record`, `finding`, `commit`, `summary`).
+    pub r#type: &'a str,
+    /// Its fields.
+    #[serde(flatten)]
+    pub fields: &'a T,
+}
+
+impl<'o> Jsonl<'o> {
+    /// Write the header line of `command`.
+    pub fn start(out: &'o mut Output, command: &str) -> anyhow::Result<Self> {
+        serde_json::to_writer(
+            &mut *out,
+            &Header {
+                r#type: "header",
+                schema_version: SCHEMA_VERSION,
+                command,
+            },
+        )?;
+        writeln!(out)?;
+        Ok(Jsonl { out })
+    }
+
+    /// One line `{"type": kind, ...fields}`.
+    pub fn line<T: Serialize>(&mut self, kind: &str, fields: &T) -> anyhow::Result<()> {
+        self.value(&Line {
+            r#type: kind,
+            fields,
+        })
+    }
+
+    fn value<T: Serialize>(&mut self, v: &T) -> anyhow::Result<()> {
+        serde_json::to_writer(&mut *self.out, v)?;
+        writeln!(self.out)?;
+        Ok(())
+    }
+}
+
+/// The entries of a command whose output grows with the data
+/// (`dump-segment`), streamed in either JSON shape: `json` is one document
+/// `{"schema_version":1,"command":…,"entries":[…]}` with one entry per line,
+/// `jsonl` the header line and then one entry per line. Every entry is an
+/// object whose first field is its `"type"`.
+pub struct Entries {
+    format: Format,
+    written: u64,
+}
+
+impl Entries {
+    /// Start the output of `command` (nothing is written for text).
+    pub fn start(format: Format, out: &mut Output, command: &str) -> anyhow::Result<Self> {
+        match format {
+            Format::Json => {
+                write!(
+                    out,
+                    "{{\"schema_version\":{SCHEMA_VERSION},\"command\":{},\"entries\":[",
+                    serde_json::to_string(command)?
+                )?;
+            }
+            Format::Jsonl => {
+                Jsonl::start(out, command)?;
+            }
+            Format::Text | Format::Csv => {}
+        }
+        Ok(Entries { format, written: 0 })
+    }
+
+    /// Whether the output is text (the caller writes its own lines).
+    pub fn is_text(&self) -> bool {
+        matches!(self.format, Format::Text | Format::Csv)
+    }
+
+    /// One entry from `object`, a JSON object (`{…}`), given `"type": kind`
+    /// as its first field.
+    pub fn raw(&mut self, out: &mut Output, kind: &str, object: &[u8]) -> anyhow::Result<()> {
+        if self.is_text() {
+            return Ok(());
+        }
+        let body = object
+            .strip_prefix(b"{")
+            .ok_or_else(|| anyhow::anyhow!("an entry is a JSON object"))?;
+        if self.format == Format::Json {
+            out.write_all(if self.written == 0 { b"\n" } else { b",\n" })?;
+        }
+        write!(out, "{{\"type\":{}", serde_json::to_string(kind)?)?;
+        if body != b"}" {
+            out.write_all(b",")?;
+        }
+        out.write_all(body)?;
+        if self.format == Format::Jsonl {
+            out.write_all(b"\n")?;
+        }
+        self.written += 1;
+        Ok(())
+    }
+
+    /// One entry serialized from `fields` (a struct).
+    pub fn entry<T: Serialize>(
+        &mut self,
+        out: &mut Output,
+        kind: &str,
+        fields: &T,
+    ) -> anyhow::Result<()> {
+        if self.is_text() {
+            return Ok(());
+        }
+        let object = serde_json::to_vec(fields)?;
+        self.raw(out, kind, &object)
+    }
+
+    /// A problem: on stderr always (`klog: file: message`), and as an
+    /// `error` entry in JSON output.
+    pub fn problem(&mut self, out: &mut Output, file: &str, message: &str) -> anyhow::Result<()> {
+        eprintln!(
+            "klog: {}: {}",
+            super::table::escape_cell(file),
+            super::table::escape_cell(message)
+        );
+        #[derive(Serialize)]
+        struct Problem<'a> {
+            file: &'a str,
+            detail: &'a str,
+        }
+        self.entry(
+            out,
+            "error",
+            &Problem {
+                file,
+                detail: message,
+            },
+        )
+    }
+
+    /// End the output.
+    pub fn finish(self, out: &mut Output) -> anyhow::Result<()> {
+        if self.format == Format::Json {
+            out.write_all(if self.written == 0 {
+                b"]}\n"
+            } else {
+                b"\n]}\n"
+            })?;
+        }
+        Ok(())
+    }
+}
