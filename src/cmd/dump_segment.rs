@@ -9,6 +9,7 @@ use kaen_log::format::{DecodeLimits, Entry, RecordView};
 use kaen_log::layout::{batch_layout, Topic};
 use kaen_log::log::{classify, parse_segment_name, Partition, PathKind, Policy};
 use kaen_log::metadata::records::decode_control_value;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::exit::Outcome;
@@ -134,7 +135,7 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
 }
 
 /// One field of `--layout`.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct LayoutField<'a> {
     position: u64,
     decompressed: bool,
@@ -145,7 +146,7 @@ struct LayoutField<'a> {
     value: &'a str,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct LayoutEntry<'a> {
     file: &'a str,
     position: u64,
@@ -153,7 +154,7 @@ struct LayoutEntry<'a> {
 }
 
 /// A legacy (magic 0/1) entry; `records` are its inner messages.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct LegacyEntry<'a> {
     file: &'a str,
     position: u64,
@@ -172,7 +173,7 @@ struct LegacyEntry<'a> {
     records: Option<Vec<LegacyRecord<'a>>>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct LegacyRecord<'a> {
     offset: i64,
     timestamp: i64,
@@ -476,7 +477,7 @@ fn dump_log(
                                 .collect()
                         }),
                     };
-                    sink.entry(out, "batch", &entry)?;
+                    sink.entry(out, "legacy_batch", &entry)?;
                 }
             }
         }
@@ -563,7 +564,7 @@ fn write_text_record(
 }
 
 /// The header fields of a v2 batch's JSON line, in output order.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct BatchJson<'a> {
     file: &'a str,
     position: u64,
@@ -627,7 +628,7 @@ fn write_batch_json(
     Ok(())
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct ErrorJson {
     kind: &'static str,
     detail: String,
@@ -748,4 +749,64 @@ fn read_committed_view(log: &Path) -> anyhow::Result<ReadCommitted> {
         last_stable: st.last_stable_offset(),
         aborted: st.aborted,
     })
+}
+
+/// The shape of `dump-segment --format json`, for its JSON Schema (the
+/// writer above is hand-tuned; `tests/cli/schema.rs` validates real output
+/// against this).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+pub struct DumpDocument {
+    schema_version: u32,
+    command: String,
+    entries: Vec<DumpEntry>,
+}
+
+#[derive(JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[allow(dead_code)]
+enum DumpEntry {
+    Batch(V2Batch),
+    LegacyBatch(LegacyEntry<'static>),
+    Layout(LayoutEntry<'static>),
+    OffsetIndexEntry(indexes::OffsetEntry<'static>),
+    TimeIndexEntry(indexes::TimeEntry<'static>),
+    TxnIndexEntry(indexes::TxnEntry<'static>),
+    SnapshotEntry(indexes::SnapshotEntry<'static>),
+    Error(crate::report::document::Problem<'static>),
+}
+
+/// A v2 batch with its records.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct V2Batch {
+    #[serde(flatten)]
+    head: BatchJson<'static>,
+    #[serde(default)]
+    records: Vec<RecordSchema>,
+    #[serde(default)]
+    records_error: Option<ErrorJson>,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct RecordSchema {
+    offset: i64,
+    timestamp: i64,
+    key: JsonBytes<'static>,
+    value: JsonBytes<'static>,
+    headers: Vec<HeaderSchema>,
+    /// In a control batch: the marker (or why it is invalid).
+    #[serde(default)]
+    control: Option<serde_json::Value>,
+    /// Internal topics and KRaft control records: the decoded key and value.
+    #[serde(default)]
+    decoded: Option<serde_json::Value>,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct HeaderSchema {
+    key: JsonBytes<'static>,
+    value: JsonBytes<'static>,
 }

@@ -18,11 +18,12 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Generate man pages (klog.1 and one page per subcommand) into a folder.
+/// Generate man pages (klog.1 and one page per subcommand) into a folder,
+/// or the JSON Schema of every command's `--format json` document.
 #[derive(Debug, clap::Args)]
 pub struct GenerateArgs {
-    /// What to generate: only `man` is known.
-    #[arg(value_parser = ["man"])]
+    /// What to generate: `man` or `schema`.
+    #[arg(value_parser = ["man", "schema"])]
     pub what: String,
     /// Output folder.
     pub dir: PathBuf,
@@ -54,8 +55,270 @@ fn completions_command() -> clap::Command {
 
 pub fn run(args: &GenerateArgs, _out: &mut Output) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(&args.dir).with_context(|| format!("create {}", args.dir.display()))?;
-    let cmd = Cli::command();
-    clap_mangen::generate_to(cmd, &args.dir)
-        .with_context(|| format!("write man pages to {}", args.dir.display()))?;
+    match args.what.as_str() {
+        "schema" => crate::report::schema::write_all(&args.dir)?,
+        _ => man_pages(&args.dir)?,
+    }
     Ok(Outcome::Clean)
+}
+
+/// Examples per subcommand: (command line, what it does).
+const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "klog",
+        &[
+            (
+                "klog verify-crc /var/lib/kafka/data",
+                "check every segment and index of a broker's log directory",
+            ),
+            (
+                "klog lag --isolation read-committed /var/lib/kafka/data",
+                "every group's lag as a read_committed consumer sees it",
+            ),
+        ],
+    ),
+    (
+        "dump-segment",
+        &[
+            (
+                "klog dump-segment --records DIR/orders-0/00000000000000000000.log",
+                "one line per batch and per record",
+            ),
+            (
+                "klog dump-segment --print-data-log DIR/orders-0",
+                "kafka-dump-log's line format, for its parsers",
+            ),
+            (
+                "klog dump-segment --format jsonl --from-offset 100 --max-batches 10 DIR/orders-0",
+                "ten batches from offset 100 as JSON lines",
+            ),
+            (
+                "klog dump-segment --layout DIR/__consumer_offsets-7/00000000000000000000.log",
+                "every field with its byte position",
+            ),
+        ],
+    ),
+    (
+        "verify-crc",
+        &[
+            (
+                "klog verify-crc DIR",
+                "check a data directory; exit 1 on damage",
+            ),
+            (
+                "klog verify-crc --deep --format json DIR",
+                "also producer state; one JSON document",
+            ),
+            (
+                "klog verify-crc --recovery-preview DIR",
+                "what a restarting broker would cut",
+            ),
+            (
+                "klog verify-crc --repair --dry-run DIR",
+                "the repair plan, changing nothing",
+            ),
+        ],
+    ),
+    (
+        "diff",
+        &[(
+            "klog diff broker1/orders-0 broker2/orders-0",
+            "where two replicas diverge",
+        )],
+    ),
+    (
+        "replay-offsets",
+        &[
+            (
+                "klog replay-offsets DIR",
+                "the committed-offset table on stdout, the summary on stderr",
+            ),
+            (
+                "klog replay-offsets --group billing --history DIR",
+                "every commit of one group in log order",
+            ),
+            (
+                "klog replay-offsets --as-of time:1700000000000 DIR",
+                "the table as it was at that time",
+            ),
+        ],
+    ),
+    (
+        "lag",
+        &[
+            (
+                "klog lag DIR",
+                "every group's lag against the high watermark",
+            ),
+            (
+                "klog lag --columns kafka --group billing DIR",
+                "kafka-consumer-groups --describe's columns",
+            ),
+            (
+                "klog lag --fail-above 1000 --format csv DIR",
+                "CSV; exit 1 when a partition lags more than 1000",
+            ),
+        ],
+    ),
+    (
+        "groups",
+        &[(
+            "klog groups --members DIR",
+            "every group of every protocol with its members",
+        )],
+    ),
+    (
+        "info",
+        &[(
+            "klog info DIR1 DIR2",
+            "what a broker's log directories hold, checked against the KRaft metadata",
+        )],
+    ),
+    (
+        "metadata",
+        &[(
+            "klog metadata --topic orders DIR",
+            "one topic's partitions and configs from the metadata log",
+        )],
+    ),
+    (
+        "tombstone",
+        &[(
+            "klog tombstone --group old-app --dry-run DIR",
+            "the keys a tombstone run would delete",
+        )],
+    ),
+    (
+        "commit",
+        &[(
+            "klog commit --group billing --topic orders --partition 0 --offset 42 DIR",
+            "append one offset commit",
+        )],
+    ),
+    (
+        "transactions",
+        &[(
+            "klog transactions --now-ms 1700000120000 DIR/payments-0",
+            "producers, open and hanging transactions, the last stable offset",
+        )],
+    ),
+    (
+        "stats",
+        &[(
+            "klog stats DIR",
+            "batches, records, codecs and producers per partition",
+        )],
+    ),
+    (
+        "produce",
+        &[(
+            "printf 'k1\\tv1\\n' | klog produce --topic orders --key-separator '\\t' DIR",
+            "append records read from stdin",
+        )],
+    ),
+    (
+        "group-demo",
+        &[(
+            "klog group-demo --dir /tmp/demo --keep",
+            "a consumer group's two numbers, done on disk",
+        )],
+    ),
+    (
+        "completions",
+        &[(
+            "klog completions bash > /etc/bash_completion.d/klog",
+            "install bash completions",
+        )],
+    ),
+];
+
+/// Related pages per subcommand.
+const SEE_ALSO: &[(&str, &[&str])] = &[
+    ("dump-segment", &["verify-crc", "stats"]),
+    ("verify-crc", &["dump-segment", "diff", "info"]),
+    ("diff", &["verify-crc"]),
+    ("replay-offsets", &["lag", "groups", "commit", "tombstone"]),
+    ("lag", &["replay-offsets", "groups", "transactions"]),
+    ("groups", &["replay-offsets", "lag", "metadata"]),
+    ("info", &["metadata", "verify-crc"]),
+    ("metadata", &["info", "groups"]),
+    ("tombstone", &["commit", "replay-offsets"]),
+    ("commit", &["tombstone", "replay-offsets", "lag"]),
+    ("transactions", &["lag", "verify-crc"]),
+    ("stats", &["dump-segment"]),
+    ("produce", &["dump-segment", "group-demo"]),
+    ("group-demo", &["produce", "lag"]),
+    ("completions", &[]),
+];
+
+/// Escape text for roff: backslashes, leading dots and quotes, dashes.
+fn roff_text(s: &str) -> String {
+    let s = s.replace('\\', "\\e").replace('-', "\\-");
+    if s.starts_with('.') || s.starts_with('\'') {
+        format!("\\&{s}")
+    } else {
+        s
+    }
+}
+
+/// The sections clap does not write: EXIT STATUS, EXAMPLES, SEE ALSO.
+fn extra_sections(name: &str) -> String {
+    let mut roff = String::new();
+    roff.push_str(".SH \"EXIT STATUS\"\n");
+    for (code, meaning) in [
+        ("0", "the command ran and found nothing wrong"),
+        ("1", "the command ran and found problems (damage, lag over a threshold, findings at or above --fail-on)"),
+        ("2", "the command could not do its job: bad arguments, unreadable input, a held lock, an I/O error"),
+    ] {
+        roff.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff_text(meaning)));
+    }
+    if let Some((_, examples)) = EXAMPLES.iter().find(|(n, _)| *n == name) {
+        roff.push_str(".SH EXAMPLES\n");
+        for (cmd, what) in *examples {
+            roff.push_str(&format!(
+                ".TP\n\\fB{}\\fR\n{}\n",
+                roff_text(cmd),
+                roff_text(what)
+            ));
+        }
+    }
+    let related: Vec<String> = match SEE_ALSO.iter().find(|(n, _)| *n == name) {
+        Some((_, pages)) => std::iter::once("klog(1)".to_string())
+            .chain(pages.iter().map(|p| format!("klog\\-{}(1)", roff_text(p))))
+            .collect(),
+        None => EXAMPLES
+            .iter()
+            .filter(|(n, _)| *n != "klog")
+            .map(|(n, _)| format!("klog\\-{}(1)", roff_text(n)))
+            .collect(),
+    };
+    roff.push_str(".SH \"SEE ALSO\"\n");
+    roff.push_str(&related.join(", "));
+    roff.push('\n');
+    roff
+}
+
+/// klog.1 and one page per visible subcommand: clap's sections (without
+/// the Markdown backticks of the doc comments), then EXIT STATUS,
+/// EXAMPLES and SEE ALSO; the version in the footer.
+fn man_pages(dir: &std::path::Path) -> anyhow::Result<()> {
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let version = format!("klog {}", env!("CARGO_PKG_VERSION"));
+    let mut pages = vec![("klog".to_string(), cmd.clone())];
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        pages.push((sub.get_name().to_string(), sub.clone()));
+    }
+    for (name, page) in pages {
+        let man = clap_mangen::Man::new(page)
+            .source(version.clone())
+            .manual("klog manual");
+        let mut roff = Vec::new();
+        man.render(&mut roff)?;
+        let mut text = String::from_utf8(roff)?.replace('`', "");
+        text.push_str(&extra_sections(&name));
+        let path = dir.join(man.get_filename());
+        std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
+    }
+    Ok(())
 }

@@ -283,11 +283,6 @@ impl Entries {
             super::table::escape_cell(file),
             super::table::escape_cell(message)
         );
-        #[derive(Serialize)]
-        struct Problem<'a> {
-            file: &'a str,
-            detail: &'a str,
-        }
         self.entry(
             out,
             "error",
@@ -309,4 +304,11 @@ impl Entries {
         }
         Ok(())
     }
+}
+
+/// A problem entry of a stream: the file and what is wrong.
+#[derive(Serialize, JsonSchema)]
+pub struct Problem<'a> {
+    pub file: &'a str,
+    pub detail: &'a str,
 }

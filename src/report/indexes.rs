@@ -12,24 +12,24 @@ use serde::Serialize;
 use crate::report::document::Entries;
 use crate::report::Output;
 
-#[derive(Serialize)]
-struct TimeEntry<'a> {
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct TimeEntry<'a> {
     file: &'a str,
     position: u64,
     timestamp: i64,
     offset: i64,
 }
 
-#[derive(Serialize)]
-struct OffsetEntry<'a> {
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct OffsetEntry<'a> {
     file: &'a str,
     position: u64,
     offset: i64,
     log_position: i64,
 }
 
-#[derive(Serialize)]
-struct TxnEntry<'a> {
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct TxnEntry<'a> {
     file: &'a str,
     position: u64,
     version: i16,
@@ -39,8 +39,8 @@ struct TxnEntry<'a> {
     last_stable_offset: i64,
 }
 
-#[derive(Serialize)]
-struct SnapshotEntry<'a> {
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct SnapshotEntry<'a> {
     file: &'a str,
     snapshot_offset: i64,
     crc_valid: bool,

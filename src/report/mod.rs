@@ -10,6 +10,7 @@ pub mod indexes;
 pub mod internal;
 pub mod layout;
 pub mod progress;
+pub mod schema;
 pub mod table;
 
 use std::io::{self, BufWriter, Stdout, Write};
@@ -91,6 +92,27 @@ pub fn text_bytes(b: Option<&[u8]>) -> String {
 
 /// Bytes for JSON output: null, a string, or `{"base64": "…"}`.
 pub struct JsonBytes<'a>(pub Option<&'a [u8]>);
+
+impl schemars::JsonSchema for JsonBytes<'_> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Bytes".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "null, a UTF-8 string, or {\"base64\": ...} for other bytes",
+            "anyOf": [
+                { "type": "null" },
+                { "type": "string" },
+                {
+                    "type": "object",
+                    "properties": { "base64": { "type": "string" } },
+                    "required": ["base64"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
+}
 
 impl Serialize for JsonBytes<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
