@@ -15,7 +15,8 @@ use serde::Serialize;
 use crate::exit::Outcome;
 use crate::report::document::{Entries, STREAM};
 use crate::report::internal::{self, Internal};
-use crate::report::{formats, Format};
+use crate::report::table::escape_cell;
+use crate::report::{formats, kafka_dump, Format};
 use crate::report::{indexes, text_bytes, write_json_bytes, JsonBytes, Output};
 use kaen_log::txn::Isolation;
 
@@ -43,14 +44,22 @@ use kaen_log::txn::Isolation;
 #[derive(Debug, clap::Args)]
 pub struct DumpSegmentArgs {
     /// Segment files, index files or partition folders.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "files")]
     pub paths: Vec<PathBuf>,
+    /// The same as PATHS, comma-separated (kafka-dump-log's spelling).
+    #[arg(long, value_delimiter = ',', value_name = "PATH,...")]
+    pub files: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_parser = formats(STREAM), default_value = "text")]
     pub format: Format,
     /// Text: add one line per record.
     #[arg(long)]
     pub records: bool,
+    /// Text in kafka-dump-log's line format (`--deep-iteration
+    /// --print-data-log`): a `baseOffset: …` line per batch and a `| offset:
+    /// … key: … payload: …` line per record, so its parsers keep working.
+    #[arg(long, alias = "deep-iteration")]
+    pub print_data_log: bool,
     /// JSON: omit the records array.
     #[arg(long)]
     pub batches_only: bool,
@@ -80,7 +89,7 @@ pub struct DumpSegmentArgs {
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut problems = 0;
     let mut sink = Entries::start(args.format, out, "dump-segment")?;
-    for path in &args.paths {
+    for path in args.paths.iter().chain(&args.files) {
         // --max-batches counts per path, across a folder's segments.
         let mut budget = args.max_batches;
         let budget = &mut budget;
@@ -309,7 +318,7 @@ fn dump_log(
                 let mut records = Vec::new();
                 let mut record_error = None;
                 let want_records = if text {
-                    args.records
+                    args.records || args.print_data_log
                 } else {
                     !args.batches_only
                 };
@@ -337,7 +346,25 @@ fn dump_log(
                     problems += 1;
                     sink.problem(out, &file, &e.to_string())?;
                 }
-                if text {
+                if text && args.print_data_log {
+                    let codec = codec_name(h.compression_id());
+                    let line = kafka_dump::batch_line(
+                        &h,
+                        batch.position,
+                        batch.bytes().len(),
+                        crc_valid,
+                        &codec,
+                    );
+                    writeln!(out, "{line}")?;
+                    for r in &records {
+                        let control = if h.is_control() {
+                            control_of(r).ok()
+                        } else {
+                            None
+                        };
+                        writeln!(out, "{}", kafka_dump::record_line(&h, r, control.as_ref()))?;
+                    }
+                } else if text {
                     writeln!(
                         out,
                         "position: {} baseOffset: {} lastOffset: {} count: {} baseSequence: {} lastSequence: {} \
@@ -487,7 +514,17 @@ fn dump_log(
             anyhow::bail!("{file}: {}{}", d.error, kaen_log::verify::NOT_A_SEGMENT);
         }
         problems += 1;
-        if text && d.framing {
+        if text && d.framing && args.print_data_log {
+            let name = path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            writeln!(
+                out,
+                "Found {} invalid bytes at the end of {}",
+                d.file_len - d.position,
+                escape_cell(&name)
+            )?;
+        } else if text && d.framing {
             writeln!(
                 out,
                 "Found {} invalid bytes at the end of {file} (position {})",

@@ -8,6 +8,7 @@
 pub mod document;
 pub mod indexes;
 pub mod internal;
+pub mod kafka_dump;
 pub mod layout;
 pub mod progress;
 pub mod schema;

@@ -10,6 +10,7 @@ mod dump_segment;
 mod fixtures;
 mod group_demo;
 mod info;
+mod kafka_dump;
 mod kafka_real;
 mod kraft;
 mod lag;
