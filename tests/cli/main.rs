@@ -21,6 +21,7 @@ mod readme;
 mod replay_offsets;
 mod schema;
 mod stats;
+mod terminal;
 mod tombstone;
 mod transactions;
 mod verify_crc;
