@@ -63,9 +63,37 @@ pub struct DumpSegmentArgs {
     /// JSON: omit the records array.
     #[arg(long)]
     pub batches_only: bool,
-    /// Skip batches that end before this offset (uses the offset index to seek).
+    /// Skip batches that end before this offset (uses the offset index to
+    /// seek), and records before it.
     #[arg(long)]
     pub from_offset: Option<i64>,
+    /// Stop at the first batch that starts after this offset; records after
+    /// it are not shown.
+    #[arg(long, value_name = "OFFSET")]
+    pub to_offset: Option<i64>,
+    /// Records stamped before this time (epoch ms) are not shown, nor are
+    /// batches whose max timestamp is before it.
+    #[arg(long, value_name = "MS")]
+    pub from_time: Option<i64>,
+    /// Records stamped after this time (epoch ms) are not shown, nor are
+    /// batches whose every record is after it.
+    #[arg(long, value_name = "MS")]
+    pub to_time: Option<i64>,
+    /// Only records whose key is exactly K (UTF-8); batches without such a
+    /// record are not shown.
+    #[arg(long, value_name = "K")]
+    pub key: Option<String>,
+    /// Only records whose key or value contains PATTERN (a plain byte
+    /// string); batches without such a record are not shown.
+    #[arg(long, value_name = "PATTERN")]
+    pub grep: Option<String>,
+    /// Read only the first N bytes of each file (kafka-dump-log's
+    /// --max-bytes): a batch that does not end within them is not shown.
+    #[arg(long, value_name = "N")]
+    pub max_bytes: Option<u64>,
+    /// With --print-data-log: omit the record metadata, print key and payload only.
+    #[arg(long, requires = "print_data_log")]
+    pub skip_record_metadata: bool,
     /// Stop after this many batches of each path (a folder's segments
     /// together).
     #[arg(long)]
@@ -270,6 +298,22 @@ fn dump_log(
                         continue;
                     }
                 }
+                if args.to_offset.is_some_and(|to| h.base_offset > to) {
+                    break;
+                }
+                if args
+                    .max_bytes
+                    .is_some_and(|max| batch.position + batch.bytes().len() as u64 > max)
+                {
+                    break;
+                }
+                if args.from_time.is_some_and(|t| h.max_timestamp < t)
+                    || args
+                        .to_time
+                        .is_some_and(|t| h.base_timestamp > t && !h.is_control())
+                {
+                    continue;
+                }
                 if args.layout {
                     let topic = match internal {
                         Some(Internal::Offsets) => Topic::Offsets,
@@ -318,7 +362,7 @@ fn dump_log(
                 let mut records = Vec::new();
                 let mut record_error = None;
                 let want_records = if text {
-                    args.records || args.print_data_log
+                    args.records || args.print_data_log || args.key.is_some() || args.grep.is_some()
                 } else {
                     !args.batches_only
                 };
@@ -328,7 +372,7 @@ fn dump_log(
                             for r in iter {
                                 match r {
                                     Ok(r) => {
-                                        if args.from_offset.is_none_or(|from| r.offset >= from) {
+                                        if record_wanted(args, &r) {
                                             records.push(r)
                                         }
                                     }
@@ -346,6 +390,9 @@ fn dump_log(
                     problems += 1;
                     sink.problem(out, &file, &e.to_string())?;
                 }
+                if (args.key.is_some() || args.grep.is_some()) && records.is_empty() {
+                    continue;
+                }
                 if text && args.print_data_log {
                     let codec = codec_name(h.compression_id());
                     let line = kafka_dump::batch_line(
@@ -362,7 +409,12 @@ fn dump_log(
                         } else {
                             None
                         };
-                        writeln!(out, "{}", kafka_dump::record_line(&h, r, control.as_ref()))?;
+                        let line = if args.skip_record_metadata {
+                            kafka_dump::data_line(&h, r)
+                        } else {
+                            kafka_dump::record_line(&h, r, control.as_ref())
+                        };
+                        writeln!(out, "{line}")?;
                     }
                 } else if text {
                     writeln!(
@@ -535,6 +587,26 @@ fn dump_log(
         sink.problem(out, &file, &d.error.to_string())?;
     }
     Ok(problems)
+}
+
+/// Whether a record passes --from-offset, --to-offset, the time range,
+/// --key and --grep.
+fn record_wanted(args: &DumpSegmentArgs, r: &RecordView<'_>) -> bool {
+    let contains = |hay: Option<&[u8]>, needle: &[u8]| {
+        hay.is_some_and(|h| needle.is_empty() || h.windows(needle.len()).any(|w| w == needle))
+    };
+    args.from_offset.is_none_or(|from| r.offset >= from)
+        && args.to_offset.is_none_or(|to| r.offset <= to)
+        && args.from_time.is_none_or(|t| r.timestamp >= t)
+        && args.to_time.is_none_or(|t| r.timestamp <= t)
+        && args
+            .key
+            .as_ref()
+            .is_none_or(|k| r.key == Some(k.as_bytes()))
+        && args
+            .grep
+            .as_ref()
+            .is_none_or(|g| contains(r.key, g.as_bytes()) || contains(r.value, g.as_bytes()))
 }
 
 fn codec_name(id: u8) -> String {

@@ -101,3 +101,19 @@ pub fn record_line(h: &BatchHeader, r: &RecordView<'_>, control: Option<&Control
     }
     line
 }
+
+/// A record line without metadata (`--skip-record-metadata`): `| key: …
+/// payload: …` as Kafka prints it; a control record's line is empty there.
+pub fn data_line(h: &BatchHeader, r: &RecordView<'_>) -> String {
+    if h.is_control() {
+        return String::new();
+    }
+    let mut line = "|".to_string();
+    if let Some(k) = r.key {
+        line.push_str(&format!(" key: {}", text(k)));
+    }
+    if let Some(v) = r.value {
+        line.push_str(&format!(" payload: {}", text(v)));
+    }
+    line
+}

@@ -55,3 +55,80 @@ fn print_data_log_is_kafka_dump_log_byte_for_byte() {
     }
     assert!(compared >= 100, "only {compared} segments compared");
 }
+
+/// The digging filters on `data/orders-0` (fixtures/README.md: records
+/// `order-NNN` at offset NNN for 0..119, batches of 5 records of 316 or 317
+/// bytes, timestamps 1700000000000 + offset in the first batches).
+#[test]
+fn filters_select_records_by_offset_key_bytes_and_pattern() {
+    let env = crate::support::TestEnv::new();
+    let records = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["dump-segment", "--print-data-log", "fixtures/data/orders-0"];
+        args.extend_from_slice(extra);
+        let o = env.run(&args, None);
+        assert_eq!(o.status.code(), Some(0), "{extra:?}: {o:?}");
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with('|'))
+            .map(str::to_string)
+            .collect()
+    };
+    let key_of = |line: &str| {
+        line.split(" key: ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let one = records(&["--key", "order-042"]);
+    assert_eq!(one.len(), 1, "{one:?}");
+    assert!(one[0].starts_with("| offset: 42 "), "{one:?}");
+
+    let range = records(&["--from-offset", "10", "--to-offset", "14"]);
+    let keys: Vec<String> = range.iter().map(|l| key_of(l)).collect();
+    assert_eq!(
+        keys,
+        [
+            "order-010",
+            "order-011",
+            "order-012",
+            "order-013",
+            "order-014"
+        ]
+    );
+
+    let grep = records(&["--grep", "order-11", "--skip-record-metadata"]);
+    let keys: Vec<String> = grep.iter().map(|l| key_of(l)).collect();
+    let want: Vec<String> = (110..120).map(|n| format!("order-{n}")).collect();
+    assert_eq!(keys, want);
+    assert!(
+        grep.iter().all(|l| l.starts_with("| key: order-11")),
+        "{grep:?}"
+    );
+
+    // The first file's first 400 bytes hold only its first batch (316 bytes).
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--print-data-log",
+            "--max-bytes",
+            "400",
+            "fixtures/data/orders-0/00000000000000000000.log",
+        ],
+        None,
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("baseOffset:"))
+            .count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with('|')).count(),
+        5,
+        "{text}"
+    );
+}
