@@ -1,6 +1,6 @@
 //! `klog dump-segment`: print batches, records and index entries.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::exit::Outcome;
 use crate::report::document::{Entries, STREAM};
 use crate::report::internal::{self, Internal};
+use crate::report::progress::Progress;
 use crate::report::table::escape_cell;
 use crate::report::{formats, kafka_dump, Format};
 use crate::report::{indexes, text_bytes, write_json_bytes, JsonBytes, Output};
@@ -116,6 +117,11 @@ pub struct DumpSegmentArgs {
 
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut problems = 0;
+    // Progress only when the text goes to a file or a pipe, not the terminal.
+    let progress = Progress::over(
+        &args.paths,
+        args.format == Format::Text && !std::io::stdout().is_terminal(),
+    );
     let mut sink = Entries::start(args.format, out, "dump-segment")?;
     for path in args.paths.iter().chain(&args.files) {
         // --max-batches counts per path, across a folder's segments.
@@ -167,6 +173,7 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
             }
         }
     }
+    drop(progress);
     sink.finish(out)?;
     Ok(Outcome::from_count(problems))
 }

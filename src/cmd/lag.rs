@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
+use crate::report::progress::Progress;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 use kaen_log::txn::Isolation;
 
@@ -75,6 +76,7 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         group: args.group.clone(),
         ..ReplayOptions::default()
     };
+    let progress = Progress::spinner(args.format == Format::Text);
     let (dirs, replay, _) = crate::cmd::replay_offsets::replay_dirs(&args.dirs, opts)?;
     if let Some(g) = &args.group {
         let known = replay.table.contains_key(g)
@@ -99,6 +101,7 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             ..LagOptions::default()
         },
     )?;
+    drop(progress);
     let report = LagReport {
         isolation: isolation.name(),
         partitions: rows.iter().map(LagOut::from).collect(),

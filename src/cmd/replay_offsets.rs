@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::exit::Outcome;
 use crate::report::document::STREAM_TABLE;
+use crate::report::progress::Progress;
 use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 
 /// Replay the offsets topic (`__offsets` in a klog data directory,
@@ -127,7 +128,9 @@ pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome
         topic: args.topic.clone(),
         ..ReplayOptions::default()
     };
+    let progress = Progress::spinner(args.format == Format::Text);
     let (_, replay, topic) = replay_dirs(&args.dirs, opts)?;
+    drop(progress);
     let report = ReplayReport::new(&replay, args, topic);
     emit(&report, args.format, out)?;
     Ok(Outcome::from_count(replay.bad.len() as u64))

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::exit::Outcome;
 use crate::report::document::DOCUMENT;
+use crate::report::progress::Progress;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// Statistics of logs, per partition and in total
@@ -49,6 +50,7 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             max_decompressed: args.max_decompressed_bytes,
         },
     };
+    let _progress = Progress::over(&args.paths, args.format == Format::Text);
     let mut parts: Vec<PartitionStats> = Vec::new();
     for path in &args.paths {
         parts.extend(

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::cli::FailOn;
 use crate::exit::Outcome;
 use crate::report::document::DOCUMENT;
+use crate::report::progress::Progress;
 use crate::report::table::escape_cell;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
@@ -61,6 +62,7 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         transaction_timeout_ms: args.transaction_timeout_ms,
         ..TxnOptions::default()
     };
+    let progress = Progress::spinner(args.format == Format::Text);
     let mut partitions = Vec::new();
     for path in &args.paths {
         match classify(path)? {
@@ -112,6 +114,7 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         failing += st.findings.iter().filter(|f| f.fails(fail_on)).count() as u64;
         reports.push((p, st, snaps));
     }
+    drop(progress);
     let report = TransactionsReport::new(&reports, view.as_ref());
     emit(&report, args.format, out)?;
     Ok(Outcome::from_count(failing))

@@ -97,10 +97,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         return recovery_preview(args, out);
     }
     let mut opts = options(args);
-    let progress = (args.format == Format::Text)
-        .then(|| Progress::bytes(args.paths.iter().map(|p| log_bytes(p)).sum()))
-        .flatten();
-    opts.progress = progress.as_ref().map(Progress::counter);
+    let progress = Progress::over(&args.paths, args.format == Format::Text);
     let total = check(args, &opts)?;
     drop(progress);
     let mut report = VerifyReport::new(&total);
@@ -318,18 +315,6 @@ fn check(args: &VerifyCrcArgs, opts: &verify::Options) -> anyhow::Result<verify:
         total.merge(r);
     }
     Ok(total)
-}
-
-/// Bytes of `.log` files under a path (for the progress total).
-fn log_bytes(path: &Path) -> u64 {
-    walkdir::WalkDir::new(path)
-        .max_depth(2)
-        .into_iter()
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.len())
-        .sum()
 }
 
 /// The partitions under the given paths, with the data directory each belongs to.

@@ -26,6 +26,7 @@
 
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::batch::{self, DecodeLimits, HEADER_LEN};
@@ -444,6 +445,7 @@ impl<'p> Walk<'p> {
                 continue;
             }
             self.next_offset = Some(next);
+            WALKED_BYTES.fetch_add(entry_size, Ordering::Relaxed);
             return Ok(Advanced::Entry);
         }
     }
@@ -455,6 +457,15 @@ impl<'p> Walk<'p> {
         }
         Ok(reader)
     }
+}
+
+/// Bytes of entries every walk of this process has stepped over, for a
+/// progress display (one relaxed add per entry).
+static WALKED_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// How many bytes of entries the walks of this process have passed so far.
+pub fn walked_bytes() -> u64 {
+    WALKED_BYTES.load(Ordering::Relaxed)
 }
 
 /// What [`Walk::advance`] moved to.
@@ -558,6 +569,7 @@ impl HeaderWalk<'_> {
             };
             let position = self.pos;
             self.pos += total;
+            WALKED_BYTES.fetch_add(total, Ordering::Relaxed);
             let header = if magic == 2 {
                 let Ok(h) = batch::BatchHeader::parse(&head, position) else {
                     self.done = true;

@@ -1,10 +1,13 @@
 //! Progress on stderr, for people only: shown when stderr is a terminal,
 //! the output is text and `--quiet` is not given. A background thread
-//! polls a shared byte counter the scan advances, so the scan itself pays
-//! one relaxed atomic add per batch.
+//! polls the byte counter every walk of the log advances
+//! (`kaen_log::log::walk::walked_bytes`), so a scan pays one relaxed atomic
+//! add per batch and no command needs its own hook.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use kaen_log::log::walk::walked_bytes;
 use std::sync::{Arc, OnceLock};
 
 static QUIET: OnceLock<bool> = OnceLock::new();
@@ -19,47 +22,90 @@ pub fn enabled() -> bool {
     !QUIET.get().copied().unwrap_or(false) && std::io::stderr().is_terminal()
 }
 
-/// A bar over a number of bytes; cleared when dropped.
+/// A bar over the bytes of log the walks pass; cleared when dropped.
 pub struct Progress {
     bar: indicatif::ProgressBar,
-    done: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// Bytes of `.log` files under the paths (files, partition folders, data
+/// directories), for a progress total.
+pub fn log_bytes<P: AsRef<std::path::Path>>(paths: &[P]) -> u64 {
+    paths
+        .iter()
+        .flat_map(|p| walkdir::WalkDir::new(p).max_depth(2).into_iter().flatten())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
 impl Progress {
-    /// A bar over `total` bytes, or `None` when progress is not shown.
-    pub fn bytes(total: u64) -> Option<Progress> {
+    /// A bar over the `.log` bytes under `paths`, advanced by every walk of
+    /// the log (`kaen_log::log::walk::walked_bytes`); `None` when progress
+    /// is not shown (stderr not a terminal, `--quiet`, or `shown` false:
+    /// the caller's output is not text).
+    pub fn over<P: AsRef<std::path::Path>>(paths: &[P], shown: bool) -> Option<Progress> {
+        if !shown || !enabled() {
+            return None;
+        }
+        Progress::bytes(Some(log_bytes(paths)))
+    }
+
+    /// A counter of the bytes walked with their rate, no total: for
+    /// commands that read part of the log, or parts of it more than once.
+    pub fn spinner(shown: bool) -> Option<Progress> {
+        if !shown || !enabled() {
+            return None;
+        }
+        Progress::bytes(None)
+    }
+
+    /// A bar over `total` bytes (a spinner without one), or `None` when
+    /// progress is not shown.
+    fn bytes(total: Option<u64>) -> Option<Progress> {
         if !enabled() {
             return None;
         }
-        let bar = indicatif::ProgressBar::new(total);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        // Shown only once the scan has taken a second (KLOG_PROGRESS_DELAY_MS
+        // overrides that, for tests): quick runs stay quiet.
+        let delay = std::env::var("KLOG_PROGRESS_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1000);
+        let bar = indicatif::ProgressBar::with_draw_target(
+            total,
+            indicatif::ProgressDrawTarget::hidden(),
         );
-        let done = Arc::new(AtomicU64::new(0));
+        let template = match total {
+            Some(_) => "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            None => "{spinner} {bytes} of log read, {bytes_per_sec}",
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(template)
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        let start = walked_bytes();
         let stop = Arc::new(AtomicBool::new(false));
-        let (b, d, s) = (bar.clone(), done.clone(), stop.clone());
+        let (b, s) = (bar.clone(), stop.clone());
         let thread = std::thread::spawn(move || {
+            let began = std::time::Instant::now();
+            let mut shown = false;
             while !s.load(Ordering::Relaxed) {
-                b.set_position(d.load(Ordering::Relaxed));
-                std::thread::sleep(std::time::Duration::from_millis(100));
+                if !shown && began.elapsed().as_millis() >= delay {
+                    b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                    shown = true;
+                }
+                b.set_position(walked_bytes().saturating_sub(start));
+                std::thread::sleep(std::time::Duration::from_millis(50));
             }
         });
         Some(Progress {
             bar,
-            done,
             stop,
             thread: Some(thread),
         })
-    }
-
-    /// The counter the scan adds its bytes to.
-    pub fn counter(&self) -> Arc<AtomicU64> {
-        self.done.clone()
     }
 }
 
