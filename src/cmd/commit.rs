@@ -9,6 +9,7 @@ use kaen_log::log::{AppendConfig, PartitionAppender};
 use kaen_log::offsets::{commit_record, replicated_write_warning, write_target};
 
 use crate::exit::Outcome;
+use crate::report::table::escape_cell;
 use crate::report::Output;
 
 /// Set a group's committed offset offline: append an OffsetCommit record
@@ -99,7 +100,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     writeln!(
         out,
         "{} {}-{} -> {} committed at {}-{} offset {}{}",
-        args.group,
+        escape_cell(&args.group),
         args.topic,
         args.partition,
         args.offset,

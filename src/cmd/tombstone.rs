@@ -11,6 +11,7 @@ use kaen_log::offsets::{
 };
 
 use crate::exit::Outcome;
+use crate::report::table::escape_cell;
 use crate::report::Output;
 
 /// Delete a group's committed offsets offline: append a tombstone (the key
@@ -125,8 +126,10 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     .unzip();
     if keys.is_empty() {
         eprintln!(
-            "klog: no live committed offsets match group {:?} in {}-{}; nothing written",
-            args.group, target.topic, target.partition
+            "klog: no live committed offsets match group \"{}\" in {}-{}; nothing written",
+            escape_cell(&args.group),
+            target.topic,
+            target.partition
         );
         return Ok(Outcome::Findings(1));
     }
@@ -172,18 +175,18 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             }
         }
     }
+    let group = escape_cell(&args.group);
     for (i, (t, p)) in keys.iter().enumerate() {
         let was = replay.get(&args.group, t, *p).map_or(0, |c| c.offset);
         match &assigned {
             Some(range) => writeln!(
                 out,
-                "deleted {} {t}-{p} (was {was}): tombstone at {}-{} offset {}",
-                args.group,
+                "deleted {group} {t}-{p} (was {was}): tombstone at {}-{} offset {}",
                 target.topic,
                 target.partition,
                 range.start() + i as i64
             )?,
-            None => writeln!(out, "would delete {} {t}-{p} (was {was})", args.group)?,
+            None => writeln!(out, "would delete {group} {t}-{p} (was {was})")?,
         }
     }
     Ok(Outcome::Clean)

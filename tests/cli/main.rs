@@ -9,6 +9,7 @@ mod docs;
 mod dump_segment;
 mod fixtures;
 mod group_demo;
+mod hostile_names;
 mod info;
 mod kafka_dump;
 mod kafka_real;

@@ -1,0 +1,148 @@
+//! Names from the data in every format: group names with ESC, newline,
+//! tab, CJK and emoji, 300 characters, commas and quotes (all accepted by
+//! `klog commit`, as by Kafka; NUL cannot be a command-line argument) neither drive the terminal nor forge rows in
+//! text, round-trip exactly through CSV (RFC 4180) and JSON.
+
+use crate::support::TestEnv;
+
+fn names() -> Vec<String> {
+    vec![
+        "evil\x1b[31mRED\nfake-row".to_string(),
+        "tab\there\\back".to_string(),
+        "注文-🍣-グループ".to_string(),
+        "x".repeat(300),
+        "comma,\"quoted\" name".to_string(),
+        "cr\rdel\u{7f}nel\u{85}".to_string(),
+    ]
+}
+
+/// Split CSV text into records of fields (RFC 4180: quoted fields may hold
+/// commas, quotes doubled, line breaks).
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut rows = vec![];
+    let mut row = vec![];
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    rows
+}
+
+#[test]
+fn hostile_group_names_in_every_format() {
+    let env = TestEnv::new();
+    for (i, name) in names().iter().enumerate() {
+        let offset = (i + 1).to_string();
+        let o = env.run(
+            &[
+                "commit",
+                "fixtures/groups",
+                "--group",
+                name,
+                "--topic",
+                "orders",
+                "--partition",
+                "0",
+                "--offset",
+                &offset,
+                "--now-ms",
+                "1700000050000",
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{name:?}: {o:?}");
+        // The acknowledgement is escaped too.
+        assert!(!o.stdout.contains(&0x1b), "{name:?}");
+    }
+    for command in ["replay-offsets", "lag"] {
+        // Text: no control character reaches the terminal, and each group
+        // is one line.
+        let o = env.run(&[command, "fixtures/groups"], None);
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{command}: a control character in {text:?}"
+        );
+        for name in names() {
+            let shown = name
+                .replace('\\', "\\\\")
+                .replace('\x1b', "\\x1b")
+                .replace('\n', "\\n")
+                .replace('\t', "\\t")
+                .replace('\r', "\\r")
+                .replace('\u{7f}', "\\x7f")
+                .replace('\u{85}', "\\u{85}");
+            let lines = text.lines().filter(|l| l.starts_with(&shown)).count();
+            assert!(
+                lines >= 1,
+                "{command}: {shown:?} not shown as one line:\n{text}"
+            );
+        }
+        assert!(
+            !text.lines().any(|l| l.starts_with("fake-row")),
+            "{command}: a forged row"
+        );
+
+        // CSV: the exact names come back.
+        let o = env.run(&[command, "fixtures/groups", "--format", "csv"], None);
+        let rows = parse_csv(&String::from_utf8(o.stdout).unwrap());
+        assert_eq!(rows[0][0], "group");
+        let width = rows[0].len();
+        assert!(
+            rows.iter().all(|r| r.len() == width),
+            "{command}: ragged CSV {rows:?}"
+        );
+        for name in names() {
+            assert!(
+                rows.iter().any(|r| r[0] == name),
+                "{command}: {name:?} not in the CSV"
+            );
+        }
+
+        // JSON: the exact strings.
+        let o = env.run(&[command, "fixtures/groups", "--format", "json"], None);
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let rows = doc
+            .get("offsets")
+            .or_else(|| doc.get("partitions"))
+            .and_then(|v| v.as_array())
+            .unwrap();
+        for name in names() {
+            assert!(
+                rows.iter().any(|r| r["group"] == name.as_str()),
+                "{command}: {name:?}"
+            );
+        }
+    }
+    // jsonl carries the exact strings line by line.
+    let o = env.run(
+        &["replay-offsets", "fixtures/groups", "--format", "jsonl"],
+        None,
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    let groups: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "offset")
+        .map(|v| v["group"].as_str().unwrap().to_string())
+        .collect();
+    for name in names() {
+        assert!(groups.contains(&name), "jsonl: {name:?}");
+    }
+}
