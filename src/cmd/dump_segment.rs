@@ -56,6 +56,11 @@ pub struct DumpSegmentArgs {
     /// Text: add one line per record.
     #[arg(long)]
     pub records: bool,
+    /// How to decode record keys and values: by the partition folder's
+    /// topic (auto), or as one internal topic's whatever the folder (for a
+    /// segment copied out of its folder), or not at all.
+    #[arg(long, value_enum, default_value_t = Decoder::Auto)]
+    pub decoder: Decoder,
     /// Text in kafka-dump-log's line format (`--deep-iteration
     /// --print-data-log`): a `baseOffset: …` line per batch and a `| offset:
     /// … key: … payload: …` line per record, so its parsers keep working.
@@ -113,6 +118,23 @@ pub struct DumpSegmentArgs {
     /// stable offset).
     #[arg(long, value_parser = crate::cli::isolation, default_value = "read-uncommitted")]
     pub isolation: Isolation,
+}
+
+/// The decoder of record keys and values (`--decoder`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Decoder {
+    /// By the partition folder's topic.
+    Auto,
+    /// `__consumer_offsets` (and klog's `__offsets`) records.
+    Offsets,
+    /// `__transaction_state` records.
+    Transactions,
+    /// KRaft metadata records (`__cluster_metadata`).
+    Metadata,
+    /// `__share_group_state` records.
+    Share,
+    /// None: keys and values as bytes.
+    None,
 }
 
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -246,7 +268,14 @@ fn dump_log(
         max_decompressed: args.max_decompressed_bytes,
     };
     let text = sink.is_text();
-    let internal = internal::detect(path);
+    let internal = match args.decoder {
+        Decoder::Auto => internal::detect(path),
+        Decoder::Offsets => Some(Internal::Offsets),
+        Decoder::Transactions => Some(Internal::TransactionState),
+        Decoder::Metadata => Some(Internal::ClusterMetadata),
+        Decoder::Share => Some(Internal::ShareGroupState),
+        Decoder::None => None,
+    };
     let view = match args.isolation {
         Isolation::ReadCommitted => Some(read_committed_view(path)?),
         Isolation::ReadUncommitted => None,

@@ -132,3 +132,32 @@ fn filters_select_records_by_offset_key_bytes_and_pattern() {
         "{text}"
     );
 }
+
+/// `--decoder` decodes a segment copied out of its folder: the offsets
+/// partition 39 of fixtures/broker holds ledger-writer's commits of
+/// orders-0 (fixtures/make_broker.py); outside `__consumer_offsets-39`
+/// nothing says so until `--decoder offsets` does.
+#[test]
+fn decoder_names_the_internal_topic_of_a_copied_segment() {
+    let env = crate::support::TestEnv::new();
+    std::fs::copy(
+        env.path("fixtures/broker/__consumer_offsets-39/00000000000000000000.log"),
+        env.path("copied.log"),
+    )
+    .unwrap();
+    let first_key = |extra: &[&str]| -> Option<serde_json::Value> {
+        let mut args = vec!["dump-segment", "--format", "jsonl", "copied.log"];
+        args.extend_from_slice(extra);
+        let o = env.run(&args, None);
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        let text = String::from_utf8(o.stdout).unwrap();
+        let batch: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+        batch["records"][0].get("decoded").map(|d| d["key"].clone())
+    };
+    assert_eq!(first_key(&[]), None);
+    assert_eq!(first_key(&["--decoder", "none"]), None);
+    let key = first_key(&["--decoder", "offsets"]).expect("decoded");
+    assert_eq!(key["group"], "ledger-writer");
+    assert_eq!(key["topic"], "orders");
+    assert_eq!(key["partition"], 0);
+}
