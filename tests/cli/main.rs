@@ -22,6 +22,7 @@ mod readme;
 mod replay_offsets;
 mod schema;
 mod stats;
+mod synopsis;
 mod terminal;
 mod tombstone;
 mod transactions;
