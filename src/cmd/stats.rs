@@ -203,8 +203,8 @@ impl StatsOut {
             },
             producers: ProducersOut {
                 plain_batches: s.plain_batches,
-                idempotent: s.idempotent_producers() as u64,
-                transactional: s.transactional_producers() as u64,
+                idempotent: s.idempotent_producers(),
+                transactional: s.transactional_producers(),
             },
             transactions: TransactionsOut {
                 committed: s.transactions.committed,

@@ -58,7 +58,6 @@ struct Column {
 /// Rows of one typed row struct, ready for text or CSV.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
-    title: Option<String>,
     columns: Vec<Column>,
     rows: Vec<Vec<Option<String>>>,
     show_empty: bool,
@@ -116,17 +115,10 @@ impl Table {
             })
             .collect();
         Table {
-            title: None,
             columns,
             rows,
             show_empty: true,
         }
-    }
-
-    /// A line printed above the table in text output.
-    pub fn titled(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
     }
 
     /// Leave the table out of text output when it has no rows.
@@ -198,7 +190,7 @@ impl Table {
         self.show_empty
     }
 
-    /// The aligned text table (null cells as `-`), with its title.
+    /// The aligned text table (null cells as `-`).
     pub fn render(&self) -> String {
         let headers: Vec<&str> = self.columns.iter().map(|c| c.header.as_str()).collect();
         let rows: Vec<Vec<String>> = self
@@ -211,13 +203,7 @@ impl Table {
             })
             .collect();
         let numeric: Vec<bool> = self.columns.iter().map(|c| c.numeric).collect();
-        let mut out = String::new();
-        if let Some(t) = &self.title {
-            out.push_str(&escape_cell(t));
-            out.push('\n');
-        }
-        out.push_str(&render_aligned(&headers, &rows, &numeric));
-        out
+        render_aligned(&headers, &rows, &numeric)
     }
 
     /// CSV: field names as the header, null as an empty field.
@@ -333,21 +319,6 @@ pub fn render_csv(headers: &[&str], rows: &[Vec<String>]) -> String {
         out.push('\n');
     }
     out
-}
-
-/// Render as an aligned table, or as CSV whose header names are the table's
-/// in snake_case (`LOG-END` → `log_end`).
-pub fn render_table_or_csv(csv: bool, headers: &[&str], rows: &[Vec<String>]) -> String {
-    if csv {
-        let names: Vec<String> = headers
-            .iter()
-            .map(|h| h.to_lowercase().replace('-', "_"))
-            .collect();
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        render_csv(&names, rows)
-    } else {
-        render(headers, rows)
-    }
 }
 
 #[cfg(test)]
