@@ -1,7 +1,7 @@
 use kaen_log::log::Partition;
 use kaen_log::txn::{self, TxnOptions};
 
-use crate::support::{check_golden, repo, stdout, TestEnv};
+use crate::support::{check_golden, document, repo, stdout, TestEnv};
 
 #[test]
 fn golden_producers_findings_and_coordinator() {
@@ -49,11 +49,22 @@ fn an_open_transaction_is_hanging_only_past_its_timeout() {
     assert_eq!(env.run(&args, None).status.code(), Some(0));
     let o = env.run(&[&args[..], &["--fail-on", "warning"]].concat(), None);
     assert_eq!(o.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let kinds: Vec<&str> = v["partitions"][0]["findings"]
+    let v = document(&o, "transactions");
+    assert_eq!(v["partitions"][0]["topic"], "payments");
+    // The document's findings, all of the one partition given.
+    let kinds: Vec<&str> = v["findings"]
         .as_array()
         .unwrap()
         .iter()
+        .inspect(|f| {
+            assert!(
+                f["file"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("fixtures/txn/payments-0/"),
+                "{f}"
+            )
+        })
         .map(|f| f["kind"].as_str().unwrap())
         .collect();
     assert_eq!(
