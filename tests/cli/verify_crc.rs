@@ -95,6 +95,55 @@ fn jsonl_streams_each_finding_then_the_summary() {
 }
 
 #[test]
+fn repair_in_json_and_jsonl_names_the_plan_and_what_was_written() {
+    let env = TestEnv::new();
+    let cut = "fixtures/truncated/orders-0/00000000000000000090.log.cut-2153";
+    // The document: the check before, then the repair and the check after.
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--dry-run",
+            "--format",
+            "json",
+            "fixtures/truncated/orders-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = document(&o, "verify-crc");
+    assert_eq!(v["repair"]["dry_run"], true);
+    assert_eq!(v["repair"]["actions"][0]["action"], "truncate");
+    assert_eq!(v["repair"]["actions"][0]["sidecar"], cut);
+    assert_eq!(v["repair"]["actions"][0]["bytes"], 20);
+    assert!(
+        v["repair"]["after"].is_null(),
+        "a dry run checks nothing after"
+    );
+    // jsonl: a `repair` line follows the summary, with the same fields.
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--format",
+            "jsonl",
+            "fixtures/truncated/orders-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines = jsonl(&o, "verify-crc");
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["finding", "summary", "repair"]);
+    let repair = &lines[2];
+    assert_eq!(repair["dry_run"], false);
+    assert_eq!(repair["written"], serde_json::json!([cut]));
+    assert_eq!(repair["after"]["ok"], true);
+    assert_eq!(repair["after"]["checked"]["bytes"], 7855);
+    assert!(env.path(cut).is_file());
+}
+
+#[test]
 fn unreadable_input_exits_2() {
     let env = TestEnv::new();
     std::fs::create_dir(env.path("empty")).unwrap();
