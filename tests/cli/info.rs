@@ -331,6 +331,12 @@ fn a_checkpoint_the_broker_resets_is_a_warning() {
     .unwrap();
     let o = env.run(&["info", "fixtures/kafka"], None);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The finding is for people (stderr); stdout holds the directory only.
+    assert!(
+        !stdout(&o).contains("checkpoint_malformed"),
+        "{}",
+        stdout(&o)
+    );
     assert!(
         stderr(&o).contains("warning checkpoint_malformed line 3"),
         "{}",
