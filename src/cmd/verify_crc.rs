@@ -283,7 +283,13 @@ impl Report for VerifyReport {
                 checked: &self.checked,
                 finding_counts: &self.finding_counts,
             },
-        )
+        )?;
+        // With --repair: the plan, what was written and the check after it,
+        // as in the JSON document.
+        if let Some(repair) = &self.repair {
+            lines.line("repair", repair)?;
+        }
+        Ok(())
     }
 }
 

@@ -2,7 +2,7 @@
 //! fixtures/kraft.py. Expected values come from that script's definitions
 //! (a uuid is the base64url text of the 16 bytes the script names).
 
-use crate::support::{stdout, TestEnv};
+use crate::support::{document, dump_batches, stdout, TestEnv};
 use serde_json::Value;
 
 /// Kafka's Uuid.toString of 16 ASCII bytes, as written by hand here.
@@ -11,16 +11,11 @@ fn uuid(raw: &[u8; 16]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
 }
 
-fn json_lines(s: &str) -> Vec<Value> {
-    s.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// Every record of every batch, as (offset, decoded or control) pairs.
-fn records(lines: &[Value]) -> Vec<(i64, Value)> {
+/// Every record of every batch of `klog dump-segment --format json`'s
+/// output, as (offset, decoded or control) pairs.
+fn records(o: &std::process::Output) -> Vec<(i64, Value)> {
     let mut out = Vec::new();
-    for b in lines {
+    for b in &dump_batches(o) {
         for r in b["records"].as_array().unwrap() {
             let d = r.get("decoded").cloned().unwrap_or(Value::Null);
             out.push((r["offset"].as_i64().unwrap(), d));
@@ -42,7 +37,7 @@ fn metadata_log_records_are_decoded() {
         None,
     );
     assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
-    let recs = records(&json_lines(&stdout(&o)));
+    let recs = records(&o);
     assert_eq!(recs.len(), 29);
     // Offset 0: LEADER_CHANGE, leader 1, voters [1].
     let (_, lc) = &recs[0];
@@ -102,7 +97,7 @@ fn snapshot_and_bootstrap_checkpoints_are_decoded() {
         None,
     );
     assert_eq!(o.status.code(), Some(0));
-    let recs = records(&json_lines(&stdout(&o)));
+    let recs = records(&o);
     let names: Vec<_> = recs
         .iter()
         .map(|(_, d)| d["type"].as_str().unwrap().to_string())
@@ -148,7 +143,7 @@ fn metadata_json(env: &TestEnv, extra: &[&str]) -> Value {
     args.extend_from_slice(extra);
     let o = env.run(&args, None);
     assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
-    serde_json::from_str(&stdout(&o)).unwrap()
+    document(&o, "metadata")
 }
 
 fn partition<'a>(image: &'a Value, topic: &str, p: i64) -> &'a Value {
@@ -278,7 +273,8 @@ fn info_checks_the_disk_against_the_metadata() {
     let env = TestEnv::new();
     let o = env.run(&["info", "--format", "json", "fixtures/kraft"], None);
     assert_eq!(o.status.code(), Some(0), "warnings do not fail by default");
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let doc = document(&o, "info");
+    let v = &doc["directories"][0];
     assert_eq!(v["quorum_state"]["leader_id"], 1);
     assert_eq!(
         v["quorum_state"]["voted_directory_id"],
@@ -286,7 +282,7 @@ fn info_checks_the_disk_against_the_metadata() {
     );
     assert_eq!(v["quorum_state"]["data_version"], 1);
     assert_eq!(v["metadata"]["snapshot_offset"], 19);
-    let mut found: Vec<(String, String)> = v["findings"]
+    let mut found: Vec<(String, String)> = doc["findings"]
         .as_array()
         .unwrap()
         .iter()
@@ -316,7 +312,7 @@ fn info_checks_the_disk_against_the_metadata() {
     ];
     want.sort();
     assert_eq!(found, want);
-    assert!(v["findings"]
+    assert!(doc["findings"]
         .as_array()
         .unwrap()
         .iter()
@@ -332,8 +328,8 @@ fn groups_of_every_protocol() {
     let env = TestEnv::new();
     let o = env.run(&["groups", "--format", "json", "fixtures/kraft"], None);
     assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let groups = v.as_array().unwrap();
+    let v = document(&o, "groups");
+    let groups = v["groups"].as_array().unwrap();
     let names: Vec<_> = groups
         .iter()
         .map(|g| g["group"].as_str().unwrap())
@@ -342,7 +338,7 @@ fn groups_of_every_protocol() {
     assert_eq!(names, ["checkout", "share-audit", "word-counter"]);
     let c = &groups[0];
     assert_eq!(
-        (c["kind"].as_str(), c["state"].as_str()),
+        (c["type"].as_str(), c["state"].as_str()),
         (Some("consumer"), Some("Stable"))
     );
     assert_eq!(
@@ -362,7 +358,7 @@ fn groups_of_every_protocol() {
     assert_eq!(m["assignment"], serde_json::json!([["orders", [0, 1]]]));
     let sh = &groups[1];
     assert_eq!(
-        (sh["kind"].as_str(), sh["state"].as_str()),
+        (sh["type"].as_str(), sh["state"].as_str()),
         (Some("share"), Some("Stable"))
     );
     assert_eq!(
@@ -370,7 +366,11 @@ fn groups_of_every_protocol() {
         serde_json::json!([["orders", [0]]])
     );
     // Snapshot: 0 Acknowledged x1, 1 Available x1; update: 1 Acknowledged x2.
-    let sp = &sh["share_partitions"][0];
+    // Share-partitions follow the groups, each naming its group.
+    let shares = v["share_partitions"].as_array().unwrap();
+    assert_eq!(shares.len(), 1, "{shares:?}");
+    let sp = &shares[0];
+    assert_eq!(sp["group"], "share-audit");
     assert_eq!(
         (sp["topic"].as_str(), sp["partition"].as_i64()),
         (Some("orders"), Some(0))
@@ -391,7 +391,7 @@ fn groups_of_every_protocol() {
         ])
     );
     let st = &groups[2];
-    assert_eq!(st["kind"], "streams");
+    assert_eq!(st["type"], "streams");
     assert_eq!(st["members"][0]["client_id"], "wc-app");
     // Target assignment epoch unknown, group epoch 1: Assigning.
     assert_eq!(st["state"], "Assigning");
@@ -406,13 +406,13 @@ fn lag_names_new_protocol_members_and_refuses_unknown_groups() {
     let env = TestEnv::new();
     let o = env.run(&["lag", "--format", "json", "fixtures/kraft"], None);
     assert_eq!(o.status.code(), Some(0));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let r = &v[0];
+    let v = document(&o, "lag");
+    let r = &v["partitions"][0];
     // checkout committed 1 of orders-0 (2 records): lag 1, member m-1.
     assert_eq!(
         (
             r["group"].as_str(),
-            r["committed"].as_i64(),
+            r["committed_offset"].as_i64(),
             r["lag"].as_i64()
         ),
         (Some("checkout"), Some(1), Some(1))
@@ -437,7 +437,7 @@ fn coordinator_records_are_named_in_dump_and_replay() {
         ],
         None,
     );
-    let recs = records(&json_lines(&stdout(&o)));
+    let recs = records(&o);
     let types: Vec<_> = recs
         .iter()
         .map(|(_, d)| d["key"]["type"].as_str().unwrap_or("?").to_string())
@@ -449,9 +449,9 @@ fn coordinator_records_are_named_in_dump_and_replay() {
     assert_eq!(recs[1].1["value"]["serverAssignor"], "uniform");
     assert_eq!(recs[15].1["value"], "tombstone");
     let o = env.run(&["replay-offsets", "fixtures/kraft"], None);
-    let text = stdout(&o);
-    assert!(text.contains("ConsumerGroupMetadata (type 3): 3"), "{text}");
-    assert!(text.contains("StreamsGroupTopology (type 23): 1"), "{text}");
+    let summary = crate::support::stderr(&o);
+    assert!(summary.contains("ConsumerGroupMetadata: 3"), "{summary}");
+    assert!(summary.contains("StreamsGroupTopology: 1"), "{summary}");
 
     let o = env.run(
         &[
@@ -462,7 +462,7 @@ fn coordinator_records_are_named_in_dump_and_replay() {
         ],
         None,
     );
-    let recs = records(&json_lines(&stdout(&o)));
+    let recs = records(&o);
     assert_eq!(recs[0].1["key"]["type"], "ShareSnapshot");
     assert_eq!(recs[0].1["key"]["topicId"], uuid(b"orders-topic-id!"));
     assert_eq!(recs[0].1["value"]["stateBatches"][1]["deliveryState"], 0);
@@ -506,11 +506,11 @@ fn groups_with_offsets_only_are_simple_classic_groups() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         stdout(&o),
-        "group,type,state,epoch,assignment_epoch,protocol,members,recorded\n\
-         analytics,classic,Empty,-,-,-,0,-\n\
-         auditor,classic,Empty,-,-,-,0,-\n\
-         courier,classic,Empty,-,-,-,0,-\n\
-         kitchen,classic,Empty,-,-,-,0,-\n"
+        "group,type,state,epoch,assignment_epoch,protocol,members,recorded_ms\n\
+         analytics,classic,Empty,,,,0,\n\
+         auditor,classic,Empty,,,,0,\n\
+         courier,classic,Empty,,,,0,\n\
+         kitchen,classic,Empty,,,,0,\n"
     );
 }
 
@@ -535,7 +535,7 @@ fn real_kafka_metadata_and_groups_match_kafkas_answers() {
             }
             let path = format!("{d}/{name}");
             let o = env.run(&["dump-segment", "--format", "json", &path], None);
-            for (offset, decoded) in records(&json_lines(&stdout(&o))) {
+            for (offset, decoded) in records(&o) {
                 if decoded.is_null() {
                     continue; // transaction markers
                 }
@@ -549,7 +549,7 @@ fn real_kafka_metadata_and_groups_match_kafkas_answers() {
     // The topics kafka-metadata-shell lists under /image/topics/byName.
     let o = env.run(&["metadata", "--format", "json", &dirs[0]], None);
     assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = document(&o, "metadata");
     let mut names: Vec<String> = v["topics"]
         .as_array()
         .unwrap()
@@ -573,15 +573,15 @@ fn real_kafka_metadata_and_groups_match_kafkas_answers() {
     args.extend(dirs.iter().map(String::as_str));
     let o = env.run(&args, None);
     assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
-    let got: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let got: Vec<(String, String, String)> = got
+    let got = document(&o, "groups");
+    let got: Vec<(String, String, String)> = got["groups"]
         .as_array()
         .unwrap()
         .iter()
         .map(|g| {
             (
                 g["group"].as_str().unwrap().into(),
-                g["kind"].as_str().unwrap().into(),
+                g["type"].as_str().unwrap().into(),
                 g["state"].as_str().unwrap().into(),
             )
         })

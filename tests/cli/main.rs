@@ -8,6 +8,7 @@ mod diff;
 mod docs;
 mod dump_segment;
 mod fixtures;
+mod formats;
 mod group_demo;
 mod hostile_names;
 mod info;
