@@ -138,13 +138,21 @@ pub enum Decoder {
 }
 
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
-    let mut problems = 0;
     // Progress only when the text goes to a file or a pipe, not the terminal.
     let progress = Progress::over(
         &args.paths,
         args.format == Format::Text && !std::io::stdout().is_terminal(),
     );
     let mut sink = Entries::start(args.format, out, "dump-segment")?;
+    // The JSON document is closed even when a path cannot be read (exit 2).
+    let result = dump_paths(args, &mut sink, out);
+    drop(progress);
+    sink.finish(out)?;
+    Ok(Outcome::from_count(result?))
+}
+
+fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> anyhow::Result<u64> {
+    let mut problems = 0;
     for path in args.paths.iter().chain(&args.files) {
         // --max-batches counts per path, across a folder's segments.
         let mut budget = args.max_batches;
@@ -153,14 +161,7 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
             PathKind::Partition => {
                 let p = Partition::open(path)?;
                 for seg in &p.segments {
-                    problems += dump_log(
-                        &seg.log,
-                        Some(seg.base_offset),
-                        args,
-                        budget,
-                        &mut sink,
-                        out,
-                    )?;
+                    problems += dump_log(&seg.log, Some(seg.base_offset), args, budget, sink, out)?;
                 }
             }
             PathKind::DataDir => {
@@ -177,27 +178,17 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
                     .and_then(|n| n.to_str())
                     .and_then(parse_segment_name);
                 problems += match name {
-                    Some((base, "index")) => {
-                        indexes::dump_index(path, base, false, &mut sink, out)?
-                    }
-                    Some((base, "timeindex")) => {
-                        indexes::dump_index(path, base, true, &mut sink, out)?
-                    }
-                    Some((_, "txnindex")) => indexes::dump_txnindex(path, &mut sink, out)?,
-                    Some((offset, "snapshot")) => {
-                        indexes::dump_snapshot(path, offset, &mut sink, out)?
-                    }
-                    Some((base, "log")) => {
-                        dump_log(path, Some(base), args, budget, &mut sink, out)?
-                    }
-                    _ => dump_log(path, None, args, budget, &mut sink, out)?,
+                    Some((base, "index")) => indexes::dump_index(path, base, false, sink, out)?,
+                    Some((base, "timeindex")) => indexes::dump_index(path, base, true, sink, out)?,
+                    Some((_, "txnindex")) => indexes::dump_txnindex(path, sink, out)?,
+                    Some((offset, "snapshot")) => indexes::dump_snapshot(path, offset, sink, out)?,
+                    Some((base, "log")) => dump_log(path, Some(base), args, budget, sink, out)?,
+                    _ => dump_log(path, None, args, budget, sink, out)?,
                 };
             }
         }
     }
-    drop(progress);
-    sink.finish(out)?;
-    Ok(Outcome::from_count(problems))
+    Ok(problems)
 }
 
 /// One field of `--layout`.

@@ -22,7 +22,7 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// epochs; share: Empty or Stable), EPOCH (the classic generation or the
 /// group epoch), ASSIGNMENT-EPOCH, PROTOCOL (classic: type/protocol;
 /// consumer: the members' server assignors; share: simple), the member
-/// count and RECORDED, when the state was written (ms: a classic group's
+/// count and STATE-TIMESTAMP-MS, when the state was written (a classic group's
 /// currentStateTimestamp, else the newest timestamp of the group's records). --members lists each member (member id, instance id, client id,
 /// host, rack, member epoch, current assignment with topic ids resolved to
 /// names through the KRaft metadata or partition.metadata). The state of
@@ -111,7 +111,7 @@ struct GroupRow<'a> {
     assignment_epoch: Option<i32>,
     protocol: Option<&'a str>,
     members: u64,
-    recorded_ms: Option<i64>,
+    state_timestamp_ms: Option<i64>,
 }
 
 /// One member (text and CSV with --members).
@@ -185,7 +185,7 @@ impl Report for GroupsReport {
                     assignment_epoch: g.assignment_epoch,
                     protocol: g.protocol.as_deref(),
                     members: g.members.len() as u64,
-                    recorded_ms: g.state_timestamp,
+                    state_timestamp_ms: g.state_timestamp,
                 })
                 .collect();
             Table::of(&rows)

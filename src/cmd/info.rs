@@ -27,8 +27,8 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// (cleaner-offset-, log-start-offset-, recovery-point-offset- and
 /// replication-offset-checkpoint), then one row per partition folder,
 /// sorted by topic and partition: segments, BYTES (the sum of the .log
-/// files), LOG-START (the first segment's base offset, or
-/// log-start-offset-checkpoint when higher), LOG-END (one past the last
+/// files), LOG-START-OFFSET (the first segment's base offset, or
+/// log-start-offset-checkpoint when higher), LOG-END-OFFSET (one past the last
 /// valid batch), HIGH-WATERMARK, RECOVERY-POINT and CLEANER-OFFSET (the
 /// checkpointed values as written), LEADER-EPOCHS (leader-epoch-checkpoint,
 /// as epoch@start_offset) and TOPIC-ID (partition.metadata). Folders marked
@@ -598,13 +598,19 @@ fn meta_text(d: &DirOut) -> String {
 }
 
 fn dir_text(d: &DirOut) -> String {
-    let mut states: BTreeMap<&str, usize> = BTreeMap::new();
+    // Counts in the order of PartitionState (live first).
+    let rank = |s: &str| {
+        ["live", "delete", "future", "stray"]
+            .iter()
+            .position(|x| *x == s)
+    };
+    let mut states: BTreeMap<(Option<usize>, &str), usize> = BTreeMap::new();
     for p in &d.partitions {
-        *states.entry(p.state).or_default() += 1;
+        *states.entry((rank(p.state), p.state)).or_default() += 1;
     }
     let states = states
         .iter()
-        .map(|(s, n)| format!("{n} {s}"))
+        .map(|((_, s), n)| format!("{n} {s}"))
         .collect::<Vec<_>>()
         .join(", ");
     let mut out = String::new();

@@ -68,6 +68,7 @@ pub struct GroupView {
     pub protocol: Option<String>,
     /// When the state was recorded (ms): classic: currentStateTimestamp;
     /// new protocols: the latest timestamp of the group's live records.
+    #[serde(rename = "state_timestamp_ms")]
     pub state_timestamp: Option<i64>,
     /// Where the group's last record sits: offsets partition and offset.
     pub log_partition: i32,

@@ -359,7 +359,7 @@ fn other_states_are_listed_but_not_read() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
-        text.contains("partitions:       7 (1 delete, 6 live)\n"),
+        text.contains("partitions:       7 (6 live, 1 delete)\n"),
         "{text}"
     );
     let lines: Vec<&str> = text.lines().collect();

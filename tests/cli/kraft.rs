@@ -347,7 +347,7 @@ fn groups_of_every_protocol() {
     );
     assert_eq!(c["protocol"], "uniform");
     // Its newest live record is at offset 4, stamped TS + 4 (kraft.py: one ms per offset).
-    assert_eq!(c["state_timestamp"], 1_700_000_000_004i64);
+    assert_eq!(c["state_timestamp_ms"], 1_700_000_000_004i64);
     let m = &c["members"][0];
     assert_eq!(m["member_id"], "m-1");
     assert_eq!(m["client_id"], "checkout-app");
@@ -450,8 +450,14 @@ fn coordinator_records_are_named_in_dump_and_replay() {
     assert_eq!(recs[15].1["value"], "tombstone");
     let o = env.run(&["replay-offsets", "fixtures/kraft"], None);
     let summary = crate::support::stderr(&o);
-    assert!(summary.contains("ConsumerGroupMetadata: 3"), "{summary}");
-    assert!(summary.contains("StreamsGroupTopology: 1"), "{summary}");
+    assert!(
+        summary.contains("ConsumerGroupMetadata (type 3): 3"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("StreamsGroupTopology (type 23): 1"),
+        "{summary}"
+    );
 
     let o = env.run(
         &[
@@ -506,7 +512,7 @@ fn groups_with_offsets_only_are_simple_classic_groups() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         stdout(&o),
-        "group,type,state,epoch,assignment_epoch,protocol,members,recorded_ms\n\
+        "group,type,state,epoch,assignment_epoch,protocol,members,state_timestamp_ms\n\
          analytics,classic,Empty,,,,0,\n\
          auditor,classic,Empty,,,,0,\n\
          courier,classic,Empty,,,,0,\n\
