@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use kaen_log::offsets::groups::{self, GroupView, ShareState};
+use kaen_log::offsets::groups::{self, GroupView};
+use kaen_log::offsets::share::{self, ShareState};
 use kaen_log::offsets::ReplayOptions;
 use serde_json::json;
 
@@ -25,12 +26,16 @@ use crate::report::Output;
 /// count and RECORDED, when the state was written (ms: a classic group's
 /// currentStateTimestamp, else the newest timestamp of the group's records). --members lists each member (member id, instance id, client id,
 /// host, rack, member epoch, current assignment with topic ids resolved to
-/// names through the KRaft metadata or partition.metadata). The state of
-/// each share-partition (`__share_group_state`: start offset, state epoch,
-/// state batches) follows the groups.
+/// names through the KRaft metadata or partition.metadata; a streams
+/// member's active tasks through its group's topology). The state of each
+/// share-partition (`__share_group_state`, replayed as the share
+/// coordinator does: start offset, epochs, state batches combined by
+/// Kafka's rule) follows the groups in text; --share-state lists only it
+/// (text and CSV).
 ///
-/// Exit 1 when the offsets topic has records that do not decode; exit 2 for
-/// a --group that does not exist.
+/// Exit 1 when the offsets topic or the share-group state has records that
+/// do not decode or cannot be applied; exit 2 for a --group that does not
+/// exist.
 #[derive(Debug, clap::Args)]
 pub struct GroupsArgs {
     /// Data directories (several: the log directories of one broker, merged).
@@ -40,8 +45,11 @@ pub struct GroupsArgs {
     #[arg(long)]
     pub group: Option<String>,
     /// List each member with its assignment (text and CSV).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "share_state")]
     pub members: bool,
+    /// List each share-partition's state (text and CSV).
+    #[arg(long)]
+    pub share_state: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = TableFormat::Text)]
     pub format: TableFormat,
@@ -67,6 +75,42 @@ pub fn assignment_text(a: &[(String, Vec<i32>)]) -> String {
         .join(" ")
 }
 
+const SHARE_HEADERS: [&str; 10] = [
+    "SHARE-GROUP",
+    "TOPIC",
+    "PARTITION",
+    "START-OFFSET",
+    "STATE-EPOCH",
+    "LEADER-EPOCH",
+    "SNAPSHOT-EPOCH",
+    "UPDATES",
+    "WRITTEN",
+    "STATE-BATCHES",
+];
+
+fn share_rows(shares: &[ShareState]) -> Vec<Vec<String>> {
+    shares
+        .iter()
+        .map(|s| {
+            vec![
+                s.group.clone(),
+                s.topic.clone(),
+                s.partition.to_string(),
+                s.start_offset.to_string(),
+                s.state_epoch.to_string(),
+                s.leader_epoch.to_string(),
+                s.snapshot_epoch.to_string(),
+                s.updates.to_string(),
+                // 0: a state that began with a ShareUpdate has no timestamps.
+                Some(s.write_timestamp_ms)
+                    .filter(|t| *t != 0)
+                    .map_or_else(|| "-".to_string(), |t| t.to_string()),
+                batches_text(s),
+            ]
+        })
+        .collect()
+}
+
 fn batches_text(s: &ShareState) -> String {
     if s.batches.is_empty() {
         return "-".to_string();
@@ -88,7 +132,10 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         crate::cmd::replay_offsets::replay_dirs(&args.dirs, ReplayOptions::default())?;
     let names = groups::topic_names(&dirs);
     let mut list: Vec<GroupView> = groups::groups(&replay, &names);
-    let mut shares = groups::share_states(&dirs, &names)?;
+    let (mut shares, not_applied) = share::share_states(&dirs, &names)?;
+    for (folder, offset, why) in &not_applied {
+        eprintln!("klog: {folder}: offset {offset}: not applied: {why}");
+    }
     if let Some(g) = &args.group {
         list.retain(|x| &x.group == g);
         shares.retain(|x| &x.group == g);
@@ -112,6 +159,11 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                 .collect();
             serde_json::to_writer(&mut *out, &v)?;
             writeln!(out)?;
+        }
+        _ if args.share_state => {
+            out.write_all(
+                render_table_or_csv(csv, &SHARE_HEADERS, &share_rows(&shares)).as_bytes(),
+            )?;
         }
         _ if args.members => {
             let headers = [
@@ -174,34 +226,13 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             out.write_all(render_table_or_csv(csv, &headers, &rows).as_bytes())?;
             if !shares.is_empty() && !csv {
                 writeln!(out)?;
-                let headers = [
-                    "SHARE-GROUP",
-                    "TOPIC",
-                    "PARTITION",
-                    "START-OFFSET",
-                    "STATE-EPOCH",
-                    "LEADER-EPOCH",
-                    "UPDATES",
-                    "STATE-BATCHES",
-                ];
-                let rows: Vec<Vec<String>> = shares
-                    .iter()
-                    .map(|s| {
-                        vec![
-                            s.group.clone(),
-                            s.topic.clone(),
-                            s.partition.to_string(),
-                            s.start_offset.to_string(),
-                            s.state_epoch.to_string(),
-                            s.leader_epoch.to_string(),
-                            s.updates.to_string(),
-                            batches_text(s),
-                        ]
-                    })
-                    .collect();
-                out.write_all(render_table_or_csv(false, &headers, &rows).as_bytes())?;
+                out.write_all(
+                    render_table_or_csv(false, &SHARE_HEADERS, &share_rows(&shares)).as_bytes(),
+                )?;
             }
         }
     }
-    Ok(Outcome::from_count(replay.bad.len() as u64))
+    Ok(Outcome::from_count(
+        (replay.bad.len() + not_applied.len()) as u64,
+    ))
 }

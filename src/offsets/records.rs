@@ -18,8 +18,10 @@
 //! Create/WriteTimestamp fields, share and streams group metadata carry an
 //! untagged MetadataHash (consumer groups a tagged one), and
 //! ShareGroupStatePartitionMetadata lists initializing topics first. Types 9
-//! (ShareGroupPartitionMetadata) and 18 (StreamsGroupPartitionMetadata) are
-//! gone from 4.1 and type 24 is newer: they are named only.
+//! (ShareGroupPartitionMetadata) and 18 (StreamsGroupPartitionMetadata) were
+//! written by 4.0 and are gone from 4.1: they are read with their last
+//! layout (the same as ConsumerGroupPartitionMetadataValue). Type 24
+//! (StreamsGroupTargetAssignmentResolvedTopicIds) is newer than 4.1.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use serde_json::{json, Value};
@@ -172,16 +174,63 @@ static STREAMS_ASSIGNMENT: &[Field] = &[
     f!("WarmupTasksPendingRevocation", TASK_IDS),
 ];
 
-/// One coordinator record type: its number, name, key and value schemas
-/// (`None`: named, value shown raw).
+// StreamsGroupTargetAssignmentMemberValue.json.
+static STREAMS_TARGET_MEMBER: &[Field] = &[
+    f!("ActiveTasks", TASK_IDS),
+    f!("StandbyTasks", TASK_IDS),
+    f!("WarmupTasks", TASK_IDS),
+];
+// StreamsGroupTopologyValue.json: the TopicInfo and TopicConfig common structs.
+const TOPIC_INFO: Ty = Ty::Array(&Ty::Struct(&[
+    f!("Name", S),
+    f!("Partitions", I32),
+    f!("ReplicationFactor", I16),
+    f!(
+        "TopicConfigs",
+        Ty::Array(&Ty::Struct(&[f!("key", S), f!("value", S)]))
+    ),
+]));
+const I16S: Ty = Ty::Array(&Ty::Int16);
+static STREAMS_TOPOLOGY: &[Field] = &[
+    f!("Epoch", I32),
+    f!(
+        "Subtopologies",
+        Ty::Array(&Ty::Struct(&[
+            f!("SubtopologyId", S),
+            f!("SourceTopics", STRS),
+            f!("SourceTopicRegex", STRS),
+            f!("StateChangelogTopics", TOPIC_INFO),
+            f!("RepartitionSinkTopics", STRS),
+            f!("RepartitionSourceTopics", TOPIC_INFO),
+            f!(
+                "CopartitionGroups",
+                Ty::Array(&Ty::Struct(&[
+                    f!("SourceTopics", I16S),
+                    f!("SourceTopicRegex", I16S),
+                    f!("RepartitionSourceTopics", I16S),
+                ]))
+            ),
+        ]))
+    ),
+];
+// StreamsGroupTargetAssignmentResolvedTopicIdsValue.json.
+static STREAMS_RESOLVED_TOPIC_IDS: &[Field] = &[
+    f!("AssignmentEpoch", I32),
+    f!(
+        "ResolvedTopicIdsBySubtopology",
+        Ty::Array(&Ty::Struct(&[f!("SubtopologyId", S), f!("TopicIds", US)]))
+    ),
+];
+
+/// One coordinator record type: its number, name, key and value schemas.
 pub struct RecordType {
     pub id: i16,
     pub name: &'static str,
     pub key: Schema,
-    pub value: Option<Schema>,
+    pub value: Schema,
 }
 
-const fn rt(id: i16, name: &'static str, k: &'static [Field], v: Option<Schema>) -> RecordType {
+const fn rt(id: i16, name: &'static str, k: &'static [Field], v: Schema) -> RecordType {
     RecordType {
         id,
         name,
@@ -198,166 +247,175 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         3,
         "ConsumerGroupMetadata",
         GROUP,
-        Some(value("ConsumerGroupMetadataValue", CONSUMER_EPOCH)),
+        value("ConsumerGroupMetadataValue", CONSUMER_EPOCH),
     ),
     // ConsumerGroupPartitionMetadataKey/Value.json
     rt(
         4,
         "ConsumerGroupPartitionMetadata",
         GROUP,
-        Some(value("ConsumerGroupPartitionMetadataValue", TOPIC_METADATA)),
+        value("ConsumerGroupPartitionMetadataValue", TOPIC_METADATA),
     ),
     // ConsumerGroupMemberMetadataKey/Value.json
     rt(
         5,
         "ConsumerGroupMemberMetadata",
         GROUP_MEMBER,
-        Some(value("ConsumerGroupMemberMetadataValue", CONSUMER_MEMBER)),
+        value("ConsumerGroupMemberMetadataValue", CONSUMER_MEMBER),
     ),
     // ConsumerGroupTargetAssignmentMetadataKey/Value.json
     rt(
         6,
         "ConsumerGroupTargetAssignmentMetadata",
         GROUP,
-        Some(value(
+        value(
             "ConsumerGroupTargetAssignmentMetadataValue",
             ASSIGNMENT_EPOCH,
-        )),
+        ),
     ),
     // ConsumerGroupTargetAssignmentMemberKey/Value.json
     rt(
         7,
         "ConsumerGroupTargetAssignmentMember",
         GROUP_MEMBER,
-        Some(value(
-            "ConsumerGroupTargetAssignmentMemberValue",
-            TARGET_MEMBER,
-        )),
+        value("ConsumerGroupTargetAssignmentMemberValue", TARGET_MEMBER),
     ),
     // ConsumerGroupCurrentMemberAssignmentKey/Value.json
     rt(
         8,
         "ConsumerGroupCurrentMemberAssignment",
         GROUP_MEMBER,
-        Some(value(
+        value(
             "ConsumerGroupCurrentMemberAssignmentValue",
             CONSUMER_ASSIGNMENT,
-        )),
+        ),
     ),
     // ShareGroupPartitionMetadataKey/Value.json
     rt(
         9,
         "ShareGroupPartitionMetadata",
         GROUP,
-        Some(value("ShareGroupPartitionMetadataValue", TOPIC_METADATA)),
+        value("ShareGroupPartitionMetadataValue", TOPIC_METADATA),
     ),
     // ShareGroupMemberMetadataKey/Value.json
     rt(
         10,
         "ShareGroupMemberMetadata",
         GROUP_MEMBER,
-        Some(value("ShareGroupMemberMetadataValue", SHARE_MEMBER)),
+        value("ShareGroupMemberMetadataValue", SHARE_MEMBER),
     ),
     // ShareGroupMetadataKey/Value.json
     rt(
         11,
         "ShareGroupMetadata",
         GROUP,
-        Some(value("ShareGroupMetadataValue", EPOCH_HASH)),
+        value("ShareGroupMetadataValue", EPOCH_HASH),
     ),
     // ShareGroupTargetAssignmentMetadataKey/Value.json
     rt(
         12,
         "ShareGroupTargetAssignmentMetadata",
         GROUP,
-        Some(value(
-            "ShareGroupTargetAssignmentMetadataValue",
-            ASSIGNMENT_EPOCH,
-        )),
+        value("ShareGroupTargetAssignmentMetadataValue", ASSIGNMENT_EPOCH),
     ),
     // ShareGroupTargetAssignmentMemberKey/Value.json
     rt(
         13,
         "ShareGroupTargetAssignmentMember",
         GROUP_MEMBER,
-        Some(value(
-            "ShareGroupTargetAssignmentMemberValue",
-            TARGET_MEMBER,
-        )),
+        value("ShareGroupTargetAssignmentMemberValue", TARGET_MEMBER),
     ),
     // ShareGroupCurrentMemberAssignmentKey/Value.json
     rt(
         14,
         "ShareGroupCurrentMemberAssignment",
         GROUP_MEMBER,
-        Some(value(
-            "ShareGroupCurrentMemberAssignmentValue",
-            SHARE_ASSIGNMENT,
-        )),
+        value("ShareGroupCurrentMemberAssignmentValue", SHARE_ASSIGNMENT),
     ),
     // ShareGroupStatePartitionMetadataKey/Value.json
     rt(
         15,
         "ShareGroupStatePartitionMetadata",
         GROUP,
-        Some(value(
+        value(
             "ShareGroupStatePartitionMetadataValue",
             SHARE_STATE_PARTITIONS,
-        )),
+        ),
     ),
     // ConsumerGroupRegularExpressionKey/Value.json
     rt(
         16,
         "ConsumerGroupRegularExpression",
         GROUP_REGEX,
-        Some(value("ConsumerGroupRegularExpressionValue", REGEX_VALUE)),
+        value("ConsumerGroupRegularExpressionValue", REGEX_VALUE),
     ),
     // StreamsGroupMetadataKey/Value.json
     rt(
         17,
         "StreamsGroupMetadata",
         GROUP,
-        Some(value("StreamsGroupMetadataValue", EPOCH_HASH)),
+        value("StreamsGroupMetadataValue", EPOCH_HASH),
     ),
-    // StreamsGroupPartitionMetadataKey.json (value: named, shown raw)
-    rt(18, "StreamsGroupPartitionMetadata", GROUP, None),
+    // StreamsGroupPartitionMetadataKey/Value.json (Kafka 4.0)
+    rt(
+        18,
+        "StreamsGroupPartitionMetadata",
+        GROUP,
+        value("StreamsGroupPartitionMetadataValue", TOPIC_METADATA),
+    ),
     // StreamsGroupMemberMetadataKey/Value.json
     rt(
         19,
         "StreamsGroupMemberMetadata",
         GROUP_MEMBER,
-        Some(value("StreamsGroupMemberMetadataValue", STREAMS_MEMBER)),
+        value("StreamsGroupMemberMetadataValue", STREAMS_MEMBER),
     ),
     // StreamsGroupTargetAssignmentMetadataKey.json
     rt(
         20,
         "StreamsGroupTargetAssignmentMetadata",
         GROUP,
-        Some(value(
+        value(
             "StreamsGroupTargetAssignmentMetadataValue",
             ASSIGNMENT_EPOCH,
-        )),
+        ),
     ),
-    // StreamsGroupTargetAssignmentMemberKey.json (value: named, shown raw)
-    rt(21, "StreamsGroupTargetAssignmentMember", GROUP_MEMBER, None),
+    // StreamsGroupTargetAssignmentMemberKey/Value.json
+    rt(
+        21,
+        "StreamsGroupTargetAssignmentMember",
+        GROUP_MEMBER,
+        value(
+            "StreamsGroupTargetAssignmentMemberValue",
+            STREAMS_TARGET_MEMBER,
+        ),
+    ),
     // StreamsGroupCurrentMemberAssignmentKey/Value.json
     rt(
         22,
         "StreamsGroupCurrentMemberAssignment",
         GROUP_MEMBER,
-        Some(value(
+        value(
             "StreamsGroupCurrentMemberAssignmentValue",
             STREAMS_ASSIGNMENT,
-        )),
+        ),
     ),
-    // StreamsGroupTopologyKey.json (value: named, shown raw)
-    rt(23, "StreamsGroupTopology", GROUP, None),
-    // StreamsGroupTargetAssignmentResolvedTopicIdsKey.json (value: named, shown raw)
+    // StreamsGroupTopologyKey/Value.json
+    rt(
+        23,
+        "StreamsGroupTopology",
+        GROUP,
+        value("StreamsGroupTopologyValue", STREAMS_TOPOLOGY),
+    ),
+    // StreamsGroupTargetAssignmentResolvedTopicIdsKey/Value.json
     rt(
         24,
         "StreamsGroupTargetAssignmentResolvedTopicIds",
         GROUP,
-        None,
+        value(
+            "StreamsGroupTargetAssignmentResolvedTopicIdsValue",
+            STREAMS_RESOLVED_TOPIC_IDS,
+        ),
     ),
 ];
 
@@ -392,13 +450,13 @@ pub static SHARE_RECORDS: &[RecordType] = &[
         0,
         "ShareSnapshot",
         SHARE_KEY,
-        Some(value("ShareSnapshotValue", SHARE_SNAPSHOT)),
+        value("ShareSnapshotValue", SHARE_SNAPSHOT),
     ),
     rt(
         1,
         "ShareUpdate",
         SHARE_KEY,
-        Some(value("ShareUpdateValue", SHARE_UPDATE)),
+        value("ShareUpdateValue", SHARE_UPDATE),
     ),
 ];
 
@@ -499,38 +557,39 @@ pub fn decode(
         }
     };
     let body_at = vc.position();
-    match &rt.value {
-        Some(schema) => match schema.decode(vc.rest(), body_at, version) {
-            Ok(d) => out.value = Some((version, d)),
-            Err(e) => {
-                out.value = Some((version, json!({"raw": hex(v)})));
-                out.error = Some(format!("value: {e}"));
-            }
-        },
-        None => out.value = Some((version, json!({"raw": hex(v)}))),
+    match rt.value.decode(vc.rest(), body_at, version) {
+        Ok(d) => out.value = Some((version, d)),
+        Err(e) => {
+            out.value = Some((version, json!({"raw": hex(v)})));
+            out.error = Some(format!("value: {e}"));
+        }
     }
     out
 }
 
 impl CoordinatorRecord {
-    /// The `decoded` JSON of dump-segment: `{"key": {...}, "value": {...}}`.
+    /// The `decoded` JSON of dump-segment, shaped like `kafka-dump-log
+    /// --offsets-decoder` prints it (`CoordinatorRecordMessageFormatter`):
+    /// `{"key": {"type", "record_type", "data"}, "value": {"version",
+    /// "data"}}` (the value `"tombstone"` when null), plus `error`. The
+    /// fields sit under `data` because a schema may have a field named like
+    /// the envelope's (ConsumerGroupRegularExpressionValue has `Version`).
     pub fn to_json(&self) -> Value {
         let mut k = serde_json::Map::new();
         k.insert("type".into(), self.name.clone().into());
         k.insert("record_type".into(), self.record_type.into());
-        if let Some(Value::Object(fields)) = &self.key {
-            k.extend(fields.clone());
+        if let Some(fields) = &self.key {
+            k.insert("data".into(), fields.clone());
         }
         let v = match &self.value {
             None => json!("tombstone"),
-            Some((version, d)) => {
-                let mut o = serde_json::Map::new();
-                o.insert("version".into(), (*version).into());
-                if let Value::Object(fields) = d {
-                    o.extend(fields.clone());
-                }
-                Value::Object(o)
+            // A value of an unknown type: its bytes.
+            Some((-1, d)) => d.clone(),
+            // A value that does not decode: its version and bytes.
+            Some((version, d)) if self.error.is_some() => {
+                json!({"version": version, "raw": d.get("raw")})
             }
+            Some((version, d)) => json!({"version": version, "data": d}),
         };
         let mut out = serde_json::Map::new();
         out.insert("key".into(), Value::Object(k));

@@ -350,8 +350,9 @@ fn groups_of_every_protocol() {
         (Some(3), Some(3))
     );
     assert_eq!(c["protocol"], "uniform");
-    // Its newest live record is at offset 4, stamped TS + 4 (kraft.py: one ms per offset).
-    assert_eq!(c["state_timestamp"], 1_700_000_000_004i64);
+    // Its newest live record is its regular expression at offset 20,
+    // stamped TS + 20 (kraft.py: one ms per offset).
+    assert_eq!(c["state_timestamp"], 1_700_000_000_020i64);
     let m = &c["members"][0];
     assert_eq!(m["member_id"], "m-1");
     assert_eq!(m["client_id"], "checkout-app");
@@ -369,32 +370,121 @@ fn groups_of_every_protocol() {
         sh["members"][0]["assignment"],
         serde_json::json!([["orders", [0]]])
     );
-    // Snapshot: 0 Acknowledged x1, 1 Available x1; update: 1 Acknowledged x2.
-    let sp = &sh["share_partitions"][0];
-    assert_eq!(
-        (sp["topic"].as_str(), sp["partition"].as_i64()),
-        (Some("orders"), Some(0))
-    );
-    assert_eq!(
+    // Snapshot: 0 Acknowledged x1, 1 Available x1; update: 1 Acknowledged x2
+    // (the greater delivery count wins the offset).
+    let sp = &sh["share_partitions"];
+    let key = |i: usize| {
         (
-            sp["start_offset"].as_i64(),
-            sp["state_epoch"].as_i64(),
-            sp["updates"].as_i64()
+            sp[i]["topic"].as_str().unwrap().to_string(),
+            sp[i]["partition"].as_i64().unwrap(),
+        )
+    };
+    // Sorted by topic name: fresh-0, orders-0, orders-1; old-0 was tombstoned.
+    assert_eq!(
+        (0..3).map(key).collect::<Vec<_>>(),
+        [
+            ("fresh".into(), 0),
+            ("orders".into(), 0),
+            ("orders".to_string(), 1)
+        ]
+    );
+    let batch = |first: i64, last: i64, state: &str, count: i64| serde_json::json!({"first_offset": first, "last_offset": last, "delivery_state": state, "delivery_count": count});
+    let ints = |v: &Value, keys: &[&str]| -> Vec<i64> {
+        keys.iter().map(|k| v[k].as_i64().unwrap()).collect()
+    };
+    let o0 = &sp[1];
+    assert_eq!(
+        ints(
+            o0,
+            &[
+                "start_offset",
+                "state_epoch",
+                "updates",
+                "write_timestamp_ms"
+            ]
         ),
-        (Some(0), Some(1), Some(1))
+        [0, 1, 1, 1_700_000_000_000]
     );
     assert_eq!(
-        sp["batches"],
+        o0["batches"],
         serde_json::json!([
-            {"first_offset": 0, "last_offset": 0, "delivery_state": "Acknowledged", "delivery_count": 1},
-            {"first_offset": 1, "last_offset": 1, "delivery_state": "Acknowledged", "delivery_count": 2}
+            batch(0, 0, "Acknowledged", 1),
+            batch(1, 1, "Acknowledged", 2)
         ])
+    );
+    // orders-1: [0-9 Available x1]; + [3-5 Acknowledged x1] splits it; start
+    // 4 prunes 0-3 and [8-12 Archived x0] (count 0 < 1) keeps only 10-12;
+    // [13-15 Archived x0] is contiguous with the same state: 10-15.
+    let o1 = &sp[2];
+    assert_eq!(
+        ints(
+            o1,
+            &["start_offset", "leader_epoch", "state_epoch", "updates"]
+        ),
+        [4, 1, 1, 3]
+    );
+    assert_eq!(
+        o1["batches"],
+        serde_json::json!([
+            batch(4, 5, "Acknowledged", 1),
+            batch(6, 9, "Available", 1),
+            batch(10, 15, "Archived", 0)
+        ])
+    );
+    // fresh-0 began with a ShareUpdate: its batches as written, state epoch 0,
+    // snapshot epoch 2, no timestamps.
+    let f = &sp[0];
+    assert_eq!(
+        ints(
+            f,
+            &[
+                "start_offset",
+                "state_epoch",
+                "snapshot_epoch",
+                "leader_epoch",
+                "create_timestamp_ms"
+            ]
+        ),
+        [5, 0, 2, 3, 0]
+    );
+    assert_eq!(
+        f["batches"],
+        serde_json::json!([batch(7, 8, "Acknowledged", 1), batch(5, 6, "Available", 1)])
     );
     let st = &groups[2];
     assert_eq!(st["kind"], "streams");
-    assert_eq!(st["members"][0]["client_id"], "wc-app");
-    // Target assignment epoch unknown, group epoch 1: Assigning.
-    assert_eq!(st["state"], "Assigning");
+    let m = &st["members"][0];
+    assert_eq!(m["client_id"], "wc-app");
+    assert_eq!(m["member_state"], "stable");
+    // Task 0 of subtopology "0", which reads orders (its topology record).
+    assert_eq!(m["active_tasks"], serde_json::json!([["0", [0]]]));
+    assert_eq!(m["assignment"], serde_json::json!([["orders", [0]]]));
+    // A loaded streams group with members has no configured topology yet.
+    assert_eq!(st["state"], "NotReady");
+    assert_eq!(
+        (st["epoch"].as_i64(), st["assignment_epoch"].as_i64()),
+        (Some(1), Some(1))
+    );
+
+    // CSV: the share-partition table with --share-state.
+    let o = env.run(
+        &[
+            "groups",
+            "--share-state",
+            "--format",
+            "csv",
+            "fixtures/kraft",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        "share_group,topic,partition,start_offset,state_epoch,leader_epoch,snapshot_epoch,updates,written,state_batches\n\
+         share-audit,fresh,0,5,0,3,2,1,-,7-8:Acknowledgedx1 5-6:Availablex1\n\
+         share-audit,orders,0,0,1,0,0,1,1700000000000,0-0:Acknowledgedx1 1-1:Acknowledgedx2\n\
+         share-audit,orders,1,4,1,1,0,3,1700000000000,4-5:Acknowledgedx1 6-9:Availablex1 10-15:Archivedx0\n"
+    );
 
     let o = env.run(&["groups", "--group", "nope", "fixtures/kraft"], None);
     assert_eq!(o.status.code(), Some(2));
@@ -420,9 +510,32 @@ fn lag_names_new_protocol_members_and_refuses_unknown_groups() {
     assert_eq!(r["consumer_id"], "m-1");
     assert_eq!(r["host"], "/10.0.0.9");
     assert_eq!(r["client_id"], "checkout-app");
-    let o = env.run(&["lag", "--group", "nope", "fixtures/kraft"], None);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(crate::support::stderr(&o).contains("group does not exist"));
+    // word-counter (streams) committed 2 of orders-0: its member st-1 has
+    // task 0 of subtopology "0", which reads orders (the topology record).
+    let r = &v[1];
+    assert_eq!(
+        (
+            r["group"].as_str(),
+            r["committed"].as_i64(),
+            r["lag"].as_i64()
+        ),
+        (Some("word-counter"), Some(2), Some(0))
+    );
+    assert_eq!(
+        (
+            r["consumer_id"].as_str(),
+            r["host"].as_str(),
+            r["client_id"].as_str()
+        ),
+        (Some("st-1"), Some("/10.0.0.11"), Some("wc-app"))
+    );
+    // An unknown group and a tombstoned one (checkout-app) do not exist.
+    for g in ["nope", "checkout-app"] {
+        let o = env.run(&["lag", "--group", g, "fixtures/kraft"], None);
+        assert_eq!(o.status.code(), Some(2), "{g}");
+        assert!(crate::support::stderr(&o).contains("group does not exist"));
+        assert_eq!(stdout(&o), "");
+    }
 }
 
 #[test]
@@ -445,13 +558,63 @@ fn coordinator_records_are_named_in_dump_and_replay() {
     assert_eq!(types[0], "ConsumerGroupMetadata");
     assert_eq!(types[4], "ConsumerGroupCurrentMemberAssignment");
     assert_eq!(types[13], "StreamsGroupTopology");
-    assert_eq!(recs[13].1["value"]["raw"], "00000102");
-    assert_eq!(recs[1].1["value"]["serverAssignor"], "uniform");
+    // Every record decodes (kraft.py: one of each type 3..=24 but 2).
+    for (offset, d) in &recs {
+        assert!(d.get("error").is_none(), "offset {offset}: {d}");
+    }
+    let data = |i: usize| &recs[i].1["value"]["data"];
+    let sub = &data(13)["subtopologies"][0];
+    assert_eq!(sub["sourceTopics"], serde_json::json!(["orders"]));
+    assert_eq!(
+        sub["stateChangelogTopics"][0]["topicConfigs"][0],
+        serde_json::json!({"key": "cleanup.policy", "value": "compact"})
+    );
+    assert_eq!(data(1)["serverAssignor"], "uniform");
     assert_eq!(recs[15].1["value"], "tombstone");
+    let mut all: Vec<i64> = recs
+        .iter()
+        // Offset commits (type 1) carry their type as the key's version.
+        .map(|(_, d)| {
+            let k = &d["key"];
+            k["record_type"].as_i64().or(k["version"].as_i64()).unwrap()
+        })
+        .collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(
+        all,
+        [1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24]
+    );
+    assert_eq!(types[17], "ShareGroupPartitionMetadata");
+    assert_eq!(data(17)["topics"][0]["numPartitions"], 2);
+    assert_eq!(types[19], "ShareGroupStatePartitionMetadata");
+    assert_eq!(
+        data(19)["initializedTopics"][0]["partitions"],
+        serde_json::json!([0, 1])
+    );
+    // ConsumerGroupRegularExpressionValue has a field named Version: the
+    // record's value version stays apart from it.
+    assert_eq!(recs[20].1["key"]["data"]["regularExpression"], "ord.*");
+    assert_eq!(recs[20].1["value"]["version"], 0);
+    assert_eq!(data(20)["version"], 7);
+    assert_eq!(types[21], "StreamsGroupPartitionMetadata");
+    assert_eq!(
+        data(23)["standbyTasks"][0]["partitions"],
+        serde_json::json!([1])
+    );
+    assert_eq!(types[24], "StreamsGroupTargetAssignmentResolvedTopicIds");
+    assert_eq!(
+        data(24)["resolvedTopicIdsBySubtopology"][0]["topicIds"][0],
+        uuid(b"orders-topic-id!")
+    );
     let o = env.run(&["replay-offsets", "fixtures/kraft"], None);
     let text = stdout(&o);
     assert!(text.contains("ConsumerGroupMetadata (type 3): 3"), "{text}");
     assert!(text.contains("StreamsGroupTopology (type 23): 1"), "{text}");
+    assert!(
+        text.contains("StreamsGroupTargetAssignmentResolvedTopicIds (type 24): 1"),
+        "{text}"
+    );
 
     let o = env.run(
         &[
@@ -464,10 +627,17 @@ fn coordinator_records_are_named_in_dump_and_replay() {
     );
     let recs = records(&json_lines(&stdout(&o)));
     assert_eq!(recs[0].1["key"]["type"], "ShareSnapshot");
-    assert_eq!(recs[0].1["key"]["topicId"], uuid(b"orders-topic-id!"));
-    assert_eq!(recs[0].1["value"]["stateBatches"][1]["deliveryState"], 0);
+    assert_eq!(
+        recs[0].1["key"]["data"]["topicId"],
+        uuid(b"orders-topic-id!")
+    );
+    assert_eq!(
+        recs[0].1["value"]["data"]["stateBatches"][1]["deliveryState"],
+        0
+    );
     assert_eq!(recs[1].1["key"]["type"], "ShareUpdate");
-    assert_eq!(recs[1].1["value"]["startOffset"], -1);
+    assert_eq!(recs[1].1["value"]["data"]["startOffset"], -1);
+    assert_eq!(recs[8].1["value"], "tombstone");
 }
 
 #[test]
