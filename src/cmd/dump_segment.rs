@@ -35,8 +35,10 @@ use kaen_log::txn::Isolation;
 /// line per batch in the spirit of kafka-dump-log; `--format json` prints
 /// one JSON object per batch per line, records included.
 ///
-/// Exit 1 when a batch fails its CRC or does not decode, or the file ends
-/// in a torn tail; the problem is described on stderr.
+/// Exit 1 when a batch fails its CRC or does not decode, the file ends in a
+/// torn tail, or a snapshot does not begin with a SNAPSHOT_HEADER; the
+/// problem is described on stderr (as is a snapshot without a
+/// SNAPSHOT_FOOTER last, which does not change the exit code).
 #[derive(Debug, clap::Args)]
 pub struct DumpSegmentArgs {
     /// Segment files, index files or partition folders.
@@ -105,6 +107,12 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
                     Some((base, "log")) => dump_log(path, Some(base), args, out)?,
                     _ => dump_log(path, None, args, out)?,
                 };
+                if kaen_log::metadata::is_snapshot_file(path) {
+                    for f in kaen_log::metadata::check_snapshot(path)? {
+                        eprintln!("klog: {f}");
+                        problems += u64::from(f.fails(kaen_log::findings::Severity::Error));
+                    }
+                }
             }
         }
     }

@@ -24,9 +24,12 @@ use crate::report::Output;
 ///
 /// A record klog cannot apply (an unknown apiKey or version, a change for an
 /// unknown partition or broker) is listed under "not applied" (stderr in
-/// text) and the replay goes on. Exit 1 when a batch or record of the
-/// metadata log does not decode; exit 2 when DIR has no metadata log, or
-/// the log starts after offset 0 with no snapshot before --as-of.
+/// text) and the replay goes on. The snapshot read must begin with a
+/// SNAPSHOT_HEADER control record (Kafka refuses it otherwise: an error)
+/// and end with a SNAPSHOT_FOOTER (a warning: it may have been cut short).
+/// Exit 1 when a batch or record of the metadata log does not decode or the
+/// snapshot has no header; exit 2 when DIR has no metadata log, or the log
+/// starts after offset 0 with no snapshot before --as-of.
 #[derive(Debug, clap::Args)]
 pub struct MetadataArgs {
     /// A KRaft data directory (holding `__cluster_metadata-0`) or the
@@ -224,6 +227,7 @@ pub fn run(args: &MetadataArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                 "record_counts": image.record_counts,
                 "not_applied": image.notes,
                 "damage": r.damage.iter().map(|(f, o, e)| json!({"file": f.display().to_string(), "offset": o, "error": e})).collect::<Vec<_>>(),
+                "findings": r.findings,
             });
             serde_json::to_writer(&mut *out, &v)?;
             writeln!(out)?;
@@ -331,7 +335,15 @@ pub fn run(args: &MetadataArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             for (f, o, e) in &r.damage {
                 eprintln!("klog: {}: offset {o}: {e}", f.display());
             }
+            for f in &r.findings {
+                eprintln!("klog: {f}");
+            }
         }
     }
-    Ok(Outcome::from_count(r.damage.len() as u64))
+    let failing = r
+        .findings
+        .iter()
+        .filter(|f| f.fails(kaen_log::findings::Severity::Error))
+        .count();
+    Ok(Outcome::from_count((r.damage.len() + failing) as u64))
 }

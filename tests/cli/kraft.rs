@@ -774,3 +774,218 @@ fn real_kafka_metadata_and_groups_match_kafkas_answers() {
         .collect();
     assert_eq!(got, want);
 }
+
+/// A metadata folder whose log is one FeatureLevelRecord and whose
+/// snapshot at offset 1 is `snapshot` (Python over encoder.py setting `out`).
+fn metadata_dir_with_snapshot(env: &TestEnv, name: &str, snapshot: &str) -> String {
+    let dir = env.path(name);
+    let folder = dir.join("__cluster_metadata-0");
+    let log = crate::support::encoded(
+        "out = batch(0, [(0, 0, None, feature_level_record('metadata.version', 25))], first_timestamp=1)",
+    );
+    crate::support::write_segment(&dir, "__cluster_metadata-0", &log);
+    std::fs::write(
+        folder.join("00000000000000000001-0000000001.checkpoint"),
+        crate::support::encoded(snapshot),
+    )
+    .unwrap();
+    dir.display().to_string()
+}
+
+// Snapshot pieces for encoder.py: header, kraft version, data, footer batches.
+const HEADER: &str =
+    "h = batch(0, [(0, 0, control_key(3), snapshot_header_value(1))], first_timestamp=1, attributes=CONTROL)\n";
+const DATA: &str =
+    "d = batch(1, [(0, 0, None, feature_level_record('metadata.version', 25))], first_timestamp=1)\n";
+const FOOTER: &str =
+    "f = batch(2, [(0, 0, control_key(4), snapshot_footer_value())], first_timestamp=1, attributes=CONTROL)\n";
+
+fn kinds(findings: &Value) -> Vec<(String, String)> {
+    findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"].as_str().unwrap().starts_with("snapshot_"))
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn snapshots_begin_with_a_header_and_end_with_a_footer() {
+    let env = TestEnv::new();
+    let pair = |k: &str, s: &str| vec![(k.to_string(), s.to_string())];
+    // (exit code, the snapshot findings, the document) of `klog CMD --format json DIR`.
+    let run = |cmd: &str, dir: &str| {
+        let o = env.run(&[cmd, "--format", "json", dir], None);
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (o.status.code().unwrap(), kinds(&v["findings"]), v)
+    };
+    // A whole snapshot: nothing to say; 2 files: the log segment and the snapshot.
+    let good = metadata_dir_with_snapshot(
+        &env,
+        "good",
+        &format!("{HEADER}{DATA}{FOOTER}out = h + d + f"),
+    );
+    let (code, found, v) = run("verify-crc", &good);
+    assert_eq!((code, found), (0, vec![]));
+    assert_eq!(v["checked"]["files"], 2);
+
+    // Cut after the data batch: no footer. Kafka reads it (a warning), at
+    // the data batch right after the header batch.
+    let cut = metadata_dir_with_snapshot(&env, "cut", &format!("{HEADER}{DATA}out = h + d"));
+    let (code, found, v) = run("verify-crc", &cut);
+    assert_eq!(
+        (code, found),
+        (0, pair("snapshot_footer_missing", "warning"))
+    );
+    let header_len = crate::support::encoded(&format!("{HEADER}out = h")).len() as i64;
+    let f = snapshot_finding(&v["findings"]);
+    assert_eq!(
+        (f["position"].as_i64(), f["offset"].as_i64()),
+        (Some(header_len), Some(1))
+    );
+    let (code, found, m) = run("metadata", &cut);
+    assert_eq!(
+        (code, found),
+        (0, pair("snapshot_footer_missing", "warning"))
+    );
+    assert_eq!(m["snapshot"]["offset"], 1);
+
+    // No header: Kafka's RecordsSnapshotReader refuses it (an error, exit 1).
+    let headless =
+        metadata_dir_with_snapshot(&env, "headless", &format!("{DATA}{FOOTER}out = d + f"));
+    for cmd in ["verify-crc", "info"] {
+        let (code, found, v) = run(cmd, &headless);
+        assert_eq!(
+            (code, found),
+            (1, pair("snapshot_header_missing", "error")),
+            "{cmd}"
+        );
+        let detail = snapshot_finding(&v["findings"])["detail"].to_string();
+        assert!(
+            detail.contains("it is a data batch at offset 1"),
+            "{detail}"
+        );
+    }
+    let o = env.run(&["metadata", &headless], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr_has(&o, "snapshot_header_missing"));
+    let snap =
+        format!("{headless}/__cluster_metadata-0/00000000000000000001-0000000001.checkpoint");
+    let o = env.run(&["dump-segment", &snap], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr_has(&o, "RecordsSnapshotReader refuses the snapshot"));
+
+    // An empty snapshot has no header either; a footer alone is no header.
+    for (name, script) in [
+        ("empty", "out = b''".to_string()),
+        ("footer-only", format!("{FOOTER}out = f")),
+    ] {
+        let dir = metadata_dir_with_snapshot(&env, name, &script);
+        let (code, found, _) = run("verify-crc", &dir);
+        assert_eq!(
+            (code, found),
+            (1, pair("snapshot_header_missing", "error")),
+            "{name}"
+        );
+    }
+
+    // bootstrap.checkpoint: BootstrapDirectory reads it without looking for
+    // either, so both are warnings.
+    std::fs::write(
+        env.path("good/bootstrap.checkpoint"),
+        crate::support::encoded(&format!("{DATA}out = d")),
+    )
+    .unwrap();
+    let (code, mut found, _) = run("verify-crc", &good);
+    found.sort();
+    assert_eq!(code, 0);
+    assert_eq!(
+        found,
+        [
+            ("snapshot_footer_missing".to_string(), "warning".to_string()),
+            ("snapshot_header_missing".to_string(), "warning".to_string())
+        ]
+    );
+}
+
+fn snapshot_finding(findings: &Value) -> &Value {
+    findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"].as_str().unwrap().starts_with("snapshot_"))
+        .unwrap()
+}
+
+fn stderr_has(o: &std::process::Output, s: &str) -> bool {
+    crate::support::stderr(o).contains(s)
+}
+
+#[test]
+fn info_checks_every_log_directory_against_the_metadata() {
+    let env = TestEnv::new();
+    // A second log directory of node 1 (JBOD): it holds orders-1, which the
+    // metadata assigns to node 1, and a folder of an unknown topic id.
+    let disk2 = env.path("disk2");
+    let folder = |name: &str, id: &[u8; 16]| {
+        let log = crate::support::encoded("out = b''");
+        crate::support::write_segment(&disk2, name, &log);
+        std::fs::write(
+            disk2.join(name).join("partition.metadata"),
+            format!("version: 0\ntopic_id: {}", uuid(id)),
+        )
+        .unwrap();
+    };
+    folder("orders-1", b"orders-topic-id!");
+    folder("lost-0", b"lost-topic-id-01");
+    std::fs::write(
+        disk2.join("meta.properties"),
+        "node.id=1\ndirectory.id=ZGlzay10d28tdXVpZC0yMg\nversion=1\ncluster.id=a2xvZy1maXh0dXJlLTAx\n",
+    )
+    .unwrap();
+    let o = env.run(
+        &[
+            "info",
+            "--format",
+            "json",
+            "fixtures/kraft",
+            disk2.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    let docs: Vec<Value> = json_lines(&out);
+    let found = |v: &Value| -> Vec<(String, String)> {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let file = f["file"].as_str().unwrap();
+                (
+                    f["kind"].as_str().unwrap().to_string(),
+                    file.rsplit('/').next().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let first = found(&docs[0]);
+    // orders-1 is on disk2 now: only the offsets partitions are missing.
+    assert!(first.contains(&(
+        "assigned_partition_missing".into(),
+        "__consumer_offsets-1".into()
+    )));
+    assert!(!first.iter().any(|(_, f)| f == "orders-1"), "{first:?}");
+    // disk2 has no metadata log; its folders are checked against fixtures/kraft's.
+    assert_eq!(
+        found(&docs[1]),
+        [("unknown_topic_id".to_string(), "lost-0".to_string())]
+    );
+}
