@@ -63,8 +63,9 @@ pub struct DumpSegmentArgs {
     #[arg(long, default_value_t = DecodeLimits::default().max_decompressed)]
     pub max_decompressed_bytes: u64,
     /// Show every field of each batch and record with its position and raw
-    /// bytes (an annotated byte layout, for learning the format); offsets
-    /// topic keys and values and KRaft metadata records field by field.
+    /// bytes (an annotated byte layout, for learning the format); control
+    /// records, the keys and values of the offsets topic and of
+    /// `__share_group_state`, and KRaft metadata records field by field.
     #[arg(long)]
     pub layout: bool,
     /// read-uncommitted (everything), or read-committed: show what a
@@ -197,6 +198,7 @@ fn dump_log(
                     let topic = match internal {
                         Some(Internal::Offsets) => Topic::Offsets,
                         Some(Internal::ClusterMetadata) => Topic::Metadata,
+                        Some(Internal::ShareGroupState) => Topic::ShareGroupState,
                         _ => Topic::Plain,
                     };
                     let (fields, err) = batch_layout(&batch, topic, limits);

@@ -27,7 +27,7 @@
 use serde_json::{json, Value};
 
 use crate::format::cursor::Cursor;
-use crate::format::schema::{Field, Schema, Ty};
+use crate::format::schema::{Field, Schema, Ty, OPEN};
 
 use crate::format::schema::f;
 use crate::format::schema::types::*;
@@ -237,6 +237,86 @@ const fn rt(id: i16, name: &'static str, k: &'static [Field], v: Schema) -> Reco
         key: key(name, k),
         value: v,
     }
+}
+
+// The classic record types as schema tables, for the field-by-field layout
+// of `dump-segment --layout` (the replay reads them with the hand-written
+// decoders of `crate::offsets` and `crate::offsets::group`, which a test
+// holds to these tables). OffsetCommitKey.json (types 0 and 1; type 0 is
+// LegacyOffsetCommitKey.json, the same fields) and GroupMetadataKey.json.
+static OFFSET_COMMIT_KEY_FIELDS: &[Field] = &[f!("group", S), f!("topic", S), f!("partition", I32)];
+static GROUP_KEY_FIELDS: &[Field] = &[f!("group", S)];
+// OffsetCommitValue.json, validVersions 0-4, flexibleVersions 4+
+// (LegacyOffsetCommitValue.json is its version 0).
+static OFFSET_COMMIT_VALUE_FIELDS: &[Field] = &[
+    f!("offset", I64),
+    f!("leaderEpoch", I32, versions: (3, OPEN)),
+    f!("metadata", S),
+    f!("commitTimestamp", I64),
+    f!("expireTimestamp", I64, versions: (1, 1)),
+    f!("topicId", U, versions: (4, OPEN), tag: Some((0, 4))),
+];
+// GroupMetadataValue.json, validVersions 0-4, flexibleVersions 4+.
+static GROUP_METADATA_VALUE_FIELDS: &[Field] = &[
+    f!("protocolType", S),
+    f!("generation", I32),
+    f!("protocol", S, nullable_from: Some(0)),
+    f!("leader", S, nullable_from: Some(0)),
+    f!("currentStateTimestamp", I64, versions: (2, OPEN)),
+    f!(
+        "members",
+        Ty::Array(&Ty::Struct(&[
+            f!("memberId", S),
+            f!("groupInstanceId", S, versions: (3, OPEN), nullable_from: Some(3)),
+            f!("clientId", S),
+            f!("clientHost", S),
+            f!("rebalanceTimeout", I32, versions: (1, OPEN)),
+            f!("sessionTimeout", I32),
+            f!("subscription", Ty::Bytes),
+            f!("assignment", Ty::Bytes),
+        ]))
+    ),
+];
+
+/// The classic group coordinator record types (0 and 1 offset commits, 2
+/// group metadata); the replay reads versions outside 0..=4 with the
+/// layout of the nearest.
+pub static CLASSIC_RECORDS: &[RecordType] = &[
+    rt(
+        0,
+        "LegacyOffsetCommit",
+        OFFSET_COMMIT_KEY_FIELDS,
+        classic_value("OffsetCommitValue", OFFSET_COMMIT_VALUE_FIELDS),
+    ),
+    rt(
+        1,
+        "OffsetCommit",
+        OFFSET_COMMIT_KEY_FIELDS,
+        classic_value("OffsetCommitValue", OFFSET_COMMIT_VALUE_FIELDS),
+    ),
+    rt(
+        2,
+        "GroupMetadata",
+        GROUP_KEY_FIELDS,
+        classic_value("GroupMetadataValue", GROUP_METADATA_VALUE_FIELDS),
+    ),
+];
+
+const fn classic_value(name: &'static str, fields: &'static [Field]) -> Schema {
+    Schema {
+        name,
+        versions: (0, 4),
+        flexible_from: Some(4),
+        fields,
+    }
+}
+
+/// The record type `id` of the offsets topic (classic or newer), if known.
+pub fn group_record_type(id: i16) -> Option<&'static RecordType> {
+    CLASSIC_RECORDS
+        .iter()
+        .chain(GROUP_RECORDS)
+        .find(|r| r.id == id)
 }
 
 /// The group coordinator's record types from 3 on (0 and 1 are offset
@@ -465,15 +545,7 @@ pub const SHARE_GROUP_STATE_TOPIC: &str = "__share_group_state";
 
 /// The name of a group coordinator record type (0..=2 included).
 pub fn group_record_name(id: i16) -> String {
-    match id {
-        0 => "LegacyOffsetCommit".into(),
-        1 => "OffsetCommit".into(),
-        2 => "GroupMetadata".into(),
-        _ => GROUP_RECORDS
-            .iter()
-            .find(|r| r.id == id)
-            .map_or_else(|| format!("unknown({id})"), |r| r.name.to_string()),
-    }
+    group_record_type(id).map_or_else(|| format!("unknown({id})"), |r| r.name.to_string())
 }
 
 /// The share state delivery states (`RecordState`: 0 Available, 1
@@ -500,6 +572,9 @@ pub struct CoordinatorRecord {
     pub value: Option<(i16, Value)>,
     /// Why the key or value does not decode.
     pub error: Option<String>,
+    /// Bytes after the key's or value's last field: Kafka's reader
+    /// (`CoordinatorRecordSerde.readMessage`) does not look at them.
+    pub trailing_bytes: u64,
 }
 
 /// Decode a coordinator record of `table` (GROUP_RECORDS or SHARE_RECORDS).
@@ -520,6 +595,7 @@ pub fn decode(
                 key: None,
                 value: None,
                 error: Some(e.to_string()),
+                trailing_bytes: 0,
             }
         }
     };
@@ -530,6 +606,7 @@ pub fn decode(
             key: None,
             value: value.map(|v| (-1, json!({"raw": hex(v)}))),
             error: Some(format!("record type {record_type} is not one klog knows")),
+            trailing_bytes: 0,
         };
     };
     let mut out = CoordinatorRecord {
@@ -538,10 +615,13 @@ pub fn decode(
         key: None,
         value: None,
         error: None,
+        trailing_bytes: 0,
     };
-    let key_at = c.position();
-    match rt.key.decode(c.rest(), key_at, 0) {
-        Ok(k) => out.key = Some(k),
+    match rt.key.decode_prefix(&mut c, 0) {
+        Ok(k) => {
+            out.key = Some(k);
+            out.trailing_bytes = c.remaining() as u64;
+        }
         Err(e) => {
             out.error = Some(format!("key: {e}"));
             return out;
@@ -556,9 +636,11 @@ pub fn decode(
             return out;
         }
     };
-    let body_at = vc.position();
-    match rt.value.decode(vc.rest(), body_at, version) {
-        Ok(d) => out.value = Some((version, d)),
+    match rt.value.decode_prefix(&mut vc, version) {
+        Ok(d) => {
+            out.value = Some((version, d));
+            out.trailing_bytes += vc.remaining() as u64;
+        }
         Err(e) => {
             out.value = Some((version, json!({"raw": hex(v)})));
             out.error = Some(format!("value: {e}"));
@@ -597,6 +679,9 @@ impl CoordinatorRecord {
         if let Some(e) = &self.error {
             out.insert("error".into(), e.clone().into());
         }
+        if self.trailing_bytes > 0 {
+            out.insert("trailing_bytes".into(), self.trailing_bytes.into());
+        }
         Value::Object(out)
     }
 }
@@ -627,5 +712,125 @@ mod tests {
         assert!(t.value.is_none() && t.error.is_none());
         let bad = decode(GROUP_RECORDS, &[0, 3, 0, 1, b'g'], Some(&[0, 9, 0]), 0);
         assert!(bad.error.unwrap().contains("version 9"));
+        // Bytes after the fields are not read (CoordinatorRecordSerde.readMessage).
+        let extra = decode(
+            GROUP_RECORDS,
+            &[0, 3, 0, 1, b'g', 9],
+            Some(&[0, 0, 0, 0, 0, 5, 0, 7, 7]),
+            0,
+        );
+        assert_eq!((extra.error, extra.trailing_bytes), (None, 3));
+    }
+
+    /// A string at `version`: compact in the flexible version 4, else int16-prefixed.
+    fn string(out: &mut Vec<u8>, s: &str, version: i16) {
+        if version >= 4 {
+            out.push(s.len() as u8 + 1);
+        } else {
+            out.extend((s.len() as i16).to_be_bytes());
+        }
+        out.extend(s.as_bytes());
+    }
+
+    #[test]
+    fn classic_tables_read_what_the_replay_reads() {
+        for version in 0..=4i16 {
+            // OffsetCommitValue: offset, leaderEpoch (v3+), metadata,
+            // commitTimestamp, expireTimestamp (v1), tags (v4).
+            let mut v = version.to_be_bytes().to_vec();
+            v.extend(7i64.to_be_bytes());
+            if version >= 3 {
+                v.extend(5i32.to_be_bytes());
+            }
+            string(&mut v, "m", version);
+            v.extend(1_700i64.to_be_bytes());
+            if version == 1 {
+                v.extend(99i64.to_be_bytes());
+            }
+            if version >= 4 {
+                v.push(0);
+            }
+            let hand = crate::offsets::decode_offset_commit_value(&v, 0).unwrap();
+            let table = group_record_type(1)
+                .unwrap()
+                .value
+                .decode(&v[2..], 2, version)
+                .unwrap();
+            assert_eq!(table["offset"], hand.offset);
+            assert_eq!(table["metadata"], hand.metadata.as_str());
+            assert_eq!(table["commitTimestamp"], hand.commit_timestamp);
+            assert_eq!(
+                table.get("expireTimestamp").and_then(Value::as_i64),
+                hand.expire_timestamp
+            );
+            assert_eq!(
+                table
+                    .get("leaderEpoch")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(-1),
+                i64::from(hand.leader_epoch)
+            );
+
+            // GroupMetadataValue with one member.
+            let mut g = version.to_be_bytes().to_vec();
+            string(&mut g, "consumer", version);
+            g.extend(3i32.to_be_bytes());
+            string(&mut g, "range", version);
+            string(&mut g, "m-1", version);
+            if version >= 2 {
+                g.extend(1_800i64.to_be_bytes());
+            }
+            if version >= 4 {
+                g.push(2);
+            } else {
+                g.extend(1i32.to_be_bytes());
+            }
+            string(&mut g, "m-1", version);
+            if version >= 3 {
+                string(&mut g, "i-1", version);
+            }
+            string(&mut g, "c", version);
+            string(&mut g, "/h", version);
+            if version >= 1 {
+                g.extend(30i32.to_be_bytes());
+            }
+            g.extend(10i32.to_be_bytes());
+            for _ in 0..2 {
+                // subscription, assignment: empty bytes.
+                if version >= 4 {
+                    g.push(1);
+                } else {
+                    g.extend(0i32.to_be_bytes());
+                }
+            }
+            if version >= 4 {
+                g.extend([0, 0]); // the member's and the value's tags
+            }
+            let hand = crate::offsets::group::decode_group_metadata(&g, 0).unwrap();
+            let table = group_record_type(2)
+                .unwrap()
+                .value
+                .decode(&g[2..], 2, version)
+                .unwrap();
+            assert_eq!(hand.trailing_bytes, 0);
+            assert_eq!(table["protocolType"], hand.protocol_type.as_str());
+            assert_eq!(table["generation"], hand.generation);
+            assert_eq!(table["leader"], hand.leader.as_deref().unwrap());
+            assert_eq!(
+                table.get("currentStateTimestamp").and_then(Value::as_i64),
+                hand.current_state_timestamp
+            );
+            let (m, hm) = (&table["members"][0], &hand.members[0]);
+            assert_eq!(m["clientHost"], hm.client_host.as_str());
+            assert_eq!(m["sessionTimeout"], hm.session_timeout_ms);
+            assert_eq!(
+                m.get("groupInstanceId").and_then(Value::as_str),
+                hm.group_instance_id.as_deref()
+            );
+            assert_eq!(
+                m.get("rebalanceTimeout").and_then(Value::as_i64),
+                hm.rebalance_timeout_ms.map(i64::from)
+            );
+        }
     }
 }

@@ -989,3 +989,130 @@ fn info_checks_every_log_directory_against_the_metadata() {
         [("unknown_topic_id".to_string(), "lost-0".to_string())]
     );
 }
+
+/// The `--layout --format json` fields of every batch of `path`: (field, bytes in hex, value).
+fn layout_fields(env: &TestEnv, path: &str) -> Vec<(String, String, String)> {
+    let o = env.run(
+        &["dump-segment", "--layout", "--format", "json", path],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    json_lines(&stdout(&o))
+        .iter()
+        .flat_map(|b| b["fields"].as_array().unwrap().clone())
+        .map(|f| {
+            (
+                f["field"].as_str().unwrap().to_string(),
+                f["bytes"].as_str().unwrap().to_string(),
+                f["value"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The first field named `name`: (bytes in hex, value).
+fn field<'a>(fields: &'a [(String, String, String)], name: &str) -> (&'a str, &'a str) {
+    fields
+        .iter()
+        .find(|f| f.0 == name)
+        .map(|f| (f.1.as_str(), f.2.as_str()))
+        .unwrap_or_else(|| panic!("no field {name:?} in {fields:#?}"))
+}
+
+#[test]
+fn layout_traces_control_and_coordinator_records_field_by_field() {
+    let env = TestEnv::new();
+    // The metadata log's offset 0: LEADER_CHANGE (key version 0, type 2),
+    // LeaderChangeMessage v0: version 0, leader 1, voters [1], granting [1].
+    let m = layout_fields(&env, "fixtures/kraft/__cluster_metadata-0");
+    assert_eq!(field(&m, "key: version (int16)"), ("0000", "0"));
+    assert_eq!(
+        field(&m, "key: type (int16)"),
+        ("0002", "2 (LEADER_CHANGE)")
+    );
+    assert_eq!(field(&m, "value: leaderId (int32)"), ("00000001", "1"));
+    assert_eq!(
+        field(&m, "value: voters[0].voterId (int32)"),
+        ("00000001", "1")
+    );
+    // The snapshot: SNAPSHOT_HEADER's lastContainedLogTimestamp TS, and the
+    // voters record's endpoint port 9093 (0x2385).
+    let s = layout_fields(
+        &env,
+        "fixtures/kraft/__cluster_metadata-0/00000000000000000019-0000000001.checkpoint",
+    );
+    assert_eq!(
+        field(&s, "value: lastContainedLogTimestamp (int64)"),
+        ("0000018bcfe56800", "1700000000000")
+    );
+    assert_eq!(
+        field(&s, "value: voters[0].endpoints[0].port (uint16)"),
+        ("2385", "9093")
+    );
+    assert_eq!(
+        field(&s, "key: type (int16)"),
+        ("0003", "3 (SNAPSHOT_HEADER)")
+    );
+
+    // A COMMIT marker (EndTransactionMarker v0, coordinator epoch 5).
+    let dir = env.path("txn");
+    crate::support::write_segment(
+        &dir,
+        "t-0",
+        &crate::support::encoded("out = control_batch(0, True, 7, 1, coordinator_epoch=5)"),
+    );
+    let t = layout_fields(&env, dir.join("t-0").to_str().unwrap());
+    assert_eq!(field(&t, "key: type (int16)"), ("0001", "1 (COMMIT)"));
+    assert_eq!(
+        field(&t, "value: coordinatorEpoch (int32)"),
+        ("00000005", "5")
+    );
+
+    // Coordinator records (kraft.py): ConsumerGroupMetadata with its tagged
+    // MetadataHash 77, the streams topology's nested fields.
+    let c = layout_fields(&env, "fixtures/kraft/__consumer_offsets-0");
+    assert_eq!(
+        field(&c, "key: recordType (int16)"),
+        ("0003", "3 (ConsumerGroupMetadata)")
+    );
+    assert_eq!(field(&c, "key: groupId (string)").1, "\"checkout\"");
+    assert_eq!(field(&c, "value: epoch (int32)"), ("00000003", "3"));
+    assert_eq!(
+        field(&c, "value: metadataHash (int64, tag 0)"),
+        ("000000000000004d", "77")
+    );
+    assert_eq!(
+        field(
+            &c,
+            "value: subtopologies[0].sourceTopics[0] (compact string)"
+        ),
+        ("076f7264657273", "\"orders\"")
+    );
+    assert_eq!(
+        field(&c, "value: subtopologies[0].stateChangelogTopics[0].topicConfigs[0].value (compact string)").1,
+        "\"compact\""
+    );
+    assert!(c
+        .iter()
+        .any(|f| f.0 == "value" && f.2 == "null: a tombstone, the key is deleted"));
+
+    // The share coordinator's records: a ShareSnapshot's key and batches.
+    let sh = layout_fields(&env, "fixtures/kraft/__share_group_state-0");
+    assert_eq!(
+        field(&sh, "key: recordType (int16)"),
+        ("0000", "0 (ShareSnapshot)")
+    );
+    assert_eq!(field(&sh, "key: partition (int32)"), ("00000000", "0"));
+    assert_eq!(field(&sh, "value: stateEpoch (int32)"), ("00000001", "1"));
+    assert_eq!(
+        field(&sh, "value: stateBatches[0].deliveryState (int8)"),
+        ("02", "2")
+    );
+    // Nothing in these files fails to decode.
+    for all in [&m, &s, &t, &c, &sh] {
+        assert!(
+            !all.iter().any(|f| f.2.contains("does not decode")),
+            "{all:#?}"
+        );
+    }
+}
