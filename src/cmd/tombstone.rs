@@ -183,7 +183,14 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                 target.partition,
                 range.start() + i as i64
             )?,
-            None => writeln!(out, "would delete {} {t}-{p} (was {was})", args.group)?,
+            None => writeln!(
+                out,
+                "would delete {} {t}-{p} (was {was}): tombstone to {}-{} at offset {}",
+                args.group,
+                target.topic,
+                target.partition,
+                ends.first().map_or(0, |e| e.1) + i as i64
+            )?,
         }
     }
     Ok(Outcome::Clean)
