@@ -26,6 +26,7 @@
 
 use serde_json::{json, Value};
 
+use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
 use crate::format::schema::{Field, Schema, Ty, OPEN};
 
@@ -572,6 +573,9 @@ pub struct CoordinatorRecord {
     pub value: Option<(i16, Value)>,
     /// Why the key or value does not decode.
     pub error: Option<String>,
+    /// The decode error behind `error` (not set for a record type klog
+    /// does not know, which Kafka's loader skips).
+    pub fault: Option<DecodeError>,
     /// Bytes after the key's or value's last field: Kafka's reader
     /// (`CoordinatorRecordSerde.readMessage`) does not look at them.
     pub trailing_bytes: u64,
@@ -595,6 +599,7 @@ pub fn decode(
                 key: None,
                 value: None,
                 error: Some(e.to_string()),
+                fault: Some(e),
                 trailing_bytes: 0,
             }
         }
@@ -606,6 +611,7 @@ pub fn decode(
             key: None,
             value: value.map(|v| (-1, json!({"raw": hex(v)}))),
             error: Some(format!("record type {record_type} is not one klog knows")),
+            fault: None,
             trailing_bytes: 0,
         };
     };
@@ -615,6 +621,7 @@ pub fn decode(
         key: None,
         value: None,
         error: None,
+        fault: None,
         trailing_bytes: 0,
     };
     match rt.key.decode_prefix(&mut c, 0) {
@@ -624,6 +631,7 @@ pub fn decode(
         }
         Err(e) => {
             out.error = Some(format!("key: {e}"));
+            out.fault = Some(e);
             return out;
         }
     }
@@ -633,6 +641,7 @@ pub fn decode(
         Ok(x) => x,
         Err(e) => {
             out.error = Some(format!("value: {e}"));
+            out.fault = Some(e);
             return out;
         }
     };
@@ -644,6 +653,7 @@ pub fn decode(
         Err(e) => {
             out.value = Some((version, json!({"raw": hex(v)})));
             out.error = Some(format!("value: {e}"));
+            out.fault = Some(e);
         }
     }
     out

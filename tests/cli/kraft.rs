@@ -1116,3 +1116,30 @@ fn layout_traces_control_and_coordinator_records_field_by_field() {
         );
     }
 }
+
+#[test]
+fn a_coordinator_record_that_does_not_decode_is_not_applied() {
+    let env = TestEnv::new();
+    // Group g: ConsumerGroupMetadata epoch 4, then a value of version 9
+    // (ConsumerGroupMetadataValue has only version 0): Kafka's loader fails
+    // on it, so klog reports it (exit 1) and keeps epoch 4.
+    let dir = env.path("bad");
+    crate::support::write_segment(
+        &dir,
+        "__consumer_offsets-0",
+        &crate::support::encoded(
+            "out = batch(0, [(0, 0, coordinator_key(3, 'g'), consumer_group_metadata_value(4)), \
+             (1, 1, coordinator_key(3, 'g'), i16(9) + i32(5) + tags())])",
+        ),
+    );
+    let o = env.run(&["groups", "--format", "json", dir.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v[0]["group"].as_str(), v[0]["epoch"].as_i64()),
+        (Some("g"), Some(4))
+    );
+    let o = env.run(&["replay-offsets", dir.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr_has(&o, "offset 1"), "{}", crate::support::stderr(&o));
+}
