@@ -743,8 +743,8 @@ fn real_kafka_metadata_and_groups_match_kafkas_answers() {
     args.extend(dirs.iter().map(String::as_str));
     let o = env.run(&args, None);
     assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
-    let got: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let got: Vec<(String, String, String)> = got
+    let got_json: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let got: Vec<(String, String, String)> = got_json
         .as_array()
         .unwrap()
         .iter()
@@ -756,6 +756,28 @@ fn real_kafka_metadata_and_groups_match_kafkas_answers() {
             )
         })
         .collect();
+    // share-g's share-partition: the start offset `kafka-share-groups
+    // --describe` printed (the last column of its one row).
+    let share = &got_json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group"] == "share-g")
+        .unwrap()["share_partitions"][0];
+    let describe =
+        std::fs::read_to_string(format!("{real}/expected/tools/groups-describe-share-g.txt"))
+            .unwrap();
+    let row: Vec<&str> = describe
+        .lines()
+        .find(|l| l.starts_with("share-g "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        (share["topic"].as_str(), share["partition"].to_string()),
+        (Some(row[1]), row[2].to_string())
+    );
+    assert_eq!(share["start_offset"].to_string(), row[3]);
     let expected: Value = serde_json::from_str(
         &std::fs::read_to_string(format!("{real}/expected/groups.json")).unwrap(),
     )
