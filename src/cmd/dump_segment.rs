@@ -40,8 +40,10 @@ use kaen_log::txn::Isolation;
 /// index entry or problem, each with its `type`; `--format json` prints the
 /// same objects as the `entries` of one document.
 ///
-/// Exit 1 when a batch fails its CRC or does not decode, or the file ends
-/// in a torn tail; the problem is described on stderr.
+/// Exit 1 when a batch fails its CRC or does not decode, the file ends in a
+/// torn tail, or a snapshot does not begin with a SNAPSHOT_HEADER; the
+/// problem is described on stderr (as is a snapshot without a
+/// SNAPSHOT_FOOTER last, which does not change the exit code).
 #[derive(Debug, clap::Args)]
 pub struct DumpSegmentArgs {
     /// Segment files, index files or partition folders.
@@ -108,8 +110,9 @@ pub struct DumpSegmentArgs {
     #[arg(long, default_value_t = DecodeLimits::default().max_decompressed)]
     pub max_decompressed_bytes: u64,
     /// Show every field of each batch and record with its position and raw
-    /// bytes (an annotated byte layout, for learning the format); offsets
-    /// topic keys and values and KRaft metadata records field by field.
+    /// bytes (an annotated byte layout, for learning the format); control
+    /// records, the keys and values of the offsets topic and of
+    /// `__share_group_state`, and KRaft metadata records field by field.
     #[arg(long)]
     pub layout: bool,
     /// read-uncommitted (everything), or read-committed: show what a
@@ -185,6 +188,12 @@ fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> a
                     Some((base, "log")) => dump_log(path, Some(base), args, budget, sink, out)?,
                     _ => dump_log(path, None, args, budget, sink, out)?,
                 };
+                if kaen_log::metadata::is_snapshot_file(path) {
+                    for f in kaen_log::metadata::check_snapshot(path)? {
+                        eprintln!("klog: {f}");
+                        problems += u64::from(f.fails(kaen_log::findings::Severity::Error));
+                    }
+                }
             }
         }
     }
@@ -345,6 +354,7 @@ fn dump_log(
                     let topic = match internal {
                         Some(Internal::Offsets) => Topic::Offsets,
                         Some(Internal::ClusterMetadata) => Topic::Metadata,
+                        Some(Internal::ShareGroupState) => Topic::ShareGroupState,
                         _ => Topic::Plain,
                     };
                     let (fields, err) = batch_layout(&batch, topic, limits);

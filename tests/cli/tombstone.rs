@@ -83,7 +83,10 @@ fn dry_run_and_no_match_write_nothing() {
         None,
     );
     assert_eq!(o.status.code(), Some(0));
-    assert_eq!(stdout(&o), "would delete kitchen orders-0 (was 15)\n");
+    assert_eq!(
+        stdout(&o),
+        "would delete kitchen orders-0 (was 15): tombstone to __offsets-0 at offset 14\n"
+    );
     let o = env.run(&["tombstone", "fixtures/groups", "--group", "nobody"], None);
     assert_eq!(o.status.code(), Some(1));
     assert!(
