@@ -4,4 +4,5 @@
 //! leader-epoch truncation deciding where a replica diverged ([`epochs`]).
 
 pub mod epochs;
-
+pub mod merge;
+pub mod summary;

@@ -33,6 +33,11 @@ pub fn escape_cell(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A cell for an optional value: the value, or `-`.
+pub fn cell<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
 /// Whether every cell of column `i` is a decimal number or `-` (a numeric
 /// column, right-aligned). Only digits, one point and a sign: a name like
 /// `inf` or `NaN` stays text.
