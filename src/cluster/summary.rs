@@ -126,7 +126,8 @@ pub struct SegmentSummary {
 }
 
 /// Consecutive batches stamped with one partition leader epoch (legacy
-/// messages, which carry none, count as epoch -1).
+/// messages, which carry none, count as epoch -1; a batch stamped below
+/// the epoch of the batches before it counts in their run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EpochRun {
     pub leader_epoch: i32,
@@ -148,6 +149,7 @@ pub struct TailBatch {
     pub base_offset: i64,
     /// One past its last offset.
     pub end_offset: i64,
+    /// Its run's epoch.
     pub leader_epoch: i32,
     /// The run's chain up to and including this batch.
     pub crc32c: u32,
@@ -438,8 +440,11 @@ fn summarize_partition(
             }
             Entry::Legacy(l) => (super::epochs::UNDEFINED_EPOCH, l.crc, 1),
         };
+        // A new run starts where the epoch goes up; a batch stamped below
+        // its run's epoch (no broker writes one) counts in that run, so
+        // runs never outnumber the batches nor need more memory than them.
         let run = match runs.last_mut() {
-            Some(r) if r.leader_epoch == epoch => r,
+            Some(r) if r.leader_epoch >= epoch => r,
             _ => {
                 runs.push(EpochRun {
                     leader_epoch: epoch,
@@ -466,7 +471,7 @@ fn summarize_partition(
             tail.push_back(TailBatch {
                 base_offset: base,
                 end_offset: w.next_offset,
-                leader_epoch: epoch,
+                leader_epoch: run.leader_epoch,
                 crc32c: run.crc32c,
             });
         }

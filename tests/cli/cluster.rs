@@ -789,3 +789,44 @@ fn summary_of_a_crashed_broker_matches_its_fixture() {
     );
     assert_eq!(find("orders", 0)["log_end_offset"], 42);
 }
+
+#[test]
+fn a_batch_stamped_below_its_runs_epoch_counts_in_that_run() {
+    // Batches at 0 (epoch 0), 1 (2), 2 (1: below 2, no broker writes it), 3
+    // (3): three runs, the second holding two batches; the leader-epoch
+    // cache (no checkpoint, recovered from the batches) has 0, 2 and 3.
+    let env = TestEnv::new();
+    let bytes = crate::support::encoded(
+        "out = b''.join(batch(o, [(0, 0, b'k', b'v')], leader_epoch=e) for o, e in [(0, 0), (1, 2), (2, 1), (3, 3)])",
+    );
+    crate::support::write_segment(&env.path("odd"), "t-0", &bytes);
+    let doc = run_json(
+        &env,
+        &["summary", "--format", "json", "--node-id", "1", "odd"],
+        0,
+    );
+    let p = &doc["log_dirs"][0]["partitions"][0];
+    let runs: Vec<(i64, i64, i64, i64)> = p["epochs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["leader_epoch"].as_i64().unwrap(),
+                r["start_offset"].as_i64().unwrap(),
+                r["end_offset"].as_i64().unwrap(),
+                r["batches"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(runs, vec![(0, 0, 1, 1), (2, 1, 3, 2), (3, 3, 4, 1)]);
+    assert_eq!(
+        p["leader_epochs"],
+        json!([{"leader_epoch": 0, "start_offset": 0}, {"leader_epoch": 2, "start_offset": 1},
+               {"leader_epoch": 3, "start_offset": 3}])
+    );
+    assert_eq!(
+        p["tail"][2]["leader_epoch"], 2,
+        "the batch of epoch 1 is in epoch 2's run"
+    );
+}
