@@ -362,7 +362,7 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
                 Error::layout(
                     &s.file,
                     format!(
-                        "log directory {} has no node id (no meta.properties): summarize it with --node-id N",
+                        "log directory {} has no node id (meta.properties missing or unreadable): summarize it with --node-id N",
                         d.path
                     ),
                 )

@@ -632,7 +632,7 @@ fn summaries_that_cannot_be_merged_are_refused() {
     std::fs::write(&other, &o.stdout).unwrap();
     refused(
         &["cluster", p],
-        "has no node id (no meta.properties): summarize it with --node-id N",
+        "has no node id (meta.properties missing or unreadable): summarize it with --node-id N",
     );
     let o = env.run(
         &[
@@ -829,4 +829,84 @@ fn a_batch_stamped_below_its_runs_epoch_counts_in_that_run() {
         p["tail"][2]["leader_epoch"], 2,
         "the batch of epoch 1 is in epoch 2's run"
     );
+}
+
+#[test]
+fn a_partition_in_two_log_directories_of_one_node_is_refused() {
+    // Kafka refuses to start with two live copies of one partition
+    // ("Duplicate log directories"); so does the merge.
+    let env = TestEnv::new();
+    let copy = env.path("fixtures/cluster/broker-1b");
+    crate::support::copy_dir(&env.path("fixtures/cluster/broker-1"), &copy);
+    let props = copy.join("meta.properties");
+    let text = std::fs::read_to_string(&props).unwrap();
+    std::fs::write(
+        &props,
+        text.replace("bG9nLWRpci1icm9rZXItMQ", "YW5vdGhlci1sb2dkaXItMQ"),
+    )
+    .unwrap();
+    let dir = summarize(&env, "fixtures/cluster");
+    let o = env.run(
+        &["summary", "--format", "json", "fixtures/cluster/broker-1b"],
+        None,
+    );
+    std::fs::write(dir.join("broker-1b.json"), &o.stdout).unwrap();
+    let o = env.run(&["cluster", dir.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("node 1 holds __consumer_offsets-0 in two log directories"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn with_no_leader_in_the_metadata_the_controllers_choice_is_used() {
+    // A stopped KRaft 4.x cluster keeps leader -1, an empty ISR and the
+    // ELR (KIP-966). PartitionChangeBuilder.electAnyLeader takes the first
+    // replica in assignment order that is in the ELR when the ISR is empty:
+    // payments-0 has replicas [2, 3, 1]; with ELR [1, 3] that is 3, whose
+    // copy (0..4) is the shortest: the others are judged against it.
+    let env = TestEnv::new();
+    let dir = summarize(&env, "fixtures/cluster");
+    let b1 = dir.join("broker-1.json");
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&b1).unwrap()).unwrap();
+    for t in doc["log_dirs"][0]["metadata"]["topics"]
+        .as_array_mut()
+        .unwrap()
+    {
+        if t["topic"] == "payments" {
+            let p = &mut t["partitions"][0];
+            p["leader"] = json!(-1);
+            p["isr"] = json!([]);
+            p["eligible_leader_replicas"] = json!([1, 3]);
+        }
+    }
+    write_json(&b1, &doc);
+    let r = run_json(
+        &env,
+        &["cluster", "--format", "json", dir.to_str().unwrap()],
+        1,
+    );
+    let payments = partition(&r, "payments", 0);
+    assert_eq!(
+        (
+            payments["leader"].clone(),
+            payments["leader_source"].clone()
+        ),
+        (json!(3), json!("chosen"))
+    );
+    assert!(payments["detail"]
+        .as_str()
+        .unwrap()
+        .contains("the first replica in the ELR"));
+    // Nodes 1 and 2 hold epoch 0 past 5: the leader (epoch 0, then the
+    // controller's next epoch 1 from its log end 5) ends epoch 0 at 5: both
+    // truncate to 5 and lose their last 2 batches.
+    for n in [1, 2] {
+        assert_eq!(
+            verdict(replica(payments, n)),
+            v("diverged", json!(5), json!(5), json!(2), json!(0))
+        );
+    }
 }
