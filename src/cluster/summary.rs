@@ -306,7 +306,18 @@ struct DirState {
 
 /// Summarize the log directory at `path`; findings are what it met on the way.
 pub fn summarize(path: &Path, opts: &SummaryOptions) -> Result<(LogDirSummary, Vec<Finding>)> {
-    let dir = DataDir::open(path)?;
+    let dir = match DataDir::open(path) {
+        // A formatted log directory with no partition yet (a replaced
+        // disk): summarized, so that `cluster` sees the node hold nothing.
+        Err(Error::Layout { .. }) if path.is_dir() && path.join(META_PROPERTIES).is_file() => {
+            DataDir {
+                path: path.to_path_buf(),
+                partitions: Vec::new(),
+                other_dirs: Vec::new(),
+            }
+        }
+        r => r?,
+    };
     let mut findings = Vec::new();
     let meta = or_finding(
         read_meta_properties(&path.join(META_PROPERTIES)),

@@ -34,7 +34,8 @@ use crate::report::Output;
 /// --check-crc also checks each batch's CRC and ends at the first invalid
 /// one. Damage and malformed files are findings (stderr, and `findings` in
 /// JSON); exit 1 when one reaches --fail-on (default: error), 2 when a path
-/// is not a log directory.
+/// is not a log directory (a folder with meta.properties and no partition,
+/// such as a replaced disk, is one that holds nothing).
 ///
 /// JSON: {schema_version, log_dirs: [{path, node_id, cluster_id,
 /// directory_id, clean_shutdown, partitions: [{topic, partition, topic_id,

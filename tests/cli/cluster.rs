@@ -910,3 +910,40 @@ fn with_no_leader_in_the_metadata_the_controllers_choice_is_used() {
         );
     }
 }
+
+#[test]
+fn a_replaced_empty_disk_is_a_node_that_holds_nothing() {
+    // Broker 3's disk replaced and formatted (meta.properties only): its
+    // summary has no partition, so its replicas are missing from a node
+    // that did report, and audit-0 (replicas 3, 1) is still lost.
+    let env = TestEnv::new();
+    let b3 = env.path("fixtures/cluster/broker-3");
+    let props = std::fs::read(b3.join("meta.properties")).unwrap();
+    std::fs::remove_dir_all(&b3).unwrap();
+    std::fs::create_dir_all(&b3).unwrap();
+    std::fs::write(b3.join("meta.properties"), props).unwrap();
+    let dir = summarize(&env, "fixtures/cluster");
+    let r = run_json(
+        &env,
+        &["cluster", "--format", "json", dir.to_str().unwrap()],
+        1,
+    );
+    let orders = partition(&r, "orders", 0);
+    assert_eq!(orders["status"], "under_replicated");
+    let m = replica(orders, 3);
+    assert_eq!(m["state"], "missing");
+    assert!(m["detail"]
+        .as_str()
+        .unwrap()
+        .contains("node 3's summaries have no folder"));
+    // __consumer_offsets-0's leader 3 lost its copy and the ISR is [3]:
+    // the controller could only elect uncleanly, and broker 1's copy is the
+    // first replica with one; billing's stale commits are what it holds.
+    let offsets = partition(&r, "__consumer_offsets", 0);
+    assert_eq!(offsets["leader"], 1);
+    assert!(offsets["detail"]
+        .as_str()
+        .unwrap()
+        .contains("unclean election"));
+    assert_eq!(r["groups"][0]["committed_offset"], 2, "{}", r["groups"]);
+}
