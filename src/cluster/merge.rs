@@ -362,7 +362,7 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
                 Error::layout(
                     &s.file,
                     format!(
-                        "log directory {} has no node id (meta.properties missing or unreadable): summarize it with --node-id N",
+                        "log directory {:?} has no node id (meta.properties missing or unreadable): summarize it with --node-id N",
                         d.path
                     ),
                 )
@@ -373,7 +373,7 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
                         return Err(Error::layout(
                             &s.file,
                             format!(
-                            "cluster id {c} differs from {other} in {}: summaries of two clusters",
+                            "cluster id {c:?} differs from {other:?} in {}: summaries of two clusters",
                             from.display()
                         ),
                         ))
@@ -390,7 +390,7 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
                 return Err(Error::layout(
                     &s.file,
                     format!(
-                        "node {node}'s log directory {} is also summarized in {}",
+                        "node {node}'s log directory {:?} is also summarized in {}",
                         d.path,
                         other.display()
                     ),
@@ -420,7 +420,7 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
                 return Err(Error::layout(
                     d.file,
                     format!(
-                        "node {} holds {}-{} in two log directories ({} and {})",
+                        "node {} holds {:?} partition {} in two log directories ({:?} and {:?})",
                         d.node, p.topic, p.partition, other.dir.path, d.dir.path
                     ),
                 ));

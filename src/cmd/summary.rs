@@ -9,7 +9,7 @@ use kaen_log::findings::Summary;
 
 use crate::cli::{FailOn, OutputFormat};
 use crate::exit::Outcome;
-use crate::report::table::{cell, render};
+use crate::report::table::{cell, escape_cell, render};
 use crate::report::Output;
 
 /// Summarize a broker's log directories for `klog cluster`, on the broker's host.
@@ -124,8 +124,8 @@ fn write_text(out: &mut Output, doc: &SummaryDoc) -> anyhow::Result<()> {
             "log dir {}: node {}, cluster {}, directory {}{}",
             d.path,
             cell(d.node_id),
-            cell(d.cluster_id.as_deref()),
-            cell(d.directory_id.as_deref()),
+            escape_cell(&cell(d.cluster_id.as_deref())),
+            escape_cell(&cell(d.directory_id.as_deref())),
             if d.clean_shutdown {
                 ", clean shutdown"
             } else {

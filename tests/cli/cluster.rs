@@ -615,7 +615,7 @@ fn summaries_that_cannot_be_merged_are_refused() {
     // The same directory twice.
     refused(
         &["cluster", b1.to_str().unwrap(), b1.to_str().unwrap()],
-        "node 1's log directory fixtures/cluster/broker-1 is also summarized in",
+        "node 1's log directory \"fixtures/cluster/broker-1\" is also summarized in",
     );
     // Another cluster.
     let mut foreign = doc.clone();
@@ -854,7 +854,8 @@ fn a_partition_in_two_log_directories_of_one_node_is_refused() {
     let o = env.run(&["cluster", dir.to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("node 1 holds __consumer_offsets-0 in two log directories"),
+        stderr(&o)
+            .contains("node 1 holds \"__consumer_offsets\" partition 0 in two log directories"),
         "{}",
         stderr(&o)
     );
