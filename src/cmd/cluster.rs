@@ -19,17 +19,21 @@ use crate::report::Output;
 ///
 /// Per partition: the replicas found, and those the metadata image (the
 /// most advanced __cluster_metadata among the summaries) assigns but no
-/// summary holds (MISSING, with why). The leader is the metadata's; when
-/// there is no metadata, it names no leader, or its leader left no
-/// summary, the replica with the newest leader epoch, then the longest log,
-/// then the lowest node id (Kafka elects from the ISR, whose members all
+/// summary holds (MISSING, with why). The leader is the metadata's; when it
+/// names none (a stopped KRaft 4.x cluster keeps an empty ISR and its ELR)
+/// or its leader left no copy, the one Kafka's controller would elect
+/// (the first replica in assignment order in the ISR, or the ELR when the
+/// ISR is empty; else the last known ELR; else, uncleanly, the first with
+/// a copy); without metadata, the replica with the newest leader epoch,
+/// then the longest log, then the lowest node id (ISR members all
 /// hold the newest epoch). Each follower is truncated as Kafka's fetcher
 /// would (its latest leader epoch against the leader's end of that epoch,
 /// `LeaderEpochFileCache.endOffsetFor`; the largest common epoch and its
 /// end offset decide): TRUNCATE-TO is where that leaves its log end; below
 /// it, the epoch checksums of both replicas must agree, and where they do
 /// not, DIVERGES-AT is lower than TRUNCATE-TO (a difference Kafka does not
-/// see). BATCHES-BEYOND counts the follower's batches from DIVERGES-AT on
+/// see; batches the log cleaner rewrote, below either replica's cleaner
+/// offset, are not compared). BATCHES-BEYOND counts the follower's batches from DIVERGES-AT on
 /// (`>=N` when the summaries place it only roughly), BEHIND the offsets it
 /// lacks to reach the leader's log end.
 ///
