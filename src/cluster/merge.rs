@@ -428,13 +428,13 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
         }
     }
     let nodes: BTreeSet<i32> = dirs.iter().map(|d| d.node).collect();
-    let assigned: BTreeMap<(&str, i32), &AssignedPartition> = metadata
+    let assigned: BTreeMap<(&str, i32), (&AssignedPartition, &str)> = metadata
         .iter()
         .flat_map(|(_, m)| &m.topics)
         .flat_map(|t| {
             t.partitions
                 .iter()
-                .map(move |a| ((t.topic.as_str(), a.partition), a))
+                .map(move |a| ((t.topic.as_str(), a.partition), (a, t.topic_id.as_str())))
         })
         .collect();
     let keys: BTreeSet<(&str, i32)> = assigned.keys().chain(found.keys()).copied().collect();
@@ -582,10 +582,23 @@ fn choose_leader(
 
 fn partition_verdict<'a>(
     (topic, partition): (&str, i32),
-    found: &BTreeMap<i32, Found<'a>>,
-    assigned: Option<&AssignedPartition>,
+    all_found: &BTreeMap<i32, Found<'a>>,
+    registration: Option<(&AssignedPartition, &str)>,
     nodes: &BTreeSet<i32>,
 ) -> (PartitionVerdict, Option<Found<'a>>) {
+    let assigned = registration.map(|(a, _)| a);
+    // A copy whose partition.metadata names another topic id belongs to a
+    // deleted topic of the same name: not a replica of this one.
+    let other_topic = |f: &Found<'_>| match (registration, f.p.topic_id.as_deref()) {
+        (Some((_, id)), Some(theirs)) => theirs != id,
+        _ => false,
+    };
+    let found: BTreeMap<i32, Found<'a>> = all_found
+        .iter()
+        .filter(|(_, f)| !other_topic(f))
+        .map(|(n, f)| (*n, *f))
+        .collect();
+    let found = &found;
     let is_assigned = |n: i32| assigned.map(|a| a.replicas.contains(&n));
     // Copies the metadata does not place here are reported, not judged.
     let candidates: Vec<(i32, Found<'a>)> = found
@@ -629,7 +642,12 @@ fn partition_verdict<'a>(
             continue;
         }
         missing.push(node);
-        let why = if nodes.contains(&node) {
+        let why = if let Some(f) = all_found.get(&node) {
+            format!(
+                "node {node}'s copy is of another topic of this name (topic id {})",
+                f.p.topic_id.as_deref().unwrap_or("-")
+            )
+        } else if nodes.contains(&node) {
             format!("node {node}'s summaries have no folder for it")
         } else {
             format!("no summary from node {node}")
@@ -893,7 +911,7 @@ fn batches_from(p: &PartitionSummary, from: i64) -> (u64, bool) {
 fn group_lag(
     partitions: &[PartitionVerdict],
     leaders: &BTreeMap<(&str, i32), Found<'_>>,
-    assigned: &BTreeMap<(&str, i32), &AssignedPartition>,
+    assigned: &BTreeMap<(&str, i32), (&AssignedPartition, &str)>,
 ) -> Vec<GroupLag> {
     let by_key: BTreeMap<(&str, i32), &PartitionVerdict> = partitions
         .iter()

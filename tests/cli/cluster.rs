@@ -948,3 +948,34 @@ fn a_replaced_empty_disk_is_a_node_that_holds_nothing() {
         .contains("unclean election"));
     assert_eq!(r["groups"][0]["committed_offset"], 2, "{}", r["groups"]);
 }
+
+#[test]
+fn a_copy_of_another_topic_of_the_same_name_is_not_a_replica() {
+    // Broker 2's payments-0 names another topic id (a deleted topic's folder
+    // left behind): the metadata's leader 2 has no copy of this payments,
+    // so the controller's choice is the first ISR member ([2, 1]) with one: 1.
+    let env = TestEnv::new();
+    std::fs::write(
+        env.path("fixtures/cluster/broker-2/payments-0/partition.metadata"),
+        "version: 0\ntopic_id: b2xkLXBheW1lbnRzLWlkMQ",
+    )
+    .unwrap();
+    let dir = summarize(&env, "fixtures/cluster");
+    let r = run_json(
+        &env,
+        &["cluster", "--format", "json", dir.to_str().unwrap()],
+        1,
+    );
+    let payments = partition(&r, "payments", 0);
+    assert_eq!(payments["leader"], 1);
+    let m = replica(payments, 2);
+    assert_eq!(m["state"], "missing");
+    assert!(
+        m["detail"]
+            .as_str()
+            .unwrap()
+            .contains("b2xkLXBheW1lbnRzLWlkMQ"),
+        "{m}"
+    );
+    assert_eq!(replica(payments, 3)["state"], "behind");
+}
