@@ -89,6 +89,26 @@ pub enum TableFormat {
     Csv,
 }
 
+/// How tables show times (JSON always carries epoch milliseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum TimeFormat {
+    /// Epoch milliseconds, as Kafka stores them.
+    #[default]
+    Ms,
+    /// ISO-8601 in UTC with milliseconds (2023-11-14T22:13:20.000Z).
+    Iso,
+}
+
+impl TimeFormat {
+    /// `ms` as this format shows it.
+    pub fn show(self, ms: i64) -> String {
+        match self {
+            TimeFormat::Ms => ms.to_string(),
+            TimeFormat::Iso => kaen_log::time::format_iso_ms(ms),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,6 +29,7 @@ pub mod offsets;
 pub mod recovery;
 pub mod repair;
 pub mod stats;
+pub mod time;
 pub mod txn;
 pub mod verify;
 

@@ -38,8 +38,8 @@ pub struct CommitArgs {
     /// The leader epoch of the committed record (-1 = unknown).
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     pub committed_leader_epoch: i32,
-    /// The commit timestamp (ms); default: now.
-    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
+    /// The commit timestamp (epoch ms or ISO-8601); default: now.
+    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
     /// Partitions of __consumer_offsets (offsets.topic.num.partitions), to
     /// place the group in a Kafka log directory. Taken from the KRaft

@@ -7,7 +7,7 @@ use kaen_log::offsets::groups::{self, GroupView, ShareState};
 use kaen_log::offsets::ReplayOptions;
 use serde_json::json;
 
-use crate::cli::TableFormat;
+use crate::cli::{TableFormat, TimeFormat};
 use crate::exit::Outcome;
 use crate::report::table::render_table_or_csv;
 use crate::report::Output;
@@ -45,6 +45,9 @@ pub struct GroupsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TableFormat::Text)]
     pub format: TableFormat,
+    /// How text and CSV tables show RECORDED (JSON: always ms).
+    #[arg(long, value_enum, default_value_t = TimeFormat::Ms)]
+    pub time_format: TimeFormat,
 }
 
 fn cell<T: ToString>(v: Option<T>) -> String {
@@ -167,7 +170,7 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                         cell(g.assignment_epoch),
                         cell(g.protocol.clone()),
                         g.members.len().to_string(),
-                        cell(g.state_timestamp),
+                        cell(g.state_timestamp.map(|t| args.time_format.show(t))),
                     ]
                 })
                 .collect();

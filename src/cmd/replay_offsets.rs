@@ -8,7 +8,7 @@ use kaen_log::log::DataDir;
 use kaen_log::offsets::replay::{AsOf, Replay};
 use kaen_log::offsets::{OffsetsTopic, ReplayOptions};
 
-use crate::cli::TableFormat;
+use crate::cli::{TableFormat, TimeFormat};
 use crate::exit::Outcome;
 use crate::report::table::render_table_or_csv;
 use crate::report::Output;
@@ -42,31 +42,33 @@ pub struct ReplayOffsetsArgs {
     #[arg(long)]
     pub history: bool,
     /// Replay only up to a point: `offset:N` (records below offset N of each
-    /// offsets partition), `time:MS` (records stamped at or before MS), or a
-    /// bare number (an offset below 10^11, else a timestamp in ms).
+    /// offsets partition), `time:T` (records stamped at or before T, epoch ms
+    /// or ISO-8601 such as 2023-11-14T22:13:20Z), a bare number (an offset
+    /// below 10^11, else a timestamp in ms), or a bare ISO-8601 date-time.
     #[arg(long, value_parser = parse_as_of)]
     pub as_of: Option<AsOf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = TableFormat::Text)]
     pub format: TableFormat,
+    /// How text and CSV tables show commit timestamps (JSON: always ms).
+    #[arg(long, value_enum, default_value_t = TimeFormat::Ms)]
+    pub time_format: TimeFormat,
 }
 
 fn parse_as_of(s: &str) -> Result<AsOf, String> {
-    let num = |v: &str| {
-        v.parse::<i64>()
-            .map_err(|_| format!("{v:?} is not a number"))
-    };
     if let Some(v) = s.strip_prefix("offset:") {
-        return num(v).map(AsOf::Offset);
+        return v
+            .parse::<i64>()
+            .map(AsOf::Offset)
+            .map_err(|_| format!("{v:?} is not an offset"));
     }
     if let Some(v) = s.strip_prefix("time:") {
-        return num(v).map(AsOf::Timestamp);
+        return kaen_log::time::parse_instant_ms(v).map(AsOf::Timestamp);
     }
-    let n = num(s)?;
-    Ok(if n < 100_000_000_000 {
-        AsOf::Offset(n)
-    } else {
-        AsOf::Timestamp(n)
+    Ok(match s.parse::<i64>() {
+        Ok(n) if n < 100_000_000_000 => AsOf::Offset(n),
+        Ok(n) => AsOf::Timestamp(n),
+        Err(_) => AsOf::Timestamp(kaen_log::time::parse_instant_ms(s)?),
     })
 }
 
@@ -125,7 +127,7 @@ pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome
     };
     let (_, replay, topic) = replay_dirs(&args.dirs, opts)?;
     if args.history {
-        write_history(&replay, args.format, out)?;
+        write_history(&replay, args.format, args.time_format, out)?;
     } else {
         write_table(&replay, args, out)?;
     }
@@ -180,7 +182,7 @@ fn write_table(replay: &Replay, args: &ReplayOffsetsArgs, out: &mut Output) -> a
                 c.offset.to_string(),
                 c.leader_epoch.to_string(),
                 c.metadata.clone(),
-                c.commit_timestamp.to_string(),
+                args.time_format.show(c.commit_timestamp),
             ]
         })
         .collect();
@@ -189,7 +191,12 @@ fn write_table(replay: &Replay, args: &ReplayOffsetsArgs, out: &mut Output) -> a
     Ok(())
 }
 
-fn write_history(replay: &Replay, format: TableFormat, out: &mut Output) -> anyhow::Result<()> {
+fn write_history(
+    replay: &Replay,
+    format: TableFormat,
+    time: TimeFormat,
+    out: &mut Output,
+) -> anyhow::Result<()> {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".to_string());
     if format == TableFormat::Json {
         let rows: Vec<_> = replay
@@ -231,7 +238,7 @@ fn write_history(replay: &Replay, format: TableFormat, out: &mut Output) -> anyh
                 e.topic.clone(),
                 e.partition.to_string(),
                 opt(e.offset.map(|o| o.to_string())),
-                opt(e.commit_timestamp.map(|t| t.to_string())),
+                opt(e.commit_timestamp.map(|t| time.show(t))),
             ]
         })
         .collect();

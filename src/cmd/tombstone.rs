@@ -40,8 +40,8 @@ pub struct TombstoneArgs {
     /// Print what would be deleted; write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// The tombstones' timestamp (ms); default: now.
-    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
+    /// The tombstones' timestamp (epoch ms or ISO-8601); default: now.
+    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
     /// Partitions of __consumer_offsets (offsets.topic.num.partitions), to
     /// place the group in a Kafka log directory. Taken from the KRaft

@@ -39,11 +39,11 @@ pub struct TransactionsArgs {
     /// Data directories or partition folders.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// "Now" (ms) for the age of open transactions; default: each log's max timestamp.
-    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
+    /// "Now" (epoch ms or ISO-8601) for the age of open transactions; default: each log's max timestamp.
+    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
-    /// An open transaction older than this is hanging.
-    #[arg(long, default_value_t = 60_000)]
+    /// An open transaction older than this (ms, or an ISO-8601 duration) is hanging.
+    #[arg(long, default_value = "60000", value_parser = kaen_log::time::parse_duration_or_ms)]
     pub transaction_timeout_ms: i64,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]

@@ -58,11 +58,11 @@ pub struct VerifyCrcArgs {
     /// Also check producer sequences, epochs, transactions and .txnindex files.
     #[arg(long)]
     pub deep: bool,
-    /// With --deep: "now" (ms) for the age of open transactions.
-    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
+    /// With --deep: "now" (epoch ms or ISO-8601) for the age of open transactions.
+    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
-    /// With --deep: an open transaction older than this is hanging.
-    #[arg(long, default_value_t = 60_000)]
+    /// With --deep: an open transaction older than this (ms, or an ISO-8601 duration) is hanging.
+    #[arg(long, default_value = "60000", value_parser = kaen_log::time::parse_duration_or_ms)]
     pub transaction_timeout_ms: i64,
     /// Repair what can be repaired safely (see above).
     #[arg(long)]
