@@ -29,6 +29,7 @@ pub enum Command {
     Info(cmd::info::InfoArgs),
     Metadata(cmd::metadata::MetadataArgs),
     Tombstone(cmd::tombstone::TombstoneArgs),
+    ResetOffsets(cmd::reset_offsets::ResetOffsetsArgs),
     Commit(cmd::commit::CommitArgs),
     Transactions(cmd::transactions::TransactionsArgs),
     Stats(cmd::stats::StatsArgs),

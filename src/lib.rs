@@ -28,6 +28,7 @@ pub mod metadata;
 pub mod offsets;
 pub mod recovery;
 pub mod repair;
+pub mod reset;
 pub mod stats;
 pub mod time;
 pub mod txn;

@@ -11,6 +11,7 @@ pub mod lag;
 pub mod metadata;
 pub mod produce;
 pub mod replay_offsets;
+pub mod reset_offsets;
 pub mod stats;
 pub mod tombstone;
 pub mod transactions;
@@ -31,6 +32,7 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
         Command::Info(args) => info::run(args, out),
         Command::Metadata(args) => metadata::run(args, out),
         Command::Tombstone(args) => tombstone::run(args, out),
+        Command::ResetOffsets(args) => reset_offsets::run(args, out),
         Command::Commit(args) => commit::run(args, out),
         Command::Transactions(args) => transactions::run(args, out),
         Command::Stats(args) => stats::run(args, out),

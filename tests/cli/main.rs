@@ -18,6 +18,7 @@ mod overflow;
 mod produce;
 mod readme;
 mod replay_offsets;
+mod reset_offsets;
 mod stats;
 mod tombstone;
 mod transactions;

@@ -14,3 +14,4 @@ mod pending;
 mod producer_state;
 mod repair;
 mod sweeps;
+mod time_lookup;
