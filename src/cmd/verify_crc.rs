@@ -37,7 +37,9 @@ use crate::report::Output;
 /// `<segment>.log.cut-<position>`; broken or missing indexes are rebuilt
 /// (the old file kept as `.old`); damage followed by valid batches, or in a
 /// segment that is not the last, is left alone unless --force-truncate.
-/// Repair takes the data directory's lock; --dry-run prints the plan only.
+/// --salvage instead moves only the damaged byte ranges aside and keeps
+/// every valid batch after them. Repair takes the data directory's lock;
+/// --dry-run prints the plan only.
 #[derive(Debug, clap::Args)]
 pub struct VerifyCrcArgs {
     /// Data directories, partition folders or segment files.
@@ -74,6 +76,13 @@ pub struct VerifyCrcArgs {
     /// earlier segment, moving everything from there on aside.
     #[arg(long, requires = "repair")]
     pub force_truncate: bool,
+    /// With --repair: move only each damaged byte range aside
+    /// (`<segment>.log.cut-<start>-<end>`) and keep every valid batch after
+    /// it, offsets unchanged, later segments too; report the offsets lost
+    /// against what Kafka's recovery would drop. Refused when the batches
+    /// kept would not have increasing offsets.
+    #[arg(long, requires = "repair", conflicts_with = "force_truncate")]
+    pub salvage: bool,
     /// Say what a Kafka broker restarting on this directory after an unclean
     /// shutdown would do: which segment it cuts where, which later segments
     /// it deletes, which offsets disappear.
@@ -280,8 +289,9 @@ fn partitions(args: &VerifyCrcArgs) -> anyhow::Result<Vec<(PathBuf, Partition)>>
 
 /// Plan, print and (unless --dry-run) carry out the repair. Returns the number of refused cases.
 fn run_repair(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<u64> {
-    let opts = RepairOptions {
+    let mut opts = RepairOptions {
         force_truncate: args.force_truncate,
+        salvage: args.salvage,
         ..RepairOptions::default()
     };
     let mut refused = 0;
@@ -290,6 +300,7 @@ fn run_repair(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<u64> {
         if !args.dry_run && !locks.iter().any(|(d, _)| *d == data_dir) {
             locks.push((data_dir.clone(), DirLock::acquire(&data_dir)?));
         }
+        opts.recovery_point = recovery_point(&data_dir, &p)?;
         let plan = repair::plan(&p, &opts)?;
         for a in &plan.actions {
             let verb = if args.dry_run { "would" } else { "will" };
@@ -306,7 +317,26 @@ fn run_repair(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<u64> {
                 Action::RebuildIndexes { log, reason, .. } => {
                     writeln!(out, "repair: {verb} rebuild the indexes of {} ({reason})", log.display())?
                 }
+                Action::CutRanges { log, ranges, reason } => {
+                    for (from, to, sidecar) in ranges {
+                        writeln!(
+                            out,
+                            "repair: {verb} move bytes {from}..{to} ({} bytes) of {} to {}",
+                            to - from,
+                            log.display(),
+                            sidecar.display()
+                        )?;
+                    }
+                    writeln!(
+                        out,
+                        "repair: {verb} rewrite {} without them, keeping every valid batch ({reason})",
+                        log.display()
+                    )?;
+                }
             }
+        }
+        if let Some(s) = &plan.salvage {
+            write_salvage(&p, s, out)?;
         }
         for r in &plan.refused {
             refused += 1;
@@ -326,6 +356,71 @@ fn run_repair(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<u64> {
         }
     }
     Ok(refused)
+}
+
+/// The recovery point of `p` in `data_dir`'s checkpoint (0 without one).
+fn recovery_point(data_dir: &Path, p: &Partition) -> anyhow::Result<i64> {
+    let points =
+        checkpoint::read_offsets(&data_dir.join(checkpoint::RECOVERY_POINT))?.unwrap_or_default();
+    Ok(points
+        .get(&(p.topic.clone(), p.partition))
+        .copied()
+        .unwrap_or(0))
+}
+
+/// The offsets a salvage loses, against what Kafka's recovery would.
+fn write_salvage(p: &Partition, s: &repair::Salvage, out: &mut Output) -> anyhow::Result<()> {
+    let name = p.name();
+    let lost: Vec<String> = s
+        .lost
+        .iter()
+        .map(|l| match l.to {
+            Some(to) if to == l.from => format!("{to}"),
+            Some(to) => format!("{}..={to}", l.from),
+            None => format!("{} and on (the cut tail's offsets cannot be read)", l.from),
+        })
+        .collect();
+    let count = match s
+        .lost
+        .iter()
+        .map(|l| l.to.and_then(|t| t.checked_sub(l.from)?.checked_add(1)))
+        .try_fold(0i64, |acc, n| acc.checked_add(n?))
+    {
+        Some(n) => format!("{n} offsets, "),
+        None => String::new(),
+    };
+    writeln!(
+        out,
+        "salvage: {name}: offsets lost: {} ({count}{} bytes cut); {} bytes of valid batches after the damage kept",
+        if lost.is_empty() { "none".to_string() } else { lost.join(", ") },
+        s.cut_bytes,
+        s.kept_after_damage_bytes
+    )?;
+    match (&s.kafka_cut, s.kafka_lost) {
+        (Some((log, at)), lost) => writeln!(
+            out,
+            "salvage: {name}: Kafka's recovery would cut {} at position {at}{}{}",
+            log.display(),
+            if s.kafka_deleted.is_empty() {
+                String::new()
+            } else {
+                format!(" and delete {} later segment(s)", s.kafka_deleted.len())
+            },
+            match lost {
+                Some((from, end)) => format!(
+                    ", losing offsets {from}..={} ({} offsets)",
+                    end.saturating_sub(1),
+                    end.saturating_sub(from)
+                ),
+                None => ", losing only the unreadable tail".to_string(),
+            }
+        )?,
+        (None, _) => writeln!(
+            out,
+            "salvage: {name}: Kafka's recovery, from the recovery point, would not reach this damage (it trusts the segments below the recovery point)"
+        )?,
+    }
+    Ok(())
 }
 
 fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
