@@ -90,7 +90,8 @@ impl Catalog {
         match &self.source {
             CatalogSource::Metadata(f) => format!("the KRaft metadata in {}", f.display()),
             CatalogSource::Folders => {
-                "the partition folders of the directories given (no KRaft metadata)".into()
+                "the partition folders of the directories given, which have no KRaft metadata"
+                    .into()
             }
         }
     }

@@ -205,8 +205,9 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         let (range, dirs) = replicas.append(&BatchSpec::default(), &records)?;
         for dir in &dirs {
             eprintln!(
-                "klog: wrote {} offset commits to {} at offsets {}..={}",
+                "klog: wrote {} offset commit{} to {} at offsets {}..={}",
                 records.len(),
+                if records.len() == 1 { "" } else { "s" },
                 dir.display(),
                 range.start(),
                 range.end()

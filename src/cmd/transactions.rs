@@ -10,7 +10,7 @@ use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
 use kaen_log::txn::{self, snapshot, PartitionState, TxnOptions};
 use serde_json::json;
 
-use crate::cli::{FailOn, OutputFormat};
+use crate::cli::{FailOn, OutputFormat, TimeFormat};
 use crate::exit::Outcome;
 use crate::report::table::render;
 use crate::report::Output;
@@ -48,6 +48,9 @@ pub struct TransactionsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    /// How text tables show LAST-UPDATE (JSON: always ms).
+    #[arg(long, value_enum, default_value_t = TimeFormat::Ms)]
+    pub time_format: TimeFormat,
     /// The least severity that makes the run exit 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
@@ -112,7 +115,7 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
     }
     match args.format {
         OutputFormat::Text => {
-            text(&reports, view.as_ref(), out)?;
+            text(&reports, view.as_ref(), args.time_format, out)?;
             let all = reports.iter().flat_map(|(_, st, _)| &st.findings);
             writeln!(out, "findings: {}", Summary::of(all))?;
         }
@@ -198,6 +201,7 @@ type Report<'a> = (&'a Partition, PartitionState, Vec<SnapshotCheck>);
 fn text(
     reports: &[Report<'_>],
     view: Option<&txnlog::CoordinatorView>,
+    time: TimeFormat,
     out: &mut Output,
 ) -> anyhow::Result<()> {
     let quiet = reports
@@ -292,7 +296,7 @@ fn text(
                     status_name(m.status).to_string(),
                     m.timeout_ms.to_string(),
                     parts,
-                    m.last_update_timestamp_ms.to_string(),
+                    time.show(m.last_update_timestamp_ms),
                 ]
             })
             .collect();

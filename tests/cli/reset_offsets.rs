@@ -398,7 +398,7 @@ fn the_commit_is_what_the_coordinator_writes() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("wrote 1 offset commits to"),
+        stderr(&o).contains("wrote 1 offset commit to"),
         "{}",
         stderr(&o)
     );
