@@ -11,6 +11,7 @@ use kaen_log::offsets::write::Replicas;
 use kaen_log::offsets::{group_tombstone_records, tombstone_records, DeletedKey};
 
 use crate::exit::Outcome;
+use crate::report::table::escape_cell;
 use crate::report::Output;
 
 /// Delete a group's committed offsets offline: append a tombstone (the key
@@ -125,12 +126,14 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         );
         return Ok(Outcome::Findings(1));
     }
+    // Topic names and member ids come from the log: escaped before they reach a terminal.
     let label = |k: &DeletedKey| {
-        if args.delete_group {
+        let text = if args.delete_group {
             format!("{} {} {}", args.group, k.record, k.what)
         } else {
             format!("{} {}", args.group, k.what)
-        }
+        };
+        escape_cell(&text).into_owned()
     };
     if args.dry_run {
         for k in &keys {

@@ -501,7 +501,12 @@ pub fn live_members_refusal(replay: &Replay, group: &str, what: &str) -> Option<
     let g = groups(replay, &BTreeMap::new())
         .into_iter()
         .find(|g| g.group == group && !g.members.is_empty())?;
-    let ids: Vec<&str> = g.members.iter().map(|m| m.member_id.as_str()).collect();
+    // Member ids come from the log: quoted and escaped.
+    let ids: Vec<String> = g
+        .members
+        .iter()
+        .map(|m| format!("{:?}", m.member_id))
+        .collect();
     Some(format!(
         "group {group:?} ({} group, state {}) has {} member{} recorded in the offsets log ({}): a consumer \
          that is still running, or that rejoins when the brokers restart, keeps its position in memory and \

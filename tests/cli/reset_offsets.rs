@@ -371,7 +371,7 @@ fn a_group_with_members_is_refused_unless_forced() {
     let (env, o) = execute("fixtures/kafka", &base);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("has 1 member recorded in the offsets log (member-1)")
+        stderr(&o).contains("has 1 member recorded in the offsets log (\"member-1\")")
             && stderr(&o).contains("overwriting the reset"),
         "{}",
         stderr(&o)

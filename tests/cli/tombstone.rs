@@ -407,7 +407,7 @@ fn delete_group_tombstones_a_consumer_groups_records_in_the_coordinators_order()
     let o = env.run(&args, None);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("has 1 member recorded in the offsets log (m-1)")
+        stderr(&o).contains("has 1 member recorded in the offsets log (\"m-1\")")
             && stderr(&o).contains("--force"),
         "{}",
         stderr(&o)
@@ -625,4 +625,44 @@ fn commit_writes_every_replica_and_warns_only_after_the_lock() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+#[test]
+fn delete_group_escapes_member_ids_from_the_log() {
+    // A member id with an escape sequence in a klog directory's __offsets-0
+    // (ConsumerGroupMemberMetadataKey, type 5; its value left undecodable).
+    let env = TestEnv::new();
+    let key = crate::support::encoded("out = coordinator_key(5, 'g', 'm\\x1b[31m')");
+    use base64::Engine;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let line = format!(
+        "{{\"key\": {{\"base64\": \"{}\"}}, \"value\": {{\"base64\": \"AAA=\"}}}}\n",
+        b64(&key)
+    );
+    let o = env.run(
+        &["produce", "d", "--topic", "__offsets", "--format", "json"],
+        Some(&line),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let args = [
+        "tombstone",
+        "d",
+        "--group",
+        "g",
+        "--delete-group",
+        "--dry-run",
+    ];
+    let o = env.run(&args, None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        !stderr(&o).contains('\x1b') && stderr(&o).contains("\\u{1b}"),
+        "{}",
+        stderr(&o)
+    );
+    let o = env.run(&[&args[..], &["--force"]].concat(), None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "would delete g ConsumerGroupMemberMetadata m\\x1b[31m\n"
+    );
 }
