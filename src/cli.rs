@@ -38,6 +38,7 @@ pub enum Command {
     Summary(cmd::summary::SummaryArgs),
     Cluster(cmd::cluster::ClusterArgs),
     Tombstone(cmd::tombstone::TombstoneArgs),
+    ResetOffsets(cmd::reset_offsets::ResetOffsetsArgs),
     Commit(cmd::commit::CommitArgs),
     Transactions(cmd::transactions::TransactionsArgs),
     Stats(cmd::stats::StatsArgs),
@@ -76,6 +77,26 @@ impl FailOn {
 /// `read_committed` spelling is accepted too).
 pub fn isolation(s: &str) -> Result<kaen_log::txn::Isolation, String> {
     s.parse()
+}
+
+/// How tables show times (JSON always carries epoch milliseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum TimeFormat {
+    /// Epoch milliseconds, as Kafka stores them.
+    #[default]
+    Ms,
+    /// ISO-8601 in UTC with milliseconds (2023-11-14T22:13:20.000Z).
+    Iso,
+}
+
+impl TimeFormat {
+    /// `ms` as this format shows it.
+    pub fn show(self, ms: i64) -> String {
+        match self {
+            TimeFormat::Ms => ms.to_string(),
+            TimeFormat::Iso => kaen_log::time::format_iso_ms(ms),
+        }
+    }
 }
 
 #[cfg(test)]

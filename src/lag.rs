@@ -222,6 +222,23 @@ fn ends_of(
     })
 }
 
+/// The ends of partition `p` of the data directory `data_dir`, as
+/// ListOffsets answers them at read_uncommitted: the log start (with
+/// `log-start-offset-checkpoint`), the log end and the high watermark
+/// (`replication-offset-checkpoint`, clamped into the log).
+pub fn partition_ends(p: &Partition, data_dir: &Path) -> Result<PartitionEnds> {
+    let cps = read_checkpoints(data_dir)?;
+    ends_of(p, &cps, Isolation::ReadUncommitted, DecodeLimits::default())
+}
+
+impl PartitionEnds {
+    /// What ListOffsets answers for "latest" at read_uncommitted: the high
+    /// watermark, or the log end when no checkpoint gives one.
+    pub fn latest(&self) -> i64 {
+        self.high_watermark.unwrap_or(self.log_end)
+    }
+}
+
 /// Options of a lag computation.
 #[derive(Debug, Clone, Default)]
 pub struct LagOptions {

@@ -29,7 +29,9 @@ pub mod metadata;
 pub mod offsets;
 pub mod recovery;
 pub mod repair;
+pub mod reset;
 pub mod stats;
+pub mod time;
 pub mod txn;
 pub mod verify;
 

@@ -43,6 +43,15 @@ pub enum Action {
         sidecar: PathBuf,
         reason: String,
     },
+    /// Salvage: move each damaged byte range `from..to` of `log` to its
+    /// sidecar, then rewrite `log` without them; every valid batch stays
+    /// where its offsets say (the gap reads like a compacted log).
+    CutRanges {
+        log: PathBuf,
+        /// (from, to, sidecar), in file order.
+        ranges: Vec<(u64, u64, PathBuf)>,
+        reason: String,
+    },
     /// Write new `.index`, `.timeindex` and (when the segment has aborted
     /// transactions or had one) `.txnindex` files for the segment.
     RebuildIndexes {
@@ -65,12 +74,43 @@ pub struct Refusal {
 pub struct Plan {
     pub actions: Vec<Action>,
     pub refused: Vec<Refusal>,
+    /// With [`RepairOptions::salvage`]: what is lost, against what Kafka's recovery would lose.
+    pub salvage: Option<Salvage>,
+}
+
+/// Offsets a salvage loses: `from..=to`; `to` is `None` for a cut that
+/// runs to the end of the log (the torn bytes' offsets cannot be read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lost {
+    pub from: i64,
+    pub to: Option<i64>,
+}
+
+/// What a salvage keeps and loses, and what Kafka's recovery would do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Salvage {
+    /// The offsets the cut ranges held (gaps between the kept batches).
+    pub lost: Vec<Lost>,
+    /// Bytes moved to sidecars, and bytes kept after the first cut.
+    pub cut_bytes: u64,
+    pub kept_after_damage_bytes: u64,
+    /// Kafka's recovery (`LogSegment.recover`, `LogLoader`): the cut it
+    /// makes, the later segments it deletes, and the offsets that disappear.
+    pub kafka_cut: Option<(PathBuf, u64)>,
+    pub kafka_deleted: Vec<PathBuf>,
+    pub kafka_lost: Option<(i64, i64)>,
 }
 
 /// Options of a repair.
 #[derive(Debug, Clone, Copy)]
 pub struct RepairOptions {
     pub force_truncate: bool,
+    /// Cut out only the damaged byte ranges and keep every valid batch
+    /// after them (see [`plan_salvage`]).
+    pub salvage: bool,
+    /// The recovery point Kafka's recovery would start from (for the
+    /// comparison a salvage reports).
+    pub recovery_point: i64,
     pub index_interval_bytes: u64,
 }
 
@@ -78,6 +118,8 @@ impl Default for RepairOptions {
     fn default() -> Self {
         RepairOptions {
             force_truncate: false,
+            salvage: false,
+            recovery_point: 0,
             index_interval_bytes: 4096,
         }
     }
@@ -107,8 +149,13 @@ fn free_sidecar(path: &Path, suffix: &str) -> PathBuf {
 /// holds those bytes or a prefix of them (an earlier, interrupted repair of
 /// this same cut: it is reused and completed, not duplicated).
 fn cut_sidecar(log: &Path, position: u64, len: u64) -> Result<PathBuf> {
+    range_sidecar(log, format!(".cut-{position}"), position, len)
+}
+
+/// [`cut_sidecar`] named `<log><base>`: the first free name, or one holding
+/// (a prefix of) bytes `position..len` of `log`.
+fn range_sidecar(log: &Path, base: String, position: u64, len: u64) -> Result<PathBuf> {
     use crate::log::files::{compare_range, RangeCopy};
-    let base = format!(".cut-{position}");
     for n in 1.. {
         let candidate = if n == 1 {
             sidecar(log, &base)
@@ -126,6 +173,9 @@ fn cut_sidecar(log: &Path, position: u64, len: u64) -> Result<PathBuf> {
 
 /// Plan the repair of one partition.
 pub fn plan(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
+    if opts.salvage {
+        return plan_salvage(p, opts);
+    }
     let mut plan = Plan::default();
     let mut cut_from: Option<(usize, i64)> = None; // (segment index, new log end)
                                                    // `.txnindex` files that disagree with the log (`LogSegment.recover` rebuilds them too).
@@ -264,6 +314,28 @@ pub fn execute_with<S: Storage>(
                 durable::move_aside(storage, file, sidecar)?;
                 sidecars.push(sidecar.clone());
             }
+            Action::CutRanges { log, ranges, .. } => {
+                // 1. Every cut range becomes durable in its sidecar. A crash
+                //    here leaves the log as it was.
+                for (from, to, sidecar) in ranges {
+                    durable::save_range(storage, log, *from, *to, sidecar)?;
+                    sidecars.push(sidecar.clone());
+                }
+                // 2. Only then is the log rewritten without them (a new file
+                //    renamed over it): a crash leaves the old log or the new.
+                //    The plan rebuilds the indexes next, which syncs the rename.
+                let len = std::fs::metadata(log)
+                    .map_err(|e| crate::Error::io(log, "stat", e))?
+                    .len();
+                let mut keep = Vec::new();
+                let mut at = 0;
+                for (from, to, _) in ranges {
+                    keep.push((at, *from));
+                    at = *to;
+                }
+                keep.push((at, len));
+                durable::rewrite_keeping(storage, log, &keep)?;
+            }
             Action::RebuildIndexes {
                 log, base_offset, ..
             } => {
@@ -293,4 +365,149 @@ pub fn execute_with<S: Storage>(
         }
     }
     Ok(sidecars)
+}
+
+/// Plan a salvage of `p`: instead of cutting everything from the first
+/// damage on, as Kafka's recovery does (`LogSegment.recover` truncates at
+/// the first invalid batch and `LogLoader` deletes every later segment),
+/// move only each damaged byte range aside — a batch that fails its CRC
+/// or offset checks, or the bytes from a broken frame to where valid
+/// batches resume — and keep every valid batch after it, with its offsets:
+/// the gap reads like a compacted log. Later segments stay. A damaged
+/// range that runs to the end of a file is cut like a torn tail. Indexes
+/// of the changed segments are rebuilt.
+///
+/// Refused when the batches kept would not have strictly increasing
+/// offsets (a batch after the damage at or below the last offset kept
+/// before it): a log like that is not one Kafka can read.
+pub fn plan_salvage(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
+    use crate::log::walk::Step;
+    use std::collections::BTreeMap;
+    let mut plan = Plan::default();
+    let mut report = Salvage::default();
+    // Damaged ranges by segment index; the last kept offset; where a gap opened.
+    let mut ranges: BTreeMap<usize, Vec<(u64, u64, String)>> = BTreeMap::new();
+    let mut last_kept: Option<i64> = None;
+    let mut gap_from: Option<i64> = None;
+    let mut walk = p.walk(crate::log::Policy::VALID_ENTRIES);
+    while let Some(step) = walk.next_step()? {
+        match step {
+            Step::Entry(w) => {
+                let base = w.entry.base_offset();
+                if let Some(last) = last_kept.filter(|&l| base <= l) {
+                    plan.refused.push(Refusal {
+                        log: w.segment.log.clone(),
+                        position: w.entry.position(),
+                        reason: format!(
+                            "the batch at position {} starts at offset {base}, not above {last}, the last \
+                             offset kept before it: a salvage would leave offsets that do not increase",
+                            w.entry.position()
+                        ),
+                    });
+                    return Ok(plan);
+                }
+                if let Some(from) = gap_from.take() {
+                    report.lost.push(Lost {
+                        from,
+                        to: Some(base.saturating_sub(1)),
+                    });
+                }
+                if !ranges.is_empty() {
+                    report.kept_after_damage_bytes += w.entry.size();
+                }
+                last_kept = Some(w.next_offset - 1);
+            }
+            Step::Damage(d) => {
+                let seg = p
+                    .segments
+                    .iter()
+                    .position(|s| s.log == d.file)
+                    .unwrap_or_default();
+                let end = match (d.framing, d.entry_size, d.resumes) {
+                    (false, Some(size), _) => d.position.saturating_add(size).min(d.file_len),
+                    (_, _, Some(r)) => r.position,
+                    _ => d.file_len,
+                };
+                let claimed = match d.base_offset {
+                    Some(b) => format!(" (its header claims base offset {b})"),
+                    None => String::new(),
+                };
+                ranges.entry(seg).or_default().push((
+                    d.position,
+                    end,
+                    format!("{}{claimed}", d.error),
+                ));
+                report.cut_bytes += end.saturating_sub(d.position);
+                if gap_from.is_none() {
+                    let seg_base = p.segments.get(seg).map_or(0, |s| s.base_offset);
+                    gap_from = Some(
+                        last_kept
+                            .map_or(seg_base, |l| l.saturating_add(1))
+                            .max(seg_base),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(from) = gap_from {
+        report.lost.push(Lost { from, to: None });
+    }
+    let last_seg = p.segments.len().saturating_sub(1);
+    let txn_state = crate::txn::analyze(p, &Default::default())?;
+    let stale_txn: Vec<PathBuf> = crate::txn::check_txn_indexes(p, &txn_state)?
+        .into_iter()
+        .map(|f| f.file)
+        .collect();
+    for (i, seg) in p.segments.iter().enumerate() {
+        let Some(cuts) = ranges.get(&i) else {
+            index_actions(seg, i == last_seg, &stale_txn, &mut plan)?;
+            continue;
+        };
+        let file_len = std::fs::metadata(&seg.log)
+            .map_err(|e| crate::Error::io(&seg.log, "stat", e))?
+            .len();
+        let reason = cuts
+            .iter()
+            .map(|(from, to, why)| format!("bytes {from}..{to}: {why}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        match cuts.as_slice() {
+            // A torn or corrupt tail of the last segment: the ordinary cut.
+            [(from, to, why)] if *to == file_len && i == last_seg => {
+                plan.actions.push(Action::Truncate {
+                    log: seg.log.clone(),
+                    at: *from,
+                    len: to - from,
+                    sidecar: cut_sidecar(&seg.log, *from, *to)?,
+                    reason: why.clone(),
+                })
+            }
+            _ => {
+                let mut named = Vec::new();
+                for (from, to, _) in cuts {
+                    let suffix = format!(".cut-{from}-{to}");
+                    named.push((*from, *to, range_sidecar(&seg.log, suffix, *from, *to)?));
+                }
+                plan.actions.push(Action::CutRanges {
+                    log: seg.log.clone(),
+                    ranges: named,
+                    reason,
+                });
+            }
+        }
+        plan.actions.push(Action::RebuildIndexes {
+            log: seg.log.clone(),
+            base_offset: seg.base_offset,
+            reason: "after the salvage".into(),
+        });
+    }
+    if !ranges.is_empty() {
+        let kafka = crate::recovery::preview(p, opts.recovery_point)?;
+        report.kafka_cut = kafka.truncate.map(|(s, d)| (s.log, d.position));
+        report.kafka_deleted = kafka.deleted.into_iter().map(|s| s.log).collect();
+        report.kafka_lost = kafka.lost_offsets;
+        plan.salvage = Some(report);
+    }
+    Ok(plan)
 }

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use kaen_log::format::BatchSpec;
-use kaen_log::log::{AppendConfig, PartitionAppender};
-use kaen_log::offsets::{commit_record, replicated_write_warning, write_target};
+use kaen_log::offsets::commit_record;
+use kaen_log::offsets::write::Replicas;
+use kaen_log::reset::{clamp, Catalog};
 
 use crate::exit::Outcome;
 use crate::report::table::escape_cell;
@@ -17,10 +18,16 @@ use crate::report::Output;
 /// owns the group, through the same append path as everything else.
 ///
 /// The offset is the next record the group will read (last processed + 1).
+/// The topic and partition must exist (by the KRaft metadata, else the
+/// partition folders), and the offset is clamped into [log start, high
+/// watermark] with a note, as `reset-offsets` does. Several DIRs are the
+/// log directories of the offsets partition's replicas: each is locked and
+/// checked, then gets the same batch.
 #[derive(Debug, clap::Args)]
 pub struct CommitArgs {
-    /// The data directory.
-    pub dir: PathBuf,
+    /// Data directories (one per replica of the offsets partition).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
     /// The consumer group whose offset is set.
     #[arg(long, short = 'g')]
     pub group: String,
@@ -39,8 +46,8 @@ pub struct CommitArgs {
     /// The leader epoch of the committed record (-1 = unknown).
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     pub committed_leader_epoch: i32,
-    /// The commit timestamp (ms); default: now.
-    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
+    /// The commit timestamp (epoch ms or ISO-8601); default: now.
+    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
     /// Partitions of __consumer_offsets (offsets.topic.num.partitions), to
     /// place the group in a Kafka log directory. Taken from the KRaft
@@ -63,25 +70,29 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             args.offset
         );
     }
-    if args.partition < 0 {
-        bail!("--partition {} is negative", args.partition);
-    }
     kaen_log::offsets::check_commit_strings(&args.group, &args.topic, &args.metadata)?;
-    let target = write_target(&args.dir, &args.group, args.offsets_partitions)?;
-    if target.kafka {
-        eprintln!("klog: {}", replicated_write_warning(&target, 1));
+    // The topic and partition must exist (the metadata, else the folders
+    // say), and the offset is clamped into the log as reset-offsets does.
+    let catalog = Catalog::open(&args.dirs)?;
+    let (ends, _) = catalog.ends(&args.topic, args.partition)?;
+    let (offset, note) = clamp(&args.topic, args.partition, args.offset, &ends);
+    if let Some(note) = note {
+        eprintln!("klog: note: {note}");
     }
-    let config = AppendConfig {
-        partition_leader_epoch: target.leader_epoch,
-        ..AppendConfig::default()
-    };
-    let mut appender = PartitionAppender::open(&args.dir, target.topic, target.partition, config)?;
+    let mut replicas = Replicas::open(
+        &args.dirs,
+        &args.group,
+        args.offsets_partitions,
+        false,
+        false,
+    )?;
+    let target = replicas.target.clone();
     let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
     let record = commit_record(
         &args.group,
         &args.topic,
         args.partition,
-        args.offset as u64,
+        offset as u64,
         args.committed_leader_epoch,
         &args.metadata,
         now,
@@ -96,14 +107,20 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         },
         None => BatchSpec::default(),
     };
-    let offsets = appender.append(&spec, &[record])?;
+    // Every replica is locked and checked by now: warn only of replicas missing.
+    if let Some(w) = replicas.missing_replicas_warning() {
+        eprintln!("klog: {w}");
+    }
+    let records = [record];
+    replicas.check_room(&records)?;
+    let (offsets, _) = replicas.append(&spec, &records)?;
     writeln!(
         out,
         "{} {}-{} -> {} committed at {}-{} offset {}{}",
         escape_cell(&args.group),
         args.topic,
         args.partition,
-        args.offset,
+        offset,
         target.topic,
         target.partition,
         offsets.start(),

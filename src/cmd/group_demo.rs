@@ -42,8 +42,8 @@ pub struct GroupDemoArgs {
     /// Records per poll.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub poll_size: u32,
-    /// The time stamped on records and commits (ms).
-    #[arg(long, default_value_t = 1_700_000_000_000, value_parser = clap::value_parser!(i64).range(0..))]
+    /// The time stamped on records and commits (epoch ms or ISO-8601).
+    #[arg(long, default_value_t = 1_700_000_000_000, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
     pub now_ms: i64,
     /// Leave the data directory in place and print commands to explore it.
     #[arg(long)]

@@ -9,6 +9,7 @@ use kaen_log::offsets::ReplayOptions;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::cli::TimeFormat;
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
 use crate::report::table::escape_cell;
@@ -54,6 +55,10 @@ pub struct GroupsArgs {
     /// Output format.
     #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: Format,
+    /// How text and CSV tables show STATE-TIMESTAMP-MS and WRITTEN-MS
+    /// (JSON: always ms).
+    #[arg(long, value_enum, default_value_t = TimeFormat::Ms)]
+    pub time_format: TimeFormat,
 }
 
 /// `orders:0,1 payments:3`.
@@ -113,6 +118,7 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         share_partitions: shares,
         members: args.members,
         share_state: args.share_state,
+        time_format: args.time_format,
     };
     emit(&report, args.format, out)?;
     Ok(Outcome::from_count(
@@ -173,6 +179,8 @@ pub struct GroupsReport {
     members: bool,
     #[serde(skip)]
     share_state: bool,
+    #[serde(skip)]
+    time_format: TimeFormat,
 }
 
 impl Report for GroupsReport {
@@ -213,7 +221,7 @@ impl Report for GroupsReport {
                     state_timestamp_ms: g.state_timestamp,
                 })
                 .collect();
-            Table::of(&rows)
+            Table::of(&rows).times(&["state_timestamp_ms"], self.time_format)
         };
         let shares: Vec<ShareRow> = self
             .share_partitions
@@ -232,8 +240,13 @@ impl Report for GroupsReport {
             })
             .collect();
         if self.share_state {
-            return vec![Table::of(&shares)];
+            return vec![Table::of(&shares).times(&["written_ms"], self.time_format)];
         }
-        vec![main, Table::of(&shares).hide_empty()]
+        vec![
+            main,
+            Table::of(&shares)
+                .times(&["written_ms"], self.time_format)
+                .hide_empty(),
+        ]
     }
 }

@@ -12,6 +12,7 @@ pub mod lag;
 pub mod metadata;
 pub mod produce;
 pub mod replay_offsets;
+pub mod reset_offsets;
 pub mod stats;
 pub mod summary;
 pub mod tombstone;
@@ -35,6 +36,7 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
         Command::Summary(args) => summary::run(args, out),
         Command::Cluster(args) => cluster::run(args, out),
         Command::Tombstone(args) => tombstone::run(args, out),
+        Command::ResetOffsets(args) => reset_offsets::run(args, out),
         Command::Commit(args) => commit::run(args, out),
         Command::Transactions(args) => transactions::run(args, out),
         Command::Stats(args) => stats::run(args, out),

@@ -52,8 +52,8 @@ pub struct ProduceArgs {
     /// Compression codec: none, gzip, snappy, lz4, zstd.
     #[arg(long, default_value = "none", value_parser = parse_codec)]
     pub compression: Compression,
-    /// Timestamp (ms since the epoch) for records that carry none; default: now.
-    #[arg(long)]
+    /// Timestamp (epoch ms or ISO-8601) for records that carry none; default: now.
+    #[arg(long, value_parser = kaen_log::time::parse_instant_ms)]
     pub timestamp_ms: Option<i64>,
     /// Roll to a new segment past this many bytes (Kafka's segment.bytes: at most 2^31 - 1).
     #[arg(long, default_value_t = AppendConfig::default().segment_bytes,

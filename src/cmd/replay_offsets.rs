@@ -12,6 +12,7 @@ use kaen_log::findings::Finding;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::cli::TimeFormat;
 use crate::exit::Outcome;
 use crate::report::document::STREAM_TABLE;
 use crate::report::progress::Progress;
@@ -46,32 +47,34 @@ pub struct ReplayOffsetsArgs {
     #[arg(long)]
     pub history: bool,
     /// Replay only up to a point: `offset:N` (records below offset N of each
-    /// offsets partition), `time:MS` (records stamped at or before MS), or a
-    /// bare number (an offset below 10^11, else a timestamp in ms).
+    /// offsets partition), `time:T` (records stamped at or before T, epoch ms
+    /// or ISO-8601 such as 2023-11-14T22:13:20Z), a bare number (an offset
+    /// below 10^11, else a timestamp in ms), or a bare ISO-8601 date-time.
     #[arg(long, value_parser = parse_as_of)]
     pub as_of: Option<AsOf>,
     /// Output format: text (the table on stdout, the summary on stderr),
     /// json (one document), jsonl (one object per line) or csv.
     #[arg(long, value_parser = formats(STREAM_TABLE), default_value = "text")]
     pub format: Format,
+    /// How text and CSV tables show commit timestamps (JSON: always ms).
+    #[arg(long, value_enum, default_value_t = TimeFormat::Ms)]
+    pub time_format: TimeFormat,
 }
 
 fn parse_as_of(s: &str) -> Result<AsOf, String> {
-    let num = |v: &str| {
-        v.parse::<i64>()
-            .map_err(|_| format!("{v:?} is not a number"))
-    };
     if let Some(v) = s.strip_prefix("offset:") {
-        return num(v).map(AsOf::Offset);
+        return v
+            .parse::<i64>()
+            .map(AsOf::Offset)
+            .map_err(|_| format!("{v:?} is not an offset"));
     }
     if let Some(v) = s.strip_prefix("time:") {
-        return num(v).map(AsOf::Timestamp);
+        return kaen_log::time::parse_instant_ms(v).map(AsOf::Timestamp);
     }
-    let n = num(s)?;
-    Ok(if n < 100_000_000_000 {
-        AsOf::Offset(n)
-    } else {
-        AsOf::Timestamp(n)
+    Ok(match s.parse::<i64>() {
+        Ok(n) if n < 100_000_000_000 => AsOf::Offset(n),
+        Ok(n) => AsOf::Timestamp(n),
+        Err(_) => AsOf::Timestamp(kaen_log::time::parse_instant_ms(s)?),
     })
 }
 
@@ -233,6 +236,8 @@ pub struct ReplayReport {
     /// What the broker loads but is unusual.
     findings: Vec<Finding>,
     summary: ReplaySummary,
+    #[serde(skip)]
+    time_format: TimeFormat,
 }
 
 impl ReplayReport {
@@ -335,6 +340,7 @@ impl ReplayReport {
                 warnings: replay.warnings.len() as u64,
                 log_end_offsets: s.log_end_offsets.clone(),
             },
+            time_format: args.time_format,
         }
     }
 }
@@ -355,8 +361,13 @@ impl Report for ReplayReport {
 
     fn tables(&self) -> Vec<Table> {
         match (&self.offsets, &self.history) {
-            (_, Some(history)) => vec![Table::of(history)],
-            (Some(offsets), _) => vec![Table::of(offsets).only(OFFSET_COLUMNS)],
+            (_, Some(history)) => {
+                vec![Table::of(history).times(&["commit_timestamp_ms"], self.time_format)]
+            }
+            (Some(offsets), _) => vec![Table::of(offsets).only(OFFSET_COLUMNS).times(
+                &["commit_timestamp_ms", "expire_timestamp_ms"],
+                self.time_format,
+            )],
             (None, None) => Vec::new(),
         }
     }

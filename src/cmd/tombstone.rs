@@ -1,14 +1,14 @@
-//! `klog tombstone`: delete a group's committed offsets by appending tombstones.
+//! `klog tombstone`: delete a group's committed offsets, or the whole
+//! group, by appending tombstones.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::bail;
 use kaen_log::format::BatchSpec;
-use kaen_log::log::{AppendConfig, Partition, PartitionAppender};
-use kaen_log::offsets::{
-    replicated_write_warning, tombstone_records, write_target, Replay, ReplayOptions,
-};
+use kaen_log::offsets::groups::live_members_refusal;
+use kaen_log::offsets::write::Replicas;
+use kaen_log::offsets::{group_tombstone_records, tombstone_records, DeletedKey};
 
 use crate::exit::Outcome;
 use crate::report::table::escape_cell;
@@ -19,6 +19,12 @@ use crate::report::Output;
 /// batch, through the append path, into the offsets partition that owns the
 /// group. Deleting is appending: the old commits stay in the log until
 /// compaction, and a replay no longer shows them.
+///
+/// --delete-group deletes the whole group as the coordinator's DeleteGroups
+/// does: every committed offset (and pending transactional one), then the
+/// group's own records (classic GroupMetadata; a consumer, share or streams
+/// group's member, assignment and epoch records, members first). A group
+/// with members recorded is refused unless --force.
 ///
 /// Refuses (exit 1, nothing written) when nothing matches; refuses (exit 2)
 /// when the directory lock is held or the offsets log has a damaged tail.
@@ -38,11 +44,17 @@ pub struct TombstoneArgs {
     /// Only this partition's offsets.
     #[arg(long, short = 'p')]
     pub partition: Option<i32>,
+    /// Delete the whole group: its offsets and its group records.
+    #[arg(long, conflicts_with_all = ["topic", "partition"])]
+    pub delete_group: bool,
+    /// With --delete-group: delete a group that has members recorded.
+    #[arg(long, requires = "delete_group")]
+    pub force: bool,
     /// Print what would be deleted; write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// The tombstones' timestamp (ms); default: now.
-    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
+    /// The tombstones' timestamp (epoch ms or ISO-8601); default: now.
+    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
     /// Partitions of __consumer_offsets (offsets.topic.num.partitions), to
     /// place the group in a Kafka log directory. Taken from the KRaft
@@ -52,57 +64,14 @@ pub struct TombstoneArgs {
 }
 
 pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
-    let mut appenders = Vec::new();
-    // (partition folder, log end offset) per replica.
-    let mut ends = Vec::new();
-    let mut target = None;
-    for dir in &args.dirs {
-        let t = write_target(dir, &args.group, args.offsets_partitions)?;
-        if t.kafka && !args.dry_run && target.is_none() {
-            eprintln!("klog: {}", replicated_write_warning(&t, args.dirs.len()));
-        }
-        let partition_dir = dir.join(format!("{}-{}", t.topic, t.partition));
-        if !partition_dir.is_dir() {
-            bail!(
-                "{}: no {}-{} here: nothing to delete",
-                dir.display(),
-                t.topic,
-                t.partition
-            );
-        }
-        let config = AppendConfig {
-            partition_leader_epoch: t.leader_epoch,
-            ..AppendConfig::default()
-        };
-        // Opening takes the lock and checks the tail before anything is read;
-        // a dry run writes nothing, so it checks the tail without the lock.
-        if args.dry_run {
-            let end = PartitionAppender::next_offset_of(dir, t.topic, t.partition, &config)?;
-            ends.push((partition_dir, end));
-        } else {
-            let a = PartitionAppender::open(dir, t.topic, t.partition, config)?;
-            ends.push((a.dir().to_path_buf(), a.next_offset()));
-            appenders.push(a);
-        }
-        target = Some(t);
-    }
-    let Some(target) = target else {
-        bail!("no directory given")
-    };
-    if let Some(first) = ends.first() {
-        if let Some(other) = ends.iter().find(|e| e.1 != first.1) {
-            bail!(
-                "the replicas differ: {} ends at offset {}, {} at {}; refusing to write",
-                first.0.display(),
-                first.1,
-                other.0.display(),
-                other.1
-            );
-        }
-    }
-    let first_dir = ends.first().map(|e| e.0.clone()).unwrap_or_default();
-    let mut replay = Replay::new(ReplayOptions::default());
-    replay.replay_partition(&Partition::open(&first_dir)?)?;
+    let mut replicas = Replicas::open(
+        &args.dirs,
+        &args.group,
+        args.offsets_partitions,
+        args.dry_run,
+        true,
+    )?;
+    let replay = replicas.replay()?;
     // A record that does not decode is reported and passed over, as the
     // coordinator's loader would: it must not lock a group in for good.
     for bad in &replay.bad {
@@ -115,85 +84,95 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         );
     }
     let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
-    let (keys, records): (Vec<_>, Vec<_>) = tombstone_records(
-        &replay,
-        &args.group,
-        args.topic.as_deref(),
-        args.partition,
-        now,
-    )
-    .into_iter()
-    .unzip();
+    let (keys, records): (Vec<DeletedKey>, Vec<_>) = if args.delete_group {
+        if let Some(why) = live_members_refusal(&replay, &args.group, "deletion") {
+            if !args.force {
+                bail!("{why}");
+            }
+            eprintln!("klog: warning: --force: {why}");
+        }
+        group_tombstone_records(&replay, &args.group, now)
+            .into_iter()
+            .unzip()
+    } else {
+        tombstone_records(
+            &replay,
+            &args.group,
+            args.topic.as_deref(),
+            args.partition,
+            now,
+        )
+        .into_iter()
+        .map(|((t, p), r)| {
+            let was = replay.get(&args.group, &t, p).map_or(0, |c| c.offset);
+            let key = DeletedKey {
+                record: "OffsetCommit".into(),
+                what: format!("{t}-{p} (was {was})"),
+            };
+            (key, r)
+        })
+        .unzip()
+    };
+    let target = replicas.target.clone();
     if keys.is_empty() {
+        let what = if args.delete_group {
+            "records of"
+        } else {
+            "live committed offsets match"
+        };
         eprintln!(
-            "klog: no live committed offsets match group \"{}\" in {}-{}; nothing written",
+            "klog: no {what} group \"{}\" in {}-{}; nothing written",
             escape_cell(&args.group),
             target.topic,
             target.partition
         );
         return Ok(Outcome::Findings(1));
     }
-    let mut assigned = None;
-    if !args.dry_run {
-        // Every replica was planned above (locked, tails checked, ends
-        // equal); check each has room for the batch before writing any.
-        let need: u64 = records
-            .iter()
-            .map(|r| 64 + r.key.as_ref().map_or(0, |k| k.len() as u64))
-            .sum::<u64>()
-            + 4096;
-        for a in &appenders {
-            if let Some(free) = kaen_log::log::files::free_bytes(a.dir()) {
-                if free < need {
-                    bail!(
-                        "{}: {free} bytes free, the tombstones need about {need}: nothing was written to any replica",
-                        a.dir().display()
-                    );
-                }
-            }
+    // Topic names and member ids come from the log: escaped before they reach a terminal.
+    let label = |k: &DeletedKey| {
+        let text = if args.delete_group {
+            format!("{} {} {}", args.group, k.record, k.what)
+        } else {
+            format!("{} {}", args.group, k.what)
+        };
+        escape_cell(&text).into_owned()
+    };
+    if args.dry_run {
+        for (i, k) in keys.iter().enumerate() {
+            writeln!(
+                out,
+                "would delete {}: tombstone to {}-{} at offset {}",
+                label(k),
+                target.topic,
+                target.partition,
+                replicas.end + i as i64
+            )?;
         }
-        let mut written: Vec<String> = Vec::new();
-        for a in &mut appenders {
-            match a.append(&BatchSpec::default(), &records) {
-                Ok(range) => {
-                    eprintln!(
-                        "klog: wrote {} tombstones to {} at offsets {}..={}",
-                        records.len(),
-                        a.dir().display(),
-                        range.start(),
-                        range.end()
-                    );
-                    written.push(a.dir().display().to_string());
-                    assigned = Some(range);
-                }
-                Err(e) => bail!(
-                    "{}: {e}; written before the failure: {} (of {} replicas): the replicas now differ",
-                    a.dir().display(),
-                    if written.is_empty() { "none".to_string() } else { written.join(", ") },
-                    args.dirs.len()
-                ),
-            }
-        }
+        return Ok(Outcome::Clean);
     }
-    let group = escape_cell(&args.group);
-    for (i, (t, p)) in keys.iter().enumerate() {
-        let was = replay.get(&args.group, t, *p).map_or(0, |c| c.offset);
-        match &assigned {
-            Some(range) => writeln!(
-                out,
-                "deleted {group} {t}-{p} (was {was}): tombstone at {}-{} offset {}",
-                target.topic,
-                target.partition,
-                range.start() + i as i64
-            )?,
-            None => writeln!(
-                out,
-                "would delete {group} {t}-{p} (was {was}): tombstone to {}-{} at offset {}",
-                target.topic,
-                target.partition,
-                ends.first().map_or(0, |e| e.1) + i as i64
-            )?,
-        }
+    if let Some(w) = replicas.missing_replicas_warning() {
+        eprintln!("klog: {w}");
+    }
+    replicas.check_room(&records)?;
+    let (range, written) = replicas.append(&BatchSpec::default(), &records)?;
+    for dir in &written {
+        eprintln!(
+            "klog: wrote {} tombstones to {} at offsets {}..={}",
+            records.len(),
+            dir.display(),
+            range.start(),
+            range.end()
+        );
+    }
+    for (i, k) in keys.iter().enumerate() {
+        writeln!(
+            out,
+            "deleted {}: tombstone at {}-{} offset {}",
+            label(k),
+            target.topic,
+            target.partition,
+            range.start() + i as i64
+        )?;
     }
     Ok(Outcome::Clean)
 }

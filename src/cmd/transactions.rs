@@ -11,7 +11,7 @@ use kaen_log::txn::{self, snapshot, PartitionState, TxnOptions};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::cli::FailOn;
+use crate::cli::{FailOn, TimeFormat};
 use crate::exit::Outcome;
 use crate::report::document::DOCUMENT;
 use crate::report::progress::Progress;
@@ -42,15 +42,18 @@ pub struct TransactionsArgs {
     /// Data directories or partition folders.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// "Now" (ms) for the age of open transactions; default: each log's max timestamp.
-    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
+    /// "Now" (epoch ms or ISO-8601) for the age of open transactions; default: each log's max timestamp.
+    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
-    /// An open transaction older than this is hanging.
-    #[arg(long, default_value_t = 60_000)]
+    /// An open transaction older than this (ms, or an ISO-8601 duration) is hanging.
+    #[arg(long, default_value = "60000", value_parser = kaen_log::time::parse_duration_or_ms)]
     pub transaction_timeout_ms: i64,
     /// Output format.
     #[arg(long, value_parser = formats(DOCUMENT), default_value = "text")]
     pub format: Format,
+    /// How text tables show LAST-UPDATE-MS (JSON: always ms).
+    #[arg(long, value_enum, default_value_t = TimeFormat::Ms)]
+    pub time_format: TimeFormat,
     /// The least severity that makes the run exit 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
@@ -115,7 +118,7 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         reports.push((p, st, snaps));
     }
     drop(progress);
-    let report = TransactionsReport::new(&reports, view.as_ref());
+    let report = TransactionsReport::new(&reports, view.as_ref(), args.time_format);
     emit(&report, args.format, out)?;
     Ok(Outcome::from_count(failing))
 }
@@ -294,10 +297,16 @@ pub struct TransactionsReport {
     coordinator_bad_records: Vec<BadOut>,
     findings: Vec<Finding>,
     finding_counts: Counts,
+    #[serde(skip)]
+    time_format: TimeFormat,
 }
 
 impl TransactionsReport {
-    fn new(reports: &[Analysed<'_>], view: Option<&txnlog::CoordinatorView>) -> Self {
+    fn new(
+        reports: &[Analysed<'_>],
+        view: Option<&txnlog::CoordinatorView>,
+        time_format: TimeFormat,
+    ) -> Self {
         let partitions = reports
             .iter()
             .map(|(p, st, snaps)| PartitionOut {
@@ -389,6 +398,7 @@ impl TransactionsReport {
                 .unwrap_or_default(),
             finding_counts: Summary::of(&findings).counts(),
             findings,
+            time_format,
         }
     }
 }
@@ -442,7 +452,7 @@ impl Report for TransactionsReport {
                     last_update_ms: m.last_update_timestamp_ms,
                 })
                 .collect();
-            tables.push(Table::of(&rows));
+            tables.push(Table::of(&rows).times(&["last_update_ms"], self.time_format));
         }
         tables
     }

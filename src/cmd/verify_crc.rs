@@ -42,7 +42,9 @@ use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 /// `<segment>.log.cut-<position>`; broken or missing indexes are rebuilt
 /// (the old file kept as `.old`); damage followed by valid batches, or in a
 /// segment that is not the last, is left alone unless --force-truncate.
-/// Repair takes the data directory's lock; --dry-run prints the plan only.
+/// --salvage instead moves only the damaged byte ranges aside and keeps
+/// every valid batch after them. Repair takes the data directory's lock;
+/// --dry-run prints the plan only.
 #[derive(Debug, clap::Args)]
 pub struct VerifyCrcArgs {
     /// Data directories, partition folders or segment files.
@@ -63,11 +65,11 @@ pub struct VerifyCrcArgs {
     /// Also check producer sequences, epochs, transactions and .txnindex files.
     #[arg(long)]
     pub deep: bool,
-    /// With --deep: "now" (ms) for the age of open transactions.
-    #[arg(long, value_parser = clap::value_parser!(i64).range(0..))]
+    /// With --deep: "now" (epoch ms or ISO-8601) for the age of open transactions.
+    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
-    /// With --deep: an open transaction older than this is hanging.
-    #[arg(long, default_value_t = 60_000)]
+    /// With --deep: an open transaction older than this (ms, or an ISO-8601 duration) is hanging.
+    #[arg(long, default_value = "60000", value_parser = kaen_log::time::parse_duration_or_ms)]
     pub transaction_timeout_ms: i64,
     /// Repair what can be repaired safely (see above).
     #[arg(long)]
@@ -79,6 +81,13 @@ pub struct VerifyCrcArgs {
     /// earlier segment, moving everything from there on aside.
     #[arg(long, requires = "repair")]
     pub force_truncate: bool,
+    /// With --repair: move only each damaged byte range aside
+    /// (`<segment>.log.cut-<start>-<end>`) and keep every valid batch after
+    /// it, offsets unchanged, later segments too; report the offsets lost
+    /// against what Kafka's recovery would drop. Refused when the batches
+    /// kept would not have increasing offsets.
+    #[arg(long, requires = "repair", conflicts_with = "force_truncate")]
+    pub salvage: bool,
     /// Say what a Kafka broker restarting on this directory after an unclean
     /// shutdown would do: which segment it cuts where, which later segments
     /// it deletes, which offsets disappear.
@@ -183,6 +192,8 @@ struct RepairOut {
     /// Damage repair left alone (see --force-truncate).
     refused: Vec<ActionOut>,
     written: Vec<String>,
+    /// With --salvage: the offsets lost, against what Kafka's recovery would lose.
+    salvage: Vec<String>,
     /// The verification after the repair (absent with --dry-run).
     after: Option<Box<VerifyReport>>,
 }
@@ -357,8 +368,9 @@ fn run_repair(
     repair: &mut RepairOut,
     mut out: Option<&mut Output>,
 ) -> anyhow::Result<u64> {
-    let opts = RepairOptions {
+    let mut opts = RepairOptions {
         force_truncate: args.force_truncate,
+        salvage: args.salvage,
         ..RepairOptions::default()
     };
     let mut say = |line: String| -> anyhow::Result<()> {
@@ -375,6 +387,7 @@ fn run_repair(
         if !args.dry_run && !locks.iter().any(|(d, _)| *d == data_dir) {
             locks.push((data_dir.clone(), DirLock::acquire(&data_dir)?));
         }
+        opts.recovery_point = recovery_point(&data_dir, &p)?;
         let plan = repair::plan(&p, &opts)?;
         for a in &plan.actions {
             let step = match a {
@@ -429,8 +442,47 @@ fn run_repair(
                         ..ActionOut::default()
                     }
                 }
+                Action::CutRanges {
+                    log,
+                    ranges,
+                    reason,
+                } => {
+                    for (from, to, sidecar) in ranges {
+                        say(format!(
+                            "repair: {verb} move bytes {from}..{to} ({} bytes) of {} to {}",
+                            to - from,
+                            log.display(),
+                            sidecar.display()
+                        ))?;
+                    }
+                    say(format!(
+                        "repair: {verb} rewrite {} without them, keeping every valid batch ({reason})",
+                        log.display()
+                    ))?;
+                    ActionOut {
+                        action: "cut_ranges",
+                        file: log.display().to_string(),
+                        sidecar: Some(
+                            ranges
+                                .iter()
+                                .map(|(from, to, sidecar)| {
+                                    format!("{from}..{to}:{}", sidecar.display())
+                                })
+                                .collect::<Vec<_>>()
+                                .join(","),
+                        ),
+                        reason: reason.to_string(),
+                        ..ActionOut::default()
+                    }
+                }
             };
             repair.actions.push(step);
+        }
+        if let Some(s) = &plan.salvage {
+            for line in salvage_lines(&p, s) {
+                say(line.clone())?;
+                repair.salvage.push(line);
+            }
         }
         for r in &plan.refused {
             refused += 1;
@@ -457,6 +509,70 @@ fn run_repair(
         }
     }
     Ok(refused)
+}
+
+/// The recovery point of `p` in `data_dir`'s checkpoint (0 without one).
+fn recovery_point(data_dir: &Path, p: &Partition) -> anyhow::Result<i64> {
+    let points =
+        checkpoint::read_offsets(&data_dir.join(checkpoint::RECOVERY_POINT))?.unwrap_or_default();
+    Ok(points
+        .get(&(p.topic.clone(), p.partition))
+        .copied()
+        .unwrap_or(0))
+}
+
+/// The offsets a salvage loses, against what Kafka's recovery would.
+fn salvage_lines(p: &Partition, s: &repair::Salvage) -> Vec<String> {
+    let name = p.name();
+    let mut out = Vec::new();
+    let lost: Vec<String> = s
+        .lost
+        .iter()
+        .map(|l| match l.to {
+            Some(to) if to == l.from => format!("{to}"),
+            Some(to) => format!("{}..={to}", l.from),
+            None => format!("{} and on (the cut tail's offsets cannot be read)", l.from),
+        })
+        .collect();
+    let count = match s
+        .lost
+        .iter()
+        .map(|l| l.to.and_then(|t| t.checked_sub(l.from)?.checked_add(1)))
+        .try_fold(0i64, |acc, n| acc.checked_add(n?))
+    {
+        Some(n) => format!("{n} offsets, "),
+        None => String::new(),
+    };
+    out.push(format!(
+        "salvage: {name}: offsets lost: {} ({count}{} bytes cut); {} bytes of valid batches after the damage kept",
+        if lost.is_empty() { "none".to_string() } else { lost.join(", ") },
+        s.cut_bytes,
+        s.kept_after_damage_bytes
+    ));
+    match (&s.kafka_cut, s.kafka_lost) {
+        (Some((log, at)), lost) => out.push(format!(
+            "salvage: {name}: Kafka's recovery would cut {} at position {at}{}{}",
+            log.display(),
+            if s.kafka_deleted.is_empty() {
+                String::new()
+            } else {
+                format!(" and delete {} later segment(s)", s.kafka_deleted.len())
+            },
+            match lost {
+                Some((from, end)) => format!(
+                    ", losing offsets {from}..={} ({} offsets)",
+                    end.saturating_sub(1),
+                    end.saturating_sub(from)
+                ),
+                None => ", losing only the unreadable tail".to_string(),
+            }
+        )),
+        (None, _) => out.push(
+            "salvage: {name}: Kafka's recovery, from the recovery point, would not reach this damage (it trusts the segments below the recovery point)"
+                .to_string(),
+        ),
+    }
+    out
 }
 
 /// A cut a restarting broker would make.

@@ -393,18 +393,39 @@ pub fn check_real_parent(partition_dir: &Path, data_dir: &Path) -> Result<()> {
 /// Kafka's `Topic.validate`: at most 249 characters of [a-zA-Z0-9._-], not
 /// `.` or `..`; and a partition number that is not negative.
 fn check_name(topic: &str, partition: i32) -> Result<()> {
-    if topic.len() > MAX_TOPIC_NAME {
+    validate_topic_name(topic).map_err(Error::Invalid)?;
+    if partition < 0 {
         return Err(Error::Invalid(format!(
-            "topic name of {} characters: Kafka allows at most {MAX_TOPIC_NAME}",
-            topic.len()
-        )));
-    }
-    if crate::log::parse_partition_dir(&format!("{topic}-{partition}")).is_none() || partition < 0 {
-        return Err(Error::Invalid(format!(
-            "invalid topic/partition {topic:?}/{partition}: topic names use [a-zA-Z0-9._-]"
+            "invalid topic/partition {topic:?}/{partition}: a partition number is not negative"
         )));
     }
     Ok(())
+}
+
+/// Kafka's `Topic.validate` (`detectInvalidTopic`), with its messages: not
+/// empty, `.` or `..`, at most 249 characters, only ASCII alphanumerics,
+/// `.`, `_` and `-`.
+pub fn validate_topic_name(topic: &str) -> std::result::Result<(), String> {
+    let why = if topic.is_empty() {
+        "the empty string is not allowed".to_string()
+    } else if topic == "." || topic == ".." {
+        format!("'{topic}' is not allowed")
+    } else if topic.len() > MAX_TOPIC_NAME {
+        format!(
+            "topic name of {} characters: Kafka allows at most {MAX_TOPIC_NAME}",
+            topic.len()
+        )
+    } else if !topic
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+    {
+        format!(
+            "{topic:?} contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+        )
+    } else {
+        return Ok(());
+    };
+    Err(format!("Topic name is invalid: {why}"))
 }
 
 /// Kafka's `Topic.MAX_NAME_LENGTH`.

@@ -13,8 +13,10 @@
 //! - a created file or directory is followed by an `fsync` of its directory
 //!   before anything is acknowledged that lives in it ([`create_dir_all`]);
 //! - repair: cut bytes are durable in a sidecar (bytes, then name) before
-//!   the log is cut ([`save_range`], then [`truncate`]); renames are followed
-//!   by an `fsync` of the directory ([`move_aside`], [`replace`]).
+//!   the log is cut ([`save_range`], then [`truncate`], or for a salvage
+//!   [`rewrite_keeping`]); renames are followed by an `fsync` of the
+//!   directory ([`move_aside`], [`replace`]; a salvage's rewrite by the
+//!   index rebuild's).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -167,8 +169,7 @@ pub fn create_dir_all<S: Storage>(s: &S, path: &Path) -> Result<()> {
 /// during this step leaves the source untouched.
 pub fn save_range<S: Storage>(s: &S, src: &Path, from: u64, to: u64, sidecar: &Path) -> Result<()> {
     use crate::log::files::{compare_range, open_regular, RangeCopy};
-    use std::os::unix::fs::FileExt;
-    let (mut out, mut at) = match compare_range(sidecar, src, from, to) {
+    let (mut out, at) = match compare_range(sidecar, src, from, to) {
         Ok(RangeCopy::Equal) => return Ok(()),
         Ok(RangeCopy::Prefix(n)) => (s.open(sidecar, OpenMode::Existing)?.file, from + n),
         Ok(RangeCopy::Different) => {
@@ -183,19 +184,33 @@ pub fn save_range<S: Storage>(s: &S, src: &Path, from: u64, to: u64, sidecar: &P
         Err(e) => return Err(e),
     };
     let input = open_regular(src)?;
+    copy_range(s, (&input, src), at..to, (&mut out, sidecar))?;
+    // Bytes before name: the name must never survive without its bytes.
+    s.sync_data(&mut out, sidecar, SyncPoint::SidecarData)?;
+    s.sync_dir(parent_dir(sidecar), SyncPoint::SidecarEntry)
+}
+
+/// Append bytes `range` of the file `input` (named `src`) to `out`, through
+/// a fixed 1 MiB buffer: memory does not grow with the range.
+fn copy_range<S: Storage>(
+    s: &S,
+    (input, src): (&File, &Path),
+    range: std::ops::Range<u64>,
+    (out, dst): (&mut S::File, &Path),
+) -> Result<()> {
+    use std::os::unix::fs::FileExt;
     let mut buf = vec![0u8; 1 << 20];
-    while at < to {
-        let n = ((to - at) as usize).min(buf.len());
+    let mut at = range.start;
+    while at < range.end {
+        let n = ((range.end - at) as usize).min(buf.len());
         let part = buf.get_mut(..n).unwrap_or(&mut []);
         input
             .read_exact_at(part, at)
             .map_err(|e| Error::io(src, "read", e))?;
-        s.append(&mut out, sidecar, part)?;
+        s.append(out, dst, part)?;
         at += n as u64;
     }
-    // Bytes before name: the name must never survive without its bytes.
-    s.sync_data(&mut out, sidecar, SyncPoint::SidecarData)?;
-    s.sync_dir(parent_dir(sidecar), SyncPoint::SidecarEntry)
+    Ok(())
 }
 
 /// Truncate `path` to `len` bytes and sync it. Only called once the cut
@@ -233,6 +248,30 @@ pub fn replace<S: Storage>(s: &S, path: &Path, bytes: &[u8]) -> Result<()> {
     s.sync_data(&mut f, &tmp, SyncPoint::ReplaceData)?;
     s.rename(&tmp, path)?;
     s.sync_dir(parent_dir(path), SyncPoint::ReplaceRename)
+}
+
+/// Rewrite `path` keeping only its byte ranges `keep` (in order), streamed
+/// through a fixed 1 MiB buffer into a temporary file in the same
+/// directory, which is synced and renamed over `path`: a crash leaves the
+/// old file or the new one, never a mix. Called only once the bytes left
+/// out are durable in sidecars ([`save_range`]), so either file loses
+/// nothing. The rename is not synced here: the salvage rebuilds the
+/// segment's indexes right after, whose [`replace`] syncs this directory;
+/// until then a crash leaves the old log (and the sidecars), which the next
+/// salvage finds and cuts again, reusing the sidecars.
+pub fn rewrite_keeping<S: Storage>(s: &S, path: &Path, keep: &[(u64, u64)]) -> Result<()> {
+    use crate::log::files::open_regular;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".klog-tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    let mut out = s.open(&tmp, OpenMode::CreateOrTruncate)?.file;
+    let input = open_regular(path)?;
+    for &(from, to) in keep {
+        copy_range(s, (&input, path), from..to, (&mut out, &tmp))?;
+    }
+    // Bytes before the rename, or the name could come to point at an empty file.
+    s.sync_data(&mut out, &tmp, SyncPoint::SalvageData)?;
+    s.rename(&tmp, path)
 }
 
 /// Remove a folder tree. Used only by `klog group-demo`, for folders it

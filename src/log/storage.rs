@@ -77,11 +77,13 @@ pub enum SyncPoint {
     ReplaceData,
     /// The rename of that file over the old one.
     ReplaceRename,
+    /// The bytes of a segment rewritten without its damaged ranges (salvage).
+    SalvageData,
 }
 
 impl SyncPoint {
     /// Every sync point, in write-path order.
-    pub const ALL: [SyncPoint; 15] = [
+    pub const ALL: [SyncPoint; 16] = [
         SyncPoint::CreateDir,
         SyncPoint::NewSegment,
         SyncPoint::IndexCreate,
@@ -97,6 +99,7 @@ impl SyncPoint {
         SyncPoint::MoveAside,
         SyncPoint::ReplaceData,
         SyncPoint::ReplaceRename,
+        SyncPoint::SalvageData,
     ];
 }
 

@@ -242,6 +242,129 @@ impl Partition {
     }
 }
 
+/// A record found by its timestamp ([`Partition::offset_for_timestamp`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimestampOffset {
+    pub offset: i64,
+    pub timestamp: i64,
+}
+
+impl Partition {
+    /// Walk from `position` of segment `seg` on, every entry handed out (the
+    /// walk goes on into later segments).
+    pub fn walk_at(&self, seg: usize, position: u64, policy: Policy) -> Walk<'_> {
+        let mut walk = Walk::new(self, i64::MIN, policy);
+        walk.seg = seg;
+        walk.start = position;
+        walk
+    }
+
+    /// The largest timestamp of segment `seg`'s valid entries (Kafka's
+    /// `LogSegment.largestTimestamp`, which recovery recomputes from the
+    /// batches); `None` for an empty segment.
+    pub fn segment_max_timestamp(&self, seg: usize) -> Result<Option<i64>> {
+        let mut walk = self.walk_at(seg, 0, Policy::VALID_ENTRIES);
+        let mut max = None;
+        while let Some(w) = walk.next_entry()? {
+            if w.segment.base_offset != self.segments.get(seg).map_or(0, |s| s.base_offset) {
+                break;
+            }
+            let ts = match w.entry {
+                Entry::V2(b) => b.header.max_timestamp,
+                Entry::Legacy(l) => l.timestamp,
+            };
+            max = max.max(Some(ts));
+        }
+        Ok(max)
+    }
+
+    /// The first record stamped at or after `target` with an offset at or
+    /// above `start` (the log start offset), as a broker answers ListOffsets
+    /// for a timestamp (`UnifiedLog.fetchOffsetByTimestamp` →
+    /// `searchOffsetInLocalLog`): the first segment (not wholly below
+    /// `start`) whose largest timestamp is at least `target`; in it (`LogSegment.findOffsetByTimestamp`) the
+    /// time index's last entry stamped at or below `target` (else the
+    /// segment's base offset), the offset index's position for the larger
+    /// of that offset and `start`, and from there the first batch whose max
+    /// timestamp reaches `target` and its first record that does
+    /// (`FileRecords.searchForTimestamp`). `None` when no record is that late.
+    pub fn offset_for_timestamp(
+        &self,
+        target: i64,
+        start: i64,
+        limits: DecodeLimits,
+    ) -> Result<Option<TimestampOffset>> {
+        let mut found_seg = None;
+        for i in 0..self.segments.len() {
+            // A segment wholly below the log start offset is one the broker
+            // deletes (`UnifiedLog.deleteLogStartOffsetBreachedSegments`): not searched.
+            let next_base = self.segments.get(i + 1).map_or(i64::MAX, |s| s.base_offset);
+            if next_base <= start {
+                continue;
+            }
+            if self.segment_max_timestamp(i)?.is_some_and(|m| m >= target) {
+                found_seg = Some(i);
+                break;
+            }
+        }
+        let Some(i) = found_seg else { return Ok(None) };
+        let Some(seg) = self.segments.get(i) else {
+            return Ok(None);
+        };
+        let time_bytes = seg
+            .timeindex
+            .as_ref()
+            .and_then(|p| {
+                crate::log::files::read_regular(p, i32::MAX as u64)
+                    .ok()
+                    .flatten()
+            })
+            .unwrap_or_default();
+        let used = index::used_entries(&time_bytes, index::TIME_ENTRY_LEN);
+        let from_time = time_bytes
+            .get(..used * index::TIME_ENTRY_LEN)
+            .and_then(|b| index::time_entries(b, seg.base_offset).ok())
+            .and_then(|entries| entries.into_iter().rfind(|e| e.timestamp <= target))
+            .map_or(seg.base_offset, |e| e.offset);
+        let position = index_start_position(seg, from_time.max(start));
+        let mut walk = self.walk_at(i, position, Policy::VALID_ENTRIES);
+        let mut scratch = Vec::new();
+        let decode = |error| Error::Decode {
+            path: seg.log.clone(),
+            error,
+        };
+        while let Some(w) = walk.next_entry()? {
+            if w.segment.base_offset != seg.base_offset {
+                break;
+            }
+            match w.entry {
+                Entry::V2(b) if b.header.max_timestamp >= target => {
+                    for r in b.records(&mut scratch, limits).map_err(decode)?.flatten() {
+                        if r.timestamp >= target && r.offset >= start {
+                            return Ok(Some(TimestampOffset {
+                                offset: r.offset,
+                                timestamp: r.timestamp,
+                            }));
+                        }
+                    }
+                }
+                Entry::Legacy(l) if l.timestamp >= target => {
+                    for m in l.messages(&mut scratch, limits).map_err(decode)? {
+                        if m.timestamp >= target && m.offset >= start {
+                            return Ok(Some(TimestampOffset {
+                                offset: m.offset,
+                                timestamp: m.timestamp,
+                            }));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+}
+
 /// Where to start reading `seg` to find `offset` (see [`index::start_position`]).
 fn index_start_position(seg: &SegmentFiles, offset: i64) -> u64 {
     let bytes = seg

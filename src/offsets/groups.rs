@@ -412,3 +412,32 @@ fn partition_numbers(v: &Value) -> Vec<i32> {
         })
         .unwrap_or_default()
 }
+
+/// Why `group` may not be changed offline while `replay` records live
+/// members for it, if it does: a running consumer keeps its position in
+/// memory and commits it, overwriting an offline reset or deletion. Kafka
+/// refuses the same (`ConsumerGroupCommand.resetOffsets`: "Assignments can
+/// only be reset if the group is inactive"; `validateDeleteGroup`:
+/// NON_EMPTY_GROUP) unless the group is Empty or Dead.
+pub fn live_members_refusal(replay: &Replay, group: &str, what: &str) -> Option<String> {
+    let g = groups(replay, &BTreeMap::new())
+        .into_iter()
+        .find(|g| g.group == group && !g.members.is_empty())?;
+    // Member ids come from the log: quoted and escaped.
+    let ids: Vec<String> = g
+        .members
+        .iter()
+        .map(|m| format!("{:?}", m.member_id))
+        .collect();
+    Some(format!(
+        "group {group:?} ({} group, state {}) has {} member{} recorded in the offsets log ({}): a consumer \
+         that is still running, or that rejoins when the brokers restart, keeps its position in memory and \
+         commits it, overwriting the {what}. Kafka refuses this unless the group is Empty; stop every consumer \
+         of the group first, or pass --force if they are known to be gone",
+        g.kind,
+        g.state,
+        ids.len(),
+        if ids.len() == 1 { "" } else { "s" },
+        ids.join(", ")
+    ))
+}

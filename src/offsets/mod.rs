@@ -42,6 +42,7 @@ pub mod groups;
 pub mod records;
 pub mod replay;
 pub mod share;
+pub mod write;
 
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
@@ -467,17 +468,6 @@ pub fn offsets_partitions_in_metadata(data_dir: &std::path::Path) -> Option<i32>
         .and_then(|n| i32::try_from(n).ok())
 }
 
-/// The warning printed before an offline write into a Kafka log directory.
-pub fn replicated_write_warning(target: &WriteTarget, dirs: usize) -> String {
-    format!(
-        "warning: writing {}-{} offline on this disk only. If that partition has replicas on other brokers, \
-         they do not get this write: when the brokers restart it can be truncated away (if another replica \
-         becomes leader) or the replicas diverge. It is safe when the partition has a single replica, or when \
-         every replica's log directory is given ({} given here) and they hold the same log.",
-        target.topic, target.partition, dirs
-    )
-}
-
 /// Check the strings of an offset commit: each is an int16-length string in
 /// OffsetCommitKey/Value, so at most 32,767 bytes (what Kafka's generated
 /// writers refuse to write).
@@ -541,4 +531,139 @@ pub fn tombstone_records(
             ((t.to_string(), p), record)
         })
         .collect()
+}
+
+/// One key a group deletion tombstones, for the dry run and the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeletedKey {
+    /// The record type's name (`OffsetCommit`, `GroupMetadata`,
+    /// `ConsumerGroupMemberMetadata`, ...).
+    pub record: String,
+    /// What the key names: `topic-partition (was N)`, a member id, or the group.
+    pub what: String,
+}
+
+/// The rank of a coordinator record type in a group's deletion: the order
+/// in which the coordinator writes its tombstones (`ConsumerGroup`,
+/// `ShareGroup`, `StreamsGroup.createGroupTombstoneRecords`), which its
+/// replay requires (`GroupMetadataManager.replay` refuses a member's
+/// metadata tombstone before its assignment's, a target assignment epoch
+/// tombstone while members' target assignments remain, and the group
+/// epoch's while members remain). Kafka 4.1.1's order, read from its
+/// classes: assignments, target assignments, the target assignment epoch,
+/// member metadata, a consumer group's resolved regular expressions, the
+/// partition (subscription) metadata, the group epoch, and a streams
+/// group's topology after its epoch.
+fn deletion_rank(record_type: i16) -> u8 {
+    match record_type {
+        8 | 14 | 22 => 0,     // current member assignment
+        7 | 13 | 21 => 1,     // target assignment member
+        6 | 12 | 20 => 2,     // target assignment epoch
+        5 | 10 | 19 => 3,     // member metadata (subscription)
+        16 => 4,              // resolved regular expressions
+        4 | 9 | 15 | 18 => 5, // partition (subscription) metadata
+        3 | 11 | 17 => 6,     // group epoch
+        23 => 7,              // a streams group's topology: after its epoch
+        _ => 5,
+    }
+}
+
+/// The tombstones that delete `group` whole, as the coordinator's
+/// DeleteGroups writes them (`GroupCoordinatorShard.deleteGroups`):
+/// `OffsetMetadataManager.deleteAllOffsets` — every committed offset, and
+/// every pending transactional offset whose key has no committed one —
+/// then the group's own records (`createGroupTombstoneRecords`): for a
+/// classic group its GroupMetadata; for the new protocols every live record
+/// of the group, member records first and the group epoch last (see
+/// [`deletion_rank`]). Offline the records tombstoned are the keys the
+/// replay holds live for the group, which for a group the coordinator
+/// would let delete (Empty) are the keys it writes.
+pub fn group_tombstone_records(
+    replay: &Replay,
+    group: &str,
+    now_ms: i64,
+) -> Vec<(DeletedKey, crate::format::NewRecord)> {
+    let tombstone = |key: Vec<u8>| crate::format::NewRecord {
+        key: Some(key),
+        value: None,
+        headers: Vec::new(),
+        timestamp: now_ms,
+    };
+    let mut out: Vec<(DeletedKey, crate::format::NewRecord)> = Vec::new();
+    let mut offsets: std::collections::BTreeMap<(String, i32), String> = replay
+        .commits()
+        .filter(|(g, ..)| *g == group)
+        .map(|(_, t, p, c)| ((t.to_string(), p), format!("{t}-{p} (was {})", c.offset)))
+        .collect();
+    for (_, _, g, t, p, o) in replay.pending() {
+        if g == group {
+            offsets
+                .entry((t.to_string(), p))
+                .or_insert_with(|| format!("{t}-{p} (pending transactional commit of {o})"));
+        }
+    }
+    for ((t, p), what) in offsets {
+        out.push((
+            DeletedKey {
+                record: "OffsetCommit".into(),
+                what,
+            },
+            tombstone(encode_offset_commit_key(group, &t, p)),
+        ));
+    }
+    let mut own: Vec<(u8, i16, String, Vec<u8>)> = replay
+        .coordinator
+        .iter()
+        .filter(|(_, e)| {
+            e.record
+                .key
+                .as_ref()
+                .and_then(|k| k.get("groupId"))
+                .and_then(serde_json::Value::as_str)
+                == Some(group)
+        })
+        .map(|((t, _), e)| {
+            let member = e
+                .record
+                .key
+                .as_ref()
+                .and_then(|k| k.get("memberId").or_else(|| k.get("regularExpression")))
+                .and_then(serde_json::Value::as_str)
+                .map_or_else(|| format!("group {group}"), |m| m.to_string());
+            (deletion_rank(*t), *t, member, e.key.clone())
+        })
+        .collect();
+    own.sort();
+    let new_protocol = !own.is_empty();
+    let has_offsets = !out.is_empty();
+    for (_, t, what, key) in own {
+        out.push((
+            DeletedKey {
+                record: records::group_record_name(t),
+                what,
+            },
+            tombstone(key),
+        ));
+    }
+    // A classic group, or one with committed offsets only (the coordinator
+    // keeps it as an empty classic group): its GroupMetadata. A group the
+    // log does not know gets nothing.
+    if replay.groups.contains_key(group) || (has_offsets && !new_protocol) {
+        out.push((
+            DeletedKey {
+                record: "GroupMetadata".into(),
+                what: format!("group {group}"),
+            },
+            tombstone(encode_group_metadata_key(group)),
+        ));
+    }
+    out
+}
+
+/// Encode a GroupMetadataKey (record type 2).
+pub fn encode_group_metadata_key(group: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + group.len());
+    out.extend_from_slice(&2i16.to_be_bytes()); // recordType: int16
+    put_string(&mut out, group); // group: string
+    out
 }

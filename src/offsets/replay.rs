@@ -174,6 +174,8 @@ pub struct CoordinatorEntry {
     /// The record's timestamp (ms): when the coordinator wrote this state.
     pub timestamp: i64,
     pub record: CoordinatorRecord,
+    /// The key's bytes (what a tombstone of this record repeats).
+    pub key: Vec<u8>,
 }
 
 /// The replayed state of one or more offsets partitions.
@@ -666,6 +668,7 @@ impl Replay {
                                 log_offset,
                                 timestamp: r.timestamp,
                                 record: rec,
+                                key: key.to_vec(),
                             },
                         );
                     }

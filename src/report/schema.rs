@@ -31,6 +31,7 @@ pub fn all() -> Vec<(&'static str, schemars::Schema)> {
         entry::<cmd::lag::LagReport>(),
         entry::<cmd::metadata::MetadataReport<'static>>(),
         entry::<cmd::replay_offsets::ReplayReport>(),
+        entry::<cmd::reset_offsets::ResetReport<'static>>(),
         entry::<cmd::stats::StatsReport>(),
         entry::<cmd::summary::SummaryOut<'static>>(),
         entry::<cmd::transactions::TransactionsReport>(),

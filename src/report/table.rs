@@ -143,6 +143,35 @@ impl Table {
         self
     }
 
+    /// Show the epoch-millisecond `fields` as `format` says (ISO-8601 in
+    /// UTC, or as they are); JSON always carries the milliseconds.
+    pub fn times(mut self, fields: &[&str], format: crate::cli::TimeFormat) -> Self {
+        let picks: Vec<usize> = self
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| fields.contains(&c.field.as_str()))
+            .map(|(i, _)| i)
+            .collect();
+        for &i in &picks {
+            if format == crate::cli::TimeFormat::Iso {
+                self.columns[i].numeric = false;
+                // An ISO time under a `...-MS` header would read wrong.
+                if let Some(h) = self.columns[i].header.strip_suffix("-MS") {
+                    self.columns[i].header = h.to_string();
+                }
+            }
+            for row in &mut self.rows {
+                if let Some(Some(cell)) = row.get_mut(i) {
+                    if let Ok(ms) = cell.parse::<i64>() {
+                        *cell = format.show(ms);
+                    }
+                }
+            }
+        }
+        self
+    }
+
     /// Keep only `fields`, in that order.
     pub fn only(mut self, fields: &[&str]) -> Self {
         let picks: Vec<usize> = fields

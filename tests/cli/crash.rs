@@ -325,7 +325,9 @@ fn kill_9_during_produce_loses_no_acknowledged_record() {
                         assert_eq!(&std::fs::read(sidecar).unwrap(), tbytes);
                     }
                     Action::RebuildIndexes { .. } => index_rebuilds += 1,
-                    Action::MoveAside { .. } => panic!("round {round}: {a:?} in {dir:?}"),
+                    Action::MoveAside { .. } | Action::CutRanges { .. } => {
+                        panic!("round {round}: {a:?} in {dir:?}")
+                    }
                 }
             }
         }

@@ -22,6 +22,7 @@ mod overflow;
 mod produce;
 mod readme;
 mod replay_offsets;
+mod reset_offsets;
 mod schema;
 mod stats;
 mod synopsis;

@@ -191,7 +191,13 @@ fn bad_produce_input() {
     let env = TestEnv::new();
     let o = env.run(&["produce", "d", "--topic", "bad topic"], Some("x\n"));
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("invalid topic"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "Topic name is invalid: \"bad topic\" contains one or more characters other than"
+        ),
+        "{}",
+        stderr(&o)
+    );
     let o = env.run(
         &["produce", "d", "--topic", "t", "--format", "json"],
         Some("{\"value\": 1}\nnot json\n"),

@@ -56,9 +56,18 @@ fn every_readme_command_runs_and_prints_what_is_shown() {
         let ctx = format!("README.md:{}: `{}`", ex.line, ex.command);
         match ex.command.as_str() {
             c if c.starts_with("cargo ") => continue,
-            "cp -r fixtures /tmp/klog-tour && cd /tmp/klog-tour" => {
-                copy_dir(&root.join("fixtures"), &root.join("tour"));
-                cwd = root.join("tour");
+            // A walk-through that writes works on its own copy of the fixtures.
+            c if c.starts_with("cp -r fixtures /tmp/") => {
+                let name = c
+                    .strip_prefix("cp -r fixtures /tmp/")
+                    .and_then(|rest| rest.split_once(" && cd /tmp/"))
+                    .filter(|(a, b)| a == b)
+                    .map(|(a, _)| a.to_string())
+                    .unwrap_or_else(|| {
+                        panic!("{ctx}: expected `cp -r fixtures /tmp/X && cd /tmp/X`")
+                    });
+                copy_dir(&root.join("fixtures"), &root.join(&name));
+                cwd = root.join(name);
                 continue;
             }
             "cd -" => {

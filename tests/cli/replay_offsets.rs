@@ -173,6 +173,27 @@ fn as_of_replays_only_up_to_that_point() {
     );
     let rows = document_rows(&o, "replay-offsets", "offsets");
     assert_eq!(rows.len(), 3, "{rows:?}");
+    // The same instant in ISO-8601 (TS = 2023-11-14T22:13:20Z), with and
+    // without the prefix, in UTC and at another offset.
+    for as_of in [
+        "time:2023-11-14T22:13:23Z",
+        "2023-11-14T22:13:23.000Z",
+        "2023-11-15T00:13:23+02:00",
+    ] {
+        let o = env.run(
+            &[
+                "replay-offsets",
+                "--as-of",
+                as_of,
+                "--format",
+                "json",
+                "fixtures/groups",
+            ],
+            None,
+        );
+        let iso = crate::support::document_rows(&o, "replay-offsets", "offsets");
+        assert_eq!(iso, rows, "{as_of}");
+    }
     let o = env.run(
         &["replay-offsets", "--as-of", "soon", "fixtures/groups"],
         None,
@@ -558,4 +579,37 @@ out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value
         &[],
     );
     assert_eq!(table, [(key("orders", 0), 3), (key("orders", 1), 4)]);
+}
+
+#[test]
+fn time_format_iso_shows_commit_timestamps_as_dates() {
+    let env = TestEnv::new();
+    let run = |format: &str| {
+        let args = [
+            "replay-offsets",
+            "--group",
+            "kitchen",
+            "--time-format",
+            "iso",
+        ];
+        let o = env.run(
+            &[&args[..], &["--format", format, "fixtures/groups"]].concat(),
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
+    };
+    // make.sh: kitchen's 15 is the 8th commit, stamped TS + 8 s, and TS =
+    // 1700000000000 ms = 2023-11-14T22:13:20Z.
+    let csv = run("csv");
+    assert!(
+        csv.contains("kitchen,orders,0,15,-1,batch-7,2023-11-14T22:13:28.000Z\n"),
+        "{csv}"
+    );
+    // JSON keeps epoch milliseconds whatever the table format.
+    let doc: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    assert_eq!(
+        doc["offsets"][0]["commit_timestamp_ms"],
+        1_700_000_008_000i64
+    );
 }

@@ -90,6 +90,7 @@ fn options(env: &TestEnv, sub: &str) -> BTreeSet<String> {
                 .map(|w| w.split('=').next().unwrap().to_string())
                 .collect::<Vec<_>>()
         })
+        .filter(|f| f[2..].chars().all(|c| c.is_ascii_lowercase() || c == '-'))
         .filter(|f| !global.contains(f.as_str()))
         .collect()
 }

@@ -158,7 +158,9 @@ fn kafka_layout_uses_the_java_hash_partition_and_leader_epoch() {
         stdout(&o)
     );
     assert!(
-        stderr(&o).contains("warning: writing __consumer_offsets-9 offline on this disk only"),
+        stderr(&o).contains(
+            "warning: writing __consumer_offsets-9 offline on 1 log directory without KRaft metadata"
+        ),
         "{}",
         stderr(&o)
     );
@@ -240,7 +242,9 @@ fn commit_appends_an_offset_commit() {
         stderr(&o)
     );
     assert_eq!(size(&env, OFFSETS_LOG), before);
-    // A fresh directory gets klog's own __offsets-0.
+    // A fresh directory gets klog's own __offsets-0 (the topic must exist).
+    let o = env.run(&["produce", "fresh", "--topic", "t"], Some("a\nb\nc\n"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = env.run(
         &[
             "commit",
@@ -369,5 +373,312 @@ fn placement_needs_a_partition_count_and_takes_the_metadata_one() {
         stderr(&o).contains("gives __consumer_offsets 3 partitions"),
         "{}",
         stderr(&o)
+    );
+}
+
+/// The keys of the records appended at `from` and after in `partition`.
+fn keys_from(env: &TestEnv, partition: &str, from: i64) -> Vec<Vec<u8>> {
+    let p = kaen_log::log::Partition::open(&env.path(partition)).unwrap();
+    let mut walk = p.walk_from(from, kaen_log::log::Policy::VALID_ENTRIES);
+    let mut out = Vec::new();
+    let mut scratch = Vec::new();
+    while let Some(w) = walk.next_entry().unwrap() {
+        let kaen_log::format::Entry::V2(b) = w.entry else {
+            panic!("legacy")
+        };
+        for r in b.records(&mut scratch, Default::default()).unwrap() {
+            let r = r.unwrap();
+            if r.offset >= from {
+                assert!(r.value.is_none(), "a tombstone");
+                out.push(r.key.unwrap().to_vec());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn delete_group_tombstones_a_consumer_groups_records_in_the_coordinators_order() {
+    let env = TestEnv::new();
+    let args = [
+        "tombstone",
+        "fixtures/kraft",
+        "--group",
+        "checkout",
+        "--delete-group",
+    ];
+    // checkout has member m-1 recorded (kraft.py offsets 1-4): refused.
+    let o = env.run(&args, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("has 1 member recorded in the offsets log (\"m-1\")")
+            && stderr(&o).contains("--force"),
+        "{}",
+        stderr(&o)
+    );
+    let o = env.run(&[&args[..], &["--force", "--dry-run"]].concat(), None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // GroupCoordinatorShard.deleteGroups: the offsets, then
+    // ConsumerGroup.createGroupTombstoneRecords (Kafka 4.1.1): current
+    // assignment (8), target assignment (7), target assignment epoch (6),
+    // member subscription (5), resolved regular expressions (16), the
+    // subscription metadata (4), then the group epoch (3). kraft.py writes
+    // checkout's records at offsets 1-4 and 16-24 (one partition-metadata
+    // record, regular expression "ord.*"); the next offset is 26.
+    assert_eq!(
+        stdout(&o),
+        "would delete checkout OffsetCommit orders-0 (was 1): tombstone to __consumer_offsets-0 at offset 26\n\
+         would delete checkout ConsumerGroupCurrentMemberAssignment m-1: tombstone to __consumer_offsets-0 at offset 27\n\
+         would delete checkout ConsumerGroupTargetAssignmentMember m-1: tombstone to __consumer_offsets-0 at offset 28\n\
+         would delete checkout ConsumerGroupTargetAssignmentMetadata group checkout: tombstone to __consumer_offsets-0 at offset 29\n\
+         would delete checkout ConsumerGroupMemberMetadata m-1: tombstone to __consumer_offsets-0 at offset 30\n\
+         would delete checkout ConsumerGroupRegularExpression ord.*: tombstone to __consumer_offsets-0 at offset 31\n\
+         would delete checkout ConsumerGroupPartitionMetadata group checkout: tombstone to __consumer_offsets-0 at offset 32\n\
+         would delete checkout ConsumerGroupMetadata group checkout: tombstone to __consumer_offsets-0 at offset 33\n"
+    );
+    let o = env.run(
+        &[&args[..], &["--force", "--now-ms", "2023-11-14T22:15:00Z"]].concat(),
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The metadata gives __consumer_offsets-0 one replica, on node 1, which
+    // is this directory's node: no replication warning.
+    assert!(
+        !stderr(&o).contains("warning: the metadata"),
+        "{}",
+        stderr(&o)
+    );
+    let expected = crate::support::encoded(
+        "out = b''.join(len(k).to_bytes(2, 'big') + k for k in [\n\
+         coordinator_key(1, 'checkout', 'orders', 0), coordinator_key(8, 'checkout', 'm-1'),\n\
+         coordinator_key(7, 'checkout', 'm-1'), coordinator_key(6, 'checkout'),\n\
+         coordinator_key(5, 'checkout', 'm-1'), coordinator_key(16, 'checkout', 'ord.*'),\n\
+         coordinator_key(4, 'checkout'), coordinator_key(3, 'checkout')])",
+    );
+    let got: Vec<u8> = keys_from(&env, "fixtures/kraft/__consumer_offsets-0", 26)
+        .into_iter()
+        .flat_map(|k| [(k.len() as u16).to_be_bytes().to_vec(), k].concat())
+        .collect();
+    assert_eq!(
+        got, expected,
+        "the tombstones' keys, as Kafka's encoder writes them"
+    );
+    let o = env.run(&["groups", "fixtures/kraft"], None);
+    let text = stdout(&o);
+    let names: Vec<&str> = text.lines().filter_map(|l| l.split(' ').next()).collect();
+    assert!(!names.contains(&"checkout"), "{text}");
+    assert!(names.contains(&"share-audit"), "{names:?}");
+}
+
+#[test]
+fn delete_group_of_a_classic_group_and_its_pending_commit() {
+    let env = TestEnv::new();
+    // courier (make.sh): committed 4 on orders-0, and a pending
+    // transactional commit of 9 (producer 7002) on the same key.
+    let o = env.run(
+        &[
+            "tombstone",
+            "fixtures/groups",
+            "--group",
+            "courier",
+            "--delete-group",
+            "--now-ms",
+            "1700000099000",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].starts_with(
+        "deleted courier OffsetCommit orders-0 (was 4): tombstone at __offsets-0 offset"
+    ));
+    assert!(lines[1].starts_with(
+        "deleted courier GroupMetadata group courier: tombstone at __offsets-0 offset"
+    ));
+    let o = env.run(&["replay-offsets", "fixtures/groups"], None);
+    let text = stdout(&o);
+    assert!(!text.contains("courier"), "{text}");
+    // The tombstone also cancels the pending commit of the same key (the
+    // summary is on stderr).
+    assert!(stderr(&o).contains("pending: 0\n"), "{}", stderr(&o));
+    let o = env.run(
+        &[
+            "tombstone",
+            "fixtures/groups",
+            "--group",
+            "nobody",
+            "--delete-group",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+#[test]
+fn commit_checks_the_partition_and_clamps_the_offset() {
+    let env = TestEnv::new();
+    let before = size(&env, OFFSETS_LOG);
+    let commit = |topic: &str, partition: &str, offset: &str| {
+        env.run(
+            &[
+                "commit",
+                "fixtures/groups",
+                "-g",
+                "kitchen",
+                "-t",
+                topic,
+                "-p",
+                partition,
+                "--offset",
+                offset,
+                "--now-ms",
+                "2023-11-14T22:15:00Z",
+            ],
+            None,
+        )
+    };
+    for (topic, partition, message) in [
+        ("NoSuchTopic", "0", "unknown topic \"NoSuchTopic\""),
+        ("odd,topic", "0", "Topic name is invalid"),
+        ("orders", "3", "unknown partition orders-3"),
+    ] {
+        let o = commit(topic, partition, "1");
+        assert_eq!(o.status.code(), Some(2), "{topic}");
+        assert!(stderr(&o).contains(message), "{topic}: {}", stderr(&o));
+    }
+    assert_eq!(size(&env, OFFSETS_LOG), before, "nothing written");
+    // orders-0 holds 20 records (make.sh): 999 is clamped to the log end, 20.
+    let o = commit("orders", "0", "999");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "note: orders-0: new offset 999 is higher than the latest offset 20; set to 20"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).starts_with("kitchen orders-0 -> 20 committed at __offsets-0"),
+        "{}",
+        stdout(&o)
+    );
+    let rows = table(&env, "fixtures/groups");
+    assert!(
+        rows.contains(&("kitchen".into(), "orders".into(), 0, 20)),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn commit_writes_every_replica_and_warns_only_after_the_lock() {
+    let env = TestEnv::new();
+    crate::support::copy_dir(&env.path("fixtures/kafka"), &env.path("replica-2"));
+    let args = [
+        "commit",
+        "fixtures/kafka",
+        "replica-2",
+        "--offsets-partitions",
+        "50",
+        "-g",
+        "shipping",
+        "-t",
+        "orders",
+        "-p",
+        "1",
+        "--offset",
+        "7",
+        "--now-ms",
+        "1",
+    ];
+    let holder = LockHolder::new(&env.path("replica-2"));
+    let o = env.run(&args, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("warning"),
+        "no warning before the locks: {}",
+        stderr(&o)
+    );
+    drop(holder);
+    let o = env.run(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("without KRaft metadata"),
+        "{}",
+        stderr(&o)
+    );
+    for dir in ["fixtures/kafka", "replica-2"] {
+        let rows = table(&env, dir);
+        assert!(
+            rows.contains(&("shipping".into(), "orders".into(), 1, 7)),
+            "{dir}: {rows:?}"
+        );
+    }
+    // The KRaft metadata gives __consumer_offsets-0 one replica, on this
+    // directory's node 1: nothing is missing, nothing to warn of.
+    let o = env.run(
+        &[
+            "commit",
+            "fixtures/kraft",
+            "-g",
+            "checkout",
+            "-t",
+            "orders",
+            "-p",
+            "0",
+            "--offset",
+            "2",
+            "--now-ms",
+            "1",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+#[test]
+fn delete_group_escapes_member_ids_from_the_log() {
+    // A member id with an escape sequence in a klog directory's __offsets-0
+    // (ConsumerGroupMemberMetadata, type 5, with a value the coordinator
+    // loads: one it cannot decode it would not apply).
+    let env = TestEnv::new();
+    let key = crate::support::encoded("out = coordinator_key(5, 'g', 'm\\x1b[31m')");
+    let value = crate::support::encoded(
+        "out = consumer_group_member_metadata_value(None, None, 'c', '/h', ['orders'], None, 30000, 'uniform')",
+    );
+    use base64::Engine;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let line = format!(
+        "{{\"key\": {{\"base64\": \"{}\"}}, \"value\": {{\"base64\": \"{}\"}}}}\n",
+        b64(&key),
+        b64(&value)
+    );
+    let o = env.run(
+        &["produce", "d", "--topic", "__offsets", "--format", "json"],
+        Some(&line),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let args = [
+        "tombstone",
+        "d",
+        "--group",
+        "g",
+        "--delete-group",
+        "--dry-run",
+    ];
+    let o = env.run(&args, None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        !stderr(&o).contains('\x1b') && stderr(&o).contains("\\u{1b}"),
+        "{}",
+        stderr(&o)
+    );
+    let o = env.run(&[&args[..], &["--force"]].concat(), None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "would delete g ConsumerGroupMemberMetadata m\\x1b[31m: tombstone to __offsets-0 at offset 1\n"
     );
 }

@@ -357,3 +357,28 @@ fn an_open_transaction_its_coordinator_has_ongoing_is_not_hanging() {
         stderr(&both)
     );
 }
+
+#[test]
+fn time_format_iso_shows_the_coordinators_last_update_as_a_date() {
+    // make.sh: every __transaction_state value is stamped lastUpdate
+    // 1700000000000 = 2023-11-14T22:13:20Z.
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "transactions",
+            "--now-ms",
+            "1700000120000",
+            "--time-format",
+            "iso",
+            "fixtures/txn",
+        ],
+        None,
+    );
+    let text = stdout(&o);
+    let coordinator = text
+        .split("coordinator (")
+        .nth(1)
+        .expect("the coordinator's table");
+    assert!(coordinator.contains("2023-11-14T22:13:20.000Z"), "{text}");
+    assert!(!coordinator.contains("1700000000000"), "{text}");
+}

@@ -580,3 +580,49 @@ fn a_length_past_the_end_is_a_torn_tail_only_when_nothing_valid_follows() {
         stdout(&o)
     );
 }
+
+#[test]
+fn salvage_keeps_the_batches_after_mid_log_damage() {
+    let env = TestEnv::new();
+    let dir = "fixtures/corrupt/orders-0";
+    let log = env.path(&format!("{dir}/00000000000000000000.log"));
+    let before = std::fs::read(&log).unwrap();
+    let o = env.run(
+        &["verify-crc", "--repair", "--salvage", "--dry-run", dir],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    // fixtures/README.md: the damaged batch at 950 holds offsets 15..=19
+    // (batches of 5); the partition ends at 128 (offsets 0..127), so
+    // Kafka's recovery, cutting at 950 and deleting the later segment,
+    // loses 15..=127.
+    for line in [
+        "salvage: orders-0: offsets lost: 15..=19 (5 offsets, ",
+        "salvage: orders-0: Kafka's recovery would cut fixtures/corrupt/orders-0/00000000000000000000.log at position 950 and delete 1 later segment(s), losing offsets 15..=127 (113 offsets)",
+        "repair: would move bytes 950..",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+    assert_eq!(
+        std::fs::read(&log).unwrap(),
+        before,
+        "a dry run writes nothing"
+    );
+    let o = env.run(&["verify-crc", "--repair", "--salvage", dir], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The check after the repair finds nothing: its summary (stderr) says ok.
+    assert!(stdout(&o).contains("after repair:\n"), "{}", stdout(&o));
+    assert!(stderr(&o).contains("\nok: "), "{}", stderr(&o));
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--salvage",
+            "--force-truncate",
+            dir,
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "the two are exclusive");
+}

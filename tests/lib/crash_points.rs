@@ -1,4 +1,5 @@
-//! Power loss at every sync point of produce, commit, tombstone and repair.
+//! Power loss at every sync point of produce, commit, tombstone and repair
+//! (the tail cut, --force-truncate and --salvage).
 //!
 //! Each case runs the library operations behind a command through a
 //! [`CrashStorage`]: once to count its sync calls, then once per call with
@@ -547,6 +548,33 @@ fn setup_forced(root: &Path) {
     std::fs::write(log, bytes).unwrap();
 }
 
+/// A damaged batch in the middle of a segment, valid batches after it: the
+/// salvage cuts only that batch out.
+fn setup_salvage(root: &Path) {
+    let data = root.join("data");
+    produce_on_disk(&data, 30, config(1 << 20, 150));
+    let log = data.join("t-0/00000000000000000000.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0xff;
+    std::fs::write(&log, bytes).unwrap();
+}
+
+fn salvage() -> RepairOptions {
+    RepairOptions {
+        salvage: true,
+        ..RepairOptions::default()
+    }
+}
+
+fn run_salvage(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log::Result<()> {
+    run_repair_with(s, root, acks, salvage())
+}
+
+fn check_salvage(image: &Path, acks: &Acks) -> Result<(), String> {
+    check_repair_with(image, acks, salvage())
+}
+
 fn force() -> RepairOptions {
     RepairOptions {
         force_truncate: true,
@@ -617,6 +645,30 @@ fn nothing_lost(files: &BTreeMap<PathBuf, Vec<u8>>, acks: &Acks) -> Result<(), S
                     && files.get(&name(sidecar)) != Some(before)
                 {
                     return Err(format!("{} lost in its move aside", name(file).display()));
+                }
+            }
+            Action::CutRanges { log, ranges, .. } => {
+                let before = &acks.before[&name(log)];
+                let now = files.get(&name(log));
+                let mut kept = Vec::new();
+                let mut at = 0;
+                for (from, to, _) in ranges {
+                    kept.extend_from_slice(&before[at..*from as usize]);
+                    at = *to as usize;
+                }
+                kept.extend_from_slice(&before[at..]);
+                let sidecars_whole = ranges.iter().all(|(from, to, side)| {
+                    files.get(&name(side)).map(Vec::as_slice)
+                        == Some(&before[*from as usize..*to as usize])
+                });
+                if now != Some(before) && !(now == Some(&kept) && sidecars_whole) {
+                    return Err(format!(
+                        "bytes of {} lost: log {:?} bytes, kept {} of {}, sidecars whole: {sidecars_whole}",
+                        name(log).display(),
+                        now.map(Vec::len),
+                        kept.len(),
+                        before.len()
+                    ));
                 }
             }
             Action::RebuildIndexes { .. } => {}
@@ -693,6 +745,12 @@ fn cases() -> Vec<Case> {
             setup: setup_forced,
             run: run_forced_repair,
             check: check_forced_repair,
+        },
+        Case {
+            name: "repair --salvage",
+            setup: setup_salvage,
+            run: run_salvage,
+            check: check_salvage,
         },
     ]
 }
@@ -842,6 +900,15 @@ fn repair_loses_no_byte_at_any_sync_point() {
         assert!(calls.contains(&p), "{p:?} never reached: {calls:?}");
     }
     assert_survives("repair --force-truncate");
+    let calls = assert_survives("repair --salvage");
+    for p in [
+        SyncPoint::SidecarData,
+        SyncPoint::SidecarEntry,
+        SyncPoint::SalvageData,
+        SyncPoint::ReplaceRename,
+    ] {
+        assert!(calls.contains(&p), "{p:?} never reached: {calls:?}");
+    }
 }
 
 /// Delete each sync point in turn: some case must then lose an

@@ -14,4 +14,6 @@ mod peer_vectors;
 mod pending;
 mod producer_state;
 mod repair;
+mod salvage;
 mod sweeps;
+mod time_lookup;

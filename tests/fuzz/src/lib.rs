@@ -700,6 +700,20 @@ pub fn check_segment(partition: &Path, data: &[u8]) {
         (Some(_), Some(_)) => panic!("a plan that both cuts and refuses: {plan:?}"),
     }
 
+    // 4b. A salvage plan never cuts outside the file, and keeps no damage.
+    let salvage = RepairOptions {
+        salvage: true,
+        ..RepairOptions::default()
+    };
+    let plan = repair::plan(&p, &salvage).expect("salvage plan");
+    for a in &plan.actions {
+        if let Action::CutRanges { ranges, .. } = a {
+            for (from, to, _) in ranges {
+                assert!(from < to && *to <= len, "cut {from}..{to} of {len} bytes");
+            }
+        }
+    }
+
     // 5. Indexes rebuilt from a log that verifies clean are clean.
     if clean_as_segment_0 {
         let (idx, tidx) = rebuild_indexes(&log, 0, len, 64).expect("rebuild indexes");

@@ -1,0 +1,340 @@
+//! `klog reset-offsets`: move a group's committed offsets offline, as
+//! `kafka-consumer-groups --reset-offsets` does online.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::ArgGroup;
+use kaen_log::format::{BatchSpec, DecodeLimits};
+use kaen_log::offsets::commit_record;
+use kaen_log::offsets::groups::live_members_refusal;
+use kaen_log::offsets::write::Replicas;
+use kaen_log::reset::{self, Catalog, PlanRow, Spec};
+use serde::Serialize;
+
+use crate::exit::Outcome;
+use crate::report::document::TABLE;
+use crate::report::Output;
+use crate::report::{emit, formats, Format, Report, Table};
+use schemars::JsonSchema;
+
+/// Reset a consumer group's committed offsets offline, with the rules of
+/// `kafka-consumer-groups --reset-offsets`: the partitions (--topic T,
+/// --topic T:0,2, --all-topics = the partitions the group has committed
+/// offsets for, or a --from-file plan), one SPEC for the new offsets, a dry
+/// run unless --execute.
+///
+/// --to-latest is the high watermark (what ListOffsets answers); --to-offset,
+/// --shift-by and a plan are clamped into [log start, high watermark] with a
+/// note; --to-datetime and --by-duration take the first offset stamped at or
+/// after the time (the time index, then the batches), falling back to the
+/// latest offset when there is none. Unknown topics and partitions (by the
+/// KRaft metadata, else the partition folders) are refused, and so is a
+/// group with members recorded unless --force: a running consumer would
+/// overwrite the reset with its next commit.
+///
+/// --execute appends one batch of offset commits (key v1, value v3, leader
+/// epoch -1, as the coordinator writes) to the group's offsets partition in
+/// every DIR (the log directories of its replicas), after locking and
+/// checking every one of them.
+#[derive(Debug, clap::Args)]
+#[command(
+    group(ArgGroup::new("scope").required(true).args(["topic", "all_topics", "from_file"])),
+    group(ArgGroup::new("spec").required(true).args([
+        "to_earliest", "to_latest", "to_current", "to_offset", "shift_by",
+        "to_datetime", "by_duration", "from_file",
+    ])),
+)]
+pub struct ResetOffsetsArgs {
+    /// Data directories: the log directories of the offsets partition's
+    /// replicas, which are also read for the partitions' ends.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// The consumer group.
+    #[arg(long, short = 'g')]
+    pub group: String,
+    /// A topic (every partition) or `topic:0,1,2`; repeatable.
+    #[arg(long, short = 't')]
+    pub topic: Vec<String>,
+    /// Every partition the group has a committed offset for.
+    #[arg(long)]
+    pub all_topics: bool,
+    /// To the log start offset.
+    #[arg(long)]
+    pub to_earliest: bool,
+    /// To the high watermark (the log end offset without a checkpoint).
+    #[arg(long)]
+    pub to_latest: bool,
+    /// To the committed offset (the latest where there is none).
+    #[arg(long)]
+    pub to_current: bool,
+    /// To this offset (clamped into the log).
+    #[arg(long, allow_negative_numbers = true)]
+    pub to_offset: Option<i64>,
+    /// By this many offsets from the committed one (clamped).
+    #[arg(long, allow_negative_numbers = true)]
+    pub shift_by: Option<i64>,
+    /// To the first offset stamped at or after this time (ISO-8601 such as
+    /// 2026-01-30T17:00:00Z or with ±hh:mm; or epoch ms).
+    #[arg(long, value_parser = kaen_log::time::parse_instant_ms)]
+    pub to_datetime: Option<i64>,
+    /// To the first offset stamped at or after now minus this ISO-8601
+    /// duration (P1DT2H, PT30M).
+    #[arg(long, value_parser = kaen_log::time::parse_duration_ms)]
+    pub by_duration: Option<i64>,
+    /// To the offsets of a plan in `kafka-consumer-groups --export` CSV
+    /// (topic,partition,offset; or group,topic,partition,offset).
+    #[arg(long)]
+    pub from_file: Option<PathBuf>,
+    /// Write the new offsets (without it: a dry run that prints the plan).
+    #[arg(long)]
+    pub execute: bool,
+    /// Print the plan as `kafka-consumer-groups --export` CSV.
+    #[arg(long)]
+    pub export: bool,
+    /// Reset a group that has members recorded.
+    #[arg(long)]
+    pub force: bool,
+    /// "Now" (epoch ms or ISO-8601): the commits' timestamp and the end of
+    /// --by-duration; default: now.
+    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
+    pub now_ms: Option<i64>,
+    /// Partitions of __consumer_offsets (offsets.topic.num.partitions), to
+    /// place the group in a Kafka log directory. Taken from the KRaft
+    /// metadata when the directory has it; without either, refused.
+    #[arg(long)]
+    pub offsets_partitions: Option<i32>,
+    /// Output format of the plan.
+    #[arg(long, value_parser = formats(TABLE), default_value = "text")]
+    pub format: Format,
+}
+
+/// One partition of the plan, as JSON shows it.
+#[derive(Serialize, JsonSchema)]
+struct Row<'a> {
+    group: &'a str,
+    topic: &'a str,
+    partition: i32,
+    committed_offset: Option<i64>,
+    new_offset: i64,
+    log_start_offset: i64,
+    high_watermark: Option<i64>,
+    log_end_offset: i64,
+    lag_after: i64,
+    note: Option<&'a str>,
+}
+
+/// `klog reset-offsets`'s document: the plan (and what was written).
+#[derive(Serialize, JsonSchema)]
+pub struct ResetReport<'a> {
+    group: &'a str,
+    /// The offsets partition written (or that would be).
+    offsets_partition: String,
+    executed: bool,
+    /// The offsets the commits got, when executed.
+    log_offsets: Option<(i64, i64)>,
+    partitions: Vec<Row<'a>>,
+}
+
+pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
+    let spec = spec(args, now)?;
+    let mut replicas = Replicas::open(
+        &args.dirs,
+        &args.group,
+        args.offsets_partitions,
+        !args.execute,
+        false,
+    )?;
+    let replay = replicas.replay()?;
+    for bad in &replay.bad {
+        eprintln!(
+            "klog: warning: {}: offset {}: {}: this record is not replayed",
+            bad.file.display(),
+            bad.log_offset,
+            bad.error
+        );
+    }
+    let catalog = Catalog::open(&args.dirs)?;
+    let partitions = scope(args, &catalog, &replay)?;
+    let rows = reset::plan(
+        &catalog,
+        &replay,
+        &args.group,
+        &partitions,
+        &spec,
+        DecodeLimits::default(),
+    )?;
+    if rows.is_empty() {
+        eprintln!(
+            "klog: nothing to reset: no partition in scope for group {:?}",
+            args.group
+        );
+        return Ok(Outcome::Findings(1));
+    }
+    if let Some(why) = live_members_refusal(&replay, &args.group, "reset") {
+        if !args.force {
+            bail!("{why}");
+        }
+        eprintln!("klog: warning: --force: {why}");
+    }
+    for note in rows.iter().filter_map(|r| r.note.as_deref()) {
+        eprintln!("klog: note: {note}");
+    }
+    let mut written = None;
+    if args.execute {
+        let records: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                commit_record(
+                    &args.group,
+                    &r.topic,
+                    r.partition,
+                    r.new_offset.max(0) as u64,
+                    -1,
+                    "",
+                    now,
+                )
+            })
+            .collect();
+        if let Some(w) = replicas.missing_replicas_warning() {
+            eprintln!("klog: {w}");
+        }
+        replicas.check_room(&records)?;
+        let (range, dirs) = replicas.append(&BatchSpec::default(), &records)?;
+        for dir in &dirs {
+            eprintln!(
+                "klog: wrote {} offset commit{} to {} at offsets {}..={}",
+                records.len(),
+                if records.len() == 1 { "" } else { "s" },
+                dir.display(),
+                range.start(),
+                range.end()
+            );
+        }
+        written = Some((*range.start(), *range.end()));
+    } else {
+        eprintln!("klog: dry run: nothing written (--execute writes these offsets)");
+    }
+    print(args, &replicas, &rows, written, out)?;
+    Ok(Outcome::Clean)
+}
+
+fn spec(args: &ResetOffsetsArgs, now: i64) -> anyhow::Result<Spec> {
+    Ok(if args.to_earliest {
+        Spec::Earliest
+    } else if args.to_latest {
+        Spec::Latest
+    } else if args.to_current {
+        Spec::Current
+    } else if let Some(n) = args.to_offset {
+        Spec::Offset(n)
+    } else if let Some(n) = args.shift_by {
+        Spec::ShiftBy(n)
+    } else if let Some(t) = args.to_datetime {
+        Spec::Datetime(t)
+    } else if let Some(d) = args.by_duration {
+        Spec::Datetime(now.saturating_sub(d))
+    } else if let Some(path) = &args.from_file {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;
+        Spec::Plan(reset::parse_plan(&text, &args.group, path)?)
+    } else {
+        bail!("give one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration, --from-file")
+    })
+}
+
+/// The partitions to reset: every --topic (all its partitions, or those
+/// listed), or with --all-topics those the group has committed offsets for.
+fn scope(
+    args: &ResetOffsetsArgs,
+    catalog: &Catalog,
+    replay: &kaen_log::offsets::Replay,
+) -> anyhow::Result<Vec<(String, i32)>> {
+    let mut out = Vec::new();
+    if args.all_topics {
+        for (g, t, p, _) in replay.commits() {
+            if g == args.group {
+                out.push((t.to_string(), p));
+            }
+        }
+        return Ok(out);
+    }
+    for arg in &args.topic {
+        match arg.split_once(':') {
+            None => {
+                for p in catalog.partitions_of(arg)? {
+                    out.push((arg.clone(), p));
+                }
+            }
+            Some((t, list)) => {
+                for p in list.split(',') {
+                    let p: i32 = p.trim().parse().with_context(|| {
+                        format!("invalid partition {p:?} in --topic {arg:?} (expected topic:0,1,2)")
+                    })?;
+                    catalog.check(t, p)?;
+                    out.push((t.to_string(), p));
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn print(
+    args: &ResetOffsetsArgs,
+    replicas: &Replicas,
+    rows: &[PlanRow],
+    written: Option<(i64, i64)>,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    if args.export {
+        out.write_all(reset::export_csv(rows).as_bytes())?;
+        return Ok(());
+    }
+    let doc = ResetReport {
+        group: &args.group,
+        offsets_partition: format!("{}-{}", replicas.target.topic, replicas.target.partition),
+        executed: written.is_some(),
+        log_offsets: written,
+        partitions: rows
+            .iter()
+            .map(|r| Row {
+                group: &args.group,
+                topic: &r.topic,
+                partition: r.partition,
+                committed_offset: r.current,
+                new_offset: r.new_offset,
+                log_start_offset: r.log_start,
+                high_watermark: r.high_watermark,
+                log_end_offset: r.log_end,
+                lag_after: r.lag_after,
+                note: r.note.as_deref(),
+            })
+            .collect(),
+    };
+    emit(&doc, args.format, out)?;
+    Ok(())
+}
+
+impl Report for ResetReport<'_> {
+    const COMMAND: &'static str = "reset-offsets";
+
+    /// kafka-consumer-groups' plan columns, CURRENT-OFFSET being the
+    /// committed offset (null when the group has none for the partition).
+    fn tables(&self) -> Vec<Table> {
+        vec![Table::of(&self.partitions)
+            .only(&[
+                "group",
+                "topic",
+                "partition",
+                "committed_offset",
+                "new_offset",
+                "lag_after",
+            ])
+            .header("committed_offset", "CURRENT-OFFSET")]
+    }
+}

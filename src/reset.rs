@@ -1,0 +1,305 @@
+//! Offline offset resets: where a group's committed offsets would go, by
+//! the rules `kafka-consumer-groups --reset-offsets` follows
+//! (`ConsumerGroupCommand.ConsumerGroupService.prepareOffsetsToReset`),
+//! with the partitions' ends read from the files as ListOffsets would
+//! answer them (read_uncommitted):
+//!
+//! - `--to-earliest`: the log start offset;
+//! - `--to-latest`: the high watermark (the log end without a checkpoint);
+//! - `--to-current`: the committed offset, else the latest;
+//! - `--to-offset N`, `--shift-by N` (committed + N; refused without a
+//!   committed offset) and a plan from a file: clamped into
+//!   [log start, latest] (`checkOffsetsRange`), with a note;
+//! - `--to-datetime T`, `--by-duration D` (now − D): the first offset
+//!   stamped at or after T ([`Partition::offset_for_timestamp`]); none below
+//!   the high watermark falls back to the latest, as the tool does
+//!   ("Falling back to latest known offset").
+//!
+//! Which partitions exist comes from the KRaft metadata of the directories
+//! when they have it, else from the partition folders in them
+//! ([`Catalog`]); an unknown topic or partition is refused, and so is a
+//! topic name Kafka's `Topic.validate` refuses.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::DecodeLimits;
+use crate::lag::{partition_ends, PartitionEnds};
+use crate::log::appender::validate_topic_name;
+use crate::log::{DataDir, Partition};
+use crate::offsets::Replay;
+
+/// Where the list of topics and partitions comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogSource {
+    /// The KRaft metadata of this directory.
+    Metadata(PathBuf),
+    /// The partition folders of the directories given.
+    Folders,
+}
+
+/// The topics and partitions that exist, and the partition folders at hand.
+#[derive(Debug)]
+pub struct Catalog {
+    pub source: CatalogSource,
+    topics: BTreeMap<String, BTreeSet<i32>>,
+    /// Live partition folders, with the data directory holding each (the first given wins).
+    folders: BTreeMap<(String, i32), (Partition, PathBuf)>,
+}
+
+impl Catalog {
+    /// Read what exists from `dirs`.
+    pub fn open(dirs: &[PathBuf]) -> Result<Catalog> {
+        let mut folders = BTreeMap::new();
+        for d in dirs {
+            for p in DataDir::open(d)?.live() {
+                folders
+                    .entry((p.topic.clone(), p.partition))
+                    .or_insert_with(|| (p.clone(), d.clone()));
+            }
+        }
+        for d in dirs {
+            let Some(folder) = crate::metadata::metadata_folder(d) else {
+                continue;
+            };
+            let image = crate::metadata::replay(&folder, None)?.image;
+            let topics = image
+                .topics
+                .values()
+                .map(|t| (t.name.clone(), t.partitions.keys().copied().collect()))
+                .collect();
+            return Ok(Catalog {
+                source: CatalogSource::Metadata(folder),
+                topics,
+                folders,
+            });
+        }
+        let mut topics: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
+        for (t, p) in folders.keys() {
+            topics.entry(t.clone()).or_default().insert(*p);
+        }
+        Ok(Catalog {
+            source: CatalogSource::Folders,
+            topics,
+            folders,
+        })
+    }
+
+    fn says(&self) -> String {
+        match &self.source {
+            CatalogSource::Metadata(f) => format!("the KRaft metadata in {}", f.display()),
+            CatalogSource::Folders => {
+                "the partition folders of the directories given, which have no KRaft metadata"
+                    .into()
+            }
+        }
+    }
+
+    /// Every partition of `topic`; an invalid or unknown topic is refused.
+    pub fn partitions_of(&self, topic: &str) -> Result<Vec<i32>> {
+        validate_topic_name(topic).map_err(Error::Invalid)?;
+        self.topics
+            .get(topic)
+            .map(|ps| ps.iter().copied().collect())
+            .ok_or_else(|| Error::Invalid(format!("unknown topic {topic:?} (by {})", self.says())))
+    }
+
+    /// Refuse an invalid topic name, an unknown topic or an unknown partition.
+    pub fn check(&self, topic: &str, partition: i32) -> Result<()> {
+        let partitions = self.partitions_of(topic)?;
+        if !partitions.contains(&partition) {
+            return Err(Error::Invalid(format!(
+                "unknown partition {topic}-{partition}: {topic} has the partitions {partitions:?} (by {})",
+                self.says()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The ends of `topic`-`partition`, from its folder in the directories given.
+    pub fn ends(&self, topic: &str, partition: i32) -> Result<(PartitionEnds, &Partition)> {
+        self.check(topic, partition)?;
+        let (p, dir) = self.folders.get(&(topic.to_string(), partition)).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{topic}-{partition} has no folder in the directories given, so its log start and high \
+                 watermark are unknown: give the log directory of a broker that holds it"
+            ))
+        })?;
+        Ok((partition_ends(p, dir)?, p))
+    }
+}
+
+/// Where the new offsets come from (the SPEC of `kafka-consumer-groups`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Spec {
+    Earliest,
+    Latest,
+    Current,
+    Offset(i64),
+    ShiftBy(i64),
+    /// The first offset stamped at or after this time (ms).
+    Datetime(i64),
+    /// Offsets from a plan file, by (topic, partition).
+    Plan(BTreeMap<(String, i32), i64>),
+}
+
+/// One partition of a reset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanRow {
+    pub topic: String,
+    pub partition: i32,
+    /// The committed offset now, if any.
+    pub current: Option<i64>,
+    pub new_offset: i64,
+    pub log_start: i64,
+    pub high_watermark: Option<i64>,
+    pub log_end: i64,
+    /// latest − new offset.
+    pub lag_after: i64,
+    /// Why the new offset is not what was asked (clamped, fallen back).
+    pub note: Option<String>,
+}
+
+/// `requested` clamped into [log start, latest] (`checkOffsetsRange`), with a note when it moved.
+pub fn clamp(
+    topic: &str,
+    partition: i32,
+    requested: i64,
+    ends: &PartitionEnds,
+) -> (i64, Option<String>) {
+    let latest = ends.latest();
+    if requested > latest {
+        (
+            latest,
+            Some(format!(
+                "{topic}-{partition}: new offset {requested} is higher than the latest offset {latest}; set to {latest}"
+            )),
+        )
+    } else if requested < ends.log_start {
+        (
+            ends.log_start,
+            Some(format!(
+                "{topic}-{partition}: new offset {requested} is lower than the earliest offset {}; set to {}",
+                ends.log_start, ends.log_start
+            )),
+        )
+    } else {
+        (requested, None)
+    }
+}
+
+/// The plan for `group` over `partitions` (for [`Spec::Plan`], its own keys).
+pub fn plan(
+    catalog: &Catalog,
+    replay: &Replay,
+    group: &str,
+    partitions: &[(String, i32)],
+    spec: &Spec,
+    limits: DecodeLimits,
+) -> Result<Vec<PlanRow>> {
+    let keys: Vec<(String, i32)> = match spec {
+        Spec::Plan(p) => p.keys().cloned().collect(),
+        _ => partitions.to_vec(),
+    };
+    let mut rows = Vec::new();
+    for (topic, partition) in keys {
+        let (ends, p) = catalog.ends(&topic, partition)?;
+        let current = replay.get(group, &topic, partition).map(|c| c.offset);
+        let latest = ends.latest();
+        let (new_offset, note) = match spec {
+            Spec::Earliest => (ends.log_start, None),
+            Spec::Latest => (latest, None),
+            Spec::Current => match current {
+                Some(c) => (c, None),
+                None => (
+                    latest,
+                    Some(format!(
+                        "{topic}-{partition}: no committed offset; set to the latest offset {latest}"
+                    )),
+                ),
+            },
+            Spec::Offset(n) => clamp(&topic, partition, *n, &ends),
+            Spec::ShiftBy(n) => {
+                let c = current.ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "cannot shift the offset of {topic}-{partition}: group {group:?} has no committed offset there"
+                    ))
+                })?;
+                clamp(&topic, partition, c.saturating_add(*n), &ends)
+            }
+            Spec::Plan(map) => {
+                let n = map.get(&(topic.clone(), partition)).copied().unwrap_or(latest);
+                clamp(&topic, partition, n, &ends)
+            }
+            Spec::Datetime(t) => match p.offset_for_timestamp(*t, ends.log_start, limits)? {
+                Some(found) if found.offset < latest => (found.offset, None),
+                _ => (
+                    latest,
+                    Some(format!(
+                        "{topic}-{partition}: no record stamped at or after {} below the latest offset; \
+                         falling back to the latest offset {latest}",
+                        crate::time::format_iso_ms(*t)
+                    )),
+                ),
+            },
+        };
+        rows.push(PlanRow {
+            topic,
+            partition,
+            current,
+            new_offset,
+            log_start: ends.log_start,
+            high_watermark: ends.high_watermark,
+            log_end: ends.log_end,
+            lag_after: latest - new_offset,
+            note,
+        });
+    }
+    Ok(rows)
+}
+
+/// Parse a plan in `kafka-consumer-groups --export` CSV: `topic,partition,offset`
+/// lines, or `group,topic,partition,offset` lines of which those of
+/// `group` are kept (`parseResetPlan`). `path` names the file in errors.
+pub fn parse_plan(text: &str, group: &str, path: &Path) -> Result<BTreeMap<(String, i32), i64>> {
+    let mut out = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |why: &str| {
+            Error::layout(
+                path,
+                format!("line {}: {why}: {line:?} (expected topic,partition,offset or group,topic,partition,offset)", i + 1),
+            )
+        };
+        let fields: Vec<&str> = line.split(',').collect();
+        let (g, t, p, o) = match fields.as_slice() {
+            [t, p, o] => (group, *t, *p, *o),
+            [g, t, p, o] => (*g, *t, *p, *o),
+            _ => return Err(bad("not 3 or 4 fields")),
+        };
+        let p: i32 = p
+            .trim()
+            .parse()
+            .map_err(|_| bad("the partition is not a number"))?;
+        let o: i64 = o
+            .trim()
+            .parse()
+            .map_err(|_| bad("the offset is not a number"))?;
+        if g == group {
+            out.insert((t.to_string(), p), o);
+        }
+    }
+    Ok(out)
+}
+
+/// The plan as `kafka-consumer-groups --export` prints it for one group:
+/// `topic,partition,offset` lines (`CsvUtils.CsvRecordNoGroup`).
+pub fn export_csv(rows: &[PlanRow]) -> String {
+    rows.iter()
+        .map(|r| format!("{},{},{}\n", r.topic, r.partition, r.new_offset))
+        .collect()
+}

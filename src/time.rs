@@ -1,0 +1,151 @@
+//! Points in time and durations on the command line: one parser for every
+//! time option, and one way to show a time in a table.
+//!
+//! An instant is epoch milliseconds (an integer, as Kafka stores
+//! timestamps) or an ISO-8601 date-time. A date-time with an offset (`Z`,
+//! `+02:00`, `+0200`, `+02`) is that instant; one without an offset is read
+//! as UTC, as Kafka's `Utils.getDateTime` (behind `kafka-consumer-groups
+//! --to-datetime`) appends `Z` to a time with none. Kafka's parser also
+//! requires milliseconds (`yyyy-MM-dd'T'HH:mm:ss.SSS`); klog accepts the
+//! fraction as optional.
+//!
+//! A duration is ISO-8601 as Java's `Duration.parse` reads it
+//! (`kafka-consumer-groups --by-duration`): `PnDTnHnMn.nS`, a day being
+//! exactly 24 hours, components and the whole optionally negative.
+
+use std::str::FromStr;
+
+use jiff::{civil, tz::Offset, Span, SpanRelativeTo, Timestamp, Unit};
+
+/// Parse an instant: epoch milliseconds, or an ISO-8601 date-time.
+pub fn parse_instant_ms(s: &str) -> Result<i64, String> {
+    let s = s.trim();
+    if let Ok(ms) = s.parse::<i64>() {
+        return Ok(ms);
+    }
+    if let Ok(t) = Timestamp::from_str(s) {
+        return Ok(t.as_millisecond());
+    }
+    match civil::DateTime::from_str(s) {
+        // No offset: UTC, as Kafka's Utils.getDateTime reads it.
+        Ok(dt) => Offset::UTC
+            .to_timestamp(dt)
+            .map(|t| t.as_millisecond())
+            .map_err(|e| format!("{s:?}: {e}")),
+        Err(e) => Err(format!(
+            "{s:?} is neither epoch milliseconds nor an ISO-8601 date-time \
+             (e.g. 2026-01-30T17:00:00Z, 2026-01-30T18:00:00.000+01:00): {e}"
+        )),
+    }
+}
+
+/// Parse an instant that must not be negative (a `--now-ms`).
+pub fn parse_instant_ms_non_negative(s: &str) -> Result<i64, String> {
+    let ms = parse_instant_ms(s)?;
+    if ms < 0 {
+        return Err(format!(
+            "{s:?} is before 1970 (epoch ms {ms}): not accepted here"
+        ));
+    }
+    Ok(ms)
+}
+
+/// Parse a duration: milliseconds (an integer), or ISO-8601 (see [`parse_duration_ms`]).
+pub fn parse_duration_or_ms(s: &str) -> Result<i64, String> {
+    match s.trim().parse::<i64>() {
+        Ok(ms) => Ok(ms),
+        Err(_) => parse_duration_ms(s),
+    }
+}
+
+/// Parse an ISO-8601 duration (`P1DT2H`, `PT15M`, `-PT1.5S`) into milliseconds.
+/// Years, months and weeks are refused, as Java's `Duration.parse` refuses
+/// them (their length depends on the calendar).
+pub fn parse_duration_ms(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let body = t.trim_start_matches(['+', '-']);
+    if !body.starts_with(['P', 'p']) {
+        return Err(format!(
+            "{s:?} is not an ISO-8601 duration (e.g. P1DT2H, PT30M, PT1.5S)"
+        ));
+    }
+    let upper = body.to_ascii_uppercase();
+    let date_part = upper.split('T').next().unwrap_or("");
+    if date_part.contains(['Y', 'W']) || date_part.contains('M') {
+        return Err(format!(
+            "{s:?}: years, months and weeks have no fixed length; give days (D) or hours, minutes, seconds"
+        ));
+    }
+    let span = Span::from_str(t).map_err(|e| format!("{s:?}: {e}"))?;
+    let ms = span
+        .total((Unit::Millisecond, SpanRelativeTo::days_are_24_hours()))
+        .map_err(|e| format!("{s:?}: {e}"))?;
+    if !ms.is_finite() || ms.abs() > i64::MAX as f64 {
+        return Err(format!("{s:?} is too long"));
+    }
+    Ok(ms.trunc() as i64)
+}
+
+/// `ms` as an ISO-8601 UTC date-time with milliseconds
+/// (`2023-11-14T22:13:20.000Z`); a value no date can hold is shown as the number.
+pub fn format_iso_ms(ms: i64) -> String {
+    match Timestamp::from_millisecond(ms) {
+        Ok(t) => t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        Err(_) => ms.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // 1700000000000 ms is 2023-11-14T22:13:20Z: 19675 days (1970-01-01 to
+    // 2023-11-14) * 86400 s + 22*3600 + 13*60 + 20 s = 1700000000 s.
+    #[test]
+    fn instants() {
+        assert_eq!(19675 * 86_400 + 22 * 3600 + 13 * 60 + 20, 1_700_000_000);
+        for s in [
+            "1700000000000",
+            "2023-11-14T22:13:20Z",
+            "2023-11-14T22:13:20.000Z",
+            "2023-11-14T22:13:20",
+            "2023-11-14T22:13:20.000",
+            "2023-11-15T00:13:20+02:00",
+            "2023-11-15T00:13:20.000+0200",
+            "2023-11-14T20:13:20-02:00",
+        ] {
+            assert_eq!(parse_instant_ms(s), Ok(1_700_000_000_000), "{s}");
+        }
+        assert_eq!(
+            parse_instant_ms("2023-11-14T22:13:20.5Z"),
+            Ok(1_700_000_000_500)
+        );
+        assert_eq!(parse_instant_ms("-1"), Ok(-1));
+        assert!(parse_instant_ms("yesterday").is_err());
+        assert!(parse_instant_ms("2023-13-01T00:00:00Z").is_err());
+        assert!(parse_instant_ms_non_negative("1969-12-31T23:59:59Z").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ms("P1DT2H"), Ok((24 + 2) * 3_600_000));
+        assert_eq!(parse_duration_ms("PT15M"), Ok(15 * 60_000));
+        assert_eq!(parse_duration_ms("PT1.5S"), Ok(1500));
+        assert_eq!(parse_duration_ms("pt10s"), Ok(10_000));
+        assert_eq!(parse_duration_ms("-PT1H"), Ok(-3_600_000));
+        assert_eq!(parse_duration_ms("P2D"), Ok(2 * 86_400_000));
+        assert_eq!(parse_duration_or_ms("60000"), Ok(60_000));
+        assert_eq!(parse_duration_or_ms("PT1M"), Ok(60_000));
+        for bad in ["P1M", "P1Y", "P1W", "1h", "", "P"] {
+            assert!(parse_duration_ms(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn iso_output() {
+        assert_eq!(format_iso_ms(1_700_000_000_000), "2023-11-14T22:13:20.000Z");
+        assert_eq!(format_iso_ms(1_700_000_000_042), "2023-11-14T22:13:20.042Z");
+        assert_eq!(format_iso_ms(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(format_iso_ms(i64::MAX), i64::MAX.to_string());
+    }
+}
