@@ -23,7 +23,20 @@ use crate::format::control::{self, ControlType};
 use crate::format::index::txn_entries;
 use crate::format::{BatchView, DecodeLimits};
 use crate::log::Partition;
-use crate::txn::AbortedTxn;
+use crate::txn::{analyze, AbortedTxn, PartitionState, TxnOptions};
+
+/// The producer state of `p` against the high watermark its data
+/// directory's `replication-offset-checkpoint` gives (the log end without
+/// one): what the last stable offset of a fetch is computed from.
+pub fn state_at_high_watermark(p: &Partition) -> Result<PartitionState> {
+    analyze(
+        p,
+        &TxnOptions {
+            high_watermark: crate::log::checkpoint::high_watermark(p)?,
+            ..TxnOptions::default()
+        },
+    )
+}
 
 /// The aborted transactions a read_committed fetch of `[fetch_offset,
 /// upper_bound)` is answered with, from the partition's `.txnindex` files.
