@@ -91,11 +91,15 @@ impl Consumer {
                 .data_dir
                 .join(format!("{}-{}", self.topic, self.partition)),
         )?;
-        // read_committed: up to the last stable offset, with the aborted
-        // transactions of the .txnindex files (`UnifiedLog.read`,
-        // `FetchIsolation.TXN_COMMITTED`).
+        // What a fetch may return (`UnifiedLog.read`): read_committed up
+        // to the last stable offset, with the aborted transactions of the
+        // .txnindex files (`FetchIsolation.TXN_COMMITTED`).
         let (upper, mut filter) = match self.isolation {
-            Isolation::ReadUncommitted => (i64::MAX, None),
+            // read_uncommitted: up to the high watermark, when a checkpoint gives it.
+            Isolation::ReadUncommitted => (
+                crate::log::checkpoint::high_watermark(&p)?.unwrap_or(i64::MAX),
+                None,
+            ),
             Isolation::ReadCommitted => {
                 let lso = state_at_high_watermark(&p)?.last_stable_offset();
                 let aborted = collect_aborted(&p, self.position, lso)?;

@@ -12,5 +12,6 @@ mod lock;
 mod peer_vectors;
 mod pending;
 mod producer_state;
+mod read_committed;
 mod repair;
 mod sweeps;
