@@ -285,14 +285,21 @@ pub struct Poll {
     pub first_order: i64,
     pub last_order: i64,
     /// The invoices appended.
-    pub invoices: Option<(i64, i64)>,
+    pub invoices: Option<Offsets>,
     /// The resend of the first produce request, whose acknowledgement was lost.
-    pub retry: Option<String>,
+    pub resend: Option<String>,
     /// The offset committed and where the commit record is in `__offsets-0`.
     pub committed_offset: Option<i64>,
     pub commit_log_offset: Option<i64>,
     pub coordinator: Vec<Logged>,
     pub markers: Vec<MarkerWritten>,
+}
+
+/// A range of offsets.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+pub struct Offsets {
+    pub first_offset: i64,
+    pub last_offset: i64,
 }
 
 /// A crash and the view right after it.
@@ -380,7 +387,7 @@ pub struct Comparison {
     pub guarantee: Guarantee,
     pub topic: String,
     /// What became of the resent request.
-    pub retry: String,
+    pub resend: String,
     /// Invoices a read_uncommitted consumer reads.
     pub read_uncommitted: usize,
     pub read_uncommitted_duplicates: usize,
@@ -827,7 +834,7 @@ fn idempotence(broker: &mut Broker) -> Result<Idempotence> {
         (0, 6, [6, 7], "a batch sent while the one with sequences 4..5 is still in flight"),
         (0, 4, [4, 5], "the batch with sequences 4..5 arrives"),
         (0, 6, [6, 7], "the producer resends the refused batch"),
-        (1, 0, [8, 9], "a batch timed out unanswered: the producer bumps its epoch (KIP-360) and starts again at sequence 0"),
+        (1, 0, [8, 9], "a batch timed out unanswered: the producer bumps its epoch (KIP-360), restarts at sequence 0"),
         (0, 8, [10, 11], "a request of epoch 0 still in flight arrives late"),
     ];
     let mut requests = Vec::new();
@@ -931,7 +938,7 @@ fn explain(before: &ProducerStateManager, b: &Incoming, produced: &Produced) -> 
     let entry = before.entry(b.producer_id);
     match produced {
         Produced::Duplicate(r) => format!(
-            "epoch {} and sequences {}..{} are a batch among the last {} kept: not appended, answered with its offsets {}..{}",
+            "epoch {} and sequences {}..{} are those of a batch kept (the last {}), at offsets {}..{}",
             b.epoch,
             b.base_sequence,
             b.last_sequence(),
@@ -1008,7 +1015,7 @@ fn pipeline_run(broker: &mut Broker, g: Guarantee, opts: &Options) -> Result<Pip
                 first_order: first.offset,
                 last_order: last.offset,
                 invoices: None,
-                retry: None,
+                resend: None,
                 committed_offset: None,
                 commit_log_offset: None,
                 coordinator: Vec::new(),
@@ -1042,20 +1049,23 @@ fn pipeline_run(broker: &mut Broker, g: Guarantee, opts: &Options) -> Result<Pip
                 .map_err(|e| Error::Invalid(format!("the coordinator refused the loop: {e}")))?;
             poll.coordinator.extend(logged);
             match produced {
-                Produced::Appended(r) => poll.invoices = Some((*r.start(), *r.end())),
+                Produced::Appended(r) => {
+                    poll.invoices = Some(Offsets {
+                        first_offset: *r.start(),
+                        last_offset: *r.end(),
+                    })
+                }
                 other => return Err(Error::Invalid(format!("invoices not appended: {other:?}"))),
             }
             if retry_due {
                 retry_due = false;
-                poll.retry = Some(match producer.resend(broker)? {
+                poll.resend = Some(match producer.resend(broker)? {
                     Produced::Appended(r) => {
                         format!("appended again at {}..{}", r.start(), r.end())
                     }
-                    Produced::Duplicate(r) => format!(
-                        "a duplicate of {}..{}: nothing appended",
-                        r.start(),
-                        r.end()
-                    ),
+                    Produced::Duplicate(r) => {
+                        format!("dropped, a duplicate of {}..{}", r.start(), r.end())
+                    }
                     Produced::Rejected(r) => format!("rejected: {r}"),
                 });
             }
@@ -1206,16 +1216,16 @@ fn compare(p: &Pipeline, orders: usize) -> Result<Comparison> {
             "without transactions both isolation levels read the same".into()
         })?;
     }
-    let retry = p
+    let resend = p
         .instances
         .iter()
         .flat_map(|i| &i.polls)
-        .find_map(|poll| poll.retry.clone())
+        .find_map(|poll| poll.resend.clone())
         .unwrap_or_else(|| "not sent".into());
     Ok(Comparison {
         guarantee: p.guarantee,
         topic: p.output.clone(),
-        retry,
+        resend,
         read_uncommitted: e.read_uncommitted.len(),
         read_uncommitted_duplicates: dups(&e.read_uncommitted),
         read_committed: e.read_committed.len(),

@@ -11,6 +11,25 @@ use kaen_log::demo::eos::{
 use crate::report::table::escape_cell;
 use crate::report::Table;
 
+/// `items` joined by ", " after `prefix`, wrapped before 100 columns with
+/// continuation lines indented two more than the prefix.
+fn wrapped(out: &mut String, prefix: &str, items: &[String]) {
+    let indent = " ".repeat(prefix.len() - prefix.trim_start().len() + 2);
+    let mut line = prefix.to_string();
+    for (k, item) in items.iter().enumerate() {
+        let sep = if k + 1 < items.len() { "," } else { "" };
+        if k > 0 && line.len() + 1 + item.len() + sep.len() > 100 {
+            let _ = writeln!(out, "{line}");
+            line = indent.clone();
+        } else if k > 0 {
+            line.push(' ');
+        }
+        line.push_str(item);
+        line.push_str(sep);
+    }
+    let _ = writeln!(out, "{line}");
+}
+
 fn heading(out: &mut String, title: &str) {
     let _ = writeln!(out, "\n{title}\n{}", "-".repeat(title.chars().count()));
 }
@@ -36,7 +55,7 @@ fn orders(seen: &[u32]) -> String {
     )
 }
 
-fn logged(l: &[Logged]) -> String {
+fn logged(l: &[Logged]) -> Vec<String> {
     l.iter()
         .map(|l| {
             if l.partitions.is_empty() {
@@ -47,15 +66,14 @@ fn logged(l: &[Logged]) -> String {
                     l.offset,
                     l.state,
                     l.producer_epoch,
-                    l.partitions.join(", ")
+                    l.partitions.join(" ")
                 )
             }
         })
-        .collect::<Vec<_>>()
-        .join(", ")
+        .collect()
 }
 
-fn markers(m: &[MarkerWritten]) -> String {
+fn markers(m: &[MarkerWritten]) -> Vec<String> {
     m.iter()
         .map(|m| {
             format!(
@@ -63,8 +81,7 @@ fn markers(m: &[MarkerWritten]) -> String {
                 m.marker, m.producer_epoch, m.topic, m.partition, m.offset
             )
         })
-        .collect::<Vec<_>>()
-        .join(", ")
+        .collect()
 }
 
 /// The whole walk-through.
@@ -112,7 +129,7 @@ fn idempotence(out: &mut String, i: &Idempotence) {
         };
         let _ = writeln!(
             out,
-            "     epoch {}, sequences {}: {verdict}; log end offset {}",
+            "     epoch {}, sequences {}: {verdict}; log end {}",
             r.producer_epoch,
             range(i64::from(r.first_sequence), i64::from(r.last_sequence)),
             r.log_end_offset
@@ -135,8 +152,8 @@ fn idempotence(out: &mut String, i: &Idempotence) {
     let _ = writeln!(
         out,
         "\nThe producer snapshot a broker writes at a segment roll or a clean shutdown\n\
-         (ProducerStateManager.takeSnapshot, writeSnapshot), {}, named after the offset\n\
-         it is valid up to; each field and the rule that reads it:",
+         (ProducerStateManager.takeSnapshot, writeSnapshot), named after the offset it is\n\
+         valid up to: {}. Each field, and the rule that reads it:",
         i.snapshot_file
     );
     let mut buf = Vec::new();
@@ -153,22 +170,6 @@ fn idempotence(out: &mut String, i: &Idempotence) {
 }
 
 fn view(out: &mut String, p: &Pipeline, v: &View, indent: &str) {
-    let aborted = if v.aborted.is_empty() {
-        "none".to_string()
-    } else {
-        v.aborted
-            .iter()
-            .map(|a| {
-                format!(
-                    "producer {} offsets {} (last stable offset {})",
-                    a.producer_id,
-                    range(a.first_offset, a.last_offset),
-                    a.last_stable_offset
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
     let pinned = if v.last_stable_offset < v.log_end_offset {
         " (an open transaction pins it)"
     } else {
@@ -179,7 +180,24 @@ fn view(out: &mut String, p: &Pipeline, v: &View, indent: &str) {
         "{indent}{}: log end offset {}, last stable offset {}{pinned}",
         p.output, v.log_end_offset, v.last_stable_offset
     );
-    let _ = writeln!(out, "{indent}  aborted transactions (.txnindex): {aborted}");
+    let aborted: Vec<String> = v
+        .aborted
+        .iter()
+        .map(|a| {
+            format!(
+                "producer {} offsets {} (last stable offset {})",
+                a.producer_id,
+                range(a.first_offset, a.last_offset),
+                a.last_stable_offset
+            )
+        })
+        .collect();
+    let prefix = format!("{indent}  aborted transactions (.txnindex): ");
+    if aborted.is_empty() {
+        let _ = writeln!(out, "{prefix}none");
+    } else {
+        wrapped(out, &prefix, &aborted);
+    }
     let _ = writeln!(
         out,
         "{indent}  read_committed reads:   {}",
@@ -201,12 +219,13 @@ fn view(out: &mut String, p: &Pipeline, v: &View, indent: &str) {
     };
     let _ = writeln!(
         out,
-        "{indent}  {}'s committed offset of {}: {}; pending transactional commits: {pending}",
+        "{indent}  {}'s committed offset of {}: {}",
         p.group,
         p.input,
         v.committed_offset
             .map_or("none".to_string(), |o| o.to_string())
     );
+    let _ = writeln!(out, "{indent}  pending transactional commits: {pending}");
 }
 
 fn instance(out: &mut String, p: &Pipeline, i: &Instance) {
@@ -220,51 +239,52 @@ fn instance(out: &mut String, p: &Pipeline, i: &Instance) {
         let _ = writeln!(
             out,
             "  InitProducerId found the previous transaction Ongoing: the coordinator fenced it with\n  \
-             epoch {f} and aborted it ({}), then gave this instance epoch {}",
-            markers(&i.markers),
-            i.producer_epoch
+             epoch {f} and aborted it:"
         );
+        wrapped(out, "    ", &markers(&i.markers));
     }
     if !i.coordinator.is_empty() {
-        let _ = writeln!(out, "  __transaction_state-0: {}", logged(&i.coordinator));
+        wrapped(out, "  __transaction_state-0: ", &logged(&i.coordinator));
     }
     let _ = writeln!(out, "  resumes from committed offset {}", i.resumed_from);
     for poll in &i.polls {
-        let mut steps = Vec::new();
-        if let Some((a, b)) = poll.invoices {
-            steps.push(format!("invoices at {}", range(a, b)));
+        let _ = writeln!(
+            out,
+            "  poll orders {}",
+            range(poll.first_order, poll.last_order)
+        );
+        if let Some(o) = poll.invoices {
+            let _ = writeln!(
+                out,
+                "    invoices at {}",
+                range(o.first_offset, o.last_offset)
+            );
         }
-        if let Some(r) = &poll.retry {
-            steps.push(format!("resent (acknowledgement lost): {r}"));
+        if let Some(r) = &poll.resend {
+            let _ = writeln!(
+                out,
+                "    the same request resent (its acknowledgement was lost): {r}"
+            );
         }
         if let (Some(c), Some(at)) = (poll.committed_offset, poll.commit_log_offset) {
-            steps.push(format!(
-                "committed {c} ({}__offsets-0 offset {at})",
+            let _ = writeln!(
+                out,
+                "    committed {c} ({}__offsets-0 offset {at})",
                 if p.transactional_id.is_some() {
                     "transactional, "
                 } else {
                     ""
                 }
-            ));
+            );
         }
         if !poll.markers.is_empty() {
-            steps.push(markers(&poll.markers));
+            wrapped(out, "    ", &markers(&poll.markers));
         }
-        let _ = writeln!(
-            out,
-            "  poll orders {}: {}",
-            range(poll.first_order, poll.last_order),
-            if steps.is_empty() {
-                "nothing written".to_string()
-            } else {
-                steps.join("; ")
-            }
-        );
         if !poll.coordinator.is_empty() {
-            let _ = writeln!(
+            wrapped(
                 out,
-                "    __transaction_state-0: {}",
-                logged(&poll.coordinator)
+                "    __transaction_state-0: ",
+                &logged(&poll.coordinator),
             );
         }
     }
@@ -278,8 +298,8 @@ fn pipeline(out: &mut String, p: &Pipeline) {
     heading(out, "2. Consume, transform, produce: exactly once");
     let _ = writeln!(
         out,
-        "{} orders in {}. The application reads them in polls of {} as group {}, writes one invoice\n\
-         per order to {} and commits its position in the same transaction ({}):",
+        "{} orders in {}. The application reads them in polls of {} as group {}, writes one\n\
+         invoice per order to {} and commits its position in the same transaction\n({}):",
         p.orders,
         p.input,
         p.poll_size,
@@ -300,14 +320,17 @@ fn pipeline(out: &mut String, p: &Pipeline) {
     let points: Vec<&str> = p.crash_points.iter().map(|c| c.name()).collect();
     let _ = writeln!(
         out,
-        "Faults: the acknowledgement of the first produce request is lost and the producer resends it;\n\
-         the application crashes {}. A restarted instance calls InitProducerId with the same\n\
-         transactional id and reads its committed offset back.",
-        if points.is_empty() {
-            "nowhere".to_string()
-        } else {
-            format!("at {} (one crash per attempt at its first poll)", points.join(", "))
-        }
+        "Faults: the acknowledgement of the first produce request is lost and the producer resends it;"
+    );
+    wrapped(
+        out,
+        "the application crashes at ",
+        &points.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+    );
+    let _ = writeln!(
+        out,
+        "(one crash per attempt at its first poll). A restarted instance calls InitProducerId with\n\
+         the same transactional id and reads its committed offset back."
     );
     for i in &p.instances {
         instance(out, p, i);
@@ -324,28 +347,30 @@ fn pipeline(out: &mut String, p: &Pipeline) {
         e.committed_offset.unwrap_or(-1),
         p.input
     );
-    let _ = writeln!(out, "What each crash point leaves: {}.", crash_summary(p));
+    let _ = writeln!(out, "What each crash point leaves:");
+    for line in crash_summary(p) {
+        let _ = writeln!(out, "  {line}");
+    }
 }
 
-/// One phrase per crash point that was run.
-fn crash_summary(p: &Pipeline) -> String {
+/// One line per crash point that was run.
+fn crash_summary(p: &Pipeline) -> Vec<String> {
     p.crash_points
         .iter()
         .map(|c| {
             let what = match c {
                 CrashPoint::BeforeProduce => "nothing written, the orders are read again",
                 CrashPoint::AfterProduce => {
-                    "invoices in an open transaction pin the last stable offset until the restart aborts them"
+                    "an open transaction pins the last stable offset until the restart aborts it"
                 }
                 CrashPoint::AfterOffsets => {
-                    "the offset commit stays pending and is aborted with the invoices: the restart reads the old offset"
+                    "the pending offset commit is aborted too: the restart reads the old offset"
                 }
-                CrashPoint::AfterMarker => "the transaction is committed: the restart goes on from the new offset",
+                CrashPoint::AfterMarker => "committed: the restart goes on from the new offset",
             };
-            format!("{} {what}", c.name())
+            format!("{:<15} {what}", c.name())
         })
-        .collect::<Vec<_>>()
-        .join("; ")
+        .collect()
 }
 
 fn fencing(out: &mut String, f: &Fencing) {
@@ -408,13 +433,9 @@ fn comparison(out: &mut String, rows: &[Comparison], p: &Pipeline) {
     let points: Vec<&str> = p.crash_points.iter().map(|c| c.name()).collect();
     let _ = writeln!(
         out,
-        "The same loop over the same {} orders, resend and crashes ({}), three ways:",
+        "The same loop over the same {} orders, with the same resend and crashes\n({}), under each guarantee:",
         p.orders,
-        if points.is_empty() {
-            "no crash".to_string()
-        } else {
-            points.join(", ")
-        }
+        points.join(", ")
     );
     let table = Table::of(rows)
         .header("read_uncommitted", "READ-UNCOMMITTED")

@@ -7,6 +7,7 @@ mod crash;
 mod diff;
 mod docs;
 mod dump_segment;
+mod eos_demo;
 mod fixtures;
 mod group_demo;
 mod hostile_names;
