@@ -313,7 +313,18 @@ fn sparse_index(
         i += 1;
     }
     pending.into_iter().for_each(&mut *emit);
-    None
+    torn(bytes.len(), entry_len)
+}
+
+/// A partial entry at the end: a problem to report (the reader stops before it).
+fn torn(len: usize, entry_len: usize) -> Option<String> {
+    let partial = len % entry_len;
+    (partial > 0).then(|| {
+        format!(
+            "byte {}: {partial} bytes of a torn entry at the end",
+            len - partial
+        )
+    })
 }
 
 fn offset_index(bytes: &[u8], base: i64, emit: &mut dyn FnMut(FileField)) -> Option<String> {
@@ -452,7 +463,7 @@ fn txn_index(bytes: &[u8], emit: &mut dyn FnMut(FileField)) -> Option<String> {
     if bytes.is_empty() {
         note(0, 0, "no entries", "no aborted transaction".into(), emit);
     }
-    None
+    torn(bytes.len(), TXN_ENTRY_LEN)
 }
 
 /// What each snapshot field of a producer is for, in Kafka's rules.
@@ -468,6 +479,7 @@ fn snapshot(bytes: &[u8], offset: i64, emit: &mut dyn FnMut(FileField)) -> Optio
             emit,
         )?;
         let computed = crc32c(bytes.get(6..).unwrap_or(&[]));
+        let crc_at = c.position();
         field(
             &mut c,
             0,
@@ -598,9 +610,23 @@ fn snapshot(bytes: &[u8], offset: i64, emit: &mut dyn FnMut(FileField)) -> Optio
                 remaining: c.remaining() as u64,
             }));
         }
-        Ok(())
+        Ok((crc_at, computed))
     })();
-    r.err().map(|e| e.to_string())
+    match r {
+        Err(e) => Some(e.to_string()),
+        Ok((at, computed)) => {
+            let stored = bytes
+                .get(at as usize..at as usize + 4)
+                .and_then(|b| b.try_into().ok())
+                .map(u32::from_be_bytes);
+            (stored != Some(computed)).then(|| {
+                format!(
+                    "byte {at}: CRC mismatch: stored 0x{:08X}, computed 0x{computed:08X}",
+                    stored.unwrap_or_default()
+                )
+            })
+        }
+    }
 }
 
 /// Annotate a text file line by line: `annotate` gives a line's field name

@@ -16,6 +16,7 @@ mod kafka_dump;
 mod kafka_real;
 mod kraft;
 mod lag;
+mod layouts;
 mod locking;
 mod overflow;
 mod produce;
