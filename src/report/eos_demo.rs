@@ -112,20 +112,14 @@ fn idempotence(out: &mut String, i: &Idempotence) {
         let _ = writeln!(out, "  {}. {}", r.request, r.note);
         let verdict = match (r.outcome.as_str(), r.first_offset, r.last_offset) {
             ("appended", Some(a), Some(b)) => format!(
-                "appended at offsets {} (batch at byte {} of the .log)",
+                "appended at offsets {}, the batch at byte {}",
                 range(a, b),
                 r.position.unwrap_or_default()
             ),
             ("duplicate", Some(a), Some(b)) => {
-                format!(
-                    "a duplicate: answered with offsets {}, nothing appended",
-                    range(a, b)
-                )
+                format!("a duplicate, answered with offsets {}", range(a, b))
             }
-            _ => format!(
-                "refused: {}, nothing appended",
-                r.error.as_deref().unwrap_or("rejected")
-            ),
+            _ => format!("refused with {}", r.error.as_deref().unwrap_or("rejected")),
         };
         let _ = writeln!(
             out,
@@ -322,15 +316,19 @@ fn pipeline(out: &mut String, p: &Pipeline) {
         out,
         "Faults: the acknowledgement of the first produce request is lost and the producer resends it;"
     );
+    let _ = writeln!(
+        out,
+        "the application crashes at its first poll, once per attempt, at:"
+    );
     wrapped(
         out,
-        "the application crashes at ",
+        "  ",
         &points.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
     );
     let _ = writeln!(
         out,
-        "(one crash per attempt at its first poll). A restarted instance calls InitProducerId with\n\
-         the same transactional id and reads its committed offset back."
+        "A restarted instance calls InitProducerId with the same transactional id and reads its\n\
+         committed offset back."
     );
     for i in &p.instances {
         instance(out, p, i);
