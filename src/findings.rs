@@ -176,6 +176,15 @@ kinds! {
     DeleteFolder = "delete_folder", Warning;
     /// A `-stray` folder: the broker found a partition the metadata does not place here.
     StrayFolder = "stray_folder", Warning;
+    /// A KRaft snapshot whose first batch is not a control batch starting
+    /// with SNAPSHOT_HEADER: `RecordsSnapshotReader` refuses it
+    /// (`IllegalStateException`). In `bootstrap.checkpoint`, which Kafka
+    /// reads without looking for it, a warning.
+    SnapshotHeaderMissing = "snapshot_header_missing", Error;
+    /// A KRaft snapshot that does not end with a SNAPSHOT_FOOTER record:
+    /// Kafka's writers always end one with it and its readers do not check,
+    /// so a snapshot cut at a batch boundary loads with records missing.
+    SnapshotFooterMissing = "snapshot_footer_missing", Warning;
     // Offsets-topic records the group coordinator loads as they are.
     /// A committed offset below zero (a non-Java client's): `OffsetMetadataManager` stores it.
     NegativeCommittedOffset = "negative_committed_offset", Warning;

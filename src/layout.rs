@@ -1,17 +1,21 @@
 //! The annotated byte layout behind `dump-segment --layout`: every field of
-//! a batch header, of each record and (for offsets topics) of each key and
-//! value, as `position  raw bytes  field  decoded value`, for people
-//! learning the format.
+//! a batch header, of each record and of the keys and values klog decodes
+//! (control records, the offsets topic's and the share coordinator's
+//! records, KRaft metadata records), as `position  raw bytes  field
+//! decoded value`, for people learning the format.
 //!
 //! Field positions and names come from the same constants and reads the
 //! decoders use ([`batch`](crate::format::batch) offsets, the
 //! [`Cursor`](crate::format::cursor::Cursor)); a field that does not parse
 //! ends the listing with the decode error, positioned like every other.
 
-use crate::error::DecodeError;
+use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::batch::{self, BatchView};
+use crate::format::control::ControlType;
 use crate::format::cursor::Cursor;
+use crate::format::schema::Schema;
 use crate::format::{compression, Compression, DecodeLimits};
+use crate::offsets::records::RecordType;
 
 /// One annotated field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +38,8 @@ pub enum Topic {
     Offsets,
     /// `__cluster_metadata`, its snapshots and `bootstrap.checkpoint`.
     Metadata,
+    /// `__share_group_state`.
+    ShareGroupState,
 }
 
 struct Tracer<'a, 'o> {
@@ -209,33 +215,25 @@ fn trace_batch(
         r.field("offsetDelta (varint)", Cursor::varint, |v| {
             format!("{v} (offset {})", h.base_offset + i64::from(*v))
         })?;
+        // Each decoded key or value is listed field by field right after its bytes.
         let key = kv(&mut r, "key", topic, h.is_control())?;
+        let kind = match (h.is_control(), topic) {
+            (true, _) => Decoded::Control(key.and_then(|(at, k)| control_key(&mut r, at, k))),
+            (false, Topic::Offsets) => Decoded::Coordinator(
+                key.and_then(|(at, k)| coordinator_key(&mut r, at, k, RecordTable::Offsets)),
+            ),
+            (false, Topic::ShareGroupState) => Decoded::Coordinator(
+                key.and_then(|(at, k)| coordinator_key(&mut r, at, k, RecordTable::Share)),
+            ),
+            (false, Topic::Metadata) => Decoded::Metadata,
+            (false, Topic::Plain) => Decoded::Plain,
+        };
         let value = kv(&mut r, "value", topic, h.is_control())?;
-        if h.is_control() {
-            let at = key.map_or(0, |(at, _)| at);
-            let note =
-                match crate::format::control::decode(key.map(|k| k.1), value.map(|v| v.1), at) {
-                    Ok(c) => match c.coordinator_epoch {
-                        Some(e) => format!(
-                            "key version {}, type {} ({}); value: coordinatorEpoch {e}",
-                            c.version,
-                            c.kind.id(),
-                            c.kind.name()
-                        ),
-                        None => format!(
-                            "key version {}, type {} ({})",
-                            c.version,
-                            c.kind.id(),
-                            c.kind.name()
-                        ),
-                    },
-                    Err(e) => format!("does not decode: {e}"),
-                };
-            r.note("control record", note);
-        } else if topic == Topic::Offsets {
-            annotate_offsets(&mut r, key, value);
-        } else if topic == Topic::Metadata {
-            annotate_metadata(&mut r, value);
+        match kind {
+            Decoded::Control(k) => control_value(&mut r, value, k),
+            Decoded::Coordinator(rt) => coordinator_value(&mut r, value, rt),
+            Decoded::Metadata => metadata_value(&mut r, value),
+            Decoded::Plain => {}
         }
         let n = r.field("headerCount (varint)", Cursor::varint, |v| v.to_string())?;
         r.depth = 2;
@@ -269,9 +267,12 @@ fn kv<'a>(
     let at = t.c.position();
     let show = |b: &&[u8]| {
         if control {
-            "control record bytes (decoded below)".to_string()
-        } else if topic == Topic::Offsets || topic == Topic::Metadata {
-            format!("{} bytes (decoded below)", b.len())
+            format!(
+                "{} bytes of a control record, field by field below",
+                b.len()
+            )
+        } else if topic != Topic::Plain {
+            format!("{} bytes, field by field below", b.len())
         } else {
             text(b)
         }
@@ -280,125 +281,255 @@ fn kv<'a>(
     Ok(Some((at, bytes)))
 }
 
-/// Field-by-field annotation of a metadata record: the frame
-/// (`AbstractApiMessageSerde`: uvarint frameVersion, apiKey, version), then
-/// every field of the record's schema (`crate::metadata::records`).
-fn annotate_metadata<'a>(t: &mut Tracer<'a, '_>, value: Option<(u64, &'a [u8])>) {
-    let Some((at, v)) = value else { return };
-    let depth = t.depth;
-    let saved = t.c.clone();
-    t.c = Cursor::new(v, at);
+/// Run `f` over a key's or value's own bytes at depth 2, then put the
+/// tracer back where it was (after the record's length-prefixed bytes).
+fn inside<'a>(
+    t: &mut Tracer<'a, '_>,
+    at: u64,
+    bytes: &'a [u8],
+    f: impl FnOnce(&mut Tracer<'a, '_>),
+) {
+    let (saved, depth) = (t.c.clone(), t.depth);
+    t.c = Cursor::new(bytes, at);
     t.depth = 2;
-    let _ = (|| -> Result<(), DecodeError> {
-        t.field("value: frameVersion (uvarint)", Cursor::uvarint, |v| {
-            v.to_string()
-        })?;
-        let key = t.field("value: apiKey (uvarint)", Cursor::uvarint, |v| {
-            let name = u16::try_from(*v)
-                .ok()
-                .and_then(crate::metadata::records::metadata_schema)
-                .map_or("unknown", |s| s.name);
-            format!("{v} ({name})")
-        })?;
-        let version = t.field("value: version (uvarint)", Cursor::uvarint, |v| {
-            v.to_string()
-        })?;
-        let schema = u16::try_from(key)
-            .ok()
-            .and_then(crate::metadata::records::metadata_schema);
-        let Some(schema) = schema else {
-            t.note("value", "an apiKey klog does not know: not decoded".into());
-            return Ok(());
-        };
-        let body = t.c.rest();
-        let base = t.c.position();
-        let (traced, err) = schema.trace(body, base, i16::try_from(version).unwrap_or(i16::MAX));
-        for f in traced {
-            let off = (f.position - base) as usize;
-            t.out.push(Field {
-                position: f.position,
-                decompressed: t.decompressed,
-                depth: 2 + f.depth.min(5),
-                bytes: body.get(off..off + f.len).unwrap_or(&[]).to_vec(),
-                name: format!("value: {}", f.name),
-                value: f.value,
-            });
-        }
-        if let Some(e) = err {
-            t.note("value", format!("does not decode: {e}"));
-        }
-        Ok(())
-    })();
+    f(t);
     t.c = saved;
     t.depth = depth;
 }
 
-/// Field-by-field annotation of an offsets-topic key and value.
-fn annotate_offsets<'a>(
-    t: &mut Tracer<'a, '_>,
-    key: Option<(u64, &'a [u8])>,
-    value: Option<(u64, &'a [u8])>,
+/// Every field of `schema` at `version` from the tracer's position, named
+/// `{side}: {field path}`, then the cursor moved past them. A field that does
+/// not decode ends the listing with a note; bytes after the last field are a
+/// note too (`what_follows` says what Kafka does with them).
+fn schema_fields(
+    t: &mut Tracer<'_, '_>,
+    side: &str,
+    schema: &'static Schema,
+    version: i16,
+    what_follows: &str,
 ) {
-    let depth = t.depth;
-    let saved = t.c.clone();
-    if let Some((at, k)) = key {
-        t.c = Cursor::new(k, at);
-        t.depth = 2;
+    let body = t.c.rest();
+    let base = t.c.position();
+    let (traced, err) = schema.trace(body, base, version);
+    let mut end = 0;
+    for f in traced {
+        let off = (f.position - base) as usize;
+        end = end.max(off + f.len);
+        t.out.push(Field {
+            position: f.position,
+            decompressed: t.decompressed,
+            depth: t.depth + f.depth.min(5),
+            bytes: body.get(off..off + f.len).unwrap_or(&[]).to_vec(),
+            name: format!("{side}: {}", f.name),
+            value: f.value,
+        });
+    }
+    let _ = t.c.bytes(end);
+    match err {
+        Some(e) if matches!(e.kind, DecodeErrorKind::TrailingBytes { .. }) => {
+            let rest = t.c.remaining();
+            let _ = t.field(
+                &format!("{side}: bytes after the last field"),
+                |c| c.bytes(rest),
+                |_| what_follows.to_string(),
+            );
+        }
+        Some(e) => t.note(side, format!("does not decode: {e}")),
+        None => {}
+    }
+}
+
+/// How a record's value is listed, from what its key said.
+enum Decoded {
+    Plain,
+    /// A control record, of the type its key names (when it decodes).
+    Control(Option<ControlType>),
+    /// A coordinator record, of the type its key names (when klog knows it).
+    Coordinator(Option<&'static RecordType>),
+    Metadata,
+}
+
+/// Field by field, a metadata record's value: the frame
+/// (`AbstractApiMessageSerde`: uvarint frameVersion, apiKey, version), then
+/// every field of the record's schema (`crate::metadata::records`).
+fn metadata_value<'a>(t: &mut Tracer<'a, '_>, value: Option<(u64, &'a [u8])>) {
+    let Some((at, v)) = value else { return };
+    inside(t, at, v, |t| {
         let _ = (|| -> Result<(), DecodeError> {
-            let ty = t.field("key: recordType (int16)", Cursor::i16, |v| match v {
-                0 | 1 => format!("{v} (offset commit)"),
-                2 => format!("{v} (group metadata)"),
-                _ => format!("{v} (newer record type, skipped by replay)"),
+            t.field("value: frameVersion (uvarint)", Cursor::uvarint, |v| {
+                v.to_string()
             })?;
-            if ty <= 2 {
-                let g = t.field("key: group length (int16)", Cursor::i16, |v| v.to_string())?;
-                t.field("key: group", |c| c.bytes(g.max(0) as usize), |b| text(b))?;
-            }
-            if ty <= 1 {
-                let l = t.field("key: topic length (int16)", Cursor::i16, |v| v.to_string())?;
-                t.field("key: topic", |c| c.bytes(l.max(0) as usize), |b| text(b))?;
-                t.field("key: partition (int32)", Cursor::i32, |v| v.to_string())?;
+            let key = t.field("value: apiKey (uvarint)", Cursor::uvarint, |v| {
+                let name = u16::try_from(*v)
+                    .ok()
+                    .and_then(crate::metadata::records::metadata_schema)
+                    .map_or("unknown", |s| s.name);
+                format!("{v} ({name})")
+            })?;
+            let version = t.field("value: version (uvarint)", Cursor::uvarint, |v| {
+                v.to_string()
+            })?;
+            match u16::try_from(key)
+                .ok()
+                .and_then(crate::metadata::records::metadata_schema)
+            {
+                Some(schema) => schema_fields(
+                    t,
+                    "value",
+                    schema,
+                    i16::try_from(version).unwrap_or(i16::MAX),
+                    "garbage to Kafka: AbstractApiMessageSerde refuses a record with bytes left",
+                ),
+                None => t.note("value", "an apiKey klog does not know: not decoded".into()),
             }
             Ok(())
         })();
+    });
+}
+
+/// What is left of a key or value after the fields Kafka reads.
+fn rest_of(t: &mut Tracer<'_, '_>, name: &str, what: &str) -> Result<(), DecodeError> {
+    if !t.c.is_empty() {
+        let rest = t.c.remaining();
+        t.field(name, |c| c.bytes(rest), |_| what.to_string())?;
     }
-    match value {
-        None => t.note("value", "null: a tombstone, the key is deleted".into()),
-        Some((at, v)) => {
-            t.c = Cursor::new(v, at);
+    Ok(())
+}
+
+/// Field by field, a control record's key (`ControlRecordType`: int16
+/// version, int16 type); its type when the key decodes.
+fn control_key<'a>(t: &mut Tracer<'a, '_>, at: u64, k: &'a [u8]) -> Option<ControlType> {
+    let mut kind = None;
+    inside(t, at, k, |t| {
+        let _ = (|| -> Result<(), DecodeError> {
+            t.field("key: version (int16)", Cursor::i16, |v| v.to_string())?;
+            let id = t.field("key: type (int16)", Cursor::i16, |v| {
+                format!("{v} ({})", ControlType::from_id(*v).name())
+            })?;
+            kind = Some(ControlType::from_id(id));
+            rest_of(t, "key: bytes after the type", "not read by Kafka")
+        })();
+    });
+    kind
+}
+
+/// Field by field, a control record's value: a transaction marker's
+/// (`EndTransactionMarker`: int16 version, int32 coordinatorEpoch) or a
+/// KRaft control record's message at version 0 (`ControlRecordUtils`).
+fn control_value<'a>(
+    t: &mut Tracer<'a, '_>,
+    value: Option<(u64, &'a [u8])>,
+    kind: Option<ControlType>,
+) {
+    let Some((at, v)) = value else {
+        t.note("value", "null".into());
+        return;
+    };
+    inside(t, at, v, |t| match kind {
+        Some(ControlType::Abort | ControlType::Commit) => {
             let _ = (|| -> Result<(), DecodeError> {
-                let ver = t.field("value: version (int16)", Cursor::i16, |v| v.to_string())?;
-                if !(0..=3).contains(&ver) {
-                    return Ok(());
-                }
-                t.field("value: offset (int64)", Cursor::i64, |v| {
-                    format!("{v} (the next offset to read)")
-                })?;
-                if ver >= 3 {
-                    t.field("value: leaderEpoch (int32)", Cursor::i32, |v| v.to_string())?;
-                }
-                let l = t.field("value: metadata length (int16)", Cursor::i16, |v| {
+                t.field("value: version (int16)", Cursor::i16, |v| v.to_string())?;
+                t.field("value: coordinatorEpoch (int32)", Cursor::i32, |v| {
                     v.to_string()
                 })?;
-                t.field(
-                    "value: metadata",
-                    |c| c.bytes(l.max(0) as usize),
-                    |b| text(b),
-                )?;
-                t.field("value: commitTimestamp (int64)", Cursor::i64, |v| {
-                    v.to_string()
-                })?;
-                if ver == 1 {
-                    t.field("value: expireTimestamp (int64)", Cursor::i64, |v| {
-                        v.to_string()
-                    })?;
-                }
-                Ok(())
+                rest_of(
+                    t,
+                    "value: bytes after the marker",
+                    "not read by Kafka (a newer marker version's fields)",
+                )
             })();
         }
-    }
-    t.c = saved;
-    t.depth = depth;
+        Some(k) => match crate::metadata::records::CONTROL
+            .iter()
+            .find(|(id, _)| *id == k.id())
+        {
+            Some((_, schema)) => schema_fields(
+                t,
+                "value",
+                schema,
+                0,
+                "not read by Kafka (ControlRecordUtils reads version 0)",
+            ),
+            None => t.note(
+                "value",
+                "a control type klog does not know: not decoded".into(),
+            ),
+        },
+        None => t.note("value", "the key does not decode: not decoded".into()),
+    });
+}
+
+/// Which coordinator's records a topic holds.
+#[derive(Clone, Copy)]
+enum RecordTable {
+    /// The group coordinator's (`__consumer_offsets`, klog's `__offsets`).
+    Offsets,
+    /// The share coordinator's (`__share_group_state`).
+    Share,
+}
+
+/// Field by field, a coordinator record's key (`CoordinatorRecordSerde`:
+/// int16 record type, then the key's fields); its type when klog knows it.
+fn coordinator_key<'a>(
+    t: &mut Tracer<'a, '_>,
+    at: u64,
+    k: &'a [u8],
+    table: RecordTable,
+) -> Option<&'static RecordType> {
+    use crate::offsets::records;
+    let find = |id: i16| match table {
+        RecordTable::Offsets => records::group_record_type(id),
+        RecordTable::Share => records::SHARE_RECORDS.iter().find(|r| r.id == id),
+    };
+    let mut record_type = None;
+    inside(t, at, k, |t| {
+        let Ok(id) = t.field("key: recordType (int16)", Cursor::i16, |v| {
+            format!(
+                "{v} ({})",
+                find(*v).map_or("unknown: not decoded", |r| r.name)
+            )
+        }) else {
+            return;
+        };
+        record_type = find(id);
+        if let Some(rt) = record_type {
+            schema_fields(t, "key", &rt.key, 0, "not read by Kafka");
+        }
+    });
+    record_type
+}
+
+/// Field by field, a coordinator record's value: int16 version, then the
+/// value's fields at that version; or a tombstone.
+fn coordinator_value<'a>(
+    t: &mut Tracer<'a, '_>,
+    value: Option<(u64, &'a [u8])>,
+    record_type: Option<&'static RecordType>,
+) {
+    let Some((at, v)) = value else {
+        t.note("value", "null: a tombstone, the key is deleted".into());
+        return;
+    };
+    inside(t, at, v, |t| {
+        let Ok(version) = t.field("value: version (int16)", Cursor::i16, |v| v.to_string()) else {
+            return;
+        };
+        let Some(rt) = record_type else { return };
+        let (lo, hi) = rt.value.versions;
+        // The classic values are read with the nearest layout (see crate::offsets).
+        let read_as = if rt.id <= 2 {
+            version.clamp(lo, hi)
+        } else {
+            version
+        };
+        if read_as != version {
+            t.note(
+                "value",
+                format!("version {version} read as version {read_as}"),
+            );
+        }
+        schema_fields(t, "value", &rt.value, read_as, "not read by Kafka");
+    });
 }
 
 #[cfg(test)]

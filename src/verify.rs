@@ -106,7 +106,11 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
                 _ => None,
             };
             let mut last = None;
-            verify_segment(path, base, &mut last, opts, &mut report)?;
+            if crate::metadata::is_snapshot_file(path) {
+                verify_snapshot(path, opts, &mut report)?;
+            } else {
+                verify_segment(path, base, &mut last, opts, &mut report)?;
+            }
             if opts.deep {
                 // A lone file is a partition of one segment for the producer-state pass.
                 let p = Partition::single_file(path, base.unwrap_or(0));
@@ -126,6 +130,10 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
             let live: Vec<&Partition> = dir.live().collect();
             for r in verify_partitions(&live, opts)? {
                 report.merge(r);
+            }
+            let bootstrap = path.join(crate::metadata::BOOTSTRAP_FILE);
+            if bootstrap.is_file() {
+                verify_snapshot(&bootstrap, opts, &mut report)?;
             }
         }
     }
@@ -183,6 +191,26 @@ pub fn verify_partition(p: &Partition, opts: &Options, report: &mut Report) -> R
     if opts.deep && !opts.index_only {
         deep_checks(p, opts, report)?;
     }
+    if p.topic == crate::metadata::METADATA_TOPIC {
+        for (_, _, snapshot) in crate::metadata::snapshots(&p.dir)? {
+            verify_snapshot(&snapshot, opts, report)?;
+        }
+    }
+    Ok(())
+}
+
+/// A KRaft snapshot file beside a metadata log (or `bootstrap.checkpoint`):
+/// its batches like a lone segment's, then its frame
+/// ([`crate::metadata::check_snapshot`]).
+fn verify_snapshot(path: &Path, opts: &Options, report: &mut Report) -> Result<()> {
+    if opts.index_only {
+        return Ok(());
+    }
+    let mut last = None;
+    verify_segment(path, None, &mut last, opts, report)?;
+    report
+        .findings
+        .extend(crate::metadata::check_snapshot(path)?);
     Ok(())
 }
 

@@ -46,8 +46,10 @@ use kaen_log::txn::Isolation;
 /// index entry or problem, each with its `type`; `--format json` prints the
 /// same objects as the `entries` of one document.
 ///
-/// Exit 1 when a batch fails its CRC or does not decode, or the file ends
-/// in a torn tail; the problem is described on stderr.
+/// Exit 1 when a batch fails its CRC or does not decode, the file ends in a
+/// torn tail, or a snapshot does not begin with a SNAPSHOT_HEADER; the
+/// problem is described on stderr (as is a snapshot without a
+/// SNAPSHOT_FOOTER last, which does not change the exit code).
 #[derive(Debug, clap::Args)]
 pub struct DumpSegmentArgs {
     /// Segment files, index files or partition folders.
@@ -114,8 +116,9 @@ pub struct DumpSegmentArgs {
     #[arg(long, default_value_t = DecodeLimits::default().max_decompressed)]
     pub max_decompressed_bytes: u64,
     /// Show every field of each batch and record with its position and raw
-    /// bytes (an annotated byte layout, for learning the format); offsets
-    /// topic keys and values and KRaft metadata records field by field; of
+    /// bytes (an annotated byte layout, for learning the format); control
+    /// records, the keys and values of the offsets topic and of
+    /// `__share_group_state`, and KRaft metadata records field by field; of
     /// a `.index`, `.timeindex`, `.txnindex` or `.snapshot` file every
     /// entry field by field, with what Kafka does with each value.
     #[arg(long)]
@@ -146,13 +149,21 @@ pub enum Decoder {
 }
 
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
-    let mut problems = 0;
     // Progress only when the text goes to a file or a pipe, not the terminal.
     let progress = Progress::over(
         &args.paths,
         args.format == Format::Text && !std::io::stdout().is_terminal(),
     );
     let mut sink = Entries::start(args.format, out, "dump-segment")?;
+    // The JSON document is closed even when a path cannot be read (exit 2).
+    let result = dump_paths(args, &mut sink, out);
+    drop(progress);
+    sink.finish(out)?;
+    Ok(Outcome::from_count(result?))
+}
+
+fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> anyhow::Result<u64> {
+    let mut problems = 0;
     for path in args.paths.iter().chain(&args.files) {
         // --max-batches counts per path, across a folder's segments.
         let mut budget = args.max_batches;
@@ -161,14 +172,7 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
             PathKind::Partition => {
                 let p = Partition::open(path)?;
                 for seg in &p.segments {
-                    problems += dump_log(
-                        &seg.log,
-                        Some(seg.base_offset),
-                        args,
-                        budget,
-                        &mut sink,
-                        out,
-                    )?;
+                    problems += dump_log(&seg.log, Some(seg.base_offset), args, budget, sink, out)?;
                 }
             }
             PathKind::DataDir => {
@@ -187,32 +191,28 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
                     .and_then(FileKind::of)
                     .filter(|k| args.layout || !k.has_entries())
                 {
-                    problems += indexes::dump_file_layout(path, kind, &mut sink, out)?;
+                    problems += indexes::dump_file_layout(path, kind, sink, out)?;
                     continue;
                 }
                 let name = file_name.and_then(parse_segment_name);
                 problems += match name {
-                    Some((base, "index")) => {
-                        indexes::dump_index(path, base, false, &mut sink, out)?
-                    }
-                    Some((base, "timeindex")) => {
-                        indexes::dump_index(path, base, true, &mut sink, out)?
-                    }
-                    Some((_, "txnindex")) => indexes::dump_txnindex(path, &mut sink, out)?,
-                    Some((offset, "snapshot")) => {
-                        indexes::dump_snapshot(path, offset, &mut sink, out)?
-                    }
-                    Some((base, "log")) => {
-                        dump_log(path, Some(base), args, budget, &mut sink, out)?
-                    }
-                    _ => dump_log(path, None, args, budget, &mut sink, out)?,
+                    Some((base, "index")) => indexes::dump_index(path, base, false, sink, out)?,
+                    Some((base, "timeindex")) => indexes::dump_index(path, base, true, sink, out)?,
+                    Some((_, "txnindex")) => indexes::dump_txnindex(path, sink, out)?,
+                    Some((offset, "snapshot")) => indexes::dump_snapshot(path, offset, sink, out)?,
+                    Some((base, "log")) => dump_log(path, Some(base), args, budget, sink, out)?,
+                    _ => dump_log(path, None, args, budget, sink, out)?,
                 };
+                if kaen_log::metadata::is_snapshot_file(path) {
+                    for f in kaen_log::metadata::check_snapshot(path)? {
+                        eprintln!("klog: {f}");
+                        problems += u64::from(f.fails(kaen_log::findings::Severity::Error));
+                    }
+                }
             }
         }
     }
-    drop(progress);
-    sink.finish(out)?;
-    Ok(Outcome::from_count(problems))
+    Ok(problems)
 }
 
 /// One field of `--layout`.
@@ -369,6 +369,7 @@ fn dump_log(
                     let topic = match internal {
                         Some(Internal::Offsets) => Topic::Offsets,
                         Some(Internal::ClusterMetadata) => Topic::Metadata,
+                        Some(Internal::ShareGroupState) => Topic::ShareGroupState,
                         _ => Topic::Plain,
                     };
                     let (fields, err) = batch_layout(&batch, topic, limits);

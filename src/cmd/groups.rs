@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use kaen_log::offsets::groups::{self, GroupView, ShareState};
+use kaen_log::offsets::groups::{self, GroupView};
+use kaen_log::offsets::share::{self, ShareState};
 use kaen_log::offsets::ReplayOptions;
 
 use schemars::JsonSchema;
@@ -10,6 +11,7 @@ use serde::Serialize;
 
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
+use crate::report::table::escape_cell;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// List the groups the offsets topic holds, as the group coordinator
@@ -22,15 +24,19 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// epochs; share: Empty or Stable), EPOCH (the classic generation or the
 /// group epoch), ASSIGNMENT-EPOCH, PROTOCOL (classic: type/protocol;
 /// consumer: the members' server assignors; share: simple), the member
-/// count and RECORDED, when the state was written (ms: a classic group's
+/// count and STATE-TIMESTAMP-MS, when the state was written (a classic group's
 /// currentStateTimestamp, else the newest timestamp of the group's records). --members lists each member (member id, instance id, client id,
 /// host, rack, member epoch, current assignment with topic ids resolved to
-/// names through the KRaft metadata or partition.metadata). The state of
-/// each share-partition (`__share_group_state`: start offset, state epoch,
-/// state batches) follows the groups.
+/// names through the KRaft metadata or partition.metadata; a streams
+/// member's active tasks through its group's topology). The state of each
+/// share-partition (`__share_group_state`, replayed as the share
+/// coordinator does: start offset, epochs, state batches combined by
+/// Kafka's rule) follows the groups in text; --share-state lists only it
+/// (text and CSV).
 ///
-/// Exit 1 when the offsets topic has records that do not decode; exit 2 for
-/// a --group that does not exist.
+/// Exit 1 when the offsets topic or the share-group state has records that
+/// do not decode or cannot be applied; exit 2 for a --group that does not
+/// exist.
 #[derive(Debug, clap::Args)]
 pub struct GroupsArgs {
     /// Data directories (several: the log directories of one broker, merged).
@@ -40,8 +46,11 @@ pub struct GroupsArgs {
     #[arg(long)]
     pub group: Option<String>,
     /// List each member with its assignment (text and CSV).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "share_state")]
     pub members: bool,
+    /// List each share-partition's state (text and CSV).
+    #[arg(long)]
+    pub share_state: bool,
     /// Output format.
     #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: Format,
@@ -84,7 +93,14 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         crate::cmd::replay_offsets::replay_dirs(&args.dirs, ReplayOptions::default())?;
     let names = groups::topic_names(&dirs);
     let mut list: Vec<GroupView> = groups::groups(&replay, &names);
-    let mut shares = groups::share_states(&dirs, &names)?;
+    let (mut shares, not_applied) = share::share_states(&dirs, &names)?;
+    for (folder, offset, why) in &not_applied {
+        eprintln!(
+            "klog: {}: offset {offset}: not applied: {}",
+            escape_cell(&folder.to_string()),
+            escape_cell(&why.to_string())
+        );
+    }
     if let Some(g) = &args.group {
         list.retain(|x| &x.group == g);
         shares.retain(|x| &x.group == g);
@@ -96,9 +112,12 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         groups: list,
         share_partitions: shares,
         members: args.members,
+        share_state: args.share_state,
     };
     emit(&report, args.format, out)?;
-    Ok(Outcome::from_count(replay.bad.len() as u64))
+    Ok(Outcome::from_count(
+        (replay.bad.len() + not_applied.len()) as u64,
+    ))
 }
 
 /// One group (text and CSV).
@@ -111,7 +130,7 @@ struct GroupRow<'a> {
     assignment_epoch: Option<i32>,
     protocol: Option<&'a str>,
     members: u64,
-    recorded_ms: Option<i64>,
+    state_timestamp_ms: Option<i64>,
 }
 
 /// One member (text and CSV with --members).
@@ -137,7 +156,11 @@ struct ShareRow<'a> {
     start_offset: i64,
     state_epoch: i32,
     leader_epoch: i32,
+    snapshot_epoch: i32,
     updates: u32,
+    /// When the state was written (null: a state that began with a
+    /// ShareUpdate has no timestamps).
+    written_ms: Option<i64>,
     state_batches: String,
 }
 
@@ -148,6 +171,8 @@ pub struct GroupsReport {
     share_partitions: Vec<ShareState>,
     #[serde(skip)]
     members: bool,
+    #[serde(skip)]
+    share_state: bool,
 }
 
 impl Report for GroupsReport {
@@ -185,7 +210,7 @@ impl Report for GroupsReport {
                     assignment_epoch: g.assignment_epoch,
                     protocol: g.protocol.as_deref(),
                     members: g.members.len() as u64,
-                    recorded_ms: g.state_timestamp,
+                    state_timestamp_ms: g.state_timestamp,
                 })
                 .collect();
             Table::of(&rows)
@@ -200,10 +225,15 @@ impl Report for GroupsReport {
                 start_offset: s.start_offset,
                 state_epoch: s.state_epoch,
                 leader_epoch: s.leader_epoch,
+                snapshot_epoch: s.snapshot_epoch,
                 updates: s.updates,
+                written_ms: Some(s.write_timestamp_ms).filter(|t| *t != 0),
                 state_batches: batches_text(s),
             })
             .collect();
+        if self.share_state {
+            return vec![Table::of(&shares)];
+        }
         vec![main, Table::of(&shares).hide_empty()]
     }
 }

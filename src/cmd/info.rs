@@ -1,7 +1,7 @@
 //! `klog info`: an overview of data directories, from their files alone.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kaen_log::findings::{Finding, Kind, Severity, Summary};
@@ -27,8 +27,8 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// (cleaner-offset-, log-start-offset-, recovery-point-offset- and
 /// replication-offset-checkpoint), then one row per partition folder,
 /// sorted by topic and partition: segments, BYTES (the sum of the .log
-/// files), LOG-START (the first segment's base offset, or
-/// log-start-offset-checkpoint when higher), LOG-END (one past the last
+/// files), LOG-START-OFFSET (the first segment's base offset, or
+/// log-start-offset-checkpoint when higher), LOG-END-OFFSET (one past the last
 /// valid batch), HIGH-WATERMARK, RECOVERY-POINT and CLEANER-OFFSET (the
 /// checkpointed values as written), LEADER-EPOCHS (leader-epoch-checkpoint,
 /// as epoch@start_offset) and TOPIC-ID (partition.metadata). Folders marked
@@ -47,15 +47,19 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// partition.metadata does not parse (an error).
 ///
 /// A KRaft directory (with `__cluster_metadata-0`) also shows its
-/// quorum-state (leader, epoch, vote) and the replayed metadata, and is
-/// checked against it, as warnings naming the folders: partitions the
-/// metadata assigns to this node (node.id of meta.properties) with no folder
-/// in any directory given (assigned_partition_missing); folders whose topic
-/// id (partition.metadata) the metadata does not know (unknown_topic_id),
-/// knows under another name (topic_id_other_name) or removed
-/// (deleted_topic_folder); and -delete and -stray folders. Exit 1 when a finding
-/// reaches --fail-on (default: error). A path that is not a data directory
-/// exits 2.
+/// quorum-state (leader, epoch, vote) and the replayed metadata, and every
+/// directory given is checked against that metadata, as warnings naming the
+/// folders: partitions the metadata assigns to this node (node.id of
+/// meta.properties) with no folder in any directory given
+/// (assigned_partition_missing); folders whose topic id (partition.metadata)
+/// the metadata does not know (unknown_topic_id), knows under another name
+/// (topic_id_other_name) or removed (deleted_topic_folder); and -delete and
+/// -stray folders. Each snapshot of the metadata log and
+/// `bootstrap.checkpoint` must begin with a SNAPSHOT_HEADER
+/// (snapshot_header_missing: Kafka refuses such a snapshot, an error) and
+/// end with a SNAPSHOT_FOOTER (snapshot_footer_missing, a warning). Exit 1
+/// when a finding reaches --fail-on (default: error). A path that is not a
+/// data directory exits 2.
 #[derive(Debug, clap::Args)]
 pub struct InfoArgs {
     /// Data directories (a broker's log directories, or ones klog wrote).
@@ -119,6 +123,9 @@ struct MetadataSummary {
     next_offset: i64,
     topics: usize,
     brokers: usize,
+    /// node.id of the directory's meta.properties (version 1).
+    node: Option<i32>,
+    image: kaen_log::metadata::Image,
 }
 
 struct PartitionInfo {
@@ -169,7 +176,38 @@ pub fn run(args: &InfoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         .collect();
     let mut infos = Vec::new();
     for d in &dirs {
-        infos.push(inspect(d, &live).with_context(|| format!("info {}", d.path.display()))?);
+        infos.push(inspect(d).with_context(|| format!("info {}", d.path.display()))?);
+    }
+    // The disk against the metadata: the first directory holding a metadata
+    // log speaks for the broker (its metadata.log.dir); every directory's
+    // folders are checked against it.
+    let checks: Vec<Vec<Finding>> = match infos
+        .iter()
+        .find_map(|i| Some((&i.path, i.metadata.as_ref()?)))
+    {
+        None => vec![Vec::new(); infos.len()],
+        Some((meta_dir, m)) => infos
+            .iter()
+            .map(|i| {
+                let mut f = Vec::new();
+                if &i.path == meta_dir {
+                    if let Some(node) = m.node {
+                        f.extend(assigned_missing(&i.path, &m.image, node, &live));
+                    }
+                }
+                f.extend(topic_id_findings(&i.path, &m.image, &i.partitions));
+                f
+            })
+            .collect(),
+    };
+    for (info, found) in infos.iter_mut().zip(checks) {
+        // Before the -delete and -stray folders, as a broker would find them.
+        let at = info
+            .findings
+            .iter()
+            .position(|f| matches!(f.kind, Kind::DeleteFolder | Kind::StrayFolder))
+            .unwrap_or(info.findings.len());
+        info.findings.splice(at..at, found);
     }
     let findings: Vec<Finding> = infos.iter().flat_map(|i| i.findings.clone()).collect();
     let fail_on = args.fail_on.severity();
@@ -183,37 +221,46 @@ pub fn run(args: &InfoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     Ok(Outcome::from_count(failing))
 }
 
-/// The disk against the metadata (`klog info` help): warnings naming folders.
-/// `others` are the live partition folders of every directory given (a
-/// broker's partitions may sit in any of its log directories).
-fn cross_check(
-    d: &DataDir,
+/// Partitions the metadata assigns to `node` with no folder among `others`,
+/// the live partition folders of every directory given (a broker's
+/// partitions may sit in any of its log directories); reported under
+/// `dir`, the directory holding the metadata.
+fn assigned_missing(
+    dir: &Path,
     image: &kaen_log::metadata::Image,
-    node: Option<i32>,
-    partitions: &[PartitionInfo],
+    node: i32,
     others: &BTreeSet<(String, i32)>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
-    if let Some(node) = node {
-        let mut topics: Vec<_> = image.topics.values().collect();
-        topics.sort_by(|a, b| a.name.cmp(&b.name));
-        for t in topics {
-            for (p, reg) in &t.partitions {
-                if reg.replicas.contains(&node) && !others.contains(&(t.name.clone(), *p)) {
-                    out.push(Finding::new(
-                        Kind::AssignedPartitionMissing,
-                        d.path.join(format!("{}-{p}", t.name)),
-                        0,
-                        None,
-                        format!(
-                            "{}-{p}: the metadata assigns it to node {node} (replicas {:?}, leader {}) and no directory given has this folder",
-                            t.name, reg.replicas, reg.leader
-                        ),
-                    ));
-                }
+    let mut topics: Vec<_> = image.topics.values().collect();
+    topics.sort_by(|a, b| a.name.cmp(&b.name));
+    for t in topics {
+        for (p, reg) in &t.partitions {
+            if reg.replicas.contains(&node) && !others.contains(&(t.name.clone(), *p)) {
+                out.push(Finding::new(
+                    Kind::AssignedPartitionMissing,
+                    dir.join(format!("{}-{p}", t.name)),
+                    0,
+                    None,
+                    format!(
+                        "{}-{p}: the metadata assigns it to node {node} (replicas {:?}, leader {}) and no directory given has this folder",
+                        t.name, reg.replicas, reg.leader
+                    ),
+                ));
             }
         }
     }
+    out
+}
+
+/// The folders of one directory whose topic id (partition.metadata) the
+/// metadata does not know, knows under another name, or removed.
+fn topic_id_findings(
+    dir: &Path,
+    image: &kaen_log::metadata::Image,
+    partitions: &[PartitionInfo],
+) -> Vec<Finding> {
+    let mut out = Vec::new();
     for p in partitions {
         let Some(id) = p
             .live
@@ -226,7 +273,7 @@ fn cross_check(
         if p.topic == kaen_log::metadata::METADATA_TOPIC {
             continue;
         }
-        let path = d.path.join(&p.folder);
+        let path = dir.join(&p.folder);
         let finding = match (image.topics.get(&id), image.deleted_topics.get(&id)) {
             (Some(t), _) if t.name == p.topic => continue,
             (Some(t), _) => Finding::new(
@@ -269,7 +316,7 @@ fn cross_check(
     out
 }
 
-fn inspect(d: &DataDir, others: &BTreeSet<(String, i32)>) -> anyhow::Result<DirInfo> {
+fn inspect(d: &DataDir) -> anyhow::Result<DirInfo> {
     let mut findings = Vec::new();
     let problems = &mut findings;
     let meta = load(
@@ -346,16 +393,33 @@ fn inspect(d: &DataDir, others: &BTreeSet<(String, i32)>) -> anyhow::Result<DirI
         kaen_log::metadata::read_quorum_state(&folder),
     )?;
     let mut metadata = None;
+    // Every snapshot's frame (header first, footer last), bootstrap.checkpoint's too.
+    let mut snapshot_files: Vec<PathBuf> = if folder.is_dir() {
+        kaen_log::metadata::snapshots(&folder)?
+            .into_iter()
+            .map(|(_, _, p)| p)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let bootstrap = d.path.join(kaen_log::metadata::BOOTSTRAP_FILE);
+    if bootstrap.is_file() {
+        snapshot_files.push(bootstrap);
+    }
+    for f in &snapshot_files {
+        findings.extend(kaen_log::metadata::check_snapshot(f)?);
+    }
     if folder.is_dir() {
         match kaen_log::metadata::replay(&folder, None) {
             Ok(r) => {
                 let node = meta.ok().filter(|m| m.version == 1).and_then(|m| m.node_id);
-                findings.extend(cross_check(d, &r.image, node, &partitions, others));
                 metadata = Some(MetadataSummary {
                     snapshot: r.snapshot.as_ref().map(|s| s.1),
                     next_offset: r.next_offset,
                     topics: r.image.topics.len(),
                     brokers: r.image.brokers.len(),
+                    node,
+                    image: r.image,
                 });
             }
             Err(e) => findings.push(Finding::new(
@@ -598,13 +662,19 @@ fn meta_text(d: &DirOut) -> String {
 }
 
 fn dir_text(d: &DirOut) -> String {
-    let mut states: BTreeMap<&str, usize> = BTreeMap::new();
+    // Counts in the order of PartitionState (live first).
+    let rank = |s: &str| {
+        ["live", "delete", "future", "stray"]
+            .iter()
+            .position(|x| *x == s)
+    };
+    let mut states: BTreeMap<(Option<usize>, &str), usize> = BTreeMap::new();
     for p in &d.partitions {
-        *states.entry(p.state).or_default() += 1;
+        *states.entry((rank(p.state), p.state)).or_default() += 1;
     }
     let states = states
         .iter()
-        .map(|(s, n)| format!("{n} {s}"))
+        .map(|((_, s), n)| format!("{n} {s}"))
         .collect::<Vec<_>>()
         .join(", ");
     let mut out = String::new();

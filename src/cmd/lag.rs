@@ -19,9 +19,10 @@ use kaen_log::txn::Isolation;
 ///
 /// lag = end − committed, where end is the high watermark (from
 /// replication-offset-checkpoint) when known, else the log end offset, and
-/// the last stable offset with --isolation read_committed. LOG-END is the
-/// log end offset; HIGH-WATERMARK is what kafka-consumer-groups calls
-/// LOG-END-OFFSET. PENDING counts the data records (control records
+/// the last stable offset with --isolation read_committed. LOG-END-OFFSET
+/// is the log end offset; HIGH-WATERMARK is what kafka-consumer-groups
+/// calls LOG-END-OFFSET (`--columns kafka` prints its columns and names).
+/// PENDING-RECORDS counts the data records (control records
 /// excluded) a consumer still has to read: an exactly-once group that has
 /// read everything shows 0 even though its lag is 1 (the last COMMIT marker
 /// takes an offset). STATUS is ok, below_log_start (retention deleted

@@ -27,9 +27,12 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 ///
 /// A record klog cannot apply (an unknown apiKey or version, a change for an
 /// unknown partition or broker) is listed under "not applied" (stderr in
-/// text) and the replay goes on. Exit 1 when a batch or record of the
-/// metadata log does not decode; exit 2 when DIR has no metadata log, or
-/// the log starts after offset 0 with no snapshot before --as-of.
+/// text) and the replay goes on. The snapshot read must begin with a
+/// SNAPSHOT_HEADER control record (Kafka refuses it otherwise: an error)
+/// and end with a SNAPSHOT_FOOTER (a warning: it may have been cut short).
+/// Exit 1 when a batch or record of the metadata log does not decode or the
+/// snapshot has no header; exit 2 when DIR has no metadata log, or the log
+/// starts after offset 0 with no snapshot before --as-of.
 #[derive(Debug, clap::Args)]
 pub struct MetadataArgs {
     /// A KRaft data directory (holding `__cluster_metadata-0`) or the
@@ -178,6 +181,8 @@ pub struct MetadataReport<'a> {
     /// Records klog could not apply.
     not_applied: &'a [Note],
     damage: Vec<DamageOut>,
+    /// The snapshot's framing (header first, footer last).
+    findings: &'a [kaen_log::findings::Finding],
     #[serde(skip)]
     whole_cluster: bool,
 }
@@ -247,6 +252,7 @@ fn report<'a>(folder: &Path, r: &'a Replayed, topic: Option<&str>) -> MetadataRe
                 error: e.clone(),
             })
             .collect(),
+        findings: &r.findings,
         whole_cluster: topic.is_none(),
     }
 }
@@ -392,6 +398,9 @@ impl Report for MetadataReport<'_> {
                 escape_cell(&d.error)
             ));
         }
+        for f in self.findings {
+            out.push_str(&format!("klog: {}\n", escape_cell(&f.to_string())));
+        }
         out
     }
 }
@@ -410,5 +419,10 @@ pub fn run(args: &MetadataArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         args.format,
         out,
     )?;
-    Ok(Outcome::from_count(r.damage.len() as u64))
+    let failing = r
+        .findings
+        .iter()
+        .filter(|f| f.fails(kaen_log::findings::Severity::Error))
+        .count();
+    Ok(Outcome::from_count((r.damage.len() + failing) as u64))
 }

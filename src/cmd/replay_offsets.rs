@@ -203,7 +203,8 @@ struct ReplaySummary {
     tombstones: u64,
     group_metadata_records: u64,
     live_keys: u64,
-    /// Newer coordinator record types not part of the table, by name.
+    /// Newer coordinator record types not part of the table, by name and
+    /// type (`ConsumerGroupMetadata (type 3)`).
     other_record_types: BTreeMap<String, u64>,
     control_records: u64,
     txn_commits_applied: u64,
@@ -305,7 +306,7 @@ impl ReplayReport {
                 let name = if name.starts_with("unknown") {
                     format!("type {t}")
                 } else {
-                    name.to_string()
+                    format!("{name} (type {t})")
                 };
                 (name, *n)
             })

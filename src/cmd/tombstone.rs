@@ -186,7 +186,13 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                 target.partition,
                 range.start() + i as i64
             )?,
-            None => writeln!(out, "would delete {group} {t}-{p} (was {was})")?,
+            None => writeln!(
+                out,
+                "would delete {group} {t}-{p} (was {was}): tombstone to {}-{} at offset {}",
+                target.topic,
+                target.partition,
+                ends.first().map_or(0, |e| e.1) + i as i64
+            )?,
         }
     }
     Ok(Outcome::Clean)

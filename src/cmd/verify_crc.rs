@@ -283,7 +283,13 @@ impl Report for VerifyReport {
                 checked: &self.checked,
                 finding_counts: &self.finding_counts,
             },
-        )
+        )?;
+        // With --repair: the plan, what was written and the check after it,
+        // as in the JSON document.
+        if let Some(repair) = &self.repair {
+            lines.line("repair", repair)?;
+        }
+        Ok(())
     }
 }
 
@@ -453,8 +459,70 @@ fn run_repair(
     Ok(refused)
 }
 
+/// A cut a restarting broker would make.
+#[derive(Serialize, JsonSchema)]
+struct CutOut {
+    file: String,
+    position: u64,
+    bytes: u64,
+    error: String,
+}
+
+/// What a broker's recovery would do to one partition.
+#[derive(Serialize, JsonSchema)]
+struct PreviewOut {
+    topic: String,
+    partition: i32,
+    /// `.kafka_cleanshutdown` is present: recovery is skipped except for
+    /// segments without a usable offset index.
+    clean_shutdown: bool,
+    recovery_point: i64,
+    /// The first segment recovery reads (unclean shutdown).
+    from_segment: Option<i64>,
+    /// Segments recovered although the shutdown was clean.
+    recovered_segments: Vec<String>,
+    cuts: Vec<CutOut>,
+    deleted_segments: Vec<String>,
+    /// The offsets that disappear, first and last.
+    lost_offsets: Option<[i64; 2]>,
+    #[serde(skip)]
+    lines: Vec<String>,
+}
+
+/// `verify-crc --recovery-preview`'s document.
+#[derive(Serialize, JsonSchema)]
+pub struct RecoveryReport {
+    partitions: Vec<PreviewOut>,
+    /// Partitions recovery would change.
+    changes: u64,
+}
+
+impl Report for RecoveryReport {
+    const COMMAND: &'static str = "verify-crc";
+
+    fn tables(&self) -> Vec<Table> {
+        Vec::new()
+    }
+
+    fn text(&self) -> String {
+        self.partitions
+            .iter()
+            .flat_map(|p| &p.lines)
+            .map(|l| format!("{}\n", escape_cell(l)))
+            .collect()
+    }
+
+    fn write_lines(&self, lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
+        for p in &self.partitions {
+            lines.line("recovery", p)?;
+        }
+        Ok(())
+    }
+}
+
 fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut changes = 0;
+    let mut partitions_out = Vec::new();
     for (data_dir, p) in partitions(args)? {
         let clean = data_dir.join(".kafka_cleanshutdown").exists();
         let points = checkpoint::read_offsets(&data_dir.join(checkpoint::RECOVERY_POINT))?
@@ -464,61 +532,95 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
             .copied()
             .unwrap_or(0);
         let name = p.name();
+        let mut doc = PreviewOut {
+            topic: p.topic.clone(),
+            partition: p.partition,
+            clean_shutdown: clean,
+            recovery_point: point,
+            from_segment: None,
+            recovered_segments: Vec::new(),
+            cuts: Vec::new(),
+            deleted_segments: Vec::new(),
+            lost_offsets: None,
+            lines: Vec::new(),
+        };
         if clean {
             let recovered = kaen_log::recovery::recovered_after_clean_shutdown(&p)?;
             if recovered.is_empty() {
-                writeln!(out, "{name}: .kafka_cleanshutdown is present: a broker would skip recovery and trust these files as they are")?;
+                doc.lines.push(format!("{name}: .kafka_cleanshutdown is present: a broker would skip recovery and trust these files as they are"));
             }
             for (seg, damage) in &recovered {
                 changes += 1;
-                writeln!(
-                    out,
+                doc.recovered_segments.push(seg.log.display().to_string());
+                doc.lines.push(format!(
                     "{name}: .kafka_cleanshutdown is present, but {} has no usable offset index: a broker recovers that segment and rebuilds its indexes",
                     seg.log.display()
-                )?;
+                ));
                 if let Some(d) = damage {
-                    writeln!(
-                        out,
+                    doc.lines.push(format!(
                         "{name}: and cuts {} at position {} ({} bytes): {}",
                         seg.log.display(),
                         d.position,
                         d.file_len - d.position,
                         d.error
-                    )?;
+                    ));
+                    doc.cuts.push(CutOut {
+                        file: seg.log.display().to_string(),
+                        position: d.position,
+                        bytes: d.file_len - d.position,
+                        error: d.error.to_string(),
+                    });
                 }
             }
+            partitions_out.push(doc);
             continue;
         }
         let pv = kaen_log::recovery::preview(&p, point)?;
+        doc.from_segment = Some(pv.from_segment);
         match &pv.truncate {
-            None => writeln!(
-                out,
+            None => doc.lines.push(format!(
                 "{name}: recovery from segment {} (recovery point {point}) finds nothing to cut",
                 pv.from_segment
-            )?,
+            )),
             Some((seg, d)) => {
                 changes += 1;
-                writeln!(
-                    out,
+                doc.lines.push(format!(
                     "{name}: recovery from segment {} (recovery point {point}) cuts {} at position {} ({} bytes): {}",
                     pv.from_segment,
                     seg.log.display(),
                     d.position,
                     d.file_len - d.position,
                     d.error
-                )?;
+                ));
+                doc.cuts.push(CutOut {
+                    file: seg.log.display().to_string(),
+                    position: d.position,
+                    bytes: d.file_len - d.position,
+                    error: d.error.to_string(),
+                });
                 for s in &pv.deleted {
-                    writeln!(
-                        out,
+                    doc.lines.push(format!(
                         "{name}: and deletes the later segment {}",
                         s.log.display()
-                    )?;
+                    ));
+                    doc.deleted_segments.push(s.log.display().to_string());
                 }
                 if let Some((from, to)) = pv.lost_offsets {
-                    writeln!(out, "{name}: offsets {from}..{} disappear", to - 1)?;
+                    doc.lines
+                        .push(format!("{name}: offsets {from}..{} disappear", to - 1));
+                    doc.lost_offsets = Some([from, to - 1]);
                 }
             }
         }
+        partitions_out.push(doc);
     }
+    emit(
+        &RecoveryReport {
+            partitions: partitions_out,
+            changes,
+        },
+        args.format,
+        out,
+    )?;
     Ok(Outcome::from_count(changes))
 }

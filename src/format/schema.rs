@@ -225,6 +225,26 @@ impl Reader {
         }
     }
 
+    /// The wire type of `ty` for a trace: Kafka's type name, `compact`
+    /// when its length is an unsigned varint (flexible versions).
+    fn type_label(&self, ty: &Ty) -> String {
+        let compact = if self.flexible { "compact " } else { "" };
+        match ty {
+            Ty::Bool => "bool".into(),
+            Ty::Int8 => "int8".into(),
+            Ty::Int16 => "int16".into(),
+            Ty::Uint16 => "uint16".into(),
+            Ty::Int32 => "int32".into(),
+            Ty::Int64 => "int64".into(),
+            Ty::Float64 => "float64".into(),
+            Ty::Uuid => "uuid".into(),
+            Ty::String => format!("{compact}string"),
+            Ty::Bytes => format!("{compact}bytes"),
+            Ty::Array(elem) => format!("{compact}array of {}", self.type_label(elem)),
+            Ty::Struct(_) => "struct".into(),
+        }
+    }
+
     /// Start a traced entry (filled in by [`Reader::end`]); `None` when not tracing.
     fn begin(&self, c: &Cursor<'_>, prefix: &str, name: &str) -> Option<usize> {
         let t = self.trace.as_ref()?;
@@ -273,7 +293,8 @@ impl Reader {
             if !self.present(f) || self.tagged(f).is_some() {
                 continue;
             }
-            let slot = self.begin(c, prefix, &json_name(f.name));
+            let label = format!("{} ({})", json_name(f.name), self.type_label(&f.ty));
+            let slot = self.begin(c, prefix, &label);
             let v = self.value(c, f, &f.ty, &format!("{prefix}{}", json_name(f.name)))?;
             self.end(slot, c, &v);
             obj.insert(json_name(f.name), v);
@@ -294,7 +315,12 @@ impl Reader {
                     .find(|f| self.present(f) && self.tagged(f) == Some(tag));
                 match known {
                     Some(f) => {
-                        let slot = self.begin(&sub, prefix, &json_name(f.name));
+                        let label = format!(
+                            "{} ({}, tag {tag})",
+                            json_name(f.name),
+                            self.type_label(&f.ty)
+                        );
+                        let slot = self.begin(&sub, prefix, &label);
                         let v = self.value(
                             &mut sub,
                             f,
@@ -421,7 +447,11 @@ impl Reader {
                             let slot = match elem {
                                 // A struct element's fields are traced one by one.
                                 Ty::Struct(_) => None,
-                                _ => self.begin(c, path, &name),
+                                _ => self.begin(
+                                    c,
+                                    path,
+                                    &format!("{name} ({})", self.type_label(elem)),
+                                ),
                             };
                             let v = self.value(c, f, elem, &format!("{path}{name}"))?;
                             self.end(slot, c, &v);

@@ -26,6 +26,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::findings::{Finding, Kind, Severity};
+use crate::format::control::ControlType;
 use crate::format::{DecodeLimits, Entry};
 use crate::log::walk::Step;
 use crate::log::{Partition, Policy};
@@ -126,6 +128,131 @@ pub fn read_quorum_state(folder: &Path) -> Result<Option<QuorumState>> {
     }))
 }
 
+/// Whether `path` is read as a KRaft snapshot: `<offset>-<epoch>.checkpoint`
+/// or `bootstrap.checkpoint`.
+pub fn is_snapshot_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n == BOOTSTRAP_FILE || parse_snapshot_name(n).is_some())
+}
+
+/// The control types of a control batch's records (an undecodable key is
+/// `Unknown(-1)`).
+fn control_types(batch: &crate::format::BatchView<'_>, scratch: &mut Vec<u8>) -> Vec<ControlType> {
+    let Ok(records) = batch.records(scratch, DecodeLimits::default()) else {
+        return Vec::new();
+    };
+    records
+        .map_while(|r| r.ok())
+        .map(|r| {
+            crate::format::control::decode(r.key, r.value, r.position)
+                .map_or(ControlType::Unknown(-1), |c| c.kind)
+        })
+        .collect()
+}
+
+/// A batch as [`check_snapshot`] sees it: position, base offset, whether it
+/// is a control batch, and its records' control types.
+type Seen = (u64, i64, bool, Vec<ControlType>);
+
+/// Check the frame of a KRaft snapshot file (see [`is_snapshot_file`]):
+/// its first batch must be a control batch whose first record is a
+/// SNAPSHOT_HEADER (`RecordsSnapshotReader.nextBatch`, which refuses the
+/// snapshot otherwise), and its last batch a control batch ending with a
+/// SNAPSHOT_FOOTER (what `RecordsSnapshotWriter.freeze` and
+/// `BatchFileWriter.close` always write last; no reader checks it).
+/// `bootstrap.checkpoint` is read by `BootstrapDirectory` through
+/// `BatchFileReader`, which looks at neither: there both are warnings.
+/// Damaged bytes are not reported here (the walk's damage is
+/// `verify-crc`'s); the check is over the valid batches.
+pub fn check_snapshot(path: &Path) -> Result<Vec<Finding>> {
+    let bootstrap = path.file_name().and_then(|n| n.to_str()) == Some(BOOTSTRAP_FILE);
+    let p = Partition::single_file(path, 0);
+    let mut walk = p.walk(Policy::VALID_ENTRIES);
+    let mut scratch = Vec::new();
+    let mut first: Option<Seen> = None;
+    let mut last: Option<Seen> = None;
+    while let Some(step) = walk.next_step()? {
+        let Step::Entry(w) = step else { continue };
+        let seen = match w.entry {
+            Entry::V2(b) => {
+                let control = b.header.is_control();
+                let types = if control {
+                    control_types(&b, &mut scratch)
+                } else {
+                    Vec::new()
+                };
+                (b.position, b.header.base_offset, control, types)
+            }
+            Entry::Legacy(m) => (m.position, m.offset, false, Vec::new()),
+        };
+        if first.is_none() {
+            first = Some(seen.clone());
+        }
+        last = Some(seen);
+    }
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let describe = |b: &Option<Seen>| match b {
+        None => "the file holds no batch".to_string(),
+        Some((_, offset, false, _)) => format!("it is a data batch at offset {offset}"),
+        Some((_, offset, true, types)) => format!(
+            "it is a control batch at offset {offset} of {}",
+            if types.is_empty() {
+                "no records".to_string()
+            } else {
+                types
+                    .iter()
+                    .map(|t| t.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ),
+    };
+    let mut out = Vec::new();
+    let header_ok =
+        matches!(&first, Some((_, _, true, t)) if t.first() == Some(&ControlType::SnapshotHeader));
+    let at = |kind, b: &Option<Seen>, detail| {
+        let (position, offset) = b.as_ref().map_or((0, None), |b| (b.0, Some(b.1)));
+        Finding::new(kind, path, position, offset, detail)
+    };
+    if !header_ok {
+        let f = at(
+            Kind::SnapshotHeaderMissing,
+            &first,
+            format!(
+                "{name}: the first batch is not a control batch starting with a SNAPSHOT_HEADER ({}): {}",
+                describe(&first),
+                if bootstrap {
+                    "kafka-storage format writes one; BootstrapDirectory reads the file without it"
+                } else {
+                    "Kafka's RecordsSnapshotReader refuses the snapshot"
+                }
+            ),
+        );
+        out.push(if bootstrap {
+            f.with_severity(Severity::Warning)
+        } else {
+            f
+        });
+    }
+    let footer_ok =
+        matches!(&last, Some((_, _, true, t)) if t.last() == Some(&ControlType::SnapshotFooter));
+    if !footer_ok && last.is_some() {
+        out.push(at(
+            Kind::SnapshotFooterMissing,
+            &last,
+            format!(
+                "{name}: the last batch does not end with a SNAPSHOT_FOOTER ({}): Kafka ends every snapshot with one \
+                 and reads it without checking, so a snapshot cut short at a batch boundary loads with records missing",
+                describe(&last)
+            ),
+        ));
+    }
+    Ok(out)
+}
+
 /// Where a replayed image came from.
 #[derive(Debug, Clone, Default)]
 pub struct Replayed {
@@ -138,6 +265,8 @@ pub struct Replayed {
     pub next_offset: i64,
     /// Damaged batches or records: (file, offset, error).
     pub damage: Vec<(PathBuf, i64, String)>,
+    /// What [`check_snapshot`] says of the snapshot read.
+    pub findings: Vec<Finding>,
 }
 
 /// Apply the metadata records of one file or partition, from offset `from`
@@ -237,6 +366,7 @@ pub fn replay(folder: &Path, end: Option<i64>) -> Result<Replayed> {
     let mut from = 0;
     if let Some((offset, epoch, path)) = usable {
         let sp = Partition::single_file(path, 0);
+        out.findings = check_snapshot(path)?;
         replay_partition(&sp, 0, None, &mut out.image, &mut out.damage, true)?;
         out.snapshot = Some((path.clone(), *offset, *epoch));
         from = *offset;

@@ -3,19 +3,22 @@
 //! only, the empty "simple" classic group Kafka creates for it), consumer (KIP-848), share (KIP-932) and
 //! streams (KIP-1071) groups from their coordinator records, as the group
 //! coordinator rebuilds them when it loads the partition
-//! (`GroupMetadataManager.replay`), plus each share-partition's state from
-//! `__share_group_state` (`ShareCoordinatorShard.replay`).
+//! (`GroupMetadataManager.replay`). Share-partition state is in
+//! [`crate::offsets::share`].
 //!
 //! States as Kafka computes them for a loaded group:
 //! - classic (`GroupMetadataManager.replay(GroupMetadataKey, GroupMetadataValue)`,
 //!   `loadedMembers.isEmpty() ? EMPTY : STABLE`): Empty without
 //!   members, else Stable;
-//! - consumer and streams (`ConsumerGroup.maybeUpdateGroupState`,
-//!   `StreamsGroup.maybeUpdateGroupState`): Empty without members;
-//!   Assigning while the target assignment epoch is below the group epoch;
-//!   Reconciling while a member is not reconciled to the target assignment
-//!   epoch (`ModernGroupMember.isReconciledTo`: member state stable and
-//!   member epoch equal to it); else Stable;
+//! - consumer (`ConsumerGroup.maybeUpdateGroupState`): Empty without
+//!   members; Assigning while the target assignment epoch is below the
+//!   group epoch; Reconciling while a member is not reconciled to the
+//!   target assignment epoch (`ModernGroupMember.isReconciledTo`: member
+//!   state stable and member epoch equal to it); else Stable;
+//! - streams (`StreamsGroup.maybeUpdateGroupState`): Empty without members;
+//!   else NotReady, since a loaded group has no configured topology (the
+//!   coordinator configures it at a member's next heartbeat; only then come
+//!   Assigning, Reconciling and Stable, by the consumer rule);
 //! - share (`ShareGroup.maybeUpdateGroupState`): Empty without members,
 //!   else Stable.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
@@ -25,11 +28,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::Result;
-use crate::format::{DecodeLimits, Entry};
-use crate::log::walk::Step;
-use crate::log::{DataDir, PartitionState, Policy};
-use crate::offsets::records::{self, SHARE_GROUP_STATE_TOPIC};
+use crate::log::{DataDir, PartitionState};
 use crate::offsets::Replay;
 
 /// One member of a group.
@@ -47,8 +46,12 @@ pub struct MemberView {
     pub member_state: Option<&'static str>,
     /// The member's server-side assignor (consumer groups).
     pub assignor: Option<String>,
-    /// Its current assignment: topic (name when known, else the id) → partitions.
+    /// Its current assignment: topic (name when known, else the id) →
+    /// partitions; for a streams member, its active tasks' topics.
     pub assignment: Vec<(String, Vec<i32>)>,
+    /// A streams member's active tasks: subtopology → partitions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub active_tasks: Vec<(String, Vec<i32>)>,
 }
 
 /// One group.
@@ -68,6 +71,7 @@ pub struct GroupView {
     pub protocol: Option<String>,
     /// When the state was recorded (ms): classic: currentStateTimestamp;
     /// new protocols: the latest timestamp of the group's live records.
+    #[serde(rename = "state_timestamp_ms")]
     pub state_timestamp: Option<i64>,
     /// Where the group's last record sits: offsets partition and offset.
     pub log_partition: i32,
@@ -109,12 +113,24 @@ fn topic_partitions(
     out
 }
 
-/// `MemberState` by id (group-coordinator `modern/MemberState.java`).
+/// `MemberState` by value (group-coordinator `modern/MemberState.java`:
+/// STABLE 0, UNREVOKED_PARTITIONS 1, UNRELEASED_PARTITIONS 2, UNKNOWN 127).
 fn member_state_name(id: i32) -> &'static str {
     match id {
         0 => "stable",
         1 => "unrevoked_partitions",
         2 => "unreleased_partitions",
+        _ => "unknown",
+    }
+}
+
+/// A streams member's `MemberState` by value (`streams/MemberState.java`:
+/// STABLE 1, UNREVOKED_TASKS 2, UNRELEASED_TASKS 3, UNKNOWN 127).
+fn streams_member_state_name(id: i32) -> &'static str {
+    match id {
+        1 => "stable",
+        2 => "unrevoked_tasks",
+        3 => "unreleased_tasks",
         _ => "unknown",
     }
 }
@@ -160,6 +176,8 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
     }
     // New protocols: members by (group, member id), then the group records.
     let mut members: BTreeMap<(String, String), MemberView> = BTreeMap::new();
+    // Streams groups' topologies: group → subtopology → its source topics.
+    let mut topologies: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
     for ((t, _), e) in &replay.coordinator {
         let (lp, off, r) = (&e.log_partition, &e.log_offset, &e.record);
         let (Some(k), Some((_, v))) = (&r.key, &r.value) else {
@@ -186,6 +204,9 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
         match t {
             3 | 11 | 17 => g.epoch = i(v, "epoch"),
             6 | 12 | 20 => g.assignment_epoch = i(v, "assignmentEpoch"),
+            23 => {
+                topologies.insert(group.clone(), source_topics(v));
+            }
             5 | 10 | 19 | 8 | 14 | 22 => {
                 let m = members
                     .entry((group.clone(), s(k, "memberId")))
@@ -203,17 +224,14 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
                     }
                     22 => {
                         m.member_epoch = i(v, "memberEpoch");
-                        m.member_state = i(v, "state").map(member_state_name);
-                        // Streams tasks: subtopology → partitions.
-                        m.assignment = v
+                        m.member_state = i(v, "state").map(streams_member_state_name);
+                        // Active tasks: subtopology → partitions.
+                        m.active_tasks = v
                             .get("activeTasks")
                             .and_then(Value::as_array)
                             .map(|a| {
                                 a.iter()
-                                    .map(|t| {
-                                        let ps = partition_numbers(t);
-                                        (format!("subtopology {}", s(t, "subtopologyId")), ps)
-                                    })
+                                    .map(|t| (s(t, "subtopologyId"), partition_numbers(t)))
                                     .collect()
                             })
                             .unwrap_or_default();
@@ -228,8 +246,11 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
             _ => {}
         }
     }
-    for ((group, _), m) in members {
+    for ((group, _), mut m) in members {
         if let Some(g) = out.get_mut(&group) {
+            if g.kind == "streams" {
+                m.assignment = task_topics(&m.active_tasks, topologies.get(&group));
+            }
             g.members.push(m);
         }
     }
@@ -259,23 +280,95 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
             _ if assignors.is_empty() => None,
             _ => Some(assignors.join(",")),
         };
-        g.state = if g.members.is_empty() {
-            "Empty"
-        } else if g.kind == "share" {
-            "Stable"
-        } else if g.assignment_epoch.unwrap_or(-1) < g.epoch.unwrap_or(-1) {
-            "Assigning"
-        } else if g
-            .members
-            .iter()
-            .any(|m| m.member_epoch != g.assignment_epoch)
-        {
-            "Reconciling"
-        } else {
-            "Stable"
-        };
+        g.state = loaded_state(g);
     }
     out.into_values().collect()
+}
+
+/// The state of a loaded new-protocol group (see the module docs). Epochs
+/// a group or member has no record of are 0 and a member's state is
+/// stable, as Kafka's `TimelineInteger`s and member builders start.
+fn loaded_state(g: &GroupView) -> &'static str {
+    if g.members.is_empty() {
+        return "Empty";
+    }
+    match g.kind {
+        "share" => "Stable",
+        // A loaded streams group has no configured topology until a member's
+        // next heartbeat (`setConfiguredTopology` is only called from
+        // `streamsGroupHeartbeat`): NOT_READY.
+        "streams" => "NotReady",
+        _ => {
+            let target = g.assignment_epoch.unwrap_or(0);
+            if g.epoch.unwrap_or(0) > target {
+                "Assigning"
+            } else if g.members.iter().any(|m| {
+                m.member_state.unwrap_or("stable") != "stable"
+                    || m.member_epoch.unwrap_or(0) != target
+            }) {
+                "Reconciling"
+            } else {
+                "Stable"
+            }
+        }
+    }
+}
+
+/// A StreamsGroupTopologyValue's subtopologies and the topics each reads:
+/// its source topics and repartition source topics (a task's partition N
+/// is partition N of each). Source topic regexes are not resolved.
+fn source_topics(v: &Value) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    for st in v
+        .get("subtopologies")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let names = |k: &str| -> Vec<String> {
+            st.get(k)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.as_str().or_else(|| t.get("name").and_then(Value::as_str)))
+                .map(String::from)
+                .collect()
+        };
+        let mut topics = names("sourceTopics");
+        topics.extend(names("repartitionSourceTopics"));
+        out.insert(s(st, "subtopologyId"), topics);
+    }
+    out
+}
+
+/// A streams member's active tasks as topic partitions through the
+/// group's topology; a subtopology the topology does not list (or no
+/// topology) stays `subtopology ID`.
+fn task_topics(
+    tasks: &[(String, Vec<i32>)],
+    topology: Option<&BTreeMap<String, Vec<String>>>,
+) -> Vec<(String, Vec<i32>)> {
+    let mut out: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+    for (sub, ps) in tasks {
+        match topology.and_then(|t| t.get(sub)).filter(|t| !t.is_empty()) {
+            Some(topics) => {
+                for t in topics {
+                    out.entry(t.clone()).or_default().extend(ps);
+                }
+            }
+            None => out
+                .entry(format!("subtopology {sub}"))
+                .or_default()
+                .extend(ps),
+        }
+    }
+    out.into_iter()
+        .map(|(t, mut ps)| {
+            ps.sort_unstable();
+            ps.dedup();
+            (t, ps)
+        })
+        .collect()
 }
 
 /// Topic id → name: from the KRaft metadata of any directory, then from the
@@ -305,178 +398,6 @@ pub fn topic_names(dirs: &[DataDir]) -> BTreeMap<String, String> {
         }
     }
     names
-}
-
-/// A state batch of a share-partition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct StateBatch {
-    pub first_offset: i64,
-    pub last_offset: i64,
-    pub delivery_state: &'static str,
-    pub delivery_count: i16,
-}
-
-/// One share-partition's state (`ShareCoordinatorShard`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct ShareState {
-    pub group: String,
-    pub topic: String,
-    pub partition: i32,
-    pub state_epoch: i32,
-    pub leader_epoch: i32,
-    pub start_offset: i64,
-    /// The snapshot's batches, then the later updates' batches (an update
-    /// overrides what it overlaps, as `StateBatchUtil.combineStateBatches`).
-    pub batches: Vec<StateBatch>,
-    /// ShareUpdate records since the last ShareSnapshot.
-    pub updates: u32,
-}
-
-fn batches(v: &Value) -> Vec<StateBatch> {
-    v.get("stateBatches")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|b| StateBatch {
-                    first_offset: b.get("firstOffset").and_then(Value::as_i64).unwrap_or(0),
-                    last_offset: b.get("lastOffset").and_then(Value::as_i64).unwrap_or(0),
-                    delivery_state: records::delivery_state_name(
-                        b.get("deliveryState").and_then(Value::as_i64).unwrap_or(-1),
-                    ),
-                    delivery_count: b.get("deliveryCount").and_then(Value::as_i64).unwrap_or(0)
-                        as i16,
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Replay `__share_group_state` of every directory as
-/// `ShareCoordinatorShard.handleShareSnapshot`/`handleShareUpdate` do: a
-/// ShareSnapshot replaces a share-partition's state; a ShareUpdate merges
-/// into it (`merge`: start offset and leader epoch unless -1, batches
-/// combined by `PersisterStateBatchCombiner`, here: an update's batch
-/// replaces the offsets it covers, batches below the start offset dropped),
-/// or becomes the state when there is none. A tombstone deletes it.
-pub fn share_states(dirs: &[DataDir], names: &BTreeMap<String, String>) -> Result<Vec<ShareState>> {
-    let mut states: BTreeMap<(String, String, i32), ShareState> = BTreeMap::new();
-    let mut scratch = Vec::new();
-    for d in dirs {
-        for p in d
-            .partitions
-            .iter()
-            .filter(|p| p.state == PartitionState::Live && p.topic == SHARE_GROUP_STATE_TOPIC)
-        {
-            let mut walk = p.walk(Policy::VALID_ENTRIES);
-            while let Some(step) = walk.next_step()? {
-                let Step::Entry(w) = step else { continue };
-                let Entry::V2(batch) = w.entry else { continue };
-                if batch.header.is_control() {
-                    continue;
-                }
-                let Ok(iter) = batch.records(&mut scratch, DecodeLimits::default()) else {
-                    continue;
-                };
-                for r in iter.flatten() {
-                    let Some(key) = r.key else { continue };
-                    let rec = records::decode(records::SHARE_RECORDS, key, r.value, r.position);
-                    let Some(k) = &rec.key else { continue };
-                    let topic_id = s(k, "topicId");
-                    let id = (
-                        s(k, "groupId"),
-                        topic_id.clone(),
-                        i(k, "partition").unwrap_or(-1),
-                    );
-                    let Some((_, v)) = &rec.value else {
-                        states.remove(&id);
-                        continue;
-                    };
-                    if rec.error.is_some() {
-                        continue;
-                    }
-                    if rec.record_type == 0 {
-                        states.insert(
-                            id.clone(),
-                            ShareState {
-                                group: id.0.clone(),
-                                topic: names.get(&topic_id).cloned().unwrap_or(topic_id),
-                                partition: id.2,
-                                state_epoch: i(v, "stateEpoch").unwrap_or(0),
-                                leader_epoch: i(v, "leaderEpoch").unwrap_or(0),
-                                start_offset: v
-                                    .get("startOffset")
-                                    .and_then(Value::as_i64)
-                                    .unwrap_or(0),
-                                batches: batches(v),
-                                updates: 0,
-                            },
-                        );
-                    } else if !states.contains_key(&id) {
-                        // An update with no state yet becomes the state
-                        // (ShareGroupOffset.fromRecord(ShareUpdateValue): state epoch -1).
-                        states.insert(
-                            id.clone(),
-                            ShareState {
-                                group: id.0.clone(),
-                                topic: names.get(&topic_id).cloned().unwrap_or(topic_id),
-                                partition: id.2,
-                                state_epoch: -1,
-                                leader_epoch: i(v, "leaderEpoch").unwrap_or(-1),
-                                start_offset: v
-                                    .get("startOffset")
-                                    .and_then(Value::as_i64)
-                                    .unwrap_or(-1),
-                                batches: batches(v),
-                                updates: 1,
-                            },
-                        );
-                    } else if let Some(st) = states.get_mut(&id) {
-                        st.updates += 1;
-                        if let Some(l) = i(v, "leaderEpoch").filter(|l| *l != -1) {
-                            st.leader_epoch = l;
-                        }
-                        if let Some(so) = v
-                            .get("startOffset")
-                            .and_then(Value::as_i64)
-                            .filter(|o| *o != -1)
-                        {
-                            st.start_offset = so;
-                        }
-                        for nb in batches(v) {
-                            // Cut what the new batch covers out of the old ones.
-                            let mut kept = Vec::new();
-                            for b in st.batches.drain(..) {
-                                if b.last_offset < nb.first_offset
-                                    || b.first_offset > nb.last_offset
-                                {
-                                    kept.push(b);
-                                    continue;
-                                }
-                                if b.first_offset < nb.first_offset {
-                                    kept.push(StateBatch {
-                                        last_offset: nb.first_offset - 1,
-                                        ..b.clone()
-                                    });
-                                }
-                                if b.last_offset > nb.last_offset {
-                                    kept.push(StateBatch {
-                                        first_offset: nb.last_offset + 1,
-                                        ..b
-                                    });
-                                }
-                            }
-                            kept.push(nb);
-                            st.batches = kept;
-                        }
-                        let start = st.start_offset;
-                        st.batches.retain(|b| b.last_offset >= start);
-                        st.batches.sort_by_key(|b| b.first_offset);
-                    }
-                }
-            }
-        }
-    }
-    Ok(states.into_values().collect())
 }
 
 /// The `partitions` array of a decoded topic-partitions entry.

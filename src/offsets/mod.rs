@@ -41,6 +41,7 @@ pub mod group;
 pub mod groups;
 pub mod records;
 pub mod replay;
+pub mod share;
 
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;

@@ -18,14 +18,17 @@
 //! Create/WriteTimestamp fields, share and streams group metadata carry an
 //! untagged MetadataHash (consumer groups a tagged one), and
 //! ShareGroupStatePartitionMetadata lists initializing topics first. Types 9
-//! (ShareGroupPartitionMetadata) and 18 (StreamsGroupPartitionMetadata) are
-//! gone from 4.1 and type 24 is newer: they are named only.
+//! (ShareGroupPartitionMetadata) and 18 (StreamsGroupPartitionMetadata) were
+//! written by 4.0 and are gone from 4.1: they are read with their last
+//! layout (the same as ConsumerGroupPartitionMetadataValue). Type 24
+//! (StreamsGroupTargetAssignmentResolvedTopicIds) is newer than 4.1.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use serde_json::{json, Value};
 
+use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
-use crate::format::schema::{Field, Schema, Ty};
+use crate::format::schema::{Field, Schema, Ty, OPEN};
 
 use crate::format::schema::f;
 use crate::format::schema::types::*;
@@ -172,22 +175,149 @@ static STREAMS_ASSIGNMENT: &[Field] = &[
     f!("WarmupTasksPendingRevocation", TASK_IDS),
 ];
 
-/// One coordinator record type: its number, name, key and value schemas
-/// (`None`: named, value shown raw).
+// StreamsGroupTargetAssignmentMemberValue.json.
+static STREAMS_TARGET_MEMBER: &[Field] = &[
+    f!("ActiveTasks", TASK_IDS),
+    f!("StandbyTasks", TASK_IDS),
+    f!("WarmupTasks", TASK_IDS),
+];
+// StreamsGroupTopologyValue.json: the TopicInfo and TopicConfig common structs.
+const TOPIC_INFO: Ty = Ty::Array(&Ty::Struct(&[
+    f!("Name", S),
+    f!("Partitions", I32),
+    f!("ReplicationFactor", I16),
+    f!(
+        "TopicConfigs",
+        Ty::Array(&Ty::Struct(&[f!("key", S), f!("value", S)]))
+    ),
+]));
+const I16S: Ty = Ty::Array(&Ty::Int16);
+static STREAMS_TOPOLOGY: &[Field] = &[
+    f!("Epoch", I32),
+    f!(
+        "Subtopologies",
+        Ty::Array(&Ty::Struct(&[
+            f!("SubtopologyId", S),
+            f!("SourceTopics", STRS),
+            f!("SourceTopicRegex", STRS),
+            f!("StateChangelogTopics", TOPIC_INFO),
+            f!("RepartitionSinkTopics", STRS),
+            f!("RepartitionSourceTopics", TOPIC_INFO),
+            f!(
+                "CopartitionGroups",
+                Ty::Array(&Ty::Struct(&[
+                    f!("SourceTopics", I16S),
+                    f!("SourceTopicRegex", I16S),
+                    f!("RepartitionSourceTopics", I16S),
+                ]))
+            ),
+        ]))
+    ),
+];
+// StreamsGroupTargetAssignmentResolvedTopicIdsValue.json.
+static STREAMS_RESOLVED_TOPIC_IDS: &[Field] = &[
+    f!("AssignmentEpoch", I32),
+    f!(
+        "ResolvedTopicIdsBySubtopology",
+        Ty::Array(&Ty::Struct(&[f!("SubtopologyId", S), f!("TopicIds", US)]))
+    ),
+];
+
+/// One coordinator record type: its number, name, key and value schemas.
 pub struct RecordType {
     pub id: i16,
     pub name: &'static str,
     pub key: Schema,
-    pub value: Option<Schema>,
+    pub value: Schema,
 }
 
-const fn rt(id: i16, name: &'static str, k: &'static [Field], v: Option<Schema>) -> RecordType {
+const fn rt(id: i16, name: &'static str, k: &'static [Field], v: Schema) -> RecordType {
     RecordType {
         id,
         name,
         key: key(name, k),
         value: v,
     }
+}
+
+// The classic record types as schema tables, for the field-by-field layout
+// of `dump-segment --layout` (the replay reads them with the hand-written
+// decoders of `crate::offsets` and `crate::offsets::group`, which a test
+// holds to these tables). OffsetCommitKey.json (types 0 and 1; type 0 is
+// LegacyOffsetCommitKey.json, the same fields) and GroupMetadataKey.json.
+static OFFSET_COMMIT_KEY_FIELDS: &[Field] = &[f!("group", S), f!("topic", S), f!("partition", I32)];
+static GROUP_KEY_FIELDS: &[Field] = &[f!("group", S)];
+// OffsetCommitValue.json, validVersions 0-4, flexibleVersions 4+
+// (LegacyOffsetCommitValue.json is its version 0).
+static OFFSET_COMMIT_VALUE_FIELDS: &[Field] = &[
+    f!("offset", I64),
+    f!("leaderEpoch", I32, versions: (3, OPEN)),
+    f!("metadata", S),
+    f!("commitTimestamp", I64),
+    f!("expireTimestamp", I64, versions: (1, 1)),
+    f!("topicId", U, versions: (4, OPEN), tag: Some((0, 4))),
+];
+// GroupMetadataValue.json, validVersions 0-4, flexibleVersions 4+.
+static GROUP_METADATA_VALUE_FIELDS: &[Field] = &[
+    f!("protocolType", S),
+    f!("generation", I32),
+    f!("protocol", S, nullable_from: Some(0)),
+    f!("leader", S, nullable_from: Some(0)),
+    f!("currentStateTimestamp", I64, versions: (2, OPEN)),
+    f!(
+        "members",
+        Ty::Array(&Ty::Struct(&[
+            f!("memberId", S),
+            f!("groupInstanceId", S, versions: (3, OPEN), nullable_from: Some(3)),
+            f!("clientId", S),
+            f!("clientHost", S),
+            f!("rebalanceTimeout", I32, versions: (1, OPEN)),
+            f!("sessionTimeout", I32),
+            f!("subscription", Ty::Bytes),
+            f!("assignment", Ty::Bytes),
+        ]))
+    ),
+];
+
+/// The classic group coordinator record types (0 and 1 offset commits, 2
+/// group metadata); the replay reads versions outside 0..=4 with the
+/// layout of the nearest.
+pub static CLASSIC_RECORDS: &[RecordType] = &[
+    rt(
+        0,
+        "LegacyOffsetCommit",
+        OFFSET_COMMIT_KEY_FIELDS,
+        classic_value("OffsetCommitValue", OFFSET_COMMIT_VALUE_FIELDS),
+    ),
+    rt(
+        1,
+        "OffsetCommit",
+        OFFSET_COMMIT_KEY_FIELDS,
+        classic_value("OffsetCommitValue", OFFSET_COMMIT_VALUE_FIELDS),
+    ),
+    rt(
+        2,
+        "GroupMetadata",
+        GROUP_KEY_FIELDS,
+        classic_value("GroupMetadataValue", GROUP_METADATA_VALUE_FIELDS),
+    ),
+];
+
+const fn classic_value(name: &'static str, fields: &'static [Field]) -> Schema {
+    Schema {
+        name,
+        versions: (0, 4),
+        flexible_from: Some(4),
+        fields,
+    }
+}
+
+/// The record type `id` of the offsets topic (classic or newer), if known.
+pub fn group_record_type(id: i16) -> Option<&'static RecordType> {
+    CLASSIC_RECORDS
+        .iter()
+        .chain(GROUP_RECORDS)
+        .find(|r| r.id == id)
 }
 
 /// The group coordinator's record types from 3 on (0 and 1 are offset
@@ -198,166 +328,175 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         3,
         "ConsumerGroupMetadata",
         GROUP,
-        Some(value("ConsumerGroupMetadataValue", CONSUMER_EPOCH)),
+        value("ConsumerGroupMetadataValue", CONSUMER_EPOCH),
     ),
     // ConsumerGroupPartitionMetadataKey/Value.json
     rt(
         4,
         "ConsumerGroupPartitionMetadata",
         GROUP,
-        Some(value("ConsumerGroupPartitionMetadataValue", TOPIC_METADATA)),
+        value("ConsumerGroupPartitionMetadataValue", TOPIC_METADATA),
     ),
     // ConsumerGroupMemberMetadataKey/Value.json
     rt(
         5,
         "ConsumerGroupMemberMetadata",
         GROUP_MEMBER,
-        Some(value("ConsumerGroupMemberMetadataValue", CONSUMER_MEMBER)),
+        value("ConsumerGroupMemberMetadataValue", CONSUMER_MEMBER),
     ),
     // ConsumerGroupTargetAssignmentMetadataKey/Value.json
     rt(
         6,
         "ConsumerGroupTargetAssignmentMetadata",
         GROUP,
-        Some(value(
+        value(
             "ConsumerGroupTargetAssignmentMetadataValue",
             ASSIGNMENT_EPOCH,
-        )),
+        ),
     ),
     // ConsumerGroupTargetAssignmentMemberKey/Value.json
     rt(
         7,
         "ConsumerGroupTargetAssignmentMember",
         GROUP_MEMBER,
-        Some(value(
-            "ConsumerGroupTargetAssignmentMemberValue",
-            TARGET_MEMBER,
-        )),
+        value("ConsumerGroupTargetAssignmentMemberValue", TARGET_MEMBER),
     ),
     // ConsumerGroupCurrentMemberAssignmentKey/Value.json
     rt(
         8,
         "ConsumerGroupCurrentMemberAssignment",
         GROUP_MEMBER,
-        Some(value(
+        value(
             "ConsumerGroupCurrentMemberAssignmentValue",
             CONSUMER_ASSIGNMENT,
-        )),
+        ),
     ),
     // ShareGroupPartitionMetadataKey/Value.json
     rt(
         9,
         "ShareGroupPartitionMetadata",
         GROUP,
-        Some(value("ShareGroupPartitionMetadataValue", TOPIC_METADATA)),
+        value("ShareGroupPartitionMetadataValue", TOPIC_METADATA),
     ),
     // ShareGroupMemberMetadataKey/Value.json
     rt(
         10,
         "ShareGroupMemberMetadata",
         GROUP_MEMBER,
-        Some(value("ShareGroupMemberMetadataValue", SHARE_MEMBER)),
+        value("ShareGroupMemberMetadataValue", SHARE_MEMBER),
     ),
     // ShareGroupMetadataKey/Value.json
     rt(
         11,
         "ShareGroupMetadata",
         GROUP,
-        Some(value("ShareGroupMetadataValue", EPOCH_HASH)),
+        value("ShareGroupMetadataValue", EPOCH_HASH),
     ),
     // ShareGroupTargetAssignmentMetadataKey/Value.json
     rt(
         12,
         "ShareGroupTargetAssignmentMetadata",
         GROUP,
-        Some(value(
-            "ShareGroupTargetAssignmentMetadataValue",
-            ASSIGNMENT_EPOCH,
-        )),
+        value("ShareGroupTargetAssignmentMetadataValue", ASSIGNMENT_EPOCH),
     ),
     // ShareGroupTargetAssignmentMemberKey/Value.json
     rt(
         13,
         "ShareGroupTargetAssignmentMember",
         GROUP_MEMBER,
-        Some(value(
-            "ShareGroupTargetAssignmentMemberValue",
-            TARGET_MEMBER,
-        )),
+        value("ShareGroupTargetAssignmentMemberValue", TARGET_MEMBER),
     ),
     // ShareGroupCurrentMemberAssignmentKey/Value.json
     rt(
         14,
         "ShareGroupCurrentMemberAssignment",
         GROUP_MEMBER,
-        Some(value(
-            "ShareGroupCurrentMemberAssignmentValue",
-            SHARE_ASSIGNMENT,
-        )),
+        value("ShareGroupCurrentMemberAssignmentValue", SHARE_ASSIGNMENT),
     ),
     // ShareGroupStatePartitionMetadataKey/Value.json
     rt(
         15,
         "ShareGroupStatePartitionMetadata",
         GROUP,
-        Some(value(
+        value(
             "ShareGroupStatePartitionMetadataValue",
             SHARE_STATE_PARTITIONS,
-        )),
+        ),
     ),
     // ConsumerGroupRegularExpressionKey/Value.json
     rt(
         16,
         "ConsumerGroupRegularExpression",
         GROUP_REGEX,
-        Some(value("ConsumerGroupRegularExpressionValue", REGEX_VALUE)),
+        value("ConsumerGroupRegularExpressionValue", REGEX_VALUE),
     ),
     // StreamsGroupMetadataKey/Value.json
     rt(
         17,
         "StreamsGroupMetadata",
         GROUP,
-        Some(value("StreamsGroupMetadataValue", EPOCH_HASH)),
+        value("StreamsGroupMetadataValue", EPOCH_HASH),
     ),
-    // StreamsGroupPartitionMetadataKey.json (value: named, shown raw)
-    rt(18, "StreamsGroupPartitionMetadata", GROUP, None),
+    // StreamsGroupPartitionMetadataKey/Value.json (Kafka 4.0)
+    rt(
+        18,
+        "StreamsGroupPartitionMetadata",
+        GROUP,
+        value("StreamsGroupPartitionMetadataValue", TOPIC_METADATA),
+    ),
     // StreamsGroupMemberMetadataKey/Value.json
     rt(
         19,
         "StreamsGroupMemberMetadata",
         GROUP_MEMBER,
-        Some(value("StreamsGroupMemberMetadataValue", STREAMS_MEMBER)),
+        value("StreamsGroupMemberMetadataValue", STREAMS_MEMBER),
     ),
     // StreamsGroupTargetAssignmentMetadataKey.json
     rt(
         20,
         "StreamsGroupTargetAssignmentMetadata",
         GROUP,
-        Some(value(
+        value(
             "StreamsGroupTargetAssignmentMetadataValue",
             ASSIGNMENT_EPOCH,
-        )),
+        ),
     ),
-    // StreamsGroupTargetAssignmentMemberKey.json (value: named, shown raw)
-    rt(21, "StreamsGroupTargetAssignmentMember", GROUP_MEMBER, None),
+    // StreamsGroupTargetAssignmentMemberKey/Value.json
+    rt(
+        21,
+        "StreamsGroupTargetAssignmentMember",
+        GROUP_MEMBER,
+        value(
+            "StreamsGroupTargetAssignmentMemberValue",
+            STREAMS_TARGET_MEMBER,
+        ),
+    ),
     // StreamsGroupCurrentMemberAssignmentKey/Value.json
     rt(
         22,
         "StreamsGroupCurrentMemberAssignment",
         GROUP_MEMBER,
-        Some(value(
+        value(
             "StreamsGroupCurrentMemberAssignmentValue",
             STREAMS_ASSIGNMENT,
-        )),
+        ),
     ),
-    // StreamsGroupTopologyKey.json (value: named, shown raw)
-    rt(23, "StreamsGroupTopology", GROUP, None),
-    // StreamsGroupTargetAssignmentResolvedTopicIdsKey.json (value: named, shown raw)
+    // StreamsGroupTopologyKey/Value.json
+    rt(
+        23,
+        "StreamsGroupTopology",
+        GROUP,
+        value("StreamsGroupTopologyValue", STREAMS_TOPOLOGY),
+    ),
+    // StreamsGroupTargetAssignmentResolvedTopicIdsKey/Value.json
     rt(
         24,
         "StreamsGroupTargetAssignmentResolvedTopicIds",
         GROUP,
-        None,
+        value(
+            "StreamsGroupTargetAssignmentResolvedTopicIdsValue",
+            STREAMS_RESOLVED_TOPIC_IDS,
+        ),
     ),
 ];
 
@@ -392,13 +531,13 @@ pub static SHARE_RECORDS: &[RecordType] = &[
         0,
         "ShareSnapshot",
         SHARE_KEY,
-        Some(value("ShareSnapshotValue", SHARE_SNAPSHOT)),
+        value("ShareSnapshotValue", SHARE_SNAPSHOT),
     ),
     rt(
         1,
         "ShareUpdate",
         SHARE_KEY,
-        Some(value("ShareUpdateValue", SHARE_UPDATE)),
+        value("ShareUpdateValue", SHARE_UPDATE),
     ),
 ];
 
@@ -407,15 +546,7 @@ pub const SHARE_GROUP_STATE_TOPIC: &str = "__share_group_state";
 
 /// The name of a group coordinator record type (0..=2 included).
 pub fn group_record_name(id: i16) -> String {
-    match id {
-        0 => "LegacyOffsetCommit".into(),
-        1 => "OffsetCommit".into(),
-        2 => "GroupMetadata".into(),
-        _ => GROUP_RECORDS
-            .iter()
-            .find(|r| r.id == id)
-            .map_or_else(|| format!("unknown({id})"), |r| r.name.to_string()),
-    }
+    group_record_type(id).map_or_else(|| format!("unknown({id})"), |r| r.name.to_string())
 }
 
 /// The share state delivery states (`RecordState`: 0 Available, 1
@@ -442,6 +573,12 @@ pub struct CoordinatorRecord {
     pub value: Option<(i16, Value)>,
     /// Why the key or value does not decode.
     pub error: Option<String>,
+    /// The decode error behind `error` (not set for a record type klog
+    /// does not know, which Kafka's loader skips).
+    pub fault: Option<DecodeError>,
+    /// Bytes after the key's or value's last field: Kafka's reader
+    /// (`CoordinatorRecordSerde.readMessage`) does not look at them.
+    pub trailing_bytes: u64,
 }
 
 /// Decode a coordinator record of `table` (GROUP_RECORDS or SHARE_RECORDS).
@@ -462,6 +599,8 @@ pub fn decode(
                 key: None,
                 value: None,
                 error: Some(e.to_string()),
+                fault: Some(e),
+                trailing_bytes: 0,
             }
         }
     };
@@ -472,6 +611,8 @@ pub fn decode(
             key: None,
             value: value.map(|v| (-1, json!({"raw": hex(v)}))),
             error: Some(format!("record type {record_type} is not one klog knows")),
+            fault: None,
+            trailing_bytes: 0,
         };
     };
     let mut out = CoordinatorRecord {
@@ -480,12 +621,17 @@ pub fn decode(
         key: None,
         value: None,
         error: None,
+        fault: None,
+        trailing_bytes: 0,
     };
-    let key_at = c.position();
-    match rt.key.decode(c.rest(), key_at, 0) {
-        Ok(k) => out.key = Some(k),
+    match rt.key.decode_prefix(&mut c, 0) {
+        Ok(k) => {
+            out.key = Some(k);
+            out.trailing_bytes = c.remaining() as u64;
+        }
         Err(e) => {
             out.error = Some(format!("key: {e}"));
+            out.fault = Some(e);
             return out;
         }
     }
@@ -495,48 +641,56 @@ pub fn decode(
         Ok(x) => x,
         Err(e) => {
             out.error = Some(format!("value: {e}"));
+            out.fault = Some(e);
             return out;
         }
     };
-    let body_at = vc.position();
-    match &rt.value {
-        Some(schema) => match schema.decode(vc.rest(), body_at, version) {
-            Ok(d) => out.value = Some((version, d)),
-            Err(e) => {
-                out.value = Some((version, json!({"raw": hex(v)})));
-                out.error = Some(format!("value: {e}"));
-            }
-        },
-        None => out.value = Some((version, json!({"raw": hex(v)}))),
+    match rt.value.decode_prefix(&mut vc, version) {
+        Ok(d) => {
+            out.value = Some((version, d));
+            out.trailing_bytes += vc.remaining() as u64;
+        }
+        Err(e) => {
+            out.value = Some((version, json!({"raw": hex(v)})));
+            out.error = Some(format!("value: {e}"));
+            out.fault = Some(e);
+        }
     }
     out
 }
 
 impl CoordinatorRecord {
-    /// The `decoded` JSON of dump-segment: `{"key": {...}, "value": {...}}`.
+    /// The `decoded` JSON of dump-segment, shaped like `kafka-dump-log
+    /// --offsets-decoder` prints it (`CoordinatorRecordMessageFormatter`):
+    /// `{"key": {"type", "record_type", "data"}, "value": {"version",
+    /// "data"}}` (the value `"tombstone"` when null), plus `error`. The
+    /// fields sit under `data` because a schema may have a field named like
+    /// the envelope's (ConsumerGroupRegularExpressionValue has `Version`).
     pub fn to_json(&self) -> Value {
         let mut k = serde_json::Map::new();
         k.insert("type".into(), self.name.clone().into());
         k.insert("record_type".into(), self.record_type.into());
-        if let Some(Value::Object(fields)) = &self.key {
-            k.extend(fields.clone());
+        if let Some(fields) = &self.key {
+            k.insert("data".into(), fields.clone());
         }
         let v = match &self.value {
             None => json!("tombstone"),
-            Some((version, d)) => {
-                let mut o = serde_json::Map::new();
-                o.insert("version".into(), (*version).into());
-                if let Value::Object(fields) = d {
-                    o.extend(fields.clone());
-                }
-                Value::Object(o)
+            // A value of an unknown type: its bytes.
+            Some((-1, d)) => d.clone(),
+            // A value that does not decode: its version and bytes.
+            Some((version, d)) if self.error.is_some() => {
+                json!({"version": version, "raw": d.get("raw")})
             }
+            Some((version, d)) => json!({"version": version, "data": d}),
         };
         let mut out = serde_json::Map::new();
         out.insert("key".into(), Value::Object(k));
         out.insert("value".into(), v);
         if let Some(e) = &self.error {
             out.insert("error".into(), e.clone().into());
+        }
+        if self.trailing_bytes > 0 {
+            out.insert("trailing_bytes".into(), self.trailing_bytes.into());
         }
         Value::Object(out)
     }
@@ -568,5 +722,125 @@ mod tests {
         assert!(t.value.is_none() && t.error.is_none());
         let bad = decode(GROUP_RECORDS, &[0, 3, 0, 1, b'g'], Some(&[0, 9, 0]), 0);
         assert!(bad.error.unwrap().contains("version 9"));
+        // Bytes after the fields are not read (CoordinatorRecordSerde.readMessage).
+        let extra = decode(
+            GROUP_RECORDS,
+            &[0, 3, 0, 1, b'g', 9],
+            Some(&[0, 0, 0, 0, 0, 5, 0, 7, 7]),
+            0,
+        );
+        assert_eq!((extra.error, extra.trailing_bytes), (None, 3));
+    }
+
+    /// A string at `version`: compact in the flexible version 4, else int16-prefixed.
+    fn string(out: &mut Vec<u8>, s: &str, version: i16) {
+        if version >= 4 {
+            out.push(s.len() as u8 + 1);
+        } else {
+            out.extend((s.len() as i16).to_be_bytes());
+        }
+        out.extend(s.as_bytes());
+    }
+
+    #[test]
+    fn classic_tables_read_what_the_replay_reads() {
+        for version in 0..=4i16 {
+            // OffsetCommitValue: offset, leaderEpoch (v3+), metadata,
+            // commitTimestamp, expireTimestamp (v1), tags (v4).
+            let mut v = version.to_be_bytes().to_vec();
+            v.extend(7i64.to_be_bytes());
+            if version >= 3 {
+                v.extend(5i32.to_be_bytes());
+            }
+            string(&mut v, "m", version);
+            v.extend(1_700i64.to_be_bytes());
+            if version == 1 {
+                v.extend(99i64.to_be_bytes());
+            }
+            if version >= 4 {
+                v.push(0);
+            }
+            let hand = crate::offsets::decode_offset_commit_value(&v, 0).unwrap();
+            let table = group_record_type(1)
+                .unwrap()
+                .value
+                .decode(&v[2..], 2, version)
+                .unwrap();
+            assert_eq!(table["offset"], hand.offset);
+            assert_eq!(table["metadata"], hand.metadata.as_str());
+            assert_eq!(table["commitTimestamp"], hand.commit_timestamp);
+            assert_eq!(
+                table.get("expireTimestamp").and_then(Value::as_i64),
+                hand.expire_timestamp
+            );
+            assert_eq!(
+                table
+                    .get("leaderEpoch")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(-1),
+                i64::from(hand.leader_epoch)
+            );
+
+            // GroupMetadataValue with one member.
+            let mut g = version.to_be_bytes().to_vec();
+            string(&mut g, "consumer", version);
+            g.extend(3i32.to_be_bytes());
+            string(&mut g, "range", version);
+            string(&mut g, "m-1", version);
+            if version >= 2 {
+                g.extend(1_800i64.to_be_bytes());
+            }
+            if version >= 4 {
+                g.push(2);
+            } else {
+                g.extend(1i32.to_be_bytes());
+            }
+            string(&mut g, "m-1", version);
+            if version >= 3 {
+                string(&mut g, "i-1", version);
+            }
+            string(&mut g, "c", version);
+            string(&mut g, "/h", version);
+            if version >= 1 {
+                g.extend(30i32.to_be_bytes());
+            }
+            g.extend(10i32.to_be_bytes());
+            for _ in 0..2 {
+                // subscription, assignment: empty bytes.
+                if version >= 4 {
+                    g.push(1);
+                } else {
+                    g.extend(0i32.to_be_bytes());
+                }
+            }
+            if version >= 4 {
+                g.extend([0, 0]); // the member's and the value's tags
+            }
+            let hand = crate::offsets::group::decode_group_metadata(&g, 0).unwrap();
+            let table = group_record_type(2)
+                .unwrap()
+                .value
+                .decode(&g[2..], 2, version)
+                .unwrap();
+            assert_eq!(hand.trailing_bytes, 0);
+            assert_eq!(table["protocolType"], hand.protocol_type.as_str());
+            assert_eq!(table["generation"], hand.generation);
+            assert_eq!(table["leader"], hand.leader.as_deref().unwrap());
+            assert_eq!(
+                table.get("currentStateTimestamp").and_then(Value::as_i64),
+                hand.current_state_timestamp
+            );
+            let (m, hm) = (&table["members"][0], &hand.members[0]);
+            assert_eq!(m["clientHost"], hm.client_host.as_str());
+            assert_eq!(m["sessionTimeout"], hm.session_timeout_ms);
+            assert_eq!(
+                m.get("groupInstanceId").and_then(Value::as_str),
+                hm.group_instance_id.as_deref()
+            );
+            assert_eq!(
+                m.get("rebalanceTimeout").and_then(Value::as_i64),
+                hm.rebalance_timeout_ms.map(i64::from)
+            );
+        }
     }
 }

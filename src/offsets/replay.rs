@@ -648,6 +648,12 @@ impl Replay {
             OffsetsKey::Other { record_type } => {
                 *self.stats.skipped_types.entry(record_type).or_default() += 1;
                 let rec = records::decode(records::GROUP_RECORDS, key, value, at);
+                // A record of a known type that does not decode fails
+                // Kafka's load of the partition (CoordinatorLoaderImpl
+                // rethrows all but UnknownRecordTypeException): not applied.
+                if let Some(e) = rec.fault {
+                    return Err(e);
+                }
                 if let Some(k) = &rec.key {
                     let id = (record_type, k.to_string());
                     if rec.value.is_none() {

@@ -34,6 +34,10 @@ pub fn all() -> Vec<(&'static str, schemars::Schema)> {
         entry::<cmd::stats::StatsReport>(),
         entry::<cmd::transactions::TransactionsReport>(),
         entry::<cmd::verify_crc::VerifyReport>(),
+        (
+            "verify-crc-recovery-preview",
+            schema_of::<cmd::verify_crc::RecoveryReport>(),
+        ),
     ]
 }
 

@@ -203,9 +203,7 @@ impl Table {
             })
             .collect();
         let numeric: Vec<bool> = self.columns.iter().map(|c| c.numeric).collect();
-        let mut out = String::new();
-        out.push_str(&render_aligned(&headers, &rows, &numeric));
-        out
+        render_aligned(&headers, &rows, &numeric)
     }
 
     /// CSV: field names as the header, null as an empty field.

@@ -7,7 +7,7 @@
 //! the directory (restated in the constants) and Kafka's rule (named in the
 //! comment), not taken from klog's output.
 
-use crate::support::{stderr, stdout, TestEnv};
+use crate::support::{document, stderr, stdout, TestEnv};
 
 const DIR: &str = "fixtures/broker";
 
@@ -103,11 +103,12 @@ fn kafka_offsets() -> Vec<(&'static str, &'static str, i64, i64)> {
     ]
 }
 
+/// Run `klog ARGS` (ARGS[0] the command, with `--format json`): the exit
+/// code and its one JSON document.
 fn json(env: &TestEnv, args: &[&str]) -> (Option<i32>, serde_json::Value) {
     let o = env.run(args, None);
-    let v = serde_json::from_str(&stdout(&o))
-        .unwrap_or_else(|e| panic!("klog {args:?}: {e}: {}", stderr(&o)));
-    (o.status.code(), v)
+    assert!(!o.stdout.is_empty(), "klog {args:?}: {}", stderr(&o));
+    (o.status.code(), document(&o, args[0]))
 }
 
 /// The findings above the note severity (preallocated slots and a marker with
@@ -163,9 +164,10 @@ fn transactions_finds_nothing_and_gives_kafkas_producer_state() {
     let env = TestEnv::new();
     let (code, v) = json(&env, &["transactions", "--format", "json", DIR]);
     assert_eq!(code, Some(0), "{v}");
+    // Every partition's findings are the document's.
+    let bad = warnings_and_errors(&v["findings"]);
+    assert!(bad.is_empty(), "{bad:?}");
     for p in v["partitions"].as_array().unwrap() {
-        let bad = warnings_and_errors(&p["findings"]);
-        assert!(bad.is_empty(), "{}-{}: {bad:?}", p["topic"], p["partition"]);
         // orders-0's snapshots hold producer 1000 only: producer 900 expired
         // (ProducerStateManager.removeExpiredProducers) before the rolls, and
         // an absent expired producer is no mismatch.
@@ -179,8 +181,8 @@ fn transactions_finds_nothing_and_gives_kafkas_producer_state() {
         );
         if topic != "__consumer_offsets" {
             let (log_end, _, last_stable) = ends(topic, partition);
-            assert_eq!(p["log_end"], log_end, "{topic}-{partition}");
-            assert_eq!(p["last_stable"], last_stable, "{topic}-{partition}");
+            assert_eq!(p["log_end_offset"], log_end, "{topic}-{partition}");
+            assert_eq!(p["last_stable_offset"], last_stable, "{topic}-{partition}");
         }
     }
     // TV2: every marker carries the epoch + 1 and the broker takes it as the
@@ -198,7 +200,7 @@ fn transactions_finds_nothing_and_gives_kafkas_producer_state() {
         .find(|p| p["producer_id"] == 4000)
         .unwrap();
     assert_eq!(
-        producer["epoch"],
+        producer["producer_epoch"],
         LEDGER0_FIRST_EPOCH + LEDGER0_TXN_RECORDS.len() as i64
     );
 }
@@ -207,7 +209,8 @@ fn transactions_finds_nothing_and_gives_kafkas_producer_state() {
 fn replayed(env: &TestEnv) -> Vec<(String, String, i64, i64)> {
     let (code, v) = json(env, &["replay-offsets", "--format", "json", DIR]);
     assert_eq!(code, Some(0), "{v}");
-    v.as_array()
+    v["offsets"]
+        .as_array()
         .unwrap()
         .iter()
         .map(|r| {
@@ -215,7 +218,7 @@ fn replayed(env: &TestEnv) -> Vec<(String, String, i64, i64)> {
                 r["group"].as_str().unwrap().to_string(),
                 r["topic"].as_str().unwrap().to_string(),
                 r["partition"].as_i64().unwrap(),
-                r["offset"].as_i64().unwrap(),
+                r["committed_offset"].as_i64().unwrap(),
             )
         })
         .collect()
@@ -251,7 +254,7 @@ fn check_lag(env: &TestEnv, isolation: &str, keys: Option<&[Key]>) {
     );
     assert_eq!(code, Some(0), "{v}");
     let wanted = |g: &str, t: &str, p: i64| keys.is_none_or(|k| k.contains(&(g, t, p)));
-    let rows: Vec<_> = v
+    let rows: Vec<_> = v["partitions"]
         .as_array()
         .unwrap()
         .iter()
@@ -278,13 +281,13 @@ fn check_lag(env: &TestEnv, isolation: &str, keys: Option<&[Key]>) {
         assert_eq!(r["group"], *group, "{r}");
         assert_eq!(r["topic"], *topic, "{r}");
         assert_eq!(r["partition"], *partition, "{r}");
-        assert_eq!(r["committed"], *committed, "{isolation}: {r}");
-        assert_eq!(r["log_end"], log_end, "{r}");
+        assert_eq!(r["committed_offset"], *committed, "{isolation}: {r}");
+        assert_eq!(r["log_end_offset"], log_end, "{r}");
         assert_eq!(r["high_watermark"], hw, "{r}");
         assert_eq!(r["lag"], end - committed, "{isolation}: {r}");
         assert_eq!(r["status"], "ok", "{r}");
         if isolation == "read-committed" {
-            assert_eq!(r["last_stable"], lso, "{r}");
+            assert_eq!(r["last_stable_offset"], lso, "{r}");
         }
     }
 }
@@ -318,7 +321,7 @@ fn replay_reads_each_group_from_its_partition() {
     let env = TestEnv::new();
     let (code, v) = json(&env, &["replay-offsets", "--format", "json", DIR]);
     assert_eq!(code, Some(0), "{v}");
-    for r in v.as_array().unwrap() {
+    for r in v["offsets"].as_array().unwrap() {
         let group = r["group"].as_str().unwrap();
         assert_eq!(r["log_partition"], offsets_partition(group), "{r}");
     }

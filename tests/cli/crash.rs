@@ -728,9 +728,9 @@ fn hostile_inputs() {
     let o = run(&["verify-crc", linked.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0));
     assert!(
-        text(&o.stdout).contains("checked 1 files"),
+        text(&o.stderr).contains("checked 1 files"),
         "{}",
-        text(&o.stdout)
+        text(&o.stderr)
     );
     // A dangling one is an error finding, not a silently shorter log (and
     // not the end of the run: the rest is still checked).

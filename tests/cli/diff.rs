@@ -1,4 +1,4 @@
-use crate::support::{check_golden, stdout, TestEnv};
+use crate::support::{check_golden, document, stdout, TestEnv};
 
 #[test]
 fn identical_copies_exit_0() {
@@ -35,14 +35,17 @@ fn a_flipped_byte_and_a_torn_tail() {
         None,
     );
     assert_eq!(o.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = document(&o, "diff");
     assert_eq!(v["divergence"]["offset"], 125);
     assert!(
         v["divergence"]["a"].is_null(),
         "the truncated copy ends there"
     );
     assert_eq!(
-        (v["end_a"].as_i64(), v["end_b"].as_i64()),
+        (
+            v["log_end_offset_a"].as_i64(),
+            v["log_end_offset_b"].as_i64()
+        ),
         (Some(125), Some(128))
     );
     assert!(v["verdict"].as_str().unwrap().starts_with("keep B"));

@@ -1,4 +1,4 @@
-use crate::support::{check_golden, stderr, stdout, TestEnv};
+use crate::support::{check_golden, dump_batches, dump_entries, stderr, stdout, TestEnv};
 
 #[test]
 fn partition_text_with_records() {
@@ -196,7 +196,10 @@ fn layout_annotates_every_field() {
         ],
         None,
     );
-    let v: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    let entries = dump_entries(&o);
+    assert_eq!(entries.len(), 1, "--max-batches 1");
+    let v = &entries[0];
+    assert_eq!(v["type"], "layout");
     let total: usize = v["fields"]
         .as_array()
         .unwrap()
@@ -232,10 +235,10 @@ fn read_committed_hides_aborted_and_stops_at_the_last_stable_offset() {
         ],
         None,
     );
-    let offsets: Vec<i64> = stdout(&o)
-        .lines()
-        .flat_map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["records"]
+    let offsets: Vec<i64> = dump_batches(&o)
+        .iter()
+        .flat_map(|b| {
+            b["records"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -259,7 +262,7 @@ fn read_committed_hides_aborted_and_stops_at_the_last_stable_offset() {
         ],
         None,
     );
-    let n = stdout(&o).lines().count();
+    let n = dump_entries(&o).len();
     assert_eq!(n, 2, "two data batches, their markers hidden");
 }
 
@@ -343,5 +346,48 @@ fn transaction_index_and_snapshot_files() {
         ),
         "{}",
         stdout(&o)
+    );
+}
+
+#[test]
+fn max_batches_counts_per_path_across_a_folders_segments() {
+    let env = TestEnv::new();
+    let files = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["dump-segment", "--format", "json", "--batches-only"];
+        all.extend_from_slice(args);
+        let o = env.run(&all, None);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        dump_batches(&o)
+            .iter()
+            .map(|b| b["file"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let first = "fixtures/data/orders-0/00000000000000000000.log";
+    let second = "fixtures/data/orders-0/00000000000000000090.log";
+    let everything = files(&["fixtures/data/orders-0"]);
+    let in_first = everything.iter().filter(|f| *f == first).count();
+    assert!(in_first > 0 && everything.len() > in_first + 2);
+    // Two more than the first segment holds: all of it, then two of the second.
+    let limit = in_first + 2;
+    let shown = files(&[
+        "--max-batches",
+        &limit.to_string(),
+        "fixtures/data/orders-0",
+    ]);
+    assert_eq!(shown.len(), limit);
+    assert_eq!(shown.iter().filter(|f| *f == second).count(), 2);
+    // Each path given has its own count.
+    let shown = files(&[
+        "--max-batches",
+        "1",
+        "fixtures/data/orders-0",
+        "fixtures/data/payments.eu-west-1",
+    ]);
+    assert_eq!(
+        shown,
+        [
+            first,
+            "fixtures/data/payments.eu-west-1/00000000000000000000.log"
+        ]
     );
 }

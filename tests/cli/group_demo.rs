@@ -57,10 +57,15 @@ fn keep_leaves_a_valid_directory_to_explore() {
         Some(0)
     );
     let o = env.run(&["replay-offsets", "--format", "json", "kept"], None);
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = crate::support::document_rows(&o, "replay-offsets", "offsets");
     let table: Vec<(&str, u64)> = rows
         .iter()
-        .map(|r| (r["group"].as_str().unwrap(), r["offset"].as_u64().unwrap()))
+        .map(|r| {
+            (
+                r["group"].as_str().unwrap(),
+                r["committed_offset"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(table, [("courier", 4), ("kitchen", 7)]);
     // A second run over what the first kept starts clean.

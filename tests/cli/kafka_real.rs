@@ -16,7 +16,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{copy_dir, repo, stderr, stdout};
+use crate::support::{copy_dir, document, dump_entries, repo, stderr, stdout};
 
 fn source() -> PathBuf {
     std::env::var_os("KLOG_KAFKA_REAL")
@@ -62,7 +62,8 @@ impl Real {
             .unwrap()
     }
 
-    /// Run klog, require exit 0, parse stdout as one JSON value.
+    /// Run klog (ARGS[0] the command, with `--format json`), require exit
+    /// 0, return its one JSON document.
     fn json(&self, args: &[&str]) -> Value {
         let o = self.run(args);
         assert_eq!(
@@ -71,22 +72,22 @@ impl Real {
             "klog {args:?}: stderr: {}",
             stderr(&o)
         );
-        serde_json::from_str(&stdout(&o)).unwrap()
+        document(&o, args[0])
     }
 
-    /// Run klog, require exit 0, parse stdout as one JSON value per line.
-    fn json_lines(&self, args: &[&str]) -> Vec<Value> {
-        let o = self.run(args);
+    /// Run `klog dump-segment --format json ARGS`, require exit 0, return
+    /// its entries (batches or index entries).
+    fn dump(&self, args: &[&str]) -> Vec<Value> {
+        let mut all = vec!["dump-segment", "--format", "json"];
+        all.extend_from_slice(args);
+        let o = self.run(&all);
         assert_eq!(
             o.status.code(),
             Some(0),
-            "klog {args:?}: stderr: {}",
+            "klog {all:?}: stderr: {}",
             stderr(&o)
         );
-        stdout(&o)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        dump_entries(&o)
     }
 
     fn expected(&self, rel: &str) -> String {
@@ -238,9 +239,9 @@ fn replay_offsets_matches_kafka_committed_offsets() {
     let r = Real::new();
     let kafka = kafka_groups(&r);
     for b in brokers() {
-        let rows = r.json(&["replay-offsets", "--format", "json", b]);
+        let doc = r.json(&["replay-offsets", "--format", "json", b]);
         let mut klog: BTreeMap<String, BTreeMap<(String, i64), i64>> = BTreeMap::new();
-        for row in rows.as_array().unwrap() {
+        for row in doc["offsets"].as_array().unwrap() {
             klog.entry(row["group"].as_str().unwrap().to_string())
                 .or_default()
                 .insert(
@@ -248,7 +249,7 @@ fn replay_offsets_matches_kafka_committed_offsets() {
                         row["topic"].as_str().unwrap().to_string(),
                         row["partition"].as_i64().unwrap(),
                     ),
-                    row["offset"].as_i64().unwrap(),
+                    row["committed_offset"].as_i64().unwrap(),
                 );
         }
         let want: BTreeMap<String, BTreeMap<(String, i64), i64>> = kafka
@@ -284,9 +285,9 @@ fn lag_matches_consumer_groups_describe() {
 
 fn lag_matches_describe_on(r: &Real, broker: &str) {
     let kafka = kafka_groups(r);
-    let rows = r.json(&["lag", "--format", "json", broker]);
+    let doc = r.json(&["lag", "--format", "json", broker]);
     let mut klog: BTreeMap<(String, String, i64), &Value> = BTreeMap::new();
-    for row in rows.as_array().unwrap() {
+    for row in doc["partitions"].as_array().unwrap() {
         klog.insert(
             (
                 row["group"].as_str().unwrap().to_string(),
@@ -309,7 +310,7 @@ fn lag_matches_describe_on(r: &Real, broker: &str) {
                 .get(&key)
                 .unwrap_or_else(|| panic!("{broker}: klog lag has no row for {key:?}"));
             for (col, field) in [
-                ("CURRENT-OFFSET", "committed"),
+                ("CURRENT-OFFSET", "committed_offset"),
                 ("LOG-END-OFFSET", "high_watermark"),
                 ("LAG", "lag"),
             ] {
@@ -334,7 +335,7 @@ fn lag_read_committed_matches_kafka_last_stable_offset() {
     let r = Real::new();
     let kafka = kafka_groups(&r);
     for broker in ["broker-1", "broker-2"] {
-        let rows = r.json(&[
+        let doc = r.json(&[
             "lag",
             "--format",
             "json",
@@ -342,8 +343,9 @@ fn lag_read_committed_matches_kafka_last_stable_offset() {
             "read-committed",
             broker,
         ]);
+        assert_eq!(doc["isolation"], "read-committed");
         let mut seen = 0;
-        for row in rows.as_array().unwrap() {
+        for row in doc["partitions"].as_array().unwrap() {
             let group = row["group"].as_str().unwrap();
             let key = (
                 row["topic"].as_str().unwrap().to_string(),
@@ -351,7 +353,7 @@ fn lag_read_committed_matches_kafka_last_stable_offset() {
             );
             let want = &kafka[group][&key];
             assert_eq!(
-                row["last_stable"], want["last_stable_offset"],
+                row["last_stable_offset"], want["last_stable_offset"],
                 "{broker} {group} {key:?}: LSO"
             );
             assert_eq!(
@@ -396,13 +398,13 @@ fn lag_log_start_matches_list_offsets_earliest() {
             )
         })
         .collect();
-    let rows = r.json(&["lag", "--format", "json", "broker-1"]);
-    for row in rows.as_array().unwrap() {
+    let doc = r.json(&["lag", "--format", "json", "broker-1"]);
+    for row in doc["partitions"].as_array().unwrap() {
         let key = (
             row["topic"].as_str().unwrap().to_string(),
             row["partition"].as_i64().unwrap(),
         );
-        assert_eq!(row["log_start"], by_tp[&key]["earliest"], "{key:?}");
+        assert_eq!(row["log_start_offset"], by_tp[&key]["earliest"], "{key:?}");
         assert_eq!(
             row["high_watermark"], by_tp[&key]["latest_read_uncommitted"],
             "{key:?}"
@@ -431,8 +433,8 @@ fn info_matches_list_offsets() {
     }
     let mut compared = std::collections::BTreeSet::new();
     for broker in ["broker-1", "broker-2"] {
-        let info = r.json_lines(&["info", "--format", "json", broker]);
-        for p in info[0]["partitions"].as_array().unwrap() {
+        let info = r.json(&["info", "--format", "json", broker]);
+        for p in info["directories"][0]["partitions"].as_array().unwrap() {
             let key = (
                 p["topic"].as_str().unwrap().to_string(),
                 p["partition"].as_i64().unwrap(),
@@ -444,13 +446,16 @@ fn info_matches_list_offsets() {
                 );
                 continue;
             };
-            assert_eq!(p["log_start"], k["earliest"], "{broker} {key:?} log start");
+            assert_eq!(
+                p["log_start_offset"], k["earliest"],
+                "{broker} {key:?} log start"
+            );
             assert_eq!(
                 p["high_watermark"], k["latest_read_uncommitted"],
                 "{broker} {key:?} HW"
             );
             assert_eq!(
-                p["log_end"], k["latest_read_uncommitted"],
+                p["log_end_offset"], k["latest_read_uncommitted"],
                 "{broker} {key:?} log end"
             );
             compared.insert(key);
@@ -505,11 +510,19 @@ fn diff_of_replicas_matches_their_dump_logs() {
             let (ka, kb) = (kafka_batches(&r, &a), kafka_batches(&r, &b));
             let common = ka.iter().zip(&kb).take_while(|(x, y)| x == y).count();
             let o = r.run(&["diff", "--format", "json", &a, &b]);
-            let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+            let v = document(&o, "diff");
             assert_eq!(v["identical"], ka == kb, "{a} vs {b}: {v}");
             assert_eq!(v["common_batches"], common, "{a} vs {b}: {v}");
-            assert_eq!(v["end_a"], ka.last().map_or(0, |x| x.1 + 1), "{a}: {v}");
-            assert_eq!(v["end_b"], kb.last().map_or(0, |x| x.1 + 1), "{b}: {v}");
+            assert_eq!(
+                v["log_end_offset_a"],
+                ka.last().map_or(0, |x| x.1 + 1),
+                "{a}: {v}"
+            );
+            assert_eq!(
+                v["log_end_offset_b"],
+                kb.last().map_or(0, |x| x.1 + 1),
+                "{b}: {v}"
+            );
             assert_eq!(
                 o.status.code(),
                 Some(if ka == kb { 0 } else { 1 }),
@@ -574,7 +587,8 @@ fn compare_segment(r: &Real, seg: &str, data_topic: bool) -> usize {
         "dump-log/{}.txt",
         seg.strip_suffix(".log").unwrap()
     ));
-    let klog = r.json_lines(&["dump-segment", "--format", "json", seg]);
+    let klog = r.dump(&[seg]);
+    assert!(klog.iter().all(|e| e["type"] == "batch"), "{seg}");
     let batches: Vec<&str> = kafka
         .lines()
         .filter(|l| l.starts_with("baseOffset:"))
@@ -755,14 +769,7 @@ fn dump_segment_isolation_matches_what_consumers_received() {
         let iso = read["isolation"].as_str().unwrap().replace('_', "-");
         let dir = format!("broker-1/{topic}-{}", read["partition"]);
         let klog: Vec<i64> = r
-            .json_lines(&[
-                "dump-segment",
-                "--format",
-                "json",
-                "--isolation",
-                &iso,
-                &dir,
-            ])
+            .dump(&["--isolation", &iso, &dir])
             .iter()
             .filter(|b| !b["is_control"].as_bool().unwrap())
             .flat_map(|b| b["records"].as_array().unwrap().clone())
@@ -839,7 +846,7 @@ fn dump_segment_index_entries_match_dump_log() {
                     }
                 }
                 let klog: Vec<(i64, i64)> = r
-                    .json_lines(&["dump-segment", "--format", "json", &rel])
+                    .dump(&[&rel])
                     .iter()
                     .map(|e| {
                         if suffix == ".index" {
@@ -884,15 +891,12 @@ fn tx_rows(text: &str) -> Vec<BTreeMap<String, String>> {
         .collect()
 }
 
-fn klog_partition<'a>(report: &'a [Value], topic: &str) -> &'a Value {
-    report
+fn klog_partition<'a>(report: &'a Value, topic: &str) -> &'a Value {
+    report["partitions"]
+        .as_array()
+        .unwrap()
         .iter()
-        .find_map(|v| {
-            v["partitions"]
-                .as_array()?
-                .iter()
-                .find(|p| p["topic"] == topic)
-        })
+        .find(|p| p["topic"] == topic)
         .unwrap_or_else(|| panic!("klog transactions shows no {topic} partition"))
 }
 
@@ -902,11 +906,7 @@ fn klog_partition<'a>(report: &'a [Value], topic: &str) -> &'a Value {
 #[test]
 fn transactions_producers_and_lso_match_kafka() {
     let r = Real::new();
-    let o = r.run(&["transactions", "--format", "json", "broker-1/txn-0"]);
-    let report: Vec<Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let report = r.json(&["transactions", "--format", "json", "broker-1/txn-0"]);
     let p = klog_partition(&report, "txn");
     let offsets = r.expected_json("list-offsets.json");
     let txn = offsets
@@ -915,8 +915,8 @@ fn transactions_producers_and_lso_match_kafka() {
         .iter()
         .find(|p| p["topic"] == "txn")
         .unwrap();
-    assert_eq!(p["last_stable"], txn["latest_read_committed"]);
-    assert_eq!(p["log_end"], txn["latest_read_uncommitted"]);
+    assert_eq!(p["last_stable_offset"], txn["latest_read_committed"]);
+    assert_eq!(p["log_end_offset"], txn["latest_read_uncommitted"]);
     let kafka = tx_rows(&r.expected("tools/transactions-describe-producers-txn-0.txt"));
     let producers = p["producers"].as_array().unwrap();
     assert_eq!(producers.len(), kafka.len());
@@ -927,7 +927,7 @@ fn transactions_producers_and_lso_match_kafka() {
             .find(|x| x["producer_id"] == id)
             .unwrap_or_else(|| panic!("klog has no producer {id}"));
         assert_eq!(
-            k["epoch"].as_i64().unwrap().to_string(),
+            k["producer_epoch"].as_i64().unwrap().to_string(),
             row["ProducerEpoch"],
             "producer {id}"
         );
@@ -952,16 +952,12 @@ fn transactions_producers_and_lso_match_kafka() {
 fn transactions_last_sequence_matches_describe_producers() {
     let r = Real::new();
     for topic in ["txn", "idempotent"] {
-        let o = r.run(&[
+        let report = r.json(&[
             "transactions",
             "--format",
             "json",
             &format!("broker-1/{topic}-0"),
         ]);
-        let report: Vec<Value> = stdout(&o)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
         let p = klog_partition(&report, topic);
         for row in tx_rows(&r.expected(&format!(
             "tools/transactions-describe-producers-{topic}-0.txt"
@@ -1011,24 +1007,16 @@ fn transactions_report_no_problem_kafka_does_not_see() {
 #[test]
 fn transactions_coordinator_view_matches_describe() {
     let r = Real::new();
-    let o = r.run(&[
+    let report = r.json(&[
         "transactions",
         "--format",
         "json",
         "broker-1/__transaction_state-0",
         "broker-1/__transaction_state-1",
     ]);
-    let report: Vec<Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let coordinator: Vec<&Value> = report
-        .iter()
-        .filter_map(|v| v.get("coordinator"))
-        .filter(|c| !c.is_null())
-        .collect();
-    assert_eq!(coordinator.len(), 1, "{report:?}");
-    let ids = coordinator[0].as_array().unwrap();
+    let ids = report["coordinator"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no coordinator view: {report}"));
     let mut compared = 0;
     for id in ["tx-commit", "tx-abort", "tx-open", "ctp-app-tx"] {
         let rows = tx_rows(&r.expected(&format!("tools/transactions-describe-{id}.txt")));
@@ -1093,7 +1081,8 @@ fn groups_share_partitions_match_kafka_share_groups() {
     let v = r.json(&[
         "groups", "--format", "json", "--group", "share-g", "broker-1", "broker-2", "broker-3",
     ]);
-    let parts = v[0]["share_partitions"].as_array().unwrap();
+    let parts = v["share_partitions"].as_array().unwrap();
+    assert!(parts.iter().all(|p| p["group"] == "share-g"), "{v}");
     for row in rows {
         let (topic, partition, start) = (row[1], row[2], row[3]);
         let p = parts

@@ -1,5 +1,8 @@
-use crate::support::{check_golden, encoded, stderr, stdout, write_segment, TestEnv};
+use crate::support::{
+    check_golden, document_rows, encoded, stderr, stdout, write_segment, TestEnv,
+};
 
+/// The `partitions` rows of `klog lag --format json`.
 fn rows(env: &TestEnv, args: &[&str]) -> Vec<serde_json::Value> {
     let o = env.run(args, None);
     assert!(
@@ -7,7 +10,7 @@ fn rows(env: &TestEnv, args: &[&str]) -> Vec<serde_json::Value> {
         "{}",
         stderr(&o)
     );
-    serde_json::from_str(&stdout(&o)).unwrap()
+    document_rows(&o, "lag", "partitions")
 }
 
 fn find<'a>(
@@ -49,7 +52,7 @@ fn every_status_is_exercised() {
         (
             b["status"].as_str(),
             b["lag"].as_i64(),
-            b["log_end"].as_i64(),
+            b["log_end_offset"].as_i64(),
             b["high_watermark"].as_i64()
         ),
         (Some("ok"), Some(3), Some(30), Some(28))
@@ -61,7 +64,7 @@ fn every_status_is_exercised() {
     assert_eq!(
         (
             s["status"].as_str(),
-            s["log_start"].as_i64(),
+            s["log_start_offset"].as_i64(),
             s["pending_records"].as_u64()
         ),
         (Some("below_log_start"), Some(5), Some(5))
@@ -90,7 +93,7 @@ fn exactly_once_group_has_no_pending_records() {
     );
     let open = find(&r, "auditor", "ledger", 1);
     assert_eq!(
-        (open["lag"].as_i64(), open["last_stable"].is_null()),
+        (open["lag"].as_i64(), open["last_stable_offset"].is_null()),
         (Some(2), true)
     );
     let rc = rows(
@@ -106,12 +109,12 @@ fn exactly_once_group_has_no_pending_records() {
     );
     let open = find(&rc, "auditor", "ledger", 1);
     assert_eq!(
-        (open["last_stable"].as_i64(), open["lag"].as_i64()),
+        (open["last_stable_offset"].as_i64(), open["lag"].as_i64()),
         (Some(0), Some(0)),
         "the open transaction pins the LSO at its first offset"
     );
     assert_eq!(
-        find(&rc, "kitchen", "orders", 0)["last_stable"],
+        find(&rc, "kitchen", "orders", 0)["last_stable_offset"],
         20,
         "no transaction: LSO = log end"
     );
@@ -234,7 +237,7 @@ out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value
     // No high watermark checkpoint: end = log end = 2 records after the wrapper's 3 = 5.
     let (log_end, committed) = (3 + 2, 1);
     let g = find(&r, "g", "orders", 0);
-    assert_eq!(g["log_end"].as_i64(), Some(log_end));
+    assert_eq!(g["log_end_offset"].as_i64(), Some(log_end));
     assert_eq!(g["lag"].as_i64(), Some(log_end - committed));
     // Records at offsets 1..5: two inside the wrapper (1, 2), two in the batch (3, 4).
     assert_eq!(g["pending_records"].as_u64(), Some(2 + 2));
@@ -245,7 +248,7 @@ out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value
         (
             h["status"].as_str(),
             h["lag"].is_null(),
-            h["committed"].as_i64()
+            h["committed_offset"].as_i64()
         ),
         (Some("no_committed_offset"), true, Some(-1))
     );

@@ -33,7 +33,10 @@ fn dry_runs_do_not_need_the_lock() {
         None,
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(stdout(&o), "would delete kitchen orders-0 (was 15)\n");
+    assert_eq!(
+        stdout(&o),
+        "would delete kitchen orders-0 (was 15): tombstone to __offsets-0 at offset 14\n"
+    );
     let o = env.run(
         &[
             "verify-crc",

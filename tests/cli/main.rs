@@ -9,6 +9,7 @@ mod docs;
 mod dump_segment;
 mod eos_demo;
 mod fixtures;
+mod formats;
 mod group_demo;
 mod hostile_names;
 mod info;

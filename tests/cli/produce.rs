@@ -1,14 +1,11 @@
-use crate::support::{stderr, stdout, LockHolder, TestEnv};
+use crate::support::{dump_batches, stderr, stdout, LockHolder, TestEnv};
 
 fn dump_records(env: &TestEnv, partition: &str) -> Vec<serde_json::Value> {
     let o = env.run(&["dump-segment", "--format", "json", partition], None);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    stdout(&o)
-        .lines()
-        .flat_map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["records"].as_array().unwrap().clone()
-        })
+    dump_batches(&o)
+        .iter()
+        .flat_map(|b| b["records"].as_array().unwrap().clone())
         .collect()
 }
 
@@ -232,13 +229,9 @@ fn an_idempotent_producer_continues_its_sequence_across_batches() {
         ],
         None,
     );
-    let seqs: Vec<i64> = stdout(&o)
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["base_sequence"]
-                .as_i64()
-                .unwrap()
-        })
+    let seqs: Vec<i64> = dump_batches(&o)
+        .iter()
+        .map(|b| b["base_sequence"].as_i64().unwrap())
         .collect();
     assert_eq!(seqs, [2147483646, 0, 2], "sequences wrap at i32::MAX to 0");
     let o = env.run(&["transactions", "d"], None);

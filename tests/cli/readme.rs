@@ -1,6 +1,7 @@
 //! Every command the README shows (`$ ...` lines in code blocks) runs, and
 //! the output lines it shows appear, in order, in what the command prints
-//! (`...` stands for lines left out).
+//! (`...` stands for lines left out): its stdout, then its stderr, as a
+//! terminal shows them (klog writes its data before the summary for people).
 
 use crate::support::{copy_dir, repo, TestEnv};
 
@@ -88,7 +89,11 @@ fn every_readme_command_runs_and_prints_what_is_shown() {
             "{ctx}: exit status (mark a non-zero one `# exits N`): {stderr}"
         );
         assert!(!stderr.contains("panicked"), "{ctx}: {stderr}");
-        let actual: Vec<&str> = stdout.lines().map(str::trim_end).collect();
+        let actual: Vec<&str> = stdout
+            .lines()
+            .chain(stderr.lines())
+            .map(str::trim_end)
+            .collect();
         let mut at = 0;
         for want in ex
             .shown
@@ -99,7 +104,7 @@ fn every_readme_command_runs_and_prints_what_is_shown() {
             match actual.iter().skip(at).position(|a| *a == want) {
                 Some(i) => at += i + 1,
                 None => panic!(
-                    "{ctx}: shown line not printed (in order):\n  {want}\nactual output:\n{stdout}"
+                    "{ctx}: shown line not printed (in order):\n  {want}\nactual output:\n{stdout}{stderr}"
                 ),
             }
         }

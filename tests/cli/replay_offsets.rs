@@ -1,4 +1,6 @@
-use crate::support::{check_golden, encoded, stderr, stdout, write_segment, TestEnv};
+use crate::support::{
+    check_golden, document, document_rows, encoded, stderr, stdout, write_segment, TestEnv,
+};
 
 #[test]
 fn klog_directory_table_in_btreemap_order() {
@@ -10,19 +12,19 @@ fn klog_directory_table_in_btreemap_order() {
         "replay-offsets/groups",
     );
     // Groups come out sorted, the tombstoned group is gone, the aborted and the
-    // pending transactional commits are not applied.
+    // pending transactional commits are not applied. stdout holds the table
+    // only; the summary is on stderr.
     let text = stdout(&o);
     let groups: Vec<&str> = text
         .lines()
         .skip(1)
-        .take_while(|l| !l.starts_with("records read"))
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
     assert_eq!(
         groups,
         ["analytics", "auditor", "auditor", "courier", "kitchen"]
     );
-    assert!(stdout(&o).contains("pending: producer 7002 in __offsets-0: courier orders-0 -> 9"));
+    assert!(stderr(&o).contains("pending: producer 7002 in __offsets-0: courier orders-0 -> 9"));
 }
 
 #[test]
@@ -62,8 +64,8 @@ fn json_rows_have_the_documented_fields() {
         &["replay-offsets", "--format", "json", "fixtures/groups"],
         None,
     );
-    let rows: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let kitchen = rows
+    let doc = document(&o, "replay-offsets");
+    let kitchen = doc["offsets"]
         .as_array()
         .unwrap()
         .iter()
@@ -73,19 +75,18 @@ fn json_rows_have_the_documented_fields() {
         "group",
         "topic",
         "partition",
-        "offset",
+        "committed_offset",
         "leader_epoch",
         "metadata",
         "commit_timestamp_ms",
     ] {
         assert!(kitchen.get(field).is_some(), "{field}");
     }
-    assert_eq!(kitchen["offset"], 15);
+    assert_eq!(kitchen["committed_offset"], 15);
     assert_eq!(kitchen["metadata"], "batch-7");
-    assert!(
-        stderr(&o).contains("live keys: 5"),
-        "summary goes to stderr in JSON mode: {}",
-        stderr(&o)
+    assert_eq!(
+        doc["summary"]["live_keys"], 5,
+        "the summary is part of the one JSON document"
     );
 }
 
@@ -116,7 +117,7 @@ fn history_lists_every_event_in_log_order() {
         ],
         None,
     );
-    let events: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let events = document_rows(&o, "replay-offsets", "history");
     let kinds: Vec<&str> = events
         .iter()
         .map(|e| e["event"].as_str().unwrap())
@@ -139,13 +140,13 @@ fn as_of_replays_only_up_to_that_point() {
         ],
         None,
     );
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = document_rows(&o, "replay-offsets", "offsets");
     let table: Vec<(String, u64)> = rows
         .iter()
         .map(|r| {
             (
                 r["group"].as_str().unwrap().to_string(),
-                r["offset"].as_u64().unwrap(),
+                r["committed_offset"].as_u64().unwrap(),
             )
         })
         .collect();
@@ -170,7 +171,7 @@ fn as_of_replays_only_up_to_that_point() {
         ],
         None,
     );
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = document_rows(&o, "replay-offsets", "offsets");
     assert_eq!(rows.len(), 3, "{rows:?}");
     let o = env.run(
         &["replay-offsets", "--as-of", "soon", "fixtures/groups"],
@@ -249,8 +250,8 @@ fn undecodable_records_are_reported_and_skipped() {
     assert!(stdout(&o)
         .lines()
         .any(|l| l.starts_with("eta") && l.contains(" -1 ")));
-    // The rest of the table is intact.
-    assert!(stdout(&o).contains("bad records: 2\nwarnings: 1\n"));
+    // The rest of the table is intact; the summary (stderr) counts the problems.
+    assert!(err.contains("bad records: 2\nwarnings: 1\n"), "{err}");
     assert!(stdout(&o)
         .lines()
         .any(|l| l.starts_with("kitchen") && l.contains(" 15 ")));
@@ -272,16 +273,19 @@ fn no_offsets_topic_is_a_clear_error() {
 type Rows = Vec<((String, String, i64), i64)>;
 
 /// Replay `segment` (encoder.py script) as `__consumer_offsets-0` of a fresh
-/// directory: (exit code, JSON rows as (group, topic, partition) → offset, stderr).
-fn replay_encoded(script: &str, extra: &[&str]) -> (Option<i32>, Rows, String) {
+/// directory: (exit code, JSON rows as (group, topic, partition) → offset,
+/// stderr, the whole JSON document).
+fn replay_encoded(script: &str, extra: &[&str]) -> (Option<i32>, Rows, String, serde_json::Value) {
     let env = TestEnv::new();
     write_segment(&env.path("data"), "__consumer_offsets-0", &encoded(script));
     let mut args = vec!["replay-offsets", "--format", "json"];
     args.extend_from_slice(extra);
     args.push("data");
     let o = env.run(&args, None);
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
-    let table = rows
+    let doc = document(&o, "replay-offsets");
+    let table = doc["offsets"]
+        .as_array()
+        .unwrap()
         .iter()
         .map(|r| {
             (
@@ -290,11 +294,38 @@ fn replay_encoded(script: &str, extra: &[&str]) -> (Option<i32>, Rows, String) {
                     r["topic"].as_str().unwrap().to_string(),
                     r["partition"].as_i64().unwrap(),
                 ),
-                r["offset"].as_i64().unwrap(),
+                r["committed_offset"].as_i64().unwrap(),
             )
         })
         .collect();
-    (o.status.code(), table, stderr(&o))
+    (o.status.code(), table, stderr(&o), doc)
+}
+
+/// The summary's transactional commits: applied, aborted, superseded,
+/// cancelled, pending.
+fn txn_commits(doc: &serde_json::Value) -> [u64; 5] {
+    ["applied", "aborted", "superseded", "cancelled", "pending"]
+        .map(|k| doc["summary"][format!("txn_commits_{k}")].as_u64().unwrap())
+}
+
+/// The pending commits of the document: (offsets-topic partition, producer
+/// id, group, topic, partition, committed offset).
+fn pending(doc: &serde_json::Value) -> Vec<(i64, i64, String, String, i64, i64)> {
+    doc["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["log_partition"].as_i64().unwrap(),
+                p["producer_id"].as_i64().unwrap(),
+                p["group"].as_str().unwrap().to_string(),
+                p["topic"].as_str().unwrap().to_string(),
+                p["partition"].as_i64().unwrap(),
+                p["committed_offset"].as_i64().unwrap(),
+            )
+        })
+        .collect()
 }
 
 fn key(topic: &str, partition: i64) -> (String, String, i64) {
@@ -325,15 +356,11 @@ out = (commit(0, 'orders', 0, 10, pid=5)      # pending, record offset 0
        + control_batch(5, True, 6, 0))        # COMMIT: 4 > 3, 7 is stored
 "
     );
-    let (code, table, err) = replay_encoded(&script, &[]);
+    let (code, table, err, doc) = replay_encoded(&script, &[]);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(table, [(key("orders", 0), 20), (key("orders", 1), 7)]);
-    assert!(
-        err.contains(
-            "transactional commits applied: 1, aborted: 0, superseded: 1, cancelled: 0, pending: 0"
-        ),
-        "{err}"
-    );
+    // Applied, aborted, superseded, cancelled, pending.
+    assert_eq!(txn_commits(&doc), [1, 0, 1, 0, 0], "{doc}");
     // The history says why the pending commit did not land.
     let env = TestEnv::new();
     write_segment(&env.path("data"), "__consumer_offsets-0", &encoded(&script));
@@ -341,7 +368,7 @@ out = (commit(0, 'orders', 0, 10, pid=5)      # pending, record offset 0
         &["replay-offsets", "--history", "--format", "json", "data"],
         None,
     );
-    let events: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let events = document_rows(&o, "replay-offsets", "history");
     let kinds: Vec<(i64, &str)> = events
         .iter()
         .map(|e| {
@@ -384,20 +411,17 @@ out = (commit(0, 'orders', 0, 10, pid=5)       # pending for producer 5
        + commit(10, 'orders', 3, 5))           # a survivor, so the table is not empty
 "
     );
-    let (code, table, err) = replay_encoded(&script, &[]);
+    let (code, table, err, doc) = replay_encoded(&script, &[]);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(table, [(key("orders", 3), 5)]);
     // Two pending commits were cancelled: producer 5's by the tombstone at
     // offset 1, producer 7's by the one at offset 7; the tombstone at offset 4
     // had nothing pending to drop.
-    assert!(
-        err.contains("applied: 0, aborted: 0, superseded: 0, cancelled: 2, pending: 0"),
-        "{err}"
-    );
+    assert_eq!(txn_commits(&doc), [0, 0, 0, 2, 0], "{doc}");
     // Before its ABORT (offset 5), the transactional tombstone already deleted orders-1.
-    let (_, table, _) = replay_encoded(&script, &["--as-of", "offset:5"]);
+    let (_, table, _, _) = replay_encoded(&script, &["--as-of", "offset:5"]);
     assert_eq!(table, []);
-    let (_, table, _) = replay_encoded(&script, &["--as-of", "offset:4"]);
+    let (_, table, _, _) = replay_encoded(&script, &["--as-of", "offset:4"]);
     assert_eq!(table, [(key("orders", 1), 4)]);
 }
 
@@ -416,13 +440,13 @@ out = (legacy_gzip_wrapper(2, [
        + commit(3, 'orders', 1, 8))    # after the upgrade, a v2 batch
 "
     );
-    let (code, table, err) = replay_encoded(&script, &[]);
+    let (code, table, err, doc) = replay_encoded(&script, &[]);
     assert_eq!(code, Some(0), "{err}");
     // orders-0: the wrapper's last commit for it (6); orders-1: the v2 batch (8).
     assert_eq!(table, [(key("orders", 0), 6), (key("orders", 1), 8)]);
-    assert!(err.contains("records read: 4\n"), "{err}");
+    assert_eq!(doc["summary"]["records"], 4, "{doc}");
     // Inner offsets are the messages' own: below offset 2 only the first two count.
-    let (_, table, _) = replay_encoded(&script, &["--as-of", "offset:2"]);
+    let (_, table, _, _) = replay_encoded(&script, &["--as-of", "offset:2"]);
     assert_eq!(table, [(key("orders", 0), 3), (key("orders", 1), 4)]);
 }
 
@@ -445,7 +469,7 @@ out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), neg)])
                     struct.pack('>hqi', 6, 11, -1) + bytes([1]) + struct.pack('>q', 1) + bytes([0]))]))
 "
     );
-    let (code, table, err) = replay_encoded(&script, &[]);
+    let (code, table, err, doc) = replay_encoded(&script, &[]);
     assert_eq!(code, Some(0), "warnings do not fail the run: {err}");
     assert_eq!(
         table,
@@ -456,11 +480,16 @@ out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), neg)])
             (key("orders", 3), 11)
         ]
     );
-    assert!(
-        err.contains("skipped record types: 1 (type -1: 1)"),
-        "{err}"
+    assert_eq!(
+        doc["summary"]["other_record_types"],
+        serde_json::json!({"type -1": 1}),
+        "{doc}"
     );
-    assert!(err.contains("bad records: 0\nwarnings: 4\n"), "{err}");
+    assert_eq!(
+        (&doc["summary"]["bad_records"], &doc["summary"]["warnings"]),
+        (&serde_json::json!(0), &serde_json::json!(4)),
+        "{doc}"
+    );
     assert!(
         err.contains(
             " warning unknown_version offset 4: OffsetCommitValue version 6 read as version 4"
@@ -491,16 +520,18 @@ fn a_marker_with_a_negative_version_is_refused() {
 out = commit(0, 'orders', 0, 10, pid=5) + control_batch(1, True, 5, 0, marker_version=-1)
 "
     );
-    let (code, table, err) = replay_encoded(&script, &[]);
+    let (code, table, err, doc) = replay_encoded(&script, &[]);
     assert_eq!(code, Some(1), "{err}");
     assert_eq!(table, []);
     assert!(
         err.contains("negative transaction marker value version"),
         "{err}"
     );
-    assert!(
-        err.contains("pending: producer 5 in __consumer_offsets-0: g orders-0 -> 10"),
-        "{err}"
+    assert_eq!(doc["summary"]["topic"], "__consumer_offsets");
+    assert_eq!(
+        pending(&doc),
+        [(0, 5, "g".into(), "orders".into(), 0, 10)],
+        "{doc}"
     );
 }
 
@@ -513,14 +544,16 @@ fn a_commit_in_any_batch_with_a_producer_id_waits_for_its_marker() {
 out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value(3, 1))],
              producer_id=9, producer_epoch=0, base_sequence=0)
        + batch(1, [(0, 0, offset_commit_key('g', 'orders', 1), offset_commit_value(4, 1))]))";
-    let (code, table, err) = replay_encoded(script, &[]);
+    let (code, table, err, doc) = replay_encoded(script, &[]);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(table, [(key("orders", 1), 4)]);
-    assert!(
-        err.contains("pending: producer 9 in __consumer_offsets-0: g orders-0 -> 3"),
-        "{err}"
+    assert_eq!(doc["summary"]["topic"], "__consumer_offsets");
+    assert_eq!(
+        pending(&doc),
+        [(0, 9, "g".into(), "orders".into(), 0, 3)],
+        "{doc}"
     );
-    let (_, table, _) = replay_encoded(
+    let (_, table, _, _) = replay_encoded(
         &format!("{script}\nout += control_batch(2, True, 9, 0)"),
         &[],
     );

@@ -219,3 +219,76 @@ pub fn write_segment(dir: &Path, partition: &str, bytes: &[u8]) {
     std::fs::create_dir_all(&p).unwrap();
     std::fs::write(p.join("00000000000000000000.log"), bytes).unwrap();
 }
+
+/// stdout as klog's one JSON document: an object whose first fields are
+/// `"schema_version": 1` and `"command": command`, then the command's data.
+pub fn document(o: &Output, command: &str) -> serde_json::Value {
+    let text = stdout(o);
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {text}"));
+    let keys: Vec<&str> = v
+        .as_object()
+        .unwrap_or_else(|| panic!("the document is not an object: {text}"))
+        .keys()
+        .map(String::as_str)
+        .take(2)
+        .collect();
+    assert_eq!(keys, ["schema_version", "command"], "{text}");
+    assert_eq!(v["schema_version"], 1, "{text}");
+    assert_eq!(v["command"], command, "{text}");
+    v
+}
+
+/// The array `field` of klog's JSON document of `command` on stdout.
+pub fn document_rows(o: &Output, command: &str, field: &str) -> Vec<serde_json::Value> {
+    document(o, command)[field]
+        .as_array()
+        .unwrap_or_else(|| panic!("{command}: no array {field:?} in {}", stdout(o)))
+        .clone()
+}
+
+/// stdout as `--format jsonl`: the header line
+/// `{"type":"header","schema_version":1,"command":command}`, then one
+/// object per line, each with a `"type"` (returned, header left out).
+pub fn jsonl(o: &Output, command: &str) -> Vec<serde_json::Value> {
+    let text = stdout(o);
+    let mut lines = text.lines().map(|l| {
+        serde_json::from_str::<serde_json::Value>(l)
+            .unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}"))
+    });
+    let header = lines.next().unwrap_or_else(|| panic!("no header line"));
+    assert_eq!(
+        header,
+        serde_json::json!({"type": "header", "schema_version": 1, "command": command})
+    );
+    lines
+        .map(|v| {
+            assert!(v["type"].is_string(), "a line without a type: {v}");
+            v
+        })
+        .collect()
+}
+
+/// The entries of `klog dump-segment --format json` (one document), each an
+/// object whose first field is its `"type"`.
+pub fn dump_entries(o: &Output) -> Vec<serde_json::Value> {
+    let entries = document_rows(o, "dump-segment", "entries");
+    for e in &entries {
+        assert_eq!(
+            e.as_object()
+                .and_then(|m| m.keys().next())
+                .map(String::as_str),
+            Some("type"),
+            "an entry's first field is its type: {e}"
+        );
+    }
+    entries
+}
+
+/// The `batch` entries of `klog dump-segment --format json`.
+pub fn dump_batches(o: &Output) -> Vec<serde_json::Value> {
+    dump_entries(o)
+        .into_iter()
+        .filter(|e| e["type"] == "batch")
+        .collect()
+}

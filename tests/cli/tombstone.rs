@@ -1,4 +1,4 @@
-use crate::support::{stderr, stdout, LockHolder, TestEnv};
+use crate::support::{document_rows, dump_batches, stderr, stdout, LockHolder, TestEnv};
 
 fn size(env: &TestEnv, rel: &str) -> u64 {
     std::fs::metadata(env.path(rel)).unwrap().len()
@@ -6,14 +6,14 @@ fn size(env: &TestEnv, rel: &str) -> u64 {
 
 fn table(env: &TestEnv, dir: &str) -> Vec<(String, String, i64, u64)> {
     let o = env.run(&["replay-offsets", "--format", "json", dir], None);
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = document_rows(&o, "replay-offsets", "offsets");
     rows.iter()
         .map(|r| {
             (
                 r["group"].as_str().unwrap().into(),
                 r["topic"].as_str().unwrap().into(),
                 r["partition"].as_i64().unwrap(),
-                r["offset"].as_u64().unwrap(),
+                r["committed_offset"].as_u64().unwrap(),
             )
         })
         .collect()
@@ -83,7 +83,10 @@ fn dry_run_and_no_match_write_nothing() {
         None,
     );
     assert_eq!(o.status.code(), Some(0));
-    assert_eq!(stdout(&o), "would delete kitchen orders-0 (was 15)\n");
+    assert_eq!(
+        stdout(&o),
+        "would delete kitchen orders-0 (was 15): tombstone to __offsets-0 at offset 14\n"
+    );
     let o = env.run(&["tombstone", "fixtures/groups", "--group", "nobody"], None);
     assert_eq!(o.status.code(), Some(1));
     assert!(
@@ -171,7 +174,8 @@ fn kafka_layout_uses_the_java_hash_partition_and_leader_epoch() {
         ],
         None,
     );
-    let last: serde_json::Value = serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
+    let batches = dump_batches(&o);
+    let last = batches.last().unwrap();
     assert_eq!(
         (
             last["partition_leader_epoch"].as_i64(),

@@ -1,7 +1,7 @@
 use kaen_log::log::Partition;
 use kaen_log::txn::{self, TxnOptions};
 
-use crate::support::{check_golden, repo, stdout, TestEnv};
+use crate::support::{check_golden, document, repo, stderr, stdout, TestEnv};
 
 #[test]
 fn golden_producers_findings_and_coordinator() {
@@ -49,11 +49,22 @@ fn an_open_transaction_is_hanging_only_past_its_timeout() {
     assert_eq!(env.run(&args, None).status.code(), Some(0));
     let o = env.run(&[&args[..], &["--fail-on", "warning"]].concat(), None);
     assert_eq!(o.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let kinds: Vec<&str> = v["partitions"][0]["findings"]
+    let v = document(&o, "transactions");
+    assert_eq!(v["partitions"][0]["topic"], "payments");
+    // The document's findings, all of the one partition given.
+    let kinds: Vec<&str> = v["findings"]
         .as_array()
         .unwrap()
         .iter()
+        .inspect(|f| {
+            assert!(
+                f["file"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("fixtures/txn/payments-0/"),
+                "{f}"
+            )
+        })
         .map(|f| f["kind"].as_str().unwrap())
         .collect();
     assert_eq!(
@@ -259,7 +270,7 @@ fn an_abort_with_no_transaction_is_not_indexed() {
     let env = TestEnv::new();
     let run = |args: &[&str]| {
         let o = env.run(args, None);
-        assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     };
     let base = ["produce", "data", "--topic", "t", "--producer-id", "7"];
     run(&[&base[..], &["--control", "abort"]].concat());
@@ -337,9 +348,12 @@ fn an_open_transaction_its_coordinator_has_ongoing_is_not_hanging() {
         &[&["transactions"][..], &now, &["fixtures/txn"]].concat(),
         None,
     );
+    // Neither a finding (stdout) nor in the count (stderr).
     assert!(
-        !stdout(&both).contains("hanging_transaction"),
-        "{}",
-        stdout(&both)
+        !stdout(&both).contains("hanging_transaction")
+            && !stderr(&both).contains("hanging_transaction"),
+        "{}{}",
+        stdout(&both),
+        stderr(&both)
     );
 }

@@ -1,4 +1,4 @@
-use crate::support::{check_golden, stderr, stdout, TestEnv};
+use crate::support::{check_golden, document, jsonl, stderr, stdout, TestEnv};
 
 #[test]
 fn clean_data_directory() {
@@ -56,7 +56,7 @@ fn json_report_shape() {
         ],
         None,
     );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = document(&o, "verify-crc");
     assert_eq!(v["ok"], false);
     assert_eq!(v["checked"]["files"], 2);
     let p = &v["findings"][0];
@@ -67,6 +67,80 @@ fn json_report_shape() {
         "fixtures/truncated/orders-0/00000000000000000090.log"
     );
     assert!(p["position"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn jsonl_streams_each_finding_then_the_summary() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--format",
+            "jsonl",
+            "fixtures/truncated/orders-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "", "no summary on stderr: it is the last line");
+    let lines = jsonl(&o, "verify-crc");
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["finding", "summary"]);
+    assert_eq!(lines[0]["kind"], "torn_tail");
+    assert_eq!(lines[0]["position"], 2153);
+    let summary = &lines[1];
+    assert_eq!(summary["ok"], false);
+    assert_eq!(summary["checked"]["files"], 2);
+    assert_eq!(summary["finding_counts"]["kinds"]["torn_tail"], 1);
+}
+
+#[test]
+fn repair_in_json_and_jsonl_names_the_plan_and_what_was_written() {
+    let env = TestEnv::new();
+    let cut = "fixtures/truncated/orders-0/00000000000000000090.log.cut-2153";
+    // The document: the check before, then the repair and the check after.
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--dry-run",
+            "--format",
+            "json",
+            "fixtures/truncated/orders-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = document(&o, "verify-crc");
+    assert_eq!(v["repair"]["dry_run"], true);
+    assert_eq!(v["repair"]["actions"][0]["action"], "truncate");
+    assert_eq!(v["repair"]["actions"][0]["sidecar"], cut);
+    assert_eq!(v["repair"]["actions"][0]["bytes"], 20);
+    assert!(
+        v["repair"]["after"].is_null(),
+        "a dry run checks nothing after"
+    );
+    // jsonl: a `repair` line follows the summary, with the same fields.
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--format",
+            "jsonl",
+            "fixtures/truncated/orders-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines = jsonl(&o, "verify-crc");
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["finding", "summary", "repair"]);
+    let repair = &lines[2];
+    assert_eq!(repair["dry_run"], false);
+    assert_eq!(repair["written"], serde_json::json!([cut]));
+    assert_eq!(repair["after"]["ok"], true);
+    assert_eq!(repair["after"]["checked"]["bytes"], 7855);
+    assert!(env.path(cut).is_file());
 }
 
 #[test]
@@ -188,11 +262,13 @@ fn mid_log_damage_needs_force_truncate() {
         text.contains("repair: wrote fixtures/corrupt/orders-0/00000000000000000090.log.cut-0"),
         "{text}"
     );
+    assert!(text.ends_with("after repair:\n"), "{text}");
+    // The summaries are on stderr, the one after the repair last.
     assert!(
-        text.ends_with(
-            "after repair:\nok: checked 1 files, 3 batches, 15 records, 950 bytes; no findings\n"
-        ),
-        "{text}"
+        stderr(&o)
+            .ends_with("ok: checked 1 files, 3 batches, 15 records, 950 bytes; no findings\n"),
+        "{}",
+        stderr(&o)
     );
 }
 
@@ -292,8 +368,12 @@ fn past_framing_damage_the_walk_resumes() {
         ),
         "{text}"
     );
-    // Everything after the damaged batch was still read.
-    assert!(text.contains("batches, 123 records"), "{text}");
+    // Everything after the damaged batch was still read (the summary, on stderr).
+    assert!(
+        stderr(&o).contains("batches, 123 records"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -313,9 +393,9 @@ fn index_checks_and_deep_producer_checks() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(stdout(&o).contains("00000000000000000000.index:8 warning index_trailing_zeros 2 zero entries at the end: preallocated space"), "{}", stdout(&o));
     assert!(
-        stdout(&o).ends_with("; 1 warning: 1 index_trailing_zeros\n"),
+        stderr(&o).ends_with("; 1 warning: 1 index_trailing_zeros\n"),
         "{}",
-        stdout(&o)
+        stderr(&o)
     );
     let o = env.run(
         &[
@@ -436,9 +516,9 @@ fn a_directory_of_only_log_files_verifies_clean_with_warnings() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let missing = 2 * logs;
     assert!(
-        stdout(&o).ends_with(&format!("; {missing} warnings: {missing} index_missing\n")),
+        stderr(&o).ends_with(&format!("; {missing} warnings: {missing} index_missing\n")),
         "{}",
-        stdout(&o)
+        stderr(&o)
     );
     let o = env.run(
         &["verify-crc", "--fail-on", "warning", "fixtures/data"],
@@ -446,7 +526,7 @@ fn a_directory_of_only_log_files_verifies_clean_with_warnings() {
     );
     assert_eq!(o.status.code(), Some(1));
     let o = env.run(&["verify-crc", "--format", "json", "fixtures/data"], None);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = document(&o, "verify-crc");
     assert_eq!(v["ok"], true);
     let findings = v["findings"].as_array().unwrap();
     assert_eq!(findings.len(), missing);
@@ -483,7 +563,11 @@ fn a_length_past_the_end_is_a_torn_tail_only_when_nothing_valid_follows() {
         text.contains("valid batches resume at position 634: damage, not a torn tail"),
         "{text}"
     );
-    assert!(!text.contains("torn_tail"), "{text}");
+    assert!(
+        !text.contains("torn_tail") && !stderr(&o).contains("torn_tail"),
+        "{text}{}",
+        stderr(&o)
+    );
     std::fs::write(&log, &bytes[..317 + 61]).unwrap();
     let o = env.run(
         &["verify-crc", "--no-index-checks", "fixtures/data/orders-0"],

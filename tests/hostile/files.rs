@@ -199,7 +199,11 @@ fn r12_odd_entries_are_findings_and_dot_is_a_partition() {
         text.contains("00000000000000000300.log:0 error not_regular_file is not a regular file"),
         "{text}"
     );
-    assert!(text.contains("checked 3 files, 29 batches"), "{text}");
+    assert!(
+        stderr(&o).contains("checked 3 files, 29 batches"),
+        "{}",
+        stderr(&o)
+    );
     // `verify-crc .` from inside a partition folder.
     let o = env
         .cmd()
@@ -209,8 +213,8 @@ fn r12_odd_entries_are_findings_and_dot_is_a_partition() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(
-        stdout(&o).starts_with("ok: checked 1 files, 2 batches"),
+        stderr(&o).starts_with("ok: checked 1 files, 2 batches"),
         "{}",
-        stdout(&o)
+        stderr(&o)
     );
 }

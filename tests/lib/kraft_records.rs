@@ -114,3 +114,57 @@ fn coordinator_keys_and_values_never_panic() {
         }
     }
 }
+
+/// The bytes of every v2 batch in a partition folder or file.
+fn batches(path: &std::path::Path) -> Vec<Vec<u8>> {
+    let p = if path.is_dir() {
+        Partition::open(path).unwrap()
+    } else {
+        Partition::single_file(path, 0)
+    };
+    let mut out = Vec::new();
+    let mut walk = p.walk(Policy::VALID_ENTRIES);
+    while let Some(step) = walk.next_step().unwrap() {
+        if let Step::Entry(w) = step {
+            if let Entry::V2(b) = w.entry {
+                out.push(b.bytes().to_vec());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn layout_of_damaged_internal_records_never_panics() {
+    use kaen_log::format::BatchView;
+    use kaen_log::layout::{batch_layout, Topic};
+    let k = repo().join("fixtures/kraft");
+    let start = Instant::now();
+    for (path, topic) in [
+        ("__cluster_metadata-0", Topic::Metadata),
+        (
+            "__cluster_metadata-0/00000000000000000019-0000000001.checkpoint",
+            Topic::Metadata,
+        ),
+        ("__consumer_offsets-0", Topic::Offsets),
+        ("__share_group_state-0", Topic::ShareGroupState),
+    ] {
+        for bytes in batches(&k.join(path)) {
+            let len = bytes.len() as u64;
+            for v in variants(&bytes) {
+                let Ok(b) = BatchView::new(&v, 100) else {
+                    continue;
+                };
+                let (fields, err) = batch_layout(&b, topic, DecodeLimits::default());
+                // Every field lies inside the batch.
+                for f in fields.iter().filter(|f| !f.decompressed) {
+                    assert!(f.position + f.bytes.len() as u64 <= 100 + len, "{f:?}");
+                }
+                if let Some(e) = err {
+                    assert!(e.offset <= 100 + len, "{e}");
+                }
+            }
+        }
+    }
+    assert!(start.elapsed() < Duration::from_secs(120));
+}

@@ -1,0 +1,392 @@
+//! The output contract, command by command and format by format: `json` is
+//! one document (`schema_version` 1, then `command`), `jsonl` a header line
+//! then objects that each have a `type`, `csv` a header of field names then
+//! rows of as many fields, and `text` keeps what is for people on stderr so
+//! that stdout holds only data.
+
+use serde_json::Value;
+
+use crate::support::{document, document_rows, jsonl, stderr, stdout, TestEnv};
+
+/// Every inspection command on a fixture: its arguments, its exit code
+/// there, and the formats it offers.
+const COMMANDS: &[(&[&str], i32, &[&str])] = &[
+    (
+        &["dump-segment", "fixtures/data/orders-0"],
+        0,
+        &["text", "json", "jsonl"],
+    ),
+    (
+        &["verify-crc", "fixtures/truncated/orders-0"],
+        1,
+        &["text", "json", "jsonl"],
+    ),
+    (
+        &[
+            "diff",
+            "fixtures/data/orders-0",
+            "fixtures/corrupt/orders-0",
+        ],
+        1,
+        &["text", "json"],
+    ),
+    (
+        &["replay-offsets", "fixtures/groups"],
+        0,
+        &["text", "json", "jsonl", "csv"],
+    ),
+    (&["lag", "fixtures/kafka"], 0, &["text", "json", "csv"]),
+    (
+        &["transactions", "--now-ms", "1700000120000", "fixtures/txn"],
+        0,
+        &["text", "json"],
+    ),
+    (&["info", "fixtures/kafka"], 0, &["text", "json"]),
+    (&["metadata", "fixtures/kraft"], 0, &["text", "json", "csv"]),
+    (&["groups", "fixtures/kraft"], 0, &["text", "json", "csv"]),
+    (&["stats", "fixtures/data"], 0, &["text", "json"]),
+];
+
+const FORMATS: [&str; 4] = ["text", "json", "jsonl", "csv"];
+
+/// RFC 4180: records of fields; a quoted field may hold commas, quotes
+/// (doubled) and line breaks.
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') if field.is_empty() => quoted = true,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    assert!(!quoted, "an unterminated quoted field: {text}");
+    assert!(
+        field.is_empty() && record.is_empty(),
+        "CSV ends with a line break: {text:?}"
+    );
+    records
+}
+
+/// A JSON value as its CSV cell: null empty, strings as they are, other
+/// values as JSON.
+fn cell(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn every_command_in_every_format_it_offers() {
+    let env = TestEnv::new();
+    for &(args, code, offered) in COMMANDS {
+        let command = args[0];
+        for format in FORMATS {
+            let mut all = vec![args[0], "--format", format];
+            all.extend_from_slice(&args[1..]);
+            let o = env.run(&all, None);
+            let ctx = format!("klog {}", all.join(" "));
+            if !offered.contains(&format) {
+                assert_eq!(o.status.code(), Some(2), "{ctx}: {}", stdout(&o));
+                assert!(stdout(&o).is_empty(), "{ctx}: {}", stdout(&o));
+                assert!(
+                    stderr(&o).contains("invalid value"),
+                    "{ctx}: {}",
+                    stderr(&o)
+                );
+                continue;
+            }
+            assert_eq!(o.status.code(), Some(code), "{ctx}: {}", stderr(&o));
+            assert!(!stdout(&o).is_empty(), "{ctx}");
+            match format {
+                "json" => {
+                    document(&o, command);
+                    assert_eq!(stderr(&o), "", "{ctx}: all of it is in the document");
+                }
+                "jsonl" => {
+                    assert!(!jsonl(&o, command).is_empty(), "{ctx}");
+                    assert_eq!(stderr(&o), "", "{ctx}: all of it is in the lines");
+                }
+                "csv" => {
+                    let rows = parse_csv(&stdout(&o));
+                    let (header, rows) = rows.split_first().unwrap();
+                    assert!(
+                        header.iter().all(|f| !f.is_empty()
+                            && f.chars().all(|c| c.is_ascii_lowercase() || c == '_')),
+                        "{ctx}: the header is field names: {header:?}"
+                    );
+                    assert!(!rows.is_empty(), "{ctx}");
+                    for r in rows {
+                        assert_eq!(r.len(), header.len(), "{ctx}: {r:?}");
+                    }
+                }
+                _ => {
+                    assert!(
+                        serde_json::from_str::<Value>(&stdout(&o)).is_err(),
+                        "{ctx}: text is not JSON"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn csv_rows_are_the_json_rows() {
+    let env = TestEnv::new();
+    // (command and arguments, the document's array the CSV rows are).
+    for (args, rows) in [
+        (&["lag", "fixtures/kafka"][..], "partitions"),
+        (
+            &["lag", "--columns", "kafka", "fixtures/kafka"][..],
+            "partitions",
+        ),
+        (&["replay-offsets", "fixtures/groups"][..], "offsets"),
+        (
+            &["replay-offsets", "--history", "fixtures/groups"][..],
+            "history",
+        ),
+    ] {
+        let run = |format: &str| {
+            let mut all = vec![args[0], "--format", format];
+            all.extend_from_slice(&args[1..]);
+            let o = env.run(&all, None);
+            assert_eq!(o.status.code(), Some(0), "{all:?}: {}", stderr(&o));
+            o
+        };
+        let json = document_rows(&run("json"), args[0], rows);
+        let csv = parse_csv(&stdout(&run("csv")));
+        let (header, csv) = csv.split_first().unwrap();
+        assert_eq!(csv.len(), json.len(), "{args:?}: one CSV row per {rows}");
+        for (c, j) in csv.iter().zip(&json) {
+            for (field, value) in header.iter().zip(c) {
+                assert!(j.get(field).is_some(), "{args:?}: no field {field} in {j}");
+                assert_eq!(*value, cell(&j[field]), "{args:?}: {field} of {j}");
+            }
+        }
+    }
+}
+
+#[test]
+fn text_stdout_holds_only_the_table_and_stderr_the_summary() {
+    let env = TestEnv::new();
+    // `klog replay-offsets DIR | sort` sorts rows: stdout is the header and
+    // one line per committed offset, nothing else.
+    let doc = document(
+        &env.run(
+            &["replay-offsets", "--format", "json", "fixtures/groups"],
+            None,
+        ),
+        "replay-offsets",
+    );
+    let o = env.run(&["replay-offsets", "fixtures/groups"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().starts_with("GROUP "), "{text}");
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split_whitespace().collect()).collect();
+    let offsets = doc["offsets"].as_array().unwrap();
+    assert_eq!(rows.len(), offsets.len(), "{text}");
+    for (r, j) in rows.iter().zip(offsets) {
+        assert_eq!(
+            r[..4],
+            [
+                cell(&j["group"]),
+                cell(&j["topic"]),
+                cell(&j["partition"]),
+                cell(&j["committed_offset"])
+            ],
+            "{text}"
+        );
+    }
+    let summary = stderr(&o);
+    assert!(summary.starts_with("records read: 14\n"), "{summary}");
+    assert!(
+        summary.contains("pending: producer 7002 in __offsets-0: courier orders-0 -> 9"),
+        "{summary}"
+    );
+    // The same through a pipe: sort sees the rows only.
+    let bin = assert_cmd::cargo::cargo_bin("klog");
+    let piped = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "{} replay-offsets fixtures/groups 2>/dev/null | sort",
+            bin.display()
+        ))
+        .current_dir(env.dir.path())
+        .output()
+        .unwrap();
+    let mut sorted: Vec<&str> = text.lines().collect();
+    sorted.sort_unstable();
+    assert_eq!(
+        String::from_utf8(piped.stdout).unwrap(),
+        sorted.iter().map(|l| format!("{l}\n")).collect::<String>()
+    );
+
+    // verify-crc: one finding per stdout line; the verdict on stderr.
+    let o = env.run(&["verify-crc", "fixtures/truncated/orders-0"], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stdout(&o),
+        "fixtures/truncated/orders-0/00000000000000000090.log:2153 error torn_tail byte 2153: \
+         torn tail: entry declares 145 bytes but only 20 remain in the file\n"
+    );
+    assert!(
+        stderr(&o).starts_with("damaged: checked 2 files, "),
+        "{}",
+        stderr(&o)
+    );
+
+    // transactions: the findings count on stderr.
+    let args = ["transactions", "--now-ms", "1700000120000", "fixtures/txn"];
+    let o = env.run(&args, None);
+    assert!(!stdout(&o).contains("findings:"), "{}", stdout(&o));
+    assert_eq!(
+        stderr(&o),
+        "findings: 3 warnings: 1 out_of_order_sequence, 1 duplicate_sequence, 1 epoch_regression\n"
+    );
+}
+
+#[test]
+fn jsonl_lines_are_the_documents_entries() {
+    let env = TestEnv::new();
+    let run = |args: &[&str]| {
+        let o = env.run(args, None);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        o
+    };
+    // dump-segment: the same entries, typed, in both shapes.
+    let json = document_rows(
+        &run(&[
+            "dump-segment",
+            "--format",
+            "json",
+            "fixtures/txn/payments-0",
+        ]),
+        "dump-segment",
+        "entries",
+    );
+    let lines = jsonl(
+        &run(&[
+            "dump-segment",
+            "--format",
+            "jsonl",
+            "fixtures/txn/payments-0",
+        ]),
+        "dump-segment",
+    );
+    assert_eq!(lines, json);
+    // replay-offsets: the document's arrays as typed lines, the summary last.
+    let doc = document(
+        &run(&["replay-offsets", "--format", "json", "fixtures/groups"]),
+        "replay-offsets",
+    );
+    let lines = jsonl(
+        &run(&["replay-offsets", "--format", "jsonl", "fixtures/groups"]),
+        "replay-offsets",
+    );
+    let mut expected = Vec::new();
+    for (field, kind) in [
+        ("offsets", "offset"),
+        ("pending", "pending"),
+        ("bad_records", "bad_record"),
+        ("findings", "finding"),
+    ] {
+        for row in doc[field].as_array().unwrap() {
+            let mut line = serde_json::json!({"type": kind});
+            line.as_object_mut()
+                .unwrap()
+                .extend(row.as_object().unwrap().clone());
+            expected.push(line);
+        }
+    }
+    let mut summary = serde_json::json!({"type": "summary"});
+    summary
+        .as_object_mut()
+        .unwrap()
+        .extend(doc["summary"].as_object().unwrap().clone());
+    expected.push(summary);
+    assert_eq!(lines, expected);
+}
+
+#[test]
+fn lag_columns_kafka_are_kafka_consumer_groups_describe() {
+    let env = TestEnv::new();
+    let doc = document(
+        &env.run(&["lag", "--format", "json", "fixtures/kafka"], None),
+        "lag",
+    );
+    let o = env.run(&["lag", "--columns", "kafka", "fixtures/kafka"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap().split_whitespace().collect::<Vec<_>>(),
+        [
+            "GROUP",
+            "TOPIC",
+            "PARTITION",
+            "CURRENT-OFFSET",
+            "LOG-END-OFFSET",
+            "LAG",
+            "CONSUMER-ID",
+            "HOST",
+            "CLIENT-ID"
+        ]
+    );
+    // One row per partition, no total rows; LOG-END-OFFSET is the high
+    // watermark, as kafka-consumer-groups names it.
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split_whitespace().collect()).collect();
+    let partitions = doc["partitions"].as_array().unwrap();
+    assert_eq!(rows.len(), partitions.len(), "{text}");
+    let text_cell = |v: &Value| match v {
+        Value::Null => "-".to_string(),
+        v => cell(v),
+    };
+    for (r, p) in rows.iter().zip(partitions) {
+        let want: Vec<String> = [
+            "group",
+            "topic",
+            "partition",
+            "committed_offset",
+            "high_watermark",
+            "lag",
+            "consumer_id",
+            "host",
+            "client_id",
+        ]
+        .iter()
+        .map(|f| text_cell(&p[*f]))
+        .collect();
+        assert_eq!(*r, want, "{text}");
+    }
+    // JSON is the whole document whatever the columns.
+    let o = env.run(
+        &[
+            "lag",
+            "--columns",
+            "kafka",
+            "--format",
+            "json",
+            "fixtures/kafka",
+        ],
+        None,
+    );
+    assert_eq!(document(&o, "lag"), doc);
+}
