@@ -842,6 +842,52 @@ mod tests {
     }
 
     #[test]
+    fn every_cut_and_flip_is_annotated_without_panicking() {
+        let snap = crate::txn::snapshot::encode(&[crate::txn::snapshot::SnapshotEntry {
+            producer_id: 7,
+            epoch: 1,
+            last_sequence: 3,
+            last_offset: 9,
+            offset_delta: 1,
+            timestamp: 5,
+            coordinator_epoch: 2,
+            current_txn_first_offset: 4,
+        }]);
+        let txn = crate::format::index::encode_txn_entry(7, 1, 9, 10);
+        let index = [0u8, 0, 0, 5, 0, 0, 1, 2, 0, 0, 0, 9, 0, 0, 2, 4];
+        let text = b"0\n2\norders 0 5\norders 1 6\n".to_vec();
+        let kinds = [
+            (FileKind::Snapshot { offset: 10 }, snap),
+            (FileKind::TxnIndex, txn),
+            (FileKind::OffsetIndex { base_offset: 3 }, index.to_vec()),
+            (FileKind::TimeIndex { base_offset: 3 }, index.to_vec()),
+            (
+                FileKind::OffsetCheckpoint(checkpoint::RECOVERY_POINT),
+                text.clone(),
+            ),
+            (FileKind::LeaderEpochCheckpoint, text.clone()),
+            (FileKind::PartitionMetadata, text.clone()),
+            (FileKind::MetaProperties, text.clone()),
+            (FileKind::QuorumState, text),
+        ];
+        for (kind, bytes) in kinds {
+            for cut in 0..=bytes.len() {
+                let mut n = 0;
+                layout(kind, &bytes[..cut], &mut |f| {
+                    assert!(f.position <= cut as u64, "{kind:?} cut {cut}: {f:?}");
+                    n += f.bytes.len();
+                });
+                assert!(n <= cut, "{kind:?} cut {cut}");
+            }
+            for at in 0..bytes.len() {
+                let mut flipped = bytes.clone();
+                flipped[at] ^= 0xff;
+                layout(kind, &flipped, &mut |_| {});
+            }
+        }
+    }
+
+    #[test]
     fn checkpoint_lines_and_a_malformed_one() {
         let (fields, err) = all(
             FileKind::OffsetCheckpoint(checkpoint::REPLICATION_OFFSET),
