@@ -811,19 +811,23 @@ mod tests {
         assert_eq!(FileKind::of("notes.txt"), None);
     }
 
-    #[test]
-    fn every_byte_of_a_snapshot_is_one_field() {
-        let e = crate::txn::snapshot::SnapshotEntry {
+    /// A snapshot of one producer (7, epoch 1, last sequence 3 at offset 9).
+    fn one_producer(coordinator_epoch: i32, current_txn_first_offset: i64) -> Vec<u8> {
+        crate::txn::snapshot::encode(&[crate::txn::snapshot::SnapshotEntry {
             producer_id: 7,
             epoch: 1,
             last_sequence: 3,
             last_offset: 9,
             offset_delta: 1,
             timestamp: 5,
-            coordinator_epoch: -1,
-            current_txn_first_offset: -1,
-        };
-        let bytes = crate::txn::snapshot::encode(&[e]);
+            coordinator_epoch,
+            current_txn_first_offset,
+        }])
+    }
+
+    #[test]
+    fn every_byte_of_a_snapshot_is_one_field() {
+        let bytes = one_producer(-1, -1);
         let (fields, err) = all(FileKind::Snapshot { offset: 10 }, &bytes);
         assert_eq!(err, None);
         assert_eq!(
@@ -843,16 +847,7 @@ mod tests {
 
     #[test]
     fn every_cut_and_flip_is_annotated_without_panicking() {
-        let snap = crate::txn::snapshot::encode(&[crate::txn::snapshot::SnapshotEntry {
-            producer_id: 7,
-            epoch: 1,
-            last_sequence: 3,
-            last_offset: 9,
-            offset_delta: 1,
-            timestamp: 5,
-            coordinator_epoch: 2,
-            current_txn_first_offset: 4,
-        }]);
+        let snap = one_producer(2, 4);
         let txn = crate::format::index::encode_txn_entry(7, 1, 9, 10);
         let index = [0u8, 0, 0, 5, 0, 0, 1, 2, 0, 0, 0, 9, 0, 0, 2, 4];
         let text = b"0\n2\norders 0 5\norders 1 6\n".to_vec();
