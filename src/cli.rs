@@ -35,6 +35,8 @@ pub enum Command {
     Groups(cmd::groups::GroupsArgs),
     Info(cmd::info::InfoArgs),
     Metadata(cmd::metadata::MetadataArgs),
+    Summary(cmd::summary::SummaryArgs),
+    Cluster(cmd::cluster::ClusterArgs),
     Tombstone(cmd::tombstone::TombstoneArgs),
     Commit(cmd::commit::CommitArgs),
     Transactions(cmd::transactions::TransactionsArgs),

@@ -1,5 +1,6 @@
 //! One module per subcommand, each with its clap `Args` and its `run`.
 
+pub mod cluster;
 pub mod commit;
 pub mod diff;
 pub mod dump_segment;
@@ -13,6 +14,7 @@ pub mod metadata;
 pub mod produce;
 pub mod replay_offsets;
 pub mod stats;
+pub mod summary;
 pub mod tombstone;
 pub mod transactions;
 pub mod verify_crc;
@@ -31,6 +33,8 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
         Command::Lag(args) => lag::run(args, out),
         Command::Info(args) => info::run(args, out),
         Command::Metadata(args) => metadata::run(args, out),
+        Command::Summary(args) => summary::run(args, out),
+        Command::Cluster(args) => cluster::run(args, out),
         Command::Tombstone(args) => tombstone::run(args, out),
         Command::Commit(args) => commit::run(args, out),
         Command::Transactions(args) => transactions::run(args, out),

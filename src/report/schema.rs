@@ -20,6 +20,7 @@ pub fn all() -> Vec<(&'static str, schemars::Schema)> {
         (R::COMMAND, schema_of::<R>())
     }
     vec![
+        entry::<cmd::cluster::ClusterOut<'static>>(),
         entry::<cmd::diff::DiffReport>(),
         (
             "dump-segment",
@@ -32,6 +33,7 @@ pub fn all() -> Vec<(&'static str, schemars::Schema)> {
         entry::<cmd::metadata::MetadataReport<'static>>(),
         entry::<cmd::replay_offsets::ReplayReport>(),
         entry::<cmd::stats::StatsReport>(),
+        entry::<cmd::summary::SummaryOut<'static>>(),
         entry::<cmd::transactions::TransactionsReport>(),
         entry::<cmd::verify_crc::VerifyReport>(),
         (

@@ -1092,3 +1092,91 @@ fn groups_share_partitions_match_kafka_share_groups() {
         assert_eq!(p["start_offset"].to_string(), start, "{topic}-{partition}");
     }
 }
+
+/// `klog summary` on each broker, then `klog cluster`: nothing diverged
+/// (diverged-0's node 2 found its divergence and truncated, as Kafka's
+/// driver recorded; compacted-0's copies were each compacted by their own
+/// cleaner, which the checksums leave aside) and nothing is lost; killed-0's
+/// copy on node 3 ends where the kill left it, behind the 60 offsets Kafka
+/// listed afterwards; every partition's high watermark and log start are
+/// what Kafka listed, and every group's committed offset, high watermark
+/// and lag what its Admin API reported.
+#[test]
+fn cluster_matches_list_offsets_and_group_lag() {
+    let r = Real::new();
+    let dir = r.path("summaries");
+    std::fs::create_dir_all(&dir).unwrap();
+    for b in brokers() {
+        let o = r.run(&["summary", "--format", "json", b]);
+        assert_eq!(o.status.code(), Some(0), "{b}: {}", stderr(&o));
+        std::fs::write(dir.join(format!("{b}.json")), &o.stdout).unwrap();
+    }
+    let report = r.json(&["cluster", "--format", "json", "summaries"]);
+    assert_eq!(report["totals"]["diverged"], 0, "{}", report["totals"]);
+    assert_eq!(report["totals"]["lost"], 0);
+    let partition = |topic: &str, p: i64| {
+        report["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["topic"] == topic && v["partition"] == p)
+            .unwrap_or_else(|| panic!("{topic}-{p}"))
+    };
+    for file in ["list-offsets.json", "list-offsets-killed.json"] {
+        for k in r.expected_json(file).as_array().unwrap() {
+            let v = partition(
+                k["topic"].as_str().unwrap(),
+                k["partition"].as_i64().unwrap(),
+            );
+            let ctx = format!("{}-{}", k["topic"], k["partition"]);
+            assert_eq!(v["high_watermark"], k["latest_read_uncommitted"], "{ctx}");
+            let leader = v["replicas"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x["state"] == "leader")
+                .unwrap();
+            assert_eq!(leader["log_start_offset"], k["earliest"], "{ctx}");
+        }
+    }
+    let killed = partition("killed", 0);
+    let k = &r.expected_json("list-offsets-killed.json")[0];
+    assert_eq!(killed["leader"], k["leader"]);
+    let node3 = killed["replicas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["node_id"] == 3)
+        .unwrap();
+    assert_eq!(node3["state"], "behind");
+    assert_eq!(
+        node3["log_end_offset"], 40,
+        "40 records acked before the kill"
+    );
+    assert_eq!(
+        node3["behind_by"],
+        k["latest_read_uncommitted"].as_i64().unwrap() - 40
+    );
+    let diverged = partition("diverged", 0);
+    for x in diverged["replicas"].as_array().unwrap() {
+        assert!(x["state"] == "leader" || x["state"] == "in_sync", "{x}");
+        // Both hold the unclean election's epoch 2 from offset 10.
+        assert_eq!(x["leader_epoch"], 2, "{x}");
+    }
+    let kafka = kafka_groups(&r);
+    let mut compared = 0;
+    for g in report["groups"].as_array().unwrap() {
+        let key = (
+            g["topic"].as_str().unwrap().to_string(),
+            g["partition"].as_i64().unwrap(),
+        );
+        let k = &kafka[g["group"].as_str().unwrap()][&key];
+        let ctx = format!("{} {key:?}", g["group"]);
+        assert_eq!(g["committed_offset"], k["committed"], "{ctx}");
+        assert_eq!(g["high_watermark"], k["high_watermark"], "{ctx}");
+        assert_eq!(g["lag"], k["lag"], "{ctx}");
+        assert_eq!(g["status"], "ok", "{ctx}");
+        compared += 1;
+    }
+    assert_eq!(compared, kafka.values().map(BTreeMap::len).sum::<usize>());
+}

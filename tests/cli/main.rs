@@ -3,6 +3,7 @@
 mod support;
 
 mod broker;
+mod cluster;
 mod crash;
 mod diff;
 mod docs;

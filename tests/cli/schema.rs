@@ -55,7 +55,13 @@ fn check(env: &TestEnv, command: &str, args: &[&str]) {
         .unwrap_or_else(|e| panic!("{all:?}: not one JSON document: {e}"));
     assert_eq!(doc["schema_version"], 1, "{all:?}");
     assert_eq!(doc["command"], command, "{all:?}");
-    let v = validator(command);
+    // The recovery preview is its own document (its own schema file).
+    let schema = if args.contains(&"--recovery-preview") {
+        "verify-crc-recovery-preview"
+    } else {
+        command
+    };
+    let v = validator(schema);
     let errors: Vec<String> = v
         .iter_errors(&doc)
         .map(|e| format!("{e} at {}", e.instance_path()))
@@ -83,6 +89,20 @@ fn every_document_matches_its_schema() {
         check(&env, "groups", &[dir]);
     }
     check(&env, "metadata", &["fixtures/kraft"]);
+    // Summaries of the three brokers, then the cluster verdict over them.
+    std::fs::create_dir_all(env.path("summaries")).unwrap();
+    for n in 1..=3 {
+        let dir = format!("fixtures/cluster/broker-{n}");
+        check(&env, "summary", &[&dir]);
+        let o = env.run(&["summary", "--format", "json", &dir], None);
+        std::fs::write(env.path(&format!("summaries/{n}.json")), &o.stdout).unwrap();
+    }
+    check(&env, "cluster", &["summaries"]);
+    check(
+        &env,
+        "verify-crc",
+        &["--recovery-preview", "fixtures/truncated"],
+    );
     check(
         &env,
         "transactions",

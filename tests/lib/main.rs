@@ -4,6 +4,7 @@ mod builder;
 mod corruption;
 mod crash_points;
 mod crash_storage;
+mod divergence;
 mod fuzz_regressions;
 mod indexes;
 mod interop;

@@ -1,0 +1,330 @@
+//! `klog cluster`: every broker's summary merged into one verdict.
+
+use std::path::PathBuf;
+
+use kaen_log::cluster::merge::{self, ClusterReport, GroupLag, PartitionVerdict, ReplicaVerdict};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::exit::Outcome;
+use crate::report::document::TABLE;
+use crate::report::{emit, formats, Format, Output, Report, Table};
+
+/// Merge the summaries of every broker into one verdict: diverged, lost and
+/// under-replicated partitions, and each group's lag across brokers.
+///
+/// SUMMARY is a file written by `klog summary --format json` on a broker, or
+/// a directory of them (its *.json files). Collect them with the tools you
+/// already use (ssh, Ansible, kubectl exec): they are plain files.
+///
+/// Per partition: the replicas found, and those the metadata image (the
+/// most advanced __cluster_metadata among the summaries) assigns but no
+/// summary holds (MISSING, with why). The leader is the metadata's; when it
+/// names none (a stopped KRaft 4.x cluster keeps an empty ISR and its ELR)
+/// or its leader left no copy, the one Kafka's controller would elect
+/// (the first replica in assignment order in the ISR, or the ELR when the
+/// ISR is empty; else the last known ELR; else, uncleanly, the first with
+/// a copy); without metadata, the replica with the newest leader epoch,
+/// then the longest log, then the lowest node id (ISR members all
+/// hold the newest epoch). Each follower is truncated as Kafka's fetcher
+/// would (its latest leader epoch against the leader's end of that epoch,
+/// `LeaderEpochFileCache.endOffsetFor`; the largest common epoch and its
+/// end offset decide): TRUNCATE-TO is where that leaves its log end; below
+/// it, the epoch checksums of both replicas must agree, and where they do
+/// not, DIVERGES-AT is lower than TRUNCATE-TO (a difference Kafka does not
+/// see; batches the log cleaner rewrote, below either replica's cleaner
+/// offset, are not compared). BATCHES-BEYOND counts the follower's batches from DIVERGES-AT on
+/// (`>=N` when the summaries place it only roughly), BEHIND the offsets it
+/// lacks to reach the leader's log end.
+///
+/// STATUS: lost (no assigned replica found), diverged (a replica holds
+/// batches Kafka cuts, or that differ), under_replicated (a replica is
+/// missing or behind the leader's log end), ok.
+///
+/// Group lag: committed offsets from each offsets partition's leader (the
+/// group coordinator), against the high watermark (else the log end) of the
+/// leader of the partition read; STATUS ok, below_log_start, above_log_end,
+/// no_committed_offset, partition_lost or no_partition.
+///
+/// Text: the partitions, their replicas, and the group lag; --lag shows
+/// only the lag. CSV: one row per replica, or with --lag per committed
+/// offset. JSON: one document {schema_version, cluster_id, summaries,
+/// metadata, totals, partitions: [{..., replicas: [...]}], groups}.
+///
+/// Exit 1 when a replica diverged or a partition is lost; 2 when a summary
+/// cannot be read, is of a schema version this klog does not read, or
+/// contradicts another (two clusters, one directory twice).
+#[derive(Debug, clap::Args)]
+pub struct ClusterArgs {
+    /// Summary files, or directories of them.
+    #[arg(required = true, value_name = "SUMMARY")]
+    pub summaries: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_parser = formats(TABLE), default_value = "text")]
+    pub format: Format,
+    /// Only the group lag (text and csv).
+    #[arg(long)]
+    pub lag: bool,
+}
+
+pub fn run(args: &ClusterArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let sources = merge::read_sources(&args.summaries)?;
+    let report = merge::merge(&sources)?;
+    emit(
+        &ClusterOut {
+            report: &report,
+            lag_only: args.lag,
+        },
+        args.format,
+        out,
+    )?;
+    Ok(Outcome::from_count(u64::from(report.failed())))
+}
+
+/// `klog cluster`'s document: the merged verdict.
+#[derive(Serialize, JsonSchema)]
+pub struct ClusterOut<'a> {
+    #[serde(flatten)]
+    report: &'a ClusterReport,
+    #[serde(skip)]
+    lag_only: bool,
+}
+
+fn nodes(v: Option<&[i32]>) -> Option<String> {
+    v.map(|ns| ns.iter().map(i32::to_string).collect::<Vec<_>>().join(","))
+}
+
+/// `7 partitions: 1 diverged, 1 lost, 3 under_replicated, 2 ok; metadata from node 1 (next offset 23)`.
+fn totals(r: &ClusterReport) -> String {
+    let t = r.totals;
+    let metadata = match &r.metadata {
+        Some(m) => format!(
+            "metadata from node {} (next offset {})",
+            m.node_id, m.next_offset
+        ),
+        None => "no metadata image in the summaries".to_string(),
+    };
+    format!(
+        "{} partitions: {} diverged, {} lost, {} under_replicated, {} ok; {} summaries of {} nodes; {metadata}",
+        t.partitions,
+        t.diverged,
+        t.lost,
+        t.under_replicated,
+        t.ok,
+        r.summaries.len(),
+        r.summaries
+            .iter()
+            .map(|s| s.node_id)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    )
+}
+
+fn missing(p: &PartitionVerdict) -> Option<Vec<i32>> {
+    let m: Vec<i32> = p
+        .replicas
+        .iter()
+        .filter(|r| r.state == merge::ReplicaState::Missing)
+        .map(|r| r.node_id)
+        .collect();
+    (!m.is_empty()).then_some(m)
+}
+
+/// `>=N` when the count is a lower bound.
+fn beyond(r: &ReplicaVerdict) -> Option<String> {
+    match (r.batches_beyond, r.batches_beyond_exact) {
+        (Some(n), Some(false)) => Some(format!(">={n}")),
+        (n, _) => n.map(|n| n.to_string()),
+    }
+}
+
+/// One partition's verdict (text).
+#[derive(Serialize, JsonSchema)]
+struct PartitionRow<'a> {
+    topic: &'a str,
+    partition: i32,
+    status: &'static str,
+    leader: Option<i32>,
+    leader_epoch: Option<i32>,
+    log_end_offset: Option<i64>,
+    high_watermark: Option<i64>,
+    replicas: Option<String>,
+    isr: Option<String>,
+    missing: Option<String>,
+    detail: &'a str,
+}
+
+/// One replica (text; CSV adds the partition's status and leader and the
+/// exactness of the counts).
+#[derive(Serialize, JsonSchema)]
+struct ReplicaRow<'a> {
+    topic: &'a str,
+    partition: i32,
+    node: i32,
+    state: &'static str,
+    log_start_offset: Option<i64>,
+    log_end_offset: Option<i64>,
+    high_watermark: Option<i64>,
+    leader_epoch: Option<i32>,
+    truncate_to: Option<i64>,
+    diverges_at: Option<i64>,
+    /// `>=N` when only a lower bound is known.
+    batches_beyond: Option<String>,
+    behind: Option<i64>,
+    detail: &'a str,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct ReplicaCsvRow<'a> {
+    topic: &'a str,
+    partition: i32,
+    status: &'static str,
+    leader: Option<i32>,
+    node_id: i32,
+    state: &'static str,
+    log_start_offset: Option<i64>,
+    log_end_offset: Option<i64>,
+    high_watermark: Option<i64>,
+    leader_epoch: Option<i32>,
+    truncation_offset: Option<i64>,
+    divergence_offset: Option<i64>,
+    batches_beyond: Option<u64>,
+    behind_by: Option<i64>,
+    batches_beyond_exact: Option<bool>,
+    verified_through: Option<i64>,
+    assigned: Option<bool>,
+    detail: &'a str,
+}
+
+/// One committed offset against its partition's leader.
+#[derive(Serialize, JsonSchema)]
+struct LagRow<'a> {
+    group: &'a str,
+    topic: &'a str,
+    partition: i32,
+    committed_offset: i64,
+    coordinator: i32,
+    leader: Option<i32>,
+    log_start_offset: Option<i64>,
+    log_end_offset: Option<i64>,
+    high_watermark: Option<i64>,
+    lag: Option<i64>,
+    status: &'static str,
+}
+
+fn lag_table(groups: &[GroupLag]) -> Table {
+    let rows: Vec<LagRow> = groups
+        .iter()
+        .map(|g| LagRow {
+            group: &g.group,
+            topic: &g.topic,
+            partition: g.partition,
+            committed_offset: g.committed_offset,
+            coordinator: g.coordinator,
+            leader: g.leader,
+            log_start_offset: g.log_start_offset,
+            log_end_offset: g.log_end_offset,
+            high_watermark: g.high_watermark,
+            lag: g.lag,
+            status: g.status.name(),
+        })
+        .collect();
+    Table::of(&rows)
+}
+
+impl Report for ClusterOut<'_> {
+    const COMMAND: &'static str = "cluster";
+
+    /// CSV: one row per replica, or per committed offset with --lag.
+    fn tables(&self) -> Vec<Table> {
+        if self.lag_only {
+            return vec![lag_table(&self.report.groups)];
+        }
+        let rows: Vec<ReplicaCsvRow> = self
+            .report
+            .partitions
+            .iter()
+            .flat_map(|p| {
+                p.replicas.iter().map(move |r| ReplicaCsvRow {
+                    topic: &p.topic,
+                    partition: p.partition,
+                    status: p.status.name(),
+                    leader: p.leader,
+                    node_id: r.node_id,
+                    state: r.state.name(),
+                    log_start_offset: r.log_start_offset,
+                    log_end_offset: r.log_end_offset,
+                    high_watermark: r.high_watermark,
+                    leader_epoch: r.leader_epoch,
+                    truncation_offset: r.truncation_offset,
+                    divergence_offset: r.divergence_offset,
+                    batches_beyond: r.batches_beyond,
+                    behind_by: r.behind_by,
+                    batches_beyond_exact: r.batches_beyond_exact,
+                    verified_through: r.verified_through,
+                    assigned: r.assigned,
+                    detail: &r.detail,
+                })
+            })
+            .collect();
+        vec![Table::of(&rows)]
+    }
+
+    /// Partitions, then replicas, then group lag (only the lag with --lag).
+    fn text(&self) -> String {
+        let r = self.report;
+        let lag = lag_table(&r.groups).render();
+        if self.lag_only {
+            return lag;
+        }
+        let partitions: Vec<PartitionRow> = r
+            .partitions
+            .iter()
+            .map(|p| PartitionRow {
+                topic: &p.topic,
+                partition: p.partition,
+                status: p.status.name(),
+                leader: p.leader,
+                leader_epoch: p.leader_epoch,
+                log_end_offset: p.log_end_offset,
+                high_watermark: p.high_watermark,
+                replicas: nodes(p.assigned_replicas.as_deref()),
+                isr: nodes(p.isr.as_deref()),
+                missing: nodes(missing(p).as_deref()),
+                detail: &p.detail,
+            })
+            .collect();
+        let replicas: Vec<ReplicaRow> = r
+            .partitions
+            .iter()
+            .flat_map(|p| {
+                p.replicas.iter().map(move |x| ReplicaRow {
+                    topic: &p.topic,
+                    partition: p.partition,
+                    node: x.node_id,
+                    state: x.state.name(),
+                    log_start_offset: x.log_start_offset,
+                    log_end_offset: x.log_end_offset,
+                    high_watermark: x.high_watermark,
+                    leader_epoch: x.leader_epoch,
+                    truncate_to: x.truncation_offset,
+                    diverges_at: x.divergence_offset,
+                    batches_beyond: beyond(x),
+                    behind: x.behind_by,
+                    detail: &x.detail,
+                })
+            })
+            .collect();
+        format!(
+            "{}\n{}\n{}",
+            Table::of(&partitions).render(),
+            Table::of(&replicas).numeric("batches_beyond").render(),
+            lag
+        )
+    }
+
+    fn summary(&self) -> String {
+        format!("klog: {}\n", totals(self.report))
+    }
+}

@@ -1,0 +1,213 @@
+//! `klog summary`: a broker's log directories as one compact document for `klog cluster`.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use kaen_log::cluster::summary::{self, EpochRun, SummaryDoc, SummaryOptions, SCHEMA_VERSION};
+use kaen_log::findings::Summary;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::cli::FailOn;
+use crate::exit::Outcome;
+use crate::report::document::DOCUMENT;
+use crate::report::table::escape_cell;
+use crate::report::Output;
+use crate::report::{emit, formats, Report, Table};
+
+/// Summarize a broker's log directories for `klog cluster`, on the broker's host.
+///
+/// Run it on every broker (`--format json`, one document per run) and give
+/// the files to `klog cluster`: the summaries let it compare replicas across
+/// brokers without shipping their bytes. Per log directory: node id, cluster
+/// id and directory id (meta.properties); per partition: log start, log end,
+/// high watermark, recovery point, the leader-epoch-checkpoint entries and
+/// the leader-epoch cache as the broker loads it, the segments with their
+/// sizes, and per run of batches of one leader epoch its offsets, batch,
+/// record and byte counts and a CRC-32C chained over the batches' base
+/// offsets and stored CRCs (two replicas holding the same batches under an
+/// epoch have the same chain); the last batches (--tail-batches) with the
+/// chain at each. With offsets partitions (__consumer_offsets), the
+/// committed-offset table as the coordinator loads it; with
+/// __cluster_metadata-0, the metadata image (brokers, and every partition's
+/// replicas, ISR, leader and leader epoch).
+///
+/// Batches are read header by header (framing only, no record decoded), up
+/// to the first framing damage, where a broker's recovery ends the log;
+/// --check-crc also checks each batch's CRC and ends at the first invalid
+/// one. Damage and malformed files are findings (stderr, and `findings` in
+/// JSON); exit 1 when one reaches --fail-on (default: error), 2 when a path
+/// is not a log directory (a folder with meta.properties and no partition,
+/// such as a replaced disk, is one that holds nothing).
+///
+/// JSON: {schema_version, log_dirs: [{path, node_id, cluster_id,
+/// directory_id, clean_shutdown, partitions: [{topic, partition, topic_id,
+/// log_start_offset, log_end_offset, high_watermark, recovery_point,
+/// leader_epoch_checkpoint, leader_epochs, segments, epochs, tail}],
+/// committed_offsets, metadata}], findings}.
+#[derive(Debug, clap::Args)]
+pub struct SummaryArgs {
+    /// The broker's log directories.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Output format (json: the document `klog cluster` reads).
+    #[arg(long, value_parser = formats(DOCUMENT), default_value = "text")]
+    pub format: crate::report::Format,
+    /// The node id, for a directory whose meta.properties has none (or to override it).
+    #[arg(long, value_name = "N")]
+    pub node_id: Option<i32>,
+    /// Also check every batch's CRC (reads the batches whole).
+    #[arg(long)]
+    pub check_crc: bool,
+    /// How many of each partition's last batches to list with their chain.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub tail_batches: u16,
+    /// The least severity that makes the run exit 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    pub fail_on: FailOn,
+}
+
+pub fn run(args: &SummaryArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let opts = SummaryOptions {
+        node_id: args.node_id,
+        check_crc: args.check_crc,
+        tail_batches: usize::from(args.tail_batches),
+    };
+    let mut doc = SummaryDoc {
+        schema_version: SCHEMA_VERSION,
+        log_dirs: Vec::new(),
+        findings: Vec::new(),
+    };
+    for dir in &args.dirs {
+        let (s, findings) =
+            summary::summarize(dir, &opts).with_context(|| format!("summary {}", dir.display()))?;
+        doc.log_dirs.push(s);
+        doc.findings.extend(findings);
+    }
+    emit(&SummaryOut { doc: &doc }, args.format, out)?;
+    let fail_on = args.fail_on.severity();
+    Ok(Outcome::from_count(
+        doc.findings.iter().filter(|f| f.fails(fail_on)).count() as u64,
+    ))
+}
+
+/// `epoch@start..end:chain` per run.
+fn runs(epochs: &[EpochRun]) -> String {
+    epochs
+        .iter()
+        .map(|r| {
+            format!(
+                "{}@{}..{}:{:08x}",
+                r.leader_epoch, r.start_offset, r.end_offset, r.crc32c
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One partition of a log directory (text).
+#[derive(Serialize, JsonSchema)]
+struct PartitionRow<'a> {
+    topic: &'a str,
+    partition: i32,
+    log_start_offset: i64,
+    log_end_offset: i64,
+    high_watermark: Option<i64>,
+    recovery_point: Option<i64>,
+    segments: u64,
+    bytes: u64,
+    leader_epochs: String,
+    /// `epoch@start..end:checksum` per run of batches under one epoch.
+    epoch_checksums: String,
+}
+
+/// `klog summary`'s document (what `klog cluster` reads back).
+#[derive(Serialize, JsonSchema)]
+pub struct SummaryOut<'a> {
+    #[serde(flatten)]
+    doc: &'a SummaryDoc,
+}
+
+fn or_dash<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+impl Report for SummaryOut<'_> {
+    const COMMAND: &'static str = "summary";
+
+    fn tables(&self) -> Vec<Table> {
+        Vec::new()
+    }
+
+    fn text(&self) -> String {
+        let mut out = String::new();
+        for (i, d) in self.doc.log_dirs.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&format!(
+                "log dir {}: node {}, cluster {}, directory {}{}\n",
+                escape_cell(&d.path),
+                or_dash(d.node_id),
+                escape_cell(&or_dash(d.cluster_id.as_deref())),
+                escape_cell(&or_dash(d.directory_id.as_deref())),
+                if d.clean_shutdown {
+                    ", clean shutdown"
+                } else {
+                    ""
+                }
+            ));
+            if let Some(m) = &d.metadata {
+                out.push_str(&format!(
+                    "metadata: next offset {}, {} brokers, {} topics\n",
+                    m.next_offset,
+                    m.brokers.len(),
+                    m.topics.len()
+                ));
+            }
+            if let Some(c) = &d.committed_offsets {
+                out.push_str(&format!(
+                    "committed offsets: {} in {}\n",
+                    c.offsets.len(),
+                    c.offsets_topic
+                ));
+            }
+            let rows: Vec<PartitionRow> = d
+                .partitions
+                .iter()
+                .map(|p| PartitionRow {
+                    topic: &p.topic,
+                    partition: p.partition,
+                    log_start_offset: p.log_start_offset,
+                    log_end_offset: p.log_end_offset,
+                    high_watermark: p.high_watermark,
+                    recovery_point: p.recovery_point,
+                    segments: p.segments.len() as u64,
+                    bytes: p.segments.iter().map(|s| s.bytes).sum(),
+                    leader_epochs: p
+                        .leader_epochs
+                        .iter()
+                        .map(|e| format!("{}@{}", e.leader_epoch, e.start_offset))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    epoch_checksums: runs(&p.epochs),
+                })
+                .collect();
+            out.push_str(&Table::of(&rows).render());
+        }
+        out
+    }
+
+    fn summary(&self) -> String {
+        if self.doc.findings.is_empty() {
+            return String::new();
+        }
+        let mut out = String::new();
+        for f in &self.doc.findings {
+            out.push_str(&format!("klog: {}\n", escape_cell(&f.to_string())));
+        }
+        out.push_str(&format!("klog: {}\n", Summary::of(&self.doc.findings)));
+        out
+    }
+}
