@@ -44,6 +44,7 @@ pub enum Command {
     Stats(cmd::stats::StatsArgs),
     Produce(cmd::produce::ProduceArgs),
     GroupDemo(cmd::group_demo::GroupDemoArgs),
+    EosDemo(cmd::eos_demo::EosDemoArgs),
     Completions(cmd::generate::CompletionsArgs),
     #[command(hide = true)]
     Generate(cmd::generate::GenerateArgs),

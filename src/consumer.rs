@@ -1,8 +1,13 @@
 //! A minimal offline consumer: it reads a partition from a position and
 //! learns its committed offset by replaying the offsets topic, the two
 //! numbers a real consumer keeps (the position in memory, the committed
-//! offset on disk). `klog group-demo` drives it; commits go through the
-//! append path like every other write.
+//! offset on disk). `klog group-demo` and `klog eos-demo` drive it; commits
+//! go through the append path like every other write.
+//!
+//! Under `read_committed` it reads as Kafka's consumer does: up to the last
+//! stable offset, with the aborted transactions the broker reads from the
+//! `.txnindex` files ([`crate::txn::fetch`]), skipping their batches and
+//! every control batch.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +16,8 @@ use crate::format::{DecodeLimits, Entry};
 use crate::log::Partition;
 use crate::log::Policy;
 use crate::offsets::{Replay, ReplayOptions, KLOG_OFFSETS_TOPIC};
+use crate::txn::fetch::{collect_aborted, state_at_high_watermark, AbortedFilter};
+use crate::txn::Isolation;
 
 /// A record handed to the application.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +36,8 @@ pub struct Consumer {
     pub partition: i32,
     /// The next offset this consumer will read (in memory only).
     pub position: i64,
+    /// What it reads: everything, or committed transactions only.
+    pub isolation: Isolation,
 }
 
 impl Consumer {
@@ -40,7 +49,14 @@ impl Consumer {
             topic: topic.into(),
             partition,
             position: 0,
+            isolation: Isolation::ReadUncommitted,
         }
+    }
+
+    /// The same consumer reading with `isolation`.
+    pub fn with_isolation(mut self, isolation: Isolation) -> Self {
+        self.isolation = isolation;
+        self
     }
 
     /// The group's committed offset for this partition, replayed from the
@@ -66,14 +82,32 @@ impl Consumer {
         Ok(self.position)
     }
 
-    /// Up to `max` data records from the position on; the position moves past them.
+    /// Up to `max` data records from the position on; the position moves
+    /// past them (and past the control batches and aborted batches a
+    /// read_committed consumer skips).
     pub fn poll(&mut self, max: usize) -> Result<Vec<Consumed>> {
         let p = Partition::open(
             &self
                 .data_dir
                 .join(format!("{}-{}", self.topic, self.partition)),
         )?;
+        // What a fetch may return (`UnifiedLog.read`): read_committed up
+        // to the last stable offset, with the aborted transactions of the
+        // .txnindex files (`FetchIsolation.TXN_COMMITTED`).
+        let (upper, mut filter) = match self.isolation {
+            // read_uncommitted: up to the high watermark, when a checkpoint gives it.
+            Isolation::ReadUncommitted => (
+                crate::log::checkpoint::high_watermark(&p)?.unwrap_or(i64::MAX),
+                None,
+            ),
+            Isolation::ReadCommitted => {
+                let lso = state_at_high_watermark(&p)?.last_stable_offset();
+                let aborted = collect_aborted(&p, self.position, lso)?;
+                (lso, Some(AbortedFilter::new(aborted)))
+            }
+        };
         let mut out = Vec::new();
+        let mut next = self.position;
         let mut scratch = Vec::new();
         // Start in the segment holding the position, where its index says.
         let mut walk = p.walk_from(self.position, Policy::VALID_ENTRIES);
@@ -82,7 +116,17 @@ impl Consumer {
                 break;
             }
             let Entry::V2(batch) = w.entry else { continue };
-            if batch.header.is_control() {
+            if batch.header.base_offset >= upper {
+                break;
+            }
+            let skipped = match filter.as_mut() {
+                Some(f) => f.skips(&batch),
+                None => batch.header.is_control(),
+            };
+            if skipped {
+                if filter.is_some() {
+                    next = next.max(batch.header.last_offset() + 1);
+                }
                 continue;
             }
             let Ok(records) = batch.records(&mut scratch, DecodeLimits::default()) else {
@@ -90,6 +134,7 @@ impl Consumer {
             };
             for r in records.flatten() {
                 if r.offset >= self.position && out.len() < max {
+                    next = r.offset + 1;
                     out.push(Consumed {
                         offset: r.offset,
                         key: r.key.map(<[u8]>::to_vec),
@@ -98,9 +143,7 @@ impl Consumer {
                 }
             }
         }
-        if let Some(last) = out.last() {
-            self.position = last.offset + 1;
-        }
+        self.position = next;
         Ok(out)
     }
 }

@@ -1,15 +1,26 @@
 //! The scenarios behind `klog group-demo`, run for real against a data
 //! directory: records are appended and commits written through the append
 //! path, committed offsets are read back by replaying the offsets log, and
-//! every number the demo prints comes out of these runs.
+//! every number the demo prints comes out of these runs. [`eos`] holds the
+//! scenarios of `klog eos-demo`; [`Workspace`] the directory contract both
+//! demos keep.
+//!
+//! A demo only uses a directory that is new or empty, or one it marked
+//! itself in an earlier `--keep` run, and removes only what it wrote: a
+//! kept run records every file it leaves with its size, and a later run
+//! refuses once any of them changed (records produced into a topic it left
+//! are the user's).
+
+pub mod eos;
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::consumer::Consumer;
 use crate::error::{Error, Result};
 use crate::format::{BatchSpec, NewRecord};
+use crate::log::durable;
 use crate::log::lock::DirLock;
 use crate::log::{AppendConfig, PartitionAppender};
 use crate::offsets::{commit_record, KLOG_OFFSETS_TOPIC};
@@ -177,5 +188,159 @@ impl DemoDir {
             duplicated,
             lost,
         })
+    }
+}
+
+/// A demo's data directory, prepared so that the demo removes only what it
+/// wrote.
+#[derive(Debug)]
+pub struct Workspace {
+    pub dir: PathBuf,
+    marker: &'static str,
+    folders: Vec<String>,
+    created: bool,
+}
+
+impl Workspace {
+    /// Take `dir` for `command`, whose partition folders are `folders` and
+    /// whose mark is the file `marker`: create it, or refuse it when it
+    /// holds anything else than an earlier run left unchanged; clear an
+    /// earlier run's files; mark it.
+    pub fn prepare(
+        dir: &Path,
+        command: &'static str,
+        marker: &'static str,
+        folders: &[&str],
+    ) -> Result<Self> {
+        let ws = Workspace {
+            dir: dir.to_path_buf(),
+            marker,
+            folders: folders.iter().map(|f| f.to_string()).collect(),
+            created: !dir.exists(),
+        };
+        if ws.created {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create", e))?;
+        } else {
+            let mut names = Vec::new();
+            for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, "list", e))? {
+                let entry = entry.map_err(|e| Error::io(dir, "list", e))?;
+                names.push(entry.file_name().to_string_lossy().into_owned());
+            }
+            names.sort();
+            let ours = names.iter().any(|n| n == marker);
+            let others: Vec<_> = names
+                .iter()
+                .filter(|n| !ours || !ws.own(n))
+                .cloned()
+                .collect();
+            if !others.is_empty() {
+                return Err(Error::Invalid(format!(
+                    "{} holds other data ({}); {command} only uses a new or empty directory, or one an earlier run left",
+                    dir.display(),
+                    others.join(", ")
+                )));
+            }
+            if ours {
+                ws.check_extents()?;
+            }
+            ws.clean()?;
+        }
+        durable::create_marker(&dir.join(marker))?;
+        Ok(ws)
+    }
+
+    /// Whether `name` (an entry of the directory) is the demo's.
+    fn own(&self, name: &str) -> bool {
+        name == self.marker || name == ".lock" || self.folders.iter().any(|f| f == name)
+    }
+
+    /// Every file under the demo's folders with its size, one
+    /// `path<TAB>size` line each, sorted: what a `--keep` run left.
+    fn extents(&self) -> Result<String> {
+        let mut lines = Vec::new();
+        for name in &self.folders {
+            for entry in walkdir::WalkDir::new(self.dir.join(name)).sort_by_file_name() {
+                let entry = entry.map_err(|e| {
+                    let path = e.path().map(Path::to_path_buf).unwrap_or_default();
+                    Error::io(&path, "list", e.into())
+                })?;
+                if entry.file_type().is_file() {
+                    let rel = entry
+                        .path()
+                        .strip_prefix(&self.dir)
+                        .unwrap_or(entry.path())
+                        .to_string_lossy()
+                        .into_owned();
+                    let len = entry
+                        .metadata()
+                        .map_err(|e| Error::io(entry.path(), "stat", e.into()))?
+                        .len();
+                    lines.push(format!("{rel}\t{len}"));
+                }
+            }
+        }
+        Ok(lines.join("\n"))
+    }
+
+    /// Refuse to clear what an earlier `--keep` run left once anything in
+    /// it changed. (A marker without extents is a run that stopped before
+    /// it finished.)
+    fn check_extents(&self) -> Result<()> {
+        let path = self.dir.join(self.marker);
+        let recorded = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, "read", e))?;
+        if recorded.trim().is_empty() {
+            return Ok(());
+        }
+        let now = self.extents()?;
+        if now.trim() != recorded.trim() {
+            let was: BTreeSet<&str> = recorded.lines().collect();
+            let changed: Vec<&str> = now
+                .lines()
+                .filter(|l| !was.contains(l))
+                .filter_map(|l| l.split('\t').next())
+                .collect();
+            return Err(Error::Invalid(format!(
+                "{}: the demo's files changed since it left them ({}): they may hold your data now; \
+                 move the directory away or remove it yourself",
+                self.dir.display(),
+                if changed.is_empty() {
+                    "files removed".to_string()
+                } else {
+                    changed.join(", ")
+                }
+            )));
+        }
+        Ok(())
+    }
+
+    /// Remove the demo's folders, lock file and marker.
+    pub fn clean(&self) -> Result<()> {
+        let names = self
+            .folders
+            .iter()
+            .map(String::as_str)
+            .chain([".lock", self.marker]);
+        for name in names {
+            let path = self.dir.join(name);
+            if path.is_dir() {
+                durable::remove_created_tree(&path)?;
+            } else if path.exists() {
+                durable::remove_created_file(&path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// End the run: with `keep`, record what it leaves in the marker;
+    /// otherwise remove it all (and the directory, if the demo created it).
+    pub fn finish(&self, keep: bool) -> Result<()> {
+        if keep {
+            return durable::write_marker(&self.dir.join(self.marker), &self.extents()?);
+        }
+        self.clean()?;
+        if self.created {
+            std::fs::remove_dir(&self.dir).map_err(|e| Error::io(&self.dir, "remove", e))?;
+        }
+        Ok(())
     }
 }

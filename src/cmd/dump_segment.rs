@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use kaen_log::file_layout::FileKind;
 use kaen_log::format::control::{self, ControlRecord};
 use kaen_log::format::{DecodeLimits, Entry, RecordView};
 use kaen_log::layout::{batch_layout, Topic};
@@ -33,7 +34,12 @@ use kaen_log::txn::Isolation;
 /// wrappers are shown with their inner messages.
 ///
 /// PATH is a `.log`, `.index`, `.timeindex`, `.txnindex` or `.snapshot` file, or a partition folder
-/// (all its segments in offset order). A file with any other name is read
+/// (all its segments in offset order). Checkpoint files
+/// (`replication-offset-checkpoint`, `recovery-point-offset-checkpoint`,
+/// `log-start-offset-checkpoint`, `cleaner-offset-checkpoint`,
+/// `leader-epoch-checkpoint`), `partition.metadata`, `meta.properties`,
+/// `quorum-state` and `.kafka_cleanshutdown` are shown line by line with
+/// what Kafka reads in each. A file with any other name is read
 /// as a log (e.g. a batch captured to a `.bin` file). Text output has one
 /// line per batch in the spirit of kafka-dump-log. `--format jsonl` prints
 /// a header line and then one JSON object per batch (records included),
@@ -112,7 +118,9 @@ pub struct DumpSegmentArgs {
     /// Show every field of each batch and record with its position and raw
     /// bytes (an annotated byte layout, for learning the format); control
     /// records, the keys and values of the offsets topic and of
-    /// `__share_group_state`, and KRaft metadata records field by field.
+    /// `__share_group_state`, and KRaft metadata records field by field; of
+    /// a `.index`, `.timeindex`, `.txnindex` or `.snapshot` file every
+    /// entry field by field, with what Kafka does with each value.
     #[arg(long)]
     pub layout: bool,
     /// read-uncommitted (everything), or read-committed: show what a
@@ -176,10 +184,17 @@ fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> a
                 )
             }
             PathKind::File => {
-                let name = path
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(parse_segment_name);
+                let file_name = path.file_name().and_then(|n| n.to_str());
+                // Files beside a log: field by field with --layout; text
+                // files (checkpoints, metadata) have only that view.
+                if let Some(kind) = file_name
+                    .and_then(FileKind::of)
+                    .filter(|k| args.layout || !k.has_entries())
+                {
+                    problems += indexes::dump_file_layout(path, kind, sink, out)?;
+                    continue;
+                }
+                let name = file_name.and_then(parse_segment_name);
                 problems += match name {
                     Some((base, "index")) => indexes::dump_index(path, base, false, sink, out)?,
                     Some((base, "timeindex")) => indexes::dump_index(path, base, true, sink, out)?,
@@ -919,6 +934,7 @@ enum DumpEntry {
     TimeIndexEntry(indexes::TimeEntry<'static>),
     TxnIndexEntry(indexes::TxnEntry<'static>),
     SnapshotEntry(indexes::SnapshotEntry<'static>),
+    FileField(indexes::FileFieldEntry<'static>),
     Error(crate::report::document::Problem<'static>),
 }
 

@@ -224,6 +224,19 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         )],
     ),
     (
+        "eos-demo",
+        &[
+            (
+                "klog eos-demo --dir /tmp/eos --keep",
+                "idempotence, transactions and fencing, done on disk",
+            ),
+            (
+                "klog eos-demo --dir /tmp/eos --crash-at after-offsets",
+                "one crash: the offset commit aborted with the invoices",
+            ),
+        ],
+    ),
+    (
         "completions",
         &[(
             "klog completions bash > /etc/bash_completion.d/klog",
@@ -244,10 +257,11 @@ const SEE_ALSO: &[(&str, &[&str])] = &[
     ("metadata", &["info", "groups"]),
     ("tombstone", &["commit", "replay-offsets"]),
     ("commit", &["tombstone", "replay-offsets", "lag"]),
-    ("transactions", &["lag", "verify-crc"]),
+    ("transactions", &["lag", "verify-crc", "eos-demo"]),
     ("stats", &["dump-segment"]),
     ("produce", &["dump-segment", "group-demo"]),
-    ("group-demo", &["produce", "lag"]),
+    ("group-demo", &["produce", "lag", "eos-demo"]),
+    ("eos-demo", &["transactions", "dump-segment", "group-demo"]),
     ("completions", &[]),
 ];
 

@@ -3,8 +3,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
-use kaen_log::demo::{Delivery, DemoDir, Scenario};
+use anyhow::bail;
+use kaen_log::demo::{Delivery, DemoDir, Scenario, Workspace};
 use kaen_log::log::{durable, Partition};
 use kaen_log::offsets::coordinator::{ClassicGroup, GroupError, GroupState};
 use kaen_log::offsets::{
@@ -54,23 +54,23 @@ const ORDERS: usize = 20;
 /// Written first into the demo's directory: only a directory carrying it
 /// (and holding nothing but what the demo writes) is ever cleared.
 const MARKER: &str = ".klog-group-demo";
-const OWN: [&str; 4] = ["orders-0", "__offsets-0", ".lock", MARKER];
 
 pub fn run(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
-    let created_dir = prepare(&args.dir)?;
+    let ws = Workspace::prepare(
+        &args.dir,
+        "group-demo",
+        MARKER,
+        &["orders-0", "__offsets-0"],
+    )?;
     let result = walk(args, out);
     if !args.keep {
-        clean(&args.dir)?;
-        if created_dir {
-            std::fs::remove_dir(&args.dir)
-                .with_context(|| format!("remove {}", args.dir.display()))?;
-        }
+        ws.finish(false)?;
     }
     result?;
     if args.keep {
         // What the demo leaves, file by file: a later run removes these
         // only if they are still exactly what it wrote.
-        durable::write_marker(&args.dir.join(MARKER), &extents(&args.dir)?)?;
+        ws.finish(true)?;
         let d = args.dir.display();
         writeln!(out, "\nThe data directory is kept. Explore it with:")?;
         writeln!(out, "  klog dump-segment --records {d}/orders-0")?;
@@ -79,103 +79,6 @@ pub fn run(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         writeln!(out, "  klog lag {d}")?;
     }
     Ok(Outcome::Clean)
-}
-
-/// Refuse a directory with anything the demo did not create; clear an
-/// earlier run's folders. Returns whether the directory itself was created.
-fn prepare(dir: &Path) -> anyhow::Result<bool> {
-    let created = !dir.exists();
-    if created {
-        std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
-    } else {
-        let mut names = Vec::new();
-        for entry in std::fs::read_dir(dir).with_context(|| format!("list {}", dir.display()))? {
-            names.push(entry?.file_name().to_string_lossy().into_owned());
-        }
-        names.sort();
-        let ours = names.iter().any(|n| n == MARKER);
-        let others: Vec<_> = names
-            .iter()
-            .filter(|n| !ours || !OWN.contains(&n.as_str()))
-            .cloned()
-            .collect();
-        if !others.is_empty() {
-            bail!(
-                "{} holds other data ({}); group-demo only uses a new or empty directory, or one an earlier run left",
-                dir.display(),
-                others.join(", ")
-            );
-        }
-        if ours {
-            check_extents(dir)?;
-        }
-        clean(dir)?;
-    }
-    durable::create_marker(&dir.join(MARKER))?;
-    Ok(created)
-}
-
-/// Every file under the demo's folders with its size, one `path<TAB>size`
-/// line each, sorted: what a `--keep` run left.
-fn extents(dir: &Path) -> anyhow::Result<String> {
-    let mut lines = Vec::new();
-    for name in ["orders-0", "__offsets-0"] {
-        for entry in walkdir::WalkDir::new(dir.join(name)).sort_by_file_name() {
-            let entry = entry?;
-            if entry.file_type().is_file() {
-                let rel = entry
-                    .path()
-                    .strip_prefix(dir)?
-                    .to_string_lossy()
-                    .into_owned();
-                lines.push(format!("{rel}\t{}", entry.metadata()?.len()));
-            }
-        }
-    }
-    Ok(lines.join("\n"))
-}
-
-/// Refuse to clear what an earlier `--keep` run left once anything in it
-/// changed: records produced into `orders-0` afterwards are the user's.
-/// (A marker without extents is a run that stopped before it finished.)
-fn check_extents(dir: &Path) -> anyhow::Result<()> {
-    let recorded = std::fs::read_to_string(dir.join(MARKER))
-        .with_context(|| format!("read {}", dir.join(MARKER).display()))?;
-    if recorded.trim().is_empty() {
-        return Ok(());
-    }
-    let now = extents(dir)?;
-    if now.trim() != recorded.trim() {
-        let was: std::collections::BTreeSet<&str> = recorded.lines().collect();
-        let changed: Vec<&str> = now
-            .lines()
-            .filter(|l| !was.contains(l))
-            .filter_map(|l| l.split('\t').next())
-            .collect();
-        bail!(
-            "{}: the demo's files changed since it left them ({}): they may hold your data now; \
-             move the directory away or remove it yourself",
-            dir.display(),
-            if changed.is_empty() {
-                "files removed".to_string()
-            } else {
-                changed.join(", ")
-            }
-        );
-    }
-    Ok(())
-}
-
-fn clean(dir: &Path) -> anyhow::Result<()> {
-    for name in OWN {
-        let path = dir.join(name);
-        if path.is_dir() {
-            durable::remove_created_tree(&path)?;
-        } else if path.exists() {
-            durable::remove_created_file(&path)?;
-        }
-    }
-    Ok(())
 }
 
 fn heading(out: &mut Output, title: &str) -> anyhow::Result<()> {

@@ -4,6 +4,7 @@ pub mod cluster;
 pub mod commit;
 pub mod diff;
 pub mod dump_segment;
+pub mod eos_demo;
 pub mod generate;
 pub mod group_demo;
 pub mod groups;
@@ -42,6 +43,7 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
         Command::Stats(args) => stats::run(args, out),
         Command::Produce(args) => produce::run(args, out),
         Command::GroupDemo(args) => group_demo::run(args, out),
+        Command::EosDemo(args) => eos_demo::run(args, out),
         Command::Groups(args) => groups::run(args, out),
         Command::Completions(args) => generate::run_completions(args, out),
         Command::Generate(args) => generate::run(args, out),

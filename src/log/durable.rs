@@ -274,23 +274,23 @@ pub fn rewrite_keeping<S: Storage>(s: &S, path: &Path, keep: &[(u64, u64)]) -> R
     s.rename(&tmp, path)
 }
 
-/// Remove a folder tree. Used only by `klog group-demo`, for folders it
-/// created itself; nothing a user has is ever removed.
+/// Remove a folder tree. Used only by the demos (`group-demo`, `eos-demo`),
+/// for folders they created themselves; nothing a user has is ever removed.
 pub fn remove_created_tree(path: &Path) -> Result<()> {
     std::fs::remove_dir_all(path).map_err(|e| Error::io(path, "remove", e))
 }
 
-/// Remove a file created by `klog group-demo`.
+/// Remove a file a demo created.
 pub fn remove_created_file(path: &Path) -> Result<()> {
     std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))
 }
 
-/// Write `text` into the marker file (group-demo records what it left).
+/// Write `text` into the marker file (a demo records what it left).
 pub fn write_marker(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).map_err(|e| Error::io(path, "write", e))
 }
 
-/// Create an empty marker file (group-demo marks the directory it owns).
+/// Create an empty marker file (a demo marks the directory it owns).
 pub fn create_marker(path: &Path) -> Result<()> {
     File::create(path)
         .map(drop)

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
+use kaen_log::file_layout::{self, FileField, FileKind};
 use kaen_log::format::index;
 use kaen_log::txn::snapshot;
 use serde::Serialize;
@@ -234,4 +235,67 @@ pub fn dump_snapshot(
         return Ok(1);
     }
     Ok(0)
+}
+
+/// One field or line of `--layout` on a file beside a log.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct FileFieldEntry<'a> {
+    file: &'a str,
+    #[serde(flatten)]
+    field: FileField,
+}
+
+/// Any file beside a log, field by field (binary files) or line by line
+/// (text files): `dump-segment --layout`.
+pub fn dump_file_layout(
+    path: &Path,
+    kind: FileKind,
+    sink: &mut Entries,
+    out: &mut Output,
+) -> anyhow::Result<u64> {
+    let max = if kind.has_entries() {
+        i32::MAX as u64
+    } else {
+        kaen_log::log::files::MAX_METADATA_FILE
+    };
+    let bytes = kaen_log::log::files::read_regular(path, max)?
+        .with_context(|| format!("{}: no such file", path.display()))?;
+    let file = path.display().to_string();
+    let text = sink.is_text();
+    if text {
+        writeln!(out, "Dumping {file}")?;
+        writeln!(out, "{} bytes: {}", bytes.len(), kind.describe())?;
+    }
+    let mut failed = None;
+    let problem = file_layout::layout(kind, &bytes, &mut |f| {
+        if failed.is_some() {
+            return;
+        }
+        let r = if text {
+            crate::report::layout::write_file_fields(out, "", std::slice::from_ref(&f))
+                .map_err(anyhow::Error::from)
+        } else {
+            sink.entry(
+                out,
+                "file_field",
+                &FileFieldEntry {
+                    file: &file,
+                    field: f,
+                },
+            )
+        };
+        if let Err(e) = r {
+            failed = Some(e);
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    match problem {
+        Some(p) => {
+            sink.problem(out, &file, &p)?;
+            Ok(1)
+        }
+        None => Ok(0),
+    }
 }

@@ -43,3 +43,36 @@ pub fn write(out: &mut impl Write, fields: &[Field]) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Write the fields of a file beside a log (`.index`, `.snapshot`,
+/// checkpoints, ...), one line each, indented by `indent`.
+pub fn write_file_fields(
+    out: &mut impl Write,
+    indent: &str,
+    fields: &[kaen_log::file_layout::FileField],
+) -> std::io::Result<()> {
+    for f in fields {
+        let nest = "  ".repeat(usize::from(f.depth));
+        let value = crate::report::table::escape_cell(&f.value);
+        if f.bytes.is_empty() {
+            if value.is_empty() {
+                writeln!(out, "{indent}{:>10}  {nest}-- {}", f.position, f.field)?;
+            } else {
+                writeln!(
+                    out,
+                    "{indent}{:>10}  {nest}-- {}: {value}",
+                    f.position, f.field
+                )?;
+            }
+        } else {
+            writeln!(
+                out,
+                "{indent}{:>10}  {:<50}  {nest}{:<32} {value}",
+                f.position,
+                hex(&f.bytes),
+                crate::report::table::escape_cell(&f.field),
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -6,6 +6,7 @@
 //! (`0x…`, text) or `{"base64": "…"}` (JSON); null stays null.
 
 pub mod document;
+pub mod eos_demo;
 pub mod indexes;
 pub mod internal;
 pub mod kafka_dump;

@@ -26,6 +26,7 @@ pub fn all() -> Vec<(&'static str, schemars::Schema)> {
             "dump-segment",
             schemars::schema_for!(cmd::dump_segment::DumpDocument),
         ),
+        entry::<cmd::eos_demo::EosDemoReport>(),
         entry::<cmd::groups::GroupsReport>(),
         entry::<cmd::info::InfoReport>(),
         entry::<cmd::lag::LagReport>(),

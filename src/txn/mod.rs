@@ -21,6 +21,9 @@
 //! Only batch headers are read, plus the one record of each control batch,
 //! so the pass streams: memory is the largest batch plus the producer table.
 
+pub mod coordinator;
+pub mod fetch;
+pub mod producer;
 pub mod snapshot;
 pub mod txnlog;
 

@@ -92,6 +92,13 @@ pub fn decode_key(key: &[u8], at: u64) -> Result<String, DecodeError> {
     Ok(id)
 }
 
+/// Encode a key (version 0): the transactional id.
+pub fn encode_key(transactional_id: &str) -> Vec<u8> {
+    let mut out = 0i16.to_be_bytes().to_vec();
+    crate::format::message::put_string(&mut out, transactional_id);
+    out
+}
+
 /// Decode a TransactionLogValue (v0 or v1).
 pub fn decode_value(value: &[u8], at: u64) -> Result<TransactionMetadata, DecodeError> {
     let mut c = Cursor::new(value, at);
@@ -233,6 +240,7 @@ mod tests {
         assert_eq!(decode_value(&encode_value_v0(&m), 0).unwrap(), m);
         assert_eq!(status_name(1), "Ongoing");
         assert_eq!(decode_key(&[0, 0, 0, 2, b't', b'x'], 0).unwrap(), "tx");
+        assert_eq!(encode_key("tx"), [0, 0, 0, 2, b't', b'x']);
         assert!(decode_key(&[0, 1, 0, 0], 0).is_err());
     }
 }

@@ -158,4 +158,22 @@ fn every_document_matches_its_schema() {
             }
         }
     }
+    // The byte layouts of the files beside a log, and eos-demo's document.
+    for path in [
+        "fixtures/broker/orders-0/00000000000000000014.index",
+        "fixtures/broker/orders-0/00000000000000000014.snapshot",
+        "fixtures/broker/ledger-0/00000000000000000000.txnindex",
+    ] {
+        check(&env, "dump-segment", &["--layout", path]);
+    }
+    check(
+        &env,
+        "dump-segment",
+        &["fixtures/broker/replication-offset-checkpoint"],
+    );
+    check(
+        &env,
+        "eos-demo",
+        &["--dir", "eos", "--crash-at", "after-offsets"],
+    );
 }

@@ -13,6 +13,7 @@ mod lock;
 mod peer_vectors;
 mod pending;
 mod producer_state;
+mod read_committed;
 mod repair;
 mod salvage;
 mod sweeps;
