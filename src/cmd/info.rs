@@ -765,14 +765,6 @@ impl Report for InfoReport {
     }
 
     fn summary(&self) -> String {
-        if self.findings.is_empty() {
-            return String::new();
-        }
-        let mut out = String::new();
-        for f in &self.findings {
-            out.push_str(&format!("klog: {f}\n"));
-        }
-        out.push_str(&format!("klog: {}\n", Summary::of(&self.findings)));
-        out
+        crate::report::document::findings_text(&self.findings)
     }
 }

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use kaen_log::cluster::summary::{self, EpochRun, SummaryDoc, SummaryOptions, SCHEMA_VERSION};
-use kaen_log::findings::Summary;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -200,14 +199,6 @@ impl Report for SummaryOut<'_> {
     }
 
     fn summary(&self) -> String {
-        if self.doc.findings.is_empty() {
-            return String::new();
-        }
-        let mut out = String::new();
-        for f in &self.doc.findings {
-            out.push_str(&format!("klog: {}\n", escape_cell(&f.to_string())));
-        }
-        out.push_str(&format!("klog: {}\n", Summary::of(&self.doc.findings)));
-        out
+        crate::report::document::findings_text(&self.doc.findings)
     }
 }

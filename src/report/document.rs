@@ -106,6 +106,26 @@ pub trait Report: Serialize + JsonSchema {
     }
 }
 
+/// Findings for people (stderr): one escaped line each, then their counts;
+/// nothing when there are none.
+pub fn findings_text(findings: &[kaen_log::findings::Finding]) -> String {
+    if findings.is_empty() {
+        return String::new();
+    }
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&format!(
+            "klog: {}\n",
+            super::table::escape_cell(&f.to_string())
+        ));
+    }
+    out.push_str(&format!(
+        "klog: {}\n",
+        kaen_log::findings::Summary::of(findings)
+    ));
+    out
+}
+
 /// The JSON document: the version and command, then the report's fields.
 #[derive(Serialize, JsonSchema)]
 pub struct Document<'a, R: Report> {

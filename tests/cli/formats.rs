@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::support::{document, document_rows, jsonl, stderr, stdout, TestEnv};
+use crate::support::{document, document_rows, jsonl, parse_csv, stderr, stdout, TestEnv};
 
 /// Every inspection command on a fixture: its arguments, its exit code
 /// there, and the formats it offers.
@@ -48,39 +48,6 @@ const COMMANDS: &[(&[&str], i32, &[&str])] = &[
 ];
 
 const FORMATS: [&str; 4] = ["text", "json", "jsonl", "csv"];
-
-/// RFC 4180: records of fields; a quoted field may hold commas, quotes
-/// (doubled) and line breaks.
-fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    let mut records = Vec::new();
-    let mut record = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') if field.is_empty() => quoted = true,
-            (false, ',') => record.push(std::mem::take(&mut field)),
-            (false, '\n') => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-            }
-            (false, c) => field.push(c),
-        }
-    }
-    assert!(!quoted, "an unterminated quoted field: {text}");
-    assert!(
-        field.is_empty() && record.is_empty(),
-        "CSV ends with a line break: {text:?}"
-    );
-    records
-}
 
 /// A JSON value as its CSV cell: null empty, strings as they are, other
 /// values as JSON.

@@ -3,7 +3,7 @@
 //! `klog commit`, as by Kafka; NUL cannot be a command-line argument) neither drive the terminal nor forge rows in
 //! text, round-trip exactly through CSV (RFC 4180) and JSON.
 
-use crate::support::TestEnv;
+use crate::support::{parse_csv, TestEnv};
 
 fn names() -> Vec<String> {
     vec![
@@ -14,34 +14,6 @@ fn names() -> Vec<String> {
         "comma,\"quoted\" name".to_string(),
         "cr\rdel\u{7f}nel\u{85}".to_string(),
     ]
-}
-
-/// Split CSV text into records of fields (RFC 4180: quoted fields may hold
-/// commas, quotes doubled, line breaks).
-fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    let mut rows = vec![];
-    let mut row = vec![];
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') => quoted = true,
-            (false, ',') => row.push(std::mem::take(&mut field)),
-            (false, '\n') => {
-                row.push(std::mem::take(&mut field));
-                rows.push(std::mem::take(&mut row));
-            }
-            (false, c) => field.push(c),
-        }
-    }
-    rows
 }
 
 #[test]

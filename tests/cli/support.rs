@@ -292,3 +292,36 @@ pub fn dump_batches(o: &Output) -> Vec<serde_json::Value> {
         .filter(|e| e["type"] == "batch")
         .collect()
 }
+
+/// RFC 4180: records of fields; a quoted field may hold commas, quotes
+/// (doubled) and line breaks.
+pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') if field.is_empty() => quoted = true,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    assert!(!quoted, "an unterminated quoted field: {text}");
+    assert!(
+        field.is_empty() && record.is_empty(),
+        "CSV ends with a line break: {text:?}"
+    );
+    records
+}
