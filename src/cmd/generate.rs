@@ -236,6 +236,13 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ),
         ],
     ),
+    ("reset-offsets", &[
+        ("klog reset-offsets DIR --group billing --topic orders --to-datetime 2026-01-30T17:00:00Z", "the plan (a dry run): each partition's current and new offset"),
+        ("klog reset-offsets DIR --group billing --all-topics --to-latest --execute", "append the commits through the append path"),
+        ("klog reset-offsets DIR --group billing --all-topics --shift-by -100 --export > plan.csv", "kafka-consumer-groups' CSV, to review and replay with --from-file"),
+    ]),
+    ("summary", &[("klog summary --format json /var/lib/kafka/data > broker-1.json", "a broker's summary, to merge with the others'")]),
+    ("cluster", &[("klog cluster summaries/", "replica divergence, lost partitions and group lag across brokers")]),
     (
         "completions",
         &[(
@@ -255,7 +262,10 @@ const SEE_ALSO: &[(&str, &[&str])] = &[
     ("groups", &["replay-offsets", "lag", "metadata"]),
     ("info", &["metadata", "verify-crc"]),
     ("metadata", &["info", "groups"]),
-    ("tombstone", &["commit", "replay-offsets"]),
+    ("tombstone", &["commit", "reset-offsets", "replay-offsets"]),
+    ("reset-offsets", &["commit", "tombstone", "lag"]),
+    ("summary", &["cluster", "info"]),
+    ("cluster", &["summary", "lag"]),
     ("commit", &["tombstone", "replay-offsets", "lag"]),
     ("transactions", &["lag", "verify-crc", "eos-demo"]),
     ("stats", &["dump-segment"]),
