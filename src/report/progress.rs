@@ -86,12 +86,18 @@ impl Progress {
             indicatif::ProgressStyle::with_template(template)
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
+        if delay == 0 {
+            // Shown at once (not left to the thread's first turn, which a
+            // loaded machine may give only after a short scan has ended).
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.tick();
+        }
         let start = walked_bytes();
         let stop = Arc::new(AtomicBool::new(false));
         let (b, s) = (bar.clone(), stop.clone());
         let thread = std::thread::spawn(move || {
             let began = std::time::Instant::now();
-            let mut shown = false;
+            let mut shown = delay == 0;
             while !s.load(Ordering::Relaxed) {
                 if !shown && began.elapsed().as_millis() >= delay {
                     b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
