@@ -12,7 +12,9 @@ mod support;
 #[allow(dead_code)]
 mod builder;
 
+mod amplify;
 mod files;
+mod measure;
 mod records;
 mod repair;
 mod resync;

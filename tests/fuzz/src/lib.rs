@@ -734,12 +734,25 @@ pub fn check_legacy(l: &LegacyView<'_>, scratch: &mut Vec<u8>) {
     }
     let inner: Vec<Option<u64>> = match l.messages(scratch, LIMITS) {
         Ok(msgs) => {
-            assert!(!msgs.is_empty(), "an entry holds at least one message");
+            let count = msgs.len();
+            let first = msgs.first_offset();
+            assert!(count > 0, "an entry holds at least one message");
+            let all: Vec<_> = msgs.collect();
+            assert_eq!(all.len(), count, "as many messages as announced");
+            assert_eq!(all.first().map(|m| m.offset), Some(first));
             if l.compression() == Some(Compression::None) {
-                assert_eq!(msgs.len(), 1);
-                assert_eq!(msgs[0].offset, l.offset);
+                assert_eq!(count, 1);
+                assert_eq!(first, l.offset);
+            } else {
+                // Inner messages come out in the order they are stored.
+                for pair in all.windows(2) {
+                    assert!(
+                        pair[0].inner_position < pair[1].inner_position,
+                        "inner messages in order"
+                    );
+                }
             }
-            msgs.iter().map(|m| m.inner_position).collect()
+            all.iter().map(|m| m.inner_position).collect()
         }
         Err(e) => {
             within(&e, pos, end, "legacy messages");
