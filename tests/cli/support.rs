@@ -219,3 +219,16 @@ pub fn write_segment(dir: &Path, partition: &str, bytes: &[u8]) {
     std::fs::create_dir_all(&p).unwrap();
     std::fs::write(p.join("00000000000000000000.log"), bytes).unwrap();
 }
+
+/// `len` pseudo-random bytes (xorshift64 from `seed`): deterministic junk.
+pub fn junk(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}

@@ -13,6 +13,7 @@ mod support;
 mod builder;
 
 mod amplify;
+mod diff;
 mod files;
 mod measure;
 mod records;
