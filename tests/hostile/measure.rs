@@ -43,6 +43,16 @@ impl Run {
 /// there why a launcher); stdout goes to `stdout_file` when given (large
 /// outputs), else it is kept.
 pub fn klog(dir: &Path, args: &[&str], stdout_file: Option<&Path>) -> Run {
+    klog_in(dir, args, None, stdout_file)
+}
+
+/// [`klog`] with stdin read from `stdin_file`.
+pub fn klog_in(
+    dir: &Path,
+    args: &[&str],
+    stdin_file: Option<&Path>,
+    stdout_file: Option<&Path>,
+) -> Run {
     let klog = assert_cmd::cargo::cargo_bin("klog");
     let peak = crate::support::repo().join("tests/hostile/peak.py");
     let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -50,10 +60,12 @@ pub fn klog(dir: &Path, args: &[&str], stdout_file: Option<&Path>) -> Run {
     let out_path = stdout_file
         .map(Path::to_path_buf)
         .unwrap_or_else(|| dir.join(format!(".stdout-{id}")));
-    let o = Command::new("python3")
-        .arg(&peak)
-        .arg(&out_path)
-        .arg(&err_path)
+    let mut launcher = Command::new("python3");
+    launcher.arg(&peak).arg(&out_path).arg(&err_path);
+    if let Some(file) = stdin_file {
+        launcher.arg("--stdin").arg(file);
+    }
+    let o = launcher
         .arg(&klog)
         .args(args)
         .current_dir(dir)

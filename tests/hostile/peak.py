@@ -3,9 +3,10 @@
 {"code": exit status or null, "signal": signal or null, "secs": wall time,
  "peak_kib": peak resident set size in KiB}.
 
-    peak.py STDOUT_FILE STDERR_FILE COMMAND [ARG...]
+    peak.py STDOUT_FILE STDERR_FILE [--stdin FILE] COMMAND [ARG...]
 
-The command's stdout and stderr go to the two files (/dev/null is fine).
+The command's stdout and stderr go to the two files (/dev/null is fine);
+its stdin comes from FILE, else /dev/null.
 The peak comes from wait4's rusage of the command alone. Linux starts a
 process's ru_maxrss at the peak of the memory it replaced at exec, which
 for a forked child is its parent's: a large parent (a test binary holding
@@ -22,6 +23,9 @@ import time
 
 def main():
     out, err, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+    stdin = "/dev/null"
+    if argv[:1] == ["--stdin"]:
+        stdin, argv = argv[1], argv[2:]
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:
@@ -30,7 +34,7 @@ def main():
             os.dup2(fd, 1)
             fd = os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             os.dup2(fd, 2)
-            fd = os.open("/dev/null", os.O_RDONLY)
+            fd = os.open(stdin, os.O_RDONLY)
             os.dup2(fd, 0)
             os.execvp(argv[0], argv)
         finally:
