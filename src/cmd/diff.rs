@@ -132,7 +132,14 @@ fn verdict(c: &Comparison) -> String {
                 (true, false) => format!("keep A: at the divergence only A's batch is valid, and A extends to {}", c.end_a),
                 (false, true) => format!("keep B: at the divergence only B's batch is valid, and B extends to {}", c.end_b),
                 (true, true) => format!("both hold valid but different batches there (replicas that diverged): A extends to {}, B to {}", c.end_a, c.end_b),
-                (false, false) => "neither copy has a valid batch at the divergence".to_string(),
+                // A copy that ends where the other holds only a batch that
+                // fails its CRC, with nothing valid beyond it, is the
+                // other one repaired.
+                (false, false) if c.end_a == c.end_b && (x.is_none() || y.is_none()) => {
+                    let (keep, other) = if x.is_none() { ("A", "B") } else { ("B", "A") };
+                    format!("keep {keep}: at the divergence {other} holds only a batch that fails its CRC, and nothing valid beyond it; both extend to {}", c.end_a)
+                }
+                (false, false) => format!("neither copy has a valid batch at the divergence: A extends to {}, B to {}", c.end_a, c.end_b),
             }
         }
         None if c.files.same() => "identical".to_string(),

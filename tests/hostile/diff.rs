@@ -35,6 +35,33 @@ fn r7_a_torn_copy_and_its_repaired_copy_differ() {
 }
 
 #[test]
+fn r7_a_copy_with_a_trailing_batch_that_fails_its_crc_is_the_other_unrepaired() {
+    // A torn header followed by junk frames as one more batch whose CRC
+    // fails: the copy without it is the one to keep.
+    let env = TestEnv::new();
+    copy_dir(
+        &env.path("fixtures/data/orders-0"),
+        &env.path("torn/orders-0"),
+    );
+    let log = env.path("torn/orders-0/00000000000000000090.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    // The last batch again at base offset 200, one byte of its records flipped.
+    let last = bytes.len() - 145;
+    let mut extra = bytes[last..].to_vec();
+    extra[..8].copy_from_slice(&200i64.to_be_bytes());
+    extra[100] ^= 0xff;
+    bytes.extend_from_slice(&extra);
+    std::fs::write(&log, &bytes).unwrap();
+    let o = env.run(&["diff", "torn/orders-0", "fixtures/data/orders-0"], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("verdict: keep B: at the divergence A holds only a batch that fails its CRC, and nothing valid beyond it; both extend to 128"),
+        "{text}"
+    );
+}
+
+#[test]
 fn r7_an_extra_segment_of_junk_is_a_difference() {
     let env = TestEnv::new();
     copy_dir(
