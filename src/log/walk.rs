@@ -628,8 +628,11 @@ pub fn resync_bounded(log: &Path, from: u64) -> Result<Resync> {
         .map_err(|e| Error::io(log, "stat", e))?
         .len();
     const WINDOW: u64 = 1 << 20;
-    let mut buf = vec![0u8; (WINDOW as usize) + HEADER_LEN];
-    let mut chunk = vec![0u8; 1 << 16];
+    // Buffers no larger than what is left to search: a small damaged file
+    // does not pay for zeroing a megabyte.
+    let left = len.saturating_sub(from);
+    let mut buf = vec![0u8; left.min(WINDOW + HEADER_LEN as u64) as usize];
+    let mut chunk = vec![0u8; left.clamp(1, 1 << 16) as usize];
     let mut start = from;
     let mut budget = len.saturating_sub(from).saturating_mul(4) + (64 << 20);
     while start + (HEADER_LEN as u64) <= len {

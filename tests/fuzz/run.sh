@@ -35,14 +35,13 @@ mkdir -p tests/fuzz/artifacts
 bash tests/fuzz/seed.sh
 cargo fuzz build -O -a "${san[@]}" --fuzz-dir tests/fuzz
 # The largest input each target is given: a batch or a records section of a
-# few records, one internal-topic value or index, a segment of a few dozen
-# batches (the largest fixture segment is 33 KiB), a small partition.
+# few records, one internal-topic value or index, a segment or a small
+# partition of a few dozen batches (most fixture segments are under 6 KiB).
 max_len() {
     case $1 in
         batch | records) echo 16384 ;;
         offsets) echo 4096 ;;
-        segment) echo 65536 ;;
-        partition) echo 16384 ;;
+        segment | partition) echo 16384 ;;
         *) echo 4096 ;;
     esac
 }
