@@ -403,7 +403,12 @@ fn kill_9_during_produce_loses_no_acknowledged_record() {
     if !with_flag {
         assert_eq!(cuts, torn_injected);
     }
-    assert!(took < Duration::from_secs(90), "took {took:?}");
+    // Three seconds a round (the kill comes within 165 ms; the checks read
+    // the whole partition each round).
+    assert!(
+        took < Duration::from_secs(3 * rounds as u64),
+        "took {took:?}"
+    );
 }
 
 /// `Command::output` with `input` on stdin.
