@@ -175,6 +175,11 @@ kinds! {
     DeleteFolder = "delete_folder", Warning;
     /// A `-stray` folder: the broker found a partition the metadata does not place here.
     StrayFolder = "stray_folder", Warning;
+    /// A folder of a log directory that is not a partition folder klog can
+    /// read: its name is not UTF-8, or not `<topic>-<partition>` (Kafka's
+    /// `LocalLog.parseTopicPartitionName` then throws, and `LogManager`
+    /// does not load the log directory). Its contents are not checked.
+    NotAPartitionFolder = "not_a_partition_folder", Error;
     // Offsets-topic records the group coordinator loads as they are.
     /// A committed offset below zero (a non-Java client's): `OffsetMetadataManager` stores it.
     NegativeCommittedOffset = "negative_committed_offset", Warning;

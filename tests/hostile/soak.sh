@@ -281,7 +281,7 @@ run 11 "a partition folder symlinked from another data directory" 2 "outside the
     "$K" produce data11 --topic orders
 mkdir -p data12 && cp -a fixtures/data/orders-0 data12/ && mkdir "data12/$(printf 't\xff-0')"
 ln -s "$work/nowhere" data12/orders-0/00000000000000000200.log
-run 12 "a non-UTF-8 partition folder and a dangling 200.log" 1 "not_regular_file[^.]*" -- \
+run 12 "a non-UTF-8 partition folder and a dangling 200.log" 1 "not_a_partition_folder is a folder whose name is not UTF-8" -- \
     "$K" verify-crc --no-index-checks data12
 gen deltas data13/t-0
 run 13 "record offset deltas 0, 0, 0 in a CRC-valid batch" 1 "offset_delta_not_increasing" -- \
