@@ -907,7 +907,15 @@ pub fn check_partition(root: &Path, data: &[u8]) {
                         .position(|s| s.base_offset == w.segment.base_offset)
                         .expect("the entry's segment is the partition's");
                     assert!(w.entry.position() + w.entry.size() <= lens[i]);
-                    assert!(w.next_offset > w.entry.base_offset(), "next offset wraps");
+                    // A negative lastOffsetDelta passes Kafka's checks
+                    // (DefaultRecordBatch.ensureValid: size and CRC only), so
+                    // the next offset need not exceed the base offset; it
+                    // must be base + lastOffsetDelta + 1, without wrapping.
+                    assert_eq!(
+                        Some(w.next_offset),
+                        w.entry.checked_next_offset(),
+                        "next offset wraps"
+                    );
                     if policy.checks == kaen_log::log::Checks::Crc {
                         assert!(w.entry.crc_valid(), "a damaged entry handed out");
                     }
