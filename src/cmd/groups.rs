@@ -203,5 +203,5 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             }
         }
     }
-    Ok(Outcome::from_count(replay.bad.len() as u64))
+    Ok(Outcome::from_count(replay.bad_count))
 }

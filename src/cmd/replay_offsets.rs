@@ -102,8 +102,20 @@ pub fn replay_dirs(
             bad.error
         );
     }
+    if replay.bad_count > replay.bad.len() as u64 {
+        eprintln!(
+            "klog: and {} more records that do not decode",
+            replay.bad_count - replay.bad.len() as u64
+        );
+    }
     for w in &replay.warnings {
         eprintln!("klog: {w}");
+    }
+    if replay.warning_count > replay.warnings.len() as u64 {
+        eprintln!(
+            "klog: and {} more warnings",
+            replay.warning_count - replay.warnings.len() as u64
+        );
     }
     Ok((opened, replay, topic.name))
 }
@@ -134,7 +146,7 @@ pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome
         TableFormat::Text => write!(out, "{summary}")?,
         _ => eprint!("{summary}"),
     }
-    Ok(Outcome::from_count(replay.bad.len() as u64))
+    Ok(Outcome::from_count(replay.bad_count))
 }
 
 fn write_table(replay: &Replay, args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<()> {
@@ -282,8 +294,8 @@ fn summary(replay: &Replay, topic: &str) -> String {
         s.txn_commits_superseded,
         s.txn_commits_cancelled,
         replay.pending_count(),
-        replay.bad.len(),
-        replay.warnings.len(),
+        replay.bad_count,
+        replay.warning_count,
         ends.join(", "),
     );
     for (lp, pid, g, t, p, o) in replay.pending() {

@@ -141,6 +141,31 @@ fn r6_a_batch_of_half_a_million_tiny_records_is_dumped_as_it_decodes() {
 }
 
 #[test]
+fn r6_offsets_records_that_do_not_decode_are_counted_not_kept() {
+    // The same batch in an offsets partition: every record has a null key,
+    // which the coordinator's loader refuses. Each was kept with its error
+    // and printed (about 165 bytes a record); the first thousand are, the
+    // rest are counted.
+    let env = TestEnv::new();
+    let (bomb, section) = records_bomb(RECORDS);
+    write_segment(env.dir.path(), "data/__consumer_offsets-0", &bomb);
+    for cmd in ["replay-offsets", "lag", "groups"] {
+        let run = klog(env.dir.path(), &[cmd, "data"], None);
+        assert_ok(&run, cmd, 1);
+        assert!(
+            run.stderr.contains(&format!(
+                "klog: and {} more records that do not decode",
+                RECORDS - 1000
+            )),
+            "{cmd}: {}",
+            &run.stderr[run.stderr.len().saturating_sub(300)..]
+        );
+        assert_eq!(run.stderr.lines().count(), 1001, "{cmd}");
+        run.assert_bounded(cmd, 30, section);
+    }
+}
+
+#[test]
 fn r6_the_layout_of_a_batch_of_tiny_records_is_written_field_by_field() {
     // Nine fields a record: collected as JSON values, 50,000 records took
     // 160 MB (a million: 19 GB).

@@ -210,7 +210,10 @@ gen records recs/t-0 $n 1
 run 6 "$n records (offset deltas 0..$((n - 1))) in one gzip batch of $(stat -c %s recs/t-0/00000000000000000000.log) bytes: dump-segment --format json" 0 \
     "\"offset\":$((n - 1))" -- "$K" dump-segment --format json recs/t-0
 run 6 "the same: verify-crc" 0 "$n records" -- "$K" verify-crc recs/t-0
-rm -rf recs
+mkdir -p offs && mv recs/t-0 offs/__consumer_offsets-0
+run 6 "the same batch as __consumer_offsets-0 (every key null): replay-offsets" 1 \
+    "and $((n - 1000)) more records that do not decode" -- "$K" replay-offsets offs
+rm -rf recs offs
 n=$((35000000 / scale))
 gen records recs/t-0 $n 0
 run 6 "$n records, offset deltas all 0, in one gzip batch of $(stat -c %s recs/t-0/00000000000000000000.log) bytes: dump-segment --format json" 1 \
