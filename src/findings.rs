@@ -185,6 +185,11 @@ kinds! {
     /// Kafka's writers always end one with it and its readers do not check,
     /// so a snapshot cut at a batch boundary loads with records missing.
     SnapshotFooterMissing = "snapshot_footer_missing", Warning;
+    /// A folder of a log directory that is not a partition folder klog can
+    /// read: its name is not UTF-8, or not `<topic>-<partition>` (Kafka's
+    /// `LocalLog.parseTopicPartitionName` then throws, and `LogManager`
+    /// does not load the log directory). Its contents are not checked.
+    NotAPartitionFolder = "not_a_partition_folder", Error;
     // Offsets-topic records the group coordinator loads as they are.
     /// A committed offset below zero (a non-Java client's): `OffsetMetadataManager` stores it.
     NegativeCommittedOffset = "negative_committed_offset", Warning;

@@ -162,7 +162,7 @@ pub fn records_between_slowly(
             // A compressed wrapper holds many records (`AbstractLegacyRecordBatch`).
             Entry::Legacy(m) => {
                 if let Ok(messages) = m.messages(&mut scratch, limits) {
-                    count += messages.iter().filter(|r| within(r.offset)).count() as u64;
+                    count += messages.filter(|r| within(r.offset)).count() as u64;
                 }
                 if m.offset >= to {
                     break;

@@ -17,15 +17,16 @@ use crate::format::schema::Schema;
 use crate::format::{compression, Compression, DecodeLimits};
 use crate::offsets::records::RecordType;
 
-/// One annotated field.
+/// One annotated field, borrowing its bytes from the batch (or the
+/// decompressed records).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Field {
+pub struct Field<'a> {
     /// Absolute file position, or the position in the decompressed data when `decompressed`.
     pub position: u64,
     pub decompressed: bool,
     /// Nesting: 0 batch header, 1 record, 2 header / key / value fields.
     pub depth: u8,
-    pub bytes: Vec<u8>,
+    pub bytes: &'a [u8],
     pub name: String,
     pub value: String,
 }
@@ -44,7 +45,7 @@ pub enum Topic {
 
 struct Tracer<'a, 'o> {
     c: Cursor<'a>,
-    out: &'o mut Vec<Field>,
+    out: &'o mut dyn FnMut(&Field<'_>),
     decompressed: bool,
     depth: u8,
 }
@@ -60,11 +61,11 @@ impl<'a> Tracer<'a, '_> {
         let before = self.c.rest();
         let v = read(&mut self.c)?;
         let len = (self.c.position() - start) as usize;
-        self.out.push(Field {
+        (self.out)(&Field {
             position: start,
             decompressed: self.decompressed,
             depth: self.depth,
-            bytes: before.get(..len).unwrap_or(&[]).to_vec(),
+            bytes: before.get(..len).unwrap_or(&[]),
             name: name.to_string(),
             value: show(&v),
         });
@@ -72,20 +73,31 @@ impl<'a> Tracer<'a, '_> {
     }
 
     fn note(&mut self, name: &str, value: String) {
-        self.out.push(Field {
+        (self.out)(&Field {
             position: self.c.position(),
             decompressed: self.decompressed,
             depth: self.depth,
-            bytes: Vec::new(),
+            bytes: &[],
             name: name.into(),
             value,
         });
     }
 }
 
+/// Most bytes of a key or value shown as text; the rest is counted.
+const TEXT_SHOWN: usize = 4096;
+
 fn text(b: &[u8]) -> String {
     match std::str::from_utf8(b) {
-        Ok(s) => format!("{s:?}"),
+        Ok(s) if s.len() <= TEXT_SHOWN => format!("{s:?}"),
+        Ok(s) => {
+            let mut cut = TEXT_SHOWN;
+            while !s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let shown = s.get(..cut).unwrap_or_default();
+            format!("{shown:?}... ({} bytes)", s.len())
+        }
         Err(_) => format!("{} bytes (not UTF-8)", b.len()),
     }
 }
@@ -114,22 +126,24 @@ fn attributes_text(a: i16) -> String {
     format!("0x{a:04x}: {}", parts.join(", "))
 }
 
-/// Annotate one batch (and its records).
+/// Annotate one batch (and its records): each field is handed to `each`
+/// as it is read, nothing is collected (a batch of millions of records
+/// costs its decompressed bytes, not millions of fields). The decode error
+/// that ended the listing, if one did.
 pub fn batch_layout(
     b: &BatchView<'_>,
     topic: Topic,
     limits: DecodeLimits,
-) -> (Vec<Field>, Option<DecodeError>) {
-    let mut out = Vec::new();
-    let err = trace_batch(b, topic, limits, &mut out).err();
-    (out, err)
+    each: &mut dyn FnMut(&Field<'_>),
+) -> Option<DecodeError> {
+    trace_batch(b, topic, limits, each).err()
 }
 
 fn trace_batch(
     b: &BatchView<'_>,
     topic: Topic,
     limits: DecodeLimits,
-    out: &mut Vec<Field>,
+    out: &mut dyn FnMut(&Field<'_>),
 ) -> Result<(), DecodeError> {
     let h = b.header;
     let mut t = Tracer {
@@ -199,7 +213,7 @@ fn trace_batch(
         }
         let mut r = Tracer {
             c: rc.clone(),
-            out: t.out,
+            out: &mut *t.out,
             decompressed: t.decompressed,
             depth: 1,
         };
@@ -213,7 +227,10 @@ fn trace_batch(
         })?;
         let _ = ts;
         r.field("offsetDelta (varint)", Cursor::varint, |v| {
-            format!("{v} (offset {})", h.base_offset + i64::from(*v))
+            match h.base_offset.checked_add(i64::from(*v)) {
+                Some(offset) => format!("{v} (offset {offset})"),
+                None => format!("{v} (offset past 2^63-1)"),
+            }
         })?;
         // Each decoded key or value is listed field by field right after its bytes.
         let key = kv(&mut r, "key", topic, h.is_control())?;
@@ -315,11 +332,11 @@ fn schema_fields(
     for f in traced {
         let off = (f.position - base) as usize;
         end = end.max(off + f.len);
-        t.out.push(Field {
+        (t.out)(&Field {
             position: f.position,
             decompressed: t.decompressed,
             depth: t.depth + f.depth.min(5),
-            bytes: body.get(off..off + f.len).unwrap_or(&[]).to_vec(),
+            bytes: body.get(off..off + f.len).unwrap_or(&[]),
             name: format!("{side}: {}", f.name),
             value: f.value,
         });
@@ -537,6 +554,29 @@ mod tests {
     use super::*;
     use crate::format::{encode_batch, BatchSpec, NewRecord};
 
+    /// A field with its bytes copied out.
+    struct Owned {
+        position: u64,
+        decompressed: bool,
+        bytes: Vec<u8>,
+        name: String,
+        value: String,
+    }
+
+    fn collect(b: &BatchView<'_>) -> (Vec<Owned>, Option<DecodeError>) {
+        let mut out = Vec::new();
+        let err = batch_layout(b, Topic::Plain, DecodeLimits::default(), &mut |f| {
+            out.push(Owned {
+                position: f.position,
+                decompressed: f.decompressed,
+                bytes: f.bytes.to_vec(),
+                name: f.name.clone(),
+                value: f.value.clone(),
+            })
+        });
+        (out, err)
+    }
+
     #[test]
     fn reference_vector_field_by_field() {
         let rec = NewRecord {
@@ -553,7 +593,7 @@ mod tests {
         )
         .unwrap();
         let b = BatchView::new(&bytes, 100).unwrap();
-        let (fields, err) = batch_layout(&b, Topic::Plain, DecodeLimits::default());
+        let (fields, err) = collect(&b);
         assert!(err.is_none());
         let find = |name: &str| fields.iter().find(|f| f.name == name).unwrap();
         assert_eq!(
@@ -595,7 +635,7 @@ mod tests {
         )
         .unwrap();
         let b = BatchView::new(&bytes, 0).unwrap();
-        let (fields, err) = batch_layout(&b, Topic::Plain, DecodeLimits::default());
+        let (fields, err) = collect(&b);
         assert!(err.is_none());
         assert!(fields.iter().any(|f| f.name == "records (compressed)"));
         let first_len = fields.iter().find(|f| f.name == "length (varint)").unwrap();

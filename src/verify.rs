@@ -120,6 +120,15 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
         PathKind::Partition => verify_partition(&Partition::open(path)?, opts, &mut report)?,
         PathKind::DataDir => {
             let dir = DataDir::open(path)?;
+            report.findings.extend(dir.other_dirs.iter().filter_map(|d| {
+                let why = match d.file_name().map(|n| n.to_str()) {
+                    // Tiered storage's cache, which LogManager skips too.
+                    Some(Some("remote-log-index-cache")) => return None,
+                    Some(Some(_)) => "is not a partition folder (<topic>-<partition>): not read; a broker does not load a log directory holding it",
+                    _ => "is a folder whose name is not UTF-8, so not a partition folder klog can read: not read",
+                };
+                Some(Finding::new(Kind::NotAPartitionFolder, d, 0, None, why))
+            }));
             for p in dir
                 .partitions
                 .iter()
@@ -154,6 +163,7 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
             .collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let large = std::sync::Mutex::new(());
     let results: std::sync::Mutex<Vec<Option<Result<Report>>>> =
         std::sync::Mutex::new((0..parts.len()).map(|_| None).collect());
     std::thread::scope(|s| {
@@ -162,7 +172,7 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(p) = parts.get(i) else { break };
                 let mut r = Report::default();
-                let out = verify_partition(p, opts, &mut r).map(|()| r);
+                let out = verify_partition_in(p, opts, Some(&large), &mut r).map(|()| r);
                 if let Ok(mut all) = results.lock() {
                     if let Some(slot) = all.get_mut(i) {
                         *slot = Some(out);
@@ -180,6 +190,17 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
 /// Verify every segment of a partition, carrying the offset order across
 /// segments; then its indexes and, with `deep`, its producer state.
 pub fn verify_partition(p: &Partition, opts: &Options, report: &mut Report) -> Result<()> {
+    verify_partition_in(p, opts, None, report)
+}
+
+/// [`verify_partition`] as one of several jobs: `large` is the permit a
+/// job holds while it decompresses more than [`JOB_SCRATCH`] bytes.
+fn verify_partition_in(
+    p: &Partition,
+    opts: &Options,
+    large: Option<&std::sync::Mutex<()>>,
+    report: &mut Report,
+) -> Result<()> {
     for (path, why) in &p.unreadable {
         report
             .findings
@@ -187,7 +208,11 @@ pub fn verify_partition(p: &Partition, opts: &Options, report: &mut Report) -> R
     }
     let mut last = None;
     let indexes = !opts.no_indexes;
-    walk_and_check(p, true, indexes, &mut last, opts, report)?;
+    let mut scratch = Scratch {
+        buf: Vec::new(),
+        large,
+    };
+    walk_and_check(p, true, indexes, &mut last, opts, &mut scratch, report)?;
     if opts.deep && !opts.index_only {
         deep_checks(p, opts, report)?;
     }
@@ -241,7 +266,33 @@ pub fn verify_segment(
     report: &mut Report,
 ) -> Result<()> {
     let p = Partition::single_file(path, segment_base.unwrap_or(0));
-    walk_and_check(&p, segment_base.is_some(), false, last_offset, opts, report)
+    let mut scratch = Scratch {
+        buf: Vec::new(),
+        large: None,
+    };
+    walk_and_check(
+        &p,
+        segment_base.is_some(),
+        false,
+        last_offset,
+        opts,
+        &mut scratch,
+        report,
+    )
+}
+
+/// Decompressed bytes a job of a parallel verification holds without the
+/// shared permit. A batch that decompresses to more is checked again under
+/// the permit, so however many jobs run, one of them at a time holds a large
+/// decompressed batch (a few compressed kilobytes can expand to the 256 MiB
+/// limit): the memory is this per job plus one batch, not one batch per job.
+const JOB_SCRATCH: u64 = 4 << 20;
+
+/// The decompression buffer of one walk, and the permit to grow it past
+/// [`JOB_SCRATCH`] when other jobs run beside it.
+struct Scratch<'l> {
+    buf: Vec<u8>,
+    large: Option<&'l std::sync::Mutex<()>>,
 }
 
 /// One walk over `p`: every entry checked (unless `index_only`), offsets
@@ -255,9 +306,9 @@ fn walk_and_check(
     indexes: bool,
     last_offset: &mut Option<i64>,
     opts: &Options,
+    scratch: &mut Scratch<'_>,
     report: &mut Report,
 ) -> Result<()> {
-    let mut scratch = Vec::new();
     let policy = Policy {
         on_damage: OnDamage::Resync,
         checks: crate::log::Checks::HeadersOnly,
@@ -348,7 +399,7 @@ fn walk_and_check(
                 if opts.index_only {
                     continue;
                 }
-                check_entry(entry, w.check, path, opts.limits, &mut scratch, report);
+                check_entry_in(entry, w.check, path, opts.limits, scratch, report);
             }
         }
     }
@@ -390,6 +441,50 @@ fn offset_order(
     out
 }
 
+/// [`check_entry`] within a job's share of memory: when other jobs run,
+/// first under a [`JOB_SCRATCH`] limit, and only if the entry needs more,
+/// again under the shared permit, after which the buffer shrinks back.
+fn check_entry_in(
+    entry: Entry<'_>,
+    checked_ahead: Option<crate::log::segment::BatchCheck>,
+    path: &Path,
+    limits: DecodeLimits,
+    scratch: &mut Scratch<'_>,
+    report: &mut Report,
+) {
+    let Some(large) = scratch
+        .large
+        .filter(|_| limits.max_decompressed > JOB_SCRATCH)
+    else {
+        return check_entry(entry, checked_ahead, path, limits, &mut scratch.buf, report);
+    };
+    let small = DecodeLimits {
+        max_decompressed: JOB_SCRATCH,
+    };
+    let mut trial = Report::default();
+    check_entry(
+        entry,
+        checked_ahead,
+        path,
+        small,
+        &mut scratch.buf,
+        &mut trial,
+    );
+    if !trial
+        .findings
+        .iter()
+        .any(|f| f.kind == Kind::DecompressedTooLarge)
+    {
+        report.merge(trial);
+        return;
+    }
+    // A poisoned lock only means another job panicked: the permit still serves.
+    let _permit = large.lock().unwrap_or_else(|e| e.into_inner());
+    check_entry(entry, checked_ahead, path, limits, &mut scratch.buf, report);
+    scratch.buf.clear();
+    scratch.buf.shrink_to(JOB_SCRATCH as usize);
+}
+
 /// The CRC first, then (if it holds) the records: a batch that fails its CRC is not read further.
 fn check_entry(
     entry: Entry<'_>,
@@ -418,7 +513,7 @@ fn check_entry(
             Ok(()) => match m.messages(scratch, limits) {
                 Ok(msgs) => {
                     report.checked.records += msgs.len() as u64;
-                    for msg in &msgs {
+                    for msg in msgs {
                         if !msg.crc_valid {
                             let at = msg.inner_position.unwrap_or(0);
                             let mut e = DecodeError::new(

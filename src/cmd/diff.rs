@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use kaen_log::diff::{compare, BatchCopy};
+use kaen_log::diff::{compare, BatchCopy, Comparison, Files};
+use kaen_log::findings::Finding;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -14,9 +15,17 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// Compare two copies of one partition (two replicas' folders, or a disk
 /// and its backup) batch by batch: the common prefix, the first offset where
 /// they diverge, which copy holds a CRC-valid batch there, and how far each
-/// extends, so you can tell which copy to keep.
+/// extends, so you can tell which copy to keep. Then everything else that is
+/// not the same: damage one copy holds (a torn tail, junk, a segment of
+/// junk), files only one copy has, and files in both whose bytes differ
+/// (indexes and checkpoints included).
 ///
-/// Exit 0 when the copies are identical, 1 when they differ.
+/// Both copies are read in step, so memory does not grow with their size.
+///
+/// Exit 0 when the copies hold the same log (the same batches, every
+/// segment file the same byte for byte), 1 when they differ. Other files
+/// that differ are listed but do not count: each broker writes its own
+/// indexes, snapshots and checkpoints.
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
     /// The first copy (a partition folder or a segment file).
@@ -76,6 +85,7 @@ struct DivergenceOut {
 pub struct DiffReport {
     a: String,
     b: String,
+    /// The same log: the same batches, every segment file the same bytes.
     identical: bool,
     common_batches: u64,
     common_last_offset: Option<i64>,
@@ -83,7 +93,11 @@ pub struct DiffReport {
     /// Each copy's log end offset.
     log_end_offset_a: i64,
     log_end_offset_b: i64,
+    /// The files of the two copies compared byte for byte.
+    files: Files,
     verdict: String,
+    /// The damage each walk met, A's then B's.
+    findings: Vec<Finding>,
     #[serde(skip)]
     described: Option<(String, String)>,
 }
@@ -113,31 +127,96 @@ impl Report for DiffReport {
             "A extends to offset {} (log end), B to {}\n",
             self.log_end_offset_a, self.log_end_offset_b
         ));
+        let names = |v: &[String]| {
+            v.iter()
+                .map(|n| escape_cell(n).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if !self.files.only_in_a.is_empty() {
+            out.push_str(&format!("only in A: {}\n", names(&self.files.only_in_a)));
+        }
+        if !self.files.only_in_b.is_empty() {
+            out.push_str(&format!("only in B: {}\n", names(&self.files.only_in_b)));
+        }
+        for d in &self.files.differ {
+            out.push_str(&format!(
+                "differs: {} (A {} bytes, B {} bytes, first difference at byte {})\n",
+                escape_cell(&d.name),
+                d.len_a,
+                d.len_b,
+                d.first_difference
+            ));
+        }
+        for f in &self.findings {
+            out.push_str(&format!("damage: {}\n", escape_cell(&f.to_string())));
+        }
         out.push_str(&format!("verdict: {}\n", self.verdict));
         out
     }
 }
 
-pub fn run(args: &DiffArgs, out: &mut Output) -> anyhow::Result<Outcome> {
-    let c = compare(&args.a, &args.b)?;
-    let (a, b) = (args.a.display(), args.b.display());
-    let verdict = match &c.divergence {
-        None => "identical".to_string(),
+/// Which copy to keep, in words.
+fn verdict(c: &Comparison) -> String {
+    let damage = |d: &[Finding]| match d.first() {
+        None => "no damage".to_string(),
+        Some(f) => format!(
+            "{} damaged place{} (the first: {} at {}:{})",
+            d.len(),
+            if d.len() == 1 { "" } else { "s" },
+            f.kind,
+            escape_cell(&f.file.display().to_string()),
+            f.position
+        ),
+    };
+    match &c.divergence {
         Some((_, x, y)) => {
             let valid = |v: &Option<BatchCopy>| v.as_ref().is_some_and(|c| c.crc_valid);
             match (valid(x), valid(y)) {
                 (true, false) => format!("keep A: at the divergence only A's batch is valid, and A extends to {}", c.end_a),
                 (false, true) => format!("keep B: at the divergence only B's batch is valid, and B extends to {}", c.end_b),
                 (true, true) => format!("both hold valid but different batches there (replicas that diverged): A extends to {}, B to {}", c.end_a, c.end_b),
-                (false, false) => "neither copy has a valid batch at the divergence".to_string(),
+                // A copy that ends where the other holds only a batch that
+                // fails its CRC, with nothing valid beyond it, is the
+                // other one repaired.
+                (false, false) if c.end_a == c.end_b && (x.is_none() || y.is_none()) => {
+                    let (keep, other) = if x.is_none() { ("A", "B") } else { ("B", "A") };
+                    format!("keep {keep}: at the divergence {other} holds only a batch that fails its CRC, and nothing valid beyond it; both extend to {}", c.end_a)
+                }
+                (false, false) => format!("neither copy has a valid batch at the divergence: A extends to {}, B to {}", c.end_a, c.end_b),
             }
         }
-    };
+        None if c.files.same() => "identical".to_string(),
+        None if !c.files.logs_differ() => "identical logs; other files differ (each broker writes its own indexes, snapshots and checkpoints)".to_string(),
+        None => {
+            match (c.damage_a.is_empty(), c.damage_b.is_empty()) {
+                (false, true) => format!(
+                    "keep B: the same batches, but A's log also holds bytes that are not batches: {}",
+                    damage(&c.damage_a)
+                ),
+                (true, false) => format!(
+                    "keep A: the same batches, but B's log also holds bytes that are not batches: {}",
+                    damage(&c.damage_b)
+                ),
+                _ => format!(
+                    "the same batches, but the logs differ outside them: A: {}; B: {}",
+                    damage(&c.damage_a),
+                    damage(&c.damage_b)
+                ),
+            }
+        }
+    }
+}
+
+pub fn run(args: &DiffArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let c = compare(&args.a, &args.b)?;
+    let (a, b) = (args.a.display(), args.b.display());
+    let identical = c.identical();
     let report = DiffReport {
         a: a.to_string(),
         b: b.to_string(),
-        identical: c.divergence.is_none(),
-        common_batches: c.common_batches as u64,
+        identical,
+        common_batches: c.common_batches,
         common_last_offset: c.common_last_offset,
         divergence: c.divergence.as_ref().map(|(o, x, y)| DivergenceOut {
             offset: *o,
@@ -146,14 +225,16 @@ pub fn run(args: &DiffArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         }),
         log_end_offset_a: c.end_a,
         log_end_offset_b: c.end_b,
-        verdict,
+        verdict: verdict(&c),
         described: c
             .divergence
             .as_ref()
             .map(|(_, x, y)| (describe(x), describe(y))),
+        findings: c.damage_a.iter().chain(&c.damage_b).cloned().collect(),
+        files: c.files,
     };
     emit(&report, args.format, out)?;
-    Ok(if c.divergence.is_none() {
+    Ok(if identical {
         Outcome::Clean
     } else {
         Outcome::Findings(1)

@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use kaen_log::file_layout::FileKind;
 use kaen_log::format::control::{self, ControlRecord};
+use kaen_log::format::legacy::LegacyMessage;
+use kaen_log::format::record::RecordIter;
 use kaen_log::format::{DecodeLimits, Entry, RecordView};
-use kaen_log::layout::{batch_layout, Topic};
+use kaen_log::layout::{batch_layout, Field, Topic};
 use kaen_log::log::{classify, parse_segment_name, Partition, PathKind, Policy};
 use kaen_log::metadata::records::decode_control_value;
 use schemars::JsonSchema;
@@ -19,7 +21,8 @@ use crate::report::internal::{self, Internal};
 use crate::report::progress::Progress;
 use crate::report::table::escape_cell;
 use crate::report::{formats, kafka_dump, Format};
-use crate::report::{indexes, text_bytes, write_json_bytes, JsonBytes, Output};
+use crate::report::{indexes, stream_json_bytes, write_json_bytes, write_text_bytes};
+use crate::report::{JsonBytes, Output};
 use kaen_log::txn::Isolation;
 
 /// Print the batches of a segment (with --records, every record), or the
@@ -222,21 +225,23 @@ struct LayoutField<'a> {
     decompressed: bool,
     depth: u8,
     /// The field's bytes in hex.
-    bytes: String,
+    #[schemars(with = "String")]
+    bytes: Hex<'a>,
     field: &'a str,
     value: &'a str,
 }
 
+/// The head of a `--layout` entry; its `fields` follow as they are read.
 #[derive(Serialize, JsonSchema)]
-struct LayoutEntry<'a> {
+struct LayoutHead<'a> {
     file: &'a str,
     position: u64,
-    fields: Vec<LayoutField<'a>>,
 }
 
-/// A legacy (magic 0/1) entry; `records` are its inner messages.
+/// A legacy (magic 0/1) entry's head; its inner messages follow as
+/// `records` as they decode.
 #[derive(Serialize, JsonSchema)]
-struct LegacyEntry<'a> {
+struct LegacyHead<'a> {
     file: &'a str,
     position: u64,
     base_offset: i64,
@@ -250,18 +255,6 @@ struct LegacyEntry<'a> {
     compression: &'a str,
     timestamp_type: Option<&'static str>,
     max_timestamp: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    records: Option<Vec<LegacyRecord<'a>>>,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct LegacyRecord<'a> {
-    offset: i64,
-    timestamp: i64,
-    key: JsonBytes<'a>,
-    value: JsonBytes<'a>,
-    headers: [(); 0],
-    crc_valid: bool,
 }
 
 fn dump_log(
@@ -309,6 +302,8 @@ fn dump_log(
         }
     }
     let file = path.display().to_string();
+    let filtered = args.key.is_some() || args.grep.is_some();
+    let wanted = |r: &RecordView<'_>| record_wanted(args, r);
     let mut problems = 0u64;
     let mut shown = 0u64;
     let mut scratch = Vec::new();
@@ -372,8 +367,10 @@ fn dump_log(
                         Some(Internal::ShareGroupState) => Topic::ShareGroupState,
                         _ => Topic::Plain,
                     };
-                    let (fields, err) = batch_layout(&batch, topic, limits);
-                    if text {
+                    // Fields are written as they are read; the first write
+                    // error is kept and returned once the listing ends.
+                    let mut failed: Option<anyhow::Error> = None;
+                    let err = if text {
                         writeln!(
                             out,
                             "batch at position {} (offsets {}..={}), {} bytes:",
@@ -382,28 +379,29 @@ fn dump_log(
                             h.last_offset(),
                             batch.bytes().len()
                         )?;
-                        crate::report::layout::write(out, &fields)?;
+                        batch_layout(&batch, topic, limits, &mut |f| {
+                            if failed.is_none() {
+                                failed = crate::report::layout::write(out, f).err().map(Into::into);
+                            }
+                        })
                     } else {
-                        let fields = fields
-                            .iter()
-                            .map(|f| LayoutField {
-                                position: f.position,
-                                decompressed: f.decompressed,
-                                depth: f.depth,
-                                bytes: f.bytes.iter().map(|b| format!("{b:02x}")).collect(),
-                                field: &f.name,
-                                value: &f.value,
-                            })
-                            .collect();
-                        sink.entry(
-                            out,
-                            "layout",
-                            &LayoutEntry {
-                                file: &file,
-                                position: batch.position,
-                                fields,
-                            },
-                        )?;
+                        let head = LayoutHead {
+                            file: &file,
+                            position: batch.position,
+                        };
+                        let mut json = JsonLine::start(&mut line_buf, out, sink, "layout", &head)?;
+                        json.open("fields");
+                        let err = batch_layout(&batch, topic, limits, &mut |f| {
+                            if failed.is_none() {
+                                failed = json.field(f).err();
+                            }
+                        });
+                        json.close();
+                        json.finish(None)?;
+                        err
+                    };
+                    if let Some(e) = failed {
+                        return Err(e);
                     }
                     if let Some(e) = err {
                         problems += 1;
@@ -411,41 +409,20 @@ fn dump_log(
                     }
                     continue;
                 }
-                let mut records = Vec::new();
-                let mut record_error = None;
                 let want_records = if text {
-                    args.records || args.print_data_log || args.key.is_some() || args.grep.is_some()
+                    args.records || args.print_data_log || filtered
                 } else {
                     !args.batches_only
                 };
-                if want_records && crc_valid {
-                    match batch.records(&mut scratch, limits) {
-                        Ok(iter) => {
-                            for r in iter {
-                                match r {
-                                    Ok(r) => {
-                                        if record_wanted(args, &r) {
-                                            records.push(r)
-                                        }
-                                    }
-                                    Err(e) => {
-                                        record_error = Some(e);
-                                        break;
-                                    }
-                                }
-                            }
-                        }
-                        Err(e) => record_error = Some(e),
-                    }
-                }
-                if let Some(e) = &record_error {
-                    problems += 1;
-                    sink.problem(out, &file, &e.to_string())?;
-                }
-                if (args.key.is_some() || args.grep.is_some()) && records.is_empty() {
+                // Records are written as they decode, never collected: a
+                // batch of millions of records costs its decompressed bytes
+                // and a bounded output buffer (see `JsonLine`). With --key or
+                // --grep, a first pass looks for a record to show.
+                if filtered && !(crc_valid && any_record(&batch, &mut scratch, limits, wanted)) {
                     continue;
                 }
-                if text && args.print_data_log {
+                let decode = want_records && crc_valid;
+                let record_error = if text && args.print_data_log {
                     let codec = codec_name(h.compression_id());
                     let line = kafka_dump::batch_line(
                         &h,
@@ -455,19 +432,24 @@ fn dump_log(
                         &codec,
                     );
                     writeln!(out, "{line}")?;
-                    for r in &records {
-                        let control = if h.is_control() {
-                            control_of(r).ok()
-                        } else {
-                            None
-                        };
-                        let line = if args.skip_record_metadata {
-                            kafka_dump::data_line(&h, r)
-                        } else {
-                            kafka_dump::record_line(&h, r, control.as_ref())
-                        };
-                        writeln!(out, "{line}")?;
-                    }
+                    each_record(
+                        decode.then(|| batch.records(&mut scratch, limits)),
+                        wanted,
+                        |r| {
+                            let control = if h.is_control() {
+                                control_of(r).ok()
+                            } else {
+                                None
+                            };
+                            let line = if args.skip_record_metadata {
+                                kafka_dump::data_line(&h, r)
+                            } else {
+                                kafka_dump::record_line(&h, r, control.as_ref())
+                            };
+                            writeln!(out, "{line}")?;
+                            Ok(())
+                        },
+                    )?
                 } else if text {
                     writeln!(
                         out,
@@ -495,15 +477,12 @@ fn dump_log(
                         h.crc,
                         crc_valid,
                     )?;
-                    for r in &records {
-                        write_text_record(
-                            out,
-                            r,
-                            h.is_control(),
-                            h.timestamp_type().label(),
-                            internal,
-                        )?;
-                    }
+                    let ts_label = h.timestamp_type().label();
+                    each_record(
+                        decode.then(|| batch.records(&mut scratch, limits)),
+                        wanted,
+                        |r| write_text_record(out, r, h.is_control(), ts_label, internal),
+                    )?
                 } else {
                     let line = BatchJson {
                         file: &file,
@@ -530,17 +509,25 @@ fn dump_log(
                         base_timestamp: h.base_timestamp,
                         max_timestamp: h.max_timestamp,
                     };
-                    // Built in a reused buffer, then written in one piece.
-                    line_buf.clear();
-                    write_batch_json(
-                        &mut line_buf,
-                        &line,
-                        (!args.batches_only).then_some(&records[..]),
-                        h.is_control(),
-                        internal,
-                        record_error,
-                    )?;
-                    sink.raw(out, "batch", &line_buf)?;
+                    let mut json = JsonLine::start(&mut line_buf, out, sink, "batch", &line)?;
+                    let record_error = if args.batches_only {
+                        None
+                    } else {
+                        json.open("records");
+                        let e = each_record(
+                            decode.then(|| batch.records(&mut scratch, limits)),
+                            wanted,
+                            |r| json.record(r, h.is_control(), internal),
+                        )?;
+                        json.close();
+                        e
+                    };
+                    json.finish(record_error)?;
+                    record_error
+                };
+                if let Some(e) = record_error {
+                    problems += 1;
+                    sink.problem(out, &file, &e.to_string())?;
                 }
             }
             Entry::Legacy(m) => {
@@ -551,10 +538,10 @@ fn dump_log(
                 } else {
                     !args.batches_only
                 };
-                let mut messages = Vec::new();
+                let mut messages = None;
                 if want_records && crc_valid {
                     match m.messages(&mut scratch, limits) {
-                        Ok(list) => messages = list,
+                        Ok(list) => messages = Some(list),
                         Err(e) => {
                             problems += 1;
                             sink.problem(out, &file, &e.to_string())?;
@@ -567,23 +554,24 @@ fn dump_log(
                         "position: {} offset: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
                         m.position, m.offset, ts_label, m.timestamp, m.bytes().len(), m.magic, codec, m.crc, crc_valid
                     )?;
-                    for msg in &messages {
-                        writeln!(
+                    for msg in messages.into_iter().flatten() {
+                        write!(
                             out,
-                            "| offset: {} {}: {} key: {} value: {} isvalid: {}",
-                            msg.offset,
-                            ts_label,
-                            msg.timestamp,
-                            text_bytes(msg.key),
-                            text_bytes(msg.value),
-                            msg.crc_valid
+                            "| offset: {} {}: {} key: ",
+                            msg.offset, ts_label, msg.timestamp
                         )?;
+                        write_text_bytes(out, msg.key)?;
+                        write!(out, " value: ")?;
+                        write_text_bytes(out, msg.value)?;
+                        writeln!(out, " isvalid: {}", msg.crc_valid)?;
                     }
                 } else {
-                    let entry = LegacyEntry {
+                    let head = LegacyHead {
                         file: &file,
                         position: m.position,
-                        base_offset: messages.first().map_or(m.offset, |x| x.offset),
+                        base_offset: messages
+                            .as_ref()
+                            .map_or(m.offset, |list| list.first_offset()),
                         last_offset: m.offset,
                         size: m.bytes().len(),
                         magic: m.magic,
@@ -594,21 +582,17 @@ fn dump_log(
                         compression: &codec,
                         timestamp_type: m.timestamp_type().map(|t| t.name()),
                         max_timestamp: m.timestamp,
-                        records: (!args.batches_only).then(|| {
-                            messages
-                                .iter()
-                                .map(|x| LegacyRecord {
-                                    offset: x.offset,
-                                    timestamp: x.timestamp,
-                                    key: JsonBytes(x.key),
-                                    value: JsonBytes(x.value),
-                                    headers: [],
-                                    crc_valid: x.crc_valid,
-                                })
-                                .collect()
-                        }),
                     };
-                    sink.entry(out, "legacy_batch", &entry)?;
+                    let mut json =
+                        JsonLine::start(&mut line_buf, out, sink, "legacy_batch", &head)?;
+                    if !args.batches_only {
+                        json.open("records");
+                        for msg in messages.into_iter().flatten() {
+                            json.message(&msg)?;
+                        }
+                        json.close();
+                    }
+                    json.finish(None)?;
                 }
             }
         }
@@ -700,17 +684,18 @@ fn write_text_record(
         writeln!(out)?;
         return Ok(());
     }
-    write!(
-        out,
-        " key: {} value: {} headers: [",
-        text_bytes(r.key),
-        text_bytes(r.value)
-    )?;
+    write!(out, " key: ")?;
+    write_text_bytes(out, r.key)?;
+    write!(out, " value: ")?;
+    write_text_bytes(out, r.value)?;
+    write!(out, " headers: [")?;
     for (i, h) in r.headers().enumerate() {
         if i > 0 {
             write!(out, ", ")?;
         }
-        write!(out, "{}={}", text_bytes(Some(h.key)), text_bytes(h.value))?;
+        write_text_bytes(out, Some(h.key))?;
+        write!(out, "=")?;
+        write_text_bytes(out, h.value)?;
     }
     write!(out, "]")?;
     if let Some(kind) = internal {
@@ -752,41 +737,232 @@ struct BatchJson<'a> {
     max_timestamp: i64,
 }
 
-/// One line of JSON for a v2 batch: `head`'s fields, then `records` (when
-/// shown) and `records_error` (when there is one), and a newline; the same
-/// bytes serde_json writes for the object with those fields in that order.
-/// Records are written field by field (see [`write_record_json`]).
-fn write_batch_json(
-    buf: &mut Vec<u8>,
-    head: &BatchJson<'_>,
-    records: Option<&[RecordView<'_>]>,
-    is_control: bool,
-    internal: Option<Internal>,
-    error: Option<kaen_log::DecodeError>,
-) -> anyhow::Result<()> {
-    serde_json::to_writer(&mut *buf, head)?;
-    // Reopen the object to append the remaining fields.
-    anyhow::ensure!(buf.pop() == Some(b'}'), "a JSON object ends with a brace");
-    if let Some(records) = records {
-        buf.extend_from_slice(b",\"records\":[");
-        for (i, r) in records.iter().enumerate() {
-            if i > 0 {
-                buf.push(b',');
-            }
-            write_record_json(buf, r, is_control, internal)?;
+/// Output bytes held before they are handed to stdout: an entry of any
+/// length (millions of records, a value of hundreds of MiB) costs this
+/// buffer, not its own size.
+const FLUSH_AT: usize = 1 << 20;
+/// A key, value or header value at least this long is written straight to
+/// stdout instead of through the entry buffer.
+const STREAM_FROM: usize = 64 << 10;
+
+/// One JSON entry: `{"type":…` and its head's fields, then `records` (or
+/// `fields`) as they decode, then `records_error` when there is one; the
+/// same bytes serde_json writes for the object with those fields in that
+/// order. Built in a reused buffer that goes to stdout whenever it holds
+/// [`FLUSH_AT`] bytes; [`Entries`] frames it (separators, line ends).
+struct JsonLine<'b, 'o> {
+    buf: &'b mut Vec<u8>,
+    out: &'o mut Output,
+    end: &'static [u8],
+    elements: usize,
+}
+
+impl<'b, 'o> JsonLine<'b, 'o> {
+    fn start(
+        buf: &'b mut Vec<u8>,
+        out: &'o mut Output,
+        sink: &mut Entries,
+        kind: &str,
+        head: &impl Serialize,
+    ) -> anyhow::Result<Self> {
+        buf.clear();
+        let end = sink.open_entry(buf, kind)?;
+        let at = buf.len();
+        serde_json::to_writer(&mut *buf, head)?;
+        // The head's fields follow the type: its braces go.
+        anyhow::ensure!(
+            buf.get(at) == Some(&b'{') && buf.pop() == Some(b'}'),
+            "an entry's head is a JSON object"
+        );
+        if buf.len() == at + 1 {
+            buf.truncate(at);
+        } else {
+            buf[at] = b',';
         }
-        buf.push(b']');
+        Ok(JsonLine {
+            buf,
+            out,
+            end,
+            elements: 0,
+        })
     }
-    if let Some(e) = error {
-        buf.extend_from_slice(b",\"records_error\":");
-        let detail = ErrorJson {
-            kind: e.kind_name(),
-            detail: e.to_string(),
+
+    /// Open the array field `name` (`records`, `fields`).
+    fn open(&mut self, name: &str) {
+        self.buf.extend_from_slice(b",\"");
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf.extend_from_slice(b"\":[");
+        self.elements = 0;
+    }
+
+    fn close(&mut self) {
+        self.buf.push(b']');
+    }
+
+    /// Start the next element of the open array.
+    fn next_element(&mut self) -> std::io::Result<()> {
+        if self.buf.len() >= FLUSH_AT {
+            self.out.write_all(self.buf)?;
+            self.buf.clear();
+        }
+        if self.elements > 0 {
+            self.buf.push(b',');
+        }
+        self.elements += 1;
+        Ok(())
+    }
+
+    /// Bytes as [`write_json_bytes`] writes them; a large value goes
+    /// straight to stdout.
+    fn bytes(&mut self, b: Option<&[u8]>) -> anyhow::Result<()> {
+        if b.map_or(0, <[u8]>::len) < STREAM_FROM {
+            write_json_bytes(self.buf, b)?;
+        } else {
+            self.out.write_all(self.buf)?;
+            self.buf.clear();
+            stream_json_bytes(self.out, b)?;
+        }
+        Ok(())
+    }
+
+    /// The next element of the records array, up to its value:
+    /// `{"offset","timestamp","key","value"`.
+    fn record_start(
+        &mut self,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> anyhow::Result<()> {
+        self.next_element()?;
+        self.buf.extend_from_slice(b"{\"offset\":");
+        serde_json::to_writer(&mut *self.buf, &offset)?;
+        self.buf.extend_from_slice(b",\"timestamp\":");
+        serde_json::to_writer(&mut *self.buf, &timestamp)?;
+        self.buf.extend_from_slice(b",\"key\":");
+        self.bytes(key)?;
+        self.buf.extend_from_slice(b",\"value\":");
+        self.bytes(value)
+    }
+
+    /// One v2 record: `{"offset","timestamp","key","value","headers":[{"key","value"}]}`,
+    /// plus `"control"` in a control batch, `"decoded"` in an internal
+    /// topic; numbers as serde_json writes them.
+    fn record(
+        &mut self,
+        r: &RecordView<'_>,
+        is_control: bool,
+        internal: Option<Internal>,
+    ) -> anyhow::Result<()> {
+        self.record_start(r.offset, r.timestamp, r.key, r.value)?;
+        self.buf.extend_from_slice(b",\"headers\":[");
+        for (i, h) in r.headers().enumerate() {
+            if i > 0 {
+                self.buf.push(b',');
+            }
+            self.buf.extend_from_slice(b"{\"key\":");
+            self.bytes(Some(h.key))?;
+            self.buf.extend_from_slice(b",\"value\":");
+            self.bytes(h.value)?;
+            self.buf.push(b'}');
+        }
+        self.buf.push(b']');
+        let buf = &mut *self.buf;
+        if is_control {
+            buf.extend_from_slice(b",\"control\":");
+            let mut decoded = None;
+            let control = match control_of(r) {
+                Ok(c) => ControlJson::Marker {
+                    kind: c.kind.name(),
+                    type_id: c.kind.id(),
+                    version: c.version,
+                    coordinator_epoch: c.coordinator_epoch,
+                },
+                Err(e) => ControlJson::Invalid {
+                    error: e.to_string(),
+                },
+            };
+            if let ControlJson::Marker { type_id, .. } = control {
+                decoded = decode_control_value(type_id, r.value, r.position);
+            }
+            serde_json::to_writer(&mut *buf, &control)?;
+            if let Some(d) = decoded {
+                buf.extend_from_slice(b",\"decoded\":");
+                serde_json::to_writer(&mut *buf, &d)?;
+            }
+        } else if let Some(kind) = internal {
+            buf.extend_from_slice(b",\"decoded\":");
+            serde_json::to_writer(
+                &mut *buf,
+                &internal::decode(kind, r.key, r.value, r.position),
+            )?;
+        }
+        buf.push(b'}');
+        Ok(())
+    }
+
+    /// One message of a legacy entry:
+    /// `{"offset","timestamp","key","value","headers":[],"crc_valid"}`.
+    fn message(&mut self, m: &LegacyMessage<'_>) -> anyhow::Result<()> {
+        self.record_start(m.offset, m.timestamp, m.key, m.value)?;
+        self.buf
+            .extend_from_slice(b",\"headers\":[],\"crc_valid\":");
+        serde_json::to_writer(&mut *self.buf, &m.crc_valid)?;
+        self.buf.push(b'}');
+        Ok(())
+    }
+
+    /// One field of `--layout`; a large one goes straight to stdout.
+    fn field(&mut self, f: &Field<'_>) -> anyhow::Result<()> {
+        self.next_element()?;
+        let json = LayoutField {
+            position: f.position,
+            decompressed: f.decompressed,
+            depth: f.depth,
+            bytes: Hex(f.bytes),
+            field: &f.name,
+            value: &f.value,
         };
-        serde_json::to_writer(&mut *buf, &detail)?;
+        if f.bytes.len() < STREAM_FROM {
+            serde_json::to_writer(&mut *self.buf, &json)?;
+        } else {
+            self.out.write_all(self.buf)?;
+            self.buf.clear();
+            serde_json::to_writer(&mut *self.out, &json)?;
+        }
+        Ok(())
     }
-    buf.push(b'}');
-    Ok(())
+
+    /// Close the entry (with `records_error` when there is one) and write it out.
+    fn finish(self, error: Option<kaen_log::DecodeError>) -> anyhow::Result<()> {
+        if let Some(e) = error {
+            self.buf.extend_from_slice(b",\"records_error\":");
+            let detail = ErrorJson {
+                kind: e.kind_name(),
+                detail: e.to_string(),
+            };
+            serde_json::to_writer(&mut *self.buf, &detail)?;
+        }
+        self.buf.extend_from_slice(self.end);
+        self.out.write_all(self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+/// Bytes as a lowercase hex string, written as serialized (no copy).
+struct Hex<'a>(&'a [u8]);
+
+impl std::fmt::Display for Hex<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+impl Serialize for Hex<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -795,66 +971,39 @@ struct ErrorJson {
     detail: String,
 }
 
-/// One record: `{"offset","timestamp","key","value","headers":[{"key","value"}]}`,
-/// plus `"control"` in a control batch; numbers as serde_json writes them,
-/// bytes by [`write_json_bytes`].
-fn write_record_json(
-    buf: &mut Vec<u8>,
-    r: &RecordView<'_>,
-    is_control: bool,
-    internal: Option<Internal>,
-) -> anyhow::Result<()> {
-    buf.extend_from_slice(b"{\"offset\":");
-    serde_json::to_writer(&mut *buf, &r.offset)?;
-    buf.extend_from_slice(b",\"timestamp\":");
-    serde_json::to_writer(&mut *buf, &r.timestamp)?;
-    buf.extend_from_slice(b",\"key\":");
-    write_json_bytes(buf, r.key)?;
-    buf.extend_from_slice(b",\"value\":");
-    write_json_bytes(buf, r.value)?;
-    buf.extend_from_slice(b",\"headers\":[");
-    for (i, h) in r.headers().enumerate() {
-        if i > 0 {
-            buf.push(b',');
+/// Hand each record `wanted` keeps to `write` as it decodes (none when
+/// `records` is `None`); the first decode error, after which nothing more
+/// is read.
+fn each_record(
+    records: Option<Result<RecordIter<'_>, kaen_log::DecodeError>>,
+    wanted: impl Fn(&RecordView<'_>) -> bool,
+    mut write: impl FnMut(&RecordView<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<Option<kaen_log::DecodeError>> {
+    let iter = match records {
+        None => return Ok(None),
+        Some(Err(e)) => return Ok(Some(e)),
+        Some(Ok(iter)) => iter,
+    };
+    for r in iter {
+        match r {
+            Ok(r) if wanted(&r) => write(&r)?,
+            Ok(_) => {}
+            Err(e) => return Ok(Some(e)),
         }
-        buf.extend_from_slice(b"{\"key\":");
-        write_json_bytes(buf, Some(h.key))?;
-        buf.extend_from_slice(b",\"value\":");
-        write_json_bytes(buf, h.value)?;
-        buf.push(b'}');
     }
-    buf.push(b']');
-    if is_control {
-        buf.extend_from_slice(b",\"control\":");
-        let mut decoded = None;
-        let control = match control_of(r) {
-            Ok(c) => ControlJson::Marker {
-                kind: c.kind.name(),
-                type_id: c.kind.id(),
-                version: c.version,
-                coordinator_epoch: c.coordinator_epoch,
-            },
-            Err(e) => ControlJson::Invalid {
-                error: e.to_string(),
-            },
-        };
-        if let ControlJson::Marker { type_id, .. } = control {
-            decoded = decode_control_value(type_id, r.value, r.position);
-        }
-        serde_json::to_writer(&mut *buf, &control)?;
-        if let Some(d) = decoded {
-            buf.extend_from_slice(b",\"decoded\":");
-            serde_json::to_writer(&mut *buf, &d)?;
-        }
-    } else if let Some(kind) = internal {
-        buf.extend_from_slice(b",\"decoded\":");
-        serde_json::to_writer(
-            &mut *buf,
-            &internal::decode(kind, r.key, r.value, r.position),
-        )?;
-    }
-    buf.push(b'}');
-    Ok(())
+    Ok(None)
+}
+
+/// Whether any record of `batch` that decodes is one `wanted` keeps.
+fn any_record(
+    batch: &kaen_log::format::BatchView<'_>,
+    scratch: &mut Vec<u8>,
+    limits: DecodeLimits,
+    wanted: impl Fn(&RecordView<'_>) -> bool,
+) -> bool {
+    batch
+        .records(scratch, limits)
+        .is_ok_and(|mut iter| iter.any(|r| r.is_ok_and(|r| wanted(&r))))
 }
 
 /// A control record's `control` object.
@@ -928,14 +1077,44 @@ pub struct DumpDocument {
 #[allow(dead_code)]
 enum DumpEntry {
     Batch(V2Batch),
-    LegacyBatch(LegacyEntry<'static>),
-    Layout(LayoutEntry<'static>),
+    LegacyBatch(LegacyEntry),
+    Layout(LayoutEntry),
     OffsetIndexEntry(indexes::OffsetEntry<'static>),
     TimeIndexEntry(indexes::TimeEntry<'static>),
     TxnIndexEntry(indexes::TxnEntry<'static>),
     SnapshotEntry(indexes::SnapshotEntry<'static>),
     FileField(indexes::FileFieldEntry<'static>),
     Error(crate::report::document::Problem<'static>),
+}
+
+/// A legacy (magic 0/1) entry with its inner messages.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct LegacyEntry {
+    #[serde(flatten)]
+    head: LegacyHead<'static>,
+    #[serde(default)]
+    records: Vec<LegacyRecord>,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct LegacyRecord {
+    offset: i64,
+    timestamp: i64,
+    key: JsonBytes<'static>,
+    value: JsonBytes<'static>,
+    headers: [(); 0],
+    crc_valid: bool,
+}
+
+/// A batch field by field (`--layout`).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct LayoutEntry {
+    #[serde(flatten)]
+    head: LayoutHead<'static>,
+    fields: Vec<LayoutField<'static>>,
 }
 
 /// A v2 batch with its records.

@@ -122,7 +122,7 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     };
     emit(&report, args.format, out)?;
     Ok(Outcome::from_count(
-        (replay.bad.len() + not_applied.len()) as u64,
+        replay.bad_count + not_applied.len() as u64,
     ))
 }
 

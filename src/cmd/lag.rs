@@ -118,7 +118,7 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             eprintln!("klog: {over} partitions lag more than {n}");
         }
     }
-    Ok(Outcome::from_count((over + replay.bad.len()) as u64))
+    Ok(Outcome::from_count(over as u64 + replay.bad_count))
 }
 
 /// One partition of one group (the JSON and CSV row).

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::ValueEnum;
+use kaen_log::format::batch::HEADER_LEN;
 use kaen_log::format::{control, BatchSpec, Compression, NewRecord};
 use kaen_log::log::{AppendConfig, PartitionAppender};
 
@@ -141,13 +142,30 @@ pub fn run(args: &ProduceArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     }
     let stdin = std::io::stdin();
     let mut batch = Vec::with_capacity(args.batch_size as usize);
+    // The least the pending batch will take uncompressed: once that is over
+    // the limit the batch will be refused (the broker's
+    // RecordTooLargeException, `LogValidator`), so it is refused at once
+    // instead of after reading and encoding gigabytes.
+    let mut at_least = HEADER_LEN as u64;
     for (n, line) in stdin.lock().lines().enumerate() {
         let line = line.context("read stdin")?;
         let record =
             parse_line(&line, args, now).with_context(|| format!("stdin line {}", n + 1))?;
+        at_least += record.min_encoded_len();
         batch.push(record);
+        if args.compression == Compression::None && at_least > args.max_message_bytes {
+            anyhow::bail!(
+                "{name}: a batch of {} records (stdin lines {}..={}) is at least {at_least} bytes, \
+                 over the limit of {} (Kafka's max.message.bytes); nothing was written",
+                batch.len(),
+                n + 2 - batch.len(),
+                n + 1,
+                args.max_message_bytes
+            );
+        }
         if batch.len() == args.batch_size as usize {
             flush(&mut appender, &mut spec, &mut batch, &name, out)?;
+            at_least = HEADER_LEN as u64;
         }
     }
     if !batch.is_empty() {

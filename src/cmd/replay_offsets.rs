@@ -110,8 +110,20 @@ pub fn replay_dirs(
             bad.error
         );
     }
+    if replay.bad_count > replay.bad.len() as u64 {
+        eprintln!(
+            "klog: and {} more records that do not decode",
+            replay.bad_count - replay.bad.len() as u64
+        );
+    }
     for w in &replay.warnings {
         eprintln!("klog: {w}");
+    }
+    if replay.warning_count > replay.warnings.len() as u64 {
+        eprintln!(
+            "klog: and {} more warnings",
+            replay.warning_count - replay.warnings.len() as u64
+        );
     }
     Ok((opened, replay, topic.name))
 }
@@ -136,7 +148,7 @@ pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome
     drop(progress);
     let report = ReplayReport::new(&replay, args, topic);
     emit(&report, args.format, out)?;
-    Ok(Outcome::from_count(replay.bad.len() as u64))
+    Ok(Outcome::from_count(replay.bad_count))
 }
 
 /// One live committed offset.
@@ -336,8 +348,8 @@ impl ReplayReport {
                 txn_commits_superseded: s.txn_commits_superseded,
                 txn_commits_cancelled: s.txn_commits_cancelled,
                 txn_commits_pending: replay.pending_count() as u64,
-                bad_records: replay.bad.len() as u64,
-                warnings: replay.warnings.len() as u64,
+                bad_records: replay.bad_count,
+                warnings: replay.warning_count,
                 log_end_offsets: s.log_end_offsets.clone(),
             },
             time_format: args.time_format,

@@ -83,6 +83,12 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             bad.error
         );
     }
+    if replay.bad_count > replay.bad.len() as u64 {
+        eprintln!(
+            "klog: warning: and {} more records that are not replayed",
+            replay.bad_count - replay.bad.len() as u64
+        );
+    }
     let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
     let (keys, records): (Vec<DeletedKey>, Vec<_>) = if args.delete_group {
         if let Some(why) = live_members_refusal(&replay, &args.group, "deletion") {

@@ -18,6 +18,23 @@ pub struct NewRecord {
     pub timestamp: i64,
 }
 
+impl NewRecord {
+    /// The fewest bytes this record can take in an uncompressed records
+    /// section: its key, value and header bytes, and at least one byte for
+    /// each varint (`DefaultRecord`: length, timestampDelta, offsetDelta,
+    /// keyLength, valueLength, headerCount, and per header its key and
+    /// value lengths) and the attributes byte.
+    pub fn min_encoded_len(&self) -> u64 {
+        let len = |b: &Option<Vec<u8>>| b.as_ref().map_or(0, |b| b.len() as u64);
+        let headers: u64 = self
+            .headers
+            .iter()
+            .map(|(k, v)| 2 + k.len() as u64 + len(v))
+            .sum();
+        7 + len(&self.key) + len(&self.value) + headers
+    }
+}
+
 /// Everything in a batch header that is not derived from the records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchSpec {

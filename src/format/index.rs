@@ -212,22 +212,29 @@ pub fn used_entries(bytes: &[u8], entry_len: usize) -> usize {
 /// offset of the batch at its position), else 0. Reading stops at the first
 /// entry that does not increase; an index that does not decode gives 0.
 pub fn start_position(index_bytes: &[u8], base_offset: i64, offset: i64) -> u64 {
+    start_entry(index_bytes, base_offset, offset).1
+}
+
+/// [`start_position`] with the offset of the entry it comes from (the
+/// base offset when it is 0 for want of one): what Kafka's
+/// `OffsetIndex.lookup` returns.
+pub fn start_entry(index_bytes: &[u8], base_offset: i64, offset: i64) -> (i64, u64) {
     let used = used_entries(index_bytes, OFFSET_ENTRY_LEN) * OFFSET_ENTRY_LEN;
     let Ok(entries) = offset_entries(index_bytes.get(..used).unwrap_or(&[]), base_offset) else {
-        return 0;
+        return (base_offset, 0);
     };
     let mut prev = i64::MIN;
-    let mut pos = 0;
+    let mut found = (base_offset, 0);
     for e in entries {
         if e.offset <= prev || e.position < 0 {
             break;
         }
         prev = e.offset;
         if e.offset < offset {
-            pos = e.position as u64;
+            found = (e.offset, e.position as u64);
         }
     }
-    pos
+    found
 }
 
 fn check_len(bytes: &[u8], entry: usize) -> Result<(), DecodeError> {

@@ -147,18 +147,113 @@ pub struct LegacyMessage<'a> {
     pub inner_position: Option<u64>,
 }
 
+/// The messages of one legacy entry, handed out one at a time (see
+/// [`LegacyView::messages`]). The wrapper's inner message set was checked
+/// whole before the first is handed out, so iterating cannot fail; nothing
+/// is collected, so ten million empty inner messages cost no more memory
+/// than their decompressed bytes.
+#[derive(Debug, Clone)]
+pub struct LegacyMessages<'s> {
+    /// The entry itself, for an uncompressed one.
+    single: Option<LegacyMessage<'s>>,
+    /// The inner message set not handed out yet.
+    inner: Cursor<'s>,
+    /// Messages left to hand out.
+    left: u64,
+    /// v1 with a wrapper offset: absolute = base + inner relative offset.
+    base: Option<i64>,
+    /// The wrapper's timestamp under LogAppendTime.
+    log_append: Option<i64>,
+    /// The first message's absolute offset.
+    first_offset: i64,
+}
+
+impl LegacyMessages<'_> {
+    /// The first message's absolute offset (the entry's base offset).
+    pub fn first_offset(&self) -> i64 {
+        self.first_offset
+    }
+}
+
+impl<'s> Iterator for LegacyMessages<'s> {
+    type Item = LegacyMessage<'s>;
+
+    fn next(&mut self) -> Option<LegacyMessage<'s>> {
+        if let Some(m) = self.single.take() {
+            self.left = 0;
+            return Some(m);
+        }
+        if self.left == 0 {
+            return None;
+        }
+        // Checked by `inner_set`: a failure here cannot happen, and ends the walk.
+        let Ok(m) = next_inner(&mut self.inner) else {
+            self.left = 0;
+            return None;
+        };
+        self.left -= 1;
+        let offset = match self.base {
+            None => m.offset,
+            Some(base) => base.checked_add(m.offset)?,
+        };
+        Some(LegacyMessage {
+            offset,
+            timestamp: self.log_append.unwrap_or(m.timestamp),
+            key: m.key,
+            value: m.value,
+            crc_valid: m.crc_valid(),
+            inner_position: Some(m.position),
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = usize::try_from(self.left).unwrap_or(usize::MAX);
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for LegacyMessages<'_> {}
+
+/// What a pass over a wrapper's inner message set found.
+struct InnerSet {
+    count: u64,
+    first: i64,
+    last: i64,
+    min: i64,
+    max: i64,
+}
+
+/// The next inner message of a decompressed message set (positions inside it).
+fn next_inner<'s>(c: &mut Cursor<'s>) -> Result<LegacyView<'s>, DecodeError> {
+    let at = c.position();
+    let mut head = c.clone();
+    head.i64()?;
+    let size = head.i32()?;
+    if size < 14 {
+        return Err(DecodeError::new(
+            at + 8,
+            DecodeErrorKind::SizeTooSmall { size },
+        ));
+    }
+    let bytes = c.bytes(12 + size as usize)?;
+    LegacyView::new(bytes, at)
+}
+
 impl<'a> LegacyView<'a> {
     /// The messages of this entry. A compressed wrapper is decompressed into
     /// `scratch`; its inner messages must be uncompressed, share the
     /// wrapper's magic, and number at least one. Inner offsets are absolute
     /// in v0; in v1 they are relative: absolute = wrapper offset − last inner
     /// relative offset + inner relative offset (a wrapper offset of 0 means
-    /// base 0, as some clients wrote).
+    /// base 0, as some clients wrote). Every inner message is checked before
+    /// this returns (Kafka's `AbstractLegacyRecordBatch` reads the whole
+    /// inner set of a v1 wrapper to find the last relative offset too); the
+    /// messages are then handed out one at a time, not collected.
     pub fn messages<'s>(
         &'s self,
         scratch: &'s mut Vec<u8>,
         limits: crate::format::DecodeLimits,
-    ) -> Result<Vec<LegacyMessage<'s>>, DecodeError> {
+    ) -> Result<LegacyMessages<'s>, DecodeError> {
         let codec = match self.compression() {
             Some(c) => c,
             None => {
@@ -169,14 +264,21 @@ impl<'a> LegacyView<'a> {
             }
         };
         if codec == Compression::None {
-            return Ok(vec![LegacyMessage {
-                offset: self.offset,
-                timestamp: self.timestamp,
-                key: self.key,
-                value: self.value,
-                crc_valid: self.crc_valid(),
-                inner_position: None,
-            }]);
+            return Ok(LegacyMessages {
+                single: Some(LegacyMessage {
+                    offset: self.offset,
+                    timestamp: self.timestamp,
+                    key: self.key,
+                    value: self.value,
+                    crc_valid: self.crc_valid(),
+                    inner_position: None,
+                }),
+                inner: Cursor::new(&[], 0),
+                left: 1,
+                base: None,
+                log_append: None,
+                first_offset: self.offset,
+            });
         }
         let value_at =
             self.position + self.bytes.len() as u64 - self.value.map_or(0, |v| v.len() as u64);
@@ -195,69 +297,84 @@ impl<'a> LegacyView<'a> {
         };
         crate::format::compression::decompress(codec, input, scratch, limits.max_decompressed)
             .map_err(|kind| DecodeError::new(value_at, kind))?;
-        let inner_err = |e: DecodeError| DecodeError {
-            offset: value_at,
-            decompressed_at: Some(e.offset),
-            kind: e.kind,
-        };
-        let mut inner = Vec::new();
-        let mut c = Cursor::new(scratch, 0);
-        while !c.is_empty() {
-            let at = c.position();
-            let mut head = c.clone();
-            head.i64().map_err(inner_err)?;
-            let size = head.i32().map_err(inner_err)?;
-            if size < 14 {
-                return Err(inner_err(DecodeError::new(
-                    at + 8,
-                    DecodeErrorKind::SizeTooSmall { size },
-                )));
-            }
-            let bytes = c.bytes(12 + size as usize).map_err(inner_err)?;
-            let m = LegacyView::new(bytes, at).map_err(inner_err)?;
-            if m.magic != self.magic {
-                return Err(bad("inner message magic differs from the wrapper's"));
-            }
-            if m.compression() != Some(Compression::None) {
-                return Err(bad("inner messages must not be compressed"));
-            }
-            inner.push(m);
+        let set = self.inner_set(scratch).map_err(|e| match e {
+            Inner::Decode(e) => DecodeError {
+                offset: value_at,
+                decompressed_at: Some(e.offset),
+                kind: e.kind,
+            },
+            Inner::Bad(reason) => bad(reason),
+        })?;
+        if set.count == 0 {
+            return Err(bad("compressed wrapper holds no messages"));
         }
-        let last_relative = inner
-            .last()
-            .map(|m| m.offset)
-            .ok_or_else(|| bad("compressed wrapper holds no messages"))?;
-        if self.magic == 1 && self.offset != 0 && self.offset < last_relative {
+        if self.magic == 1 && self.offset != 0 && self.offset < set.last {
             return Err(bad(
                 "wrapper offset is below its last inner relative offset",
             ));
         }
+        // Offsets grow with the relative offset: checking the smallest and
+        // the largest checks them all.
+        let overflow = bad("inner relative offsets overflow the wrapper's offset");
+        let base = match (self.magic, self.offset) {
+            (0, _) | (_, 0) => None,
+            (_, w) => Some(w.checked_sub(set.last).ok_or(overflow)?),
+        };
+        let first_offset = match base {
+            None => set.first,
+            Some(b) => {
+                b.checked_add(set.min).ok_or(overflow)?;
+                b.checked_add(set.max).ok_or(overflow)?;
+                b.checked_add(set.first).ok_or(overflow)?
+            }
+        };
         let log_append = self.timestamp_type() == Some(TimestampType::LogAppendTime);
-        let mut out = Vec::with_capacity(inner.len());
-        for m in &inner {
-            let offset = match (self.magic, self.offset) {
-                (0, _) | (_, 0) => Some(m.offset),
-                (_, w) => w
-                    .checked_sub(last_relative)
-                    .and_then(|base| base.checked_add(m.offset)),
-            };
-            let offset = offset
-                .ok_or_else(|| bad("inner relative offsets overflow the wrapper's offset"))?;
-            out.push(LegacyMessage {
-                offset,
-                timestamp: if log_append {
-                    self.timestamp
-                } else {
-                    m.timestamp
-                },
-                key: m.key,
-                value: m.value,
-                crc_valid: m.crc_valid(),
-                inner_position: Some(m.position),
-            });
+        Ok(LegacyMessages {
+            single: None,
+            inner: Cursor::new(scratch, 0),
+            left: set.count,
+            base,
+            log_append: log_append.then_some(self.timestamp),
+            first_offset,
+        })
+    }
+
+    /// Check every message of a decompressed inner message set, without keeping any.
+    fn inner_set(&self, set: &[u8]) -> Result<InnerSet, Inner> {
+        let mut c = Cursor::new(set, 0);
+        let mut out = InnerSet {
+            count: 0,
+            first: 0,
+            last: 0,
+            min: i64::MAX,
+            max: i64::MIN,
+        };
+        while !c.is_empty() {
+            let m = next_inner(&mut c).map_err(Inner::Decode)?;
+            if m.magic != self.magic {
+                return Err(Inner::Bad("inner message magic differs from the wrapper's"));
+            }
+            if m.compression() != Some(Compression::None) {
+                return Err(Inner::Bad("inner messages must not be compressed"));
+            }
+            if out.count == 0 {
+                out.first = m.offset;
+            }
+            out.count += 1;
+            out.last = m.offset;
+            out.min = out.min.min(m.offset);
+            out.max = out.max.max(m.offset);
         }
         Ok(out)
     }
+}
+
+/// Why an inner message set does not read.
+enum Inner {
+    /// An inner message does not decode (positions inside the set).
+    Decode(DecodeError),
+    /// The set breaks a wrapper rule.
+    Bad(&'static str),
 }
 
 /// A copy of an LZ4 frame whose header checksum byte is recomputed over the
@@ -351,7 +468,10 @@ mod tests {
         let w = LegacyView::new(&wrapper, 0).unwrap();
         assert!(w.crc_valid());
         let mut scratch = Vec::new();
-        let msgs = w.messages(&mut scratch, DecodeLimits::default()).unwrap();
+        let msgs: Vec<_> = w
+            .messages(&mut scratch, DecodeLimits::default())
+            .unwrap()
+            .collect();
         assert_eq!(msgs.iter().map(|m| m.offset).collect::<Vec<_>>(), [10, 11]);
         assert_eq!(msgs[1].value, Some(&b"b"[..]));
         // v1: inner offsets 0, 1, 2 relative; wrapper offset 42 is the last: 40, 41, 42.
@@ -362,7 +482,10 @@ mod tests {
         let wrapper = entry(42, 1, 1, 1002, None, Some(&gzip(&inner)));
         let w = LegacyView::new(&wrapper, 0).unwrap();
         let mut scratch = Vec::new();
-        let msgs = w.messages(&mut scratch, DecodeLimits::default()).unwrap();
+        let msgs: Vec<_> = w
+            .messages(&mut scratch, DecodeLimits::default())
+            .unwrap()
+            .collect();
         assert_eq!(
             msgs.iter().map(|m| m.offset).collect::<Vec<_>>(),
             [40, 41, 42]
@@ -375,7 +498,6 @@ mod tests {
         assert!(w
             .messages(&mut scratch, DecodeLimits::default())
             .unwrap()
-            .iter()
             .all(|m| m.timestamp == 5555));
         // A wrapper offset below the last relative offset is invalid.
         let wrapper = entry(1, 1, 1, 0, None, Some(&gzip(&inner)));
@@ -393,7 +515,10 @@ mod tests {
         let wrapper = entry(3, 0, 3, -1, None, Some(&frame));
         let w = LegacyView::new(&wrapper, 0).unwrap();
         let mut scratch = Vec::new();
-        let msgs = w.messages(&mut scratch, DecodeLimits::default()).unwrap();
+        let msgs: Vec<_> = w
+            .messages(&mut scratch, DecodeLimits::default())
+            .unwrap()
+            .collect();
         assert_eq!(msgs[0].value, Some(&b"lz4 message"[..]));
     }
 }

@@ -207,26 +207,32 @@ impl Partition {
     /// The log end offset: one past the last offset of the last valid batch
     /// of the last segment, read from its last offset-index entry on (so the
     /// cost does not grow with the partition), ending at the first damage.
-    /// An empty last segment ends at its base offset; no segments: 0.
+    /// As Kafka's `LogSegment.readNextOffset` reads it, batches that end
+    /// below that entry's offset (below the base offset, without one) are
+    /// passed over: a last segment holding only such batches, or none,
+    /// ends at its base offset; no segments: 0.
     pub fn log_end_offset(&self) -> Result<i64> {
         let Some(last) = self.segments.last() else {
             return Ok(0);
         };
         let i = self.segments.len() - 1;
-        let start = index_start_position(last, i64::MAX);
-        if let Some(end) = self.segment_end(i, start)? {
+        let (from, start) = index_start_entry(last, i64::MAX);
+        if let Some(end) = self.segment_end(i, from, start)? {
             return Ok(end);
         }
         // The index pointed somewhere that holds no valid batch: read it all.
-        Ok(self.segment_end(i, 0)?.unwrap_or(last.base_offset))
+        Ok(self
+            .segment_end(i, last.base_offset, 0)?
+            .unwrap_or(last.base_offset))
     }
 
     /// One past the last valid offset of the last segment read from
-    /// `start`, if any batch is valid there.
-    fn segment_end(&self, last: usize, start: u64) -> Result<Option<i64>> {
+    /// `start`, if any batch there that ends at `from` or later is valid.
+    fn segment_end(&self, last: usize, from: i64, start: u64) -> Result<Option<i64>> {
         let mut walk = Walk::new(self, i64::MIN, Policy::VALID_PREFIX);
         walk.seg = last;
         walk.start = start;
+        walk.from = from;
         walk.state = State::Open;
         while walk.next_entry()?.is_some() {}
         Ok(walk.next_offset())
@@ -367,6 +373,11 @@ impl Partition {
 
 /// Where to start reading `seg` to find `offset` (see [`index::start_position`]).
 fn index_start_position(seg: &SegmentFiles, offset: i64) -> u64 {
+    index_start_entry(seg, offset).1
+}
+
+/// [`index_start_position`] with the offset of the index entry (see [`index::start_entry`]).
+fn index_start_entry(seg: &SegmentFiles, offset: i64) -> (i64, u64) {
     let bytes = seg
         .index
         .as_ref()
@@ -376,7 +387,7 @@ fn index_start_position(seg: &SegmentFiles, offset: i64) -> u64 {
                 .flatten()
         })
         .unwrap_or_default();
-    index::start_position(&bytes, seg.base_offset, offset)
+    index::start_entry(&bytes, seg.base_offset, offset)
 }
 
 impl<'p> Walk<'p> {
@@ -763,8 +774,11 @@ pub fn resync_bounded(log: &Path, from: u64) -> Result<Resync> {
         .map_err(|e| Error::io(log, "stat", e))?
         .len();
     const WINDOW: u64 = 1 << 20;
-    let mut buf = vec![0u8; (WINDOW as usize) + HEADER_LEN];
-    let mut chunk = vec![0u8; 1 << 16];
+    // Buffers no larger than what is left to search: a small damaged file
+    // does not pay for zeroing a megabyte.
+    let left = len.saturating_sub(from);
+    let mut buf = vec![0u8; left.min(WINDOW + HEADER_LEN as u64) as usize];
+    let mut chunk = vec![0u8; left.clamp(1, 1 << 16) as usize];
     let mut start = from;
     let mut budget = len.saturating_sub(from).saturating_mul(4) + (64 << 20);
     while start + (HEADER_LEN as u64) <= len {

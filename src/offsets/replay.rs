@@ -59,6 +59,12 @@ pub struct Commit {
 /// Committed offsets: group → topic → partition → commit.
 pub type Table = BTreeMap<String, BTreeMap<String, BTreeMap<i32, Commit>>>;
 
+/// How many records that do not decode, and how many warnings, are kept
+/// with their details: a compressed batch of a few kilobytes can hold
+/// millions of records, each of which could be one, and what is kept must
+/// not grow with them. The rest are counted.
+pub const KEPT: usize = 1000;
+
 /// A record that could not be decoded (or a damaged batch or tail).
 #[derive(Debug, Clone)]
 pub struct BadRecord {
@@ -186,9 +192,13 @@ pub struct Replay {
     /// Classic groups' latest metadata, by group.
     pub groups: BTreeMap<String, GroupMetadata>,
     pub stats: Stats,
+    /// The first [`KEPT`] records that do not decode; `bad_count` counts them all.
     pub bad: Vec<BadRecord>,
-    /// Records loaded as the broker loads them, with something to say.
+    pub bad_count: u64,
+    /// The first [`KEPT`] records loaded as the broker loads them, with
+    /// something to say; `warning_count` counts them all.
     pub warnings: Vec<Finding>,
+    pub warning_count: u64,
     pub history: Vec<Event>,
     /// The newer coordinator records (types 3 and up: consumer, share and
     /// streams groups) that are live: keyed by type and key, the last value
@@ -321,7 +331,7 @@ impl Replay {
                 Some(Step::Entry(w)) => w,
                 // A batch that fails its CRC, or bytes that cannot be framed, are not replayed: say where.
                 Some(Step::Damage(d)) => {
-                    self.bad.push(BadRecord {
+                    self.push_bad(BadRecord {
                         file: d.file,
                         log_partition: lp,
                         log_offset: d.base_offset.unwrap_or(-1),
@@ -352,7 +362,7 @@ impl Replay {
                         let records = match batch.records(&mut scratch, self.opts.limits) {
                             Ok(r) => r,
                             Err(e) => {
-                                self.bad.push(bad(e));
+                                self.push_bad(bad(e));
                                 continue;
                             }
                         };
@@ -360,7 +370,7 @@ impl Replay {
                             let r = match r {
                                 Ok(r) => r,
                                 Err(e) => {
-                                    self.bad.push(bad(e));
+                                    self.push_bad(bad(e));
                                     break;
                                 }
                             };
@@ -388,7 +398,7 @@ impl Replay {
                                         );
                                     }
                                     Ok(_) => {}
-                                    Err(error) => self.bad.push(BadRecord {
+                                    Err(error) => self.push_bad(BadRecord {
                                         file: seg.log.clone(),
                                         log_partition: lp,
                                         log_offset: r.offset,
@@ -420,7 +430,7 @@ impl Replay {
                         let messages = match m.messages(&mut scratch, self.opts.limits) {
                             Ok(list) => list,
                             Err(e) => {
-                                self.bad.push(bad(e));
+                                self.push_bad(bad(e));
                                 continue;
                             }
                         };
@@ -469,7 +479,7 @@ impl Replay {
         txn_producer: Option<i64>,
     ) {
         if let Err(error) = self.record(r, key, value, txn_producer) {
-            self.bad.push(BadRecord {
+            self.push_bad(BadRecord {
                 file: r.file.to_path_buf(),
                 log_partition: r.lp,
                 log_offset: r.offset,
@@ -483,7 +493,18 @@ impl Replay {
         let detail = format!("offset {}: {detail}", r.offset);
         let mut f = Finding::new(kind, r.file, r.batch_position, Some(r.offset), detail);
         f.byte = r.at;
-        self.warnings.push(f.with_severity(Severity::Warning));
+        self.warning_count += 1;
+        if self.warnings.len() < KEPT {
+            self.warnings.push(f.with_severity(Severity::Warning));
+        }
+    }
+
+    /// Count a record that does not decode, and keep it while fewer than [`KEPT`] are.
+    fn push_bad(&mut self, bad: BadRecord) {
+        self.bad_count += 1;
+        if self.bad.len() < KEPT {
+            self.bad.push(bad);
+        }
     }
 
     /// Warnings about a value the broker reads anyway: a version read with

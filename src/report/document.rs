@@ -257,6 +257,23 @@ impl Entries {
         matches!(self.format, Format::Text | Format::Csv)
     }
 
+    /// Begin an entry of `kind` in `buf`: the separator JSON needs, then
+    /// `{"type":kind` with the object left open for the caller's fields.
+    /// Returns the bytes that end the entry (`}`, and a line end in jsonl).
+    pub fn open_entry(&mut self, buf: &mut Vec<u8>, kind: &str) -> anyhow::Result<&'static [u8]> {
+        if self.format == Format::Json {
+            buf.extend_from_slice(if self.written == 0 { b"\n" } else { b",\n" });
+        }
+        buf.extend_from_slice(b"{\"type\":");
+        serde_json::to_writer(&mut *buf, kind)?;
+        self.written += 1;
+        Ok(if self.format == Format::Jsonl {
+            b"}\n"
+        } else {
+            b"}"
+        })
+    }
+
     /// One entry from `object`, a JSON object (`{…}`), given `"type": kind`
     /// as its first field.
     pub fn raw(&mut self, out: &mut Output, kind: &str, object: &[u8]) -> anyhow::Result<()> {
@@ -265,19 +282,16 @@ impl Entries {
         }
         let body = object
             .strip_prefix(b"{")
+            .and_then(|b| b.strip_suffix(b"}"))
             .ok_or_else(|| anyhow::anyhow!("an entry is a JSON object"))?;
-        if self.format == Format::Json {
-            out.write_all(if self.written == 0 { b"\n" } else { b",\n" })?;
-        }
-        write!(out, "{{\"type\":{}", serde_json::to_string(kind)?)?;
-        if body != b"}" {
+        let mut head = Vec::with_capacity(32);
+        let end = self.open_entry(&mut head, kind)?;
+        out.write_all(&head)?;
+        if !body.is_empty() {
             out.write_all(b",")?;
+            out.write_all(body)?;
         }
-        out.write_all(body)?;
-        if self.format == Format::Jsonl {
-            out.write_all(b"\n")?;
-        }
-        self.written += 1;
+        out.write_all(end)?;
         Ok(())
     }
 

@@ -20,28 +20,25 @@ fn hex(b: &[u8]) -> String {
     s
 }
 
-/// Write the fields of one batch.
-pub fn write(out: &mut impl Write, fields: &[Field]) -> std::io::Result<()> {
-    for f in fields {
-        let indent = "  ".repeat(usize::from(f.depth));
-        let pos = if f.decompressed {
-            format!("+{}", f.position)
-        } else {
-            f.position.to_string()
-        };
-        if f.bytes.is_empty() {
-            writeln!(out, "{pos:>10}  {indent}-- {} {}", f.name, f.value)?;
-        } else {
-            writeln!(
-                out,
-                "{pos:>10}  {:<50}  {indent}{:<32} {}",
-                hex(&f.bytes),
-                f.name,
-                f.value
-            )?;
-        }
+/// Write one field of a batch.
+pub fn write(out: &mut impl Write, f: &Field<'_>) -> std::io::Result<()> {
+    let indent = "  ".repeat(usize::from(f.depth));
+    let pos = if f.decompressed {
+        format!("+{}", f.position)
+    } else {
+        f.position.to_string()
+    };
+    if f.bytes.is_empty() {
+        writeln!(out, "{pos:>10}  {indent}-- {} {}", f.name, f.value)
+    } else {
+        writeln!(
+            out,
+            "{pos:>10}  {:<50}  {indent}{:<32} {}",
+            hex(f.bytes),
+            f.name,
+            f.value
+        )
     }
-    Ok(())
 }
 
 /// Write the fields of a file beside a log (`.index`, `.snapshot`,

@@ -71,22 +71,22 @@ pub fn terminal_width() -> Option<u16> {
 /// Most bytes of a non-UTF-8 value shown as hex in text output.
 const HEX_PREVIEW: usize = 64;
 
-/// Bytes for text output: `null`, `"utf-8 text"` or `0x…` hex.
-pub fn text_bytes(b: Option<&[u8]>) -> String {
+/// Bytes for text output, `null`, `"utf-8 text"` or `0x…` hex, written to
+/// `out` as they are escaped: a value of any size needs no copy of its own.
+pub fn write_text_bytes(out: &mut impl Write, b: Option<&[u8]>) -> io::Result<()> {
     match b {
-        None => "null".to_string(),
+        None => out.write_all(b"null"),
         Some(b) => match std::str::from_utf8(b) {
-            Ok(s) => serde_json::to_string(s).unwrap_or_default(),
+            Ok(s) => serde_json::to_writer(out, s).map_err(io::Error::from),
             Err(_) => {
-                let mut out = String::with_capacity(2 + 2 * b.len().min(HEX_PREVIEW));
-                out.push_str("0x");
+                out.write_all(b"0x")?;
                 for byte in b.iter().take(HEX_PREVIEW) {
-                    out.push_str(&format!("{byte:02x}"));
+                    write!(out, "{byte:02x}")?;
                 }
                 if b.len() > HEX_PREVIEW {
-                    out.push_str(&format!("...({} bytes)", b.len()));
+                    write!(out, "...({} bytes)", b.len())?;
                 }
-                out
+                Ok(())
             }
         },
     }
@@ -167,9 +167,38 @@ pub fn write_json_bytes(out: &mut Vec<u8>, b: Option<&[u8]>) -> serde_json::Resu
     Ok(())
 }
 
+/// [`write_json_bytes`] written straight to `out`, piece by piece: the
+/// same bytes serde_json writes for [`JsonBytes`], without building the
+/// string (or its base64) first, for values too large to copy.
+pub fn stream_json_bytes(out: &mut impl Write, b: Option<&[u8]>) -> io::Result<()> {
+    match b {
+        None => out.write_all(b"null"),
+        Some(b) => match std::str::from_utf8(b) {
+            Ok(text) => serde_json::to_writer(out, text).map_err(io::Error::from),
+            Err(_) => {
+                out.write_all(b"{\"base64\":\"")?;
+                let mut enc = base64::write::EncoderWriter::new(
+                    &mut *out,
+                    &base64::engine::general_purpose::STANDARD,
+                );
+                enc.write_all(b)?;
+                enc.finish()?;
+                drop(enc);
+                out.write_all(b"\"}")
+            }
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn text_bytes(b: Option<&[u8]>) -> String {
+        let mut out = Vec::new();
+        write_text_bytes(&mut out, b).unwrap();
+        String::from_utf8(out).unwrap()
+    }
 
     #[test]
     fn bytes_render_safely() {
@@ -193,6 +222,9 @@ mod tests {
             let mut fast = Vec::new();
             write_json_bytes(&mut fast, b).unwrap();
             assert_eq!(fast, serde_json::to_vec(&JsonBytes(b)).unwrap(), "{b:02x?}");
+            let mut streamed = Vec::new();
+            stream_json_bytes(&mut streamed, b).unwrap();
+            assert_eq!(streamed, fast, "{b:02x?}");
         };
         same(None);
         same(Some(b""));

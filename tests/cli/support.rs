@@ -325,3 +325,15 @@ pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
     );
     records
 }
+/// `len` pseudo-random bytes (xorshift64 from `seed`): deterministic junk.
+pub fn junk(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}

@@ -167,17 +167,9 @@ fn unreadable_input_exits_2() {
 #[test]
 fn random_bytes_are_problems_not_panics() {
     let env = TestEnv::new();
-    // A deterministic xorshift stream: hostile bytes of many sizes.
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    // Deterministic hostile bytes of many sizes.
     for len in [1usize, 17, 18, 61, 200, 4096, 65_536] {
-        let bytes: Vec<u8> = (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let bytes = crate::support::junk(len, 0x9E37_79B9_7F4A_7C15 ^ len as u64);
         std::fs::write(env.path("random.bin"), &bytes).unwrap();
         let o = env.run(&["verify-crc", "random.bin"], None);
         assert_eq!(o.status.code(), Some(1), "len {len}: {}", stderr(&o));

@@ -9,6 +9,8 @@
 #   offsets  every key and value in __offsets, __consumer_offsets and
 #            __transaction_state logs, every .index, .timeindex and
 #            .txnindex file, and a producer snapshot built here
+#   partition  every fixture .log as a one-segment partition (flags 0), and
+#            split after its first entry into two segments (flags 6)
 # Usage: tests/fuzz/seed.sh (from anywhere). Needs python3.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -72,6 +74,14 @@ internal = ("__offsets-", "__consumer_offsets-", "__transaction_state-", "__clus
 for path in sorted(glob.glob(os.path.join(fixtures, "**", "*.log"), recursive=True)):
     log = open(path, "rb").read()
     put("segment", log)
+    # partition: flags 0 (one segment, as it is), and flags 6: split in two
+    # halves at an entry boundary with a high-watermark checkpoint of 3.
+    put("partition", b"\x00" + log)
+    cut = next((e for e in entries(log)), b"")
+    if 0 < len(cut) < len(log) and len(cut) < 65536:
+        base = struct.unpack(">q", log[len(cut):len(cut) + 8])[0]
+        if base > 0:
+            put("partition", b"\x06" + struct.pack(">Hqq", len(cut), base, 3) + log)
     is_internal = os.path.basename(os.path.dirname(path)).startswith(internal)
     for e in entries(log):
         put("batch", e)
@@ -135,6 +145,6 @@ put("segment", wrappers)
 for e in entries(plain + wrappers):
     put("batch", e)
 
-for t in ("batch", "records", "offsets", "segment"):
+for t in ("batch", "records", "offsets", "segment", "partition"):
     print(f"corpus/{t}: {counts.get(t, 0)} new seeds")
 PY

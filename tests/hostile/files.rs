@@ -188,6 +188,12 @@ fn r12_odd_entries_are_findings_and_dot_is_a_partition() {
     let dir = env.path("fixtures/data/orders-0");
     std::os::unix::fs::symlink(env.path("nowhere"), dir.join("00000000000000000200.log")).unwrap();
     mkfifo(&dir.join("00000000000000000300.log"));
+    // Folders that are not partition folders: a name that is not UTF-8, and
+    // one Kafka's LocalLog.parseTopicPartitionName refuses.
+    use std::os::unix::ffi::OsStrExt;
+    let data = env.path("fixtures/data");
+    std::fs::create_dir(data.join(std::ffi::OsStr::from_bytes(b"t\xff-0"))).unwrap();
+    std::fs::create_dir(data.join("lost+found")).unwrap();
     let o = env.run(&["verify-crc", "--no-index-checks", "fixtures/data"], None);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let text = stdout(&o);
@@ -199,11 +205,19 @@ fn r12_odd_entries_are_findings_and_dot_is_a_partition() {
         text.contains("00000000000000000300.log:0 error not_regular_file is not a regular file"),
         "{text}"
     );
+    let text = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(text.contains("checked 3 files, 29 batches"), "{text}");
     assert!(
-        stderr(&o).contains("checked 3 files, 29 batches"),
-        "{}",
-        stderr(&o)
+        text.contains(
+            "fixtures/data/lost+found:0 error not_a_partition_folder is not a partition folder"
+        ),
+        "{text}"
     );
+    assert!(
+        text.contains("-0:0 error not_a_partition_folder is a folder whose name is not UTF-8"),
+        "{text}"
+    );
+    assert!(text.contains("2 not_a_partition_folder"), "{text}");
     // `verify-crc .` from inside a partition folder.
     let o = env
         .cmd()

@@ -12,7 +12,10 @@ mod support;
 #[allow(dead_code)]
 mod builder;
 
+mod amplify;
+mod diff;
 mod files;
+mod measure;
 mod records;
 mod repair;
 mod resync;

@@ -2,6 +2,7 @@
 //! interrupted repair completes the sidecar it started instead of writing a
 //! second one.
 
+use crate::measure::klog;
 use crate::support::{stderr, stdout, TestEnv};
 
 #[test]
@@ -37,32 +38,16 @@ fn r8_a_large_cut_is_copied_in_bounded_memory() {
     let f = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
     f.set_len(len + (48 << 20)).unwrap();
     drop(f);
-    let klog = assert_cmd::cargo::cargo_bin("klog");
-    #[allow(
-        clippy::zombie_processes,
-        reason = "reaped below by wait4, to read its rusage"
-    )]
-    let child = std::process::Command::new(&klog)
-        .args(["verify-crc", "--repair", "fixtures/data/orders-0"])
-        .current_dir(env.dir.path())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // wait4 reports the child's own peak RSS (ru_maxrss, KiB on Linux).
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: the pid is our own child, not yet reaped; both pointers are valid.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "status {status}"
+    let run = klog(
+        env.dir.path(),
+        &["verify-crc", "--repair", "fixtures/data/orders-0"],
+        None,
     );
-    let peak_kib = usage.ru_maxrss as u64;
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(
-        peak_kib < 32 * 1024,
-        "peak RSS {peak_kib} KiB for a 48 MiB cut"
+        run.peak < 32 << 20,
+        "peak RSS {} KiB for a 48 MiB cut",
+        run.peak >> 10
     );
     assert_eq!(std::fs::metadata(&log).unwrap().len(), len);
     let sidecar = env.path(&format!(

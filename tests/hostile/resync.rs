@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{stdout, TestEnv};
+use crate::support::{junk, stdout, TestEnv};
 
 /// A 61-byte v2 header that passes every cheap check (magic 2, no unused
 /// attribute bits, counts that fit) and claims `size` bytes, with a CRC that
@@ -43,15 +43,7 @@ fn r5_junk_in_the_middle_is_passed_over_and_batches_after_it_are_found() {
     let log = dir.join("00000000000000000090.log");
     let clean = std::fs::read(&log).unwrap();
     // 2 MiB of pseudo-random bytes between the first batch and the rest.
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let junk: Vec<u8> = (0..2 << 20)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect();
+    let junk = junk(2 << 20, 0x2545_f491_4f6c_dd1d);
     let mut bytes = clean[..317].to_vec();
     bytes.extend(&junk);
     bytes.extend(&clean[317..]);

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::measure::klog_in;
 use crate::support::{stderr, stdout, TestEnv};
 
 /// Run klog and assert it ends within `limit`.
@@ -70,6 +71,35 @@ fn r1_produce_refuses_a_batch_over_max_message_bytes() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(log_bytes(&env, "small-0"), 0);
+}
+
+#[test]
+fn r1_a_batch_that_grows_past_the_limit_is_refused_before_it_is_read_whole() {
+    // 2,100 lines of 1 MiB in one batch were read, held and encoded (over
+    // 6 GB) before the refusal; 200 lines of 512 KiB are enough to tell: the
+    // batch is refused at its second line, in bounded memory.
+    let env = TestEnv::new();
+    let input = env.path("lines.txt");
+    let line = format!("{}\n", "x".repeat(512 << 10));
+    std::fs::write(&input, line.repeat(200)).unwrap();
+    let run = klog_in(
+        env.dir.path(),
+        &["produce", "data", "--topic", "big", "--batch-size", "5000"],
+        Some(&input),
+        None,
+    );
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "big-0: a batch of 2 records (stdin lines 1..=2) is at least 1048651 bytes, \
+             over the limit of 1048588 (Kafka's max.message.bytes); nothing was written"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "nothing acknowledged");
+    assert_eq!(log_bytes(&env, "big-0"), 0);
+    run.assert_bounded("produce", 10, 0);
 }
 
 #[test]

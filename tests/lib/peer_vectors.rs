@@ -297,9 +297,10 @@ fn check_legacy_entry(entry: &Entry<'_>, want: &Value, ctx: &str) {
     // with its absolute offset (v0 absolute, v1 relative to the wrapper).
     let records = array(want, "records", ctx);
     let mut scratch = Vec::new();
-    let messages = msg
+    let messages: Vec<_> = msg
         .messages(&mut scratch, DecodeLimits::default())
-        .unwrap_or_else(|e| panic!("{ctx}: messages: {e}"));
+        .unwrap_or_else(|e| panic!("{ctx}: messages: {e}"))
+        .collect();
     assert_eq!(messages.len(), records.len(), "{ctx}: record count");
     assert_eq!(
         messages.first().map(|m| m.offset),

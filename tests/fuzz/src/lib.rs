@@ -748,12 +748,25 @@ pub fn check_legacy(l: &LegacyView<'_>, scratch: &mut Vec<u8>) {
     }
     let inner: Vec<Option<u64>> = match l.messages(scratch, LIMITS) {
         Ok(msgs) => {
-            assert!(!msgs.is_empty(), "an entry holds at least one message");
+            let count = msgs.len();
+            let first = msgs.first_offset();
+            assert!(count > 0, "an entry holds at least one message");
+            let all: Vec<_> = msgs.collect();
+            assert_eq!(all.len(), count, "as many messages as announced");
+            assert_eq!(all.first().map(|m| m.offset), Some(first));
             if l.compression() == Some(Compression::None) {
-                assert_eq!(msgs.len(), 1);
-                assert_eq!(msgs[0].offset, l.offset);
+                assert_eq!(count, 1);
+                assert_eq!(first, l.offset);
+            } else {
+                // Inner messages come out in the order they are stored.
+                for pair in all.windows(2) {
+                    assert!(
+                        pair[0].inner_position < pair[1].inner_position,
+                        "inner messages in order"
+                    );
+                }
             }
-            msgs.iter().map(|m| m.inner_position).collect()
+            all.iter().map(|m| m.inner_position).collect()
         }
         Err(e) => {
             within(&e, pos, end, "legacy messages");
@@ -908,7 +921,15 @@ pub fn check_partition(root: &Path, data: &[u8]) {
                         .position(|s| s.base_offset == w.segment.base_offset)
                         .expect("the entry's segment is the partition's");
                     assert!(w.entry.position() + w.entry.size() <= lens[i]);
-                    assert!(w.next_offset > w.entry.base_offset(), "next offset wraps");
+                    // A negative lastOffsetDelta passes Kafka's checks
+                    // (DefaultRecordBatch.ensureValid: size and CRC only), so
+                    // the next offset need not exceed the base offset; it
+                    // must be base + lastOffsetDelta + 1, without wrapping.
+                    assert_eq!(
+                        Some(w.next_offset),
+                        w.entry.checked_next_offset(),
+                        "next offset wraps"
+                    );
                     if policy.checks == kaen_log::log::Checks::Crc {
                         assert!(w.entry.crc_valid(), "a damaged entry handed out");
                     }
@@ -950,7 +971,7 @@ pub fn check_partition(root: &Path, data: &[u8]) {
     kaen_log::stats::partition_stats(&p, &kaen_log::stats::StatsOptions { limits: LIMITS })
         .expect("stats");
     let same = kaen_log::diff::compare(&dir, &dir).expect("diff");
-    assert!(same.divergence.is_none(), "a copy differs from itself");
+    assert!(same.identical(), "a copy differs from itself: {same:?}");
     // Committed offsets and lag.
     let mut replay = kaen_log::offsets::Replay::new(kaen_log::offsets::ReplayOptions {
         limits: LIMITS,
