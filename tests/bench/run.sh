@@ -25,13 +25,29 @@
 #         decoders agree; the --deep row is timed only if `verify-crc --deep`
 #         is clean (klog before 57c5a8a repeated --base-sequence on every
 #         batch, which --deep reports as duplicate sequences).
-#      b. A data directory of BENCH_PARTITIONS partitions whose segment is
-#         each ~BENCH_PARTITION_BYTES (below 16 MiB, so SegmentReader reads it
-#         on the calling thread: the parallelism measured is --jobs alone).
-#         One partition is produced, the others are copies of its folder.
+#      b. For each size in BENCH_JOB_SIZES (MiB; default 8 16 64), a data
+#         directory of BENCH_PARTITIONS (64) partitions of one segment of
+#         that size: one partition is produced, the others are copies of its
+#         folder. Below and above the 16 MiB where SegmentReader may read
+#         ahead on threads, so `--jobs 2` is measured against `--jobs 1`
+#         with klog's thread budget deciding who reads ahead.
 #      c. One segment per codec (none gzip snappy lz4 zstd) from the same
 #         ~BENCH_CODEC_BYTES of input (size estimated uncompressed), via
 #         `klog produce --compression CODEC`.
+#      d. An offsets log of OFFSETS_RECORDS (10,000,000) commits over
+#         OFFSETS_KEYS (100,000) keys (1,000 groups x 10 topics x 10
+#         partitions), OffsetCommit records written by
+#         `klog produce --format json` in batches of 1,000.
+#      e. A data directory of LAG_PARTITIONS (1,000) partitions of
+#         ~LAG_PARTITION_BYTES (2 MiB: 2 GB in all) whose offsets log holds two
+#         groups: `near` committed 5 records before each partition's end,
+#         `far` at offset 5 (2 GB behind).
+#      f. (after the timing, unless BENCH_MEMORY=0) memory: a partition of
+#         ~MEM_BYTES (10 GiB) made of copies of the `none` codec segment with
+#         their base offsets moved on (baseOffset is outside the CRC), and a
+#         data directory of MEM_PARTITIONS (10,000) small partitions; each with
+#         an offsets log holding a commit for every partition. Every reading
+#         command runs once on each, for its peak RSS, wall and CPU time.
 #   3. Warms the page cache (`cat` of every segment), then times, interleaved
 #      in one run (every command once per round, the order rotated every
 #      round), BENCH_ROUNDS rounds of:
@@ -43,8 +59,10 @@
 #           (--deep runs its producer-state pass per partition only: given a
 #           FILE it checks what plain verify-crc checks, so it is timed on
 #           the partition folder, next to plain verify-crc on the same folder)
-#        b. on the partitions: cat of all segments, klog verify-crc --jobs 1
-#           DIR, --jobs 2 DIR, and DIR (default: one job per core)
+#           and, pinned to one CPU (taskset -c 0): crc_floor FILE and
+#           klog verify-crc FILE; klog dump-segment --format jsonl FILE
+#        b. for each partition size: cat of all segments, klog verify-crc
+#           --jobs 1 DIR, --jobs 2 DIR, and DIR (default: one job per core)
 #           and, when java and mvn are installed, Kafka's own kafka-dump-log
 #           (kafka.tools.DumpLogSegments --deep-iteration --print-data-log
 #           --files FILE, from the Kafka release pinned in tests/kafka/pom.xml,
@@ -55,6 +73,9 @@
 #           leaves it out).
 #        c. per codec: klog dump-segment --format json FILE > /dev/null,
 #           klog_decode FILE, kafka_protocol_decode FILE
+#        d. klog replay-offsets DIR on the offsets log
+#        e. klog lag --group near DIR and --group far DIR, at both
+#           isolation levels
 #      with hyperfine (one `--runs 1 --shell=none --output=null --export-json`
 #      call per round with every command; medians computed here) when it is
 #      installed, else with a python3 harness (perf_counter_ns around
@@ -68,21 +89,27 @@
 #      BENCH_OUT and prints it.
 #
 # Usage:
-#   tests/bench/run.sh            # full run (1 GiB segment, 128 x 8 MiB
-#                                 # partitions, 5 x 128 MiB codecs, 5 rounds;
-#                                 # about 80 s after the build on 2 cores)
+#   tests/bench/run.sh            # full run (1 GiB segment, 64 partitions of
+#                                 # 8, 16 and 64 MiB, 5 x 128 MiB codecs,
+#                                 # 10 M commits, 1,000 x 2 MiB for lag, 3
+#                                 # rounds; 10 GiB and 10,000 partitions for
+#                                 # memory: about 25 minutes on 2 cores and
+#                                 # 25 GiB of disk)
 #   tests/bench/run.sh --smoke    # small inputs, 1 round; quick end-to-end check
 #   tests/bench/run.sh --help
 #
 # Environment:
 #   BENCH_BYTES      size of the one segment in bytes (default 1073741824; must
 #                    stay below 2 GiB - 64 MiB because index positions are i32)
-#   BENCH_PARTITIONS partitions in the --jobs data directory (default 128)
-#   BENCH_PARTITION_BYTES  bytes per partition (default 8388608; keep it below
-#                    16 MiB, where SegmentReader starts its read-ahead threads)
+#   BENCH_PARTITIONS partitions in each --jobs data directory (default 64)
+#   BENCH_JOB_SIZES  partition sizes in MiB for the --jobs rows (default "8 16 64")
+#   OFFSETS_RECORDS, OFFSETS_KEYS  the offsets log (default 10000000, 100000)
+#   LAG_PARTITIONS, LAG_PARTITION_BYTES  the lag directory (default 1000, 2097152)
+#   MEM_BYTES, MEM_PARTITIONS  the memory inputs (default 10737418240, 10000)
+#   BENCH_MEMORY=0   leave out the memory part (f)
 #   BENCH_CODEC_BYTES  uncompressed bytes per codec segment (default 134217728)
 #   BENCH_CODECS     codecs to measure (default "none gzip snappy lz4 zstd")
-#   BENCH_ROUNDS     timed rounds (default 5)
+#   BENCH_ROUNDS     timed rounds (default 3)
 #   BENCH_DIR        parent of the work dir (default ${TMPDIR:-/tmp}); a fresh
 #                    mktemp dir is created inside it. Must be outside the repo.
 #   BENCH_KEEP=1     keep the work dir (generated data) instead of deleting it
@@ -93,8 +120,8 @@
 #   BENCH_HYPERFINE=0  ignore hyperfine even if installed (use the harness)
 #   BENCH_KAFKA=0    leave out the kafka-dump-log row even if java and mvn exist
 #
-# Needs: bash, cargo, python3, cat, nproc, about 2.5 GiB free in BENCH_DIR
-# (and as much page cache). Optional: hyperfine, GNU time (/usr/bin/time),
+# Needs: bash, cargo, python3, cat, nproc, about 25 GiB free in BENCH_DIR
+# (and 12 GiB of page cache for the timed inputs). Optional: hyperfine, GNU time (/usr/bin/time),
 # taskset (the one-CPU decode row), java 17+ and mvn (the kafka-dump-log row;
 # Maven Central reachable the first time). Nothing is installed by this script; on
 # Debian/Ubuntu:
@@ -126,16 +153,28 @@ REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
 if (( SMOKE )); then
     BENCH_BYTES=${BENCH_BYTES:-8388608}
     BENCH_PARTITIONS=${BENCH_PARTITIONS:-4}
-    BENCH_PARTITION_BYTES=${BENCH_PARTITION_BYTES:-1048576}
+    BENCH_JOB_SIZES=${BENCH_JOB_SIZES:-1 2}
+    OFFSETS_RECORDS=${OFFSETS_RECORDS:-20000}
+    OFFSETS_KEYS=${OFFSETS_KEYS:-1000}
+    LAG_PARTITIONS=${LAG_PARTITIONS:-20}
+    LAG_PARTITION_BYTES=${LAG_PARTITION_BYTES:-262144}
+    MEM_BYTES=${MEM_BYTES:-67108864}
+    MEM_PARTITIONS=${MEM_PARTITIONS:-50}
     BENCH_CODEC_BYTES=${BENCH_CODEC_BYTES:-2097152}
     BENCH_ROUNDS=1
     BENCH_OUT=${BENCH_OUT:-}
 else
     BENCH_BYTES=${BENCH_BYTES:-1073741824}
-    BENCH_PARTITIONS=${BENCH_PARTITIONS:-128}
-    BENCH_PARTITION_BYTES=${BENCH_PARTITION_BYTES:-8388608}
+    BENCH_PARTITIONS=${BENCH_PARTITIONS:-64}
+    BENCH_JOB_SIZES=${BENCH_JOB_SIZES:-8 16 64}
+    OFFSETS_RECORDS=${OFFSETS_RECORDS:-10000000}
+    OFFSETS_KEYS=${OFFSETS_KEYS:-100000}
+    LAG_PARTITIONS=${LAG_PARTITIONS:-1000}
+    LAG_PARTITION_BYTES=${LAG_PARTITION_BYTES:-2097152}
+    MEM_BYTES=${MEM_BYTES:-10737418240}
+    MEM_PARTITIONS=${MEM_PARTITIONS:-10000}
     BENCH_CODEC_BYTES=${BENCH_CODEC_BYTES:-134217728}
-    BENCH_ROUNDS=${BENCH_ROUNDS:-5}
+    BENCH_ROUNDS=${BENCH_ROUNDS:-3}
     BENCH_OUT=${BENCH_OUT-$REPO/tests/bench/last-run.md}
 fi
 BENCH_CODECS=${BENCH_CODECS:-none gzip snappy lz4 zstd}
@@ -143,18 +182,19 @@ BENCH_SEED=${BENCH_SEED:-42}
 BENCH_KEEP=${BENCH_KEEP:-0}
 BENCH_HYPERFINE=${BENCH_HYPERFINE:-1}
 BENCH_KAFKA=${BENCH_KAFKA:-1}
+BENCH_MEMORY=${BENCH_MEMORY:-1}
 
 is_int() { [[ "$1" =~ ^[0-9]+$ ]]; }
 is_int "$BENCH_BYTES" && (( BENCH_BYTES >= 65536 )) || die "BENCH_BYTES must be an integer >= 65536"
 is_int "$BENCH_ROUNDS" && (( BENCH_ROUNDS >= 1 )) || die "BENCH_ROUNDS must be an integer >= 1"
 is_int "$BENCH_PARTITIONS" && (( BENCH_PARTITIONS >= 2 )) || die "BENCH_PARTITIONS must be an integer >= 2"
-is_int "$BENCH_PARTITION_BYTES" && (( BENCH_PARTITION_BYTES >= 65536 )) || die "BENCH_PARTITION_BYTES must be an integer >= 65536"
+for v in OFFSETS_RECORDS OFFSETS_KEYS LAG_PARTITIONS LAG_PARTITION_BYTES MEM_BYTES MEM_PARTITIONS; do
+    is_int "${!v}" && (( ${!v} >= 1 )) || die "$v must be a positive integer"
+done
+for m in $BENCH_JOB_SIZES; do is_int "$m" && (( m >= 1 )) || die "BENCH_JOB_SIZES: $m is not a size in MiB"; done
 is_int "$BENCH_CODEC_BYTES" && (( BENCH_CODEC_BYTES >= 65536 )) || die "BENCH_CODEC_BYTES must be an integer >= 65536"
 SEGMENT_BYTES=$(( BENCH_BYTES + 64 * 1024 * 1024 ))
 (( SEGMENT_BYTES <= 2147483647 )) || die "BENCH_BYTES too large: one segment must stay below 2 GiB (i32 index positions)"
-READ_AHEAD_MIN=$(( 16 * 1024 * 1024 ))   # READ_AHEAD_MIN in src/log/segment.rs
-(( BENCH_PARTITION_BYTES + 65536 < READ_AHEAD_MIN )) \
-    || log "warning: BENCH_PARTITION_BYTES ($BENCH_PARTITION_BYTES) is not below 16 MiB: SegmentReader's own read-ahead threads will run too, so --jobs is not measured alone"
 for c in $BENCH_CODECS; do
     case "$c" in none|gzip|snappy|lz4|zstd) ;; *) die "unknown codec in BENCH_CODECS: $c" ;; esac
 done
@@ -201,7 +241,11 @@ cleanup() {
 trap cleanup EXIT
 
 NCODECS=$(wc -w <<< "$BENCH_CODECS")
-NEED=$(( BENCH_BYTES + BENCH_PARTITIONS * BENCH_PARTITION_BYTES + (NCODECS + 1) * BENCH_CODEC_BYTES ))
+JOB_MIB=0
+for m in $BENCH_JOB_SIZES; do JOB_MIB=$(( JOB_MIB + m )); done
+NEED=$(( BENCH_BYTES + BENCH_PARTITIONS * JOB_MIB * 1048576 + (NCODECS + 1) * BENCH_CODEC_BYTES
+    + OFFSETS_RECORDS * 60 + LAG_PARTITIONS * LAG_PARTITION_BYTES ))
+(( BENCH_MEMORY == 0 )) || NEED=$(( NEED + MEM_BYTES + MEM_PARTITIONS * 65536 ))
 avail_kb=$(df -Pk "$WORK" | awk 'NR==2 {print $4}')
 (( avail_kb * 1024 > NEED * 11 / 10 )) || die "not enough free space in $PARENT: need about $(( NEED * 11 / 10 / 1048576 )) MiB"
 
@@ -360,28 +404,34 @@ if (( ${#KAFKA_DUMP[@]} )); then
     [[ "$kafka_records" == "$RECORDS" ]] || die "kafka-dump-log printed $kafka_records records, klog counted $RECORDS"
 fi
 
-# ---- b. many partitions below the read-ahead size ---------------------------
-PARTS="$WORK/parts"
-log "generating $BENCH_PARTITIONS partitions of ~$BENCH_PARTITION_BYTES bytes into $PARTS"
+# ---- b. partitions of several sizes for --jobs ------------------------------
+declare -A JOB_DIR JOB_BYTES JOB_RECORDS JOB_FILE_BYTES
+JOB_LOGS=()
 t0=$(now_s)
-generate "$BENCH_PARTITION_BYTES" "$WORK/gen-parts.txt" \
-    | "$KLOG" produce "$PARTS" --topic p "${PRODUCE_ARGS[@]}" > /dev/null \
-    || die "generator | klog produce (partitions) failed"
-PART_FILE=$(only_segment "$PARTS/p-0")
-PART_FILE_BYTES=$(stat -c %s "$PART_FILE")
-(( PART_FILE_BYTES < READ_AHEAD_MIN )) || log "warning: the partition segment has $PART_FILE_BYTES bytes, not below 16 MiB"
-for (( p = 1; p < BENCH_PARTITIONS; p++ )); do
-    cp -r "$PARTS/p-0" "$PARTS/p-$p"
+for m in $BENCH_JOB_SIZES; do
+    dir="$WORK/parts-$m"
+    log "generating $BENCH_PARTITIONS partitions of ~$m MiB into $dir"
+    generate $(( m * 1048576 )) "$WORK/gen-parts-$m.txt" \
+        | "$KLOG" produce "$dir" --topic p "${PRODUCE_ARGS[@]}" > /dev/null \
+        || die "generator | klog produce (partitions of $m MiB) failed"
+    f=$(only_segment "$dir/p-0")
+    for (( p = 1; p < BENCH_PARTITIONS; p++ )); do
+        cp -r "$dir/p-0" "$dir/p-$p"
+    done
+    rb=$(checked_records "$f") || exit 2
+    read -r one_records _ <<< "$rb"
+    rb=$(checked_records "$dir") || exit 2
+    read -r all_records _ <<< "$rb"
+    (( all_records == one_records * BENCH_PARTITIONS )) || die "$dir has $all_records records, expected $BENCH_PARTITIONS x $one_records"
+    JOB_DIR[$m]=$dir
+    JOB_FILE_BYTES[$m]=$(stat -c %s "$f")
+    JOB_BYTES[$m]=$(( JOB_FILE_BYTES[$m] * BENCH_PARTITIONS ))
+    JOB_RECORDS[$m]=$all_records
+    mapfile -t logs < <(find "$dir" -mindepth 2 -maxdepth 2 -name '*.log' | sort)
+    JOB_LOGS+=("${logs[@]}")
 done
 PARTS_SECS=$(since "$t0")
-rb=$(checked_records "$PART_FILE") || exit 2
-read -r PART_RECORDS PART_BATCHES <<< "$rb"
-rb=$(checked_records "$PARTS") || exit 2
-read -r PARTS_RECORDS PARTS_BATCHES <<< "$rb"
-(( PARTS_RECORDS == PART_RECORDS * BENCH_PARTITIONS )) || die "$PARTS has $PARTS_RECORDS records, expected $BENCH_PARTITIONS x $PART_RECORDS"
-PARTS_BYTES=$(( PART_FILE_BYTES * BENCH_PARTITIONS ))
-mapfile -t PART_LOGS < <(find "$PARTS" -mindepth 2 -maxdepth 2 -name '*.log' | sort)
-log "partitions: $BENCH_PARTITIONS x $PART_FILE_BYTES bytes, $PARTS_RECORDS records; made in ${PARTS_SECS}s"
+log "partitions made in ${PARTS_SECS}s"
 
 # ---- c. one segment per codec ------------------------------------------------
 CODECS="$WORK/codecs"
@@ -406,6 +456,79 @@ rm -f "$WORK/codec-input.txt"
 CODECS_SECS=$(since "$t0")
 log "codec segments made in ${CODECS_SECS}s"
 
+# ---- d. the offsets log --------------------------------------------------------
+# OffsetCommit records (key v1: group, topic, partition; value v3: offset,
+# leader epoch, metadata, commit timestamp) as raw bytes for
+# `klog produce --format json`.
+COMMITS_PY='
+import base64, struct, sys
+mode = sys.argv[1]
+T = 1700000000000
+def s16(s): b = s.encode(); return struct.pack(">h", len(b)) + b
+def commit(group, topic, partition, offset, ts):
+    key = struct.pack(">h", 1) + s16(group) + s16(topic) + struct.pack(">i", partition)
+    val = struct.pack(">hqi", 3, offset, -1) + s16("") + struct.pack(">q", ts)
+    return "{\"key\":{\"base64\":\"%s\"},\"value\":{\"base64\":\"%s\"},\"timestamp\":%d}\n" % (
+        base64.b64encode(key).decode(), base64.b64encode(val).decode(), ts)
+out = sys.stdout
+if mode == "many":
+    n, keys = int(sys.argv[2]), int(sys.argv[3])
+    chunk = []
+    for i in range(n):
+        k = i % keys
+        chunk.append(commit("group-%d" % (k // 100), "topic-%d" % (k % 10), (k // 10) % 10, i, T + i))
+        if len(chunk) == 10000:
+            out.write("".join(chunk)); chunk = []
+    out.write("".join(chunk))
+else:  # groups TOPIC PARTITIONS GROUP=OFFSET...: OFFSET < 0 counts from END (argv end)
+    topic, parts, end = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    for spec in sys.argv[5:]:
+        group, offset = spec.split("=")
+        offset = int(offset)
+        for p in range(parts):
+            out.write(commit(group, topic, p, offset if offset >= 0 else end + offset, T))
+'
+OFFSETS="$WORK/offsets"
+log "generating $OFFSETS_RECORDS commits over $OFFSETS_KEYS keys into $OFFSETS"
+t0=$(now_s)
+python3 -c "$COMMITS_PY" many "$OFFSETS_RECORDS" "$OFFSETS_KEYS" \
+    | "$KLOG" produce "$OFFSETS" --topic __offsets --format json --batch-size 1000 > /dev/null \
+    || die "generator | klog produce (offsets) failed"
+OFFSETS_SECS=$(since "$t0")
+mapfile -t OFFSETS_LOGS < <(find "$OFFSETS" -mindepth 2 -maxdepth 2 -name '*.log' | sort)
+OFFSETS_BYTES=$(cat "${OFFSETS_LOGS[@]}" | wc -c)
+live=$("$KLOG" replay-offsets --format csv "$OFFSETS" 2> /dev/null | tail -n +2 | wc -l)
+(( live == OFFSETS_KEYS )) || die "replay-offsets found $live committed offsets, expected $OFFSETS_KEYS"
+
+# ---- e. lag: one group near the end, one 2 GB behind -------------------------
+LAG="$WORK/lag"
+log "generating $LAG_PARTITIONS partitions of ~$LAG_PARTITION_BYTES bytes into $LAG"
+t0=$(now_s)
+generate "$LAG_PARTITION_BYTES" "$WORK/gen-lag.txt" \
+    | "$KLOG" produce "$LAG" --topic t "${PRODUCE_ARGS[@]}" > /dev/null \
+    || die "generator | klog produce (lag) failed"
+read -r LAG_END _ < "$WORK/gen-lag.txt"
+python3 -c 'import shutil, sys
+for p in range(1, int(sys.argv[2])):
+    shutil.copytree(sys.argv[1] + "/t-0", sys.argv[1] + "/t-%d" % p)' "$LAG" "$LAG_PARTITIONS"
+python3 -c "$COMMITS_PY" groups t "$LAG_PARTITIONS" "$LAG_END" near=-5 far=5 \
+    | "$KLOG" produce "$LAG" --topic __offsets --format json --batch-size 1000 > /dev/null \
+    || die "klog produce (lag commits) failed"
+LAG_BYTES=$(( $(stat -c %s "$(only_segment "$LAG/t-0")") * LAG_PARTITIONS ))
+mapfile -t LAG_LOGS < <(find "$LAG" -mindepth 2 -maxdepth 2 -name '*.log' | sort)
+for g in near far; do
+    sum=$("$KLOG" lag --group "$g" --format csv "$LAG" 2> /dev/null | python3 -c '
+import csv, sys
+rows = list(csv.DictReader(sys.stdin))
+print(len(rows), sum(int(r["lag"]) for r in rows))')
+    behind=5
+    [[ $g == near ]] || behind=$(( LAG_END - 5 ))
+    want_lag=$(( LAG_PARTITIONS * behind ))
+    [[ "$sum" == "$LAG_PARTITIONS $want_lag" ]] || die "klog lag --group $g: '$sum' (rows, total lag), expected '$LAG_PARTITIONS $want_lag'"
+done
+LAG_SECS=$(since "$t0")
+log "offsets log made in ${OFFSETS_SECS}s, lag directory in ${LAG_SECS}s"
+
 # ---- the commands ------------------------------------------------------------
 # NAMES[i] short id, GRPS[i] table, SHOWN[i] as printed, NBYTES[i]/NRECS[i]
 # for the rates, CMDS[i] the argv quoted with printf %q (hyperfine splits it
@@ -425,6 +548,11 @@ add verify-crc $S "klog verify-crc FILE" "$FILE_BYTES" "$RECORDS" "$KLOG" verify
 add verify-part $S "klog verify-crc PARTITION" "$FILE_BYTES" "$RECORDS" "$KLOG" verify-crc "$PART"
 (( ! DEEP )) || add verify-deep $S "klog verify-crc --deep PARTITION" "$FILE_BYTES" "$RECORDS" "$KLOG" verify-crc --deep "$PART"
 add dump-json $S "klog dump-segment --format json FILE > /dev/null" "$FILE_BYTES" "$RECORDS" "$KLOG" dump-segment --format json "$FILE"
+add dump-jsonl $S "klog dump-segment --format jsonl FILE > /dev/null" "$FILE_BYTES" "$RECORDS" "$KLOG" dump-segment --format jsonl "$FILE"
+if [[ -n "$TASKSET" ]]; then
+    [[ -z "$CRC_FLOOR" ]] || add crc-floor-1cpu $S "taskset -c $ONE_CPU crc_floor FILE (one CPU)" "$FILE_BYTES" "$RECORDS" "$TASKSET" -c "$ONE_CPU" "$CRC_FLOOR" "$FILE"
+    add verify-crc-1cpu $S "taskset -c $ONE_CPU klog verify-crc FILE (one CPU)" "$FILE_BYTES" "$RECORDS" "$TASKSET" -c "$ONE_CPU" "$KLOG" verify-crc "$FILE"
+fi
 if [[ -n "$KLOG_DECODE" ]]; then
     add klog-decode $S "klog_decode FILE (CRC + every record)" "$FILE_BYTES" "$RECORDS" "$KLOG_DECODE" "$FILE"
     add klog-decode-nocrc $S "klog_decode --no-crc FILE (every record)" "$FILE_BYTES" "$RECORDS" "$KLOG_DECODE" "$FILE" --no-crc
@@ -432,11 +560,14 @@ if [[ -n "$KLOG_DECODE" ]]; then
 fi
 [[ -z "$KP_DECODE" ]] || add kp-decode $S "kafka_protocol_decode FILE (CRC + every record)" "$FILE_BYTES" "$RECORDS" "$KP_DECODE" "$FILE"
 (( ! ${#KAFKA_DUMP[@]} )) || add kafka-dump-log $S "kafka-dump-log --deep-iteration --print-data-log --files FILE > /dev/null (Kafka $KAFKA_VERSION)" "$FILE_BYTES" "$RECORDS" "${KAFKA_DUMP[@]}" "$FILE"
-J=jobs
-add cat-parts $J "cat DIR/*/*.log > /dev/null" "$PARTS_BYTES" "$PARTS_RECORDS" cat "${PART_LOGS[@]}"
-add jobs-1 $J "klog verify-crc --jobs 1 DIR" "$PARTS_BYTES" "$PARTS_RECORDS" "$KLOG" verify-crc --jobs 1 "$PARTS"
-add jobs-2 $J "klog verify-crc --jobs 2 DIR" "$PARTS_BYTES" "$PARTS_RECORDS" "$KLOG" verify-crc --jobs 2 "$PARTS"
-add jobs-default $J "klog verify-crc DIR (default: $(nproc) jobs)" "$PARTS_BYTES" "$PARTS_RECORDS" "$KLOG" verify-crc "$PARTS"
+for m in $BENCH_JOB_SIZES; do
+    d=${JOB_DIR[$m]}
+    mapfile -t logs < <(find "$d" -mindepth 2 -maxdepth 2 -name '*.log' | sort)
+    add "cat-parts-$m" "jobs:$m" "cat DIR/*/*.log > /dev/null" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" cat "${logs[@]}"
+    add "jobs-1-$m" "jobs:$m" "klog verify-crc --jobs 1 DIR" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$KLOG" verify-crc --jobs 1 "$d"
+    add "jobs-2-$m" "jobs:$m" "klog verify-crc --jobs 2 DIR" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$KLOG" verify-crc --jobs 2 "$d"
+    add "jobs-default-$m" "jobs:$m" "klog verify-crc DIR (default: $(nproc) jobs)" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$KLOG" verify-crc "$d"
+done
 for c in $BENCH_CODECS; do
     f=${CODEC_FILE[$c]}
     fb=$(stat -c %s "$f")
@@ -444,11 +575,18 @@ for c in $BENCH_CODECS; do
     [[ -z "$KLOG_DECODE" ]] || add "klog-$c" "codec:$c" "klog_decode" "$fb" "$CODEC_RECORDS" "$KLOG_DECODE" "$f"
     [[ -z "$KP_DECODE" ]] || add "kp-$c" "codec:$c" "kafka_protocol_decode" "$fb" "$CODEC_RECORDS" "$KP_DECODE" "$f"
 done
+add cat-offsets offsets "cat the offsets log > /dev/null" "$OFFSETS_BYTES" "$OFFSETS_RECORDS" cat "${OFFSETS_LOGS[@]}"
+add replay offsets "klog replay-offsets DIR" "$OFFSETS_BYTES" "$OFFSETS_RECORDS" "$KLOG" replay-offsets "$OFFSETS"
+for iso in read-uncommitted read-committed; do
+    for g in near far; do
+        add "lag-$g-$iso" lag "klog lag --group $g --isolation $iso DIR" "$LAG_BYTES" "$LAG_PARTITIONS" "$KLOG" lag --group "$g" --isolation "$iso" "$LAG"
+    done
+done
 NCMD=${#NAMES[@]}
 
 # ---- warm up, then time interleaved rounds ---------------------------------
 log "warming the page cache"
-cat "$FILE" "${PART_LOGS[@]}" "${CODEC_FILE[@]}" > /dev/null
+cat "$FILE" "${JOB_LOGS[@]}" "${CODEC_FILE[@]}" "${OFFSETS_LOGS[@]}" "${LAG_LOGS[@]}" > /dev/null
 
 TIMES="$WORK/times.tsv"   # name <TAB> wall seconds <TAB> CPU seconds, one line per run
 : > "$TIMES"
@@ -518,6 +656,89 @@ for (( i = 0; i < NCMD; i++ )); do
 done
 RSS_TOOL=$([[ -n "$GNU_TIME" ]] && echo "/usr/bin/time -f %M" || echo "python3 os.wait4 ru_maxrss")
 
+# ---- f. memory on a 10 GiB partition and on 10,000 partitions ---------------
+# Each command once: exit status, wall s, CPU s, peak RSS KiB (os.wait4).
+MEMRUN_PY='
+import os, subprocess, sys, time
+name, out = sys.argv[1], sys.argv[2]
+t0 = time.perf_counter_ns()
+p = subprocess.Popen(sys.argv[3:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+t1 = time.perf_counter_ns()
+with open(out, "a") as f:
+    f.write("%s\t%d\t%.3f\t%.3f\t%d\n" % (name, os.waitstatus_to_exitcode(status), (t1 - t0) / 1e9,
+        ru.ru_utime + ru.ru_stime, ru.ru_maxrss))
+'
+# Copies of a segment with every batch's baseOffset moved on by `shift`
+# (baseOffset is not covered by the batch CRC): a long partition from one
+# generated segment. The offset and time indexes hold relative offsets and
+# positions, so they are copied as they are.
+SHIFT_PY='
+import struct, sys, os, shutil
+src, dest, copies = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = bytearray(open(src, "rb").read())
+first = struct.unpack_from(">q", data, 0)[0]
+starts, pos = [], 0
+while pos + 12 <= len(data):
+    starts.append(pos)
+    pos += 12 + struct.unpack_from(">i", data, pos + 8)[0]
+last_base = struct.unpack_from(">q", data, starts[-1])[0]
+last_delta = struct.unpack_from(">i", data, starts[-1] + 23)[0]
+span = last_base + last_delta + 1 - first
+os.makedirs(dest, exist_ok=True)
+base = os.path.splitext(src)[0]
+for k in range(copies):
+    shift = k * span
+    for at in starts:
+        struct.pack_into(">q", data, at, struct.unpack_from(">q", data, at)[0] + (span if k else 0))
+    name = os.path.join(dest, "%020d" % (first + shift))
+    open(name + ".log", "wb").write(data)
+    for ext in (".index", ".timeindex"):
+        if os.path.exists(base + ext):
+            shutil.copyfile(base + ext, name + ext)
+print(copies * span)
+'
+MEM="$WORK/memory.tsv"
+: > "$MEM"
+MEM_NOTE=""
+if [[ "$BENCH_MEMORY" != 0 ]]; then
+    rm -rf "${JOB_DIR[@]}" "$LAG"   # room on the disk and in the page cache
+    BIG="$WORK/big"
+    src=${CODEC_FILE[none]:-}
+    [[ -n "$src" ]] || die "the memory part needs the none codec segment (BENCH_CODECS)"
+    copies=$(( (MEM_BYTES + $(stat -c %s "$src") - 1) / $(stat -c %s "$src") ))
+    log "memory: a partition of $copies copies of $(basename "$src") in $BIG/m-0"
+    BIG_RECORDS=$(python3 -c "$SHIFT_PY" "$src" "$BIG/m-0" "$copies") || die "could not make the long partition"
+    python3 -c "$COMMITS_PY" groups m 1 "$BIG_RECORDS" g=5 \
+        | "$KLOG" produce "$BIG" --topic __offsets --format json > /dev/null || die "klog produce (memory commits) failed"
+    BIG_BYTES=$(du -sb "$BIG/m-0" | cut -f1)
+    MANY="$WORK/many"
+    log "memory: $MEM_PARTITIONS partitions in $MANY"
+    seq 1 200 | sed 's/^/value-/' | "$KLOG" produce "$MANY" --topic m --batch-size 10 --timestamp-ms 1700000000000 > /dev/null \
+        || die "klog produce (many) failed"
+    python3 -c 'import shutil, sys
+for p in range(1, int(sys.argv[2])):
+    shutil.copytree(sys.argv[1] + "/m-0", sys.argv[1] + "/m-%d" % p)' "$MANY" "$MEM_PARTITIONS"
+    python3 -c "$COMMITS_PY" groups m "$MEM_PARTITIONS" 200 g=5 \
+        | "$KLOG" produce "$MANY" --topic __offsets --format json --batch-size 1000 > /dev/null || die "klog produce (many commits) failed"
+    for input in big many; do
+        d=$([[ $input == big ]] && echo "$BIG" || echo "$MANY")
+        part="$d/m-0"
+        for spec in "verify-crc DIR" "verify-crc --deep DIR" "verify-crc --repair --dry-run DIR" \
+                "dump-segment --format jsonl PARTITION" "dump-segment --records PARTITION" "stats DIR" "info DIR" \
+                "transactions DIR" "diff PARTITION PARTITION" "summary DIR" "replay-offsets DIR" "lag DIR" \
+                "lag --isolation read-committed DIR" "groups DIR"; do
+            read -ra argv <<< "$spec"
+            for k in "${!argv[@]}"; do
+                case ${argv[$k]} in DIR) argv[$k]=$d ;; PARTITION) argv[$k]=$part ;; esac
+            done
+            python3 -c "$MEMRUN_PY" "$input: klog $spec" "$MEM" "$KLOG" "${argv[@]}"
+        done
+        log "memory: $input done"
+    done
+    MEM_NOTE="Memory inputs: a partition of $BIG_BYTES bytes ($(python3 -c "print(f'{$BIG_BYTES / 2**30:.1f}')") GiB, $copies segments, $BIG_RECORDS records: copies of the \`none\` codec segment with their base offsets moved on) and $MEM_PARTITIONS partitions of 200 records each, each directory with an offsets log holding one commit per partition."
+fi
+
 # ---- report ------------------------------------------------------------------
 CPU_MODEL=$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
 CPU_MODEL=${CPU_MODEL:-unknown}
@@ -535,11 +756,12 @@ META="$WORK/meta.tsv"
 for (( i = 0; i < NCMD; i++ )); do
     printf '%s\t%s\t%s\t%s\t%s\n' "${NAMES[$i]}" "${GRPS[$i]}" "${SHOWN[$i]}" "${NBYTES[$i]}" "${NRECS[$i]}"
 done > "$META"
-python3 - "$TIMES" "$RSS" "$META" "$FILE_BYTES" "$BENCH_PARTITIONS" "$PART_FILE_BYTES" "$CODEC_RECORDS" \
+python3 - "$TIMES" "$RSS" "$META" "$FILE_BYTES" "$BENCH_PARTITIONS" "$MEM" "$CODEC_RECORDS" "$LAG_PARTITIONS" \
     > "$WORK/tables.md" <<'PY'
 import statistics, sys
 times_path, rss_path, meta_path = sys.argv[1:4]
-file_bytes, nparts, part_bytes, codec_records = (int(x) for x in sys.argv[4:8])
+file_bytes, nparts = int(sys.argv[4]), int(sys.argv[5])
+mem_path, codec_records, lag_parts = sys.argv[6], int(sys.argv[7]), int(sys.argv[8])
 meta = {}
 for line in open(meta_path):
     name, group, shown, nbytes, nrecs = line.rstrip("\n").split("\t")
@@ -574,16 +796,17 @@ for n in seg:
         mbs(n), mrs(n), cmed[n], rss[n], minmax(n)))
 p("")
 v = med["verify-crc"]
-targets.append(("`verify-crc FILE` within 1.3× `cat`", "%.2f×" % (v / med["cat"]), v / med["cat"] <= 1.3))
 if floor:
-    targets.append(("`verify-crc FILE` within 1.5× the CRC floor", "%.2f×" % (v / floor), v / floor <= 1.5))
+    r = cmed["verify-crc"] / cmed["crc-floor"]
+    targets.append(("`verify-crc FILE` CPU ≤ 1.3× the CRC floor's CPU", "%.2f× (%.3f s vs %.3f s)" % (r, cmed["verify-crc"], cmed["crc-floor"]), r <= 1.3))
+targets.append(("`verify-crc FILE` wall ≤ 1.2× `cat` (second core free)", "%.2f×" % (v / med["cat"]), v / med["cat"] <= 1.2))
+if "verify-crc-1cpu" in med and "crc-floor-1cpu" in med:
+    r = med["verify-crc-1cpu"] / med["crc-floor-1cpu"]
+    targets.append(("`verify-crc FILE` wall ≤ 1.5× the floor's, both pinned to one CPU", "%.2f×" % r, r <= 1.5))
 vp = med["verify-part"]
-p("`verify-crc PARTITION` (the folder holding FILE) adds the `.index` and `.timeindex` checks to `verify-crc FILE`: +%.3f s (%.2f×), CPU +%.3f s." % (
+p("`verify-crc PARTITION` (the folder holding FILE) adds the `.index` and `.timeindex` checks to `verify-crc FILE`: %+.3f s (%.2f×), CPU %+.3f s." % (
     vp - v, vp / v, cmed["verify-part"] - cmed["verify-crc"]))
 p("")
-targets.append(("the same two on the partition folder (index checks included)", "%.2f× cat%s" % (
-    vp / med["cat"], ", %.2f× floor" % (vp / floor) if floor else ""),
-    vp / med["cat"] <= 1.3 and (not floor or vp / floor <= 1.5)))
 vrss = max(rss[n] for n in meta if n.startswith(("verify", "jobs")))
 targets.append(("`verify-crc` peak RSS < 64 MiB (largest over every verify-crc row)", "%.1f MiB" % vrss, vrss < 64))
 if "verify-deep" in med:
@@ -596,7 +819,8 @@ if "kafka-dump-log" in med:
     p("Kafka's own `kafka-dump-log` (what a Kafka operator runs today; JVM start included) decodes the same segment in %.3f s: `klog dump-segment --format json` takes %.3f s, %.2f× as fast. Peak RSS %.1f MiB vs %.1f MiB." % (
         med["kafka-dump-log"], med["dump-json"], med["kafka-dump-log"] / med["dump-json"], rss["kafka-dump-log"], rss["dump-json"]))
     p("")
-targets.append(("`dump-segment --format json` ≥ 2 M records/s uncompressed", "%.2f M/s" % dj, dj >= 2))
+djl = mrs("dump-jsonl")
+targets.append(("`dump-segment --format jsonl` ≥ 15 M records/s uncompressed", "%.2f M/s (json: %.2f M/s)" % (djl, dj), djl >= 15))
 if "kp-decode" in med and "klog-decode" in med:
     r = med["kp-decode"] / med["klog-decode"]
     line = "Full decode, CRC included on both sides: klog_decode %.3f s, kafka_protocol_decode %.3f s: klog is %.2f× as fast" % (
@@ -613,19 +837,57 @@ if "kp-decode" in med and "klog-decode" in med:
     targets.append(("klog's full decode at least as fast as kafka-protocol's", measured, met))
 
 # -- partitions
-jobs = names("jobs")
-p("## verify-crc over %d partitions of %.1f MiB (%.1f MiB in all)" % (nparts, part_bytes / 2**20, nparts * part_bytes / 2**20))
+for g in dict.fromkeys(meta[n]["group"] for n in meta):
+    if not g.startswith("jobs:"):
+        continue
+    m = g.split(":", 1)[1]
+    jobs = names(g)
+    total = meta["cat-parts-" + m]["bytes"]
+    p("## verify-crc over %d partitions of %s MiB (%.1f MiB in all)" % (nparts, m, total / 2**20))
+    p("")
+    p("| command | median s | speedup vs --jobs 1 | ratio to cat | MB/s | M records/s | CPU s | peak RSS MiB | min–max s |")
+    p("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    one = med["jobs-1-" + m]
+    for n in jobs:
+        p("| `%s` | %.3f | %s | %s | %.0f | %.1f | %.3f | %.1f | %s |" % (
+            meta[n]["shown"], med[n], "–" if n.startswith("cat") else x(one, med[n]),
+            x(med[n], med["cat-parts-" + m]), mbs(n), mrs(n), cmed[n], rss[n], minmax(n)))
+    p("")
+    sp = one / med["jobs-2-" + m]
+    targets.append(("`verify-crc --jobs 2` ≥ 1.8× `--jobs 1` on %d partitions of %s MiB" % (nparts, m), "%.2f× (default: %.2f×)" % (
+        sp, one / med["jobs-default-" + m]), sp >= 1.8))
+
+# -- offsets and lag
+p("## Committed offsets and lag")
 p("")
-p("| command | median s | speedup vs --jobs 1 | ratio to cat | MB/s | M records/s | CPU s | peak RSS MiB | min–max s |")
-p("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-for n in jobs:
-    p("| `%s` | %.3f | %s | %s | %.0f | %.1f | %.3f | %.1f | %s |" % (
-        meta[n]["shown"], med[n], "–" if n == "cat-parts" else x(med["jobs-1"], med[n]),
-        x(med[n], med["cat-parts"]), mbs(n), mrs(n), cmed[n], rss[n], minmax(n)))
+p("| command | input | median s | rate | CPU s | peak RSS MiB | min–max s |")
+p("|---|---|---:|---:|---:|---:|---:|")
+for n in names("offsets"):
+    p("| `%s` | %d commits, %.0f MiB | %.3f | %.2f M records/s | %.3f | %.1f | %s |" % (
+        meta[n]["shown"], meta[n]["records"], meta[n]["bytes"] / 2**20, med[n], mrs(n), cmed[n], rss[n], minmax(n)))
+for n in names("lag"):
+    p("| `%s` | %d partitions, %.0f MiB | %.3f | | %.3f | %.1f | %s |" % (
+        meta[n]["shown"], lag_parts, meta[n]["bytes"] / 2**20, med[n], cmed[n], rss[n], minmax(n)))
 p("")
-s = med["jobs-1"] / med["jobs-2"]
-targets.append(("`verify-crc --jobs 2` ≥ 1.7× `--jobs 1` (partitions < 16 MiB)", "%.2f× (default: %.2f×)" % (
-    s, med["jobs-1"] / med["jobs-default"]), s >= 1.7))
+rr = mrs("replay")
+targets.append(("`replay-offsets` ≥ 10 M records/s", "%.2f M/s (%.1f× cat)" % (rr, med["replay"] / med["cat-offsets"]), rr >= 10))
+for iso in ("read-uncommitted", "read-committed"):
+    far, near = med["lag-far-" + iso], med["lag-near-" + iso]
+    targets.append(("`lag --isolation %s`: a group %.1f GB behind ≤ 1.2× one 5 records behind" % (iso, meta["lag-far-" + iso]["bytes"] / 1e9),
+        "%.2f× (%.3f s vs %.3f s)" % (far / near, far, near), far / near <= 1.2))
+
+# -- memory
+mem = [l.rstrip("\n").split("\t") for l in open(mem_path)]
+if mem:
+    p("## Memory: every reading command on a 10 GiB partition and on many partitions")
+    p("")
+    p("| command | exit | wall s | CPU s | peak RSS MiB |")
+    p("|---|---:|---:|---:|---:|")
+    for name, code, w, c, kib in mem:
+        p("| `%s` | %s | %s | %s | %.1f |" % (name, code, w, c, int(kib) / 1024))
+    p("")
+    worst = max(mem, key=lambda r: int(r[4]))
+    targets.append(("peak RSS < 64 MiB for every command on both memory inputs", "largest %.1f MiB (`%s`)" % (int(worst[4]) / 1024, worst[0]), int(worst[4]) < 64 * 1024))
 
 # -- codecs
 codecs = [g.split(":", 1)[1] for g in dict.fromkeys(meta[n]["group"] for n in meta) if g.startswith("codec:")]
@@ -663,7 +925,6 @@ for t, m, ok in targets:
 print("\n".join(out))
 PY
 
-part_mib=$(python3 -c "print(f'{$PART_FILE_BYTES / 2**20:.1f}')")
 REPORT="$WORK/report.md"
 {
     echo "# klog read-path benchmark"
@@ -675,7 +936,9 @@ REPORT="$WORK/report.md"
     echo "- klog: $KLOG_VERSION, release build, git $GIT_REV"
     echo "- One segment: $FILE_BYTES bytes ($(python3 -c "print(f'{$FILE_BYTES / 2**20:.1f}')") MiB), $RECORDS records in $BATCHES batches (uncompressed, keys \`k<N>\`, 100-byte values, seed $BENCH_SEED), written by \`klog produce --batch-size 500 --producer-id 1 --producer-epoch 0 --base-sequence 0\` in ${GEN_SECS} s (one fdatasync per batch)"
     [[ -z "$DEEP_NOTE" ]] || echo "  - $DEEP_NOTE"
-    echo "- Partitions: $BENCH_PARTITIONS partition folders, each one segment of $PART_FILE_BYTES bytes ($part_mib MiB, below the 16 MiB where SegmentReader starts read-ahead threads) with $PART_RECORDS records in $PART_BATCHES batches: one written by \`klog produce\`, the others copies of its folder (${PARTS_SECS} s)"
+    echo "- Partitions for --jobs: $BENCH_PARTITIONS partition folders of one segment, for each size in MiB of: $BENCH_JOB_SIZES; in each, one written by \`klog produce\`, the others copies of its folder (${PARTS_SECS} s in all)"
+    echo "- Offsets: $OFFSETS_RECORDS OffsetCommit records over $OFFSETS_KEYS keys in batches of 1,000 (${OFFSETS_SECS} s); lag: $LAG_PARTITIONS partitions of one segment, $LAG_END records each, groups \`near\` (5 records behind each partition's end) and \`far\` (at offset 5) (${LAG_SECS} s)"
+    [[ -z "$MEM_NOTE" ]] || echo "- $MEM_NOTE"
     echo "- Codecs: the same $CODEC_RECORDS records through \`klog produce --compression CODEC\` for $BENCH_CODECS (${CODECS_SECS} s). The values are random alphanumerics, so they compress little: this measures what decompression costs, not what it saves."
     echo "- Method: page cache warmed with \`cat\`; $BENCH_ROUNDS interleaved round(s) of all $NCMD commands (order rotated each round), medians shown; timed with $TOOL. Every command's stdout goes to /dev/null. CPU s = median user + system time. MB = 10^6 bytes. Peak RSS from one extra run with $RSS_TOOL."
     echo "- Whole script (build, generation, timing): ${ELAPSED} s"
