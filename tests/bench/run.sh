@@ -709,6 +709,8 @@ if [[ "$BENCH_MEMORY" != 0 ]]; then
     copies=$(( (MEM_BYTES + $(stat -c %s "$src") - 1) / $(stat -c %s "$src") ))
     log "memory: a partition of $copies copies of $(basename "$src") in $BIG/m-0"
     BIG_RECORDS=$(python3 -c "$SHIFT_PY" "$src" "$BIG/m-0" "$copies") || die "could not make the long partition"
+    # The writers (reset-offsets --execute, commit, produce of nothing,
+    # tombstone) come last: they append to the offsets log or the partition.
     python3 -c "$COMMITS_PY" groups m 1 "$BIG_RECORDS" g=5 \
         | "$KLOG" produce "$BIG" --topic __offsets --format json > /dev/null || die "klog produce (memory commits) failed"
     BIG_BYTES=$(du -sb "$BIG/m-0" | cut -f1)
@@ -727,7 +729,11 @@ for p in range(1, int(sys.argv[2])):
         for spec in "verify-crc DIR" "verify-crc --deep DIR" "verify-crc --repair --dry-run DIR" \
                 "dump-segment --format jsonl PARTITION" "dump-segment --records PARTITION" "stats DIR" "info DIR" \
                 "transactions DIR" "diff PARTITION PARTITION" "summary DIR" "replay-offsets DIR" "lag DIR" \
-                "lag --isolation read-committed DIR" "groups DIR"; do
+                "lag --isolation read-committed DIR" "groups DIR" \
+                "reset-offsets --group g --all-topics --to-earliest DIR" \
+                "reset-offsets --group g --all-topics --to-latest --execute DIR" \
+                "commit --group h --topic m --partition 0 --offset 1 DIR" \
+                "produce DIR --topic m --partition 0" "tombstone --group g DIR"; do
             read -ra argv <<< "$spec"
             for k in "${!argv[@]}"; do
                 case ${argv[$k]} in DIR) argv[$k]=$d ;; PARTITION) argv[$k]=$part ;; esac
@@ -879,7 +885,7 @@ for iso in ("read-uncommitted", "read-committed"):
 # -- memory
 mem = [l.rstrip("\n").split("\t") for l in open(mem_path)]
 if mem:
-    p("## Memory: every reading command on a 10 GiB partition and on many partitions")
+    p("## Memory: every command on a 10 GiB partition and on many partitions")
     p("")
     p("| command | exit | wall s | CPU s | peak RSS MiB |")
     p("|---|---:|---:|---:|---:|")
