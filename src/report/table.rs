@@ -222,17 +222,8 @@ impl Table {
     /// The aligned text table (null cells as `-`).
     pub fn render(&self) -> String {
         let headers: Vec<&str> = self.columns.iter().map(|c| c.header.as_str()).collect();
-        let rows: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|r| {
-                r.iter()
-                    .map(|c| c.clone().unwrap_or_else(|| "-".to_string()))
-                    .collect()
-            })
-            .collect();
         let numeric: Vec<bool> = self.columns.iter().map(|c| c.numeric).collect();
-        render_aligned(&headers, &rows, &numeric)
+        render_aligned(&headers, &self.rows, &numeric)
     }
 
     /// CSV: field names as the header, null as an empty field.
@@ -272,55 +263,96 @@ pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
     render_aligned(headers, rows, &numeric)
 }
 
+/// Rows laid out by one comfy-table at a time when the column widths are
+/// fixed: its cells cost far more than their text, so a table of 10,000
+/// partitions is rendered a block at a time (the lines are the same).
+const BLOCK_ROWS: usize = 1000;
+
+/// A cell as text shows it: a null one as `-`.
+trait CellText {
+    fn text(&self) -> &str;
+}
+
+impl CellText for String {
+    fn text(&self) -> &str {
+        self
+    }
+}
+
+impl CellText for Option<String> {
+    fn text(&self) -> &str {
+        self.as_deref().unwrap_or("-")
+    }
+}
+
 /// Columns separated by two spaces, padded by display width (numeric
 /// columns right-aligned), cells escaped, no trailing spaces; never
 /// wrapped unless [`fit_to`] was called.
-fn render_aligned(headers: &[&str], rows: &[Vec<String>], numeric: &[bool]) -> String {
-    let mut table = Table_::new();
-    table
-        .load_style(comfy_table::presets::NOTHING)
-        .set_header(headers.iter().map(|h| h.to_string()));
-    for row in rows {
-        table.add_row(row.iter().map(|c| escape_cell(c).into_owned()));
-    }
+fn render_aligned<C: CellText>(headers: &[&str], rows: &[Vec<C>], numeric: &[bool]) -> String {
+    render_blocks(headers, rows, numeric, BLOCK_ROWS)
+}
+
+fn render_blocks<C: CellText>(
+    headers: &[&str],
+    rows: &[Vec<C>],
+    numeric: &[bool],
+    block_rows: usize,
+) -> String {
     let fit = FIT_WIDTH.get().copied();
-    match fit {
-        Some(width) => {
-            table
-                .set_content_arrangement(ContentArrangement::Dynamic)
-                .set_width(width);
-        }
-        None => {
-            table.set_content_arrangement(ContentArrangement::Disabled);
-        }
-    }
-    let last = headers.len().saturating_sub(1);
-    for (i, column) in table.column_iter_mut().enumerate() {
-        let gap = if i == last { 0 } else { 2 };
-        column.set_padding((0, gap));
-        if numeric.get(i).copied().unwrap_or(false) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-        if fit.is_some() {
-            continue;
-        }
-        // Fix each column at its widest cell so nothing is ever wrapped.
-        let width = std::iter::once(headers.get(i).map_or(0, |h| h.width()))
-            .chain(
-                rows.iter()
-                    .map(|r| r.get(i).map_or(0, |c| escape_cell(c).width())),
-            )
-            .max()
-            .unwrap_or(0)
-            + gap as usize;
-        column.set_constraint(ColumnConstraint::Absolute(Width::Fixed(
-            u16::try_from(width).unwrap_or(u16::MAX),
-        )));
-    }
+    let gap = |i: usize| if i + 1 == headers.len() { 0 } else { 2 };
+    // Unless fitted to a terminal, each column is fixed at its widest cell
+    // so nothing is ever wrapped, and the rows can be laid out in blocks.
+    let widths: Option<Vec<u16>> = fit.is_none().then(|| {
+        (0..headers.len())
+            .map(|i| {
+                let widest = std::iter::once(headers.get(i).map_or(0, |h| h.width()))
+                    .chain(
+                        rows.iter()
+                            .map(|r| r.get(i).map_or(0, |c| escape_cell(c.text()).width())),
+                    )
+                    .max()
+                    .unwrap_or(0);
+                u16::try_from(widest + gap(i) as usize).unwrap_or(u16::MAX)
+            })
+            .collect()
+    });
+    let blocks: Vec<&[Vec<C>]> = match widths {
+        Some(_) if !rows.is_empty() => rows.chunks(block_rows.max(1)).collect(),
+        _ => vec![rows],
+    };
     let mut out = String::new();
-    for line in table.lines() {
-        out.push_str(line.trim_end());
-        out.push('\n');
+    for (k, block) in blocks.into_iter().enumerate() {
+        let mut table = Table_::new();
+        table.load_style(comfy_table::presets::NOTHING);
+        if k == 0 {
+            table.set_header(headers.iter().map(|h| h.to_string()));
+        }
+        for row in block {
+            table.add_row(row.iter().map(|c| escape_cell(c.text()).into_owned()));
+        }
+        match fit {
+            Some(width) => {
+                table
+                    .set_content_arrangement(ContentArrangement::Dynamic)
+                    .set_width(width);
+            }
+            None => {
+                table.set_content_arrangement(ContentArrangement::Disabled);
+            }
+        }
+        for (i, column) in table.column_iter_mut().enumerate() {
+            column.set_padding((0, gap(i)));
+            if numeric.get(i).copied().unwrap_or(false) {
+                column.set_cell_alignment(CellAlignment::Right);
+            }
+            if let Some(w) = widths.as_ref().and_then(|w| w.get(i)) {
+                column.set_constraint(ColumnConstraint::Absolute(Width::Fixed(*w)));
+            }
+        }
+        for line in table.lines() {
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
     }
     out
 }
@@ -353,6 +385,39 @@ pub fn render_csv(headers: &[&str], rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_render_the_lines_of_one_table() {
+        let headers = ["group", "partition", "note"];
+        let rows: Vec<Vec<String>> = (0..25)
+            .map(|i| {
+                vec![
+                    format!("g{}", "x".repeat(i % 7)),
+                    (i * 997 % 10_000).to_string(),
+                    if i % 5 == 0 {
+                        "tab\there ✓".into()
+                    } else {
+                        "-".into()
+                    },
+                ]
+            })
+            .collect();
+        let numeric = [false, true, false];
+        let whole = render_blocks(&headers, &rows, &numeric, usize::MAX);
+        assert_eq!(whole.lines().count(), 26);
+        for block in [1, 7, 24, 25] {
+            assert_eq!(
+                render_blocks(&headers, &rows, &numeric, block),
+                whole,
+                "{block}"
+            );
+        }
+        let none: &[Vec<String>] = &[];
+        assert_eq!(
+            render_blocks(&headers, none, &numeric, 7),
+            render_blocks(&headers, none, &numeric, usize::MAX)
+        );
+    }
 
     #[test]
     fn hostile_names_are_escaped_and_wide_ones_aligned() {
