@@ -602,7 +602,7 @@ import os, subprocess, sys, time
 name, out = sys.argv[1], sys.argv[2]
 argv = sys.argv[3:]
 t0 = time.perf_counter_ns()
-p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 _, status, ru = os.wait4(p.pid, 0)
 t1 = time.perf_counter_ns()
 code = os.waitstatus_to_exitcode(status)
@@ -636,7 +636,7 @@ done
 # ---- peak RSS (one extra run each) -----------------------------------------
 RSS_PY='
 import os, subprocess, sys
-p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 _, status, ru = os.wait4(p.pid, 0)
 if os.waitstatus_to_exitcode(status) != 0:
     sys.exit("%s failed" % " ".join(sys.argv[1:]))
@@ -647,7 +647,7 @@ RSS="$WORK/rss.tsv"
 for (( i = 0; i < NCMD; i++ )); do
     eval "CMD=(${CMDS[$i]})"
     if [[ -n "$GNU_TIME" ]]; then
-        "$GNU_TIME" -f %M -o "$WORK/rss.one" "${CMD[@]}" > /dev/null || die "${SHOWN[$i]} failed under $GNU_TIME"
+        "$GNU_TIME" -f %M -o "$WORK/rss.one" "${CMD[@]}" > /dev/null 2>&1 || die "${SHOWN[$i]} failed under $GNU_TIME"
         kib=$(tail -n 1 "$WORK/rss.one")
     else
         kib=$(python3 -c "$RSS_PY" "${CMD[@]}") || die "${SHOWN[$i]} failed"
