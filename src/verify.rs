@@ -151,6 +151,13 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
 
 /// Verify partitions on up to `opts.jobs` threads; the reports come back in
 /// the partitions' order, so the output does not depend on the scheduling.
+///
+/// The jobs take their cores from the process's budget
+/// ([`crate::log::cores`]): the first runs on the core of this thread,
+/// which only waits; each other job holds a core of its own while it runs
+/// (when `jobs` asks for more than there are, the extra jobs run on none).
+/// What is left over when fewer partitions than cores remain goes to the
+/// segment readers' read-ahead.
 pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Report>> {
     let jobs = opts.jobs.clamp(1, parts.len().max(1));
     if jobs == 1 {
@@ -167,17 +174,16 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
     let results: std::sync::Mutex<Vec<Option<Result<Report>>>> =
         std::sync::Mutex::new((0..parts.len()).map(|_| None).collect());
     std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(p) = parts.get(i) else { break };
-                let mut r = Report::default();
-                let out = verify_partition_in(p, opts, Some(&large), &mut r).map(|()| r);
-                if let Ok(mut all) = results.lock() {
-                    if let Some(slot) = all.get_mut(i) {
-                        *slot = Some(out);
-                    }
-                }
+        for job in 0..jobs {
+            let next = &next;
+            let large = &large;
+            let results = &results;
+            // Taken before the thread starts, so that no reader of a job
+            // already running takes it for read-ahead first.
+            let core = crate::log::cores::take(usize::from(job > 0));
+            s.spawn(move || {
+                verify_jobs(parts, opts, next, large, results);
+                drop(core);
             });
         }
     });
@@ -185,6 +191,28 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
     all.into_iter()
         .map(|r| r.unwrap_or_else(|| Ok(Report::default())))
         .collect()
+}
+
+/// One job of [`verify_partitions`]: take the next partition not taken
+/// yet, verify it, put its report in its slot, until none is left.
+fn verify_jobs(
+    parts: &[&Partition],
+    opts: &Options,
+    next: &std::sync::atomic::AtomicUsize,
+    large: &std::sync::Mutex<()>,
+    results: &std::sync::Mutex<Vec<Option<Result<Report>>>>,
+) {
+    loop {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(p) = parts.get(i) else { break };
+        let mut r = Report::default();
+        let out = verify_partition_in(p, opts, Some(large), &mut r).map(|()| r);
+        if let Ok(mut all) = results.lock() {
+            if let Some(slot) = all.get_mut(i) {
+                *slot = Some(out);
+            }
+        }
+    }
 }
 
 /// Verify every segment of a partition, carrying the offset order across
