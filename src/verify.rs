@@ -156,10 +156,18 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
 /// ([`crate::log::cores`]): the first runs on the core of this thread,
 /// which only waits; each other job holds a core of its own while it runs
 /// (when `jobs` asks for more than there are, the extra jobs run on none).
-/// What is left over when fewer partitions than cores remain goes to the
-/// segment readers' read-ahead.
+/// With at least as many partitions as cores the partitions are the
+/// parallelism, and the run holds the cores its jobs do not use, so that
+/// no segment is read ahead: read-ahead threads cost more CPU for the same
+/// checks than reading on the job's own thread, and `--jobs 1` means one
+/// core. With fewer partitions, the cores left over go to read-ahead.
 pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Report>> {
     let jobs = opts.jobs.clamp(1, parts.len().max(1));
+    let cores = (0..jobs)
+        .map(|job| crate::log::cores::take(usize::from(job > 0)))
+        .collect::<Vec<_>>();
+    let _held =
+        (parts.len() >= crate::log::cores::cores()).then(|| crate::log::cores::take(usize::MAX));
     if jobs == 1 {
         return parts
             .iter()
@@ -174,13 +182,12 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
     let results: std::sync::Mutex<Vec<Option<Result<Report>>>> =
         std::sync::Mutex::new((0..parts.len()).map(|_| None).collect());
     std::thread::scope(|s| {
-        for job in 0..jobs {
+        // Each job's core was taken before any thread started, so that no
+        // reader of a job already running takes it for read-ahead first.
+        for core in cores {
             let next = &next;
             let large = &large;
             let results = &results;
-            // Taken before the thread starts, so that no reader of a job
-            // already running takes it for read-ahead first.
-            let core = crate::log::cores::take(usize::from(job > 0));
             s.spawn(move || {
                 verify_jobs(parts, opts, next, large, results);
                 drop(core);

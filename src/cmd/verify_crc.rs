@@ -95,7 +95,8 @@ pub struct VerifyCrcArgs {
     pub recovery_preview: bool,
     /// Partitions checked at once (default: the number of cores). Jobs and
     /// the read-ahead threads of large segments share the cores: a segment
-    /// is read ahead only on a core no job holds.
+    /// is read ahead only when there are fewer partitions than cores, on a
+    /// core no job holds.
     #[arg(long)]
     pub jobs: Option<usize>,
     /// The least severity that makes the run exit 1.

@@ -7,7 +7,9 @@
 //! on two cores. So every such thread first takes a core from this budget
 //! and gives it back when it ends, and a reader reads ahead only on a core
 //! no one else holds: with as many partitions walked at once as there are
-//! cores, nothing reads ahead; with fewer, the spare cores go to read-ahead.
+//! cores, nothing reads ahead; with fewer, the spare cores go to read-ahead
+//! (a verification of at least as many partitions as cores holds them all
+//! itself: see `verify::verify_partitions`).
 //!
 //! The budget is [`cores`] (`available_parallelism`, which follows the
 //! CPU affinity mask: under `taskset -c 0` it is one, and nothing is
