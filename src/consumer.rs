@@ -16,7 +16,7 @@ use crate::format::{DecodeLimits, Entry};
 use crate::log::Partition;
 use crate::log::Policy;
 use crate::offsets::{Replay, ReplayOptions, KLOG_OFFSETS_TOPIC};
-use crate::txn::fetch::{collect_aborted, state_at_high_watermark, AbortedFilter};
+use crate::txn::fetch::{collect_aborted, lso_at_high_watermark, AbortedFilter};
 use crate::txn::Isolation;
 
 /// A record handed to the application.
@@ -101,7 +101,7 @@ impl Consumer {
                 None,
             ),
             Isolation::ReadCommitted => {
-                let lso = state_at_high_watermark(&p)?.last_stable_offset();
+                let lso = lso_at_high_watermark(&p)?;
                 let aborted = collect_aborted(&p, self.position, lso)?;
                 (lso, Some(AbortedFilter::new(aborted)))
             }

@@ -9,9 +9,10 @@
 //!   last segment's last offset-index entry onwards, so the cost does not
 //!   grow with the partition's size;
 //! - high watermark: `replication-offset-checkpoint`, when present;
-//! - last stable offset (read_committed only; it needs a pass over the
-//!   partition): the first offset of the earliest open transaction, else the
-//!   end.
+//! - last stable offset (read_committed only; it needs the producer state,
+//!   read from the last producer snapshot forward, or from the log start
+//!   without one): the first offset of the earliest open transaction, else
+//!   the end.
 //!
 //! lag = end − committed, where end is the high watermark when known, else
 //! the log end offset, and the last stable offset under read_committed.
@@ -205,13 +206,9 @@ fn ends_of(
         .map(|&hw| hw.clamp(log_start, log_end));
     let last_stable = match isolation {
         Isolation::ReadUncommitted => None,
+        // From the last producer snapshot forward, as a broker loads it.
         Isolation::ReadCommitted => {
-            let txn = crate::txn::TxnOptions {
-                limits,
-                high_watermark,
-                ..crate::txn::TxnOptions::default()
-            };
-            Some(crate::txn::analyze(p, &txn)?.last_stable_offset())
+            Some(crate::txn::last_stable_offset(p, high_watermark, limits)?)
         }
     };
     Ok(PartitionEnds {

@@ -151,8 +151,23 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
 
 /// Verify partitions on up to `opts.jobs` threads; the reports come back in
 /// the partitions' order, so the output does not depend on the scheduling.
+///
+/// The jobs take their cores from the process's budget
+/// ([`crate::log::cores`]): the first runs on the core of this thread,
+/// which only waits; each other job holds a core of its own while it runs
+/// (when `jobs` asks for more than there are, the extra jobs run on none).
+/// With at least as many partitions as cores the partitions are the
+/// parallelism, and the run holds the cores its jobs do not use, so that
+/// no segment is read ahead: read-ahead threads cost more CPU for the same
+/// checks than reading on the job's own thread, and `--jobs 1` means one
+/// core. With fewer partitions, the cores left over go to read-ahead.
 pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Report>> {
     let jobs = opts.jobs.clamp(1, parts.len().max(1));
+    let cores = (0..jobs)
+        .map(|job| crate::log::cores::take(usize::from(job > 0)))
+        .collect::<Vec<_>>();
+    let _held =
+        (parts.len() >= crate::log::cores::cores()).then(|| crate::log::cores::take(usize::MAX));
     if jobs == 1 {
         return parts
             .iter()
@@ -167,17 +182,15 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
     let results: std::sync::Mutex<Vec<Option<Result<Report>>>> =
         std::sync::Mutex::new((0..parts.len()).map(|_| None).collect());
     std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(p) = parts.get(i) else { break };
-                let mut r = Report::default();
-                let out = verify_partition_in(p, opts, Some(&large), &mut r).map(|()| r);
-                if let Ok(mut all) = results.lock() {
-                    if let Some(slot) = all.get_mut(i) {
-                        *slot = Some(out);
-                    }
-                }
+        // Each job's core was taken before any thread started, so that no
+        // reader of a job already running takes it for read-ahead first.
+        for core in cores {
+            let next = &next;
+            let large = &large;
+            let results = &results;
+            s.spawn(move || {
+                verify_jobs(parts, opts, next, large, results);
+                drop(core);
             });
         }
     });
@@ -185,6 +198,28 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
     all.into_iter()
         .map(|r| r.unwrap_or_else(|| Ok(Report::default())))
         .collect()
+}
+
+/// One job of [`verify_partitions`]: take the next partition not taken
+/// yet, verify it, put its report in its slot, until none is left.
+fn verify_jobs(
+    parts: &[&Partition],
+    opts: &Options,
+    next: &std::sync::atomic::AtomicUsize,
+    large: &std::sync::Mutex<()>,
+    results: &std::sync::Mutex<Vec<Option<Result<Report>>>>,
+) {
+    loop {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(p) = parts.get(i) else { break };
+        let mut r = Report::default();
+        let out = verify_partition_in(p, opts, Some(large), &mut r).map(|()| r);
+        if let Ok(mut all) = results.lock() {
+            if let Some(slot) = all.get_mut(i) {
+                *slot = Some(out);
+            }
+        }
+    }
 }
 
 /// Verify every segment of a partition, carrying the offset order across

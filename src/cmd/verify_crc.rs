@@ -93,7 +93,10 @@ pub struct VerifyCrcArgs {
     /// it deletes, which offsets disappear.
     #[arg(long, conflicts_with = "repair")]
     pub recovery_preview: bool,
-    /// Partitions checked at once (default: the number of cores).
+    /// Partitions checked at once (default: the number of cores). Jobs and
+    /// the read-ahead threads of large segments share the cores: a segment
+    /// is read ahead only when there are fewer partitions than cores, on a
+    /// core no job holds.
     #[arg(long)]
     pub jobs: Option<usize>,
     /// The least severity that makes the run exit 1.

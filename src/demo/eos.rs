@@ -29,7 +29,7 @@ use crate::log::lock::DirLock;
 use crate::log::{AppendConfig, Partition, PartitionAppender, Policy};
 use crate::offsets::{commit_record, Replay, ReplayOptions, KLOG_OFFSETS_TOPIC};
 use crate::txn::coordinator::{Coordinator, CoordinatorError, Step, TxnState};
-use crate::txn::fetch::{collect_aborted, state_at_high_watermark};
+use crate::txn::fetch::{collect_aborted, lso_at_high_watermark};
 use crate::txn::producer::{
     append_checked, Incoming, Origin, Produced, ProducerStateManager, Rejection,
 };
@@ -1147,8 +1147,7 @@ fn pipeline_run(broker: &mut Broker, g: Guarantee, opts: &Options) -> Result<Pip
 /// What readers see of `topic`-0 and of `group`'s commit now.
 fn view(broker: &Broker, topic: &str, group: &str) -> Result<View> {
     let p = Partition::open(&broker.dir.join(format!("{topic}-0")))?;
-    let state = state_at_high_watermark(&p)?;
-    let lso = state.last_stable_offset();
+    let lso = lso_at_high_watermark(&p)?;
     let aborted = collect_aborted(&p, 0, lso)?
         .into_iter()
         .map(|a| Aborted {
@@ -1183,7 +1182,7 @@ fn view(broker: &Broker, topic: &str, group: &str) -> Result<View> {
         })
         .collect();
     Ok(View {
-        log_end_offset: state.log_end,
+        log_end_offset: p.log_end_offset()?,
         last_stable_offset: lso,
         aborted,
         read_committed: read(Isolation::ReadCommitted)?,

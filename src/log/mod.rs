@@ -11,6 +11,7 @@
 
 pub mod appender;
 pub mod checkpoint;
+pub mod cores;
 pub mod dir;
 pub mod durable;
 pub mod files;

@@ -23,18 +23,16 @@ use crate::format::control::{self, ControlType};
 use crate::format::index::txn_entries;
 use crate::format::{BatchView, DecodeLimits};
 use crate::log::Partition;
-use crate::txn::{analyze, AbortedTxn, PartitionState, TxnOptions};
+use crate::txn::{last_stable_offset, AbortedTxn};
 
-/// The producer state of `p` against the high watermark its data
-/// directory's `replication-offset-checkpoint` gives (the log end without
-/// one): what the last stable offset of a fetch is computed from.
-pub fn state_at_high_watermark(p: &Partition) -> Result<PartitionState> {
-    analyze(
+/// The last stable offset of a fetch from `p`: against the high watermark
+/// its data directory's `replication-offset-checkpoint` gives (the log end
+/// without one), from the last producer snapshot forward.
+pub fn lso_at_high_watermark(p: &Partition) -> Result<i64> {
+    last_stable_offset(
         p,
-        &TxnOptions {
-            high_watermark: crate::log::checkpoint::high_watermark(p)?,
-            ..TxnOptions::default()
-        },
+        crate::log::checkpoint::high_watermark(p)?,
+        DecodeLimits::default(),
     )
 }
 

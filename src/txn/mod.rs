@@ -213,6 +213,12 @@ pub struct TxnOptions {
     /// The partition's high watermark, when known: transactions whose
     /// marker is at or above it are not stable yet.
     pub high_watermark: Option<i64>,
+    /// Start from the newest usable producer snapshot at or below the log
+    /// end (and the high watermark), not from the log start, as a broker
+    /// loading the partition does: enough for the last stable offset, at
+    /// the cost of the log after the snapshot only. The counts, findings
+    /// and aborted transactions then cover only that part of the log.
+    pub from_last_snapshot: bool,
 }
 
 impl Default for TxnOptions {
@@ -223,6 +229,7 @@ impl Default for TxnOptions {
             limits: DecodeLimits::default(),
             end_offset: None,
             high_watermark: None,
+            from_last_snapshot: false,
         }
     }
 }
@@ -276,26 +283,29 @@ fn sequence_problem(
     ))
 }
 
-/// Start from the newest producer snapshot at or below the log start, as a
-/// broker loading the partition does (`ProducerStateManager` loads the
-/// latest snapshot and replays the log after it): producers whose batches
-/// retention deleted keep their state, and a transaction still open there
-/// stays open. An unreadable snapshot is passed over, as the broker does.
-fn seed_from_snapshot(p: &Partition, st: &mut PartitionState) -> Result<()> {
-    let Ok(snapshots) = snapshot::list(&p.dir) else {
-        return Ok(());
-    };
-    let newest = snapshots
+/// Start from the newest producer snapshot at or below `bound`, as a
+/// broker loading the partition does (`ProducerStateManager.truncateAndReload`
+/// and `loadFromSnapshot` load the latest snapshot, and
+/// `UnifiedLog.rebuildProducerState` replays the log from its offset):
+/// producers whose batches retention deleted keep their state, and a
+/// transaction still open there stays open. An unreadable snapshot (torn,
+/// a CRC mismatch, an unknown version) is passed over for the one before
+/// it, as `loadFromSnapshot` does on a `CorruptSnapshotException`.
+/// Returns the snapshot's offset, if one was loaded.
+fn seed_from_snapshot(p: &Partition, st: &mut PartitionState, bound: i64) -> Option<i64> {
+    let snapshots = snapshot::list(&p.dir).ok()?;
+    let (offset, newest) = snapshots
         .iter()
         .rev()
-        .filter(|(offset, _)| *offset <= st.log_start)
-        .find_map(|(_, path)| {
+        .filter(|(offset, _)| *offset <= bound)
+        .find_map(|(offset, path)| {
             let bytes = crate::log::files::read_regular(path, i32::MAX as u64).ok()??;
             snapshot::decode(&bytes)
                 .ok()
                 .filter(|s| s.crc == s.computed_crc)
-        });
-    for e in newest.map(|s| s.entries).unwrap_or_default() {
+                .map(|s| (*offset, s))
+        })?;
+    for e in newest.entries {
         let open = (e.current_txn_first_offset >= 0).then_some(OpenTxn {
             first_offset: e.current_txn_first_offset,
             start_timestamp: e.timestamp,
@@ -319,7 +329,7 @@ fn seed_from_snapshot(p: &Partition, st: &mut PartitionState) -> Result<()> {
             },
         );
     }
-    Ok(())
+    Some(offset)
 }
 
 /// Topics whose batches the coordinators write (no client sequences).
@@ -333,6 +343,24 @@ pub fn is_coordinator_topic(topic: &str) -> bool {
     )
 }
 
+/// The last stable offset of `p` against `high_watermark` (the log end
+/// when `None`), from the newest usable producer snapshot forward (see
+/// [`TxnOptions::from_last_snapshot`]); what a full [`analyze`] gives,
+/// without reading the log before the snapshot.
+pub fn last_stable_offset(
+    p: &Partition,
+    high_watermark: Option<i64>,
+    limits: DecodeLimits,
+) -> Result<i64> {
+    let opts = TxnOptions {
+        limits,
+        high_watermark,
+        from_last_snapshot: true,
+        ..TxnOptions::default()
+    };
+    Ok(analyze(p, &opts)?.last_stable_offset())
+}
+
 /// One pass over `p`.
 pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
     let mut st = PartitionState {
@@ -342,10 +370,29 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
     };
     let check_sequences = !is_coordinator_topic(&p.topic);
     st.log_start = p.log_start_offset(None);
-    seed_from_snapshot(p, &mut st)?;
+    // The full pass reads from the log start (seeded with the state a
+    // snapshot there holds); from the last snapshot, the snapshot must not
+    // lie past the log end (`truncateAndReload` deletes those), nor past
+    // the high watermark, so that every marker at or above it is read.
+    let bound = match opts.from_last_snapshot {
+        false => st.log_start,
+        true => [
+            Some(p.log_end_offset()?),
+            opts.high_watermark,
+            opts.end_offset,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(st.log_start),
+    };
+    let from = seed_from_snapshot(p, &mut st, bound).filter(|&o| o > st.log_start);
     let mut scratch = Vec::new();
-    let mut walk = p.walk(Policy::VALID_ENTRIES);
-    let mut read_to = None;
+    let mut walk = match from {
+        Some(offset) => p.walk_from(offset, Policy::VALID_ENTRIES),
+        None => p.walk(Policy::VALID_ENTRIES),
+    };
+    let mut read_to = from;
     while let Some(w) = walk.next_entry()? {
         let (seg, entry) = (w.segment, w.entry);
         if opts
@@ -528,7 +575,7 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
         ));
     }
     st.log_end = match opts.end_offset {
-        Some(_) => read_to.unwrap_or_else(|| p.log_start_offset(None)),
+        Some(_) => read_to.unwrap_or(st.log_start),
         None => p.log_end_offset()?,
     };
     // Hanging transactions.

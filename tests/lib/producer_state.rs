@@ -273,3 +273,180 @@ fn a_marker_that_does_not_decode_is_an_error_and_completes_nothing() {
     assert_eq!(st.producers[&7].open.map(|o| o.first_offset), Some(0));
     assert_eq!(st.last_stable_offset(), 0);
 }
+
+/// Every partition folder under `dir`, at any depth.
+fn partition_folders(dir: &Path, out: &mut Vec<Partition>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut dirs: Vec<_> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|d| d.is_dir())
+        .collect();
+    dirs.sort();
+    for d in dirs {
+        if kaen_log::log::classify(&d).is_ok_and(|k| k == kaen_log::log::PathKind::Partition) {
+            if let Ok(p) = Partition::open(&d) {
+                out.push(p);
+            }
+        }
+        partition_folders(&d, out);
+    }
+}
+
+#[test]
+fn the_last_stable_offset_from_the_last_snapshot_is_the_full_pass_s() {
+    // UnifiedLog.rebuildProducerState loads the latest snapshot at or below
+    // the log end (ProducerStateManager.truncateAndReload, loadFromSnapshot)
+    // and reads the log forward from its offset; over a log whose snapshots
+    // hold what the log before them says, that is the state a pass from the
+    // log start reaches. Every fixture partition, against every high
+    // watermark from the log start to the log end.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut parts = Vec::new();
+    partition_folders(&fixtures, &mut parts);
+    let (mut compared, mut with_snapshots, mut unstable) = (0, 0, 0);
+    for p in &parts {
+        let Ok(full) = txn::analyze(p, &TxnOptions::default()) else {
+            continue; // a fixture the pass refuses (unreadable on purpose)
+        };
+        let snapshots = txn::snapshot::list(&p.dir).unwrap();
+        with_snapshots += usize::from(snapshots.iter().any(|(o, _)| *o > full.log_start));
+        let ends = (full.log_start..=full.log_end).map(Some).chain([None]);
+        for hw in ends {
+            let expected = analyze(p, hw).last_stable_offset();
+            let got = txn::last_stable_offset(p, hw, Default::default()).unwrap();
+            assert_eq!(
+                got,
+                expected,
+                "{} at high watermark {hw:?}",
+                p.dir.display()
+            );
+            unstable += usize::from(expected < hw.unwrap_or(full.log_end));
+            compared += 1;
+        }
+    }
+    // The fixtures hold real brokers' snapshots and open transactions.
+    assert!(with_snapshots >= 10, "{with_snapshots}");
+    assert!(unstable >= 10, "{unstable}");
+    assert!(compared >= 200, "{compared}");
+}
+
+#[test]
+fn the_last_stable_offset_reads_only_the_log_after_the_last_snapshot() {
+    // Segment 0 holds offsets 0..=9: producer 3 (idempotent) and producer
+    // 9's transaction from offset 1; segment 10 holds 10..=13. The broker
+    // rolled at 10 and took a snapshot there (UnifiedLog.roll,
+    // ProducerStateManager.takeSnapshot): producer 3 at last sequence 7,
+    // offset 9; producer 9 at last sequence 1, offset 2, its transaction
+    // open since offset 1.
+    use kaen_log::txn::snapshot::{encode, SnapshotEntry};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("payments-0");
+    std::fs::create_dir_all(&dir).unwrap();
+    let first = [
+        batch(0, 1, 3, 0, 0, 0),
+        batch(1, 2, 9, 0, 0, TRANSACTIONAL),
+        batch(3, 3, 3, 0, 1, 0),
+        batch(6, 4, 3, 0, 4, 0),
+    ]
+    .concat();
+    let second = [
+        batch(10, 2, 3, 0, 8, 0),
+        batch(12, 1, 9, 0, 2, TRANSACTIONAL),
+        batch(13, 1, 3, 0, 10, 0),
+    ]
+    .concat();
+    std::fs::write(dir.join("00000000000000000000.log"), &first).unwrap();
+    std::fs::write(dir.join("00000000000000000010.log"), &second).unwrap();
+    let entry = |producer_id, last_sequence, last_offset, offset_delta, txn| SnapshotEntry {
+        producer_id,
+        epoch: 0,
+        last_sequence,
+        last_offset,
+        offset_delta,
+        timestamp: 1_700_000_000_000,
+        coordinator_epoch: -1,
+        current_txn_first_offset: txn,
+    };
+    let snap = encode(&[entry(3, 7, 9, 3, -1), entry(9, 1, 2, 1, 1)]);
+    std::fs::write(dir.join("00000000000000000010.snapshot"), snap).unwrap();
+    let from_snapshot = |p: &Partition| {
+        let opts = TxnOptions {
+            from_last_snapshot: true,
+            ..TxnOptions::default()
+        };
+        txn::analyze(p, &opts).unwrap()
+    };
+
+    let p = Partition::open(&dir).unwrap();
+    let full = analyze(&p, None);
+    let quick = from_snapshot(&p);
+    assert_eq!(
+        (full.last_stable_offset(), quick.last_stable_offset()),
+        (1, 1)
+    );
+    assert_eq!(
+        txn::last_stable_offset(&p, None, Default::default()).unwrap(),
+        1
+    );
+    // Seven batches from the log start, three from the snapshot.
+    assert_eq!((full.batches, quick.batches), (7, 3));
+    // The snapshot agrees with the log before it.
+    assert_eq!(
+        txn::snapshot::check(
+            &p,
+            &dir.join("00000000000000000010.snapshot"),
+            10,
+            &txn::snapshot::decode(
+                &std::fs::read(dir.join("00000000000000000010.snapshot")).unwrap()
+            )
+            .unwrap()
+        )
+        .unwrap(),
+        []
+    );
+
+    // The first segment is not read at all: made unreadable, it changes
+    // nothing from the snapshot on (the pass from the log start, which
+    // cannot see the transaction's start any more, takes its batch at 12
+    // for the start).
+    std::fs::write(
+        dir.join("00000000000000000000.log"),
+        vec![0xFF; first.len()],
+    )
+    .unwrap();
+    let p = Partition::open(&dir).unwrap();
+    let quick = from_snapshot(&p);
+    assert_eq!((quick.last_stable_offset(), quick.batches), (1, 3));
+    assert!(quick.findings.is_empty(), "{:?}", quick.findings);
+    assert_eq!(analyze(&p, None).last_stable_offset(), 12);
+
+    // Its COMMIT at 14: stable to the log end.
+    let mut bytes = second.clone();
+    bytes.extend(marker(14, 9, 0, true));
+    std::fs::write(dir.join("00000000000000000010.log"), bytes).unwrap();
+    let p = Partition::open(&dir).unwrap();
+    assert_eq!(
+        txn::last_stable_offset(&p, None, Default::default()).unwrap(),
+        15
+    );
+    // ...but not while the high watermark is at or below the marker: the
+    // snapshot used is then one at or below it, so the marker is read.
+    assert_eq!(
+        txn::last_stable_offset(&p, Some(14), Default::default()).unwrap(),
+        1
+    );
+
+    // No usable snapshot (a torn one fails its CRC, and the broker passes
+    // it over): from the log start.
+    std::fs::write(dir.join("00000000000000000000.log"), &first).unwrap();
+    let snap_path = dir.join("00000000000000000010.snapshot");
+    let mut torn = std::fs::read(&snap_path).unwrap();
+    let last = torn.len() - 1;
+    torn[last] ^= 1;
+    std::fs::write(&snap_path, torn).unwrap();
+    let p = Partition::open(&dir).unwrap();
+    let quick = from_snapshot(&p);
+    assert_eq!((quick.last_stable_offset(), quick.batches), (15, 8));
+}
