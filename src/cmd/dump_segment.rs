@@ -835,10 +835,13 @@ impl<'b, 'o> JsonLine<'b, 'o> {
         value: Option<&[u8]>,
     ) -> anyhow::Result<()> {
         self.next_element()?;
+        // (itoa writes integers as serde_json does: it is what serde_json calls.)
+        let mut digits = itoa::Buffer::new();
         self.buf.extend_from_slice(b"{\"offset\":");
-        serde_json::to_writer(&mut *self.buf, &offset)?;
+        self.buf.extend_from_slice(digits.format(offset).as_bytes());
         self.buf.extend_from_slice(b",\"timestamp\":");
-        serde_json::to_writer(&mut *self.buf, &timestamp)?;
+        self.buf
+            .extend_from_slice(digits.format(timestamp).as_bytes());
         self.buf.extend_from_slice(b",\"key\":");
         self.bytes(key)?;
         self.buf.extend_from_slice(b",\"value\":");
@@ -907,7 +910,8 @@ impl<'b, 'o> JsonLine<'b, 'o> {
         self.record_start(m.offset, m.timestamp, m.key, m.value)?;
         self.buf
             .extend_from_slice(b",\"headers\":[],\"crc_valid\":");
-        serde_json::to_writer(&mut *self.buf, &m.crc_valid)?;
+        let crc_valid: &[u8] = if m.crc_valid { b"true" } else { b"false" };
+        self.buf.extend_from_slice(crc_valid);
         self.buf.push(b'}');
         Ok(())
     }

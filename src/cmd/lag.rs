@@ -80,7 +80,7 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let progress = Progress::spinner(args.format == Format::Text);
     let (dirs, replay, _) = crate::cmd::replay_offsets::replay_dirs(&args.dirs, opts)?;
     if let Some(g) = &args.group {
-        let known = replay.table.contains_key(g)
+        let known = replay.committed_groups().contains(&g.as_str())
             || replay.groups.contains_key(g)
             || replay.coordinator.values().any(|e| {
                 e.record

@@ -512,23 +512,23 @@ impl<'a> Iterator for RecordIter<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::format::varint::{put_varint, put_varlong};
 
     /// xorshift64*: deterministic and dependency-free.
-    struct Rng(u64);
+    pub(crate) struct Rng(pub u64);
     impl Rng {
-        fn next(&mut self) -> u64 {
+        pub fn next(&mut self) -> u64 {
             self.0 ^= self.0 >> 12;
             self.0 ^= self.0 << 25;
             self.0 ^= self.0 >> 27;
             self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
         }
-        fn below(&mut self, n: u64) -> u64 {
+        pub fn below(&mut self, n: u64) -> u64 {
             self.next() % n
         }
-        fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
             xs[self.below(xs.len() as u64) as usize]
         }
     }

@@ -257,9 +257,9 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
     // A group with committed offsets and no group record is a "simple
     // consumer group": an empty classic group without a protocol type
     // (OffsetMetadataManager.replay creates it with getOrMaybeCreateClassicGroup).
-    for group in replay.table.keys() {
-        out.entry(group.clone()).or_insert_with(|| GroupView {
-            group: group.clone(),
+    for group in replay.committed_groups() {
+        out.entry(group.to_string()).or_insert_with(|| GroupView {
+            group: group.to_string(),
             kind: "classic",
             state: "Empty",
             log_partition: -1,

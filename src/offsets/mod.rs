@@ -132,6 +132,27 @@ pub fn decode_key_and_rest(key: &[u8], at: u64) -> Result<(OffsetsKey<'_>, u64),
     Ok((k, m.c.remaining() as u64))
 }
 
+/// The bytes of an OffsetCommitKey's fields as written (group, topic,
+/// partition: the key after its record type) when `key` is one (type 0 or
+/// 1, strings not null) that ends with them; `None` for any other key. The
+/// strings are not checked for UTF-8: the replay keys its table by these
+/// bytes, and a key goes into the table only once [`decode_key_and_rest`]
+/// decoded it.
+pub fn offset_commit_fields(key: &[u8]) -> Option<&[u8]> {
+    let (record_type, fields) = key.split_first_chunk::<2>()?; // recordType: int16
+    if !matches!(i16::from_be_bytes(*record_type), 0 | 1) {
+        return None;
+    }
+    let mut rest = fields;
+    for _ in 0..2 {
+        // group, topic: string (int16 length, -1 = null)
+        let (len, tail) = rest.split_first_chunk::<2>()?;
+        let len = usize::try_from(i16::from_be_bytes(*len)).ok()?;
+        rest = tail.get(len..)?;
+    }
+    (rest.len() == 4).then_some(fields) // partition: int32
+}
+
 /// Decode an OffsetCommitValue (versions 0..=4; another version is read
 /// with the layout of the nearest, see [`read_value_version`]); `at` is its
 /// absolute position. Bytes after the last field are counted, not refused.
@@ -206,6 +227,53 @@ pub fn partition_for(group: &str, partitions: i32) -> i32 {
 mod tests {
     use super::*;
     use crate::error::DecodeErrorKind;
+
+    #[test]
+    fn commit_fields_are_the_decoded_keys_fields() {
+        // Keys of every type, cut at every length, with bytes added, with
+        // each byte changed: the fields are found exactly when the key
+        // decodes as an OffsetCommitKey with nothing after it (or fails
+        // only for its strings' UTF-8), and they are what the encoder writes.
+        let mut keys = vec![
+            encode_offset_commit_key("group", "topic", 7),
+            encode_offset_commit_key("", "é", -1),
+            [&[0, 2][..], &encode_offset_commit_key("g", "t", 0)[2..]].concat(),
+            [&[0, 0][..], &encode_offset_commit_key("g", "t", 0)[2..]].concat(),
+        ];
+        let base = keys.clone();
+        for k in &base {
+            keys.extend((0..k.len()).map(|n| k[..n].to_vec()));
+            keys.push([k.as_slice(), b"x"].concat());
+            for at in 0..k.len() {
+                for b in [0x00, 0x01, 0x80, 0xff] {
+                    let mut m = k.clone();
+                    m[at] = b;
+                    keys.push(m);
+                }
+            }
+        }
+        for k in &keys {
+            let fields = offset_commit_fields(k);
+            match decode_key_and_rest(k, 0) {
+                Ok((
+                    OffsetsKey::OffsetCommit {
+                        group,
+                        topic,
+                        partition,
+                        ..
+                    },
+                    0,
+                )) => {
+                    let encoded = encode_offset_commit_key(group, topic, partition);
+                    assert_eq!(fields, Some(&encoded[2..]), "{k:02x?}");
+                }
+                Err(e) if matches!(e.kind, DecodeErrorKind::InvalidUtf8 { .. }) => {
+                    assert!(fields.is_none() || fields == k.get(2..), "{k:02x?}");
+                }
+                _ => assert_eq!(fields, None, "{k:02x?}"),
+            }
+        }
+    }
 
     #[test]
     fn java_hash_known_values() {

@@ -23,10 +23,17 @@
 //! committed offset, bytes after a key or value, a value version outside
 //! the known ones) is a warning.
 //!
-//! The table is a `BTreeMap` keyed by group, then topic, then partition, so
-//! every listing comes out in the same order on every run.
+//! While records are applied, the table is a hash map keyed by the bytes of
+//! each OffsetCommitKey's fields as written: a plain commit of a key the
+//! table holds already replaces it with one lookup of those bytes, and its
+//! strings are not checked again (they were when the key went in). Every
+//! listing sorts the keys by group, then topic, then partition, so it
+//! comes out in the same order on every run.
 
 use std::collections::BTreeMap;
+
+use indexmap::map::Entry as Slotted;
+use indexmap::IndexMap;
 use std::path::PathBuf;
 
 use crate::error::{DecodeError, Result};
@@ -38,7 +45,10 @@ use crate::log::Partition;
 use crate::log::Policy;
 use crate::offsets::group::{decode_group_metadata, GroupMetadata};
 use crate::offsets::records::{self, CoordinatorRecord};
-use crate::offsets::{decode_key_and_rest, decode_offset_commit_value, OffsetsKey};
+use crate::offsets::{
+    decode_key_and_rest, decode_offset_commit_value, encode_offset_commit_key,
+    offset_commit_fields, OffsetCommitValue, OffsetsKey,
+};
 
 /// One committed offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,8 +66,21 @@ pub struct Commit {
     pub log_offset: i64,
 }
 
-/// Committed offsets: group → topic → partition → commit.
-pub type Table = BTreeMap<String, BTreeMap<String, BTreeMap<i32, Commit>>>;
+impl Commit {
+    /// The commit a decoded value stores, written at `log_offset` of offsets partition `log_partition`.
+    fn stored(d: OffsetCommitValue, log_partition: i32, log_offset: i64) -> Self {
+        Commit {
+            offset: d.offset,
+            leader_epoch: d.leader_epoch,
+            metadata: d.metadata,
+            commit_timestamp: d.commit_timestamp,
+            expire_timestamp: d.expire_timestamp,
+            value_version: d.version,
+            log_partition,
+            log_offset,
+        }
+    }
+}
 
 /// How many records that do not decode, and how many warnings, are kept
 /// with their details: a compressed batch of a few kilobytes can hold
@@ -172,6 +195,121 @@ struct PendingCommit {
 /// A key of the committed-offset table: (group, topic, partition).
 type Key = (String, String, i32);
 
+/// A live key of the hashed table, its strings checked once, and its commit.
+#[derive(Debug)]
+struct Slot {
+    group: Box<str>,
+    topic: Box<str>,
+    partition: i32,
+    commit: Commit,
+}
+
+/// The committed-offset table.
+#[derive(Debug)]
+enum Commits {
+    /// Keyed by an OffsetCommitKey's field bytes ([`offset_commit_fields`];
+    /// [`encode_offset_commit_key`] writes the same bytes for the strings),
+    /// with a seeded hasher: keys from a file cannot be chosen to collide.
+    /// The hash table holds indexes into the slots, which stay in the order
+    /// the keys came. A group commits its partitions in the same order at
+    /// every commit, so the key after the last one looked up is tried
+    /// first, at `next`: then the slots are read in order, and the hash
+    /// table (whose lookups land anywhere in it) only when that guess fails.
+    Hashed {
+        map: IndexMap<Box<[u8]>, Slot, foldhash::fast::RandomState>,
+        next: usize,
+    },
+    /// Keyed by the decoded strings, every key decoded again at every
+    /// record: the exact path the hashed table is tested against.
+    Exact(BTreeMap<Key, Commit>),
+}
+
+impl Default for Commits {
+    fn default() -> Self {
+        Commits::Hashed {
+            map: IndexMap::default(),
+            next: 0,
+        }
+    }
+}
+
+/// The bytes the hashed table keys (group, topic, partition) by.
+fn field_bytes(group: &str, topic: &str, partition: i32) -> Vec<u8> {
+    let mut key = encode_offset_commit_key(group, topic, partition);
+    key.drain(..2); // recordType: int16
+    key
+}
+
+impl Commits {
+    fn len(&self) -> usize {
+        match self {
+            Commits::Hashed { map, .. } => map.len(),
+            Commits::Exact(map) => map.len(),
+        }
+    }
+
+    fn get(&self, group: &str, topic: &str, partition: i32) -> Option<&Commit> {
+        match self {
+            Commits::Hashed { map, .. } => map
+                .get(field_bytes(group, topic, partition).as_slice())
+                .map(|s| &s.commit),
+            Commits::Exact(map) => map.get(&(group.to_string(), topic.to_string(), partition)),
+        }
+    }
+
+    fn insert(&mut self, group: &str, topic: &str, partition: i32, commit: Commit) {
+        match self {
+            Commits::Hashed { map, next } => {
+                let entry = map.entry(field_bytes(group, topic, partition).into_boxed_slice());
+                *next = entry.index() + 1;
+                match entry {
+                    Slotted::Occupied(mut slot) => slot.get_mut().commit = commit,
+                    Slotted::Vacant(slot) => {
+                        slot.insert(Slot {
+                            group: group.into(),
+                            topic: topic.into(),
+                            partition,
+                            commit,
+                        });
+                    }
+                }
+            }
+            Commits::Exact(map) => {
+                map.insert((group.to_string(), topic.to_string(), partition), commit);
+            }
+        }
+    }
+
+    fn remove(&mut self, group: &str, topic: &str, partition: i32) {
+        match self {
+            Commits::Hashed { map, .. } => {
+                map.swap_remove(field_bytes(group, topic, partition).as_slice());
+            }
+            Commits::Exact(map) => {
+                map.remove(&(group.to_string(), topic.to_string(), partition));
+            }
+        }
+    }
+
+    /// Every live commit, sorted by group, topic and partition.
+    fn sorted(&self) -> Vec<(&str, &str, i32, &Commit)> {
+        match self {
+            Commits::Hashed { map, .. } => {
+                let mut all: Vec<_> = map
+                    .values()
+                    .map(|s| (&*s.group, &*s.topic, s.partition, &s.commit))
+                    .collect();
+                all.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+                all
+            }
+            Commits::Exact(map) => map
+                .iter()
+                .map(|((g, t, p), c)| (g.as_str(), t.as_str(), *p, c))
+                .collect(),
+        }
+    }
+}
+
 /// A live coordinator record and where it was written.
 #[derive(Debug, Clone)]
 pub struct CoordinatorEntry {
@@ -188,7 +326,8 @@ pub struct CoordinatorEntry {
 #[derive(Debug, Default)]
 pub struct Replay {
     pub opts: ReplayOptions,
-    pub table: Table,
+    /// The committed offsets: listed by [`Replay::commits`].
+    table: Commits,
     /// Classic groups' latest metadata, by group.
     pub groups: BTreeMap<String, GroupMetadata>,
     pub stats: Stats,
@@ -219,13 +358,22 @@ impl Replay {
         }
     }
 
+    /// An empty replay that decodes every key of every record and keeps
+    /// the table in a `BTreeMap` of strings: slower, and the reference the
+    /// hashed table's replay is tested against (it must give the same
+    /// result in every respect).
+    #[doc(hidden)]
+    pub fn new_exact(opts: ReplayOptions) -> Self {
+        Replay {
+            opts,
+            table: Commits::Exact(BTreeMap::new()),
+            ..Replay::default()
+        }
+    }
+
     /// Number of live keys in the table.
     pub fn live_keys(&self) -> usize {
-        self.table
-            .values()
-            .flat_map(|t| t.values())
-            .map(BTreeMap::len)
-            .sum()
+        self.table.len()
     }
 
     /// Transactional commits still pending (no marker yet), as (partition, producer id, group, topic, partition, offset).
@@ -242,20 +390,22 @@ impl Replay {
         self.pending.values().map(BTreeMap::len).sum()
     }
 
-    /// Every live commit in table order.
+    /// Every live commit, ordered by group, then topic, then partition
+    /// (sorted at each call).
     pub fn commits(&self) -> impl Iterator<Item = (&str, &str, i32, &Commit)> {
-        self.table.iter().flat_map(|(g, topics)| {
-            topics.iter().flat_map(move |(t, parts)| {
-                parts
-                    .iter()
-                    .map(move |(p, c)| (g.as_str(), t.as_str(), *p, c))
-            })
-        })
+        self.table.sorted().into_iter()
+    }
+
+    /// The groups with a live commit, in order, once each.
+    pub fn committed_groups(&self) -> Vec<&str> {
+        let mut groups: Vec<&str> = self.commits().map(|(g, ..)| g).collect();
+        groups.dedup();
+        groups
     }
 
     /// The commit for one key, if live.
     pub fn get(&self, group: &str, topic: &str, partition: i32) -> Option<&Commit> {
-        self.table.get(group)?.get(topic)?.get(&partition)
+        self.table.get(group, topic, partition)
     }
 
     fn wanted(&self, group: &str, topic: &str) -> bool {
@@ -292,31 +442,45 @@ impl Replay {
 
     fn apply(&mut self, group: &str, topic: &str, partition: i32, value: Option<Commit>) {
         match value {
-            Some(c) => {
-                let topics = match self.table.get_mut(group) {
-                    Some(t) => t,
-                    None => self.table.entry(group.to_string()).or_default(),
-                };
-                let parts = match topics.get_mut(topic) {
-                    Some(p) => p,
-                    None => topics.entry(topic.to_string()).or_default(),
-                };
-                parts.insert(partition, c);
-            }
-            None => {
-                if let Some(topics) = self.table.get_mut(group) {
-                    if let Some(parts) = topics.get_mut(topic) {
-                        parts.remove(&partition);
-                        if parts.is_empty() {
-                            topics.remove(topic);
-                        }
-                    }
-                    if topics.is_empty() {
-                        self.table.remove(group);
-                    }
-                }
-            }
+            Some(c) => self.table.insert(group, topic, partition, c),
+            None => self.table.remove(group, topic, partition),
         }
+    }
+
+    /// A plain commit (`value`, no producer) of a key the hashed table
+    /// holds, with nothing to warn of, replaces the stored one after one
+    /// lookup of the key's bytes: [`Replay::record`] would decode the same
+    /// key and do the same. Anything else (and any record while `--history`
+    /// is kept) returns false, having changed nothing.
+    fn replace_live(&mut self, r: &RecordAt<'_>, key: &[u8], value: Option<&[u8]>) -> bool {
+        let (Commits::Hashed { map, next }, Some(v), false) =
+            (&mut self.table, value, self.opts.history)
+        else {
+            return false;
+        };
+        let Some(fields) = offset_commit_fields(key) else {
+            return false;
+        };
+        let at = match map.get_index(*next) {
+            Some((k, _)) if **k == *fields => *next,
+            _ => match map.get_index_of(fields) {
+                Some(at) => at,
+                None => return false,
+            },
+        };
+        let Some((_, slot)) = map.get_index_mut(at) else {
+            return false;
+        };
+        let Ok(d) = decode_offset_commit_value(v, r.at) else {
+            return false;
+        };
+        if d.read_as != d.version || d.trailing_bytes > 0 || d.offset < 0 {
+            return false;
+        }
+        *next = at + 1;
+        slot.commit = Commit::stored(d, r.lp, r.offset);
+        self.stats.offset_commits += 1;
+        true
     }
 
     /// Replay every segment of one offsets partition.
@@ -478,6 +642,11 @@ impl Replay {
         value: Option<&[u8]>,
         txn_producer: Option<i64>,
     ) {
+        if let (None, Some(k)) = (txn_producer, key) {
+            if self.replace_live(r, k, value) {
+                return;
+            }
+        }
         if let Err(error) = self.record(r, key, value, txn_producer) {
             self.push_bad(BadRecord {
                 file: r.file.to_path_buf(),
@@ -607,16 +776,7 @@ impl Replay {
                         format!("{group} {topic}-{partition}: committed offset {} is negative (loaded as it is)", d.offset),
                     );
                 }
-                let commit = Commit {
-                    offset: d.offset,
-                    leader_epoch: d.leader_epoch,
-                    metadata: d.metadata,
-                    commit_timestamp: d.commit_timestamp,
-                    expire_timestamp: d.expire_timestamp,
-                    value_version: d.version,
-                    log_partition: lp,
-                    log_offset,
-                };
+                let commit = Commit::stored(d, lp, log_offset);
                 if let Some(pid) = txn_producer {
                     self.event(
                         lp,
@@ -765,4 +925,317 @@ struct RecordAt<'a> {
 fn trailing_detail(what: &str, n: u64) -> String {
     let s = if n == 1 { "" } else { "s" };
     format!("{n} byte{s} after the {what}'s last field (ignored, as the broker's reader does)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::encode::{encode_batch, BatchSpec, NewRecord};
+    use crate::format::record::tests::Rng;
+    use std::path::Path;
+
+    /// Everything a replay holds, in a comparable form.
+    fn everything(r: &Replay) -> Vec<String> {
+        let commits: Vec<_> = r.commits().collect();
+        let pending: Vec<_> = r.pending().collect();
+        vec![
+            format!("{commits:?}"),
+            format!("{} {}", r.live_keys(), r.pending_count()),
+            format!("{pending:?}"),
+            format!("{:?}", r.history),
+            format!("{} {:?}", r.bad_count, r.bad),
+            format!("{} {:?}", r.warning_count, r.warnings),
+            format!("{:?}", r.stats),
+            format!("{:?}", r.groups),
+            format!("{:?}", r.coordinator),
+            format!("{:?}", r.committed_groups()),
+        ]
+    }
+
+    /// Replay `partitions` with the hashed table and with the exact path;
+    /// the two must agree in every respect, and answer `get` alike.
+    fn same_as_exact(partitions: &[Partition], opts: &ReplayOptions) -> Replay {
+        let mut fast = Replay::new(opts.clone());
+        let mut exact = Replay::new_exact(opts.clone());
+        for p in partitions {
+            fast.replay_partition(p).unwrap();
+            exact.replay_partition(p).unwrap();
+        }
+        let (a, b) = (everything(&fast), everything(&exact));
+        for (a, b) in a.iter().zip(&b) {
+            assert_eq!(a, b, "{:?} {opts:?}", partitions[0].dir);
+        }
+        for (g, t, p, c) in exact.commits() {
+            assert_eq!(fast.get(g, t, p), Some(c));
+            assert_eq!(fast.get(g, t, p + 1), exact.get(g, t, p + 1));
+        }
+        fast
+    }
+
+    fn option_sets() -> Vec<ReplayOptions> {
+        let mut sets = vec![ReplayOptions::default()];
+        for (group, topic) in [
+            (None, None),
+            (Some("g1"), None),
+            (Some("billing"), Some("orders")),
+        ] {
+            sets.push(ReplayOptions {
+                history: true,
+                group: group.map(str::to_string),
+                topic: topic.map(str::to_string),
+                ..ReplayOptions::default()
+            });
+        }
+        for as_of in [
+            AsOf::Offset(3),
+            AsOf::Offset(40),
+            AsOf::Timestamp(1_700_000_000_050),
+        ] {
+            sets.push(ReplayOptions {
+                as_of: Some(as_of),
+                ..ReplayOptions::default()
+            });
+        }
+        sets
+    }
+
+    /// The offsets partitions under `root`, grouped by the folder holding them.
+    fn offsets_partitions(root: &Path) -> BTreeMap<PathBuf, Vec<PathBuf>> {
+        let mut by_parent: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+        for e in walkdir::WalkDir::new(root).sort_by_file_name() {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy();
+            if e.file_type().is_dir()
+                && (name.starts_with("__consumer_offsets-") || name.starts_with("__offsets-"))
+            {
+                let parent = e.path().parent().unwrap().to_path_buf();
+                by_parent
+                    .entry(parent)
+                    .or_default()
+                    .push(e.path().to_path_buf());
+            }
+        }
+        by_parent
+    }
+
+    #[test]
+    fn fixtures_replay_as_the_exact_path_does() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut replayed = 0;
+        for dirs in offsets_partitions(&root).values() {
+            let partitions: Vec<Partition> = dirs
+                .iter()
+                .filter_map(|d| Partition::open(d).ok())
+                .filter(|p| !p.segments.is_empty())
+                .collect();
+            if partitions.is_empty() {
+                continue;
+            }
+            for opts in option_sets() {
+                same_as_exact(&partitions, &opts);
+            }
+            replayed += 1;
+        }
+        assert!(replayed >= 8, "{replayed} offsets folders");
+    }
+
+    fn one_in(rng: &mut Rng, n: u64) -> bool {
+        rng.below(n) == 0
+    }
+
+    fn string16(out: &mut Vec<u8>, s: &[u8]) {
+        out.extend((s.len() as i16).to_be_bytes());
+        out.extend(s);
+    }
+
+    /// An offsets-topic key: mostly OffsetCommitKeys of a few groups,
+    /// topics and partitions (some with other versions, trailing bytes or
+    /// strings that are not UTF-8), some group metadata and other types.
+    fn random_key(rng: &mut Rng) -> Option<Vec<u8>> {
+        const NAMES: [&[u8]; 6] = [
+            b"g1",
+            b"g2",
+            b"orders",
+            b"\xc3\xa9t\xc3\xa9",
+            b"",
+            b"bad\xff",
+        ];
+        if one_in(rng, 60) {
+            return None;
+        }
+        let mut k = Vec::new();
+        match rng.below(20) {
+            0 => {
+                k.extend(2i16.to_be_bytes());
+                string16(&mut k, NAMES[rng.below(3) as usize]);
+            }
+            1 => k.extend([0x00, 0x07, 0x01]), // another type, short
+            2 => k.extend([0x00]),             // shorter than a type
+            _ => {
+                k.extend(if one_in(rng, 4) { 0i16 } else { 1i16 }.to_be_bytes());
+                let mut name = || {
+                    let pool = if one_in(rng, 8) { 6 } else { 3 };
+                    let i = rng.below(pool);
+                    NAMES[i as usize]
+                };
+                let (g, t) = (name(), name());
+                string16(&mut k, g);
+                if one_in(rng, 40) {
+                    k.extend((-1i16).to_be_bytes()); // a null topic
+                } else {
+                    string16(&mut k, t);
+                }
+                k.extend((rng.below(3) as i32).to_be_bytes());
+                if one_in(rng, 30) {
+                    k.push(0xee); // trailing
+                }
+                if one_in(rng, 50) {
+                    k.truncate(k.len() - 2); // torn partition
+                }
+            }
+        }
+        Some(k)
+    }
+
+    /// An OffsetCommitValue of any version, sometimes odd.
+    fn random_value(rng: &mut Rng, offset: i64) -> Option<Vec<u8>> {
+        if one_in(rng, 10) {
+            return None; // tombstone
+        }
+        let version = [0i16, 1, 2, 3, 3, 3, 4, 7, -2][rng.below(9) as usize];
+        let read_as = version.clamp(0, 4);
+        let mut v = version.to_be_bytes().to_vec();
+        v.extend((if one_in(rng, 25) { -5 } else { offset }).to_be_bytes());
+        if read_as >= 3 {
+            v.extend(2i32.to_be_bytes());
+        }
+        let meta: &[u8] = [b"" as &[u8], b"m", b"\xff"][rng.below(3) as usize];
+        if read_as >= 4 {
+            v.push(meta.len() as u8 + 1);
+            v.extend(meta);
+        } else {
+            string16(&mut v, meta);
+        }
+        v.extend(1_700_000_000_000i64.to_be_bytes());
+        if read_as == 1 {
+            v.extend(1_700_000_100_000i64.to_be_bytes());
+        }
+        if read_as >= 4 {
+            v.push(0); // no tagged fields
+        }
+        if one_in(rng, 30) {
+            v.push(1); // trailing
+        }
+        if one_in(rng, 40) {
+            v.truncate(rng.below(v.len() as u64) as usize);
+        }
+        Some(v)
+    }
+
+    /// A log of plain, transactional and control batches over a few keys:
+    /// in some stretches a fixed list of keys committed again and again in
+    /// the same order, in others keys at random.
+    fn random_log(seed: u64) -> Vec<u8> {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let fixed: Vec<Option<Vec<u8>>> = (0..12).map(|_| random_key(&mut rng)).collect();
+        let (mut out, mut offset) = (Vec::new(), 0i64);
+        for _ in 0..(20 + rng.below(40)) {
+            let pid = [-1i64, -1, -1, 1, 2, 3][rng.below(6) as usize];
+            let control = pid >= 0 && one_in(&mut rng, 3);
+            let n = if control {
+                1
+            } else {
+                1 + rng.below(15) as usize
+            };
+            let in_order = one_in(&mut rng, 2);
+            let start = rng.below(fixed.len() as u64) as usize;
+            let records: Vec<NewRecord> = (0..n)
+                .map(|i| {
+                    let at = offset + i as i64;
+                    let (key, value) = if control {
+                        let kind = rng.below(2) as i16; // ABORT, COMMIT
+                        let mut k = 0i16.to_be_bytes().to_vec();
+                        k.extend(kind.to_be_bytes());
+                        let mut v = 0i16.to_be_bytes().to_vec();
+                        v.extend(3i32.to_be_bytes());
+                        (Some(k), Some(v))
+                    } else if in_order {
+                        let key = fixed[(start + i) % fixed.len()].clone();
+                        (key, random_value(&mut rng, at))
+                    } else {
+                        (random_key(&mut rng), random_value(&mut rng, at))
+                    };
+                    NewRecord {
+                        key,
+                        value,
+                        headers: vec![],
+                        timestamp: 1_700_000_000_000 + at,
+                    }
+                })
+                .collect();
+            let spec = BatchSpec {
+                base_offset: offset,
+                transactional: pid >= 0,
+                control,
+                producer_id: pid,
+                producer_epoch: if pid >= 0 { 0 } else { -1 },
+                ..BatchSpec::default()
+            };
+            out.extend(encode_batch(&spec, &records).unwrap());
+            offset += n as i64;
+        }
+        out
+    }
+
+    #[test]
+    fn random_logs_replay_as_the_exact_path_does() {
+        let dir = tempfile::tempdir().unwrap();
+        for seed in 0..150u64 {
+            let mut partitions = Vec::new();
+            for lp in 0..2u64 {
+                let folder = dir
+                    .path()
+                    .join(format!("s{seed}"))
+                    .join(format!("__offsets-{lp}"));
+                std::fs::create_dir_all(&folder).unwrap();
+                let log = random_log(seed * 2 + lp);
+                std::fs::write(folder.join("00000000000000000000.log"), log).unwrap();
+                partitions.push(Partition::open(&folder).unwrap());
+            }
+            for opts in option_sets() {
+                same_as_exact(&partitions, &opts);
+            }
+        }
+    }
+
+    #[test]
+    fn repeated_commits_take_the_hashed_path() {
+        // The same keys committed in the same order, then in another order:
+        // the table must hold the last commit of each.
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("__offsets-0");
+        std::fs::create_dir_all(&folder).unwrap();
+        let key = |g: &str, p: i32| encode_offset_commit_key(g, "t", p);
+        let value = |o: i64| crate::offsets::encode_offset_commit_value_v3(o as u64, 0, "", 5);
+        let order: Vec<(usize, i32)> = (0..3)
+            .flat_map(|round| (0..4).map(move |p| (round, if round == 2 { 3 - p } else { p })))
+            .collect();
+        let records: Vec<NewRecord> = order
+            .iter()
+            .enumerate()
+            .map(|(i, (_, p))| NewRecord {
+                key: Some(key("g", *p)),
+                value: Some(value(i as i64)),
+                headers: vec![],
+                timestamp: 1,
+            })
+            .collect();
+        let log = encode_batch(&BatchSpec::default(), &records).unwrap();
+        std::fs::write(folder.join("00000000000000000000.log"), log).unwrap();
+        let p = Partition::open(&folder).unwrap();
+        let r = same_as_exact(&[p], &ReplayOptions::default());
+        let got: Vec<(i32, i64)> = r.commits().map(|(_, _, p, c)| (p, c.offset)).collect();
+        assert_eq!(got, vec![(0, 11), (1, 10), (2, 9), (3, 8)]);
+        assert_eq!(r.stats.offset_commits, 12);
+    }
 }

@@ -135,19 +135,52 @@ impl Serialize for JsonBytes<'_> {
     }
 }
 
-/// Whether serde_json would escape any byte of `s`: a control character
-/// (below 0x20), `"` or `\` (its escape table: nothing else, not even DEL
-/// or non-ASCII). Written as a branch-free fold over blocks so that it
-/// vectorizes.
-fn needs_json_escape(s: &[u8]) -> bool {
-    let escapes = |acc: bool, &b: &u8| acc | (b < 0x20) | (b == b'"') | (b == b'\\');
-    let mut blocks = s.chunks_exact(32);
-    for block in &mut blocks {
-        if block.iter().fold(false, escapes) {
-            return true;
-        }
+/// 0x01 in every byte of a word.
+const LOW_BITS: u64 = u64::MAX / 255;
+/// 0x80 in every byte of a word.
+const HIGH_BITS: u64 = LOW_BITS * 0x80;
+
+/// A word whose bytes' high bits are set only where `w` has a byte that
+/// serde_json escapes (below 0x20, `"`, `\`) or above one: Bit Twiddling
+/// Hacks' `hasless` and `haszero`, whose borrows can flag a byte only
+/// above a flagged one, so the word is non-zero under [`HIGH_BITS`]
+/// exactly when one byte is to be escaped.
+#[inline(always)]
+fn escape_flags(w: u64) -> u64 {
+    let below = w.wrapping_sub(LOW_BITS * 0x20) & !w;
+    let q = w ^ (LOW_BITS * u64::from(b'"'));
+    let quote = q.wrapping_sub(LOW_BITS) & !q;
+    let b = w ^ (LOW_BITS * u64::from(b'\\'));
+    let backslash = b.wrapping_sub(LOW_BITS) & !b;
+    (below | quote | backslash) & HIGH_BITS
+}
+
+/// Whether `s` is UTF-8 that serde_json writes between quotes as it is
+/// (nothing to escape), in one pass over 8-byte words that looks for bytes
+/// to escape and for non-ASCII bytes at once ([`escape_flags`], and the
+/// words OR-ed for their high bits), in registers. Only a string with a
+/// non-ASCII byte is then checked by `std::str::from_utf8`.
+fn plain_json_string(s: &[u8]) -> bool {
+    let (words, rest) = s.as_chunks::<8>();
+    let (mut escape, mut high) = (0, 0);
+    for w in words {
+        let w = u64::from_be_bytes(*w);
+        escape |= escape_flags(w);
+        high |= w;
     }
-    blocks.remainder().iter().fold(false, escapes)
+    if !rest.is_empty() {
+        // The last 8 bytes (again: a byte read twice changes nothing), or
+        // for a shorter string its bytes after spaces.
+        let w = match s.last_chunk::<8>() {
+            Some(last) => u64::from_be_bytes(*last),
+            None => rest
+                .iter()
+                .fold(LOW_BITS * u64::from(b' '), |w, &b| w << 8 | u64::from(b)),
+        };
+        escape |= escape_flags(w);
+        high |= w;
+    }
+    escape == 0 && (high & HIGH_BITS == 0 || std::str::from_utf8(s).is_ok())
 }
 
 /// Append `b` to `out` exactly as `serde_json` serializes [`JsonBytes`]:
@@ -156,7 +189,7 @@ fn needs_json_escape(s: &[u8]) -> bool {
 pub fn write_json_bytes(out: &mut Vec<u8>, b: Option<&[u8]>) -> serde_json::Result<()> {
     match b {
         None => out.extend_from_slice(b"null"),
-        Some(b) if !needs_json_escape(b) && std::str::from_utf8(b).is_ok() => {
+        Some(b) if plain_json_string(b) => {
             out.reserve(b.len() + 2);
             out.push(b'"');
             out.extend_from_slice(b);
@@ -193,6 +226,18 @@ pub fn stream_json_bytes(out: &mut impl Write, b: Option<&[u8]>) -> io::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether serde_json would escape any byte of `s`: a control character
+    /// (below 0x20), `"` or `\` (its escape table: nothing else, not even
+    /// DEL or non-ASCII).
+    fn needs_json_escape(s: &[u8]) -> bool {
+        s.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    }
+
+    /// [`plain_json_string`]'s exact path: valid UTF-8 and nothing to escape.
+    fn plain_utf8(s: &[u8]) -> bool {
+        std::str::from_utf8(s).is_ok() && !needs_json_escape(s)
+    }
 
     fn text_bytes(b: Option<&[u8]>) -> String {
         let mut out = Vec::new();
@@ -250,5 +295,87 @@ mod tests {
         }
         same(Some(&[0xc3]));
         same(Some(&[0xff, 0xfe, b'x']));
+        same(Some(&[0x80; 16]));
+        // Non-ASCII (whole, cut, invalid) at every place of two blocks,
+        // after ASCII and escapes.
+        for piece in [
+            &b"\xc3\xa9"[..],
+            b"\xe2\x9c\x93",
+            b"\xf0\x9f\x98\x80",
+            b"\xc3",
+            b"\xe2\x9c",
+            b"\xed\xa0\x80",
+            b"\xc0\x80",
+            b"\xf4\x90\x80\x80",
+            b"\x80",
+        ] {
+            for len in [0, 1, 15, 16, 17, 31, 32, 40] {
+                for at in 0..=len {
+                    for fill in [b'a', b'\n', b'"'] {
+                        let mut v = vec![b'a'; len];
+                        if len > 0 {
+                            v[(at * 7) % len] = fill;
+                        }
+                        v.splice(at..at, piece.iter().copied());
+                        same(Some(&v));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn one_pass_check_is_the_two_pass_check() {
+        // Random byte strings over an alphabet that favours what matters:
+        // ASCII, controls, quote, backslash, DEL, UTF-8 sequences whole,
+        // cut and overlong, surrogates, bytes that never start one.
+        let alphabet: [&[u8]; 16] = [
+            b"a",
+            b"Z9",
+            b"\x00",
+            b"\x1f",
+            b"\"",
+            b"\\",
+            b"\x7f",
+            b"\xc3\xa9",
+            b"\xe2\x82\xac",
+            b"\xf0\x9f\x98\x80",
+            b"\xc3",
+            b"\xed\xa0\x80",
+            b"\xc0\xaf",
+            b"\xff",
+            b"\x80",
+            b"abcdefghijklmnop",
+        ];
+        // (An LCG's high bits: deterministic, and enough for a mix.)
+        let mut state = 0x5eed_u64;
+        let mut below = |n: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % n
+        };
+        for _ in 0..20_000 {
+            let mut v = Vec::new();
+            let pieces = below(24);
+            let plain_odds = below(4) + 1;
+            for _ in 0..pieces {
+                // Often long ASCII runs, so that later blocks are reached.
+                let piece = if below(plain_odds) == 0 {
+                    alphabet[below(16) as usize]
+                } else {
+                    alphabet[below(2) as usize]
+                };
+                v.extend_from_slice(piece);
+            }
+            assert_eq!(plain_json_string(&v), plain_utf8(&v), "{v:02x?}");
+            let mut fast = Vec::new();
+            write_json_bytes(&mut fast, Some(&v)).unwrap();
+            assert_eq!(
+                fast,
+                serde_json::to_vec(&JsonBytes(Some(&v))).unwrap(),
+                "{v:02x?}"
+            );
+        }
     }
 }

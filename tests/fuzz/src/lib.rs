@@ -978,6 +978,25 @@ pub fn check_partition(root: &Path, data: &[u8]) {
         ..Default::default()
     });
     replay.replay_partition(&p).expect("replay");
+    // The hashed table replays as the exact path does.
+    let mut exact = kaen_log::offsets::Replay::new_exact(kaen_log::offsets::ReplayOptions {
+        limits: LIMITS,
+        ..Default::default()
+    });
+    exact.replay_partition(&p).expect("exact replay");
+    assert!(
+        replay.commits().eq(exact.commits()),
+        "the replays' tables differ"
+    );
+    assert!(
+        replay.pending().eq(exact.pending()),
+        "the replays' pending commits differ"
+    );
+    assert_eq!(replay.stats, exact.stats);
+    assert_eq!(
+        (replay.bad_count, replay.warning_count),
+        (exact.bad_count, exact.warning_count)
+    );
     let data_dir = kaen_log::log::DataDir::open(root).expect("data dir");
     for isolation in [
         kaen_log::txn::Isolation::ReadUncommitted,
