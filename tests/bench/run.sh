@@ -350,6 +350,12 @@ import json, sys
 c = json.loads(sys.argv[1])["checked"]
 print(c["records"], c["batches"])' "$json"
 }
+copy_partition() {  # copy_partition DIR TOPIC N: DIR/TOPIC-0 copied to TOPIC-1 .. TOPIC-(N-1)
+    python3 -c 'import shutil, sys
+d, t, n = sys.argv[1:4]
+for p in range(1, int(n)):
+    shutil.copytree("%s/%s-0" % (d, t), "%s/%s-%d" % (d, t, p))' "$1" "$2" "$3" || die "could not copy $1/$2-0"
+}
 now_s() { python3 -c 'import time; print(time.monotonic())'; }
 since() { python3 -c "import time; print(f'{time.monotonic() - $1:.1f}')"; }
 
@@ -415,9 +421,7 @@ for m in $BENCH_JOB_SIZES; do
         | "$KLOG" produce "$dir" --topic p "${PRODUCE_ARGS[@]}" > /dev/null \
         || die "generator | klog produce (partitions of $m MiB) failed"
     f=$(only_segment "$dir/p-0")
-    for (( p = 1; p < BENCH_PARTITIONS; p++ )); do
-        cp -r "$dir/p-0" "$dir/p-$p"
-    done
+    copy_partition "$dir" p "$BENCH_PARTITIONS"
     rb=$(checked_records "$f") || exit 2
     read -r one_records _ <<< "$rb"
     rb=$(checked_records "$dir") || exit 2
@@ -508,9 +512,7 @@ generate "$LAG_PARTITION_BYTES" "$WORK/gen-lag.txt" \
     | "$KLOG" produce "$LAG" --topic t "${PRODUCE_ARGS[@]}" > /dev/null \
     || die "generator | klog produce (lag) failed"
 read -r LAG_END _ < "$WORK/gen-lag.txt"
-python3 -c 'import shutil, sys
-for p in range(1, int(sys.argv[2])):
-    shutil.copytree(sys.argv[1] + "/t-0", sys.argv[1] + "/t-%d" % p)' "$LAG" "$LAG_PARTITIONS"
+copy_partition "$LAG" t "$LAG_PARTITIONS"
 python3 -c "$COMMITS_PY" groups t "$LAG_PARTITIONS" "$LAG_END" near=-5 far=5 \
     | "$KLOG" produce "$LAG" --topic __offsets --format json --batch-size 1000 > /dev/null \
     || die "klog produce (lag commits) failed"
@@ -718,9 +720,7 @@ if [[ "$BENCH_MEMORY" != 0 ]]; then
     log "memory: $MEM_PARTITIONS partitions in $MANY"
     seq 1 200 | sed 's/^/value-/' | "$KLOG" produce "$MANY" --topic m --batch-size 10 --timestamp-ms 1700000000000 > /dev/null \
         || die "klog produce (many) failed"
-    python3 -c 'import shutil, sys
-for p in range(1, int(sys.argv[2])):
-    shutil.copytree(sys.argv[1] + "/m-0", sys.argv[1] + "/m-%d" % p)' "$MANY" "$MEM_PARTITIONS"
+    copy_partition "$MANY" m "$MEM_PARTITIONS"
     python3 -c "$COMMITS_PY" groups m "$MEM_PARTITIONS" 200 g=5 \
         | "$KLOG" produce "$MANY" --topic __offsets --format json --batch-size 1000 > /dev/null || die "klog produce (many commits) failed"
     for input in big many; do
