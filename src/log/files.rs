@@ -130,9 +130,10 @@ fn mismatch(
     (b, b_path, at_b): (&File, &Path, u64),
     len: u64,
 ) -> Result<Option<u64>> {
+    use crate::log::buffer::AlignedBuf;
     use std::os::unix::fs::FileExt;
     let chunk = len.min(1 << 20) as usize;
-    let (mut x, mut y) = (vec![0u8; chunk], vec![0u8; chunk]);
+    let (mut x, mut y) = (AlignedBuf::zeroed(chunk), AlignedBuf::zeroed(chunk));
     let mut at = 0u64;
     while at < len {
         let n = ((len - at) as usize).min(chunk);

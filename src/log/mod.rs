@@ -10,6 +10,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 pub mod appender;
+pub mod buffer;
 pub mod checkpoint;
 pub mod cores;
 pub mod dir;

@@ -8,9 +8,8 @@
 //! and the reader stops. A CRC mismatch does not break the framing, so the
 //! reader goes on and leaves the CRC to the caller.
 //!
-//! Bytes come in chunks (never more than the file holds) of 64 KiB when
-//! read on the calling thread and of 2 MiB when read ahead; see
-//! [`INLINE_CHUNK`] for why. An entry inside one chunk is handed out as a slice of it; only an entry
+//! Bytes come in chunks of 2 MiB (never more than the file holds); see
+//! [`READ_CHUNK`] for why. An entry inside one chunk is handed out as a slice of it; only an entry
 //! that straddles two chunks is copied, into a carry buffer that grows to
 //! the largest such entry, and only after checking that the file really
 //! has that many bytes. A large file is read ahead by background threads
@@ -45,24 +44,21 @@ use crate::format::batch::{
 };
 use crate::format::record::RecordsChecked;
 use crate::format::{Entry, LegacyView};
+use crate::log::buffer::AlignedBuf;
 use crate::log::cores::{self, Permits};
 
-/// Bytes per read, and the size of each buffer, of a read-ahead thread.
-/// Large, because a batch that straddles two chunks is checked by the
-/// reader's own thread rather than by the one that read it: at 2 MiB a few
-/// percent of 58 KB batches do, at 64 KiB nearly all, and reading ahead
-/// then saves nothing (measured on 1 GiB: 64 KiB took 1.09 times the CPU
-/// of 2 MiB, 256 KiB 0.96 times, within the noise).
+/// Bytes per read, and the size of each chunk buffer, on the calling
+/// thread and on read-ahead threads alike. Large, because a batch that
+/// straddles two chunks is gathered in the carry buffer (and, when reading
+/// ahead, checked by the reader's own thread rather than by the one that
+/// read it): at 2 MiB a few percent of 58 KB batches do, at 64 KiB nearly
+/// all. Buffers are [page-aligned](crate::log::buffer), without which a
+/// large buffer costs four times the system time per read. Measured on an
+/// AMD EPYC (1 MiB L2 per core), `verify-crc` of a 1 GiB segment of 58 KB
+/// batches on one core: 0.236 s of CPU with 2 MiB chunks, 0.238 s with
+/// 1 MiB, 0.245 s with 256 KiB, 0.266 s with 64 KiB; read ahead on two
+/// cores: 0.254 s with 2 MiB, 0.259 s with 1 MiB, 0.300 s with 256 KiB.
 const READ_CHUNK: usize = 2 << 20;
-/// Bytes per read on the calling thread. A read copies from the page cache
-/// into the buffer and the checks then read the buffer again; a buffer
-/// that stays in the core's own caches makes both cheaper. Measured on
-/// an AMD EPYC (1 MiB L2 per core), `verify-crc` of a 1 GiB segment on
-/// one core took 0.83-0.86 times the CPU with 64 KiB reads as with 2 MiB
-/// (0.83 times that of 128 KiB; 32 KiB 0.91 times, 128 KiB to 1 MiB the
-/// same as 2 MiB), and 0.87 times with 1 MB batches, each of which then
-/// straddles many chunks and is gathered in the carry buffer.
-const INLINE_CHUNK: usize = 64 << 10;
 /// Read-ahead buffers per thread (being filled, queued, being parsed).
 const BUFFERS_PER_THREAD: usize = 2;
 /// Read-ahead threads that also check batches, at most; one when they only
@@ -122,7 +118,7 @@ pub struct SegmentReader {
     pos: u64,
     tail: Option<Tail>,
     /// The chunk being parsed; `chunk[chunk_start..chunk_end]` is unread.
-    chunk: Vec<u8>,
+    chunk: AlignedBuf,
     chunk_start: usize,
     chunk_end: usize,
     /// Batches of the chunk checked by the thread that read it, by position;
@@ -134,8 +130,8 @@ pub struct SegmentReader {
     carry: Vec<u8>,
     carry_start: usize,
     source: Source,
-    /// Bytes per read: [`INLINE_CHUNK`] or [`READ_CHUNK`], chosen with the
-    /// source (0 until then; tests set it first).
+    /// Bytes per read: [`READ_CHUNK`], set with the source (0 until then;
+    /// tests set it first).
     chunk_size: usize,
     read_ahead: ReadAhead,
     check: Option<DecodeLimits>,
@@ -185,7 +181,7 @@ struct Checked {
 /// A chunk read by a read-ahead thread: `buf[..len]`, and the batches in
 /// it the thread checked.
 struct Filled {
-    buf: Vec<u8>,
+    buf: AlignedBuf,
     len: usize,
     checks: Vec<Checked>,
 }
@@ -199,10 +195,10 @@ type Message = io::Result<Filled>;
 struct Pool {
     chunks: Vec<Receiver<Message>>,
     /// Buffers handed back, to the thread that filled them.
-    recycle: Vec<Sender<Vec<u8>>>,
+    recycle: Vec<Sender<AlignedBuf>>,
     chain: Arc<Chain>,
     /// Each returns the buffers it holds when it ends.
-    threads: Vec<JoinHandle<Vec<Vec<u8>>>>,
+    threads: Vec<JoinHandle<Vec<AlignedBuf>>>,
     /// The chunk to take next.
     next: usize,
     /// The cores the threads run on beyond the reader's own, given back
@@ -213,7 +209,7 @@ struct Pool {
 impl Pool {
     /// Stop the threads and gather every buffer: those they filled and
     /// have not handed over, and those they hold.
-    fn stop(&mut self) -> Vec<Vec<u8>> {
+    fn stop(&mut self) -> Vec<AlignedBuf> {
         // Wake threads waiting on the chain or for a recycled buffer, so
         // that each stops at its next wait or turn of its loop; take what
         // they send until they hang up (at most one read each is in
@@ -312,7 +308,7 @@ impl Chain {
 thread_local! {
     /// Chunk buffers of the readers this thread has dropped, for the next
     /// one it opens.
-    static SPARE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+    static SPARE: RefCell<Vec<AlignedBuf>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Buffers a thread keeps: enough for one reader's read-ahead threads
@@ -320,19 +316,17 @@ thread_local! {
 const SPARE_MAX: usize = CHECK_THREADS * BUFFERS_PER_THREAD;
 
 /// A buffer of at least `len` bytes: a spare one if this thread has one.
-fn spare_buffer(len: usize) -> Vec<u8> {
+fn spare_buffer(len: usize) -> AlignedBuf {
     let mut buf = SPARE
         .with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop()))
         .unwrap_or_default();
-    if buf.len() < len {
-        buf.resize(len, 0);
-    }
+    buf.grow_to(len);
     buf
 }
 
 /// Keep `buf` for the next reader of this thread (if it is worth keeping).
-fn keep_spare(buf: Vec<u8>) {
-    if buf.is_empty() || buf.capacity() > READ_CHUNK {
+fn keep_spare(buf: AlignedBuf) {
+    if buf.is_empty() || buf.len() > READ_CHUNK {
         return;
     }
     SPARE.with(|s| {
@@ -377,13 +371,13 @@ struct Job {
     check: Option<DecodeLimits>,
     chain: Arc<Chain>,
     /// Buffers to read into before allocating any.
-    buffers: Vec<Vec<u8>>,
+    buffers: Vec<AlignedBuf>,
 }
 
 impl Job {
     /// Read (and check) this thread's chunks; returns the buffers it still
     /// holds when it ends.
-    fn run(mut self, out: SyncSender<Message>, recycle: Receiver<Vec<u8>>) -> Vec<Vec<u8>> {
+    fn run(mut self, out: SyncSender<Message>, recycle: Receiver<AlignedBuf>) -> Vec<AlignedBuf> {
         let mut kept = Vec::new();
         self.fill(&out, &recycle, &mut kept);
         // The reader has hung up or taken everything: what it handed back
@@ -396,8 +390,8 @@ impl Job {
     fn fill(
         &mut self,
         out: &SyncSender<Message>,
-        recycle: &Receiver<Vec<u8>>,
-        kept: &mut Vec<Vec<u8>>,
+        recycle: &Receiver<AlignedBuf>,
+        kept: &mut Vec<AlignedBuf>,
     ) {
         let mut allocated = self.buffers.len();
         let mut k = self.index;
@@ -415,7 +409,7 @@ impl Job {
                 Ok(buf) => buf,
                 Err(TryRecvError::Empty) if allocated < BUFFERS_PER_THREAD => {
                     allocated += 1;
-                    Vec::new()
+                    AlignedBuf::default()
                 }
                 Err(TryRecvError::Empty) => match recycle.recv() {
                     Ok(buf) => buf,
@@ -425,9 +419,7 @@ impl Job {
             };
             // A buffer from an earlier reader may be smaller (or larger)
             // than this file's chunks: read exactly one chunk into it.
-            if buf.len() < want {
-                buf.resize(want, 0);
-            }
+            buf.grow_to(want);
             let len = match read_full_at(&self.file, buf.get_mut(..want).unwrap_or(&mut []), at) {
                 Ok(len) => len,
                 Err(e) => {
@@ -596,7 +588,7 @@ impl SegmentReader {
             file_len,
             pos: start_at.min(file_len),
             tail: None,
-            chunk: Vec::new(),
+            chunk: AlignedBuf::default(),
             chunk_start: 0,
             chunk_end: 0,
             checks: Vec::new(),
@@ -682,7 +674,7 @@ impl SegmentReader {
             }
         }
         if self.chunk_size == 0 {
-            self.chunk_size = INLINE_CHUNK;
+            self.chunk_size = READ_CHUNK;
         }
         self.check = None;
         self.source = Source::Inline { next: self.pos };
@@ -755,7 +747,7 @@ impl SegmentReader {
                     if self.chunk.is_empty() {
                         self.chunk = spare_buffer(want);
                     }
-                    self.chunk.resize(want, 0);
+                    self.chunk.grow_to(want);
                 }
                 let dst = self.chunk.get_mut(..want).unwrap_or(&mut []);
                 let got = read_full_at(&self.file, dst, *next)
@@ -900,7 +892,7 @@ impl SegmentReader {
     /// framed, with its read-ahead check; `None` after the end.
     pub fn current(&self) -> Option<(Entry<'_>, Option<BatchCheck>)> {
         let c = self.current.as_ref()?;
-        let buf = if c.from_carry {
+        let buf: &[u8] = if c.from_carry {
             &self.carry
         } else {
             &self.chunk
