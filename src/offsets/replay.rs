@@ -47,7 +47,7 @@ use crate::offsets::group::{decode_group_metadata, GroupMetadata};
 use crate::offsets::records::{self, CoordinatorRecord};
 use crate::offsets::{
     decode_key_and_rest, decode_offset_commit_value, encode_offset_commit_key,
-    offset_commit_fields, OffsetCommitValue, OffsetsKey,
+    offset_commit_fields, offset_commit_value_fast, CommitValueRef, OffsetCommitValue, OffsetsKey,
 };
 
 /// One committed offset.
@@ -67,6 +67,21 @@ pub struct Commit {
 }
 
 impl Commit {
+    /// Store `d` in place of this commit, keeping the metadata's buffer.
+    fn replace_with(&mut self, d: CommitValueRef<'_>, log_partition: i32, log_offset: i64) {
+        self.offset = d.offset;
+        self.leader_epoch = d.leader_epoch;
+        if self.metadata != d.metadata {
+            self.metadata.clear();
+            self.metadata.push_str(d.metadata);
+        }
+        self.commit_timestamp = d.commit_timestamp;
+        self.expire_timestamp = d.expire_timestamp;
+        self.value_version = d.version;
+        self.log_partition = log_partition;
+        self.log_offset = log_offset;
+    }
+
     /// The commit a decoded value stores, written at `log_offset` of offsets partition `log_partition`.
     fn stored(d: OffsetCommitValue, log_partition: i32, log_offset: i64) -> Self {
         Commit {
@@ -471,14 +486,13 @@ impl Replay {
         let Some((_, slot)) = map.get_index_mut(at) else {
             return false;
         };
-        let Ok(d) = decode_offset_commit_value(v, r.at) else {
+        // Any other value (a version or layout to warn about, a negative
+        // offset, one that does not decode) takes the exact path.
+        let Some(d) = offset_commit_value_fast(v).filter(|d| d.offset >= 0) else {
             return false;
         };
-        if d.read_as != d.version || d.trailing_bytes > 0 || d.offset < 0 {
-            return false;
-        }
         *next = at + 1;
-        slot.commit = Commit::stored(d, r.lp, r.offset);
+        slot.commit.replace_with(d, r.lp, r.offset);
         self.stats.offset_commits += 1;
         true
     }
