@@ -704,7 +704,7 @@ fn hostile_summaries_never_panic() {
 fn summary_reads_headers_and_stops_at_damage() {
     let env = TestEnv::new();
     // fixtures/truncated: the last batch of orders-0 is cut 20 bytes in
-    // (position 2153 of its last segment): the walk ends before it, as a
+    // (position 2146 of its last segment): the walk ends before it, as a
     // broker's recovery would, and the damage is an error.
     let o = env.run(&["summary", "--format", "json", "fixtures/truncated"], None);
     assert_eq!(o.status.code(), Some(1));
@@ -722,7 +722,7 @@ fn summary_reads_headers_and_stops_at_damage() {
     assert!(p["damage"]
         .as_str()
         .unwrap()
-        .contains(":2153 error torn_tail"));
+        .contains(":2146 error torn_tail"));
     // data/orders-0 without the cut batch: the same log end as verify-crc's valid prefix.
     let full = run_json(&env, &["summary", "--format", "json", "fixtures/data"], 0);
     let full_end = full["log_dirs"][0]["partitions"][0]["log_end_offset"]

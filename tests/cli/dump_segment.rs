@@ -176,7 +176,7 @@ fn layout_annotates_every_field() {
     assert_eq!(o.status.code(), Some(0));
     let text = stdout(&o);
     assert!(
-        text.contains("-- records (compressed) 78 bytes of gzip"),
+        text.contains("-- records (compressed) 71 bytes of gzip"),
         "{text}"
     );
     assert!(

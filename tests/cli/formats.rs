@@ -211,7 +211,7 @@ fn text_stdout_holds_only_the_table_and_stderr_the_summary() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stdout(&o),
-        "fixtures/truncated/orders-0/00000000000000000090.log:2153 error torn_tail byte 2153: \
+        "fixtures/truncated/orders-0/00000000000000000090.log:2146 error torn_tail byte 2146: \
          torn tail: entry declares 145 bytes but only 20 remain in the file\n"
     );
     assert!(

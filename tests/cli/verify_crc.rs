@@ -87,7 +87,7 @@ fn jsonl_streams_each_finding_then_the_summary() {
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["finding", "summary"]);
     assert_eq!(lines[0]["kind"], "torn_tail");
-    assert_eq!(lines[0]["position"], 2153);
+    assert_eq!(lines[0]["position"], 2146);
     let summary = &lines[1];
     assert_eq!(summary["ok"], false);
     assert_eq!(summary["checked"]["files"], 2);
@@ -97,7 +97,7 @@ fn jsonl_streams_each_finding_then_the_summary() {
 #[test]
 fn repair_in_json_and_jsonl_names_the_plan_and_what_was_written() {
     let env = TestEnv::new();
-    let cut = "fixtures/truncated/orders-0/00000000000000000090.log.cut-2153";
+    let cut = "fixtures/truncated/orders-0/00000000000000000090.log.cut-2146";
     // The document: the check before, then the repair and the check after.
     let o = env.run(
         &[
@@ -139,7 +139,7 @@ fn repair_in_json_and_jsonl_names_the_plan_and_what_was_written() {
     assert_eq!(repair["dry_run"], false);
     assert_eq!(repair["written"], serde_json::json!([cut]));
     assert_eq!(repair["after"]["ok"], true);
-    assert_eq!(repair["after"]["checked"]["bytes"], 7855);
+    assert_eq!(repair["after"]["checked"]["bytes"], 7848);
     assert!(env.path(cut).is_file());
 }
 
@@ -197,7 +197,7 @@ fn repair_moves_a_torn_tail_aside_and_leaves_a_clean_log() {
         None,
     );
     assert_eq!(o.status.code(), Some(1));
-    assert!(stdout(&o).contains("repair: would move 20 bytes of fixtures/truncated/orders-0/00000000000000000090.log from position 2153 to fixtures/truncated/orders-0/00000000000000000090.log.cut-2153"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("repair: would move 20 bytes of fixtures/truncated/orders-0/00000000000000000090.log from position 2146 to fixtures/truncated/orders-0/00000000000000000090.log.cut-2146"), "{}", stdout(&o));
     assert_eq!(std::fs::read(&log).unwrap(), before);
     check_golden(
         &env,
@@ -206,7 +206,7 @@ fn repair_moves_a_torn_tail_aside_and_leaves_a_clean_log() {
         "verify-crc/repair-truncated",
     );
     let cut =
-        std::fs::read(env.path("fixtures/truncated/orders-0/00000000000000000090.log.cut-2153"))
+        std::fs::read(env.path("fixtures/truncated/orders-0/00000000000000000090.log.cut-2146"))
             .unwrap();
     assert_eq!(
         [std::fs::read(&log).unwrap(), cut].concat(),

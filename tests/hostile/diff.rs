@@ -6,7 +6,7 @@ use crate::support::{copy_dir, encoded, junk, stdout, TestEnv};
 
 #[test]
 fn r7_a_torn_copy_and_its_repaired_copy_differ() {
-    // fixtures/truncated/orders-0 ends in a torn tail at 2153 of its second
+    // fixtures/truncated/orders-0 ends in a torn tail at 2146 of its second
     // segment (fixtures/README.md); its repaired copy holds the same batches.
     let env = TestEnv::new();
     copy_dir(
@@ -24,9 +24,9 @@ fn r7_a_torn_copy_and_its_repaired_copy_differ() {
     let text = String::from_utf8_lossy(&run.stdout);
     for line in [
         "common prefix: 26 batches, offsets up to 124",
-        "only in B: 00000000000000000090.log.cut-2153",
-        "differs: 00000000000000000090.log (A 2173 bytes, B 2153 bytes, first difference at byte 2153)",
-        "damage: fixtures/truncated/orders-0/00000000000000000090.log:2153 error torn_tail",
+        "only in B: 00000000000000000090.log.cut-2146",
+        "differs: 00000000000000000090.log (A 2166 bytes, B 2146 bytes, first difference at byte 2146)",
+        "damage: fixtures/truncated/orders-0/00000000000000000090.log:2146 error torn_tail",
         "verdict: keep B: the same batches, but A's log also holds bytes that are not batches",
     ] {
         assert!(text.contains(line), "{line}\n{text}");

@@ -10,10 +10,10 @@ fn r8_an_interrupted_sidecar_is_completed_not_duplicated() {
     let env = TestEnv::new();
     let log = env.path("fixtures/truncated/orders-0/00000000000000000090.log");
     let bytes = std::fs::read(&log).unwrap();
-    // The torn tail starts at 2153 (fixtures/README.md): an earlier repair
+    // The torn tail starts at 2146 (fixtures/README.md): an earlier repair
     // copied only half of it before it was stopped.
-    let cut = &bytes[2153..];
-    let sidecar = env.path("fixtures/truncated/orders-0/00000000000000000090.log.cut-2153");
+    let cut = &bytes[2146..];
+    let sidecar = env.path("fixtures/truncated/orders-0/00000000000000000090.log.cut-2146");
     std::fs::write(&sidecar, &cut[..cut.len() / 2]).unwrap();
     let o = env.run(
         &["verify-crc", "--repair", "fixtures/truncated/orders-0"],
@@ -22,9 +22,9 @@ fn r8_an_interrupted_sidecar_is_completed_not_duplicated() {
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert_eq!(std::fs::read(&sidecar).unwrap(), cut);
     assert!(!env
-        .path("fixtures/truncated/orders-0/00000000000000000090.log.cut-2153.2")
+        .path("fixtures/truncated/orders-0/00000000000000000090.log.cut-2146.2")
         .exists());
-    assert_eq!(std::fs::read(&log).unwrap(), &bytes[..2153]);
+    assert_eq!(std::fs::read(&log).unwrap(), &bytes[..2146]);
 }
 
 #[test]

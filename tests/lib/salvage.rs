@@ -200,7 +200,7 @@ fn truncated_fixture_is_cut_like_a_torn_tail() {
     // truncated/orders-0: the last batch of the last segment cut 20 bytes in.
     let (_c, clean_dir, original) = clean();
     let last = clean_dir.join("00000000000000000090.log");
-    let position = 2153;
+    let position = 2146;
     let damaged = batch_offsets(&last, position);
     let (_t, dir) = copy("truncated/orders-0");
     let p = Partition::open(&dir).unwrap();
@@ -209,7 +209,7 @@ fn truncated_fixture_is_cut_like_a_torn_tail() {
         matches!(
             plan.actions.first(),
             Some(Action::Truncate {
-                at: 2153,
+                at: 2146,
                 len: 20,
                 ..
             })
