@@ -102,8 +102,10 @@ pub fn data_records_between(
     }
     // From batch headers alone, stepping over the bodies (the cost grows
     // with the batches behind, not their bytes): a batch wholly inside the
-    // range counts its recordsCount, a control batch nothing. Only a batch
-    // across an end of the range, and a legacy entry, need their records.
+    // range counts its recordsCount, a control batch nothing, a batch
+    // across an end of the range with no gaps in its offsets the offsets
+    // it shares with the range. Only a batch across an end with gaps (a
+    // compacted one), and a legacy entry, need their records.
     let mut count = 0u64;
     let mut headers = p.headers_from(from);
     while let Some(h) = headers.next_header()? {
@@ -121,6 +123,12 @@ pub fn data_records_between(
         let last = b.base_offset + i64::from(b.last_offset_delta);
         if b.base_offset >= from && last < to {
             count += b.records_count.max(0) as u64;
+        } else if i64::from(b.records_count) == i64::from(b.last_offset_delta) + 1 {
+            // A batch across an end of the range that holds a record at
+            // every offset from base to last (offset deltas strictly
+            // increase from 0 to lastOffsetDelta, `LogValidator`): as many
+            // records as offsets of the range it covers.
+            count += (last.min(to - 1) - b.base_offset.max(from) + 1).max(0) as u64;
         } else {
             count +=
                 records_between_slowly(p, b.base_offset.max(from), (last + 1).min(to), limits)?;

@@ -8,9 +8,8 @@
 //! and the reader stops. A CRC mismatch does not break the framing, so the
 //! reader goes on and leaves the CRC to the caller.
 //!
-//! Bytes come in chunks of 2 MiB (never more than the file holds; on the
-//! calling thread the first is 64 KiB and each next one twice the last);
-//! see [`READ_CHUNK`] for why. An entry inside one chunk is handed out as a slice of it; only an entry
+//! Bytes come in chunks of 2 MiB (never more than the file holds); see
+//! [`READ_CHUNK`] for why. An entry inside one chunk is handed out as a slice of it; only an entry
 //! that straddles two chunks is copied, into a carry buffer that grows to
 //! the largest such entry, and only after checking that the file really
 //! has that many bytes. A large file is read ahead by background threads
@@ -60,11 +59,6 @@ use crate::log::cores::{self, Permits};
 /// 1 MiB, 0.245 s with 256 KiB, 0.266 s with 64 KiB; read ahead on two
 /// cores: 0.254 s with 2 MiB, 0.259 s with 1 MiB, 0.300 s with 256 KiB.
 const READ_CHUNK: usize = 2 << 20;
-/// The first read on the calling thread, doubled at each read after it up
-/// to [`READ_CHUNK`]: a caller that wants one batch (lag counting the
-/// records of the batch that holds a committed offset, `dump-segment` of
-/// a few entries) then reads 64 KiB, not 2 MiB.
-const FIRST_CHUNK: usize = 64 << 10;
 /// Read-ahead buffers per thread (being filled, queued, being parsed).
 const BUFFERS_PER_THREAD: usize = 2;
 /// Read-ahead threads that also check batches, at most; one when they only
@@ -136,12 +130,9 @@ pub struct SegmentReader {
     carry: Vec<u8>,
     carry_start: usize,
     source: Source,
-    /// Bytes per read: from [`FIRST_CHUNK`] up to [`READ_CHUNK`] on the
-    /// calling thread, [`READ_CHUNK`] when reading ahead, set with the
-    /// source (0 until then; tests set it first, and it then stays).
+    /// Bytes per read: [`READ_CHUNK`], set with the source (0 until then;
+    /// tests set it first).
     chunk_size: usize,
-    /// Whether each read on the calling thread doubles `chunk_size`.
-    grow: bool,
     read_ahead: ReadAhead,
     check: Option<DecodeLimits>,
     /// Where the entry last handed out lies, for [`current`](SegmentReader::current).
@@ -606,7 +597,6 @@ impl SegmentReader {
             carry_start: 0,
             source: Source::Idle,
             chunk_size: 0,
-            grow: false,
             read_ahead: ReadAhead::Auto,
             check: None,
             current: None,
@@ -684,8 +674,7 @@ impl SegmentReader {
             }
         }
         if self.chunk_size == 0 {
-            self.chunk_size = FIRST_CHUNK;
-            self.grow = true;
+            self.chunk_size = READ_CHUNK;
         }
         self.check = None;
         self.source = Source::Inline { next: self.pos };
@@ -767,9 +756,6 @@ impl SegmentReader {
                     return Err(Error::io(&self.path, "read", shrank()));
                 }
                 *next += got as u64;
-                if self.grow {
-                    self.chunk_size = (self.chunk_size * 2).min(READ_CHUNK);
-                }
                 self.chunk_start = 0;
                 self.chunk_end = got;
             }
