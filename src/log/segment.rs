@@ -130,8 +130,7 @@ pub struct SegmentReader {
     carry: Vec<u8>,
     carry_start: usize,
     source: Source,
-    /// Bytes per read: [`READ_CHUNK`], set with the source (0 until then;
-    /// tests set it first).
+    /// Bytes per read: [`READ_CHUNK`] (tests set others).
     chunk_size: usize,
     read_ahead: ReadAhead,
     check: Option<DecodeLimits>,
@@ -596,7 +595,7 @@ impl SegmentReader {
             carry: Vec::new(),
             carry_start: 0,
             source: Source::Idle,
-            chunk_size: 0,
+            chunk_size: READ_CHUNK,
             read_ahead: ReadAhead::Auto,
             check: None,
             current: None,
@@ -663,18 +662,10 @@ impl SegmentReader {
             ReadAhead::Always => Some((most, cores::take(0))),
         };
         if let Some((threads, permits)) = threads {
-            let size = match self.chunk_size {
-                0 => READ_CHUNK,
-                set => set,
-            };
-            if let Some(pool) = self.spawn_pool(threads, permits, size) {
-                self.chunk_size = size;
+            if let Some(pool) = self.spawn_pool(threads, permits, self.chunk_size) {
                 self.source = Source::Threads(pool);
                 return;
             }
-        }
-        if self.chunk_size == 0 {
-            self.chunk_size = READ_CHUNK;
         }
         self.check = None;
         self.source = Source::Inline { next: self.pos };
@@ -1109,7 +1100,9 @@ mod tests {
 
     fn read_all(path: &Path, at: u64, chunk: usize, mode: ReadAhead, check: bool) -> Read {
         let mut r = SegmentReader::open_at(path, at).unwrap();
-        r.chunk_size = chunk;
+        if chunk > 0 {
+            r.chunk_size = chunk;
+        }
         r.read_ahead = mode;
         if check {
             r.check_ahead(DecodeLimits::default());

@@ -178,6 +178,20 @@ pub fn decode_offset_commit_value(value: &[u8], at: u64) -> Result<OffsetCommitV
     })
 }
 
+impl OffsetCommitValue {
+    /// Its fields, the metadata borrowed.
+    pub fn borrowed(&self) -> CommitValueRef<'_> {
+        CommitValueRef {
+            version: self.version,
+            offset: self.offset,
+            leader_epoch: self.leader_epoch,
+            metadata: &self.metadata,
+            commit_timestamp: self.commit_timestamp,
+            expire_timestamp: self.expire_timestamp,
+        }
+    }
+}
+
 /// An OffsetCommitValue as the replay's hot path reads it: the fields of a
 /// value of version 0 to 3 that ends with its last field, borrowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -47,11 +47,11 @@ use crate::offsets::group::{decode_group_metadata, GroupMetadata};
 use crate::offsets::records::{self, CoordinatorRecord};
 use crate::offsets::{
     decode_key_and_rest, decode_offset_commit_value, encode_offset_commit_key,
-    offset_commit_fields, offset_commit_value_fast, CommitValueRef, OffsetCommitValue, OffsetsKey,
+    offset_commit_fields, offset_commit_value_fast, CommitValueRef, OffsetsKey,
 };
 
 /// One committed offset.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Commit {
     /// The next offset the group will read. Negative only when a non-Java
     /// client committed one: the coordinator stores it as it is.
@@ -67,8 +67,10 @@ pub struct Commit {
 }
 
 impl Commit {
-    /// Store `d` in place of this commit, keeping the metadata's buffer.
-    fn replace_with(&mut self, d: CommitValueRef<'_>, log_partition: i32, log_offset: i64) {
+    /// Store `d`, written at `log_offset` of offsets partition
+    /// `log_partition`, in place of this commit, keeping the metadata's
+    /// buffer.
+    fn set(&mut self, d: CommitValueRef<'_>, log_partition: i32, log_offset: i64) {
         self.offset = d.offset;
         self.leader_epoch = d.leader_epoch;
         if self.metadata != d.metadata {
@@ -80,20 +82,6 @@ impl Commit {
         self.value_version = d.version;
         self.log_partition = log_partition;
         self.log_offset = log_offset;
-    }
-
-    /// The commit a decoded value stores, written at `log_offset` of offsets partition `log_partition`.
-    fn stored(d: OffsetCommitValue, log_partition: i32, log_offset: i64) -> Self {
-        Commit {
-            offset: d.offset,
-            leader_epoch: d.leader_epoch,
-            metadata: d.metadata,
-            commit_timestamp: d.commit_timestamp,
-            expire_timestamp: d.expire_timestamp,
-            value_version: d.version,
-            log_partition,
-            log_offset,
-        }
     }
 }
 
@@ -492,7 +480,7 @@ impl Replay {
             return false;
         };
         *next = at + 1;
-        slot.commit.replace_with(d, r.lp, r.offset);
+        slot.commit.set(d, r.lp, r.offset);
         self.stats.offset_commits += 1;
         true
     }
@@ -790,7 +778,8 @@ impl Replay {
                         format!("{group} {topic}-{partition}: committed offset {} is negative (loaded as it is)", d.offset),
                     );
                 }
-                let commit = Commit::stored(d, lp, log_offset);
+                let mut commit = Commit::default();
+                commit.set(d.borrowed(), lp, log_offset);
                 if let Some(pid) = txn_producer {
                     self.event(
                         lp,
