@@ -8,11 +8,14 @@
 use std::path::Path;
 
 use kaen_log::metadata::records as metadata;
-use kaen_log::offsets::group::decode_group_metadata;
+use kaen_log::offsets::group::{decode_group_metadata, GroupMetadata};
 use kaen_log::offsets::records as coordinator;
-use kaen_log::offsets::{decode_key, decode_offset_commit_value, is_offsets_topic, OffsetsKey};
-use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
-use serde_json::{json, Value};
+use kaen_log::offsets::{
+    decode_key, decode_offset_commit_value, is_offsets_topic, OffsetCommitValue, OffsetsKey,
+};
+use kaen_log::txn::txnlog::{self, status_name, TransactionMetadata, TRANSACTION_STATE_TOPIC};
+use serde::Serialize;
+use serde_json::Value;
 
 /// Which internal topic a partition folder belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,89 +46,272 @@ pub fn detect(log: &Path) -> Option<Internal> {
     }
 }
 
-/// The decoded key and value as JSON (`{"error": ...}` for what does not decode).
-pub fn decode(kind: Internal, key: Option<&[u8]>, value: Option<&[u8]>, at: u64) -> Value {
-    let err = |e: kaen_log::DecodeError| json!({"error": e.to_string()});
+/// A decoded internal-topic record as `dump-segment` writes it under
+/// `decoded`: a record decoded by one of the library's schema tables
+/// (metadata, coordinator records), an error, or a key and its value.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum Decoded<'a> {
+    Schema(Value),
+    Error(Failed),
+    Record {
+        key: KeyJson<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        value: Option<ValueJson>,
+    },
+}
+
+/// What did not decode: `{"error": ...}`.
+#[derive(Serialize)]
+pub struct Failed {
+    error: String,
+}
+
+impl Failed {
+    fn new(error: impl ToString) -> Self {
+        Failed {
+            error: error.to_string(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum KeyJson<'a> {
+    Offsets(OffsetsKeyJson<'a>),
+    Transaction { transactional_id: String },
+    Error(Failed),
+}
+
+/// An offsets-topic key of a record type this module decodes itself.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OffsetsKeyJson<'a> {
+    OffsetCommit {
+        version: i16,
+        group: &'a str,
+        topic: &'a str,
+        partition: i32,
+    },
+    GroupMetadata {
+        version: i16,
+        group: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum ValueJson {
+    /// `"tombstone"`: a null value.
+    Tombstone(&'static str),
+    Group(GroupJson),
+    Commit(CommitJson),
+    Transaction(TransactionJson),
+    Error(Failed),
+}
+
+impl ValueJson {
+    /// A null value as `"tombstone"`, else what `decode` makes of the bytes.
+    fn of<T>(
+        value: Option<&[u8]>,
+        decode: impl FnOnce(&[u8]) -> Result<T, kaen_log::DecodeError>,
+        json: impl FnOnce(T) -> ValueJson,
+    ) -> ValueJson {
+        match value.map(decode) {
+            None => ValueJson::Tombstone("tombstone"),
+            Some(Ok(v)) => json(v),
+            Some(Err(e)) => ValueJson::Error(Failed::new(e)),
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct GroupJson {
+    version: i16,
+    protocol_type: String,
+    generation: i32,
+    protocol: Option<String>,
+    leader: Option<String>,
+    current_state_timestamp: Option<i64>,
+    members: Vec<MemberJson>,
+}
+
+#[derive(Serialize)]
+pub struct MemberJson {
+    member_id: String,
+    group_instance_id: Option<String>,
+    client_id: String,
+    client_host: String,
+    rebalance_timeout_ms: Option<i32>,
+    session_timeout_ms: i32,
+    assignment: Vec<TopicPartitions>,
+}
+
+#[derive(Serialize)]
+pub struct TopicPartitions {
+    topic: String,
+    partitions: Vec<i32>,
+}
+
+fn topic_partitions(list: Vec<(String, Vec<i32>)>) -> Vec<TopicPartitions> {
+    list.into_iter()
+        .map(|(topic, partitions)| TopicPartitions { topic, partitions })
+        .collect()
+}
+
+#[derive(Serialize)]
+pub struct CommitJson {
+    version: i16,
+    offset: i64,
+    leader_epoch: i32,
+    metadata: String,
+    commit_timestamp: i64,
+    expire_timestamp: Option<i64>,
+}
+
+#[derive(Serialize)]
+pub struct TransactionJson {
+    version: i16,
+    producer_id: i64,
+    producer_epoch: i16,
+    timeout_ms: i32,
+    state: &'static str,
+    partitions: Option<Vec<TopicPartitions>>,
+    last_update_timestamp: i64,
+    start_timestamp: i64,
+}
+
+impl From<GroupMetadata> for GroupJson {
+    fn from(g: GroupMetadata) -> Self {
+        GroupJson {
+            version: g.version,
+            protocol_type: g.protocol_type,
+            generation: g.generation,
+            protocol: g.protocol,
+            leader: g.leader,
+            current_state_timestamp: g.current_state_timestamp,
+            members: g
+                .members
+                .into_iter()
+                .map(|m| MemberJson {
+                    member_id: m.member_id,
+                    group_instance_id: m.group_instance_id,
+                    client_id: m.client_id,
+                    client_host: m.client_host,
+                    rebalance_timeout_ms: m.rebalance_timeout_ms,
+                    session_timeout_ms: m.session_timeout_ms,
+                    assignment: topic_partitions(m.assignment),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<OffsetCommitValue> for CommitJson {
+    fn from(c: OffsetCommitValue) -> Self {
+        CommitJson {
+            version: c.version,
+            offset: c.offset,
+            leader_epoch: c.leader_epoch,
+            metadata: c.metadata,
+            commit_timestamp: c.commit_timestamp,
+            expire_timestamp: c.expire_timestamp,
+        }
+    }
+}
+
+impl From<TransactionMetadata> for TransactionJson {
+    fn from(m: TransactionMetadata) -> Self {
+        TransactionJson {
+            version: m.version,
+            producer_id: m.producer_id,
+            producer_epoch: m.producer_epoch,
+            timeout_ms: m.timeout_ms,
+            state: status_name(m.status),
+            partitions: m.partitions.map(topic_partitions),
+            last_update_timestamp: m.last_update_timestamp_ms,
+            start_timestamp: m.start_timestamp_ms,
+        }
+    }
+}
+
+/// The decoded key and value (`{"error": ...}` for what does not decode).
+pub fn decode<'a>(
+    kind: Internal,
+    key: Option<&'a [u8]>,
+    value: Option<&[u8]>,
+    at: u64,
+) -> Decoded<'a> {
+    let bad_key = |e: String| Decoded::Record {
+        key: KeyJson::Error(Failed { error: e }),
+        value: None,
+    };
     if kind == Internal::ClusterMetadata {
         // The key is null; the value is a framed metadata record.
         return match value {
-            Some(v) => metadata::decode_metadata(v, at).to_json(v),
-            None => json!({"error": "null value"}),
+            Some(v) => Decoded::Schema(metadata::decode_metadata(v, at).to_json(v)),
+            None => Decoded::Error(Failed::new("null value")),
         };
     }
     let Some(key) = key else {
-        return json!({"key": {"error": "null key"}});
+        return bad_key("null key".into());
     };
     match kind {
-        Internal::ClusterMetadata => json!(null),
-        Internal::ShareGroupState => {
-            coordinator::decode(coordinator::SHARE_RECORDS, key, value, at).to_json()
-        }
+        Internal::ClusterMetadata => Decoded::Schema(Value::Null),
+        Internal::ShareGroupState => Decoded::Schema(
+            coordinator::decode(coordinator::SHARE_RECORDS, key, value, at).to_json(),
+        ),
         Internal::Offsets => {
-            let (k, group_record) = match decode_key(key, at) {
+            let (key, value) = match decode_key(key, at) {
                 Ok(OffsetsKey::OffsetCommit {
                     record_type,
                     group,
                     topic,
                     partition,
                 }) => (
-                    json!({"type": "offset_commit", "version": record_type, "group": group, "topic": topic, "partition": partition}),
-                    false,
+                    OffsetsKeyJson::OffsetCommit {
+                        version: record_type,
+                        group,
+                        topic,
+                        partition,
+                    },
+                    ValueJson::of(
+                        value,
+                        |v| decode_offset_commit_value(v, at),
+                        |c| ValueJson::Commit(c.into()),
+                    ),
                 ),
                 Ok(OffsetsKey::GroupMetadata { group }) => (
-                    json!({"type": "group_metadata", "version": 2, "group": group}),
-                    true,
+                    OffsetsKeyJson::GroupMetadata { version: 2, group },
+                    ValueJson::of(
+                        value,
+                        |v| decode_group_metadata(v, at),
+                        |g| ValueJson::Group(g.into()),
+                    ),
                 ),
                 Ok(OffsetsKey::Other { .. }) => {
-                    return coordinator::decode(coordinator::GROUP_RECORDS, key, value, at)
-                        .to_json()
+                    return Decoded::Schema(
+                        coordinator::decode(coordinator::GROUP_RECORDS, key, value, at).to_json(),
+                    )
                 }
-                Err(e) => return json!({"key": err(e)}),
+                Err(e) => return bad_key(e.to_string()),
             };
-            let v = match value {
-                None => json!("tombstone"),
-                Some(v) if group_record => match decode_group_metadata(v, at) {
-                    Ok(g) => json!({
-                        "version": g.version, "protocol_type": g.protocol_type, "generation": g.generation,
-                        "protocol": g.protocol, "leader": g.leader, "current_state_timestamp": g.current_state_timestamp,
-                        "members": g.members.iter().map(|m| json!({
-                            "member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
-                            "client_host": m.client_host, "rebalance_timeout_ms": m.rebalance_timeout_ms,
-                            "session_timeout_ms": m.session_timeout_ms,
-                            "assignment": m.assignment.iter().map(|(t, ps)| json!({"topic": t, "partitions": ps})).collect::<Vec<_>>(),
-                        })).collect::<Vec<_>>(),
-                    }),
-                    Err(e) => err(e),
-                },
-                Some(v) => match decode_offset_commit_value(v, at) {
-                    Ok(c) => json!({
-                        "version": c.version, "offset": c.offset, "leader_epoch": c.leader_epoch, "metadata": c.metadata,
-                        "commit_timestamp": c.commit_timestamp, "expire_timestamp": c.expire_timestamp,
-                    }),
-                    Err(e) => err(e),
-                },
-            };
-            json!({"key": k, "value": v})
+            Decoded::Record {
+                key: KeyJson::Offsets(key),
+                value: Some(value),
+            }
         }
-        Internal::TransactionState => {
-            let k = match txnlog::decode_key(key, at) {
-                Ok(id) => json!({"transactional_id": id}),
-                Err(e) => return json!({"key": err(e)}),
-            };
-            let v = match value {
-                None => json!("tombstone"),
-                Some(v) => match txnlog::decode_value(v, at) {
-                    Ok(m) => json!({
-                        "version": m.version, "producer_id": m.producer_id, "producer_epoch": m.producer_epoch,
-                        "timeout_ms": m.timeout_ms, "state": status_name(m.status),
-                        "partitions": m.partitions.as_ref().map(|ps| ps.iter().map(|(t, ids)| json!({"topic": t, "partitions": ids})).collect::<Vec<_>>()),
-                        "last_update_timestamp": m.last_update_timestamp_ms, "start_timestamp": m.start_timestamp_ms,
-                    }),
-                    Err(e) => err(e),
-                },
-            };
-            json!({"key": k, "value": v})
-        }
+        Internal::TransactionState => match txnlog::decode_key(key, at) {
+            Ok(transactional_id) => Decoded::Record {
+                key: KeyJson::Transaction { transactional_id },
+                value: Some(ValueJson::of(
+                    value,
+                    |v| txnlog::decode_value(v, at),
+                    |m| ValueJson::Transaction(m.into()),
+                )),
+            },
+            Err(e) => bad_key(e.to_string()),
+        },
     }
 }
 
@@ -134,6 +320,6 @@ pub fn decode(kind: Internal, key: Option<&[u8]>, value: Option<&[u8]>, at: u64)
 pub fn decode_text(kind: Internal, key: Option<&[u8]>, value: Option<&[u8]>, at: u64) -> String {
     match (kind, value) {
         (Internal::ClusterMetadata, Some(v)) => metadata::decode_metadata(v, at).to_text(v),
-        _ => decode(kind, key, value, at).to_string(),
+        _ => serde_json::to_string(&decode(kind, key, value, at)).unwrap_or_default(),
     }
 }
