@@ -336,10 +336,7 @@ impl Reader {
                         }
                         obj.insert(json_name(f.name), v);
                     }
-                    None => unknown.push(serde_json::json!({
-                        "tag": tag,
-                        "bytes": base64::engine::general_purpose::STANDARD.encode(sub.rest()),
-                    })),
+                    None => unknown.push(unknown_tag(tag, sub.rest())),
                 }
             }
             if !unknown.is_empty() {
@@ -479,6 +476,23 @@ impl Reader {
             Ty::Struct(fields) => self.fields(c, fields, &format!("{path}."))?,
         })
     }
+}
+
+/// A tagged field the schema does not name, as the decoded message lists it
+/// under `unknownTaggedFields`: its tag and its bytes in base64.
+#[derive(serde::Serialize)]
+struct UnknownTag {
+    tag: u32,
+    bytes: String,
+}
+
+fn unknown_tag(tag: u32, bytes: &[u8]) -> Value {
+    use base64::Engine;
+    serde_json::to_value(UnknownTag {
+        tag,
+        bytes: base64::engine::general_purpose::STANDARD.encode(bytes),
+    })
+    .unwrap_or(Value::Null)
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use base64::Engine;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
@@ -310,20 +311,55 @@ pub static CONTROL: &[(i16, Schema)] = &[
     (6, control("VotersRecord", 0, VOTERS)),
 ];
 
+/// A KRaft control record's value as dump-segment shows it: its schema's
+/// name, then its fields, or why they do not decode and its bytes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ControlValue {
+    #[serde(rename = "type")]
+    pub name: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The value's bytes in hex, when they do not decode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+}
+
+/// Compact JSON, as in the JSON output.
+impl std::fmt::Display for ControlValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&serde_json::to_string(self).map_err(|_| std::fmt::Error)?)
+    }
+}
+
 /// The decoded value of a KRaft control record of `control_type`, or `None`
 /// for the transaction markers and unknown types. Read like
 /// `ControlRecordUtils.deserialize*`: at version 0, bytes after the message
 /// ignored.
-pub fn decode_control_value(control_type: i16, value: Option<&[u8]>, at: u64) -> Option<Value> {
+pub fn decode_control_value(
+    control_type: i16,
+    value: Option<&[u8]>,
+    at: u64,
+) -> Option<ControlValue> {
     let (_, schema) = CONTROL.iter().find(|(t, _)| *t == control_type)?;
-    let Some(value) = value else {
-        return Some(json!({"type": schema.name, "error": "null value"}));
+    let mut out = ControlValue {
+        name: schema.name,
+        data: None,
+        error: None,
+        raw: None,
     };
-    let mut c = Cursor::new(value, at);
-    Some(match schema.decode_prefix(&mut c, 0) {
-        Ok(data) => json!({"type": schema.name, "data": data}),
-        Err(e) => json!({"type": schema.name, "error": e.to_string(), "raw": hex(value)}),
-    })
+    match value {
+        None => out.error = Some("null value".into()),
+        Some(value) => match schema.decode_prefix(&mut Cursor::new(value, at), 0) {
+            Ok(data) => out.data = Some(data),
+            Err(e) => {
+                out.error = Some(e.to_string());
+                out.raw = Some(hex(value));
+            }
+        },
+    }
+    Some(out)
 }
 
 /// A metadata record's frame.

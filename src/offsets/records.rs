@@ -24,6 +24,7 @@
 //! (StreamsGroupTargetAssignmentResolvedTopicIds) is newer than 4.1.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::error::DecodeError;
@@ -659,40 +660,73 @@ pub fn decode(
     out
 }
 
-impl CoordinatorRecord {
-    /// The `decoded` JSON of dump-segment, shaped like `kafka-dump-log
-    /// --offsets-decoder` prints it (`CoordinatorRecordMessageFormatter`):
-    /// `{"key": {"type", "record_type", "data"}, "value": {"version",
-    /// "data"}}` (the value `"tombstone"` when null), plus `error`. The
-    /// fields sit under `data` because a schema may have a field named like
-    /// the envelope's (ConsumerGroupRegularExpressionValue has `Version`).
-    pub fn to_json(&self) -> Value {
-        let mut k = serde_json::Map::new();
-        k.insert("type".into(), self.name.clone().into());
-        k.insert("record_type".into(), self.record_type.into());
-        if let Some(fields) = &self.key {
-            k.insert("data".into(), fields.clone());
+/// The `decoded` JSON of dump-segment, shaped like `kafka-dump-log
+/// --offsets-decoder` prints it (`CoordinatorRecordMessageFormatter`):
+/// `{"key": {"type", "record_type", "data"}, "value": {"version", "data"}}`
+/// (the value `"tombstone"` when null), plus `error`. The fields sit under
+/// `data` because a schema may have a field named like the envelope's
+/// (ConsumerGroupRegularExpressionValue has `Version`).
+impl Serialize for CoordinatorRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Key<'a> {
+            #[serde(rename = "type")]
+            name: &'a str,
+            record_type: i16,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            data: Option<&'a Value>,
         }
-        let v = match &self.value {
-            None => json!("tombstone"),
-            // A value of an unknown type: its bytes.
-            Some((-1, d)) => d.clone(),
-            // A value that does not decode: its version and bytes.
-            Some((version, d)) if self.error.is_some() => {
-                json!({"version": version, "raw": d.get("raw")})
-            }
-            Some((version, d)) => json!({"version": version, "data": d}),
+        #[derive(Serialize)]
+        #[serde(untagged)]
+        enum Val<'a> {
+            Tombstone(&'static str),
+            /// A value of an unknown type: its bytes.
+            Unknown(&'a Value),
+            /// A value that does not decode: its version and bytes.
+            Raw {
+                version: i16,
+                raw: Option<&'a Value>,
+            },
+            Data {
+                version: i16,
+                data: &'a Value,
+            },
+        }
+        #[derive(Serialize)]
+        struct Record<'a> {
+            key: Key<'a>,
+            value: Val<'a>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<&'a str>,
+            #[serde(skip_serializing_if = "is_zero")]
+            trailing_bytes: u64,
+        }
+        fn is_zero(n: &u64) -> bool {
+            *n == 0
+        }
+        let value = match &self.value {
+            None => Val::Tombstone("tombstone"),
+            Some((-1, d)) => Val::Unknown(d),
+            Some((version, d)) if self.error.is_some() => Val::Raw {
+                version: *version,
+                raw: d.get("raw"),
+            },
+            Some((version, d)) => Val::Data {
+                version: *version,
+                data: d,
+            },
         };
-        let mut out = serde_json::Map::new();
-        out.insert("key".into(), Value::Object(k));
-        out.insert("value".into(), v);
-        if let Some(e) = &self.error {
-            out.insert("error".into(), e.clone().into());
+        Record {
+            key: Key {
+                name: &self.name,
+                record_type: self.record_type,
+                data: self.key.as_ref(),
+            },
+            value,
+            error: self.error.as_deref(),
+            trailing_bytes: self.trailing_bytes,
         }
-        if self.trailing_bytes > 0 {
-            out.insert("trailing_bytes".into(), self.trailing_bytes.into());
-        }
-        Value::Object(out)
+        .serialize(s)
     }
 }
 

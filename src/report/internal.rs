@@ -53,6 +53,7 @@ pub fn detect(log: &Path) -> Option<Internal> {
 #[serde(untagged)]
 pub enum Decoded<'a> {
     Schema(Value),
+    Coordinator(coordinator::CoordinatorRecord),
     Error(Failed),
     Record {
         key: KeyJson<'a>,
@@ -258,9 +259,12 @@ pub fn decode<'a>(
     };
     match kind {
         Internal::ClusterMetadata => Decoded::Schema(Value::Null),
-        Internal::ShareGroupState => Decoded::Schema(
-            coordinator::decode(coordinator::SHARE_RECORDS, key, value, at).to_json(),
-        ),
+        Internal::ShareGroupState => Decoded::Coordinator(coordinator::decode(
+            coordinator::SHARE_RECORDS,
+            key,
+            value,
+            at,
+        )),
         Internal::Offsets => {
             let (key, value) = match decode_key(key, at) {
                 Ok(OffsetsKey::OffsetCommit {
@@ -290,9 +294,12 @@ pub fn decode<'a>(
                     ),
                 ),
                 Ok(OffsetsKey::Other { .. }) => {
-                    return Decoded::Schema(
-                        coordinator::decode(coordinator::GROUP_RECORDS, key, value, at).to_json(),
-                    )
+                    return Decoded::Coordinator(coordinator::decode(
+                        coordinator::GROUP_RECORDS,
+                        key,
+                        value,
+                        at,
+                    ))
                 }
                 Err(e) => return bad_key(e.to_string()),
             };
