@@ -20,10 +20,18 @@
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+static CORES: OnceLock<usize> = OnceLock::new();
+
 /// The cores this process may run on.
 pub fn cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Run on `n` cores (at least one) instead of [`cores`]' default: a
+/// command's `--threads`. Only before anything has asked how many there
+/// are; `false` after.
+pub fn set_cores(n: usize) -> bool {
+    CORES.set(n.max(1)).is_ok()
 }
 
 /// Cores not held by any thread.

@@ -22,7 +22,10 @@
 //! [`BatchView::check_crc_and_records`] on the plain batches of the chunk
 //! they just read, while its bytes are in their cache, and the reader
 //! hands the result out with the entry (see
-//! [`SegmentReader::next_entry_checked`]).
+//! [`SegmentReader::next_entry_checked`]); with
+//! [`SegmentReader::render_ahead`] they render those batches instead (a
+//! dump's JSON), and the reader hands out the rendering with the entry
+//! (see [`SegmentReader::rendered`]).
 //!
 //! A reader's chunk buffers outlive it: when it is dropped they go to a
 //! small list kept per thread, and the next reader that thread opens (the
@@ -71,6 +74,34 @@ const READ_AHEAD_MIN: u64 = 16 << 20;
 
 /// What [`BatchView::check_crc_and_records`] returned for a batch.
 pub type BatchCheck = std::result::Result<RecordsChecked, DecodeError>;
+
+/// A rendering of whole batches into bytes that read-ahead threads run
+/// (see [`SegmentReader::render_ahead`]).
+pub trait RenderBatch: Send + Sync {
+    /// Append `batch` rendered to `out` and return `true`; or return
+    /// `false` to leave the batch to the caller (whatever was appended is
+    /// dropped). `scratch` is the thread's, kept from batch to batch.
+    fn render(&self, batch: &BatchView<'_>, scratch: &mut Vec<u8>, out: &mut Vec<u8>) -> bool;
+}
+
+/// What read-ahead threads do with the plain v2 batches (uncompressed,
+/// wholly inside the chunk) of each chunk they read.
+#[derive(Clone)]
+enum Ahead {
+    Check(DecodeLimits),
+    Render(Arc<dyn RenderBatch>),
+}
+
+/// What a read-ahead thread made of one batch.
+#[derive(Debug, Clone, Copy)]
+enum Done {
+    Checked(BatchCheck),
+    /// Rendered as `rendered[start..end]` of its chunk.
+    Rendered {
+        start: usize,
+        end: usize,
+    },
+}
 
 /// How a segment ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,7 +164,9 @@ pub struct SegmentReader {
     /// Bytes per read: [`READ_CHUNK`] (tests set others).
     chunk_size: usize,
     read_ahead: ReadAhead,
-    check: Option<DecodeLimits>,
+    ahead: Option<Ahead>,
+    /// The renderings of the current chunk's batches (see `Done::Rendered`).
+    rendered: Vec<u8>,
     /// Where the entry last handed out lies, for [`current`](SegmentReader::current).
     current: Option<Current>,
 }
@@ -145,7 +178,7 @@ struct Current {
     range: std::ops::Range<usize>,
     at: u64,
     magic: i8,
-    check: Option<BatchCheck>,
+    done: Option<Done>,
 }
 
 /// When to read ahead on threads.
@@ -169,20 +202,21 @@ enum Source {
     Threads(Pool),
 }
 
-/// A batch checked by a read-ahead thread.
+/// A batch checked or rendered by a read-ahead thread.
 #[derive(Debug, Clone, Copy)]
 struct Checked {
     position: u64,
     size: usize,
-    result: BatchCheck,
+    done: Done,
 }
 
-/// A chunk read by a read-ahead thread: `buf[..len]`, and the batches in
-/// it the thread checked.
+/// A chunk read by a read-ahead thread: `buf[..len]`, the batches in it the
+/// thread checked or rendered, and their renderings.
 struct Filled {
     buf: AlignedBuf,
     len: usize,
     checks: Vec<Checked>,
+    rendered: Vec<u8>,
 }
 
 type Message = io::Result<Filled>;
@@ -200,6 +234,8 @@ struct Pool {
     threads: Vec<JoinHandle<Vec<AlignedBuf>>>,
     /// The chunk to take next.
     next: usize,
+    /// Rendering buffers handed back, for any thread to render into.
+    rendered: Arc<Spares>,
     /// The cores the threads run on beyond the reader's own, given back
     /// after they have stopped (field order: dropped after `Drop::drop`).
     _permits: Permits<'static>,
@@ -229,6 +265,31 @@ impl Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// Rendering buffers the reader has finished with, kept for the threads to
+/// render the next chunks into (a fresh buffer per chunk would be faulted
+/// in page by page).
+#[derive(Default)]
+struct Spares(Mutex<Vec<Vec<u8>>>);
+
+impl Spares {
+    fn take(&self) -> Vec<u8> {
+        let mut v = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        v.pop().unwrap_or_default()
+    }
+
+    fn give(&self, mut buf: Vec<u8>) {
+        if buf.capacity() == 0 {
+            return;
+        }
+        buf.clear();
+        let mut v = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // As many as there are chunks in flight.
+        if v.len() < CHECK_THREADS * (BUFFERS_PER_THREAD + 1) {
+            v.push(buf);
+        }
     }
 }
 
@@ -366,8 +427,10 @@ struct Job {
     /// This thread reads chunks `index, index + threads, ...`.
     index: usize,
     threads: usize,
-    /// Check the plain batches of each chunk.
-    check: Option<DecodeLimits>,
+    /// Check or render the plain batches of each chunk.
+    ahead: Option<Ahead>,
+    /// Buffers to render into.
+    rendered: Arc<Spares>,
     chain: Arc<Chain>,
     /// Buffers to read into before allocating any.
     buffers: Vec<AlignedBuf>,
@@ -429,18 +492,21 @@ impl Job {
                 }
             };
             let bytes = buf.get(..len).unwrap_or(&[]);
-            let checks = match self.check {
-                Some(limits) if len == want => self.frame_and_check(k, at, bytes, limits),
+            let (checks, rendered) = match &self.ahead {
+                Some(ahead) if len == want => self.frame_and_check(k, at, bytes, ahead),
                 _ => {
                     self.chain.hand_on(k + 1, None);
-                    Vec::new()
+                    (Vec::new(), Vec::new())
                 }
             };
             if len == 0 {
                 kept.push(buf);
-            } else if let Err(mpsc::SendError(Ok(filled))) =
-                out.send(Ok(Filled { buf, len, checks }))
-            {
+            } else if let Err(mpsc::SendError(Ok(filled))) = out.send(Ok(Filled {
+                buf,
+                len,
+                checks,
+                rendered,
+            })) {
                 kept.push(filled.buf);
                 return;
             }
@@ -454,7 +520,8 @@ impl Job {
 
     /// Frame chunk `k` (`bytes`, read from `at`) once the chain says where
     /// its first entry starts, hand on where the next chunk's starts, then
-    /// check the plain v2 batches that lie wholly inside the chunk.
+    /// check or render the plain v2 batches that lie wholly inside the
+    /// chunk (the renderings, one after the other, come second).
     ///
     /// The framing here only decides which batches to check: the reader's
     /// own framing stays the authority, and uses a result only for a batch
@@ -464,11 +531,11 @@ impl Job {
         k: usize,
         at: u64,
         bytes: &[u8],
-        limits: DecodeLimits,
-    ) -> Vec<Checked> {
+        ahead: &Ahead,
+    ) -> (Vec<Checked>, Vec<u8>) {
         let Some(mut pos) = self.chain.wait(k) else {
             self.chain.hand_on(k + 1, None);
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
         let chunk_end = at + bytes.len() as u64;
         let mut plain = Vec::new();
@@ -505,18 +572,39 @@ impl Job {
         }
         self.chain.hand_on(k + 1, next);
         let mut scratch = Vec::new();
-        plain
+        let mut rendered = match ahead {
+            Ahead::Render(_) => self.rendered.take(),
+            Ahead::Check(_) => Vec::new(),
+        };
+        let checks = plain
             .into_iter()
             .filter_map(|(position, size)| {
                 let start = (position - at) as usize;
                 let b = BatchView::new(bytes.get(start..start + size)?, position).ok()?;
+                let done = match ahead {
+                    Ahead::Check(limits) => {
+                        Done::Checked(b.check_crc_and_records(&mut scratch, *limits))
+                    }
+                    Ahead::Render(r) => {
+                        let start = rendered.len();
+                        if !r.render(&b, &mut scratch, &mut rendered) {
+                            rendered.truncate(start);
+                            return None;
+                        }
+                        Done::Rendered {
+                            start,
+                            end: rendered.len(),
+                        }
+                    }
+                };
                 Some(Checked {
                     position,
                     size,
-                    result: b.check_crc_and_records(&mut scratch, limits),
+                    done,
                 })
             })
-            .collect()
+            .collect();
+        (checks, rendered)
     }
 }
 
@@ -597,7 +685,8 @@ impl SegmentReader {
             source: Source::Idle,
             chunk_size: READ_CHUNK,
             read_ahead: ReadAhead::Auto,
-            check: None,
+            ahead: None,
+            rendered: Vec::new(),
             current: None,
         }
     }
@@ -616,7 +705,18 @@ impl SegmentReader {
     /// Takes effect only before the first entry is read.
     pub fn check_ahead(&mut self, limits: DecodeLimits) {
         if let Source::Idle = self.source {
-            self.check = Some(limits);
+            self.ahead = Some(Ahead::Check(limits));
+        }
+    }
+
+    /// Have the read-ahead threads (if the file is large enough to get
+    /// them) render the plain (uncompressed) v2 batches of each chunk they
+    /// read with `renderer`, instead of checking them; a batch's rendering
+    /// comes with it from [`rendered`](Self::rendered). Takes effect only
+    /// before the first entry is read.
+    pub fn render_ahead(&mut self, renderer: Arc<dyn RenderBatch>) {
+        if let Source::Idle = self.source {
+            self.ahead = Some(Ahead::Render(renderer));
         }
     }
 
@@ -643,7 +743,7 @@ impl SegmentReader {
     fn start_source(&mut self) {
         // Threads that check do the work while this one frames, so its
         // core goes to the first; a thread that only reads runs beside it.
-        let (most, lent) = match self.check {
+        let (most, lent) = match self.ahead {
             Some(_) => (CHECK_THREADS, 1),
             None => (1, 0),
         };
@@ -667,7 +767,7 @@ impl SegmentReader {
                 return;
             }
         }
-        self.check = None;
+        self.ahead = None;
         self.source = Source::Inline { next: self.pos };
     }
 
@@ -687,6 +787,7 @@ impl SegmentReader {
             chain: Arc::clone(&chain),
             threads: Vec::new(),
             next: 0,
+            rendered: Arc::default(),
             _permits: permits,
         };
         for index in 0..threads {
@@ -699,7 +800,8 @@ impl SegmentReader {
                 chunk_size,
                 index,
                 threads,
-                check: self.check,
+                ahead: self.ahead.clone(),
+                rendered: Arc::clone(&pool.rendered),
                 chain: Arc::clone(&chain),
                 buffers: (0..BUFFERS_PER_THREAD)
                     .map_while(|_| SPARE.with(|s| s.try_borrow_mut().ok()?.pop()))
@@ -772,6 +874,8 @@ impl SegmentReader {
                         self.chunk_start = 0;
                         self.chunk_end = filled.len.min(self.chunk.len());
                         self.checks = filled.checks;
+                        pool.rendered
+                            .give(std::mem::replace(&mut self.rendered, filled.rendered));
                     }
                     Ok(Err(e)) => return Err(Error::io(&self.path, "read", e)),
                     // The thread stopped at the end of the file it was given.
@@ -831,12 +935,12 @@ impl SegmentReader {
 
     /// The check a read-ahead thread made of the batch of `size` bytes at
     /// `at`, which is about to be handed out from the current chunk.
-    fn take_check(&mut self, at: u64, size: usize) -> Option<BatchCheck> {
+    fn take_check(&mut self, at: u64, size: usize) -> Option<Done> {
         while self.checks.get(self.check_at)?.position < at {
             self.check_at += 1;
         }
         let c = self.checks.get(self.check_at)?;
-        (c.position == at && c.size == size).then_some(c.result)
+        (c.position == at && c.size == size).then_some(c.done)
     }
 
     fn finish<T>(&mut self, tail: Tail) -> Result<Option<T>> {
@@ -894,7 +998,21 @@ impl SegmentReader {
         } else {
             LegacyView::new(bytes, c.at).ok().map(Entry::Legacy)
         }?;
-        Some((entry, c.check))
+        let check = match c.done {
+            Some(Done::Checked(check)) => Some(check),
+            _ => None,
+        };
+        Some((entry, check))
+    }
+
+    /// The read-ahead threads' rendering of the entry the last
+    /// [`advance`](Self::advance) (or `next_entry*`) framed (see
+    /// [`render_ahead`](Self::render_ahead)); `None` when it was not rendered.
+    pub fn rendered(&self) -> Option<&[u8]> {
+        match self.current.as_ref()?.done? {
+            Done::Rendered { start, end } => self.rendered.get(start..end),
+            Done::Checked(_) => None,
+        }
     }
 
     /// The next entry, or `None` at the end (then [`tail`](Self::tail) says how it ended).
@@ -998,7 +1116,7 @@ impl SegmentReader {
             range: range.clone(),
             at,
             magic,
-            check: checked,
+            done: checked,
         });
         let bytes = if from_carry {
             self.carry.get(range)
@@ -1012,7 +1130,13 @@ impl SegmentReader {
             LegacyView::new(bytes, at).map(Entry::Legacy)
         };
         match entry {
-            Ok(e) => Ok(Some((e, checked))),
+            Ok(e) => Ok(Some((
+                e,
+                match checked {
+                    Some(Done::Checked(check)) => Some(check),
+                    _ => None,
+                },
+            ))),
             Err(error) => {
                 // The frame was whole but its fields do not parse: stop here.
                 self.current = None;
@@ -1267,6 +1391,71 @@ mod tests {
                 }
             };
             assert!(err.to_string().contains("shrank"), "{mode:?}: {err}");
+        }
+    }
+
+    /// Renders a batch as its position, base offset and length; declines
+    /// every third base offset.
+    struct TestRenderer;
+
+    impl RenderBatch for TestRenderer {
+        fn render(&self, b: &BatchView<'_>, scratch: &mut Vec<u8>, out: &mut Vec<u8>) -> bool {
+            scratch.clear();
+            scratch.extend_from_slice(b"garbage the caller must drop");
+            out.extend_from_slice(scratch);
+            if b.header.base_offset % 3 == 0 {
+                return false;
+            }
+            out.truncate(out.len() - scratch.len());
+            let text = format!(
+                "{}:{}:{};",
+                b.position,
+                b.header.base_offset,
+                b.bytes().len()
+            );
+            out.extend_from_slice(text.as_bytes());
+            true
+        }
+    }
+
+    #[test]
+    fn batches_rendered_ahead_are_the_renderers_output_for_that_batch() {
+        let (_dir, path, _) = written_segment();
+        let reference = read_all(&path, 0, 0, ReadAhead::Never, false);
+        for chunk in [61, 700, 1000, 20_000, 0] {
+            let mut r = SegmentReader::open(&path).unwrap();
+            if chunk > 0 {
+                r.chunk_size = chunk;
+            }
+            r.read_ahead = ReadAhead::Always;
+            r.render_ahead(Arc::new(TestRenderer));
+            let (mut n, mut rendered) = (0, 0);
+            while let Some(e) = r.next_entry().unwrap() {
+                let (pos, bytes) = (e.position(), e_bytes(&e).to_vec());
+                assert_eq!(
+                    (pos, &bytes),
+                    (reference.0[n].0, &reference.0[n].1),
+                    "chunk {chunk}"
+                );
+                n += 1;
+                let Some(text) = r.rendered() else { continue };
+                let view = BatchView::new(&bytes, pos).unwrap();
+                // Only plain batches the renderer accepted.
+                assert_ne!(view.header.base_offset % 3, 0, "chunk {chunk} at {pos}");
+                assert_eq!(view.header.compression().unwrap(), Compression::None);
+                let want = format!("{}:{}:{};", pos, view.header.base_offset, bytes.len());
+                assert_eq!(text, want.as_bytes(), "chunk {chunk}");
+                rendered += 1;
+            }
+            assert_eq!(n, reference.0.len(), "chunk {chunk}");
+            assert_eq!(r.tail(), reference.1, "chunk {chunk}");
+            // No batch fits in 61 bytes, some in 700, most in 20,000.
+            let least = match chunk {
+                61 => 0,
+                700 | 1000 => 1,
+                _ => reference.0.len() / 2,
+            };
+            assert!(rendered >= least, "chunk {chunk}: {rendered} of {n}");
         }
     }
 }

@@ -27,11 +27,12 @@
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::batch::{self, DecodeLimits, HEADER_LEN};
 use crate::format::{index, Entry};
-use crate::log::segment::{BatchCheck, SegmentReader, Tail};
+use crate::log::segment::{BatchCheck, RenderBatch, SegmentReader, Tail};
 use crate::log::{Partition, SegmentFiles};
 
 /// What happens at damage.
@@ -133,6 +134,8 @@ pub struct Walked<'w, 'p> {
     pub next_offset: i64,
     /// What a read-ahead thread's CRC and record check returned, if one ran.
     pub check: Option<BatchCheck>,
+    /// A read-ahead thread's rendering of the entry (see [`Walk::render_ahead`]).
+    pub rendered: Option<&'w [u8]>,
 }
 
 /// A step of the walk.
@@ -167,6 +170,8 @@ pub struct Walk<'p> {
     damage: Vec<Damage>,
     /// One past the last offset handed out.
     next_offset: Option<i64>,
+    /// What read-ahead threads render (see [`Walk::render_ahead`]).
+    renderer: Option<Arc<dyn RenderBatch>>,
 }
 
 /// Where the walk is.
@@ -406,7 +411,16 @@ impl<'p> Walk<'p> {
             start,
             damage: Vec::new(),
             next_offset: None,
+            renderer: None,
         }
+    }
+
+    /// Have the read-ahead threads of the segments this walk opens from
+    /// now on render their plain batches with `renderer` (see
+    /// [`SegmentReader::render_ahead`]); each entry's rendering comes in
+    /// [`Walked::rendered`].
+    pub fn render_ahead(&mut self, renderer: Arc<dyn RenderBatch>) {
+        self.renderer = Some(renderer);
     }
 
     /// One past the last offset handed out so far (`None` before the first entry).
@@ -460,6 +474,7 @@ impl<'p> Walk<'p> {
             entry,
             next_offset: entry.checked_next_offset()?,
             check,
+            rendered: reader.rendered(),
         })
     }
 
@@ -588,6 +603,9 @@ impl<'p> Walk<'p> {
         let mut reader = SegmentReader::open_at(log, position)?;
         if let Some(limits) = self.policy.check_ahead {
             reader.check_ahead(limits);
+        }
+        if let Some(r) = &self.renderer {
+            reader.render_ahead(Arc::clone(r));
         }
         Ok(reader)
     }

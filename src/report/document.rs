@@ -233,6 +233,13 @@ pub struct Entries {
     written: u64,
 }
 
+/// The start of an entry of `kind`: `{"type":kind`, the object left open
+/// for its fields.
+pub fn entry_head(buf: &mut Vec<u8>, kind: &str) -> serde_json::Result<()> {
+    buf.extend_from_slice(b"{\"type\":");
+    serde_json::to_writer(&mut *buf, kind)
+}
+
 impl Entries {
     /// Start the output of `command` (nothing is written for text).
     pub fn start(format: Format, out: &mut Output, command: &str) -> anyhow::Result<Self> {
@@ -261,17 +268,30 @@ impl Entries {
     /// `{"type":kind` with the object left open for the caller's fields.
     /// Returns the bytes that end the entry (`}`, and a line end in jsonl).
     pub fn open_entry(&mut self, buf: &mut Vec<u8>, kind: &str) -> anyhow::Result<&'static [u8]> {
-        if self.format == Format::Json {
-            buf.extend_from_slice(if self.written == 0 { b"\n" } else { b",\n" });
-        }
-        buf.extend_from_slice(b"{\"type\":");
-        serde_json::to_writer(&mut *buf, kind)?;
+        buf.extend_from_slice(self.separator());
+        entry_head(buf, kind)?;
+        Ok(self.entry_end())
+    }
+
+    /// What goes before the next entry (`,` and a line end between the
+    /// entries of a JSON document; nothing in jsonl), counting the entry:
+    /// for an entry built apart with [`entry_head`] and [`entry_end`].
+    pub fn separator(&mut self) -> &'static [u8] {
         self.written += 1;
-        Ok(if self.format == Format::Jsonl {
+        match (self.format, self.written) {
+            (Format::Json, 1) => b"\n",
+            (Format::Json, _) => b",\n",
+            _ => b"",
+        }
+    }
+
+    /// The bytes that end an entry: `}`, and a line end in jsonl.
+    pub fn entry_end(&self) -> &'static [u8] {
+        if self.format == Format::Jsonl {
             b"}\n"
         } else {
             b"}"
-        })
+        }
     }
 
     /// One entry from `object`, a JSON object (`{…}`), given `"type": kind`

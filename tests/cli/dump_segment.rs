@@ -391,3 +391,102 @@ fn max_batches_counts_per_path_across_a_folders_segments() {
         ]
     );
 }
+
+/// Batches of every kind dump-segment renders, from the independent
+/// encoder, all at base offset 0: plain batches with keys, values and
+/// headers that need escaping (quotes, control characters, multi-byte and
+/// invalid UTF-8, nulls), transactional batches and their COMMIT and ABORT
+/// markers, a gzip batch and a legacy message.
+const VARIED_BATCHES: &str = r#"
+import gzip
+values = [b"plain", b'quote " back \\ slash', b"tab\tnl\ncr\r\x01\x1f", "é€😀".encode(),
+          b"\xff\xfe not utf-8 \xc3", b"", b"x" * 700]
+out = b""
+for i in range(40):
+    records = []
+    for j in range(1 + i % 7):
+        key = None if (i + j) % 5 == 0 else values[(i * 3 + j) % len(values)][:40]
+        value = None if (i + j) % 11 == 0 else values[(i + j) % len(values)]
+        headers = [(b"h\"%d" % j, values[j % len(values)][:20])] if j % 3 == 1 else []
+        records.append((j, j * 7, key, value, headers))
+    out += batch(0, records, first_timestamp=1_700_000_000_000 + i * 1000)
+    if i % 10 == 3:
+        out += batch(0, records[:2], producer_id=7, producer_epoch=1,
+                     base_sequence=i, attributes=TRANSACTIONAL)
+        out += control_batch(0, i % 20 == 3, 7, 1, timestamp=1_700_000_000_000 + i * 1000)
+body = b"".join(record(j, j, b"k", b"gz%d" % j) for j in range(5))
+compressed = gzip.compress(body, mtime=0)
+after_crc = struct.pack(">hiqqqhii", 1, 4, 0, 4, -1, -1, -1, 5) + compressed
+out += struct.pack(">qiibI", 0, 9 + len(after_crc), 0, 2, crc32c(after_crc)) + after_crc
+out += legacy_message(0, b"legacy value", key=b"legacy key", timestamp=5)
+"#;
+
+/// `VARIED_BATCHES` repeated until the segment passes `min_len`, each
+/// batch given the next base offset (the base offset is outside both
+/// checksums), with the value bytes of one batch in the middle flipped.
+fn varied_segment(min_len: usize) -> Vec<u8> {
+    let template = crate::support::encoded(VARIED_BATCHES);
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    while at < template.len() {
+        let len = i32::from_be_bytes(template[at + 8..at + 12].try_into().unwrap()) as usize;
+        pieces.push(&template[at..at + 12 + len]);
+        at += 12 + len;
+    }
+    let (mut out, mut next, mut damaged) = (Vec::new(), 0i64, false);
+    while out.len() < min_len {
+        for piece in &pieces {
+            let start = out.len();
+            out.extend_from_slice(piece);
+            out[start..start + 8].copy_from_slice(&next.to_be_bytes());
+            // v2: lastOffsetDelta at 23; a legacy message holds one offset.
+            next += if piece[16] == 2 {
+                1 + i32::from_be_bytes(piece[23..27].try_into().unwrap()) as i64
+            } else {
+                1
+            };
+            if !damaged && out.len() > min_len / 2 && piece[16] == 2 && piece.len() > 200 {
+                let last = out.len() - 1;
+                out[last] ^= 0x20;
+                damaged = true;
+            }
+        }
+    }
+    out
+}
+
+/// JSON rendered on read-ahead threads (`--threads 2`, a segment past the
+/// read-ahead threshold) is byte for byte the JSON rendered on the
+/// reading thread (`--threads 1`), whatever the options.
+#[test]
+fn json_rendered_ahead_equals_json_rendered_inline() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("00000000000000000000.log");
+    let segment = varied_segment(17 << 20);
+    std::fs::write(&path, &segment).unwrap();
+    let file = path.to_str().unwrap();
+    let cases: &[&[&str]] = &[
+        &["--format", "jsonl"],
+        &["--format", "json"],
+        &["--format", "jsonl", "--from-offset", "30000", "--to-offset", "90000"],
+        &["--format", "jsonl", "--batches-only", "--decoder", "none"],
+        &["--format", "jsonl", "--from-time", "1700000020000", "--max-batches", "20000"],
+    ];
+    for args in cases {
+        let run = |threads: &str| {
+            assert_cmd::Command::cargo_bin("klog")
+                .unwrap()
+                .arg("dump-segment")
+                .args(*args)
+                .args(["--threads", threads, file])
+                .output()
+                .unwrap()
+        };
+        let (one, two) = (run("1"), run("2"));
+        assert_eq!(one.status.code(), Some(1), "{args:?}: the damaged batch is a finding");
+        assert_eq!(two.status.code(), one.status.code(), "{args:?}");
+        assert_eq!(stderr(&two), stderr(&one), "{args:?}");
+        assert!(one.stdout.len() > 1 << 20, "{args:?}");
+        assert!(one.stdout == two.stdout, "{args:?}: the outputs differ");
+    }
+}

@@ -6,14 +6,16 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use kaen_log::file_layout::FileKind;
 use kaen_log::format::control::{self, ControlRecord};
-use kaen_log::format::legacy::LegacyMessage;
 use kaen_log::format::record::RecordIter;
 use kaen_log::format::{DecodeLimits, Entry, RecordView};
-use kaen_log::layout::{batch_layout, Field, Topic};
+use kaen_log::layout::{batch_layout, Topic};
 use kaen_log::log::{classify, parse_segment_name, Partition, PathKind, Policy};
 use kaen_log::metadata::records::decode_control_value;
-use schemars::JsonSchema;
-use serde::Serialize;
+
+mod json;
+
+pub use json::DumpDocument;
+use json::{BatchJson, JsonLine, LayoutHead, LegacyHead, RecordKind, RenderJson};
 
 use crate::exit::Outcome;
 use crate::report::document::{Entries, STREAM};
@@ -21,8 +23,7 @@ use crate::report::internal::{self, Internal};
 use crate::report::progress::Progress;
 use crate::report::table::escape_cell;
 use crate::report::{formats, kafka_dump, Format};
-use crate::report::{indexes, stream_json_bytes, write_json_bytes, write_text_bytes};
-use crate::report::{JsonBytes, Output};
+use crate::report::{indexes, write_text_bytes, Output};
 use kaen_log::txn::Isolation;
 
 /// Print the batches of a segment (with --records, every record), or the
@@ -132,6 +133,12 @@ pub struct DumpSegmentArgs {
     /// stable offset).
     #[arg(long, value_parser = crate::cli::isolation, default_value = "read-uncommitted")]
     pub isolation: Isolation,
+    /// Threads to run on (default: the cores). A segment of 16 MiB or more
+    /// is read ahead on the spare ones, which in JSON output also render
+    /// its uncompressed batches; with 1 everything runs on one thread.
+    /// The output is the same whatever the number.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 /// The decoder of record keys and values (`--decoder`).
@@ -152,6 +159,12 @@ pub enum Decoder {
 }
 
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    if let Some(n) = args.threads {
+        anyhow::ensure!(
+            kaen_log::log::cores::set_cores(usize::from(n)),
+            "--threads: too late, threads are already counted"
+        );
+    }
     // Progress only when the text goes to a file or a pipe, not the terminal.
     let progress = Progress::over(
         &args.paths,
@@ -218,45 +231,6 @@ fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> a
     Ok(problems)
 }
 
-/// One field of `--layout`.
-#[derive(Serialize, JsonSchema)]
-struct LayoutField<'a> {
-    position: u64,
-    decompressed: bool,
-    depth: u8,
-    /// The field's bytes in hex.
-    #[schemars(with = "String")]
-    bytes: Hex<'a>,
-    field: &'a str,
-    value: &'a str,
-}
-
-/// The head of a `--layout` entry; its `fields` follow as they are read.
-#[derive(Serialize, JsonSchema)]
-struct LayoutHead<'a> {
-    file: &'a str,
-    position: u64,
-}
-
-/// A legacy (magic 0/1) entry's head; its inner messages follow as
-/// `records` as they decode.
-#[derive(Serialize, JsonSchema)]
-struct LegacyHead<'a> {
-    file: &'a str,
-    position: u64,
-    base_offset: i64,
-    last_offset: i64,
-    size: usize,
-    magic: i8,
-    crc: u32,
-    crc_valid: bool,
-    computed_crc: u32,
-    attributes: i8,
-    compression: &'a str,
-    timestamp_type: Option<&'static str>,
-    max_timestamp: i64,
-}
-
 fn dump_log(
     path: &Path,
     base: Option<i64>,
@@ -302,8 +276,21 @@ fn dump_log(
         }
     }
     let file = path.display().to_string();
-    let filtered = args.key.is_some() || args.grep.is_some();
-    let wanted = |r: &RecordView<'_>| record_wanted(args, r);
+    let filter = RecordFilter::of(args);
+    let filtered = filter.selects_batches();
+    let wanted = |r: &RecordView<'_>| filter.wants(r);
+    // JSON of whole batches: rendered on the read-ahead threads when the
+    // file gets them.
+    if !text && !args.layout && !filtered && view.is_none() {
+        walk.render_ahead(json::shared(RenderJson {
+            file: file.clone(),
+            end: sink.entry_end(),
+            batches_only: args.batches_only,
+            internal,
+            filter: filter.clone(),
+            limits,
+        }));
+    }
     let mut problems = 0u64;
     let mut shown = 0u64;
     let mut scratch = Vec::new();
@@ -316,6 +303,17 @@ fn dump_log(
             None => {}
         }
         shown += 1;
+        if let (Some(rendered), Entry::V2(batch)) = (w.rendered, &entry) {
+            match batch_shown(args, batch) {
+                Shown::Yes => {
+                    out.write_all(sink.separator())?;
+                    out.write_all(rendered)?;
+                    continue;
+                }
+                Shown::Skip => continue,
+                Shown::Stop => break,
+            }
+        }
         // One CRC pass per entry; the check is repeated only to word a mismatch.
         let computed_crc = match &entry {
             Entry::V2(b) => b.computed_crc(),
@@ -344,21 +342,10 @@ fn dump_log(
                         continue;
                     }
                 }
-                if args.to_offset.is_some_and(|to| h.base_offset > to) {
-                    break;
-                }
-                if args
-                    .max_bytes
-                    .is_some_and(|max| batch.position + batch.bytes().len() as u64 > max)
-                {
-                    break;
-                }
-                if args.from_time.is_some_and(|t| h.max_timestamp < t)
-                    || args
-                        .to_time
-                        .is_some_and(|t| h.base_timestamp > t && !h.is_control())
-                {
-                    continue;
+                match batch_shown(args, &batch) {
+                    Shown::Yes => {}
+                    Shown::Skip => continue,
+                    Shown::Stop => break,
                 }
                 if args.layout {
                     let topic = match internal {
@@ -484,31 +471,7 @@ fn dump_log(
                         |r| write_text_record(out, r, h.is_control(), ts_label, internal),
                     )?
                 } else {
-                    let line = BatchJson {
-                        file: &file,
-                        position: batch.position,
-                        base_offset: h.base_offset,
-                        last_offset: h.last_offset(),
-                        record_count: h.records_count,
-                        size: batch.bytes().len(),
-                        magic: 2,
-                        crc: h.crc,
-                        crc_valid,
-                        computed_crc,
-                        attributes: h.attributes,
-                        compression: codec_name(h.compression_id()),
-                        timestamp_type: h.timestamp_type().name(),
-                        is_transactional: h.is_transactional(),
-                        is_control: h.is_control(),
-                        has_delete_horizon: h.has_delete_horizon(),
-                        producer_id: h.producer_id,
-                        producer_epoch: h.producer_epoch,
-                        base_sequence: h.base_sequence,
-                        last_sequence: h.last_sequence(),
-                        partition_leader_epoch: h.partition_leader_epoch,
-                        base_timestamp: h.base_timestamp,
-                        max_timestamp: h.max_timestamp,
-                    };
+                    let line = BatchJson::of(&file, &batch, computed_crc);
                     let mut json = JsonLine::start(&mut line_buf, out, sink, "batch", &line)?;
                     let record_error = if args.batches_only {
                         None
@@ -517,7 +480,15 @@ fn dump_log(
                         let e = each_record(
                             decode.then(|| batch.records(&mut scratch, limits)),
                             wanted,
-                            |r| json.record(r, h.is_control(), internal),
+                            |r| {
+                                json.record(
+                                    r,
+                                    RecordKind {
+                                        is_control: h.is_control(),
+                                        internal,
+                                    },
+                                )
+                            },
                         )?;
                         json.close();
                         e
@@ -625,24 +596,81 @@ fn dump_log(
     Ok(problems)
 }
 
-/// Whether a record passes --from-offset, --to-offset, the time range,
+/// Which records are shown: --from-offset, --to-offset, the time range,
 /// --key and --grep.
-fn record_wanted(args: &DumpSegmentArgs, r: &RecordView<'_>) -> bool {
-    let contains = |hay: Option<&[u8]>, needle: &[u8]| {
-        hay.is_some_and(|h| needle.is_empty() || h.windows(needle.len()).any(|w| w == needle))
-    };
-    args.from_offset.is_none_or(|from| r.offset >= from)
-        && args.to_offset.is_none_or(|to| r.offset <= to)
-        && args.from_time.is_none_or(|t| r.timestamp >= t)
-        && args.to_time.is_none_or(|t| r.timestamp <= t)
-        && args
-            .key
-            .as_ref()
-            .is_none_or(|k| r.key == Some(k.as_bytes()))
-        && args
-            .grep
-            .as_ref()
-            .is_none_or(|g| contains(r.key, g.as_bytes()) || contains(r.value, g.as_bytes()))
+#[derive(Debug, Clone)]
+struct RecordFilter {
+    from_offset: Option<i64>,
+    to_offset: Option<i64>,
+    from_time: Option<i64>,
+    to_time: Option<i64>,
+    key: Option<String>,
+    grep: Option<String>,
+}
+
+impl RecordFilter {
+    fn of(args: &DumpSegmentArgs) -> Self {
+        RecordFilter {
+            from_offset: args.from_offset,
+            to_offset: args.to_offset,
+            from_time: args.from_time,
+            to_time: args.to_time,
+            key: args.key.clone(),
+            grep: args.grep.clone(),
+        }
+    }
+
+    /// Whether only some batches hold a record to show (--key, --grep).
+    fn selects_batches(&self) -> bool {
+        self.key.is_some() || self.grep.is_some()
+    }
+
+    fn wants(&self, r: &RecordView<'_>) -> bool {
+        let contains = |hay: Option<&[u8]>, needle: &[u8]| {
+            hay.is_some_and(|h| needle.is_empty() || h.windows(needle.len()).any(|w| w == needle))
+        };
+        self.from_offset.is_none_or(|from| r.offset >= from)
+            && self.to_offset.is_none_or(|to| r.offset <= to)
+            && self.from_time.is_none_or(|t| r.timestamp >= t)
+            && self.to_time.is_none_or(|t| r.timestamp <= t)
+            && self
+                .key
+                .as_ref()
+                .is_none_or(|k| r.key == Some(k.as_bytes()))
+            && self
+                .grep
+                .as_ref()
+                .is_none_or(|g| contains(r.key, g.as_bytes()) || contains(r.value, g.as_bytes()))
+    }
+}
+
+/// What becomes of a v2 batch, by its header: shown, skipped (outside the
+/// time range), or the end of the file's output (past --to-offset or
+/// --max-bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Yes,
+    Skip,
+    Stop,
+}
+
+fn batch_shown(args: &DumpSegmentArgs, batch: &kaen_log::format::BatchView<'_>) -> Shown {
+    let h = &batch.header;
+    if args.to_offset.is_some_and(|to| h.base_offset > to)
+        || args
+            .max_bytes
+            .is_some_and(|max| batch.position + batch.bytes().len() as u64 > max)
+    {
+        Shown::Stop
+    } else if args.from_time.is_some_and(|t| h.max_timestamp < t)
+        || args
+            .to_time
+            .is_some_and(|t| h.base_timestamp > t && !h.is_control())
+    {
+        Shown::Skip
+    } else {
+        Shown::Yes
+    }
 }
 
 fn codec_name(id: u8) -> String {
@@ -709,272 +737,6 @@ fn write_text_record(
     Ok(())
 }
 
-/// The header fields of a v2 batch's JSON line, in output order.
-#[derive(Serialize, JsonSchema)]
-struct BatchJson<'a> {
-    file: &'a str,
-    position: u64,
-    base_offset: i64,
-    last_offset: i64,
-    record_count: i32,
-    size: usize,
-    magic: i8,
-    crc: u32,
-    crc_valid: bool,
-    computed_crc: u32,
-    attributes: i16,
-    compression: String,
-    timestamp_type: &'static str,
-    is_transactional: bool,
-    is_control: bool,
-    has_delete_horizon: bool,
-    producer_id: i64,
-    producer_epoch: i16,
-    base_sequence: i32,
-    last_sequence: i32,
-    partition_leader_epoch: i32,
-    base_timestamp: i64,
-    max_timestamp: i64,
-}
-
-/// Output bytes held before they are handed to stdout: an entry of any
-/// length (millions of records, a value of hundreds of MiB) costs this
-/// buffer, not its own size.
-const FLUSH_AT: usize = 1 << 20;
-/// A key, value or header value at least this long is written straight to
-/// stdout instead of through the entry buffer.
-const STREAM_FROM: usize = 64 << 10;
-
-/// One JSON entry: `{"type":…` and its head's fields, then `records` (or
-/// `fields`) as they decode, then `records_error` when there is one; the
-/// same bytes serde_json writes for the object with those fields in that
-/// order. Built in a reused buffer that goes to stdout whenever it holds
-/// [`FLUSH_AT`] bytes; [`Entries`] frames it (separators, line ends).
-struct JsonLine<'b, 'o> {
-    buf: &'b mut Vec<u8>,
-    out: &'o mut Output,
-    end: &'static [u8],
-    elements: usize,
-}
-
-impl<'b, 'o> JsonLine<'b, 'o> {
-    fn start(
-        buf: &'b mut Vec<u8>,
-        out: &'o mut Output,
-        sink: &mut Entries,
-        kind: &str,
-        head: &impl Serialize,
-    ) -> anyhow::Result<Self> {
-        buf.clear();
-        let end = sink.open_entry(buf, kind)?;
-        let at = buf.len();
-        serde_json::to_writer(&mut *buf, head)?;
-        // The head's fields follow the type: its braces go.
-        anyhow::ensure!(
-            buf.get(at) == Some(&b'{') && buf.pop() == Some(b'}'),
-            "an entry's head is a JSON object"
-        );
-        if buf.len() == at + 1 {
-            buf.truncate(at);
-        } else {
-            buf[at] = b',';
-        }
-        Ok(JsonLine {
-            buf,
-            out,
-            end,
-            elements: 0,
-        })
-    }
-
-    /// Open the array field `name` (`records`, `fields`).
-    fn open(&mut self, name: &str) {
-        self.buf.extend_from_slice(b",\"");
-        self.buf.extend_from_slice(name.as_bytes());
-        self.buf.extend_from_slice(b"\":[");
-        self.elements = 0;
-    }
-
-    fn close(&mut self) {
-        self.buf.push(b']');
-    }
-
-    /// Start the next element of the open array.
-    fn next_element(&mut self) -> std::io::Result<()> {
-        if self.buf.len() >= FLUSH_AT {
-            self.out.write_all(self.buf)?;
-            self.buf.clear();
-        }
-        if self.elements > 0 {
-            self.buf.push(b',');
-        }
-        self.elements += 1;
-        Ok(())
-    }
-
-    /// Bytes as [`write_json_bytes`] writes them; a large value goes
-    /// straight to stdout.
-    fn bytes(&mut self, b: Option<&[u8]>) -> anyhow::Result<()> {
-        if b.map_or(0, <[u8]>::len) < STREAM_FROM {
-            write_json_bytes(self.buf, b)?;
-        } else {
-            self.out.write_all(self.buf)?;
-            self.buf.clear();
-            stream_json_bytes(self.out, b)?;
-        }
-        Ok(())
-    }
-
-    /// The next element of the records array, up to its value:
-    /// `{"offset","timestamp","key","value"`.
-    fn record_start(
-        &mut self,
-        offset: i64,
-        timestamp: i64,
-        key: Option<&[u8]>,
-        value: Option<&[u8]>,
-    ) -> anyhow::Result<()> {
-        self.next_element()?;
-        // (itoa writes integers as serde_json does: it is what serde_json calls.)
-        let mut digits = itoa::Buffer::new();
-        self.buf.extend_from_slice(b"{\"offset\":");
-        self.buf.extend_from_slice(digits.format(offset).as_bytes());
-        self.buf.extend_from_slice(b",\"timestamp\":");
-        self.buf
-            .extend_from_slice(digits.format(timestamp).as_bytes());
-        self.buf.extend_from_slice(b",\"key\":");
-        self.bytes(key)?;
-        self.buf.extend_from_slice(b",\"value\":");
-        self.bytes(value)
-    }
-
-    /// One v2 record: `{"offset","timestamp","key","value","headers":[{"key","value"}]}`,
-    /// plus `"control"` in a control batch, `"decoded"` in an internal
-    /// topic; numbers as serde_json writes them.
-    fn record(
-        &mut self,
-        r: &RecordView<'_>,
-        is_control: bool,
-        internal: Option<Internal>,
-    ) -> anyhow::Result<()> {
-        self.record_start(r.offset, r.timestamp, r.key, r.value)?;
-        self.buf.extend_from_slice(b",\"headers\":[");
-        for (i, h) in r.headers().enumerate() {
-            if i > 0 {
-                self.buf.push(b',');
-            }
-            self.buf.extend_from_slice(b"{\"key\":");
-            self.bytes(Some(h.key))?;
-            self.buf.extend_from_slice(b",\"value\":");
-            self.bytes(h.value)?;
-            self.buf.push(b'}');
-        }
-        self.buf.push(b']');
-        let buf = &mut *self.buf;
-        if is_control {
-            buf.extend_from_slice(b",\"control\":");
-            let mut decoded = None;
-            let control = match control_of(r) {
-                Ok(c) => ControlJson::Marker {
-                    kind: c.kind.name(),
-                    type_id: c.kind.id(),
-                    version: c.version,
-                    coordinator_epoch: c.coordinator_epoch,
-                },
-                Err(e) => ControlJson::Invalid {
-                    error: e.to_string(),
-                },
-            };
-            if let ControlJson::Marker { type_id, .. } = control {
-                decoded = decode_control_value(type_id, r.value, r.position);
-            }
-            serde_json::to_writer(&mut *buf, &control)?;
-            if let Some(d) = decoded {
-                buf.extend_from_slice(b",\"decoded\":");
-                serde_json::to_writer(&mut *buf, &d)?;
-            }
-        } else if let Some(kind) = internal {
-            buf.extend_from_slice(b",\"decoded\":");
-            serde_json::to_writer(
-                &mut *buf,
-                &internal::decode(kind, r.key, r.value, r.position),
-            )?;
-        }
-        buf.push(b'}');
-        Ok(())
-    }
-
-    /// One message of a legacy entry:
-    /// `{"offset","timestamp","key","value","headers":[],"crc_valid"}`.
-    fn message(&mut self, m: &LegacyMessage<'_>) -> anyhow::Result<()> {
-        self.record_start(m.offset, m.timestamp, m.key, m.value)?;
-        self.buf
-            .extend_from_slice(b",\"headers\":[],\"crc_valid\":");
-        let crc_valid: &[u8] = if m.crc_valid { b"true" } else { b"false" };
-        self.buf.extend_from_slice(crc_valid);
-        self.buf.push(b'}');
-        Ok(())
-    }
-
-    /// One field of `--layout`; a large one goes straight to stdout.
-    fn field(&mut self, f: &Field<'_>) -> anyhow::Result<()> {
-        self.next_element()?;
-        let json = LayoutField {
-            position: f.position,
-            decompressed: f.decompressed,
-            depth: f.depth,
-            bytes: Hex(f.bytes),
-            field: &f.name,
-            value: &f.value,
-        };
-        if f.bytes.len() < STREAM_FROM {
-            serde_json::to_writer(&mut *self.buf, &json)?;
-        } else {
-            self.out.write_all(self.buf)?;
-            self.buf.clear();
-            serde_json::to_writer(&mut *self.out, &json)?;
-        }
-        Ok(())
-    }
-
-    /// Close the entry (with `records_error` when there is one) and write it out.
-    fn finish(self, error: Option<kaen_log::DecodeError>) -> anyhow::Result<()> {
-        if let Some(e) = error {
-            self.buf.extend_from_slice(b",\"records_error\":");
-            let detail = ErrorJson {
-                kind: e.kind_name(),
-                detail: e.to_string(),
-            };
-            serde_json::to_writer(&mut *self.buf, &detail)?;
-        }
-        self.buf.extend_from_slice(self.end);
-        self.out.write_all(self.buf)?;
-        self.buf.clear();
-        Ok(())
-    }
-}
-
-/// Bytes as a lowercase hex string, written as serialized (no copy).
-struct Hex<'a>(&'a [u8]);
-
-impl std::fmt::Display for Hex<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
-    }
-}
-
-impl Serialize for Hex<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-#[derive(Serialize, JsonSchema)]
-struct ErrorJson {
-    kind: &'static str,
-    detail: String,
-}
-
 /// Hand each record `wanted` keeps to `write` as it decodes (none when
 /// `records` is `None`); the first decode error, after which nothing more
 /// is read.
@@ -1008,22 +770,6 @@ fn any_record(
     batch
         .records(scratch, limits)
         .is_ok_and(|mut iter| iter.any(|r| r.is_ok_and(|r| wanted(&r))))
-}
-
-/// A control record's `control` object.
-#[derive(Serialize)]
-#[serde(untagged)]
-enum ControlJson {
-    Marker {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        type_id: i16,
-        version: i16,
-        coordinator_epoch: Option<i32>,
-    },
-    Invalid {
-        error: String,
-    },
 }
 
 /// What a read_committed consumer may see of a partition.
@@ -1063,95 +809,4 @@ fn read_committed_view(log: &Path) -> anyhow::Result<ReadCommitted> {
         last_stable: st.last_stable_offset(),
         aborted: st.aborted,
     })
-}
-
-/// The shape of `dump-segment --format json`, for its JSON Schema (the
-/// writer above is hand-tuned; `tests/cli/schema.rs` validates real output
-/// against this).
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-pub struct DumpDocument {
-    schema_version: u32,
-    command: String,
-    entries: Vec<DumpEntry>,
-}
-
-#[derive(JsonSchema)]
-#[serde(tag = "type", rename_all = "snake_case")]
-#[allow(dead_code)]
-enum DumpEntry {
-    Batch(V2Batch),
-    LegacyBatch(LegacyEntry),
-    Layout(LayoutEntry),
-    OffsetIndexEntry(indexes::OffsetEntry<'static>),
-    TimeIndexEntry(indexes::TimeEntry<'static>),
-    TxnIndexEntry(indexes::TxnEntry<'static>),
-    SnapshotEntry(indexes::SnapshotEntry<'static>),
-    FileField(indexes::FileFieldEntry<'static>),
-    Error(crate::report::document::Problem<'static>),
-}
-
-/// A legacy (magic 0/1) entry with its inner messages.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct LegacyEntry {
-    #[serde(flatten)]
-    head: LegacyHead<'static>,
-    #[serde(default)]
-    records: Vec<LegacyRecord>,
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct LegacyRecord {
-    offset: i64,
-    timestamp: i64,
-    key: JsonBytes<'static>,
-    value: JsonBytes<'static>,
-    headers: [(); 0],
-    crc_valid: bool,
-}
-
-/// A batch field by field (`--layout`).
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct LayoutEntry {
-    #[serde(flatten)]
-    head: LayoutHead<'static>,
-    fields: Vec<LayoutField<'static>>,
-}
-
-/// A v2 batch with its records.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct V2Batch {
-    #[serde(flatten)]
-    head: BatchJson<'static>,
-    #[serde(default)]
-    records: Vec<RecordSchema>,
-    #[serde(default)]
-    records_error: Option<ErrorJson>,
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct RecordSchema {
-    offset: i64,
-    timestamp: i64,
-    key: JsonBytes<'static>,
-    value: JsonBytes<'static>,
-    headers: Vec<HeaderSchema>,
-    /// In a control batch: the marker (or why it is invalid).
-    #[serde(default)]
-    control: Option<serde_json::Value>,
-    /// Internal topics and KRaft control records: the decoded key and value.
-    #[serde(default)]
-    decoded: Option<serde_json::Value>,
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct HeaderSchema {
-    key: JsonBytes<'static>,
-    value: JsonBytes<'static>,
 }
