@@ -468,9 +468,23 @@ fn json_rendered_ahead_equals_json_rendered_inline() {
     let cases: &[&[&str]] = &[
         &["--format", "jsonl"],
         &["--format", "json"],
-        &["--format", "jsonl", "--from-offset", "30000", "--to-offset", "90000"],
+        &[
+            "--format",
+            "jsonl",
+            "--from-offset",
+            "30000",
+            "--to-offset",
+            "90000",
+        ],
         &["--format", "jsonl", "--batches-only", "--decoder", "none"],
-        &["--format", "jsonl", "--from-time", "1700000020000", "--max-batches", "20000"],
+        &[
+            "--format",
+            "jsonl",
+            "--from-time",
+            "1700000020000",
+            "--max-batches",
+            "20000",
+        ],
     ];
     for args in cases {
         let run = |threads: &str| {
@@ -483,7 +497,11 @@ fn json_rendered_ahead_equals_json_rendered_inline() {
                 .unwrap()
         };
         let (one, two) = (run("1"), run("2"));
-        assert_eq!(one.status.code(), Some(1), "{args:?}: the damaged batch is a finding");
+        assert_eq!(
+            one.status.code(),
+            Some(1),
+            "{args:?}: the damaged batch is a finding"
+        );
         assert_eq!(two.status.code(), one.status.code(), "{args:?}");
         assert_eq!(stderr(&two), stderr(&one), "{args:?}");
         assert!(one.stdout.len() > 1 << 20, "{args:?}");
