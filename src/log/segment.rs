@@ -81,8 +81,26 @@ pub trait RenderBatch: Send + Sync {
     /// Append `batch` rendered to `out` and return `true`; or return
     /// `false` to leave the batch to the caller (whatever was appended is
     /// dropped). `scratch` is the thread's, kept from batch to batch.
-    fn render(&self, batch: &BatchView<'_>, scratch: &mut Vec<u8>, out: &mut Vec<u8>) -> bool;
+    /// Once `out` holds more than `limit` bytes the renderer gives up
+    /// (returns `false`), checking as it goes: rendered bytes in flight stay
+    /// bounded however much a batch's rendering outgrows its bytes.
+    fn render(
+        &self,
+        batch: &BatchView<'_>,
+        scratch: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> bool;
 }
+
+/// The rendered bytes a chunk may hold, as a multiple of its size. JSON of
+/// records of about 100 bytes is about twice their size, so such chunks are
+/// rendered whole; records of a few bytes render to ten times their size,
+/// and the batches past the bound are left to the reading thread. With
+/// every chunk in flight at the bound (6), a reader holds 12 MiB of chunks
+/// and 36 MiB of rendered bytes, plus what one record renders to past the
+/// bound on each thread.
+const RENDERED_PER_CHUNK: usize = 3;
 
 /// What read-ahead threads do with the plain v2 batches (uncompressed,
 /// wholly inside the chunk) of each chunk they read.
@@ -587,7 +605,8 @@ impl Job {
                     }
                     Ahead::Render(r) => {
                         let start = rendered.len();
-                        if !r.render(&b, &mut scratch, &mut rendered) {
+                        let limit = RENDERED_PER_CHUNK * self.chunk_size;
+                        if !r.render(&b, &mut scratch, &mut rendered, limit) {
                             rendered.truncate(start);
                             return None;
                         }
@@ -1399,7 +1418,13 @@ mod tests {
     struct TestRenderer;
 
     impl RenderBatch for TestRenderer {
-        fn render(&self, b: &BatchView<'_>, scratch: &mut Vec<u8>, out: &mut Vec<u8>) -> bool {
+        fn render(
+            &self,
+            b: &BatchView<'_>,
+            scratch: &mut Vec<u8>,
+            out: &mut Vec<u8>,
+            _limit: usize,
+        ) -> bool {
             scratch.clear();
             scratch.extend_from_slice(b"garbage the caller must drop");
             out.extend_from_slice(scratch);

@@ -226,3 +226,46 @@ fn r6_one_record_of_32_mib_is_written_out_without_copies() {
         assert!(len > 6 * size, "{what}: {len} bytes of output");
     }
 }
+
+/// Plain (uncompressed) batches of tiny records render to JSON ten times
+/// their size. A segment past the read-ahead threshold has its batches
+/// rendered on the read-ahead threads, which stop at a bound per chunk and
+/// leave the rest to the reading thread: the rendered bytes in flight stay
+/// bounded (96 MiB for these 24 MiB before the bound; 8 MiB on one thread).
+#[test]
+fn r6_plain_batches_of_tiny_records_rendered_ahead_stay_bounded() {
+    let env = TestEnv::new();
+    // One batch of 5,000 records with null key and value, from the
+    // encoder; copied with the base offset moved on (outside the CRC).
+    let one = encoded("out = batch(0, [(i, 0, None, None) for i in range(5000)])");
+    let mut segment = Vec::new();
+    for i in 0..(24 << 20) / one.len() as i64 {
+        let start = segment.len();
+        segment.extend_from_slice(&one);
+        segment[start..start + 8].copy_from_slice(&(i * 5000).to_be_bytes());
+    }
+    write_segment(env.dir.path(), "tiny/t-0", &segment);
+    let mut outputs = Vec::new();
+    for threads in ["1", "2"] {
+        let out = env.path(&format!("dump-{threads}.jsonl"));
+        let args = [
+            "dump-segment",
+            "--format",
+            "jsonl",
+            "--threads",
+            threads,
+            "tiny/t-0",
+        ];
+        let run = klog(env.dir.path(), &args, Some(&out));
+        assert_ok(&run, "dump-segment --format jsonl", 0);
+        run.assert_bounded(&format!("dump-segment --threads {threads}"), 60, 0);
+        outputs.push(std::fs::read(&out).unwrap());
+    }
+    let records = (segment.len() / one.len()) * 5000;
+    let shown = outputs[0]
+        .windows(10)
+        .filter(|w| w == b"{\"offset\":")
+        .count();
+    assert_eq!(shown, records);
+    assert!(outputs[0] == outputs[1], "--threads 1 and 2 differ");
+}

@@ -174,6 +174,11 @@ impl<'b, 'o> JsonLine<'b, 'o> {
         Self::head(buf, None, end, head)
     }
 
+    /// Bytes in the buffer so far.
+    fn len(&self) -> usize {
+        self.buf.len()
+    }
+
     /// The head's fields after `{"type":kind`.
     fn head(
         buf: &'b mut Vec<u8>,
@@ -393,6 +398,7 @@ impl RenderJson {
         batch: &BatchView<'_>,
         scratch: &mut Vec<u8>,
         out: &mut Vec<u8>,
+        limit: usize,
     ) -> anyhow::Result<bool> {
         let computed_crc = batch.computed_crc();
         if computed_crc != batch.header.crc {
@@ -410,6 +416,9 @@ impl RenderJson {
                 let r = r?;
                 if self.filter.wants(&r) {
                     json.record(&r, kind)?;
+                    if json.len() > limit {
+                        return Ok(false);
+                    }
                 }
             }
             json.close();
@@ -420,8 +429,14 @@ impl RenderJson {
 }
 
 impl RenderBatch for RenderJson {
-    fn render(&self, batch: &BatchView<'_>, scratch: &mut Vec<u8>, out: &mut Vec<u8>) -> bool {
-        self.entry(batch, scratch, out).unwrap_or(false)
+    fn render(
+        &self,
+        batch: &BatchView<'_>,
+        scratch: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> bool {
+        self.entry(batch, scratch, out, limit).unwrap_or(false)
     }
 }
 
