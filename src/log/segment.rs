@@ -594,6 +594,7 @@ impl Job {
             Ahead::Render(_) => self.rendered.take(),
             Ahead::Check(_) => Vec::new(),
         };
+        let mut full = false;
         let checks = plain
             .into_iter()
             .filter_map(|(position, size)| {
@@ -606,7 +607,10 @@ impl Job {
                     Ahead::Render(r) => {
                         let start = rendered.len();
                         let limit = RENDERED_PER_CHUNK * self.chunk_size;
-                        if !r.render(&b, &mut scratch, &mut rendered, limit) {
+                        if full || !r.render(&b, &mut scratch, &mut rendered, limit) {
+                            // Past the bound: the rest of the chunk is the
+                            // reading thread's.
+                            full |= rendered.len() > limit;
                             rendered.truncate(start);
                             return None;
                         }
