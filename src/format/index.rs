@@ -192,9 +192,16 @@ impl IndexSchedule {
 /// How many entries of an index are used: whole entries, less the trailing
 /// run of all-zero slots that `AbstractIndex` preallocates (the active
 /// segment's index is `segment.index.bytes` long until the segment rolls).
-/// An all-zero first slot is never a real entry either: `LogSegment.append`
-/// indexes a batch only once more than `index.interval.bytes` lie before
-/// it, so no entry ever points at position 0.
+/// An all-zero first slot of an offset index is never a real entry:
+/// `LogSegment.append` indexes a batch only once more than
+/// `index.interval.bytes` lie before it, so no entry points at position 0.
+/// A time index can hold one: when a segment rolls,
+/// `LogSegment.onBecomeInactiveSegment` appends its largest timestamp and
+/// the offset it came with (`TimeIndex.maybeAppend`, which takes any
+/// timestamp above the empty index's -1), and trims the file; a segment
+/// whose records all carry timestamp 0, its first batch at the base offset,
+/// leaves a time index of one entry of zeros. A file of exactly that one
+/// slot is that entry (preallocated space is never a single entry long).
 pub fn used_entries(bytes: &[u8], entry_len: usize) -> usize {
     let mut used = bytes.len() / entry_len;
     while used > 0
@@ -203,6 +210,9 @@ pub fn used_entries(bytes: &[u8], entry_len: usize) -> usize {
             .is_some_and(|e| e.iter().all(|&b| b == 0))
     {
         used -= 1;
+    }
+    if used == 0 && entry_len == TIME_ENTRY_LEN && bytes.len() == TIME_ENTRY_LEN {
+        return 1;
     }
     used
 }
@@ -310,6 +320,22 @@ pub fn encode_time_entry(timestamp: i64, relative_offset: i32) -> [u8; TIME_ENTR
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_zero_time_entry_is_a_rolled_segment_of_timestamp_0() {
+        // Kafka trims a rolled segment's time index to its entries, the
+        // last one appended on roll: (0, base offset) is 12 zero bytes.
+        assert_eq!(used_entries(&[0; 12], TIME_ENTRY_LEN), 1);
+        // More zero slots than that are preallocated space.
+        assert_eq!(used_entries(&[0; 24], TIME_ENTRY_LEN), 0);
+        assert_eq!(used_entries(&[0; 10 << 10], TIME_ENTRY_LEN), 0);
+        // An offset index never holds an entry at position 0.
+        assert_eq!(used_entries(&[0; 8], OFFSET_ENTRY_LEN), 0);
+        let mut real = vec![0; 12];
+        real[7] = 5; // (5, +0), then preallocated slots
+        real.extend_from_slice(&[0; 36]);
+        assert_eq!(used_entries(&real, TIME_ENTRY_LEN), 1);
+    }
 
     #[test]
     fn no_time_entry_for_timestamps_at_or_below_minus_one() {

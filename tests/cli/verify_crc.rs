@@ -618,3 +618,44 @@ fn salvage_keeps_the_batches_after_mid_log_damage() {
     );
     assert_eq!(o.status.code(), Some(2), "the two are exclusive");
 }
+
+/// A segment whose records all carry timestamp 0 rolls with a time index of
+/// one entry, (0, base offset), which Kafka appends on roll and trims to
+/// (`LogSegment.onBecomeInactiveSegment`): 12 zero bytes that are an entry,
+/// not preallocated space. It verifies without a finding, older segment or
+/// active one.
+#[test]
+fn a_time_index_of_one_zero_entry_is_an_entry() {
+    let env = TestEnv::new();
+    let part = env.path("zero-ts/t-0");
+    std::fs::create_dir_all(&part).unwrap();
+    let first = crate::support::encoded("out = batch(0, [(0, 0, b'k', b'v')])");
+    let second = crate::support::encoded(
+        "out = batch(1, [(0, 0, b'k', b'w')], first_timestamp=1_700_000_000_000)",
+    );
+    for (base, log, time) in [
+        (0u64, &first, vec![0u8; 12]),
+        // The active segment, shut down cleanly: its time index trimmed too.
+        (1, &second, {
+            let mut e = 1_700_000_000_000i64.to_be_bytes().to_vec();
+            e.extend_from_slice(&0i32.to_be_bytes());
+            e
+        }),
+    ] {
+        std::fs::write(part.join(format!("{base:020}.log")), log).unwrap();
+        std::fs::write(part.join(format!("{base:020}.index")), b"").unwrap();
+        std::fs::write(part.join(format!("{base:020}.timeindex")), time).unwrap();
+    }
+    let o = env.run(&["verify-crc", "--format", "json", "zero-ts"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v = document(&o, "verify-crc");
+    assert_eq!(v["findings"], serde_json::json!([]), "{}", stdout(&o));
+    // As the active segment too.
+    std::fs::remove_file(part.join(format!("{:020}.log", 1))).unwrap();
+    std::fs::remove_file(part.join(format!("{:020}.index", 1))).unwrap();
+    std::fs::remove_file(part.join(format!("{:020}.timeindex", 1))).unwrap();
+    let o = env.run(&["verify-crc", "--format", "json", "zero-ts"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v = document(&o, "verify-crc");
+    assert_eq!(v["findings"], serde_json::json!([]), "{}", stdout(&o));
+}
