@@ -18,6 +18,10 @@
 # and keep it as tests/fuzz/regressions/<target>/<name>.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then
+    sed -n '2,/^set -euo/p' tests/fuzz/run.sh | sed '$d; s/^# \{0,1\}//'
+    exit 0
+fi
 limit=(-max_total_time=180)
 if [ "${1:-}" = --runs ]; then
     limit=(-runs="$2")
@@ -28,6 +32,9 @@ elif [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then
 fi
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(batch records offsets segment partition)
+for t in "${targets[@]}"; do
+    [ -f "tests/fuzz/fuzz_targets/$t.rs" ] || { echo "run.sh: no fuzz target '$t' (see --help)" >&2; exit 2; }
+done
 export RUSTC_BOOTSTRAP=1 CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-1}
 san=(--sanitizer "${SANITIZER:-address}")
 [ "${TRACE_COMPARES:-1}" = 1 ] || san+=(--no-trace-compares)
