@@ -587,7 +587,10 @@ done
 NCMD=${#NAMES[@]}
 
 # ---- warm up, then time interleaved rounds ---------------------------------
-log "warming the page cache"
+# The inputs were just written: their writeback would compete with the
+# timed rounds (a stalled round reads as a slow `cat`), so it goes first.
+log "writing back the generated inputs (sync), then warming the page cache"
+sync
 cat "$FILE" "${JOB_LOGS[@]}" "${CODEC_FILE[@]}" "${OFFSETS_LOGS[@]}" "${LAG_LOGS[@]}" > /dev/null
 
 TIMES="$WORK/times.tsv"   # name <TAB> wall seconds <TAB> CPU seconds, one line per run
