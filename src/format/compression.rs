@@ -101,11 +101,7 @@ pub fn decompress(
         Compression::Lz4 => {
             read_bounded(lz4_flex::frame::FrameDecoder::new(input), out, limit, codec)
         }
-        Compression::Zstd => {
-            let decoder = zstd::stream::read::Decoder::with_buffer(input)
-                .map_err(|_| fail("cannot start the zstd decoder"))?;
-            read_bounded(decoder, out, limit, codec)
-        }
+        Compression::Zstd => zstd_as_kafka_reads_it(input, out, limit),
         Compression::Snappy => {
             if input.starts_with(&XERIAL_MAGIC) {
                 let mut rest = input
@@ -157,6 +153,84 @@ fn snappy_block(block: &[u8], out: &mut Vec<u8>, limit: u64) -> Result<(), Decod
         .map_err(|_| fail("corrupt raw snappy block"))?;
     out.truncate(start + written);
     Ok(())
+}
+
+/// Bytes of decompressed output Kafka asks zstd for at a time
+/// (`ZstdCompression.decompressionOutputSize`, filled by
+/// `ChunkedBytesStream.fill`).
+const ZSTD_OUTPUT_WINDOW: usize = 16 * 1024;
+
+/// Decompress a zstd records section with the windows Kafka gives libzstd,
+/// so that klog accepts and refuses exactly the sections Kafka does, whatever
+/// capacity `out` already has.
+///
+/// The windows matter: libzstd (`ZSTD_decompressStream`) decodes a frame in
+/// one pass when its declared content size fits the output at hand, and that
+/// pass checks the size; streamed, a frame whose last block is empty skips
+/// the check. Kafka reads through zstd-jni's `ZstdInputStreamNoFinalizer`
+/// (input `ZSTD_DStreamInSize` bytes at a time) into a 16 KiB intermediate
+/// buffer (`ZstdCompression.wrapForInput`), so a frame declaring up to 16 KiB
+/// must hold exactly that much, and a larger one is streamed.
+fn zstd_as_kafka_reads_it(
+    input: &[u8],
+    out: &mut Vec<u8>,
+    limit: u64,
+) -> Result<(), DecodeErrorKind> {
+    use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+    let fail = |reason| DecodeErrorKind::Decompress {
+        codec: Compression::Zstd,
+        reason,
+    };
+    let in_chunk = zstd::zstd_safe::DCtx::in_size().max(1);
+    let mut decoder = Decoder::new().map_err(|_| fail("cannot start the zstd decoder"))?;
+    // Input is handed over as zstd-jni reads it: the rest of the current
+    // chunk of `in_chunk` bytes, the next chunk once that one is consumed.
+    let (mut at, mut chunk_end) = (0, in_chunk.min(input.len()));
+    loop {
+        if out.len() as u64 > limit {
+            out.truncate(limit as usize);
+            return Err(DecodeErrorKind::DecompressedTooLarge { limit });
+        }
+        let start = out.len();
+        out.resize(start + ZSTD_OUTPUT_WINDOW, 0);
+        let mut written = 0;
+        let ended = loop {
+            let mut src = InBuffer::around(input.get(at..chunk_end).unwrap_or(&[]));
+            let mut dst = OutBuffer::around(out.get_mut(start + written..).unwrap_or(&mut []));
+            // Zero: a frame ended and all its output is out.
+            let hint = decoder
+                .run(&mut src, &mut dst)
+                .map_err(|_| fail("corrupt compressed data"))?;
+            let (read, wrote) = (src.pos(), dst.pos());
+            at += read;
+            written += wrote;
+            if hint == 0 && at == input.len() {
+                break Ok(());
+            }
+            if written == ZSTD_OUTPUT_WINDOW {
+                break Err(None);
+            }
+            if at == chunk_end {
+                if chunk_end == input.len() {
+                    // All input given, room left, and the frame unfinished.
+                    break Err(Some(fail("stream ends early")));
+                }
+                chunk_end = (chunk_end + in_chunk).min(input.len());
+            } else if read == 0 && wrote == 0 {
+                break Err(Some(fail("corrupt compressed data")));
+            }
+        };
+        out.truncate(start + written);
+        match ended {
+            Ok(()) if out.len() as u64 > limit => {
+                return Err(DecodeErrorKind::DecompressedTooLarge { limit });
+            }
+            Ok(()) => return Ok(()),
+            Err(Some(e)) => return Err(e),
+            // The window is full: another one.
+            Err(None) => {}
+        }
+    }
 }
 
 fn read_bounded(
@@ -285,5 +359,110 @@ mod tests {
                 "{codec}"
             );
         }
+    }
+
+    /// A zstd frame of raw blocks, by hand (RFC 8878 §3.1.1): single-segment
+    /// with the declared content size `fcs` (1 byte up to 255, 2 bytes up to
+    /// 65,791), no checksum, the last block empty.
+    #[allow(clippy::little_endian_bytes)] // zstd's fields are little-endian
+    fn raw_frame(fcs: u64, blocks: &[&[u8]]) -> Vec<u8> {
+        let mut f = vec![0x28, 0xb5, 0x2f, 0xfd];
+        if fcs < 256 {
+            f.extend([0x20, fcs as u8]);
+        } else {
+            f.push(0x60);
+            f.extend(((fcs - 256) as u16).to_le_bytes());
+        }
+        for b in blocks {
+            f.extend(&((b.len() as u32) << 3).to_le_bytes()[..3]);
+            f.extend_from_slice(b);
+        }
+        f.extend([1, 0, 0]); // an empty raw block, the last
+        f
+    }
+
+    fn zstd_of(frame: &[u8], capacity: usize) -> Result<Vec<u8>, DecodeErrorKind> {
+        let mut out = Vec::with_capacity(capacity);
+        decompress(Compression::Zstd, frame, &mut out, 1 << 20).map(|()| out)
+    }
+
+    #[test]
+    fn zstd_declared_size_up_to_16_kib_is_checked_as_kafka_checks_it() {
+        // 50 bytes where the frame declares 100. Kafka asks for 16 KiB of
+        // output, so libzstd decodes the frame in one pass and refuses it.
+        let data: Vec<u8> = (0..50u8).collect();
+        let frame = raw_frame(100, &[&data]);
+        for capacity in [0, 8, 64, 1 << 20] {
+            assert!(
+                matches!(
+                    zstd_of(&frame, capacity),
+                    Err(DecodeErrorKind::Decompress {
+                        codec: Compression::Zstd,
+                        ..
+                    })
+                ),
+                "capacity {capacity}"
+            );
+        }
+        // Why the window matters: streamed a few bytes at a time, libzstd
+        // passes the empty last block without comparing sizes.
+        let mut streamed = Vec::new();
+        let mut reader = zstd::stream::read::Decoder::with_buffer(&frame[..]).unwrap();
+        let mut small = [0u8; 4];
+        loop {
+            match reader.read(&mut small).unwrap() {
+                0 => break,
+                n => streamed.extend_from_slice(&small[..n]),
+            }
+        }
+        assert_eq!(streamed, data);
+        // The same frame declaring its true size decodes.
+        assert_eq!(zstd_of(&raw_frame(50, &[&data]), 0).unwrap(), data);
+    }
+
+    #[test]
+    fn zstd_declared_size_over_16_kib_is_streamed_as_kafka_streams_it() {
+        // 17,000 bytes where the frame declares 20,000: more than Kafka's
+        // 16 KiB window, so libzstd streams it and never compares.
+        let data: Vec<u8> = (0..17_000u32).map(|i| (i % 253) as u8).collect();
+        let frame = raw_frame(20_000, &[&data]);
+        for capacity in [0, 1 << 20] {
+            assert_eq!(zstd_of(&frame, capacity).unwrap(), data, "{capacity}");
+        }
+    }
+
+    #[test]
+    fn zstd_frames_ending_on_a_window_edge_and_concatenated() {
+        for len in [0usize, 1, 16_383, 16_384, 16_385, 32_768, 200_000] {
+            let data: Vec<u8> = (0..len as u32).map(|i| (i * 7 % 251) as u8).collect();
+            let one = compress(Compression::Zstd, &data).unwrap();
+            assert_eq!(zstd_of(&one, 0).unwrap(), data, "{len}");
+            let two = [&one[..], &one[..]].concat();
+            assert_eq!(zstd_of(&two, 0).unwrap(), [&data[..], &data[..]].concat());
+            // Cut anywhere inside the frame, it ends early.
+            if len > 0 {
+                assert!(zstd_of(&one[..one.len() - 1], 0).is_err(), "{len}");
+            }
+        }
+        // A 4 MiB frame (input beyond zstd-jni's 128 KiB chunks) under a
+        // 1 MiB limit is refused; under 8 MiB it decodes.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let big: Vec<u8> = (0..4u32 << 20)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 56) as u8
+            })
+            .collect();
+        let packed = compress(Compression::Zstd, &big).unwrap();
+        assert!(packed.len() > 128 * 1024);
+        assert_eq!(
+            zstd_of(&packed, 0),
+            Err(DecodeErrorKind::DecompressedTooLarge { limit: 1 << 20 })
+        );
+        let mut out = Vec::new();
+        decompress(Compression::Zstd, &packed, &mut out, 8 << 20).unwrap();
+        assert_eq!(out, big);
     }
 }
