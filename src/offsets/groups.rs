@@ -180,7 +180,7 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
     let mut topologies: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
     for ((t, _), e) in &replay.coordinator {
         let (lp, off, r) = (&e.log_partition, &e.log_offset, &e.record);
-        let (Some(k), Some((_, v))) = (&r.key, &r.value) else {
+        let (Some(k), Some(v)) = (&r.key, r.value.as_ref().and_then(|v| v.fields())) else {
             continue;
         };
         let group = s(k, "groupId");

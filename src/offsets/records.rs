@@ -25,7 +25,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
@@ -570,8 +570,8 @@ pub struct CoordinatorRecord {
     pub name: String,
     /// The key's fields (JSON object), when it decodes.
     pub key: Option<Value>,
-    /// The value's version and fields; `None` for a tombstone.
-    pub value: Option<(i16, Value)>,
+    /// The value; `None` for a tombstone.
+    pub value: Option<CoordinatorValue>,
     /// Why the key or value does not decode.
     pub error: Option<String>,
     /// The decode error behind `error` (not set for a record type klog
@@ -580,6 +580,29 @@ pub struct CoordinatorRecord {
     /// Bytes after the key's or value's last field: Kafka's reader
     /// (`CoordinatorRecordSerde.readMessage`) does not look at them.
     pub trailing_bytes: u64,
+}
+
+/// A coordinator record's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CoordinatorValue {
+    /// The value's version and decoded fields.
+    Fields { version: i16, data: Value },
+    /// A value that does not decode: its version when its type is known,
+    /// and its bytes.
+    Raw {
+        version: Option<i16>,
+        bytes: Vec<u8>,
+    },
+}
+
+impl CoordinatorValue {
+    /// The decoded fields, when the value decodes.
+    pub fn fields(&self) -> Option<&Value> {
+        match self {
+            CoordinatorValue::Fields { data, .. } => Some(data),
+            CoordinatorValue::Raw { .. } => None,
+        }
+    }
 }
 
 /// Decode a coordinator record of `table` (GROUP_RECORDS or SHARE_RECORDS).
@@ -610,7 +633,10 @@ pub fn decode(
             record_type,
             name: format!("unknown({record_type})"),
             key: None,
-            value: value.map(|v| (-1, json!({"raw": hex(v)}))),
+            value: value.map(|v| CoordinatorValue::Raw {
+                version: None,
+                bytes: v.to_vec(),
+            }),
             error: Some(format!("record type {record_type} is not one klog knows")),
             fault: None,
             trailing_bytes: 0,
@@ -647,12 +673,15 @@ pub fn decode(
         }
     };
     match rt.value.decode_prefix(&mut vc, version) {
-        Ok(d) => {
-            out.value = Some((version, d));
+        Ok(data) => {
+            out.value = Some(CoordinatorValue::Fields { version, data });
             out.trailing_bytes += vc.remaining() as u64;
         }
         Err(e) => {
-            out.value = Some((version, json!({"raw": hex(v)})));
+            out.value = Some(CoordinatorValue::Raw {
+                version: Some(version),
+                bytes: v.to_vec(),
+            });
             out.error = Some(format!("value: {e}"));
             out.fault = Some(e);
         }
@@ -680,17 +709,24 @@ impl Serialize for CoordinatorRecord {
         #[serde(untagged)]
         enum Val<'a> {
             Tombstone(&'static str),
-            /// A value of an unknown type: its bytes.
-            Unknown(&'a Value),
-            /// A value that does not decode: its version and bytes.
+            /// A value that does not decode: its version (when its type is
+            /// known) and its bytes.
             Raw {
-                version: i16,
-                raw: Option<&'a Value>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                version: Option<i16>,
+                raw: Hex<'a>,
             },
             Data {
                 version: i16,
                 data: &'a Value,
             },
+        }
+        /// Bytes as lowercase hex.
+        struct Hex<'a>(&'a [u8]);
+        impl Serialize for Hex<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&hex(self.0))
+            }
         }
         #[derive(Serialize)]
         struct Record<'a> {
@@ -706,14 +742,13 @@ impl Serialize for CoordinatorRecord {
         }
         let value = match &self.value {
             None => Val::Tombstone("tombstone"),
-            Some((-1, d)) => Val::Unknown(d),
-            Some((version, d)) if self.error.is_some() => Val::Raw {
+            Some(CoordinatorValue::Raw { version, bytes }) => Val::Raw {
                 version: *version,
-                raw: d.get("raw"),
+                raw: Hex(bytes),
             },
-            Some((version, d)) => Val::Data {
+            Some(CoordinatorValue::Fields { version, data }) => Val::Data {
                 version: *version,
-                data: d,
+                data,
             },
         };
         Record {
@@ -749,13 +784,23 @@ mod tests {
         );
         assert_eq!(r.name, "ConsumerGroupMetadata");
         assert_eq!(r.key.unwrap()["groupId"], "g");
-        assert_eq!(r.value.unwrap().1["epoch"], 5);
+        assert_eq!(r.value.unwrap().fields().unwrap()["epoch"], 5);
         let u = decode(GROUP_RECORDS, &[0, 99, 0, 1, b'g'], None, 0);
         assert_eq!(u.name, "unknown(99)");
         let t = decode(GROUP_RECORDS, &[0, 3, 0, 1, b'g'], None, 0);
         assert!(t.value.is_none() && t.error.is_none());
         let bad = decode(GROUP_RECORDS, &[0, 3, 0, 1, b'g'], Some(&[0, 9, 0]), 0);
+        // What does not decode is shown as its bytes: with its version when
+        // the type is known, alone when it is not.
+        let json = serde_json::to_value(&bad).unwrap();
+        assert_eq!(
+            json["value"],
+            serde_json::json!({"version": 9, "raw": "000900"})
+        );
         assert!(bad.error.unwrap().contains("version 9"));
+        let unknown = decode(GROUP_RECORDS, &[0, 99, 0, 1, b'g'], Some(&[0xab, 1]), 0);
+        let json = serde_json::to_value(&unknown).unwrap();
+        assert_eq!(json["value"], serde_json::json!({"raw": "ab01"}));
         // Bytes after the fields are not read (CoordinatorRecordSerde.readMessage).
         let extra = decode(
             GROUP_RECORDS,

@@ -26,7 +26,7 @@ use crate::error::Result;
 use crate::format::{DecodeLimits, Entry};
 use crate::log::walk::Step;
 use crate::log::{DataDir, PartitionState, Policy};
-use crate::offsets::records::{self, SHARE_GROUP_STATE_TOPIC};
+use crate::offsets::records::{self, CoordinatorValue, SHARE_GROUP_STATE_TOPIC};
 
 /// A state batch (`PersisterStateBatch`): offsets `first..=last` in one
 /// delivery state after `delivery_count` deliveries. The field order is the
@@ -339,7 +339,7 @@ pub fn share_states(
                         (0, None) => {
                             states.remove(&id);
                         }
-                        (0, Some((_, v))) => {
+                        (0, Some(CoordinatorValue::Fields { data: v, .. })) => {
                             states.insert(
                                 id,
                                 Offset {
@@ -358,7 +358,7 @@ pub fn share_states(
                             "a ShareUpdate tombstone: Kafka's share coordinator cannot replay one"
                                 .into(),
                         ),
-                        (1, Some((_, v))) => {
+                        (1, Some(CoordinatorValue::Fields { data: v, .. })) => {
                             let (start, leader) =
                                 (int(v, "startOffset"), int(v, "leaderEpoch") as i32);
                             match states.get_mut(&id) {

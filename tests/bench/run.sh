@@ -109,7 +109,7 @@
 #   BENCH_MEMORY=0   leave out the memory part (f)
 #   BENCH_CODEC_BYTES  uncompressed bytes per codec segment (default 134217728)
 #   BENCH_CODECS     codecs to measure (default "none gzip snappy lz4 zstd")
-#   BENCH_ROUNDS     timed rounds (default 3)
+#   BENCH_ROUNDS     timed rounds (default 7: medians of seven, for a noisy machine)
 #   BENCH_DIR        parent of the work dir (default ${TMPDIR:-/tmp}); a fresh
 #                    mktemp dir is created inside it. Must be outside the repo.
 #   BENCH_KEEP=1     keep the work dir (generated data) instead of deleting it
@@ -174,7 +174,7 @@ else
     MEM_BYTES=${MEM_BYTES:-10737418240}
     MEM_PARTITIONS=${MEM_PARTITIONS:-10000}
     BENCH_CODEC_BYTES=${BENCH_CODEC_BYTES:-134217728}
-    BENCH_ROUNDS=${BENCH_ROUNDS:-3}
+    BENCH_ROUNDS=${BENCH_ROUNDS:-7}
     BENCH_OUT=${BENCH_OUT-$REPO/tests/bench/last-run.md}
 fi
 BENCH_CODECS=${BENCH_CODECS:-none gzip snappy lz4 zstd}
