@@ -818,7 +818,13 @@ pub fn resync_bounded(log: &Path, from: u64) -> Result<Resync> {
                 return Ok(Resync::GaveUp { at: pos });
             }
             budget -= cost;
-            if crc_matches(&file, log, pos, size, &mut chunk)? {
+            // A candidate inside the window is checked from the bytes at
+            // hand; only a longer one is read again, in chunks.
+            let crc_ok = match window.get(i..i + size as usize) {
+                Some(entry) => batch::BatchView::new(entry, pos).is_ok_and(|b| b.crc_valid()),
+                None => crc_matches(&file, log, pos, size, &mut chunk)?,
+            };
+            if crc_ok {
                 let base_offset = batch::BatchHeader::parse(head, pos).map_or(0, |h| h.base_offset);
                 return Ok(Resync::Found(Resynced {
                     position: pos,

@@ -15,6 +15,7 @@ mod pending;
 mod producer_state;
 mod read_committed;
 mod repair;
+mod resync;
 mod salvage;
 mod sweeps;
 mod time_lookup;
