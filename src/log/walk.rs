@@ -649,7 +649,21 @@ pub struct HeaderWalk<'p> {
     pos: u64,
     from: i64,
     done: bool,
+    /// Bytes of the current segment from `window_at` on, as last read.
+    window: Vec<u8>,
+    window_at: u64,
+    /// Whether the last entry stepped over was small enough that reading
+    /// [`HEADER_WINDOW`] bytes at once serves several headers.
+    small: bool,
 }
+
+/// Bytes read at once while entries are small. One system call costs
+/// about as much as copying a few KiB from the page cache, so a window
+/// pays off once it holds several headers: after an entry of at most
+/// [`SMALL_ENTRY`] bytes. Larger entries are stepped over with a read of
+/// the header alone.
+const HEADER_WINDOW: usize = 16 * 1024;
+const SMALL_ENTRY: u64 = 4 * 1024;
 
 impl Partition {
     /// The headers of the entries holding offsets from `offset` on, read
@@ -666,6 +680,9 @@ impl Partition {
             pos,
             from: offset,
             done: false,
+            window: Vec::new(),
+            window_at: 0,
+            small: false,
         }
     }
 }
@@ -696,16 +713,33 @@ impl HeaderWalk<'_> {
             };
             if self.pos >= len {
                 self.file = None;
+                self.window.clear();
                 self.seg += 1;
                 self.pos = 0;
                 continue;
             }
             let left = len - self.pos;
-            let mut head = [0u8; HEADER_LEN];
             let n = (left.min(HEADER_LEN as u64)) as usize;
-            let part = head.get_mut(..n).unwrap_or(&mut []);
-            file.read_exact_at(part, self.pos)
-                .map_err(|e| Error::io(&segment.log, "read", e))?;
+            let offset_in_window = self.pos.checked_sub(self.window_at);
+            let held = offset_in_window
+                .and_then(|o| usize::try_from(o).ok())
+                .filter(|&o| o + n <= self.window.len());
+            let at = match held {
+                Some(o) => o,
+                None => {
+                    let want = if self.small { HEADER_WINDOW } else { n };
+                    let want = (left.min(want as u64) as usize).max(n);
+                    self.window.resize(want, 0);
+                    file.read_exact_at(&mut self.window, self.pos)
+                        .map_err(|e| Error::io(&segment.log, "read", e))?;
+                    self.window_at = self.pos;
+                    0
+                }
+            };
+            let mut head = [0u8; HEADER_LEN];
+            if let (Some(to), Some(from)) = (head.get_mut(..n), self.window.get(at..at + n)) {
+                to.copy_from_slice(from);
+            }
             const UP_TO_MAGIC: usize = batch::HEADER_SIZE_UP_TO_MAGIC;
             let mut up_to_magic = [0u8; UP_TO_MAGIC];
             match head.get(..UP_TO_MAGIC) {
@@ -721,6 +755,7 @@ impl HeaderWalk<'_> {
             };
             let position = self.pos;
             self.pos += total;
+            self.small = total <= SMALL_ENTRY;
             WALKED_BYTES.fetch_add(total, Ordering::Relaxed);
             let header = if magic == 2 {
                 let Ok(h) = batch::BatchHeader::parse(&head, position) else {
