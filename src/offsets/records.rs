@@ -714,19 +714,12 @@ impl Serialize for CoordinatorRecord {
             Raw {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 version: Option<i16>,
-                raw: Hex<'a>,
+                raw: crate::metadata::records::Hex<'a>,
             },
             Data {
                 version: i16,
                 data: &'a Value,
             },
-        }
-        /// Bytes as lowercase hex.
-        struct Hex<'a>(&'a [u8]);
-        impl Serialize for Hex<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(&hex(self.0))
-            }
         }
         #[derive(Serialize)]
         struct Record<'a> {
@@ -744,7 +737,7 @@ impl Serialize for CoordinatorRecord {
             None => Val::Tombstone("tombstone"),
             Some(CoordinatorValue::Raw { version, bytes }) => Val::Raw {
                 version: *version,
-                raw: Hex(bytes),
+                raw: crate::metadata::records::Hex(bytes),
             },
             Some(CoordinatorValue::Fields { version, data }) => Val::Data {
                 version: *version,
@@ -763,10 +756,6 @@ impl Serialize for CoordinatorRecord {
         }
         .serialize(s)
     }
-}
-
-fn hex(b: &[u8]) -> String {
-    crate::metadata::records::hex(b)
 }
 
 #[cfg(test)]

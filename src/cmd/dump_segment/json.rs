@@ -8,7 +8,7 @@ use kaen_log::format::legacy::LegacyMessage;
 use kaen_log::format::{BatchView, DecodeLimits, RecordView};
 use kaen_log::layout::Field;
 use kaen_log::log::segment::RenderBatch;
-use kaen_log::metadata::records::decode_control_value;
+use kaen_log::metadata::records::{decode_control_value, Hex};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -443,21 +443,6 @@ impl RenderBatch for RenderJson {
 /// A [`RenderJson`] shared with read-ahead threads.
 pub(super) fn shared(r: RenderJson) -> Arc<dyn RenderBatch> {
     Arc::new(r)
-}
-
-/// Bytes as a lowercase hex string, written as serialized (no copy).
-pub(super) struct Hex<'a>(&'a [u8]);
-
-impl std::fmt::Display for Hex<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
-    }
-}
-
-impl Serialize for Hex<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
 }
 
 #[derive(Serialize, JsonSchema)]
