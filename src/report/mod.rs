@@ -156,11 +156,80 @@ fn escape_flags(w: u64) -> u64 {
 }
 
 /// Whether `s` is UTF-8 that serde_json writes between quotes as it is
-/// (nothing to escape), in one pass over 8-byte words that looks for bytes
-/// to escape and for non-ASCII bytes at once ([`escape_flags`], and the
-/// words OR-ed for their high bits), in registers. Only a string with a
-/// non-ASCII byte is then checked by `std::str::from_utf8`.
+/// (nothing to escape). Printable ASCII, nearly every key and value of a
+/// text topic, is settled 16 bytes at a time ([`printable_ascii`]); the
+/// rest by [`plain_json_words`].
 fn plain_json_string(s: &[u8]) -> bool {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    // SAFETY: `printable_ascii` needs only SSE2, which this build targets
+    // (the cfg above; every x86-64 has it).
+    if unsafe { printable_ascii(s) } {
+        return true;
+    }
+    plain_json_words(s)
+}
+
+/// Whether every byte of `s` is ASCII that serde_json does not escape
+/// (0x20..=0x7f except `"` and `\`), with SSE2 (part of every x86-64):
+/// one signed compare flags the controls and the non-ASCII bytes (0x80 and
+/// up are negative), two more the quote and the backslash. `false` sends
+/// `s` to [`plain_json_words`], which tells non-ASCII text from bytes to
+/// escape.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "sse2")]
+fn printable_ascii(s: &[u8]) -> bool {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_set_epi64x, _mm_setzero_si128,
+    };
+    // The bytes go into the register as they lie in memory (one unaligned
+    // load); which lane holds which byte does not matter, only whether any
+    // is flagged.
+    #[expect(
+        clippy::host_endian_bytes,
+        reason = "lane order is irrelevant here; a byte swap would only cost"
+    )]
+    let lanes = |b: &[u8; 16]| -> __m128i {
+        let (lo, hi) = b.split_at(8);
+        let word = |w: &[u8]| i64::from_ne_bytes(w.try_into().unwrap_or_default());
+        _mm_set_epi64x(word(hi), word(lo))
+    };
+    let (space, quote, backslash) = (
+        _mm_set1_epi8(0x20),
+        _mm_set1_epi8(b'"' as i8),
+        _mm_set1_epi8(b'\\' as i8),
+    );
+    let flags = |v: __m128i| {
+        let odd = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash));
+        _mm_or_si128(_mm_cmplt_epi8(v, space), odd)
+    };
+    let (blocks, rest) = s.as_chunks::<16>();
+    let mut acc = _mm_setzero_si128();
+    for b in blocks {
+        acc = _mm_or_si128(acc, flags(lanes(b)));
+    }
+    if !rest.is_empty() {
+        // The last 16 bytes (a byte seen twice changes nothing), or a
+        // shorter string after spaces.
+        let last = match s.last_chunk::<16>() {
+            Some(last) => *last,
+            None => {
+                let mut padded = [b' '; 16];
+                padded[16 - rest.len()..].copy_from_slice(rest);
+                padded
+            }
+        };
+        acc = _mm_or_si128(acc, flags(lanes(&last)));
+    }
+    _mm_movemask_epi8(acc) == 0
+}
+
+/// [`plain_json_string`] for any bytes, in one pass over 8-byte words that
+/// looks for bytes to escape and for non-ASCII bytes at once
+/// ([`escape_flags`], and the words OR-ed for their high bits), in
+/// registers. Only a string with a non-ASCII byte is then checked by
+/// `std::str::from_utf8`.
+fn plain_json_words(s: &[u8]) -> bool {
     let (words, rest) = s.as_chunks::<8>();
     let (mut escape, mut high) = (0, 0);
     for w in words {
@@ -275,11 +344,18 @@ mod tests {
         same(Some(b""));
         // Every byte alone, and at every place of a block and past it.
         for byte in 0..=255u8 {
-            for len in [1, 31, 32, 33, 64, 70] {
+            for len in [1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 70] {
                 for at in [0, len / 2, len - 1] {
                     let mut v = vec![b'a'; len];
                     v[at] = byte;
                     same(Some(&v));
+                    assert_eq!(plain_json_words(&v), plain_utf8(&v), "{v:02x?}");
+                    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                    {
+                        let printable = (0x20..0x80).contains(&byte) && !b"\"\\".contains(&byte);
+                        // SAFETY: SSE2, as the cfg says.
+                        assert_eq!(unsafe { printable_ascii(&v) }, printable, "{v:02x?}");
+                    }
                 }
             }
         }
@@ -369,6 +445,7 @@ mod tests {
                 v.extend_from_slice(piece);
             }
             assert_eq!(plain_json_string(&v), plain_utf8(&v), "{v:02x?}");
+            assert_eq!(plain_json_words(&v), plain_utf8(&v), "{v:02x?}");
             let mut fast = Vec::new();
             write_json_bytes(&mut fast, Some(&v)).unwrap();
             assert_eq!(

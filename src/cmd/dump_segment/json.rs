@@ -145,6 +145,33 @@ pub(super) struct JsonLine<'b, 'o> {
     out: Option<&'o mut Output>,
     end: &'static [u8],
     elements: usize,
+    timestamp: LastNumber,
+}
+
+/// The last number written in one place and its digits: the records of a
+/// batch mostly share their timestamp (always, under LogAppendTime), so
+/// its digits are formatted once.
+#[derive(Default)]
+struct LastNumber {
+    value: Option<i64>,
+    /// Room for `-9223372036854775808`.
+    digits: [u8; 20],
+    len: usize,
+}
+
+impl LastNumber {
+    /// Append `value` as serde_json writes it (itoa: what serde_json calls).
+    #[inline]
+    fn write(&mut self, value: i64, out: &mut Vec<u8>) {
+        if self.value != Some(value) {
+            let mut digits = itoa::Buffer::new();
+            let text = digits.format(value).as_bytes();
+            self.len = text.len();
+            self.digits[..text.len()].copy_from_slice(text);
+            self.value = Some(value);
+        }
+        out.extend_from_slice(&self.digits[..self.len]);
+    }
 }
 
 impl<'b, 'o> JsonLine<'b, 'o> {
@@ -203,6 +230,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
             out,
             end,
             elements: 0,
+            timestamp: LastNumber::default(),
         })
     }
 
@@ -256,12 +284,11 @@ impl<'b, 'o> JsonLine<'b, 'o> {
     ) -> anyhow::Result<()> {
         self.next_element()?;
         // (itoa writes integers as serde_json does: it is what serde_json calls.)
-        let mut digits = itoa::Buffer::new();
         self.buf.extend_from_slice(b"{\"offset\":");
-        self.buf.extend_from_slice(digits.format(offset).as_bytes());
-        self.buf.extend_from_slice(b",\"timestamp\":");
         self.buf
-            .extend_from_slice(digits.format(timestamp).as_bytes());
+            .extend_from_slice(itoa::Buffer::new().format(offset).as_bytes());
+        self.buf.extend_from_slice(b",\"timestamp\":");
+        self.timestamp.write(timestamp, self.buf);
         self.buf.extend_from_slice(b",\"key\":");
         self.bytes(key)?;
         self.buf.extend_from_slice(b",\"value\":");
@@ -277,18 +304,22 @@ impl<'b, 'o> JsonLine<'b, 'o> {
             internal,
         } = kind;
         self.record_start(r.offset, r.timestamp, r.key, r.value)?;
-        self.buf.extend_from_slice(b",\"headers\":[");
-        for (i, h) in r.headers().enumerate() {
-            if i > 0 {
-                self.buf.push(b',');
+        if r.header_count == 0 {
+            self.buf.extend_from_slice(b",\"headers\":[]");
+        } else {
+            self.buf.extend_from_slice(b",\"headers\":[");
+            for (i, h) in r.headers().enumerate() {
+                if i > 0 {
+                    self.buf.push(b',');
+                }
+                self.buf.extend_from_slice(b"{\"key\":");
+                self.bytes(Some(h.key))?;
+                self.buf.extend_from_slice(b",\"value\":");
+                self.bytes(h.value)?;
+                self.buf.push(b'}');
             }
-            self.buf.extend_from_slice(b"{\"key\":");
-            self.bytes(Some(h.key))?;
-            self.buf.extend_from_slice(b",\"value\":");
-            self.bytes(h.value)?;
-            self.buf.push(b'}');
+            self.buf.push(b']');
         }
-        self.buf.push(b']');
         let buf = &mut *self.buf;
         if is_control {
             buf.extend_from_slice(b",\"control\":");
