@@ -30,6 +30,7 @@ use serde_json::Value;
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
 use crate::format::schema::{Field, Schema, Ty, OPEN};
+use crate::metadata::records::Hex;
 
 use crate::format::schema::f;
 use crate::format::schema::types::*;
@@ -714,7 +715,7 @@ impl Serialize for CoordinatorRecord {
             Raw {
                 #[serde(skip_serializing_if = "Option::is_none")]
                 version: Option<i16>,
-                raw: crate::metadata::records::Hex<'a>,
+                raw: Hex<'a>,
             },
             Data {
                 version: i16,
@@ -737,7 +738,7 @@ impl Serialize for CoordinatorRecord {
             None => Val::Tombstone("tombstone"),
             Some(CoordinatorValue::Raw { version, bytes }) => Val::Raw {
                 version: *version,
-                raw: crate::metadata::records::Hex(bytes),
+                raw: Hex(bytes),
             },
             Some(CoordinatorValue::Fields { version, data }) => Val::Data {
                 version: *version,

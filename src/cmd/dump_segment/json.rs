@@ -304,10 +304,9 @@ impl<'b, 'o> JsonLine<'b, 'o> {
             internal,
         } = kind;
         self.record_start(r.offset, r.timestamp, r.key, r.value)?;
-        if r.header_count == 0 {
-            self.buf.extend_from_slice(b",\"headers\":[]");
-        } else {
-            self.buf.extend_from_slice(b",\"headers\":[");
+        self.buf.extend_from_slice(b",\"headers\":[");
+        // (Most records have none: then the header iterator is not built.)
+        if r.header_count > 0 {
             for (i, h) in r.headers().enumerate() {
                 if i > 0 {
                     self.buf.push(b',');
@@ -318,8 +317,8 @@ impl<'b, 'o> JsonLine<'b, 'o> {
                 self.bytes(h.value)?;
                 self.buf.push(b'}');
             }
-            self.buf.push(b']');
         }
+        self.buf.push(b']');
         let buf = &mut *self.buf;
         if is_control {
             buf.extend_from_slice(b",\"control\":");

@@ -606,31 +606,18 @@ struct RecordFilter {
     to_time: Option<i64>,
     key: Option<String>,
     grep: Option<String>,
-    /// None of the above is given: every record is wanted.
-    all: bool,
 }
 
 impl RecordFilter {
     fn of(args: &DumpSegmentArgs) -> Self {
-        let mut filter = RecordFilter {
+        RecordFilter {
             from_offset: args.from_offset,
             to_offset: args.to_offset,
             from_time: args.from_time,
             to_time: args.to_time,
             key: args.key.clone(),
             grep: args.grep.clone(),
-            all: false,
-        };
-        filter.all = [
-            filter.from_offset,
-            filter.to_offset,
-            filter.from_time,
-            filter.to_time,
-        ]
-        .iter()
-        .all(Option::is_none)
-            && !filter.selects_batches();
-        filter
+        }
     }
 
     /// Whether only some batches hold a record to show (--key, --grep).
@@ -638,11 +625,7 @@ impl RecordFilter {
         self.key.is_some() || self.grep.is_some()
     }
 
-    #[inline]
     fn wants(&self, r: &RecordView<'_>) -> bool {
-        if self.all {
-            return true;
-        }
         let contains = |hay: Option<&[u8]>, needle: &[u8]| {
             hay.is_some_and(|h| needle.is_empty() || h.windows(needle.len()).any(|w| w == needle))
         };
