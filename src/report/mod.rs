@@ -5,6 +5,7 @@
 //! characters escaped (text) or a JSON string (JSON); anything else as hex
 //! (`0x…`, text) or `{"base64": "…"}` (JSON); null stays null.
 
+mod cells;
 pub mod document;
 pub mod eos_demo;
 pub mod indexes;

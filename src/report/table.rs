@@ -16,6 +16,11 @@ use unicode_width::UnicodeWidthStr;
 /// `s` with every control character escaped (`\n`, `\t`, `\x1b`, `\u{85}`),
 /// and backslashes doubled so the escapes cannot be forged.
 pub fn escape_cell(s: &str) -> std::borrow::Cow<'_, str> {
+    // Printable ASCII other than the backslash (nearly every cell) is
+    // decided without decoding characters.
+    if plain_ascii(s) && !s.contains('\\') {
+        return std::borrow::Cow::Borrowed(s);
+    }
     if !s.chars().any(|c| c.is_control() || c == '\\') {
         return std::borrow::Cow::Borrowed(s);
     }
@@ -34,6 +39,21 @@ pub fn escape_cell(s: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Whether every byte of `s` is printable ASCII (space to `~`).
+fn plain_ascii(s: &str) -> bool {
+    s.bytes().all(|b| (0x20..0x7f).contains(&b))
+}
+
+/// The display width of `s`: its length when it is printable ASCII (one
+/// column a byte), else as Unicode says.
+fn display_width(s: &str) -> usize {
+    if plain_ascii(s) {
+        s.len()
+    } else {
+        s.width()
+    }
 }
 
 /// The width to fit tables to: set once by `main` when stdout is a terminal
@@ -75,7 +95,7 @@ fn numeric_schema(prop: &serde_json::Value) -> bool {
 
 /// A cell's text: null is `None`; strings as they are; anything else as
 /// compact JSON.
-fn cell_text(v: &serde_json::Value) -> Option<String> {
+pub(super) fn cell_text(v: &serde_json::Value) -> Option<String> {
     match v {
         serde_json::Value::Null => None,
         serde_json::Value::String(s) => Some(s.clone()),
@@ -104,15 +124,10 @@ impl Table {
                     .collect()
             })
             .unwrap_or_default();
+        let fields: Vec<&str> = columns.iter().map(|c| c.field.as_str()).collect();
         let rows = rows
             .iter()
-            .map(|r| {
-                let value = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
-                columns
-                    .iter()
-                    .map(|c| value.get(&c.field).and_then(cell_text))
-                    .collect()
-            })
+            .map(|r| super::cells::row_cells(r, &fields))
             .collect();
         Table {
             columns,
@@ -229,12 +244,12 @@ impl Table {
     /// CSV: field names as the header, null as an empty field.
     pub fn csv(&self) -> String {
         let headers: Vec<&str> = self.columns.iter().map(|c| c.field.as_str()).collect();
-        let rows: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|r| r.iter().map(|c| c.clone().unwrap_or_default()).collect())
-            .collect();
-        render_csv(&headers, &rows)
+        let mut out = headers.join(",");
+        out.push('\n');
+        for row in &self.rows {
+            push_csv_line(&mut out, row.iter().map(|c| c.as_deref().unwrap_or("")));
+        }
+        out
     }
 }
 
@@ -310,11 +325,11 @@ fn gap(i: usize, n: usize) -> usize {
 fn fixed_widths<C: CellText>(headers: &[&str], rows: &[Vec<C>]) -> Vec<u16> {
     (0..headers.len())
         .map(|i| {
-            let widest = std::iter::once(headers.get(i).map_or(0, |h| h.width()))
-                .chain(
-                    rows.iter()
-                        .map(|r| r.get(i).map_or(0, |c| escape_cell(c.text()).width())),
-                )
+            let widest = std::iter::once(headers.get(i).map_or(0, |h| display_width(h)))
+                .chain(rows.iter().map(|r| {
+                    r.get(i)
+                        .map_or(0, |c| display_width(&escape_cell(c.text())))
+                }))
                 .max()
                 .unwrap_or(0);
             u16::try_from(widest + gap(i, headers.len())).unwrap_or(u16::MAX)
@@ -379,15 +394,15 @@ fn pad_lines<C: CellText>(
         for (i, cell) in cells.enumerate() {
             let gap = gap(i, headers.len());
             let room = usize::from(widths.get(i).copied().unwrap_or(0)).saturating_sub(gap);
-            let fill = room.saturating_sub(cell.width());
+            let fill = room.saturating_sub(display_width(&cell));
             if numeric.get(i).copied().unwrap_or(false) {
-                line.extend(std::iter::repeat_n(' ', fill));
+                push_spaces(&mut line, fill);
                 line.push_str(&cell);
             } else {
                 line.push_str(&cell);
-                line.extend(std::iter::repeat_n(' ', fill));
+                push_spaces(&mut line, fill);
             }
-            line.extend(std::iter::repeat_n(' ', gap));
+            push_spaces(&mut line, gap);
         }
         out.push_str(line.trim_end());
         out.push('\n');
@@ -399,29 +414,36 @@ fn pad_lines<C: CellText>(
     out
 }
 
-/// One CSV field, quoted when it needs to be (RFC 4180).
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// Append `n` spaces.
+fn push_spaces(line: &mut String, mut n: usize) {
+    const SPACES: &str = "                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        line.push_str(&SPACES[..k]);
+        n -= k;
     }
 }
 
-/// Render rows as CSV with a header line.
-pub fn render_csv(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let mut out = headers.join(",");
-    out.push('\n');
-    for row in rows {
-        out.push_str(
-            &row.iter()
-                .map(|c| csv_field(c))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-        out.push('\n');
+/// Append `s` as one CSV field, quoted when it needs to be (RFC 4180).
+fn push_csv_field(out: &mut String, s: &str) {
+    if s.contains([',', '"', '\n', '\r']) {
+        out.push('"');
+        out.push_str(&s.replace('"', "\"\""));
+        out.push('"');
+    } else {
+        out.push_str(s);
     }
-    out
+}
+
+/// Append `cells` as one CSV line.
+fn push_csv_line<'a>(out: &mut String, cells: impl Iterator<Item = &'a str>) {
+    for (i, cell) in cells.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_csv_field(out, cell);
+    }
+    out.push('\n');
 }
 
 #[cfg(test)]
@@ -483,6 +505,26 @@ mod tests {
     }
 
     #[test]
+    fn ascii_shortcuts_agree_with_the_character_rules() {
+        // Every character below U+00A0 (every ASCII control, DEL, the C1
+        // controls, the backslash), alone and between letters.
+        for c in (0u32..0xa0).filter_map(char::from_u32) {
+            for s in [c.to_string(), format!("a{c}z")] {
+                let escaped = escape_cell(&s);
+                let needs = s.chars().any(|c| c.is_control() || c == '\\');
+                assert_eq!(
+                    matches!(escaped, std::borrow::Cow::Owned(_)),
+                    needs,
+                    "{s:?}"
+                );
+                assert!(!escaped.chars().any(char::is_control), "{s:?}");
+                assert_eq!(display_width(&escaped), escaped.width(), "{s:?}");
+                assert_eq!(display_width(&s), s.width(), "{s:?}");
+            }
+        }
+    }
+
+    #[test]
     fn hostile_names_are_escaped_and_wide_ones_aligned() {
         let rows = vec![
             vec!["evil\x1b[31mRED\nfake-row".to_string(), "1".to_string()],
@@ -516,9 +558,19 @@ mod tests {
             render(&["GROUP", "OFFSET"], &rows),
             "GROUP    OFFSET\nkitchen       7\na,b          10\n"
         );
+        #[derive(Serialize, JsonSchema)]
+        struct Row {
+            group: String,
+            offset: i64,
+        }
+        let typed =
+            [("kitchen", 7), ("a,b", 10), ("say \"hi\"\n", -1)].map(|(group, offset)| Row {
+                group: group.to_string(),
+                offset,
+            });
         assert_eq!(
-            render_csv(&["group", "offset"], &rows),
-            "group,offset\nkitchen,7\n\"a,b\",10\n"
+            Table::of(&typed).csv(),
+            "group,offset\nkitchen,7\n\"a,b\",10\n\"say \"\"hi\"\"\n\",-1\n"
         );
     }
 }
