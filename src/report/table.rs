@@ -194,10 +194,18 @@ impl Table {
             .filter_map(|f| self.columns.iter().position(|c| c.field == *f))
             .collect();
         self.columns = picks.iter().map(|&i| self.columns[i].clone()).collect();
+        // Each cell is moved to its new place, unless a field is named twice.
+        let once = picks
+            .iter()
+            .enumerate()
+            .all(|(n, i)| !picks[..n].contains(i));
         for row in &mut self.rows {
             *row = picks
                 .iter()
-                .map(|&i| row.get(i).cloned().flatten())
+                .map(|&i| match row.get_mut(i) {
+                    Some(cell) if once => cell.take(),
+                    cell => cell.cloned().flatten(),
+                })
                 .collect();
         }
         self
@@ -568,6 +576,17 @@ mod tests {
                 group: group.to_string(),
                 offset,
             });
+        // Columns picked, reordered and one named twice.
+        assert_eq!(
+            Table::of(&typed).only(&["offset", "group"]).csv(),
+            "offset,group\n7,kitchen\n10,\"a,b\"\n-1,\"say \"\"hi\"\"\n\"\n"
+        );
+        assert_eq!(
+            Table::of(&typed[..1])
+                .only(&["offset", "nope", "offset"])
+                .csv(),
+            "offset,offset\n7,7\n"
+        );
         assert_eq!(
             Table::of(&typed).csv(),
             "group,offset\nkitchen,7\n\"a,b\",10\n\"say \"\"hi\"\"\n\",-1\n"
