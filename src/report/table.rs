@@ -17,8 +17,8 @@ use unicode_width::UnicodeWidthStr;
 /// and backslashes doubled so the escapes cannot be forged.
 pub fn escape_cell(s: &str) -> std::borrow::Cow<'_, str> {
     // Printable ASCII other than the backslash (nearly every cell) is
-    // decided without decoding characters.
-    if plain_ascii(s) && !s.contains('\\') {
+    // decided in one pass over the bytes, without decoding characters.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'\\') {
         return std::borrow::Cow::Borrowed(s);
     }
     if !s.chars().any(|c| c.is_control() || c == '\\') {
