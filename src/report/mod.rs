@@ -179,6 +179,9 @@ fn plain_json_string(s: &[u8]) -> bool {
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "sse2")]
 fn printable_ascii(s: &[u8]) -> bool {
+    if s.len() < 16 {
+        return printable_ascii_short(s);
+    }
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
         _mm_set_epi64x, _mm_setzero_si128,
@@ -209,20 +212,40 @@ fn printable_ascii(s: &[u8]) -> bool {
     for b in blocks {
         acc = _mm_or_si128(acc, flags(lanes(b)));
     }
-    if !rest.is_empty() {
-        // The last 16 bytes (a byte seen twice changes nothing), or a
-        // shorter string after spaces.
-        let last = match s.last_chunk::<16>() {
-            Some(last) => *last,
-            None => {
-                let mut padded = [b' '; 16];
-                padded[16 - rest.len()..].copy_from_slice(rest);
-                padded
-            }
-        };
-        acc = _mm_or_si128(acc, flags(lanes(&last)));
+    if let Some(last) = s.last_chunk::<16>().filter(|_| !rest.is_empty()) {
+        // The last 16 bytes: a byte seen twice changes nothing.
+        acc = _mm_or_si128(acc, flags(lanes(last)));
     }
     _mm_movemask_epi8(acc) == 0
+}
+
+/// [`printable_ascii`] for fewer than 16 bytes (most keys), from at most
+/// two loads of the string itself, overlapping when it is shorter than
+/// 16 and each padded with spaces in a word, through [`escape_flags`]. A
+/// short string copied into a 16-byte block first cost a stalled load
+/// (the block's read waits for the copy's smaller stores).
+#[inline(always)]
+fn printable_ascii_short(s: &[u8]) -> bool {
+    let spaces = LOW_BITS * u64::from(b' ');
+    let n = s.len();
+    let (a, b) = match (s.first_chunk::<8>(), s.last_chunk::<8>()) {
+        (Some(a), Some(b)) => (u64::from_be_bytes(*a), u64::from_be_bytes(*b)),
+        _ => match (s.first_chunk::<4>(), s.last_chunk::<4>()) {
+            (Some(a), Some(b)) => (
+                u64::from(u32::from_be_bytes(*a)) | spaces << 32,
+                u64::from(u32::from_be_bytes(*b)) | spaces << 32,
+            ),
+            // 1 to 3 bytes: the first, the middle and the last are all of them.
+            _ => match (s.first(), s.get(n / 2), s.last()) {
+                (Some(&x), Some(&y), Some(&z)) => {
+                    let w = u64::from(x) | u64::from(y) << 8 | u64::from(z) << 16 | spaces << 24;
+                    (w, w)
+                }
+                _ => return true,
+            },
+        },
+    };
+    (escape_flags(a) | escape_flags(b) | (a | b) & HIGH_BITS) == 0
 }
 
 /// [`plain_json_string`] for any bytes, in one pass over 8-byte words that
@@ -345,8 +368,15 @@ mod tests {
         same(Some(b""));
         // Every byte alone, and at every place of a block and past it.
         for byte in 0..=255u8 {
-            for len in [1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 70] {
-                for at in [0, len / 2, len - 1] {
+            for len in [
+                1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 31, 32, 33, 64, 70,
+            ] {
+                let places: Vec<usize> = if len < 16 {
+                    (0..len).collect()
+                } else {
+                    vec![0, len / 2, len - 1]
+                };
+                for at in places {
                     let mut v = vec![b'a'; len];
                     v[at] = byte;
                     same(Some(&v));
