@@ -498,6 +498,56 @@ impl RecordIter<'_> {
     }
 }
 
+impl<'a> RecordIter<'a> {
+    /// Hand each remaining record to `f`, in order, by reference, until `f`
+    /// returns `Ok(false)` or a record does not decode: then `Ok(Some(e))`,
+    /// the very error iterating would give there. `Err` is `f`'s.
+    ///
+    /// The same records as iterating, decoded as [`check_all`](Self::check_all)
+    /// decodes them (the position in a register, the iterator taking over
+    /// at the first record [`parse_fast`] rejects), each view built where
+    /// `f` reads it instead of moved through `Option<Result<…>>`: a view
+    /// stored field by field and copied out whole stalls on every record.
+    #[inline]
+    pub fn try_each<E>(
+        mut self,
+        mut f: impl FnMut(&RecordView<'a>) -> Result<bool, E>,
+    ) -> Result<Option<DecodeError>, E> {
+        let count = self.header.records_count.max(0) as u64;
+        let bytes = self.cursor.rest();
+        let base = self.cursor.position();
+        let mut at = 0;
+        while self.read < count && !self.done {
+            let Some(p) = bytes
+                .get(at..)
+                .and_then(|b| parse_fast(b, self.header.last_offset_delta))
+                .filter(|p| p.offset_delta > self.last_delta)
+            else {
+                break;
+            };
+            self.last_delta = p.offset_delta;
+            self.read += 1;
+            let view = p.view(base + at as u64, &self.header);
+            at += p.size;
+            if !f(&view)? {
+                return Ok(None);
+            }
+        }
+        self.cursor.skip(at);
+        for r in self {
+            match r {
+                Ok(r) => {
+                    if !f(&r)? {
+                        return Ok(None);
+                    }
+                }
+                Err(e) => return Ok(Some(e)),
+            }
+        }
+        Ok(None)
+    }
+}
+
 impl<'a> Iterator for RecordIter<'a> {
     type Item = Result<RecordView<'a>, DecodeError>;
 
@@ -638,36 +688,76 @@ pub(crate) mod tests {
         assert!(fast > 10_000 && exact_only > 5_000, "{fast} {exact_only}");
     }
 
-    #[test]
-    fn check_all_matches_iteration() {
-        let mut rng = Rng(42);
+    /// Call `f` with iterators over 5,000 random records sections (0 to 5
+    /// records, some malformed, the header's count sometimes one off), read
+    /// in place and as decompressed, and with the section's bytes.
+    fn each_random_iter(seed: u64, mut f: impl FnMut(&mut Rng, RecordIter<'_>, &[u8])) {
+        let mut rng = Rng(seed);
         for _ in 0..5_000 {
             let lod = rng.pick(&[3, 64, 500]);
             let n = rng.below(6) as i32;
             let mut section = Vec::new();
             for _ in 0..n {
-                let r = record(&mut rng, lod);
-                section.extend_from_slice(&r);
+                section.extend_from_slice(&record(&mut rng, lod));
             }
             let count = (n + rng.pick(&[0, 0, 0, -1, 1])).max(0);
             let h = header(lod, count, 0);
             for compressed_at in [None, Some(77)] {
                 let it = RecordIter::new(Cursor::new(&section, 300), &h, compressed_at);
-                let mut expected = RecordsChecked {
-                    records: 0,
-                    error: None,
-                };
-                for r in it.clone() {
-                    match r {
-                        Ok(_) => expected.records += 1,
-                        Err(e) => {
-                            expected.error = Some(e);
-                            break;
-                        }
-                    }
-                }
-                assert_eq!(it.check_all(), expected, "{section:02x?} count {count}");
+                f(&mut rng, it, &section);
             }
         }
+    }
+
+    /// What iterating yields: the records up to the first error, and it.
+    fn iterated(it: RecordIter<'_>) -> (Vec<RecordView<'_>>, Option<DecodeError>) {
+        let mut records = Vec::new();
+        for r in it {
+            match r {
+                Ok(r) => records.push(r),
+                Err(e) => return (records, Some(e)),
+            }
+        }
+        (records, None)
+    }
+
+    #[test]
+    fn check_all_matches_iteration() {
+        each_random_iter(42, |_, it, what| {
+            let (records, error) = iterated(it.clone());
+            let expected = RecordsChecked {
+                records: records.len() as u64,
+                error,
+            };
+            assert_eq!(it.check_all(), expected, "{what:02x?}");
+        });
+    }
+
+    #[test]
+    fn try_each_hands_out_what_iteration_yields() {
+        each_random_iter(7, |rng, it, what| {
+            let (expected, expected_error) = iterated(it.clone());
+            let mut got = Vec::new();
+            let error = it.clone().try_each(|r| {
+                got.push(*r);
+                Ok::<_, ()>(true)
+            });
+            assert_eq!(got, expected, "{what:02x?}");
+            assert_eq!(error, Ok(expected_error), "{what:02x?}");
+            // Stopped by `f` after `stop` records: those, and no error.
+            let stop = rng.below(4) as usize;
+            let mut seen = 0;
+            let stopped = it.clone().try_each(|_| {
+                seen += 1;
+                Ok::<_, ()>(seen < stop)
+            });
+            if stop > 0 && stop <= expected.len() {
+                assert_eq!((seen, stopped), (stop, Ok(None)));
+            }
+            // `f`'s error comes back as it is, at the first record.
+            if !expected.is_empty() {
+                assert_eq!(it.try_each(|_| Err::<bool, _>("stop")), Err("stop"));
+            }
+        });
     }
 }

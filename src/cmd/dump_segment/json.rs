@@ -145,16 +145,18 @@ pub(super) struct JsonLine<'b, 'o> {
     out: Option<&'o mut Output>,
     end: &'static [u8],
     elements: usize,
+    offset: LastNumber,
     timestamp: LastNumber,
 }
 
 /// The last number written in one place and its digits: the records of a
-/// batch mostly share their timestamp (always, under LogAppendTime), so
-/// its digits are formatted once.
+/// batch mostly share their timestamp (always, under LogAppendTime), and
+/// their offsets count up by one, so digits are formatted once a batch and
+/// then reused or counted up in place.
 #[derive(Default)]
 struct LastNumber {
     value: Option<i64>,
-    /// Room for `-9223372036854775808`.
+    /// Room for `-9223372036854775808`; the digits are `digits[..len]`.
     digits: [u8; 20],
     len: usize,
 }
@@ -164,13 +166,33 @@ impl LastNumber {
     #[inline]
     fn write(&mut self, value: i64, out: &mut Vec<u8>) {
         if self.value != Some(value) {
-            let mut digits = itoa::Buffer::new();
-            let text = digits.format(value).as_bytes();
-            self.len = text.len();
-            self.digits[..text.len()].copy_from_slice(text);
+            let next = self.value.and_then(|v| v.checked_add(1)) == Some(value);
+            if !(next && value > 0 && self.count_up()) {
+                let mut digits = itoa::Buffer::new();
+                let text = digits.format(value).as_bytes();
+                self.len = text.len();
+                self.digits[..text.len()].copy_from_slice(text);
+            }
             self.value = Some(value);
         }
-        out.extend_from_slice(&self.digits[..self.len]);
+        // All 20 bytes, then the extra ones dropped: a copy of a known
+        // length is a few stores, where one of `len` bytes is a call.
+        out.extend_from_slice(&self.digits);
+        out.truncate(out.len() - (self.digits.len() - self.len));
+    }
+
+    /// Add one to the (non-negative) decimal digits in place; false when
+    /// every digit is 9 (the number grows a digit: formatted again).
+    #[inline]
+    fn count_up(&mut self) -> bool {
+        for d in self.digits[..self.len].iter_mut().rev() {
+            if *d < b'9' {
+                *d += 1;
+                return true;
+            }
+            *d = b'0';
+        }
+        false
     }
 }
 
@@ -230,6 +252,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
             out,
             end,
             elements: 0,
+            offset: LastNumber::default(),
             timestamp: LastNumber::default(),
         })
     }
@@ -285,8 +308,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
         self.next_element()?;
         // (itoa writes integers as serde_json does: it is what serde_json calls.)
         self.buf.extend_from_slice(b"{\"offset\":");
-        self.buf
-            .extend_from_slice(itoa::Buffer::new().format(offset).as_bytes());
+        self.offset.write(offset, self.buf);
         self.buf.extend_from_slice(b",\"timestamp\":");
         self.timestamp.write(timestamp, self.buf);
         self.buf.extend_from_slice(b",\"key\":");
@@ -442,14 +464,16 @@ impl RenderJson {
                 internal: self.internal,
             };
             json.open("records");
-            for r in batch.records(scratch, self.limits)? {
-                let r = r?;
-                if self.filter.wants(&r) {
-                    json.record(&r, kind)?;
-                    if json.len() > limit {
-                        return Ok(false);
-                    }
+            let mut fits = true;
+            let error = batch.records(scratch, self.limits)?.try_each(|r| {
+                if self.filter.wants(r) {
+                    json.record(r, kind)?;
+                    fits = json.len() <= limit;
                 }
+                anyhow::Ok(fits)
+            })?;
+            if !fits || error.is_some() {
+                return Ok(false);
             }
             json.close();
         }
@@ -586,4 +610,31 @@ struct RecordSchema {
 struct HeaderSchema {
     key: JsonBytes<'static>,
     value: JsonBytes<'static>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LastNumber;
+
+    /// Every value written through one LastNumber reads as itoa formats it:
+    /// runs counting up (across 9 → 10, 99 → 100, zero, i64::MAX), repeats,
+    /// jumps, negatives.
+    #[test]
+    fn last_number_writes_what_itoa_writes() {
+        let mut values: Vec<i64> = Vec::new();
+        values.extend(-12..1_200);
+        values.extend([5, 5, 5, 99_999, 100_000, 100_001, 7, 8, 8, 9, 10]);
+        values.extend((i64::MAX - 3..=i64::MAX).chain([i64::MIN, i64::MIN + 1, -1, 0, 1]));
+        values.extend(999_999_990..1_000_000_010);
+        let mut n = LastNumber::default();
+        let mut out = b"x".to_vec();
+        let mut expected = b"x".to_vec();
+        for &v in &values {
+            n.write(v, &mut out);
+            out.push(b',');
+            expected.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+            expected.push(b',');
+        }
+        assert_eq!(String::from_utf8(out), String::from_utf8(expected));
+    }
 }

@@ -750,14 +750,12 @@ fn each_record(
         Some(Err(e)) => return Ok(Some(e)),
         Some(Ok(iter)) => iter,
     };
-    for r in iter {
-        match r {
-            Ok(r) if wanted(&r) => write(&r)?,
-            Ok(_) => {}
-            Err(e) => return Ok(Some(e)),
+    iter.try_each(|r| {
+        if wanted(r) {
+            write(r)?;
         }
-    }
-    Ok(None)
+        Ok(true)
+    })
 }
 
 /// Whether any record of `batch` that decodes is one `wanted` keeps.
