@@ -536,16 +536,11 @@ impl Replay {
                                 continue;
                             }
                         };
-                        for r in records {
-                            let r = match r {
-                                Ok(r) => r,
-                                Err(e) => {
-                                    self.push_bad(bad(e));
-                                    break;
-                                }
-                            };
+                        let mut past_as_of = false;
+                        let handed = records.try_each(|r| {
                             if self.past_as_of(r.offset, r.timestamp) {
-                                break 'segments;
+                                past_as_of = true;
+                                return Ok(false);
                             }
                             self.stats.records += 1;
                             let at = if r.position >= batch.position {
@@ -575,7 +570,7 @@ impl Replay {
                                         error,
                                     }),
                                 }
-                                continue;
+                                return Ok(true);
                             }
                             // `CoordinatorLoaderImpl` passes every batch's producer id on, and
                             // `OffsetMetadataManager.replay` holds a commit as pending whenever
@@ -591,6 +586,14 @@ impl Replay {
                                 timestamp: r.timestamp,
                             };
                             self.data_record(&record, r.key, r.value, txn);
+                            Ok::<_, std::convert::Infallible>(true)
+                        });
+                        let Ok(error) = handed;
+                        if let Some(e) = error {
+                            self.push_bad(bad(e));
+                        }
+                        if past_as_of {
+                            break 'segments;
                         }
                     }
                     Entry::Legacy(m) => {
