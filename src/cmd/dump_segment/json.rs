@@ -284,6 +284,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
 
     /// Bytes as [`write_json_bytes`] writes them; a large value goes
     /// straight to stdout.
+    #[inline(always)]
     fn bytes(&mut self, b: Option<&[u8]>) -> anyhow::Result<()> {
         match self.out.as_mut() {
             Some(out) if b.map_or(0, <[u8]>::len) >= STREAM_FROM => {
@@ -298,6 +299,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
 
     /// The next element of the records array, up to its value:
     /// `{"offset","timestamp","key","value"`.
+    #[inline(always)]
     fn record_start(
         &mut self,
         offset: i64,

@@ -606,18 +606,26 @@ struct RecordFilter {
     to_time: Option<i64>,
     key: Option<String>,
     grep: Option<String>,
+    /// None of the above: every record is shown.
+    everything: bool,
 }
 
 impl RecordFilter {
     fn of(args: &DumpSegmentArgs) -> Self {
-        RecordFilter {
+        let mut f = RecordFilter {
             from_offset: args.from_offset,
             to_offset: args.to_offset,
             from_time: args.from_time,
             to_time: args.to_time,
             key: args.key.clone(),
             grep: args.grep.clone(),
-        }
+            everything: false,
+        };
+        f.everything = [f.from_offset, f.to_offset, f.from_time, f.to_time]
+            .iter()
+            .all(Option::is_none)
+            && !f.selects_batches();
+        f
     }
 
     /// Whether only some batches hold a record to show (--key, --grep).
@@ -625,7 +633,14 @@ impl RecordFilter {
         self.key.is_some() || self.grep.is_some()
     }
 
+    /// Whether `r` is shown (settled inline when nothing filters: the
+    /// renderers ask for every record).
+    #[inline(always)]
     fn wants(&self, r: &RecordView<'_>) -> bool {
+        self.everything || self.wants_filtered(r)
+    }
+
+    fn wants_filtered(&self, r: &RecordView<'_>) -> bool {
         let contains = |hay: Option<&[u8]>, needle: &[u8]| {
             hay.is_some_and(|h| needle.is_empty() || h.windows(needle.len()).any(|w| w == needle))
         };
