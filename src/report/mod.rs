@@ -16,7 +16,9 @@ pub mod progress;
 pub mod schema;
 pub mod table;
 
+use std::fs::File;
 use std::io::{self, BufWriter, Stdout, Write};
+use std::os::fd::AsFd;
 
 use base64::Engine;
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -26,14 +28,46 @@ pub use table::Table;
 
 /// Buffered stdout.
 pub struct Output {
-    out: BufWriter<Stdout>,
+    out: BufWriter<Sink>,
+}
+
+/// Where [`Output`]'s buffer goes: a duplicate of the stdout descriptor,
+/// written to directly. `Stdout` (the fallback, when the descriptor cannot
+/// be duplicated) is line-buffered: every write larger than the buffer is
+/// searched backwards for its last newline, all of it when the newline
+/// comes first, as it does in a JSON document's `,\n{entry}` (a sixth of
+/// the CPU time of `dump-segment --format json`). All of klog's stdout
+/// goes through `Output`, so nothing else writes between its bytes.
+enum Sink {
+    Fd(File),
+    Stdout(Stdout),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Fd(f) => f.write(buf),
+            Sink::Stdout(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Fd(f) => f.flush(),
+            Sink::Stdout(s) => s.flush(),
+        }
+    }
 }
 
 impl Output {
     /// Standard output, buffered.
     pub fn stdout() -> Self {
+        let stdout = io::stdout();
+        let sink = match stdout.as_fd().try_clone_to_owned() {
+            Ok(fd) => Sink::Fd(File::from(fd)),
+            Err(_) => Sink::Stdout(stdout),
+        };
         Output {
-            out: BufWriter::with_capacity(1 << 16, io::stdout()),
+            out: BufWriter::with_capacity(1 << 16, sink),
         }
     }
     /// Flush what is buffered.
