@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::findings::{Finding, Kind, Severity, Summary};
+use crate::format::batch::Depth;
 use crate::format::{DecodeLimits, Entry};
 use crate::log::walk::{OnDamage, Policy, Step};
 use crate::log::{classify, parse_segment_name, DataDir, Partition, PathKind};
@@ -84,12 +85,25 @@ pub struct Options {
     pub index_only: bool,
     /// Also check producer state: sequences, epochs, transactions, `.txnindex`.
     pub deep: bool,
+    /// Decode every record of every batch (decompressed when needed), not
+    /// only each batch's CRC and header (`--deep` sets it).
+    pub records: bool,
     /// For `deep`: the producer-state options (now, transaction timeout).
     pub txn: crate::txn::TxnOptions,
     /// Partitions verified at once in a data directory (0 or 1: one at a time).
     pub jobs: usize,
     /// Bytes of log read so far, for a progress display.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl Options {
+    /// How deep each batch is checked.
+    pub fn depth(&self) -> Depth {
+        match self.records {
+            true => Depth::Records(self.limits),
+            false => Depth::Batch,
+        }
+    }
 }
 
 /// Verify `path`: a data directory, a partition folder or one segment file.
@@ -347,9 +361,14 @@ fn walk_and_check(
     let policy = Policy {
         on_damage: OnDamage::Resync,
         checks: crate::log::Checks::HeadersOnly,
-        // On a large file the read-ahead threads run check_crc_and_records on
-        // the plain batches they read; the result comes with the entry.
-        check_ahead: (!opts.index_only).then_some(opts.limits),
+        // On a large file the read-ahead threads check the plain batches
+        // they read; the result comes with the entry.
+        check_ahead: (!opts.index_only).then_some(opts.depth()),
+        // A batch-level check reads every byte once and decodes nothing:
+        // through a map, on this thread, it costs less than reads on two
+        // (see SegmentReader::map). Decoding records is the work the
+        // read-ahead threads share.
+        map: !opts.records,
     };
     let last_segment = p.segments.last().map(|s| s.base_offset);
     let mut walk = p.walk(policy);
@@ -434,7 +453,7 @@ fn walk_and_check(
                 if opts.index_only {
                     continue;
                 }
-                check_entry_in(entry, w.check, path, opts.limits, scratch, report);
+                check_entry_in(entry, w.check, path, opts, scratch, report);
             }
         }
     }
@@ -483,28 +502,27 @@ fn check_entry_in(
     entry: Entry<'_>,
     checked_ahead: Option<crate::log::segment::BatchCheck>,
     path: &Path,
-    limits: DecodeLimits,
+    opts: &Options,
     scratch: &mut Scratch<'_>,
     report: &mut Report,
 ) {
+    let limits = opts.limits;
+    let check = |limits, buf: &mut Vec<u8>, report: &mut Report| {
+        check_entry(entry, checked_ahead, path, opts, limits, buf, report)
+    };
+    // Only decoding records decompresses (a legacy wrapper's always does).
+    let decompresses = opts.records || matches!(entry, Entry::Legacy(_));
     let Some(large) = scratch
         .large
-        .filter(|_| limits.max_decompressed > JOB_SCRATCH)
+        .filter(|_| decompresses && limits.max_decompressed > JOB_SCRATCH)
     else {
-        return check_entry(entry, checked_ahead, path, limits, &mut scratch.buf, report);
+        return check(limits, &mut scratch.buf, report);
     };
     let small = DecodeLimits {
         max_decompressed: JOB_SCRATCH,
     };
     let mut trial = Report::default();
-    check_entry(
-        entry,
-        checked_ahead,
-        path,
-        small,
-        &mut scratch.buf,
-        &mut trial,
-    );
+    check(small, &mut scratch.buf, &mut trial);
     if !trial
         .findings
         .iter()
@@ -515,16 +533,20 @@ fn check_entry_in(
     }
     // A poisoned lock only means another job panicked: the permit still serves.
     let _permit = large.lock().unwrap_or_else(|e| e.into_inner());
-    check_entry(entry, checked_ahead, path, limits, &mut scratch.buf, report);
+    check(limits, &mut scratch.buf, report);
     scratch.buf.clear();
     scratch.buf.shrink_to(JOB_SCRATCH as usize);
 }
 
-/// The CRC first, then (if it holds) the records: a batch that fails its CRC is not read further.
+/// The CRC first, then (if it holds) the header and, with `opts.records`,
+/// the records: a batch that fails its CRC is not read further. A legacy
+/// wrapper's inner messages are always read: nothing but its decompressed
+/// contents says how many there are.
 fn check_entry(
     entry: Entry<'_>,
     checked_ahead: Option<crate::log::segment::BatchCheck>,
     path: &Path,
+    opts: &Options,
     limits: DecodeLimits,
     scratch: &mut Vec<u8>,
     report: &mut Report,
@@ -533,7 +555,11 @@ fn check_entry(
     let base = entry.base_offset();
     match entry {
         Entry::V2(batch) => {
-            match checked_ahead.unwrap_or_else(|| batch.check_crc_and_records(scratch, limits)) {
+            let depth = match opts.records {
+                true => Depth::Records(limits),
+                false => Depth::Batch,
+            };
+            match checked_ahead.unwrap_or_else(|| batch.check(depth, scratch)) {
                 Ok(checked) => {
                     report.checked.records += checked.records;
                     if let Some(e) = checked.error {

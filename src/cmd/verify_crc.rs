@@ -24,12 +24,15 @@ use crate::report::table::escape_cell;
 use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 
 /// Check every batch's CRC-32C (CRC-32 for legacy messages), its framing and
-/// header, its records (decompressed when needed), the order of offsets
-/// within and across segments, each segment's base offset against its file
-/// name, how each file ends (torn tail, trailing zero bytes), and each
-/// segment's `.index` and `.timeindex` against the log. Past damage that
-/// breaks the framing, the walk resumes at the next CRC-valid batch and
-/// says where. --deep adds the producer-state checks of `klog transactions`.
+/// header, the order of offsets within and across segments, each segment's
+/// base offset against its file name, how each file ends (torn tail,
+/// trailing zero bytes), and each segment's `.index` and `.timeindex`
+/// against the log. Past damage that breaks the framing, the walk resumes
+/// at the next CRC-valid batch and says where. That is what a broker's
+/// recovery checks: it does not decode records either (records are counted
+/// from the batch headers). --records also decodes every record
+/// (decompressed when needed); --deep does that and adds the producer-state
+/// checks of `klog transactions`.
 ///
 /// Each problem is printed as `file:position kind detail`, where position is
 /// the byte where the damaged batch (or torn tail, or index entry) starts
@@ -62,7 +65,11 @@ pub struct VerifyCrcArgs {
     /// Do not check the indexes (e.g. for segment files copied without them).
     #[arg(long)]
     pub no_index_checks: bool,
-    /// Also check producer sequences, epochs, transactions and .txnindex files.
+    /// Also decode every record of every batch (decompressed when needed).
+    #[arg(long)]
+    pub records: bool,
+    /// Also decode every record, and check producer sequences, epochs,
+    /// transactions and .txnindex files.
     #[arg(long)]
     pub deep: bool,
     /// With --deep: "now" (epoch ms or ISO-8601) for the age of open transactions.
@@ -315,6 +322,7 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
         index_only: args.index_only,
         no_indexes: args.no_index_checks,
         deep: args.deep,
+        records: args.records || args.deep,
         txn: TxnOptions {
             now_ms: args.now_ms,
             transaction_timeout_ms: args.transaction_timeout_ms,

@@ -190,6 +190,16 @@ pub struct BatchView<'a> {
     bytes: &'a [u8],
 }
 
+/// How deep `verify-crc` checks a batch (see [`BatchView::check`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Depth {
+    /// The CRC and the header, as Kafka's recovery does; records counted
+    /// from the header.
+    Batch,
+    /// Also every record, decompressed when needed, under these limits.
+    Records(DecodeLimits),
+}
+
 /// Limits applied while decoding records.
 #[derive(Debug, Clone, Copy)]
 pub struct DecodeLimits {
@@ -355,11 +365,45 @@ impl<'a> BatchView<'a> {
         }
     }
 
-    /// Everything `verify-crc` checks in one batch: the CRC, then (when it
-    /// matches) the header rules and every record, as
-    /// [`validate_records`](Self::validate_records) does. `Err` is the CRC
-    /// mismatch, exactly as [`check_crc`](Self::check_crc) reports it: a
-    /// batch that fails it is not read further.
+    /// Everything `verify-crc` checks in one batch at `depth`: the CRC, then
+    /// (when it matches) the header rules, and at [`Depth::Records`] every
+    /// record. `Err` is the CRC mismatch, exactly as
+    /// [`check_crc`](Self::check_crc) reports it: a batch that fails it is
+    /// not read further.
+    pub fn check(
+        &self,
+        depth: Depth,
+        scratch: &mut Vec<u8>,
+    ) -> Result<RecordsChecked, DecodeError> {
+        match depth {
+            Depth::Batch => self.check_crc_and_header(),
+            Depth::Records(limits) => self.check_crc_and_records(scratch, limits),
+        }
+    }
+
+    /// What Kafka's recovery checks of a batch: `LogSegment.recover` calls
+    /// `RecordBatch.ensureValid` (the size and the CRC) and
+    /// `ensureOffsetInRange` on each batch and never iterates its records.
+    /// Here the header rules are checked too
+    /// ([`check_header`](Self::check_header)); the records are counted from
+    /// the header, not decoded. `Err` is the CRC mismatch.
+    pub fn check_crc_and_header(&self) -> Result<RecordsChecked, DecodeError> {
+        self.check_crc()?;
+        Ok(match self.check_header() {
+            Ok(()) => RecordsChecked {
+                records: u64::try_from(self.header.records_count).unwrap_or(0),
+                error: None,
+            },
+            Err(e) => RecordsChecked {
+                records: 0,
+                error: Some(e),
+            },
+        })
+    }
+
+    /// The CRC, then (when it matches) the header rules and every record,
+    /// as [`validate_records`](Self::validate_records) does. `Err` is the
+    /// CRC mismatch.
     pub fn check_crc_and_records(
         &self,
         scratch: &mut Vec<u8>,

@@ -19,7 +19,7 @@
 //! core already walks a partition of its own, a reader reads on its own
 //! thread. Memory is bounded by those buffers plus the largest batch. With
 //! [`SegmentReader::check_ahead`] the threads also run
-//! [`BatchView::check_crc_and_records`] on the plain batches of the chunk
+//! [`BatchView::check`] on the plain batches of the chunk
 //! they just read, while its bytes are in their cache, and the reader
 //! hands the result out with the entry (see
 //! [`SegmentReader::next_entry_checked`]); with
@@ -43,12 +43,13 @@ use std::thread::JoinHandle;
 
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::batch::{
-    self, BatchView, DecodeLimits, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_ENTRY_SIZE,
+    self, BatchView, Depth, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_ENTRY_SIZE,
 };
 use crate::format::record::RecordsChecked;
 use crate::format::{Entry, LegacyView};
 use crate::log::buffer::AlignedBuf;
 use crate::log::cores::{self, Permits};
+use crate::log::mapped::Map;
 
 /// Bytes per read, and the size of each chunk buffer, on the calling
 /// thread and on read-ahead threads alike. Large, because a batch that
@@ -71,8 +72,20 @@ const CHECK_THREADS: usize = 2;
 /// Files (from the starting position) smaller than this are read on the
 /// calling thread: threads would cost more than they save.
 const READ_AHEAD_MIN: u64 = 16 << 20;
+/// Files smaller than this are read, not mapped, even when a map is asked
+/// for (see [`SegmentReader::map`]): a map and its page faults cost about
+/// what one read of a small file does.
+const MAP_MIN: u64 = 1 << 20;
+/// A mapped reader lets the kernel drop the page-table entries of what it
+/// has passed every this many bytes, so its resident size stays this much
+/// (plus one entry) however large the file.
+const MAP_RELEASE_EVERY: u64 = 8 << 20;
+/// A mapped reader keeps at least this many bytes ahead of it mapped, and
+/// maps twice as many at once when it is not (see
+/// [`Map::populate`](crate::log::mapped::Map::populate)).
+const MAP_POPULATE: u64 = 4 << 20;
 
-/// What [`BatchView::check_crc_and_records`] returned for a batch.
+/// What [`BatchView::check`] returned for a batch.
 pub type BatchCheck = std::result::Result<RecordsChecked, DecodeError>;
 
 /// A rendering of whole batches into bytes that read-ahead threads run
@@ -106,7 +119,7 @@ const RENDERED_PER_CHUNK: usize = 3;
 /// wholly inside the chunk) of each chunk they read.
 #[derive(Clone)]
 enum Ahead {
-    Check(DecodeLimits),
+    Check(Depth),
     Render(Arc<dyn RenderBatch>),
 }
 
@@ -185,6 +198,16 @@ pub struct SegmentReader {
     ahead: Option<Ahead>,
     /// The renderings of the current chunk's batches (see `Done::Rendered`).
     rendered: Vec<u8>,
+    /// Whether [`map`](SegmentReader::map) was asked for.
+    want_map: bool,
+    /// The smallest file (from the starting position) that is mapped: [`MAP_MIN`] (tests set others).
+    map_min: u64,
+    /// The whole file, mapped, in place of `chunk` (see `Source::Mapped`).
+    map: Option<Map>,
+    /// With `map`: the file position below which page-table entries were released.
+    released: u64,
+    /// With `map`: the file position up to which pages were populated.
+    populated: u64,
     /// Where the entry last handed out lies, for [`current`](SegmentReader::current).
     current: Option<Current>,
 }
@@ -218,6 +241,9 @@ enum Source {
     Inline { next: u64 },
     /// Read by background threads.
     Threads(Pool),
+    /// The whole file is `map`, read in place: `chunk_start..chunk_end`
+    /// are file positions, and there is no next chunk.
+    Mapped,
 }
 
 /// A batch checked or rendered by a read-ahead thread.
@@ -601,9 +627,7 @@ impl Job {
                 let start = (position - at) as usize;
                 let b = BatchView::new(bytes.get(start..start + size)?, position).ok()?;
                 let done = match ahead {
-                    Ahead::Check(limits) => {
-                        Done::Checked(b.check_crc_and_records(&mut scratch, *limits))
-                    }
+                    Ahead::Check(depth) => Done::Checked(b.check(*depth, &mut scratch)),
                     Ahead::Render(r) => {
                         let start = rendered.len();
                         let limit = RENDERED_PER_CHUNK * self.chunk_size;
@@ -710,6 +734,11 @@ impl SegmentReader {
             read_ahead: ReadAhead::Auto,
             ahead: None,
             rendered: Vec::new(),
+            want_map: false,
+            map_min: MAP_MIN,
+            map: None,
+            released: 0,
+            populated: 0,
             current: None,
         }
     }
@@ -722,13 +751,34 @@ impl SegmentReader {
     }
 
     /// Have the read-ahead threads (if the file is large enough to get
-    /// them) run [`BatchView::check_crc_and_records`] with `limits` on the
+    /// them) run [`BatchView::check`] at `depth` on the
     /// plain (uncompressed) v2 batches of each chunk they read; the results
     /// come with the entries from [`next_entry_checked`](Self::next_entry_checked).
     /// Takes effect only before the first entry is read.
-    pub fn check_ahead(&mut self, limits: DecodeLimits) {
+    pub fn check_ahead(&mut self, depth: Depth) {
         if let Source::Idle = self.source {
-            self.ahead = Some(Ahead::Check(limits));
+            self.ahead = Some(Ahead::Check(depth));
+        }
+    }
+
+    /// Read the file through a memory map instead of reading it into
+    /// buffers, when it is at least [`MAP_MIN`] bytes (else, or when it
+    /// cannot be mapped, it is read as usual). Nothing is read ahead then:
+    /// with nothing copied there is nothing to overlap, and a read+CRC pass
+    /// over a map costs less on one core than over reads on two. Takes
+    /// effect only before the first entry is read, and instead of
+    /// [`check_ahead`](Self::check_ahead) and
+    /// [`render_ahead`](Self::render_ahead). A file that shrinks while
+    /// mapped is the same error a short read gives (see
+    /// [`mapped`](crate::log::mapped)).
+    ///
+    /// Measured on a 1 GiB segment of 58 KB batches in the page cache (Intel
+    /// Xeon, 2 MiB L2 per core, Linux, tmpfs): the CRC of every batch took
+    /// 0.14 s through a map against 0.164 s for reads into a 128 KiB buffer
+    /// and 0.143 s for `cat` alone.
+    pub fn map(&mut self) {
+        if let Source::Idle = self.source {
+            self.want_map = true;
         }
     }
 
@@ -764,6 +814,15 @@ impl SegmentReader {
     }
 
     fn start_source(&mut self) {
+        if self.want_map && self.file_len - self.pos >= self.map_min.max(1) {
+            if let Some(map) = Map::new(&self.file, self.file_len) {
+                self.map = Some(map);
+                self.released = self.pos;
+                self.ahead = None;
+                self.source = Source::Mapped;
+                return;
+            }
+        }
         // Threads that check do the work while this one frames, so its
         // core goes to the first; a thread that only reads runs beside it.
         let (most, lent) = match self.ahead {
@@ -855,6 +914,15 @@ impl SegmentReader {
         self.check_at = 0;
         match &mut self.source {
             Source::Idle => return Err(Error::io(&self.path, "read", shrank())),
+            // The first chunk is the whole file from the starting position.
+            Source::Mapped if self.chunk_end == 0 => {
+                self.chunk_start = usize::try_from(self.pos).unwrap_or(usize::MAX);
+                self.chunk_end = self.map.as_ref().map_or(0, |m| m.bytes().len());
+                if self.chunk_start >= self.chunk_end {
+                    return Err(Error::io(&self.path, "read", shrank()));
+                }
+            }
+            Source::Mapped => return Err(Error::io(&self.path, "read", shrank())),
             Source::Inline { next } => {
                 let left =
                     usize::try_from(self.file_len.saturating_sub(*next)).unwrap_or(usize::MAX);
@@ -932,11 +1000,43 @@ impl SegmentReader {
                 self.next_chunk()?;
             }
             let take = (n - self.carry.len()).min(self.chunk_end - self.chunk_start);
-            let Some(src) = self.chunk.get(self.chunk_start..self.chunk_start + take) else {
+            let chunk = self.map.as_ref().map_or(&self.chunk[..], Map::bytes);
+            let Some(src) = chunk.get(self.chunk_start..self.chunk_start + take) else {
                 return Err(Error::io(&self.path, "read", shrank()));
             };
             self.carry.extend_from_slice(src);
             self.chunk_start += take;
+        }
+        Ok(())
+    }
+
+    /// The current chunk's bytes: the buffer, or the whole mapped file.
+    fn chunk_bytes(&self) -> &[u8] {
+        self.map.as_ref().map_or(&self.chunk[..], Map::bytes)
+    }
+
+    /// An error if a read of the mapped file met a page the file no longer
+    /// has (the file shrank after it was mapped: those bytes read as zeros).
+    fn check_map(&self) -> Result<()> {
+        match &self.map {
+            Some(m) if m.shrank() => Err(Error::io(&self.path, "read", shrank())),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`check_map`](Self::check_map), and whether the file is still as
+    /// long as when it was opened: past the end of a file, the rest of its
+    /// last page reads as zeros without a fault.
+    fn check_map_len(&self) -> Result<()> {
+        self.check_map()?;
+        if self.map.is_some() {
+            let now = self
+                .file
+                .metadata()
+                .map_err(|e| Error::io(&self.path, "stat", e))?;
+            if now.len() < self.file_len {
+                return Err(Error::io(&self.path, "read", shrank()));
+            }
         }
         Ok(())
     }
@@ -951,7 +1051,8 @@ impl SegmentReader {
         let bytes = if self.in_carry() {
             self.carry.get(self.carry_start..self.carry_start + n)
         } else {
-            self.chunk.get(self.chunk_start..self.chunk_start + n)
+            self.chunk_bytes()
+                .get(self.chunk_start..self.chunk_start + n)
         };
         bytes.unwrap_or(&[])
     }
@@ -967,6 +1068,8 @@ impl SegmentReader {
     }
 
     fn finish<T>(&mut self, tail: Tail) -> Result<Option<T>> {
+        // The tail was judged from bytes read just now.
+        self.check_map_len()?;
         self.tail = Some(tail);
         self.current = None;
         Ok(None)
@@ -1013,7 +1116,7 @@ impl SegmentReader {
         let buf: &[u8] = if c.from_carry {
             &self.carry
         } else {
-            &self.chunk
+            self.chunk_bytes()
         };
         let bytes = buf.get(c.range.clone())?;
         let entry = if c.magic == 2 {
@@ -1044,12 +1147,26 @@ impl SegmentReader {
     }
 
     /// The next entry as [`next_entry`](Self::next_entry) reads it, with
-    /// what [`BatchView::check_crc_and_records`] returns for it when a
+    /// what [`BatchView::check`] returns for it when a
     /// read-ahead thread has already run it (see
     /// [`check_ahead`](Self::check_ahead)): computed on the same bytes, so
     /// it is exactly what calling it now would return.
     pub fn next_entry_checked(&mut self) -> Result<Option<(Entry<'_>, Option<BatchCheck>)>> {
         self.current = None;
+        if let Some(map) = &self.map {
+            // Covers what the caller read of the entry handed out last.
+            self.check_map()?;
+            if self.pos - self.released >= MAP_RELEASE_EVERY {
+                // No entry before `pos` is borrowed any more.
+                map.release(self.released as usize..self.pos as usize);
+                self.released = self.pos;
+            }
+            if self.populated < self.pos + MAP_POPULATE {
+                let from = self.populated.max(self.pos);
+                self.populated = (self.pos + 2 * MAP_POPULATE).min(self.file_len);
+                map.populate(from as usize..self.populated as usize);
+            }
+        }
         if self.tail.is_some() {
             return Ok(None);
         }
@@ -1090,6 +1207,10 @@ impl SegmentReader {
         self.ensure(HEADER_SIZE_UP_TO_MAGIC)?;
         let mut head = [0u8; HEADER_SIZE_UP_TO_MAGIC];
         head.copy_from_slice(self.unread(HEADER_SIZE_UP_TO_MAGIC));
+        // Zeros read from a map of a file that shrank are no trailing zeros.
+        if head.iter().all(|&b| b == 0) {
+            self.check_map_len()?;
+        }
         if head.iter().all(|&b| b == 0) && self.rest_is_zero()? {
             let error = DecodeError::new(at, DecodeErrorKind::TrailingZeros { len: left });
             return self.finish(Tail::Corrupt {
@@ -1141,10 +1262,15 @@ impl SegmentReader {
             magic,
             done: checked,
         });
+        // Covers the framing's reads of this entry.
+        self.check_map()?;
         let bytes = if from_carry {
             self.carry.get(range)
         } else {
-            self.chunk.get(range)
+            match &self.map {
+                Some(m) => m.bytes().get(range),
+                None => self.chunk.get(range),
+            }
         }
         .unwrap_or(&[]);
         let entry = if magic == 2 {
@@ -1178,6 +1304,7 @@ impl SegmentReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::batch::DecodeLimits;
     use crate::format::{crc, encode_batch, BatchSpec, Compression, NewRecord};
 
     fn batch(base: i64, n: usize, value_len: usize, compression: Compression) -> Vec<u8> {
@@ -1246,13 +1373,28 @@ mod tests {
     type Read = (Vec<(u64, Vec<u8>, Option<BatchCheck>)>, Option<Tail>);
 
     fn read_all(path: &Path, at: u64, chunk: usize, mode: ReadAhead, check: bool) -> Read {
+        read_all_with(path, at, chunk, mode, check, false)
+    }
+
+    fn read_all_with(
+        path: &Path,
+        at: u64,
+        chunk: usize,
+        mode: ReadAhead,
+        check: bool,
+        mapped: bool,
+    ) -> Read {
         let mut r = SegmentReader::open_at(path, at).unwrap();
+        if mapped {
+            r.map_min = 0;
+            r.map();
+        }
         if chunk > 0 {
             r.chunk_size = chunk;
         }
         r.read_ahead = mode;
         if check {
-            r.check_ahead(DecodeLimits::default());
+            r.check_ahead(Depth::Records(DecodeLimits::default()));
         }
         let mut out = Vec::new();
         while let Some((e, c)) = r.next_entry_checked().unwrap() {
@@ -1301,6 +1443,20 @@ mod tests {
         }
         if reference.len() > 10 {
             assert!(checked_ahead > reference.len(), "{checked_ahead}");
+        }
+        // Through a map: the same entries and tail, nothing checked ahead.
+        for check in [false, true] {
+            let (entries, t) = read_all_with(&path, at, 0, ReadAhead::Always, check, true);
+            assert_eq!(t, tail, "mapped");
+            let plain: Vec<_> = entries
+                .iter()
+                .map(|(p, b, c)| {
+                    assert!(c.is_none(), "mapped: checked ahead at {p}");
+                    (p, b)
+                })
+                .collect();
+            let want: Vec<_> = reference.iter().map(|(p, b, _)| (p, b)).collect();
+            assert_eq!(plain, want, "mapped");
         }
     }
 
@@ -1355,7 +1511,7 @@ mod tests {
             let mut r = SegmentReader::open(&path).unwrap();
             r.chunk_size = 700;
             r.read_ahead = ReadAhead::Always;
-            r.check_ahead(DecodeLimits::default());
+            r.check_ahead(Depth::Records(DecodeLimits::default()));
             let mut n = 0;
             while r.next_entry().unwrap().is_some() {
                 n += 1;
@@ -1390,7 +1546,7 @@ mod tests {
             r.chunk_size = 64;
             r.read_ahead = ReadAhead::Always;
             if check {
-                r.check_ahead(DecodeLimits::default());
+                r.check_ahead(Depth::Records(DecodeLimits::default()));
             }
             assert!(r.next_entry().unwrap().is_some());
             drop(r); // joins the threads: would hang if one could not stop
@@ -1405,7 +1561,7 @@ mod tests {
             let mut r = SegmentReader::from_file(&path, file, seg.len() as u64 + 100, 0);
             r.chunk_size = 1000;
             r.read_ahead = mode;
-            r.check_ahead(DecodeLimits::default());
+            r.check_ahead(Depth::Records(DecodeLimits::default()));
             let err = loop {
                 match r.next_entry() {
                     Ok(Some(_)) => {}
@@ -1415,6 +1571,48 @@ mod tests {
             };
             assert!(err.to_string().contains("shrank"), "{mode:?}: {err}");
         }
+        // Mapped: a file whose length was taken before it shrank, and a
+        // file cut short while its reader is half way through.
+        let file = File::open(&path).unwrap();
+        let mut r = SegmentReader::from_file(&path, file, seg.len() as u64 + 5000, 0);
+        r.map_min = 0;
+        r.map();
+        let err = loop {
+            match r.next_entry() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("mapped: no error"),
+                Err(e) => break e,
+            }
+        };
+        assert!(err.to_string().contains("shrank"), "mapped: {err}");
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("00000000000000000000.log");
+        let mut bytes = Vec::new();
+        while bytes.len() < 64 << 10 {
+            bytes.extend_from_slice(&seg);
+        }
+        std::fs::write(&big, &bytes).unwrap();
+        let mut r = SegmentReader::open(&big).unwrap();
+        r.map_min = 0;
+        r.map();
+        assert!(r.next_entry().unwrap().is_some());
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&big)
+            .unwrap()
+            .set_len(4096)
+            .unwrap();
+        let err = loop {
+            match r.next_entry() {
+                Ok(Some(e)) => {
+                    // Entries handed out before the cut was noticed are whole.
+                    assert!(e.position() < bytes.len() as u64);
+                }
+                Ok(None) => panic!("mapped, cut: no error"),
+                Err(e) => break e,
+            }
+        };
+        assert!(err.to_string().contains("shrank"), "mapped, cut: {err}");
     }
 
     /// Renders a batch as its position, base offset and length; declines

@@ -62,7 +62,11 @@ pub struct Policy {
     /// Have read-ahead threads check CRCs and records of plain batches on
     /// the way (see [`SegmentReader::check_ahead`]); the result comes with
     /// each entry.
-    pub check_ahead: Option<DecodeLimits>,
+    pub check_ahead: Option<batch::Depth>,
+    /// Read each segment through a memory map (see [`SegmentReader::map`]):
+    /// for a walk that reads every byte once and keeps nothing, such as
+    /// checking CRCs; it then reads nothing ahead.
+    pub map: bool,
 }
 
 impl Policy {
@@ -71,24 +75,28 @@ impl Policy {
         on_damage: OnDamage::Stop,
         checks: Checks::Crc,
         check_ahead: None,
+        map: false,
     };
     /// Every CRC-valid entry, past damage (what analysis and replay read).
     pub const VALID_ENTRIES: Policy = Policy {
         on_damage: OnDamage::Resync,
         checks: Checks::Crc,
         check_ahead: None,
+        map: false,
     };
     /// Every framed entry, CRC-valid or not, past damage (dumps and verification).
     pub const EVERY_ENTRY: Policy = Policy {
         on_damage: OnDamage::Resync,
         checks: Checks::HeadersOnly,
         check_ahead: None,
+        map: false,
     };
     /// Framing and headers only, ending at the first framing damage (cheap counts).
     pub const HEADERS: Policy = Policy {
         on_damage: OnDamage::Stop,
         checks: Checks::HeadersOnly,
         check_ahead: None,
+        map: false,
     };
 }
 
@@ -601,8 +609,11 @@ impl<'p> Walk<'p> {
 
     fn open(&self, log: &Path, position: u64) -> Result<SegmentReader> {
         let mut reader = SegmentReader::open_at(log, position)?;
-        if let Some(limits) = self.policy.check_ahead {
-            reader.check_ahead(limits);
+        if self.policy.map {
+            reader.map();
+        }
+        if let Some(depth) = self.policy.check_ahead {
+            reader.check_ahead(depth);
         }
         if let Some(r) = &self.renderer {
             reader.render_ahead(Arc::clone(r));

@@ -1,4 +1,5 @@
-//! Checks that must not miss: record offsets inside a CRC-valid batch.
+//! Checks that must not miss: record offsets inside a CRC-valid batch
+//! (found when records are decoded: `--records`, `--deep`).
 
 use crate::builder::{batch, record};
 use crate::support::{stdout, TestEnv};
@@ -15,7 +16,10 @@ fn r13_record_offset_deltas_must_increase_within_a_batch() {
             batch(0, 2, 3, &records),
         )
         .unwrap();
-        let o = env.run(&["verify-crc", "--no-index-checks", "data/t-0"], None);
+        let o = env.run(
+            &["verify-crc", "--records", "--no-index-checks", "data/t-0"],
+            None,
+        );
         assert_eq!(o.status.code(), Some(1), "{name}: {}", stdout(&o));
         assert!(
             stdout(&o).contains("error offset_delta_not_increasing"),
@@ -30,7 +34,10 @@ fn r13_record_offset_deltas_must_increase_within_a_batch() {
         batch(0, 2, 2, &records),
     )
     .unwrap();
-    let o = env.run(&["verify-crc", "--no-index-checks", "data/t-0"], None);
+    let o = env.run(
+        &["verify-crc", "--records", "--no-index-checks", "data/t-0"],
+        None,
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
 

@@ -40,13 +40,54 @@ fn segment() -> (Vec<u8>, Vec<(usize, usize)>) {
     (bytes, spans)
 }
 
+/// Everything `verify-crc --records` finds in `bytes` as one segment.
 fn verify_bytes(dir: &Path, bytes: &[u8]) -> Report {
+    verify_bytes_with(
+        dir,
+        bytes,
+        &Options {
+            records: true,
+            ..Options::default()
+        },
+    )
+}
+
+fn verify_bytes_with(dir: &Path, bytes: &[u8], opts: &Options) -> Report {
     let path = dir.join("00000000000000000000.log");
     std::fs::write(&path, bytes).unwrap();
     let mut report = Report::default();
     let mut last = None;
-    verify_segment(&path, Some(0), &mut last, &Options::default(), &mut report).unwrap();
+    verify_segment(&path, Some(0), &mut last, opts, &mut report).unwrap();
     report
+}
+
+#[test]
+fn without_records_a_batch_is_checked_as_kafka_recovers_it() {
+    use crate::builder::{batch, record};
+    let dir = tempfile::tempdir().unwrap();
+    // A CRC-valid batch whose one record claims a byte more than it has:
+    // Kafka's LogSegment.recover keeps it (it checks size and CRC), so
+    // plain verification does too, and counts the header's one record.
+    let mut rec = record(0, b"abc");
+    rec[0] += 2;
+    rec.push(0);
+    let bytes = batch(0, 0, 1, &rec);
+    let plain = verify_bytes_with(dir.path(), &bytes, &Options::default());
+    assert!(plain.findings.is_empty(), "{:?}", plain.findings);
+    assert_eq!(plain.checked.records, 1);
+    // Decoding the records finds it.
+    let deep = verify_bytes(dir.path(), &bytes);
+    assert_eq!(deep.findings[0].kind, "record_length_mismatch");
+    // The header rules hold either way.
+    let two = [record(0, b"a"), record(1, b"b")].concat();
+    let plain = verify_bytes_with(dir.path(), &batch(0, 0, 2, &two), &Options::default());
+    assert_eq!(plain.findings[0].kind, "too_many_records");
+    assert_eq!(plain.checked.records, 0);
+    // So does the CRC.
+    let mut flipped = batch(0, 0, 1, &record(0, b"abc"));
+    *flipped.last_mut().unwrap() ^= 1;
+    let plain = verify_bytes_with(dir.path(), &flipped, &Options::default());
+    assert_eq!(plain.findings[0].kind, "crc_mismatch");
 }
 
 #[test]

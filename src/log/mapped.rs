@@ -1,0 +1,288 @@
+//! Read-only memory maps of segment files, safe against the file shrinking.
+//!
+//! Checking a batch's CRC through a map reads the page cache where it lies;
+//! through `pread` the kernel first copies every byte into the reader's
+//! buffer, and on a 1 GiB segment of 58 KB batches that copy is most of a
+//! read+CRC pass (see [`SegmentReader::map`](crate::log::segment::SegmentReader::map)).
+//!
+//! A map has one hazard a read does not: touching a page past the end of a
+//! file that shrank after it was mapped (a broker truncating its active
+//! segment, a follower cutting a diverged tail) raises `SIGBUS`, which
+//! would kill the process. So every map is registered in a fixed table,
+//! and a `SIGBUS` handler, installed with the first map, replaces the pages
+//! from the faulting one to the end of its map with zero pages, marks the
+//! map [`shrank`](Map::shrank) and returns: the read that faulted goes on
+//! reading zeros. The reader asks `shrank` before it hands out each entry
+//! and at the end, and turns it into the same "file shrank" error a short
+//! read gives. A `SIGBUS` at an address no map holds gets the default
+//! action, as if no handler had been installed.
+//!
+//! Maps are only made while the table has room ([`SLOTS`] at once); a
+//! reader that gets none reads with `pread` instead.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Once;
+
+/// Maps that may exist at once (a reader holds one; jobs run one reader each).
+const SLOTS: usize = 64;
+
+/// One registered map: `start..end` (page-aligned), and whether `SIGBUS`
+/// has been caught in it. `start == 0` is a free slot.
+struct Slot {
+    start: AtomicUsize,
+    end: AtomicUsize,
+    shrank: AtomicBool,
+    /// Taken by a map (set before `start`, cleared after it).
+    taken: AtomicBool,
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const FREE: Slot = Slot {
+    start: AtomicUsize::new(0),
+    end: AtomicUsize::new(0),
+    shrank: AtomicBool::new(false),
+    taken: AtomicBool::new(false),
+};
+
+static TABLE: [Slot; SLOTS] = [FREE; SLOTS];
+
+static HANDLER: Once = Once::new();
+static HANDLER_OK: AtomicBool = AtomicBool::new(false);
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as usize,
+        _ => 4096,
+    }
+}
+
+/// The `SIGBUS` handler: see the module's documentation. It only loads
+/// atomics and calls `mmap`, `signal` and `raise` (system calls).
+extern "C" fn on_sigbus(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler.
+    let addr = unsafe { (*info).si_addr() } as usize;
+    let page = page_size();
+    for slot in &TABLE {
+        let start = slot.start.load(Ordering::Acquire);
+        let end = slot.end.load(Ordering::Acquire);
+        if start == 0 || addr < start || addr >= end {
+            continue;
+        }
+        let from = addr & !(page - 1);
+        // SAFETY: from..end lies inside a live map this module made (its
+        // slot is registered until after it is unmapped); MAP_FIXED
+        // replaces those pages with anonymous zero pages.
+        let p = unsafe {
+            libc::mmap(
+                from as *mut libc::c_void,
+                end - from,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+        if p != libc::MAP_FAILED {
+            slot.shrank.store(true, Ordering::Release);
+            return;
+        }
+        break;
+    }
+    // Not ours (or the pages could not be replaced): the default action.
+    // SAFETY: both are async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGBUS, libc::SIG_DFL);
+        libc::raise(libc::SIGBUS);
+    }
+}
+
+fn install_handler() -> bool {
+    HANDLER.call_once(|| {
+        // SAFETY: a zeroed sigaction is valid; the handler has the
+        // SA_SIGINFO signature.
+        let ok = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigbus as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut()) == 0
+        };
+        HANDLER_OK.store(ok, Ordering::Release);
+    });
+    HANDLER_OK.load(Ordering::Acquire)
+}
+
+/// A read-only map of a whole file, as long as it was when mapped.
+pub struct Map {
+    ptr: *mut libc::c_void,
+    len: usize,
+    slot: &'static Slot,
+}
+
+// SAFETY: the map is read-only and owned; its bytes may be read from any thread.
+unsafe impl Send for Map {}
+// SAFETY: as above: shared references only read.
+unsafe impl Sync for Map {}
+
+impl Map {
+    /// Map the first `len` bytes of `file`; `None` when the handler cannot
+    /// be installed, the table is full or `mmap` fails (read instead).
+    pub fn new(file: &File, len: u64) -> Option<Map> {
+        let len = usize::try_from(len).ok().filter(|&l| l > 0)?;
+        if !install_handler() {
+            return None;
+        }
+        let slot = TABLE.iter().find(|s| {
+            s.taken
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        })?;
+        // SAFETY: a fresh shared read-only mapping of an open file; the
+        // kernel picks the address.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            slot.taken.store(false, Ordering::Release);
+            return None;
+        }
+        let page = page_size();
+        let end = (ptr as usize).saturating_add(len.div_ceil(page) * page);
+        slot.shrank.store(false, Ordering::Relaxed);
+        slot.end.store(end, Ordering::Release);
+        slot.start.store(ptr as usize, Ordering::Release);
+        Some(Map { ptr, len, slot })
+    }
+
+    /// The file's bytes. Past the end of a file that shrank they read as zeros.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: ptr..ptr+len is mapped readable for the life of self: a
+        // fault in it is answered with zero pages (see on_sigbus).
+        unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
+    }
+
+    /// Whether a read touched a page the file no longer has.
+    pub fn shrank(&self) -> bool {
+        self.slot.shrank.load(Ordering::Acquire)
+    }
+
+    /// Let the kernel drop the page-table entries of `range` (the bytes
+    /// stay in the page cache; reading them again maps them again), so the
+    /// process's resident size does not grow with the file. Only whole
+    /// pages inside the range are dropped.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        let page = page_size();
+        // MADV_DONTNEED on a shared file map only drops page-table
+        // entries, never the file's bytes.
+        self.advise(
+            range.start.div_ceil(page) * page,
+            range.end.min(self.len) / page * page,
+            libc::MADV_DONTNEED,
+        );
+    }
+
+    /// `madvise(advice)` on `from..to` (page-aligned `from`) of the map,
+    /// unless the range is empty; the result is ignored (advice only).
+    fn advise(&self, from: usize, to: usize, advice: libc::c_int) {
+        if from >= to || to > self.len {
+            return;
+        }
+        // SAFETY: from..to lies inside the map, and neither advice given
+        // here changes what its bytes read as.
+        unsafe {
+            libc::madvise(
+                (self.ptr as *mut u8).add(from) as *mut libc::c_void,
+                to - from,
+                advice,
+            );
+        }
+    }
+}
+
+impl Map {
+    /// Map the pages of `range` now, in one system call, instead of a page
+    /// fault at a time as they are first read (`MADV_POPULATE_READ`, Linux
+    /// 5.14; a kernel without it, or a range past the end of a file that
+    /// shrank, leaves them to fault as before).
+    pub fn populate(&self, range: std::ops::Range<usize>) {
+        let page = page_size();
+        self.advise(
+            range.start / page * page,
+            range.end.min(self.len),
+            libc::MADV_POPULATE_READ,
+        );
+    }
+}
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        self.slot.start.store(0, Ordering::Release);
+        // SAFETY: unmapping the map this value made, once.
+        unsafe {
+            libc::munmap(self.ptr, self.len);
+        }
+        self.slot.taken.store(false, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_map_reads_the_file() {
+        let mut f = tempfile::tempfile().unwrap();
+        let bytes: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+        f.write_all(&bytes).unwrap();
+        let m = Map::new(&f, bytes.len() as u64).unwrap();
+        assert_eq!(m.bytes(), &bytes[..]);
+        m.release(0..bytes.len());
+        assert_eq!(m.bytes(), &bytes[..], "released pages read the same again");
+        assert!(!m.shrank());
+    }
+
+    #[test]
+    fn a_file_that_shrinks_under_its_map_reads_zeros_and_says_so() {
+        let page = page_size();
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&vec![7u8; 4 * page]).unwrap();
+        let m = Map::new(&f, 4 * page as u64).unwrap();
+        assert_eq!(m.bytes()[3 * page], 7);
+        m.release(0..4 * page);
+        f.set_len(page as u64 + 10).unwrap();
+        // Without the handler this read would kill the test binary.
+        let past = std::hint::black_box(m.bytes())[3 * page];
+        assert_eq!(past, 0);
+        assert!(m.shrank());
+        assert_eq!(
+            m.bytes()[page],
+            7,
+            "the bytes the file still has are intact"
+        );
+        let other = Map::new(&f, page as u64).unwrap();
+        assert!(!other.shrank(), "a slot freed and taken again starts clean");
+        drop(m);
+    }
+
+    #[test]
+    fn the_table_is_bounded_and_slots_come_back() {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(b"x").unwrap();
+        let maps: Vec<_> = (0..SLOTS).map_while(|_| Map::new(&f, 1)).collect();
+        assert!(maps.len() <= SLOTS);
+        assert!(Map::new(&f, 1).is_none() || maps.len() < SLOTS);
+        drop(maps);
+        assert!(Map::new(&f, 1).is_some());
+    }
+}
