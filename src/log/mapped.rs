@@ -14,8 +14,9 @@
 //! map [`shrank`](Map::shrank) and returns: the read that faulted goes on
 //! reading zeros. The reader asks `shrank` before it hands out each entry
 //! and at the end, and turns it into the same "file shrank" error a short
-//! read gives. A `SIGBUS` at an address no map holds gets the default
-//! action, as if no handler had been installed.
+//! read gives. A `SIGBUS` at an address no map holds goes to the handler
+//! installed before (Rust's own, or the default action), as if this one
+//! had not been.
 //!
 //! Maps are only made while the table has room ([`SLOTS`] at once); a
 //! reader that gets none reads with `pread` instead.
@@ -59,12 +60,19 @@ fn page_size() -> usize {
     }
 }
 
+/// The page size, for the handler (set before it is installed).
+static PAGE: AtomicUsize = AtomicUsize::new(4096);
+
 /// The `SIGBUS` handler: see the module's documentation. It only loads
 /// atomics and calls `mmap`, `signal` and `raise` (system calls).
 extern "C" fn on_sigbus(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler.
-    let addr = unsafe { (*info).si_addr() } as usize;
-    let page = page_size();
+    // A signal sent by a process (si_code <= 0) has no fault address.
+    let addr = match unsafe { (*info).si_code } {
+        code if code > 0 => unsafe { (*info).si_addr() as usize },
+        _ => 0,
+    };
+    let page = PAGE.load(Ordering::Relaxed);
     for slot in &TABLE {
         let start = slot.start.load(Ordering::Acquire);
         let end = slot.end.load(Ordering::Acquire);
@@ -91,16 +99,30 @@ extern "C" fn on_sigbus(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mu
         }
         break;
     }
-    // Not ours (or the pages could not be replaced): the default action.
-    // SAFETY: both are async-signal-safe.
+    // Not ours (or the pages could not be replaced): back to the handler
+    // there was before (the default action if none), which then gets this
+    // signal again: a fault repeats when this returns, a raised one is
+    // raised again.
+    // SAFETY: sigaction and raise are async-signal-safe; PREVIOUS was set
+    // before this handler was installed.
     unsafe {
-        libc::signal(libc::SIGBUS, libc::SIG_DFL);
+        match PREVIOUS.get() {
+            Some(old) => libc::sigaction(libc::SIGBUS, old, std::ptr::null_mut()),
+            None => {
+                libc::signal(libc::SIGBUS, libc::SIG_DFL);
+                0
+            }
+        };
         libc::raise(libc::SIGBUS);
     }
 }
 
+/// The `SIGBUS` action installed before this module's.
+static PREVIOUS: std::sync::OnceLock<libc::sigaction> = std::sync::OnceLock::new();
+
 fn install_handler() -> bool {
     HANDLER.call_once(|| {
+        PAGE.store(page_size(), Ordering::Relaxed);
         // SAFETY: a zeroed sigaction is valid; the handler has the
         // SA_SIGINFO signature.
         let ok = unsafe {
@@ -108,6 +130,10 @@ fn install_handler() -> bool {
             action.sa_sigaction = on_sigbus as *const () as usize;
             action.sa_flags = libc::SA_SIGINFO;
             libc::sigemptyset(&mut action.sa_mask);
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut old) == 0 {
+                let _ = PREVIOUS.set(old);
+            }
             libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut()) == 0
         };
         HANDLER_OK.store(ok, Ordering::Release);
@@ -273,6 +299,49 @@ mod tests {
         let other = Map::new(&f, page as u64).unwrap();
         assert!(!other.shrank(), "a slot freed and taken again starts clean");
         drop(m);
+    }
+
+    #[test]
+    fn a_fault_in_a_map_of_someone_else_still_ends_the_process() {
+        const CHILD: &str = "KLOG_MAPPED_TEST_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            // In the child: with the handler installed (a map exists), a
+            // fault in a map this module did not make is not swallowed.
+            let page = page_size();
+            let mut f = tempfile::tempfile().unwrap();
+            f.write_all(&vec![1u8; 2 * page]).unwrap();
+            let _m = Map::new(&f, 1).unwrap();
+            // SAFETY: a fresh read-only map of the file's two pages.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    2 * page,
+                    libc::PROT_READ,
+                    libc::MAP_SHARED,
+                    f.as_raw_fd(),
+                    0,
+                )
+            };
+            assert_ne!(p, libc::MAP_FAILED);
+            f.set_len(0).unwrap();
+            // SAFETY: inside the map; the file no longer has the page, so
+            // this read faults with SIGBUS.
+            let b = unsafe { std::ptr::read_volatile((p as *const u8).add(page)) };
+            std::process::exit(i32::from(b) + 3);
+        }
+        use std::os::unix::process::ExitStatusExt;
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "log::mapped::tests::a_fault_in_a_map_of_someone_else_still_ends_the_process",
+                "--test-threads=1",
+            ])
+            .env(CHILD, "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGBUS), "{status:?}");
     }
 
     #[test]
