@@ -77,8 +77,9 @@ const READ_AHEAD_MIN: u64 = 16 << 20;
 /// what one read of a small file does.
 const MAP_MIN: u64 = 1 << 20;
 /// A mapped reader lets the kernel drop the page-table entries of what it
-/// has passed every this many bytes, so its resident size stays this much
-/// (plus one entry) however large the file.
+/// has passed every this many bytes, so its resident share of the file
+/// stays this much plus what it has populated ahead ([`MAP_POPULATE`]
+/// to twice that), however large the file.
 const MAP_RELEASE_EVERY: u64 = 8 << 20;
 /// A mapped reader keeps at least this many bytes ahead of it mapped, and
 /// maps twice as many at once when it is not (see
