@@ -99,8 +99,13 @@ pub struct Options {
 impl Options {
     /// How deep each batch is checked.
     pub fn depth(&self) -> Depth {
+        self.depth_within(self.limits)
+    }
+
+    /// [`depth`](Self::depth), decoding records under `limits` instead.
+    fn depth_within(&self, limits: DecodeLimits) -> Depth {
         match self.records {
-            true => Depth::Records(self.limits),
+            true => Depth::Records(limits),
             false => Depth::Batch,
         }
     }
@@ -555,10 +560,7 @@ fn check_entry(
     let base = entry.base_offset();
     match entry {
         Entry::V2(batch) => {
-            let depth = match opts.records {
-                true => Depth::Records(limits),
-                false => Depth::Batch,
-            };
+            let depth = opts.depth_within(limits);
             match checked_ahead.unwrap_or_else(|| batch.check(depth, scratch)) {
                 Ok(checked) => {
                     report.checked.records += checked.records;

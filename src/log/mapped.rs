@@ -52,6 +52,7 @@ static TABLE: [Slot; SLOTS] = [FREE; SLOTS];
 static HANDLER: Once = Once::new();
 static HANDLER_OK: AtomicBool = AtomicBool::new(false);
 
+/// The page size as the system reports it (read once, at install; see [`PAGE`]).
 fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
@@ -60,7 +61,8 @@ fn page_size() -> usize {
     }
 }
 
-/// The page size, for the handler (set before it is installed).
+/// The page size, for the handler and the maps (set before the handler is
+/// installed, which is before the first map is made).
 static PAGE: AtomicUsize = AtomicUsize::new(4096);
 
 /// The `SIGBUS` handler: see the module's documentation. It only loads
@@ -182,7 +184,7 @@ impl Map {
             slot.taken.store(false, Ordering::Release);
             return None;
         }
-        let page = page_size();
+        let page = PAGE.load(Ordering::Relaxed);
         let end = (ptr as usize).saturating_add(len.div_ceil(page) * page);
         slot.shrank.store(false, Ordering::Relaxed);
         slot.end.store(end, Ordering::Release);
@@ -207,7 +209,7 @@ impl Map {
     /// process's resident size does not grow with the file. Only whole
     /// pages inside the range are dropped.
     pub fn release(&self, range: std::ops::Range<usize>) {
-        let page = page_size();
+        let page = PAGE.load(Ordering::Relaxed);
         // MADV_DONTNEED on a shared file map only drops page-table
         // entries, never the file's bytes.
         self.advise(
@@ -241,7 +243,7 @@ impl Map {
     /// 5.14; a kernel without it, or a range past the end of a file that
     /// shrank, leaves them to fault as before).
     pub fn populate(&self, range: std::ops::Range<usize>) {
-        let page = page_size();
+        let page = PAGE.load(Ordering::Relaxed);
         self.advise(
             range.start / page * page,
             range.end.min(self.len),

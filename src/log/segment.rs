@@ -266,6 +266,13 @@ struct Filled {
 
 type Message = io::Result<Filled>;
 
+/// The current chunk's bytes: the buffer, or the whole file when it is
+/// mapped. Takes the two fields, not the reader, so that a caller may
+/// borrow its other fields beside the bytes.
+fn chunk_of<'a>(map: &'a Option<Map>, chunk: &'a AlignedBuf) -> &'a [u8] {
+    map.as_ref().map_or(&chunk[..], Map::bytes)
+}
+
 /// The read-ahead threads. Thread `w` of `n` reads chunks `w, w + n, ...`
 /// (chunk `k` starts `k` chunk sizes after the starting position) and sends
 /// them, in order, on its own channel, so taking chunk `k` from channel
@@ -1001,7 +1008,7 @@ impl SegmentReader {
                 self.next_chunk()?;
             }
             let take = (n - self.carry.len()).min(self.chunk_end - self.chunk_start);
-            let chunk = self.map.as_ref().map_or(&self.chunk[..], Map::bytes);
+            let chunk = chunk_of(&self.map, &self.chunk);
             let Some(src) = chunk.get(self.chunk_start..self.chunk_start + take) else {
                 return Err(Error::io(&self.path, "read", shrank()));
             };
@@ -1011,9 +1018,9 @@ impl SegmentReader {
         Ok(())
     }
 
-    /// The current chunk's bytes: the buffer, or the whole mapped file.
+    /// The current chunk's bytes (see [`chunk_of`]).
     fn chunk_bytes(&self) -> &[u8] {
-        self.map.as_ref().map_or(&self.chunk[..], Map::bytes)
+        chunk_of(&self.map, &self.chunk)
     }
 
     /// An error if a read of the mapped file met a page the file no longer
@@ -1268,10 +1275,7 @@ impl SegmentReader {
         let bytes = if from_carry {
             self.carry.get(range)
         } else {
-            match &self.map {
-                Some(m) => m.bytes().get(range),
-                None => self.chunk.get(range),
-            }
+            chunk_of(&self.map, &self.chunk).get(range)
         }
         .unwrap_or(&[]);
         let entry = if magic == 2 {
@@ -1563,13 +1567,7 @@ mod tests {
             r.chunk_size = 1000;
             r.read_ahead = mode;
             r.check_ahead(Depth::Records(DecodeLimits::default()));
-            let err = loop {
-                match r.next_entry() {
-                    Ok(Some(_)) => {}
-                    Ok(None) => panic!("{mode:?}: no error"),
-                    Err(e) => break e,
-                }
-            };
+            let err = first_error(&mut r, &format!("{mode:?}"), |_| {});
             assert!(err.to_string().contains("shrank"), "{mode:?}: {err}");
         }
         // Mapped: a file whose length was taken before it shrank, and a
@@ -1578,13 +1576,7 @@ mod tests {
         let mut r = SegmentReader::from_file(&path, file, seg.len() as u64 + 5000, 0);
         r.map_min = 0;
         r.map();
-        let err = loop {
-            match r.next_entry() {
-                Ok(Some(_)) => {}
-                Ok(None) => panic!("mapped: no error"),
-                Err(e) => break e,
-            }
-        };
+        let err = first_error(&mut r, "mapped", |_| {});
         assert!(err.to_string().contains("shrank"), "mapped: {err}");
         let dir = tempfile::tempdir().unwrap();
         let big = dir.path().join("00000000000000000000.log");
@@ -1603,17 +1595,23 @@ mod tests {
             .unwrap()
             .set_len(4096)
             .unwrap();
-        let err = loop {
+        let err = first_error(&mut r, "mapped, cut", |e| {
+            // Entries handed out before the cut was noticed are whole.
+            assert!(e.position() < bytes.len() as u64);
+        });
+        assert!(err.to_string().contains("shrank"), "mapped, cut: {err}");
+    }
+
+    /// Read `r` until it fails, handing each entry to `each`; the error
+    /// (a panic if the file ends without one).
+    fn first_error(r: &mut SegmentReader, ctx: &str, mut each: impl FnMut(&Entry<'_>)) -> Error {
+        loop {
             match r.next_entry() {
-                Ok(Some(e)) => {
-                    // Entries handed out before the cut was noticed are whole.
-                    assert!(e.position() < bytes.len() as u64);
-                }
-                Ok(None) => panic!("mapped, cut: no error"),
+                Ok(Some(e)) => each(&e),
+                Ok(None) => panic!("{ctx}: no error"),
                 Err(e) => break e,
             }
-        };
-        assert!(err.to_string().contains("shrank"), "mapped, cut: {err}");
+        }
     }
 
     /// Renders a batch as its position, base offset and length; declines
