@@ -331,8 +331,22 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
         jobs: args
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        // The jobs after the first are this program's `verify-worker`.
+        workers: std::env::current_exe().ok().map(|program| verify::Workers {
+            program,
+            args: vec!["verify-worker".into()],
+        }),
         ..verify::Options::default()
     }
+}
+
+/// `klog verify-worker`: one job of `verify-crc --jobs N`, verifying the
+/// partitions its parent sends on stdin (see `kaen_log::verify::workers`).
+pub fn run_worker() -> anyhow::Result<Outcome> {
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    verify::serve_worker(stdin, stdout)?;
+    Ok(Outcome::Clean)
 }
 
 fn check(args: &VerifyCrcArgs, opts: &verify::Options) -> anyhow::Result<verify::Report> {

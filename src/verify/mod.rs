@@ -21,12 +21,15 @@ use crate::format::{DecodeLimits, Entry};
 use crate::log::walk::{OnDamage, Policy, Step};
 use crate::log::{classify, parse_segment_name, DataDir, Partition, PathKind};
 
+pub mod workers;
+pub use workers::{serve as serve_worker, Workers};
+
 /// Added to a problem at byte 0: nothing in the file could be framed.
 pub const NOT_A_SEGMENT: &str =
     " (the file does not start with a record batch: is it a Kafka log segment?)";
 
 /// Totals of what was checked.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Checked {
     pub files: u64,
     pub batches: u64,
@@ -94,6 +97,10 @@ pub struct Options {
     pub jobs: usize,
     /// Bytes of log read so far, for a progress display.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Run the jobs after the first as worker processes started so
+    /// ([`workers`]); without it, or when one cannot be started, they are
+    /// threads.
+    pub workers: Option<Workers>,
 }
 
 impl Options {
@@ -168,21 +175,25 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
     Ok(report)
 }
 
-/// Verify partitions on up to `opts.jobs` threads; the reports come back in
+/// Verify partitions as up to `opts.jobs` jobs; the reports come back in
 /// the partitions' order, so the output does not depend on the scheduling.
 ///
+/// The first job runs on this thread. The others are worker processes when
+/// `opts.workers` says how to start them (see [`workers`] for why), else
+/// threads.
+///
 /// The jobs take their cores from the process's budget
-/// ([`crate::log::cores`]): the first runs on the core of this thread,
-/// which only waits; each other job holds a core of its own while it runs
-/// (when `jobs` asks for more than there are, the extra jobs run on none).
-/// With at least as many partitions as cores the partitions are the
-/// parallelism, and the run holds the cores its jobs do not use, so that
-/// no segment is read ahead: read-ahead threads cost more CPU for the same
-/// checks than reading on the job's own thread, and `--jobs 1` means one
-/// core. With fewer partitions, the cores left over go to read-ahead.
+/// ([`crate::log::cores`]): the first runs on the core of this thread;
+/// each other job holds a core of its own while it runs (when `jobs` asks
+/// for more than there are, the extra jobs run on none). With at least as
+/// many partitions as cores the partitions are the parallelism, and the run
+/// holds the cores its jobs do not use, so that no segment is read ahead:
+/// read-ahead threads cost more CPU for the same checks than reading on the
+/// job's own thread, and `--jobs 1` means one core. With fewer, the cores
+/// left over go to read-ahead (a worker process is given its share).
 pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Report>> {
     let jobs = opts.jobs.clamp(1, parts.len().max(1));
-    let cores = (0..jobs)
+    let mut cores = (0..jobs)
         .map(|job| crate::log::cores::take(usize::from(job > 0)))
         .collect::<Vec<_>>();
     let _held =
@@ -196,22 +207,35 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
             })
             .collect();
     }
+    // A worker's share of the cores left for read-ahead, held here for it.
+    let share = crate::log::cores::budget().free() / jobs;
+    let _lent = crate::log::cores::take(share * (jobs - 1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let large = std::sync::Mutex::new(());
-    let results: std::sync::Mutex<Vec<Option<Result<Report>>>> =
-        std::sync::Mutex::new((0..parts.len()).map(|_| None).collect());
+    let results: Slots = std::sync::Mutex::new((0..parts.len()).map(|_| None).collect());
     std::thread::scope(|s| {
+        let (next, large, results) = (&next, &large, &results);
         // Each job's core was taken before any thread started, so that no
         // reader of a job already running takes it for read-ahead first.
+        let own = cores.remove(0);
         for core in cores {
-            let next = &next;
-            let large = &large;
-            let results = &results;
             s.spawn(move || {
-                verify_jobs(parts, opts, next, large, results);
+                // A worker process if one starts, else this thread. It is
+                // started here, so that the first job does not wait for it:
+                // a worker that starts late takes fewer partitions.
+                let worker = opts
+                    .workers
+                    .as_ref()
+                    .and_then(|w| workers::Worker::start(w, opts, 1 + share).ok());
+                match worker {
+                    Some(worker) => worker.jobs(parts, opts, jobs, next, large, results),
+                    None => verify_jobs(parts, opts, next, Permit::Shared(large), results),
+                }
                 drop(core);
             });
         }
+        verify_jobs(parts, opts, next, Permit::Shared(large), results);
+        drop(own);
     });
     let all = results.into_inner().unwrap_or_default();
     all.into_iter()
@@ -219,24 +243,72 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
         .collect()
 }
 
-/// One job of [`verify_partitions`]: take the next partition not taken
-/// yet, verify it, put its report in its slot, until none is left.
+/// One slot per partition for the report of a parallel verification.
+type Slots = std::sync::Mutex<Vec<Option<Result<Report>>>>;
+
+/// Put partition `i`'s outcome in its slot.
+fn fill(results: &Slots, i: usize, out: Result<Report>) {
+    if let Ok(mut all) = results.lock() {
+        if let Some(slot) = all.get_mut(i) {
+            *slot = Some(out);
+        }
+    }
+}
+
+/// One job of [`verify_partitions`] in this process: take the next
+/// partition not taken yet, verify it, put its report in its slot, until
+/// none is left.
 fn verify_jobs(
     parts: &[&Partition],
     opts: &Options,
     next: &std::sync::atomic::AtomicUsize,
-    large: &std::sync::Mutex<()>,
-    results: &std::sync::Mutex<Vec<Option<Result<Report>>>>,
+    large: Permit<'_>,
+    results: &Slots,
 ) {
     loop {
         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let Some(p) = parts.get(i) else { break };
         let mut r = Report::default();
         let out = verify_partition_in(p, opts, Some(large), &mut r).map(|()| r);
-        if let Ok(mut all) = results.lock() {
-            if let Some(slot) = all.get_mut(i) {
-                *slot = Some(out);
-            }
+        fill(results, i, out);
+    }
+}
+
+/// The permit a job holds while it decompresses more than [`JOB_SCRATCH`]
+/// bytes, one for all the jobs of a run.
+#[derive(Clone, Copy)]
+enum Permit<'a> {
+    /// Held by the jobs of this process.
+    Shared(&'a std::sync::Mutex<()>),
+    /// A worker's: the parent holds it for the worker ([`workers`]).
+    Parent(&'a dyn workers::Remote),
+}
+
+/// A [`Permit`] held; given back when dropped.
+enum Held<'a> {
+    Shared(#[allow(dead_code)] std::sync::MutexGuard<'a, ()>),
+    Parent(&'a dyn workers::Remote),
+    /// The parent is gone: nothing to give back.
+    Nothing,
+}
+
+impl<'a> Permit<'a> {
+    fn hold(self) -> Held<'a> {
+        match self {
+            // A poisoned lock only means another job panicked: the permit still serves.
+            Permit::Shared(m) => Held::Shared(m.lock().unwrap_or_else(|e| e.into_inner())),
+            Permit::Parent(link) => match link.hold() {
+                true => Held::Parent(link),
+                false => Held::Nothing,
+            },
+        }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if let Held::Parent(link) = self {
+            link.release();
         }
     }
 }
@@ -252,7 +324,7 @@ pub fn verify_partition(p: &Partition, opts: &Options, report: &mut Report) -> R
 fn verify_partition_in(
     p: &Partition,
     opts: &Options,
-    large: Option<&std::sync::Mutex<()>>,
+    large: Option<Permit<'_>>,
     report: &mut Report,
 ) -> Result<()> {
     for (path, why) in &p.unreadable {
@@ -346,7 +418,7 @@ const JOB_SCRATCH: u64 = 4 << 20;
 /// [`JOB_SCRATCH`] when other jobs run beside it.
 struct Scratch<'l> {
     buf: Vec<u8>,
-    large: Option<&'l std::sync::Mutex<()>>,
+    large: Option<Permit<'l>>,
 }
 
 /// One walk over `p`: every entry checked (unless `index_only`), offsets
@@ -536,8 +608,7 @@ fn check_entry_in(
         report.merge(trial);
         return;
     }
-    // A poisoned lock only means another job panicked: the permit still serves.
-    let _permit = large.lock().unwrap_or_else(|e| e.into_inner());
+    let _permit = large.hold();
     check(limits, &mut scratch.buf, report);
     scratch.buf.clear();
     scratch.buf.shrink_to(JOB_SCRATCH as usize);

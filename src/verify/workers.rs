@@ -1,0 +1,552 @@
+//! The jobs of a parallel verification as processes of their own.
+//!
+//! Plain verification reads segments through memory maps
+//! ([`crate::log::mapped`]). Jobs that are threads of one process share
+//! its address space: each map, populate and release of one job takes that
+//! address space's locks and flushes the TLBs of the cores the other jobs
+//! run on. On 64 partitions of 8 MiB on two cores, two threads verified
+//! 1.68× as fast as one, two processes 1.93×. So with [`Workers`] set, the
+//! first job runs on the calling thread and every other job is a worker
+//! process (the program [`Workers`] names, which runs [`serve`]); a thread
+//! here hands its worker one partition at a time and reads its report back.
+//! The partitions are taken in order from one counter, as the threads of
+//! [`super::verify_partitions`] take them, and the reports go to the same
+//! slots, so the output does not depend on which job verified what.
+//!
+//! The protocol is one JSON document per line, over the worker's stdin and
+//! stdout (its stderr is the parent's):
+//!
+//! - to the worker: [`ToWorker::Start`] first (what to check, and the cores
+//!   the worker may use), then [`ToWorker::Verify`] with a partition folder,
+//!   and [`ToWorker::Granted`] when the worker holds the permit it asked for;
+//! - from the worker: for each partition, [`FromWorker::Report`] or
+//!   [`FromWorker::Failed`]; around a decompression of more than
+//!   [`super::JOB_SCRATCH`] bytes, [`FromWorker::Hold`] (then it waits for
+//!   `Granted`) and [`FromWorker::Release`]. The permit is the parent's one
+//!   mutex, so across processes too one job at a time holds a large batch.
+//!
+//! A worker that cannot be started leaves the run to threads. A worker that
+//! ends without a report fails the partition it had, naming it and how the
+//! worker ended; the other jobs go on with the rest.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io::Read;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Checked, Options, Report, Slots};
+use crate::error::{Error, Result};
+use crate::findings::{Finding, Kind, Severity};
+use crate::format::DecodeLimits;
+use crate::log::Partition;
+use crate::txn::TxnOptions;
+
+/// How to start a worker: a program that runs [`serve`] on its stdin and
+/// stdout (klog's is `klog verify-worker`).
+#[derive(Debug, Clone)]
+pub struct Workers {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+}
+
+/// What the parent sends.
+#[derive(Debug, Serialize, Deserialize)]
+enum ToWorker {
+    /// First, once: what to check.
+    Start(Settings),
+    /// Verify the partition in this folder; with `flush`, send the reports
+    /// made so far once its report is made.
+    Verify { dir: OsString, flush: bool },
+    /// The permit asked for with [`FromWorker::Hold`] is the worker's.
+    Granted,
+}
+
+/// What a worker sends.
+#[derive(Debug, Serialize, Deserialize)]
+enum FromWorker {
+    /// The partition's report.
+    Report(WireReport),
+    /// The partition could not be verified: the error, as it reads.
+    Failed(String),
+    /// Asks for the permit to decompress a large batch.
+    Hold,
+    /// Gives the permit back.
+    Release,
+}
+
+/// [`Options`] without what stays in the parent (jobs, progress), and the
+/// cores the worker may run on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Settings {
+    max_decompressed: u64,
+    no_indexes: bool,
+    index_only: bool,
+    deep: bool,
+    records: bool,
+    now_ms: Option<i64>,
+    transaction_timeout_ms: i64,
+    txn_max_decompressed: u64,
+    end_offset: Option<i64>,
+    high_watermark: Option<i64>,
+    from_last_snapshot: bool,
+    cores: usize,
+}
+
+impl Settings {
+    fn of(opts: &Options, cores: usize) -> Self {
+        let t = &opts.txn;
+        Settings {
+            max_decompressed: opts.limits.max_decompressed,
+            no_indexes: opts.no_indexes,
+            index_only: opts.index_only,
+            deep: opts.deep,
+            records: opts.records,
+            now_ms: t.now_ms,
+            transaction_timeout_ms: t.transaction_timeout_ms,
+            txn_max_decompressed: t.limits.max_decompressed,
+            end_offset: t.end_offset,
+            high_watermark: t.high_watermark,
+            from_last_snapshot: t.from_last_snapshot,
+            cores,
+        }
+    }
+
+    fn options(&self) -> Options {
+        Options {
+            limits: DecodeLimits {
+                max_decompressed: self.max_decompressed,
+            },
+            no_indexes: self.no_indexes,
+            index_only: self.index_only,
+            deep: self.deep,
+            records: self.records,
+            txn: TxnOptions {
+                now_ms: self.now_ms,
+                transaction_timeout_ms: self.transaction_timeout_ms,
+                limits: DecodeLimits {
+                    max_decompressed: self.txn_max_decompressed,
+                },
+                end_offset: self.end_offset,
+                high_watermark: self.high_watermark,
+                from_last_snapshot: self.from_last_snapshot,
+            },
+            ..Options::default()
+        }
+    }
+}
+
+/// A partition's [`Report`] on the wire: paths as the bytes they are (a
+/// [`Finding`]'s JSON form has them as text, lossily).
+#[derive(Debug, Serialize, Deserialize)]
+struct WireReport {
+    checked: Checked,
+    findings: Vec<WireFinding>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct WireFinding {
+    kind: Kind,
+    severity: Severity,
+    file: OsString,
+    position: u64,
+    byte: u64,
+    offset: Option<i64>,
+    producer_id: Option<i64>,
+    detail: String,
+}
+
+impl From<&Report> for WireReport {
+    fn from(r: &Report) -> Self {
+        WireReport {
+            checked: r.checked,
+            findings: r
+                .findings
+                .iter()
+                .map(|f| WireFinding {
+                    kind: f.kind,
+                    severity: f.severity,
+                    file: f.file.clone().into_os_string(),
+                    position: f.position,
+                    byte: f.byte,
+                    offset: f.offset,
+                    producer_id: f.producer_id,
+                    detail: f.detail.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<WireReport> for Report {
+    fn from(r: WireReport) -> Self {
+        Report {
+            checked: r.checked,
+            findings: r
+                .findings
+                .into_iter()
+                .map(|f| Finding {
+                    kind: f.kind,
+                    severity: f.severity,
+                    file: f.file.into(),
+                    position: f.position,
+                    byte: f.byte,
+                    offset: f.offset,
+                    producer_id: f.producer_id,
+                    detail: f.detail,
+                })
+                .collect(),
+            skipped: Vec::new(),
+        }
+    }
+}
+
+/// Write `message` as one line, in one write, and flush it.
+fn send<T: Serialize>(to: &mut impl Write, message: &T) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(message)?;
+    line.push(b'\n');
+    to.write_all(&line)?;
+    to.flush()
+}
+
+/// The next line as a `T`; `None` at the end of input.
+fn recv<T: for<'de> Deserialize<'de>>(from: &mut impl BufRead) -> std::io::Result<Option<T>> {
+    let mut line = String::new();
+    if from.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    serde_json::from_str(&line).map(Some).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not a message of the verify-worker protocol: {e}"),
+        )
+    })
+}
+
+/// The next partitions for a worker of one of `jobs` jobs: a share of
+/// those not taken yet (half of an even share, so that the last runs are
+/// short and the jobs end together), at least one; empty when none is left.
+///
+/// This is guided self-scheduling: 64 partitions and two jobs take about a
+/// dozen round trips, not 32.
+pub(super) fn take(next: &AtomicUsize, len: usize, jobs: usize) -> std::ops::Range<usize> {
+    let mut from = next.load(Ordering::Relaxed);
+    loop {
+        let left = len.saturating_sub(from);
+        if left == 0 {
+            return len..len;
+        }
+        let n = (left / (2 * jobs.max(1))).max(1);
+        match next.compare_exchange_weak(from, from + n, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return from..from + n,
+            Err(now) => from = now,
+        }
+    }
+}
+
+/// A worker process and the pipes to it.
+pub(super) struct Worker {
+    child: Child,
+    to: ChildStdin,
+    from: BufReader<ChildStdout>,
+}
+
+impl Worker {
+    /// Start a worker that checks as `opts` says, on up to `cores` cores.
+    pub(super) fn start(w: &Workers, opts: &Options, cores: usize) -> std::io::Result<Worker> {
+        let settings = Settings::of(opts, cores);
+        let mut child = Command::new(&w.program)
+            .args(&w.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let (Some(to), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::other("no pipes to the worker"));
+        };
+        let mut worker = Worker {
+            child,
+            to,
+            from: BufReader::new(from),
+        };
+        if let Err(e) = send(&mut worker.to, &ToWorker::Start(settings)) {
+            worker.end();
+            return Err(e);
+        }
+        Ok(worker)
+    }
+
+    /// One job of [`super::verify_partitions`] through this worker, one of
+    /// `jobs`: take the next partitions not taken yet ([`take`]), have the
+    /// worker verify them, put each report in its slot, until none is left
+    /// or the worker is lost.
+    ///
+    /// Partitions go to a worker in runs, and its reports come back in runs:
+    /// a round trip wakes this thread on a busy core, which costs about as
+    /// much as checking a partition of a few MiB. The worker flushes its
+    /// reports when it has verified all but the last partition of a run
+    /// (the parent then sends the next run, so the worker never waits for
+    /// one) and when it has nothing left to verify. If the worker is lost,
+    /// the partition it was verifying fails and the others sent to it are
+    /// verified on this thread.
+    pub(super) fn jobs(
+        mut self,
+        parts: &[&Partition],
+        opts: &Options,
+        jobs: usize,
+        next: &AtomicUsize,
+        large: &Mutex<()>,
+        results: &Slots,
+    ) {
+        let mut run = take(next, parts.len(), jobs);
+        let mut sent = self.send_run(parts, run.clone());
+        let mut following = run.end..run.end;
+        while let Some(i) = run.next() {
+            if run.is_empty() && sent.is_ok() {
+                // Before the last report of this run: the next run.
+                following = take(next, parts.len(), jobs);
+                sent = self.send_run(parts, following.clone());
+            }
+            let out = match &sent {
+                Ok(()) => self.report(large),
+                Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+            };
+            match out {
+                Ok(out) => {
+                    if let Ok(r) = &out {
+                        // The worker's walks advance its own counter: this
+                        // process's progress moves a partition at a time.
+                        crate::log::walk::add_walked_bytes(r.checked.bytes);
+                        if let Some(progress) = &opts.progress {
+                            progress.fetch_add(r.checked.bytes, Ordering::Relaxed);
+                        }
+                    }
+                    super::fill(results, i, out);
+                }
+                Err(e) => {
+                    let ended = self.kill();
+                    let why = format!(
+                        "{}: the worker process verifying this partition ended without a report ({e}; {ended})",
+                        parts[i].dir.display()
+                    );
+                    super::fill(results, i, Err(Error::Invalid(why)));
+                    for i in run.chain(following) {
+                        let mut r = Report::default();
+                        let permit = Some(super::Permit::Shared(large));
+                        let out =
+                            super::verify_partition_in(parts[i], opts, permit, &mut r).map(|()| r);
+                        super::fill(results, i, out);
+                    }
+                    return;
+                }
+            }
+            if run.is_empty() {
+                run = std::mem::replace(&mut following, run.end..run.end);
+            }
+        }
+        self.end();
+    }
+
+    /// Send the partitions of `run` in one write, the last but one marked
+    /// to be flushed after.
+    fn send_run(
+        &mut self,
+        parts: &[&Partition],
+        run: std::ops::Range<usize>,
+    ) -> std::io::Result<()> {
+        let mut lines = Vec::new();
+        for i in run.clone() {
+            let verify = ToWorker::Verify {
+                dir: parts[i].dir.clone().into_os_string(),
+                flush: i + 2 == run.end,
+            };
+            serde_json::to_writer(&mut lines, &verify)?;
+            lines.push(b'\n');
+        }
+        self.to.write_all(&lines)
+    }
+
+    /// The report of the partition the worker verifies now, holding `large`
+    /// for it between its `Hold` and `Release`. The outer error: the worker
+    /// is lost.
+    fn report(&mut self, large: &Mutex<()>) -> std::io::Result<Result<Report>> {
+        let mut permit: Option<MutexGuard<'_, ()>> = None;
+        loop {
+            let message = recv(&mut self.from)?.ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "its output ended")
+            })?;
+            match message {
+                FromWorker::Hold => {
+                    // A poisoned lock only means a job panicked: the permit still serves.
+                    permit = Some(large.lock().unwrap_or_else(|e| e.into_inner()));
+                    send(&mut self.to, &ToWorker::Granted)?;
+                }
+                FromWorker::Release => drop(permit.take()),
+                FromWorker::Report(r) => return Ok(Ok(r.into())),
+                FromWorker::Failed(message) => return Ok(Err(Error::Invalid(message))),
+            }
+        }
+    }
+
+    /// Close the worker's input (it ends at the end of its input) and wait.
+    fn end(self) {
+        let Worker {
+            mut child,
+            to,
+            from,
+        } = self;
+        drop(to);
+        drop(from);
+        let _ = child.wait();
+    }
+
+    /// Stop a worker that broke off, and say how it ended.
+    fn kill(&mut self) -> String {
+        let status = match self.child.try_wait() {
+            Ok(Some(status)) => Ok(status),
+            _ => {
+                let _ = self.child.kill();
+                self.child.wait()
+            }
+        };
+        match status {
+            Ok(s) => format!("worker {s}"),
+            Err(e) => format!("waiting for the worker: {e}"),
+        }
+    }
+}
+
+/// The worker's side of the pipes.
+struct Link<'io> {
+    input: BufReader<Box<dyn Read + 'io>>,
+    output: Box<dyn Write + 'io>,
+    /// Partitions the parent sent ahead while this worker waited for the
+    /// permit, in the order sent.
+    queued: VecDeque<(OsString, bool)>,
+}
+
+impl Link<'_> {
+    /// The next partition to verify, and whether to flush after its
+    /// report (`None` at the end of input).
+    fn next_partition(&mut self) -> Result<Option<(PathBuf, bool)>> {
+        if let Some((dir, flush)) = self.queued.pop_front() {
+            return Ok(Some((dir.into(), flush)));
+        }
+        match self.recv()? {
+            None => Ok(None),
+            Some(ToWorker::Verify { dir, flush }) => Ok(Some((dir.into(), flush))),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// The parent's next message. Reports are written as they are made and
+    /// flushed only here, when this worker has read everything sent to it
+    /// and would wait: the parent then reads them in one wake-up.
+    fn recv(&mut self) -> Result<Option<ToWorker>> {
+        if self.input.buffer().is_empty() {
+            self.output
+                .flush()
+                .map_err(|e| Error::Invalid(format!("verify-worker: {e}")))?;
+        }
+        recv(&mut self.input).map_err(|e| Error::Invalid(format!("verify-worker: {e}")))
+    }
+
+    /// Write `message`; it is flushed when the worker would wait ([`Link::recv`]).
+    fn send(&mut self, message: &FromWorker) -> Result<()> {
+        let mut line = serde_json::to_vec(message).map_err(std::io::Error::from);
+        if let Ok(line) = &mut line {
+            line.push(b'\n');
+        }
+        line.and_then(|line| self.output.write_all(&line))
+            .map_err(|e| Error::Invalid(format!("verify-worker: {e}")))
+    }
+
+    /// [`Link::send`] and flush: the parent waits for it.
+    fn send_now(&mut self, message: &FromWorker) -> Result<()> {
+        self.send(message)?;
+        self.output
+            .flush()
+            .map_err(|e| Error::Invalid(format!("verify-worker: {e}")))
+    }
+}
+
+/// The worker's side of the permit of [`super::Permit::Parent`].
+pub(super) trait Remote {
+    /// Ask the parent for the permit and wait for it; false when the parent
+    /// is gone (then there is no one to share memory with, and the caller
+    /// goes on without it).
+    fn hold(&self) -> bool;
+    /// Give it back.
+    fn release(&self);
+}
+
+impl Remote for RefCell<Link<'_>> {
+    fn hold(&self) -> bool {
+        let mut link = self.borrow_mut();
+        if link.send_now(&FromWorker::Hold).is_err() {
+            return false;
+        }
+        loop {
+            match link.recv() {
+                Ok(Some(ToWorker::Granted)) => return true,
+                Ok(Some(ToWorker::Verify { dir, flush })) => link.queued.push_back((dir, flush)),
+                _ => return false,
+            }
+        }
+    }
+
+    fn release(&self) {
+        let _ = self.borrow_mut().send_now(&FromWorker::Release);
+    }
+}
+
+/// Be a worker: verify each partition the parent names on `input` and
+/// send its report on `output`, until the input ends.
+pub fn serve(input: impl Read, output: impl Write) -> Result<()> {
+    let link = RefCell::new(Link {
+        input: BufReader::new(Box::new(input)),
+        output: Box::new(output),
+        queued: VecDeque::new(),
+    });
+    let settings = match link.borrow_mut().recv()? {
+        Some(ToWorker::Start(s)) => s,
+        // Nothing was asked.
+        None => return Ok(()),
+        other => return Err(unexpected(other)),
+    };
+    // Before anything has asked how many cores there are: the worker runs
+    // on the ones the parent gave it.
+    crate::log::cores::set_cores(settings.cores);
+
+    let opts = settings.options();
+    loop {
+        let Some((dir, flush)) = link.borrow_mut().next_partition()? else {
+            return Ok(());
+        };
+        let mut report = Report::default();
+        let done = Partition::open(&dir).and_then(|p| {
+            super::verify_partition_in(&p, &opts, Some(super::Permit::Parent(&link)), &mut report)
+        });
+        let message = match done {
+            Ok(()) => FromWorker::Report(WireReport::from(&report)),
+            Err(e) => FromWorker::Failed(e.to_string()),
+        };
+        match flush {
+            true => link.borrow_mut().send_now(&message)?,
+            false => link.borrow_mut().send(&message)?,
+        }
+    }
+}
+
+fn unexpected(message: Option<ToWorker>) -> Error {
+    Error::Invalid(format!(
+        "verify-worker: unexpected message from the parent: {message:?}"
+    ))
+}
