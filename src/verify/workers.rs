@@ -550,3 +550,251 @@ fn unexpected(message: Option<ToWorker>) -> Error {
         "verify-worker: unexpected message from the parent: {message:?}"
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+    use std::path::Path;
+
+    /// Partition folders among the fixtures: damaged (a CRC mismatch, a
+    /// torn tail), transactional, and clean.
+    const PARTITIONS: &[&str] = &[
+        "fixtures/corrupt/orders-0",
+        "fixtures/truncated/orders-0",
+        "fixtures/txn/__transaction_state-0",
+        "fixtures/data/orders-0",
+        "fixtures/data/payments.eu-west-1",
+        "fixtures/broker/orders-0",
+    ];
+
+    fn partitions() -> Vec<Partition> {
+        PARTITIONS
+            .iter()
+            .map(|p| Partition::open(Path::new(p)).unwrap())
+            .collect()
+    }
+
+    fn in_process(p: &Partition, opts: &Options) -> Report {
+        let mut r = Report::default();
+        super::super::verify_partition(p, opts, &mut r).unwrap();
+        r
+    }
+
+    fn line<T: Serialize>(m: &T) -> Vec<u8> {
+        let mut out = serde_json::to_vec(m).unwrap();
+        out.push(b'\n');
+        out
+    }
+
+    fn messages(out: &[u8]) -> Vec<FromWorker> {
+        out.split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect()
+    }
+
+    fn verify(dir: &Path, flush: bool) -> ToWorker {
+        ToWorker::Verify {
+            dir: dir.as_os_str().to_owned(),
+            flush,
+        }
+    }
+
+    #[test]
+    fn runs_hand_out_every_partition_once_and_shrink_to_one() {
+        let next = AtomicUsize::new(0);
+        let mut sizes = Vec::new();
+        loop {
+            let run = take(&next, 64, 2);
+            if run.is_empty() {
+                break;
+            }
+            assert_eq!(run.start, sizes.iter().sum::<usize>());
+            sizes.push(run.len());
+        }
+        // A quarter of what is left each time (two jobs), at least one.
+        assert_eq!(sizes[..4], [16, 12, 9, 6]);
+        assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
+        assert_eq!(sizes.iter().sum::<usize>(), 64);
+        assert_eq!(take(&next, 64, 2), 64..64);
+
+        // Taken from several threads at once: each index exactly once.
+        let next = AtomicUsize::new(0);
+        let seen = Mutex::new(vec![0u32; 10_000]);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| loop {
+                    let run = take(&next, 10_000, 4);
+                    if run.is_empty() {
+                        break;
+                    }
+                    let mut seen = seen.lock().unwrap();
+                    for i in run {
+                        seen[i] += 1;
+                    }
+                });
+            }
+        });
+        assert!(seen.into_inner().unwrap().iter().all(|&n| n == 1));
+    }
+
+    #[test]
+    fn a_worker_reports_what_verifying_in_process_finds() {
+        let opts = Options {
+            records: true,
+            deep: true,
+            ..Options::default()
+        };
+        let parts = partitions();
+        let mut input = line(&ToWorker::Start(Settings::of(&opts, 1)));
+        for (i, p) in parts.iter().enumerate() {
+            input.extend(line(&verify(&p.dir, i == 1)));
+        }
+        input.extend(line(&verify(Path::new("fixtures/no-such-folder-0"), false)));
+        let mut output = Vec::new();
+        serve(Cursor::new(input), &mut output).unwrap();
+
+        let mut got = messages(&output).into_iter();
+        for p in &parts {
+            let Some(FromWorker::Report(r)) = got.next() else {
+                panic!("no report for {}", p.dir.display())
+            };
+            let (r, want) = (Report::from(r), in_process(p, &opts));
+            assert_eq!(r.checked, want.checked, "{}", p.dir.display());
+            assert_eq!(r.findings, want.findings, "{}", p.dir.display());
+        }
+        let missing = Partition::open(Path::new("fixtures/no-such-folder-0")).unwrap_err();
+        match got.next() {
+            Some(FromWorker::Failed(m)) => assert_eq!(m, missing.to_string()),
+            other => panic!("{other:?}"),
+        }
+        assert!(got.next().is_none());
+        // The damaged fixtures were among them.
+        assert!(!in_process(&parts[0], &opts).findings.is_empty());
+    }
+
+    #[test]
+    fn paths_cross_the_pipe_as_their_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let parent = dir.path().join(std::ffi::OsStr::from_bytes(b"data-\xff\n"));
+        let p = parent.join("orders-0");
+        std::fs::create_dir_all(&p).unwrap();
+        for f in std::fs::read_dir("fixtures/corrupt/orders-0").unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, p.join(f.file_name().unwrap())).unwrap();
+        }
+        let opts = Options::default();
+        let mut input = line(&ToWorker::Start(Settings::of(&opts, 1)));
+        input.extend(line(&verify(&p, false)));
+        let mut output = Vec::new();
+        serve(Cursor::new(input), &mut output).unwrap();
+        let [FromWorker::Report(r)] = &mut messages(&output)[..] else {
+            panic!("{}", String::from_utf8_lossy(&output))
+        };
+        let r = Report::from(std::mem::replace(
+            r,
+            WireReport {
+                checked: Checked::default(),
+                findings: Vec::new(),
+            },
+        ));
+        let want = in_process(&Partition::open(&p).unwrap(), &opts);
+        assert!(!want.findings.is_empty());
+        assert_eq!(r.findings, want.findings);
+        assert!(r.findings[0].file.starts_with(&parent));
+    }
+
+    #[test]
+    fn a_worker_waiting_for_the_permit_keeps_the_partitions_sent_meanwhile() {
+        let mut input = line(&verify(Path::new("a-0"), false));
+        input.extend(line(&verify(Path::new("b-0"), true)));
+        input.extend(line(&ToWorker::Granted));
+        let mut output = Vec::new();
+        {
+            let link = RefCell::new(Link {
+                input: BufReader::new(Box::new(Cursor::new(input))),
+                output: Box::new(&mut output),
+                queued: VecDeque::new(),
+            });
+            assert!(link.hold());
+            link.release();
+            let mut link = link.borrow_mut();
+            assert_eq!(
+                link.next_partition().unwrap(),
+                Some((PathBuf::from("a-0"), false))
+            );
+            assert_eq!(
+                link.next_partition().unwrap(),
+                Some((PathBuf::from("b-0"), true))
+            );
+            assert_eq!(link.next_partition().unwrap(), None);
+        }
+        let sent = messages(&output);
+        assert!(
+            matches!(sent[..], [FromWorker::Hold, FromWorker::Release]),
+            "{sent:?}"
+        );
+
+        // A parent gone before it grants: the worker goes on without it.
+        let link = RefCell::new(Link {
+            input: BufReader::new(Box::new(Cursor::new(Vec::new()))),
+            output: Box::new(Vec::new()),
+            queued: VecDeque::new(),
+        });
+        assert!(!link.hold());
+    }
+
+    #[test]
+    fn a_lost_worker_fails_its_partition_and_the_rest_is_verified_here() {
+        let parts = partitions();
+        let refs: Vec<&Partition> = parts.iter().collect();
+        let opts = Options::default();
+        // Reads the start, then ends without a report.
+        let w = Workers {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), "read start; exit 3".into()],
+        };
+        let worker = Worker::start(&w, &opts, 1).unwrap();
+        let (next, large) = (AtomicUsize::new(0), Mutex::new(()));
+        let results: Slots = Mutex::new((0..refs.len()).map(|_| None).collect());
+        worker.jobs(&refs, &opts, 1, &next, &large, &results);
+        let results = results.into_inner().unwrap();
+        let Some(Err(e)) = &results[0] else {
+            panic!("{:?}", results[0])
+        };
+        let e = e.to_string();
+        assert!(e.starts_with("fixtures/corrupt/orders-0: the worker process verifying this partition ended without a report ("), "{e}");
+        // One job: its first run was half of the partitions, the next run
+        // half of the rest; both were verified on this thread.
+        let taken = next.load(Ordering::Relaxed).min(refs.len());
+        assert!(taken > 1, "{taken}");
+        for (i, p) in refs.iter().enumerate().take(taken).skip(1) {
+            let Some(Ok(r)) = &results[i] else {
+                panic!("{i}: {:?}", results[i])
+            };
+            assert_eq!(r.findings, in_process(p, &opts).findings);
+        }
+        assert!(results[taken..].iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn a_worker_that_cannot_start_leaves_the_jobs_to_threads() {
+        let parts = partitions();
+        let refs: Vec<&Partition> = parts.iter().collect();
+        let opts = Options {
+            jobs: 3,
+            workers: Some(Workers {
+                program: "/nonexistent/klog".into(),
+                args: Vec::new(),
+            }),
+            ..Options::default()
+        };
+        let reports = super::super::verify_partitions(&refs, &opts).unwrap();
+        for (r, p) in reports.iter().zip(&refs) {
+            assert_eq!(r.findings, in_process(p, &opts).findings);
+            assert_eq!(r.checked, in_process(p, &opts).checked);
+        }
+    }
+}

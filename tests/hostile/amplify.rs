@@ -269,3 +269,42 @@ fn r6_plain_batches_of_tiny_records_rendered_ahead_stay_bounded() {
     assert_eq!(shown, records);
     assert!(outputs[0] == outputs[1], "--threads 1 and 2 differ");
 }
+
+#[test]
+fn r6_a_worker_process_decompresses_a_bomb_only_under_its_parents_permit() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = TestEnv::new();
+    write_segment(env.dir.path(), "bombs/t-0", &legacy_bomb(MESSAGES));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_klog"))
+        .arg("verify-worker")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to = child.stdin.take().unwrap();
+    let from = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in from.lines() {
+            tx.send(line.unwrap()).unwrap();
+        }
+    });
+    let start = r#"{"Start":{"max_decompressed":268435456,"no_indexes":true,"index_only":false,"deep":false,"records":false,"now_ms":null,"transaction_timeout_ms":60000,"txn_max_decompressed":268435456,"end_offset":null,"high_watermark":null,"from_last_snapshot":false,"cores":1}}"#;
+    let dir = env.path("bombs/t-0");
+    let verify = serde_json::json!({"Verify": {"dir": dir.as_os_str(), "flush": false}});
+    writeln!(to, "{start}\n{verify}").unwrap();
+    let wait = std::time::Duration::from_secs(30);
+    assert_eq!(rx.recv_timeout(wait).unwrap(), r#""Hold""#);
+    // It waits for the permit: nothing more comes until it is granted.
+    assert!(rx
+        .recv_timeout(std::time::Duration::from_millis(300))
+        .is_err());
+    writeln!(to, r#""Granted""#).unwrap();
+    assert_eq!(rx.recv_timeout(wait).unwrap(), r#""Release""#);
+    let report: serde_json::Value = serde_json::from_str(&rx.recv_timeout(wait).unwrap()).unwrap();
+    assert_eq!(report["Report"]["checked"]["records"], MESSAGES);
+    assert_eq!(report["Report"]["findings"], serde_json::json!([]));
+    drop(to);
+    assert!(child.wait().unwrap().success());
+    reader.join().unwrap();
+}

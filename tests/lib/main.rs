@@ -19,3 +19,4 @@ mod resync;
 mod salvage;
 mod sweeps;
 mod time_lookup;
+mod workers;
