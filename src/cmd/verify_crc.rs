@@ -100,10 +100,12 @@ pub struct VerifyCrcArgs {
     /// it deletes, which offsets disappear.
     #[arg(long, conflicts_with = "repair")]
     pub recovery_preview: bool,
-    /// Partitions checked at once (default: the number of cores). Jobs and
-    /// the read-ahead threads of large segments share the cores: a segment
-    /// is read ahead only when there are fewer partitions than cores, on a
-    /// core no job holds.
+    /// Partitions checked at once (default: the number of cores); each job
+    /// after the first runs in a process of its own (`klog verify-worker`),
+    /// so that the jobs' memory maps do not share one address space. Jobs
+    /// and the read-ahead threads of large segments share the cores: a
+    /// segment is read ahead only when there are fewer partitions than
+    /// cores, on a core no job holds.
     #[arg(long)]
     pub jobs: Option<usize>,
     /// The least severity that makes the run exit 1.
@@ -331,11 +333,17 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
         jobs: args
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        // The jobs after the first are this program's `verify-worker`.
-        workers: std::env::current_exe().ok().map(|program| verify::Workers {
-            program,
-            args: vec!["verify-worker".into()],
-        }),
+        // The jobs after the first are this program's `verify-worker`:
+        // on Linux the very file this process runs, even if it has been
+        // replaced or deleted since (an upgrade during a run).
+        workers: Some(Path::new("/proc/self/exe"))
+            .filter(|p| p.exists())
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::current_exe().ok())
+            .map(|program| verify::Workers {
+                program,
+                args: vec!["verify-worker".into()],
+            }),
         ..verify::Options::default()
     }
 }

@@ -5,20 +5,22 @@
 //! its address space: each map, populate and release of one job takes that
 //! address space's locks and flushes the TLBs of the cores the other jobs
 //! run on. On 64 partitions of 8 MiB on two cores, two threads verified
-//! 1.68× as fast as one, two processes 1.93×. So with [`Workers`] set, the
-//! first job runs on the calling thread and every other job is a worker
-//! process (the program [`Workers`] names, which runs [`serve`]); a thread
-//! here hands its worker one partition at a time and reads its report back.
-//! The partitions are taken in order from one counter, as the threads of
-//! [`super::verify_partitions`] take them, and the reports go to the same
-//! slots, so the output does not depend on which job verified what.
+//! 1.68× as fast as one, two processes on halves of the folders 1.88×. So
+//! with [`Workers`] set, the first job runs on the calling thread and every
+//! other job is a worker process (the program [`Workers`] names, which runs
+//! [`serve`]); a thread here hands its worker runs of partitions ([`take`])
+//! and reads its reports back. The partitions are taken in order from one
+//! counter, as the threads of [`super::verify_partitions`] take them, and
+//! the reports go to the same slots, so the output does not depend on which
+//! job verified what.
 //!
 //! The protocol is one JSON document per line, over the worker's stdin and
 //! stdout (its stderr is the parent's):
 //!
 //! - to the worker: [`ToWorker::Start`] first (what to check, and the cores
-//!   the worker may use), then [`ToWorker::Verify`] with a partition folder,
-//!   and [`ToWorker::Granted`] when the worker holds the permit it asked for;
+//!   the worker may use), then [`ToWorker::Verify`] with a partition folder
+//!   for each partition of a run, and [`ToWorker::Granted`] when the worker
+//!   holds the permit it asked for;
 //! - from the worker: for each partition, [`FromWorker::Report`] or
 //!   [`FromWorker::Failed`]; around a decompression of more than
 //!   [`super::JOB_SCRATCH`] bytes, [`FromWorker::Hold`] (then it waits for
@@ -35,7 +37,7 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -207,14 +209,6 @@ impl From<WireReport> for Report {
     }
 }
 
-/// Write `message` as one line, in one write, and flush it.
-fn send<T: Serialize>(to: &mut impl Write, message: &T) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(message)?;
-    line.push(b'\n');
-    to.write_all(&line)?;
-    to.flush()
-}
-
 /// The next line as a `T`; `None` at the end of input.
 fn recv<T: for<'de> Deserialize<'de>>(from: &mut impl BufRead) -> std::io::Result<Option<T>> {
     let mut line = String::new();
@@ -251,9 +245,16 @@ pub(super) fn take(next: &AtomicUsize, len: usize, jobs: usize) -> std::ops::Ran
 }
 
 /// A worker process and the pipes to it.
+///
+/// What goes to the worker is written by a thread of its own, so that this
+/// side never blocks writing: a run of partition folders can be more than a
+/// pipe holds, and a worker blocked writing reports nobody reads would
+/// wait for this side, blocked writing folders it does not read.
 pub(super) struct Worker {
     child: Child,
-    to: ChildStdin,
+    /// Lines for the writer thread.
+    to: std::sync::mpsc::Sender<Vec<u8>>,
+    writer: std::thread::JoinHandle<()>,
     from: BufReader<ChildStdout>,
 }
 
@@ -266,21 +267,51 @@ impl Worker {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()?;
-        let (Some(to), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
+        let (Some(mut stdin), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             let _ = child.wait();
             return Err(std::io::Error::other("no pipes to the worker"));
         };
-        let mut worker = Worker {
+        let (to, lines) = std::sync::mpsc::channel::<Vec<u8>>();
+        let writer = std::thread::Builder::new()
+            .name("verify-worker-input".into())
+            .spawn(move || {
+                // Ends when the worker stops reading, or when `to` is
+                // dropped; then the worker's input closes.
+                for line in lines {
+                    if stdin.write_all(&line).is_err() {
+                        break;
+                    }
+                }
+            });
+        let writer = match writer {
+            Ok(writer) => writer,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
+        let worker = Worker {
             child,
             to,
+            writer,
             from: BufReader::new(from),
         };
-        if let Err(e) = send(&mut worker.to, &ToWorker::Start(settings)) {
-            worker.end();
-            return Err(e);
-        }
+        worker.post(&[ToWorker::Start(settings)])?;
         Ok(worker)
+    }
+
+    /// Hand `messages` to the writer thread, as one write.
+    fn post(&self, messages: &[ToWorker]) -> std::io::Result<()> {
+        let mut lines = Vec::new();
+        for m in messages {
+            serde_json::to_writer(&mut lines, m)?;
+            lines.push(b'\n');
+        }
+        self.to
+            .send(lines)
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "its input closed"))
     }
 
     /// One job of [`super::verify_partitions`] through this worker, one of
@@ -361,16 +392,14 @@ impl Worker {
         parts: &[&Partition],
         run: std::ops::Range<usize>,
     ) -> std::io::Result<()> {
-        let mut lines = Vec::new();
-        for i in run.clone() {
-            let verify = ToWorker::Verify {
+        let messages: Vec<ToWorker> = run
+            .clone()
+            .map(|i| ToWorker::Verify {
                 dir: parts[i].dir.clone().into_os_string(),
                 flush: i + 2 == run.end,
-            };
-            serde_json::to_writer(&mut lines, &verify)?;
-            lines.push(b'\n');
-        }
-        self.to.write_all(&lines)
+            })
+            .collect();
+        self.post(&messages)
     }
 
     /// The report of the partition the worker verifies now, holding `large`
@@ -386,7 +415,7 @@ impl Worker {
                 FromWorker::Hold => {
                     // A poisoned lock only means a job panicked: the permit still serves.
                     permit = Some(large.lock().unwrap_or_else(|e| e.into_inner()));
-                    send(&mut self.to, &ToWorker::Granted)?;
+                    self.post(&[ToWorker::Granted])?;
                 }
                 FromWorker::Release => drop(permit.take()),
                 FromWorker::Report(r) => return Ok(Ok(r.into())),
@@ -400,9 +429,11 @@ impl Worker {
         let Worker {
             mut child,
             to,
+            writer,
             from,
         } = self;
         drop(to);
+        let _ = writer.join();
         drop(from);
         let _ = child.wait();
     }

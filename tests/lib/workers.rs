@@ -77,3 +77,48 @@ fn worker_processes_report_what_one_job_finds() {
         );
     }
 }
+
+#[test]
+fn runs_larger_than_a_pipe_holds_both_ways_do_not_stall() {
+    // 1,600 partitions with long names and no indexes (two findings each):
+    // the first run for the worker, 400 folders, is about 150 KB of input,
+    // and its reports about 400 KB of output, both more than a pipe holds.
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("d".repeat(100));
+    let log = crate::builder::batch(0, 0, 1, &record(0, b"v"));
+    for p in 0..1600 {
+        let dir = data.join(format!("{}-{p}", "t".repeat(60)));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("00000000000000000000.log"), &log).unwrap();
+    }
+    let dir = DataDir::open(&data).unwrap();
+    let opts = Options {
+        jobs: 2,
+        workers: Some(Workers {
+            program: env!("CARGO_BIN_EXE_klog").into(),
+            args: vec!["verify-worker".into()],
+        }),
+        ..Options::default()
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let parts: Vec<_> = dir.live().collect();
+        tx.send(verify::verify_partitions(&parts, &opts).map(|r| {
+            r.iter()
+                .map(|r| (r.checked.batches, r.findings.len()))
+                .collect::<Vec<_>>()
+        }))
+        .unwrap();
+    });
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("verify_partitions stalled")
+        .unwrap();
+    assert_eq!(got.len(), 1600);
+    assert!(
+        got.iter()
+            .all(|&(batches, findings)| batches == 1 && findings == 2),
+        "{:?}",
+        &got[..4]
+    );
+}
