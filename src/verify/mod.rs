@@ -207,9 +207,12 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
             })
             .collect();
     }
-    // A worker's share of the cores left for read-ahead, held here for it.
+    // A worker's share of the cores left for read-ahead, held here for it
+    // (and given back if its job runs on a thread of this process instead).
     let share = crate::log::cores::budget().free() / jobs;
-    let _lent = crate::log::cores::take(share * (jobs - 1));
+    let lent = (1..jobs)
+        .map(|_| crate::log::cores::take(share))
+        .collect::<Vec<_>>();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let large = std::sync::Mutex::new(());
     let results: Slots = std::sync::Mutex::new((0..parts.len()).map(|_| None).collect());
@@ -218,7 +221,7 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
         // Each job's core was taken before any thread started, so that no
         // reader of a job already running takes it for read-ahead first.
         let own = cores.remove(0);
-        for core in cores {
+        for (core, lent) in cores.into_iter().zip(lent) {
             s.spawn(move || {
                 // A worker process if one starts, else this thread. It is
                 // started here, so that the first job does not wait for it:
@@ -229,7 +232,10 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
                     .and_then(|w| workers::Worker::start(w, opts, 1 + share).ok());
                 match worker {
                     Some(worker) => worker.jobs(parts, opts, jobs, next, large, results),
-                    None => verify_jobs(parts, opts, next, Permit::Shared(large), results),
+                    None => {
+                        drop(lent);
+                        verify_jobs(parts, opts, next, Permit::Shared(large), results);
+                    }
                 }
                 drop(core);
             });
