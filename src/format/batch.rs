@@ -201,7 +201,7 @@ pub enum Depth {
 }
 
 /// Limits applied while decoding records.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct DecodeLimits {
     /// The most bytes one batch's records may decompress to.
     pub max_decompressed: u64,

@@ -201,7 +201,7 @@ impl PartitionState {
 }
 
 /// Options of the pass.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct TxnOptions {
     /// "Now" for the age of open transactions; default: the log's max timestamp.
     pub now_ms: Option<i64>,

@@ -199,13 +199,7 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
     let _held =
         (parts.len() >= crate::log::cores::cores()).then(|| crate::log::cores::take(usize::MAX));
     if jobs == 1 {
-        return parts
-            .iter()
-            .map(|p| {
-                let mut r = Report::default();
-                verify_partition(p, opts, &mut r).map(|()| r)
-            })
-            .collect();
+        return parts.iter().map(|p| verify_one(p, opts, None)).collect();
     }
     // A worker's share of the cores left for read-ahead, held here for it
     // (and given back if its job runs on a thread of this process instead).
@@ -213,11 +207,16 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
     let lent = (1..jobs)
         .map(|_| crate::log::cores::take(share))
         .collect::<Vec<_>>();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let large = std::sync::Mutex::new(());
-    let results: Slots = std::sync::Mutex::new((0..parts.len()).map(|_| None).collect());
+    let run = Jobs {
+        parts,
+        opts,
+        count: jobs,
+        next: std::sync::atomic::AtomicUsize::new(0),
+        large: std::sync::Mutex::new(()),
+        results: std::sync::Mutex::new((0..parts.len()).map(|_| None).collect()),
+    };
     std::thread::scope(|s| {
-        let (next, large, results) = (&next, &large, &results);
+        let run = &run;
         // Each job's core was taken before any thread started, so that no
         // reader of a job already running takes it for read-ahead first.
         let own = cores.remove(0);
@@ -231,55 +230,67 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
                     .as_ref()
                     .and_then(|w| workers::Worker::start(w, opts, 1 + share).ok());
                 match worker {
-                    Some(worker) => worker.jobs(parts, opts, jobs, next, large, results),
+                    Some(worker) => worker.jobs(run),
                     None => {
                         drop(lent);
-                        verify_jobs(parts, opts, next, Permit::Shared(large), results);
+                        verify_jobs(run);
                     }
                 }
                 drop(core);
             });
         }
-        verify_jobs(parts, opts, next, Permit::Shared(large), results);
+        verify_jobs(run);
         drop(own);
     });
-    let all = results.into_inner().unwrap_or_default();
+    let all = run.results.into_inner().unwrap_or_default();
     all.into_iter()
         .map(|r| r.unwrap_or_else(|| Ok(Report::default())))
         .collect()
 }
 
-/// One slot per partition for the report of a parallel verification.
-type Slots = std::sync::Mutex<Vec<Option<Result<Report>>>>;
+/// What the jobs of one parallel verification share.
+struct Jobs<'a> {
+    parts: &'a [&'a Partition],
+    opts: &'a Options,
+    /// How many jobs there are.
+    count: usize,
+    /// The first partition no job has taken yet.
+    next: std::sync::atomic::AtomicUsize,
+    /// The permit to decompress more than [`JOB_SCRATCH`] bytes.
+    large: std::sync::Mutex<()>,
+    /// One slot per partition for its report.
+    results: std::sync::Mutex<Vec<Option<Result<Report>>>>,
+}
 
-/// Put partition `i`'s outcome in its slot.
-fn fill(results: &Slots, i: usize, out: Result<Report>) {
-    if let Ok(mut all) = results.lock() {
-        if let Some(slot) = all.get_mut(i) {
-            *slot = Some(out);
+impl Jobs<'_> {
+    /// Put partition `i`'s outcome in its slot.
+    fn fill(&self, i: usize, out: Result<Report>) {
+        if let Ok(mut all) = self.results.lock() {
+            if let Some(slot) = all.get_mut(i) {
+                *slot = Some(out);
+            }
         }
+    }
+
+    /// Verify partition `i` on this thread, as one of the jobs.
+    fn verify_here(&self, i: usize) {
+        let out = verify_one(self.parts[i], self.opts, Some(Permit::Shared(&self.large)));
+        self.fill(i, out);
     }
 }
 
 /// One job of [`verify_partitions`] in this process: take the next
 /// partition not taken yet, verify it, put its report in its slot, until
 /// none is left.
-fn verify_jobs(
-    parts: &[&Partition],
-    opts: &Options,
-    next: &std::sync::atomic::AtomicUsize,
-    large: Permit<'_>,
-    results: &Slots,
-) {
+fn verify_jobs(run: &Jobs<'_>) {
     loop {
-        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let Some(p) = parts.get(i) else { break };
-        let mut r = Report::default();
-        let out = verify_partition_in(p, opts, Some(large), &mut r).map(|()| r);
-        fill(results, i, out);
+        let i = run.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if i >= run.parts.len() {
+            break;
+        }
+        run.verify_here(i);
     }
 }
-
 /// The permit a job holds while it decompresses more than [`JOB_SCRATCH`]
 /// bytes, one for all the jobs of a run.
 #[derive(Clone, Copy)]
@@ -317,6 +328,13 @@ impl Drop for Held<'_> {
             link.release();
         }
     }
+}
+
+/// One partition's report, as one of several jobs when `large` is the
+/// run's permit ([`verify_partition_in`]).
+fn verify_one(p: &Partition, opts: &Options, large: Option<Permit<'_>>) -> Result<Report> {
+    let mut r = Report::default();
+    verify_partition_in(p, opts, large, &mut r).map(|()| r)
 }
 
 /// Verify every segment of a partition, carrying the offset order across

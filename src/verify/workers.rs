@@ -43,7 +43,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Checked, Options, Report, Slots};
+use super::{Checked, Jobs, Options, Report};
 use crate::error::{Error, Result};
 use crate::findings::{Finding, Kind, Severity};
 use crate::format::DecodeLimits;
@@ -83,62 +83,40 @@ enum FromWorker {
     Release,
 }
 
-/// [`Options`] without what stays in the parent (jobs, progress), and the
-/// cores the worker may run on.
+/// [`Options`] without what stays in the parent (jobs, progress, workers),
+/// and the cores the worker may run on.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Settings {
-    max_decompressed: u64,
+    limits: DecodeLimits,
     no_indexes: bool,
     index_only: bool,
     deep: bool,
     records: bool,
-    now_ms: Option<i64>,
-    transaction_timeout_ms: i64,
-    txn_max_decompressed: u64,
-    end_offset: Option<i64>,
-    high_watermark: Option<i64>,
-    from_last_snapshot: bool,
+    txn: TxnOptions,
     cores: usize,
 }
 
 impl Settings {
     fn of(opts: &Options, cores: usize) -> Self {
-        let t = &opts.txn;
         Settings {
-            max_decompressed: opts.limits.max_decompressed,
+            limits: opts.limits,
             no_indexes: opts.no_indexes,
             index_only: opts.index_only,
             deep: opts.deep,
             records: opts.records,
-            now_ms: t.now_ms,
-            transaction_timeout_ms: t.transaction_timeout_ms,
-            txn_max_decompressed: t.limits.max_decompressed,
-            end_offset: t.end_offset,
-            high_watermark: t.high_watermark,
-            from_last_snapshot: t.from_last_snapshot,
+            txn: opts.txn,
             cores,
         }
     }
 
     fn options(&self) -> Options {
         Options {
-            limits: DecodeLimits {
-                max_decompressed: self.max_decompressed,
-            },
+            limits: self.limits,
             no_indexes: self.no_indexes,
             index_only: self.index_only,
             deep: self.deep,
             records: self.records,
-            txn: TxnOptions {
-                now_ms: self.now_ms,
-                transaction_timeout_ms: self.transaction_timeout_ms,
-                limits: DecodeLimits {
-                    max_decompressed: self.txn_max_decompressed,
-                },
-                end_offset: self.end_offset,
-                high_watermark: self.high_watermark,
-                from_last_snapshot: self.from_last_snapshot,
-            },
+            txn: self.txn,
             ..Options::default()
         }
     }
@@ -209,6 +187,16 @@ impl From<WireReport> for Report {
     }
 }
 
+/// `messages` as lines of the protocol, one JSON document each.
+fn lines<T: Serialize>(messages: &[T]) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for m in messages {
+        serde_json::to_writer(&mut out, m)?;
+        out.push(b'\n');
+    }
+    Ok(out)
+}
+
 /// The next line as a `T`; `None` at the end of input.
 fn recv<T: for<'de> Deserialize<'de>>(from: &mut impl BufRead) -> std::io::Result<Option<T>> {
     let mut line = String::new();
@@ -240,6 +228,25 @@ pub(super) fn take(next: &AtomicUsize, len: usize, jobs: usize) -> std::ops::Ran
         match next.compare_exchange_weak(from, from + n, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => return from..from + n,
             Err(now) => from = now,
+        }
+    }
+}
+
+/// A worker lost at partition `at`, with the others sent to it (`rest`),
+/// which the parent verifies itself.
+struct Lost {
+    at: usize,
+    error: std::io::Error,
+    rest: std::ops::Range<usize>,
+}
+
+impl Lost {
+    /// Lost before the first partition of `run`.
+    fn at(run: std::ops::Range<usize>, error: std::io::Error) -> Self {
+        Lost {
+            at: run.start,
+            error,
+            rest: run.start + 1..run.end,
         }
     }
 }
@@ -304,13 +311,8 @@ impl Worker {
 
     /// Hand `messages` to the writer thread, as one write.
     fn post(&self, messages: &[ToWorker]) -> std::io::Result<()> {
-        let mut lines = Vec::new();
-        for m in messages {
-            serde_json::to_writer(&mut lines, m)?;
-            lines.push(b'\n');
-        }
         self.to
-            .send(lines)
+            .send(lines(messages)?)
             .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "its input closed"))
     }
 
@@ -327,62 +329,55 @@ impl Worker {
     /// one) and when it has nothing left to verify. If the worker is lost,
     /// the partition it was verifying fails and the others sent to it are
     /// verified on this thread.
-    pub(super) fn jobs(
-        mut self,
-        parts: &[&Partition],
-        opts: &Options,
-        jobs: usize,
-        next: &AtomicUsize,
-        large: &Mutex<()>,
-        results: &Slots,
-    ) {
-        let mut run = take(next, parts.len(), jobs);
-        let mut sent = self.send_run(parts, run.clone());
-        let mut following = run.end..run.end;
-        while let Some(i) = run.next() {
-            if run.is_empty() && sent.is_ok() {
-                // Before the last report of this run: the next run.
-                following = take(next, parts.len(), jobs);
-                sent = self.send_run(parts, following.clone());
-            }
-            let out = match &sent {
-                Ok(()) => self.report(large),
-                Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
-            };
-            match out {
-                Ok(out) => {
-                    if let Ok(r) = &out {
-                        // The worker's walks advance its own counter: this
-                        // process's progress moves a partition at a time.
-                        crate::log::walk::add_walked_bytes(r.checked.bytes);
-                        if let Some(progress) = &opts.progress {
-                            progress.fetch_add(r.checked.bytes, Ordering::Relaxed);
-                        }
-                    }
-                    super::fill(results, i, out);
-                }
-                Err(e) => {
-                    let ended = self.kill();
-                    let why = format!(
-                        "{}: the worker process verifying this partition ended without a report ({e}; {ended})",
-                        parts[i].dir.display()
-                    );
-                    super::fill(results, i, Err(Error::Invalid(why)));
-                    for i in run.chain(following) {
-                        let mut r = Report::default();
-                        let permit = Some(super::Permit::Shared(large));
-                        let out =
-                            super::verify_partition_in(parts[i], opts, permit, &mut r).map(|()| r);
-                        super::fill(results, i, out);
-                    }
-                    return;
-                }
-            }
-            if run.is_empty() {
-                run = std::mem::replace(&mut following, run.end..run.end);
-            }
+    pub(super) fn jobs(mut self, run: &Jobs<'_>) {
+        let Err(lost) = self.runs(run) else {
+            self.end();
+            return;
+        };
+        let ended = self.kill();
+        let why = format!(
+            "{}: the worker process verifying this partition ended without a report ({}; {ended})",
+            run.parts[lost.at].dir.display(),
+            lost.error
+        );
+        run.fill(lost.at, Err(Error::Invalid(why)));
+        for i in lost.rest {
+            run.verify_here(i);
         }
-        self.end();
+    }
+
+    /// The runs of [`Worker::jobs`] until none is left, or the worker is lost.
+    fn runs(&mut self, jobs: &Jobs<'_>) -> Result<(), Lost> {
+        let mut run = take(&jobs.next, jobs.parts.len(), jobs.count);
+        self.send_run(jobs.parts, run.clone())
+            .map_err(|error| Lost::at(run.clone(), error))?;
+        while let Some(i) = run.next() {
+            if run.is_empty() {
+                // Before the last report of this run: the next run.
+                run = take(&jobs.next, jobs.parts.len(), jobs.count);
+                self.send_run(jobs.parts, run.clone())
+                    .map_err(|error| Lost {
+                        at: i,
+                        error,
+                        rest: run.clone(),
+                    })?;
+            }
+            let out = self.report(&jobs.large).map_err(|error| Lost {
+                at: i,
+                error,
+                rest: run.clone(),
+            })?;
+            if let Ok(r) = &out {
+                // The worker's walks advance its own counter: this
+                // process's progress moves a partition at a time.
+                crate::log::walk::add_walked_bytes(r.checked.bytes);
+                if let Some(progress) = &jobs.opts.progress {
+                    progress.fetch_add(r.checked.bytes, Ordering::Relaxed);
+                }
+            }
+            jobs.fill(i, out);
+        }
+        Ok(())
     }
 
     /// Send the partitions of `run` in one write, the last but one marked
@@ -392,6 +387,9 @@ impl Worker {
         parts: &[&Partition],
         run: std::ops::Range<usize>,
     ) -> std::io::Result<()> {
+        if run.is_empty() {
+            return Ok(());
+        }
         let messages: Vec<ToWorker> = run
             .clone()
             .map(|i| ToWorker::Verify {
@@ -482,29 +480,21 @@ impl Link<'_> {
     /// and would wait: the parent then reads them in one wake-up.
     fn recv(&mut self) -> Result<Option<ToWorker>> {
         if self.input.buffer().is_empty() {
-            self.output
-                .flush()
-                .map_err(|e| Error::Invalid(format!("verify-worker: {e}")))?;
+            self.output.flush().map_err(parent_lost)?;
         }
-        recv(&mut self.input).map_err(|e| Error::Invalid(format!("verify-worker: {e}")))
+        recv(&mut self.input).map_err(parent_lost)
     }
 
     /// Write `message`; it is flushed when the worker would wait ([`Link::recv`]).
     fn send(&mut self, message: &FromWorker) -> Result<()> {
-        let mut line = serde_json::to_vec(message).map_err(std::io::Error::from);
-        if let Ok(line) = &mut line {
-            line.push(b'\n');
-        }
-        line.and_then(|line| self.output.write_all(&line))
-            .map_err(|e| Error::Invalid(format!("verify-worker: {e}")))
+        let line = lines(std::slice::from_ref(message)).map_err(parent_lost)?;
+        self.output.write_all(&line).map_err(parent_lost)
     }
 
     /// [`Link::send`] and flush: the parent waits for it.
     fn send_now(&mut self, message: &FromWorker) -> Result<()> {
         self.send(message)?;
-        self.output
-            .flush()
-            .map_err(|e| Error::Invalid(format!("verify-worker: {e}")))
+        self.output.flush().map_err(parent_lost)
     }
 }
 
@@ -561,12 +551,10 @@ pub fn serve(input: impl Read, output: impl Write) -> Result<()> {
         let Some((dir, flush)) = link.borrow_mut().next_partition()? else {
             return Ok(());
         };
-        let mut report = Report::default();
-        let done = Partition::open(&dir).and_then(|p| {
-            super::verify_partition_in(&p, &opts, Some(super::Permit::Parent(&link)), &mut report)
-        });
+        let permit = Some(super::Permit::Parent(&link));
+        let done = Partition::open(&dir).and_then(|p| super::verify_one(&p, &opts, permit));
         let message = match done {
-            Ok(()) => FromWorker::Report(WireReport::from(&report)),
+            Ok(report) => FromWorker::Report(WireReport::from(&report)),
             Err(e) => FromWorker::Failed(e.to_string()),
         };
         match flush {
@@ -574,6 +562,11 @@ pub fn serve(input: impl Read, output: impl Write) -> Result<()> {
             false => link.borrow_mut().send(&message)?,
         }
     }
+}
+
+/// The pipes to the parent failed.
+fn parent_lost(e: std::io::Error) -> Error {
+    Error::Invalid(format!("verify-worker: {e}"))
 }
 
 fn unexpected(message: Option<ToWorker>) -> Error {
@@ -613,9 +606,7 @@ mod tests {
     }
 
     fn line<T: Serialize>(m: &T) -> Vec<u8> {
-        let mut out = serde_json::to_vec(m).unwrap();
-        out.push(b'\n');
-        out
+        lines(std::slice::from_ref(m)).unwrap()
     }
 
     fn messages(out: &[u8]) -> Vec<FromWorker> {
@@ -788,10 +779,17 @@ mod tests {
             args: vec!["-c".into(), "read start; exit 3".into()],
         };
         let worker = Worker::start(&w, &opts, 1).unwrap();
-        let (next, large) = (AtomicUsize::new(0), Mutex::new(()));
-        let results: Slots = Mutex::new((0..refs.len()).map(|_| None).collect());
-        worker.jobs(&refs, &opts, 1, &next, &large, &results);
-        let results = results.into_inner().unwrap();
+        let run = Jobs {
+            parts: &refs,
+            opts: &opts,
+            count: 1,
+            next: AtomicUsize::new(0),
+            large: Mutex::new(()),
+            results: Mutex::new((0..refs.len()).map(|_| None).collect()),
+        };
+        worker.jobs(&run);
+        let next = run.next.load(Ordering::Relaxed);
+        let results = run.results.into_inner().unwrap();
         let Some(Err(e)) = &results[0] else {
             panic!("{:?}", results[0])
         };
@@ -799,7 +797,7 @@ mod tests {
         assert!(e.starts_with("fixtures/corrupt/orders-0: the worker process verifying this partition ended without a report ("), "{e}");
         // One job: its first run was half of the partitions, the next run
         // half of the rest; both were verified on this thread.
-        let taken = next.load(Ordering::Relaxed).min(refs.len());
+        let taken = next.min(refs.len());
         assert!(taken > 1, "{taken}");
         for (i, p) in refs.iter().enumerate().take(taken).skip(1) {
             let Some(Ok(r)) = &results[i] else {

@@ -289,7 +289,7 @@ fn r6_a_worker_process_decompresses_a_bomb_only_under_its_parents_permit() {
             tx.send(line.unwrap()).unwrap();
         }
     });
-    let start = r#"{"Start":{"max_decompressed":268435456,"no_indexes":true,"index_only":false,"deep":false,"records":false,"now_ms":null,"transaction_timeout_ms":60000,"txn_max_decompressed":268435456,"end_offset":null,"high_watermark":null,"from_last_snapshot":false,"cores":1}}"#;
+    let start = r#"{"Start":{"limits":{"max_decompressed":268435456},"no_indexes":true,"index_only":false,"deep":false,"records":false,"txn":{"now_ms":null,"transaction_timeout_ms":60000,"limits":{"max_decompressed":268435456},"end_offset":null,"high_watermark":null,"from_last_snapshot":false},"cores":1}}"#;
     let dir = env.path("bombs/t-0");
     let verify = serde_json::json!({"Verify": {"dir": dir.as_os_str(), "flush": false}});
     writeln!(to, "{start}\n{verify}").unwrap();

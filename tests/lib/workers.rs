@@ -85,7 +85,7 @@ fn runs_larger_than_a_pipe_holds_both_ways_do_not_stall() {
     // and its reports about 400 KB of output, both more than a pipe holds.
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("d".repeat(100));
-    let log = crate::builder::batch(0, 0, 1, &record(0, b"v"));
+    let log = batch(0, 0, 1, &record(0, b"v"));
     for p in 0..1600 {
         let dir = data.join(format!("{}-{p}", "t".repeat(60)));
         std::fs::create_dir_all(&dir).unwrap();
