@@ -209,6 +209,8 @@ pub struct SegmentReader {
     released: u64,
     /// With `map`: the file position up to which pages were populated.
     populated: u64,
+    /// With `map`: how many times pages were populated (one system call each).
+    populates: u32,
     /// Where the entry last handed out lies, for [`current`](SegmentReader::current).
     current: Option<Current>,
 }
@@ -747,6 +749,7 @@ impl SegmentReader {
             map: None,
             released: 0,
             populated: 0,
+            populates: 0,
             current: None,
         }
     }
@@ -1169,10 +1172,13 @@ impl SegmentReader {
                 map.release(self.released as usize..self.pos as usize);
                 self.released = self.pos;
             }
-            if self.populated < self.pos + MAP_POPULATE {
+            // Not past the end: the last page would be advised again
+            // before every entry of the file's last MAP_POPULATE bytes.
+            if self.populated < self.pos + MAP_POPULATE && self.populated < self.file_len {
                 let from = self.populated.max(self.pos);
                 self.populated = (self.pos + 2 * MAP_POPULATE).min(self.file_len);
                 map.populate(from as usize..self.populated as usize);
+                self.populates += 1;
             }
         }
         if self.tail.is_some() {
@@ -1463,6 +1469,44 @@ mod tests {
             let want: Vec<_> = reference.iter().map(|(p, b, _)| (p, b)).collect();
             assert_eq!(plain, want, "mapped");
         }
+    }
+
+    #[test]
+    fn a_map_is_populated_once_for_each_stretch_ahead() {
+        // 2,000 small batches, a little over MAP_POPULATE (4 MiB): one
+        // populate for the whole file at the first entry, one system call
+        // (not one per entry of the file's last 4 MiB, as once).
+        let mut seg = Vec::new();
+        let mut base = 0;
+        while (seg.len() as u64) < MAP_POPULATE + 100_000 {
+            seg.extend(batch(base, 20, 100, Compression::None));
+            base += 20;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000000.log");
+        std::fs::write(&path, &seg).unwrap();
+        let mut r = SegmentReader::open(&path).unwrap();
+        r.map_min = 0;
+        r.map();
+        let mut entries = 0;
+        while r.next_entry().unwrap().is_some() {
+            entries += 1;
+        }
+        assert_eq!(entries as i64, base / 20);
+        assert!(r.map.is_some());
+        assert_eq!(r.populates, 1);
+        // Further along a longer file: once every MAP_POPULATE bytes.
+        let mut long = Vec::new();
+        while (long.len() as u64) < 3 * MAP_POPULATE {
+            long.extend_from_slice(&seg);
+        }
+        std::fs::write(&path, &long).unwrap();
+        let mut r = SegmentReader::open(&path).unwrap();
+        r.map_min = 0;
+        r.map();
+        while r.next_entry().unwrap().is_some() {}
+        let most = (long.len() as u64).div_ceil(MAP_POPULATE) as u32;
+        assert!((2..=most).contains(&r.populates), "{}", r.populates);
     }
 
     #[test]
