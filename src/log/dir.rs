@@ -280,9 +280,82 @@ pub fn classify(path: &Path) -> Result<PathKind> {
         .as_deref()
         .and_then(parse_partition_dir)
         .is_some();
-    if named && (!scan_segments(path)?.0.is_empty() || DataDir::open(path).is_err()) {
+    if named && (!scan_segments(path)?.0.is_empty() || !holds_partition_folders(path)?) {
         Ok(PathKind::Partition)
     } else {
         Ok(PathKind::DataDir)
+    }
+}
+
+/// Whether `path` holds a folder named like a partition folder, as
+/// [`DataDir::open`] lists them (a link to a folder is not one), from one
+/// listing of `path` alone: a data directory's partitions are listed once,
+/// by whoever reads them.
+fn holds_partition_folders(path: &Path) -> Result<bool> {
+    let list = std::fs::read_dir(path).map_err(|e| Error::io(path, "list directory", e))?;
+    for entry in list {
+        let entry = entry.map_err(|e| Error::io(path, "list directory", e))?;
+        let folder = entry
+            .file_type()
+            .map_err(|e| Error::io(entry.path(), "stat", e))?
+            .is_dir();
+        if folder
+            && entry
+                .file_name()
+                .to_str()
+                .and_then(parse_partition_dir)
+                .is_some()
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_named_like_a_partition_is_a_data_directory_when_it_holds_partition_folders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let at = |name: &str| tmp.path().join(name);
+        let segment = "00000000000000000000.log";
+
+        // `data-1` holding a partition folder: a data directory.
+        std::fs::create_dir_all(at("data-1/orders-0")).unwrap();
+        std::fs::write(at("data-1/orders-0").join(segment), b"").unwrap();
+        assert_eq!(classify(&at("data-1")).unwrap(), PathKind::DataDir);
+        assert_eq!(
+            classify(&at("data-1/orders-0")).unwrap(),
+            PathKind::Partition
+        );
+
+        // Named like a partition and holding segments: a partition, even
+        // beside a folder named like one.
+        std::fs::create_dir_all(at("logs-2/orders-0")).unwrap();
+        std::fs::write(at("logs-2").join(segment), b"").unwrap();
+        assert_eq!(classify(&at("logs-2")).unwrap(), PathKind::Partition);
+
+        // Named like a partition, holding no partition folder (an empty
+        // partition, one holding other folders, or a link to a folder,
+        // which the listing of a data directory does not follow).
+        std::fs::create_dir_all(at("orders-3")).unwrap();
+        assert_eq!(classify(&at("orders-3")).unwrap(), PathKind::Partition);
+        std::fs::create_dir_all(at("orders-4/notes")).unwrap();
+        assert_eq!(classify(&at("orders-4")).unwrap(), PathKind::Partition);
+        std::fs::create_dir_all(at("orders-5")).unwrap();
+        std::os::unix::fs::symlink(at("data-1/orders-0"), at("orders-5/orders-0")).unwrap();
+        assert_eq!(classify(&at("orders-5")).unwrap(), PathKind::Partition);
+        assert!(DataDir::open(&at("orders-5")).is_err());
+
+        // Not named like a partition: a data directory, whatever it holds.
+        std::fs::create_dir_all(at("kafka-logs")).unwrap();
+        assert_eq!(classify(&at("kafka-logs")).unwrap(), PathKind::DataDir);
+        // A file.
+        assert_eq!(
+            classify(&at("data-1/orders-0").join(segment)).unwrap(),
+            PathKind::File
+        );
     }
 }
