@@ -101,8 +101,9 @@ pub struct VerifyCrcArgs {
     #[arg(long, conflicts_with = "repair")]
     pub recovery_preview: bool,
     /// Partitions checked at once (default: the number of cores); each job
-    /// after the first runs in a process of its own (`klog verify-worker`),
-    /// so that the jobs' memory maps do not share one address space. Jobs
+    /// after the first runs in a process of its own (a copy of this one, or
+    /// `klog verify-worker` when klog runs other threads, such as a progress
+    /// bar's), so that the jobs' memory maps do not share one address space. Jobs
     /// and the read-ahead threads of large segments share the cores: a
     /// segment is read ahead only when there are fewer partitions than
     /// cores, on a core no job holds.
@@ -333,9 +334,10 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
         jobs: args
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        // The jobs after the first are this program's `verify-worker`:
-        // on Linux the very file this process runs, even if it has been
-        // replaced or deleted since (an upgrade during a run).
+        // The jobs after the first are copies of this process, or where
+        // one cannot be made, this program's `verify-worker`: on Linux the
+        // very file this process runs, even if it has been replaced or
+        // deleted since (an upgrade during a run).
         workers: Some(Path::new("/proc/self/exe"))
             .filter(|p| p.exists())
             .map(Path::to_path_buf)
@@ -343,6 +345,7 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
             .map(|program| verify::Workers {
                 program,
                 args: vec!["verify-worker".into()],
+                fork: true,
             }),
         ..verify::Options::default()
     }

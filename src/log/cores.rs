@@ -18,20 +18,44 @@
 //! runner, a reader whose read-ahead threads do the checking) lends its
 //! core to one of them.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-static CORES: OnceLock<usize> = OnceLock::new();
+/// [`cores`], once asked or set; 0 before.
+static CORES: AtomicUsize = AtomicUsize::new(0);
 
 /// The cores this process may run on.
 pub fn cores() -> usize {
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    match CORES.load(Ordering::Relaxed) {
+        0 => {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            // The first answer stays, whoever gave it.
+            match CORES.compare_exchange(0, n, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => n,
+                Err(set) => set,
+            }
+        }
+        n => n,
+    }
 }
 
 /// Run on `n` cores (at least one) instead of [`cores`]' default: a
 /// command's `--threads`. Only before anything has asked how many there
 /// are; `false` after.
 pub fn set_cores(n: usize) -> bool {
-    CORES.set(n.max(1)).is_ok()
+    CORES
+        .compare_exchange(0, n.max(1), Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
+}
+
+/// Start the budget again at `n` cores (at least one), the calling thread
+/// holding one: for a copy of a process (`fork`), whose budget was its
+/// parent's, permits held by the parent's threads included, which the copy
+/// never gives back. Only in a process that runs one thread.
+pub fn restart(n: usize) {
+    let n = n.max(1);
+    CORES.store(n, Ordering::Relaxed);
+    *budget().lock() = n - 1;
 }
 
 /// Cores not held by any thread.

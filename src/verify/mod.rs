@@ -215,20 +215,28 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
         large: std::sync::Mutex::new(()),
         results: std::sync::Mutex::new((0..parts.len()).map(|_| None).collect()),
     };
+    // Copies of this process for the workers, made before any thread
+    // starts (none when threads run already, or without `fork`).
+    let mut forked = match &opts.workers {
+        Some(w) if w.fork => workers::Started::fork_all(jobs - 1, &run, 1 + share),
+        _ => Vec::new(),
+    };
     std::thread::scope(|s| {
         let run = &run;
         // Each job's core was taken before any thread started, so that no
         // reader of a job already running takes it for read-ahead first.
         let own = cores.remove(0);
         for (core, lent) in cores.into_iter().zip(lent) {
+            let forked = forked.pop();
             s.spawn(move || {
-                // A worker process if one starts, else this thread. It is
-                // started here, so that the first job does not wait for it:
-                // a worker that starts late takes fewer partitions.
+                // A worker process if one starts, else this thread. One
+                // that is not a copy made above is started here, so that
+                // the first job does not wait for it: a worker that starts
+                // late takes fewer partitions.
                 let worker = opts
                     .workers
                     .as_ref()
-                    .and_then(|w| workers::Worker::start(w, opts, 1 + share).ok());
+                    .and_then(|w| workers::Worker::start(w, forked, opts, 1 + share).ok());
                 match worker {
                     Some(worker) => worker.jobs(run),
                     None => {

@@ -34,10 +34,13 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::ffi::OsString;
+use std::fs::File;
 use std::io::Read;
 use std::io::{BufRead, BufReader, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -51,11 +54,14 @@ use crate::log::Partition;
 use crate::txn::TxnOptions;
 
 /// How to start a worker: a program that runs [`serve`] on its stdin and
-/// stdout (klog's is `klog verify-worker`).
+/// stdout (klog's is `klog verify-worker`), or, with `fork`, a copy of
+/// this process when it runs one thread (see [`Started::fork_all`]; the
+/// program otherwise).
 #[derive(Debug, Clone)]
 pub struct Workers {
     pub program: PathBuf,
     pub args: Vec<OsString>,
+    pub fork: bool,
 }
 
 /// What the parent sends.
@@ -232,6 +238,16 @@ pub(super) fn take(next: &AtomicUsize, len: usize, jobs: usize) -> std::ops::Ran
     }
 }
 
+/// The folders of `run` as a worker is sent them, each with whether to
+/// flush after its report: the last but one (see [`Worker::jobs`]).
+fn run_messages<'a>(
+    parts: &'a [&'a Partition],
+    run: std::ops::Range<usize>,
+) -> impl Iterator<Item = (OsString, bool)> + 'a {
+    let end = run.end;
+    run.map(move |i| (parts[i].dir.clone().into_os_string(), i + 2 == end))
+}
+
 /// A worker lost at partition `at`, with the others sent to it (`rest`),
 /// which the parent verifies itself.
 struct Lost {
@@ -258,26 +274,238 @@ impl Lost {
 /// pipe holds, and a worker blocked writing reports nobody reads would
 /// wait for this side, blocked writing folders it does not read.
 pub(super) struct Worker {
-    child: Child,
+    child: Proc,
     /// Lines for the writer thread.
     to: std::sync::mpsc::Sender<Vec<u8>>,
     writer: std::thread::JoinHandle<()>,
-    from: BufReader<ChildStdout>,
+    from: BufReader<File>,
+    /// The run it was started on, if it was ([`Started::first`]).
+    first: Option<std::ops::Range<usize>>,
 }
 
-impl Worker {
-    /// Start a worker that checks as `opts` says, on up to `cores` cores.
-    pub(super) fn start(w: &Workers, opts: &Options, cores: usize) -> std::io::Result<Worker> {
-        let settings = Settings::of(opts, cores);
+/// A worker process just started: its process and this side's ends of
+/// its pipes (its input, its output).
+pub(super) struct Started {
+    child: Proc,
+    input: File,
+    output: File,
+    /// The run a copy of this process was started on: it has its
+    /// partitions and its settings already, and no `Start` is sent.
+    first: Option<std::ops::Range<usize>>,
+}
+
+impl Started {
+    /// Run `w.program` as a worker.
+    fn exec(w: &Workers) -> std::io::Result<Started> {
         let mut child = Command::new(&w.program)
             .args(&w.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()?;
-        let (Some(mut stdin), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
+        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             let _ = child.wait();
             return Err(std::io::Error::other("no pipes to the worker"));
+        };
+        Ok(Started {
+            child: Proc::Spawned(child),
+            input: File::from(OwnedFd::from(input)),
+            output: File::from(OwnedFd::from(output)),
+            first: None,
+        })
+    }
+
+    /// Start `count` workers of `jobs` as copies of this process (`fork`
+    /// without `exec`), each to run on `cores` cores and each on a first
+    /// run of partitions taken for it here; none unless this process runs
+    /// one thread, the calling one.
+    ///
+    /// A copy made while another thread runs could find a lock that
+    /// thread held (the allocator's, a `Mutex`'s) held forever; with one
+    /// thread, the caller's, nothing is held but what the caller holds,
+    /// and the copy only verifies and writes to its pipe. It starts in
+    /// about a tenth of the time `exec` of klog takes (loading the program
+    /// again), and it starts verifying at once, on what it was given: it
+    /// waits for no message. So all the copies are made here, before any
+    /// thread starts; each closes the pipes of the copies made before it,
+    /// so that a worker's input ends when the parent closes it.
+    pub(super) fn fork_all(count: usize, jobs: &Jobs<'_>, cores: usize) -> Vec<Started> {
+        let mut all: Vec<Started> = Vec::new();
+        if !one_thread() {
+            return all;
+        }
+        for _ in 0..count {
+            let inherited: Vec<RawFd> = all
+                .iter()
+                .flat_map(|s| [s.input.as_raw_fd(), s.output.as_raw_fd()])
+                .collect();
+            let first = take(&jobs.next, jobs.parts.len(), jobs.count);
+            match Started::fork(jobs, first.clone(), cores, &inherited) {
+                Ok(started) => all.push(started),
+                Err(_) => {
+                    // Not started: the parent verifies that run.
+                    for i in first {
+                        jobs.verify_here(i);
+                    }
+                    break;
+                }
+            }
+        }
+        all
+    }
+
+    /// One copy of this process that verifies `first`, then serves the
+    /// parent's runs on its pipes ([`serve`]) and exits; `inherited`:
+    /// descriptors it closes first.
+    fn fork(
+        jobs: &Jobs<'_>,
+        first: std::ops::Range<usize>,
+        cores: usize,
+        inherited: &[RawFd],
+    ) -> std::io::Result<Started> {
+        let (to_read, to_write) = pipe()?;
+        let (from_read, from_write) = pipe()?;
+        // SAFETY: this process runs one thread (checked by the caller), so
+        // the copy holds no lock another thread held; it runs klog's own
+        // code on its copy of memory and leaves by `_exit`, never
+        // returning into the caller's frames or running their destructors.
+        match unsafe { libc::fork() } {
+            -1 => Err(std::io::Error::last_os_error()),
+            0 => {
+                drop((to_write, from_read));
+                for &fd in inherited {
+                    // SAFETY: the parent's ends of other workers' pipes,
+                    // owned by the caller's values, which this copy never
+                    // uses or drops.
+                    unsafe { libc::close(fd) };
+                }
+                crate::log::cores::restart(cores);
+                let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let link = RefCell::new(Link {
+                        input: BufReader::new(Box::new(File::from(to_read))),
+                        output: Box::new(std::io::BufWriter::new(File::from(from_write))),
+                        queued: run_messages(jobs.parts, first).collect(),
+                    });
+                    work(&link, &Settings::of(jobs.opts, cores).options())
+                }));
+                let code = match served {
+                    Ok(Ok(())) => 0,
+                    Ok(Err(e)) => {
+                        eprintln!("klog: {e}");
+                        2
+                    }
+                    Err(_) => 101,
+                };
+                // SAFETY: ends this copy without running the parent's exit handlers.
+                unsafe { libc::_exit(code) }
+            }
+            pid => Ok(Started {
+                child: Proc::Forked { pid, ended: None },
+                input: File::from(to_write),
+                output: File::from(from_read),
+                first: Some(first),
+            }),
+        }
+    }
+}
+
+/// A pipe: its read end, its write end (close-on-exec both).
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: pipe2 writes two descriptors into `fds`, which this takes over.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both are open and owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Whether this process runs one thread (`/proc/self/stat`'s 20th field;
+/// false when it cannot be read).
+fn one_thread() -> bool {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return false;
+    };
+    // The command name (field 2) is in parentheses and may hold spaces.
+    let threads = stat
+        .rfind(')')
+        .and_then(|end| stat[end + 1..].split_whitespace().nth(17))
+        .and_then(|n| n.parse::<u64>().ok());
+    threads == Some(1)
+}
+
+/// A worker's process: run from a program, or a copy of this one.
+enum Proc {
+    Spawned(Child),
+    Forked {
+        pid: libc::pid_t,
+        /// How it ended, once reaped.
+        ended: Option<ExitStatus>,
+    },
+}
+
+impl Proc {
+    /// How it ended, if it has; `block`: wait for it.
+    fn reap(&mut self, block: bool) -> std::io::Result<Option<ExitStatus>> {
+        match self {
+            Proc::Spawned(child) if block => child.wait().map(Some),
+            Proc::Spawned(child) => child.try_wait(),
+            Proc::Forked { ended: Some(s), .. } => Ok(Some(*s)),
+            Proc::Forked { pid, ended } => {
+                let flags = if block { 0 } else { libc::WNOHANG };
+                let mut status = 0;
+                loop {
+                    // SAFETY: waits for this process's own child.
+                    match unsafe { libc::waitpid(*pid, &mut status, flags) } {
+                        0 => return Ok(None),
+                        -1 => {
+                            let e = std::io::Error::last_os_error();
+                            if e.kind() != std::io::ErrorKind::Interrupted {
+                                return Err(e);
+                            }
+                        }
+                        _ => {
+                            *ended = Some(ExitStatus::from_raw(status));
+                            return Ok(*ended);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// End it (SIGKILL) if it has not ended.
+    fn kill(&mut self) {
+        match self {
+            Proc::Spawned(child) => {
+                let _ = child.kill();
+            }
+            Proc::Forked { pid, ended: None } => {
+                // SAFETY: signals this process's own child, not yet reaped.
+                unsafe { libc::kill(*pid, libc::SIGKILL) };
+            }
+            Proc::Forked { .. } => {}
+        }
+    }
+}
+
+impl Worker {
+    /// Start a worker that checks as `opts` says, on up to `cores` cores:
+    /// `forked`, a copy of this process made for it, else `w.program`.
+    pub(super) fn start(
+        w: &Workers,
+        forked: Option<Started>,
+        opts: &Options,
+        cores: usize,
+    ) -> std::io::Result<Worker> {
+        let Started {
+            mut child,
+            input,
+            output,
+            first,
+        } = match forked {
+            Some(started) => started,
+            None => Started::exec(w)?,
         };
         let (to, lines) = std::sync::mpsc::channel::<Vec<u8>>();
         let writer = std::thread::Builder::new()
@@ -285,8 +513,9 @@ impl Worker {
             .spawn(move || {
                 // Ends when the worker stops reading, or when `to` is
                 // dropped; then the worker's input closes.
+                let mut input = input;
                 for line in lines {
-                    if stdin.write_all(&line).is_err() {
+                    if input.write_all(&line).is_err() {
                         break;
                     }
                 }
@@ -294,8 +523,8 @@ impl Worker {
         let writer = match writer {
             Ok(writer) => writer,
             Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
+                child.kill();
+                let _ = child.reap(true);
                 return Err(e);
             }
         };
@@ -303,9 +532,12 @@ impl Worker {
             child,
             to,
             writer,
-            from: BufReader::new(from),
+            from: BufReader::new(output),
+            first,
         };
-        worker.post(&[ToWorker::Start(settings)])?;
+        if worker.first.is_none() {
+            worker.post(&[ToWorker::Start(Settings::of(opts, cores))])?;
+        }
         Ok(worker)
     }
 
@@ -348,9 +580,15 @@ impl Worker {
 
     /// The runs of [`Worker::jobs`] until none is left, or the worker is lost.
     fn runs(&mut self, jobs: &Jobs<'_>) -> Result<(), Lost> {
-        let mut run = take(&jobs.next, jobs.parts.len(), jobs.count);
-        self.send_run(jobs.parts, run.clone())
-            .map_err(|error| Lost::at(run.clone(), error))?;
+        let mut run = match self.first.take() {
+            Some(first) => first,
+            None => {
+                let run = take(&jobs.next, jobs.parts.len(), jobs.count);
+                self.send_run(jobs.parts, run.clone())
+                    .map_err(|error| Lost::at(run.clone(), error))?;
+                run
+            }
+        };
         while let Some(i) = run.next() {
             if run.is_empty() {
                 // Before the last report of this run: the next run.
@@ -390,12 +628,8 @@ impl Worker {
         if run.is_empty() {
             return Ok(());
         }
-        let messages: Vec<ToWorker> = run
-            .clone()
-            .map(|i| ToWorker::Verify {
-                dir: parts[i].dir.clone().into_os_string(),
-                flush: i + 2 == run.end,
-            })
+        let messages: Vec<ToWorker> = run_messages(parts, run)
+            .map(|(dir, flush)| ToWorker::Verify { dir, flush })
             .collect();
         self.post(&messages)
     }
@@ -429,24 +663,26 @@ impl Worker {
             to,
             writer,
             from,
+            ..
         } = self;
         drop(to);
         let _ = writer.join();
         drop(from);
-        let _ = child.wait();
+        let _ = child.reap(true);
     }
 
     /// Stop a worker that broke off, and say how it ended.
     fn kill(&mut self) -> String {
-        let status = match self.child.try_wait() {
-            Ok(Some(status)) => Ok(status),
+        let status = match self.child.reap(false) {
+            Ok(Some(status)) => Ok(Some(status)),
             _ => {
-                let _ = self.child.kill();
-                self.child.wait()
+                self.child.kill();
+                self.child.reap(true)
             }
         };
         match status {
-            Ok(s) => format!("worker {s}"),
+            Ok(Some(s)) => format!("worker {s}"),
+            Ok(None) => "the worker did not end".to_string(),
             Err(e) => format!("waiting for the worker: {e}"),
         }
     }
@@ -545,14 +781,18 @@ pub fn serve(input: impl Read, output: impl Write) -> Result<()> {
     // Before anything has asked how many cores there are: the worker runs
     // on the ones the parent gave it.
     crate::log::cores::set_cores(settings.cores);
+    work(&link, &settings.options())
+}
 
-    let opts = settings.options();
+/// The worker's loop: verify each partition queued or sent, send its
+/// report, until the input ends.
+fn work(link: &RefCell<Link<'_>>, opts: &Options) -> Result<()> {
     loop {
         let Some((dir, flush)) = link.borrow_mut().next_partition()? else {
             return Ok(());
         };
-        let permit = Some(super::Permit::Parent(&link));
-        let done = Partition::open(&dir).and_then(|p| super::verify_one(&p, &opts, permit));
+        let permit = Some(super::Permit::Parent(link));
+        let done = Partition::open(&dir).and_then(|p| super::verify_one(&p, opts, permit));
         let message = match done {
             Ok(report) => FromWorker::Report(WireReport::from(&report)),
             Err(e) => FromWorker::Failed(e.to_string()),
@@ -777,8 +1017,9 @@ mod tests {
         let w = Workers {
             program: "/bin/sh".into(),
             args: vec!["-c".into(), "read start; exit 3".into()],
+            fork: false,
         };
-        let worker = Worker::start(&w, &opts, 1).unwrap();
+        let worker = Worker::start(&w, None, &opts, 1).unwrap();
         let run = Jobs {
             parts: &refs,
             opts: &opts,
@@ -809,6 +1050,39 @@ mod tests {
     }
 
     #[test]
+    fn a_forked_worker_is_reaped_once_and_can_be_killed() {
+        // The children only call async-signal-safe functions: a copy of
+        // this test process, which runs threads, may do nothing else.
+        // SAFETY: the child calls `_exit` alone.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            unsafe { libc::_exit(3) }
+        }
+        assert!(pid > 0);
+        let mut p = Proc::Forked { pid, ended: None };
+        let ended = p.reap(true).unwrap().unwrap();
+        assert_eq!(ended.code(), Some(3));
+        // Reaped once; asked again, the same answer (the pid may be reused).
+        assert_eq!(p.reap(false).unwrap(), Some(ended));
+        p.kill();
+        assert_eq!(p.reap(true).unwrap(), Some(ended));
+
+        // SAFETY: the child calls `pause` alone until it is killed.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            loop {
+                unsafe { libc::pause() };
+            }
+        }
+        let mut p = Proc::Forked { pid, ended: None };
+        assert_eq!(p.reap(false).unwrap(), None);
+        p.kill();
+        let ended = p.reap(true).unwrap().unwrap();
+        assert_eq!(ended.signal(), Some(libc::SIGKILL));
+        assert_eq!(ended.to_string(), "signal: 9 (SIGKILL)");
+    }
+
+    #[test]
     fn a_worker_that_cannot_start_leaves_the_jobs_to_threads() {
         let parts = partitions();
         let refs: Vec<&Partition> = parts.iter().collect();
@@ -817,6 +1091,7 @@ mod tests {
             workers: Some(Workers {
                 program: "/nonexistent/klog".into(),
                 args: Vec::new(),
+                fork: false,
             }),
             ..Options::default()
         };

@@ -56,6 +56,7 @@ fn worker_processes_report_what_one_job_finds() {
             workers: Some(Workers {
                 program: "/bin/sh".into(),
                 args: vec!["-c".into(), script.clone().into()],
+                fork: false,
             }),
             ..one.clone()
         };
@@ -97,6 +98,7 @@ fn runs_larger_than_a_pipe_holds_both_ways_do_not_stall() {
         workers: Some(Workers {
             program: env!("CARGO_BIN_EXE_klog").into(),
             args: vec!["verify-worker".into()],
+            fork: false,
         }),
         ..Options::default()
     };
