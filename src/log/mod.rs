@@ -17,6 +17,7 @@ pub mod dir;
 pub mod durable;
 pub mod files;
 pub mod lock;
+mod map_ahead;
 pub mod mapped;
 pub mod meta;
 pub mod segment;
