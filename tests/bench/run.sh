@@ -33,7 +33,10 @@
 #         that size: one partition is produced, the others are copies of its
 #         folder. Below and above the 16 MiB where SegmentReader may read
 #         ahead on threads, so `--jobs 2` is measured against `--jobs 1`
-#         with klog's thread budget deciding who reads ahead.
+#         with klog's thread budget deciding who reads ahead. The same
+#         partitions are also split into two data directories of 32 (hard
+#         links), for a yardstick: two klog processes started at once, one
+#         on each, which is as fast as two jobs can be on the machine then.
 #      c. One segment per codec (none gzip snappy lz4 zstd) from the same
 #         ~BENCH_CODEC_BYTES of input (size estimated uncompressed), via
 #         `klog produce --compression CODEC`.
@@ -65,7 +68,8 @@
 #           and, pinned to one CPU (taskset -c 0): crc_floor FILE and
 #           klog verify-crc FILE; klog dump-segment --format jsonl FILE
 #        b. for each partition size: cat of all segments, klog verify-crc
-#           --jobs 1 DIR, --jobs 2 DIR, and DIR (default: one job per core)
+#           --jobs 1 DIR, --jobs 2 DIR, and DIR (default: one job per core),
+#           and the two-process yardstick (bash starting both)
 #           and, when java and mvn are installed, Kafka's own kafka-dump-log
 #           (kafka.tools.DumpLogSegments --deep-iteration --print-data-log
 #           --files FILE, from the Kafka release pinned in tests/kafka/pom.xml,
@@ -438,6 +442,13 @@ for m in $BENCH_JOB_SIZES; do
     JOB_RECORDS[$m]=$all_records
     mapfile -t logs < <(find "$dir" -mindepth 2 -maxdepth 2 -name '*.log' | sort)
     JOB_LOGS+=("${logs[@]}")
+    # The same partitions in two data directories of half as many (hard
+    # links: the same files, the same page cache), for the yardstick.
+    mapfile -t folders < <(find "$dir" -mindepth 1 -maxdepth 1 -type d | sort)
+    half=$(( ${#folders[@]} / 2 ))
+    mkdir -p "$WORK/halves-$m/first" "$WORK/halves-$m/second"
+    cp -al "${folders[@]:0:half}" "$WORK/halves-$m/first/"
+    cp -al "${folders[@]:half}" "$WORK/halves-$m/second/"
 done
 PARTS_SECS=$(since "$t0")
 log "partitions made in ${PARTS_SECS}s"
@@ -546,9 +557,9 @@ log "offsets log made in ${OFFSETS_SECS}s, lag directory in ${LAG_SECS}s"
 # for the rates, CMDS[i] the argv quoted with printf %q (hyperfine splits it
 # like a shell with --shell=none; the harness evals it back into an array).
 NAMES=(); GRPS=(); SHOWN=(); NBYTES=(); NRECS=(); CMDS=()
-# bash -c "$HALVES_SH" halves KLOG N FOLDER...: verify the first N folders
-# and the rest in two processes at once; fails if either does.
-HALVES_SH='k=$1 n=$2; shift 2; "$k" verify-crc --jobs 1 "${@:1:n}" > /dev/null & first=$!; "$k" verify-crc --jobs 1 "${@:n+1}" > /dev/null; second=$?; wait "$first" && exit "$second"'
+# bash -c "$HALVES_SH" halves KLOG DIR DIR: verify the two data
+# directories in two processes at once; fails if either does.
+HALVES_SH='"$1" verify-crc --jobs 1 "$2" > /dev/null & first=$!; "$1" verify-crc --jobs 1 "$3" > /dev/null; second=$?; wait "$first" && exit "$second"'
 
 add() {  # add NAME GROUP SHOWN BYTES RECORDS ARGV...
     NAMES+=("$1"); GRPS+=("$2"); SHOWN+=("$3"); NBYTES+=("$4"); NRECS+=("$5")
@@ -584,11 +595,10 @@ for m in $BENCH_JOB_SIZES; do
     add "jobs-2-$m" "jobs:$m" "klog verify-crc --jobs 2 DIR" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$KLOG" verify-crc --jobs 2 "$d"
     add "jobs-default-$m" "jobs:$m" "klog verify-crc DIR (default: $(nproc) jobs)" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$KLOG" verify-crc "$d"
     # The yardstick for --jobs 2: two klog processes started at once, each
-    # on half of the partition folders (bash's own start included), as
-    # fast as two jobs can be on this machine at this moment.
-    mapfile -t folders < <(find "$d" -mindepth 1 -maxdepth 1 -type d | sort)
-    add "halves-$m" "jobs:$m" "two klog verify-crc --jobs 1 on halves of the folders, at once (bash)" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" \
-        bash -c "$HALVES_SH" halves "$KLOG" "$(( ${#folders[@]} / 2 ))" "${folders[@]}"
+    # on a data directory of half the partitions (bash's own start
+    # included), as fast as two jobs can be on this machine at this moment.
+    add "halves-$m" "jobs:$m" "two klog verify-crc --jobs 1 on halves of DIR, at once (bash)" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" \
+        bash -c "$HALVES_SH" halves "$KLOG" "$WORK/halves-$m/first" "$WORK/halves-$m/second"
 done
 for c in $BENCH_CODECS; do
     f=${CODEC_FILE[$c]}
@@ -731,7 +741,7 @@ MEM="$WORK/memory.tsv"
 : > "$MEM"
 MEM_NOTE=""
 if [[ "$BENCH_MEMORY" != 0 ]]; then
-    rm -rf "${JOB_DIR[@]}" "$LAG"   # room on the disk and in the page cache
+    rm -rf "${JOB_DIR[@]}" "$WORK"/halves-* "$LAG"   # room on the disk and in the page cache
     BIG="$WORK/big"
     src=${CODEC_FILE[none]:-}
     [[ -n "$src" ]] || die "the memory part needs the none codec segment (BENCH_CODECS)"
