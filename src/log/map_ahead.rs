@@ -9,7 +9,10 @@
 //! batches that start in every other stretch of the file (the odd ones:
 //! `position / stretch` is odd), mapping those stretches' pages as it goes;
 //! the reader checks the batches of the even stretches itself, maps only
-//! their pages, and takes the thread's results in order. As with the
+//! their pages, and takes the thread's results in order. The thread reads
+//! the headers of the reader's stretches with positioned reads, not
+//! through the map, so as not to fault in, a header at a time, pages the
+//! reader maps in one call. As with the
 //! read-ahead threads of a file read into buffers, the reader's own framing
 //! stays the authority: it uses a result only for a batch at the same
 //! position with the same size, computed on the same bytes.
