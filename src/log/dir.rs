@@ -220,18 +220,11 @@ impl DataDir {
         }
         let mut partitions = Vec::new();
         let mut other_dirs = Vec::new();
-        for entry in walkdir::WalkDir::new(path)
-            .min_depth(1)
-            .max_depth(1)
-            .sort_by_file_name()
-        {
-            let entry = entry.map_err(|e| walk_error(path, e))?;
-            if !entry.file_type().is_dir() {
-                continue;
-            }
-            match entry.file_name().to_str().and_then(parse_partition_dir) {
-                Some(_) => partitions.push(Partition::open(entry.path())?),
-                None => other_dirs.push(entry.path().to_path_buf()),
+        for folder in folders(path) {
+            let (entry, named) = folder?;
+            match named {
+                true => partitions.push(Partition::open(entry.path())?),
+                false => other_dirs.push(entry.path().to_path_buf()),
             }
         }
         partitions.sort_by(|a, b| {
@@ -287,29 +280,34 @@ pub fn classify(path: &Path) -> Result<PathKind> {
     }
 }
 
-/// Whether `path` holds a folder named like a partition folder, as
-/// [`DataDir::open`] lists them (a link to a folder is not one), from one
+/// Whether `path` holds a folder named like a partition folder, from one
 /// listing of `path` alone: a data directory's partitions are listed once,
 /// by whoever reads them.
 fn holds_partition_folders(path: &Path) -> Result<bool> {
-    let list = std::fs::read_dir(path).map_err(|e| Error::io(path, "list directory", e))?;
-    for entry in list {
-        let entry = entry.map_err(|e| Error::io(path, "list directory", e))?;
-        let folder = entry
-            .file_type()
-            .map_err(|e| Error::io(entry.path(), "stat", e))?
-            .is_dir();
-        if folder
-            && entry
-                .file_name()
-                .to_str()
-                .and_then(parse_partition_dir)
-                .is_some()
-        {
+    for folder in folders(path) {
+        if folder?.1 {
             return Ok(true);
         }
     }
     Ok(false)
+}
+
+/// The folders in `path`, by name (a link to a folder is not one), each
+/// with whether it is named like a partition folder.
+fn folders(path: &Path) -> impl Iterator<Item = Result<(walkdir::DirEntry, bool)>> + '_ {
+    walkdir::WalkDir::new(path)
+        .min_depth(1)
+        .max_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(move |entry| match entry {
+            Err(e) => Some(Err(walk_error(path, e))),
+            Ok(entry) if entry.file_type().is_dir() => {
+                let named = entry.file_name().to_str().and_then(parse_partition_dir);
+                Some(Ok((entry, named.is_some())))
+            }
+            Ok(_) => None,
+        })
 }
 
 #[cfg(test)]

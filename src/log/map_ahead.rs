@@ -34,10 +34,10 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::format::batch::{self, BatchView, Depth, HEADER_SIZE_UP_TO_MAGIC};
+use crate::format::batch::{BatchView, Depth, HEADER_SIZE_UP_TO_MAGIC};
 use crate::log::cores::Permits;
 use crate::log::mapped::Map;
-use crate::log::segment::{frame, Checked, Done, Frame};
+use crate::log::segment::{frame, plain_v2, Checked, Done, Frame};
 
 /// The stretches the file is dealt out in. Large enough that a stretch
 /// holds many batches (58 KB ones: about 70) and the two threads seldom
@@ -59,6 +59,8 @@ pub(crate) struct MapAhead {
     pending: std::collections::VecDeque<Checked>,
     /// The last stretch handed over.
     handed: Option<u64>,
+    /// The last stretch of the reader's own that it has mapped.
+    mapped: Option<u64>,
     stretch: u64,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -89,6 +91,7 @@ impl MapAhead {
             results: Some(results),
             pending: std::collections::VecDeque::new(),
             handed: None,
+            mapped: None,
             stretch,
             stop,
             thread: Some(thread),
@@ -99,17 +102,16 @@ impl MapAhead {
     /// The thread's check of the batch of `size` bytes at `at`, waiting for
     /// it if need be; `None` when the batch is not the thread's, or the
     /// thread stopped before it.
-    /// Whether `at` starts a stretch of the reader's own, other than the
-    /// one `before` lies in: the start of that stretch, whose pages the
-    /// reader then maps.
-    pub(crate) fn enters_own_stretch(&self, before: Option<u64>, at: u64) -> Option<u64> {
+    /// Whether the entry at `at` is the first the reader reads of a
+    /// stretch of its own: the end of that stretch, up to which the reader
+    /// then maps the pages.
+    pub(crate) fn enters_own_stretch(&mut self, at: u64) -> Option<u64> {
         let k = at / self.stretch;
-        (!odd(k) && before.is_none_or(|b| b / self.stretch != k)).then_some(k * self.stretch)
-    }
-
-    /// The stretch size.
-    pub(crate) fn stretch(&self) -> u64 {
-        self.stretch
+        if odd(k) || self.mapped == Some(k) {
+            return None;
+        }
+        self.mapped = Some(k);
+        Some((k + 1) * self.stretch)
     }
 
     pub(crate) fn take(&mut self, at: u64, size: usize) -> Option<Done> {
@@ -199,9 +201,8 @@ fn check_odd_stretches(
                 }
             };
             // attributes (int16 at 21): the codec is in the low 3 bits.
-            let codec = bytes.get(start + batch::ATTRIBUTES + 1).map(|a| a & 0x07);
             let whole = bytes.get(start..start + total as usize);
-            if let (2, Some(0), Some(b)) = (magic, codec, whole) {
+            if let Some(b) = whole.filter(|b| plain_v2(magic, b)) {
                 if let Ok(view) = BatchView::new(b, at) {
                     checked.push(Checked {
                         position: at,

@@ -214,7 +214,8 @@ pub struct SegmentReader {
     stretch: u64,
     /// With `map`: the file position below which page-table entries were released.
     released: u64,
-    /// With `map`: the file position up to which pages were populated.
+    /// With `map` read by this thread alone: the file position up to which
+    /// pages were populated.
     populated: u64,
     /// With `map`: how many times pages were populated (one system call each).
     populates: u32,
@@ -624,9 +625,7 @@ impl Job {
                 break;
             };
             let total = total as usize;
-            // attributes (int16 at 21): the codec is in the low 3 bits.
-            let codec = bytes.get(off + batch::ATTRIBUTES + 1).map(|a| a & 0x07);
-            if magic == 2 && codec == Some(0) && off + total <= bytes.len() {
+            if plain_v2(magic, bytes.get(off..).unwrap_or(&[])) && off + total <= bytes.len() {
                 plain.push((pos, total));
             }
             pos += total as u64;
@@ -670,6 +669,18 @@ impl Job {
             .collect();
         (checks, rendered)
     }
+}
+
+/// Whether the entry that starts `entry` (with `magic`, from its framing)
+/// is a plain v2 batch: uncompressed, the batches a thread checks or
+/// renders ahead of the reader (a compressed one is left to the reader,
+/// whose decompression a permit bounds).
+pub(crate) fn plain_v2(magic: i8, entry: &[u8]) -> bool {
+    // attributes (int16 at 21): the codec is in the low 3 bits.
+    magic == 2
+        && entry
+            .get(batch::ATTRIBUTES + 1)
+            .is_some_and(|a| a & 0x07 == 0)
 }
 
 /// How an entry frames, from its first 17 bytes (offset, size, 4 bytes,
@@ -883,16 +894,15 @@ impl SegmentReader {
     /// [`READ_AHEAD_MIN`] bytes, when a core is free.
     fn share_map(&self, map: &Arc<Map>, depth: Depth) -> Option<MapAhead> {
         let core = match self.read_ahead {
-            ReadAhead::Auto if self.file_len - self.pos >= READ_AHEAD_MIN => cores::take(1),
+            ReadAhead::Auto if self.file_len - self.pos >= READ_AHEAD_MIN => {
+                Some(cores::take(1)).filter(|c| c.count() == 1)?
+            }
             ReadAhead::Auto => return None,
             #[cfg(test)]
             ReadAhead::Never => return None,
             #[cfg(test)]
             ReadAhead::Always => cores::take(0),
         };
-        if core.count() == 0 && self.read_ahead == ReadAhead::Auto {
-            return None;
-        }
         MapAhead::start(
             Arc::clone(map),
             Arc::clone(&self.file),
@@ -1214,14 +1224,11 @@ impl SegmentReader {
                 map.release(self.released as usize..self.pos as usize);
                 self.released = self.pos;
             }
-            if let Some(ahead) = &self.map_ahead {
+            if let Some(ahead) = &mut self.map_ahead {
                 // Only this thread's own stretches (the other thread maps
                 // its own), each once, as the first entry in it comes.
-                let before = self.populated.checked_sub(1);
-                if let Some(start) = ahead.enters_own_stretch(before, self.pos) {
-                    let end = (start + ahead.stretch()).min(self.file_len);
-                    map.populate(self.pos as usize..end as usize);
-                    self.populated = end;
+                if let Some(end) = ahead.enters_own_stretch(self.pos) {
+                    map.populate(self.pos as usize..(end.min(self.file_len)) as usize);
                     self.populates += 1;
                 }
             } else if self.populated < self.pos + MAP_POPULATE && self.populated < self.file_len {
