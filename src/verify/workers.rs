@@ -420,18 +420,30 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Whether this process runs one thread (`/proc/self/stat`'s 20th field;
-/// false when it cannot be read).
+/// Whether this process runs one thread; false when that cannot be read.
+///
+/// A thread whose work is done still counts until it has exited, and a
+/// scope of threads (`std::thread::scope`) returns when their closures
+/// have: right after one, as after an earlier verification, the count can
+/// be higher for a moment. So a count above one is read again a few times,
+/// for at most about a millisecond, before it stands.
 fn one_thread() -> bool {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return false;
-    };
+    for _ in 0..10 {
+        match threads() {
+            Some(1) => return true,
+            Some(_) => std::thread::sleep(std::time::Duration::from_micros(100)),
+            None => return false,
+        }
+    }
+    false
+}
+
+/// The threads of this process (`/proc/self/stat`'s 20th field).
+fn threads() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // The command name (field 2) is in parentheses and may hold spaces.
-    let threads = stat
-        .rfind(')')
-        .and_then(|end| stat[end + 1..].split_whitespace().nth(17))
-        .and_then(|n| n.parse::<u64>().ok());
-    threads == Some(1)
+    let end = stat.rfind(')')?;
+    stat[end + 1..].split_whitespace().nth(17)?.parse().ok()
 }
 
 /// A worker's process: run from a program, or a copy of this one.
