@@ -235,6 +235,7 @@ impl Kind {
             D::UnexpectedNull { .. } => Kind::UnexpectedNull,
             D::TrailingBytes { .. } => Kind::TrailingBytes,
             D::BadWrapper { .. } => Kind::BadWrapper,
+            D::RecordVersion { .. } => Kind::UnknownVersion,
         }
     }
 }

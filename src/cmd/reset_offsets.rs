@@ -184,6 +184,15 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
     }
     let mut written = None;
     if args.execute {
+        let mut ids = std::collections::BTreeMap::new();
+        for r in &rows {
+            if !ids.contains_key(&r.topic) {
+                ids.insert(
+                    r.topic.clone(),
+                    kaen_log::offsets::current_topic_id(&args.dirs, &r.topic)?,
+                );
+            }
+        }
         let records: Vec<_> = rows
             .iter()
             .map(|r| {
@@ -195,6 +204,7 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
                     -1,
                     "",
                     now,
+                    ids.get(&r.topic).copied().flatten(),
                 )
             })
             .collect();

@@ -27,7 +27,7 @@ use crate::format::{BatchSpec, Entry, NewRecord};
 use crate::log::durable::{self, Disk};
 use crate::log::lock::DirLock;
 use crate::log::{AppendConfig, Partition, PartitionAppender, Policy};
-use crate::offsets::{commit_record, Replay, ReplayOptions, KLOG_OFFSETS_TOPIC};
+use crate::offsets::{commit_record_v3, Replay, ReplayOptions, KLOG_OFFSETS_TOPIC};
 use crate::txn::coordinator::{Coordinator, CoordinatorError, Step, TxnState};
 use crate::txn::fetch::{collect_aborted, lso_at_high_watermark};
 use crate::txn::producer::{
@@ -637,7 +637,7 @@ impl Broker {
         txn: Option<&Producer>,
     ) -> Result<Produced> {
         let ts = self.tick();
-        let record = commit_record(group, ORDERS, 0, offset as u64, -1, "", ts);
+        let record = commit_record_v3(group, ORDERS, 0, offset as u64, -1, "", ts);
         let spec = match txn {
             Some(p) => BatchSpec {
                 transactional: true,

@@ -12,16 +12,23 @@
 //! it as the key's `validVersions`); the tables below name the file of each.
 //! A type or value version not here is named `unknown(type)` or shown raw.
 //!
-//! The value layouts are Kafka 4.1's (the `common/message/*.json` resources
-//! of the 4.1.1 group- and share-coordinator jars): ShareSnapshot and
+//! The layouts are Kafka 4.4's (the `common/message/*.json` resources of
+//! the 4.4.0 group- and share-coordinator jars; every value version of
+//! every type is 0, OffsetCommit's and GroupMetadata's 0 to 4 and
+//! LegacyOffsetCommit's 0 alone, from 4.1 through 4.4:
+//! `CoordinatorRecordType`). Later releases added tagged fields only; the
+//! release that added each is noted at its row. ShareSnapshot and
 //! ShareUpdate have an int32 SnapshotEpoch and ShareSnapshot the
 //! Create/WriteTimestamp fields, share and streams group metadata carry an
 //! untagged MetadataHash (consumer groups a tagged one), and
-//! ShareGroupStatePartitionMetadata lists initializing topics first. Types 9
-//! (ShareGroupPartitionMetadata) and 18 (StreamsGroupPartitionMetadata) were
-//! written by 4.0 and are gone from 4.1: they are read with their last
-//! layout (the same as ConsumerGroupPartitionMetadataValue). Type 24
-//! (StreamsGroupTargetAssignmentResolvedTopicIds) is newer than 4.1.
+//! ShareGroupStatePartitionMetadata lists initializing topics first.
+//!
+//! Type 9 (ShareGroupPartitionMetadata) was written by Kafka 4.0 (3.9's
+//! coordinator read types 0 to 8 only) and is gone from 4.1's
+//! `CoordinatorRecordType`: it is decoded with 4.0's layout, and the replay
+//! skips it as 4.1 and later do (`UnknownRecordTypeException`). Types 18
+//! and 24 were written by no release (4.0 has no streams records; 4.4's
+//! types end at 23) and are unknown types.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use serde::Serialize;
@@ -63,8 +70,37 @@ static GROUP_REGEX: &[Field] = &[f!("GroupId", S), f!("RegularExpression", S)];
 static CONSUMER_EPOCH: &[Field] = &[f!("Epoch", I32), f!("MetadataHash", I64, tag: Some((0, 0)))];
 // ShareGroupMetadataValue.json, StreamsGroupMetadataValue.json: MetadataHash untagged.
 static EPOCH_HASH: &[Field] = &[f!("Epoch", I32), f!("MetadataHash", I64)];
-static ASSIGNMENT_EPOCH: &[Field] = &[f!("AssignmentEpoch", I32)];
+// StreamsGroupMetadataValue.json: tags 0 and 1 from Kafka 4.2, 2 and 3 from 4.4.
+static STREAMS_METADATA: &[Field] = &[
+    f!("Epoch", I32),
+    f!("MetadataHash", I64),
+    f!("ValidatedTopologyEpoch", I32, tag: Some((0, 0))),
+    // Nullable, default null: the generated writer leaves a null tagged
+    // field out, so a written one holds an array (read as not nullable: the
+    // table interpreter would read a nullable struct array's elements as
+    // nullable structs).
+    f!(
+        "LastAssignmentConfigs",
+        Ty::Array(&Ty::Struct(&[f!("Key", S), f!("Value", S)])),
+        tag: Some((1, 0))
+    ),
+    f!("StoredDescriptionTopologyEpoch", I32, tag: Some((2, 0))),
+    f!("FailedDescriptionTopologyEpoch", I32, tag: Some((3, 0))),
+];
+// {Consumer,Share,Streams}GroupTargetAssignmentMetadataValue.json:
+// AssignmentTimestamp tagged from Kafka 4.3.
+static ASSIGNMENT_EPOCH: &[Field] = &[
+    f!("AssignmentEpoch", I32),
+    f!("AssignmentTimestamp", I64, tag: Some((0, 0))),
+];
 static TOPIC_PARTITIONS: Ty = Ty::Array(&Ty::Struct(&[f!("TopicId", U), f!("Partitions", I32S)]));
+// ConsumerGroupCurrentMemberAssignmentValue.json's TopicPartitions: the
+// epoch each partition was assigned at, tagged (Kafka 4.3).
+static ASSIGNED_TOPIC_PARTITIONS: Ty = Ty::Array(&Ty::Struct(&[
+    f!("TopicId", U),
+    f!("Partitions", I32S),
+    f!("AssignmentEpochs", I32S, nullable_from: Some(0), tag: Some((0, 0))),
+]));
 static TOPIC_METADATA: &[Field] = &[f!(
     "Topics",
     Ty::Array(&Ty::Struct(&[
@@ -102,8 +138,8 @@ static CONSUMER_ASSIGNMENT: &[Field] = &[
     f!("MemberEpoch", I32),
     f!("PreviousMemberEpoch", I32),
     f!("State", I8),
-    f!("AssignedPartitions", TOPIC_PARTITIONS),
-    f!("PartitionsPendingRevocation", TOPIC_PARTITIONS),
+    f!("AssignedPartitions", ASSIGNED_TOPIC_PARTITIONS),
+    f!("PartitionsPendingRevocation", ASSIGNED_TOPIC_PARTITIONS),
 ];
 static TARGET_MEMBER: &[Field] = &[f!("TopicPartitions", TOPIC_PARTITIONS)];
 // ShareGroupMemberMetadataValue.json.
@@ -164,17 +200,24 @@ static TASK_IDS: Ty = Ty::Array(&Ty::Struct(&[
     f!("SubtopologyId", S),
     f!("Partitions", I32S),
 ]));
+// StreamsGroupCurrentMemberAssignmentValue.json's TaskIds: the epoch each
+// partition was assigned at, tagged (Kafka 4.2).
+static ASSIGNED_TASK_IDS: Ty = Ty::Array(&Ty::Struct(&[
+    f!("SubtopologyId", S),
+    f!("Partitions", I32S),
+    f!("AssignmentEpochs", I32S, nullable_from: Some(0), tag: Some((0, 0))),
+]));
 // StreamsGroupCurrentMemberAssignmentValue.json.
 static STREAMS_ASSIGNMENT: &[Field] = &[
     f!("MemberEpoch", I32),
     f!("PreviousMemberEpoch", I32),
     f!("State", I8),
-    f!("ActiveTasks", TASK_IDS),
-    f!("StandbyTasks", TASK_IDS),
-    f!("WarmupTasks", TASK_IDS),
-    f!("ActiveTasksPendingRevocation", TASK_IDS),
-    f!("StandbyTasksPendingRevocation", TASK_IDS),
-    f!("WarmupTasksPendingRevocation", TASK_IDS),
+    f!("ActiveTasks", ASSIGNED_TASK_IDS),
+    f!("StandbyTasks", ASSIGNED_TASK_IDS),
+    f!("WarmupTasks", ASSIGNED_TASK_IDS),
+    f!("ActiveTasksPendingRevocation", ASSIGNED_TASK_IDS),
+    f!("StandbyTasksPendingRevocation", ASSIGNED_TASK_IDS),
+    f!("WarmupTasksPendingRevocation", ASSIGNED_TASK_IDS),
 ];
 
 // StreamsGroupTargetAssignmentMemberValue.json.
@@ -216,21 +259,18 @@ static STREAMS_TOPOLOGY: &[Field] = &[
         ]))
     ),
 ];
-// StreamsGroupTargetAssignmentResolvedTopicIdsValue.json.
-static STREAMS_RESOLVED_TOPIC_IDS: &[Field] = &[
-    f!("AssignmentEpoch", I32),
-    f!(
-        "ResolvedTopicIdsBySubtopology",
-        Ty::Array(&Ty::Struct(&[f!("SubtopologyId", S), f!("TopicIds", US)]))
-    ),
-];
-
-/// One coordinator record type: its number, name, key and value schemas.
+/// One coordinator record type: its number, name, key and value schemas
+/// (the value's `versions` are the versions Kafka reads: one outside them
+/// fails the load, `CoordinatorRecordSerde.deserialize` throwing
+/// `UnknownRecordVersionException`).
 pub struct RecordType {
     pub id: i16,
     pub name: &'static str,
     pub key: Schema,
     pub value: Schema,
+    /// The first release whose coordinator no longer knows the type (and
+    /// skips it on load, `UnknownRecordTypeException`), if any.
+    pub gone_since: Option<&'static str>,
 }
 
 const fn rt(id: i16, name: &'static str, k: &'static [Field], v: Schema) -> RecordType {
@@ -239,6 +279,7 @@ const fn rt(id: i16, name: &'static str, k: &'static [Field], v: Schema) -> Reco
         name,
         key: key(name, k),
         value: v,
+        gone_since: None,
     }
 }
 
@@ -282,14 +323,21 @@ static GROUP_METADATA_VALUE_FIELDS: &[Field] = &[
 ];
 
 /// The classic group coordinator record types (0 and 1 offset commits, 2
-/// group metadata); the replay reads versions outside 0..=4 with the
-/// layout of the nearest.
+/// group metadata).
 pub static CLASSIC_RECORDS: &[RecordType] = &[
+    // LegacyOffsetCommitKey/Value.json: the value's version 0 only (Kafka
+    // 4.0 read any OffsetCommitValue version under key type 0, 4.1 and later
+    // fail the load on one above 0).
     rt(
         0,
         "LegacyOffsetCommit",
         OFFSET_COMMIT_KEY_FIELDS,
-        classic_value("OffsetCommitValue", OFFSET_COMMIT_VALUE_FIELDS),
+        Schema {
+            name: "LegacyOffsetCommitValue",
+            versions: (0, 0),
+            flexible_from: None,
+            fields: OFFSET_COMMIT_VALUE_FIELDS,
+        },
     ),
     rt(
         1,
@@ -373,13 +421,16 @@ pub static GROUP_RECORDS: &[RecordType] = &[
             CONSUMER_ASSIGNMENT,
         ),
     ),
-    // ShareGroupPartitionMetadataKey/Value.json
-    rt(
-        9,
-        "ShareGroupPartitionMetadata",
-        GROUP,
-        value("ShareGroupPartitionMetadataValue", TOPIC_METADATA),
-    ),
+    // ShareGroupPartitionMetadataKey/Value.json of Kafka 4.0 (not read since 4.1)
+    RecordType {
+        gone_since: Some("4.1"),
+        ..rt(
+            9,
+            "ShareGroupPartitionMetadata",
+            GROUP,
+            value("ShareGroupPartitionMetadataValue", TOPIC_METADATA),
+        )
+    },
     // ShareGroupMemberMetadataKey/Value.json
     rt(
         10,
@@ -437,14 +488,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         17,
         "StreamsGroupMetadata",
         GROUP,
-        value("StreamsGroupMetadataValue", EPOCH_HASH),
-    ),
-    // StreamsGroupPartitionMetadataKey/Value.json (Kafka 4.0)
-    rt(
-        18,
-        "StreamsGroupPartitionMetadata",
-        GROUP,
-        value("StreamsGroupPartitionMetadataValue", TOPIC_METADATA),
+        value("StreamsGroupMetadataValue", STREAMS_METADATA),
     ),
     // StreamsGroupMemberMetadataKey/Value.json
     rt(
@@ -490,16 +534,6 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP,
         value("StreamsGroupTopologyValue", STREAMS_TOPOLOGY),
     ),
-    // StreamsGroupTargetAssignmentResolvedTopicIdsKey/Value.json
-    rt(
-        24,
-        "StreamsGroupTargetAssignmentResolvedTopicIds",
-        GROUP,
-        value(
-            "StreamsGroupTargetAssignmentResolvedTopicIdsValue",
-            STREAMS_RESOLVED_TOPIC_IDS,
-        ),
-    ),
 ];
 
 // ShareSnapshotValue.json / ShareUpdateValue.json: a state batch.
@@ -510,11 +544,14 @@ static STATE_BATCHES: Ty = Ty::Array(&Ty::Struct(&[
     f!("DeliveryCount", I16),
 ]));
 static SHARE_KEY: &[Field] = &[f!("GroupId", S), f!("TopicId", U), f!("Partition", I32)];
+// DeliveryCompleteCount: tagged, from Kafka 4.2 (ShareSnapshotValue.json,
+// ShareUpdateValue.json).
 static SHARE_SNAPSHOT: &[Field] = &[
     f!("SnapshotEpoch", I32),
     f!("StateEpoch", I32),
     f!("LeaderEpoch", I32),
     f!("StartOffset", I64),
+    f!("DeliveryCompleteCount", I32, tag: Some((0, 0))),
     f!("CreateTimestamp", I64),
     f!("WriteTimestamp", I64),
     f!("StateBatches", STATE_BATCHES),
@@ -523,6 +560,7 @@ static SHARE_UPDATE: &[Field] = &[
     f!("SnapshotEpoch", I32),
     f!("LeaderEpoch", I32),
     f!("StartOffset", I64),
+    f!("DeliveryCompleteCount", I32, tag: Some((0, 0))),
     f!("StateBatches", STATE_BATCHES),
 ];
 
@@ -673,7 +711,22 @@ pub fn decode(
             return out;
         }
     };
-    match rt.value.decode_prefix(&mut vc, version) {
+    // CoordinatorRecordSerde.deserialize: a version outside the value
+    // schema's fails the load (UnknownRecordVersionException).
+    let decoded = if rt.value.knows(version) {
+        rt.value.decode_prefix(&mut vc, version)
+    } else {
+        Err(DecodeError::new(
+            at,
+            crate::error::DecodeErrorKind::RecordVersion {
+                schema: rt.value.name,
+                version,
+                lowest: rt.value.versions.0,
+                newest: rt.value.versions.1,
+            },
+        ))
+    };
+    match decoded {
         Ok(data) => {
             out.value = Some(CoordinatorValue::Fields { version, data });
             out.trailing_bytes += vc.remaining() as u64;

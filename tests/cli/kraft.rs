@@ -561,10 +561,21 @@ fn coordinator_records_are_named_in_dump_and_replay() {
     assert_eq!(types[0], "ConsumerGroupMetadata");
     assert_eq!(types[4], "ConsumerGroupCurrentMemberAssignment");
     assert_eq!(types[13], "StreamsGroupTopology");
-    // Every record decodes (kraft.py: one of each type 3..=24 but 2).
+    // Every record decodes (kraft.py: one of each type 3..=24 but 2), but
+    // types 18 and 24, which no release wrote (4.0 has no streams records,
+    // 4.4's CoordinatorRecordType ends at 23): unknown, as to Kafka.
     for (offset, d) in &recs {
+        let t = d["key"]["type"].as_str().unwrap_or("?");
+        if t == "unknown(18)" || t == "unknown(24)" {
+            continue;
+        }
         assert!(d.get("error").is_none(), "offset {offset}: {d}");
     }
+    assert_eq!(
+        types.iter().filter(|t| t.starts_with("unknown(")).count(),
+        2,
+        "{types:?}"
+    );
     let data = |i: usize| &recs[i].1["value"]["data"];
     let sub = &data(13)["subtopologies"][0];
     assert_eq!(sub["sourceTopics"], serde_json::json!(["orders"]));
@@ -600,24 +611,17 @@ fn coordinator_records_are_named_in_dump_and_replay() {
     assert_eq!(recs[20].1["key"]["data"]["regularExpression"], "ord.*");
     assert_eq!(recs[20].1["value"]["version"], 0);
     assert_eq!(data(20)["version"], 7);
-    assert_eq!(types[21], "StreamsGroupPartitionMetadata");
+    assert_eq!(types[21], "unknown(18)");
     assert_eq!(
         data(23)["standbyTasks"][0]["partitions"],
         serde_json::json!([1])
     );
-    assert_eq!(types[24], "StreamsGroupTargetAssignmentResolvedTopicIds");
-    assert_eq!(
-        data(24)["resolvedTopicIdsBySubtopology"][0]["topicIds"][0],
-        uuid(b"orders-topic-id!")
-    );
+    assert_eq!(types[24], "unknown(24)");
     let o = env.run(&["replay-offsets", "fixtures/kraft"], None);
     let text = crate::support::stderr(&o);
     assert!(text.contains("ConsumerGroupMetadata (type 3): 3"), "{text}");
     assert!(text.contains("StreamsGroupTopology (type 23): 1"), "{text}");
-    assert!(
-        text.contains("StreamsGroupTargetAssignmentResolvedTopicIds (type 24): 1"),
-        "{text}"
-    );
+    assert!(text.contains("type 24: 1"), "{text}");
 
     let o = env.run(
         &[

@@ -12,6 +12,7 @@ mod eos_demo;
 mod fixtures;
 mod formats;
 mod group_demo;
+mod groups;
 mod hostile_names;
 mod info;
 mod kafka_dump;

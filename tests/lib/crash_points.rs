@@ -426,7 +426,7 @@ fn commit<S: Storage>(s: S, data: &Path, group: &str, offset: u64) -> kaen_log::
         target.partition,
         AppendConfig::default(),
     )?;
-    let r = commit_record(group, "orders", 0, offset, -1, "", 1_700_000_000_000);
+    let r = commit_record(group, "orders", 0, offset, -1, "", 1_700_000_000_000, None);
     a.append(&BatchSpec::default(), &[r]).map(drop)
 }
 

@@ -355,7 +355,7 @@ pub fn offsets(data: &[u8]) {
     }
     match offsets::decode_offset_commit_value(data, at) {
         Ok(v) => {
-            assert!((0..=4).contains(&v.read_as));
+            assert!((0..=4).contains(&v.version));
             if v.version == 3 {
                 let enc = offsets::encode_offset_commit_value_v3(
                     v.offset as u64,
