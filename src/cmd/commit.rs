@@ -88,7 +88,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     )?;
     let target = replicas.target.clone();
     let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
-    let topic_id = kaen_log::offsets::current_topic_id(&args.dirs, &args.topic)?;
+    let format = kaen_log::offsets::commit_format(&args.dirs, &args.topic)?;
     let record = commit_record(
         &args.group,
         &args.topic,
@@ -97,7 +97,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         args.committed_leader_epoch,
         &args.metadata,
         now,
-        topic_id,
+        format,
     );
     let spec = match args.producer_id {
         Some(pid) => BatchSpec {

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::ArgGroup;
 use kaen_log::format::{BatchSpec, DecodeLimits};
-use kaen_log::offsets::commit_record;
 use kaen_log::offsets::groups::live_members_refusal;
 use kaen_log::offsets::write::Replicas;
+use kaen_log::offsets::{commit_record, CommitFormat};
 use kaen_log::reset::{self, Catalog, PlanRow, Spec};
 use serde::Serialize;
 
@@ -189,7 +189,7 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
             if !ids.contains_key(&r.topic) {
                 ids.insert(
                     r.topic.clone(),
-                    kaen_log::offsets::current_topic_id(&args.dirs, &r.topic)?,
+                    kaen_log::offsets::commit_format(&args.dirs, &r.topic)?,
                 );
             }
         }
@@ -204,7 +204,7 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
                     -1,
                     "",
                     now,
-                    ids.get(&r.topic).copied().flatten(),
+                    ids.get(&r.topic).copied().unwrap_or(CommitFormat::V3),
                 )
             })
             .collect();

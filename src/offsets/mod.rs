@@ -786,20 +786,45 @@ pub fn write_target(
     })
 }
 
-/// The current id of `topic` in the data directories `dirs` (their KRaft
-/// metadata, else the topic's partition.metadata files), as bytes.
-pub fn current_topic_id(
-    dirs: &[std::path::PathBuf],
-    topic: &str,
-) -> crate::Result<Option<[u8; 16]>> {
+/// Which OffsetCommitValue an offline commit writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitFormat {
+    /// Version 3, as Kafka 4.0 and earlier write.
+    V3,
+    /// Version 4 with the topic's id when known, as Kafka 4.1 and later write.
+    V4(Option<[u8; 16]>),
+}
+
+/// `IBP_4_1_IV0`'s metadata.version feature level (`MetadataVersion`): a
+/// cluster finalized at it or later runs Kafka 4.1 or later on every broker.
+pub const METADATA_VERSION_4_1: i16 = 26;
+
+/// What a commit of `topic` into the data directories `dirs` writes: what
+/// their brokers write. Kafka 4.1 and later write v4 with the topic id
+/// (`GroupCoordinatorRecordHelpers.offsetCommitValueVersion`, not gated by
+/// any feature), 4.0 v3; the release is known offline only through the
+/// KRaft metadata's metadata.version: v4 (with the topic's current id, from
+/// the KRaft metadata or partition.metadata) from 4.1-IV0 on, else v3 (a
+/// klog data directory, a directory without metadata, or an older one).
+pub fn commit_format(dirs: &[std::path::PathBuf], topic: &str) -> crate::Result<CommitFormat> {
     let opened = dirs
         .iter()
         .map(|d| crate::log::DataDir::open(d))
         .collect::<crate::Result<Vec<_>>>()?;
-    Ok(groups::topic_ids(&opened)
+    let mv = opened
+        .iter()
+        .filter_map(|d| crate::metadata::metadata_folder(&d.path))
+        .filter_map(|f| crate::metadata::replay(&f, None).ok())
+        .filter_map(|r| r.image.features.get("metadata.version").copied())
+        .max();
+    if mv.is_none_or(|level| level < METADATA_VERSION_4_1) {
+        return Ok(CommitFormat::V3);
+    }
+    let id = groups::topic_ids(&opened)
         .get(topic)
         .and_then(|id| crate::log::meta::Uuid::parse(id).ok())
-        .map(|u| u.0))
+        .map(|u| u.0);
+    Ok(CommitFormat::V4(id))
 }
 
 /// The partition count of `__consumer_offsets` in the KRaft metadata of
@@ -828,9 +853,8 @@ pub fn check_commit_strings(group: &str, topic: &str, metadata: &str) -> crate::
     Ok(())
 }
 
-/// The record of an offset commit as Kafka 4.1 and later write it (key
-/// type 1, value v4 with the topic's id when known: see
-/// [`encode_offset_commit_value_v4`]), ready to append: what `commit` and
+/// The record of an offset commit in `format` (key type 1, value v3 or v4:
+/// see [`commit_format`]), ready to append: what `commit` and
 /// `reset-offsets` write.
 #[allow(clippy::too_many_arguments)]
 pub fn commit_record(
@@ -841,17 +865,17 @@ pub fn commit_record(
     leader_epoch: i32,
     metadata: &str,
     now_ms: i64,
-    topic_id: Option<[u8; 16]>,
+    format: CommitFormat,
 ) -> crate::format::NewRecord {
+    let value = match format {
+        CommitFormat::V3 => encode_offset_commit_value_v3(offset, leader_epoch, metadata, now_ms),
+        CommitFormat::V4(id) => {
+            encode_offset_commit_value_v4(offset, leader_epoch, metadata, now_ms, id)
+        }
+    };
     crate::format::NewRecord {
         key: Some(encode_offset_commit_key(group, topic, partition)),
-        value: Some(encode_offset_commit_value_v4(
-            offset,
-            leader_epoch,
-            metadata,
-            now_ms,
-            topic_id,
-        )),
+        value: Some(value),
         headers: Vec::new(),
         timestamp: now_ms,
     }

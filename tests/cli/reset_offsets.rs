@@ -417,7 +417,7 @@ fn the_commit_is_what_the_coordinator_writes() {
         .unwrap()
         .unwrap();
     let expected = encoded(&format!(
-        "out = coordinator_key(1, 'fresh', 'orders', 0) + offset_commit_value_v4(7, -1, '', {NOW})"
+        "out = coordinator_key(1, 'fresh', 'orders', 0) + offset_commit_value_v3(7, -1, '', {NOW})"
     ));
     assert_eq!([r.key.unwrap(), r.value.unwrap()].concat(), expected);
     assert_eq!(
