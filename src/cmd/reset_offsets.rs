@@ -247,9 +247,8 @@ fn spec(args: &ResetOffsetsArgs, now: i64) -> anyhow::Result<Spec> {
     } else if let Some(d) = args.by_duration {
         Spec::Datetime(now.saturating_sub(d))
     } else if let Some(path) = &args.from_file {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;
-        Spec::Plan(reset::parse_plan(&text, &args.group, path)?)
+        let file = std::fs::File::open(path).with_context(|| format!("open {}", path.display()))?;
+        Spec::Plan(reset::read_plan(file, &args.group, path)?)
     } else {
         bail!("give one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration, --from-file")
     })

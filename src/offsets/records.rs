@@ -817,6 +817,84 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_record_type_and_value_version_of_kafka_4_4_is_known() {
+        // Kafka 4.4.0's CoordinatorRecordType (group coordinator, then share
+        // coordinator): id, name, lowest and highest value version, as its
+        // enum constants give them (the same from 4.1.1 on).
+        let group = [
+            (0, "LegacyOffsetCommit", 0, 0),
+            (1, "OffsetCommit", 0, 4),
+            (2, "GroupMetadata", 0, 4),
+            (3, "ConsumerGroupMetadata", 0, 0),
+            (4, "ConsumerGroupPartitionMetadata", 0, 0),
+            (5, "ConsumerGroupMemberMetadata", 0, 0),
+            (6, "ConsumerGroupTargetAssignmentMetadata", 0, 0),
+            (7, "ConsumerGroupTargetAssignmentMember", 0, 0),
+            (8, "ConsumerGroupCurrentMemberAssignment", 0, 0),
+            (10, "ShareGroupMemberMetadata", 0, 0),
+            (11, "ShareGroupMetadata", 0, 0),
+            (12, "ShareGroupTargetAssignmentMetadata", 0, 0),
+            (13, "ShareGroupTargetAssignmentMember", 0, 0),
+            (14, "ShareGroupCurrentMemberAssignment", 0, 0),
+            (15, "ShareGroupStatePartitionMetadata", 0, 0),
+            (16, "ConsumerGroupRegularExpression", 0, 0),
+            (17, "StreamsGroupMetadata", 0, 0),
+            (19, "StreamsGroupMemberMetadata", 0, 0),
+            (20, "StreamsGroupTargetAssignmentMetadata", 0, 0),
+            (21, "StreamsGroupTargetAssignmentMember", 0, 0),
+            (22, "StreamsGroupCurrentMemberAssignment", 0, 0),
+            (23, "StreamsGroupTopology", 0, 0),
+        ];
+        for (id, name, lo, hi) in group {
+            let rt = group_record_type(id).unwrap();
+            assert_eq!(
+                (rt.name, rt.value.versions, rt.gone_since),
+                (name, (lo, hi), None)
+            );
+        }
+        let current = CLASSIC_RECORDS
+            .iter()
+            .chain(GROUP_RECORDS)
+            .filter(|r| r.gone_since.is_none())
+            .count();
+        assert_eq!(current, group.len());
+        // 9: Kafka 4.0's, skipped since 4.1; 18 and 24: no release's.
+        assert_eq!(group_record_type(9).unwrap().gone_since, Some("4.1"));
+        assert!(group_record_type(18).is_none() && group_record_type(24).is_none());
+        let share: Vec<_> = SHARE_RECORDS
+            .iter()
+            .map(|r| (r.id, r.name, r.value.versions))
+            .collect();
+        assert_eq!(
+            share,
+            [(0, "ShareSnapshot", (0, 0)), (1, "ShareUpdate", (0, 0))]
+        );
+    }
+
+    #[test]
+    fn a_value_version_outside_the_schemas_is_refused() {
+        // CoordinatorRecordSerde.deserialize: UnknownRecordVersionException.
+        let r = decode(
+            GROUP_RECORDS,
+            &[0, 3, 0, 1, b'g'],
+            Some(&[0, 1, 0, 0, 0, 5, 0]),
+            40,
+        );
+        assert_eq!(
+            r.fault.map(|e| (e.offset, e.kind)),
+            Some((
+                40,
+                crate::error::DecodeErrorKind::RecordVersion {
+                    schema: "ConsumerGroupMetadataValue",
+                    version: 1,
+                    lowest: 0,
+                    newest: 0
+                }
+            ))
+        );
+    }
+
+    #[test]
     fn consumer_group_metadata_and_unknown_types() {
         // type 3, group "g"; value version 0, epoch 5, no tags.
         let r = decode(
@@ -833,6 +911,11 @@ mod tests {
         let t = decode(GROUP_RECORDS, &[0, 3, 0, 1, b'g'], None, 0);
         assert!(t.value.is_none() && t.error.is_none());
         let bad = decode(GROUP_RECORDS, &[0, 3, 0, 1, b'g'], Some(&[0, 9, 0]), 0);
+        assert!(bad
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("klog knows version 0 only"));
         // What does not decode is shown as its bytes: with its version when
         // the type is known, alone when it is not.
         let json = serde_json::to_value(&bad).unwrap();
