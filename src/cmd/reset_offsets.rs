@@ -34,8 +34,10 @@ use schemars::JsonSchema;
 /// group with members recorded unless --force: a running consumer would
 /// overwrite the reset with its next commit.
 ///
-/// --execute appends one batch of offset commits (key v1, value v3, leader
-/// epoch -1, as the coordinator writes) to the group's offsets partition in
+/// --execute appends one batch of offset commits (key type 1, leader epoch
+/// -1; value v4 with the topic's id when the KRaft metadata.version is
+/// 4.1-IV0 or later, else v3, as the coordinator of that release writes) to
+/// the group's offsets partition in
 /// every DIR (the log directories of its replicas), after locking and
 /// checking every one of them.
 #[derive(Debug, clap::Args)]
@@ -84,7 +86,8 @@ pub struct ResetOffsetsArgs {
     #[arg(long, value_parser = kaen_log::time::parse_duration_ms)]
     pub by_duration: Option<i64>,
     /// To the offsets of a plan in `kafka-consumer-groups --export` CSV
-    /// (topic,partition,offset; or group,topic,partition,offset).
+    /// (topic,partition,offset; or group,topic,partition,offset; fields
+    /// quoted as CSV quotes them; at most 128 KiB a line and a million rows).
     #[arg(long)]
     pub from_file: Option<PathBuf>,
     /// Write the new offsets (without it: a dry run that prints the plan).

@@ -887,3 +887,52 @@ fn offsets_past_the_retention_are_expired() {
         "{g}"
     );
 }
+
+#[test]
+fn a_consumer_groups_subscribed_topics_do_not_expire() {
+    // OffsetMetadataManager.cleanupExpiredOffsets expires only offsets of
+    // topics the group is not subscribed to (ModernGroup.isSubscribedToTopic:
+    // its members' subscribed topic names); a consumer group counts from the
+    // commit timestamp (ConsumerGroup.offsetExpirationCondition).
+    const T: i64 = 1_700_000_000_000;
+    const WEEK: i64 = 7 * 24 * 60 * 60 * 1000;
+    let env = TestEnv::new();
+    let script = format!(
+        "recs = [
+  (coordinator_key(3, 'cg'), consumer_group_metadata_value(1)),
+  (coordinator_key(5, 'cg', 'm-1'), consumer_group_member_metadata_value(None, None, 'app', '/h', ['orders'], None, 1000, 'uniform')),
+  (offset_commit_key('cg', 'orders', 0), offset_commit_value(4, {T})),
+  (offset_commit_key('cg', 'gone', 0), offset_commit_value(4, {T})),
+]
+out = batch(0, [(i, i, k, v) for i, (k, v) in enumerate(recs)])"
+    );
+    with_orders(&env, &script, "AgICAgICAgICAgICAgICAg");
+    let now = (T + WEEK).to_string();
+    let o = env.run(
+        &[
+            "replay-offsets",
+            "--now-ms",
+            &now,
+            "--format",
+            "json",
+            "data",
+        ],
+        None,
+    );
+    let status: Vec<(String, String)> = document_rows(&o, "replay-offsets", "offsets")
+        .iter()
+        .map(|r| {
+            (
+                r["topic"].as_str().unwrap().to_string(),
+                r["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("gone".to_string(), "expired".to_string()),
+            ("orders".to_string(), "ok".to_string())
+        ]
+    );
+}
