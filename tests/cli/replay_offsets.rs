@@ -936,3 +936,58 @@ out = batch(0, [(i, i, k, v) for i, (k, v) in enumerate(recs)])"
         ]
     );
 }
+
+#[test]
+fn a_classic_group_counts_as_kafka_counts_it() {
+    // ClassicGroup.offsetExpirationCondition: an Empty group with a protocol
+    // type counts from its currentStateTimestamp (when it became Empty); a
+    // group with members whose subscriptions the coordinator cannot read
+    // (billing: an empty subscription) expires nothing; a group with
+    // committed offsets only counts from each commit, and a v1 value from
+    // its expireTimestamp.
+    const T: i64 = 1_700_000_000_000;
+    const DAY: i64 = 24 * 60 * 60 * 1000;
+    let env = TestEnv::new();
+    let script = format!(
+        "group = (i16(3) + s16('consumer') + i32(2) + s16('range') + i16(-1) + i64({T} + {DAY})
+         + i32(0))
+out = batch(0, [(0, 0, offset_commit_key('quiet', 'orders', 0), offset_commit_value(4, {T})),
+                (1, 1, i16(2) + s16('quiet'), group)])"
+    );
+    with_orders(&env, &script, "AgICAgICAgICAgICAgICAg");
+    let status = |dir: &str, now: i64| -> Vec<(String, String)> {
+        let now = now.to_string();
+        let o = env.run(
+            &["replay-offsets", "--now-ms", &now, "--format", "json", dir],
+            None,
+        );
+        document_rows(&o, "replay-offsets", "offsets")
+            .iter()
+            .map(|r| {
+                (
+                    r["group"].as_str().unwrap().to_string(),
+                    r["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let quiet = |s: &str| vec![("quiet".to_string(), s.to_string())];
+    assert_eq!(status("data", T + 8 * DAY - 1), quiet("ok"));
+    assert_eq!(status("data", T + 8 * DAY), quiet("expired"));
+    let kafka: Vec<(String, String)> = status("fixtures/kafka", T + 30 * DAY);
+    let want = [
+        ("billing", "ok"),
+        ("billing", "ok"),
+        ("polygenelubricants", "expired"),
+        ("reports", "expired"),
+        ("reports", "expired"),
+        ("shipping", "expired"),
+        ("shipping", "expired"),
+    ];
+    assert_eq!(
+        kafka,
+        want.iter()
+            .map(|(g, s)| (g.to_string(), s.to_string()))
+            .collect::<Vec<_>>()
+    );
+}
