@@ -33,7 +33,7 @@ use crate::txn::fetch::{collect_aborted, lso_at_high_watermark};
 use crate::txn::producer::{
     append_checked, Incoming, Origin, Produced, ProducerStateManager, Rejection,
 };
-use crate::txn::txnlog::{encode_key, encode_value_v0, TRANSACTION_STATE_TOPIC};
+use crate::txn::txnlog::{encode_key, encode_value, TRANSACTION_STATE_TOPIC};
 use crate::txn::{analyze, Isolation, TxnOptions};
 
 /// The input topic.
@@ -485,7 +485,7 @@ impl Broker {
                     let ts = self.tick();
                     let record = NewRecord {
                         key: Some(encode_key(transactional_id)),
-                        value: Some(encode_value_v0(&m.log_value())),
+                        value: Some(encode_value(&m.log_value())),
                         headers: Vec::new(),
                         timestamp: ts,
                     };

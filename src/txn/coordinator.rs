@@ -75,11 +75,6 @@ impl TxnMetadata {
             by_topic.entry(t).or_default().push(*p);
         }
         TransactionMetadata {
-            version: 0,
-            producer_id: self.producer_id,
-            producer_epoch: self.producer_epoch,
-            timeout_ms: self.timeout_ms,
-            status: self.state.id(),
             partitions: (self.state != TxnState::Empty).then(|| {
                 by_topic
                     .into_iter()
@@ -88,6 +83,13 @@ impl TxnMetadata {
             }),
             last_update_timestamp_ms: self.last_update_timestamp_ms,
             start_timestamp_ms: self.start_timestamp_ms,
+            ..TransactionMetadata::new(
+                0,
+                self.producer_id,
+                self.producer_epoch,
+                self.timeout_ms,
+                self.state.id(),
+            )
         }
     }
 }

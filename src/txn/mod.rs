@@ -14,15 +14,16 @@
 //!   for partitions that received no data);
 //! - a transactional batch from an epoch older than one already seen
 //!   (`zombie_transactional_write`);
-//! - transactions still open at the end, with their age against the log's
-//!   max timestamp (or a given now): older than the transaction timeout is
-//!   `hanging_transaction`.
+//! - transactions still open at the end; given "now", one whose producer
+//!   last wrote more than the maximum transaction timeout ago is a
+//!   `hanging_transaction` candidate ([`hanging`], find-hanging's rule).
 //!
 //! Only batch headers are read, plus the one record of each control batch,
 //! so the pass streams: memory is the largest batch plus the producer table.
 
 pub mod coordinator;
 pub mod fetch;
+pub mod hanging;
 pub mod producer;
 pub mod snapshot;
 pub mod txnlog;
@@ -84,7 +85,12 @@ pub struct ProducerState {
     pub last_data_offset: i64,
     pub first_offset: i64,
     pub last_offset: i64,
+    /// Kafka's `lastTimestamp`: the max timestamp of its last batch, or
+    /// the timestamp of its last marker.
     pub last_timestamp: i64,
+    /// The coordinator epoch of its last COMMIT/ABORT marker
+    /// (`ProducerStateEntry.coordinatorEpoch`), -1 before one.
+    pub coordinator_epoch: i32,
     pub batches: u64,
     pub transactional: bool,
     pub committed: u64,
@@ -203,9 +209,12 @@ impl PartitionState {
 /// Options of the pass.
 #[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct TxnOptions {
-    /// "Now" for the age of open transactions; default: the log's max timestamp.
+    /// "Now" for the age of open transactions; `None`: no hanging check
+    /// (the caller decides what now is: a command's `--now-ms` or the clock).
     pub now_ms: Option<i64>,
-    /// An open transaction older than this is hanging (Kafka's default 60 s).
+    /// An open transaction whose producer last wrote more than this long
+    /// before now is a hanging candidate (`kafka-transactions find-hanging
+    /// --max-transaction-timeout`, 15 minutes by default).
     pub transaction_timeout_ms: i64,
     pub limits: DecodeLimits,
     /// Stop before this offset (the state a snapshot at that offset should hold).
@@ -225,7 +234,7 @@ impl Default for TxnOptions {
     fn default() -> Self {
         TxnOptions {
             now_ms: None,
-            transaction_timeout_ms: 60_000,
+            transaction_timeout_ms: hanging::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
             limits: DecodeLimits::default(),
             end_offset: None,
             high_watermark: None,
@@ -321,6 +330,7 @@ fn seed_from_snapshot(p: &Partition, st: &mut PartitionState, bound: i64) -> Opt
                 first_offset: e.last_offset,
                 last_offset: e.last_offset,
                 last_timestamp: e.timestamp,
+                coordinator_epoch: e.coordinator_epoch,
                 batches: 0,
                 transactional: open.is_some(),
                 committed: 0,
@@ -429,6 +439,7 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                 first_offset: h.base_offset,
                 last_offset: h.last_offset(),
                 last_timestamp: h.max_timestamp,
+                coordinator_epoch: -1,
                 batches: 0,
                 transactional: false,
                 committed: 0,
@@ -519,6 +530,10 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                 if let Some(kind @ (ControlType::Commit | ControlType::Abort)) =
                     marker.map(|m| m.kind)
                 {
+                    // `ProducerStateEntry.update`: the marker's coordinator epoch.
+                    if let Some(epoch) = marker.and_then(|m| m.coordinator_epoch) {
+                        state.coordinator_epoch = epoch;
+                    }
                     // `ProducerAppendInfo.appendEndTxnMarker`: a transaction
                     // with data completes (a marker alone completes nothing);
                     // until the marker is below the high watermark the
@@ -578,34 +593,23 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
         Some(_) => read_to.unwrap_or(st.log_start),
         None => p.log_end_offset()?,
     };
-    // Hanging transactions.
-    let now = opts.now_ms.unwrap_or(st.max_timestamp);
-    let hanging: Vec<Finding> = st
-        .producers
-        .values()
-        .filter_map(|p| p.open.map(|o| (p.producer_id, o)))
-        .filter(|(_, o)| now.saturating_sub(o.start_timestamp) > opts.transaction_timeout_ms)
-        .map(|(pid, o)| {
-            finding(
-                FindingKind::HangingTransaction,
-                p.segments
-                    .iter()
-                    .rev()
-                    .find(|s| s.base_offset <= o.first_offset)
-                    .map_or_else(PathBuf::new, |s| s.log.clone()),
-                o.position,
-                o.first_offset,
-                pid,
-                format!(
-                    "open since offset {} for {} ms (timeout {} ms): it pins the last stable offset",
-                    o.first_offset,
-                    now.saturating_sub(o.start_timestamp),
-                    opts.transaction_timeout_ms
-                ),
-            )
-        })
-        .collect();
-    st.findings.extend(hanging);
+    // Hanging transaction candidates (no coordinator's state here: see
+    // `hanging` for the rest of find-hanging's rule).
+    if let Some(now) = opts.now_ms {
+        let found: Vec<Finding> = hanging::candidates(p, &st, now, opts.transaction_timeout_ms)
+            .iter()
+            .map(|c| {
+                hanging::finding(
+                    c,
+                    &hanging::Verdict::NoCoordinatorLog,
+                    &p.name(),
+                    now,
+                    opts.transaction_timeout_ms,
+                )
+            })
+            .collect();
+        st.findings.extend(found);
+    }
     if st.max_timestamp == i64::MIN {
         st.max_timestamp = -1;
     }
