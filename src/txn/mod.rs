@@ -143,6 +143,11 @@ fn finding(
 pub struct PartitionState {
     pub producers: BTreeMap<i64, ProducerState>,
     pub aborted: Vec<AbortedTxn>,
+    /// ABORT markers that completed no transaction here, as (producer id,
+    /// offset): a coordinator marks every partition of a transaction, and
+    /// the log cleaner keeps an aborted transaction's marker after it
+    /// removed the transaction's batches.
+    pub lone_aborts: Vec<(i64, i64)>,
     pub findings: Vec<Finding>,
     /// One past the last offset of the last whole batch.
     pub log_end: i64,
@@ -561,10 +566,15 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                                 );
                             }
                         }
-                        None => finding(
-                            FindingKind::MarkerWithoutTransaction,
-                            format!("{} marker with no open transaction", kind.name()),
-                        ),
+                        None => {
+                            if kind == ControlType::Abort {
+                                st.lone_aborts.push((h.producer_id, h.base_offset));
+                            }
+                            finding(
+                                FindingKind::MarkerWithoutTransaction,
+                                format!("{} marker with no open transaction", kind.name()),
+                            )
+                        }
                     }
                     // `ProducerStateEntry.maybeUpdateProducerEpoch`: a marker
                     // at another epoch (transaction version 2 bumps it on
@@ -618,9 +628,22 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
 
 /// Compare every segment's `.txnindex` with the aborted transactions the log
 /// shows (`state` from [`analyze`] over the same partition): each ABORT
-/// marker must have an entry (producer, first offset, marker offset) in the
-/// index of the segment holding the marker, and no entry may name a
-/// transaction the log does not abort. Entries must increase in lastOffset.
+/// marker that completed a transaction must have an entry (producer, first
+/// offset, marker offset) in the index of the segment holding the marker,
+/// and every entry must name an ABORT marker of its producer in the log.
+/// Entries must increase in lastOffset.
+///
+/// An entry's first offset may lie before the first batch the log still
+/// holds of its transaction: the log cleaner discards an aborted
+/// transaction's batches (`CleanedTransactionMetadata.onBatchRead`) but
+/// keeps its ABORT marker and re-appends its `.txnindex` entry, first
+/// offset unchanged, while it saw any of them (`onControlBatchRead`); after
+/// the next cleaning the marker and the entry go too. So an entry is
+/// consistent with the log when the marker at its last offset is an ABORT
+/// of its producer that completed a transaction starting at or after the
+/// entry's first offset, or completed none (all its batches cleaned away),
+/// and an aborted transaction is indexed when an entry with its producer
+/// and marker offset starts at or before it.
 pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Finding>> {
     use crate::format::index::txn_entries;
     let mut out = Vec::new();
@@ -684,21 +707,36 @@ pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Fi
                 );
             }
             prev = e.last_offset;
-            let in_log = state.aborted.iter().any(|a| {
-                a.producer_id == e.producer_id
-                    && a.first_offset == e.first_offset
-                    && a.last_offset == e.last_offset
-            });
-            if !in_log {
+            // The transaction the ABORT marker at the entry's last offset
+            // completed, if any, else whether that marker completed none.
+            let completed = state
+                .aborted
+                .iter()
+                .find(|a| a.producer_id == e.producer_id && a.last_offset == e.last_offset);
+            let consistent = match completed {
+                Some(a) => e.first_offset <= a.first_offset,
+                None => state.lone_aborts.contains(&(e.producer_id, e.last_offset)),
+            };
+            if !consistent {
+                let log = match completed {
+                    Some(a) => format!(
+                        "the log's transaction of that marker starts at {}, before it",
+                        a.first_offset
+                    ),
+                    None => format!(
+                        "the log has no ABORT marker of producer {} at offset {}",
+                        e.producer_id, e.last_offset
+                    ),
+                };
                 push(
                     &mut out,
                     e.at,
                     e.producer_id,
                     e.last_offset,
                     format!(
-                    "entry (producer {}, offsets {}..={}) is not an aborted transaction in the log",
-                    e.producer_id, e.first_offset, e.last_offset
-                ),
+                        "entry (producer {}, offsets {}..={}) is not an aborted transaction in the log: {log}",
+                        e.producer_id, e.first_offset, e.last_offset
+                    ),
                 );
             }
             indexed.push((
@@ -713,12 +751,11 @@ pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Fi
         let Some(seg) = segment_of(a.last_offset) else {
             continue;
         };
-        if !indexed.contains(&(
-            seg.base_offset,
-            a.producer_id,
-            a.first_offset,
-            a.last_offset,
-        )) {
+        let has_entry = indexed.iter().any(|&(base, pid, first, last)| {
+            (base, pid, last) == (seg.base_offset, a.producer_id, a.last_offset)
+                && first <= a.first_offset
+        });
+        if !has_entry {
             out.push(finding(
                 FindingKind::TxnIndexMismatch,
                 seg.log.with_extension("txnindex"),

@@ -913,3 +913,91 @@ out = batch(0, [(i, 0, k, v) for i, (k, v) in enumerate(rows)], first_timestamp=
         stderr(&o)
     );
 }
+
+/// fixtures/cleaner (see fixtures/cleaner.py): after a pass of the log
+/// cleaner, producer 2002's aborted transaction has lost its batch (at
+/// offset 1) but kept its ABORT marker (at 2) and its `.txnindex` entry (2002, 1..=2),
+/// as `CleanedTransactionMetadata.onControlBatchRead` leaves them: no
+/// mismatch, before or after, and no index rebuild. An entry that names no
+/// ABORT of its producer, or starts after the transaction's first batch in
+/// the log, still is one.
+#[test]
+fn a_txnindex_entry_the_cleaner_kept_is_no_mismatch() {
+    let env = TestEnv::new();
+    let kinds = |dir: &str| -> Vec<String> {
+        let o = env.run(
+            &["transactions", "--format", "json", "--now-ms", "0", dir],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{dir}: {}", stderr(&o));
+        document(&o, "transactions")["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(kinds("fixtures/cleaner/uncleaned"), Vec::<String>::new());
+    // The ABORT whose batches are gone completes nothing: a note.
+    assert_eq!(
+        kinds("fixtures/cleaner/cleaned"),
+        ["marker_without_transaction"]
+    );
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--dry-run",
+            "fixtures/cleaner/cleaned",
+        ],
+        None,
+    );
+    assert!(!stdout(&o).contains(".txnindex"), "{}", stdout(&o));
+    // Cleaning changes no committed offset.
+    let replay = |dir: &str| stdout(&env.run(&["replay-offsets", dir], None));
+    assert_eq!(
+        replay("fixtures/cleaner/uncleaned"),
+        replay("fixtures/cleaner/cleaned")
+    );
+    let index = |dir: &str| {
+        env.path(&format!(
+            "fixtures/cleaner/{dir}/__consumer_offsets-0/00000000000000000000.txnindex"
+        ))
+    };
+    let mismatch = |dir: &str, entry: &str, why: &str| {
+        std::fs::write(index(dir), encoded(&format!("out = {entry}"))).unwrap();
+        let o = env.run(
+            &[
+                "transactions",
+                "--now-ms",
+                "0",
+                &format!("fixtures/cleaner/{dir}"),
+            ],
+            None,
+        );
+        assert!(stdout(&o).contains(why), "{entry}: {}", stdout(&o));
+    };
+    // Offset 3 is a commit, not an ABORT; producer 2003 wrote nothing.
+    mismatch(
+        "cleaned",
+        "aborted_txn(2002, 1, 3, 4)",
+        "entry (producer 2002, offsets 1..=3) is not an aborted transaction in the log: the log has no ABORT marker of producer 2002 at offset 3",
+    );
+    mismatch(
+        "cleaned",
+        "aborted_txn(2003, 1, 2, 3)",
+        "the log has no ABORT marker of producer 2003 at offset 2",
+    );
+    // Before cleaning the transaction's first batch is at 1: an entry from 2 is wrong,
+    // and the transaction lacks its entry.
+    mismatch(
+        "uncleaned",
+        "aborted_txn(2002, 2, 2, 3)",
+        "entry (producer 2002, offsets 2..=2) is not an aborted transaction in the log: the log's transaction of that marker starts at 1, before it",
+    );
+    mismatch(
+        "uncleaned",
+        "aborted_txn(2002, 2, 2, 3)",
+        "aborted transaction 1..=2 is missing from the index",
+    );
+}
