@@ -42,6 +42,7 @@ pub mod groups;
 pub mod records;
 pub mod replay;
 pub mod share;
+pub mod share_delete;
 pub mod write;
 
 use crate::error::DecodeError;
