@@ -439,6 +439,12 @@ impl Reader {
                             ));
                         }
                         let mut items = Vec::with_capacity(n);
+                        // `nullableVersions` is the array's: its elements
+                        // are never null (no presence marker before a struct).
+                        let element = Field {
+                            nullable_from: None,
+                            ..*f
+                        };
                         for i in 0..n {
                             let name = format!("[{i}]");
                             let slot = match elem {
@@ -450,7 +456,7 @@ impl Reader {
                                     &format!("{name} ({})", self.type_label(elem)),
                                 ),
                             };
-                            let v = self.value(c, f, elem, &format!("{path}{name}"))?;
+                            let v = self.value(c, &element, elem, &format!("{path}{name}"))?;
                             self.end(slot, c, &v);
                             items.push(v);
                         }
@@ -567,6 +573,26 @@ mod tests {
         let v0 = S.decode(&b, 0, 0).unwrap();
         assert!(v0.get("dirs").is_none());
         assert!(S.decode(&b, 0, 2).is_err());
+    }
+
+    #[test]
+    fn a_nullable_array_of_structs_has_no_marker_per_element() {
+        static ELEMS: [Field; 1] = [Field {
+            name: "Topics",
+            ty: Ty::Array(&Ty::Struct(&INNER)),
+            nullable_from: Some(0),
+            ..FIELD
+        }];
+        static N: Schema = Schema {
+            name: "Nullable",
+            versions: (0, 0),
+            flexible_from: None,
+            fields: &ELEMS,
+        };
+        // One element: int32 count 1, then "h" (int16 length) and port 9092.
+        let b = [0, 0, 0, 1, 0, 1, b'h', 0x23, 0x84];
+        assert_eq!(N.decode(&b, 0, 0).unwrap()["topics"][0]["port"], 9092);
+        assert_eq!(N.decode(&[0xff; 4], 0, 0).unwrap()["topics"], Value::Null);
     }
 
     #[test]

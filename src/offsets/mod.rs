@@ -46,6 +46,7 @@ pub mod records;
 pub mod replay;
 pub mod share;
 pub mod standing;
+pub mod share_delete;
 pub mod write;
 
 use crate::error::DecodeError;

@@ -240,6 +240,12 @@ impl Replicas {
         }
     }
 
+    /// The lock held on data directory `dir` (one of `dirs`); `None` in a dry run.
+    pub fn lock(&self, dir: &Path) -> Option<std::sync::Arc<crate::log::lock::DirLock>> {
+        let i = self.dirs.iter().position(|d| d == dir)?;
+        self.appenders.get(i).map(PartitionAppender::lock)
+    }
+
     /// The directories being written, for messages.
     pub fn partition_dir(&self) -> &Path {
         self.partition_dirs

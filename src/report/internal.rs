@@ -183,6 +183,11 @@ pub struct TransactionJson {
     partitions: Option<Vec<TopicPartitions>>,
     last_update_timestamp: i64,
     start_timestamp: i64,
+    /// v1 tagged fields, at their defaults when absent (0, -1, -1, -1).
+    client_transaction_version: i16,
+    previous_producer_id: i64,
+    next_producer_id: i64,
+    next_producer_epoch: i16,
 }
 
 impl From<GroupMetadata> for GroupJson {
@@ -236,6 +241,10 @@ impl From<TransactionMetadata> for TransactionJson {
             partitions: m.partitions.map(topic_partitions),
             last_update_timestamp: m.last_update_timestamp_ms,
             start_timestamp: m.start_timestamp_ms,
+            client_transaction_version: m.client_transaction_version,
+            previous_producer_id: m.previous_producer_id,
+            next_producer_id: m.next_producer_id,
+            next_producer_epoch: m.next_producer_epoch,
         }
     }
 }

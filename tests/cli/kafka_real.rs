@@ -873,7 +873,7 @@ fn dump_segment_index_entries_match_dump_log() {
 // ---- transactions vs kafka-transactions -----------------------------------
 
 /// The rows of a kafka-transactions table (tab-separated, padded).
-fn tx_rows(text: &str) -> Vec<BTreeMap<String, String>> {
+pub(crate) fn tx_rows(text: &str) -> Vec<BTreeMap<String, String>> {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let header: Vec<String> = match lines.next() {
         Some(h) => h.split('\t').map(|s| s.trim().to_string()).collect(),

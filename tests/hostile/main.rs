@@ -20,4 +20,5 @@ mod measure;
 mod records;
 mod repair;
 mod resync;
+mod txnlog;
 mod writers;
