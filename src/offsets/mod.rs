@@ -45,8 +45,8 @@ pub mod groups;
 pub mod records;
 pub mod replay;
 pub mod share;
-pub mod standing;
 pub mod share_delete;
+pub mod standing;
 pub mod write;
 
 use crate::error::DecodeError;
