@@ -73,11 +73,19 @@ pub fn status_name(status: i8) -> &'static str {
     }
 }
 
+/// The TransactionLogKey versions read, each with the Kafka release that
+/// introduced it (listed by `klog generate`).
+pub const KEY_SINCE: &[crate::format::schema::Release] = &[crate::format::schema::Release::R3_9];
+/// The TransactionLogValue versions read, each with the Kafka release that
+/// introduced it.
+pub const VALUE_SINCE: &[crate::format::schema::Release] =
+    &[crate::format::schema::Release::R3_9; 2];
+
 /// Decode a key: the transactional id.
 pub fn decode_key(key: &[u8], at: u64) -> Result<String, DecodeError> {
     let mut c = Cursor::new(key, at);
     let version = c.i16()?; // version: int16
-    if version != 0 {
+    if !(0..=crate::format::schema::last_version(KEY_SINCE)).contains(&version) {
         return Err(DecodeError::new(
             at,
             DecodeErrorKind::UnknownVersion {
@@ -102,7 +110,11 @@ pub fn encode_key(transactional_id: &str) -> Vec<u8> {
 /// Decode a TransactionLogValue (v0 or v1).
 pub fn decode_value(value: &[u8], at: u64) -> Result<TransactionMetadata, DecodeError> {
     let mut c = Cursor::new(value, at);
-    let version = read_version(&mut c, "TransactionLogValue", 0..=1)?; // version: int16
+    let version = read_version(
+        &mut c,
+        "TransactionLogValue",
+        0..=crate::format::schema::last_version(VALUE_SINCE),
+    )?; // version: int16
     let mut m = MessageReader::new(&mut c, version >= 1);
     let producer_id = m.c.i64()?; // producerId: int64
     let producer_epoch = m.c.i16()?; // producerEpoch: int16
