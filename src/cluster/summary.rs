@@ -188,6 +188,11 @@ pub struct MetadataSummary {
     pub brokers: Vec<BrokerSummary>,
     /// By topic name.
     pub topics: Vec<TopicSummary>,
+    /// The parts of the image klog could not build in full (a record newer
+    /// than klog or unreadable: see the findings); brokers and topics may
+    /// be missing there.
+    #[serde(default)]
+    pub incomplete: Vec<crate::metadata::image::Section>,
 }
 
 /// A registered broker.
@@ -585,15 +590,8 @@ fn metadata_summary(folder: &Path, findings: &mut Vec<Finding>) -> Result<Option
         }
         Err(e) => return Err(e),
     };
-    for (file, offset, error) in &replayed.damage {
-        findings.push(Finding::new(
-            Kind::MetadataUnreadable,
-            file,
-            0,
-            (*offset >= 0).then_some(*offset),
-            error.clone(),
-        ));
-    }
+    // What the replay could not read or apply, damage included.
+    findings.extend(replayed.findings.iter().cloned());
     let image = &replayed.image;
     let brokers = image
         .brokers
@@ -631,6 +629,7 @@ fn metadata_summary(folder: &Path, findings: &mut Vec<Finding>) -> Result<Option
     Ok(Some(MetadataSummary {
         next_offset: replayed.next_offset,
         snapshot_offset: replayed.snapshot.as_ref().map(|s| s.1),
+        incomplete: replayed.incomplete(),
         brokers,
         topics,
     }))

@@ -381,8 +381,10 @@ fn records_page(version: &str) -> String {
         "Each row is a range of versions of one record type, with the Kafka release whose schema \
          files first hold them (3.9 or earlier: already in 3.9; none: in no release). A coordinator \
          record's key has no version of its own: the rows give its value's versions.",
-        "A version or record type not listed is newer than klog: the command that meets it says so \
-         in a finding, and the tables it affects are marked incomplete.",
+        "In the metadata log, a record type not listed is an error (Kafka's loader fails on it) and a \
+         version above the newest listed is read with the newest layout, as Kafka's generated code \
+         reads it (a warning); either way klog metadata, info, summary and cluster mark the parts of \
+         the image it may touch as incomplete.",
     ] {
         roff.push_str(&format!(".PP\n{}\n", roff_text(&para.replace('\u{2011}', "-"))));
     }

@@ -13,8 +13,10 @@
 //! VotersRecord}.json`, read at the versions of `ControlRecordUtils`
 //! (all 0).
 //!
-//! An apiKey or version not in these tables is named (`unknown(apiKey)`) and
-//! shown raw; it never stops a dump or a replay.
+//! An apiKey not in these tables is named (`unknown(apiKey)`) and shown raw;
+//! a version above the newest a table knows is read with the newest
+//! layout, as Kafka's generated `read` methods do (they check no version).
+//! Neither stops a dump or a replay: the replay reports both.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use base64::Engine;
@@ -422,6 +424,22 @@ pub struct MetadataRecord {
     pub data: Option<Value>,
     /// Why it does not decode (an unknown apiKey or version included).
     pub error: Option<String>,
+    /// What keeps it from decoding, when it does not.
+    pub defect: Option<Defect>,
+    /// The version whose layout was read, when the record's version is
+    /// newer than the newest klog knows.
+    pub read_as: Option<i16>,
+}
+
+/// Why a metadata record does not decode. Kafka fails on both
+/// (`AbstractApiMessageSerde.read` throws `MetadataParseException`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Defect {
+    /// The frame or the message is malformed, at the error's byte.
+    Malformed(DecodeError),
+    /// An apiKey that is no metadata record type (`MetadataRecordType.fromId`
+    /// throws `UnsupportedVersionException`).
+    UnknownApiKey(u16),
 }
 
 fn unsigned_short(c: &mut Cursor<'_>, field: &'static str) -> Result<u16, DecodeError> {
@@ -474,6 +492,8 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
                 name: "unknown".into(),
                 data: None,
                 error: Some(e.to_string()),
+                defect: Some(Defect::Malformed(e)),
+                read_as: None,
             }
         }
     };
@@ -486,21 +506,35 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
                 "apiKey {} is not a metadata record type klog knows",
                 frame.api_key
             )),
+            defect: Some(Defect::UnknownApiKey(frame.api_key)),
+            read_as: None,
         };
     };
+    // A version above the newest known is read with the newest layout: the
+    // generated `read(Readable, short)` of a metadata record tests only
+    // `version >= N` for its fields and never rejects a version
+    // (e.g. TopicRecord.read, RegisterBrokerRecord.read).
+    let read_as = (frame.version > schema.versions.1).then_some(schema.versions.1);
     let body_at = c.position();
-    match schema.decode(c.rest(), body_at, frame.version) {
+    match schema.decode(c.rest(), body_at, read_as.unwrap_or(frame.version)) {
         Ok(data) => MetadataRecord {
             frame: Some(frame),
             name: schema.name.into(),
             data: Some(data),
             error: None,
+            defect: None,
+            read_as,
         },
         Err(e) => MetadataRecord {
             frame: Some(frame),
             name: schema.name.into(),
             data: None,
-            error: Some(e.to_string()),
+            error: Some(match read_as {
+                Some(v) => format!("version {} read as version {v}: {e}", frame.version),
+                None => e.to_string(),
+            }),
+            defect: Some(Defect::Malformed(e)),
+            read_as,
         },
     }
 }
@@ -515,6 +549,9 @@ impl MetadataRecord {
             o.insert("apiKey".into(), f.api_key.into());
             o.insert("version".into(), f.version.into());
         }
+        if let Some(v) = self.read_as {
+            o.insert("readAs".into(), v.into());
+        }
         o.insert("type".into(), self.name.clone().into());
         if let Some(d) = &self.data {
             o.insert("data".into(), d.clone());
@@ -528,9 +565,10 @@ impl MetadataRecord {
 
     /// One line for people: `TopicRecord v0 {"name":"orders",…}`.
     pub fn to_text(&self, raw: &[u8]) -> String {
-        let v = self
-            .frame
-            .map_or(String::new(), |f| format!(" v{}", f.version));
+        let v = self.frame.map_or(String::new(), |f| match self.read_as {
+            Some(r) => format!(" v{} (newer than klog knows: read as v{r})", f.version),
+            None => format!(" v{}", f.version),
+        });
         match (&self.data, &self.error) {
             (Some(d), _) => format!("{}{v} {d}", self.name),
             (None, Some(e)) => format!("{}{v} undecoded ({e}) raw: {}", self.name, hex(raw)),
@@ -582,9 +620,15 @@ mod tests {
         let u = decode_metadata(&[1, 99, 0, 5], 0);
         assert_eq!(u.name, "unknown(99)");
         assert!(u.error.is_some());
+        // Version 7 of TopicRecord (v0 only): read with v0's layout.
+        let mut b7 = b.clone();
+        b7[2] = 7;
+        let v = decode_metadata(&b7, 0);
+        assert_eq!((v.name.as_str(), v.read_as), ("TopicRecord", Some(0)));
+        assert_eq!(v.data.unwrap()["name"], "ab");
         let v = decode_metadata(&[1, 2, 7, 0], 0);
-        assert_eq!(v.name, "TopicRecord");
-        assert!(v.error.unwrap().contains("version 7"));
+        assert!(v.error.unwrap().contains("version 7 read as version 0"));
+        assert!(matches!(v.defect, Some(Defect::Malformed(_))));
         assert!(decode_metadata(&[0, 2, 0], 0).error.is_some());
         assert!(decode_metadata(&[], 0).error.is_some());
     }
