@@ -209,6 +209,17 @@ kinds! {
     MetadataTransactionAborted = "metadata_transaction_aborted", Note;
     /// A metadata transaction still open where the replay ends: its records are not applied.
     MetadataTransactionOpen = "metadata_transaction_open", Note;
+    /// A partition registration no Kafka controller writes (a negative
+    /// partition, duplicate replicas, a leader or ISR member that is not a
+    /// replica): Kafka's image takes it as written.
+    PartitionRegistrationInvalid = "partition_registration_invalid", Warning;
+    /// A PartitionRecord for a partition that has one: Kafka's image takes
+    /// the new one whole; a controller writes a PartitionChangeRecord instead.
+    PartitionRecordAgain = "partition_record_again", Warning;
+    /// A TopicRecord whose name a topic already has: a controller replaying
+    /// the log stops (`ReplicationControlManager.replay`), a broker's image
+    /// takes it.
+    DuplicateTopicRecord = "duplicate_topic_record", Error;
 }
 
 impl Kind {

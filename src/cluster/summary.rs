@@ -608,19 +608,19 @@ fn metadata_summary(folder: &Path, findings: &mut Vec<Finding>) -> Result<Option
         .values()
         .map(|t| TopicSummary {
             topic: t.name.clone(),
-            topic_id: t.id.clone(),
+            topic_id: t.id.to_string(),
             partitions: t
                 .partitions
                 .iter()
                 .map(|(&partition, r)| AssignedPartition {
                     partition,
-                    replicas: r.replicas.clone(),
-                    isr: r.isr.clone(),
+                    replicas: r.replicas.to_vec(),
+                    isr: r.isr.to_vec(),
                     leader: r.leader,
                     leader_epoch: r.leader_epoch,
                     partition_epoch: r.partition_epoch,
-                    eligible_leader_replicas: r.eligible_leader_replicas.clone(),
-                    last_known_elr: r.last_known_elr.clone(),
+                    eligible_leader_replicas: r.eligible_leader_replicas.to_vec(),
+                    last_known_elr: r.last_known_elr.to_vec(),
                 })
                 .collect(),
         })

@@ -264,12 +264,7 @@ fn topic_id_findings(
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in partitions {
-        let Some(id) = p
-            .live
-            .as_ref()
-            .and_then(|l| l.topic_id)
-            .map(|m| m.topic_id.to_string())
-        else {
+        let Some(id) = p.live.as_ref().and_then(|l| l.topic_id).map(|m| m.topic_id) else {
             continue;
         };
         if p.topic == kaen_log::metadata::METADATA_TOPIC {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use kaen_log::metadata::image::{
     resource_type_name, Broker, Controller, Listener, Note, PartitionReg, ProducerIds, Section,
+    Uuid,
 };
 use kaen_log::metadata::{self, Replayed};
 use schemars::JsonSchema;
@@ -36,7 +37,12 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// transaction record out of place). A version newer than klog knows is
 /// read with the newest layout, as Kafka does, and is a warning. Either
 /// way the parts of the image the record may touch are marked incomplete
-/// ("incomplete:" in text, `incomplete` in JSON). The snapshot read must
+/// ("incomplete:" in text, `incomplete` in JSON). What Kafka's image takes
+/// as written but no controller writes is a warning: a partition
+/// registration with a negative partition, repeated replicas, a leader or
+/// ISR member that is not a replica, a second PartitionRecord for a
+/// partition; a TopicRecord for a name a topic has is an error (a
+/// controller replaying the log stops). The snapshot read must
 /// begin with a SNAPSHOT_HEADER control record (Kafka refuses it
 /// otherwise: an error) and end with a SNAPSHOT_FOOTER (a warning: it may
 /// have been cut short). Exit 1 when a batch or record of the metadata log
@@ -93,7 +99,7 @@ fn listeners(ls: &[Listener]) -> String {
 struct PartitionRow<'a> {
     topic: &'a str,
     partition: i32,
-    topic_id: &'a str,
+    topic_id: &'a Uuid,
     leader: i32,
     leader_epoch: i32,
     partition_epoch: i32,
@@ -106,7 +112,7 @@ struct PartitionRow<'a> {
 #[derive(Serialize, JsonSchema)]
 struct TopicOut<'a> {
     name: &'a str,
-    id: &'a str,
+    id: &'a Uuid,
     partitions: Vec<PartitionOut<'a>>,
 }
 

@@ -45,6 +45,7 @@ use serde_json::Value;
 
 use super::records::{Defect, MetadataRecord};
 use crate::findings::{Kind, Severity};
+pub use crate::log::meta::Uuid;
 
 /// A listener (`EndPoints` of a registration).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -77,27 +78,102 @@ pub struct Controller {
     pub listeners: Vec<Listener>,
 }
 
+// Compact: a cluster's image holds one per partition (boxed slices, ids
+// as 16 bytes).
 /// A partition's registration (`PartitionRegistration`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PartitionReg {
-    pub replicas: Vec<i32>,
-    pub isr: Vec<i32>,
-    pub removing_replicas: Vec<i32>,
-    pub adding_replicas: Vec<i32>,
+    pub replicas: Box<[i32]>,
+    pub isr: Box<[i32]>,
+    pub removing_replicas: Box<[i32]>,
+    pub adding_replicas: Box<[i32]>,
     pub leader: i32,
     pub leader_recovery_state: i8,
     pub leader_epoch: i32,
     pub partition_epoch: i32,
-    pub directories: Vec<String>,
-    pub eligible_leader_replicas: Vec<i32>,
-    pub last_known_elr: Vec<i32>,
+    pub directories: Box<[Uuid]>,
+    pub eligible_leader_replicas: Box<[i32]>,
+    pub last_known_elr: Box<[i32]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Topic {
     pub name: String,
-    pub id: String,
-    pub partitions: BTreeMap<i32, PartitionReg>,
+    pub id: Uuid,
+    pub partitions: Partitions,
+}
+
+/// A topic's partitions by partition id, in order: a sorted vector (a map
+/// node per topic would hold room for eleven).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(transparent)]
+pub struct Partitions(Vec<(i32, PartitionReg)>);
+
+impl Partitions {
+    fn at(&self, p: i32) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&p, |(id, _)| *id)
+    }
+
+    pub fn get(&self, p: &i32) -> Option<&PartitionReg> {
+        self.at(*p).ok().and_then(|i| self.0.get(i)).map(|(_, r)| r)
+    }
+
+    pub fn get_mut(&mut self, p: &i32) -> Option<&mut PartitionReg> {
+        let i = self.at(*p).ok()?;
+        self.0.get_mut(i).map(|(_, r)| r)
+    }
+
+    /// Set partition `p`, returning the registration it replaces.
+    pub fn insert(&mut self, p: i32, reg: PartitionReg) -> Option<PartitionReg> {
+        match self.at(p) {
+            Ok(i) => self
+                .0
+                .get_mut(i)
+                .map(|slot| std::mem::replace(&mut slot.1, reg)),
+            Err(i) => {
+                // Grow by doubling from one: a topic of one partition holds
+                // one (a Vec's first growth makes room for four).
+                if self.0.len() == self.0.capacity() {
+                    self.0.reserve_exact(self.0.len().max(1));
+                }
+                self.0.insert(i, (p, reg));
+                None
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `(partition, registration)` in partition order.
+    pub fn iter(&self) -> impl Iterator<Item = (&i32, &PartitionReg)> {
+        self.0.iter().map(|(p, r)| (p, r))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &i32> {
+        self.0.iter().map(|(p, _)| p)
+    }
+
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut PartitionReg> {
+        self.0.iter_mut().map(|(_, r)| r)
+    }
+}
+
+impl<'a> IntoIterator for &'a Partitions {
+    type Item = (&'a i32, &'a PartitionReg);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (i32, PartitionReg)>,
+        fn(&'a (i32, PartitionReg)) -> (&'a i32, &'a PartitionReg),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(p, r)| (p, r))
+    }
 }
 
 /// The latest producer id block (`ProducerIdsImage`).
@@ -229,14 +305,14 @@ impl Problem {
 /// `MetadataVersion.fromFeatureLevel` throws on any other.
 pub const METADATA_VERSION_LEVELS: std::ops::RangeInclusive<i64> = 7..=34;
 
-/// `DirectoryId.MIGRATING` (`new Uuid(0, 0)`) as text.
-pub const MIGRATING: &str = crate::format::schema::ZERO_UUID;
+/// `DirectoryId.MIGRATING` (`new Uuid(0, 0)`).
+pub const MIGRATING: Uuid = Uuid::ZERO;
 
 /// `PartitionRegistration.defaultToMigrating`: directories that are empty
 /// or all MIGRATING become one MIGRATING per replica.
-fn default_to_migrating(dirs: Vec<String>, replicas: usize) -> Vec<String> {
-    if dirs.iter().all(|d| d == MIGRATING) {
-        vec![MIGRATING.to_string(); replicas]
+fn default_to_migrating(dirs: Box<[Uuid]>, replicas: usize) -> Box<[Uuid]> {
+    if dirs.iter().all(|d| *d == MIGRATING) {
+        vec![MIGRATING; replicas].into_boxed_slice()
     } else {
         dirs
     }
@@ -256,9 +332,9 @@ pub struct Image {
     pub brokers: BTreeMap<i32, Broker>,
     pub controllers: BTreeMap<i32, Controller>,
     /// By topic id.
-    pub topics: BTreeMap<String, Topic>,
+    pub topics: BTreeMap<Uuid, Topic>,
     /// Topic ids removed by a RemoveTopicRecord, with their names.
-    pub deleted_topics: BTreeMap<String, String>,
+    pub deleted_topics: BTreeMap<Uuid, String>,
     /// `(resource type, resource name)` → key → value. Resource types are
     /// `ConfigResource.Type` ids: 2 topic, 4 broker, 8 broker logger,
     /// 16 client metrics, 32 group.
@@ -279,6 +355,19 @@ pub struct Image {
     pub notes: Vec<Note>,
     /// The parts of the image klog could not build in full.
     pub incomplete: BTreeSet<Section>,
+    /// Topic ids by the hash of their name ([`name_key`]): lookups by name
+    /// without a second copy of every name.
+    by_name: BTreeSet<(u64, Uuid)>,
+}
+
+/// The key of a topic name in the name index: a hash fixed across runs
+/// (SipHash with zero keys), the names themselves compared on a match.
+fn name_key(name: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    #[allow(deprecated)]
+    let mut h = std::hash::SipHasher::new();
+    name.hash(&mut h);
+    h.finish()
 }
 
 fn int(v: &Value, k: &str) -> i64 {
@@ -289,11 +378,27 @@ fn text(v: &Value, k: &str) -> String {
     v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
 }
 
-fn ints(v: Option<&Value>) -> Option<Vec<i32>> {
+fn ints(v: Option<&Value>) -> Option<Box<[i32]>> {
     v?.as_array().map(|a| {
         a.iter()
             .filter_map(Value::as_i64)
             .map(|x| x as i32)
+            .collect()
+    })
+}
+
+/// A uuid field (its text form in the decoded record).
+fn uuid(v: &Value, k: &str) -> Uuid {
+    v.get(k)
+        .and_then(Value::as_str)
+        .and_then(|s| Uuid::parse(s).ok())
+        .unwrap_or(Uuid::ZERO)
+}
+
+fn uuids(v: Option<&Value>) -> Option<Box<[Uuid]>> {
+    v?.as_array().map(|a| {
+        a.iter()
+            .filter_map(|u| u.as_str().and_then(|s| Uuid::parse(s).ok()))
             .collect()
     })
 }
@@ -336,9 +441,33 @@ pub fn resource_type_name(t: i8) -> &'static str {
 }
 
 impl Image {
-    /// The topic named `name`.
+    /// The topic named `name` (the one with the highest id, should two be).
     pub fn topic_by_name(&self, name: &str) -> Option<&Topic> {
-        self.topics.values().find(|t| t.name == name)
+        let key = name_key(name);
+        self.by_name
+            .range((key, Uuid::ZERO)..=(key, Uuid([0xff; 16])))
+            .rev()
+            .filter_map(|(_, id)| self.topics.get(id))
+            .find(|t| t.name == name)
+    }
+
+    /// Add or replace a topic, keeping the name index.
+    fn put_topic(&mut self, t: Topic) -> Option<Topic> {
+        self.by_name.insert((name_key(&t.name), t.id));
+        let old = self.topics.insert(t.id, t);
+        if let Some(o) = &old {
+            if self.topics.get(&o.id).is_some_and(|n| n.name != o.name) {
+                self.by_name.remove(&(name_key(&o.name), o.id));
+            }
+        }
+        old
+    }
+
+    /// Remove a topic, keeping the name index.
+    fn take_topic(&mut self, id: &Uuid) -> Option<Topic> {
+        let t = self.topics.remove(id)?;
+        self.by_name.remove(&(name_key(&t.name), t.id));
+        Some(t)
     }
 
     /// The partition count of `name`, when the topic exists.
@@ -367,7 +496,7 @@ impl Image {
                         incomplete: Some(Section::of_record(&r.name)),
                     });
                 }
-                if let Err(p) = self.replay(r, d) {
+                if let Err(p) = self.replay(r, d, &mut problems) {
                     problems.push(p);
                 }
             }
@@ -389,8 +518,14 @@ impl Image {
     }
 
     /// The record's change to the image (`MetadataDelta.replay` and the
-    /// deltas it calls), or why Kafka refuses it.
-    fn replay(&mut self, r: &MetadataRecord, d: &Value) -> Result<(), Problem> {
+    /// deltas it calls), or why Kafka refuses it; what a record applied
+    /// leaves that no controller writes goes to `problems`.
+    fn replay(
+        &mut self,
+        r: &MetadataRecord,
+        d: &Value,
+        problems: &mut Vec<Problem>,
+    ) -> Result<(), Problem> {
         match r.name.as_str() {
             "RegisterBrokerRecord" => {
                 // BrokerRegistration.fromRecord.
@@ -501,19 +636,44 @@ impl Image {
                 self.controllers.remove(&(int(d, "controllerId") as i32));
             }
             "TopicRecord" => {
-                let id = text(d, "topicId");
+                // TopicsDelta.replay: a new topic image, no partitions (a
+                // second record for an id starts it again).
+                let id = uuid(d, "topicId");
+                let name = text(d, "name");
+                let taken = self.topic_by_name(&name).map(|t| t.id);
                 self.deleted_topics.remove(&id);
-                self.topics.insert(
-                    id.clone(),
-                    Topic {
-                        name: text(d, "name"),
-                        id,
-                        partitions: BTreeMap::new(),
-                    },
-                );
+                let old = self.put_topic(Topic {
+                    name: name.clone(),
+                    id,
+                    partitions: Partitions::default(),
+                });
+                if let Some(other) = taken {
+                    return Err(Problem {
+                        kind: Kind::DuplicateTopicRecord,
+                        severity: Kind::DuplicateTopicRecord.severity(),
+                        detail: format!(
+                            "TopicRecord {name:?} (id {id}): {}; a controller replaying this log stops \
+                             (ReplicationControlManager.replay(TopicRecord) throws \"Found duplicate TopicRecord\"), \
+                             a broker's image takes it (TopicsDelta.replay){}",
+                            if other == id {
+                                "the topic exists already".to_string()
+                            } else {
+                                format!("topic id {other} has that name")
+                            },
+                            match old {
+                                Some(o) if !o.partitions.is_empty() => {
+                                    format!(" and starts the topic again without its {} partitions", o.partitions.len())
+                                }
+                                _ => String::new(),
+                            }
+                        ),
+                        not_applied: false,
+                        incomplete: None,
+                    });
+                }
             }
             "PartitionRecord" => {
-                let id = text(d, "topicId");
+                let id = uuid(d, "topicId");
                 let p = int(d, "partitionId") as i32;
                 let Some(t) = self.topics.get_mut(&id) else {
                     return Err(Problem::rejected(format!(
@@ -522,7 +682,15 @@ impl Image {
                     )));
                 };
                 let replicas = ints(d.get("replicas")).unwrap_or_default();
-                let dirs = strings(d.get("directories")).unwrap_or_default();
+                let dirs = uuids(d.get("directories")).unwrap_or_default();
+                let lrs = int(d, "leaderRecoveryState");
+                // LeaderRecoveryState.of: 0 or 1, else it throws.
+                if !(0..=1).contains(&lrs) {
+                    return Err(Problem::rejected(format!(
+                        "PartitionRecord: {}-{p} has leaderRecoveryState {lrs} (LeaderRecoveryState.of throws)",
+                        t.name
+                    )));
+                }
                 // PartitionRegistration.checkDirectories(PartitionRecord).
                 if !dirs.is_empty() && dirs.len() != replicas.len() {
                     return Err(Problem::rejected(format!(
@@ -539,17 +707,33 @@ impl Image {
                     removing_replicas: ints(d.get("removingReplicas")).unwrap_or_default(),
                     adding_replicas: ints(d.get("addingReplicas")).unwrap_or_default(),
                     leader: int(d, "leader") as i32,
-                    leader_recovery_state: int(d, "leaderRecoveryState") as i8,
+                    leader_recovery_state: lrs as i8,
                     leader_epoch: int(d, "leaderEpoch") as i32,
                     partition_epoch: int(d, "partitionEpoch") as i32,
                     eligible_leader_replicas: ints(d.get("eligibleLeaderReplicas"))
                         .unwrap_or_default(),
                     last_known_elr: ints(d.get("lastKnownElr")).unwrap_or_default(),
                 };
-                t.partitions.insert(p, reg);
+                let invalid = invalid_registration(p, &reg);
+                let name = t.name.clone();
+                if t.partitions.insert(p, reg).is_some() {
+                    problems.push(Problem {
+                        kind: Kind::PartitionRecordAgain,
+                        severity: Kind::PartitionRecordAgain.severity(),
+                        detail: format!(
+                            "PartitionRecord for {name}-{p}, which has a registration: Kafka's image takes the new \
+                             one whole (TopicDelta.replay), a controller logs \"Replayed PartitionRecord for existing \
+                             partition\" (ReplicationControlManager.replay); a controller changes a partition with a \
+                             PartitionChangeRecord"
+                        ),
+                        not_applied: false,
+                        incomplete: None,
+                    });
+                }
+                problems.extend(invalid.map(|what| invalid_problem(&name, p, &what)));
             }
             "PartitionChangeRecord" => {
-                let id = text(d, "topicId");
+                let id = uuid(d, "topicId");
                 let p = int(d, "partitionId") as i32;
                 let Some(reg) = self
                     .topics
@@ -562,10 +746,17 @@ impl Image {
                     )));
                 };
                 merge(reg, d).map_err(Problem::rejected)?;
+                if let Some(what) = invalid_registration(p, reg) {
+                    let name = self
+                        .topics
+                        .get(&id)
+                        .map_or_else(String::new, |t| t.name.clone());
+                    problems.push(invalid_problem(&name, p, &what));
+                }
             }
             "RemoveTopicRecord" => {
-                let id = text(d, "topicId");
-                match self.topics.remove(&id) {
+                let id = uuid(d, "topicId");
+                match self.take_topic(&id) {
                     Some(t) => {
                         self.configs.remove(&(2, t.name.clone()));
                         self.deleted_topics.insert(id, t.name);
@@ -680,8 +871,8 @@ impl Image {
                 {
                     for p in t.partitions.values_mut() {
                         if !p.eligible_leader_replicas.is_empty() || !p.last_known_elr.is_empty() {
-                            p.eligible_leader_replicas.clear();
-                            p.last_known_elr.clear();
+                            p.eligible_leader_replicas = Box::default();
+                            p.last_known_elr = Box::default();
                             p.partition_epoch = p.partition_epoch.wrapping_add(1);
                         }
                     }
@@ -725,11 +916,79 @@ fn unreadable(r: &MetadataRecord, defect: Option<Defect>) -> Problem {
     }
 }
 
+/// What no Kafka controller writes in partition `p`'s registration, though
+/// Kafka's image takes it as written (`TopicDelta.replay`, and the
+/// `PartitionRegistration` constructor checks only the directories): the
+/// controller numbers partitions from 0, assigns distinct non-negative
+/// replicas (`ReplicationControlManager.validateManualPartitionAssignment`,
+/// `Replicas.validate`), keeps the ISR a subset of the replicas without
+/// duplicates (`Replicas.validateIsr`, checked on AlterPartition) and
+/// elects the leader among the replicas (`PartitionChangeBuilder`), or
+/// none (-1).
+fn invalid_registration(p: i32, reg: &PartitionReg) -> Option<String> {
+    let mut what = Vec::new();
+    if p < 0 {
+        what.push(format!("partition {p} is negative"));
+    }
+    let mut sorted = reg.replicas.to_vec();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|w| matches!(w, [a, b] if a == b)) {
+        what.push(format!("replicas {:?} repeat a broker", reg.replicas));
+    }
+    if sorted.first().is_some_and(|r| *r < 0) {
+        what.push(format!(
+            "replicas {:?} hold a negative broker id",
+            reg.replicas
+        ));
+    }
+    if reg.leader != -1 && !reg.replicas.contains(&reg.leader) {
+        what.push(format!(
+            "leader {} is not one of the replicas {:?}",
+            reg.leader, reg.replicas
+        ));
+    }
+    let mut isr = reg.isr.to_vec();
+    isr.sort_unstable();
+    if isr.windows(2).any(|w| matches!(w, [a, b] if a == b))
+        || isr.iter().any(|b| !reg.replicas.contains(b))
+    {
+        what.push(format!(
+            "the ISR {:?} is not a set of the replicas {:?}",
+            reg.isr, reg.replicas
+        ));
+    }
+    (!what.is_empty()).then(|| what.join("; "))
+}
+
+fn invalid_problem(topic: &str, p: i32, what: &str) -> Problem {
+    Problem {
+        kind: Kind::PartitionRegistrationInvalid,
+        severity: Kind::PartitionRegistrationInvalid.severity(),
+        detail: format!(
+            "{topic}-{p}: {what}: Kafka's image takes the registration as written (TopicDelta.replay), \
+             but no Kafka controller writes it"
+        ),
+        not_applied: false,
+        incomplete: None,
+    }
+}
+
 /// `PartitionRegistration.merge`: the lists a PartitionChangeRecord holds
 /// replace the old ones; or why Kafka throws.
 fn merge(reg: &mut PartitionReg, d: &Value) -> Result<(), String> {
+    // LeaderRecoveryState: absent means -1, no change; another value than
+    // 0 or 1 throws (LeaderRecoveryState.changeTo, of).
+    let lrs = d
+        .get("leaderRecoveryState")
+        .and_then(Value::as_i64)
+        .filter(|s| *s != -1);
+    if let Some(s) = lrs.filter(|s| !(0..=1).contains(s)) {
+        return Err(format!(
+            "PartitionChangeRecord: leaderRecoveryState {s} (LeaderRecoveryState.of throws)"
+        ));
+    }
     let replicas = ints(d.get("replicas"));
-    let new_dirs = strings(d.get("directories"));
+    let new_dirs = uuids(d.get("directories"));
     // checkDirectories(PartitionChangeRecord).
     if let (Some(r), Some(dirs)) = (&replicas, &new_dirs) {
         if !dirs.is_empty() && r.len() != dirs.len() {
@@ -770,12 +1029,7 @@ fn merge(reg: &mut PartitionReg, d: &Value) -> Result<(), String> {
         reg.leader = l as i32;
         reg.leader_epoch = reg.leader_epoch.wrapping_add(1);
     }
-    // LeaderRecoveryState: absent means -1, no change (LeaderRecoveryState.changeTo).
-    if let Some(s) = d
-        .get("leaderRecoveryState")
-        .and_then(Value::as_i64)
-        .filter(|s| *s != -1)
-    {
+    if let Some(s) = lrs {
         reg.leader_recovery_state = s as i8;
     }
     if let Some(v) = ints(d.get("eligibleLeaderReplicas")) {
@@ -793,6 +1047,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A topic id, as the decoded records give it (text).
+    const T: &str = "dG9waWMtdC1pZC0wMDAwMQ";
+
+    fn id() -> Uuid {
+        Uuid::parse(T).unwrap()
+    }
+
     fn rec(name: &str, data: Value) -> MetadataRecord {
         MetadataRecord {
             frame: None,
@@ -807,12 +1068,12 @@ mod tests {
     #[test]
     fn partition_change_merges_as_partition_registration_merge() {
         let mut img = Image::default();
-        img.apply(0, &rec("TopicRecord", json!({"name": "t", "topicId": "T"})));
+        img.apply(0, &rec("TopicRecord", json!({"name": "t", "topicId": T})));
         img.apply(
             1,
             &rec(
                 "PartitionRecord",
-                json!({"partitionId": 0, "topicId": "T", "replicas": [1, 2], "isr": [1, 2],
+                json!({"partitionId": 0, "topicId": T, "replicas": [1, 2], "isr": [1, 2],
                        "leader": 1, "leaderEpoch": 4, "partitionEpoch": 7,
                        "eligibleLeaderReplicas": [2]}),
             ),
@@ -822,10 +1083,10 @@ mod tests {
             2,
             &rec(
                 "PartitionChangeRecord",
-                json!({"partitionId": 0, "topicId": "T", "isr": [1]}),
+                json!({"partitionId": 0, "topicId": T, "isr": [1]}),
             ),
         );
-        let p = |img: &Image| img.topics["T"].partitions[&0].clone();
+        let p = |img: &Image| img.topics[&id()].partitions.get(&0).unwrap().clone();
         assert_eq!(
             (
                 p(&img).leader,
@@ -834,13 +1095,13 @@ mod tests {
             ),
             (1, 4, 8)
         );
-        assert_eq!(p(&img).isr, [1]);
+        assert_eq!(*p(&img).isr, [1]);
         // An explicit -2 is no change either; a new leader bumps the leader epoch.
         img.apply(
             3,
             &rec(
                 "PartitionChangeRecord",
-                json!({"partitionId": 0, "topicId": "T", "leader": -2}),
+                json!({"partitionId": 0, "topicId": T, "leader": -2}),
             ),
         );
         assert_eq!((p(&img).leader_epoch, p(&img).partition_epoch), (4, 9));
@@ -848,7 +1109,7 @@ mod tests {
             4,
             &rec(
                 "PartitionChangeRecord",
-                json!({"partitionId": 0, "topicId": "T", "leader": 2}),
+                json!({"partitionId": 0, "topicId": T, "leader": 2}),
             ),
         );
         assert_eq!(
@@ -868,7 +1129,7 @@ mod tests {
             6,
             &rec(
                 "PartitionChangeRecord",
-                json!({"partitionId": 9, "topicId": "T"}),
+                json!({"partitionId": 9, "topicId": T}),
             ),
         );
         assert_eq!(img.notes.len(), 1);
@@ -880,9 +1141,9 @@ mod tests {
                 json!({"resourceType": 2, "resourceName": "t", "name": "a", "value": "b"}),
             ),
         );
-        img.apply(8, &rec("RemoveTopicRecord", json!({"topicId": "T"})));
+        img.apply(8, &rec("RemoveTopicRecord", json!({"topicId": T})));
         assert!(img.topics.is_empty() && img.configs.is_empty());
-        assert_eq!(img.deleted_topics["T"], "t");
+        assert_eq!(img.deleted_topics[&id()], "t");
     }
 
     #[test]

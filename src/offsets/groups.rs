@@ -392,7 +392,7 @@ pub fn topic_names(dirs: &[DataDir]) -> BTreeMap<String, String> {
         if let Some(folder) = crate::metadata::metadata_folder(&d.path) {
             if let Ok(r) = crate::metadata::replay(&folder, None) {
                 for t in r.image.topics.values() {
-                    names.insert(t.id.clone(), t.name.clone());
+                    names.insert(t.id.to_string(), t.name.clone());
                 }
             }
         }

@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::kraft::{partition, uuid};
-use crate::support::{document, encoded, stderr, stdout, write_segment, TestEnv};
+use crate::support::{document, encoded, findings, stderr, stdout, write_segment, TestEnv};
 
 /// `DirectoryId.MIGRATING` (Uuid 0, 0).
 const MIGRATING: &str = "AAAAAAAAAAAAAAAAAAAAAA";
@@ -19,22 +19,6 @@ fn metadata(env: &TestEnv, dir: &str, extra: &[&str], code: i32) -> Value {
     let o = env.run(&args, None);
     assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
     document(&o, "metadata")
-}
-
-/// (kind, severity, offset) of every finding.
-fn findings(m: &Value) -> Vec<(String, String, i64)> {
-    m["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["kind"].as_str().unwrap().to_string(),
-                f["severity"].as_str().unwrap().to_string(),
-                f["offset"].as_i64().unwrap_or(-1),
-            )
-        })
-        .collect()
 }
 
 fn finding(kind: &str, severity: &str, offset: i64) -> (String, String, i64) {

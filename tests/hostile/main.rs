@@ -16,6 +16,7 @@ mod amplify;
 mod diff;
 mod files;
 mod measure;
+mod metadata;
 mod records;
 mod repair;
 mod resync;
