@@ -63,7 +63,26 @@ impl Catalog {
             let Some(folder) = crate::metadata::metadata_folder(d) else {
                 continue;
             };
-            let image = crate::metadata::replay(&folder, None)?.image;
+            let replayed = crate::metadata::replay(&folder, None)?;
+            // A catalog short of topics klog could not read would refuse
+            // real ones: the metadata must be read in full.
+            let incomplete = replayed.incomplete();
+            if incomplete.iter().any(|s| {
+                matches!(
+                    s,
+                    crate::metadata::image::Section::Topics | crate::metadata::image::Section::All
+                )
+            }) {
+                let first = |s| replayed.findings.iter().find(|f| f.severity == s);
+                let why = first(crate::findings::Severity::Error)
+                    .or_else(|| first(crate::findings::Severity::Warning))
+                    .map_or_else(String::new, |f| format!(": {f}"));
+                return Err(Error::layout(
+                    &folder,
+                    format!("klog cannot read the topics of this metadata log in full{why}"),
+                ));
+            }
+            let image = replayed.image;
             let topics = image
                 .topics
                 .values()

@@ -489,7 +489,7 @@ fn topic_id_pairs(dirs: &[DataDir]) -> Vec<(String, String)> {
         if let Some(folder) = crate::metadata::metadata_folder(&d.path) {
             if let Ok(r) = crate::metadata::replay(&folder, None) {
                 for t in r.image.topics.values() {
-                    pairs.push((t.id.clone(), t.name.clone()));
+                    pairs.push((t.id.to_string(), t.name.clone()));
                 }
             }
         }

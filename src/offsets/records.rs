@@ -36,7 +36,7 @@ use serde_json::Value;
 
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
-use crate::format::schema::{Field, Schema, Ty, OPEN};
+use crate::format::schema::{last_version, Field, Release, Schema, Ty, OPEN};
 use crate::metadata::records::Hex;
 
 use crate::format::schema::f;
@@ -47,16 +47,20 @@ const fn key(name: &'static str, fields: &'static [Field]) -> Schema {
     Schema {
         name,
         versions: (0, i16::MAX),
+        since: &[],
         flexible_from: None,
         fields,
     }
 }
 
-const fn value(name: &'static str, fields: &'static [Field]) -> Schema {
-    // Every value here: "validVersions": "0", "flexibleVersions": "0+".
+/// A value schema; `since` holds the release that introduced each version
+/// from 0 (the schema files of each release's jars).
+const fn value(name: &'static str, since: &'static [Release], fields: &'static [Field]) -> Schema {
+    // Every value here: "flexibleVersions": "0+".
     Schema {
         name,
-        versions: (0, 0),
+        versions: (0, last_version(since)),
+        since,
         flexible_from: Some(0),
         fields,
     }
@@ -335,6 +339,7 @@ pub static CLASSIC_RECORDS: &[RecordType] = &[
         Schema {
             name: "LegacyOffsetCommitValue",
             versions: (0, 0),
+            since: &[Release::R3_9],
             flexible_from: None,
             fields: OFFSET_COMMIT_VALUE_FIELDS,
         },
@@ -357,6 +362,7 @@ const fn classic_value(name: &'static str, fields: &'static [Field]) -> Schema {
     Schema {
         name,
         versions: (0, 4),
+        since: &[Release::R3_9; 5],
         flexible_from: Some(4),
         fields,
     }
@@ -378,21 +384,33 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         3,
         "ConsumerGroupMetadata",
         GROUP,
-        value("ConsumerGroupMetadataValue", CONSUMER_EPOCH),
+        value(
+            "ConsumerGroupMetadataValue",
+            &[Release::R3_9],
+            CONSUMER_EPOCH,
+        ),
     ),
     // ConsumerGroupPartitionMetadataKey/Value.json
     rt(
         4,
         "ConsumerGroupPartitionMetadata",
         GROUP,
-        value("ConsumerGroupPartitionMetadataValue", TOPIC_METADATA),
+        value(
+            "ConsumerGroupPartitionMetadataValue",
+            &[Release::R3_9],
+            TOPIC_METADATA,
+        ),
     ),
     // ConsumerGroupMemberMetadataKey/Value.json
     rt(
         5,
         "ConsumerGroupMemberMetadata",
         GROUP_MEMBER,
-        value("ConsumerGroupMemberMetadataValue", CONSUMER_MEMBER),
+        value(
+            "ConsumerGroupMemberMetadataValue",
+            &[Release::R3_9],
+            CONSUMER_MEMBER,
+        ),
     ),
     // ConsumerGroupTargetAssignmentMetadataKey/Value.json
     rt(
@@ -401,6 +419,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP,
         value(
             "ConsumerGroupTargetAssignmentMetadataValue",
+            &[Release::R3_9],
             ASSIGNMENT_EPOCH,
         ),
     ),
@@ -409,7 +428,11 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         7,
         "ConsumerGroupTargetAssignmentMember",
         GROUP_MEMBER,
-        value("ConsumerGroupTargetAssignmentMemberValue", TARGET_MEMBER),
+        value(
+            "ConsumerGroupTargetAssignmentMemberValue",
+            &[Release::R3_9],
+            TARGET_MEMBER,
+        ),
     ),
     // ConsumerGroupCurrentMemberAssignmentKey/Value.json
     rt(
@@ -418,6 +441,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP_MEMBER,
         value(
             "ConsumerGroupCurrentMemberAssignmentValue",
+            &[Release::R3_9],
             CONSUMER_ASSIGNMENT,
         ),
     ),
@@ -428,7 +452,11 @@ pub static GROUP_RECORDS: &[RecordType] = &[
             9,
             "ShareGroupPartitionMetadata",
             GROUP,
-            value("ShareGroupPartitionMetadataValue", TOPIC_METADATA),
+            value(
+                "ShareGroupPartitionMetadataValue",
+                &[Release::R3_9],
+                TOPIC_METADATA,
+            ),
         )
     },
     // ShareGroupMemberMetadataKey/Value.json
@@ -436,35 +464,51 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         10,
         "ShareGroupMemberMetadata",
         GROUP_MEMBER,
-        value("ShareGroupMemberMetadataValue", SHARE_MEMBER),
+        value(
+            "ShareGroupMemberMetadataValue",
+            &[Release::R3_9],
+            SHARE_MEMBER,
+        ),
     ),
     // ShareGroupMetadataKey/Value.json
     rt(
         11,
         "ShareGroupMetadata",
         GROUP,
-        value("ShareGroupMetadataValue", EPOCH_HASH),
+        value("ShareGroupMetadataValue", &[Release::R3_9], EPOCH_HASH),
     ),
     // ShareGroupTargetAssignmentMetadataKey/Value.json
     rt(
         12,
         "ShareGroupTargetAssignmentMetadata",
         GROUP,
-        value("ShareGroupTargetAssignmentMetadataValue", ASSIGNMENT_EPOCH),
+        value(
+            "ShareGroupTargetAssignmentMetadataValue",
+            &[Release::R4_0],
+            ASSIGNMENT_EPOCH,
+        ),
     ),
     // ShareGroupTargetAssignmentMemberKey/Value.json
     rt(
         13,
         "ShareGroupTargetAssignmentMember",
         GROUP_MEMBER,
-        value("ShareGroupTargetAssignmentMemberValue", TARGET_MEMBER),
+        value(
+            "ShareGroupTargetAssignmentMemberValue",
+            &[Release::R4_0],
+            TARGET_MEMBER,
+        ),
     ),
     // ShareGroupCurrentMemberAssignmentKey/Value.json
     rt(
         14,
         "ShareGroupCurrentMemberAssignment",
         GROUP_MEMBER,
-        value("ShareGroupCurrentMemberAssignmentValue", SHARE_ASSIGNMENT),
+        value(
+            "ShareGroupCurrentMemberAssignmentValue",
+            &[Release::R4_0],
+            SHARE_ASSIGNMENT,
+        ),
     ),
     // ShareGroupStatePartitionMetadataKey/Value.json
     rt(
@@ -473,6 +517,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP,
         value(
             "ShareGroupStatePartitionMetadataValue",
+            &[Release::R4_0],
             SHARE_STATE_PARTITIONS,
         ),
     ),
@@ -481,21 +526,33 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         16,
         "ConsumerGroupRegularExpression",
         GROUP_REGEX,
-        value("ConsumerGroupRegularExpressionValue", REGEX_VALUE),
+        value(
+            "ConsumerGroupRegularExpressionValue",
+            &[Release::R4_0],
+            REGEX_VALUE,
+        ),
     ),
     // StreamsGroupMetadataKey/Value.json
     rt(
         17,
         "StreamsGroupMetadata",
         GROUP,
-        value("StreamsGroupMetadataValue", STREAMS_METADATA),
+        value(
+            "StreamsGroupMetadataValue",
+            &[Release::R4_1],
+            STREAMS_METADATA,
+        ),
     ),
     // StreamsGroupMemberMetadataKey/Value.json
     rt(
         19,
         "StreamsGroupMemberMetadata",
         GROUP_MEMBER,
-        value("StreamsGroupMemberMetadataValue", STREAMS_MEMBER),
+        value(
+            "StreamsGroupMemberMetadataValue",
+            &[Release::R4_1],
+            STREAMS_MEMBER,
+        ),
     ),
     // StreamsGroupTargetAssignmentMetadataKey.json
     rt(
@@ -504,6 +561,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP,
         value(
             "StreamsGroupTargetAssignmentMetadataValue",
+            &[Release::R4_1],
             ASSIGNMENT_EPOCH,
         ),
     ),
@@ -514,6 +572,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP_MEMBER,
         value(
             "StreamsGroupTargetAssignmentMemberValue",
+            &[Release::R4_1],
             STREAMS_TARGET_MEMBER,
         ),
     ),
@@ -524,6 +583,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP_MEMBER,
         value(
             "StreamsGroupCurrentMemberAssignmentValue",
+            &[Release::R4_1],
             STREAMS_ASSIGNMENT,
         ),
     ),
@@ -532,7 +592,11 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         23,
         "StreamsGroupTopology",
         GROUP,
-        value("StreamsGroupTopologyValue", STREAMS_TOPOLOGY),
+        value(
+            "StreamsGroupTopologyValue",
+            &[Release::R4_1],
+            STREAMS_TOPOLOGY,
+        ),
     ),
 ];
 
@@ -571,13 +635,13 @@ pub static SHARE_RECORDS: &[RecordType] = &[
         0,
         "ShareSnapshot",
         SHARE_KEY,
-        value("ShareSnapshotValue", SHARE_SNAPSHOT),
+        value("ShareSnapshotValue", &[Release::R4_0], SHARE_SNAPSHOT),
     ),
     rt(
         1,
         "ShareUpdate",
         SHARE_KEY,
-        value("ShareUpdateValue", SHARE_UPDATE),
+        value("ShareUpdateValue", &[Release::R4_0], SHARE_UPDATE),
     ),
 ];
 

@@ -203,7 +203,7 @@ impl Replicas {
             topic
                 .partitions
                 .get(&self.target.partition)
-                .map(|p| p.replicas.clone())
+                .map(|p| p.replicas.to_vec())
         });
         let nodes: Vec<Option<i32>> = self.dirs.iter().map(|d| node_id(d)).collect();
         let what = format!("{}-{}", self.target.topic, self.target.partition);

@@ -37,7 +37,7 @@ use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::findings::{Finding, Kind};
 use crate::format::cursor::Cursor;
 use crate::format::schema::types::*;
-use crate::format::schema::{f, Schema, Ty, OPEN};
+use crate::format::schema::{f, Release, Schema, Ty, OPEN};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::Partition;
 use crate::log::Policy;
@@ -50,6 +50,7 @@ pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
 pub static TRANSACTION_LOG_KEY: Schema = Schema {
     name: "TransactionLogKey",
     versions: (0, 0),
+    since: &[Release::R3_9],
     flexible_from: None,
     fields: &[f!("TransactionalId", S)],
 };
@@ -59,6 +60,7 @@ pub static TRANSACTION_LOG_KEY: Schema = Schema {
 pub static TRANSACTION_LOG_VALUE: Schema = Schema {
     name: "TransactionLogValue",
     versions: (0, 1),
+    since: &[Release::R3_9, Release::R3_9],
     flexible_from: Some(1),
     fields: &[
         f!("ProducerId", I64),

@@ -6,7 +6,7 @@ use crate::support::{document, dump_batches, stdout, TestEnv};
 use serde_json::Value;
 
 /// Kafka's Uuid.toString of 16 ASCII bytes, as written by hand here.
-fn uuid(raw: &[u8; 16]) -> String {
+pub(crate) fn uuid(raw: &[u8; 16]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
 }
@@ -78,10 +78,10 @@ fn metadata_log_records_are_decoded() {
     assert_eq!(cfg["data"]["value"], Value::Null);
     assert_eq!(recs[24].1["type"], "RemoveTopicRecord");
     assert_eq!(recs[24].1["data"]["topicId"], uuid(b"old-topic-id-016"));
-    // Offset 23: apiKey 99 is named and shown raw, not fatal.
-    let (_, unknown) = &recs[23];
-    assert_eq!(unknown["type"], "unknown(99)");
-    assert_eq!(unknown["raw"], "016300002a");
+    // Offset 23: a NoOpRecord (apiKey 20), no fields.
+    let (_, noop) = &recs[23];
+    assert_eq!(noop["type"], "NoOpRecord");
+    assert_eq!(noop["data"], serde_json::json!({}));
 }
 
 #[test]
@@ -146,7 +146,8 @@ fn metadata_json(env: &TestEnv, extra: &[&str]) -> Value {
     document(&o, "metadata")
 }
 
-fn partition<'a>(image: &'a Value, topic: &str, p: i64) -> &'a Value {
+/// Partition `p` of `topic` in `klog metadata --format json`'s document.
+pub(crate) fn partition<'a>(image: &'a Value, topic: &str, p: i64) -> &'a Value {
     let t = image["topics"]
         .as_array()
         .unwrap()
@@ -207,8 +208,10 @@ fn metadata_replays_the_snapshot_then_the_log() {
         (&configs[1]["resource_type"], &configs[1]["resource"]),
         (&Value::from("broker"), &Value::from("(default)"))
     );
-    assert_eq!(m["not_applied"][0]["record"], "unknown(99)");
-    assert_eq!(m["not_applied"][0]["offset"], 23);
+    // Every record applied, nothing incomplete.
+    assert_eq!(m["not_applied"], serde_json::json!([]));
+    assert_eq!(m["incomplete"], serde_json::json!([]));
+    assert_eq!(m["findings"], serde_json::json!([]));
 }
 
 #[test]

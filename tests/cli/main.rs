@@ -18,6 +18,7 @@ mod info;
 mod kafka_dump;
 mod kafka_real;
 mod kraft;
+mod kraft44;
 mod lag;
 mod layouts;
 mod locking;

@@ -17,6 +17,7 @@ mod coordinator;
 mod diff;
 mod files;
 mod measure;
+mod metadata;
 mod records;
 mod repair;
 mod resync;
