@@ -106,7 +106,8 @@ pub struct VerifyCrcArgs {
     /// it deletes, which offsets disappear.
     #[arg(long, conflicts_with = "repair")]
     pub recovery_preview: bool,
-    /// Partitions checked at once (default: the number of cores); each job
+    /// Partitions checked at once (default, and at most: the number of
+    /// cores; more is clamped, with a note on stderr); each job
     /// after the first runs in a process of its own (a copy of this one, or
     /// `klog verify-worker` when klog runs other threads, such as a progress
     /// bar's), so that the jobs' memory maps do not share one address space. Jobs
@@ -337,9 +338,10 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
             transaction_timeout_ms: args.transaction_timeout_ms,
             ..TxnOptions::default()
         },
-        jobs: args
-            .jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        jobs: match args.jobs {
+            Some(n) => crate::cmd::clamp_to_cores("--jobs", n),
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        },
         // The jobs after the first are copies of this process, or where
         // one cannot be made, this program's `verify-worker`: on Linux the
         // very file this process runs, even if it has been replaced or

@@ -16,6 +16,7 @@ mod amplify;
 mod coordinator;
 mod diff;
 mod files;
+mod jobs;
 mod measure;
 mod records;
 mod repair;

@@ -133,7 +133,8 @@ pub struct DumpSegmentArgs {
     /// stable offset).
     #[arg(long, value_parser = crate::cli::isolation, default_value = "read-uncommitted")]
     pub isolation: Isolation,
-    /// Threads to run on (default: the cores). A segment of 16 MiB or more
+    /// Threads to run on (default, and at most: the cores; more is clamped,
+    /// with a note on stderr). A segment of 16 MiB or more
     /// is read ahead on the spare ones, which in JSON output also render
     /// its uncompressed batches; with 1 everything runs on one thread.
     /// The output is the same whatever the number.
@@ -161,7 +162,10 @@ pub enum Decoder {
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     if let Some(n) = args.threads {
         anyhow::ensure!(
-            kaen_log::log::cores::set_cores(usize::from(n)),
+            kaen_log::log::cores::set_cores(crate::cmd::clamp_to_cores(
+                "--threads",
+                usize::from(n)
+            )),
             "--threads: too late, threads are already counted"
         );
     }
