@@ -45,6 +45,7 @@ pub fn parse(bytes: &[u8], file: &Path) -> Result<SummaryDoc> {
     #[derive(Deserialize)]
     struct Probe {
         schema_version: Option<serde_json::Value>,
+        command: Option<serde_json::Value>,
     }
     let not_summary = |why: String| {
         Error::layout(
@@ -65,7 +66,14 @@ pub fn parse(bytes: &[u8], file: &Path) -> Result<SummaryDoc> {
             ),
         ));
     }
-    serde_json::from_slice(bytes).map_err(|e| not_summary(e.to_string()))
+    let doc: SummaryDoc = serde_json::from_slice(bytes).map_err(|e| not_summary(e.to_string()))?;
+    let command = probe
+        .command
+        .as_ref()
+        .map(|c| c.as_str().unwrap_or("(not a string)"));
+    super::check::check(command, &doc)
+        .map_err(|v| Error::layout(file, format!("is not a summary klog can trust: {v}")))?;
+    Ok(doc)
 }
 
 /// Read the summaries named by `paths`: files, or directories whose

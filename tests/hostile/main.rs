@@ -13,6 +13,7 @@ mod support;
 mod builder;
 
 mod amplify;
+mod cluster;
 mod coordinator;
 mod diff;
 mod files;
