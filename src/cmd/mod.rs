@@ -59,7 +59,7 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
 pub fn clamp_to_cores(flag: &str, n: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     if n > cores {
-        eprintln!("klog: note: {flag} {n} clamped to the {cores} cores available");
+        crate::report::say!("note: {flag} {n} clamped to the {cores} cores available");
         cores
     } else {
         n

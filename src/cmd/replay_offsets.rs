@@ -115,25 +115,25 @@ pub fn replay_dirs(
         } else {
             String::new()
         };
-        eprintln!(
-            "klog: {}: partition {}{at}: {}",
+        crate::report::say!(
+            "{}: partition {}{at}: {}",
             bad.file.display(),
             bad.log_partition,
             bad.error
         );
     }
     if replay.bad_count > replay.bad.len() as u64 {
-        eprintln!(
-            "klog: and {} more records that do not decode",
+        crate::report::say!(
+            "and {} more records that do not decode",
             replay.bad_count - replay.bad.len() as u64
         );
     }
     for w in &replay.warnings {
-        eprintln!("klog: {w}");
+        crate::report::say!("{w}");
     }
     if replay.warning_count > replay.warnings.len() as u64 {
-        eprintln!(
-            "klog: and {} more warnings",
+        crate::report::say!(
+            "and {} more warnings",
             replay.warning_count - replay.warnings.len() as u64
         );
     }

@@ -94,8 +94,8 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         .filter(|(n, _, _)| *n > 0)
         .map(|&(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
         .collect();
-        eprintln!(
-            "klog: {}: skipped {} (`klog verify-crc {}` shows where)",
+        crate::report::say!(
+            "{}: skipped {} (`klog verify-crc {}` shows where)",
             p.name,
             said.join(", "),
             p.path.display()

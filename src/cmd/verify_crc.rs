@@ -143,7 +143,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     // already done on the screen); the other formats print the document.
     let live = (args.format == Format::Text).then(|| {
         out.write_all(report.text().as_bytes())?;
-        eprint!("{}", report.summary());
+        crate::report::say_lines(&report.summary());
         anyhow::Ok(())
     });
     live.transpose()?;
@@ -163,7 +163,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             writeln!(out, "after repair:")?;
             out.write_all(after.text().as_bytes())?;
             out.flush()?;
-            eprint!("{}", after.summary());
+            crate::report::say_lines(&after.summary());
         }
     } else {
         report.repair = Some(repair);

@@ -17,6 +17,7 @@ mod cluster;
 mod coordinator;
 mod diff;
 mod files;
+mod injection;
 mod jobs;
 mod measure;
 mod records;
