@@ -293,7 +293,7 @@ pub fn path_base64(p: &std::path::Path) -> Option<String> {
 
 /// A path in a JSON document: `file`, its text, and beside it, only when
 /// the path is not UTF-8, `file_base64` ([`path_base64`]).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct FileFields {
     /// The file's path as text (a byte that is not UTF-8 shows as U+FFFD).
     pub file: String,

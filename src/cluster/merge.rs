@@ -297,9 +297,14 @@ pub struct GroupLag {
 /// A summary given, by log directory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SourceRow {
-    pub file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    pub file: crate::findings::FileFields,
     pub node_id: i32,
     pub log_dir: String,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_dir_base64: Option<String>,
     pub directory_id: Option<String>,
     pub partitions: usize,
 }
@@ -308,7 +313,9 @@ pub struct SourceRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct MetadataSource {
     pub node_id: i32,
-    pub file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    pub file: crate::findings::FileFields,
     pub next_offset: i64,
 }
 
@@ -484,16 +491,17 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
         summaries: dirs
             .iter()
             .map(|d| SourceRow {
-                file: d.file.display().to_string(),
+                file: crate::findings::FileFields::of(d.file),
                 node_id: d.node,
                 log_dir: d.dir.path.clone(),
+                log_dir_base64: d.dir.path_base64.clone(),
                 directory_id: d.dir.directory_id.clone(),
                 partitions: d.dir.partitions.len(),
             })
             .collect(),
         metadata: metadata.map(|(d, m): (&Dir<'_>, &MetadataSummary)| MetadataSource {
             node_id: d.node,
-            file: d.file.display().to_string(),
+            file: crate::findings::FileFields::of(d.file),
             next_offset: m.next_offset,
         }),
         totals,

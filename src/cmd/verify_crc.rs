@@ -185,6 +185,9 @@ struct CheckedOut {
 #[derive(Serialize, JsonSchema)]
 struct SkippedOut {
     dir: String,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dir_base64: Option<String>,
     /// delete, future or stray.
     state: &'static str,
 }
@@ -194,7 +197,9 @@ struct SkippedOut {
 struct ActionOut {
     /// truncate, move_aside, rebuild_indexes or left_alone.
     action: &'static str,
-    file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    file: kaen_log::findings::FileFields,
     /// truncate and left_alone: the byte position.
     position: Option<u64>,
     /// truncate: the bytes moved aside.
@@ -249,6 +254,7 @@ impl VerifyReport {
                 .iter()
                 .map(|(d, state)| SkippedOut {
                     dir: d.display().to_string(),
+                    dir_base64: kaen_log::findings::path_base64(d),
                     state,
                 })
                 .collect(),
@@ -449,7 +455,7 @@ fn run_repair(
                     ))?;
                     ActionOut {
                         action: "truncate",
-                        file: log.display().to_string(),
+                        file: kaen_log::findings::FileFields::of(log),
                         position: Some(*at),
                         bytes: Some(*len),
                         sidecar: Some(sidecar.display().to_string()),
@@ -468,7 +474,7 @@ fn run_repair(
                     ))?;
                     ActionOut {
                         action: "move_aside",
-                        file: file.display().to_string(),
+                        file: kaen_log::findings::FileFields::of(file),
                         sidecar: Some(sidecar.display().to_string()),
                         reason: reason.to_string(),
                         ..ActionOut::default()
@@ -481,7 +487,7 @@ fn run_repair(
                     ))?;
                     ActionOut {
                         action: "rebuild_indexes",
-                        file: log.display().to_string(),
+                        file: kaen_log::findings::FileFields::of(log),
                         reason: reason.to_string(),
                         ..ActionOut::default()
                     }
@@ -505,7 +511,7 @@ fn run_repair(
                     ))?;
                     ActionOut {
                         action: "cut_ranges",
-                        file: log.display().to_string(),
+                        file: kaen_log::findings::FileFields::of(log),
                         sidecar: Some(
                             ranges
                                 .iter()
@@ -538,7 +544,7 @@ fn run_repair(
             ))?;
             repair.refused.push(ActionOut {
                 action: "left_alone",
-                file: r.log.display().to_string(),
+                file: kaen_log::findings::FileFields::of(&r.log),
                 position: Some(r.position),
                 reason: r.reason.to_string(),
                 ..ActionOut::default()
@@ -622,7 +628,9 @@ fn salvage_lines(p: &Partition, s: &repair::Salvage) -> Vec<String> {
 /// A cut a restarting broker would make.
 #[derive(Serialize, JsonSchema)]
 struct CutOut {
-    file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    file: kaen_log::findings::FileFields,
     position: u64,
     bytes: u64,
     error: String,
@@ -725,7 +733,7 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
                         d.error
                     ));
                     doc.cuts.push(CutOut {
-                        file: seg.log.display().to_string(),
+                        file: kaen_log::findings::FileFields::of(&seg.log),
                         position: d.position,
                         bytes: d.file_len - d.position,
                         error: d.error.to_string(),
@@ -753,7 +761,7 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
                     d.error
                 ));
                 doc.cuts.push(CutOut {
-                    file: seg.log.display().to_string(),
+                    file: kaen_log::findings::FileFields::of(&seg.log),
                     position: d.position,
                     bytes: d.file_len - d.position,
                     error: d.error.to_string(),

@@ -300,6 +300,30 @@ fn round2_a_path_that_is_not_utf8_keeps_its_bytes_in_json() {
     for e in entries {
         assert_eq!(e["file_base64"], b64(&log), "{e}");
     }
+    // The other documents that name a path: stats, info, summary, diff.
+    let json_of = |args: &[&std::ffi::OsStr]| -> serde_json::Value {
+        let mut all = vec![args[0], format, json];
+        all.extend(&args[1..]);
+        serde_json::from_slice(&run(&all).stdout).unwrap()
+    };
+    let part = data.join("orders-0");
+    let doc = json_of(&[std::ffi::OsStr::new("stats"), data.as_os_str()]);
+    assert_eq!(doc["partitions"][0]["path_base64"], b64(&part), "{doc}");
+    let doc = json_of(&[std::ffi::OsStr::new("info"), data.as_os_str()]);
+    assert_eq!(doc["directories"][0]["dir_base64"], b64(&data), "{doc}");
+    let doc = json_of(&[
+        std::ffi::OsStr::new("summary"),
+        std::ffi::OsStr::new("--node-id=1"),
+        data.as_os_str(),
+    ]);
+    assert_eq!(doc["log_dirs"][0]["path_base64"], b64(&data), "{doc}");
+    let doc = json_of(&[
+        std::ffi::OsStr::new("diff"),
+        part.as_os_str(),
+        env.path("fixtures/truncated/orders-0").as_os_str(),
+    ]);
+    assert_eq!(doc["a_base64"], b64(&part), "{doc}");
+    assert!(doc.get("b_base64").is_none(), "{doc}");
     // A UTF-8 path has no file_base64.
     let o = env.run(
         &["verify-crc", "--format", "json", "fixtures/truncated"],
