@@ -22,6 +22,33 @@ pub struct Cli {
     /// No progress display on stderr.
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    /// How `--format csv` writes its cells. `escape` (the default): control
+    /// and format characters as text shows them (`\x1b`, `\u{202e}`), and a
+    /// cell that a spreadsheet would run as a formula (one that starts with
+    /// `=`, `+`, `-`, `@`, a tab or a line end, and is not a number such as
+    /// `-1`) prefixed with `'`, as OWASP advises against CSV injection.
+    /// `raw`: the exact text, RFC 4180 quoting only.
+    #[arg(long, global = true, value_enum, default_value_t = CsvCells::Escape)]
+    pub csv_cells: CsvCells,
+}
+
+/// `--csv-cells`: how CSV cells are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CsvCells {
+    /// Escaped as text shows them, formulas made inert with a leading `'`.
+    Escape,
+    /// The exact text.
+    Raw,
+}
+
+impl CsvCells {
+    /// The library's name for it.
+    pub fn mode(self) -> kaen_log::escape::CsvCells {
+        match self {
+            CsvCells::Escape => kaen_log::escape::CsvCells::Escape,
+            CsvCells::Raw => kaen_log::escape::CsvCells::Raw,
+        }
+    }
 }
 
 /// The subcommands.

@@ -37,7 +37,7 @@ pub fn finish(result: anyhow::Result<Outcome>) -> ExitCode {
         Ok(Outcome::Findings(_)) => ExitCode::from(1),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("klog: {err:#}");
+            crate::report::say!("{err:#}");
             ExitCode::from(2)
         }
     }

@@ -306,8 +306,40 @@ impl JsonSchema for Kind {
     }
 }
 
-fn path_as_string<S: Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&p.to_string_lossy())
+/// The exact bytes of `p` in base64 when it is not UTF-8 (its text in
+/// JSON is then lossy: U+FFFD for each byte that is not), else `None`.
+pub fn path_base64(p: &std::path::Path) -> Option<String> {
+    use base64::Engine;
+    use std::os::unix::ffi::OsStrExt;
+    p.to_str()
+        .is_none()
+        .then(|| base64::engine::general_purpose::STANDARD.encode(p.as_os_str().as_bytes()))
+}
+
+/// A path in a JSON document: `file`, its text, and beside it, only when
+/// the path is not UTF-8, `file_base64` ([`path_base64`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct FileFields {
+    /// The file's path as text (a byte that is not UTF-8 shows as U+FFFD).
+    pub file: String,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_base64: Option<String>,
+}
+
+impl FileFields {
+    /// The fields of `p`.
+    pub fn of(p: &std::path::Path) -> Self {
+        FileFields {
+            file: p.to_string_lossy().into_owned(),
+            file_base64: path_base64(p),
+        }
+    }
+}
+
+/// Serialize a path field as [`FileFields`] (with `#[serde(flatten)]`).
+pub fn file_fields<S: Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
+    FileFields::of(p).serialize(s)
 }
 
 /// One thing an inspection found.
@@ -315,9 +347,10 @@ fn path_as_string<S: Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, S::
 pub struct Finding {
     pub kind: Kind,
     pub severity: Severity,
-    /// The file it concerns.
-    #[serde(serialize_with = "path_as_string")]
-    #[schemars(with = "String")]
+    /// The file it concerns (`file`, and `file_base64` when its path is
+    /// not UTF-8: [`FileFields`]).
+    #[serde(flatten, serialize_with = "file_fields")]
+    #[schemars(with = "FileFields")]
     pub file: PathBuf,
     /// Byte position in that file where the damaged entry (batch, torn
     /// tail, index entry) starts.

@@ -21,6 +21,7 @@ pub mod consumer;
 pub mod demo;
 pub mod diff;
 pub mod error;
+pub mod escape;
 pub mod file_layout;
 pub mod findings;
 pub mod format;

@@ -13,14 +13,23 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // A usage error quotes the command line: shown escaped, as every
+            // message is (clap strips only terminal escape sequences).
+            report::say_lines(&e.render().to_string());
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     report::progress::set_quiet(cli.quiet);
     if !cli.wide {
         if let Some(width) = report::terminal_width() {
             report::table::fit_to(width);
         }
     }
-    let mut out = report::Output::stdout();
+    let mut out = report::Output::stdout().with_csv_cells(cli.csv_cells.mode());
     let result = cmd::run(&cli.command, &mut out).and_then(|o| out.flush().map(|_| o));
     exit::finish(result)
 }

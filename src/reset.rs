@@ -360,9 +360,13 @@ pub fn read_plan(
 }
 
 /// The plan as `kafka-consumer-groups --export` prints it for one group:
-/// `topic,partition,offset` lines (`CsvUtils.CsvRecordNoGroup`).
-pub fn export_csv(rows: &[PlanRow]) -> String {
+/// `topic,partition,offset` lines (`CsvUtils.CsvRecordNoGroup`), the topic
+/// (from the log) written as `cells` says.
+pub fn export_csv(rows: &[PlanRow], cells: crate::escape::CsvCells) -> String {
     rows.iter()
-        .map(|r| format!("{},{},{}\n", r.topic, r.partition, r.new_offset))
+        .map(|r| {
+            let topic = crate::escape::csv_cell(&r.topic, cells);
+            format!("{topic},{},{}\n", r.partition, r.new_offset)
+        })
         .collect()
 }

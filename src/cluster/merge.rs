@@ -45,6 +45,7 @@ pub fn parse(bytes: &[u8], file: &Path) -> Result<SummaryDoc> {
     #[derive(Deserialize)]
     struct Probe {
         schema_version: Option<serde_json::Value>,
+        command: Option<serde_json::Value>,
     }
     let not_summary = |why: String| {
         Error::layout(
@@ -65,7 +66,14 @@ pub fn parse(bytes: &[u8], file: &Path) -> Result<SummaryDoc> {
             ),
         ));
     }
-    serde_json::from_slice(bytes).map_err(|e| not_summary(e.to_string()))
+    let doc: SummaryDoc = serde_json::from_slice(bytes).map_err(|e| not_summary(e.to_string()))?;
+    let command = probe
+        .command
+        .as_ref()
+        .map(|c| c.as_str().unwrap_or("(not a string)"));
+    super::check::check(command, &doc)
+        .map_err(|v| Error::layout(file, format!("is not a summary klog can trust: {v}")))?;
+    Ok(doc)
 }
 
 /// Read the summaries named by `paths`: files, or directories whose
@@ -289,9 +297,14 @@ pub struct GroupLag {
 /// A summary given, by log directory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SourceRow {
-    pub file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    pub file: crate::findings::FileFields,
     pub node_id: i32,
     pub log_dir: String,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_dir_base64: Option<String>,
     pub directory_id: Option<String>,
     pub partitions: usize,
 }
@@ -300,7 +313,9 @@ pub struct SourceRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct MetadataSource {
     pub node_id: i32,
-    pub file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    pub file: crate::findings::FileFields,
     pub next_offset: i64,
     /// The parts of that image klog could not build in full: the verdicts
     /// there may miss partitions or replicas.
@@ -479,16 +494,17 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
         summaries: dirs
             .iter()
             .map(|d| SourceRow {
-                file: d.file.display().to_string(),
+                file: crate::findings::FileFields::of(d.file),
                 node_id: d.node,
                 log_dir: d.dir.path.clone(),
+                log_dir_base64: d.dir.path_base64.clone(),
                 directory_id: d.dir.directory_id.clone(),
                 partitions: d.dir.partitions.len(),
             })
             .collect(),
         metadata: metadata.map(|(d, m): (&Dir<'_>, &MetadataSummary)| MetadataSource {
             node_id: d.node,
-            file: d.file.display().to_string(),
+            file: crate::findings::FileFields::of(d.file),
             next_offset: m.next_offset,
             incomplete: m.incomplete.clone(),
         }),

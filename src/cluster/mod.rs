@@ -3,6 +3,7 @@
 //! replica verdicts and cluster-wide group lag ([`merge`]), with Kafka's
 //! leader-epoch truncation deciding where a replica diverged ([`epochs`]).
 
+pub mod check;
 pub mod epochs;
 pub mod merge;
 pub mod summary;

@@ -61,6 +61,9 @@ pub struct SummaryDoc {
 pub struct LogDirSummary {
     /// The directory as given on the command line.
     pub path: String,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_base64: Option<String>,
     /// `node.id` (or `broker.id`) of `meta.properties`, or `--node-id`.
     pub node_id: Option<i32>,
     pub cluster_id: Option<String>,
@@ -350,6 +353,7 @@ pub fn summarize(path: &Path, opts: &SummaryOptions) -> Result<(LogDirSummary, V
     };
     let summary = LogDirSummary {
         path: path.display().to_string(),
+        path_base64: crate::findings::path_base64(path),
         node_id: opts.node_id.or(meta.as_ref().and_then(|m| m.node_id)),
         cluster_id: meta.as_ref().and_then(|m| m.cluster_id.clone()),
         directory_id: meta

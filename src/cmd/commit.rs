@@ -79,7 +79,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let (ends, _) = catalog.ends(&args.topic, args.partition)?;
     let (offset, note) = clamp(&args.topic, args.partition, args.offset, &ends);
     if let Some(note) = note {
-        eprintln!("klog: note: {note}");
+        crate::report::say!("note: {note}");
     }
     let mut replicas = Replicas::open(
         &args.dirs,
@@ -113,7 +113,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     };
     // Every replica is locked and checked by now: warn only of replicas missing.
     if let Some(w) = replicas.missing_replicas_warning() {
-        eprintln!("klog: {w}");
+        crate::report::say!("{w}");
     }
     let records = [record];
     replicas.check_room(&records)?;
@@ -122,7 +122,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         out,
         "{} {}-{} -> {} committed at {}-{} offset {}{}",
         escape_cell(&args.group),
-        args.topic,
+        escape_cell(&args.topic),
         args.partition,
         offset,
         target.topic,

@@ -54,7 +54,9 @@ fn describe(c: &Option<BatchCopy>) -> String {
 /// One copy's batch at the divergence.
 #[derive(Serialize, JsonSchema)]
 struct BatchOut {
-    file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    file: kaen_log::findings::FileFields,
     position: u64,
     base_offset: i64,
     last_offset: i64,
@@ -63,7 +65,7 @@ struct BatchOut {
 
 fn batch_out(c: &Option<BatchCopy>) -> Option<BatchOut> {
     c.as_ref().map(|c| BatchOut {
-        file: c.file.display().to_string(),
+        file: kaen_log::findings::FileFields::of(&c.file),
         position: c.position,
         base_offset: c.base_offset,
         last_offset: c.last_offset,
@@ -84,7 +86,13 @@ struct DivergenceOut {
 #[derive(Serialize, JsonSchema)]
 pub struct DiffReport {
     a: String,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    a_base64: Option<String>,
     b: String,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    b_base64: Option<String>,
     /// The same log: the same batches, every segment file the same bytes.
     identical: bool,
     common_batches: u64,
@@ -214,7 +222,9 @@ pub fn run(args: &DiffArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let identical = c.identical();
     let report = DiffReport {
         a: a.to_string(),
+        a_base64: kaen_log::findings::path_base64(&args.a),
         b: b.to_string(),
+        b_base64: kaen_log::findings::path_base64(&args.b),
         identical,
         common_batches: c.common_batches,
         common_last_offset: c.common_last_offset,

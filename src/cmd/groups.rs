@@ -13,7 +13,6 @@ use serde::Serialize;
 use crate::cli::TimeFormat;
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
-use crate::report::table::escape_cell;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// List the groups the offsets topic holds, as the group coordinator
@@ -102,11 +101,7 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let (mut shares, not_applied) = share::share_states(&dirs, &names)?;
     let mut incomplete = replay.incomplete.clone();
     for (file, offset, why) in &not_applied {
-        eprintln!(
-            "klog: {}: offset {offset}: not applied: {}",
-            escape_cell(&file.display().to_string()),
-            escape_cell(why)
-        );
+        crate::report::say!("{}: offset {offset}: not applied: {}", file.display(), why);
         Incomplete::note(&mut incomplete, file, *offset, || why.clone());
     }
     if let Some(g) = &args.group {

@@ -563,6 +563,9 @@ struct PartitionRow<'a> {
 #[derive(Serialize, JsonSchema)]
 struct DirOut {
     dir: String,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dir_base64: Option<String>,
     /// null when absent or malformed (see the findings).
     meta_properties: Option<MetaOut>,
     #[serde(skip)]
@@ -586,6 +589,7 @@ pub struct InfoReport {
 fn dir_out(info: &DirInfo) -> DirOut {
     DirOut {
         dir: info.path.display().to_string(),
+        dir_base64: kaen_log::findings::path_base64(&info.path),
         meta_properties: info.meta.ok().map(|m| MetaOut {
             version: m.version,
             broker_id: if m.version == 0 { m.node_id } else { None },

@@ -150,7 +150,7 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     });
     if let Some(n) = args.fail_above {
         if over > 0 {
-            eprintln!("klog: {over} partitions lag more than {n}");
+            crate::report::say!("{over} partitions lag more than {n}");
         }
     }
     Ok(Outcome::from_count(over as u64 + replay.bad_count))

@@ -157,7 +157,9 @@ struct ControllerRow<'a> {
 /// The snapshot the replay started from.
 #[derive(Serialize, JsonSchema)]
 struct SnapshotOut {
-    file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    file: kaen_log::findings::FileFields,
     offset: i64,
     epoch: i32,
 }
@@ -172,7 +174,9 @@ struct RangeOut {
 /// A damaged batch or record of the metadata log.
 #[derive(Serialize, JsonSchema)]
 struct DamageOut {
-    file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    file: kaen_log::findings::FileFields,
     offset: i64,
     error: String,
 }
@@ -181,6 +185,9 @@ struct DamageOut {
 #[derive(Serialize, JsonSchema)]
 pub struct MetadataReport<'a> {
     metadata_dir: String,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata_dir_base64: Option<String>,
     snapshot: Option<SnapshotOut>,
     log_range: Option<RangeOut>,
     next_offset: i64,
@@ -233,8 +240,9 @@ fn report<'a>(folder: &Path, r: &'a Replayed, topic: Option<&str>) -> MetadataRe
         .collect();
     MetadataReport {
         metadata_dir: folder.display().to_string(),
+        metadata_dir_base64: kaen_log::findings::path_base64(folder),
         snapshot: r.snapshot.as_ref().map(|(p, o, e)| SnapshotOut {
-            file: p.display().to_string(),
+            file: kaen_log::findings::FileFields::of(p),
             offset: *o,
             epoch: *e,
         }),
@@ -270,7 +278,7 @@ fn report<'a>(folder: &Path, r: &'a Replayed, topic: Option<&str>) -> MetadataRe
             .damage
             .iter()
             .map(|(f, o, e)| DamageOut {
-                file: f.display().to_string(),
+                file: kaen_log::findings::FileFields::of(f),
                 offset: *o,
                 error: e.clone(),
             })
@@ -352,7 +360,7 @@ impl Report for MetadataReport<'_> {
             Some(s) => out.push_str(&format!(
                 "snapshot:     {} (offset {}, epoch {})\n",
                 escape_cell(
-                    Path::new(&s.file)
+                    Path::new(&s.file.file)
                         .file_name()
                         .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
                         .as_str()

@@ -51,6 +51,21 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
     }
 }
 
+/// `n` (from `flag`) clamped to the cores this process may run on
+/// (`available_parallelism`, which follows the CPU affinity mask): more
+/// workers than cores only take turns on them, and thousands of them cost
+/// more in starting and switching than they gain. Said once on stderr when
+/// it clamps; the output is the same whatever the number.
+pub fn clamp_to_cores(flag: &str, n: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if n > cores {
+        crate::report::say!("note: {flag} {n} clamped to the {cores} cores available");
+        cores
+    } else {
+        n
+    }
+}
+
 /// Milliseconds since the Unix epoch, now (for commands without `--now-ms`).
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()

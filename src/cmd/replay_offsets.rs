@@ -115,25 +115,25 @@ pub fn replay_dirs(
         } else {
             String::new()
         };
-        eprintln!(
-            "klog: {}: partition {}{at}: {}",
+        crate::report::say!(
+            "{}: partition {}{at}: {}",
             bad.file.display(),
             bad.log_partition,
             bad.error
         );
     }
     if replay.bad_count > replay.bad.len() as u64 {
-        eprintln!(
-            "klog: and {} more records that do not decode",
+        crate::report::say!(
+            "and {} more records that do not decode",
             replay.bad_count - replay.bad.len() as u64
         );
     }
     for w in &replay.warnings {
-        eprintln!("klog: {w}");
+        crate::report::say!("{w}");
     }
     if replay.warning_count > replay.warnings.len() as u64 {
-        eprintln!(
-            "klog: and {} more warnings",
+        crate::report::say!(
+            "and {} more warnings",
             replay.warning_count - replay.warnings.len() as u64
         );
     }
@@ -225,7 +225,9 @@ struct PendingRow {
 /// A record that did not decode.
 #[derive(Serialize, JsonSchema)]
 struct BadRow {
-    file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    file: kaen_log::findings::FileFields,
     log_partition: i32,
     /// -1 when unknown (a torn tail).
     log_offset: i64,
@@ -337,7 +339,7 @@ impl ReplayReport {
             .bad
             .iter()
             .map(|b| BadRow {
-                file: b.file.display().to_string(),
+                file: kaen_log::findings::FileFields::of(&b.file),
                 log_partition: b.log_partition,
                 log_offset: b.log_offset,
                 error: b.error.to_string(),

@@ -152,8 +152,8 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
     )?;
     let replay = replicas.replay()?;
     for bad in &replay.bad {
-        eprintln!(
-            "klog: warning: {}: offset {}: {}: this record is not replayed",
+        crate::report::say!(
+            "warning: {}: offset {}: {}: this record is not replayed",
             bad.file.display(),
             bad.log_offset,
             bad.error
@@ -170,8 +170,8 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         DecodeLimits::default(),
     )?;
     if rows.is_empty() {
-        eprintln!(
-            "klog: nothing to reset: no partition in scope for group {:?}",
+        crate::report::say!(
+            "nothing to reset: no partition in scope for group {:?}",
             args.group
         );
         return Ok(Outcome::Findings(1));
@@ -180,10 +180,10 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         if !args.force {
             bail!("{why}");
         }
-        eprintln!("klog: warning: --force: {why}");
+        crate::report::say!("warning: --force: {why}");
     }
     for note in rows.iter().filter_map(|r| r.note.as_deref()) {
-        eprintln!("klog: note: {note}");
+        crate::report::say!("note: {note}");
     }
     let mut written = None;
     if args.execute {
@@ -212,13 +212,13 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
             })
             .collect();
         if let Some(w) = replicas.missing_replicas_warning() {
-            eprintln!("klog: {w}");
+            crate::report::say!("{w}");
         }
         replicas.check_room(&records)?;
         let (range, dirs) = replicas.append(&BatchSpec::default(), &records)?;
         for dir in &dirs {
-            eprintln!(
-                "klog: wrote {} offset commit{} to {} at offsets {}..={}",
+            crate::report::say!(
+                "wrote {} offset commit{} to {} at offsets {}..={}",
                 records.len(),
                 if records.len() == 1 { "" } else { "s" },
                 dir.display(),
@@ -228,7 +228,7 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         }
         written = Some((*range.start(), *range.end()));
     } else {
-        eprintln!("klog: dry run: nothing written (--execute writes these offsets)");
+        crate::report::say!("dry run: nothing written (--execute writes these offsets)");
     }
     print(args, &replicas, &rows, written, out)?;
     Ok(Outcome::Clean)
@@ -304,7 +304,7 @@ fn print(
     out: &mut Output,
 ) -> anyhow::Result<()> {
     if args.export {
-        out.write_all(reset::export_csv(rows).as_bytes())?;
+        out.write_all(reset::export_csv(rows, out.csv_cells()).as_bytes())?;
         return Ok(());
     }
     let doc = ResetReport {

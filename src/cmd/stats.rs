@@ -69,6 +69,7 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                 topic: p.topic.clone(),
                 partition: p.partition,
                 path: p.path.display().to_string(),
+                path_base64: kaen_log::findings::path_base64(&p.path),
                 stats: StatsOut::of(&p.stats),
             })
             .collect(),
@@ -94,8 +95,8 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         .filter(|(n, _, _)| *n > 0)
         .map(|&(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
         .collect();
-        eprintln!(
-            "klog: {}: skipped {} (`klog verify-crc {}` shows where)",
+        crate::report::say!(
+            "{}: skipped {} (`klog verify-crc {}` shows where)",
             p.name,
             said.join(", "),
             p.path.display()
@@ -244,6 +245,9 @@ struct PartitionOut {
     topic: Option<String>,
     partition: Option<i32>,
     path: String,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path_base64: Option<String>,
     #[serde(flatten)]
     stats: StatsOut,
 }

@@ -88,8 +88,8 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     // A record that does not decode is reported and passed over, as the
     // coordinator's loader would: it must not lock a group in for good.
     for bad in &replay.bad {
-        eprintln!(
-            "klog: warning: {}: offset {}: {}: this record is not replayed; \
+        crate::report::say!(
+            "warning: {}: offset {}: {}: this record is not replayed; \
              tombstoning the keys the rest of the log holds",
             bad.file.display(),
             bad.log_offset,
@@ -97,8 +97,8 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         );
     }
     if replay.bad_count > replay.bad.len() as u64 {
-        eprintln!(
-            "klog: warning: and {} more records that are not replayed",
+        crate::report::say!(
+            "warning: and {} more records that are not replayed",
             replay.bad_count - replay.bad.len() as u64
         );
     }
@@ -108,7 +108,7 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             if !args.force {
                 bail!("{why}");
             }
-            eprintln!("klog: warning: --force: {why}");
+            crate::report::say!("warning: --force: {why}");
         }
         group_tombstone_records(&replay, &args.group, now)
             .into_iter()
@@ -144,10 +144,10 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         SharePlan::default()
     };
     for (s, why) in &share.left {
-        eprintln!(
-            "klog: note: {} state of {}-{} left: {why}",
-            escape_cell(&s.group),
-            escape_cell(&s.topic),
+        crate::report::say!(
+            "note: {} state of {}-{} left: {why}",
+            s.group,
+            s.topic,
             s.partition
         );
     }
@@ -158,9 +158,9 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         } else {
             "live committed offsets match"
         };
-        eprintln!(
-            "klog: no {what} group \"{}\" in {}-{}; nothing written",
-            escape_cell(&args.group),
+        crate::report::say!(
+            "no {what} group \"{}\" in {}-{}; nothing written",
+            args.group,
             target.topic,
             target.partition
         );
@@ -213,7 +213,7 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Clean);
     }
     if let Some(w) = replicas.missing_replicas_warning() {
-        eprintln!("klog: {w}");
+        crate::report::say!("{w}");
     }
     replicas.check_room(&records)?;
     // `ShareCoordinatorShard.deleteState`: one write, so one batch, per share-partition.
@@ -236,8 +236,8 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     }
     let (range, written) = replicas.append(&BatchSpec::default(), &records)?;
     for dir in &written {
-        eprintln!(
-            "klog: wrote {} tombstones to {} at offsets {}..={}",
+        crate::report::say!(
+            "wrote {} tombstones to {} at offsets {}..={}",
             records.len(),
             dir.display(),
             range.start(),

@@ -233,7 +233,9 @@ struct AbortedOut {
 /// A producer-state snapshot file.
 #[derive(Serialize, JsonSchema)]
 struct SnapshotOut {
-    file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    file: kaen_log::findings::FileFields,
     offset: i64,
     producers: u64,
     matches_log: bool,
@@ -460,7 +462,7 @@ impl TransactionsReport {
                 snapshots: snaps
                     .iter()
                     .map(|s| SnapshotOut {
-                        file: s.path.display().to_string(),
+                        file: kaen_log::findings::FileFields::of(&s.path),
                         offset: s.offset,
                         producers: s.producers as u64,
                         matches_log: s.findings.is_empty(),
@@ -672,7 +674,7 @@ impl Report for TransactionsReport {
             for s in p.snapshots.iter().filter(|s| s.matches_log) {
                 out.push_str(&format!(
                     "  {}: snapshot at offset {} ({} producers) matches the log\n",
-                    escape_cell(&s.file),
+                    escape_cell(&s.file.file),
                     s.offset,
                     s.producers
                 ));

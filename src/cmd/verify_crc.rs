@@ -106,7 +106,8 @@ pub struct VerifyCrcArgs {
     /// it deletes, which offsets disappear.
     #[arg(long, conflicts_with = "repair")]
     pub recovery_preview: bool,
-    /// Partitions checked at once (default: the number of cores); each job
+    /// Partitions checked at once (default, and at most: the number of
+    /// cores; more is clamped, with a note on stderr); each job
     /// after the first runs in a process of its own (a copy of this one, or
     /// `klog verify-worker` when klog runs other threads, such as a progress
     /// bar's), so that the jobs' memory maps do not share one address space. Jobs
@@ -142,7 +143,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     // already done on the screen); the other formats print the document.
     let live = (args.format == Format::Text).then(|| {
         out.write_all(report.text().as_bytes())?;
-        eprint!("{}", report.summary());
+        crate::report::say_lines(&report.summary());
         anyhow::Ok(())
     });
     live.transpose()?;
@@ -162,7 +163,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             writeln!(out, "after repair:")?;
             out.write_all(after.text().as_bytes())?;
             out.flush()?;
-            eprint!("{}", after.summary());
+            crate::report::say_lines(&after.summary());
         }
     } else {
         report.repair = Some(repair);
@@ -184,6 +185,9 @@ struct CheckedOut {
 #[derive(Serialize, JsonSchema)]
 struct SkippedOut {
     dir: String,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dir_base64: Option<String>,
     /// delete, future or stray.
     state: &'static str,
 }
@@ -193,7 +197,9 @@ struct SkippedOut {
 struct ActionOut {
     /// truncate, move_aside, rebuild_indexes or left_alone.
     action: &'static str,
-    file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    file: kaen_log::findings::FileFields,
     /// truncate and left_alone: the byte position.
     position: Option<u64>,
     /// truncate: the bytes moved aside.
@@ -248,6 +254,7 @@ impl VerifyReport {
                 .iter()
                 .map(|(d, state)| SkippedOut {
                     dir: d.display().to_string(),
+                    dir_base64: kaen_log::findings::path_base64(d),
                     state,
                 })
                 .collect(),
@@ -337,9 +344,10 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
             transaction_timeout_ms: args.transaction_timeout_ms,
             ..TxnOptions::default()
         },
-        jobs: args
-            .jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        jobs: match args.jobs {
+            Some(n) => crate::cmd::clamp_to_cores("--jobs", n),
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        },
         // The jobs after the first are copies of this process, or where
         // one cannot be made, this program's `verify-worker`: on Linux the
         // very file this process runs, even if it has been replaced or
@@ -447,7 +455,7 @@ fn run_repair(
                     ))?;
                     ActionOut {
                         action: "truncate",
-                        file: log.display().to_string(),
+                        file: kaen_log::findings::FileFields::of(log),
                         position: Some(*at),
                         bytes: Some(*len),
                         sidecar: Some(sidecar.display().to_string()),
@@ -466,7 +474,7 @@ fn run_repair(
                     ))?;
                     ActionOut {
                         action: "move_aside",
-                        file: file.display().to_string(),
+                        file: kaen_log::findings::FileFields::of(file),
                         sidecar: Some(sidecar.display().to_string()),
                         reason: reason.to_string(),
                         ..ActionOut::default()
@@ -479,7 +487,7 @@ fn run_repair(
                     ))?;
                     ActionOut {
                         action: "rebuild_indexes",
-                        file: log.display().to_string(),
+                        file: kaen_log::findings::FileFields::of(log),
                         reason: reason.to_string(),
                         ..ActionOut::default()
                     }
@@ -503,7 +511,7 @@ fn run_repair(
                     ))?;
                     ActionOut {
                         action: "cut_ranges",
-                        file: log.display().to_string(),
+                        file: kaen_log::findings::FileFields::of(log),
                         sidecar: Some(
                             ranges
                                 .iter()
@@ -536,7 +544,7 @@ fn run_repair(
             ))?;
             repair.refused.push(ActionOut {
                 action: "left_alone",
-                file: r.log.display().to_string(),
+                file: kaen_log::findings::FileFields::of(&r.log),
                 position: Some(r.position),
                 reason: r.reason.to_string(),
                 ..ActionOut::default()
@@ -620,7 +628,9 @@ fn salvage_lines(p: &Partition, s: &repair::Salvage) -> Vec<String> {
 /// A cut a restarting broker would make.
 #[derive(Serialize, JsonSchema)]
 struct CutOut {
-    file: String,
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    file: kaen_log::findings::FileFields,
     position: u64,
     bytes: u64,
     error: String,
@@ -723,7 +733,7 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
                         d.error
                     ));
                     doc.cuts.push(CutOut {
-                        file: seg.log.display().to_string(),
+                        file: kaen_log::findings::FileFields::of(&seg.log),
                         position: d.position,
                         bytes: d.file_len - d.position,
                         error: d.error.to_string(),
@@ -751,7 +761,7 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
                     d.error
                 ));
                 doc.cuts.push(CutOut {
-                    file: seg.log.display().to_string(),
+                    file: kaen_log::findings::FileFields::of(&seg.log),
                     position: d.position,
                     bytes: d.file_len - d.position,
                     error: d.error.to_string(),

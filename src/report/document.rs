@@ -155,17 +155,20 @@ pub struct Document<'a, R: Report> {
 pub fn emit<R: Report>(report: &R, format: Format, out: &mut Output) -> anyhow::Result<()> {
     match format {
         Format::Text => {
-            out.write_all(report.text().as_bytes())?;
+            // Names are escaped as the text is built; whatever a renderer
+            // missed is escaped here (`escape_lines` keeps the escapes made).
+            let text = report.text();
+            out.write_all(kaen_log::escape::escape_lines(&text).as_bytes())?;
             out.flush()?;
-            eprint!("{}", report.summary());
+            crate::report::say_lines(&report.summary());
         }
         Format::Csv => {
             let tables = report.tables();
             if let Some(table) = tables.first() {
-                out.write_all(table.csv().as_bytes())?;
+                out.write_all(table.csv(out.csv_cells()).as_bytes())?;
             }
             out.flush()?;
-            eprint!("{}", report.summary());
+            crate::report::say_lines(&report.summary());
         }
         Format::Json => {
             let doc = Document {
@@ -344,12 +347,13 @@ impl Entries {
 
     /// A problem: on stderr always (`klog: file: message`), and as an
     /// `error` entry in JSON output.
-    pub fn problem(&mut self, out: &mut Output, file: &str, message: &str) -> anyhow::Result<()> {
-        eprintln!(
-            "klog: {}: {}",
-            super::table::escape_cell(file),
-            super::table::escape_cell(message)
-        );
+    pub fn problem(
+        &mut self,
+        out: &mut Output,
+        file: &kaen_log::findings::FileFields,
+        message: &str,
+    ) -> anyhow::Result<()> {
+        crate::report::say!("{}: {message}", file.file);
         self.entry(
             out,
             "error",
@@ -376,6 +380,7 @@ impl Entries {
 /// A problem entry of a stream: the file and what is wrong.
 #[derive(Serialize, JsonSchema)]
 pub struct Problem<'a> {
-    pub file: &'a str,
+    #[serde(flatten)]
+    pub file: &'a kaen_log::findings::FileFields,
     pub detail: &'a str,
 }

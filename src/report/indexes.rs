@@ -15,7 +15,8 @@ use crate::report::Output;
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct TimeEntry<'a> {
-    file: &'a str,
+    #[serde(flatten)]
+    file: &'a kaen_log::findings::FileFields,
     position: u64,
     timestamp: i64,
     offset: i64,
@@ -23,7 +24,8 @@ pub struct TimeEntry<'a> {
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct OffsetEntry<'a> {
-    file: &'a str,
+    #[serde(flatten)]
+    file: &'a kaen_log::findings::FileFields,
     position: u64,
     offset: i64,
     log_position: i64,
@@ -31,7 +33,8 @@ pub struct OffsetEntry<'a> {
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct TxnEntry<'a> {
-    file: &'a str,
+    #[serde(flatten)]
+    file: &'a kaen_log::findings::FileFields,
     position: u64,
     version: i16,
     producer_id: i64,
@@ -42,7 +45,8 @@ pub struct TxnEntry<'a> {
 
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct SnapshotEntry<'a> {
-    file: &'a str,
+    #[serde(flatten)]
+    file: &'a kaen_log::findings::FileFields,
     snapshot_offset: i64,
     crc_valid: bool,
     producer_id: i64,
@@ -65,9 +69,10 @@ pub fn dump_index(
     let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
         .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
+    let fields = kaen_log::findings::FileFields::of(path);
     let text = sink.is_text();
     if text {
-        writeln!(out, "Dumping {file}")?;
+        writeln!(out, "Dumping {}", super::table::escape_cell(&file))?;
     }
     let mut problems = 0;
     // A partial trailing entry is reported; the whole entries before it are still shown.
@@ -79,8 +84,8 @@ pub fn dump_index(
     let whole = bytes.len() / entry_len * entry_len;
     if whole != bytes.len() {
         problems += 1;
-        eprintln!(
-            "klog: {file}: byte {whole}: index length {} is not a multiple of the entry size {entry_len}",
+        crate::report::say!(
+            "{file}: byte {whole}: index length {} is not a multiple of the entry size {entry_len}",
             bytes.len()
         );
     }
@@ -99,7 +104,7 @@ pub fn dump_index(
                     out,
                     "time_index_entry",
                     &TimeEntry {
-                        file: &file,
+                        file: &fields,
                         position: e.at,
                         timestamp: e.timestamp,
                         offset: e.offset,
@@ -117,7 +122,7 @@ pub fn dump_index(
                     out,
                     "offset_index_entry",
                     &OffsetEntry {
-                        file: &file,
+                        file: &fields,
                         position: e.at,
                         offset: e.offset,
                         log_position: i64::from(e.position),
@@ -127,11 +132,11 @@ pub fn dump_index(
         }
     }
     if text && total == 0 {
-        writeln!(out, "{file} is empty.")?;
+        writeln!(out, "{} is empty.", super::table::escape_cell(&file))?;
     }
     if shown < total {
-        eprintln!(
-            "klog: {file}: {} preallocated zero slots after entry {shown} (not entries); not shown",
+        crate::report::say!(
+            "{file}: {} preallocated zero slots after entry {shown} (not entries); not shown",
             total - shown
         );
     }
@@ -143,9 +148,10 @@ pub fn dump_txnindex(path: &Path, sink: &mut Entries, out: &mut Output) -> anyho
     let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
         .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
+    let fields = kaen_log::findings::FileFields::of(path);
     let text = sink.is_text();
     if text {
-        writeln!(out, "Dumping {file}")?;
+        writeln!(out, "Dumping {}", super::table::escape_cell(&file))?;
     }
     let (entries, partial) =
         index::txn_entries(&bytes).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
@@ -161,7 +167,7 @@ pub fn dump_txnindex(path: &Path, sink: &mut Entries, out: &mut Output) -> anyho
                 out,
                 "txn_index_entry",
                 &TxnEntry {
-                    file: &file,
+                    file: &fields,
                     position: e.at,
                     version: e.version,
                     producer_id: e.producer_id,
@@ -173,7 +179,10 @@ pub fn dump_txnindex(path: &Path, sink: &mut Entries, out: &mut Output) -> anyho
         }
     }
     if partial > 0 {
-        eprintln!("klog: {file}: byte {}: {partial} bytes of a torn entry at the end (ignored, as Kafka does)", bytes.len() - partial);
+        crate::report::say!(
+            "{file}: byte {}: {partial} bytes of a torn entry at the end (ignored, as Kafka does)",
+            bytes.len() - partial
+        );
         return Ok(1);
     }
     Ok(0)
@@ -189,11 +198,12 @@ pub fn dump_snapshot(
     let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
         .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
+    let fields = kaen_log::findings::FileFields::of(path);
     let snap = snapshot::decode(&bytes).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
     let crc_valid = snap.crc == snap.computed_crc;
     let text = sink.is_text();
     if text {
-        writeln!(out, "Dumping {file}")?;
+        writeln!(out, "Dumping {}", super::table::escape_cell(&file))?;
         writeln!(
             out,
             "Snapshot end offset: {offset} version: {} crc: {} isvalid: {crc_valid}",
@@ -212,7 +222,7 @@ pub fn dump_snapshot(
                 out,
                 "snapshot_entry",
                 &SnapshotEntry {
-                    file: &file,
+                    file: &fields,
                     snapshot_offset: offset,
                     crc_valid,
                     producer_id: e.producer_id,
@@ -228,9 +238,10 @@ pub fn dump_snapshot(
         }
     }
     if !crc_valid {
-        eprintln!(
-            "klog: {file}: byte 2: CRC mismatch: stored 0x{:08X}, computed 0x{:08X}",
-            snap.crc, snap.computed_crc
+        crate::report::say!(
+            "{file}: byte 2: CRC mismatch: stored 0x{:08X}, computed 0x{:08X}",
+            snap.crc,
+            snap.computed_crc
         );
         return Ok(1);
     }
@@ -240,7 +251,8 @@ pub fn dump_snapshot(
 /// One field or line of `--layout` on a file beside a log.
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct FileFieldEntry<'a> {
-    file: &'a str,
+    #[serde(flatten)]
+    file: &'a kaen_log::findings::FileFields,
     #[serde(flatten)]
     field: FileField,
 }
@@ -261,9 +273,10 @@ pub fn dump_file_layout(
     let bytes = kaen_log::log::files::read_regular(path, max)?
         .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
+    let fields = kaen_log::findings::FileFields::of(path);
     let text = sink.is_text();
     if text {
-        writeln!(out, "Dumping {file}")?;
+        writeln!(out, "Dumping {}", super::table::escape_cell(&file))?;
         writeln!(out, "{} bytes: {}", bytes.len(), kind.describe())?;
     }
     let mut failed = None;
@@ -279,7 +292,7 @@ pub fn dump_file_layout(
                 out,
                 "file_field",
                 &FileFieldEntry {
-                    file: &file,
+                    file: &fields,
                     field: f,
                 },
             )
@@ -293,7 +306,7 @@ pub fn dump_file_layout(
     }
     match problem {
         Some(p) => {
-            sink.problem(out, &file, &p)?;
+            sink.problem(out, &fields, &p)?;
             Ok(1)
         }
         None => Ok(0),

@@ -338,8 +338,9 @@ pub fn decode<'a>(
 /// The decoded record for a text line: metadata records as
 /// `TopicRecord v0 {…}`, the others as their JSON.
 pub fn decode_text(kind: Internal, key: Option<&[u8]>, value: Option<&[u8]>, at: u64) -> String {
-    match (kind, value) {
+    let text = match (kind, value) {
         (Internal::ClusterMetadata, Some(v)) => metadata::decode_metadata(v, at).to_text(v),
         _ => serde_json::to_string(&decode(kind, key, value, at)).unwrap_or_default(),
-    }
+    };
+    kaen_log::escape::escape_json_text(&text).into_owned()
 }

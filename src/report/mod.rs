@@ -1,8 +1,9 @@
 //! Rendering: the stdout writer and how bytes from the log are shown.
 //!
 //! Keys, values and header values are data from outside and are never
-//! printed raw: valid UTF-8 is shown as a quoted string with control
-//! characters escaped (text) or a JSON string (JSON); anything else as hex
+//! printed raw: valid UTF-8 is shown as a quoted string with control and
+//! format characters escaped (text: `kaen_log::escape`) or a JSON string
+//! (JSON); anything else as hex
 //! (`0x…`, text) or `{"base64": "…"}` (JSON); null stays null.
 
 mod cells;
@@ -26,9 +27,33 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 pub use document::{emit, formats, Format, Jsonl, Report};
 pub use table::Table;
 
-/// Buffered stdout.
+/// One line for people on stderr, `klog: ` and the message with every
+/// control and format character escaped (`kaen_log::escape::escape_cell`):
+/// the paths and names in messages come from outside. Arguments as
+/// `eprintln!`'s; its pieces are not escaped before.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::report::say_line(&format!($($arg)*))
+    };
+}
+pub(crate) use say;
+
+/// [`say`]'s line.
+pub fn say_line(message: &str) {
+    eprintln!("klog: {}", kaen_log::escape::escape_cell(message));
+}
+
+/// Lines for people on stderr (a summary whose pieces from outside were
+/// escaped as it was built): whatever was not is escaped now, line ends
+/// kept (`kaen_log::escape::escape_lines`).
+pub fn say_lines(text: &str) {
+    eprint!("{}", kaen_log::escape::escape_lines(text));
+}
+
+/// Buffered stdout, and how CSV cells are written to it.
 pub struct Output {
     out: BufWriter<Sink>,
+    csv_cells: kaen_log::escape::CsvCells,
 }
 
 /// Where [`Output`]'s buffer goes: a duplicate of the stdout descriptor,
@@ -68,7 +93,17 @@ impl Output {
         };
         Output {
             out: BufWriter::with_capacity(1 << 16, sink),
+            csv_cells: kaen_log::escape::CsvCells::default(),
         }
+    }
+    /// Write CSV cells as `cells` says (`--csv-cells`).
+    pub fn with_csv_cells(mut self, cells: kaen_log::escape::CsvCells) -> Self {
+        self.csv_cells = cells;
+        self
+    }
+    /// How CSV cells are written.
+    pub fn csv_cells(&self) -> kaen_log::escape::CsvCells {
+        self.csv_cells
     }
     /// Flush what is buffered.
     pub fn flush(&mut self) -> anyhow::Result<()> {
@@ -112,7 +147,21 @@ pub fn write_text_bytes(out: &mut impl Write, b: Option<&[u8]>) -> io::Result<()
     match b {
         None => out.write_all(b"null"),
         Some(b) => match std::str::from_utf8(b) {
-            Ok(s) => serde_json::to_writer(out, s).map_err(io::Error::from),
+            // serde_json escapes the control characters; a format
+            // character (U+202E) is escaped too, on a copy, as the rare
+            // value that holds one needs.
+            Ok(s)
+                if s.is_ascii()
+                    || !s
+                        .chars()
+                        .any(|c| !c.is_control() && kaen_log::escape::hidden(c)) =>
+            {
+                serde_json::to_writer(out, s).map_err(io::Error::from)
+            }
+            Ok(s) => {
+                let json = serde_json::to_string(s).map_err(io::Error::from)?;
+                out.write_all(kaen_log::escape::escape_json_text(&json).as_bytes())
+            }
             Err(_) => {
                 out.write_all(b"0x")?;
                 for byte in b.iter().take(HEX_PREVIEW) {

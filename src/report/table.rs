@@ -3,43 +3,20 @@
 //! bytes; on a terminal they are fitted to its width.
 //!
 //! Every cell is data from outside (group names, topics, client ids): in a
-//! table each control character is shown escaped (`\x1b`, `\n`), so a name
-//! can neither colour the terminal nor forge a row; widths are display
+//! table each control and format character is shown escaped (`\x1b`, `\n`,
+//! `\u{202e}`: `kaen_log::escape`), so a name can neither colour the
+//! terminal, reorder what is read nor forge a row; widths are display
 //! widths, so wide characters (CJK, emoji) keep the columns aligned. CSV
-//! quotes per RFC 4180 and carries the exact text.
+//! quotes per RFC 4180; its cells are escaped the same way and made inert
+//! as formulas, or exact with `--csv-cells raw` (`escape::csv_cell`).
 
 use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table as Table_, Width};
 use schemars::JsonSchema;
 use serde::Serialize;
 use unicode_width::UnicodeWidthStr;
 
-/// `s` with every control character escaped (`\n`, `\t`, `\x1b`, `\u{85}`),
-/// and backslashes doubled so the escapes cannot be forged.
-pub fn escape_cell(s: &str) -> std::borrow::Cow<'_, str> {
-    // Printable ASCII other than the backslash (nearly every cell) is
-    // decided in one pass over the bytes, without decoding characters.
-    if s.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'\\') {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    if !s.chars().any(|c| c.is_control() || c == '\\') {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x80 && c.is_control() => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
+pub use kaen_log::escape::escape_cell;
+use kaen_log::escape::{csv_cell, CsvCells};
 
 /// Whether every byte of `s` is printable ASCII (space to `~`).
 fn plain_ascii(s: &str) -> bool {
@@ -249,13 +226,18 @@ impl Table {
         render_aligned(&headers, &self.rows, &numeric)
     }
 
-    /// CSV: field names as the header, null as an empty field.
-    pub fn csv(&self) -> String {
+    /// CSV: field names as the header, null as an empty field, each cell
+    /// as `cells` says.
+    pub fn csv(&self, cells: CsvCells) -> String {
         let headers: Vec<&str> = self.columns.iter().map(|c| c.field.as_str()).collect();
         let mut out = headers.join(",");
         out.push('\n');
         for row in &self.rows {
-            push_csv_line(&mut out, row.iter().map(|c| c.as_deref().unwrap_or("")));
+            push_csv_line(
+                &mut out,
+                row.iter()
+                    .map(|c| csv_cell(c.as_deref().unwrap_or(""), cells)),
+            );
         }
         out
     }
@@ -444,12 +426,12 @@ fn push_csv_field(out: &mut String, s: &str) {
 }
 
 /// Append `cells` as one CSV line.
-fn push_csv_line<'a>(out: &mut String, cells: impl Iterator<Item = &'a str>) {
+fn push_csv_line<'a>(out: &mut String, cells: impl Iterator<Item = std::borrow::Cow<'a, str>>) {
     for (i, cell) in cells.enumerate() {
         if i > 0 {
             out.push(',');
         }
-        push_csv_field(out, cell);
+        push_csv_field(out, &cell);
     }
     out.push('\n');
 }
@@ -578,17 +560,26 @@ mod tests {
             });
         // Columns picked, reordered and one named twice.
         assert_eq!(
-            Table::of(&typed).only(&["offset", "group"]).csv(),
+            Table::of(&typed)
+                .only(&["offset", "group"])
+                .csv(CsvCells::Raw),
             "offset,group\n7,kitchen\n10,\"a,b\"\n-1,\"say \"\"hi\"\"\n\"\n"
+        );
+        // Escaped (the default): the line end shown, numbers as they are.
+        assert_eq!(
+            Table::of(&typed)
+                .only(&["offset", "group"])
+                .csv(CsvCells::Escape),
+            "offset,group\n7,kitchen\n10,\"a,b\"\n-1,\"say \"\"hi\"\"\\n\"\n"
         );
         assert_eq!(
             Table::of(&typed[..1])
                 .only(&["offset", "nope", "offset"])
-                .csv(),
+                .csv(CsvCells::Raw),
             "offset,offset\n7,7\n"
         );
         assert_eq!(
-            Table::of(&typed).csv(),
+            Table::of(&typed).csv(CsvCells::Raw),
             "group,offset\nkitchen,7\n\"a,b\",10\n\"say \"\"hi\"\"\n\",-1\n"
         );
     }

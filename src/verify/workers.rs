@@ -391,7 +391,7 @@ impl Started {
                 let code = match served {
                     Ok(Ok(())) => 0,
                     Ok(Err(e)) => {
-                        eprintln!("klog: {e}");
+                        eprintln!("klog: {}", crate::escape::escape_cell(&e.to_string()));
                         2
                     }
                     Err(_) => 101,

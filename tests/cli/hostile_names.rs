@@ -1,7 +1,8 @@
 //! Names from the data in every format: group names with ESC, newline,
 //! tab, CJK and emoji, 300 characters, commas and quotes (all accepted by
 //! `klog commit`, as by Kafka; NUL cannot be a command-line argument) neither drive the terminal nor forge rows in
-//! text, round-trip exactly through CSV (RFC 4180) and JSON.
+//! text, are shown as text shows them in CSV (exactly with `--csv-cells
+//! raw`, RFC 4180) and round-trip exactly through JSON.
 
 use crate::support::{parse_csv, TestEnv};
 
@@ -14,6 +15,17 @@ fn names() -> Vec<String> {
         "comma,\"quoted\" name".to_string(),
         "cr\rdel\u{7f}nel\u{85}".to_string(),
     ]
+}
+
+/// `name` as text shows it.
+fn shown(name: &str) -> String {
+    name.replace('\\', "\\\\")
+        .replace('\x1b', "\\x1b")
+        .replace('\n', "\\n")
+        .replace('\t', "\\t")
+        .replace('\r', "\\r")
+        .replace('\u{7f}', "\\x7f")
+        .replace('\u{85}', "\\u{85}")
 }
 
 #[test]
@@ -52,14 +64,7 @@ fn hostile_group_names_in_every_format() {
             "{command}: a control character in {text:?}"
         );
         for name in names() {
-            let shown = name
-                .replace('\\', "\\\\")
-                .replace('\x1b', "\\x1b")
-                .replace('\n', "\\n")
-                .replace('\t', "\\t")
-                .replace('\r', "\\r")
-                .replace('\u{7f}', "\\x7f")
-                .replace('\u{85}', "\\u{85}");
+            let shown = shown(&name);
             let lines = text.lines().filter(|l| l.starts_with(&shown)).count();
             assert!(
                 lines >= 1,
@@ -71,20 +76,34 @@ fn hostile_group_names_in_every_format() {
             "{command}: a forged row"
         );
 
-        // CSV: the exact names come back.
-        let o = env.run(&[command, "fixtures/groups", "--format", "csv"], None);
-        let rows = parse_csv(&String::from_utf8(o.stdout).unwrap());
-        assert_eq!(rows[0][0], "group");
-        let width = rows[0].len();
-        assert!(
-            rows.iter().all(|r| r.len() == width),
-            "{command}: ragged CSV {rows:?}"
-        );
-        for name in names() {
-            assert!(
-                rows.iter().any(|r| r[0] == name),
-                "{command}: {name:?} not in the CSV"
+        // CSV: the names as text shows them; with --csv-cells raw, the
+        // exact names come back.
+        for (cells, exact) in [("escape", false), ("raw", true)] {
+            let o = env.run(
+                &[
+                    command,
+                    "fixtures/groups",
+                    "--format",
+                    "csv",
+                    "--csv-cells",
+                    cells,
+                ],
+                None,
             );
+            let rows = parse_csv(&String::from_utf8(o.stdout).unwrap());
+            assert_eq!(rows[0][0], "group");
+            let width = rows[0].len();
+            assert!(
+                rows.iter().all(|r| r.len() == width),
+                "{command}: ragged CSV {rows:?}"
+            );
+            for name in names() {
+                let want = if exact { name.clone() } else { shown(&name) };
+                assert!(
+                    rows.iter().any(|r| r[0] == want),
+                    "{command} --csv-cells {cells}: {want:?} not in the CSV"
+                );
+            }
         }
 
         // JSON: the exact strings.

@@ -13,9 +13,12 @@ mod support;
 mod builder;
 
 mod amplify;
+mod cluster;
 mod coordinator;
 mod diff;
 mod files;
+mod injection;
+mod jobs;
 mod measure;
 mod metadata;
 mod records;

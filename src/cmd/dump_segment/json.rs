@@ -34,7 +34,8 @@ pub(super) struct LayoutField<'a> {
 /// The head of a `--layout` entry; its `fields` follow as they are read.
 #[derive(Serialize, JsonSchema)]
 pub(super) struct LayoutHead<'a> {
-    pub(super) file: &'a str,
+    #[serde(flatten)]
+    pub(super) file: &'a kaen_log::findings::FileFields,
     pub(super) position: u64,
 }
 
@@ -42,7 +43,8 @@ pub(super) struct LayoutHead<'a> {
 /// `records` as they decode.
 #[derive(Serialize, JsonSchema)]
 pub(super) struct LegacyHead<'a> {
-    pub(super) file: &'a str,
+    #[serde(flatten)]
+    pub(super) file: &'a kaen_log::findings::FileFields,
     pub(super) position: u64,
     pub(super) base_offset: i64,
     pub(super) last_offset: i64,
@@ -60,7 +62,8 @@ pub(super) struct LegacyHead<'a> {
 /// The header fields of a v2 batch's JSON line, in output order.
 #[derive(Serialize, JsonSchema)]
 pub(super) struct BatchJson<'a> {
-    file: &'a str,
+    #[serde(flatten)]
+    file: &'a kaen_log::findings::FileFields,
     position: u64,
     base_offset: i64,
     last_offset: i64,
@@ -87,7 +90,11 @@ pub(super) struct BatchJson<'a> {
 
 impl<'a> BatchJson<'a> {
     /// The head of `batch` in `file`, whose CRC computes to `computed_crc`.
-    pub(super) fn of(file: &'a str, batch: &BatchView<'_>, computed_crc: u32) -> Self {
+    pub(super) fn of(
+        file: &'a kaen_log::findings::FileFields,
+        batch: &BatchView<'_>,
+        computed_crc: u32,
+    ) -> Self {
         let h = &batch.header;
         BatchJson {
             file,
@@ -438,7 +445,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
 /// with a problem to report (a CRC mismatch, a record that does not
 /// decode) is left to the reading thread, which reports it in order.
 pub(super) struct RenderJson {
-    pub(super) file: String,
+    pub(super) file: kaen_log::findings::FileFields,
     pub(super) end: &'static [u8],
     pub(super) batches_only: bool,
     pub(super) internal: Option<Internal>,

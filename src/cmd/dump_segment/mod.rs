@@ -133,7 +133,8 @@ pub struct DumpSegmentArgs {
     /// stable offset).
     #[arg(long, value_parser = crate::cli::isolation, default_value = "read-uncommitted")]
     pub isolation: Isolation,
-    /// Threads to run on (default: the cores). A segment of 16 MiB or more
+    /// Threads to run on (default, and at most: the cores; more is clamped,
+    /// with a note on stderr). A segment of 16 MiB or more
     /// is read ahead on the spare ones, which in JSON output also render
     /// its uncompressed batches; with 1 everything runs on one thread.
     /// The output is the same whatever the number.
@@ -161,7 +162,10 @@ pub enum Decoder {
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     if let Some(n) = args.threads {
         anyhow::ensure!(
-            kaen_log::log::cores::set_cores(usize::from(n)),
+            kaen_log::log::cores::set_cores(crate::cmd::clamp_to_cores(
+                "--threads",
+                usize::from(n)
+            )),
             "--threads: too late, threads are already counted"
         );
     }
@@ -221,7 +225,7 @@ fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> a
                 };
                 if kaen_log::metadata::is_snapshot_file(path) {
                     for f in kaen_log::metadata::check_snapshot(path)? {
-                        eprintln!("klog: {f}");
+                        crate::report::say!("{f}");
                         problems += u64::from(f.fails(kaen_log::findings::Severity::Error));
                     }
                 }
@@ -263,7 +267,7 @@ fn dump_log(
         Isolation::ReadUncommitted => None,
     };
     if text {
-        writeln!(out, "Dumping {}", path.display())?;
+        writeln!(out, "Dumping {}", escape_cell(&path.display().to_string()))?;
         if let Some(base) = base {
             writeln!(out, "Log starting offset: {base}")?;
         }
@@ -276,6 +280,7 @@ fn dump_log(
         }
     }
     let file = path.display().to_string();
+    let fields = kaen_log::findings::FileFields::of(path);
     let filter = RecordFilter::of(args);
     let filtered = filter.selects_batches();
     let wanted = |r: &RecordView<'_>| filter.wants(r);
@@ -283,7 +288,7 @@ fn dump_log(
     // file gets them.
     if !text && !args.layout && !filtered && view.is_none() {
         walk.render_ahead(json::shared(RenderJson {
-            file: file.clone(),
+            file: fields.clone(),
             end: sink.entry_end(),
             batches_only: args.batches_only,
             internal,
@@ -326,7 +331,7 @@ fn dump_log(
         if !crc_valid {
             problems += 1;
             if let Err(e) = entry.check_crc() {
-                sink.problem(out, &file, &e.to_string())?;
+                sink.problem(out, &fields, &e.to_string())?;
             }
         }
         match entry {
@@ -373,7 +378,7 @@ fn dump_log(
                         })
                     } else {
                         let head = LayoutHead {
-                            file: &file,
+                            file: &fields,
                             position: batch.position,
                         };
                         let mut json = JsonLine::start(&mut line_buf, out, sink, "layout", &head)?;
@@ -392,7 +397,7 @@ fn dump_log(
                     }
                     if let Some(e) = err {
                         problems += 1;
-                        sink.problem(out, &file, &e.to_string())?;
+                        sink.problem(out, &fields, &e.to_string())?;
                     }
                     continue;
                 }
@@ -471,7 +476,7 @@ fn dump_log(
                         |r| write_text_record(out, r, h.is_control(), ts_label, internal),
                     )?
                 } else {
-                    let line = BatchJson::of(&file, &batch, computed_crc);
+                    let line = BatchJson::of(&fields, &batch, computed_crc);
                     let mut json = JsonLine::start(&mut line_buf, out, sink, "batch", &line)?;
                     let record_error = if args.batches_only {
                         None
@@ -498,7 +503,7 @@ fn dump_log(
                 };
                 if let Some(e) = record_error {
                     problems += 1;
-                    sink.problem(out, &file, &e.to_string())?;
+                    sink.problem(out, &fields, &e.to_string())?;
                 }
             }
             Entry::Legacy(m) => {
@@ -515,7 +520,7 @@ fn dump_log(
                         Ok(list) => messages = Some(list),
                         Err(e) => {
                             problems += 1;
-                            sink.problem(out, &file, &e.to_string())?;
+                            sink.problem(out, &fields, &e.to_string())?;
                         }
                     }
                 }
@@ -538,7 +543,7 @@ fn dump_log(
                     }
                 } else {
                     let head = LegacyHead {
-                        file: &file,
+                        file: &fields,
                         position: m.position,
                         base_offset: messages
                             .as_ref()
@@ -586,12 +591,13 @@ fn dump_log(
         } else if text && d.framing {
             writeln!(
                 out,
-                "Found {} invalid bytes at the end of {file} (position {})",
+                "Found {} invalid bytes at the end of {} (position {})",
                 d.file_len - d.position,
+                escape_cell(&file),
                 d.position
             )?;
         }
-        sink.problem(out, &file, &d.error.to_string())?;
+        sink.problem(out, &fields, &d.error.to_string())?;
     }
     Ok(problems)
 }
