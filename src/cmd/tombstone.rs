@@ -61,15 +61,19 @@ pub struct TombstoneArgs {
     /// metadata when the directory has it; without either, refused.
     #[arg(long)]
     pub offsets_partitions: Option<i32>,
+    #[command(flatten)]
+    pub write: crate::cli::WriteArgs,
 }
 
 pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
     let mut replicas = Replicas::open(
         &args.dirs,
         &args.group,
         args.offsets_partitions,
         args.dry_run,
         true,
+        &|dir, t| args.write.append_config(dir, t.topic, now, t.kafka),
     )?;
     let replay = replicas.replay()?;
     // A record that does not decode is reported and passed over, as the
@@ -89,7 +93,6 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             replay.bad_count - replay.bad.len() as u64
         );
     }
-    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
     let (keys, records): (Vec<DeletedKey>, Vec<_>) = if args.delete_group {
         if let Some(why) = live_members_refusal(&replay, &args.group, "deletion") {
             if !args.force {
@@ -161,6 +164,7 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     }
     replicas.check_room(&records)?;
     let (range, written) = replicas.append(&BatchSpec::default(), &records)?;
+    replicas.close()?;
     for dir in &written {
         eprintln!(
             "klog: wrote {} tombstones to {} at offsets {}..={}",
