@@ -279,6 +279,16 @@ impl TopicConfig {
             .join(", ")
     }
 
+    /// [`describe`](Self::describe) of `keys` only.
+    pub fn describe_only(&self, keys: &[&str]) -> String {
+        self.settings
+            .iter()
+            .filter(|s| keys.contains(&s.key))
+            .map(|s| format!("{}={} ({})", s.key, s.value, s.source))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Whether every value is Kafka's default.
     pub fn all_defaults(&self) -> bool {
         self.settings.iter().all(|s| s.source == Source::Default)

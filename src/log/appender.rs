@@ -45,7 +45,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::index::{self, TIME_ENTRY_LEN};
-use crate::format::{encode_batch, BatchSpec, Entry, NewRecord, TimestampType};
+use crate::format::{encode_batch, BatchSpec, NewRecord, TimestampType};
 use crate::log::checkpoint;
 use crate::log::dir::list_segments;
 use crate::log::durable::{self, Disk};
@@ -856,10 +856,7 @@ fn scan_active(dir: &Path, base_offset: i64, config: &AppendConfig) -> Result<Ac
     let mut first_batch_timestamp = None;
     while let Some(w) = walk.next_entry()? {
         let e = w.entry;
-        let ts = match e {
-            Entry::V2(b) => b.header.max_timestamp,
-            Entry::Legacy(l) => l.timestamp,
-        };
+        let ts = e.max_timestamp();
         first_batch_timestamp.get_or_insert(ts);
         // The entries due were written when the batch was appended.
         let _ = schedule.batch(e.position(), e.size(), w.next_offset - 1, ts);
@@ -897,13 +894,7 @@ fn open_existing<S: Storage>(
     // Every file written in place gets a private copy first, or is refused,
     // before anything is written.
     for path in [&log_path, &index_path, &timeindex_path, &txnindex_path] {
-        if durable::is_hard_linked(path) {
-            if config.copy_hard_linked {
-                durable::break_link(s, path)?;
-            } else {
-                durable::check_single_link(path)?;
-            }
-        }
+        durable::unlink_or_refuse(s, path, config.copy_hard_linked)?;
     }
     let index_entries = trim_index(s, &index_path, index::OFFSET_ENTRY_LEN)?;
     let time_entries = trim_index(s, &timeindex_path, TIME_ENTRY_LEN)?;

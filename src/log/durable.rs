@@ -141,6 +141,19 @@ pub fn is_hard_linked(path: &Path) -> bool {
     check_single_link(path).is_err()
 }
 
+/// Before `path` is written in place: when it has other hard links, give
+/// it a private copy ([`break_link`]) if `copy` says so, else refuse it
+/// ([`check_single_link`]).
+pub fn unlink_or_refuse<S: Storage>(s: &S, path: &Path, copy: bool) -> Result<()> {
+    if !is_hard_linked(path) {
+        Ok(())
+    } else if copy {
+        break_link(s, path)
+    } else {
+        check_single_link(path)
+    }
+}
+
 /// The directory holding `path` (`.` for a bare name).
 pub fn parent_dir(path: &Path) -> &Path {
     match path.parent() {

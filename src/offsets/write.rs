@@ -269,7 +269,11 @@ impl Replicas {
             return None;
         }
         let replicas = self.registration.as_ref().map(|p| p.replicas.clone());
-        let nodes: Vec<Option<i32>> = self.dirs.iter().map(|d| node_id(d)).collect();
+        let nodes: Vec<Option<i32>> = self
+            .dirs
+            .iter()
+            .map(|d| crate::log::meta::node_id(d))
+            .collect();
         let what = format!("{}-{}", self.target.topic, self.target.partition);
         let given = self.dirs.len();
         let unsafe_text = "the replicas not given do not get this write: when the brokers restart it can be \
@@ -377,12 +381,4 @@ fn common_leader_epoch(
     }
     replicas_agree(&replicas, registration.map(|r| r.leader_epoch))
         .map_err(|why| Error::Invalid(format!("{why}; nothing was written")))
-}
-
-/// The node id in `dir`'s `meta.properties`, when it says.
-fn node_id(dir: &Path) -> Option<i32> {
-    crate::log::meta::read_meta_properties(&dir.join("meta.properties"))
-        .ok()
-        .flatten()
-        .and_then(|m| m.node_id)
 }
