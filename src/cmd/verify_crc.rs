@@ -447,8 +447,13 @@ fn run_repair(
             .any(|a| matches!(a, Action::RebuildIndexes { .. }))
         {
             eprintln!(
-                "klog: {}: indexes rebuilt with {}",
+                "klog: {}: indexes {} with {}",
                 p.dir.display(),
+                if args.dry_run {
+                    "would be rebuilt"
+                } else {
+                    "rebuilt"
+                },
                 config.describe_only(&["index.interval.bytes", "segment.index.bytes"])
             );
         }

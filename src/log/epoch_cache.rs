@@ -236,3 +236,110 @@ pub fn replicas_agree(
     }
     Ok(epoch)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::epochs::{truncate_follower, ReplicaLog};
+
+    fn replica(name: &str, entries: &[(i32, i64)], end: i64) -> ReplicaEpochs {
+        ReplicaEpochs {
+            name: name.into(),
+            cache: EpochCache::from_entries(entries.iter().copied()),
+            log_start: 0,
+            log_end: end,
+        }
+    }
+
+    #[test]
+    fn assign_keeps_both_columns_monotonic() {
+        // LeaderEpochFileCache.assign: the same epoch at a later offset is
+        // no change; a lower epoch or start drops the entries above it.
+        let mut c = EpochCache::from_entries([(0, 0), (2, 10)]);
+        assert!(!c.assign(2, 15));
+        assert!(c.assign(3, 20));
+        assert_eq!(c.entries(), [(0, 0), (2, 10), (3, 20)]);
+        assert!(c.assign(1, 12));
+        assert_eq!(c.entries(), [(0, 0), (1, 12)]);
+    }
+
+    #[test]
+    fn the_batch_takes_the_newest_epoch_and_no_restart_truncates_it() {
+        // The newest epoch among the replicas' caches, here node 1's epoch 2
+        // (a leader elected at the log end, 10, before the brokers stopped:
+        // Partition.makeLeader assigns it there).
+        let end = 10;
+        let replicas = [
+            replica("n1", &[(0, 0), (2, end)], end),
+            replica("n2", &[(0, 0)], end),
+            replica("n3", &[(0, 0)], end),
+        ];
+        let epoch = replicas_agree(&replicas, Some(2)).unwrap();
+        assert_eq!(epoch, 2);
+        // Each replica gets the batch at `end` and the epoch assigned there.
+        let after: Vec<ReplicaLog> = replicas
+            .iter()
+            .map(|r| {
+                let mut cache = r.cache.clone();
+                cache.assign(epoch, end);
+                ReplicaLog {
+                    cache,
+                    log_start: 0,
+                    log_end: end + 1,
+                    high_watermark: end + 1,
+                }
+            })
+            .collect();
+        // Whichever is elected next (at epoch 3, from its log end), no
+        // follower cuts anything (AbstractFetcherThread, truncation on fetch).
+        for (l, leader) in after.iter().enumerate() {
+            let mut leader = leader.clone();
+            leader.cache.assign(3, leader.log_end);
+            for (f, follower) in after.iter().enumerate().filter(|(f, _)| *f != l) {
+                let t = truncate_follower(follower, &leader);
+                assert_eq!(t.offset, end + 1, "leader {l}, follower {f}: {t:?}");
+            }
+        }
+        // Stamped with a replica's own older epoch (0) instead, node 1's
+        // followers would cut the batch: what writing each copy alone did.
+        let mut stale = after[1].clone();
+        stale.cache = EpochCache::from_entries([(0, 0)]);
+        let mut leader = after[0].clone();
+        leader.cache = EpochCache::from_entries([(0, 0), (2, end)]);
+        leader.cache.assign(3, leader.log_end);
+        assert_eq!(truncate_follower(&stale, &leader).offset, end);
+    }
+
+    #[test]
+    fn caches_that_disagree_below_the_log_end_are_refused() {
+        // Node 2 holds epoch 1 from offset 5, node 1 epoch 0 there: the
+        // replicas diverged at 5; a batch stamped on both would hide it.
+        let replicas = [
+            replica("n1", &[(0, 0)], 10),
+            replica("n2", &[(0, 0), (1, 5)], 10),
+        ];
+        let why = replicas_agree(&replicas, None).unwrap_err();
+        assert!(why.contains("disagree on the epoch of offset 5"), "{why}");
+        assert!(
+            why.contains("n1: epoch 0") && why.contains("n2: epoch 1"),
+            "{why}"
+        );
+        // An epoch starting at the log end (a leader elected after the last
+        // write) is dropped when the broker loads the log (LogLoader:
+        // truncateFromEnd): no disagreement.
+        let replicas = [
+            replica("n1", &[(0, 0)], 10),
+            replica("n2", &[(0, 0), (1, 10)], 10),
+        ];
+        assert_eq!(replicas_agree(&replicas, None), Ok(1));
+        // An epoch newer than the metadata's leader epoch: the metadata
+        // image is older than the logs.
+        let why = replicas_agree(&replicas, Some(0)).unwrap_err();
+        assert!(
+            why.contains("above the KRaft metadata's leader epoch 0"),
+            "{why}"
+        );
+        // No cache anywhere: epoch 0.
+        assert_eq!(replicas_agree(&[replica("n1", &[], 3)], None), Ok(0));
+    }
+}
