@@ -123,18 +123,19 @@ pub struct WriteArgs {
 }
 
 impl WriteArgs {
-    /// The append configuration of `topic` in `data_dir` (see
-    /// `kaen_log::topic_config`), said on stderr when anything but Kafka's
+    /// The append configuration of `topic` in `data_dir`, from `image`
+    /// (see `kaen_log::topic_config`), said on stderr when anything but Kafka's
     /// defaults is used or the directory is a Kafka log directory.
     pub fn append_config(
         &self,
+        image: Option<&kaen_log::metadata::image::Image>,
         data_dir: &std::path::Path,
         topic: &str,
         now_ms: i64,
         kafka: bool,
     ) -> kaen_log::Result<kaen_log::log::AppendConfig> {
         let overrides = kaen_log::topic_config::parse_overrides(&self.config)?;
-        let resolved = kaen_log::topic_config::resolve(data_dir, topic, &overrides)?;
+        let resolved = kaen_log::topic_config::resolve(image, data_dir, topic, &overrides);
         if kafka || !resolved.all_defaults() {
             eprintln!(
                 "klog: {}: {topic}: {}",

@@ -148,21 +148,16 @@ pub fn parse_overrides(flags: &[String]) -> Result<BTreeMap<String, String>> {
 }
 
 /// Resolve `topic`'s configuration for the broker owning `data_dir` (its
-/// node id from `meta.properties`), from the KRaft metadata in `data_dir`
-/// when it has one, and `overrides`.
+/// node id from `meta.properties`), from `image` (the newest KRaft metadata
+/// image among the directories written: topic configs are the cluster's,
+/// whichever broker's copy of the metadata log holds them) and `overrides`.
 pub fn resolve(
+    image: Option<&Image>,
     data_dir: &Path,
     topic: &str,
     overrides: &BTreeMap<String, String>,
-) -> Result<TopicConfig> {
-    let image = crate::metadata::metadata_folder(data_dir)
-        .and_then(|folder| crate::metadata::replay(&folder, None).ok())
-        .map(|r| r.image);
-    let node = crate::log::meta::read_meta_properties(&data_dir.join("meta.properties"))
-        .ok()
-        .flatten()
-        .and_then(|m| m.node_id);
-    Ok(resolve_in(image.as_ref(), node, topic, overrides))
+) -> TopicConfig {
+    resolve_in(image, crate::log::meta::node_id(data_dir), topic, overrides)
 }
 
 /// [`resolve`] over an image already replayed.

@@ -100,9 +100,10 @@ fn parse_codec(s: &str) -> Result<Compression, String> {
 
 pub fn run(args: &ProduceArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let now = args.timestamp_ms.unwrap_or_else(crate::cmd::now_ms);
+    let image = kaen_log::metadata::newest_image(std::slice::from_ref(&args.dir));
     let resolved = args
         .write
-        .append_config(&args.dir, &args.topic, now, false)?;
+        .append_config(image.as_ref(), &args.dir, &args.topic, now, false)?;
     let config = AppendConfig {
         segment_bytes: args.segment_bytes.unwrap_or(resolved.segment_bytes),
         partition_leader_epoch: args.leader_epoch,

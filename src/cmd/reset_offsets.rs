@@ -151,7 +151,7 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         args.offsets_partitions,
         !args.execute,
         false,
-        &|dir, t| args.write.append_config(dir, t.topic, now, t.kafka),
+        &|dir, t, image| args.write.append_config(image, dir, t.topic, now, t.kafka),
     )?;
     let replay = replicas.replay()?;
     for bad in &replay.bad {

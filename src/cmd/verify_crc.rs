@@ -431,14 +431,25 @@ fn run_repair(
     let overrides = kaen_log::topic_config::parse_overrides(&args.write.config)?;
     opts.copy_hard_linked = args.write.copy_hard_linked;
     let mut plans = Vec::new();
-    for (data_dir, p) in partitions(args)? {
+    let partitions = partitions(args)?;
+    let mut data_dirs: Vec<PathBuf> = Vec::new();
+    for (d, _) in &partitions {
+        if !data_dirs.contains(d) {
+            data_dirs.push(d.clone());
+        }
+    }
+    // The newest KRaft metadata image among the directories: topic configs
+    // and replica assignments are the cluster's.
+    let image = kaen_log::metadata::newest_image(&data_dirs);
+    for (data_dir, p) in partitions {
         if !args.dry_run && !locks.iter().any(|(d, _)| *d == data_dir) {
             locks.push((data_dir.clone(), DirLock::acquire(&data_dir)?));
         }
         opts.recovery_point = recovery_point(&data_dir, &p)?;
         // Indexes are rebuilt at the topic's index interval, as the broker
         // owning the directory would (`LogConfig`, `LogSegment.recover`).
-        let config = kaen_log::topic_config::resolve(&data_dir, &p.topic, &overrides)?;
+        let config =
+            kaen_log::topic_config::resolve(image.as_ref(), &data_dir, &p.topic, &overrides);
         opts.index_interval_bytes = config.index_interval_bytes()?;
         let plan = repair::plan(&p, &opts)?;
         if plan
@@ -460,7 +471,7 @@ fn run_repair(
         plans.push((data_dir, p, plan, opts));
     }
     let uneven = if args.salvage {
-        uneven_salvages(&plans)
+        uneven_salvages(&plans, image.as_ref())
     } else {
         Vec::new()
     };
@@ -613,9 +624,9 @@ fn run_repair(
 /// leader serves its own. The broker's own remedy is named.
 fn uneven_salvages(
     plans: &[(PathBuf, Partition, repair::Plan, RepairOptions)],
+    image: Option<&kaen_log::metadata::image::Image>,
 ) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
-    let dirs: Vec<PathBuf> = plans.iter().map(|(d, ..)| d.clone()).collect();
     let mut seen: Vec<(&str, i32)> = Vec::new();
     for (_, p, ..) in plans {
         let key = (p.topic.as_str(), p.partition);
@@ -636,7 +647,7 @@ fn uneven_salvages(
         if copies.iter().all(|(_, _, plan, _)| lost(plan).is_empty()) {
             continue;
         }
-        let Some(reg) = kaen_log::offsets::write::newest_registration(&dirs, key.0, key.1) else {
+        let Some(reg) = kaen_log::offsets::write::registration(image, key.0, key.1) else {
             continue;
         };
         if reg.replicas.len() < 2 {

@@ -269,6 +269,15 @@ pub struct Replayed {
     pub findings: Vec<Finding>,
 }
 
+/// The image of the KRaft metadata log replayed furthest among the data
+/// directories `dirs` (a broker's copy may lag), if any has one it can read.
+pub fn newest_image(dirs: &[PathBuf]) -> Option<Image> {
+    dirs.iter()
+        .filter_map(|d| replay(&metadata_folder(d)?, None).ok())
+        .max_by_key(|r| r.next_offset)
+        .map(|r| r.image)
+}
+
 /// Apply the metadata records of one file or partition, from offset `from`
 /// and below `end`; control records are skipped. Returns the offsets applied.
 fn replay_partition(

@@ -23,8 +23,12 @@ use crate::format::{BatchSpec, NewRecord};
 use crate::log::checkpoint;
 use crate::log::epoch_cache::{replicas_agree, EpochCache, ReplicaEpochs};
 use crate::log::{AppendConfig, Partition, PartitionAppender};
-use crate::metadata::image::PartitionReg;
+use crate::metadata::image::{Image, PartitionReg};
 use crate::offsets::{write_target, Replay, ReplayOptions, WriteTarget};
+
+/// The append configuration of the offsets topic in a data directory,
+/// given the newest KRaft metadata image among the directories written.
+pub type ConfigFor<'a> = dyn Fn(&Path, &WriteTarget, Option<&Image>) -> Result<AppendConfig> + 'a;
 
 /// The offsets partition of one group in every replica directory given.
 pub struct Replicas {
@@ -51,15 +55,25 @@ impl Replicas {
     /// `dry_run` nothing is locked or written; with `must_exist` the offsets
     /// partition folder must be there already (nothing to delete otherwise).
     /// `config_for` gives the append configuration of the offsets topic in
-    /// a directory (its topic and broker configs).
+    /// a directory (its topic and broker configs, from the newest KRaft
+    /// metadata image among the directories).
     pub fn open(
         dirs: &[PathBuf],
         group: &str,
         offsets_partitions: Option<i32>,
         dry_run: bool,
         must_exist: bool,
-        config_for: &dyn Fn(&Path, &WriteTarget) -> Result<AppendConfig>,
+        config_for: &ConfigFor<'_>,
     ) -> Result<Replicas> {
+        let newest = crate::metadata::newest_image(dirs);
+        // A directory without the metadata log (a broker's copy may be
+        // elsewhere) places the group by the count another one's gives.
+        let offsets_partitions = offsets_partitions.or_else(|| {
+            newest
+                .as_ref()?
+                .partition_count(crate::offsets::KAFKA_OFFSETS_TOPIC)
+                .and_then(|n| i32::try_from(n).ok())
+        });
         let mut target: Option<WriteTarget> = None;
         let mut partition_dirs = Vec::new();
         let mut ends: Vec<i64> = Vec::new();
@@ -86,7 +100,7 @@ impl Replicas {
                     format!("no {}-{} here: nothing to delete", t.topic, t.partition),
                 ));
             }
-            let config = config_for(dir, &t)?;
+            let config = config_for(dir, &t, newest.as_ref())?;
             // Opening takes the lock and checks the tail before anything is
             // read; a dry run writes nothing, so it checks the tail without the lock.
             if dry_run {
@@ -121,7 +135,7 @@ impl Replicas {
                 ends.get(i).copied().unwrap_or(0)
             )));
         }
-        let registration = newest_registration(dirs, target.topic, target.partition);
+        let registration = registration(newest.as_ref(), target.topic, target.partition);
         let leader_epoch = common_leader_epoch(dirs, &partition_dirs, end, registration.as_ref())?;
         for a in &mut appenders {
             a.set_leader_epoch(leader_epoch);
@@ -316,24 +330,13 @@ impl Replicas {
     }
 }
 
-/// The partition's registration in the newest KRaft metadata image among
-/// `dirs` (the one replayed furthest: a broker's copy of the metadata log
-/// may lag).
-pub fn newest_registration(dirs: &[PathBuf], topic: &str, partition: i32) -> Option<PartitionReg> {
-    dirs.iter()
-        .filter_map(|d| {
-            let folder = crate::metadata::metadata_folder(d)?;
-            let replayed = crate::metadata::replay(&folder, None).ok()?;
-            let reg = replayed
-                .image
-                .topic_by_name(topic)?
-                .partitions
-                .get(&partition)?
-                .clone();
-            Some((replayed.next_offset, reg))
-        })
-        .max_by_key(|(next, _)| *next)
-        .map(|(_, reg)| reg)
+/// The partition's registration in `image`.
+pub fn registration(image: Option<&Image>, topic: &str, partition: i32) -> Option<PartitionReg> {
+    image?
+        .topic_by_name(topic)?
+        .partitions
+        .get(&partition)
+        .cloned()
 }
 
 /// The one leader epoch for a batch at `end` in every replica (see

@@ -767,3 +767,48 @@ fn commit_stamps_one_epoch_on_every_replica_and_assigns_it_in_each_checkpoint() 
         assert_eq!(&now, b, "{d} was written");
     }
 }
+
+#[test]
+fn a_commit_to_kafkas_three_replicas_is_the_same_batch_and_epoch_everywhere() {
+    // The three brokers of fixtures/kafka-real (written by Kafka 4.1.1);
+    // only broker 1 keeps the KRaft metadata, which places classic-g in
+    // __consumer_offsets-1 (3 partitions) for all three and gives the
+    // topic's segment.bytes. Each replica gets the same bytes; each
+    // leader-epoch-checkpoint ends with the batch's epoch; and verify-crc
+    // stays clean, the closing time-index entry included
+    // (`.kafka_cleanshutdown` makes brokers 1 and 2 trust it).
+    let env = TestEnv::new();
+    for b in 1..=3 {
+        crate::support::copy_dir(
+            &crate::support::repo().join(format!("fixtures/kafka-real/broker-{b}")),
+            &env.path(&format!("b{b}")),
+        );
+    }
+    let o = env.run(
+        &"commit b1 b2 b3 -g classic-g -t plain -p 0 --offset 3 --now-ms 1767225600000"
+            .split(' ')
+            .collect::<Vec<_>>(),
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("at __consumer_offsets-1"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("b3: __consumer_offsets: segment.bytes=104857600 (topic config)"),
+        "{}",
+        stderr(&o)
+    );
+    let file = |b: u8, name: &str| env.path(&format!("b{b}/__consumer_offsets-1/{name}"));
+    let log = |b| std::fs::read(file(b, "00000000000000000000.log")).unwrap();
+    assert!(log(1) == log(2) && log(2) == log(3), "the replicas differ");
+    let epochs: Vec<String> = (1..=3)
+        .map(|b| std::fs::read_to_string(file(b, "leader-epoch-checkpoint")).unwrap())
+        .collect();
+    assert!(epochs.iter().all(|e| *e == epochs[0]), "{epochs:?}");
+    let o = env.run(&["verify-crc", "b1", "b2", "b3"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("time_index_stale"), "{}", stdout(&o));
+}

@@ -821,3 +821,52 @@ fn salvaging_fewer_than_all_replicas_is_refused_with_the_brokers_remedy() {
         stdout(&o)
     );
 }
+
+#[test]
+fn indexes_rebuilt_from_kafkas_topic_config_equal_kafkas_own() {
+    // plain-0 of fixtures/kafka-real was written by Kafka 4.1.1 with the
+    // topic config index.interval.bytes=100 (a ConfigRecord in the KRaft
+    // metadata): one offset entry per segment, and the time index of each
+    // rolled segment as LogSegment.append and onBecomeInactiveSegment left
+    // it. Rebuilt from the logs at the topic's interval, both indexes are
+    // Kafka's bytes again (at Kafka's default 4096 the offset index would
+    // be empty).
+    let env = TestEnv::new();
+    let real = crate::support::repo().join("fixtures/kafka-real/broker-1");
+    let data = env.path("real");
+    for name in ["meta.properties", "__cluster_metadata-0", "plain-0"] {
+        let from = real.join(name);
+        if from.is_dir() {
+            crate::support::copy_dir(&from, &data.join(name));
+        } else {
+            std::fs::create_dir_all(&data).unwrap();
+            std::fs::copy(&from, data.join(name)).unwrap();
+        }
+    }
+    let mut kafkas = Vec::new();
+    for base in [0, 10, 20] {
+        for ext in ["index", "timeindex"] {
+            let name = format!("{base:020}.{ext}");
+            kafkas.push((
+                name.clone(),
+                std::fs::read(real.join("plain-0").join(&name)).unwrap(),
+            ));
+            std::fs::remove_file(data.join("plain-0").join(&name)).unwrap();
+        }
+    }
+    let o = env.run(&["verify-crc", "--repair", "real/plain-0"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("index.interval.bytes=100 (topic config)"),
+        "{}",
+        stderr(&o)
+    );
+    for (name, bytes) in kafkas {
+        assert!(bytes.len() >= 8, "{name}: Kafka wrote entries");
+        assert_eq!(
+            std::fs::read(data.join("plain-0").join(&name)).unwrap(),
+            bytes,
+            "{name}"
+        );
+    }
+}
