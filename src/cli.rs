@@ -131,6 +131,52 @@ impl TimeFormat {
     }
 }
 
+/// What every writer takes: the topic configuration it writes with, and
+/// what it does with hard-linked files.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WriteArgs {
+    /// A topic config as the broker holds it (segment.bytes, segment.ms,
+    /// segment.index.bytes, index.interval.bytes, max.message.bytes,
+    /// message.timestamp.type), over the topic, broker and cluster configs
+    /// of the KRaft metadata and Kafka's defaults: e.g. a value set only in
+    /// server.properties, which a log directory does not hold. Repeatable.
+    #[arg(long = "config", value_name = "KEY=VALUE")]
+    pub config: Vec<String>,
+    /// Write to a private copy of a file that has other hard links (a
+    /// backup made with `cp -al`), instead of refusing it: the other names
+    /// keep the old bytes.
+    #[arg(long)]
+    pub copy_hard_linked: bool,
+}
+
+impl WriteArgs {
+    /// The append configuration of `topic` in `data_dir`, from `image`
+    /// (see `kaen_log::topic_config`), said on stderr when anything but Kafka's
+    /// defaults is used or the directory is a Kafka log directory.
+    pub fn append_config(
+        &self,
+        image: Option<&kaen_log::metadata::image::Image>,
+        data_dir: &std::path::Path,
+        topic: &str,
+        now_ms: i64,
+        kafka: bool,
+    ) -> kaen_log::Result<kaen_log::log::AppendConfig> {
+        let overrides = kaen_log::topic_config::parse_overrides(&self.config)?;
+        let resolved = kaen_log::topic_config::resolve(image, data_dir, topic, &overrides);
+        if kafka || !resolved.all_defaults() {
+            eprintln!(
+                "klog: {}: {topic}: {}",
+                data_dir.display(),
+                resolved.describe()
+            );
+        }
+        Ok(kaen_log::log::AppendConfig {
+            copy_hard_linked: self.copy_hard_linked,
+            ..resolved.append_config(now_ms)?
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -296,6 +296,8 @@ pub enum Error {
     DamagedTail { path: PathBuf, error: DecodeError },
     /// The caller asked for something invalid (no records, bad offset ...).
     Invalid(String),
+    /// A write failed; `after` says what it left (what was rolled back).
+    Failed { error: Box<Error>, after: String },
 }
 
 impl Error {
@@ -341,6 +343,7 @@ impl fmt::Display for Error {
                 path.display()
             ),
             Error::Invalid(msg) => f.write_str(msg),
+            Error::Failed { error, after } => write!(f, "{error}; {after}"),
         }
     }
 }

@@ -132,6 +132,9 @@ kinds! {
     IndexPastLog = "index_past_log", Warning;
     /// All-zero slots after the used entries: preallocated by `AbstractIndex`.
     IndexTrailingZeros = "index_trailing_zeros", Note;
+    /// A time index whose last entry is older than its segment's largest
+    /// timestamp, where a broker trusts it (`LogSegment.readMaxTimestampAndOffsetSoFar`).
+    TimeIndexStale = "time_index_stale", Warning;
     // Producer state: the broker does not re-validate it when it loads the log.
     OutOfOrderSequence = "out_of_order_sequence", Warning;
     DuplicateSequence = "duplicate_sequence", Warning;

@@ -35,6 +35,7 @@ pub mod repair;
 pub mod reset;
 pub mod stats;
 pub mod time;
+pub mod topic_config;
 pub mod txn;
 pub mod verify;
 

@@ -13,7 +13,6 @@ use std::path::Path;
 use crate::error::{DecodeError, Error, Result};
 use crate::findings::{Finding, Kind, Severity};
 use crate::format::index::{encode_offset_entry, encode_time_entry, IndexSchedule};
-use crate::format::Entry;
 use crate::log::walk::Policy;
 use crate::log::{Partition, SegmentFiles};
 
@@ -72,10 +71,7 @@ pub fn rebuild_indexes(
         if e.position() + e.size() > valid_bytes {
             break;
         }
-        let ts = match e {
-            Entry::V2(b) => b.header.max_timestamp,
-            Entry::Legacy(l) => l.timestamp,
-        };
+        let ts = e.max_timestamp();
         if let Some(due) = schedule.batch(e.position(), e.size(), w.next_offset - 1, ts) {
             let (offset, position) = due.offset;
             index.extend_from_slice(&encode_offset_entry(rel(offset), position as i32));
@@ -224,7 +220,13 @@ pub fn check_indexes(seg: &SegmentFiles, is_last: bool) -> Result<Vec<Finding>> 
     let one = Partition::single_file(&seg.log, seg.base_offset);
     let mut walk = one.walk(Policy::HEADERS);
     while let Some(w) = walk.next_entry()? {
-        checker.observe(w.entry.position(), w.entry.base_offset(), w.next_offset - 1);
+        let e = w.entry;
+        checker.observe(
+            e.position(),
+            e.base_offset(),
+            w.next_offset - 1,
+            e.max_timestamp(),
+        );
     }
     let len = std::fs::metadata(&seg.log)
         .map_err(|e| Error::io(&seg.log, "stat", e))?
@@ -251,6 +253,22 @@ pub struct IndexChecker {
     /// The offset entry met last, until the next one: (offset, entry
     /// position, log position, last offset of the batches from its position on).
     open: Option<(i64, u64, u64, i64)>,
+    /// The time index's last entry (timestamp, entry position), when the
+    /// broker takes the segment's largest timestamp from it (see
+    /// [`IndexChecker::open`]); `(-1, 0)` for an empty index.
+    time_last: Option<(i64, u64)>,
+    /// The largest timestamp of the batches observed (-1: none).
+    max_timestamp: i64,
+}
+
+/// Whether the segment's data directory says its broker shut down cleanly
+/// (`CleanShutdownFileHandler`: `.kafka_cleanshutdown`), so that the broker
+/// loads the segment without recovering it (`LogLoader`).
+fn had_clean_shutdown(seg: &SegmentFiles) -> bool {
+    seg.log
+        .parent()
+        .and_then(Path::parent)
+        .is_some_and(|d| d.join(".kafka_cleanshutdown").exists())
 }
 
 /// The used entries of an index file, after the length and zero-slot checks.
@@ -376,6 +394,7 @@ impl IndexChecker {
         }
         targets.sort_by_key(|&(position, _, at)| (position, at));
         let mut time_offsets = Vec::new();
+        let mut time_last = None;
         if let Some(body) = index_body(&time_path, TIME_ENTRY_LEN, is_last, &mut problems)? {
             let entries = time_entries(&body, seg.base_offset).map_err(|error| Error::Decode {
                 path: time_path.clone(),
@@ -399,6 +418,19 @@ impl IndexChecker {
                 prev_off = e.offset;
                 time_offsets.push((e.offset, e.at));
             }
+            // A broker loading the segment takes its largest timestamp from
+            // the time index's last entry (`LogSegment.readMaxTimestampAndOffsetSoFar`),
+            // which `LogSegment.onBecomeInactiveSegment` (a roll, the cleaner)
+            // and `LogSegment.close` (a clean shutdown) leave at the
+            // segment's largest timestamp. It rebuilds the index only in the
+            // segments it recovers after an unclean shutdown, from the
+            // recovery point on (`LogLoader.recoverLog`), and so always the
+            // active one: there a short time index is the state a running
+            // or killed broker leaves, and not reported.
+            if !is_last || had_clean_shutdown(seg) {
+                let last = body.len().checked_sub(TIME_ENTRY_LEN).map(|at| at as u64);
+                time_last = Some((prev_ts.max(-1), last.unwrap_or(0)));
+            }
         }
         Ok(IndexChecker {
             base_offset: seg.base_offset,
@@ -410,6 +442,8 @@ impl IndexChecker {
             time_offsets,
             last_offset: seg.base_offset - 1,
             open: None,
+            time_last,
+            max_timestamp: -1,
         })
     }
 
@@ -431,8 +465,10 @@ impl IndexChecker {
     /// multi-batch produce carries many, so an entry's offset may be a later
     /// batch's: it must lie between the base offset of the batch at its
     /// position and the last offset before the next entry's position.
-    pub fn observe(&mut self, position: u64, base: i64, last: i64) {
+    /// `max_timestamp`: the batch's largest timestamp ([`crate::format::Entry::max_timestamp`]).
+    pub fn observe(&mut self, position: u64, base: i64, last: i64, max_timestamp: i64) {
         self.last_offset = self.last_offset.max(last);
+        self.max_timestamp = self.max_timestamp.max(max_timestamp);
         let mut opened = false;
         while let Some(&(p, offset, at)) = self.targets.get(self.next) {
             if p > position {
@@ -500,6 +536,20 @@ impl IndexChecker {
                     ),
                 );
             }
+        }
+        if let Some((ts, at)) = self.time_last.filter(|&(ts, _)| ts < self.max_timestamp) {
+            self.problems.push(Finding::new(
+                Kind::TimeIndexStale,
+                &self.time_path,
+                at,
+                None,
+                format!(
+                    "the last entry says {ts}, but the segment's largest timestamp is {}: a broker takes the \
+                     older one as the segment's (time-based retention, offsetsForTimes); a clean shutdown or a \
+                     roll leaves the largest (LogSegment.close, LogSegment.onBecomeInactiveSegment)",
+                    self.max_timestamp
+                ),
+            ));
         }
         for &(offset, at) in &self.time_offsets {
             if offset < self.base_offset || offset > self.last_offset {

@@ -111,7 +111,12 @@ pub struct RepairOptions {
     /// The recovery point Kafka's recovery would start from (for the
     /// comparison a salvage reports).
     pub recovery_point: i64,
+    /// The topic's `index.interval.bytes`, which rebuilt indexes follow
+    /// (`LogSegment.recover` appends entries at the segment's configured interval).
     pub index_interval_bytes: u64,
+    /// Give a log the plan cuts a private copy first when it has other hard
+    /// links, instead of refusing it.
+    pub copy_hard_linked: bool,
 }
 
 impl Default for RepairOptions {
@@ -121,6 +126,7 @@ impl Default for RepairOptions {
             salvage: false,
             recovery_point: 0,
             index_interval_bytes: 4096,
+            copy_hard_linked: false,
         }
     }
 }
@@ -294,6 +300,13 @@ pub fn execute_with<S: Storage>(
     plan: &Plan,
     opts: &RepairOptions,
 ) -> Result<Vec<PathBuf>> {
+    // A log the plan changes must not change under another name too (a
+    // backup made with `cp -al`): refused, or copied, before anything is done.
+    for action in &plan.actions {
+        if let Action::Truncate { log, .. } | Action::CutRanges { log, .. } = action {
+            durable::unlink_or_refuse(storage, log, opts.copy_hard_linked)?;
+        }
+    }
     let mut sidecars = Vec::new();
     for action in &plan.actions {
         match action {

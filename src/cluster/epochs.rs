@@ -1,11 +1,10 @@
 //! Leader epochs and the truncation they decide, as Kafka's brokers do it.
 //!
-//! - [`EpochCache`] is `LeaderEpochFileCache`
-//!   (`storage/.../internals/epoch/LeaderEpochFileCache.java`): the first
-//!   offset written under each leader epoch, kept monotonic in both columns
-//!   by `assign`, cut by `truncateFromEnd`/`truncateFromStart`, and asked
-//!   `endOffsetFor(epoch)`: the largest epoch at or below the one asked and
-//!   the offset where the next epoch starts (the log end for the latest).
+//! - [`EpochCache`] is `LeaderEpochFileCache` (kept in
+//!   [`crate::log::epoch_cache`], where the append path maintains it too):
+//!   asked `endOffsetFor(epoch)`, it answers the largest epoch at or below
+//!   the one asked and the offset where the next epoch starts (the log end
+//!   for the latest).
 //! - [`truncate_follower`] is what a follower does before it fetches
 //!   (`AbstractFetcherThread` with truncation on fetch, KIP-595, which every
 //!   KRaft cluster uses): it sends its latest epoch and its log end; the
@@ -22,117 +21,7 @@
 //! are taken to hold the same batches (the checksums of `klog cluster`
 //! check that separately).
 
-use std::collections::BTreeMap;
-use std::ops::Bound;
-
-/// `RecordBatch.NO_PARTITION_LEADER_EPOCH` / `UNDEFINED_EPOCH`.
-pub const UNDEFINED_EPOCH: i32 = -1;
-/// `UNDEFINED_EPOCH_OFFSET`.
-const UNDEFINED_EPOCH_OFFSET: i64 = -1;
-
-/// A replica's leader-epoch cache: epoch → start offset.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EpochCache {
-    epochs: BTreeMap<i32, i64>,
-}
-
-impl EpochCache {
-    /// A cache built as the broker builds it from its checkpoint: each
-    /// entry assigned in order.
-    pub fn from_entries(entries: impl IntoIterator<Item = (i32, i64)>) -> Self {
-        let mut cache = EpochCache::default();
-        for (epoch, start) in entries {
-            cache.assign(epoch, start);
-        }
-        cache
-    }
-
-    /// (epoch, start offset) pairs in epoch order.
-    pub fn entries(&self) -> Vec<(i32, i64)> {
-        self.epochs.iter().map(|(&e, &s)| (e, s)).collect()
-    }
-
-    /// The latest epoch.
-    pub fn latest_epoch(&self) -> Option<i32> {
-        self.epochs.last_key_value().map(|(&e, _)| e)
-    }
-
-    /// `assign`: record that `epoch` starts at `start`, unless the latest
-    /// entry is that epoch at or below `start`; entries with an epoch at or
-    /// above it, or a start at or after it, go first
-    /// (`maybeTruncateNonMonotonicEntries`). Negative values are not
-    /// assigned (Kafka throws). Whether the cache changed.
-    pub fn assign(&mut self, epoch: i32, start: i64) -> bool {
-        if epoch < 0 || start < 0 {
-            return false;
-        }
-        let needed = self
-            .epochs
-            .last_key_value()
-            .is_none_or(|(&e, &s)| epoch != e || start < s);
-        if !needed {
-            return false;
-        }
-        while let Some((&e, &s)) = self.epochs.last_key_value() {
-            if e >= epoch || s >= start {
-                self.epochs.pop_last();
-            } else {
-                break;
-            }
-        }
-        self.epochs.insert(epoch, start);
-        true
-    }
-
-    /// `truncateFromEnd`: drop the entries starting at or after `end`.
-    pub fn truncate_from_end(&mut self, end: i64) {
-        if end < 0 {
-            return;
-        }
-        while self.epochs.last_key_value().is_some_and(|(_, &s)| s >= end) {
-            self.epochs.pop_last();
-        }
-    }
-
-    /// `truncateFromStart`: drop the entries starting at or before `start`,
-    /// and give the last of them `start` as its start.
-    pub fn truncate_from_start(&mut self, start: i64) {
-        let mut last = None;
-        while let Some((&e, &s)) = self.epochs.first_key_value() {
-            if s > start {
-                break;
-            }
-            self.epochs.pop_first();
-            last = Some(e);
-        }
-        if let Some(e) = last {
-            self.epochs.insert(e, start);
-        }
-    }
-
-    /// `UnifiedLog.endOffsetForEpoch` over `endOffsetFor(requested, log_end)`:
-    /// `(epoch, end offset)`, or `None` where Kafka answers undefined (no
-    /// epoch asked, none known, or the one asked above the latest).
-    pub fn end_offset_for(&self, requested: i32, log_end: i64) -> Option<(i32, i64)> {
-        if requested == UNDEFINED_EPOCH {
-            return None;
-        }
-        let answer = if self.latest_epoch() == Some(requested) {
-            (requested, log_end)
-        } else {
-            let (_, &higher_start) = self
-                .epochs
-                .range((Bound::Excluded(requested), Bound::Unbounded))
-                .next()?;
-            match self.epochs.range(..=requested).next_back() {
-                // Below every known epoch: the start of the first one above it.
-                None => (requested, higher_start),
-                Some((&floor, _)) => (floor, higher_start),
-            }
-        };
-        (answer.1 != UNDEFINED_EPOCH_OFFSET).then_some(answer)
-    }
-}
+pub use crate::log::epoch_cache::{EpochCache, UNDEFINED_EPOCH};
 
 /// A replica as truncation sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,7 +82,7 @@ pub fn truncate_follower(follower: &ReplicaLog, leader: &ReplicaLog) -> Truncati
     };
     // Each round either cuts the log or ends; the bound only guards
     // against input no broker writes.
-    let rounds = f.cache.epochs.len() * 2 + 4;
+    let rounds = f.cache.len() * 2 + 4;
     for _ in 0..rounds {
         let fetch = f.end;
         let Some((leader_epoch, leader_end)) = leader.cache.end_offset_for(epoch, leader.log_end)

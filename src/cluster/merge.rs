@@ -119,6 +119,13 @@ pub enum LeaderSource {
     Metadata,
     /// Chosen from the replicas found (see the module docs).
     Chosen,
+    /// The metadata names no leader and several replicas are eligible
+    /// (ISR, or ELR when the ISR is empty): the controller elects the first
+    /// of them to come back unfenced (`PartitionChangeBuilder.electAnyLeader`,
+    /// `isAcceptableLeader`), which depends on the order the brokers restart.
+    /// The verdict is judged against the first in assignment order; the
+    /// partition's `outcomes` give every eligible leader's.
+    Undecided,
     /// No replica found.
     None,
 }
@@ -240,7 +247,18 @@ pub struct PartitionVerdict {
     pub log_end_offset: Option<i64>,
     pub high_watermark: Option<i64>,
     pub replicas: Vec<ReplicaVerdict>,
+    /// With `leader_source` undecided: the outcome under each eligible
+    /// leader, in assignment order (the status above is the worst of them).
+    pub outcomes: Vec<LeaderOutcome>,
     pub detail: String,
+}
+
+/// What a partition looks like if `leader` is elected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LeaderOutcome {
+    pub leader: i32,
+    pub status: PartitionStatus,
+    pub replicas: Vec<ReplicaVerdict>,
 }
 
 /// How a committed offset relates to its partition's leader.
@@ -575,11 +593,6 @@ fn choose_leader(
     } else {
         format!("the metadata's leader {} left no copy", a.leader)
     };
-    let (set, eligible) = if a.isr.is_empty() {
-        ("ELR", &a.eligible_leader_replicas)
-    } else {
-        ("ISR", &a.isr)
-    };
     let pick = |n: i32, how: String| {
         (
             Some(n),
@@ -587,7 +600,20 @@ fn choose_leader(
             format!("{why}: node {n}, {how}"),
         )
     };
-    if let Some(&n) = a.replicas.iter().find(|r| has(r) && eligible.contains(r)) {
+    let (set, electable) = electable(candidates, a);
+    if let [first, _, ..] = electable.as_slice() {
+        let names: Vec<String> = electable.iter().map(i32::to_string).collect();
+        return (
+            Some(*first),
+            LeaderSource::Undecided,
+            format!(
+                "{why}: the controller elects whichever of nodes {} (the {set}) comes back first, which \
+                 cannot be known offline: the outcome under each is shown (judged here against node {first})",
+                names.join(", ")
+            ),
+        );
+    }
+    if let Some(&n) = electable.first() {
         return pick(n, format!("the first replica in the {set} with a copy"));
     }
     if let Some(&n) = a.last_known_elr.first().filter(|n| has(n)) {
@@ -600,6 +626,24 @@ fn choose_leader(
         ),
         None => (None, LeaderSource::None, String::new()),
     }
+}
+
+/// The replicas with a copy the controller may elect cleanly, in assignment
+/// order: those in the ISR, or in the ELR when the ISR is empty
+/// (`PartitionChangeBuilder.isValidNewLeader`); and which set that is.
+fn electable(candidates: &[(i32, Found<'_>)], a: &AssignedPartition) -> (&'static str, Vec<i32>) {
+    let (set, eligible) = if a.isr.is_empty() {
+        ("ELR", &a.eligible_leader_replicas)
+    } else {
+        ("ISR", &a.isr)
+    };
+    let mut out: Vec<i32> = Vec::new();
+    for r in &a.replicas {
+        if candidates.iter().any(|(c, _)| c == r) && eligible.contains(r) && !out.contains(r) {
+            out.push(*r);
+        }
+    }
+    (set, out)
 }
 
 fn partition_verdict<'a>(
@@ -629,6 +673,74 @@ fn partition_verdict<'a>(
         .map(|(n, f)| (*n, *f))
         .collect();
     let (leader, source, mut detail) = choose_leader(&candidates, assigned);
+    let leader_found = leader.and_then(|l| found.get(&l).copied());
+    let judge = |leader: Option<i32>, source: LeaderSource| {
+        judge_replicas(
+            leader,
+            source,
+            found,
+            all_found,
+            assigned,
+            nodes,
+            &candidates,
+        )
+    };
+    let (replicas, mut status) = judge(leader, source);
+    let mut outcomes = Vec::new();
+    if let (LeaderSource::Undecided, Some(a)) = (source, assigned) {
+        for n in electable(&candidates, a).1 {
+            let (replicas, outcome) = judge(Some(n), source);
+            status = status.max(outcome);
+            outcomes.push(LeaderOutcome {
+                leader: n,
+                status: outcome,
+                replicas,
+            });
+        }
+    }
+    if status == PartitionStatus::Lost {
+        let strays: Vec<String> = found.keys().map(|n| n.to_string()).collect();
+        detail = if strays.is_empty() {
+            "no replica in any summary".to_string()
+        } else {
+            format!(
+                "no assigned replica in any summary; a copy the metadata does not assign is on node {}",
+                strays.join(", ")
+            )
+        };
+    }
+    let verdict = PartitionVerdict {
+        topic: topic.to_string(),
+        partition,
+        status,
+        assigned_replicas: assigned.map(|a| a.replicas.clone()),
+        isr: assigned.map(|a| a.isr.clone()),
+        leader,
+        leader_source: source,
+        leader_epoch: assigned.map(|a| a.leader_epoch),
+        log_end_offset: leader_found.map(|f| f.p.log_end_offset),
+        high_watermark: leader_found
+            .and_then(|f| f.p.high_watermark.map(|_| loaded_high_watermark(f.p))),
+        replicas,
+        outcomes,
+        detail,
+    };
+    (verdict, leader_found)
+}
+
+/// The replicas of a partition judged against `leader` (chosen as
+/// `source` says), those the metadata assigns but no summary holds
+/// included, and the partition's status under that leader.
+fn judge_replicas(
+    leader: Option<i32>,
+    source: LeaderSource,
+    found: &BTreeMap<i32, Found<'_>>,
+    all_found: &BTreeMap<i32, Found<'_>>,
+    assigned: Option<&AssignedPartition>,
+    nodes: &BTreeSet<i32>,
+    candidates: &[(i32, Found<'_>)],
+) -> (Vec<ReplicaVerdict>, PartitionStatus) {
+    let is_assigned = |n: i32| assigned.map(|a| a.replicas.contains(&n));
     let leader_found = leader.and_then(|l| found.get(&l).copied());
     let mut leader_log = leader_found.map(|f| replica_log(f.p));
     if let (Some(l), Some(a)) = (&mut leader_log, assigned) {
@@ -690,33 +802,7 @@ fn partition_verdict<'a>(
     } else {
         PartitionStatus::Ok
     };
-    if status == PartitionStatus::Lost {
-        let strays: Vec<String> = found.keys().map(|n| n.to_string()).collect();
-        detail = if strays.is_empty() {
-            "no replica in any summary".to_string()
-        } else {
-            format!(
-                "no assigned replica in any summary; a copy the metadata does not assign is on node {}",
-                strays.join(", ")
-            )
-        };
-    }
-    let verdict = PartitionVerdict {
-        topic: topic.to_string(),
-        partition,
-        status,
-        assigned_replicas: assigned.map(|a| a.replicas.clone()),
-        isr: assigned.map(|a| a.isr.clone()),
-        leader,
-        leader_source: source,
-        leader_epoch: assigned.map(|a| a.leader_epoch),
-        log_end_offset: leader_found.map(|f| f.p.log_end_offset),
-        high_watermark: leader_found
-            .and_then(|f| f.p.high_watermark.map(|_| loaded_high_watermark(f.p))),
-        replicas,
-        detail,
-    };
-    (verdict, leader_found)
+    (replicas, status)
 }
 
 /// The leader, as followers are judged against it.

@@ -22,10 +22,13 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// most advanced __cluster_metadata among the summaries) assigns but no
 /// summary holds (MISSING, with why). The leader is the metadata's; when it
 /// names none (a stopped KRaft 4.x cluster keeps an empty ISR and its ELR)
-/// or its leader left no copy, the one Kafka's controller would elect
-/// (the first replica in assignment order in the ISR, or the ELR when the
-/// ISR is empty; else the last known ELR; else, uncleanly, the first with
-/// a copy); without metadata, the replica with the newest leader epoch,
+/// or its leader left no copy, the one Kafka's controller would elect: a
+/// replica in the ISR, or the ELR when the ISR is empty, whichever comes
+/// back first (`PartitionChangeBuilder.electAnyLeader`), so when several
+/// have a copy the leader is undecided (LEADER empty) and a third table
+/// shows every replica under each of them (IF-LEADER), the STATUS being
+/// the worst; else the last known ELR; else, uncleanly, the first with a
+/// copy; without metadata, the replica with the newest leader epoch,
 /// then the longest log, then the lowest node id (ISR members all
 /// hold the newest epoch). Each follower is truncated as Kafka's fetcher
 /// would (its latest leader epoch against the leader's end of that epoch,
@@ -203,6 +206,21 @@ struct ReplicaCsvRow<'a> {
     detail: &'a str,
 }
 
+/// One replica under one of the leaders a stopped cluster may elect.
+#[derive(Serialize, JsonSchema)]
+struct OutcomeRow<'a> {
+    topic: &'a str,
+    partition: i32,
+    if_leader: i32,
+    status: &'static str,
+    node: i32,
+    state: &'static str,
+    truncate_to: Option<i64>,
+    diverges_at: Option<i64>,
+    batches_beyond: Option<String>,
+    behind: Option<i64>,
+}
+
 /// One committed offset against its partition's leader.
 #[derive(Serialize, JsonSchema)]
 struct LagRow<'a> {
@@ -291,7 +309,10 @@ impl Report for ClusterOut<'_> {
                 topic: &p.topic,
                 partition: p.partition,
                 status: p.status.name(),
-                leader: p.leader,
+                // Undecided: no one leader; the outcomes table has each.
+                leader: p
+                    .leader
+                    .filter(|_| p.leader_source != merge::LeaderSource::Undecided),
                 leader_epoch: p.leader_epoch,
                 log_end_offset: p.log_end_offset,
                 high_watermark: p.high_watermark,
@@ -322,8 +343,36 @@ impl Report for ClusterOut<'_> {
                 })
             })
             .collect();
+        let outcomes: Vec<OutcomeRow> = r
+            .partitions
+            .iter()
+            .flat_map(|p| {
+                p.outcomes.iter().flat_map(move |o| {
+                    o.replicas.iter().map(move |x| OutcomeRow {
+                        topic: &p.topic,
+                        partition: p.partition,
+                        if_leader: o.leader,
+                        status: o.status.name(),
+                        node: x.node_id,
+                        state: x.state.name(),
+                        truncate_to: x.truncation_offset,
+                        diverges_at: x.divergence_offset,
+                        batches_beyond: beyond(x),
+                        behind: x.behind_by,
+                    })
+                })
+            })
+            .collect();
+        let outcomes = if outcomes.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "{}\n",
+                Table::of(&outcomes).numeric("batches_beyond").render()
+            )
+        };
         format!(
-            "{}\n{}\n{}",
+            "{}\n{}\n{outcomes}{}",
             Table::of(&partitions).render(),
             Table::of(&replicas).numeric("batches_beyond").render(),
             lag

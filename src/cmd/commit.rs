@@ -63,6 +63,8 @@ pub struct CommitArgs {
     /// The producer epoch of --producer-id.
     #[arg(long, default_value_t = 0)]
     pub producer_epoch: i16,
+    #[command(flatten)]
+    pub write: crate::cli::WriteArgs,
 }
 
 pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -81,15 +83,16 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     if let Some(note) = note {
         crate::report::say!("note: {note}");
     }
+    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
     let mut replicas = Replicas::open(
         &args.dirs,
         &args.group,
         args.offsets_partitions,
         false,
         false,
+        &|dir, t, image| args.write.append_config(image, dir, t.topic, now, t.kafka),
     )?;
     let target = replicas.target.clone();
-    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
     let format = kaen_log::offsets::commit_format(&args.dirs, &args.topic)?;
     let record = commit_record(
         &args.group,
@@ -118,6 +121,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let records = [record];
     replicas.check_room(&records)?;
     let (offsets, _) = replicas.append(&spec, &records)?;
+    replicas.close()?;
     writeln!(
         out,
         "{} {}-{} -> {} committed at {}-{} offset {}{}",

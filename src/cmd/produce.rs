@@ -56,18 +56,19 @@ pub struct ProduceArgs {
     /// Timestamp (epoch ms or ISO-8601) for records that carry none; default: now.
     #[arg(long, value_parser = kaen_log::time::parse_instant_ms)]
     pub timestamp_ms: Option<i64>,
-    /// Roll to a new segment past this many bytes (Kafka's segment.bytes: at most 2^31 - 1).
-    #[arg(long, default_value_t = AppendConfig::default().segment_bytes,
-          value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
-    pub segment_bytes: u64,
+    /// Roll to a new segment past this many bytes (Kafka's segment.bytes: at
+    /// most 2^31 - 1). Default: the topic's, as --config says.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
+    pub segment_bytes: Option<u64>,
     /// Refuse a batch larger than this, log overhead included (Kafka's
     /// max.message.bytes; its default message.max.bytes is 1 MiB + 12).
-    #[arg(long, default_value_t = AppendConfig::default().max_batch_bytes,
-          value_parser = clap::value_parser!(u64).range(61..=i32::MAX as u64))]
-    pub max_message_bytes: u64,
-    /// partitionLeaderEpoch stamped on each batch.
-    #[arg(long, default_value_t = 0)]
-    pub leader_epoch: i32,
+    /// Default: the topic's, as --config says.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(61..=i32::MAX as u64))]
+    pub max_message_bytes: Option<u64>,
+    /// partitionLeaderEpoch stamped on each batch. Default: the partition's
+    /// latest leader epoch (its leader-epoch-checkpoint), else 0.
+    #[arg(long)]
+    pub leader_epoch: Option<i32>,
     /// Stamp batches with this producer id (an idempotent or transactional producer).
     #[arg(long)]
     pub producer_id: Option<i64>,
@@ -88,6 +89,8 @@ pub struct ProduceArgs {
     /// The coordinator epoch in a --control marker.
     #[arg(long, default_value_t = 0)]
     pub coordinator_epoch: i32,
+    #[command(flatten)]
+    pub write: crate::cli::WriteArgs,
 }
 
 fn parse_codec(s: &str) -> Result<Compression, String> {
@@ -97,12 +100,17 @@ fn parse_codec(s: &str) -> Result<Compression, String> {
 
 pub fn run(args: &ProduceArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let now = args.timestamp_ms.unwrap_or_else(crate::cmd::now_ms);
+    let image = kaen_log::metadata::newest_image(std::slice::from_ref(&args.dir));
+    let resolved = args
+        .write
+        .append_config(image.as_ref(), &args.dir, &args.topic, now, false)?;
     let config = AppendConfig {
-        segment_bytes: args.segment_bytes,
+        segment_bytes: args.segment_bytes.unwrap_or(resolved.segment_bytes),
         partition_leader_epoch: args.leader_epoch,
-        max_batch_bytes: args.max_message_bytes,
-        ..AppendConfig::default()
+        max_batch_bytes: args.max_message_bytes.unwrap_or(resolved.max_batch_bytes),
+        ..resolved
     };
+    let max_message_bytes = config.max_batch_bytes;
     let mut appender = PartitionAppender::open(&args.dir, &args.topic, args.partition, config)?;
     let mut spec = BatchSpec {
         compression: args.compression,
@@ -138,6 +146,7 @@ pub fn run(args: &ProduceArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             spec.producer_id,
             offsets.start()
         )?;
+        appender.close()?;
         return Ok(Outcome::Clean);
     }
     let stdin = std::io::stdin();
@@ -153,14 +162,14 @@ pub fn run(args: &ProduceArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             parse_line(&line, args, now).with_context(|| format!("stdin line {}", n + 1))?;
         at_least += record.min_encoded_len();
         batch.push(record);
-        if args.compression == Compression::None && at_least > args.max_message_bytes {
+        if args.compression == Compression::None && at_least > max_message_bytes {
             anyhow::bail!(
                 "{name}: a batch of {} records (stdin lines {}..={}) is at least {at_least} bytes, \
                  over the limit of {} (Kafka's max.message.bytes); nothing was written",
                 batch.len(),
                 n + 2 - batch.len(),
                 n + 1,
-                args.max_message_bytes
+                max_message_bytes
             );
         }
         if batch.len() == args.batch_size as usize {
@@ -171,6 +180,7 @@ pub fn run(args: &ProduceArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     if !batch.is_empty() {
         flush(&mut appender, &mut spec, &mut batch, &name, out)?;
     }
+    appender.close()?;
     Ok(Outcome::Clean)
 }
 

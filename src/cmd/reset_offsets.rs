@@ -111,6 +111,8 @@ pub struct ResetOffsetsArgs {
     /// Output format of the plan.
     #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: Format,
+    #[command(flatten)]
+    pub write: crate::cli::WriteArgs,
 }
 
 /// One partition of the plan, as JSON shows it.
@@ -149,6 +151,7 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         args.offsets_partitions,
         !args.execute,
         false,
+        &|dir, t, image| args.write.append_config(image, dir, t.topic, now, t.kafka),
     )?;
     let replay = replicas.replay()?;
     for bad in &replay.bad {
@@ -226,6 +229,7 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
                 range.end()
             );
         }
+        replicas.close()?;
         written = Some((*range.start(), *range.end()));
     } else {
         crate::report::say!("dry run: nothing written (--execute writes these offsets)");

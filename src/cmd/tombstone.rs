@@ -74,15 +74,19 @@ pub struct TombstoneArgs {
     /// the directory has it.
     #[arg(long, requires = "delete_group")]
     pub share_state_partitions: Option<i32>,
+    #[command(flatten)]
+    pub write: crate::cli::WriteArgs,
 }
 
 pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
     let mut replicas = Replicas::open(
         &args.dirs,
         &args.group,
         args.offsets_partitions,
         args.dry_run,
         true,
+        &|dir, t, image| args.write.append_config(image, dir, t.topic, now, t.kafka),
     )?;
     let replay = replicas.replay()?;
     // A record that does not decode is reported and passed over, as the
@@ -102,7 +106,6 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             replay.bad_count - replay.bad.len() as u64
         );
     }
-    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
     let (keys, records): (Vec<DeletedKey>, Vec<_>) = if args.delete_group {
         if let Some(why) = live_members_refusal(&replay, &args.group, "deletion") {
             if !args.force {
@@ -234,7 +237,11 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             range.start()
         )?;
     }
+    for t in share_targets {
+        t.close()?;
+    }
     let (range, written) = replicas.append(&BatchSpec::default(), &records)?;
+    replicas.close()?;
     for dir in &written {
         crate::report::say!(
             "wrote {} tombstones to {} at offsets {}..={}",

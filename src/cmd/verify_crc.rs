@@ -119,6 +119,15 @@ pub struct VerifyCrcArgs {
     /// The least severity that makes the run exit 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
+    /// With --salvage: salvage a replicated partition even when not every
+    /// replica is given, or the replicas given lose different offsets.
+    /// Kafka never repairs that difference (the replicas' log ends and
+    /// leader epochs agree, so no follower fetches again): the replicas
+    /// keep serving different records.
+    #[arg(long, requires = "salvage")]
+    pub salvage_some_replicas: bool,
+    #[command(flatten)]
+    pub write: crate::cli::WriteArgs,
 }
 
 pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -433,12 +442,70 @@ fn run_repair(
     let verb = if args.dry_run { "would" } else { "will" };
     let mut refused = 0;
     let mut locks: Vec<(PathBuf, DirLock)> = Vec::new();
-    for (data_dir, p) in partitions(args)? {
+    let overrides = kaen_log::topic_config::parse_overrides(&args.write.config)?;
+    opts.copy_hard_linked = args.write.copy_hard_linked;
+    let mut plans = Vec::new();
+    let partitions = partitions(args)?;
+    let mut data_dirs: Vec<PathBuf> = Vec::new();
+    for (d, _) in &partitions {
+        if !data_dirs.contains(d) {
+            data_dirs.push(d.clone());
+        }
+    }
+    // The newest KRaft metadata image among the directories: topic configs
+    // and replica assignments are the cluster's.
+    let image = kaen_log::metadata::newest_image(&data_dirs);
+    for (data_dir, p) in partitions {
         if !args.dry_run && !locks.iter().any(|(d, _)| *d == data_dir) {
             locks.push((data_dir.clone(), DirLock::acquire(&data_dir)?));
         }
         opts.recovery_point = recovery_point(&data_dir, &p)?;
+        // Indexes are rebuilt at the topic's index interval, as the broker
+        // owning the directory would (`LogConfig`, `LogSegment.recover`).
+        let config =
+            kaen_log::topic_config::resolve(image.as_ref(), &data_dir, &p.topic, &overrides);
+        opts.index_interval_bytes = config.index_interval_bytes()?;
         let plan = repair::plan(&p, &opts)?;
+        if plan
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::RebuildIndexes { .. }))
+        {
+            eprintln!(
+                "klog: {}: indexes {} with {}",
+                p.dir.display(),
+                if args.dry_run {
+                    "would be rebuilt"
+                } else {
+                    "rebuilt"
+                },
+                config.describe_only(&["index.interval.bytes", "segment.index.bytes"])
+            );
+        }
+        plans.push((data_dir, p, plan, opts));
+    }
+    let uneven = if args.salvage {
+        uneven_salvages(&plans, image.as_ref())
+    } else {
+        Vec::new()
+    };
+    for (data_dir, p, mut plan, opts) in plans {
+        if let Some(why) = uneven.iter().find(|(dir, _)| *dir == p.dir).map(|(_, w)| w) {
+            if args.salvage_some_replicas {
+                say(format!(
+                    "salvage: {}: {why} (accepted: --salvage-some-replicas)",
+                    p.name()
+                ))?;
+            } else {
+                plan.refused.push(repair::Refusal {
+                    log: p.dir.clone(),
+                    position: 0,
+                    reason: format!("{why}; give --salvage-some-replicas to salvage it anyway"),
+                });
+                plan.actions.clear();
+                plan.salvage = None;
+            }
+        }
         for a in &plan.actions {
             let step = match a {
                 Action::Truncate {
@@ -550,7 +617,7 @@ fn run_repair(
                 ..ActionOut::default()
             });
         }
-        if !args.dry_run {
+        if !args.dry_run && !plan.actions.is_empty() {
             kaen_log::log::appender::check_real_parent(&p.dir, &data_dir)?;
             for written in repair::execute(&plan, &opts)? {
                 say(format!("repair: wrote {}", written.display()))?;
@@ -559,6 +626,88 @@ fn run_repair(
         }
     }
     Ok(refused)
+}
+
+/// The partitions whose salvage would leave their replicas different, and
+/// why: a replicated partition (its replicas in the newest KRaft metadata
+/// among the directories given) salvaged on fewer than all its replicas,
+/// or on replicas that lose different offsets. A broker never repairs
+/// that: after the restart the replicas' log ends and leader epochs agree,
+/// so no follower truncates or fetches the offsets one of them lost
+/// (`AbstractFetcherThread`: truncation by leader epoch only), while the
+/// leader serves its own. The broker's own remedy is named.
+fn uneven_salvages(
+    plans: &[(PathBuf, Partition, repair::Plan, RepairOptions)],
+    image: Option<&kaen_log::metadata::image::Image>,
+) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut seen: Vec<(&str, i32)> = Vec::new();
+    for (_, p, ..) in plans {
+        let key = (p.topic.as_str(), p.partition);
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let copies: Vec<_> = plans
+            .iter()
+            .filter(|(_, q, ..)| (q.topic.as_str(), q.partition) == key)
+            .collect();
+        let lost = |plan: &repair::Plan| {
+            plan.salvage
+                .as_ref()
+                .map(|s| s.lost.clone())
+                .unwrap_or_default()
+        };
+        if copies.iter().all(|(_, _, plan, _)| lost(plan).is_empty()) {
+            continue;
+        }
+        let Some(reg) = kaen_log::offsets::write::registration(image, key.0, key.1) else {
+            continue;
+        };
+        if reg.replicas.len() < 2 {
+            continue;
+        }
+        let given: Vec<i32> = copies
+            .iter()
+            .filter_map(|(d, ..)| kaen_log::log::meta::node_id(d))
+            .collect();
+        let missing: Vec<String> = reg
+            .replicas
+            .iter()
+            .filter(|n| !given.contains(n))
+            .map(i32::to_string)
+            .collect();
+        let differ = copies.windows(2).any(|w| lost(&w[0].2) != lost(&w[1].2));
+        if missing.is_empty() && !differ {
+            continue;
+        }
+        let nodes: Vec<String> = reg.replicas.iter().map(i32::to_string).collect();
+        let what = if missing.is_empty() {
+            "the replicas given would lose different offsets".to_string()
+        } else {
+            format!("node(s) {} not given", missing.join(", "))
+        };
+        for (_, q, plan, _) in &copies {
+            if lost(plan).is_empty() {
+                continue;
+            }
+            out.push((
+                q.dir.clone(),
+                format!(
+                    "{}-{} is replicated on nodes {} and {what}: this salvage would leave its replicas \
+                     different, which Kafka never repairs (their log ends and leader epochs agree, so no \
+                     follower fetches what one lacks). The broker's remedy: with the brokers stopped, remove \
+                     this replica's partition folder ({}) so that it re-replicates from the leader, or salvage \
+                     every replica alike (give each broker's data directory, damaged alike)",
+                    key.0,
+                    key.1,
+                    nodes.join(", "),
+                    q.dir.display()
+                ),
+            ));
+        }
+    }
+    out
 }
 
 /// The recovery point of `p` in `data_dir`'s checkpoint (0 without one).
@@ -617,10 +766,9 @@ fn salvage_lines(p: &Partition, s: &repair::Salvage) -> Vec<String> {
                 None => ", losing only the unreadable tail".to_string(),
             }
         )),
-        (None, _) => out.push(
+        (None, _) => out.push(format!(
             "salvage: {name}: Kafka's recovery, from the recovery point, would not reach this damage (it trusts the segments below the recovery point)"
-                .to_string(),
-        ),
+        )),
     }
     out
 }

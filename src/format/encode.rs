@@ -47,6 +47,11 @@ pub struct BatchSpec {
     pub producer_id: i64,
     pub producer_epoch: i16,
     pub base_sequence: i32,
+    /// With `timestamp_type` LogAppendTime: the broker's clock at the
+    /// append, which becomes the batch's maxTimestamp whatever the records
+    /// carry (`LogValidator`, `setMaxTimestamp(LOG_APPEND_TIME, now)`;
+    /// baseTimestamp and the records' deltas stay as sent).
+    pub log_append_time: Option<i64>,
 }
 
 impl Default for BatchSpec {
@@ -61,6 +66,7 @@ impl Default for BatchSpec {
             producer_id: -1,
             producer_epoch: -1,
             base_sequence: -1,
+            log_append_time: None,
         }
     }
 }
@@ -125,11 +131,14 @@ pub fn encode_batch(spec: &BatchSpec, records: &[NewRecord]) -> std::io::Result<
         )
     })?;
     let base_timestamp = first.timestamp;
-    let max_timestamp = records
-        .iter()
-        .map(|r| r.timestamp)
-        .max()
-        .unwrap_or(base_timestamp);
+    let max_timestamp = match (spec.timestamp_type, spec.log_append_time) {
+        (TimestampType::LogAppendTime, Some(now)) => now,
+        _ => records
+            .iter()
+            .map(|r| r.timestamp)
+            .max()
+            .unwrap_or(base_timestamp),
+    };
 
     let mut plain = Vec::with_capacity(records.len() * 32);
     let mut body = Vec::new();

@@ -146,11 +146,24 @@ impl IndexSchedule {
         }
     }
 
-    /// The same schedule, with the time index known to end at `last_time_entry`
-    /// (read from the file when an appender reopens a segment).
-    pub fn resume_time_index(mut self, last_time_entry: i64) -> Self {
-        self.last_time_entry = last_time_entry.max(NO_TIMESTAMP);
+    /// The same schedule, resumed as a broker resumes a segment it loads:
+    /// its largest timestamp so far is the time index's last entry
+    /// `(timestamp, offset)`, whatever the batches after that entry carry
+    /// (`LogSegment.readMaxTimestampAndOffsetSoFar` takes
+    /// `timeIndex.lastEntry()`, which is `(-1, base offset)` for an empty
+    /// index: `None` here). Bytes since the last offset entry stay as the
+    /// replay over the segment left them.
+    pub fn resume_time_index(mut self, last: Option<(i64, i64)>) -> Self {
+        let (timestamp, offset) = last.unwrap_or((NO_TIMESTAMP, self.base_offset));
+        self.max_timestamp = timestamp.max(NO_TIMESTAMP);
+        self.offset_of_max_timestamp = offset;
+        self.last_time_entry = timestamp.max(NO_TIMESTAMP);
         self
+    }
+
+    /// The largest timestamp seen so far and the offset it came with.
+    pub fn max_timestamp(&self) -> (i64, i64) {
+        (self.max_timestamp, self.offset_of_max_timestamp)
     }
 
     /// A batch of `size` bytes at `position`, holding offsets up to

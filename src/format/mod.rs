@@ -83,6 +83,15 @@ impl<'a> Entry<'a> {
             Entry::Legacy(l) => l.offset.checked_add(1),
         }
     }
+    /// The largest timestamp, as `LogSegment.append` indexes it: a v2
+    /// batch's maxTimestamp, a legacy entry's (shallow) timestamp, -1 for
+    /// magic 0.
+    pub fn max_timestamp(&self) -> i64 {
+        match self {
+            Entry::V2(b) => b.header.max_timestamp,
+            Entry::Legacy(l) => l.timestamp,
+        }
+    }
     /// The magic byte.
     pub fn magic(&self) -> i8 {
         match self {

@@ -1,16 +1,38 @@
 //! The one append path: everything klog writes to a log goes through
-//! [`PartitionAppender::append`].
+//! [`PartitionAppender::append`], and ends with [`PartitionAppender::close`].
 //!
 //! Opening takes the data directory's lock, then reads the active (last)
 //! segment once to learn the log end offset and to refuse a damaged tail.
-//! Each append assigns offsets from the log end offset (callers never choose
-//! them), encodes one batch with its CRC, appends and `fdatasync`s it, then
-//! adds index entries the way Kafka's `LogSegment.append` does: an offset
-//! index entry when more than `index_interval_bytes` were appended since the
-//! last one (so a segment's first batch never gets one), keyed by the
-//! batch's last offset and pointing at its position, and a time index entry
-//! at the same moment when the segment's max timestamp grew. A segment rolls
-//! when the next batch would push it past `segment_bytes`.
+//! Each append follows `UnifiedLog.append` and `LogSegment.append`:
+//! - it assigns offsets from the log end offset (callers never choose them)
+//!   and stamps the batch with the partition's leader epoch; with
+//!   `message.timestamp.type=LogAppendTime` the batch's maxTimestamp is the
+//!   append time (`LogValidator`);
+//! - it refuses a batch over `max.message.bytes` or `segment.bytes`;
+//! - a partition with a `leader-epoch-checkpoint` gets the batch's epoch
+//!   assigned at its base offset (`LeaderEpochFileCache.assign`), the
+//!   checkpoint rewritten as `CheckpointFile.write` does, before the batch;
+//! - the segment rolls when the batch would not fit in `segment.bytes`, when
+//!   `segment.ms` passed since the segment's first batch, or when an index
+//!   holds `segment.index.bytes` (`LogSegment.shouldRoll`);
+//! - the batch is appended and `fdatasync`ed, then index entries are added:
+//!   an offset index entry when more than `index.interval.bytes` were
+//!   appended since the last one (so a segment's first batch never gets
+//!   one), keyed by the batch's last offset and pointing at its position,
+//!   and a time index entry at the same moment when the largest timestamp
+//!   grew.
+//!
+//! A segment left (by a roll) or closed gets a last time index entry, its
+//! largest timestamp, as `LogSegment.onBecomeInactiveSegment` and
+//! `LogSegment.close` add it: klog's offline append ends like a broker's
+//! clean shutdown, so a broker that trusts the files (`.kafka_cleanshutdown`)
+//! finds the segment's largest timestamp where it looks for it.
+//!
+//! An append that fails (a full disk, a file size limit) is undone: the
+//! files it wrote to are cut back to their lengths before it and synced,
+//! and the error says what remains. Files with other hard links are not
+//! written through (see [`durable::check_single_link`]) unless
+//! `copy_hard_linked` asks for a private copy first.
 //!
 //! Every change goes through a [`Storage`] ([`Disk`] unless a caller brings
 //! another), in the order [`durable`] writes down: an append returns only
@@ -23,45 +45,72 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::index::{self, TIME_ENTRY_LEN};
-use crate::format::{encode_batch, BatchSpec, Entry, NewRecord};
+use crate::format::{encode_batch, BatchSpec, NewRecord, TimestampType};
+use crate::log::checkpoint;
 use crate::log::dir::list_segments;
 use crate::log::durable::{self, Disk};
+use crate::log::epoch_cache::EpochCache;
 use crate::log::lock::DirLock;
 use crate::log::segment_file_name;
 use crate::log::storage::{OpenMode, Storage, SyncPoint};
 
-/// How the append path lays out segments.
+/// How the append path lays out segments: a topic's log configuration
+/// (Kafka's `LogConfig`), with Kafka's defaults.
 #[derive(Debug, Clone, Copy)]
 pub struct AppendConfig {
     /// Roll to a new segment when the next batch would make it larger (Kafka's `segment.bytes`).
     pub segment_bytes: u64,
     /// Bytes between offset-index entries (`index.interval.bytes`).
     pub index_interval_bytes: u64,
-    /// partitionLeaderEpoch stamped on batches (-1 = none).
-    pub partition_leader_epoch: i32,
+    /// partitionLeaderEpoch stamped on batches. `None`: the partition's
+    /// latest leader epoch (its `leader-epoch-checkpoint`), 0 without one.
+    pub partition_leader_epoch: Option<i32>,
     /// The largest batch accepted, log overhead included (Kafka's
     /// `max.message.bytes`, default `message.max.bytes`: 1 MiB + 12).
     pub max_batch_bytes: u64,
+    /// The most bytes an index file holds (`segment.index.bytes`): a
+    /// segment whose offset index holds `segment.index.bytes / 8` entries,
+    /// or whose time index holds `/ 12`, rolls (`AbstractIndex.isFull`).
+    pub segment_index_bytes: u64,
+    /// Roll when the batch's largest timestamp is more than this many ms
+    /// past the segment's first batch's (`segment.ms`,
+    /// `LogSegment.timeWaitedForRoll`; `segment.jitter.ms`, random per
+    /// segment in Kafka, is taken as 0).
+    pub segment_ms: i64,
+    /// `message.timestamp.type=LogAppendTime`: the broker's clock at the
+    /// append, stamped as every batch's maxTimestamp. `None`: CreateTime.
+    pub log_append_time: Option<i64>,
+    /// Write to a private copy of a segment file that has other hard
+    /// links, instead of refusing it.
+    pub copy_hard_linked: bool,
 }
 
 /// Kafka's default `message.max.bytes` (1 MiB + the 12-byte log overhead).
 pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 1024 * 1024 + 12;
 
 impl Default for AppendConfig {
+    /// Kafka's defaults (`LogConfig`, `ServerLogConfigs`): segment.bytes
+    /// 1 GiB, index.interval.bytes 4096, max.message.bytes 1048588,
+    /// segment.index.bytes 10 MiB, segment.ms 7 days, CreateTime.
     fn default() -> Self {
         AppendConfig {
             segment_bytes: 1 << 30,
             index_interval_bytes: 4096,
-            partition_leader_epoch: 0,
+            partition_leader_epoch: None,
             max_batch_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            segment_index_bytes: 10 * 1024 * 1024,
+            segment_ms: 7 * 24 * 60 * 60 * 1000,
+            log_append_time: None,
+            copy_hard_linked: false,
         }
     }
 }
 
 impl AppendConfig {
-    /// Refuse what Kafka's config validation refuses: `segment.bytes` and
-    /// `max.message.bytes` are 32-bit (`LogConfig`), and a segment's file
-    /// positions must fit the index's 32-bit position field.
+    /// Refuse what Kafka's config validation refuses: `segment.bytes`,
+    /// `max.message.bytes` and `segment.index.bytes` are 32-bit (`LogConfig`;
+    /// `segment.index.bytes` at least 4, `segment.ms` at least 1), and a
+    /// segment's file positions must fit the index's 32-bit position field.
     fn check(&self) -> Result<()> {
         let max = i32::MAX as u64;
         if self.segment_bytes == 0 || self.segment_bytes > max {
@@ -74,6 +123,18 @@ impl AppendConfig {
             return Err(Error::Invalid(format!(
                 "max message bytes {} out of range: at most {max}",
                 self.max_batch_bytes
+            )));
+        }
+        if !(4..=max).contains(&self.segment_index_bytes) {
+            return Err(Error::Invalid(format!(
+                "segment.index.bytes {} out of range: 4..={max}",
+                self.segment_index_bytes
+            )));
+        }
+        if self.segment_ms < 1 {
+            return Err(Error::Invalid(format!(
+                "segment.ms {} out of range: at least 1",
+                self.segment_ms
             )));
         }
         Ok(())
@@ -89,8 +150,40 @@ struct ActiveSegment<F> {
     timeindex_path: PathBuf,
     timeindex: F,
     size: u64,
+    /// Entries in `.index` and `.timeindex` (`AbstractIndex.entries`).
+    index_entries: u64,
+    time_entries: u64,
+    /// The first batch's maxTimestamp (`LogSegment.rollingBasedTimestamp`),
+    /// `None` while the segment is empty.
+    first_batch_timestamp: Option<i64>,
     /// When the next index entries are due (Kafka's rule, in one place).
     schedule: index::IndexSchedule,
+}
+
+/// A partition's `leader-epoch-checkpoint` and the cache it holds.
+#[derive(Debug, Clone)]
+struct EpochFile {
+    path: PathBuf,
+    /// The cache as the broker loads it, with every append's epoch assigned.
+    cache: EpochCache,
+    /// The entries the file holds.
+    on_disk: Vec<(i32, i64)>,
+}
+
+/// What an append changed, to undo it: the state before the batch.
+#[derive(Debug, Clone)]
+struct Mark {
+    base_offset: i64,
+    size: u64,
+    index_entries: u64,
+    time_entries: u64,
+    first_batch_timestamp: Option<i64>,
+    schedule: index::IndexSchedule,
+    next_offset: i64,
+    /// The `.txnindex` appended to, and its length before.
+    txn_index: Option<(PathBuf, u64)>,
+    /// The leader-epoch cache before the append, if the append changed the file.
+    epochs: Option<EpochFile>,
 }
 
 /// Appends batches to one partition, holding the data directory's lock.
@@ -101,6 +194,10 @@ pub struct PartitionAppender<S: Storage = Disk> {
     config: AppendConfig,
     active: ActiveSegment<S::File>,
     next_offset: i64,
+    epochs: Option<EpochFile>,
+    /// The last append, while it can still be undone.
+    last_append: Option<Mark>,
+    closed: bool,
 }
 
 impl PartitionAppender {
@@ -198,6 +295,12 @@ impl<S: Storage> PartitionAppender<S> {
                 0,
             ),
         };
+        let log_start = checkpoint::read_offsets(&data_dir.join(checkpoint::LOG_START_OFFSET))
+            .ok()
+            .flatten()
+            .and_then(|m| m.get(&(topic.to_string(), partition)).copied())
+            .unwrap_or(0);
+        let epochs = read_epoch_file(&dir, log_start, next_offset)?;
         Ok(PartitionAppender {
             _lock: lock,
             storage,
@@ -205,6 +308,9 @@ impl<S: Storage> PartitionAppender<S> {
             config,
             active,
             next_offset,
+            epochs,
+            last_append: None,
+            closed: false,
         })
     }
 
@@ -229,9 +335,30 @@ impl<S: Storage> PartitionAppender<S> {
         &self.active.log_path
     }
 
+    /// The partition's leader epochs (epoch, start offset) as a broker
+    /// loads them from its `leader-epoch-checkpoint` (`None` without one).
+    pub fn leader_epochs(&self) -> Option<Vec<(i32, i64)>> {
+        self.epochs.as_ref().map(|e| e.cache.entries())
+    }
+
+    /// Stamp every later batch with `epoch` (a write to several replicas
+    /// decides one epoch for all of them).
+    pub fn set_leader_epoch(&mut self, epoch: i32) {
+        self.config.partition_leader_epoch = Some(epoch);
+    }
+
+    /// The partitionLeaderEpoch the next batch gets.
+    pub fn leader_epoch(&self) -> i32 {
+        let latest = self.epochs.as_ref().and_then(|e| e.cache.latest_epoch());
+        self.config
+            .partition_leader_epoch
+            .unwrap_or(latest.unwrap_or(0))
+    }
+
     /// Append `records` as one batch. `spec` gives the producer fields and
     /// attributes; its base offset is ignored (the partition assigns it).
-    /// Returns the assigned offsets once the batch is durable.
+    /// Returns the assigned offsets once the batch is durable. On failure
+    /// nothing of the batch remains (the error says so, or says what does).
     pub fn append(
         &mut self,
         spec: &BatchSpec,
@@ -244,15 +371,33 @@ impl<S: Storage> PartitionAppender<S> {
         let last = base
             .checked_add(records.len() as i64 - 1)
             .ok_or_else(|| Error::Invalid("offsets would overflow".into()))?;
+        let epoch = self.leader_epoch();
+        let latest = self.epochs.as_ref().and_then(|e| e.cache.latest_epoch());
+        if let Some(latest) = latest.filter(|&l| epoch < l) {
+            // A leader stamps its own epoch, never an older one; assigning an
+            // older epoch would drop the newer ones from the cache
+            // (`LeaderEpochFileCache.maybeTruncateNonMonotonicEntries`).
+            return Err(Error::Invalid(format!(
+                "{}: partitionLeaderEpoch {epoch} is below the partition's latest leader epoch {latest} \
+                 (its leader-epoch-checkpoint): a leader never writes under an older epoch; nothing was written",
+                self.dir.display()
+            )));
+        }
         let spec = BatchSpec {
             base_offset: base,
-            partition_leader_epoch: self.config.partition_leader_epoch,
+            partition_leader_epoch: epoch,
+            timestamp_type: match self.config.log_append_time {
+                Some(_) => TimestampType::LogAppendTime,
+                None => spec.timestamp_type,
+            },
+            log_append_time: self.config.log_append_time.or(spec.log_append_time),
             ..*spec
         };
         let batch =
             encode_batch(&spec, records).map_err(|e| Error::io(&self.dir, "encode batch", e))?;
         // Refused before a byte is written, as a broker answers
-        // RecordTooLargeException (`LogValidator`, `max.message.bytes`).
+        // RecordTooLargeException (`LogValidator`, `max.message.bytes`) and
+        // RecordBatchTooLargeException (`UnifiedLog.append`, `segment.bytes`).
         if batch.len() as u64 > self.config.max_batch_bytes {
             return Err(Error::Invalid(format!(
                 "a batch of {} records is {} bytes, over the limit of {} (Kafka's \
@@ -262,12 +407,140 @@ impl<S: Storage> PartitionAppender<S> {
                 self.config.max_batch_bytes
             )));
         }
-        let needs_roll = self.active.size > 0
-            && (self.active.size + batch.len() as u64 > self.config.segment_bytes
-                || last - self.active.base_offset > i64::from(i32::MAX));
+        if batch.len() as u64 > self.config.segment_bytes {
+            return Err(Error::Invalid(format!(
+                "a batch of {} records is {} bytes, over the segment size of {} (Kafka's \
+                 segment.bytes); nothing was written",
+                records.len(),
+                batch.len(),
+                self.config.segment_bytes
+            )));
+        }
+        let max_ts = match spec.log_append_time {
+            Some(now) if spec.timestamp_type == TimestampType::LogAppendTime => now,
+            _ => records
+                .iter()
+                .map(|r| r.timestamp)
+                .max()
+                .unwrap_or(i64::MIN),
+        };
+        // The epoch goes into the cache before the batch goes into the log
+        // (`UnifiedLog.append` assigns it first): a crash between the two
+        // leaves an epoch starting at the log end, as a newly elected
+        // leader's cache holds, never a batch whose epoch the cache lacks.
+        let epochs_before = self.assign_epoch(epoch, base)?;
+        if let Err(error) = self.maybe_roll(batch.len() as u64, last, max_ts) {
+            let mut mark = self.mark();
+            mark.epochs = epochs_before;
+            return Err(self.undo(&mark, error));
+        }
+        let mut mark = self.mark();
+        mark.epochs = epochs_before;
+        match self.write_batch(&mut mark, &spec, records, &batch, base, last, max_ts) {
+            Ok(()) => {
+                self.last_append = Some(mark);
+                Ok(base..=last)
+            }
+            Err(error) => Err(self.undo(&mark, error)),
+        }
+    }
+
+    /// Undo the last append (it succeeded; a write to another replica did
+    /// not): its batch, index entries and leader epoch are cut back.
+    pub fn undo_last_append(&mut self) -> Result<()> {
+        let Some(mark) = self.last_append.take() else {
+            return Ok(());
+        };
+        self.rollback(&mark)
+    }
+
+    /// End the append session as a broker closes a segment
+    /// (`LogSegment.close`): the active segment's time index gets its
+    /// largest timestamp, unless its last entry already is that.
+    pub fn close(mut self) -> Result<()> {
+        self.closed = true;
+        self.seal()
+    }
+
+    /// The state before a batch, to undo it.
+    fn mark(&self) -> Mark {
+        let a = &self.active;
+        Mark {
+            base_offset: a.base_offset,
+            size: a.size,
+            index_entries: a.index_entries,
+            time_entries: a.time_entries,
+            first_batch_timestamp: a.first_batch_timestamp,
+            schedule: a.schedule,
+            next_offset: self.next_offset,
+            txn_index: None,
+            epochs: None,
+        }
+    }
+
+    /// `LeaderEpochFileCache.assign(epoch, base)` and, when the cache then
+    /// differs from the file, the checkpoint rewritten. Returns the file's
+    /// state before, when it changed.
+    fn assign_epoch(&mut self, epoch: i32, base: i64) -> Result<Option<EpochFile>> {
+        let Some(file) = self.epochs.as_mut() else {
+            return Ok(None);
+        };
+        let mut cache = file.cache.clone();
+        cache.assign(epoch, base);
+        let entries = cache.entries();
+        if entries == file.on_disk {
+            file.cache = cache;
+            return Ok(None);
+        }
+        let before = file.clone();
+        durable::write_checkpoint(
+            &self.storage,
+            &file.path,
+            &checkpoint::render_leader_epochs(&entries),
+        )?;
+        file.cache = cache;
+        file.on_disk = entries;
+        Ok(Some(before))
+    }
+
+    /// Roll when `LogSegment.shouldRoll` would: the batch does not fit in
+    /// segment.bytes, segment.ms passed since the first batch, an index is
+    /// full, or an offset would not fit the index's relative offset.
+    fn maybe_roll(&mut self, len: u64, last: i64, max_ts: i64) -> Result<()> {
+        let a = &self.active;
+        let c = &self.config;
+        let waited = match a.first_batch_timestamp {
+            // With no timestamp in the first batch Kafka counts from the
+            // segment's creation on the broker's clock, which klog cannot know.
+            Some(first) if first >= 0 => max_ts.saturating_sub(first) > c.segment_ms,
+            _ => false,
+        };
+        let needs_roll = a.size > 0
+            && (a.size + len > c.segment_bytes
+                || waited
+                || a.index_entries >= c.segment_index_bytes / index::OFFSET_ENTRY_LEN as u64
+                || a.time_entries >= c.segment_index_bytes / TIME_ENTRY_LEN as u64
+                || last - a.base_offset > i64::from(i32::MAX));
         if needs_roll {
             self.roll()?;
         }
+        Ok(())
+    }
+
+    /// Write the encoded batch and its index entries. `mark`, taken before
+    /// the batch, is what a failure is undone to (the `.txnindex` appended
+    /// to is added to it).
+    #[allow(clippy::too_many_arguments)]
+    fn write_batch(
+        &mut self,
+        mark: &mut Mark,
+        spec: &BatchSpec,
+        records: &[NewRecord],
+        batch: &[u8],
+        base: i64,
+        last: i64,
+        max_ts: i64,
+    ) -> Result<()> {
         // An ABORT marker is indexed in .txnindex, as the broker does, so that
         // read_committed readers that trust the index skip the aborted data.
         let aborted = if spec.control && records.len() == 1 && is_abort(records) {
@@ -275,24 +548,22 @@ impl<S: Storage> PartitionAppender<S> {
         } else {
             None
         };
-        let max_ts = records
-            .iter()
-            .map(|r| r.timestamp)
-            .max()
-            .unwrap_or(i64::MIN);
         let s = &self.storage;
         let a = &mut self.active;
         let position = a.size;
-        // 1. The batch itself, synced: from here on it is acknowledged. A
-        //    crash before the sync may leave any prefix of it: a torn tail.
-        durable::append_and_sync(s, &mut a.log, &a.log_path, &batch, SyncPoint::LogAppend)?;
+        // 1. The batch itself, synced: from here on it is durable. A crash
+        //    before the sync may leave any prefix of it: a torn tail.
+        durable::append_and_sync(s, &mut a.log, &a.log_path, batch, SyncPoint::LogAppend)?;
         a.size += batch.len() as u64;
+        a.first_batch_timestamp.get_or_insert(max_ts);
         // 2. Index entries, which only ever point at synced batches. A crash
-        //    before them leaves an index that stops early: harmless.
+        //    before them leaves an index that stops early: harmless. Each
+        //    count goes up before its write, so that an undo cuts a torn entry.
         if let Some(due) = a.schedule.batch(position, batch.len() as u64, last, max_ts) {
             let (offset, at) = due.offset;
             let rel = (offset - a.base_offset) as i32;
             let entry = index::encode_offset_entry(rel, at as i32);
+            a.index_entries += 1;
             durable::append_and_sync(
                 s,
                 &mut a.index,
@@ -301,11 +572,13 @@ impl<S: Storage> PartitionAppender<S> {
                 SyncPoint::OffsetIndexAppend,
             )?;
             if let Some(t) = due.time {
-                append_time_entry(s, a, t)?;
+                append_time_entry(s, a, t, SyncPoint::TimeIndexAppend)?;
             }
         }
         if let Some(entry) = aborted {
             let path = self.dir.join(segment_file_name(a.base_offset, "txnindex"));
+            let before = std::fs::metadata(&path).map_or(0, |m| m.len());
+            mark.txn_index = Some((path.clone(), before));
             let mut opened = s.open(&path, OpenMode::CreateOrAppend)?;
             durable::append_and_sync(
                 s,
@@ -322,7 +595,82 @@ impl<S: Storage> PartitionAppender<S> {
         self.next_offset = last
             .checked_add(1)
             .ok_or_else(|| Error::Invalid("offsets would overflow".into()))?;
-        Ok(base..=last)
+        Ok(())
+    }
+
+    /// Undo a failed append and say what remains.
+    fn undo(&mut self, mark: &Mark, error: Error) -> Error {
+        let log = self.active.log_path.clone();
+        let after = match self.rollback(mark) {
+            Ok(()) => format!(
+                "rolled back: nothing of this append remains ({} is back to {} bytes, its indexes and \
+                 leader epochs as they were)",
+                log.display(),
+                mark.size
+            ),
+            Err(e) => format!(
+                "rolling it back failed too ({e}): {} may end in a part of the batch, which appending refuses \
+                 until `klog verify-crc --repair` cuts it",
+                log.display()
+            ),
+        };
+        Error::Failed {
+            error: Box::new(error),
+            after,
+        }
+    }
+
+    /// Cut every file an append wrote back to its length in `mark`, and
+    /// restore the leader-epoch checkpoint. The indexes go first: they point
+    /// at the log, so a crash during the undo never leaves an entry that
+    /// points past it.
+    fn rollback(&mut self, mark: &Mark) -> Result<()> {
+        self.last_append = None;
+        let s = &self.storage;
+        let a = &mut self.active;
+        if a.base_offset == mark.base_offset {
+            if a.index_entries != mark.index_entries {
+                let len = mark.index_entries * index::OFFSET_ENTRY_LEN as u64;
+                durable::cut_back(s, &mut a.index, &a.index_path, len)?;
+                a.index_entries = mark.index_entries;
+            }
+            if a.time_entries != mark.time_entries {
+                let len = mark.time_entries * TIME_ENTRY_LEN as u64;
+                durable::cut_back(s, &mut a.timeindex, &a.timeindex_path, len)?;
+                a.time_entries = mark.time_entries;
+            }
+            if let Some((path, len)) = &mark.txn_index {
+                let mut f = s.open(path, OpenMode::Existing)?.file;
+                durable::cut_back(s, &mut f, path, *len)?;
+            }
+            durable::cut_back(s, &mut a.log, &a.log_path, mark.size)?;
+            a.size = mark.size;
+            a.first_batch_timestamp = mark.first_batch_timestamp;
+            a.schedule = mark.schedule;
+            self.next_offset = mark.next_offset;
+        }
+        if let Some(before) = &mark.epochs {
+            durable::write_checkpoint(
+                s,
+                &before.path,
+                &checkpoint::render_leader_epochs(&before.on_disk),
+            )?;
+            self.epochs = Some(before.clone());
+        }
+        Ok(())
+    }
+
+    /// The time index's closing entry (see [`close`](Self::close)).
+    fn seal(&mut self) -> Result<()> {
+        match self.active.schedule.time_entry() {
+            Some(t) => append_time_entry(
+                &self.storage,
+                &mut self.active,
+                t,
+                SyncPoint::TimeIndexClose,
+            ),
+            None => Ok(()),
+        }
     }
 
     /// The `.txnindex` entry for an ABORT marker of `producer_id` at `marker`:
@@ -353,11 +701,10 @@ impl<S: Storage> PartitionAppender<S> {
         )))
     }
 
-    /// Close the active segment (final time-index entry) and start a new one at the log end.
+    /// Close the active segment (its final time-index entry,
+    /// `LogSegment.onBecomeInactiveSegment`) and start a new one at the log end.
     fn roll(&mut self) -> Result<()> {
-        if let Some(t) = self.active.schedule.time_entry() {
-            append_time_entry(&self.storage, &mut self.active, t)?;
-        }
+        self.seal()?;
         self.active = create_segment(
             &self.storage,
             &self.dir,
@@ -365,6 +712,18 @@ impl<S: Storage> PartitionAppender<S> {
             self.config.index_interval_bytes,
         )?;
         Ok(())
+    }
+}
+
+impl<S: Storage> Drop for PartitionAppender<S> {
+    /// An appender dropped without [`close`](PartitionAppender::close)
+    /// still closes its segment, as `LogSegment.close` does, swallowing an
+    /// error (`Utils.swallow`): the time index then lacks its last entry,
+    /// which `klog verify-crc` reports and `--repair` rebuilds.
+    fn drop(&mut self) {
+        if !self.closed {
+            let _ = self.seal();
+        }
     }
 }
 
@@ -437,21 +796,18 @@ pub fn validate_topic_name(topic: &str) -> std::result::Result<(), String> {
 /// Kafka's `Topic.MAX_NAME_LENGTH`.
 pub const MAX_TOPIC_NAME: usize = 249;
 
-/// Append the time-index entry (timestamp, offset) the schedule made due.
+/// Append the time-index entry (timestamp, offset) the schedule made due,
+/// synced at `at`. The count goes up first, so that an undo cuts a torn entry.
 fn append_time_entry<S: Storage>(
     s: &S,
     a: &mut ActiveSegment<S::File>,
     (timestamp, offset): (i64, i64),
+    at: SyncPoint,
 ) -> Result<()> {
     let rel = (offset - a.base_offset) as i32;
     let entry = index::encode_time_entry(timestamp, rel);
-    durable::append_and_sync(
-        s,
-        &mut a.timeindex,
-        &a.timeindex_path,
-        &entry,
-        SyncPoint::TimeIndexAppend,
-    )
+    a.time_entries += 1;
+    durable::append_and_sync(s, &mut a.timeindex, &a.timeindex_path, &entry, at)
 }
 
 fn create_segment<S: Storage>(
@@ -478,6 +834,9 @@ fn create_segment<S: Storage>(
         timeindex_path,
         timeindex,
         size: 0,
+        index_entries: 0,
+        time_entries: 0,
+        first_batch_timestamp: None,
         schedule: index::IndexSchedule::new(base_offset, index_interval_bytes, i64::MIN),
     })
 }
@@ -486,6 +845,8 @@ fn create_segment<S: Storage>(
 struct ActiveScan {
     next_offset: i64,
     size: u64,
+    /// The first batch's maxTimestamp, if the segment has a batch.
+    first_batch_timestamp: Option<i64>,
     /// The index schedule replayed over the segment's batches.
     schedule: index::IndexSchedule,
 }
@@ -498,12 +859,11 @@ fn scan_active(dir: &Path, base_offset: i64, config: &AppendConfig) -> Result<Ac
     let mut walk = one.walk(crate::log::Policy::VALID_PREFIX);
     let mut schedule =
         index::IndexSchedule::new(base_offset, config.index_interval_bytes, i64::MIN);
+    let mut first_batch_timestamp = None;
     while let Some(w) = walk.next_entry()? {
         let e = w.entry;
-        let ts = match e {
-            Entry::V2(b) => b.header.max_timestamp,
-            Entry::Legacy(l) => l.timestamp,
-        };
+        let ts = e.max_timestamp();
+        first_batch_timestamp.get_or_insert(ts);
         // The entries due were written when the batch was appended.
         let _ = schedule.batch(e.position(), e.size(), w.next_offset - 1, ts);
     }
@@ -520,6 +880,7 @@ fn scan_active(dir: &Path, base_offset: i64, config: &AppendConfig) -> Result<Ac
     Ok(ActiveScan {
         next_offset,
         size,
+        first_batch_timestamp,
         schedule,
     })
 }
@@ -535,9 +896,15 @@ fn open_existing<S: Storage>(
     let log_path = dir.join(segment_file_name(base_offset, "log"));
     let index_path = dir.join(segment_file_name(base_offset, "index"));
     let timeindex_path = dir.join(segment_file_name(base_offset, "timeindex"));
-    trim_index(s, &index_path, index::OFFSET_ENTRY_LEN)?;
-    trim_index(s, &timeindex_path, TIME_ENTRY_LEN)?;
-    let last_time_entry_timestamp = last_time_entry(&timeindex_path, base_offset)?;
+    let txnindex_path = dir.join(segment_file_name(base_offset, "txnindex"));
+    // Every file written in place gets a private copy first, or is refused,
+    // before anything is written.
+    for path in [&log_path, &index_path, &timeindex_path, &txnindex_path] {
+        durable::unlink_or_refuse(s, path, config.copy_hard_linked)?;
+    }
+    let index_entries = trim_index(s, &index_path, index::OFFSET_ENTRY_LEN)?;
+    let time_entries = trim_index(s, &timeindex_path, TIME_ENTRY_LEN)?;
+    let last_time_entry = last_time_entry(&timeindex_path, base_offset)?;
     let log = s.open(&log_path, OpenMode::Existing)?.file;
     let index = s.open(&index_path, OpenMode::CreateOrAppend)?;
     let timeindex = s.open(&timeindex_path, OpenMode::CreateOrAppend)?;
@@ -557,35 +924,56 @@ fn open_existing<S: Storage>(
             timeindex,
             timeindex_path,
             size: scan.size,
-            // The time index on disk says where it really ends.
-            schedule: scan.schedule.resume_time_index(last_time_entry_timestamp),
+            index_entries,
+            time_entries,
+            first_batch_timestamp: scan.first_batch_timestamp,
+            // The largest timestamp so far is the time index's last entry,
+            // as a broker loading the segment takes it.
+            schedule: scan.schedule.resume_time_index(last_time_entry),
         },
         scan.next_offset,
     ))
+}
+
+/// The partition's `leader-epoch-checkpoint`, when it has one (every
+/// partition a broker created does: `CheckpointFile` creates it), with the
+/// cache as `LogLoader` loads it for a log of `log_start..log_end`.
+fn read_epoch_file(dir: &Path, log_start: i64, log_end: i64) -> Result<Option<EpochFile>> {
+    let path = dir.join(checkpoint::LEADER_EPOCH);
+    let Some(on_disk) = checkpoint::read_leader_epochs(&path)? else {
+        return Ok(None);
+    };
+    let cache = EpochCache::from_entries(on_disk.iter().copied()).as_loaded(log_start, log_end);
+    Ok(Some(EpochFile {
+        path,
+        cache,
+        on_disk,
+    }))
 }
 
 /// Cut an index back to its whole, used entries before appending to it: a
 /// torn entry (a crash during the index write) or preallocated zero slots
 /// (a broker's unclean shutdown) would misalign every entry appended after
 /// them. Indexes hold no data of their own: they are rebuilt from the log.
-fn trim_index<S: Storage>(s: &S, path: &Path, entry_len: usize) -> Result<()> {
+/// Returns the entries it holds.
+fn trim_index<S: Storage>(s: &S, path: &Path, entry_len: usize) -> Result<u64> {
     let Some(bytes) = crate::log::files::read_regular(path, i32::MAX as u64)? else {
-        return Ok(());
+        return Ok(0);
     };
     let used = index::used_entries(&bytes, entry_len);
     if used * entry_len < bytes.len() {
         durable::truncate(s, path, (used * entry_len) as u64, SyncPoint::IndexTrim)?;
     }
-    Ok(())
+    Ok(used as u64)
 }
 
-/// The timestamp of the time index's last whole entry (`i64::MIN` if none).
-fn last_time_entry(path: &Path, base_offset: i64) -> Result<i64> {
+/// The time index's last whole entry (timestamp, offset), if any.
+fn last_time_entry(path: &Path, base_offset: i64) -> Result<Option<(i64, i64)>> {
     use std::os::unix::fs::FileExt;
     let file = match crate::log::files::open_regular(path) {
         Ok(f) => f,
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(i64::MIN)
+            return Ok(None)
         }
         Err(e) => return Err(e),
     };
@@ -595,7 +983,7 @@ fn last_time_entry(path: &Path, base_offset: i64) -> Result<i64> {
         .len();
     let whole = len / TIME_ENTRY_LEN as u64 * TIME_ENTRY_LEN as u64;
     if whole == 0 {
-        return Ok(i64::MIN);
+        return Ok(None);
     }
     let mut buf = [0u8; TIME_ENTRY_LEN];
     file.read_exact_at(&mut buf, whole - TIME_ENTRY_LEN as u64)
@@ -604,5 +992,5 @@ fn last_time_entry(path: &Path, base_offset: i64) -> Result<i64> {
         path: path.to_path_buf(),
         error,
     })?;
-    Ok(entries.first().map_or(i64::MIN, |e| e.timestamp))
+    Ok(entries.first().map(|e| (e.timestamp, e.offset)))
 }

@@ -146,6 +146,18 @@ pub fn render_offsets(entries: &BTreeMap<(String, i32), i64>) -> String {
     s
 }
 
+/// Render a `leader-epoch-checkpoint` (the bytes Kafka writes:
+/// `LeaderEpochCheckpointFile`'s formatter, `epoch startOffset`, through
+/// `CheckpointFile.CheckpointWriteBuffer`: version, count, one line each,
+/// every line ended by `\n`).
+pub fn render_leader_epochs(entries: &[(i32, i64)]) -> String {
+    let mut s = format!("0\n{}\n", entries.len());
+    for (epoch, start) in entries {
+        s.push_str(&format!("{epoch} {start}\n"));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,5 +202,10 @@ mod tests {
             read_leader_epochs(&p).unwrap().unwrap(),
             vec![(0, 0), (3, 120)]
         );
+        assert_eq!(
+            render_leader_epochs(&[(0, 0), (3, 120)]),
+            "0\n2\n0 0\n3 120\n"
+        );
+        assert_eq!(render_leader_epochs(&[]), "0\n0\n");
     }
 }

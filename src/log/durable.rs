@@ -64,6 +64,13 @@ impl Storage for Disk {
                 Error::io(path, "open for writing", e)
             }
         };
+        // Never write through a second name either: a file with other hard
+        // links (a backup made with `cp -al`, a file linked in from outside
+        // the data directory) would change under those names too. Checked
+        // before the open, which for `CreateOrTruncate` already empties it.
+        if mode != OpenMode::CreateNew {
+            check_single_link(path)?;
+        }
         let (file, created) = match mode {
             OpenMode::CreateNew => (opts(true).open(path).map_err(err)?, true),
             OpenMode::Existing => (opts(false).open(path).map_err(err)?, false),
@@ -108,6 +115,42 @@ impl Storage for Disk {
         let f = File::open(dir).map_err(|e| Error::io(dir, "open directory", e))?;
         f.sync_all()
             .map_err(|e| Error::io(dir, "fsync directory", e))
+    }
+}
+
+/// Refuse a regular file with more than one hard link (see [`Disk`]'s
+/// `open`); a missing file passes (it is about to be created).
+pub fn check_single_link(path: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() && m.nlink() > 1 => Err(Error::layout(
+            path,
+            format!(
+                "has {} hard links: writing it would change the file under its other names too (a copy made \
+                 with `cp -al`, or a file linked from outside the data directory); give --copy-hard-linked to \
+                 write to a private copy of it instead, or copy the directory with `cp -a`",
+                m.nlink()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `path` is a regular file with other hard links.
+pub fn is_hard_linked(path: &Path) -> bool {
+    check_single_link(path).is_err()
+}
+
+/// Before `path` is written in place: when it has other hard links, give
+/// it a private copy ([`break_link`]) if `copy` says so, else refuse it
+/// ([`check_single_link`]).
+pub fn unlink_or_refuse<S: Storage>(s: &S, path: &Path, copy: bool) -> Result<()> {
+    if !is_hard_linked(path) {
+        Ok(())
+    } else if copy {
+        break_link(s, path)
+    } else {
+        check_single_link(path)
     }
 }
 
@@ -219,6 +262,53 @@ pub fn truncate<S: Storage>(s: &S, path: &Path, len: u64, at: SyncPoint) -> Resu
     let mut f = s.open(path, OpenMode::Existing)?.file;
     s.set_len(&mut f, path, len)?;
     s.sync_data(&mut f, path, at)
+}
+
+/// Cut `file` back to `len` bytes and sync it: an append that failed
+/// (a full disk, a file size limit) is undone, so that what it wrote in
+/// part is neither acknowledged nor left behind as a torn tail.
+pub fn cut_back<S: Storage>(s: &S, file: &mut S::File, path: &Path, len: u64) -> Result<()> {
+    s.set_len(file, path, len)?;
+    s.sync_data(file, path, SyncPoint::Rollback)
+}
+
+/// Write a checkpoint file as Kafka's `CheckpointFile.write` does: the text
+/// into `<path>.tmp`, synced, then renamed over `path` and the directory
+/// synced (`Utils.atomicMoveWithFallback`). A crash leaves the old
+/// checkpoint or the new one (and perhaps a stale `.tmp`, which the next
+/// write empties first, as Kafka's does).
+pub fn write_checkpoint<S: Storage>(s: &S, path: &Path, text: &str) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    let mut f = s.open(&tmp, OpenMode::CreateOrTruncate)?.file;
+    s.append(&mut f, &tmp, text.as_bytes())?;
+    // Bytes before the rename, or the name could come to point at an empty file.
+    s.sync_data(&mut f, &tmp, SyncPoint::CheckpointData)?;
+    s.rename(&tmp, path)?;
+    s.sync_dir(parent_dir(path), SyncPoint::CheckpointRename)
+}
+
+/// Give `path`, a file with other hard links, a private copy of its bytes:
+/// they are streamed into `<path>.klog-link`, synced, and the copy is
+/// renamed over `path` (the directory synced). The other names keep the
+/// old inode, untouched by what is written to `path` next. A crash leaves
+/// `path` linked as before, or the private copy.
+pub fn break_link<S: Storage>(s: &S, path: &Path) -> Result<()> {
+    use crate::log::files::open_regular;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".klog-link");
+    let tmp = std::path::PathBuf::from(tmp);
+    let input = open_regular(path)?;
+    let len = input
+        .metadata()
+        .map_err(|e| Error::io(path, "stat", e))?
+        .len();
+    let mut out = s.open(&tmp, OpenMode::CreateOrTruncate)?.file;
+    copy_range(s, (&input, path), 0..len, (&mut out, &tmp))?;
+    s.sync_data(&mut out, &tmp, SyncPoint::LinkCopyData)?;
+    s.rename(&tmp, path)?;
+    s.sync_dir(parent_dir(path), SyncPoint::LinkCopyRename)
 }
 
 /// Rename `from` to `to` (which must not exist) and sync the directory:

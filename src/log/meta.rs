@@ -256,6 +256,14 @@ impl MetaProperties {
     }
 }
 
+/// The `node.id` in `data_dir`'s `meta.properties`, when it says.
+pub fn node_id(data_dir: &Path) -> Option<i32> {
+    read_meta_properties(&data_dir.join("meta.properties"))
+        .ok()
+        .flatten()
+        .and_then(|m| m.node_id)
+}
+
 /// Read `<log dir>/meta.properties`; `None` when it does not exist.
 pub fn read_meta_properties(path: &Path) -> Result<Option<MetaProperties>> {
     let Some(bytes) = read_if_exists(path)? else {

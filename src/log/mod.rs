@@ -15,6 +15,7 @@ pub mod checkpoint;
 pub mod cores;
 pub mod dir;
 pub mod durable;
+pub mod epoch_cache;
 pub mod files;
 pub mod lock;
 mod map_ahead;

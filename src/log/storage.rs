@@ -57,8 +57,21 @@ pub enum SyncPoint {
     LogAppend,
     /// An offset-index entry.
     OffsetIndexAppend,
-    /// A time-index entry (at an index interval or when a segment is closed).
+    /// A time-index entry at an index interval.
     TimeIndexAppend,
+    /// The time-index entry of a segment rolled away from or closed: its
+    /// largest timestamp (`LogSegment.onBecomeInactiveSegment`, `LogSegment.close`).
+    TimeIndexClose,
+    /// The bytes of a checkpoint file's `.tmp` (a `leader-epoch-checkpoint`).
+    CheckpointData,
+    /// The rename of that `.tmp` over the checkpoint.
+    CheckpointRename,
+    /// A file cut back to its length before an append that failed.
+    Rollback,
+    /// The bytes of the private copy of a hard-linked file.
+    LinkCopyData,
+    /// The rename of that copy over the hard-linked name.
+    LinkCopyRename,
     /// A `.txnindex` entry for an ABORT marker.
     TxnIndexAppend,
     /// The name of a `.txnindex` created for its first entry.
@@ -83,13 +96,19 @@ pub enum SyncPoint {
 
 impl SyncPoint {
     /// Every sync point, in write-path order.
-    pub const ALL: [SyncPoint; 16] = [
+    pub const ALL: [SyncPoint; 22] = [
         SyncPoint::CreateDir,
         SyncPoint::NewSegment,
         SyncPoint::IndexCreate,
+        SyncPoint::LinkCopyData,
+        SyncPoint::LinkCopyRename,
+        SyncPoint::CheckpointData,
+        SyncPoint::CheckpointRename,
         SyncPoint::LogAppend,
         SyncPoint::OffsetIndexAppend,
         SyncPoint::TimeIndexAppend,
+        SyncPoint::TimeIndexClose,
+        SyncPoint::Rollback,
         SyncPoint::TxnIndexAppend,
         SyncPoint::TxnIndexCreate,
         SyncPoint::IndexTrim,

@@ -288,10 +288,7 @@ impl Partition {
             if w.segment.base_offset != self.segments.get(seg).map_or(0, |s| s.base_offset) {
                 break;
             }
-            let ts = match w.entry {
-                Entry::V2(b) => b.header.max_timestamp,
-                Entry::Legacy(l) => l.timestamp,
-            };
+            let ts = w.entry.max_timestamp();
             max = max.max(Some(ts));
         }
         Ok(max)

@@ -288,6 +288,15 @@ impl Replayed {
     }
 }
 
+/// The image of the KRaft metadata log replayed furthest among the data
+/// directories `dirs` (a broker's copy may lag), if any has one it can read.
+pub fn newest_image(dirs: &[PathBuf]) -> Option<Image> {
+    dirs.iter()
+        .filter_map(|d| replay(&metadata_folder(d)?, None).ok())
+        .max_by_key(|r| r.next_offset)
+        .map(|r| r.image)
+}
+
 /// Where a record lies.
 #[derive(Debug, Clone)]
 struct Place {

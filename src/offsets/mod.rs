@@ -687,9 +687,6 @@ pub struct WriteTarget {
     pub partition: i32,
     /// Whether the directory is a Kafka log directory.
     pub kafka: bool,
-    /// partitionLeaderEpoch to stamp: the partition's current leader epoch
-    /// (its `leader-epoch-checkpoint`), 0 in klog directories.
-    pub leader_epoch: i32,
 }
 
 /// The offsets partition of `data_dir` that owns `group`. A directory with
@@ -730,7 +727,6 @@ pub fn write_target(
             topic: KLOG_OFFSETS_TOPIC,
             partition: 0,
             kafka: false,
-            leader_epoch: 0,
         });
     }
     let from_metadata = offsets_partitions_in_metadata(data_dir);
@@ -772,18 +768,10 @@ pub fn write_target(
             ),
         ));
     }
-    let dir = data_dir.join(format!("{KAFKA_OFFSETS_TOPIC}-{partition}"));
-    let epochs = crate::log::checkpoint::read_leader_epochs(
-        &dir.join(crate::log::checkpoint::LEADER_EPOCH),
-    )?;
-    let leader_epoch = epochs
-        .and_then(|e| e.last().map(|(epoch, _)| *epoch))
-        .unwrap_or(0);
     Ok(WriteTarget {
         topic: KAFKA_OFFSETS_TOPIC,
         partition,
         kafka: true,
-        leader_epoch,
     })
 }
 

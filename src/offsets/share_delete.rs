@@ -322,6 +322,15 @@ impl Target {
         self.next_offset = range.end() + 1;
         Ok(range)
     }
+
+    /// Close every replica's segment as a broker closes it (the time
+    /// index sealed, `LogSegment.close`).
+    pub fn close(self) -> Result<()> {
+        for a in self.appenders {
+            a.close()?;
+        }
+        Ok(())
+    }
 }
 
 /// Open the `__share_group_state` partitions `plan` deletes from, in each
@@ -345,21 +354,14 @@ pub fn targets(
             appenders: Vec::new(),
         };
         let mut ends = Vec::new();
+        let mut t_dirs = Vec::new();
         for dir in dirs {
             let folder = dir.join(format!("{SHARE_GROUP_STATE_TOPIC}-{n}"));
             if !folder.is_dir() {
                 continue;
             }
-            // The partition's current leader epoch, as the coordinator stamps it.
-            let epochs = crate::log::checkpoint::read_leader_epochs(
-                &folder.join(crate::log::checkpoint::LEADER_EPOCH),
-            )?;
-            let config = AppendConfig {
-                partition_leader_epoch: epochs
-                    .and_then(|e| e.last().map(|(epoch, _)| *epoch))
-                    .unwrap_or(0),
-                ..AppendConfig::default()
-            };
+            // The epoch is decided for every replica at once, below.
+            let config = AppendConfig::default();
             match lock(dir) {
                 Some(l) => {
                     let a =
@@ -375,6 +377,7 @@ pub fn targets(
                 )?),
             }
             t.folders.push(folder);
+            t_dirs.push(dir.clone());
         }
         if let Some(i) = ends.iter().position(|&e| Some(&e) != ends.first()) {
             return Err(Error::Invalid(format!(
@@ -390,6 +393,22 @@ pub fn targets(
             )));
         }
         t.next_offset = ends.first().copied().unwrap_or(0);
+        // One batch, the same bytes on every replica: the epoch every
+        // replica's cache and the metadata agree on, as for offsets.
+        if !t.appenders.is_empty() {
+            let image = crate::metadata::newest_image(dirs);
+            let registration =
+                crate::offsets::write::registration(image.as_ref(), SHARE_GROUP_STATE_TOPIC, n);
+            let epoch = crate::offsets::write::common_leader_epoch(
+                &t_dirs,
+                &t.folders,
+                t.next_offset,
+                registration.as_ref(),
+            )?;
+            for a in &mut t.appenders {
+                a.set_leader_epoch(epoch);
+            }
+        }
         out.push(t);
     }
     Ok(out)

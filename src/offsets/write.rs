@@ -1,21 +1,34 @@
 //! Offline writes to a group's offsets partition, in every replica
-//! directory given: every replica is planned before any is written.
+//! directory given: every replica is planned before any is written, and
+//! every replica gets the same bytes.
 //!
 //! [`Replicas::open`] places the group in each directory
 //! ([`write_target`]), takes each directory's lock and checks each tail
 //! (through [`PartitionAppender::open`]; a dry run reads the tails without
-//! the lock), and refuses replicas whose logs end at different offsets.
-//! [`Replicas::check_room`] then checks each filesystem has room for the
-//! batch, and [`Replicas::append`] writes the same batch to each in turn.
-//! A failure after the first replica was written says which were.
+//! the lock), refuses replicas whose logs end at different offsets, and
+//! decides the one leader epoch the batch carries on every replica
+//! ([`replicas_agree`]: the newest epoch of the replicas' leader-epoch
+//! caches, refused when the caches diverge or the KRaft metadata is older
+//! than them). [`Replicas::check_room`] then checks each filesystem has
+//! room for the batch, and [`Replicas::append`] writes the batch to each
+//! in turn; when one fails, the ones written before it are rolled back, so
+//! that the replicas never differ by a klog batch. [`Replicas::close`] ends
+//! each append session as a broker's clean shutdown would.
 
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::{BatchSpec, NewRecord};
+use crate::log::checkpoint;
+use crate::log::epoch_cache::{replicas_agree, EpochCache, ReplicaEpochs};
 use crate::log::{AppendConfig, Partition, PartitionAppender};
+use crate::metadata::image::{Image, PartitionReg};
 use crate::offsets::{write_target, Replay, ReplayOptions, WriteTarget};
+
+/// The append configuration of the offsets topic in a data directory,
+/// given the newest KRaft metadata image among the directories written.
+pub type ConfigFor<'a> = dyn Fn(&Path, &WriteTarget, Option<&Image>) -> Result<AppendConfig> + 'a;
 
 /// The offsets partition of one group in every replica directory given.
 pub struct Replicas {
@@ -27,25 +40,45 @@ pub struct Replicas {
     pub partition_dirs: Vec<PathBuf>,
     /// The offset the next append gets (the same in every replica).
     pub end: i64,
+    /// The partitionLeaderEpoch the batch carries on every replica.
+    pub leader_epoch: i32,
+    /// The append configuration of each replica (its broker's, for its topic).
+    pub configs: Vec<AppendConfig>,
     /// One per directory, holding its lock; empty in a dry run.
     appenders: Vec<PartitionAppender>,
+    /// The partition in the newest KRaft metadata image among the directories.
+    registration: Option<PartitionReg>,
 }
 
 impl Replicas {
     /// Plan a write for `group` into every directory of `dirs`. With
     /// `dry_run` nothing is locked or written; with `must_exist` the offsets
     /// partition folder must be there already (nothing to delete otherwise).
+    /// `config_for` gives the append configuration of the offsets topic in
+    /// a directory (its topic and broker configs, from the newest KRaft
+    /// metadata image among the directories).
     pub fn open(
         dirs: &[PathBuf],
         group: &str,
         offsets_partitions: Option<i32>,
         dry_run: bool,
         must_exist: bool,
+        config_for: &ConfigFor<'_>,
     ) -> Result<Replicas> {
+        let newest = crate::metadata::newest_image(dirs);
+        // A directory without the metadata log (a broker's copy may be
+        // elsewhere) places the group by the count another one's gives.
+        let offsets_partitions = offsets_partitions.or_else(|| {
+            newest
+                .as_ref()?
+                .partition_count(crate::offsets::KAFKA_OFFSETS_TOPIC)
+                .and_then(|n| i32::try_from(n).ok())
+        });
         let mut target: Option<WriteTarget> = None;
         let mut partition_dirs = Vec::new();
         let mut ends: Vec<i64> = Vec::new();
         let mut appenders = Vec::new();
+        let mut configs = Vec::new();
         for dir in dirs {
             let t = write_target(dir, group, offsets_partitions)?;
             if let Some(first) = &target {
@@ -67,10 +100,7 @@ impl Replicas {
                     format!("no {}-{} here: nothing to delete", t.topic, t.partition),
                 ));
             }
-            let config = AppendConfig {
-                partition_leader_epoch: t.leader_epoch,
-                ..AppendConfig::default()
-            };
+            let config = config_for(dir, &t, newest.as_ref())?;
             // Opening takes the lock and checks the tail before anything is
             // read; a dry run writes nothing, so it checks the tail without the lock.
             if dry_run {
@@ -85,6 +115,7 @@ impl Replicas {
                 ends.push(a.next_offset());
                 appenders.push(a);
             }
+            configs.push(config);
             partition_dirs.push(partition_dir);
             target = Some(t);
         }
@@ -104,12 +135,20 @@ impl Replicas {
                 ends.get(i).copied().unwrap_or(0)
             )));
         }
+        let registration = registration(newest.as_ref(), target.topic, target.partition);
+        let leader_epoch = common_leader_epoch(dirs, &partition_dirs, end, registration.as_ref())?;
+        for a in &mut appenders {
+            a.set_leader_epoch(leader_epoch);
+        }
         Ok(Replicas {
             target,
             dirs: dirs.to_vec(),
             partition_dirs,
             end,
+            leader_epoch,
+            configs,
             appenders,
+            registration,
         })
     }
 
@@ -148,44 +187,91 @@ impl Replicas {
     }
 
     /// Append `records` in one batch to every replica. Returns the offsets
-    /// they got and the replicas written; a failure names the replicas
-    /// written before it.
+    /// they got and the replicas written. When a replica fails, the
+    /// replicas written before it are rolled back, and the error says what
+    /// remains where.
     pub fn append(
         &mut self,
         spec: &BatchSpec,
         records: &[NewRecord],
     ) -> Result<(RangeInclusive<i64>, Vec<PathBuf>)> {
         let total = self.appenders.len();
-        let mut written: Vec<PathBuf> = Vec::new();
         let mut assigned = None;
-        for a in &mut self.appenders {
+        let mut failed = None;
+        for (i, a) in self.appenders.iter_mut().enumerate() {
             match a.append(spec, records) {
-                Ok(range) => {
-                    written.push(a.dir().to_path_buf());
-                    assigned = Some(range);
-                }
+                Ok(range) => assigned = Some(range),
                 Err(e) => {
-                    let list: Vec<String> =
-                        written.iter().map(|d| d.display().to_string()).collect();
-                    return Err(Error::Invalid(format!(
-                        "{}: {e}; written before the failure: {} (of {total} replicas){}",
-                        a.dir().display(),
-                        if list.is_empty() {
-                            "none".to_string()
-                        } else {
-                            list.join(", ")
-                        },
-                        if list.is_empty() {
-                            ""
-                        } else {
-                            ": the replicas now differ"
-                        }
-                    )));
+                    failed = Some((i, e));
+                    break;
                 }
             }
         }
-        let range = assigned.ok_or_else(|| Error::Invalid("no replica to write to".into()))?;
-        Ok((range, written))
+        let Some((at, error)) = failed else {
+            let range = assigned.ok_or_else(|| Error::Invalid("no replica to write to".into()))?;
+            let written = self
+                .appenders
+                .iter()
+                .map(|a| a.dir().to_path_buf())
+                .collect();
+            return Ok((range, written));
+        };
+        let dir = self
+            .appenders
+            .get(at)
+            .map_or(String::new(), |a| a.dir().display().to_string());
+        let mut undone = Vec::new();
+        let mut kept = Vec::new();
+        for a in self.appenders.iter_mut().take(at) {
+            match a.undo_last_append() {
+                Ok(()) => undone.push(a.dir().display().to_string()),
+                Err(e) => kept.push(format!("{} ({e})", a.dir().display())),
+            }
+        }
+        let after = if kept.is_empty() && undone.is_empty() {
+            format!("no replica was written before it (of {total})")
+        } else if kept.is_empty() {
+            format!(
+                "the batch written before it to {} was rolled back: no replica holds any of it (of {total})",
+                undone.join(", ")
+            )
+        } else {
+            format!(
+                "rolling the batch back failed on {}: the replicas now differ (rolled back: {})",
+                kept.join(", "),
+                if undone.is_empty() {
+                    "none".to_string()
+                } else {
+                    undone.join(", ")
+                }
+            )
+        };
+        Err(Error::Failed {
+            error: Box::new(Error::Invalid(format!("{dir}: {error}"))),
+            after,
+        })
+    }
+
+    /// End every replica's append session as a broker's clean shutdown
+    /// does (`LogSegment.close`: the active segment's time index gets its
+    /// largest timestamp).
+    pub fn close(&mut self) -> Result<()> {
+        let mut failed = Vec::new();
+        for a in self.appenders.drain(..) {
+            let dir = a.dir().display().to_string();
+            if let Err(e) = a.close() {
+                failed.push(format!("{dir}: {e}"));
+            }
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Invalid(format!(
+                "the batch is written, but closing the segment failed ({}): its time index lacks its last \
+                 entry; `klog verify-crc --repair` rebuilds it",
+                failed.join("; ")
+            )))
+        }
     }
 
     /// The warning to print before writing, when some replica of the
@@ -196,16 +282,12 @@ impl Replicas {
         if !self.target.kafka {
             return None;
         }
-        let replicas = self.dirs.iter().find_map(|d| {
-            let folder = crate::metadata::metadata_folder(d)?;
-            let image = crate::metadata::replay(&folder, None).ok()?.image;
-            let topic = image.topic_by_name(self.target.topic)?;
-            topic
-                .partitions
-                .get(&self.target.partition)
-                .map(|p| p.replicas.to_vec())
-        });
-        let nodes: Vec<Option<i32>> = self.dirs.iter().map(|d| node_id(d)).collect();
+        let replicas = self.registration.as_ref().map(|p| p.replicas.clone());
+        let nodes: Vec<Option<i32>> = self
+            .dirs
+            .iter()
+            .map(|d| crate::log::meta::node_id(d))
+            .collect();
         let what = format!("{}-{}", self.target.topic, self.target.partition);
         let given = self.dirs.len();
         let unsafe_text = "the replicas not given do not get this write: when the brokers restart it can be \
@@ -220,7 +302,7 @@ impl Replicas {
                         .filter(|r| !nodes.contains(&Some(*r)))
                         .collect()
                 } else if replicas.len() > given {
-                    replicas.clone()
+                    replicas.to_vec()
                 } else {
                     Vec::new()
                 };
@@ -254,10 +336,58 @@ impl Replicas {
     }
 }
 
-/// The node id in `dir`'s `meta.properties`, when it says.
-fn node_id(dir: &Path) -> Option<i32> {
-    crate::log::meta::read_meta_properties(&dir.join("meta.properties"))
-        .ok()
-        .flatten()
-        .and_then(|m| m.node_id)
+/// The partition's registration in `image`.
+pub fn registration(image: Option<&Image>, topic: &str, partition: i32) -> Option<PartitionReg> {
+    image?
+        .topic_by_name(topic)?
+        .partitions
+        .get(&partition)
+        .cloned()
+}
+
+/// The one leader epoch for a batch at `end` in every replica (see
+/// [`replicas_agree`]); 0 where no replica keeps a `leader-epoch-checkpoint`
+/// (klog's own data directories).
+pub(crate) fn common_leader_epoch(
+    dirs: &[PathBuf],
+    partition_dirs: &[PathBuf],
+    end: i64,
+    registration: Option<&PartitionReg>,
+) -> Result<i32> {
+    let mut replicas = Vec::new();
+    let mut without = Vec::new();
+    for (data_dir, dir) in dirs.iter().zip(partition_dirs) {
+        let Some(entries) = checkpoint::read_leader_epochs(&dir.join(checkpoint::LEADER_EPOCH))?
+        else {
+            without.push(dir.display().to_string());
+            continue;
+        };
+        let p = Partition::open(dir)?;
+        let checkpointed = checkpoint::read_offsets(&data_dir.join(checkpoint::LOG_START_OFFSET))
+            .ok()
+            .flatten()
+            .and_then(|m| m.get(&(p.topic.clone(), p.partition)).copied());
+        replicas.push(ReplicaEpochs {
+            name: dir.display().to_string(),
+            cache: EpochCache::from_entries(entries),
+            log_start: p.log_start_offset(checkpointed),
+            log_end: end,
+        });
+    }
+    if replicas.is_empty() {
+        return Ok(0);
+    }
+    if !without.is_empty() {
+        // A broker loads such a replica with no epochs, and a follower with
+        // no epochs truncates to its high watermark: below this batch.
+        return Err(Error::Invalid(format!(
+            "{} ha{} no leader-epoch-checkpoint while {} has one: the replicas' epochs cannot be made to agree; \
+             nothing was written",
+            without.join(", "),
+            if without.len() == 1 { "s" } else { "ve" },
+            replicas.first().map_or(String::new(), |r| r.name.clone())
+        )));
+    }
+    replicas_agree(&replicas, registration.map(|r| r.leader_epoch))
+        .map_err(|why| Error::Invalid(format!("{why}; nothing was written")))
 }

@@ -551,7 +551,7 @@ fn walk_and_check(
                 let base = entry.base_offset();
                 let last = w.next_offset - 1;
                 if let Some(c) = checker.as_mut() {
-                    c.observe(pos, base, last);
+                    c.observe(pos, base, last, entry.max_timestamp());
                 }
                 if named {
                     for kind in offset_order(w.segment.base_offset, *last_offset, base, last) {

@@ -875,12 +875,14 @@ fn a_partition_in_two_log_directories_of_one_node_is_refused() {
 }
 
 #[test]
-fn with_no_leader_in_the_metadata_the_controllers_choice_is_used() {
+fn with_no_leader_in_the_metadata_every_eligible_leaders_outcome_is_shown() {
     // A stopped KRaft 4.x cluster keeps leader -1, an empty ISR and the
-    // ELR (KIP-966). PartitionChangeBuilder.electAnyLeader takes the first
-    // replica in assignment order that is in the ELR when the ISR is empty:
-    // payments-0 has replicas [2, 3, 1]; with ELR [1, 3] that is 3, whose
-    // copy (0..4) is the shortest: the others are judged against it.
+    // ELR (KIP-966). PartitionChangeBuilder.electAnyLeader elects the first
+    // replica in assignment order that is in the ELR (the ISR being empty)
+    // *and* acceptable, i.e. unfenced: whichever of them comes back first.
+    // payments-0 has replicas [2, 3, 1] and ELR [1, 3]: node 3 (0..4) or
+    // node 1 (0..7) may lead, with different outcomes; one guess is wrong
+    // half the time.
     let env = TestEnv::new();
     let dir = summarize(&env, "fixtures/cluster");
     let b1 = dir.join("broker-1.json");
@@ -903,26 +905,47 @@ fn with_no_leader_in_the_metadata_the_controllers_choice_is_used() {
         1,
     );
     let payments = partition(&r, "payments", 0);
-    assert_eq!(
-        (
-            payments["leader"].clone(),
-            payments["leader_source"].clone()
-        ),
-        (json!(3), json!("chosen"))
+    assert_eq!(payments["leader_source"], json!("undecided"));
+    assert!(
+        payments["detail"]
+            .as_str()
+            .unwrap()
+            .contains("whichever of nodes 3, 1 (the ELR) comes back first"),
+        "{}",
+        payments["detail"]
     );
-    assert!(payments["detail"]
-        .as_str()
-        .unwrap()
-        .contains("the first replica in the ELR"));
-    // Nodes 1 and 2 hold epoch 0 past 5: the leader (epoch 0, then the
-    // controller's next epoch 1 from its log end 5) ends epoch 0 at 5: both
-    // truncate to 5 and lose their last 2 batches.
+    let outcomes = payments["outcomes"].as_array().unwrap();
+    let leaders: Vec<&Value> = outcomes.iter().map(|o| &o["leader"]).collect();
+    assert_eq!(leaders, [&json!(3), &json!(1)], "in assignment order");
+    // Node 3 leads: nodes 1 and 2 hold epoch 0 past 5; the leader (epoch 0,
+    // then the controller's next epoch 1 from its log end 5) ends epoch 0 at
+    // 5: both truncate to 5 and lose their last 2 batches.
+    let under_3 = &outcomes[0];
+    assert_eq!(under_3["status"], "diverged");
     for n in [1, 2] {
         assert_eq!(
-            verdict(replica(payments, n)),
+            verdict(replica(under_3, n)),
             v("diverged", json!(5), json!(5), json!(2), json!(0))
         );
     }
+    // Node 1 leads: node 2 holds the same log, node 3 a prefix 3 short.
+    let under_1 = &outcomes[1];
+    assert_eq!(under_1["status"], "under_replicated");
+    assert_eq!(replica(under_1, 1)["state"], "leader");
+    assert_eq!(replica(under_1, 2)["state"], "in_sync");
+    assert_eq!(
+        (
+            replica(under_1, 3)["state"].clone(),
+            replica(under_1, 3)["behind_by"].clone()
+        ),
+        (json!("behind"), json!(3))
+    );
+    // The partition's status is the worst outcome.
+    assert_eq!(payments["status"], "diverged");
+    // Text: no one leader; a table of every replica under each.
+    let o = env.run(&["cluster", dir.to_str().unwrap()], None);
+    let text = stdout(&o);
+    assert!(text.contains("IF-LEADER"), "{text}");
 }
 
 #[test]

@@ -866,3 +866,133 @@ def log(records):
         stderr(&o)
     );
 }
+
+/// The log end of `part` (one past its last batch's last offset).
+fn log_end(env: &TestEnv, part: &str) -> i64 {
+    let o = env.run(&["dump-segment", "--format", "json", part], None);
+    dump_batches(&o)
+        .last()
+        .map_or(0, |b| b["last_offset"].as_i64().unwrap() + 1)
+}
+
+#[test]
+fn commit_stamps_one_epoch_on_every_replica_and_assigns_it_in_each_checkpoint() {
+    // Three replicas of __consumer_offsets-8 (group shipping, 50
+    // partitions): node 1 was elected at epoch 5 after the last write
+    // (`Partition.makeLeader` assigns the new epoch at the log end), nodes 2
+    // and 3 still end at epoch 3. The batch must be the same bytes on all
+    // three, stamped 5, the newest epoch (a lower one would make node 1's
+    // followers truncate it: `AbstractFetcherThread`, truncation by
+    // `LeaderEpochFileCache.endOffsetFor`), and each checkpoint gets
+    // (5, its start) as `LeaderEpochFileCache.assign` records it.
+    let env = TestEnv::new();
+    let dirs = ["r1", "r2", "r3"];
+    for d in dirs {
+        crate::support::copy_dir(&env.path("fixtures/kafka"), &env.path(d));
+    }
+    let part = "__consumer_offsets-8";
+    let end = log_end(&env, &format!("r1/{part}"));
+    let checkpoint = |d: &str| env.path(d).join(part).join("leader-epoch-checkpoint");
+    std::fs::write(checkpoint("r1"), format!("0\n2\n3 0\n5 {end}\n")).unwrap();
+    let commit: Vec<&str> =
+        "commit r1 r2 r3 --offsets-partitions 50 -g shipping -t orders -p 1 --offset 7 --now-ms 1"
+            .split(' ')
+            .collect();
+    let o = env.run(&commit, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let logs: Vec<Vec<u8>> = dirs
+        .iter()
+        .map(|d| std::fs::read(env.path(d).join(part).join("00000000000000000000.log")).unwrap())
+        .collect();
+    assert!(
+        logs.windows(2).all(|w| w[0] == w[1]),
+        "the replicas' logs differ"
+    );
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "--from-offset",
+            &end.to_string(),
+            &format!("r2/{part}"),
+        ],
+        None,
+    );
+    let batches = dump_batches(&o);
+    assert_eq!(batches.len(), 1);
+    assert_eq!(batches[0]["partition_leader_epoch"].as_i64(), Some(5));
+    for d in dirs {
+        assert_eq!(
+            std::fs::read_to_string(checkpoint(d)).unwrap(),
+            format!("0\n2\n3 0\n5 {end}\n"),
+            "{d}"
+        );
+    }
+
+    // Node 2 now says epoch 6 began below the log end, where the others
+    // hold epoch 5: the replicas diverged there, and no one batch suits
+    // them all. Refused, nothing written anywhere.
+    std::fs::write(checkpoint("r2"), format!("0\n3\n3 0\n5 {end}\n6 {end}\n")).unwrap();
+    let before: Vec<Vec<u8>> = dirs
+        .iter()
+        .map(|d| std::fs::read(env.path(d).join(part).join("00000000000000000000.log")).unwrap())
+        .collect();
+    let o = env.run(&commit, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("disagree on the epoch of offset {end}"))
+            && stderr(&o).contains("nothing was written"),
+        "{}",
+        stderr(&o)
+    );
+    for (d, b) in dirs.iter().zip(&before) {
+        let now = std::fs::read(env.path(d).join(part).join("00000000000000000000.log")).unwrap();
+        assert_eq!(&now, b, "{d} was written");
+    }
+}
+
+#[test]
+fn a_commit_to_kafkas_three_replicas_is_the_same_batch_and_epoch_everywhere() {
+    // The three brokers of fixtures/kafka-real (written by Kafka 4.1.1);
+    // only broker 1 keeps the KRaft metadata, which places classic-g in
+    // __consumer_offsets-1 (3 partitions) for all three and gives the
+    // topic's segment.bytes. Each replica gets the same bytes; each
+    // leader-epoch-checkpoint ends with the batch's epoch; and verify-crc
+    // stays clean, the closing time-index entry included
+    // (`.kafka_cleanshutdown` makes brokers 1 and 2 trust it).
+    let env = TestEnv::new();
+    for b in 1..=3 {
+        crate::support::copy_dir(
+            &crate::support::repo().join(format!("fixtures/kafka-real/broker-{b}")),
+            &env.path(&format!("b{b}")),
+        );
+    }
+    let o = env.run(
+        &"commit b1 b2 b3 -g classic-g -t plain -p 0 --offset 3 --now-ms 1767225600000"
+            .split(' ')
+            .collect::<Vec<_>>(),
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("at __consumer_offsets-1"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("b3: __consumer_offsets: segment.bytes=104857600 (topic config)"),
+        "{}",
+        stderr(&o)
+    );
+    let file = |b: u8, name: &str| env.path(&format!("b{b}/__consumer_offsets-1/{name}"));
+    let log = |b| std::fs::read(file(b, "00000000000000000000.log")).unwrap();
+    assert!(log(1) == log(2) && log(2) == log(3), "the replicas differ");
+    let epochs: Vec<String> = (1..=3)
+        .map(|b| std::fs::read_to_string(file(b, "leader-epoch-checkpoint")).unwrap())
+        .collect();
+    assert!(epochs.iter().all(|e| *e == epochs[0]), "{epochs:?}");
+    let o = env.run(&["verify-crc", "b1", "b2", "b3"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("time_index_stale"), "{}", stdout(&o));
+}

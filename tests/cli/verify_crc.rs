@@ -1,4 +1,4 @@
-use crate::support::{check_golden, document, jsonl, stderr, stdout, TestEnv};
+use crate::support::{check_golden, document, dump_batches, jsonl, stderr, stdout, TestEnv};
 
 #[test]
 fn clean_data_directory() {
@@ -137,7 +137,15 @@ fn repair_in_json_and_jsonl_names_the_plan_and_what_was_written() {
     assert_eq!(types, ["finding", "summary", "repair"]);
     let repair = &lines[2];
     assert_eq!(repair["dry_run"], false);
-    assert_eq!(repair["written"], serde_json::json!([cut]));
+    // The cut, and the time index the rebuild after it replaced (entries
+    // of earlier clean closes, which a rebuild from the log does not repeat).
+    assert_eq!(
+        repair["written"],
+        serde_json::json!([
+            cut,
+            "fixtures/truncated/orders-0/00000000000000000090.timeindex.old"
+        ])
+    );
     assert_eq!(repair["after"]["ok"], true);
     assert_eq!(repair["after"]["checked"]["bytes"], 7848);
     assert!(env.path(cut).is_file());
@@ -658,4 +666,207 @@ fn a_time_index_of_one_zero_entry_is_an_entry() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let v = document(&o, "verify-crc");
     assert_eq!(v["findings"], serde_json::json!([]), "{}", stdout(&o));
+}
+
+#[test]
+fn rebuilt_indexes_follow_the_topics_index_interval() {
+    // LogSegment.recover rebuilds the offset index at the segment's
+    // configured index.interval.bytes: an entry (batch's last offset, its
+    // position) when more than the interval lies between the last entry's
+    // position and the batch's. The interval here comes from --config
+    // (standing for the topic's ConfigRecord), and stderr says so.
+    let env = TestEnv::new();
+    let seg = "fixtures/data/orders-0/00000000000000000000";
+    std::fs::remove_file(env.path(&format!("{seg}.index"))).unwrap();
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--config",
+            "index.interval.bytes=512",
+            "fixtures/data/orders-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "indexes rebuilt with segment.index.bytes=10485760 (Kafka's default), \
+             index.interval.bytes=512 (--config)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // The entries the rule gives, from the batches' positions.
+    let o = env.run(
+        &["dump-segment", "--format", "json", &format!("{seg}.log")],
+        None,
+    );
+    let mut expected = Vec::new();
+    let mut last_entry = 0;
+    for b in dump_batches(&o) {
+        let position = b["position"].as_i64().unwrap();
+        if position - last_entry > 512 {
+            expected.extend_from_slice(&(b["last_offset"].as_i64().unwrap() as i32).to_be_bytes());
+            expected.extend_from_slice(&(position as i32).to_be_bytes());
+            last_entry = position;
+        }
+    }
+    assert!(expected.len() >= 16, "the segment spans several intervals");
+    assert_eq!(
+        std::fs::read(env.path(&format!("{seg}.index"))).unwrap(),
+        expected
+    );
+    // An unknown key is refused by name.
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--config",
+            "retention.ms=1",
+            "fixtures/data/orders-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("klog uses only the topic configs"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Flip one byte inside the records of the second batch of `log`.
+fn damage_second_batch(env: &TestEnv, log: &str) {
+    let o = env.run(&["dump-segment", "--format", "json", log], None);
+    let batches = dump_batches(&o);
+    let at = batches[1]["position"].as_u64().unwrap() as usize + 61 + 2;
+    let path = env.path(log);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[at] ^= 0xff;
+    std::fs::write(&path, bytes).unwrap();
+}
+
+#[test]
+fn salvaging_fewer_than_all_replicas_is_refused_with_the_brokers_remedy() {
+    // orders-0 of fixtures/cluster is replicated on nodes 1, 2 and 3 (the
+    // KRaft metadata). A salvage that cuts offsets on one replica only leaves
+    // a hole no broker repairs: after the restart the replicas' log ends and
+    // leader epochs agree, so no follower fetches what it lacks.
+    let env = TestEnv::new();
+    let seg = |n: u8| format!("fixtures/cluster/broker-{n}/orders-0/00000000000000000000.log");
+    damage_second_batch(&env, &seg(2));
+    let one = [
+        "verify-crc",
+        "--repair",
+        "--salvage",
+        "fixtures/cluster/broker-2/orders-0",
+    ];
+    let before = std::fs::read(env.path(&seg(2))).unwrap();
+    let o = env.run(&one, None);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("replicated on nodes 1, 2, 3 and node(s) 1, 3 not given")
+            && stdout(&o).contains("remove this replica's partition folder")
+            && stdout(&o).contains("salvage every replica alike")
+            && stdout(&o).contains("--salvage-some-replicas"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(
+        std::fs::read(env.path(&seg(2))).unwrap(),
+        before,
+        "refused: nothing cut"
+    );
+    // Every replica given, but only broker 2 is damaged: the others would
+    // keep what it loses. Refused too.
+    let all = [
+        "verify-crc",
+        "--repair",
+        "--salvage",
+        "fixtures/cluster/broker-1",
+        "fixtures/cluster/broker-2",
+        "fixtures/cluster/broker-3",
+    ];
+    let o = env.run(&all, None);
+    assert!(
+        stdout(&o).contains("the replicas given would lose different offsets"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(std::fs::read(env.path(&seg(2))).unwrap(), before);
+    // Damaged alike on every replica and all given: salvaged.
+    damage_second_batch(&env, &seg(1));
+    damage_second_batch(&env, &seg(3));
+    let o = env.run(&all, None);
+    assert!(!stdout(&o).contains("different"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("salvage: orders-0: offsets lost"),
+        "{}",
+        stdout(&o)
+    );
+    assert_ne!(
+        std::fs::read(env.path(&seg(2))).unwrap(),
+        before,
+        "salvaged"
+    );
+    // One replica alone, accepted explicitly.
+    let env2 = TestEnv::new();
+    damage_second_batch(&env2, &seg(2));
+    let o = env2.run(&[&one[..], &["--salvage-some-replicas"]].concat(), None);
+    assert!(
+        stdout(&o).contains("(accepted: --salvage-some-replicas)")
+            && stdout(&o).contains("offsets lost"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn indexes_rebuilt_from_kafkas_topic_config_equal_kafkas_own() {
+    // plain-0 of fixtures/kafka-real was written by Kafka 4.1.1 with the
+    // topic config index.interval.bytes=100 (a ConfigRecord in the KRaft
+    // metadata): one offset entry per segment, and the time index of each
+    // rolled segment as LogSegment.append and onBecomeInactiveSegment left
+    // it. Rebuilt from the logs at the topic's interval, both indexes are
+    // Kafka's bytes again (at Kafka's default 4096 the offset index would
+    // be empty).
+    let env = TestEnv::new();
+    let real = crate::support::repo().join("fixtures/kafka-real/broker-1");
+    let data = env.path("real");
+    for name in ["meta.properties", "__cluster_metadata-0", "plain-0"] {
+        let from = real.join(name);
+        if from.is_dir() {
+            crate::support::copy_dir(&from, &data.join(name));
+        } else {
+            std::fs::create_dir_all(&data).unwrap();
+            std::fs::copy(&from, data.join(name)).unwrap();
+        }
+    }
+    let mut kafkas = Vec::new();
+    for base in [0, 10, 20] {
+        for ext in ["index", "timeindex"] {
+            let name = format!("{base:020}.{ext}");
+            kafkas.push((
+                name.clone(),
+                std::fs::read(real.join("plain-0").join(&name)).unwrap(),
+            ));
+            std::fs::remove_file(data.join("plain-0").join(&name)).unwrap();
+        }
+    }
+    let o = env.run(&["verify-crc", "--repair", "real/plain-0"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("index.interval.bytes=100 (topic config)"),
+        "{}",
+        stderr(&o)
+    );
+    for (name, bytes) in kafkas {
+        assert!(bytes.len() >= 8, "{name}: Kafka wrote entries");
+        assert_eq!(
+            std::fs::read(data.join("plain-0").join(&name)).unwrap(),
+            bytes,
+            "{name}"
+        );
+    }
 }

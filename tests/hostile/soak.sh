@@ -7,7 +7,9 @@
 # with 4 and 16 MiB of random bytes in the middle, 400 MB of junk after a
 # torn header, gzip wrappers of 10 M messages, 26 M and 35 M records in one
 # batch, a 200 MiB record, a 2 GiB batch, diff of two 1 GiB copies, and 200
-# rounds of SIGKILL during produce; then one quick run of every other item.
+# rounds of SIGKILL during produce; then one quick run of every other item,
+# a write failing past `ulimit -f` and writers meeting hard-linked files
+# among them.
 #
 # Each attack prints one Markdown table row: item | attack | exit | wall s |
 # peak RSS MiB | what klog said (a phrase that must appear in its output).
@@ -306,6 +308,37 @@ run 16 "group-demo again over a kept run the user produced into" 2 "[^.]*changed
     { echo "group-demo removed the user's records" >&2; failures=$((failures + 1)); }
 run 17 "produce --topic of 250 characters" 2 "topic name of 250 characters: Kafka allows at most 249" -- \
     "$K" produce data17 --topic "$(head -c 250 /dev/zero | tr '\0' t)"
+
+# ------------------------------------------- write failures and hard links
+# A write that fails half done (a file size limit: EFBIG) is cut back to
+# the lengths before it and synced; nothing torn is left for later writers.
+mkdir -p fsz && cp -a fixtures/groups fsz/g
+sizes() { stat -c '%n %s' "$1"/* | sort; }
+before=$(sizes fsz/g/__offsets-0)
+run 36.2 "commit past ulimit -f 2 (EFBIG, SIGXFSZ ignored)" 2 "rolled back: nothing of this append remains" -- \
+    bash -c 'ulimit -f 2; trap "" XFSZ; exec "$0" "$@"' "$K" commit fsz/g --group kitchen --topic orders \
+    --partition 0 --offset 3 --metadata "$(head -c 1000 /dev/zero | tr '\0' m)"
+[ "$(sizes fsz/g/__offsets-0)" = "$before" ] ||
+    { echo "the failed append left bytes behind" >&2; failures=$((failures + 1)); }
+run 36.2 "the same commit without the limit" 0 "committed at" -- \
+    "$K" commit fsz/g --group kitchen --topic orders --partition 0 --offset 3
+# A writer never changes a file under another name (cp -al).
+cp -a fixtures/truncated hl && cp -al hl hl-backup
+before=$(cksum < hl-backup/orders-0/00000000000000000090.log)
+run 36.3 "verify-crc --repair of a directory with a cp -al backup" 2 "has 2 hard links" -- \
+    "$K" verify-crc --repair hl
+run 36.3 "the same with --copy-hard-linked" 0 "repair: wrote" -- \
+    "$K" verify-crc --repair --copy-hard-linked hl
+[ "$(cksum < hl-backup/orders-0/00000000000000000090.log)" = "$before" ] ||
+    { echo "repair cut the backup's log" >&2; failures=$((failures + 1)); }
+cp -a fixtures/groups hg && cp -al hg hg-backup
+before=$(cksum < hg-backup/__offsets-0/00000000000000000000.log)
+run 36.3 "commit into a hard-linked offsets log" 2 "has 2 hard links" -- \
+    "$K" commit hg --group kitchen --topic orders --partition 0 --offset 3
+run 36.3 "the same with --copy-hard-linked" 0 "committed at" -- \
+    "$K" commit hg --group kitchen --topic orders --partition 0 --offset 3 --copy-hard-linked
+[ "$(cksum < hg-backup/__offsets-0/00000000000000000000.log)" = "$before" ] ||
+    { echo "commit wrote through the backup's link" >&2; failures=$((failures + 1)); }
 
 # ------------------------------------------------- SIGKILL soak of produce
 cd "$repo" || exit 2

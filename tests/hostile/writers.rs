@@ -233,3 +233,154 @@ fn r2_an_undecodable_offsets_record_does_not_lock_a_group_in() {
         stdout(&o)
     );
 }
+
+/// The size of every file under `dir`, by name.
+fn sizes(dir: &std::path::Path) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().len(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A commit of group kitchen's orders-0 at offset 3 into fixtures/groups.
+const COMMIT_KITCHEN: [&str; 12] = [
+    "commit",
+    "fixtures/groups",
+    "-g",
+    "kitchen",
+    "-t",
+    "orders",
+    "-p",
+    "0",
+    "--offset",
+    "3",
+    "--now-ms",
+    "1",
+];
+
+/// klog run by bash under `ulimit -f blocks` (1 KiB blocks) with SIGXFSZ
+/// ignored, so that a write past the limit fails with EFBIG.
+fn run_with_file_limit(env: &TestEnv, blocks: u32, args: &[&str]) -> std::process::Output {
+    let klog = assert_cmd::cargo::cargo_bin("klog");
+    std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f {blocks}; trap '' XFSZ; exec \"$0\" \"$@\""
+        ))
+        .arg(klog)
+        .args(args)
+        .current_dir(env.path(""))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn r36_2_an_append_that_fails_past_a_file_size_limit_is_rolled_back() {
+    // (ulimit -f 2; trap '' XFSZ; klog commit ... --metadata <1000 chars>):
+    // the batch does not fit under 2048 bytes. The write fails half done
+    // (EFBIG); the log and its indexes are cut back to their lengths before
+    // the append and synced, and the message says nothing remains.
+    let env = TestEnv::new();
+    let part = env.path("fixtures/groups/__offsets-0");
+    let before = sizes(&part);
+    let metadata = "m".repeat(1000);
+    let args = [&COMMIT_KITCHEN[..], &["--metadata", &metadata]].concat();
+    let o = run_with_file_limit(&env, 2, &args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("rolled back: nothing of this append remains"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(sizes(&part), before, "the failed append left bytes behind");
+    assert_eq!(stdout(&o), "", "nothing acknowledged");
+    // Nothing torn is left: the same commit goes through without the limit.
+    let o = env.run(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = env.run(&["verify-crc", "fixtures/groups"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+/// `cp -al from to`: every file of `from` hard-linked under `to`.
+fn copy_linked(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_linked(&e.path(), &target);
+        } else {
+            std::fs::hard_link(e.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn r36_3_writers_refuse_hard_linked_files_or_copy_them_first() {
+    // `cp -al data backup; klog verify-crc --repair data` cut the backup's
+    // log too, and commit appended through a link to a file outside the
+    // data directory: a writer refuses a file with other hard links, or
+    // with --copy-hard-linked writes to a private copy of it.
+    let env = TestEnv::new();
+    copy_linked(&env.path("fixtures/truncated"), &env.path("backup"));
+    let backup_log = env.path("backup/orders-0/00000000000000000090.log");
+    let backup = std::fs::read(&backup_log).unwrap();
+    let o = env.run(&["verify-crc", "--repair", "fixtures/truncated"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("hard links") && stderr(&o).contains("--copy-hard-linked"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(&backup_log).unwrap(), backup);
+    let data_log = env.path("fixtures/truncated/orders-0/00000000000000000090.log");
+    assert_eq!(
+        std::fs::read(&data_log).unwrap(),
+        backup,
+        "refused before any change"
+    );
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--copy-hard-linked",
+            "fixtures/truncated",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        std::fs::read(&backup_log).unwrap(),
+        backup,
+        "the backup was cut"
+    );
+    assert!(std::fs::read(&data_log).unwrap().len() < backup.len());
+
+    // commit into a directory whose offsets log is linked from elsewhere.
+    copy_linked(&env.path("fixtures/groups"), &env.path("groups-backup"));
+    let linked = env.path("groups-backup/__offsets-0/00000000000000000000.log");
+    let old = std::fs::read(&linked).unwrap();
+    let args = COMMIT_KITCHEN;
+    let o = env.run(&args, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("hard links"), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+    let o = env.run(&[&args[..], &["--copy-hard-linked"]].concat(), None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&linked).unwrap(),
+        old,
+        "the other name changed"
+    );
+    let mine =
+        std::fs::read(env.path("fixtures/groups/__offsets-0/00000000000000000000.log")).unwrap();
+    assert!(mine.len() > old.len());
+}

@@ -54,6 +54,12 @@ struct Acks {
     commit_in_flight: Option<u64>,
     /// Whether the tombstones were acknowledged.
     tombstoned: bool,
+    /// Whether the appender was closed (its time index sealed).
+    closed: bool,
+    /// The partitionLeaderEpoch of the appends that a leader-epoch-checkpoint must hold.
+    epoch: Option<i32>,
+    /// A file outside the written folder that must keep its bytes (a hard link's other name).
+    untouched: Option<(PathBuf, Vec<u8>)>,
     /// The repair plan and the partition's files before it ran.
     plan: Option<Plan>,
     before: BTreeMap<PathBuf, Vec<u8>>,
@@ -76,7 +82,7 @@ fn config(segment_bytes: u64, index_interval_bytes: u64) -> AppendConfig {
     AppendConfig {
         segment_bytes,
         index_interval_bytes,
-        partition_leader_epoch: 0,
+        partition_leader_epoch: Some(0),
         ..AppendConfig::default()
     }
 }
@@ -232,7 +238,76 @@ fn check_records(image: &Path, acks: &Acks) -> Result<(), String> {
     if let Some(interval) = acks.index_interval {
         closed_segments_indexed(&part, interval)?;
     }
+    if acks.closed {
+        time_index_sealed(&part)?;
+    }
+    if let Some(epoch) = acks.epoch {
+        epochs_cover(&part, epoch)?;
+    }
+    if let Some((path, bytes)) = &acks.untouched {
+        let now = std::fs::read(image.join(path)).map_err(|e| e.to_string())?;
+        if &now != bytes {
+            return Err(format!("{} changed under its other name", path.display()));
+        }
+    }
     index_problems(&part)
+}
+
+/// After a close, the active segment's time index ends with the segment's
+/// largest timestamp, as a broker's clean shutdown leaves it
+/// (`LogSegment.close`): a broker that trusts it takes the segment's
+/// largest timestamp from there.
+fn time_index_sealed(part: &Path) -> Result<(), String> {
+    let p = Partition::open(part).map_err(|e| e.to_string())?;
+    let Some(seg) = p.segments.last() else {
+        return Ok(());
+    };
+    let mut r = SegmentReader::open(&seg.log).map_err(|e| e.to_string())?;
+    let mut max = -1;
+    while let Some(e) = r.next_entry().map_err(|e| e.to_string())? {
+        if let Entry::V2(b) = e {
+            max = max.max(b.header.max_timestamp);
+        }
+    }
+    let bytes = std::fs::read(seg.log.with_extension("timeindex")).unwrap_or_default();
+    let entries = kaen_log::format::index::time_entries(&bytes, seg.base_offset)
+        .map_err(|e| e.to_string())?;
+    let last = entries.last().map_or(-1, |e| e.timestamp);
+    if last != max {
+        return Err(format!(
+            "segment {}: the time index ends at {last}, the segment's largest timestamp is {max}",
+            seg.base_offset
+        ));
+    }
+    Ok(())
+}
+
+/// Every batch stamped with `epoch` lies at or after where the
+/// leader-epoch-checkpoint starts that epoch: a broker that loads the
+/// partition never holds a batch whose epoch its cache lacks.
+fn epochs_cover(part: &Path, epoch: i32) -> Result<(), String> {
+    let entries =
+        kaen_log::log::checkpoint::read_leader_epochs(&part.join("leader-epoch-checkpoint"))
+            .map_err(|e| e.to_string())?
+            .ok_or("no leader-epoch-checkpoint")?;
+    let p = Partition::open(part).map_err(|e| e.to_string())?;
+    for seg in &p.segments {
+        let mut r = SegmentReader::open(&seg.log).map_err(|e| e.to_string())?;
+        while let Some(e) = r.next_entry().map_err(|e| e.to_string())? {
+            let Entry::V2(b) = e else { continue };
+            if b.header.partition_leader_epoch != epoch {
+                continue;
+            }
+            let start = entries.iter().find(|(e, _)| *e == epoch).map(|(_, s)| *s);
+            if start.is_none_or(|s| s > b.header.base_offset) {
+                return Err(format!(
+                    "a batch of epoch {epoch} at offset {} but the checkpoint holds {entries:?}",
+                    b.header.base_offset
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A segment the appender rolled away from has the indexes it wrote, its
@@ -328,6 +403,8 @@ fn run_produce(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log::Resu
             )?,
         }
     }
+    a.close()?;
+    acks.closed = true;
     Ok(())
 }
 
@@ -363,7 +440,16 @@ fn run_small_append(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log:
         acks,
         &BatchSpec::default(),
         &[record(value(1), 1_700_000_001_000)],
-    )
+    )?;
+    // No index interval passed: only closing gives the time index this batch's timestamp.
+    a.close()?;
+    acks.closed = true;
+    Ok(())
+}
+
+/// Eight batches with their indexes.
+fn setup_log_only_indexed(root: &Path) {
+    produce_on_disk(&root.join("data"), 8, config(1 << 20, 150));
 }
 
 /// A partition with only `.log` files (no indexes at all).
@@ -395,7 +481,134 @@ fn run_log_only(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log::Res
             &[record(value(k + 50), 1_700_000_002_000 + k as i64)],
         )?;
     }
+    a.close()?;
+    acks.closed = true;
     Ok(())
+}
+
+/// Appends that fail half-written (a full disk): the first write to the
+/// log and the first to the offset index fail. Each failed append is cut
+/// back and synced; the appends after it go on.
+fn run_failing_appends(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log::Result<()> {
+    for o in 0..8 {
+        acks.records.insert(o, Some(value(1000 + o as usize)));
+    }
+    let s = s
+        .clone()
+        .failing_append("log", 0)
+        .failing_append("index", 0);
+    let mut a = PartitionAppender::open_with(
+        s.clone(),
+        &root.join("data"),
+        TOPIC,
+        0,
+        config(1 << 20, 150),
+    )?;
+    let mut failed = 0;
+    for k in 0..6 {
+        let rec = [record(value(k + 60), 1_700_000_003_000 + k as i64)];
+        match append(&mut a, acks, &BatchSpec::default(), &rec) {
+            Ok(()) => {}
+            Err(e) if !s.crashed() => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("No space left")
+                        && text.contains("rolled back: nothing of this append remains"),
+                    "{text}"
+                );
+                // Not acknowledged, and nothing of it may remain.
+                acks.in_flight.clear();
+                failed += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    assert_eq!((failed, s.failed_appends()), (2, 2), "both failures met");
+    a.close()?;
+    acks.closed = true;
+    Ok(())
+}
+
+/// A Kafka partition: a leader-epoch-checkpoint saying epoch 0 from 0.
+fn setup_epochs(root: &Path) {
+    let data = root.join("data");
+    produce_on_disk(&data, 4, config(1 << 20, 150));
+    std::fs::write(data.join("t-0/leader-epoch-checkpoint"), "0\n1\n0 0\n").unwrap();
+}
+
+/// Appends under a newer leader epoch: the checkpoint gets (3, base) before
+/// the first such batch is written, as `UnifiedLog.append` assigns it.
+fn run_epochs(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log::Result<()> {
+    for o in 0..4 {
+        acks.records.insert(o, Some(value(1000 + o as usize)));
+    }
+    acks.epoch = Some(3);
+    let cfg = AppendConfig {
+        partition_leader_epoch: Some(3),
+        ..config(1 << 20, 150)
+    };
+    append_three_and_close(s, root, acks, cfg, 70, 1_700_000_004_000)
+}
+
+/// Three one-record batches appended with `cfg` (values from `first_value`,
+/// timestamps from `first_ts`), then the appender closed.
+fn append_three_and_close(
+    s: &CrashStorage,
+    root: &Path,
+    acks: &mut Acks,
+    cfg: AppendConfig,
+    first_value: usize,
+    first_ts: i64,
+) -> kaen_log::Result<()> {
+    let mut a = PartitionAppender::open_with(s.clone(), &root.join("data"), TOPIC, 0, cfg)?;
+    for k in 0..3 {
+        let rec = [record(value(k + first_value), first_ts + k as i64)];
+        append(&mut a, acks, &BatchSpec::default(), &rec)?;
+    }
+    a.close()?;
+    acks.closed = true;
+    Ok(())
+}
+
+/// The active segment also has a name outside the partition folder (`cp -al`).
+fn setup_linked(root: &Path) {
+    let data = root.join("data");
+    produce_on_disk(&data, 4, config(1 << 20, 150));
+    std::fs::create_dir(root.join("backup")).unwrap();
+    for ext in ["log", "index", "timeindex"] {
+        std::fs::hard_link(
+            data.join(format!("t-0/00000000000000000000.{ext}")),
+            root.join(format!("backup/00000000000000000000.{ext}")),
+        )
+        .unwrap();
+    }
+}
+
+/// Appending with `copy_hard_linked`: the segment's files get private copies first.
+fn run_linked(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log::Result<()> {
+    for o in 0..4 {
+        acks.records.insert(o, Some(value(1000 + o as usize)));
+    }
+    let backup = PathBuf::from("backup/00000000000000000000.log");
+    acks.untouched = Some((backup.clone(), std::fs::read(root.join(&backup)).unwrap()));
+    // Refused without the flag, before anything is written.
+    let refused = PartitionAppender::open_with(
+        s.clone(),
+        &root.join("data"),
+        TOPIC,
+        0,
+        config(1 << 20, 150),
+    );
+    assert!(
+        matches!(&refused, Err(e) if e.to_string().contains("hard links")),
+        "{:?}",
+        refused.err()
+    );
+    let cfg = AppendConfig {
+        copy_hard_linked: true,
+        ..config(1 << 20, 150)
+    };
+    append_three_and_close(s, root, acks, cfg, 80, 1_700_000_005_000)
 }
 
 // ---- commit and tombstone --------------------------------------------------
@@ -436,7 +649,8 @@ fn commit<S: Storage>(s: S, data: &Path, group: &str, offset: u64) -> kaen_log::
         1_700_000_000_000,
         kaen_log::offsets::CommitFormat::V3,
     );
-    a.append(&BatchSpec::default(), &[r]).map(drop)
+    a.append(&BatchSpec::default(), &[r])?;
+    a.close()
 }
 
 fn run_commits(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log::Result<()> {
@@ -492,7 +706,7 @@ fn run_tombstone(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log::Re
     assert!(!records.is_empty());
     a.append(&BatchSpec::default(), &records)?;
     acks.tombstoned = true;
-    drop(a);
+    a.close()?;
     acks.commit_in_flight = Some(12);
     commit(s.clone(), &data, OTHER, 12)?;
     acks.commits.push(12);
@@ -732,6 +946,24 @@ fn cases() -> Vec<Case> {
             check: check_records,
         },
         Case {
+            name: "appends that fail half-written are rolled back",
+            setup: setup_log_only_indexed,
+            run: run_failing_appends,
+            check: check_records,
+        },
+        Case {
+            name: "append under a newer leader epoch",
+            setup: setup_epochs,
+            run: run_epochs,
+            check: check_records,
+        },
+        Case {
+            name: "append to a hard-linked segment",
+            setup: setup_linked,
+            run: run_linked,
+            check: check_records,
+        },
+        Case {
             name: "commit",
             setup: |_| {},
             run: run_commits,
@@ -883,6 +1115,30 @@ fn produce_survives_a_crash_at_every_sync_point() {
     assert!(calls.contains(&SyncPoint::IndexTrim), "{calls:?}");
     let calls = assert_survives("produce into a partition without indexes");
     assert!(calls.contains(&SyncPoint::IndexCreate), "{calls:?}");
+    let calls = assert_survives("produce behind preallocated index slots");
+    assert!(calls.contains(&SyncPoint::TimeIndexClose), "{calls:?}");
+}
+
+#[test]
+fn a_failed_append_is_rolled_back_at_every_sync_point() {
+    let calls = assert_survives("appends that fail half-written are rolled back");
+    assert!(calls.contains(&SyncPoint::Rollback), "{calls:?}");
+}
+
+#[test]
+fn the_leader_epoch_checkpoint_survives_a_crash_at_every_sync_point() {
+    let calls = assert_survives("append under a newer leader epoch");
+    for p in [SyncPoint::CheckpointData, SyncPoint::CheckpointRename] {
+        assert!(calls.contains(&p), "{p:?} never reached: {calls:?}");
+    }
+}
+
+#[test]
+fn a_hard_linked_segment_is_copied_at_every_sync_point() {
+    let calls = assert_survives("append to a hard-linked segment");
+    for p in [SyncPoint::LinkCopyData, SyncPoint::LinkCopyRename] {
+        assert!(calls.contains(&p), "{p:?} never reached: {calls:?}");
+    }
 }
 
 #[test]

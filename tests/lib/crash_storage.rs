@@ -18,6 +18,10 @@
 //! machine is off. `ignoring(point)` turns the syncs of one [`SyncPoint`]
 //! into no-ops, as if that line of the write path had been deleted.
 //!
+//! `failing_append(ext, n)` makes the `n`th append to a file named
+//! `*.ext` write half its bytes and fail, as a full disk or a file size
+//! limit does: the writer must undo it.
+//!
 //! Files that exist when the storage is made are taken as durable; the
 //! lock file is left to the real [`DirLock`](kaen_log::log::lock::DirLock)
 //! and is not part of either image.
@@ -55,6 +59,12 @@ struct State {
     crashed: bool,
     /// Every sync call made, in order (the crash call included).
     calls: Vec<SyncPoint>,
+    /// Appends that fail: (file extension, nth append to such a file).
+    failing: Vec<(String, usize)>,
+    /// Appends made so far, by file extension.
+    appends: BTreeMap<String, usize>,
+    /// Appends that failed as asked.
+    failed: usize,
 }
 
 /// See the module documentation.
@@ -89,6 +99,9 @@ impl CrashStorage {
             ignore: None,
             crashed: false,
             calls: Vec::new(),
+            failing: Vec::new(),
+            appends: BTreeMap::new(),
+            failed: 0,
         };
         for entry in walkdir::WalkDir::new(root).min_depth(1) {
             let entry = entry.unwrap();
@@ -118,6 +131,18 @@ impl CrashStorage {
     pub fn ignoring(self, point: Option<SyncPoint>) -> Self {
         self.state().ignore = point;
         self
+    }
+
+    /// Make the `n`th append (0-based) to a file named `*.ext` write half
+    /// its bytes and fail with "no space left".
+    pub fn failing_append(self, ext: &str, n: usize) -> Self {
+        self.state().failing.push((ext.to_string(), n));
+        self
+    }
+
+    /// How many appends failed as asked.
+    pub fn failed_appends(&self) -> usize {
+        self.state().failed
     }
 
     /// Whether the power was lost.
@@ -254,6 +279,25 @@ impl Storage for CrashStorage {
 
     fn append(&self, file: &mut CrashFile, path: &Path, bytes: &[u8]) -> Result<()> {
         let mut s = self.alive(path, "append")?;
+        let ext = path
+            .extension()
+            .map_or(String::new(), |e| e.to_string_lossy().into_owned());
+        let n = *s
+            .appends
+            .entry(ext.clone())
+            .and_modify(|n| *n += 1)
+            .or_insert(0);
+        if s.failing.contains(&(ext, n)) {
+            let half = &bytes[..bytes.len() / 2];
+            Disk.append(&mut file.real, path, half)?;
+            s.inodes[file.ino].live.extend_from_slice(half);
+            s.failed += 1;
+            return Err(Error::io(
+                path,
+                "append",
+                std::io::Error::from_raw_os_error(libc::ENOSPC),
+            ));
+        }
         Disk.append(&mut file.real, path, bytes)?;
         s.inodes[file.ino].live.extend_from_slice(bytes);
         Ok(())

@@ -81,3 +81,67 @@ fn preallocated_slots_are_a_note_in_the_active_segment_and_a_warning_before() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].position, 0, "no used entry at all");
 }
+
+/// A time index of (timestamp, relative offset) entries.
+fn time_index(entries: &[(i64, i32)]) -> Vec<u8> {
+    let mut b = ByteBuilder::new();
+    for &(ts, offset) in entries {
+        b = b.i64(ts).i32(offset);
+    }
+    b.bytes
+}
+
+/// The time-index findings of a segment at `data/t-0/` holding [`log`]
+/// (every batch stamped 1_700_000_000_000), with `.kafka_cleanshutdown`
+/// in `data` when `clean`.
+fn check_time(timeindex: &[u8], is_last: bool, clean: bool) -> Vec<kaen_log::findings::Finding> {
+    let dir = tempfile::tempdir().unwrap();
+    let part = dir.path().join("data/t-0");
+    std::fs::create_dir_all(&part).unwrap();
+    if clean {
+        std::fs::write(dir.path().join("data/.kafka_cleanshutdown"), "").unwrap();
+    }
+    let seg = SegmentFiles {
+        base_offset: 0,
+        log: part.join("00000000000000000000.log"),
+        index: Some(part.join("00000000000000000000.index")),
+        timeindex: Some(part.join("00000000000000000000.timeindex")),
+    };
+    std::fs::write(&seg.log, log().0).unwrap();
+    std::fs::write(seg.index.as_ref().unwrap(), []).unwrap();
+    std::fs::write(seg.timeindex.as_ref().unwrap(), timeindex).unwrap();
+    check_indexes(&seg, is_last).unwrap()
+}
+
+#[test]
+fn a_time_index_short_of_the_largest_timestamp_is_stale_where_a_broker_trusts_it() {
+    // LogSegment.onBecomeInactiveSegment (a roll) and LogSegment.close (a
+    // clean shutdown) append (maxTimestampSoFar, its offset) to the time
+    // index; a broker loading the segment without recovering it takes its
+    // largest timestamp from the last entry (readMaxTimestampAndOffsetSoFar).
+    let max = 1_700_000_000_000;
+    let sealed = time_index(&[(max, 0)]);
+    for (is_last, clean) in [(false, false), (false, true), (true, true), (true, false)] {
+        assert!(check_time(&sealed, is_last, clean).is_empty());
+    }
+    for stale in [time_index(&[]), time_index(&[(max - 1, 0)])] {
+        // An older segment (it was rolled) or the active one of a cleanly
+        // stopped broker: trusted, so stale is a warning at the last entry.
+        for (is_last, clean) in [(false, false), (false, true), (true, true)] {
+            let found = check_time(&stale, is_last, clean);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(
+                (found[0].kind.name(), found[0].severity, found[0].position),
+                ("time_index_stale", Severity::Warning, 0)
+            );
+            assert!(
+                found[0].detail.contains(&max.to_string()),
+                "{}",
+                found[0].detail
+            );
+        }
+        // The active segment without a clean shutdown: LogLoader recovers
+        // it (from the recovery point on), rebuilding the time index.
+        assert!(check_time(&stale, true, false).is_empty());
+    }
+}

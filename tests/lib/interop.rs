@@ -117,6 +117,7 @@ fn specs(codec: Compression) -> [BatchSpec; 2] {
             producer_id: 4242,
             producer_epoch: 7,
             base_sequence: 100,
+            log_append_time: None,
         },
     ]
 }
