@@ -16,7 +16,7 @@ const INTERNAL: &[&str] = &[
 
 #[test]
 fn print_data_log_is_kafka_dump_log_byte_for_byte() {
-    let root = repo().join("fixtures/kafka-real");
+    let root = repo().join("fixtures/kafka-real/4.1.1");
     let expected = root.join("expected/dump-log");
     let mut compared = 0;
     for broker in std::fs::read_dir(&expected).unwrap() {

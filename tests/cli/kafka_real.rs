@@ -21,7 +21,7 @@ use crate::support::{copy_dir, document, dump_entries, repo, stderr, stdout};
 fn source() -> PathBuf {
     std::env::var_os("KLOG_KAFKA_REAL")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("fixtures/kafka-real"))
+        .unwrap_or_else(|| repo().join("fixtures/kafka-real/4.1.1"))
 }
 
 /// A temporary copy of the kafka-real tree with the preallocated indexes

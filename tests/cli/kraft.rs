@@ -693,7 +693,7 @@ fn groups_with_offsets_only_are_simple_classic_groups() {
 fn real_kafka_metadata_and_groups_match_kafkas_answers() {
     let env = TestEnv::new();
     // Read-only commands: run on the committed tree itself.
-    let root = crate::support::repo().join("fixtures/kafka-real");
+    let root = crate::support::repo().join("fixtures/kafka-real/4.1.1");
     let real = root.to_str().unwrap();
     let dirs: Vec<String> = (1..=3).map(|b| format!("{real}/broker-{b}")).collect();
     // Every metadata record and every coordinator record decodes.
@@ -1223,7 +1223,7 @@ fn same_message(a: &Value, b: &Value) -> bool {
 #[test]
 fn real_kafka_coordinator_records_match_kafka_dump_log() {
     let env = TestEnv::new();
-    let root = crate::support::repo().join("fixtures/kafka-real");
+    let root = crate::support::repo().join("fixtures/kafka-real/4.1.1");
     let mut compared = 0;
     for broker in 1..=3 {
         let dumps = root.join(format!("expected/dump-log/broker-{broker}"));
@@ -1291,7 +1291,7 @@ fn real_kafka_coordinator_records_match_kafka_dump_log() {
 #[test]
 fn real_kafka_metadata_records_match_kafka_dump_log() {
     let env = TestEnv::new();
-    let root = crate::support::repo().join("fixtures/kafka-real");
+    let root = crate::support::repo().join("fixtures/kafka-real/4.1.1");
     let segment = root.join("broker-1/__cluster_metadata-0/00000000000000000000.log");
     let ours = decoded_by_offset(&env, &segment);
     let dump = std::fs::read_to_string(

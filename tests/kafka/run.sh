@@ -13,7 +13,7 @@
 # copies the three log directories, trimmed, next to the answers.
 #
 # Usage:
-#   tests/kafka/run.sh            regenerate fixtures/kafka-real/ (review the diff)
+#   tests/kafka/run.sh            regenerate fixtures/kafka-real/4.1.1/ (review the diff)
 #   tests/kafka/run.sh --check    regenerate into a temporary directory and run
 #                                 klog's kafka_real tests against it; the
 #                                 committed fixtures are left as they are
@@ -91,7 +91,7 @@ trap 'exit 130' INT TERM
 if (( CHECK )); then
     OUT=${OUT:-$WORK/fixture}
 else
-    OUT=${OUT:-$REPO/fixtures/kafka-real}
+    OUT=${OUT:-$REPO/fixtures/kafka-real/4.1.1}
 fi
 mkdir -p "$WORK/run" "$WORK/logs" "$WORK/classes"
 
