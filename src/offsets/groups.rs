@@ -254,10 +254,12 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
             g.members.push(m);
         }
     }
-    // A group with committed offsets and no group record is a "simple
-    // consumer group": an empty classic group without a protocol type
-    // (OffsetMetadataManager.replay creates it with getOrMaybeCreateClassicGroup).
-    for group in replay.committed_groups() {
+    // A group an offset commit created and no group record describes is a
+    // "simple consumer group": an empty classic group without a protocol type
+    // (OffsetMetadataManager.replay creates it with getOrMaybeCreateClassicGroup
+    // for every offset commit value, transactional or not, and it outlives the
+    // tombstones of its offsets and an aborted transaction).
+    for group in &replay.offset_groups {
         out.entry(group.to_string()).or_insert_with(|| GroupView {
             group: group.to_string(),
             kind: "classic",

@@ -674,16 +674,60 @@ fn layout_annotates_metadata_records_field_by_field() {
 fn groups_with_offsets_only_are_simple_classic_groups() {
     let env = TestEnv::new();
     // fixtures/groups (make.sh): live commits of analytics, auditor, courier
-    // and kitchen; audit's were tombstoned; no group records at all.
+    // and kitchen; audit's were tombstoned; no group records at all. The
+    // tombstones of its offsets leave audit's group in place: only a
+    // GroupMetadata tombstone removes a group an offset commit created
+    // (OffsetMetadataManager.replay, GroupMetadataManager.replay).
     let o = env.run(&["groups", "--format", "csv", "fixtures/groups"], None);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         stdout(&o),
         "group,type,state,epoch,assignment_epoch,protocol,members,state_timestamp_ms\n\
          analytics,classic,Empty,,,,0,\n\
+         audit,classic,Empty,,,,0,\n\
          auditor,classic,Empty,,,,0,\n\
          courier,classic,Empty,,,,0,\n\
          kitchen,classic,Empty,,,,0,\n"
+    );
+}
+
+/// OffsetMetadataManager.replay creates a simple classic group for every
+/// offset commit value, transactional or not: a group whose only commit was
+/// aborted stays a group (Kafka 4.4 lists it); a GroupMetadata tombstone
+/// removes one, and a consumer group record replaces one (and its tombstone
+/// leaves nothing).
+#[test]
+fn groups_created_by_offset_commits_are_the_ones_kafka_keeps() {
+    let env = TestEnv::new();
+    let script = "
+def commit(at, group, offset, pid=-1):
+    txn = pid >= 0
+    return batch(at, [(0, 0, offset_commit_key(group, 'orders', 0), offset_commit_value(offset, 1700000000000))],
+                 producer_id=pid, producer_epoch=0 if txn else -1, base_sequence=0 if txn else -1,
+                 attributes=TRANSACTIONAL if txn else 0)
+out = (commit(0, 'aborted', 7, pid=5)                       # pending ...
+       + control_batch(1, False, 5, 0)                      # ... and aborted: the group stays
+       + commit(2, 'removed', 3)
+       + batch(3, [(0, 0, coordinator_key(2, 'removed'), None)])   # GroupMetadata tombstone: gone
+       + commit(4, 'replaced', 4)
+       + batch(5, [(0, 0, coordinator_key(3, 'replaced'), consumer_group_metadata_value(1))])
+       + batch(6, [(0, 0, coordinator_key(3, 'replaced'), None)])  # the consumer group's tombstone
+       + commit(7, 'again', 1)
+       + batch(8, [(0, 0, coordinator_key(2, 'again'), None)])
+       + commit(9, 'again', 2))                             # a commit after the tombstone: back
+";
+    crate::support::write_segment(
+        &env.path("data"),
+        "__consumer_offsets-0",
+        &crate::support::encoded(script),
+    );
+    let o = env.run(&["groups", "--format", "csv", "data"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "group,type,state,epoch,assignment_epoch,protocol,members,state_timestamp_ms\n\
+         aborted,classic,Empty,,,,0,\n\
+         again,classic,Empty,,,,0,\n"
     );
 }
 
