@@ -274,7 +274,11 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
     let mut ends_cache: BTreeMap<(String, i32), PartitionEnds> = BTreeMap::new();
     let mut rows = Vec::new();
     // Every protocol's members and current assignments (topic ids resolved).
-    let views = crate::offsets::groups::groups(replay, &crate::offsets::groups::topic_names(dirs));
+    let views = crate::offsets::groups::groups(
+        replay,
+        &crate::offsets::groups::topic_names(dirs),
+        crate::offsets::groups::Loader::of(dirs),
+    );
     for (group, topic, partition, commit) in replay.commits() {
         if opts.group.as_deref().is_some_and(|g| g != group) {
             continue;

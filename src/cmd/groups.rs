@@ -97,7 +97,7 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let (dirs, replay, _) =
         crate::cmd::replay_offsets::replay_dirs(&args.dirs, ReplayOptions::default())?;
     let names = groups::topic_names(&dirs);
-    let mut list: Vec<GroupView> = groups::groups(&replay, &names);
+    let mut list: Vec<GroupView> = groups::groups(&replay, &names, groups::Loader::of(&dirs));
     let (mut shares, not_applied) = share::share_states(&dirs, &names)?;
     for (folder, offset, why) in &not_applied {
         eprintln!(

@@ -695,7 +695,7 @@ fn groups_with_offsets_only_are_simple_classic_groups() {
 /// offset commit value, transactional or not: a group whose only commit was
 /// aborted stays a group (Kafka 4.4 lists it); a GroupMetadata tombstone
 /// removes one, and a consumer group record replaces one (and its tombstone
-/// leaves nothing).
+/// leaves nothing). Kafka 3 in ZooKeeper mode loads the same log otherwise.
 #[test]
 fn groups_created_by_offset_commits_are_the_ones_kafka_keeps() {
     let env = TestEnv::new();
@@ -728,6 +728,20 @@ out = (commit(0, 'aborted', 7, pid=5)                       # pending ...
         "group,type,state,epoch,assignment_epoch,protocol,members,state_timestamp_ms\n\
          aborted,classic,Empty,,,,0,\n\
          again,classic,Empty,,,,0,\n"
+    );
+    // A ZooKeeper-mode directory (meta.properties version 0) is loaded by
+    // Kafka 3's GroupMetadataManager.doLoadGroupsAndOffsets: a group for each
+    // group left with committed offsets (whatever GroupMetadata tombstone or
+    // newer record came), none for the aborted commit.
+    std::fs::write(env.path("data/meta.properties"), "version=0\nbroker.id=1\n").unwrap();
+    let o = env.run(&["groups", "--format", "csv", "data"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "group,type,state,epoch,assignment_epoch,protocol,members,state_timestamp_ms\n\
+         again,classic,Empty,,,,0,\n\
+         removed,classic,Empty,,,,0,\n\
+         replaced,classic,Empty,,,,0,\n"
     );
 }
 
