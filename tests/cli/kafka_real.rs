@@ -1767,7 +1767,8 @@ fn commit_places_each_group_where_kafka_did() {
             let o = r.run(&[&base[..], &["--group", "placement-g"]].concat());
             assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
             assert!(
-                stderr(&o).contains("--offsets-partitions"),
+                stderr(&o).contains("--offsets-partitions")
+                    && stderr(&o).contains("a ZooKeeper-mode directory"),
                 "{}",
                 stderr(&o)
             );
