@@ -23,7 +23,7 @@ use crate::format::{BatchSpec, NewRecord};
 use crate::log::durable;
 use crate::log::lock::DirLock;
 use crate::log::{AppendConfig, PartitionAppender};
-use crate::offsets::{commit_record, KLOG_OFFSETS_TOPIC};
+use crate::offsets::{commit_record_v3, KLOG_OFFSETS_TOPIC};
 
 /// When the consumer commits relative to processing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +104,7 @@ impl DemoDir {
 
     /// Commit `offset` for `group` on `topic`-`partition`; returns the offsets-log offset it got.
     pub fn commit(&self, group: &str, topic: &str, partition: i32, offset: u64) -> Result<i64> {
-        let record = commit_record(group, topic, partition, offset, -1, "", self.now_ms);
+        let record = commit_record_v3(group, topic, partition, offset, -1, "", self.now_ms);
         Ok(*self
             .appender(KLOG_OFFSETS_TOPIC, 0)?
             .append(&BatchSpec::default(), &[record])?

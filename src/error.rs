@@ -114,6 +114,14 @@ pub enum DecodeErrorKind {
     TrailingBytes { field: &'static str, remaining: u64 },
     /// A legacy compressed wrapper message breaks a rule of the format.
     BadWrapper { reason: &'static str },
+    /// A coordinator record value's version outside the versions Kafka
+    /// reads for its record type (`lowest..=newest`, the newest klog knows).
+    RecordVersion {
+        schema: &'static str,
+        version: i16,
+        lowest: i16,
+        newest: i16,
+    },
 }
 
 impl DecodeError {
@@ -227,6 +235,24 @@ impl fmt::Display for DecodeErrorKind {
             UnknownVersion { schema, version } => write!(f, "unknown {schema} version {version}"),
             UnexpectedNull { field } => write!(f, "{field} is null but may not be"),
             BadWrapper { reason } => write!(f, "invalid compressed wrapper message: {reason}"),
+            RecordVersion {
+                schema,
+                version,
+                lowest,
+                newest,
+            } => {
+                let known = if lowest == newest {
+                    format!("version {newest} only")
+                } else {
+                    format!("versions {lowest} to {newest}")
+                };
+                write!(
+                    f,
+                    "{schema} version {version}: klog knows {known} (as Kafka 4.1 to 4.4 do); \
+                     Kafka's coordinator fails to load the partition on it \
+                     (CoordinatorRecordSerde: UnknownRecordVersionException), so the record is not applied"
+                )
+            }
             TrailingBytes { field, remaining } => {
                 write!(f, "{remaining} bytes left over after the {field}")
             }

@@ -195,6 +195,31 @@ kinds! {
     // Offsets-topic records the group coordinator loads as they are.
     /// A committed offset below zero (a non-Java client's): `OffsetMetadataManager` stores it.
     NegativeCommittedOffset = "negative_committed_offset", Warning;
+    // The KRaft metadata log replayed into the cluster image.
+    /// A metadata record of an apiKey no Kafka release klog knows has:
+    /// Kafka's loader fails on it (`MetadataRecordType.fromId`).
+    UnknownMetadataRecord = "unknown_metadata_record", Error;
+    /// A metadata record version newer than klog knows: read with the
+    /// newest layout klog knows, as Kafka's generated `read` does.
+    NewerMetadataRecord = "newer_metadata_record", Warning;
+    /// A metadata record Kafka's image replay refuses (`MetadataDelta.replay`
+    /// or `MetadataBatchLoader` throws): a controller stops, a broker skips it.
+    MetadataReplayRejected = "metadata_replay_rejected", Error;
+    /// A metadata transaction ended by an AbortTransactionRecord: its records are not applied.
+    MetadataTransactionAborted = "metadata_transaction_aborted", Note;
+    /// A metadata transaction still open where the replay ends: its records are not applied.
+    MetadataTransactionOpen = "metadata_transaction_open", Note;
+    /// A partition registration no Kafka controller writes (a negative
+    /// partition, duplicate replicas, a leader or ISR member that is not a
+    /// replica): Kafka's image takes it as written.
+    PartitionRegistrationInvalid = "partition_registration_invalid", Warning;
+    /// A PartitionRecord for a partition that has one: Kafka's image takes
+    /// the new one whole; a controller writes a PartitionChangeRecord instead.
+    PartitionRecordAgain = "partition_record_again", Warning;
+    /// A TopicRecord whose name a topic already has: a controller replaying
+    /// the log stops (`ReplicationControlManager.replay`), a broker's image
+    /// takes it.
+    DuplicateTopicRecord = "duplicate_topic_record", Error;
 }
 
 impl Kind {
@@ -235,6 +260,7 @@ impl Kind {
             D::UnexpectedNull { .. } => Kind::UnexpectedNull,
             D::TrailingBytes { .. } => Kind::TrailingBytes,
             D::BadWrapper { .. } => Kind::BadWrapper,
+            D::RecordVersion { .. } => Kind::UnknownVersion,
         }
     }
 }

@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::checkpoint;
 use crate::log::{DataDir, Partition, Policy};
+use crate::offsets::standing::{Judge, Standing};
 use crate::offsets::Replay;
 
 pub use crate::txn::Isolation;
@@ -55,6 +56,15 @@ pub enum Status {
     /// read it as no committed offset (`ListConsumerGroupOffsetsHandler`,
     /// `ConsumerCoordinator`), so there is no lag and the consumer resets.
     NoCommittedOffset,
+    /// Committed for an earlier topic of the same name (its topic id is not
+    /// the topic's current one): Kafka fetches no offset, so there is no
+    /// lag on the new topic and the consumer resets
+    /// (see [`crate::offsets::standing`]).
+    TopicRecreated,
+    /// Past the offsets retention: the coordinator removes it at its next
+    /// expiration check and the consumer then resets; the lag shown is the
+    /// committed offset's (see [`crate::offsets::standing`]).
+    Expired,
 }
 
 impl Status {
@@ -66,6 +76,8 @@ impl Status {
             Status::AboveLogEnd => "above_log_end",
             Status::NoPartition => "no_partition",
             Status::NoCommittedOffset => "no_committed_offset",
+            Status::TopicRecreated => "topic_recreated",
+            Status::Expired => "expired",
         }
     }
 }
@@ -250,6 +262,8 @@ pub struct LagOptions {
     pub isolation: Isolation,
     pub group: Option<String>,
     pub limits: DecodeLimits,
+    /// The offsets retention to judge expiry by; none: nothing expires.
+    pub retention: Option<crate::offsets::standing::Retention>,
 }
 
 /// The lag of every committed offset in `replay` against the partitions in `dirs`.
@@ -279,12 +293,31 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
         &crate::offsets::groups::topic_names(dirs),
         crate::offsets::groups::Loader::of(dirs),
     );
+    let topic_ids = crate::offsets::groups::topic_ids(dirs);
+    let judge = Judge::new(replay, &views, &topic_ids, opts.retention);
     for (group, topic, partition, commit) in replay.commits() {
         if opts.group.as_deref().is_some_and(|g| g != group) {
             continue;
         }
         let key = (topic.to_string(), partition);
         let (member, host, client) = assigned_member(&views, group, topic, partition);
+        let standing = judge.standing(group, topic, partition, commit);
+        if matches!(standing, Standing::TopicRecreated { .. }) {
+            rows.push(LagRow {
+                group: group.to_string(),
+                topic: topic.to_string(),
+                partition,
+                committed: commit.offset,
+                ends: None,
+                lag: None,
+                pending_records: None,
+                status: Status::TopicRecreated,
+                member,
+                host,
+                client,
+            });
+            continue;
+        }
         let Some(&(p, dir_index)) = partitions.get(&key) else {
             rows.push(LagRow {
                 group: group.to_string(),
@@ -333,16 +366,20 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
             });
             continue;
         }
+        // Where the offset lies in the log first: a consumer resets from
+        // either, and expiry is news only for an offset that is otherwise ok.
         let status = if committed < ends.log_start {
             Status::BelowLogStart
         } else if committed > ends.log_end {
             Status::AboveLogEnd
+        } else if let Standing::Expired { .. } = standing {
+            Status::Expired
         } else {
             Status::Ok
         };
         // A committed offset between the checkpointed high watermark and the
         // log end means the checkpoint is older than the commit: nothing is left.
-        let lag = if status == Status::Ok {
+        let lag = if matches!(status, Status::Ok | Status::Expired) {
             (end - committed).max(0)
         } else {
             end - committed

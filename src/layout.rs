@@ -532,20 +532,7 @@ fn coordinator_value<'a>(
             return;
         };
         let Some(rt) = record_type else { return };
-        let (lo, hi) = rt.value.versions;
-        // The classic values are read with the nearest layout (see crate::offsets).
-        let read_as = if rt.id <= 2 {
-            version.clamp(lo, hi)
-        } else {
-            version
-        };
-        if read_as != version {
-            t.note(
-                "value",
-                format!("version {version} read as version {read_as}"),
-            );
-        }
-        schema_fields(t, "value", &rt.value, read_as, "not read by Kafka");
+        schema_fields(t, "value", &rt.value, version, "not read by Kafka");
     });
 }
 

@@ -15,6 +15,7 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod catalog;
 pub mod cluster;
 pub mod consumer;
 pub mod demo;

@@ -63,7 +63,26 @@ impl Catalog {
             let Some(folder) = crate::metadata::metadata_folder(d) else {
                 continue;
             };
-            let image = crate::metadata::replay(&folder, None)?.image;
+            let replayed = crate::metadata::replay(&folder, None)?;
+            // A catalog short of topics klog could not read would refuse
+            // real ones: the metadata must be read in full.
+            let incomplete = replayed.incomplete();
+            if incomplete.iter().any(|s| {
+                matches!(
+                    s,
+                    crate::metadata::image::Section::Topics | crate::metadata::image::Section::All
+                )
+            }) {
+                let first = |s| replayed.findings.iter().find(|f| f.severity == s);
+                let why = first(crate::findings::Severity::Error)
+                    .or_else(|| first(crate::findings::Severity::Warning))
+                    .map_or_else(String::new, |f| format!(": {f}"));
+                return Err(Error::layout(
+                    &folder,
+                    format!("klog cannot read the topics of this metadata log in full{why}"),
+                ));
+            }
+            let image = replayed.image;
             let topics = image
                 .topics
                 .values()
@@ -259,36 +278,80 @@ pub fn plan(
     Ok(rows)
 }
 
-/// Parse a plan in `kafka-consumer-groups --export` CSV: `topic,partition,offset`
-/// lines, or `group,topic,partition,offset` lines of which those of
-/// `group` are kept (`parseResetPlan`). `path` names the file in errors.
-pub fn parse_plan(text: &str, group: &str, path: &Path) -> Result<BTreeMap<(String, i32), i64>> {
+/// The longest line a plan may have: a group and a topic name (int16-length
+/// strings in the offsets topic, at most 32,767 bytes each) quoted, two
+/// numbers and the commas, with room to spare.
+pub const PLAN_MAX_LINE: usize = 128 << 10;
+/// The most rows a plan may have (a partition each).
+pub const PLAN_MAX_ROWS: usize = 1_000_000;
+
+/// Read a plan in `kafka-consumer-groups --export` CSV (`CsvUtils`: RFC
+/// 4180, quoted where a field holds a comma or a quote):
+/// `topic,partition,offset` rows, or `group,topic,partition,offset` rows of
+/// which those of `group` are kept (`parseResetPlan`). Read line by line,
+/// each at most [`PLAN_MAX_LINE`] bytes and at most [`PLAN_MAX_ROWS`] rows,
+/// so no input (`/dev/zero`, a huge file) is held whole; `path` and the
+/// line number name what is refused.
+pub fn read_plan(
+    input: impl std::io::Read,
+    group: &str,
+    path: &Path,
+) -> Result<BTreeMap<(String, i32), i64>> {
+    use std::io::BufRead;
+    let mut input = std::io::BufReader::new(input);
     let mut out = BTreeMap::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim_end_matches('\r');
-        if line.trim().is_empty() {
-            continue;
+    let mut line = Vec::new();
+    let mut rows = 0usize;
+    for number in 1.. {
+        line.clear();
+        let n = std::io::Read::take(&mut input, PLAN_MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Error::io(path, "read", e))?;
+        if n == 0 {
+            break;
         }
-        let bad = |why: &str| {
+        let bad = |why: String| {
             Error::layout(
                 path,
-                format!("line {}: {why}: {line:?} (expected topic,partition,offset or group,topic,partition,offset)", i + 1),
+                format!("line {number}: {why} (expected topic,partition,offset or group,topic,partition,offset)"),
             )
         };
-        let fields: Vec<&str> = line.split(',').collect();
+        if line.len() > PLAN_MAX_LINE {
+            return Err(bad(format!("longer than {PLAN_MAX_LINE} bytes")));
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        rows += 1;
+        if rows > PLAN_MAX_ROWS {
+            return Err(bad(format!("more than {PLAN_MAX_ROWS} rows")));
+        }
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(text);
+        let mut record = csv::StringRecord::new();
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => continue,
+            Err(e) => return Err(bad(format!("not CSV: {e}"))),
+        }
+        let fields: Vec<&str> = record.iter().collect();
         let (g, t, p, o) = match fields.as_slice() {
             [t, p, o] => (group, *t, *p, *o),
             [g, t, p, o] => (*g, *t, *p, *o),
-            _ => return Err(bad("not 3 or 4 fields")),
+            _ => return Err(bad(format!("{} fields, not 3 or 4", fields.len()))),
         };
         let p: i32 = p
             .trim()
             .parse()
-            .map_err(|_| bad("the partition is not a number"))?;
+            .map_err(|_| bad(format!("the partition {p:?} is not a number")))?;
         let o: i64 = o
             .trim()
             .parse()
-            .map_err(|_| bad("the offset is not a number"))?;
+            .map_err(|_| bad(format!("the offset {o:?} is not a number")))?;
         if g == group {
             out.insert((t.to_string(), p), o);
         }

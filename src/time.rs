@@ -26,12 +26,36 @@ pub fn parse_instant_ms(s: &str) -> Result<i64, String> {
     if let Ok(t) = Timestamp::from_str(s) {
         return Ok(t.as_millisecond());
     }
+    // A date-time that parses field by field but not as an instant lies
+    // outside the instants klog can represent: say which ones it reads
+    // rather than the date library's own words.
+    let out_of_range = || {
+        format!(
+            "{s:?} is outside the date-times klog reads ({} to {}, UTC); \
+             give epoch milliseconds for an instant beyond them",
+            Timestamp::from_second(Timestamp::MIN.as_second() + 1).unwrap_or(Timestamp::MIN),
+            Timestamp::from_second(Timestamp::MAX.as_second()).unwrap_or(Timestamp::MAX),
+        )
+    };
+    // The date and time fields, and after them an offset (and fraction).
+    let fields = s.get(..19).filter(|f| civil::DateTime::from_str(f).is_ok());
+    let offset_after = s.get(19..).is_some_and(|rest| {
+        let rest = rest
+            .strip_prefix('.')
+            .map_or(rest, |r| r.trim_start_matches(|c: char| c.is_ascii_digit()));
+        rest.eq_ignore_ascii_case("z")
+            || (rest.len() == 6
+                && rest.starts_with(['+', '-'])
+                && rest.get(3..4) == Some(":")
+                && rest.chars().filter(char::is_ascii_digit).count() == 4)
+    });
     match civil::DateTime::from_str(s) {
         // No offset: UTC, as Kafka's Utils.getDateTime reads it.
         Ok(dt) => Offset::UTC
             .to_timestamp(dt)
             .map(|t| t.as_millisecond())
-            .map_err(|e| format!("{s:?}: {e}")),
+            .map_err(|_| out_of_range()),
+        Err(_) if fields.is_some() && offset_after => Err(out_of_range()),
         Err(e) => Err(format!(
             "{s:?} is neither epoch milliseconds nor an ISO-8601 date-time \
              (e.g. 2026-01-30T17:00:00Z, 2026-01-30T18:00:00.000+01:00): {e}"

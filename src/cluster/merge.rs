@@ -302,6 +302,9 @@ pub struct MetadataSource {
     pub node_id: i32,
     pub file: String,
     pub next_offset: i64,
+    /// The parts of that image klog could not build in full: the verdicts
+    /// there may miss partitions or replicas.
+    pub incomplete: Vec<crate::metadata::image::Section>,
 }
 
 /// Counts of the verdicts.
@@ -487,6 +490,7 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
             node_id: d.node,
             file: d.file.display().to_string(),
             next_offset: m.next_offset,
+            incomplete: m.incomplete.clone(),
         }),
         totals,
         partitions,

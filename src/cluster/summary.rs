@@ -188,6 +188,11 @@ pub struct MetadataSummary {
     pub brokers: Vec<BrokerSummary>,
     /// By topic name.
     pub topics: Vec<TopicSummary>,
+    /// The parts of the image klog could not build in full (a record newer
+    /// than klog or unreadable: see the findings); brokers and topics may
+    /// be missing there.
+    #[serde(default)]
+    pub incomplete: Vec<crate::metadata::image::Section>,
 }
 
 /// A registered broker.
@@ -585,15 +590,8 @@ fn metadata_summary(folder: &Path, findings: &mut Vec<Finding>) -> Result<Option
         }
         Err(e) => return Err(e),
     };
-    for (file, offset, error) in &replayed.damage {
-        findings.push(Finding::new(
-            Kind::MetadataUnreadable,
-            file,
-            0,
-            (*offset >= 0).then_some(*offset),
-            error.clone(),
-        ));
-    }
+    // What the replay could not read or apply, damage included.
+    findings.extend(replayed.findings.iter().cloned());
     let image = &replayed.image;
     let brokers = image
         .brokers
@@ -610,19 +608,19 @@ fn metadata_summary(folder: &Path, findings: &mut Vec<Finding>) -> Result<Option
         .values()
         .map(|t| TopicSummary {
             topic: t.name.clone(),
-            topic_id: t.id.clone(),
+            topic_id: t.id.to_string(),
             partitions: t
                 .partitions
                 .iter()
                 .map(|(&partition, r)| AssignedPartition {
                     partition,
-                    replicas: r.replicas.clone(),
-                    isr: r.isr.clone(),
+                    replicas: r.replicas.to_vec(),
+                    isr: r.isr.to_vec(),
                     leader: r.leader,
                     leader_epoch: r.leader_epoch,
                     partition_epoch: r.partition_epoch,
-                    eligible_leader_replicas: r.eligible_leader_replicas.clone(),
-                    last_known_elr: r.last_known_elr.clone(),
+                    eligible_leader_replicas: r.eligible_leader_replicas.to_vec(),
+                    last_known_elr: r.last_known_elr.to_vec(),
                 })
                 .collect(),
         })
@@ -631,6 +629,7 @@ fn metadata_summary(folder: &Path, findings: &mut Vec<Finding>) -> Result<Option
     Ok(Some(MetadataSummary {
         next_offset: replayed.next_offset,
         snapshot_offset: replayed.snapshot.as_ref().map(|s| s.1),
+        incomplete: replayed.incomplete(),
         brokers,
         topics,
     }))

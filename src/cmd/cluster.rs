@@ -99,9 +99,15 @@ fn nodes(v: Option<&[i32]>) -> Option<String> {
 fn totals(r: &ClusterReport) -> String {
     let t = r.totals;
     let metadata = match &r.metadata {
-        Some(m) => format!(
+        Some(m) if m.incomplete.is_empty() => format!(
             "metadata from node {} (next offset {})",
             m.node_id, m.next_offset
+        ),
+        Some(m) => format!(
+            "metadata from node {} (next offset {}; incomplete: {}, see that summary's findings)",
+            m.node_id,
+            m.next_offset,
+            kaen_log::metadata::image::Section::list(&m.incomplete)
         ),
         None => "no metadata image in the summaries".to_string(),
     };

@@ -14,8 +14,10 @@ use crate::report::table::escape_cell;
 use crate::report::Output;
 
 /// Set a group's committed offset offline: append an OffsetCommit record
-/// (key v1, value v3, as brokers write them) to the offsets partition that
-/// owns the group, through the same append path as everything else.
+/// (key type 1; value v4 with the topic's id when the KRaft metadata.version
+/// is 4.1-IV0 or later, as Kafka 4.1 and later write it, else v3, as 4.0
+/// wrote it) to the offsets partition that owns the group, through the same
+/// append path as everything else.
 ///
 /// The offset is the next record the group will read (last processed + 1).
 /// The topic and partition must exist (by the KRaft metadata, else the
@@ -88,6 +90,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     )?;
     let target = replicas.target.clone();
     let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
+    let format = kaen_log::offsets::commit_format(&args.dirs, &args.topic)?;
     let record = commit_record(
         &args.group,
         &args.topic,
@@ -96,6 +99,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         args.committed_leader_epoch,
         &args.metadata,
         now,
+        format,
     );
     let spec = match args.producer_id {
         Some(pid) => BatchSpec {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use kaen_log::demo::eos::{self, CrashPoint, EosDemo, Options};
 use kaen_log::demo::Workspace;
+use kaen_log::txn::coordinator::TransactionVersion;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -25,6 +26,11 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// transactional delivery. Every write goes through the append path, every
 /// figure is read back with klog's own readers and checked.
 ///
+/// The cluster runs transaction version 2 (Kafka 4.x's default, KIP-890):
+/// every commit and abort bumps the producer's epoch and the markers carry
+/// the bumped epoch. --transaction-version 1 runs the classic protocol,
+/// where only InitProducerId moves the epoch.
+///
 /// DIR must be new or hold only what an earlier `eos-demo --keep` left,
 /// unchanged; the demo removes what it wrote unless --keep.
 #[derive(Debug, clap::Args)]
@@ -39,6 +45,10 @@ pub struct EosDemoArgs {
     /// The time stamped on the first request (ms); each request takes the next millisecond.
     #[arg(long, default_value_t = 1_700_000_000_000, value_parser = clap::value_parser!(i64).range(0..))]
     pub now_ms: i64,
+    /// The cluster's transaction.version: 2 (the default, as Kafka 4.x's
+    /// TransactionVersion.LATEST_PRODUCTION) or 1.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(i16).range(1..=2))]
+    pub transaction_version: i16,
     /// Leave the data directory in place and print commands to explore it.
     #[arg(long)]
     pub keep: bool,
@@ -89,6 +99,11 @@ pub fn run(args: &EosDemoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         crash_points: match args.crash_at {
             Some(s) => vec![s.into()],
             None => CrashPoint::ALL.to_vec(),
+        },
+        transaction_version: if args.transaction_version == 1 {
+            TransactionVersion::V1
+        } else {
+            TransactionVersion::V2
         },
     };
     let result = eos::run(&args.dir, &opts);

@@ -18,12 +18,14 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Generate man pages (klog.1 and one page per subcommand) into a folder,
-/// or the JSON Schema of every command's `--format json` document.
+/// Generate man pages (klog.1, one page per subcommand and klog-records.7)
+/// into a folder, the JSON Schema of every command's `--format json`
+/// document, or (`tables`) the record schemas klog decodes as JSON
+/// (`record-tables.json`, for tests/kafka/schemas.sh).
 #[derive(Debug, clap::Args)]
 pub struct GenerateArgs {
-    /// What to generate: `man` or `schema`.
-    #[arg(value_parser = ["man", "schema"])]
+    /// What to generate: `man`, `schema` or `tables`.
+    #[arg(value_parser = ["man", "schema", "tables"])]
     pub what: String,
     /// Output folder.
     pub dir: PathBuf,
@@ -57,6 +59,12 @@ pub fn run(args: &GenerateArgs, _out: &mut Output) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(&args.dir).with_context(|| format!("create {}", args.dir.display()))?;
     match args.what.as_str() {
         "schema" => crate::report::schema::write_all(&args.dir)?,
+        "tables" => {
+            let path = args.dir.join("record-tables.json");
+            let mut text = serde_json::to_string_pretty(&kaen_log::catalog::to_json())?;
+            text.push('\n');
+            std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
+        }
         _ => man_pages(&args.dir)?,
     }
     Ok(Outcome::Clean)
@@ -261,7 +269,7 @@ const SEE_ALSO: &[(&str, &[&str])] = &[
     ("lag", &["replay-offsets", "groups", "transactions"]),
     ("groups", &["replay-offsets", "lag", "metadata"]),
     ("info", &["metadata", "verify-crc"]),
-    ("metadata", &["info", "groups"]),
+    ("metadata", &["info", "groups", "records(7)"]),
     ("tombstone", &["commit", "reset-offsets", "replay-offsets"]),
     ("reset-offsets", &["commit", "tombstone", "lag"]),
     ("summary", &["cluster", "info"]),
@@ -308,7 +316,10 @@ fn extra_sections(name: &str) -> String {
     }
     let related: Vec<String> = match SEE_ALSO.iter().find(|(n, _)| *n == name) {
         Some((_, pages)) => std::iter::once("klog(1)".to_string())
-            .chain(pages.iter().map(|p| format!("klog\\-{}(1)", roff_text(p))))
+            .chain(pages.iter().map(|p| match p.strip_suffix("(7)") {
+                Some(page) => format!("klog\\-{}(7)", roff_text(page)),
+                None => format!("klog\\-{}(1)", roff_text(p)),
+            }))
             .collect(),
         None => EXAMPLES
             .iter()
@@ -344,5 +355,57 @@ fn man_pages(dir: &std::path::Path) -> anyhow::Result<()> {
         let path = dir.join(man.get_filename());
         std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
     }
+    let path = dir.join("klog-records.7");
+    std::fs::write(&path, records_page(&version))
+        .with_context(|| format!("write {}", path.display()))?;
     Ok(())
+}
+
+/// klog-records(7): every record type and version klog decodes, with the
+/// Kafka release that introduced each version, from the schema tables
+/// ([`kaen_log::catalog`]); a tbl(1) table.
+fn records_page(version: &str) -> String {
+    use kaen_log::catalog::{entries, Part};
+    let mut roff = String::from("'\\\" t\n");
+    roff.push_str(&format!(
+        ".TH klog-records 7 \"\" \"{}\" \"klog manual\"\n",
+        roff_text(version)
+    ));
+    roff.push_str(".SH NAME\nklog\\-records \\- the record types and versions klog decodes\n");
+    roff.push_str(".SH DESCRIPTION\n");
+    for para in [
+        "Every record type klog decodes, in the logs of a Kafka broker: the KRaft metadata log \
+         (__cluster_metadata\u{2011}0, its snapshots and bootstrap.checkpoint) and its control records, \
+         the group coordinator's records (__consumer_offsets), the share coordinator's \
+         (__share_group_state) and the transaction coordinator's (__transaction_state).",
+        "Each row is a range of versions of one record type, with the Kafka release whose schema \
+         files first hold them (3.9 or earlier: already in 3.9; none: in no release). A coordinator \
+         record's key has no version of its own: the rows give its value's versions.",
+        "In the metadata log, a record type not listed is an error (Kafka's loader fails on it) and a \
+         version above the newest listed is read with the newest layout, as Kafka's generated code \
+         reads it (a warning); either way klog metadata, info, summary and cluster mark the parts of \
+         the image it may touch as incomplete.",
+    ] {
+        roff.push_str(&format!(".PP\n{}\n", roff_text(&para.replace('\u{2011}', "-"))));
+    }
+    roff.push_str(".SH RECORDS\n.TS\nl l l l l.\nlog\ttype\trecord\tversions\tKafka release\n_\n");
+    for e in entries().iter().filter(|e| e.part != Part::Key) {
+        for (from, to, release) in e.release_ranges() {
+            let versions = if from == to {
+                from.to_string()
+            } else {
+                format!("{from}\u{2013}{to}")
+            };
+            roff.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{}\n",
+                e.log.name(),
+                e.id,
+                roff_text(&e.name),
+                versions.replace('\u{2013}', "\\(en"),
+                roff_text(release.name())
+            ));
+        }
+    }
+    roff.push_str(".TE\n.SH \"SEE ALSO\"\nklog(1), klog\\-metadata(1), klog\\-dump\\-segment(1)\n");
+    roff
 }

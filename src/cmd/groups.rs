@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use kaen_log::offsets::groups::{self, GroupView};
+use kaen_log::offsets::replay::Incomplete;
 use kaen_log::offsets::share::{self, ShareState};
 use kaen_log::offsets::ReplayOptions;
 
@@ -99,12 +100,14 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let names = groups::topic_names(&dirs);
     let mut list: Vec<GroupView> = groups::groups(&replay, &names, groups::Loader::of(&dirs));
     let (mut shares, not_applied) = share::share_states(&dirs, &names)?;
-    for (folder, offset, why) in &not_applied {
+    let mut incomplete = replay.incomplete.clone();
+    for (file, offset, why) in &not_applied {
         eprintln!(
             "klog: {}: offset {offset}: not applied: {}",
-            escape_cell(&folder.to_string()),
-            escape_cell(&why.to_string())
+            escape_cell(&file.display().to_string()),
+            escape_cell(why)
         );
+        Incomplete::note(&mut incomplete, file, *offset, || why.clone());
     }
     if let Some(g) = &args.group {
         list.retain(|x| &x.group == g);
@@ -114,6 +117,7 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         }
     }
     let report = GroupsReport {
+        incomplete: incomplete.into_values().collect(),
         groups: list,
         share_partitions: shares,
         members: args.members,
@@ -173,6 +177,10 @@ struct ShareRow<'a> {
 /// `klog groups`'s document.
 #[derive(Serialize, JsonSchema)]
 pub struct GroupsReport {
+    /// The partitions of `__consumer_offsets` / `__offsets` and
+    /// `__share_group_state` not read whole: the groups and states shown
+    /// lack what they hold (empty when every record was read and applied).
+    incomplete: Vec<Incomplete>,
     groups: Vec<GroupView>,
     share_partitions: Vec<ShareState>,
     #[serde(skip)]
@@ -185,6 +193,10 @@ pub struct GroupsReport {
 
 impl Report for GroupsReport {
     const COMMAND: &'static str = "groups";
+
+    fn summary(&self) -> String {
+        crate::report::document::incomplete_text(&self.incomplete)
+    }
 
     fn tables(&self) -> Vec<Table> {
         let main = if self.members {

@@ -123,6 +123,8 @@ struct MetadataSummary {
     next_offset: i64,
     topics: usize,
     brokers: usize,
+    /// The parts of the image klog could not build in full.
+    incomplete: Vec<kaen_log::metadata::image::Section>,
     /// node.id of the directory's meta.properties (version 1).
     node: Option<i32>,
     image: kaen_log::metadata::Image,
@@ -262,12 +264,7 @@ fn topic_id_findings(
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in partitions {
-        let Some(id) = p
-            .live
-            .as_ref()
-            .and_then(|l| l.topic_id)
-            .map(|m| m.topic_id.to_string())
-        else {
+        let Some(id) = p.live.as_ref().and_then(|l| l.topic_id).map(|m| m.topic_id) else {
             continue;
         };
         if p.topic == kaen_log::metadata::METADATA_TOPIC {
@@ -413,11 +410,15 @@ fn inspect(d: &DataDir) -> anyhow::Result<DirInfo> {
         match kaen_log::metadata::replay(&folder, None) {
             Ok(r) => {
                 let node = meta.ok().filter(|m| m.version == 1).and_then(|m| m.node_id);
+                // What the replay could not read or apply (the snapshots'
+                // framing is checked above, every snapshot's).
+                findings.extend(r.findings.iter().cloned());
                 metadata = Some(MetadataSummary {
                     snapshot: r.snapshot.as_ref().map(|s| s.1),
                     next_offset: r.next_offset,
                     topics: r.image.topics.len(),
                     brokers: r.image.brokers.len(),
+                    incomplete: r.incomplete(),
                     node,
                     image: r.image,
                 });
@@ -511,6 +512,9 @@ struct MetadataOut {
     next_offset: i64,
     topics: u64,
     brokers: u64,
+    /// The parts of the image klog could not build in full (see the
+    /// findings): the counts may be short there.
+    incomplete: Vec<kaen_log::metadata::image::Section>,
 }
 
 /// One leader-epoch-checkpoint entry.
@@ -605,6 +609,7 @@ fn dir_out(info: &DirInfo) -> DirOut {
             next_offset: m.next_offset,
             topics: m.topics as u64,
             brokers: m.brokers as u64,
+            incomplete: m.incomplete.clone(),
         }),
         checkpoints: info.checkpoints.clone(),
         partitions: info
@@ -708,12 +713,13 @@ fn dir_text(d: &DirOut) -> String {
     }
     if let Some(m) = &d.metadata {
         out.push_str(&format!(
-            "metadata:         {}, next offset {}: {} topics, {} brokers\n",
+            "metadata:         {}, next offset {}: {} topics, {} brokers{}\n",
             m.snapshot_offset
                 .map_or("no snapshot".to_string(), |o| format!("snapshot at {o}")),
             m.next_offset,
             m.topics,
-            m.brokers
+            m.brokers,
+            kaen_log::metadata::image::Section::remark(&m.incomplete)
         ));
     }
     out.push_str(&format!(

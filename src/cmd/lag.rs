@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use kaen_log::lag::{self, LagOptions, LagRow};
+use kaen_log::offsets::replay::Incomplete;
 use kaen_log::offsets::ReplayOptions;
 
 use schemars::JsonSchema;
@@ -29,14 +30,21 @@ use kaen_log::txn::Isolation;
 /// committed records: the consumer will reset), above_log_end (the log was
 /// truncated under the group), no_committed_offset (a negative committed
 /// offset, which Kafka's clients read as none) or no_partition (no such
-/// partition on these disks). CONSUMER-ID, HOST and CLIENT-ID name the
+/// partition on these disks), topic_recreated (committed for an earlier topic
+/// of the same name: its OffsetCommitValue v4 topic id is not the topic's
+/// current id, so Kafka fetches no offset and there is no lag) or expired
+/// (past --offsets-retention-minutes at --now-ms: the coordinator removes
+/// it at its next check and the consumer resets; the lag is the committed
+/// offset's). CONSUMER-ID, HOST and CLIENT-ID name the
 /// member whose current assignment holds the partition, in a classic
 /// group's metadata or a new-protocol (consumer, share, streams) group's
 /// assignment records. Each group ends with a
 /// total row in text output (the sum of its positive lags and pending records).
 ///
 /// Exit 1 when --fail-above is given and some lag exceeds it, or when the
-/// offsets topic has records that do not decode.
+/// offsets topic has records that do not decode or cannot be applied
+/// (then the table is incomplete: stderr says so in text and CSV, the
+/// JSON document's `incomplete` list in JSON).
 #[derive(Debug, clap::Args)]
 pub struct LagArgs {
     /// Data directories (several: the log directories of one broker, merged).
@@ -58,6 +66,31 @@ pub struct LagArgs {
     /// Which columns text and CSV show.
     #[arg(long, value_enum, default_value_t = Columns::All)]
     pub columns: Columns,
+    #[command(flatten)]
+    pub retention: RetentionArgs,
+}
+
+/// How offset expiry is judged.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RetentionArgs {
+    /// The cluster's offsets.retention.minutes: an offset older than this
+    /// (counted as Kafka counts it) shows as expired.
+    #[arg(long, value_name = "MINUTES", default_value_t = kaen_log::offsets::standing::DEFAULT_RETENTION_MINUTES,
+          value_parser = clap::value_parser!(i64).range(1..=i64::from(i32::MAX)))]
+    pub offsets_retention_minutes: i64,
+    /// The time (epoch ms) to judge expiry at; default: now.
+    #[arg(long, value_name = "MS")]
+    pub now_ms: Option<i64>,
+}
+
+impl RetentionArgs {
+    /// The retention to judge by.
+    pub fn retention(&self) -> kaen_log::offsets::standing::Retention {
+        kaen_log::offsets::standing::Retention {
+            retention_ms: self.offsets_retention_minutes * 60_000,
+            now_ms: self.now_ms.unwrap_or_else(crate::cmd::now_ms),
+        }
+    }
 }
 
 /// Which columns the table shows.
@@ -99,11 +132,13 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         &LagOptions {
             isolation,
             group: args.group.clone(),
+            retention: Some(args.retention.retention()),
             ..LagOptions::default()
         },
     )?;
     drop(progress);
     let report = LagReport {
+        incomplete: replay.incomplete.values().cloned().collect(),
         isolation: isolation.name(),
         partitions: rows.iter().map(LagOut::from).collect(),
         groups: group_totals(&rows),
@@ -190,6 +225,9 @@ fn group_totals(rows: &[LagRow]) -> Vec<GroupTotal> {
 /// `klog lag`'s document.
 #[derive(Serialize, JsonSchema)]
 pub struct LagReport {
+    /// The offsets partitions not read whole: the lags of their groups are
+    /// missing or stale (empty when every record was read and applied).
+    incomplete: Vec<Incomplete>,
     /// `read-uncommitted` or `read-committed`.
     isolation: &'static str,
     partitions: Vec<LagOut>,
@@ -213,6 +251,10 @@ const KAFKA_COLUMNS: &[(&str, &str)] = &[
 
 impl Report for LagReport {
     const COMMAND: &'static str = "lag";
+
+    fn summary(&self) -> String {
+        crate::report::document::incomplete_text(&self.incomplete)
+    }
 
     fn tables(&self) -> Vec<Table> {
         let mut table = Table::of(&self.partitions);

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kaen_log::metadata::image::{
-    resource_type_name, Broker, Controller, Listener, Note, PartitionReg, ProducerIds,
+    resource_type_name, Broker, Controller, Listener, Note, PartitionReg, ProducerIds, Section,
+    Uuid,
 };
 use kaen_log::metadata::{self, Replayed};
 use schemars::JsonSchema;
@@ -25,14 +26,29 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// replicas, ISR, directories) and configs. `--format json` prints the whole
 /// image as one object; `--format csv` prints the partitions table.
 ///
-/// A record klog cannot apply (an unknown apiKey or version, a change for an
-/// unknown partition or broker) is listed under "not applied" (stderr in
-/// text) and the replay goes on. The snapshot read must begin with a
-/// SNAPSHOT_HEADER control record (Kafka refuses it otherwise: an error)
-/// and end with a SNAPSHOT_FOOTER (a warning: it may have been cut short).
-/// Exit 1 when a batch or record of the metadata log does not decode or the
-/// snapshot has no header; exit 2 when DIR has no metadata log, or the log
-/// starts after offset 0 with no snapshot before --as-of.
+/// Metadata transactions are applied as Kafka's MetadataBatchLoader does:
+/// a transaction's records at its EndTransactionRecord, none of an aborted
+/// one or of one still open (notes).
+///
+/// What Kafka's loader would fail on is an error finding (stderr in text)
+/// and the record is not applied: a record that does not decode (an apiKey
+/// no Kafka release klog knows has, a malformed field) or that Kafka's
+/// replay refuses (a change for an unknown partition or broker epoch, a
+/// transaction record out of place). A version newer than klog knows is
+/// read with the newest layout, as Kafka does, and is a warning. Either
+/// way the parts of the image the record may touch are marked incomplete
+/// ("incomplete:" in text, `incomplete` in JSON). What Kafka's image takes
+/// as written but no controller writes is a warning: a partition
+/// registration with a negative partition, repeated replicas, a leader or
+/// ISR member that is not a replica, a second PartitionRecord for a
+/// partition; a TopicRecord for a name a topic has is an error (a
+/// controller replaying the log stops). The snapshot read must
+/// begin with a SNAPSHOT_HEADER control record (Kafka refuses it
+/// otherwise: an error) and end with a SNAPSHOT_FOOTER (a warning: it may
+/// have been cut short). Exit 1 when a batch or record of the metadata log
+/// cannot be read or is refused, or the snapshot has no header; exit 2 when
+/// DIR has no metadata log, or the log starts after offset 0 with no
+/// snapshot before --as-of.
 #[derive(Debug, clap::Args)]
 pub struct MetadataArgs {
     /// A KRaft data directory (holding `__cluster_metadata-0`) or the
@@ -83,7 +99,7 @@ fn listeners(ls: &[Listener]) -> String {
 struct PartitionRow<'a> {
     topic: &'a str,
     partition: i32,
-    topic_id: &'a str,
+    topic_id: &'a Uuid,
     leader: i32,
     leader_epoch: i32,
     partition_epoch: i32,
@@ -96,7 +112,7 @@ struct PartitionRow<'a> {
 #[derive(Serialize, JsonSchema)]
 struct TopicOut<'a> {
     name: &'a str,
-    id: &'a str,
+    id: &'a Uuid,
     partitions: Vec<PartitionOut<'a>>,
 }
 
@@ -127,6 +143,8 @@ struct BrokerRow<'a> {
     listeners: String,
     incarnation: &'a str,
     log_dirs: String,
+    /// The cordoned log directories; `unknown` until the broker sends them.
+    cordoned: String,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -181,8 +199,13 @@ pub struct MetadataReport<'a> {
     /// Records klog could not apply.
     not_applied: &'a [Note],
     damage: Vec<DamageOut>,
-    /// The snapshot's framing (header first, footer last).
-    findings: &'a [kaen_log::findings::Finding],
+    /// The snapshot's framing (header first, footer last) and what the
+    /// replay found record by record.
+    findings: Vec<&'a kaen_log::findings::Finding>,
+    /// The parts of the image klog could not build in full (`all` when a
+    /// batch or record could not be read): a record there is newer than
+    /// klog or cannot be read (see the findings).
+    incomplete: Vec<Section>,
     #[serde(skip)]
     whole_cluster: bool,
 }
@@ -252,7 +275,8 @@ fn report<'a>(folder: &Path, r: &'a Replayed, topic: Option<&str>) -> MetadataRe
                 error: e.clone(),
             })
             .collect(),
-        findings: &r.findings,
+        findings: r.snapshot_findings.iter().chain(&r.findings).collect(),
+        incomplete: r.incomplete(),
         whole_cluster: topic.is_none(),
     }
 }
@@ -296,6 +320,10 @@ impl Report for MetadataReport<'_> {
                     listeners: listeners(&b.listeners),
                     incarnation: &b.incarnation_id,
                     log_dirs: list(&b.log_dirs),
+                    cordoned: b
+                        .cordoned_log_dirs
+                        .as_deref()
+                        .map_or_else(|| "unknown".to_string(), list),
                 })
                 .collect();
             let controllers: Vec<ControllerRow> = self
@@ -344,6 +372,12 @@ impl Report for MetadataReport<'_> {
                 self.next_offset
             )),
         }
+        if !self.incomplete.is_empty() {
+            out.push_str(&format!(
+                "incomplete:   {} (records klog cannot read as they were written: see the findings)\n",
+                kaen_log::metadata::image::Section::list(&self.incomplete)
+            ));
+        }
         let features: Vec<String> = self
             .features
             .iter()
@@ -373,32 +407,31 @@ impl Report for MetadataReport<'_> {
         let mut tables = self.tables();
         let partitions = tables.remove(usize::from(self.whole_cluster) * 2);
         tables.insert(tables.len() - 1, partitions);
-        for t in tables.iter().filter(|t| !t.is_empty() || t.show_empty()) {
+        let mut sections = vec![Section::Topics, Section::Configs];
+        if self.whole_cluster {
+            sections.splice(0..0, [Section::Brokers, Section::Controllers]);
+        }
+        for (t, section) in tables.iter().zip(sections) {
+            if t.is_empty() && !t.show_empty() {
+                continue;
+            }
             out.push('\n');
+            if self.incomplete.contains(&section) || self.incomplete.contains(&Section::All) {
+                out.push_str(&format!(
+                    "{} (incomplete: see the findings)\n",
+                    section.name()
+                ));
+            }
             out.push_str(&t.render());
         }
         out
     }
 
     fn summary(&self) -> String {
+        // Every record not applied has its finding.
         let mut out = String::new();
-        for n in self.not_applied {
-            out.push_str(&format!(
-                "klog: not applied: {} at offset {}: {}\n",
-                escape_cell(&n.record),
-                n.offset,
-                escape_cell(&n.detail)
-            ));
-        }
-        for d in &self.damage {
-            out.push_str(&format!(
-                "klog: {}: offset {}: {}\n",
-                escape_cell(&d.file),
-                d.offset,
-                escape_cell(&d.error)
-            ));
-        }
-        for f in self.findings {
+        // Damage is among the findings.
+        for f in &self.findings {
             out.push_str(&format!("klog: {}\n", escape_cell(&f.to_string())));
         }
         out
@@ -420,9 +453,10 @@ pub fn run(args: &MetadataArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         out,
     )?;
     let failing = r
-        .findings
+        .snapshot_findings
         .iter()
+        .chain(&r.findings)
         .filter(|f| f.fails(kaen_log::findings::Severity::Error))
         .count();
-    Ok(Outcome::from_count((r.damage.len() + failing) as u64))
+    Ok(Outcome::from_count(failing as u64))
 }

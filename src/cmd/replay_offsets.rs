@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use kaen_log::log::DataDir;
-use kaen_log::offsets::replay::{AsOf, Replay};
+use kaen_log::offsets::groups;
+use kaen_log::offsets::replay::{AsOf, Incomplete, Replay};
+use kaen_log::offsets::standing::Judge;
 use kaen_log::offsets::{OffsetsTopic, ReplayOptions};
 
 use kaen_log::findings::Finding;
@@ -27,11 +29,19 @@ use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 /// transactional commits count only once their producer's COMMIT marker
 /// follows, and only if no later commit of the key was stored by then
 /// (aborted ones are dropped, open ones are shown as pending). Commits inside
-/// legacy compressed wrappers are replayed. A record that does not decode is
-/// reported on stderr with its partition, offset and byte position and
-/// skipped; the exit code is then 1. What the broker loads but is unusual (a
-/// negative committed offset, bytes after a key or value) is a warning on
-/// stderr.
+/// legacy compressed wrappers are replayed. A record that does not decode,
+/// or whose value version Kafka does not read (its coordinator fails to load
+/// the partition on it), is reported on stderr with its partition, offset and
+/// byte position and skipped; the table is then incomplete (stderr says so
+/// in text and CSV, the document's `incomplete` list in JSON) and the exit
+/// code 1. What the broker loads but is unusual (a negative committed
+/// offset, bytes after a key or value) is a warning on stderr.
+///
+/// STATUS: ok; topic_recreated (an OffsetCommitValue v4 whose topic id is not
+/// the topic's current id, from the KRaft metadata or partition.metadata:
+/// Kafka fetches no offset for it); expired (past
+/// --offsets-retention-minutes at --now-ms, as Kafka counts it: the
+/// coordinator removes it at its next expiration check).
 #[derive(Debug, clap::Args)]
 pub struct ReplayOffsetsArgs {
     /// Data directories (several: the log directories of one broker).
@@ -59,6 +69,8 @@ pub struct ReplayOffsetsArgs {
     /// How text and CSV tables show commit timestamps (JSON: always ms).
     #[arg(long, value_enum, default_value_t = TimeFormat::Ms)]
     pub time_format: TimeFormat,
+    #[command(flatten)]
+    pub retention: crate::cmd::lag::RetentionArgs,
 }
 
 fn parse_as_of(s: &str) -> Result<AsOf, String> {
@@ -144,9 +156,21 @@ pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome
         ..ReplayOptions::default()
     };
     let progress = Progress::spinner(args.format == Format::Text);
-    let (_, replay, topic) = replay_dirs(&args.dirs, opts)?;
+    let (dirs, replay, topic) = replay_dirs(&args.dirs, opts)?;
     drop(progress);
-    let report = ReplayReport::new(&replay, args, topic);
+    let views = groups::groups(
+        &replay,
+        &groups::topic_names(&dirs),
+        groups::Loader::of(&dirs),
+    );
+    let topic_ids = groups::topic_ids(&dirs);
+    let judge = Judge::new(
+        &replay,
+        &views,
+        &topic_ids,
+        Some(args.retention.retention()),
+    );
+    let report = ReplayReport::new(&replay, args, topic, &judge);
     emit(&report, args.format, out)?;
     Ok(Outcome::from_count(replay.bad_count))
 }
@@ -163,8 +187,12 @@ struct OffsetRow {
     metadata: String,
     commit_timestamp_ms: i64,
     expire_timestamp_ms: Option<i64>,
+    /// ok, topic_recreated or expired (see the command's help).
+    status: &'static str,
     /// The OffsetCommitValue version of the record.
     value_version: i16,
+    /// The id of the topic it was committed for (v4, Kafka 4.1+).
+    topic_id: Option<String>,
     /// Where the record sits: offsets-topic partition and offset.
     log_partition: i32,
     log_offset: i64,
@@ -236,6 +264,9 @@ struct ReplaySummary {
 /// `klog replay-offsets`'s document.
 #[derive(Serialize, JsonSchema)]
 pub struct ReplayReport {
+    /// The offsets partitions not read whole: the table lacks their
+    /// records (empty when every record was read and applied).
+    incomplete: Vec<Incomplete>,
     /// The committed-offset table, by group, topic, partition (absent with
     /// `--history`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -253,7 +284,7 @@ pub struct ReplayReport {
 }
 
 impl ReplayReport {
-    fn new(replay: &Replay, args: &ReplayOffsetsArgs, topic: &str) -> Self {
+    fn new(replay: &Replay, args: &ReplayOffsetsArgs, topic: &str, judge: &Judge<'_>) -> Self {
         let offsets = (!args.history).then(|| {
             replay
                 .commits()
@@ -270,7 +301,9 @@ impl ReplayReport {
                     metadata: c.metadata.clone(),
                     commit_timestamp_ms: c.commit_timestamp,
                     expire_timestamp_ms: c.expire_timestamp,
+                    status: judge.standing(g, t, p, c).name(),
                     value_version: c.value_version,
+                    topic_id: c.topic_id.clone(),
                     log_partition: c.log_partition,
                     log_offset: c.log_offset,
                 })
@@ -329,6 +362,7 @@ impl ReplayReport {
             })
             .collect();
         ReplayReport {
+            incomplete: replay.incomplete.values().cloned().collect(),
             offsets,
             history,
             pending,
@@ -366,6 +400,7 @@ const OFFSET_COLUMNS: &[&str] = &[
     "leader_epoch",
     "metadata",
     "commit_timestamp_ms",
+    "status",
 ];
 
 impl Report for ReplayReport {
@@ -405,7 +440,8 @@ impl Report for ReplayReport {
             .iter()
             .map(|(p, e)| format!("{}-{p}: {e}", s.topic))
             .collect();
-        let mut text = format!(
+        let mut text = crate::report::document::incomplete_text(&self.incomplete);
+        text += &format!(
             "records read: {}\noffset commits: {}\ntombstones: {}\ngroup metadata records: {}\nlive keys: {}\n\
              other record types: {others}\ntransactional commits applied: {}, aborted: {}, superseded: {}, cancelled: {}, pending: {}\n\
              bad records: {}\nwarnings: {}\nlog end offsets: {}\n",
@@ -439,6 +475,9 @@ impl Report for ReplayReport {
     }
 
     fn write_lines(&self, lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
+        for row in &self.incomplete {
+            lines.line("incomplete", row)?;
+        }
         for row in self.offsets.iter().flatten() {
             lines.line("offset", row)?;
         }

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::ArgGroup;
 use kaen_log::format::{BatchSpec, DecodeLimits};
-use kaen_log::offsets::commit_record;
 use kaen_log::offsets::groups::live_members_refusal;
 use kaen_log::offsets::write::Replicas;
+use kaen_log::offsets::{commit_record, CommitFormat};
 use kaen_log::reset::{self, Catalog, PlanRow, Spec};
 use serde::Serialize;
 
@@ -34,8 +34,10 @@ use schemars::JsonSchema;
 /// group with members recorded unless --force: a running consumer would
 /// overwrite the reset with its next commit.
 ///
-/// --execute appends one batch of offset commits (key v1, value v3, leader
-/// epoch -1, as the coordinator writes) to the group's offsets partition in
+/// --execute appends one batch of offset commits (key type 1, leader epoch
+/// -1; value v4 with the topic's id when the KRaft metadata.version is
+/// 4.1-IV0 or later, else v3, as the coordinator of that release writes) to
+/// the group's offsets partition in
 /// every DIR (the log directories of its replicas), after locking and
 /// checking every one of them.
 #[derive(Debug, clap::Args)]
@@ -84,7 +86,8 @@ pub struct ResetOffsetsArgs {
     #[arg(long, value_parser = kaen_log::time::parse_duration_ms)]
     pub by_duration: Option<i64>,
     /// To the offsets of a plan in `kafka-consumer-groups --export` CSV
-    /// (topic,partition,offset; or group,topic,partition,offset).
+    /// (topic,partition,offset; or group,topic,partition,offset; fields
+    /// quoted as CSV quotes them; at most 128 KiB a line and a million rows).
     #[arg(long)]
     pub from_file: Option<PathBuf>,
     /// Write the new offsets (without it: a dry run that prints the plan).
@@ -184,6 +187,15 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
     }
     let mut written = None;
     if args.execute {
+        let mut ids = std::collections::BTreeMap::new();
+        for r in &rows {
+            if !ids.contains_key(&r.topic) {
+                ids.insert(
+                    r.topic.clone(),
+                    kaen_log::offsets::commit_format(&args.dirs, &r.topic)?,
+                );
+            }
+        }
         let records: Vec<_> = rows
             .iter()
             .map(|r| {
@@ -195,6 +207,7 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
                     -1,
                     "",
                     now,
+                    ids.get(&r.topic).copied().unwrap_or(CommitFormat::V3),
                 )
             })
             .collect();
@@ -237,9 +250,8 @@ fn spec(args: &ResetOffsetsArgs, now: i64) -> anyhow::Result<Spec> {
     } else if let Some(d) = args.by_duration {
         Spec::Datetime(now.saturating_sub(d))
     } else if let Some(path) = &args.from_file {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;
-        Spec::Plan(reset::parse_plan(&text, &args.group, path)?)
+        let file = std::fs::File::open(path).with_context(|| format!("open {}", path.display()))?;
+        Spec::Plan(reset::read_plan(file, &args.group, path)?)
     } else {
         bail!("give one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration, --from-file")
     })

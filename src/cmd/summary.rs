@@ -159,10 +159,11 @@ impl Report for SummaryOut<'_> {
             ));
             if let Some(m) = &d.metadata {
                 out.push_str(&format!(
-                    "metadata: next offset {}, {} brokers, {} topics\n",
+                    "metadata: next offset {}, {} brokers, {} topics{}\n",
                     m.next_offset,
                     m.brokers.len(),
-                    m.topics.len()
+                    m.topics.len(),
+                    kaen_log::metadata::image::Section::remark(&m.incomplete)
                 ));
             }
             if let Some(c) = &d.committed_offsets {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 use kaen_log::format::BatchSpec;
 use kaen_log::offsets::groups::live_members_refusal;
+use kaen_log::offsets::share_delete::{self, SharePlan};
 use kaen_log::offsets::write::Replicas;
 use kaen_log::offsets::{group_tombstone_records, tombstone_records, DeletedKey};
 
@@ -24,7 +25,13 @@ use crate::report::Output;
 /// does: every committed offset (and pending transactional one), then the
 /// group's own records (classic GroupMetadata; a consumer, share or streams
 /// group's member, assignment and epoch records, members first). A group
-/// with members recorded is refused unless --force.
+/// with members recorded is refused unless --force. For a share group it
+/// first deletes the state of its share-partitions, as DeleteGroups does
+/// (`GroupCoordinatorService.deleteShareGroups`, then the share
+/// coordinator's `deleteState`): a ShareSnapshot tombstone, one batch each,
+/// for every share-partition the group's ShareGroupStatePartitionMetadata
+/// names that has state, in the partition of `__share_group_state` that
+/// owns its key (`abs(hashCode("group:topicId:partition")) % partitions`).
 ///
 /// Refuses (exit 1, nothing written) when nothing matches; refuses (exit 2)
 /// when the directory lock is held or the offsets log has a damaged tail.
@@ -61,6 +68,12 @@ pub struct TombstoneArgs {
     /// metadata when the directory has it; without either, refused.
     #[arg(long)]
     pub offsets_partitions: Option<i32>,
+    /// Partitions of __share_group_state
+    /// (share.coordinator.state.topic.num.partitions), to place a share
+    /// group's state with --delete-group. Taken from the KRaft metadata when
+    /// the directory has it.
+    #[arg(long, requires = "delete_group")]
+    pub share_state_partitions: Option<i32>,
 }
 
 pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -119,6 +132,25 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         })
         .unzip()
     };
+    // A share group's state goes first, as in DeleteGroups.
+    let share = if args.delete_group {
+        share_delete::plan(
+            &replay,
+            &args.group,
+            &args.dirs,
+            args.share_state_partitions,
+        )?
+    } else {
+        SharePlan::default()
+    };
+    for (s, why) in &share.left {
+        eprintln!(
+            "klog: note: {} state of {}-{} left: {why}",
+            escape_cell(&s.group),
+            escape_cell(&s.topic),
+            s.partition
+        );
+    }
     let target = replicas.target.clone();
     if keys.is_empty() {
         let what = if args.delete_group {
@@ -143,7 +175,31 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         };
         escape_cell(&text).into_owned()
     };
+    let mut share_targets = share_delete::targets(&share, &args.dirs, |d| replicas.lock(d))?;
+    let share_label = |d: &share_delete::StateDelete| {
+        escape_cell(&format!(
+            "{} share state of {}-{}",
+            args.group, d.topic, d.partition
+        ))
+        .into_owned()
+    };
     if args.dry_run {
+        for d in &share.deletes {
+            let t = share_targets
+                .iter_mut()
+                .find(|t| t.state_partition == d.state_partition);
+            if let Some(t) = t {
+                writeln!(
+                    out,
+                    "would delete {}: ShareSnapshot tombstone to {}-{} at offset {}",
+                    share_label(d),
+                    kaen_log::offsets::records::SHARE_GROUP_STATE_TOPIC,
+                    d.state_partition,
+                    t.next_offset
+                )?;
+                t.next_offset += 1;
+            }
+        }
         for (i, k) in keys.iter().enumerate() {
             writeln!(
                 out,
@@ -160,6 +216,24 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         eprintln!("klog: {w}");
     }
     replicas.check_room(&records)?;
+    // `ShareCoordinatorShard.deleteState`: one write, so one batch, per share-partition.
+    for d in &share.deletes {
+        let Some(t) = share_targets
+            .iter_mut()
+            .find(|t| t.state_partition == d.state_partition)
+        else {
+            continue;
+        };
+        let range = t.append(&[share_delete::tombstone(d, now)])?;
+        writeln!(
+            out,
+            "deleted {}: ShareSnapshot tombstone at {}-{} offset {}",
+            share_label(d),
+            kaen_log::offsets::records::SHARE_GROUP_STATE_TOPIC,
+            d.state_partition,
+            range.start()
+        )?;
+    }
     let (range, written) = replicas.append(&BatchSpec::default(), &records)?;
     for dir in &written {
         eprintln!(

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use kaen_log::findings::Counts;
 use kaen_log::findings::{Finding, Kind, Summary};
 use kaen_log::log::{classify, DataDir, Partition, PathKind};
+use kaen_log::txn::hanging::{self, Candidate, Verdict};
 use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
 use kaen_log::txn::{self, snapshot, PartitionState, TxnOptions};
 use schemars::JsonSchema;
@@ -20,12 +21,22 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// What idempotent and transactional producers left on disk, per partition:
 /// each producer's epoch, last sequence and offsets, committed and aborted
-/// transactions, transactions still open (hanging when older than
-/// --transaction-timeout-ms against --now-ms, default the log's max
-/// timestamp), the last stable offset, and sequence and epoch violations
-/// (out-of-order or duplicate sequences, epoch regressions, zombie
-/// transactional writes). When a `__transaction_state-N` folder is present,
-/// the coordinator's view of every transactional id follows.
+/// transactions, transactions still open, the last stable offset, and
+/// sequence and epoch violations (out-of-order or duplicate sequences,
+/// epoch regressions, zombie transactional writes). When a
+/// `__transaction_state-N` folder is present, the coordinator's view of
+/// every transactional id follows, with its transaction version (TV 2:
+/// the epoch is bumped at every commit and abort).
+///
+/// Hanging transactions follow `kafka-transactions find-hanging`: an open
+/// transaction whose producer last wrote more than
+/// --transaction-timeout-ms (15 minutes) before --now-ms (default: the
+/// clock) is hanging unless the coordinator's state (the
+/// `__transaction_state` given) lists the partition in its producer's
+/// transaction. --find-hanging prints only those, in find-hanging's columns.
+/// A `__transaction_state` record or batch klog cannot read (an unknown
+/// version, a batch that does not decompress) is an error finding, and the
+/// views it affects say "incomplete".
 ///
 /// Each segment's `.txnindex` is checked against the aborted transactions in
 /// the log. Producer-state snapshots (`<offset>.snapshot`) in a partition folder are
@@ -42,12 +53,22 @@ pub struct TransactionsArgs {
     /// Data directories or partition folders.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// "Now" (epoch ms or ISO-8601) for the age of open transactions; default: each log's max timestamp.
+    /// "Now" (epoch ms or ISO-8601) for the age of open transactions; default: the clock.
     #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
-    /// An open transaction older than this (ms, or an ISO-8601 duration) is hanging.
-    #[arg(long, default_value = "60000", value_parser = kaen_log::time::parse_duration_or_ms)]
+    /// An open transaction whose producer last wrote more than this long
+    /// ago (ms, or an ISO-8601 duration) may be hanging: find-hanging's
+    /// --max-transaction-timeout, 15 minutes by default.
+    #[arg(
+        long,
+        default_value_t = txn::hanging::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+        value_parser = kaen_log::time::parse_duration_or_ms
+    )]
     pub transaction_timeout_ms: i64,
+    /// Print only the hanging transactions, in the columns of
+    /// `kafka-transactions find-hanging`.
+    #[arg(long)]
+    pub find_hanging: bool,
     /// Output format.
     #[arg(long, value_parser = formats(DOCUMENT), default_value = "text")]
     pub format: Format,
@@ -60,11 +81,8 @@ pub struct TransactionsArgs {
 }
 
 pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
-    let opts = TxnOptions {
-        now_ms: args.now_ms,
-        transaction_timeout_ms: args.transaction_timeout_ms,
-        ..TxnOptions::default()
-    };
+    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
+    let max_timeout = args.transaction_timeout_ms;
     let progress = Progress::spinner(args.format == Format::Text);
     let mut partitions = Vec::new();
     for path in &args.paths {
@@ -86,27 +104,24 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
     } else {
         Some(txnlog::replay(&coordinator, Default::default())?)
     };
-    let mut failing = 0u64;
     let fail_on = args.fail_on.severity();
     let mut reports = Vec::new();
+    let mut hanging = Vec::new();
     for p in &partitions {
+        // The hanging check is find-hanging's, with the coordinator's
+        // state: not the producer-state pass's own (now_ms: None).
         let opts = TxnOptions {
             high_watermark: kaen_log::log::checkpoint::high_watermark(p)?,
-            ..opts
+            ..TxnOptions::default()
         };
         let mut st = txn::analyze(p, &opts)?;
-        // An old open transaction its coordinator has ongoing for this
-        // partition is long, not hanging (find-hanging's rule).
-        if let Some(v) = &view {
-            let producers = &st.producers;
-            st.findings.retain(|f| {
-                f.kind != Kind::HangingTransaction
-                    || !f.producer_id.is_some_and(|pid| {
-                        producers
-                            .get(&pid)
-                            .is_some_and(|s| v.has_ongoing(pid, s.epoch, &p.topic, p.partition))
-                    })
-            });
+        for c in hanging::candidates(p, &st, now, max_timeout) {
+            let verdict = hanging::verdict(view.as_ref(), &c, &p.topic, p.partition);
+            if verdict.is_hanging() {
+                st.findings
+                    .push(hanging::finding(&c, &verdict, &p.name(), now, max_timeout));
+            }
+            hanging.push(HangingOut::new(p, &c, &verdict, now));
         }
         let index_findings = txn::check_txn_indexes(p, &st)?;
         st.findings.extend(index_findings);
@@ -114,11 +129,20 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         for s in &snaps {
             st.findings.extend(s.findings.iter().cloned());
         }
-        failing += st.findings.iter().filter(|f| f.fails(fail_on)).count() as u64;
         reports.push((p, st, snaps));
     }
     drop(progress);
-    let report = TransactionsReport::new(&reports, view.as_ref(), args.time_format);
+    let report = TransactionsReport::new(
+        &reports,
+        view.as_ref(),
+        hanging,
+        Hanging {
+            now_ms: now,
+            max_transaction_timeout_ms: max_timeout,
+        },
+        args,
+    );
+    let failing = report.findings.iter().filter(|f| f.fails(fail_on)).count() as u64;
     emit(&report, args.format, out)?;
     Ok(Outcome::from_count(failing))
 }
@@ -261,6 +285,19 @@ struct CoordinatorTxn {
     partitions: Option<Vec<TopicPartitions>>,
     last_update_timestamp_ms: i64,
     start_timestamp_ms: i64,
+    /// The TransactionLogValue version of its last record.
+    record_version: i16,
+    /// ClientTransactionVersion: 2 for transaction version 2 (KIP-890: the
+    /// epoch is bumped at every commit and abort), 0 for the classic
+    /// protocol (transaction versions 0 and 1).
+    client_transaction_version: i16,
+    /// PreviousProducerId, NextProducerId, NextProducerEpoch (-1 unless an
+    /// epoch overflow moved the transactional id to a new producer id).
+    previous_producer_id: i64,
+    next_producer_id: i64,
+    next_producer_epoch: i16,
+    /// A later record of this id could not be read: the row may be stale.
+    incomplete: bool,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -272,20 +309,86 @@ struct TopicPartitions {
 /// The text row of a transactional id.
 #[derive(Serialize, JsonSchema)]
 struct CoordinatorRow<'a> {
-    transactional_id: &'a str,
+    transactional_id: String,
     producer: i64,
     epoch: i16,
+    tv: i16,
     state: &'a str,
     timeout_ms: i32,
     partitions: String,
     last_update_ms: i64,
 }
 
-/// A `__transaction_state` record that did not decode.
+/// The settings of the hanging check.
+#[derive(Serialize, JsonSchema, Clone, Copy)]
+struct Hanging {
+    now_ms: i64,
+    max_transaction_timeout_ms: i64,
+}
+
+/// An open transaction whose producer last wrote more than the maximum
+/// transaction timeout ago: the columns of `kafka-transactions
+/// find-hanging`, and what the coordinator's log says of it.
 #[derive(Serialize, JsonSchema)]
-struct BadOut {
-    offset: i64,
-    error: String,
+struct HangingOut {
+    topic: String,
+    partition: i32,
+    producer_id: i64,
+    producer_epoch: i16,
+    coordinator_epoch: i32,
+    start_offset: i64,
+    last_timestamp: i64,
+    /// Whole minutes from the last write to now.
+    duration_min: i64,
+    /// Whether find-hanging lists it: false when its transactional id
+    /// lists the partition (the coordinator will write the marker).
+    hanging: bool,
+    /// Its producer's transactional id in the `__transaction_state` read.
+    transactional_id: Option<String>,
+    /// That id's state.
+    coordinator_state: Option<&'static str>,
+}
+
+impl HangingOut {
+    fn new(p: &Partition, c: &Candidate, verdict: &Verdict, now_ms: i64) -> Self {
+        let (transactional_id, coordinator_state) = match verdict {
+            Verdict::Listed {
+                transactional_id,
+                state,
+            }
+            | Verdict::NotListed {
+                transactional_id,
+                state,
+            } => (Some(transactional_id.clone()), Some(*state)),
+            Verdict::NoCoordinatorLog | Verdict::NoTransactionalId => (None, None),
+        };
+        HangingOut {
+            topic: p.topic.clone(),
+            partition: p.partition,
+            producer_id: c.producer_id,
+            producer_epoch: c.producer_epoch,
+            coordinator_epoch: c.coordinator_epoch,
+            start_offset: c.start_offset,
+            last_timestamp: c.last_timestamp,
+            duration_min: c.duration_minutes(now_ms),
+            hanging: verdict.is_hanging(),
+            transactional_id,
+            coordinator_state,
+        }
+    }
+}
+
+/// The find-hanging view.
+#[derive(Serialize, JsonSchema)]
+struct FindHanging {
+    now_ms: i64,
+    max_transaction_timeout_ms: i64,
+    /// Whether the coordinator's state was read whole: false when no
+    /// `__transaction_state` was given or some of it could not be read
+    /// (then a transaction listed as hanging may not be).
+    complete: bool,
+    /// Every candidate, hanging or not.
+    candidates: Vec<HangingOut>,
 }
 
 /// `klog transactions`'s document.
@@ -294,18 +397,30 @@ pub struct TransactionsReport {
     partitions: Vec<PartitionOut>,
     /// The coordinator's view, when a `__transaction_state` folder was given.
     coordinator: Option<Vec<CoordinatorTxn>>,
-    coordinator_bad_records: Vec<BadOut>,
+    /// Whether every `__transaction_state` record and batch was read (null
+    /// without a `__transaction_state` folder). When false the coordinator's
+    /// table is incomplete: the findings say what was not read.
+    coordinator_complete: Option<bool>,
+    find_hanging: FindHanging,
     findings: Vec<Finding>,
     finding_counts: Counts,
     #[serde(skip)]
     time_format: TimeFormat,
+    #[serde(skip)]
+    only_hanging: bool,
+    #[serde(skip)]
+    coordinator_findings: Vec<Finding>,
+    #[serde(skip)]
+    damaged_batches: u64,
 }
 
 impl TransactionsReport {
     fn new(
         reports: &[Analysed<'_>],
         view: Option<&txnlog::CoordinatorView>,
-        time_format: TimeFormat,
+        candidates: Vec<HangingOut>,
+        hanging: Hanging,
+        args: &TransactionsArgs,
     ) -> Self {
         let partitions = reports
             .iter()
@@ -356,9 +471,11 @@ impl TransactionsReport {
                 open: st.open_transactions().len() as u64,
             })
             .collect::<Vec<_>>();
+        let coordinator_findings = view.map(|v| v.findings.clone()).unwrap_or_default();
         let findings: Vec<Finding> = reports
             .iter()
             .flat_map(|(_, st, _)| st.findings.iter().cloned())
+            .chain(coordinator_findings.iter().cloned())
             .collect();
         let coordinator = view.map(|v| {
             v.transactions
@@ -379,34 +496,91 @@ impl TransactionsReport {
                     }),
                     last_update_timestamp_ms: m.last_update_timestamp_ms,
                     start_timestamp_ms: m.start_timestamp_ms,
+                    record_version: m.version,
+                    client_transaction_version: m.client_transaction_version,
+                    previous_producer_id: m.previous_producer_id,
+                    next_producer_id: m.next_producer_id,
+                    next_producer_epoch: m.next_producer_epoch,
+                    incomplete: v.unread_ids.contains(id),
                 })
                 .collect()
         });
         TransactionsReport {
             partitions,
             coordinator,
-            coordinator_bad_records: view
-                .map(|v| {
-                    v.bad
-                        .iter()
-                        .map(|(offset, e)| BadOut {
-                            offset: *offset,
-                            error: e.to_string(),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
+            coordinator_complete: view.map(txnlog::CoordinatorView::is_complete),
+            find_hanging: FindHanging {
+                now_ms: hanging.now_ms,
+                max_transaction_timeout_ms: hanging.max_transaction_timeout_ms,
+                complete: view.is_some_and(txnlog::CoordinatorView::is_complete),
+                candidates,
+            },
             finding_counts: Summary::of(&findings).counts(),
             findings,
-            time_format,
+            time_format: args.time_format,
+            only_hanging: args.find_hanging,
+            coordinator_findings,
+            damaged_batches: view.map_or(0, |v| v.damaged_batches),
         }
     }
+
+    /// The find-hanging table: the hanging candidates in Kafka's columns.
+    fn hanging_table(&self) -> Table {
+        let rows: Vec<&HangingOut> = self
+            .find_hanging
+            .candidates
+            .iter()
+            .filter(|c| c.hanging)
+            .collect();
+        Table::of(&rows).only(&[
+            "topic",
+            "partition",
+            "producer_id",
+            "producer_epoch",
+            "coordinator_epoch",
+            "start_offset",
+            "last_timestamp",
+            "duration_min",
+        ])
+    }
+
+    /// Why the coordinator's table may lack something, or `None`.
+    fn coordinator_incomplete(&self) -> Option<String> {
+        if self.coordinator_complete != Some(false) {
+            return None;
+        }
+        let mut why = Vec::new();
+        if !self.coordinator_findings.is_empty() {
+            why.push(format!(
+                "{} not read (see the findings)",
+                plural(
+                    self.coordinator_findings.len() as u64,
+                    "record or batch",
+                    "records or batches"
+                )
+            ));
+        }
+        if self.damaged_batches > 0 {
+            why.push(format!(
+                "{} damaged",
+                plural(self.damaged_batches, "batch", "batches")
+            ));
+        }
+        Some(why.join(", "))
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 impl Report for TransactionsReport {
     const COMMAND: &'static str = "transactions";
 
     fn tables(&self) -> Vec<Table> {
+        if self.only_hanging {
+            return vec![self.hanging_table()];
+        }
         let mut tables: Vec<Table> = self
             .partitions
             .iter()
@@ -434,9 +608,14 @@ impl Report for TransactionsReport {
             let rows: Vec<CoordinatorRow> = coordinator
                 .iter()
                 .map(|m| CoordinatorRow {
-                    transactional_id: &m.transactional_id,
+                    transactional_id: if m.incomplete {
+                        format!("{} (incomplete)", m.transactional_id)
+                    } else {
+                        m.transactional_id.clone()
+                    },
                     producer: m.producer_id,
                     epoch: m.producer_epoch,
+                    tv: m.client_transaction_version,
                     state: m.state,
                     timeout_ms: m.timeout_ms,
                     partitions: m.partitions.as_ref().map_or("-".to_string(), |ps| {
@@ -458,8 +637,13 @@ impl Report for TransactionsReport {
     }
 
     /// Per partition with producers or snapshots: a line, the producers
-    /// table and the findings, indented; then the coordinator's table.
+    /// table and the findings, indented; then the coordinator's table and
+    /// what of its log was not read. With --find-hanging: find-hanging's
+    /// table alone.
     fn text(&self) -> String {
+        if self.only_hanging {
+            return self.hanging_table().render();
+        }
         let indent =
             |text: String| -> String { text.lines().map(|l| format!("  {l}\n")).collect() };
         let mut tables = self.tables().into_iter();
@@ -500,20 +684,41 @@ impl Report for TransactionsReport {
             ));
         }
         if self.coordinator.is_some() {
-            out.push_str(&format!("coordinator ({TRANSACTION_STATE_TOPIC}):\n"));
+            match self.coordinator_incomplete() {
+                None => out.push_str(&format!("coordinator ({TRANSACTION_STATE_TOPIC}):\n")),
+                Some(why) => out.push_str(&format!(
+                    "coordinator ({TRANSACTION_STATE_TOPIC}), incomplete: {why}:\n"
+                )),
+            }
             out.push_str(&indent(tables.next().unwrap_or_default().render()));
+            for f in &self.coordinator_findings {
+                out.push_str(&indent(escape_cell(&f.to_string()).into_owned()));
+            }
         }
         out
     }
 
     fn summary(&self) -> String {
         let mut out = String::new();
-        for b in &self.coordinator_bad_records {
+        if self.only_hanging {
+            let h = &self.find_hanging;
+            let listed = h.candidates.iter().filter(|c| !c.hanging).count();
             out.push_str(&format!(
-                "klog: {TRANSACTION_STATE_TOPIC}: offset {}: {}\n",
-                b.offset,
-                escape_cell(&b.error)
+                "klog: {} open transactions whose producer last wrote more than {} ms before {}: {} hanging, {listed} listed by their coordinator\n",
+                h.candidates.len(),
+                h.max_transaction_timeout_ms,
+                h.now_ms,
+                h.candidates.len() - listed
             ));
+            match (&self.coordinator, self.coordinator_incomplete()) {
+                (None, _) => out.push_str(&format!(
+                    "klog: incomplete: no {TRANSACTION_STATE_TOPIC} folder was given, so no candidate is ruled out by its coordinator's state\n"
+                )),
+                (Some(_), Some(why)) => out.push_str(&format!(
+                    "klog: incomplete: the coordinator's state ({TRANSACTION_STATE_TOPIC}) was not read whole: {why}\n"
+                )),
+                (Some(_), None) => {}
+            }
         }
         out.push_str(&format!("findings: {}\n", Summary::of(&self.findings)));
         out

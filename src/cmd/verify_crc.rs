@@ -72,11 +72,17 @@ pub struct VerifyCrcArgs {
     /// transactions and .txnindex files.
     #[arg(long)]
     pub deep: bool,
-    /// With --deep: "now" (epoch ms or ISO-8601) for the age of open transactions.
+    /// With --deep: "now" (epoch ms or ISO-8601) for the age of open transactions; default: the clock.
     #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
-    /// With --deep: an open transaction older than this (ms, or an ISO-8601 duration) is hanging.
-    #[arg(long, default_value = "60000", value_parser = kaen_log::time::parse_duration_or_ms)]
+    /// With --deep: an open transaction whose producer last wrote more than
+    /// this long ago (ms, or an ISO-8601 duration) is a hanging candidate
+    /// (find-hanging's --max-transaction-timeout, 15 minutes by default).
+    #[arg(
+        long,
+        default_value_t = kaen_log::txn::hanging::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+        value_parser = kaen_log::time::parse_duration_or_ms
+    )]
     pub transaction_timeout_ms: i64,
     /// Repair what can be repaired safely (see above).
     #[arg(long)]
@@ -327,7 +333,7 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
         deep: args.deep,
         records: args.records || args.deep,
         txn: TxnOptions {
-            now_ms: args.now_ms,
+            now_ms: Some(args.now_ms.unwrap_or_else(crate::cmd::now_ms)),
             transaction_timeout_ms: args.transaction_timeout_ms,
             ..TxnOptions::default()
         },

@@ -27,13 +27,13 @@ use crate::format::{BatchSpec, Entry, NewRecord};
 use crate::log::durable::{self, Disk};
 use crate::log::lock::DirLock;
 use crate::log::{AppendConfig, Partition, PartitionAppender, Policy};
-use crate::offsets::{commit_record, Replay, ReplayOptions, KLOG_OFFSETS_TOPIC};
-use crate::txn::coordinator::{Coordinator, CoordinatorError, Step, TxnState};
+use crate::offsets::{commit_record_v3, Replay, ReplayOptions, KLOG_OFFSETS_TOPIC};
+use crate::txn::coordinator::{Coordinator, CoordinatorError, Step, TransactionVersion, TxnState};
 use crate::txn::fetch::{collect_aborted, lso_at_high_watermark};
 use crate::txn::producer::{
     append_checked, Incoming, Origin, Produced, ProducerStateManager, Rejection,
 };
-use crate::txn::txnlog::{encode_key, encode_value_v0, TRANSACTION_STATE_TOPIC};
+use crate::txn::txnlog::{encode_key, encode_value, TRANSACTION_STATE_TOPIC};
 use crate::txn::{analyze, Isolation, TxnOptions};
 
 /// The input topic.
@@ -171,11 +171,16 @@ pub struct Options {
     /// Where the application crashes, one crash per attempt at the first
     /// poll, in this order.
     pub crash_points: Vec<CrashPoint>,
+    /// The cluster's `transaction.version`.
+    pub transaction_version: TransactionVersion,
 }
 
 /// Everything the demo did and read back.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct EosDemo {
+    /// The cluster's `transaction.version`: 2 bumps the producer's epoch at
+    /// every commit and abort, 1 only at InitProducerId.
+    pub transaction_version: i16,
     pub idempotence: Idempotence,
     pub pipeline: Pipeline,
     pub fencing: Fencing,
@@ -293,6 +298,9 @@ pub struct Poll {
     pub commit_log_offset: Option<i64>,
     pub coordinator: Vec<Logged>,
     pub markers: Vec<MarkerWritten>,
+    /// The epoch commitTransaction's EndTxn answered with: the transaction's
+    /// epoch + 1 under transaction version 2, the same under version 1.
+    pub epoch_after_commit: Option<i16>,
 }
 
 /// A range of offsets.
@@ -423,13 +431,13 @@ struct Broker {
 }
 
 impl Broker {
-    fn open(dir: &Path, now_ms: i64) -> Result<Self> {
+    fn open(dir: &Path, now_ms: i64, version: TransactionVersion) -> Result<Self> {
         Ok(Broker {
             dir: dir.to_path_buf(),
             lock: Arc::new(DirLock::acquire(dir)?),
             leaders: BTreeMap::new(),
             // The coordinator's epoch is its partition's leader epoch: 0.
-            coordinator: Coordinator::new(0, FIRST_PRODUCER_ID),
+            coordinator: Coordinator::new(0, FIRST_PRODUCER_ID, version),
             clock: now_ms,
         })
     }
@@ -462,7 +470,9 @@ impl Broker {
             .ok_or_else(|| Error::Invalid(format!("no leader for {topic}-{partition}")))
     }
 
-    /// The leader's append: checked, then appended only if it passes.
+    /// The leader's append: checked, then appended only if it passes (a
+    /// marker as written with WriteTxnMarkers' `transaction_version`; 0
+    /// for data).
     fn produce(
         &mut self,
         topic: &str,
@@ -470,9 +480,17 @@ impl Broker {
         origin: Origin,
         spec: &BatchSpec,
         records: &[NewRecord],
+        transaction_version: i16,
     ) -> Result<Produced> {
         let l = self.leader(topic, partition)?;
-        append_checked(&mut l.appender, &mut l.state, origin, spec, records)
+        append_checked(
+            &mut l.appender,
+            &mut l.state,
+            origin,
+            spec,
+            records,
+            transaction_version,
+        )
     }
 
     /// Carry out the coordinator's steps through the append path.
@@ -485,7 +503,7 @@ impl Broker {
                     let ts = self.tick();
                     let record = NewRecord {
                         key: Some(encode_key(transactional_id)),
-                        value: Some(encode_value_v0(&m.log_value())),
+                        value: Some(encode_value(&m.log_value())),
                         headers: Vec::new(),
                         timestamp: ts,
                     };
@@ -495,6 +513,7 @@ impl Broker {
                         Origin::Coordinator,
                         &BatchSpec::default(),
                         &[record],
+                        0,
                     )? {
                         Produced::Appended(r) => *r.start(),
                         other => {
@@ -519,6 +538,7 @@ impl Broker {
                     producer_id,
                     producer_epoch,
                     coordinator_epoch,
+                    transaction_version,
                     partitions,
                 } => {
                     // `TransactionMarkerChannelManager`: one marker per
@@ -546,6 +566,7 @@ impl Broker {
                             Origin::Coordinator,
                             &spec,
                             &[record],
+                            transaction_version,
                         )? {
                             Produced::Appended(r) => *r.start(),
                             other => {
@@ -609,19 +630,23 @@ impl Broker {
         }
     }
 
-    /// EndTxn.
+    /// EndTxn: the coordinator's records and markers, and the epoch the
+    /// producer goes on with (bumped under transaction version 2).
     fn end_transaction(
         &mut self,
         p: &Producer,
         commit: bool,
-    ) -> Result<std::result::Result<Written, CoordinatorError>> {
+    ) -> Result<std::result::Result<(Written, i16), CoordinatorError>> {
         let tid = p.transactional_id.as_deref().unwrap_or_default();
         let now = self.tick();
         match self
             .coordinator
             .end_transaction(tid, p.producer_id, p.epoch, commit, now)
         {
-            Ok(steps) => Ok(Ok(self.run_steps(tid, steps)?)),
+            Ok(ended) => Ok(Ok((
+                self.run_steps(tid, ended.steps)?,
+                ended.producer_epoch,
+            ))),
             Err(e) => Ok(Err(e)),
         }
     }
@@ -637,7 +662,7 @@ impl Broker {
         txn: Option<&Producer>,
     ) -> Result<Produced> {
         let ts = self.tick();
-        let record = commit_record(group, ORDERS, 0, offset as u64, -1, "", ts);
+        let record = commit_record_v3(group, ORDERS, 0, offset as u64, -1, "", ts);
         let spec = match txn {
             Some(p) => BatchSpec {
                 transactional: true,
@@ -648,7 +673,14 @@ impl Broker {
             },
             None => BatchSpec::default(),
         };
-        self.produce(KLOG_OFFSETS_TOPIC, 0, Origin::Coordinator, &spec, &[record])
+        self.produce(
+            KLOG_OFFSETS_TOPIC,
+            0,
+            Origin::Coordinator,
+            &spec,
+            &[record],
+            0,
+        )
     }
 
     /// Write the producer snapshot a broker would write now (at a roll or
@@ -736,7 +768,7 @@ impl Producer {
             transactional: self.transactional_id.is_some(),
             ..BatchSpec::default()
         };
-        let produced = broker.produce(topic, 0, Origin::Client, &spec, &records)?;
+        let produced = broker.produce(topic, 0, Origin::Client, &spec, &records, 0)?;
         if self.producer_id >= 0 && !matches!(produced, Produced::Rejected(_)) {
             self.next_sequence.insert(
                 tp,
@@ -747,12 +779,23 @@ impl Producer {
         Ok(Ok((produced, logged)))
     }
 
+    /// The transaction ended, EndTxn answering with `epoch`: a new epoch
+    /// (transaction version 2) restarts every sequence at 0
+    /// (`TransactionManager` resets them with the epoch bump).
+    fn end_transaction(&mut self, epoch: i16) {
+        self.in_transaction.clear();
+        if epoch != self.epoch {
+            self.epoch = epoch;
+            self.next_sequence.clear();
+        }
+    }
+
     /// Resend the last request as it was (its acknowledgement was lost).
     fn resend(&self, broker: &mut Broker) -> Result<Produced> {
         let Some((topic, spec, records)) = &self.last else {
             return Err(Error::Invalid("nothing to resend".into()));
         };
-        broker.produce(topic, 0, Origin::Client, spec, records)
+        broker.produce(topic, 0, Origin::Client, spec, records, 0)
     }
 }
 
@@ -767,7 +810,7 @@ fn order_of(key: Option<&[u8]>) -> Option<u32> {
 
 /// Run the whole demo in `dir` (locked for the run).
 pub fn run(dir: &Path, opts: &Options) -> Result<EosDemo> {
-    let mut broker = Broker::open(dir, opts.now_ms)?;
+    let mut broker = Broker::open(dir, opts.now_ms, opts.transaction_version)?;
     let idempotence = idempotence(&mut broker)?;
     produce_orders(&mut broker, opts.orders)?;
     let pipeline = pipeline_run(&mut broker, Guarantee::Transactional, opts)?;
@@ -788,6 +831,7 @@ pub fn run(dir: &Path, opts: &Options) -> Result<EosDemo> {
     }
     comparison.push(compare(&pipeline, opts.orders)?);
     Ok(EosDemo {
+        transaction_version: opts.transaction_version.level(),
         idempotence,
         pipeline,
         fencing,
@@ -806,7 +850,14 @@ fn produce_orders(broker: &mut Broker, n: usize) -> Result<()> {
             timestamp: ts,
         })
         .collect();
-    broker.produce(ORDERS, 0, Origin::Client, &BatchSpec::default(), &records)?;
+    broker.produce(
+        ORDERS,
+        0,
+        Origin::Client,
+        &BatchSpec::default(),
+        &records,
+        0,
+    )?;
     Ok(())
 }
 
@@ -854,7 +905,7 @@ fn idempotence(broker: &mut Broker) -> Result<Idempotence> {
         let position = std::fs::metadata(leader.appender.active_log())
             .map(|m| m.len())
             .unwrap_or(0);
-        let produced = broker.produce(PAYMENTS, 0, Origin::Client, &spec, &recs)?;
+        let produced = broker.produce(PAYMENTS, 0, Origin::Client, &spec, &recs, 0)?;
         let log_end_offset = broker.leader(PAYMENTS, 0)?.appender.next_offset();
         let (outcome, error, range) = match &produced {
             Produced::Appended(r) => ("appended", None, Some(r.clone())),
@@ -1020,6 +1071,7 @@ fn pipeline_run(broker: &mut Broker, g: Guarantee, opts: &Options) -> Result<Pip
                 commit_log_offset: None,
                 coordinator: Vec::new(),
                 markers: Vec::new(),
+                epoch_after_commit: None,
             };
             let first_poll = instance.polls.is_empty();
             let at = |c: CrashPoint| crash_at == Some(c) && first_poll;
@@ -1099,12 +1151,13 @@ fn pipeline_run(broker: &mut Broker, g: Guarantee, opts: &Options) -> Result<Pip
                 break;
             }
             if g == Guarantee::Transactional {
-                let (logged, markers) = broker
+                let ((logged, markers), epoch) = broker
                     .end_transaction(&producer, true)?
                     .map_err(|e| Error::Invalid(format!("commitTransaction refused: {e}")))?;
                 poll.coordinator.extend(logged);
                 poll.markers.extend(markers);
-                producer.in_transaction.clear();
+                poll.epoch_after_commit = Some(epoch);
+                producer.end_transaction(epoch);
             }
             instance.polls.push(poll);
             if at(CrashPoint::AfterMarker) {
@@ -1287,9 +1340,10 @@ fn fencing(broker: &mut Broker) -> Result<Fencing> {
         "send refund-1 in a transaction".into(),
         describe(&produced),
     );
-    let (_, markers) = broker
+    let ((_, markers), epoch) = broker
         .end_transaction(&b, true)?
         .map_err(|e| Error::Invalid(format!("B's commit: {e}")))?;
+    b.end_transaction(epoch);
     step(
         "B",
         "commitTransaction".into(),

@@ -133,19 +133,30 @@ pub fn read_version(
     Ok(version)
 }
 
-/// Read the int16 version that starts a group-coordinator record value and
-/// give it with the version whose layout Kafka reads it with. The generated
-/// `read(readable, version)` of a coordinator record has no version check of
-/// its own (its fields are guarded by `version >= N` tests, and
-/// `CoordinatorRecordSerde` passes the stored version on), so a version above
-/// the highest known reads as the highest (KIP-915: newer versions only add
-/// tagged fields) and a negative one as the lowest.
+/// Read the int16 version that starts a coordinator record value and check
+/// it against the versions Kafka reads for its schema: one outside them is
+/// refused, as `CoordinatorRecordSerde.deserialize` refuses it (it throws
+/// `UnknownRecordVersionException` before the generated reader runs, and
+/// `CoordinatorLoaderImpl` fails the partition's load).
 pub fn read_value_version(
     c: &mut Cursor<'_>,
+    schema: &'static str,
     known: std::ops::RangeInclusive<i16>,
-) -> Result<(i16, i16), DecodeError> {
+) -> Result<i16, DecodeError> {
+    let at = c.position();
     let version = c.i16()?;
-    Ok((version, version.clamp(*known.start(), *known.end())))
+    if !known.contains(&version) {
+        return Err(DecodeError::new(
+            at,
+            DecodeErrorKind::RecordVersion {
+                schema,
+                version,
+                lowest: *known.start(),
+                newest: *known.end(),
+            },
+        ));
+    }
+    Ok(version)
 }
 
 /// Append a non-flexible string.

@@ -55,6 +55,23 @@ pub enum Ty {
     Struct(&'static [Field]),
 }
 
+impl Ty {
+    /// Kafka's name of a type that is not a string, bytes, array or struct.
+    pub fn scalar_name(&self) -> Option<&'static str> {
+        Some(match self {
+            Ty::Bool => "bool",
+            Ty::Int8 => "int8",
+            Ty::Int16 => "int16",
+            Ty::Uint16 => "uint16",
+            Ty::Int32 => "int32",
+            Ty::Int64 => "int64",
+            Ty::Float64 => "float64",
+            Ty::Uuid => "uuid",
+            Ty::String | Ty::Bytes | Ty::Array(_) | Ty::Struct(_) => return None,
+        })
+    }
+}
+
 /// One row of a schema table.
 #[derive(Debug, Clone, Copy)]
 pub struct Field {
@@ -78,6 +95,55 @@ pub const FIELD: Field = Field {
     tag: None,
 };
 
+/// The Kafka release that first shipped a version of a record schema, as
+/// the schema files of each release's jars tell (a version is new in a
+/// release when its `validVersions` holds it and the previous release's do
+/// not). Releases before 4.0 are not told apart: 3.9 is the oldest compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Release {
+    /// In 3.9's schema files already.
+    R3_9,
+    R4_0,
+    R4_1,
+    R4_2,
+    R4_3,
+    R4_4,
+    /// In no release's schema files (written by unreleased code only).
+    Unreleased,
+}
+
+impl Release {
+    /// Every release, oldest first.
+    pub const ALL: &'static [Release] = &[
+        Release::R3_9,
+        Release::R4_0,
+        Release::R4_1,
+        Release::R4_2,
+        Release::R4_3,
+        Release::R4_4,
+        Release::Unreleased,
+    ];
+
+    /// How the release is named in tables: `4.3`, `3.9 or earlier`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Release::R3_9 => "3.9 or earlier",
+            Release::R4_0 => "4.0",
+            Release::R4_1 => "4.1",
+            Release::R4_2 => "4.2",
+            Release::R4_3 => "4.3",
+            Release::R4_4 => "4.4",
+            Release::Unreleased => "none",
+        }
+    }
+}
+
+/// The last version of a schema whose versions from 0 were introduced in
+/// the releases `since` (one entry per version).
+pub const fn last_version(since: &[Release]) -> i16 {
+    since.len() as i16 - 1
+}
+
 /// A message schema (one JSON schema file).
 #[derive(Debug, Clone, Copy)]
 pub struct Schema {
@@ -85,12 +151,22 @@ pub struct Schema {
     pub name: &'static str,
     /// `validVersions`.
     pub versions: (i16, i16),
+    /// The release that introduced each of `versions`, the lowest first
+    /// (empty for a schema whose versions mean nothing on their own: the
+    /// key of a coordinator record, named by its record type).
+    pub since: &'static [Release],
     /// The first of `flexibleVersions` (`None` for "none").
     pub flexible_from: Option<i16>,
     pub fields: &'static [Field],
 }
 
 impl Schema {
+    /// The release that introduced `version`, when the table says.
+    pub fn since(&self, version: i16) -> Option<Release> {
+        let i = usize::try_from(i32::from(version) - i32::from(self.versions.0)).ok()?;
+        self.since.get(i).copied().filter(|_| self.knows(version))
+    }
+
     /// Whether `version` is one of the schema's `validVersions`.
     pub fn knows(&self, version: i16) -> bool {
         self.versions.0 <= version && version <= self.versions.1
@@ -229,19 +305,14 @@ impl Reader {
     /// when its length is an unsigned varint (flexible versions).
     fn type_label(&self, ty: &Ty) -> String {
         let compact = if self.flexible { "compact " } else { "" };
+        if let Some(name) = ty.scalar_name() {
+            return name.into();
+        }
         match ty {
-            Ty::Bool => "bool".into(),
-            Ty::Int8 => "int8".into(),
-            Ty::Int16 => "int16".into(),
-            Ty::Uint16 => "uint16".into(),
-            Ty::Int32 => "int32".into(),
-            Ty::Int64 => "int64".into(),
-            Ty::Float64 => "float64".into(),
-            Ty::Uuid => "uuid".into(),
             Ty::String => format!("{compact}string"),
             Ty::Bytes => format!("{compact}bytes"),
             Ty::Array(elem) => format!("{compact}array of {}", self.type_label(elem)),
-            Ty::Struct(_) => "struct".into(),
+            _ => "struct".into(),
         }
     }
 
@@ -439,6 +510,12 @@ impl Reader {
                             ));
                         }
                         let mut items = Vec::with_capacity(n);
+                        // `nullableVersions` is the array's: its elements
+                        // are never null (no presence marker before a struct).
+                        let element = Field {
+                            nullable_from: None,
+                            ..*f
+                        };
                         for i in 0..n {
                             let name = format!("[{i}]");
                             let slot = match elem {
@@ -450,7 +527,7 @@ impl Reader {
                                     &format!("{name} ({})", self.type_label(elem)),
                                 ),
                             };
-                            let v = self.value(c, f, elem, &format!("{path}{name}"))?;
+                            let v = self.value(c, &element, elem, &format!("{path}{name}"))?;
                             self.end(slot, c, &v);
                             items.push(v);
                         }
@@ -544,6 +621,7 @@ mod tests {
     static S: Schema = Schema {
         name: "Test",
         versions: (0, 1),
+        since: &[Release::R3_9, Release::R4_4],
         flexible_from: Some(0),
         fields: &FIELDS,
     };
@@ -567,6 +645,27 @@ mod tests {
         let v0 = S.decode(&b, 0, 0).unwrap();
         assert!(v0.get("dirs").is_none());
         assert!(S.decode(&b, 0, 2).is_err());
+    }
+
+    #[test]
+    fn a_nullable_array_of_structs_has_no_marker_per_element() {
+        static ELEMS: [Field; 1] = [Field {
+            name: "Topics",
+            ty: Ty::Array(&Ty::Struct(&INNER)),
+            nullable_from: Some(0),
+            ..FIELD
+        }];
+        static N: Schema = Schema {
+            name: "Nullable",
+            versions: (0, 0),
+            since: &[],
+            flexible_from: None,
+            fields: &ELEMS,
+        };
+        // One element: int32 count 1, then "h" (int16 length) and port 9092.
+        let b = [0, 0, 0, 1, 0, 1, b'h', 0x23, 0x84];
+        assert_eq!(N.decode(&b, 0, 0).unwrap()["topics"][0]["port"], 9092);
+        assert_eq!(N.decode(&[0xff; 4], 0, 0).unwrap()["topics"], Value::Null);
     }
 
     #[test]

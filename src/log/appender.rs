@@ -208,6 +208,12 @@ impl<S: Storage> PartitionAppender<S> {
         })
     }
 
+    /// The data directory's lock this appender holds, for appending to
+    /// another partition of the directory under it ([`PartitionAppender::open_locked`]).
+    pub fn lock(&self) -> Arc<DirLock> {
+        self._lock.clone()
+    }
+
     /// The offset the next record will get (the log end offset).
     pub fn next_offset(&self) -> i64 {
         self.next_offset

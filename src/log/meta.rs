@@ -89,6 +89,28 @@ impl fmt::Display for Uuid {
     }
 }
 
+/// As its text form.
+impl serde::Serialize for Uuid {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A string (the text form).
+impl schemars::JsonSchema for Uuid {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Uuid".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        String::json_schema(generator)
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+}
+
 /// The content of `partition.metadata`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PartitionMetadata {

@@ -22,6 +22,7 @@ pub mod image;
 pub mod records;
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -263,10 +264,212 @@ pub struct Replayed {
     pub log_range: Option<(i64, i64)>,
     /// The next offset after the last applied record.
     pub next_offset: i64,
-    /// Damaged batches or records: (file, offset, error).
+    /// Damaged batches or records: (file, offset, error). Each is in
+    /// `findings` as well.
     pub damage: Vec<(PathBuf, i64, String)>,
     /// What [`check_snapshot`] says of the snapshot read.
+    pub snapshot_findings: Vec<Finding>,
+    /// What the replay could not read or apply, batch by batch and record
+    /// by record (see [`image::Problem`]).
     pub findings: Vec<Finding>,
+}
+
+impl Replayed {
+    /// The parts of the image klog could not build in full: those a record
+    /// touched that klog cannot read as it was meant, and all of it when a
+    /// batch or record could not be read at all.
+    pub fn incomplete(&self) -> Vec<image::Section> {
+        let all = image::Section::All;
+        if !self.damage.is_empty() || self.image.incomplete.contains(&all) {
+            vec![all]
+        } else {
+            self.image.incomplete.iter().copied().collect()
+        }
+    }
+}
+
+/// Where a record lies.
+#[derive(Debug, Clone)]
+struct Place {
+    file: Rc<PathBuf>,
+    position: u64,
+    offset: i64,
+}
+
+/// A metadata transaction the replay is inside: where it began and the
+/// records it holds so far (their values, decoded again when applied).
+struct Txn {
+    begin: Place,
+    records: Vec<(Place, Vec<u8>)>,
+}
+
+/// Applies metadata records to the image in log order as Kafka's
+/// `MetadataBatchLoader` does: the records after a BeginTransactionRecord
+/// are applied at its EndTransactionRecord and dropped at an
+/// AbortTransactionRecord; those of a transaction still open where the
+/// replay stops are not applied (the loader publishes nothing while a
+/// transaction is in progress). A Begin inside a transaction, or an End or
+/// Abort outside one, throws in `MetadataBatchLoader.replay`: an error,
+/// the record ignored.
+///
+/// (Kafka's loader drops an aborted transaction's records only when the
+/// abort is the last record it was handed in one `handleCommit`; a record
+/// after it in the same commit publishes the whole delta, aborted records
+/// included. klog follows the controller, whose `OffsetControlManager`
+/// reverts an aborted transaction whole.)
+#[derive(Default)]
+struct Loader {
+    image: Image,
+    findings: Vec<Finding>,
+    damage: Vec<(PathBuf, i64, String)>,
+    txn: Option<Txn>,
+}
+
+impl Loader {
+    /// Bytes that cannot be read: a finding, and the damage listed.
+    fn damaged(&mut self, f: Finding) {
+        self.damage
+            .push((f.file.clone(), f.offset.unwrap_or(-1), f.detail.clone()));
+        self.findings.push(f.with_severity(Severity::Error));
+    }
+
+    fn finding(&mut self, at: &Place, kind: Kind, severity: Severity, detail: String) {
+        self.findings.push(
+            Finding::new(
+                kind,
+                at.file.as_path(),
+                at.position,
+                Some(at.offset),
+                detail,
+            )
+            .with_severity(severity),
+        );
+    }
+
+    /// Apply a decoded record now.
+    fn apply(&mut self, at: &Place, r: &records::MetadataRecord) {
+        for p in self.image.apply(at.offset, r) {
+            self.finding(at, p.kind, p.severity, p.detail);
+        }
+    }
+
+    /// One metadata record's value at `at`; `snapshot` when it comes from
+    /// a snapshot, which Kafka replays record by record without the
+    /// loader's transactions (`MetadataLoader.handleLoadSnapshot`).
+    fn record(&mut self, at: Place, value: &[u8], snapshot: bool) {
+        let r = records::decode_metadata(value, at.position);
+        let marker = r.data.is_some()
+            && matches!(
+                r.name.as_str(),
+                "BeginTransactionRecord" | "EndTransactionRecord" | "AbortTransactionRecord"
+            );
+        if marker && snapshot {
+            // MetadataDelta.replay has no case for them.
+            let detail = format!(
+                "{} in a snapshot: Kafka replays a snapshot's records into the image and \
+                 MetadataDelta.replay throws on it (\"Unknown metadata record type\")",
+                r.name
+            );
+            self.image.notes.push(image::Note {
+                offset: at.offset,
+                record: r.name.clone(),
+                detail: detail.clone(),
+            });
+            self.finding(&at, Kind::MetadataReplayRejected, Severity::Error, detail);
+            return;
+        }
+        if !marker {
+            match &mut self.txn {
+                // A record that does not decode is reported at once: Kafka's
+                // raft reader fails on it before the loader sees it.
+                Some(t) if r.defect.is_none() => t.records.push((at, value.to_vec())),
+                _ => self.apply(&at, &r),
+            }
+            return;
+        }
+        *self.image.record_counts.entry(r.name.clone()).or_default() += 1;
+        let name = r.name.as_str();
+        match (name, self.txn.take()) {
+            ("BeginTransactionRecord", None) => {
+                self.txn = Some(Txn {
+                    begin: at,
+                    records: Vec::new(),
+                });
+            }
+            ("EndTransactionRecord", Some(t)) => {
+                for (place, value) in &t.records {
+                    let r = records::decode_metadata(value, place.position);
+                    self.apply(place, &r);
+                }
+            }
+            ("AbortTransactionRecord", Some(t)) => {
+                let reason = r
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("reason"))
+                    .and_then(Value::as_str)
+                    .map_or(String::new(), |s| format!(" (reason: {s:?})"));
+                self.finding(
+                    &at,
+                    Kind::MetadataTransactionAborted,
+                    Severity::Note,
+                    format!(
+                        "the metadata transaction begun at offset {} is aborted{reason}: {} not applied \
+                         (MetadataBatchLoader)",
+                        t.begin.offset,
+                        records_of(t.records.len())
+                    ),
+                );
+            }
+            (_, open) => {
+                let detail = match &open {
+                    Some(t) => format!(
+                        "{name} inside the metadata transaction begun at offset {} (MetadataBatchLoader.replay throws: \
+                         \"Encountered BeginTransactionRecord while already in a transaction\"); the record is ignored",
+                        t.begin.offset
+                    ),
+                    None => format!(
+                        "{name} with no metadata transaction open (MetadataBatchLoader.replay throws: \
+                         \"Encountered {name} without having seen a BeginTransactionRecord\"); the record is ignored"
+                    ),
+                };
+                self.txn = open;
+                self.image.notes.push(image::Note {
+                    offset: at.offset,
+                    record: r.name.clone(),
+                    detail: detail.clone(),
+                });
+                self.finding(&at, Kind::MetadataReplayRejected, Severity::Error, detail);
+            }
+        }
+    }
+
+    /// The replay stops here: a transaction still open is not applied.
+    fn finish(mut self) -> Loader {
+        if let Some(t) = self.txn.take() {
+            self.finding(
+                &t.begin,
+                Kind::MetadataTransactionOpen,
+                Severity::Note,
+                format!(
+                    "the metadata transaction begun at offset {} is still open where the replay ends: {} not applied \
+                     (MetadataBatchLoader publishes nothing while a transaction is in progress)",
+                    t.begin.offset,
+                    records_of(t.records.len())
+                ),
+            );
+        }
+        self
+    }
+}
+
+/// "its 3 records are", "its record is", "it holds no record, so nothing is".
+fn records_of(n: usize) -> String {
+    match n {
+        0 => "it holds no record, so nothing is".into(),
+        1 => "its record is".into(),
+        n => format!("its {n} records are"),
+    }
 }
 
 /// Apply the metadata records of one file or partition, from offset `from`
@@ -275,8 +478,7 @@ fn replay_partition(
     p: &Partition,
     from: i64,
     end: Option<i64>,
-    image: &mut Image,
-    damage: &mut Vec<(PathBuf, i64, String)>,
+    loader: &mut Loader,
     snapshot: bool,
 ) -> Result<Option<(i64, i64)>> {
     let mut scratch = Vec::new();
@@ -291,17 +493,20 @@ fn replay_partition(
             None => break,
             Some(Step::Entry(w)) => w,
             Some(Step::Damage(d)) => {
-                damage.push((d.file, d.base_offset.unwrap_or(-1), d.error.to_string()));
+                loader.damaged(Finding::decode(d.file, d.position, d.base_offset, &d.error));
                 continue;
             }
             Some(_) => continue,
         };
-        let file = w.segment.log.clone();
+        let file = Rc::new(w.segment.log.clone());
         let Entry::V2(batch) = w.entry else {
-            damage.push((
-                file,
-                w.entry.base_offset(),
-                "a legacy (magic 0/1) entry in the metadata log".into(),
+            // KafkaRaftClient reads the metadata log as RecordBatch v2 only.
+            loader.damaged(Finding::new(
+                Kind::BadMagic,
+                file.as_path(),
+                w.entry.position(),
+                Some(w.entry.base_offset()),
+                "a legacy (magic 0/1) entry in the metadata log: Kafka's raft layer reads only RecordBatch v2",
             ));
             continue;
         };
@@ -310,10 +515,18 @@ fn replay_partition(
             // kraft version, voters) are not metadata records.
             continue;
         }
+        let at_batch = |e: &crate::error::DecodeError| {
+            Finding::decode(
+                file.as_path(),
+                batch.position,
+                Some(batch.header.base_offset),
+                e,
+            )
+        };
         let records = match batch.records(&mut scratch, DecodeLimits::default()) {
             Ok(r) => r,
             Err(e) => {
-                damage.push((file, batch.header.base_offset, e.to_string()));
+                loader.damaged(at_batch(&e));
                 continue;
             }
         };
@@ -321,7 +534,7 @@ fn replay_partition(
             let r = match r {
                 Ok(r) => r,
                 Err(e) => {
-                    damage.push((file.clone(), batch.header.base_offset, e.to_string()));
+                    loader.damaged(at_batch(&e));
                     break;
                 }
             };
@@ -332,20 +545,27 @@ fn replay_partition(
                 break 'walk;
             }
             let Some(value) = r.value else {
-                damage.push((
-                    file.clone(),
-                    r.offset,
-                    "a metadata record with a null value".into(),
+                loader.damaged(Finding::new(
+                    Kind::UnexpectedNull,
+                    file.as_path(),
+                    r.position,
+                    Some(r.offset),
+                    "a metadata record with a null value: Kafka's RecordsIterator throws \
+                     (\"Missing value in the record when a value was expected\")",
                 ));
                 continue;
             };
-            let at = r.position.max(batch.position);
-            image.apply(r.offset, &records::decode_metadata(value, at));
+            let at = Place {
+                file: Rc::clone(&file),
+                position: r.position.max(batch.position),
+                offset: r.offset,
+            };
+            loader.record(at, value, snapshot);
             range = Some((range.map_or(r.offset, |(a, _)| a), r.offset));
         }
     }
     for d in walk.take_damage() {
-        damage.push((d.file, d.base_offset.unwrap_or(-1), d.error.to_string()));
+        loader.damaged(Finding::decode(d.file, d.position, d.base_offset, &d.error));
     }
     Ok(range)
 }
@@ -362,12 +582,13 @@ pub fn replay(folder: &Path, end: Option<i64>) -> Result<Replayed> {
         .rev()
         .find(|(o, _, _)| end.is_none_or(|e| *o <= e));
     let mut out = Replayed::default();
+    let mut loader = Loader::default();
     let log = Partition::open(folder)?;
     let mut from = 0;
     if let Some((offset, epoch, path)) = usable {
         let sp = Partition::single_file(path, 0);
-        out.findings = check_snapshot(path)?;
-        replay_partition(&sp, 0, None, &mut out.image, &mut out.damage, true)?;
+        out.snapshot_findings = check_snapshot(path)?;
+        replay_partition(&sp, 0, None, &mut loader, true)?;
         out.snapshot = Some((path.clone(), *offset, *epoch));
         from = *offset;
     } else {
@@ -382,7 +603,11 @@ pub fn replay(folder: &Path, end: Option<i64>) -> Result<Replayed> {
             ));
         }
     }
-    out.log_range = replay_partition(&log, from, end, &mut out.image, &mut out.damage, false)?;
+    out.log_range = replay_partition(&log, from, end, &mut loader, false)?;
+    let loader = loader.finish();
+    out.image = loader.image;
+    out.findings = loader.findings;
+    out.damage = loader.damage;
     out.next_offset = out.log_range.map_or(from, |(_, last)| last + 1);
     Ok(out)
 }

@@ -13,8 +13,10 @@
 //! VotersRecord}.json`, read at the versions of `ControlRecordUtils`
 //! (all 0).
 //!
-//! An apiKey or version not in these tables is named (`unknown(apiKey)`) and
-//! shown raw; it never stops a dump or a replay.
+//! An apiKey not in these tables is named (`unknown(apiKey)`) and shown raw;
+//! a version above the newest a table knows is read with the newest
+//! layout, as Kafka's generated `read` methods do (they check no version).
+//! Neither stops a dump or a replay: the replay reports both.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use base64::Engine;
@@ -23,30 +25,47 @@ use serde_json::Value;
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
-use crate::format::schema::{Field, Schema, Ty, OPEN};
+use crate::format::schema::{last_version, Field, Release, Schema, Ty, OPEN};
 
 use crate::format::schema::f;
 use crate::format::schema::types::*;
 
-/// A KRaft control record schema: flexible from version 0.
-const fn control(name: &'static str, max: i16, fields: &'static [Field]) -> Schema {
+/// A KRaft control record schema: flexible from version 0; `since` holds
+/// the release that introduced each version from 0.
+const fn control(
+    name: &'static str,
+    since: &'static [Release],
+    fields: &'static [Field],
+) -> Schema {
     Schema {
         name,
-        versions: (0, max),
+        versions: (0, last_version(since)),
+        since,
         flexible_from: Some(0),
         fields,
     }
 }
 
-const fn metadata(name: &'static str, max: i16, fields: &'static [Field]) -> Schema {
+/// A metadata record schema; `since` holds the release that introduced
+/// each version from 0 (the schema files of each release's jars).
+const fn metadata(
+    name: &'static str,
+    since: &'static [Release],
+    fields: &'static [Field],
+) -> Schema {
     // Every metadata record is flexible from version 0 ("flexibleVersions": "0+").
     Schema {
         name,
-        versions: (0, max),
+        versions: (0, last_version(since)),
+        since,
         flexible_from: Some(0),
         fields,
     }
 }
+
+use Release::{R3_9, R4_0, R4_3, R4_4};
+/// Version 0 only, in 3.9's files already.
+const V0: &[Release] = &[R3_9];
 
 // The listeners and supported feature ranges a broker or a controller
 // registers with (RegisterBrokerRecord, RegisterControllerRecord).
@@ -62,7 +81,7 @@ const FEATURES: Ty = Ty::Array(&Ty::Struct(&[
     f!("MaxSupportedVersion", I16),
 ]));
 
-// RegisterBrokerRecord.json (apiKey 0), validVersions 0-3.
+// RegisterBrokerRecord.json (apiKey 0), validVersions 0-4 (4: CordonedLogDirs, Kafka 4.3).
 static REGISTER_BROKER: &[Field] = &[
     f!("BrokerId", I32),
     f!("IsMigratingZkBroker", B, versions: (2, OPEN)),
@@ -74,6 +93,7 @@ static REGISTER_BROKER: &[Field] = &[
     f!("Fenced", B),
     f!("InControlledShutdown", B, versions: (1, OPEN)),
     f!("LogDirs", US, versions: (3, OPEN), tag: Some((0, 3))),
+    f!("CordonedLogDirs", US, versions: (4, OPEN), nullable_from: Some(4), tag: Some((1, 4))),
 ];
 // UnregisterBrokerRecord.json (apiKey 1).
 static UNREGISTER_BROKER: &[Field] = &[f!("BrokerId", I32), f!("BrokerEpoch", I64)];
@@ -161,13 +181,14 @@ static PRODUCER_IDS: &[Field] = &[
     f!("BrokerEpoch", I64),
     f!("NextProducerId", I64),
 ];
-// BrokerRegistrationChangeRecord.json (apiKey 17), validVersions 0-2.
+// BrokerRegistrationChangeRecord.json (apiKey 17), validVersions 0-3 (3: CordonedLogDirs, Kafka 4.3).
 static BROKER_REGISTRATION_CHANGE: &[Field] = &[
     f!("BrokerId", I32),
     f!("BrokerEpoch", I64),
     f!("Fenced", I8, tag: Some((0, 0))),
     f!("InControlledShutdown", I8, versions: (1, OPEN), tag: Some((1, 1))),
     f!("LogDirs", US, versions: (2, OPEN), tag: Some((2, 2))),
+    f!("CordonedLogDirs", US, versions: (3, OPEN), nullable_from: Some(3), tag: Some((3, 3))),
 ];
 // AccessControlEntryRecord.json (apiKey 18).
 static ACL: &[Field] = &[
@@ -204,52 +225,71 @@ static REGISTER_CONTROLLER: &[Field] = &[
 ];
 // ClearElrRecord.json (apiKey 28).
 static CLEAR_ELR: &[Field] = &[f!("TopicName", S)];
+// UnregisterControllerRecord.json (apiKey 29, Kafka 4.4).
+static UNREGISTER_CONTROLLER: &[Field] = &[f!("ControllerId", I32)];
 
 /// The metadata record schemas by apiKey (`MetadataRecordType`, generated
 /// from the `apiKey` of each file).
 pub static METADATA: &[(u16, Schema)] = &[
-    (0, metadata("RegisterBrokerRecord", 3, REGISTER_BROKER)),
-    (1, metadata("UnregisterBrokerRecord", 0, UNREGISTER_BROKER)),
-    (2, metadata("TopicRecord", 0, TOPIC)),
-    (3, metadata("PartitionRecord", 2, PARTITION)),
-    (4, metadata("ConfigRecord", 0, CONFIG)),
-    (5, metadata("PartitionChangeRecord", 2, PARTITION_CHANGE)),
-    (7, metadata("FenceBrokerRecord", 0, FENCE_BROKER)),
-    (8, metadata("UnfenceBrokerRecord", 0, FENCE_BROKER)),
-    (9, metadata("RemoveTopicRecord", 0, REMOVE_TOPIC)),
-    (10, metadata("DelegationTokenRecord", 0, DELEGATION_TOKEN)),
-    (11, metadata("UserScramCredentialRecord", 0, USER_SCRAM)),
-    (12, metadata("FeatureLevelRecord", 0, FEATURE_LEVEL)),
-    (14, metadata("ClientQuotaRecord", 0, CLIENT_QUOTA)),
-    (15, metadata("ProducerIdsRecord", 0, PRODUCER_IDS)),
+    (
+        0,
+        metadata(
+            "RegisterBrokerRecord",
+            &[R3_9, R3_9, R3_9, R3_9, R4_3],
+            REGISTER_BROKER,
+        ),
+    ),
+    (1, metadata("UnregisterBrokerRecord", V0, UNREGISTER_BROKER)),
+    (2, metadata("TopicRecord", V0, TOPIC)),
+    (3, metadata("PartitionRecord", &[R3_9; 3], PARTITION)),
+    (4, metadata("ConfigRecord", V0, CONFIG)),
+    (
+        5,
+        metadata("PartitionChangeRecord", &[R3_9; 3], PARTITION_CHANGE),
+    ),
+    (7, metadata("FenceBrokerRecord", V0, FENCE_BROKER)),
+    (8, metadata("UnfenceBrokerRecord", V0, FENCE_BROKER)),
+    (9, metadata("RemoveTopicRecord", V0, REMOVE_TOPIC)),
+    (10, metadata("DelegationTokenRecord", V0, DELEGATION_TOKEN)),
+    (11, metadata("UserScramCredentialRecord", V0, USER_SCRAM)),
+    (12, metadata("FeatureLevelRecord", V0, FEATURE_LEVEL)),
+    (14, metadata("ClientQuotaRecord", V0, CLIENT_QUOTA)),
+    (15, metadata("ProducerIdsRecord", V0, PRODUCER_IDS)),
     (
         17,
         metadata(
             "BrokerRegistrationChangeRecord",
-            2,
+            &[R3_9, R3_9, R3_9, R4_3],
             BROKER_REGISTRATION_CHANGE,
         ),
     ),
-    (18, metadata("AccessControlEntryRecord", 0, ACL)),
+    (18, metadata("AccessControlEntryRecord", V0, ACL)),
     (
         19,
-        metadata("RemoveAccessControlEntryRecord", 0, REMOVE_ACL),
+        metadata("RemoveAccessControlEntryRecord", V0, REMOVE_ACL),
     ),
-    (20, metadata("NoOpRecord", 0, NONE)),
-    (21, metadata("ZkMigrationStateRecord", 0, ZK_MIGRATION)),
+    (20, metadata("NoOpRecord", V0, NONE)),
+    (21, metadata("ZkMigrationStateRecord", V0, ZK_MIGRATION)),
     (
         22,
-        metadata("RemoveUserScramCredentialRecord", 0, REMOVE_SCRAM),
+        metadata("RemoveUserScramCredentialRecord", V0, REMOVE_SCRAM),
     ),
-    (23, metadata("BeginTransactionRecord", 0, BEGIN_TXN)),
-    (24, metadata("EndTransactionRecord", 0, NONE)),
-    (25, metadata("AbortTransactionRecord", 0, ABORT_TXN)),
-    (26, metadata("RemoveDelegationTokenRecord", 0, REMOVE_TOKEN)),
+    (23, metadata("BeginTransactionRecord", V0, BEGIN_TXN)),
+    (24, metadata("EndTransactionRecord", V0, NONE)),
+    (25, metadata("AbortTransactionRecord", V0, ABORT_TXN)),
+    (
+        26,
+        metadata("RemoveDelegationTokenRecord", V0, REMOVE_TOKEN),
+    ),
     (
         27,
-        metadata("RegisterControllerRecord", 0, REGISTER_CONTROLLER),
+        metadata("RegisterControllerRecord", V0, REGISTER_CONTROLLER),
     ),
-    (28, metadata("ClearElrRecord", 0, CLEAR_ELR)),
+    (28, metadata("ClearElrRecord", &[R4_0], CLEAR_ELR)),
+    (
+        29,
+        metadata("UnregisterControllerRecord", &[R4_4], UNREGISTER_CONTROLLER),
+    ),
 ];
 
 /// The schema of a metadata apiKey.
@@ -304,11 +344,14 @@ static VOTERS: &[Field] = &[
 /// The value schemas of the KRaft control record types (`ControlRecordType`
 /// 2..=6), each read at version 0 as `ControlRecordUtils` does.
 pub static CONTROL: &[(i16, Schema)] = &[
-    (2, control("LeaderChangeMessage", 1, LEADER_CHANGE)),
-    (3, control("SnapshotHeaderRecord", 0, SNAPSHOT_HEADER)),
-    (4, control("SnapshotFooterRecord", 0, SNAPSHOT_FOOTER)),
-    (5, control("KRaftVersionRecord", 0, KRAFT_VERSION)),
-    (6, control("VotersRecord", 0, VOTERS)),
+    (
+        2,
+        control("LeaderChangeMessage", &[R3_9, R3_9], LEADER_CHANGE),
+    ),
+    (3, control("SnapshotHeaderRecord", V0, SNAPSHOT_HEADER)),
+    (4, control("SnapshotFooterRecord", V0, SNAPSHOT_FOOTER)),
+    (5, control("KRaftVersionRecord", V0, KRAFT_VERSION)),
+    (6, control("VotersRecord", V0, VOTERS)),
 ];
 
 /// A KRaft control record's value as dump-segment shows it: its schema's
@@ -381,6 +424,22 @@ pub struct MetadataRecord {
     pub data: Option<Value>,
     /// Why it does not decode (an unknown apiKey or version included).
     pub error: Option<String>,
+    /// What keeps it from decoding, when it does not.
+    pub defect: Option<Defect>,
+    /// The version whose layout was read, when the record's version is
+    /// newer than the newest klog knows.
+    pub read_as: Option<i16>,
+}
+
+/// Why a metadata record does not decode. Kafka fails on both
+/// (`AbstractApiMessageSerde.read` throws `MetadataParseException`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Defect {
+    /// The frame or the message is malformed, at the error's byte.
+    Malformed(DecodeError),
+    /// An apiKey that is no metadata record type (`MetadataRecordType.fromId`
+    /// throws `UnsupportedVersionException`).
+    UnknownApiKey(u16),
 }
 
 fn unsigned_short(c: &mut Cursor<'_>, field: &'static str) -> Result<u16, DecodeError> {
@@ -433,6 +492,8 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
                 name: "unknown".into(),
                 data: None,
                 error: Some(e.to_string()),
+                defect: Some(Defect::Malformed(e)),
+                read_as: None,
             }
         }
     };
@@ -445,21 +506,35 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
                 "apiKey {} is not a metadata record type klog knows",
                 frame.api_key
             )),
+            defect: Some(Defect::UnknownApiKey(frame.api_key)),
+            read_as: None,
         };
     };
+    // A version above the newest known is read with the newest layout: the
+    // generated `read(Readable, short)` of a metadata record tests only
+    // `version >= N` for its fields and never rejects a version
+    // (e.g. TopicRecord.read, RegisterBrokerRecord.read).
+    let read_as = (frame.version > schema.versions.1).then_some(schema.versions.1);
     let body_at = c.position();
-    match schema.decode(c.rest(), body_at, frame.version) {
+    match schema.decode(c.rest(), body_at, read_as.unwrap_or(frame.version)) {
         Ok(data) => MetadataRecord {
             frame: Some(frame),
             name: schema.name.into(),
             data: Some(data),
             error: None,
+            defect: None,
+            read_as,
         },
         Err(e) => MetadataRecord {
             frame: Some(frame),
             name: schema.name.into(),
             data: None,
-            error: Some(e.to_string()),
+            error: Some(match read_as {
+                Some(v) => format!("version {} read as version {v}: {e}", frame.version),
+                None => e.to_string(),
+            }),
+            defect: Some(Defect::Malformed(e)),
+            read_as,
         },
     }
 }
@@ -474,6 +549,9 @@ impl MetadataRecord {
             o.insert("apiKey".into(), f.api_key.into());
             o.insert("version".into(), f.version.into());
         }
+        if let Some(v) = self.read_as {
+            o.insert("readAs".into(), v.into());
+        }
         o.insert("type".into(), self.name.clone().into());
         if let Some(d) = &self.data {
             o.insert("data".into(), d.clone());
@@ -487,9 +565,10 @@ impl MetadataRecord {
 
     /// One line for people: `TopicRecord v0 {"name":"orders",…}`.
     pub fn to_text(&self, raw: &[u8]) -> String {
-        let v = self
-            .frame
-            .map_or(String::new(), |f| format!(" v{}", f.version));
+        let v = self.frame.map_or(String::new(), |f| match self.read_as {
+            Some(r) => format!(" v{} (newer than klog knows: read as v{r})", f.version),
+            None => format!(" v{}", f.version),
+        });
         match (&self.data, &self.error) {
             (Some(d), _) => format!("{}{v} {d}", self.name),
             (None, Some(e)) => format!("{}{v} undecoded ({e}) raw: {}", self.name, hex(raw)),
@@ -541,9 +620,15 @@ mod tests {
         let u = decode_metadata(&[1, 99, 0, 5], 0);
         assert_eq!(u.name, "unknown(99)");
         assert!(u.error.is_some());
+        // Version 7 of TopicRecord (v0 only): read with v0's layout.
+        let mut b7 = b.clone();
+        b7[2] = 7;
+        let v = decode_metadata(&b7, 0);
+        assert_eq!((v.name.as_str(), v.read_as), ("TopicRecord", Some(0)));
+        assert_eq!(v.data.unwrap()["name"], "ab");
         let v = decode_metadata(&[1, 2, 7, 0], 0);
-        assert_eq!(v.name, "TopicRecord");
-        assert!(v.error.unwrap().contains("version 7"));
+        assert!(v.error.unwrap().contains("version 7 read as version 0"));
+        assert!(matches!(v.defect, Some(Defect::Malformed(_))));
         assert!(decode_metadata(&[0, 2, 0], 0).error.is_some());
         assert!(decode_metadata(&[], 0).error.is_some());
     }

@@ -25,6 +25,10 @@ pub struct Member {
     /// The partitions assigned to this member, when the group uses the
     /// consumer protocol and the assignment decodes: (topic, partitions).
     pub assignment: Vec<(String, Vec<i32>)>,
+    /// The topics the member subscribes to, when the group uses the
+    /// consumer protocol and the subscription decodes
+    /// (`ClassicGroup.computeSubscribedTopics`).
+    pub subscription: Option<Vec<String>>,
 }
 
 /// A decoded GroupMetadataValue.
@@ -32,8 +36,6 @@ pub struct Member {
 pub struct GroupMetadata {
     /// The version stored in the record.
     pub version: i16,
-    /// The version whose layout was read (differs outside 0..=4).
-    pub read_as: i16,
     pub protocol_type: String,
     pub generation: i32,
     pub protocol: Option<String>,
@@ -47,7 +49,7 @@ pub struct GroupMetadata {
 /// Decode a GroupMetadataValue; `at` is its absolute position.
 pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, DecodeError> {
     let mut c = Cursor::new(value, at);
-    let (stored_version, version) = read_value_version(&mut c, 0..=4)?; // version: int16 (see read_value_version)
+    let version = read_value_version(&mut c, "GroupMetadataValue", 0..=4)?; // version: int16
     let mut m = MessageReader::new(&mut c, version >= 4);
     let protocol_type = m.string("protocolType")?.to_string(); // protocolType: string
     let generation = m.c.i32()?; // generation: int32
@@ -67,14 +69,19 @@ pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, Dec
         let client_host = m.string("clientHost")?.to_string();
         let rebalance_timeout_ms = if version >= 1 { Some(m.c.i32()?) } else { None };
         let session_timeout_ms = m.c.i32()?;
-        let _subscription = m.nullable_bytes("subscription")?;
+        let subscription_bytes = m.nullable_bytes("subscription")?;
         let assignment_bytes = m.nullable_bytes("assignment")?;
         m.tagged_fields()?;
         let assignment = match assignment_bytes {
             Some(b) if protocol_type == "consumer" => decode_assignment(b).unwrap_or_default(),
             _ => Vec::new(),
         };
+        let subscription = match subscription_bytes {
+            Some(b) if protocol_type == "consumer" => decode_subscription(b).ok(),
+            _ => None,
+        };
         members.push(Member {
+            subscription,
             member_id,
             group_instance_id,
             client_id,
@@ -87,8 +94,7 @@ pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, Dec
     m.tagged_fields()?;
     Ok(GroupMetadata {
         trailing_bytes: m.c.remaining() as u64,
-        version: stored_version,
-        read_as: version,
+        version,
         protocol_type,
         generation,
         protocol,
@@ -96,6 +102,18 @@ pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, Dec
         current_state_timestamp,
         members,
     })
+}
+
+/// ConsumerProtocolSubscription (any version; fields were only appended):
+/// the topics, as `ConsumerProtocol.deserializeSubscription` reads them.
+fn decode_subscription(bytes: &[u8]) -> Result<Vec<String>, DecodeError> {
+    let mut c = Cursor::new(bytes, 0);
+    let _version = c.i16()?; // version: int16
+    let mut m = MessageReader::new(&mut c, false);
+    let n = m.array_len("topics")?.unwrap_or(0); // topics: [string]
+    (0..n)
+        .map(|_| m.string("topic").map(str::to_string))
+        .collect()
 }
 
 /// ConsumerProtocolAssignment (any version; fields were only appended): the assigned partitions.

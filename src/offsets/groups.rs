@@ -16,14 +16,18 @@
 //!   target assignment epoch (`ModernGroupMember.isReconciledTo`: member
 //!   state stable and member epoch equal to it); else Stable;
 //! - streams (`StreamsGroup.maybeUpdateGroupState`): Empty without members;
-//!   else NotReady, since a loaded group has no configured topology (the
-//!   coordinator configures it at a member's next heartbeat; only then come
-//!   Assigning, Reconciling and Stable, by the consumer rule);
+//!   NotReady without a topology, or while the topology's epoch is not the
+//!   group's validated topology epoch (StreamsGroupMetadataValue's tagged
+//!   ValidatedTopologyEpoch, Kafka 4.2+; -1, its default, when absent, and
+//!   0 for a group with no metadata record, as `StreamsGroup` starts);
+//!   else Assigning, Reconciling and Stable by the consumer rule (a member
+//!   is reconciled when its state is stable and its member epoch is the
+//!   target assignment epoch, `StreamsGroupMember.isReconciledTo`);
 //! - share (`ShareGroup.maybeUpdateGroupState`): Empty without members,
 //!   else Stable.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -77,6 +81,20 @@ pub struct GroupView {
     pub log_partition: i32,
     pub log_offset: i64,
     pub members: Vec<MemberView>,
+    /// A streams group's topology epoch (StreamsGroupTopologyValue).
+    #[serde(skip)]
+    pub topology_epoch: Option<i32>,
+    /// A streams group's validated topology epoch (see the module docs).
+    #[serde(skip)]
+    pub validated_topology_epoch: Option<i32>,
+    /// The topics whose offsets do not expire while the group holds them
+    /// (`isSubscribedToTopic`): a consumer group's members' subscribed
+    /// topics and the topics its regular expressions resolved to, a
+    /// non-empty streams group's topology source topics, a classic
+    /// `consumer` group's members' subscriptions; `None` when Kafka does not
+    /// know them (a classic group whose subscriptions do not decode).
+    #[serde(skip)]
+    pub subscribed_topics: Option<BTreeSet<String>>,
 }
 
 fn s(v: &Value, k: &str) -> String {
@@ -194,6 +212,7 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>, loader: Loader)
                 state_timestamp: g.current_state_timestamp,
                 log_partition: -1,
                 log_offset: -1,
+                subscribed_topics: classic_subscriptions(g),
                 members: g
                     .members
                     .iter()
@@ -238,10 +257,21 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>, loader: Loader)
         }
         g.state_timestamp = g.state_timestamp.max(Some(e.timestamp));
         match t {
-            3 | 11 | 17 => g.epoch = i(v, "epoch"),
+            17 => {
+                g.epoch = i(v, "epoch");
+                // ValidatedTopologyEpoch: tagged, -1 when absent (its default).
+                g.validated_topology_epoch = Some(i(v, "validatedTopologyEpoch").unwrap_or(-1));
+            }
+            3 | 11 => g.epoch = i(v, "epoch"),
             6 | 12 | 20 => g.assignment_epoch = i(v, "assignmentEpoch"),
             23 => {
+                g.topology_epoch = i(v, "epoch");
                 topologies.insert(group.clone(), source_topics(v));
+            }
+            16 => {
+                // ConsumerGroupRegularExpressionValue: the topics it resolved to.
+                let topics = strings(v, "topics");
+                g.subscribed_topics.get_or_insert_default().extend(topics);
             }
             5 | 10 | 19 | 8 | 14 | 22 => {
                 let m = members
@@ -252,6 +282,10 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>, loader: Loader)
                     });
                 match t {
                     5 | 10 | 19 => {
+                        if *t == 5 {
+                            let topics = strings(v, "subscribedTopicNames");
+                            g.subscribed_topics.get_or_insert_default().extend(topics);
+                        }
                         m.instance_id = opt_s(v, "instanceId");
                         m.client_id = s(v, "clientId");
                         m.client_host = s(v, "clientHost");
@@ -311,6 +345,17 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>, loader: Loader)
             ..GroupView::default()
         });
     }
+    for g in out.values_mut().filter(|g| g.kind == "streams") {
+        // StreamsGroup.isSubscribedToTopic: a non-empty group's topology source topics.
+        g.subscribed_topics = Some(if g.members.is_empty() {
+            BTreeSet::new()
+        } else {
+            topologies
+                .get(&g.group)
+                .map(|t| t.values().flatten().cloned().collect())
+                .unwrap_or_default()
+        });
+    }
     for g in out.values_mut().filter(|g| g.kind != "classic") {
         let mut assignors: Vec<String> = g
             .members
@@ -338,15 +383,21 @@ fn loaded_state(g: &GroupView) -> &'static str {
     }
     match g.kind {
         "share" => "Stable",
-        // A loaded streams group has no configured topology until a member's
-        // next heartbeat (`setConfiguredTopology` is only called from
-        // `streamsGroupHeartbeat`): NOT_READY.
-        "streams" => "NotReady",
+        // StreamsGroup.maybeUpdateGroupState: a topology at the validated
+        // epoch first (0 without a metadata record, as `StreamsGroup` starts).
+        "streams"
+            if g.topology_epoch.is_none()
+                || g.topology_epoch != Some(g.validated_topology_epoch.unwrap_or(0)) =>
+        {
+            "NotReady"
+        }
         _ => {
             let target = g.assignment_epoch.unwrap_or(0);
             if g.epoch.unwrap_or(0) > target {
                 "Assigning"
             } else if g.members.iter().any(|m| {
+                // A member without an assignment record is stable at epoch 0,
+                // as the member builders start.
                 m.member_state.unwrap_or("stable") != "stable"
                     || m.member_epoch.unwrap_or(0) != target
             }) {
@@ -356,6 +407,36 @@ fn loaded_state(g: &GroupView) -> &'static str {
             }
         }
     }
+}
+
+/// The strings of array field `k`.
+fn strings(v: &Value, k: &str) -> Vec<String> {
+    v.get(k)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(String::from)
+        .collect()
+}
+
+/// A classic group's subscribed topics as `ClassicGroup.computeSubscribedTopics`
+/// finds them: none without the `consumer` protocol type (or a protocol),
+/// the empty set without members, else every member's subscription's
+/// topics, `None` when one does not decode.
+fn classic_subscriptions(g: &crate::offsets::GroupMetadata) -> Option<BTreeSet<String>> {
+    if g.protocol_type != "consumer" {
+        return None;
+    }
+    if g.members.is_empty() {
+        return Some(BTreeSet::new());
+    }
+    g.protocol.as_ref()?;
+    let mut all = BTreeSet::new();
+    for m in &g.members {
+        all.extend(m.subscription.clone()?);
+    }
+    Some(all)
 }
 
 /// A StreamsGroupTopologyValue's subtopologies and the topics each reads:
@@ -415,10 +496,26 @@ fn task_topics(
         .collect()
 }
 
-/// Topic id → name: from the KRaft metadata of any directory, then from the
-/// partition.metadata files of the live partitions.
+/// Topic id → name: from the partition.metadata files of the live
+/// partitions, then from the KRaft metadata of any directory (which wins).
 pub fn topic_names(dirs: &[DataDir]) -> BTreeMap<String, String> {
-    let mut names = BTreeMap::new();
+    topic_id_pairs(dirs).into_iter().collect()
+}
+
+/// Topic name → its current id: from the partition.metadata files of the
+/// live partitions, then from the KRaft metadata of any directory, which
+/// wins (the controller's image is the cluster's record of the topic).
+pub fn topic_ids(dirs: &[DataDir]) -> BTreeMap<String, String> {
+    topic_id_pairs(dirs)
+        .into_iter()
+        .map(|(id, name)| (name, id))
+        .collect()
+}
+
+/// (id, name) of every topic the directories know, partition.metadata
+/// files first, then the KRaft metadata's topics.
+fn topic_id_pairs(dirs: &[DataDir]) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
     for d in dirs {
         for p in d
             .partitions
@@ -428,7 +525,7 @@ pub fn topic_names(dirs: &[DataDir]) -> BTreeMap<String, String> {
             if let Ok(Some(m)) = crate::log::meta::read_partition_metadata(
                 &p.dir.join(crate::log::meta::PARTITION_METADATA),
             ) {
-                names.insert(m.topic_id.to_string(), p.topic.clone());
+                pairs.push((m.topic_id.to_string(), p.topic.clone()));
             }
         }
     }
@@ -436,12 +533,12 @@ pub fn topic_names(dirs: &[DataDir]) -> BTreeMap<String, String> {
         if let Some(folder) = crate::metadata::metadata_folder(&d.path) {
             if let Ok(r) = crate::metadata::replay(&folder, None) {
                 for t in r.image.topics.values() {
-                    names.insert(t.id.clone(), t.name.clone());
+                    pairs.push((t.id.to_string(), t.name.clone()));
                 }
             }
         }
     }
-    names
+    pairs
 }
 
 /// The `partitions` array of a decoded topic-partitions entry.

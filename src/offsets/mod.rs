@@ -28,8 +28,11 @@
 //! | 3 | offset int64, leaderEpoch int32, metadata string, commitTimestamp int64 |
 //! | 4 | as v3, flexible: compact string, then tagged fields |
 //!
-//! A version outside 0..=4 is read as Kafka's generated reader reads it:
-//! above 4 as 4 (KIP-915), below 0 as 0; the replay warns of it.
+//! Version 4 adds the tagged field 0, topicId (uuid, Kafka 4.1+). A value
+//! version outside the ones Kafka reads for its key's record type (0 to 4
+//! for OffsetCommitValue and GroupMetadataValue, 0 alone under the
+//! LegacyOffsetCommit key type 0) is refused: Kafka's coordinator fails to
+//! load the partition on it ([`read_value_version`]).
 //!
 //! The stored offset is the next offset the group will read. A negative one
 //! (a non-Java client can commit one; the coordinator stores the int64 as
@@ -42,6 +45,8 @@ pub mod groups;
 pub mod records;
 pub mod replay;
 pub mod share;
+pub mod share_delete;
+pub mod standing;
 pub mod write;
 
 use crate::error::DecodeError;
@@ -85,8 +90,6 @@ pub enum OffsetsKey<'a> {
 pub struct OffsetCommitValue {
     /// The version stored in the record.
     pub version: i16,
-    /// The version whose layout was read (differs outside 0..=4).
-    pub read_as: i16,
     /// The next offset to read (negative only from a non-Java client).
     pub offset: i64,
     /// -1 when unknown (and before v3).
@@ -95,6 +98,8 @@ pub struct OffsetCommitValue {
     pub commit_timestamp: i64,
     /// v1 only.
     pub expire_timestamp: Option<i64>,
+    /// v4's tagged topicId (`Uuid.toString`), when written and not zero.
+    pub topic_id: Option<String>,
     /// Bytes after the last field, which the broker's reader ignores.
     pub trailing_bytes: u64,
 }
@@ -153,22 +158,48 @@ pub fn offset_commit_fields(key: &[u8]) -> Option<&[u8]> {
     (rest.len() == 4).then_some(fields) // partition: int32
 }
 
-/// Decode an OffsetCommitValue (versions 0..=4; another version is read
-/// with the layout of the nearest, see [`read_value_version`]); `at` is its
-/// absolute position. Bytes after the last field are counted, not refused.
+/// Decode an OffsetCommitValue (versions 0..=4, see
+/// [`read_value_version`]); `at` is its absolute position. Bytes after the
+/// last field are counted, not refused.
 pub fn decode_offset_commit_value(value: &[u8], at: u64) -> Result<OffsetCommitValue, DecodeError> {
+    decode_offset_commit_value_of(1, value, at)
+}
+
+/// The value schema Kafka reads under offset-commit key type
+/// `record_type` and its versions (`CoordinatorRecordType`: type 0 is
+/// LegacyOffsetCommitValue, version 0 only, since 4.1).
+fn commit_value_versions(record_type: i16) -> (&'static str, std::ops::RangeInclusive<i16>) {
+    let schema = records::group_record_type(record_type).map(|r| r.value);
+    match schema {
+        Some(s) if record_type == 0 => (s.name, s.versions.0..=s.versions.1),
+        _ => ("OffsetCommitValue", 0..=4),
+    }
+}
+
+/// [`decode_offset_commit_value`] under key type `record_type` (0 or 1),
+/// whose schema decides the versions read.
+pub fn decode_offset_commit_value_of(
+    record_type: i16,
+    value: &[u8],
+    at: u64,
+) -> Result<OffsetCommitValue, DecodeError> {
     let mut c = Cursor::new(value, at);
-    let (stored_version, version) = read_value_version(&mut c, 0..=4)?; // version: int16
+    let (schema, versions) = commit_value_versions(record_type);
+    let version = read_value_version(&mut c, schema, versions)?; // version: int16
     let mut m = MessageReader::new(&mut c, version >= 4);
     let offset = m.c.i64()?; // offset: int64
     let leader_epoch = if version >= 3 { m.c.i32()? } else { -1 }; // leaderEpoch: int32 (v3+)
     let metadata = m.string("metadata")?.to_string(); // metadata: string
     let commit_timestamp = m.c.i64()?; // commitTimestamp: int64
     let expire_timestamp = if version == 1 { Some(m.c.i64()?) } else { None }; // expireTimestamp: int64 (v1)
-    m.tagged_fields()?;
+    let topic_id = if version >= 4 {
+        read_topic_id(m.c)?
+    } else {
+        None
+    }; // tagged fields (v4+)
     Ok(OffsetCommitValue {
-        version: stored_version,
-        read_as: version,
+        version,
+        topic_id,
         offset,
         leader_epoch,
         metadata,
@@ -176,6 +207,32 @@ pub fn decode_offset_commit_value(value: &[u8], at: u64) -> Result<OffsetCommitV
         expire_timestamp,
         trailing_bytes: m.c.remaining() as u64,
     })
+}
+
+/// The tagged-field section of an OffsetCommitValue v4: tag 0 is topicId
+/// (uuid, `OffsetCommitValue.json`); others are skipped, as Kafka's reader
+/// skips tags it does not know. `None` for the zero uuid (`Uuid.ZERO_UUID`,
+/// "no topic id", which `OffsetMetadataManager.isMismatchedTopicId` never
+/// compares) or no tag 0.
+fn read_topic_id(c: &mut Cursor<'_>) -> Result<Option<String>, DecodeError> {
+    let mut topic_id = None;
+    let count = c.uvarint()?; // tagged fields: uvarint count
+    for _ in 0..count {
+        let tag = c.uvarint()?; // tag: uvarint
+        let size = c.uvarint()?; // size: uvarint
+        let mut field = c.take(size as usize)?;
+        if tag == 0 {
+            let id = field.bytes(16)?; // topicId: uuid
+            if !field.is_empty() {
+                return Err(field.error(crate::error::DecodeErrorKind::TrailingBytes {
+                    field: "topicId",
+                    remaining: field.remaining() as u64,
+                }));
+            }
+            topic_id = (id.iter().any(|b| *b != 0)).then(|| crate::format::schema::uuid_string(id));
+        }
+    }
+    Ok(topic_id)
 }
 
 impl OffsetCommitValue {
@@ -188,6 +245,7 @@ impl OffsetCommitValue {
             metadata: &self.metadata,
             commit_timestamp: self.commit_timestamp,
             expire_timestamp: self.expire_timestamp,
+            topic_id: self.topic_id.as_deref(),
         }
     }
 }
@@ -202,6 +260,7 @@ pub struct CommitValueRef<'a> {
     pub metadata: &'a str,
     pub commit_timestamp: i64,
     pub expire_timestamp: Option<i64>,
+    pub topic_id: Option<&'a str>,
 }
 
 /// [`decode_offset_commit_value`] for the values a replay meets millions
@@ -242,6 +301,7 @@ pub fn offset_commit_value_fast(value: &[u8]) -> Option<CommitValueRef<'_>> {
         metadata,
         commit_timestamp,
         expire_timestamp,
+        topic_id: None,
     })
 }
 
@@ -268,6 +328,37 @@ pub fn encode_offset_commit_value_v3(
     out.extend_from_slice(&leader_epoch.to_be_bytes()); // leaderEpoch: int32
     put_string(&mut out, metadata); // metadata: string
     out.extend_from_slice(&commit_timestamp.to_be_bytes()); // commitTimestamp: int64
+    out
+}
+
+/// Encode an OffsetCommitValue v4, as Kafka 4.1 and later write every
+/// commit without an expire timestamp (`GroupCoordinatorRecordHelpers`:
+/// `offsetCommitValueVersion` returns 4; no metadata.version or feature
+/// gates it): flexible, and the tagged field 0 topicId when the topic's id
+/// is known (the generated writer leaves a tagged field at its default,
+/// the zero uuid, out).
+pub fn encode_offset_commit_value_v4(
+    offset: u64,
+    leader_epoch: i32,
+    metadata: &str,
+    commit_timestamp: i64,
+    topic_id: Option<[u8; 16]>,
+) -> Vec<u8> {
+    use crate::format::varint::put_uvarint;
+    let mut out = Vec::with_capacity(48 + metadata.len());
+    out.extend_from_slice(&4i16.to_be_bytes()); // version: int16
+    out.extend_from_slice(&(offset as i64).to_be_bytes()); // offset: int64
+    out.extend_from_slice(&leader_epoch.to_be_bytes()); // leaderEpoch: int32
+    put_uvarint(&mut out, metadata.len() as u32 + 1); // metadata: compact string
+    out.extend_from_slice(metadata.as_bytes());
+    out.extend_from_slice(&commit_timestamp.to_be_bytes()); // commitTimestamp: int64
+    match topic_id.filter(|id| id.iter().any(|b| *b != 0)) {
+        Some(id) => {
+            out.extend_from_slice(&[1, 0, 16]); // tagged fields: count 1; tag 0, size 16
+            out.extend_from_slice(&id); // topicId: uuid
+        }
+        None => out.push(0), // tagged fields: none
+    }
     out
 }
 
@@ -336,9 +427,9 @@ mod tests {
                 1 => v.push(rng.below(256) as u8),
                 _ => {}
             }
-            let exact = decode_offset_commit_value(&v, 0).ok().filter(|d| {
-                d.read_as == d.version && d.trailing_bytes == 0 && (0..=3).contains(&d.version)
-            });
+            let exact = decode_offset_commit_value(&v, 0)
+                .ok()
+                .filter(|d| d.trailing_bytes == 0 && (0..=3).contains(&d.version));
             let quick = offset_commit_value_fast(&v);
             match (&exact, quick) {
                 (Some(d), Some(q)) => {
@@ -459,9 +550,68 @@ mod tests {
     }
 
     #[test]
+    fn versions_kafka_does_not_read_are_refused() {
+        // CoordinatorRecordSerde.deserialize: OffsetCommitValue 0..=4 under
+        // key type 1, LegacyOffsetCommitValue 0 alone under key type 0; any
+        // other version fails the load, at the version's position.
+        let v3 = encode_offset_commit_value_v3(42, -1, "", 0);
+        for version in [-1i16, 5, 7, i16::MAX] {
+            let mut v = v3.clone();
+            v[0..2].copy_from_slice(&version.to_be_bytes());
+            let e = decode_offset_commit_value(&v, 50).unwrap_err();
+            assert_eq!(e.offset, 50);
+            assert_eq!(
+                e.kind,
+                DecodeErrorKind::RecordVersion {
+                    schema: "OffsetCommitValue",
+                    version,
+                    lowest: 0,
+                    newest: 4
+                }
+            );
+        }
+        assert_eq!(
+            decode_offset_commit_value_of(0, &v3, 0).unwrap_err().kind,
+            DecodeErrorKind::RecordVersion {
+                schema: "LegacyOffsetCommitValue",
+                version: 3,
+                lowest: 0,
+                newest: 0
+            }
+        );
+        let mut v0 = encode_offset_commit_value_v3(42, -1, "", 0);
+        v0[0..2].copy_from_slice(&0i16.to_be_bytes());
+        v0.drain(10..14); // no leaderEpoch before v3
+        assert_eq!(decode_offset_commit_value_of(0, &v0, 0).unwrap().offset, 42);
+        // v4 with the tagged topicId, as klog writes it and the rule reads it.
+        let id = [7u8; 16];
+        let v4 = encode_offset_commit_value_v4(9, 3, "m", 5, Some(id));
+        let d = decode_offset_commit_value(&v4, 0).unwrap();
+        assert_eq!(
+            (
+                d.version,
+                d.offset,
+                d.leader_epoch,
+                d.metadata.as_str(),
+                d.commit_timestamp
+            ),
+            (4, 9, 3, "m", 5)
+        );
+        assert_eq!(
+            d.topic_id.as_deref(),
+            Some(crate::format::schema::uuid_string(&id).as_str())
+        );
+        assert_eq!(d.trailing_bytes, 0);
+        // The zero uuid is "no topic id": not written, and read as none.
+        let v4 = encode_offset_commit_value_v4(9, 3, "m", 5, Some([0; 16]));
+        assert_eq!(*v4.last().unwrap(), 0);
+        assert_eq!(decode_offset_commit_value(&v4, 0).unwrap().topic_id, None);
+    }
+
+    #[test]
     fn bad_values_are_positioned() {
-        // Version 9 reads as version 4, whose int64 offset does not fit in 1 byte.
-        let e = decode_offset_commit_value(&[0, 9, 0], 100).unwrap_err();
+        // Version 4's int64 offset does not fit in 1 byte.
+        let e = decode_offset_commit_value(&[0, 4, 0], 100).unwrap_err();
         assert_eq!(e.offset, 102);
         assert!(matches!(e.kind, DecodeErrorKind::UnexpectedEof { .. }));
         let e = decode_key(&[0, 1, 0, 5, b'a'], 10).unwrap_err();
@@ -478,27 +628,6 @@ mod tests {
         let mut v = encode_offset_commit_value_v3(42, -1, "", 0);
         v[2..10].copy_from_slice(&(-5i64).to_be_bytes());
         assert_eq!(decode_offset_commit_value(&v, 0).unwrap().offset, -5);
-        // Versions outside 0..=4 read with the nearest layout (the generated
-        // reader's `version >= N` guards): 7 as flexible v4, -1 as v0.
-        let mut v5 = v.clone();
-        v5[0..2].copy_from_slice(&7i16.to_be_bytes());
-        v5[14] = 1; // compact metadata: length 0 + 1
-        v5.truncate(23);
-        v5.push(0); // no tagged fields
-        let d = decode_offset_commit_value(&v5, 0).unwrap();
-        assert_eq!(
-            (d.version, d.read_as, d.offset, d.leader_epoch),
-            (7, 4, -5, -1)
-        );
-        let mut neg = (-1i16).to_be_bytes().to_vec();
-        neg.extend_from_slice(&9i64.to_be_bytes());
-        neg.extend_from_slice(&[0, 0]);
-        neg.extend_from_slice(&3i64.to_be_bytes());
-        let d = decode_offset_commit_value(&neg, 0).unwrap();
-        assert_eq!(
-            (d.version, d.read_as, d.offset, d.commit_timestamp),
-            (-1, 0, 9, 3)
-        );
         // Bytes after the last field are counted, not refused.
         v.extend_from_slice(&[7, 7, 7]);
         assert_eq!(decode_offset_commit_value(&v, 0).unwrap().trailing_bytes, 3);
@@ -672,6 +801,47 @@ pub fn write_target(
     })
 }
 
+/// Which OffsetCommitValue an offline commit writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitFormat {
+    /// Version 3, as Kafka 4.0 and earlier write.
+    V3,
+    /// Version 4 with the topic's id when known, as Kafka 4.1 and later write.
+    V4(Option<[u8; 16]>),
+}
+
+/// `IBP_4_1_IV0`'s metadata.version feature level (`MetadataVersion`): a
+/// cluster finalized at it or later runs Kafka 4.1 or later on every broker.
+pub const METADATA_VERSION_4_1: i16 = 26;
+
+/// What a commit of `topic` into the data directories `dirs` writes: what
+/// their brokers write. Kafka 4.1 and later write v4 with the topic id
+/// (`GroupCoordinatorRecordHelpers.offsetCommitValueVersion`, not gated by
+/// any feature), 4.0 v3; the release is known offline only through the
+/// KRaft metadata's metadata.version: v4 (with the topic's current id, from
+/// the KRaft metadata or partition.metadata) from 4.1-IV0 on, else v3 (a
+/// klog data directory, a directory without metadata, or an older one).
+pub fn commit_format(dirs: &[std::path::PathBuf], topic: &str) -> crate::Result<CommitFormat> {
+    let opened = dirs
+        .iter()
+        .map(|d| crate::log::DataDir::open(d))
+        .collect::<crate::Result<Vec<_>>>()?;
+    let mv = opened
+        .iter()
+        .filter_map(|d| crate::metadata::metadata_folder(&d.path))
+        .filter_map(|f| crate::metadata::replay(&f, None).ok())
+        .filter_map(|r| r.image.features.get("metadata.version").copied())
+        .max();
+    if mv.is_none_or(|level| level < METADATA_VERSION_4_1) {
+        return Ok(CommitFormat::V3);
+    }
+    let id = groups::topic_ids(&opened)
+        .get(topic)
+        .and_then(|id| crate::log::meta::Uuid::parse(id).ok())
+        .map(|u| u.0);
+    Ok(CommitFormat::V4(id))
+}
+
 /// The partition count of `__consumer_offsets` in the KRaft metadata of
 /// `data_dir` (its `__cluster_metadata-0`), when it has the topic.
 pub fn offsets_partitions_in_metadata(data_dir: &std::path::Path) -> Option<i32> {
@@ -698,8 +868,37 @@ pub fn check_commit_strings(group: &str, topic: &str, metadata: &str) -> crate::
     Ok(())
 }
 
-/// The record of an offset commit (key v1, value v3), ready to append.
+/// The record of an offset commit in `format` (key type 1, value v3 or v4:
+/// see [`commit_format`]), ready to append: what `commit` and
+/// `reset-offsets` write.
+#[allow(clippy::too_many_arguments)]
 pub fn commit_record(
+    group: &str,
+    topic: &str,
+    partition: i32,
+    offset: u64,
+    leader_epoch: i32,
+    metadata: &str,
+    now_ms: i64,
+    format: CommitFormat,
+) -> crate::format::NewRecord {
+    let value = match format {
+        CommitFormat::V3 => encode_offset_commit_value_v3(offset, leader_epoch, metadata, now_ms),
+        CommitFormat::V4(id) => {
+            encode_offset_commit_value_v4(offset, leader_epoch, metadata, now_ms, id)
+        }
+    };
+    crate::format::NewRecord {
+        key: Some(encode_offset_commit_key(group, topic, partition)),
+        value: Some(value),
+        headers: Vec::new(),
+        timestamp: now_ms,
+    }
+}
+
+/// The record of an offset commit as Kafka 4.0 wrote it (key type 1, value
+/// v3), for the demo directories, whose walk-throughs show v3.
+pub fn commit_record_v3(
     group: &str,
     topic: &str,
     partition: i32,

@@ -12,16 +12,23 @@
 //! it as the key's `validVersions`); the tables below name the file of each.
 //! A type or value version not here is named `unknown(type)` or shown raw.
 //!
-//! The value layouts are Kafka 4.1's (the `common/message/*.json` resources
-//! of the 4.1.1 group- and share-coordinator jars): ShareSnapshot and
+//! The layouts are Kafka 4.4's (the `common/message/*.json` resources of
+//! the 4.4.0 group- and share-coordinator jars; every value version of
+//! every type is 0, OffsetCommit's and GroupMetadata's 0 to 4 and
+//! LegacyOffsetCommit's 0 alone, from 4.1 through 4.4:
+//! `CoordinatorRecordType`). Later releases added tagged fields only; the
+//! release that added each is noted at its row. ShareSnapshot and
 //! ShareUpdate have an int32 SnapshotEpoch and ShareSnapshot the
 //! Create/WriteTimestamp fields, share and streams group metadata carry an
 //! untagged MetadataHash (consumer groups a tagged one), and
-//! ShareGroupStatePartitionMetadata lists initializing topics first. Types 9
-//! (ShareGroupPartitionMetadata) and 18 (StreamsGroupPartitionMetadata) were
-//! written by 4.0 and are gone from 4.1: they are read with their last
-//! layout (the same as ConsumerGroupPartitionMetadataValue). Type 24
-//! (StreamsGroupTargetAssignmentResolvedTopicIds) is newer than 4.1.
+//! ShareGroupStatePartitionMetadata lists initializing topics first.
+//!
+//! Type 9 (ShareGroupPartitionMetadata) was written by Kafka 4.0 (3.9's
+//! coordinator read types 0 to 8 only) and is gone from 4.1's
+//! `CoordinatorRecordType`: it is decoded with 4.0's layout, and the replay
+//! skips it as 4.1 and later do (`UnknownRecordTypeException`). Types 18
+//! and 24 were written by no release (4.0 has no streams records; 4.4's
+//! types end at 23) and are unknown types.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use serde::Serialize;
@@ -29,7 +36,7 @@ use serde_json::Value;
 
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
-use crate::format::schema::{Field, Schema, Ty, OPEN};
+use crate::format::schema::{last_version, Field, Release, Schema, Ty, OPEN};
 use crate::metadata::records::Hex;
 
 use crate::format::schema::f;
@@ -40,16 +47,20 @@ const fn key(name: &'static str, fields: &'static [Field]) -> Schema {
     Schema {
         name,
         versions: (0, i16::MAX),
+        since: &[],
         flexible_from: None,
         fields,
     }
 }
 
-const fn value(name: &'static str, fields: &'static [Field]) -> Schema {
-    // Every value here: "validVersions": "0", "flexibleVersions": "0+".
+/// A value schema; `since` holds the release that introduced each version
+/// from 0 (the schema files of each release's jars).
+const fn value(name: &'static str, since: &'static [Release], fields: &'static [Field]) -> Schema {
+    // Every value here: "flexibleVersions": "0+".
     Schema {
         name,
-        versions: (0, 0),
+        versions: (0, last_version(since)),
+        since,
         flexible_from: Some(0),
         fields,
     }
@@ -63,8 +74,37 @@ static GROUP_REGEX: &[Field] = &[f!("GroupId", S), f!("RegularExpression", S)];
 static CONSUMER_EPOCH: &[Field] = &[f!("Epoch", I32), f!("MetadataHash", I64, tag: Some((0, 0)))];
 // ShareGroupMetadataValue.json, StreamsGroupMetadataValue.json: MetadataHash untagged.
 static EPOCH_HASH: &[Field] = &[f!("Epoch", I32), f!("MetadataHash", I64)];
-static ASSIGNMENT_EPOCH: &[Field] = &[f!("AssignmentEpoch", I32)];
+// StreamsGroupMetadataValue.json: tags 0 and 1 from Kafka 4.2, 2 and 3 from 4.4.
+static STREAMS_METADATA: &[Field] = &[
+    f!("Epoch", I32),
+    f!("MetadataHash", I64),
+    f!("ValidatedTopologyEpoch", I32, tag: Some((0, 0))),
+    // Nullable, default null: the generated writer leaves a null tagged
+    // field out, so a written one holds an array (read as not nullable: the
+    // table interpreter would read a nullable struct array's elements as
+    // nullable structs).
+    f!(
+        "LastAssignmentConfigs",
+        Ty::Array(&Ty::Struct(&[f!("Key", S), f!("Value", S)])),
+        tag: Some((1, 0))
+    ),
+    f!("StoredDescriptionTopologyEpoch", I32, tag: Some((2, 0))),
+    f!("FailedDescriptionTopologyEpoch", I32, tag: Some((3, 0))),
+];
+// {Consumer,Share,Streams}GroupTargetAssignmentMetadataValue.json:
+// AssignmentTimestamp tagged from Kafka 4.3.
+static ASSIGNMENT_EPOCH: &[Field] = &[
+    f!("AssignmentEpoch", I32),
+    f!("AssignmentTimestamp", I64, tag: Some((0, 0))),
+];
 static TOPIC_PARTITIONS: Ty = Ty::Array(&Ty::Struct(&[f!("TopicId", U), f!("Partitions", I32S)]));
+// ConsumerGroupCurrentMemberAssignmentValue.json's TopicPartitions: the
+// epoch each partition was assigned at, tagged (Kafka 4.3).
+static ASSIGNED_TOPIC_PARTITIONS: Ty = Ty::Array(&Ty::Struct(&[
+    f!("TopicId", U),
+    f!("Partitions", I32S),
+    f!("AssignmentEpochs", I32S, nullable_from: Some(0), tag: Some((0, 0))),
+]));
 static TOPIC_METADATA: &[Field] = &[f!(
     "Topics",
     Ty::Array(&Ty::Struct(&[
@@ -102,8 +142,8 @@ static CONSUMER_ASSIGNMENT: &[Field] = &[
     f!("MemberEpoch", I32),
     f!("PreviousMemberEpoch", I32),
     f!("State", I8),
-    f!("AssignedPartitions", TOPIC_PARTITIONS),
-    f!("PartitionsPendingRevocation", TOPIC_PARTITIONS),
+    f!("AssignedPartitions", ASSIGNED_TOPIC_PARTITIONS),
+    f!("PartitionsPendingRevocation", ASSIGNED_TOPIC_PARTITIONS),
 ];
 static TARGET_MEMBER: &[Field] = &[f!("TopicPartitions", TOPIC_PARTITIONS)];
 // ShareGroupMemberMetadataValue.json.
@@ -164,17 +204,24 @@ static TASK_IDS: Ty = Ty::Array(&Ty::Struct(&[
     f!("SubtopologyId", S),
     f!("Partitions", I32S),
 ]));
+// StreamsGroupCurrentMemberAssignmentValue.json's TaskIds: the epoch each
+// partition was assigned at, tagged (Kafka 4.2).
+static ASSIGNED_TASK_IDS: Ty = Ty::Array(&Ty::Struct(&[
+    f!("SubtopologyId", S),
+    f!("Partitions", I32S),
+    f!("AssignmentEpochs", I32S, nullable_from: Some(0), tag: Some((0, 0))),
+]));
 // StreamsGroupCurrentMemberAssignmentValue.json.
 static STREAMS_ASSIGNMENT: &[Field] = &[
     f!("MemberEpoch", I32),
     f!("PreviousMemberEpoch", I32),
     f!("State", I8),
-    f!("ActiveTasks", TASK_IDS),
-    f!("StandbyTasks", TASK_IDS),
-    f!("WarmupTasks", TASK_IDS),
-    f!("ActiveTasksPendingRevocation", TASK_IDS),
-    f!("StandbyTasksPendingRevocation", TASK_IDS),
-    f!("WarmupTasksPendingRevocation", TASK_IDS),
+    f!("ActiveTasks", ASSIGNED_TASK_IDS),
+    f!("StandbyTasks", ASSIGNED_TASK_IDS),
+    f!("WarmupTasks", ASSIGNED_TASK_IDS),
+    f!("ActiveTasksPendingRevocation", ASSIGNED_TASK_IDS),
+    f!("StandbyTasksPendingRevocation", ASSIGNED_TASK_IDS),
+    f!("WarmupTasksPendingRevocation", ASSIGNED_TASK_IDS),
 ];
 
 // StreamsGroupTargetAssignmentMemberValue.json.
@@ -216,21 +263,18 @@ static STREAMS_TOPOLOGY: &[Field] = &[
         ]))
     ),
 ];
-// StreamsGroupTargetAssignmentResolvedTopicIdsValue.json.
-static STREAMS_RESOLVED_TOPIC_IDS: &[Field] = &[
-    f!("AssignmentEpoch", I32),
-    f!(
-        "ResolvedTopicIdsBySubtopology",
-        Ty::Array(&Ty::Struct(&[f!("SubtopologyId", S), f!("TopicIds", US)]))
-    ),
-];
-
-/// One coordinator record type: its number, name, key and value schemas.
+/// One coordinator record type: its number, name, key and value schemas
+/// (the value's `versions` are the versions Kafka reads: one outside them
+/// fails the load, `CoordinatorRecordSerde.deserialize` throwing
+/// `UnknownRecordVersionException`).
 pub struct RecordType {
     pub id: i16,
     pub name: &'static str,
     pub key: Schema,
     pub value: Schema,
+    /// The first release whose coordinator no longer knows the type (and
+    /// skips it on load, `UnknownRecordTypeException`), if any.
+    pub gone_since: Option<&'static str>,
 }
 
 const fn rt(id: i16, name: &'static str, k: &'static [Field], v: Schema) -> RecordType {
@@ -239,6 +283,7 @@ const fn rt(id: i16, name: &'static str, k: &'static [Field], v: Schema) -> Reco
         name,
         key: key(name, k),
         value: v,
+        gone_since: None,
     }
 }
 
@@ -282,14 +327,22 @@ static GROUP_METADATA_VALUE_FIELDS: &[Field] = &[
 ];
 
 /// The classic group coordinator record types (0 and 1 offset commits, 2
-/// group metadata); the replay reads versions outside 0..=4 with the
-/// layout of the nearest.
+/// group metadata).
 pub static CLASSIC_RECORDS: &[RecordType] = &[
+    // LegacyOffsetCommitKey/Value.json: the value's version 0 only (Kafka
+    // 4.0 read any OffsetCommitValue version under key type 0, 4.1 and later
+    // fail the load on one above 0).
     rt(
         0,
         "LegacyOffsetCommit",
         OFFSET_COMMIT_KEY_FIELDS,
-        classic_value("OffsetCommitValue", OFFSET_COMMIT_VALUE_FIELDS),
+        Schema {
+            name: "LegacyOffsetCommitValue",
+            versions: (0, 0),
+            since: &[Release::R3_9],
+            flexible_from: None,
+            fields: OFFSET_COMMIT_VALUE_FIELDS,
+        },
     ),
     rt(
         1,
@@ -309,6 +362,7 @@ const fn classic_value(name: &'static str, fields: &'static [Field]) -> Schema {
     Schema {
         name,
         versions: (0, 4),
+        since: &[Release::R3_9; 5],
         flexible_from: Some(4),
         fields,
     }
@@ -330,21 +384,33 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         3,
         "ConsumerGroupMetadata",
         GROUP,
-        value("ConsumerGroupMetadataValue", CONSUMER_EPOCH),
+        value(
+            "ConsumerGroupMetadataValue",
+            &[Release::R3_9],
+            CONSUMER_EPOCH,
+        ),
     ),
     // ConsumerGroupPartitionMetadataKey/Value.json
     rt(
         4,
         "ConsumerGroupPartitionMetadata",
         GROUP,
-        value("ConsumerGroupPartitionMetadataValue", TOPIC_METADATA),
+        value(
+            "ConsumerGroupPartitionMetadataValue",
+            &[Release::R3_9],
+            TOPIC_METADATA,
+        ),
     ),
     // ConsumerGroupMemberMetadataKey/Value.json
     rt(
         5,
         "ConsumerGroupMemberMetadata",
         GROUP_MEMBER,
-        value("ConsumerGroupMemberMetadataValue", CONSUMER_MEMBER),
+        value(
+            "ConsumerGroupMemberMetadataValue",
+            &[Release::R3_9],
+            CONSUMER_MEMBER,
+        ),
     ),
     // ConsumerGroupTargetAssignmentMetadataKey/Value.json
     rt(
@@ -353,6 +419,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP,
         value(
             "ConsumerGroupTargetAssignmentMetadataValue",
+            &[Release::R3_9],
             ASSIGNMENT_EPOCH,
         ),
     ),
@@ -361,7 +428,11 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         7,
         "ConsumerGroupTargetAssignmentMember",
         GROUP_MEMBER,
-        value("ConsumerGroupTargetAssignmentMemberValue", TARGET_MEMBER),
+        value(
+            "ConsumerGroupTargetAssignmentMemberValue",
+            &[Release::R3_9],
+            TARGET_MEMBER,
+        ),
     ),
     // ConsumerGroupCurrentMemberAssignmentKey/Value.json
     rt(
@@ -370,50 +441,74 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP_MEMBER,
         value(
             "ConsumerGroupCurrentMemberAssignmentValue",
+            &[Release::R3_9],
             CONSUMER_ASSIGNMENT,
         ),
     ),
-    // ShareGroupPartitionMetadataKey/Value.json
-    rt(
-        9,
-        "ShareGroupPartitionMetadata",
-        GROUP,
-        value("ShareGroupPartitionMetadataValue", TOPIC_METADATA),
-    ),
+    // ShareGroupPartitionMetadataKey/Value.json of Kafka 4.0 (not read since 4.1)
+    RecordType {
+        gone_since: Some("4.1"),
+        ..rt(
+            9,
+            "ShareGroupPartitionMetadata",
+            GROUP,
+            value(
+                "ShareGroupPartitionMetadataValue",
+                &[Release::R3_9],
+                TOPIC_METADATA,
+            ),
+        )
+    },
     // ShareGroupMemberMetadataKey/Value.json
     rt(
         10,
         "ShareGroupMemberMetadata",
         GROUP_MEMBER,
-        value("ShareGroupMemberMetadataValue", SHARE_MEMBER),
+        value(
+            "ShareGroupMemberMetadataValue",
+            &[Release::R3_9],
+            SHARE_MEMBER,
+        ),
     ),
     // ShareGroupMetadataKey/Value.json
     rt(
         11,
         "ShareGroupMetadata",
         GROUP,
-        value("ShareGroupMetadataValue", EPOCH_HASH),
+        value("ShareGroupMetadataValue", &[Release::R3_9], EPOCH_HASH),
     ),
     // ShareGroupTargetAssignmentMetadataKey/Value.json
     rt(
         12,
         "ShareGroupTargetAssignmentMetadata",
         GROUP,
-        value("ShareGroupTargetAssignmentMetadataValue", ASSIGNMENT_EPOCH),
+        value(
+            "ShareGroupTargetAssignmentMetadataValue",
+            &[Release::R4_0],
+            ASSIGNMENT_EPOCH,
+        ),
     ),
     // ShareGroupTargetAssignmentMemberKey/Value.json
     rt(
         13,
         "ShareGroupTargetAssignmentMember",
         GROUP_MEMBER,
-        value("ShareGroupTargetAssignmentMemberValue", TARGET_MEMBER),
+        value(
+            "ShareGroupTargetAssignmentMemberValue",
+            &[Release::R4_0],
+            TARGET_MEMBER,
+        ),
     ),
     // ShareGroupCurrentMemberAssignmentKey/Value.json
     rt(
         14,
         "ShareGroupCurrentMemberAssignment",
         GROUP_MEMBER,
-        value("ShareGroupCurrentMemberAssignmentValue", SHARE_ASSIGNMENT),
+        value(
+            "ShareGroupCurrentMemberAssignmentValue",
+            &[Release::R4_0],
+            SHARE_ASSIGNMENT,
+        ),
     ),
     // ShareGroupStatePartitionMetadataKey/Value.json
     rt(
@@ -422,6 +517,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP,
         value(
             "ShareGroupStatePartitionMetadataValue",
+            &[Release::R4_0],
             SHARE_STATE_PARTITIONS,
         ),
     ),
@@ -430,28 +526,33 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         16,
         "ConsumerGroupRegularExpression",
         GROUP_REGEX,
-        value("ConsumerGroupRegularExpressionValue", REGEX_VALUE),
+        value(
+            "ConsumerGroupRegularExpressionValue",
+            &[Release::R4_0],
+            REGEX_VALUE,
+        ),
     ),
     // StreamsGroupMetadataKey/Value.json
     rt(
         17,
         "StreamsGroupMetadata",
         GROUP,
-        value("StreamsGroupMetadataValue", EPOCH_HASH),
-    ),
-    // StreamsGroupPartitionMetadataKey/Value.json (Kafka 4.0)
-    rt(
-        18,
-        "StreamsGroupPartitionMetadata",
-        GROUP,
-        value("StreamsGroupPartitionMetadataValue", TOPIC_METADATA),
+        value(
+            "StreamsGroupMetadataValue",
+            &[Release::R4_1],
+            STREAMS_METADATA,
+        ),
     ),
     // StreamsGroupMemberMetadataKey/Value.json
     rt(
         19,
         "StreamsGroupMemberMetadata",
         GROUP_MEMBER,
-        value("StreamsGroupMemberMetadataValue", STREAMS_MEMBER),
+        value(
+            "StreamsGroupMemberMetadataValue",
+            &[Release::R4_1],
+            STREAMS_MEMBER,
+        ),
     ),
     // StreamsGroupTargetAssignmentMetadataKey.json
     rt(
@@ -460,6 +561,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP,
         value(
             "StreamsGroupTargetAssignmentMetadataValue",
+            &[Release::R4_1],
             ASSIGNMENT_EPOCH,
         ),
     ),
@@ -470,6 +572,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP_MEMBER,
         value(
             "StreamsGroupTargetAssignmentMemberValue",
+            &[Release::R4_1],
             STREAMS_TARGET_MEMBER,
         ),
     ),
@@ -480,6 +583,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         GROUP_MEMBER,
         value(
             "StreamsGroupCurrentMemberAssignmentValue",
+            &[Release::R4_1],
             STREAMS_ASSIGNMENT,
         ),
     ),
@@ -488,16 +592,10 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         23,
         "StreamsGroupTopology",
         GROUP,
-        value("StreamsGroupTopologyValue", STREAMS_TOPOLOGY),
-    ),
-    // StreamsGroupTargetAssignmentResolvedTopicIdsKey/Value.json
-    rt(
-        24,
-        "StreamsGroupTargetAssignmentResolvedTopicIds",
-        GROUP,
         value(
-            "StreamsGroupTargetAssignmentResolvedTopicIdsValue",
-            STREAMS_RESOLVED_TOPIC_IDS,
+            "StreamsGroupTopologyValue",
+            &[Release::R4_1],
+            STREAMS_TOPOLOGY,
         ),
     ),
 ];
@@ -510,11 +608,14 @@ static STATE_BATCHES: Ty = Ty::Array(&Ty::Struct(&[
     f!("DeliveryCount", I16),
 ]));
 static SHARE_KEY: &[Field] = &[f!("GroupId", S), f!("TopicId", U), f!("Partition", I32)];
+// DeliveryCompleteCount: tagged, from Kafka 4.2 (ShareSnapshotValue.json,
+// ShareUpdateValue.json).
 static SHARE_SNAPSHOT: &[Field] = &[
     f!("SnapshotEpoch", I32),
     f!("StateEpoch", I32),
     f!("LeaderEpoch", I32),
     f!("StartOffset", I64),
+    f!("DeliveryCompleteCount", I32, tag: Some((0, 0))),
     f!("CreateTimestamp", I64),
     f!("WriteTimestamp", I64),
     f!("StateBatches", STATE_BATCHES),
@@ -523,6 +624,7 @@ static SHARE_UPDATE: &[Field] = &[
     f!("SnapshotEpoch", I32),
     f!("LeaderEpoch", I32),
     f!("StartOffset", I64),
+    f!("DeliveryCompleteCount", I32, tag: Some((0, 0))),
     f!("StateBatches", STATE_BATCHES),
 ];
 
@@ -533,13 +635,13 @@ pub static SHARE_RECORDS: &[RecordType] = &[
         0,
         "ShareSnapshot",
         SHARE_KEY,
-        value("ShareSnapshotValue", SHARE_SNAPSHOT),
+        value("ShareSnapshotValue", &[Release::R4_0], SHARE_SNAPSHOT),
     ),
     rt(
         1,
         "ShareUpdate",
         SHARE_KEY,
-        value("ShareUpdateValue", SHARE_UPDATE),
+        value("ShareUpdateValue", &[Release::R4_0], SHARE_UPDATE),
     ),
 ];
 
@@ -673,7 +775,22 @@ pub fn decode(
             return out;
         }
     };
-    match rt.value.decode_prefix(&mut vc, version) {
+    // CoordinatorRecordSerde.deserialize: a version outside the value
+    // schema's fails the load (UnknownRecordVersionException).
+    let decoded = if rt.value.knows(version) {
+        rt.value.decode_prefix(&mut vc, version)
+    } else {
+        Err(DecodeError::new(
+            at,
+            crate::error::DecodeErrorKind::RecordVersion {
+                schema: rt.value.name,
+                version,
+                lowest: rt.value.versions.0,
+                newest: rt.value.versions.1,
+            },
+        ))
+    };
+    match decoded {
         Ok(data) => {
             out.value = Some(CoordinatorValue::Fields { version, data });
             out.trailing_bytes += vc.remaining() as u64;
@@ -764,6 +881,84 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_record_type_and_value_version_of_kafka_4_4_is_known() {
+        // Kafka 4.4.0's CoordinatorRecordType (group coordinator, then share
+        // coordinator): id, name, lowest and highest value version, as its
+        // enum constants give them (the same from 4.1.1 on).
+        let group = [
+            (0, "LegacyOffsetCommit", 0, 0),
+            (1, "OffsetCommit", 0, 4),
+            (2, "GroupMetadata", 0, 4),
+            (3, "ConsumerGroupMetadata", 0, 0),
+            (4, "ConsumerGroupPartitionMetadata", 0, 0),
+            (5, "ConsumerGroupMemberMetadata", 0, 0),
+            (6, "ConsumerGroupTargetAssignmentMetadata", 0, 0),
+            (7, "ConsumerGroupTargetAssignmentMember", 0, 0),
+            (8, "ConsumerGroupCurrentMemberAssignment", 0, 0),
+            (10, "ShareGroupMemberMetadata", 0, 0),
+            (11, "ShareGroupMetadata", 0, 0),
+            (12, "ShareGroupTargetAssignmentMetadata", 0, 0),
+            (13, "ShareGroupTargetAssignmentMember", 0, 0),
+            (14, "ShareGroupCurrentMemberAssignment", 0, 0),
+            (15, "ShareGroupStatePartitionMetadata", 0, 0),
+            (16, "ConsumerGroupRegularExpression", 0, 0),
+            (17, "StreamsGroupMetadata", 0, 0),
+            (19, "StreamsGroupMemberMetadata", 0, 0),
+            (20, "StreamsGroupTargetAssignmentMetadata", 0, 0),
+            (21, "StreamsGroupTargetAssignmentMember", 0, 0),
+            (22, "StreamsGroupCurrentMemberAssignment", 0, 0),
+            (23, "StreamsGroupTopology", 0, 0),
+        ];
+        for (id, name, lo, hi) in group {
+            let rt = group_record_type(id).unwrap();
+            assert_eq!(
+                (rt.name, rt.value.versions, rt.gone_since),
+                (name, (lo, hi), None)
+            );
+        }
+        let current = CLASSIC_RECORDS
+            .iter()
+            .chain(GROUP_RECORDS)
+            .filter(|r| r.gone_since.is_none())
+            .count();
+        assert_eq!(current, group.len());
+        // 9: Kafka 4.0's, skipped since 4.1; 18 and 24: no release's.
+        assert_eq!(group_record_type(9).unwrap().gone_since, Some("4.1"));
+        assert!(group_record_type(18).is_none() && group_record_type(24).is_none());
+        let share: Vec<_> = SHARE_RECORDS
+            .iter()
+            .map(|r| (r.id, r.name, r.value.versions))
+            .collect();
+        assert_eq!(
+            share,
+            [(0, "ShareSnapshot", (0, 0)), (1, "ShareUpdate", (0, 0))]
+        );
+    }
+
+    #[test]
+    fn a_value_version_outside_the_schemas_is_refused() {
+        // CoordinatorRecordSerde.deserialize: UnknownRecordVersionException.
+        let r = decode(
+            GROUP_RECORDS,
+            &[0, 3, 0, 1, b'g'],
+            Some(&[0, 1, 0, 0, 0, 5, 0]),
+            40,
+        );
+        assert_eq!(
+            r.fault.map(|e| (e.offset, e.kind)),
+            Some((
+                40,
+                crate::error::DecodeErrorKind::RecordVersion {
+                    schema: "ConsumerGroupMetadataValue",
+                    version: 1,
+                    lowest: 0,
+                    newest: 0
+                }
+            ))
+        );
+    }
+
+    #[test]
     fn consumer_group_metadata_and_unknown_types() {
         // type 3, group "g"; value version 0, epoch 5, no tags.
         let r = decode(
@@ -780,6 +975,11 @@ mod tests {
         let t = decode(GROUP_RECORDS, &[0, 3, 0, 1, b'g'], None, 0);
         assert!(t.value.is_none() && t.error.is_none());
         let bad = decode(GROUP_RECORDS, &[0, 3, 0, 1, b'g'], Some(&[0, 9, 0]), 0);
+        assert!(bad
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("klog knows version 0 only"));
         // What does not decode is shown as its bytes: with its version when
         // the type is known, alone when it is not.
         let json = serde_json::to_value(&bad).unwrap();

@@ -46,7 +46,7 @@ use crate::log::Policy;
 use crate::offsets::group::{decode_group_metadata, GroupMetadata};
 use crate::offsets::records::{self, CoordinatorRecord};
 use crate::offsets::{
-    decode_key_and_rest, decode_offset_commit_value, encode_offset_commit_key,
+    decode_key_and_rest, decode_offset_commit_value_of, encode_offset_commit_key,
     offset_commit_fields, offset_commit_value_fast, CommitValueRef, OffsetsKey,
 };
 
@@ -61,6 +61,9 @@ pub struct Commit {
     pub commit_timestamp: i64,
     pub expire_timestamp: Option<i64>,
     pub value_version: i16,
+    /// The id of the topic the offset was committed for (OffsetCommitValue
+    /// v4, Kafka 4.1+), when written.
+    pub topic_id: Option<String>,
     /// Where the record sits in the offsets topic.
     pub log_partition: i32,
     pub log_offset: i64,
@@ -84,6 +87,9 @@ impl Commit {
         self.commit_timestamp = d.commit_timestamp;
         self.expire_timestamp = d.expire_timestamp;
         self.value_version = d.version;
+        if self.topic_id.as_deref() != d.topic_id {
+            self.topic_id = d.topic_id.map(str::to_string);
+        }
         self.log_partition = log_partition;
         self.log_offset = log_offset;
     }
@@ -103,6 +109,63 @@ pub struct BadRecord {
     /// The record's (or batch's) offset; -1 when unknown (a torn tail).
     pub log_offset: i64,
     pub error: DecodeError,
+}
+
+/// A partition of an internal topic whose records were not all read and
+/// applied (damaged bytes, a record that does not decode, a value version
+/// Kafka does not read): what is shown of it is incomplete. Kafka's
+/// coordinator fails the load of such a partition on a record it cannot
+/// read (`CoordinatorLoaderImpl`), and its log recovery cuts damaged bytes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Incomplete {
+    /// The partition folder (`__consumer_offsets-3`).
+    pub partition: String,
+    /// Records (or batches) not read or not applied.
+    pub unread: u64,
+    /// The offset of the first of them (-1 when unknown: a torn tail).
+    pub first_offset: i64,
+    /// Why the first of them was not read or applied.
+    pub first_error: String,
+}
+
+impl Incomplete {
+    /// Count one record of `file`'s partition not read or applied.
+    pub fn note(
+        map: &mut BTreeMap<String, Incomplete>,
+        file: &std::path::Path,
+        offset: i64,
+        why: impl FnOnce() -> String,
+    ) {
+        let folder = file
+            .parent()
+            .and_then(|d| d.file_name())
+            .unwrap_or(file.as_os_str())
+            .to_string_lossy()
+            .into_owned();
+        map.entry(folder.clone())
+            .or_insert_with(|| Incomplete {
+                partition: folder,
+                unread: 0,
+                first_offset: offset,
+                first_error: why(),
+            })
+            .unread += 1;
+    }
+
+    /// The line that says so, for people.
+    pub fn line(&self) -> String {
+        let s = if self.unread == 1 { "" } else { "s" };
+        let at = if self.first_offset >= 0 {
+            format!("offset {}", self.first_offset)
+        } else {
+            "its tail".to_string()
+        };
+        format!(
+            "incomplete: {}: {} record{s} not read or not applied (the first at {at}: {}); \
+             what is shown of this partition lacks them",
+            self.partition, self.unread, self.first_error
+        )
+    }
 }
 
 /// What happened to a key, for `--history`.
@@ -362,6 +425,10 @@ pub struct Replay {
     /// streams groups) that are live: keyed by type and key, the last value
     /// wins and a tombstone deletes, as the coordinator loads them.
     pub coordinator: BTreeMap<(i16, String), CoordinatorEntry>,
+    /// The partitions whose records were not all read and applied, by
+    /// partition folder (`__consumer_offsets-3`): every view of the replay
+    /// says so.
+    pub incomplete: BTreeMap<String, Incomplete>,
     /// Transactional commits still waiting for a marker: (offsets partition,
     /// producer id) → key → commit (`OffsetMetadataManager`'s
     /// `pendingTransactionalOffsets`, one per coordinator shard here).
@@ -480,6 +547,11 @@ impl Replay {
         let Some(fields) = offset_commit_fields(key) else {
             return false;
         };
+        // Under the LegacyOffsetCommit key type 0 Kafka reads value version 0
+        // alone: any other is the exact path's to refuse.
+        if key.starts_with(&[0, 0]) && !v.starts_with(&[0, 0]) {
+            return false;
+        }
         let at = match map.get_index(*next) {
             Some((k, _)) if **k == *fields => *next,
             _ => match map.get_index_of(fields) {
@@ -692,29 +764,21 @@ impl Replay {
         }
     }
 
-    /// Count a record that does not decode, and keep it while fewer than [`KEPT`] are.
+    /// Count a record that does not decode, and keep it while fewer than
+    /// [`KEPT`] are; its partition's replay is incomplete.
     fn push_bad(&mut self, bad: BadRecord) {
+        Incomplete::note(&mut self.incomplete, &bad.file, bad.log_offset, || {
+            bad.error.to_string()
+        });
         self.bad_count += 1;
         if self.bad.len() < KEPT {
             self.bad.push(bad);
         }
     }
 
-    /// Warnings about a value the broker reads anyway: a version read with
-    /// another version's layout, bytes after the last field.
-    fn value_warnings(
-        &mut self,
-        r: &RecordAt<'_>,
-        schema: &str,
-        (version, read_as): (i16, i16),
-        trailing: u64,
-    ) {
-        if read_as != version {
-            let detail = format!(
-                "{schema} version {version} read as version {read_as}, as the broker's generated reader does"
-            );
-            self.warn(r, Kind::UnknownVersion, detail);
-        }
+    /// A warning about bytes after a value's last field, which the broker
+    /// reads anyway.
+    fn value_warnings(&mut self, r: &RecordAt<'_>, trailing: u64) {
         if trailing > 0 {
             self.warn(r, Kind::TrailingBytes, trailing_detail("value", trailing));
         }
@@ -742,10 +806,10 @@ impl Replay {
         }
         match decoded_key {
             OffsetsKey::OffsetCommit {
+                record_type,
                 group,
                 topic,
                 partition,
-                ..
             } => {
                 let Some(v) = value else {
                     // A tombstone, in a transaction or not, deletes at once and
@@ -785,13 +849,8 @@ impl Replay {
                     }
                     return Ok(());
                 };
-                let d = decode_offset_commit_value(v, at)?;
-                self.value_warnings(
-                    r,
-                    "OffsetCommitValue",
-                    (d.version, d.read_as),
-                    d.trailing_bytes,
-                );
+                let d = decode_offset_commit_value_of(record_type, v, at)?;
+                self.value_warnings(r, d.trailing_bytes);
                 if d.offset < 0 {
                     // Java clients never commit one; the coordinator stores what it is given.
                     self.warn(
@@ -852,18 +911,18 @@ impl Replay {
                     }
                     Some(v) => {
                         let g = decode_group_metadata(v, at)?;
-                        self.value_warnings(
-                            r,
-                            "GroupMetadataValue",
-                            (g.version, g.read_as),
-                            g.trailing_bytes,
-                        );
+                        self.value_warnings(r, g.trailing_bytes);
                         self.groups.insert(group.to_string(), g);
                     }
                 }
             }
             OffsetsKey::Other { record_type } => {
                 *self.stats.skipped_types.entry(record_type).or_default() += 1;
+                // A type the coordinator no longer knows is skipped on load
+                // (CoordinatorLoaderImpl catches UnknownRecordTypeException).
+                if records::group_record_type(record_type).is_some_and(|t| t.gone_since.is_some()) {
+                    return Ok(());
+                }
                 let rec = records::decode(records::GROUP_RECORDS, key, value, at);
                 // A record of a known type that does not decode fails
                 // Kafka's load of the partition (CoordinatorLoaderImpl

@@ -249,10 +249,15 @@ pub struct ShareState {
     pub batches: Vec<StateBatch>,
     /// ShareUpdate records applied since the state was last replaced.
     pub updates: u32,
+    /// DeliveryCompleteCount (Kafka 4.2+): offsets from the start offset
+    /// whose delivery is complete, -1 when not known (the schema default,
+    /// what a record of 4.1 or earlier reads as); a ShareUpdate replaces it
+    /// (`ShareCoordinatorShard.merge`).
+    pub delivery_complete_count: i64,
 }
 
-/// What the replay could not apply: (partition folder, offset, reason).
-pub type NotApplied = (String, i64, String);
+/// What the replay could not read or apply: (segment file, offset, reason).
+pub type NotApplied = (std::path::PathBuf, i64, String);
 
 #[derive(Debug, Clone)]
 struct Offset {
@@ -264,10 +269,18 @@ struct Offset {
     create_timestamp: i64,
     write_timestamp: i64,
     updates: u32,
+    delivery_complete_count: i64,
 }
 
 fn int(v: &Value, k: &str) -> i64 {
     v.get(k).and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// DeliveryCompleteCount, -1 (its default) when the record has no such tag.
+fn delivery_complete(v: &Value) -> i64 {
+    v.get("deliveryCompleteCount")
+        .and_then(Value::as_i64)
+        .unwrap_or(-1)
 }
 
 fn value_batches(v: &Value) -> Vec<Batch> {
@@ -304,21 +317,71 @@ pub fn share_states(
             .iter()
             .filter(|p| p.state == PartitionState::Live && p.topic == SHARE_GROUP_STATE_TOPIC)
         {
-            let folder = format!("{SHARE_GROUP_STATE_TOPIC}-{}", p.partition);
             let mut walk = p.walk(Policy::VALID_ENTRIES);
             while let Some(step) = walk.next_step()? {
-                let Step::Entry(w) = step else { continue };
-                let Entry::V2(batch) = w.entry else { continue };
+                let w = match step {
+                    Step::Entry(w) => w,
+                    // Damaged bytes are not read: say where.
+                    Step::Damage(d) => {
+                        not_applied.push((
+                            d.file,
+                            d.base_offset.unwrap_or(-1),
+                            d.error.to_string(),
+                        ));
+                        continue;
+                    }
+                    _ => continue,
+                };
+                let file = w.segment.log.clone();
+                let Entry::V2(batch) = w.entry else {
+                    not_applied.push((
+                        file,
+                        w.entry.base_offset(),
+                        "a magic 0/1 message set, which the share coordinator never writes".into(),
+                    ));
+                    continue;
+                };
                 if batch.header.is_control() {
                     continue;
                 }
-                let Ok(iter) = batch.records(&mut scratch, DecodeLimits::default()) else {
-                    continue;
+                let iter = match batch.records(&mut scratch, DecodeLimits::default()) {
+                    Ok(iter) => iter,
+                    Err(e) => {
+                        not_applied.push((file, batch.header.base_offset, e.to_string()));
+                        continue;
+                    }
                 };
-                for r in iter.flatten() {
-                    let Some(key) = r.key else { continue };
+                for r in iter {
+                    let r = match r {
+                        Ok(r) => r,
+                        Err(e) => {
+                            not_applied.push((
+                                file.clone(),
+                                batch.header.base_offset,
+                                e.to_string(),
+                            ));
+                            break;
+                        }
+                    };
+                    let Some(key) = r.key else {
+                        not_applied.push((file.clone(), r.offset, "a record without a key".into()));
+                        continue;
+                    };
                     let rec = records::decode(records::SHARE_RECORDS, key, r.value, r.position);
-                    let Some(k) = &rec.key else { continue };
+                    // A record of a known type that does not decode fails the load.
+                    if rec.fault.is_some() {
+                        not_applied.push((
+                            file.clone(),
+                            r.offset,
+                            rec.error.clone().unwrap_or_default(),
+                        ));
+                        continue;
+                    }
+                    let Some(k) = &rec.key else {
+                        // A type the share coordinator does not know: skipped on
+                        // load (CoordinatorLoaderImpl, UnknownRecordTypeException).
+                        continue;
+                    };
                     let id = (
                         k.get("groupId")
                             .and_then(Value::as_str)
@@ -330,7 +393,7 @@ pub fn share_states(
                             .to_string(),
                         int(k, "partition") as i32,
                     );
-                    let mut skip = |why: String| not_applied.push((folder.clone(), r.offset, why));
+                    let mut skip = |why: String| not_applied.push((file.clone(), r.offset, why));
                     if let Some(e) = &rec.error {
                         skip(e.clone());
                         continue;
@@ -351,6 +414,7 @@ pub fn share_states(
                                     create_timestamp: int(v, "createTimestamp"),
                                     write_timestamp: int(v, "writeTimestamp"),
                                     updates: 0,
+                                    delivery_complete_count: delivery_complete(v),
                                 },
                             );
                         }
@@ -374,6 +438,7 @@ pub fn share_states(
                                             create_timestamp: 0,
                                             write_timestamp: 0,
                                             updates: 1,
+                                            delivery_complete_count: delivery_complete(v),
                                         },
                                     );
                                 }
@@ -387,6 +452,7 @@ pub fn share_states(
                                                 st.leader_epoch = leader;
                                             }
                                             st.updates += 1;
+                                            st.delivery_complete_count = delivery_complete(v);
                                         }
                                         None => skip(
                                             "its state batches do not combine with the state's (a batch ends before it starts)"
@@ -416,6 +482,7 @@ pub fn share_states(
             write_timestamp_ms: o.write_timestamp,
             batches: o.batches.iter().map(StateBatch::from).collect(),
             updates: o.updates,
+            delivery_complete_count: o.delivery_complete_count,
         })
         .collect();
     out.sort_by(|a, b| (&a.group, &a.topic, a.partition).cmp(&(&b.group, &b.topic, b.partition)));

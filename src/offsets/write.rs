@@ -203,7 +203,7 @@ impl Replicas {
             topic
                 .partitions
                 .get(&self.target.partition)
-                .map(|p| p.replicas.clone())
+                .map(|p| p.replicas.to_vec())
         });
         let nodes: Vec<Option<i32>> = self.dirs.iter().map(|d| node_id(d)).collect();
         let what = format!("{}-{}", self.target.topic, self.target.partition);
@@ -238,6 +238,12 @@ impl Replicas {
                 if given == 1 { "y" } else { "ies" }
             )),
         }
+    }
+
+    /// The lock held on data directory `dir` (one of `dirs`); `None` in a dry run.
+    pub fn lock(&self, dir: &Path) -> Option<std::sync::Arc<crate::log::lock::DirLock>> {
+        let i = self.dirs.iter().position(|d| d == dir)?;
+        self.appenders.get(i).map(PartitionAppender::lock)
     }
 
     /// The directories being written, for messages.

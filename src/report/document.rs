@@ -126,6 +126,19 @@ pub fn findings_text(findings: &[kaen_log::findings::Finding]) -> String {
     out
 }
 
+/// What a view of the internal topics lacks, for people (stderr in text
+/// and CSV output): one `klog: incomplete: ...` line per partition not read
+/// whole; nothing when every record was read and applied. JSON output says
+/// the same in the document's `incomplete` list (`jsonl`: `incomplete` lines).
+pub fn incomplete_text<'a>(
+    incomplete: impl IntoIterator<Item = &'a kaen_log::offsets::replay::Incomplete>,
+) -> String {
+    incomplete
+        .into_iter()
+        .map(|i| format!("klog: {}\n", super::table::escape_cell(&i.line())))
+        .collect()
+}
+
 /// The JSON document: the version and command, then the report's fields.
 #[derive(Serialize, JsonSchema)]
 pub struct Document<'a, R: Report> {

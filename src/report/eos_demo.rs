@@ -89,9 +89,25 @@ pub fn text(dir: &str, d: &EosDemo) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "klog eos-demo: exactly once, on disk");
     let _ = writeln!(out, "Data directory: {}", escape_cell(dir));
+    let tv2 = d.transaction_version >= 2;
+    if tv2 {
+        let _ = writeln!(
+            out,
+            "Transaction version 2 (the cluster's transaction.version, Kafka 4.x's default,\n\
+             TransactionVersion.LATEST_PRODUCTION; KIP-890): every commit and abort bumps the producer's\n\
+             epoch. --transaction-version 1 runs the classic protocol, where only InitProducerId does."
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Transaction version 1 (--transaction-version 1): the classic protocol, where only\n\
+             InitProducerId bumps the producer's epoch. Kafka 4.x's default is version 2 (KIP-890):\n\
+             every commit and abort bumps it."
+        );
+    }
     idempotence(&mut out, &d.idempotence);
-    pipeline(&mut out, &d.pipeline);
-    fencing(&mut out, &d.fencing);
+    pipeline(&mut out, &d.pipeline, tv2);
+    fencing(&mut out, &d.fencing, tv2);
     comparison(&mut out, &d.comparison, &d.pipeline);
     out
 }
@@ -222,7 +238,7 @@ fn view(out: &mut String, p: &Pipeline, v: &View, indent: &str) {
     let _ = writeln!(out, "{indent}  pending transactional commits: {pending}");
 }
 
-fn instance(out: &mut String, p: &Pipeline, i: &Instance) {
+fn instance(out: &mut String, p: &Pipeline, i: &Instance, tv2: bool) {
     let who = if i.producer_id < 0 {
         "a plain producer".to_string()
     } else {
@@ -274,6 +290,12 @@ fn instance(out: &mut String, p: &Pipeline, i: &Instance) {
         if !poll.markers.is_empty() {
             wrapped(out, "    ", &markers(&poll.markers));
         }
+        if let Some(e) = poll.epoch_after_commit.filter(|_| tv2) {
+            let _ = writeln!(
+                out,
+                "    EndTxn answers with epoch {e}: the next transaction runs at it, sequences from 0"
+            );
+        }
         if !poll.coordinator.is_empty() {
             wrapped(
                 out,
@@ -288,7 +310,7 @@ fn instance(out: &mut String, p: &Pipeline, i: &Instance) {
     }
 }
 
-fn pipeline(out: &mut String, p: &Pipeline) {
+fn pipeline(out: &mut String, p: &Pipeline, tv2: bool) {
     heading(out, "2. Consume, transform, produce: exactly once");
     let _ = writeln!(
         out,
@@ -307,10 +329,24 @@ fn pipeline(out: &mut String, p: &Pipeline) {
         out,
         "  send     AddPartitionsToTxn: the coordinator logs Ongoing; the invoices are a transactional batch\n  \
          offsets  AddOffsetsToTxn adds __offsets-0, then TxnOffsetCommit: the group coordinator writes a\n  \
-         \x20        transactional batch to __offsets-0, pending until its marker (OffsetMetadataManager)\n  \
-         commit   PrepareCommit logged, COMMIT markers to both partitions, CompleteCommit logged\n  \
-         \x20        (TransactionCoordinator.endTransaction, TransactionMarkerChannelManager)"
+         \x20        transactional batch to __offsets-0, pending until its marker (OffsetMetadataManager)"
     );
+    if tv2 {
+        let _ = writeln!(
+            out,
+            "  commit   PrepareCommit logged at the epoch + 1, COMMIT markers with that epoch to both\n  \
+             \x20        partitions, CompleteCommit logged; EndTxn answers with the new epoch\n  \
+             \x20        (TransactionCoordinator.endTransaction, TransactionMetadata.prepareAbortOrCommit,\n  \
+             \x20        TransactionMarkerChannelManager; a leader takes a version 2 marker only above the\n  \
+             \x20        producer's epoch, ProducerAppendInfo.checkProducerEpoch)"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  commit   PrepareCommit logged, COMMIT markers to both partitions, CompleteCommit logged\n  \
+             \x20        (TransactionCoordinator.endTransaction, TransactionMarkerChannelManager)"
+        );
+    }
     let points: Vec<&str> = p.crash_points.iter().map(|c| c.name()).collect();
     let _ = writeln!(
         out,
@@ -331,7 +367,7 @@ fn pipeline(out: &mut String, p: &Pipeline) {
          committed offset back."
     );
     for i in &p.instances {
-        instance(out, p, i);
+        instance(out, p, i, tv2);
     }
     let e = &p.end;
     let _ = writeln!(out, "The end:");
@@ -348,6 +384,47 @@ fn pipeline(out: &mut String, p: &Pipeline) {
     let _ = writeln!(out, "What each crash point leaves:");
     for line in crash_summary(p) {
         let _ = writeln!(out, "  {line}");
+    }
+    versions(out, p, tv2);
+}
+
+/// The committed transactions' epochs, against the other transaction version.
+fn versions(out: &mut String, p: &Pipeline, tv2: bool) {
+    // (the transaction's epoch, its COMMIT markers' epoch)
+    let mut commits = Vec::new();
+    for i in &p.instances {
+        let mut epoch = i.producer_epoch;
+        for poll in &i.polls {
+            if let (Some(m), Some(after)) = (poll.markers.first(), poll.epoch_after_commit) {
+                commits.push((epoch, m.producer_epoch));
+                epoch = after;
+            }
+        }
+    }
+    if commits.is_empty() {
+        return;
+    }
+    let data: Vec<String> = commits.iter().map(|(d, _)| d.to_string()).collect();
+    let marks: Vec<String> = commits.iter().map(|(_, m)| m.to_string()).collect();
+    if tv2 {
+        let _ = writeln!(
+            out,
+            "Transaction version 2 at work: the committed transactions ran at epochs {} and their COMMIT\n\
+             markers carry {}: each commit bumped the epoch, and the producer went on with it. Under\n\
+             --transaction-version 1 the markers carry the transaction's own epoch and only InitProducerId\n\
+             moves it; a fenced transaction's ABORT carries the epoch + 1 under both.",
+            data.join(", "),
+            marks.join(", ")
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Transaction version 1: the committed transactions ran at epochs {} and their COMMIT markers\n\
+             carry the same, {}: only InitProducerId moved the epoch. Under transaction version 2 (Kafka\n\
+             4.x's default) each marker would carry the epoch + 1, and the producer would go on with it.",
+            data.join(", "),
+            marks.join(", ")
+        );
     }
 }
 
@@ -371,7 +448,7 @@ fn crash_summary(p: &Pipeline) -> Vec<String> {
         .collect()
 }
 
-fn fencing(out: &mut String, f: &Fencing) {
+fn fencing(out: &mut String, f: &Fencing, tv2: bool) {
     heading(out, "3. Zombie fencing");
     let _ = writeln!(
         out,
@@ -421,6 +498,15 @@ fn fencing(out: &mut String, f: &Fencing) {
         f.read_committed.join(", "),
         f.producer_epoch
     );
+    if tv2 {
+        let _ = writeln!(
+            out,
+            "(Transaction version 2: B's commit bumped the epoch to {}, which its COMMIT carries; under\n\
+             version 1 the COMMIT would carry B's {}.)",
+            f.producer_epoch,
+            f.producer_epoch - 1
+        );
+    }
 }
 
 fn comparison(out: &mut String, rows: &[Comparison], p: &Pipeline) {

@@ -11,7 +11,7 @@ use kaen_log::metadata::records as metadata;
 use kaen_log::offsets::group::{decode_group_metadata, GroupMetadata};
 use kaen_log::offsets::records as coordinator;
 use kaen_log::offsets::{
-    decode_key, decode_offset_commit_value, is_offsets_topic, OffsetCommitValue, OffsetsKey,
+    decode_key, decode_offset_commit_value_of, is_offsets_topic, OffsetCommitValue, OffsetsKey,
 };
 use kaen_log::txn::txnlog::{self, status_name, TransactionMetadata, TRANSACTION_STATE_TOPIC};
 use serde::Serialize;
@@ -168,6 +168,9 @@ pub struct CommitJson {
     metadata: String,
     commit_timestamp: i64,
     expire_timestamp: Option<i64>,
+    /// v4's topicId (Kafka 4.1+), when written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    topic_id: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -180,6 +183,11 @@ pub struct TransactionJson {
     partitions: Option<Vec<TopicPartitions>>,
     last_update_timestamp: i64,
     start_timestamp: i64,
+    /// v1 tagged fields, at their defaults when absent (0, -1, -1, -1).
+    client_transaction_version: i16,
+    previous_producer_id: i64,
+    next_producer_id: i64,
+    next_producer_epoch: i16,
 }
 
 impl From<GroupMetadata> for GroupJson {
@@ -217,6 +225,7 @@ impl From<OffsetCommitValue> for CommitJson {
             metadata: c.metadata,
             commit_timestamp: c.commit_timestamp,
             expire_timestamp: c.expire_timestamp,
+            topic_id: c.topic_id,
         }
     }
 }
@@ -232,6 +241,10 @@ impl From<TransactionMetadata> for TransactionJson {
             partitions: m.partitions.map(topic_partitions),
             last_update_timestamp: m.last_update_timestamp_ms,
             start_timestamp: m.start_timestamp_ms,
+            client_transaction_version: m.client_transaction_version,
+            previous_producer_id: m.previous_producer_id,
+            next_producer_id: m.next_producer_id,
+            next_producer_epoch: m.next_producer_epoch,
         }
     }
 }
@@ -281,7 +294,7 @@ pub fn decode<'a>(
                     },
                     ValueJson::of(
                         value,
-                        |v| decode_offset_commit_value(v, at),
+                        |v| decode_offset_commit_value_of(record_type, v, at),
                         |c| ValueJson::Commit(c.into()),
                     ),
                 ),

@@ -14,13 +14,56 @@
 //!
 //! The order is what makes a transaction atomic: `PrepareCommit` is logged
 //! before any marker, so a coordinator that fails over finishes the
-//! markers from its log. This is transaction version 1 (the producer's
-//! epoch is bumped by InitProducerId only, not by every commit as with
-//! KIP-890's version 2).
+//! markers from its log.
+//!
+//! Two transaction versions (the cluster's `transaction.version`,
+//! `TransactionVersion`; both log TransactionLogValue v1,
+//! `transactionLogValueVersion`): with version 2 (KIP-890, the default from
+//! Kafka 4.0, `LATEST_PRODUCTION`) every end of transaction bumps the
+//! producer's epoch (`TransactionMetadata.prepareAbortOrCommit` with a
+//! client version that `supportsEpochBump`): Prepare and Complete are
+//! logged with epoch + 1, the markers carry it, and the producer goes on
+//! with it (EndTxn answers with the new epoch). With version 1 clients
+//! speak the classic protocol (`TV_0`): the epoch moves only at
+//! InitProducerId.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::txn::txnlog::TransactionMetadata;
+
+/// The cluster's `transaction.version` and the protocol its clients speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionVersion {
+    /// Flexible transaction log records, the classic protocol (`TV_1`).
+    V1,
+    /// An epoch bump at every commit and abort (`TV_2`, KIP-890).
+    V2,
+}
+
+impl TransactionVersion {
+    /// The feature level.
+    pub fn level(self) -> i16 {
+        match self {
+            TransactionVersion::V1 => 1,
+            TransactionVersion::V2 => 2,
+        }
+    }
+
+    /// What a client of this cluster speaks, as logged in
+    /// ClientTransactionVersion and sent with the markers
+    /// (`TransactionVersion.transactionVersionForEndTxn`: TV_2 or TV_0).
+    pub fn client_version(self) -> i16 {
+        match self {
+            TransactionVersion::V1 => 0,
+            TransactionVersion::V2 => 2,
+        }
+    }
+
+    /// Whether every end of transaction bumps the epoch (`supportsEpochBump`).
+    pub fn bumps_epoch(self) -> bool {
+        self == TransactionVersion::V2
+    }
+}
 
 /// A transaction's state (`TransactionState`; the id is what is logged).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,22 +107,21 @@ pub struct TxnMetadata {
     pub partitions: BTreeSet<(String, i32)>,
     pub start_timestamp_ms: i64,
     pub last_update_timestamp_ms: i64,
+    /// The protocol of the client's last transaction request (0 for a new
+    /// id: `TransactionMetadata` starts at `TV_0`).
+    pub client_transaction_version: i16,
 }
 
 impl TxnMetadata {
-    /// The TransactionLogValue (v0) logged for this state
-    /// (`TransactionLog.valueToBytes`: no partitions when Empty).
+    /// The TransactionLogValue (v1, as a cluster at transaction version 1
+    /// or 2 writes) logged for this state (`TransactionLog.valueToBytes`:
+    /// no partitions when Empty).
     pub fn log_value(&self) -> TransactionMetadata {
         let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
         for (t, p) in &self.partitions {
             by_topic.entry(t).or_default().push(*p);
         }
         TransactionMetadata {
-            version: 0,
-            producer_id: self.producer_id,
-            producer_epoch: self.producer_epoch,
-            timeout_ms: self.timeout_ms,
-            status: self.state.id(),
             partitions: (self.state != TxnState::Empty).then(|| {
                 by_topic
                     .into_iter()
@@ -88,6 +130,14 @@ impl TxnMetadata {
             }),
             last_update_timestamp_ms: self.last_update_timestamp_ms,
             start_timestamp_ms: self.start_timestamp_ms,
+            client_transaction_version: self.client_transaction_version,
+            ..TransactionMetadata::new(
+                1,
+                self.producer_id,
+                self.producer_epoch,
+                self.timeout_ms,
+                self.state.id(),
+            )
         }
     }
 }
@@ -131,8 +181,18 @@ pub enum Step {
         producer_id: i64,
         producer_epoch: i16,
         coordinator_epoch: i32,
+        /// WriteTxnMarkers' transaction version (the client's).
+        transaction_version: i16,
         partitions: Vec<(String, i32)>,
     },
+}
+
+/// An EndTxn answer: the steps, and the epoch the producer goes on with
+/// (bumped under transaction version 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    pub steps: Vec<Step>,
+    pub producer_epoch: i16,
 }
 
 /// An InitProducerId answer.
@@ -151,15 +211,19 @@ pub struct Init {
 pub struct Coordinator {
     /// The coordinator's epoch: the leader epoch of its `__transaction_state` partition.
     pub epoch: i32,
+    /// The cluster's transaction version.
+    pub version: TransactionVersion,
     next_producer_id: i64,
     txns: BTreeMap<String, TxnMetadata>,
 }
 
 impl Coordinator {
-    /// A coordinator at `epoch` handing out producer ids from `first_producer_id`.
-    pub fn new(epoch: i32, first_producer_id: i64) -> Self {
+    /// A coordinator at `epoch` handing out producer ids from
+    /// `first_producer_id`, on a cluster at `version`.
+    pub fn new(epoch: i32, first_producer_id: i64, version: TransactionVersion) -> Self {
         Coordinator {
             epoch,
+            version,
             next_producer_id: first_producer_id,
             txns: BTreeMap::new(),
         }
@@ -180,10 +244,13 @@ impl Coordinator {
 
     /// InitProducerId for `transactional_id` (`handleInitProducerId`). A
     /// new id gets a producer id at epoch 0; a known one gets its epoch
-    /// bumped. An ongoing transaction is fenced first: the epoch is bumped,
+    /// bumped. An ongoing transaction is fenced first: the epoch is bumped
+    /// (version 1: `prepareFenceProducerEpoch`; version 2: by
+    /// `prepareAbortOrCommit`, the fence's own bump never logged),
     /// PrepareAbort logged, ABORT markers written with that epoch,
     /// CompleteAbort logged; the producer's retry then bumps the epoch once
-    /// more (`prepareFenceProducerEpoch`: "this epoch is never returned").
+    /// more ("this epoch is never returned"). Either way the markers carry
+    /// epoch + 1 and the producer gets epoch + 2.
     pub fn init_producer_id(&mut self, transactional_id: &str, timeout_ms: i32, now: i64) -> Init {
         let mut steps = Vec::new();
         let mut fenced_with = None;
@@ -193,6 +260,7 @@ impl Coordinator {
             self.allocate_producer_id()
         };
         let epoch = self.epoch;
+        let version = self.version;
         let m = self
             .txns
             .entry(transactional_id.to_string())
@@ -205,11 +273,14 @@ impl Coordinator {
                 partitions: BTreeSet::new(),
                 start_timestamp_ms: -1,
                 last_update_timestamp_ms: now,
+                client_transaction_version: 0,
             });
         if m.state == TxnState::Ongoing {
-            m.producer_epoch += 1;
-            fenced_with = Some(m.producer_epoch);
-            complete(m, false, epoch, now, &mut steps);
+            if !version.bumps_epoch() {
+                m.producer_epoch += 1;
+            }
+            // Not from the client: the abort speaks the server's version.
+            fenced_with = Some(complete(m, false, epoch, now, &mut steps, version));
         }
         // `prepareIncrementProducerEpoch`: bump, Empty, no partitions.
         m.producer_epoch += 1;
@@ -238,6 +309,7 @@ impl Coordinator {
         partitions: &[(String, i32)],
         now: i64,
     ) -> Result<Vec<Step>, CoordinatorError> {
+        let version = self.version;
         let m = self.current(transactional_id, producer_id, producer_epoch)?;
         if m.state == TxnState::Ongoing && partitions.iter().all(|p| m.partitions.contains(p)) {
             return Ok(Vec::new());
@@ -249,13 +321,16 @@ impl Coordinator {
             m.start_timestamp_ms = now;
         }
         m.state = TxnState::Ongoing;
+        m.client_transaction_version = version.client_version();
         m.partitions.extend(partitions.iter().cloned());
         m.last_update_timestamp_ms = now;
         Ok(vec![Step::Log(m.clone())])
     }
 
     /// EndTxn (commitTransaction, abortTransaction): PrepareCommit (or
-    /// PrepareAbort) logged, the markers, then CompleteCommit (CompleteAbort).
+    /// PrepareAbort) logged, the markers, then CompleteCommit
+    /// (CompleteAbort); under version 2 at the bumped epoch, which the
+    /// producer gets back.
     pub fn end_transaction(
         &mut self,
         transactional_id: &str,
@@ -263,15 +338,18 @@ impl Coordinator {
         producer_epoch: i16,
         commit: bool,
         now: i64,
-    ) -> Result<Vec<Step>, CoordinatorError> {
-        let epoch = self.epoch;
+    ) -> Result<Ended, CoordinatorError> {
+        let (epoch, version) = (self.epoch, self.version);
         let m = self.current(transactional_id, producer_id, producer_epoch)?;
         if m.state != TxnState::Ongoing {
             return Err(CoordinatorError::InvalidTxnState);
         }
         let mut steps = Vec::new();
-        complete(m, commit, epoch, now, &mut steps);
-        Ok(steps)
+        let producer_epoch = complete(m, commit, epoch, now, &mut steps, version);
+        Ok(Ended {
+            steps,
+            producer_epoch,
+        })
     }
 
     /// The metadata a request with this producer id and epoch may change.
@@ -295,14 +373,21 @@ impl Coordinator {
     }
 }
 
-/// Prepare, markers, complete: the end of an ongoing transaction.
+/// Prepare, markers, complete: the end of an ongoing transaction
+/// (`prepareAbortOrCommit`, `TransactionMarkerChannelManager`,
+/// `prepareComplete`). Returns the epoch of the markers.
 fn complete(
     m: &mut TxnMetadata,
     commit: bool,
     coordinator_epoch: i32,
     now: i64,
     steps: &mut Vec<Step>,
-) {
+    version: TransactionVersion,
+) -> i16 {
+    if version.bumps_epoch() {
+        m.producer_epoch += 1;
+    }
+    m.client_transaction_version = version.client_version();
     m.state = if commit {
         TxnState::PrepareCommit
     } else {
@@ -315,6 +400,7 @@ fn complete(
         producer_id: m.producer_id,
         producer_epoch: m.producer_epoch,
         coordinator_epoch,
+        transaction_version: version.client_version(),
         partitions: m.partitions.iter().cloned().collect(),
     });
     m.state = if commit {
@@ -324,6 +410,7 @@ fn complete(
     };
     m.partitions.clear();
     steps.push(Step::Log(m.clone()));
+    m.producer_epoch
 }
 
 #[cfg(test)]
@@ -349,27 +436,10 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_committed_transaction_then_a_fenced_one() {
-        let mut c = Coordinator::new(0, 1000);
-        let init = c.init_producer_id("tx", 60000, 1);
-        assert_eq!((init.producer_id, init.producer_epoch), (1000, 0));
-        assert_eq!(states(&init.steps), ["Empty e0"]);
-        let p = vec![("out".to_string(), 0)];
-        let s = c.add_partitions("tx", 1000, 0, &p, 2).unwrap();
-        assert_eq!(states(&s), ["Ongoing e0"]);
-        assert!(c.add_partitions("tx", 1000, 0, &p, 3).unwrap().is_empty());
-        let s = c.end_transaction("tx", 1000, 0, true, 4).unwrap();
-        assert_eq!(
-            states(&s),
-            ["PrepareCommit e0", "COMMIT e0 x1", "CompleteCommit e0"]
-        );
-        // A completed transaction: the next instance only bumps the epoch.
-        let init = c.init_producer_id("tx", 60000, 5);
-        assert_eq!((init.producer_epoch, init.fenced_with), (1, None));
-        c.add_partitions("tx", 1000, 1, &p, 6).unwrap();
-        // An ongoing one is fenced with epoch 2 and aborted; the retry gets 3.
-        let init = c.init_producer_id("tx", 60000, 7);
+    /// InitProducerId while "tx" is Ongoing at epoch 1: fenced and aborted
+    /// at epoch 2 (both versions), the retry gets 3.
+    fn fenced_at_epoch_1(c: &mut Coordinator, now: i64) {
+        let init = c.init_producer_id("tx", 60000, now);
         assert_eq!((init.producer_epoch, init.fenced_with), (3, Some(2)));
         assert_eq!(
             states(&init.steps),
@@ -380,6 +450,31 @@ mod tests {
                 "Empty e3"
             ]
         );
+    }
+
+    #[test]
+    fn a_committed_transaction_then_a_fenced_one() {
+        let mut c = Coordinator::new(0, 1000, TransactionVersion::V1);
+        let init = c.init_producer_id("tx", 60000, 1);
+        assert_eq!((init.producer_id, init.producer_epoch), (1000, 0));
+        assert_eq!(states(&init.steps), ["Empty e0"]);
+        let p = vec![("out".to_string(), 0)];
+        let s = c.add_partitions("tx", 1000, 0, &p, 2).unwrap();
+        assert_eq!(states(&s), ["Ongoing e0"]);
+        assert!(c.add_partitions("tx", 1000, 0, &p, 3).unwrap().is_empty());
+        let s = c.end_transaction("tx", 1000, 0, true, 4).unwrap();
+        assert_eq!(s.producer_epoch, 0, "version 1: the epoch stays");
+        let s = s.steps;
+        assert_eq!(
+            states(&s),
+            ["PrepareCommit e0", "COMMIT e0 x1", "CompleteCommit e0"]
+        );
+        // A completed transaction: the next instance only bumps the epoch.
+        let init = c.init_producer_id("tx", 60000, 5);
+        assert_eq!((init.producer_epoch, init.fenced_with), (1, None));
+        c.add_partitions("tx", 1000, 1, &p, 6).unwrap();
+        // An ongoing one is fenced with epoch 2 and aborted; the retry gets 3.
+        fenced_at_epoch_1(&mut c, 7);
         // The old instance is fenced everywhere.
         assert_eq!(
             c.add_partitions("tx", 1000, 1, &p, 8),
@@ -401,5 +496,55 @@ mod tests {
             c.get("tx").unwrap().log_value().partitions,
             Some(vec![("out".to_string(), vec![0])])
         );
+    }
+
+    /// Transaction version 2 (TransactionMetadata.prepareAbortOrCommit with
+    /// a client version that supportsEpochBump): every end of transaction
+    /// logs Prepare and Complete at epoch + 1, the markers carry it, EndTxn
+    /// answers with it; ClientTransactionVersion 2 from the first
+    /// AddPartitions on (the new id's Empty record has 0, TV_0). Fencing an
+    /// ongoing transaction gives the same epochs as version 1: the abort at
+    /// epoch + 1, the producer at epoch + 2.
+    #[test]
+    fn transaction_version_2_bumps_the_epoch_at_every_end() {
+        let mut c = Coordinator::new(0, 1000, TransactionVersion::V2);
+        let init = c.init_producer_id("tx", 60000, 1);
+        assert_eq!(init.producer_epoch, 0);
+        let tv = |steps: &[Step]| -> Vec<i16> {
+            steps
+                .iter()
+                .filter_map(|s| match s {
+                    Step::Log(m) => Some(m.client_transaction_version),
+                    Step::Markers { .. } => None,
+                })
+                .collect()
+        };
+        assert_eq!(tv(&init.steps), [0]);
+        let p = vec![("out".to_string(), 0)];
+        let s = c.add_partitions("tx", 1000, 0, &p, 2).unwrap();
+        assert_eq!(
+            (states(&s), tv(&s)),
+            (vec!["Ongoing e0".to_string()], vec![2])
+        );
+        let end = c.end_transaction("tx", 1000, 0, true, 3).unwrap();
+        assert_eq!(end.producer_epoch, 1);
+        assert_eq!(
+            states(&end.steps),
+            ["PrepareCommit e1", "COMMIT e1 x1", "CompleteCommit e1"]
+        );
+        assert!(end.steps.iter().all(|s| match s {
+            Step::Markers {
+                transaction_version,
+                ..
+            } => *transaction_version == 2,
+            Step::Log(m) => m.log_value().version == 1 && m.log_value().is_tv2(),
+        }));
+        // The old epoch is fenced; the next transaction runs at epoch 1.
+        assert_eq!(
+            c.add_partitions("tx", 1000, 0, &p, 4),
+            Err(CoordinatorError::ProducerFenced)
+        );
+        c.add_partitions("tx", 1000, 1, &p, 5).unwrap();
+        fenced_at_epoch_1(&mut c, 6);
     }
 }

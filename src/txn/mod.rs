@@ -14,15 +14,16 @@
 //!   for partitions that received no data);
 //! - a transactional batch from an epoch older than one already seen
 //!   (`zombie_transactional_write`);
-//! - transactions still open at the end, with their age against the log's
-//!   max timestamp (or a given now): older than the transaction timeout is
-//!   `hanging_transaction`.
+//! - transactions still open at the end; given "now", one whose producer
+//!   last wrote more than the maximum transaction timeout ago is a
+//!   `hanging_transaction` candidate ([`hanging`], find-hanging's rule).
 //!
 //! Only batch headers are read, plus the one record of each control batch,
 //! so the pass streams: memory is the largest batch plus the producer table.
 
 pub mod coordinator;
 pub mod fetch;
+pub mod hanging;
 pub mod producer;
 pub mod snapshot;
 pub mod txnlog;
@@ -84,7 +85,12 @@ pub struct ProducerState {
     pub last_data_offset: i64,
     pub first_offset: i64,
     pub last_offset: i64,
+    /// Kafka's `lastTimestamp`: the max timestamp of its last batch, or
+    /// the timestamp of its last marker.
     pub last_timestamp: i64,
+    /// The coordinator epoch of its last COMMIT/ABORT marker
+    /// (`ProducerStateEntry.coordinatorEpoch`), -1 before one.
+    pub coordinator_epoch: i32,
     pub batches: u64,
     pub transactional: bool,
     pub committed: u64,
@@ -137,6 +143,11 @@ fn finding(
 pub struct PartitionState {
     pub producers: BTreeMap<i64, ProducerState>,
     pub aborted: Vec<AbortedTxn>,
+    /// ABORT markers that completed no transaction here, as (producer id,
+    /// offset): a coordinator marks every partition of a transaction, and
+    /// the log cleaner keeps an aborted transaction's marker after it
+    /// removed the transaction's batches.
+    pub lone_aborts: Vec<(i64, i64)>,
     pub findings: Vec<Finding>,
     /// One past the last offset of the last whole batch.
     pub log_end: i64,
@@ -203,9 +214,12 @@ impl PartitionState {
 /// Options of the pass.
 #[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct TxnOptions {
-    /// "Now" for the age of open transactions; default: the log's max timestamp.
+    /// "Now" for the age of open transactions; `None`: no hanging check
+    /// (the caller decides what now is: a command's `--now-ms` or the clock).
     pub now_ms: Option<i64>,
-    /// An open transaction older than this is hanging (Kafka's default 60 s).
+    /// An open transaction whose producer last wrote more than this long
+    /// before now is a hanging candidate (`kafka-transactions find-hanging
+    /// --max-transaction-timeout`, 15 minutes by default).
     pub transaction_timeout_ms: i64,
     pub limits: DecodeLimits,
     /// Stop before this offset (the state a snapshot at that offset should hold).
@@ -225,7 +239,7 @@ impl Default for TxnOptions {
     fn default() -> Self {
         TxnOptions {
             now_ms: None,
-            transaction_timeout_ms: 60_000,
+            transaction_timeout_ms: hanging::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
             limits: DecodeLimits::default(),
             end_offset: None,
             high_watermark: None,
@@ -321,6 +335,7 @@ fn seed_from_snapshot(p: &Partition, st: &mut PartitionState, bound: i64) -> Opt
                 first_offset: e.last_offset,
                 last_offset: e.last_offset,
                 last_timestamp: e.timestamp,
+                coordinator_epoch: e.coordinator_epoch,
                 batches: 0,
                 transactional: open.is_some(),
                 committed: 0,
@@ -429,6 +444,7 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                 first_offset: h.base_offset,
                 last_offset: h.last_offset(),
                 last_timestamp: h.max_timestamp,
+                coordinator_epoch: -1,
                 batches: 0,
                 transactional: false,
                 committed: 0,
@@ -519,6 +535,10 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                 if let Some(kind @ (ControlType::Commit | ControlType::Abort)) =
                     marker.map(|m| m.kind)
                 {
+                    // `ProducerStateEntry.update`: the marker's coordinator epoch.
+                    if let Some(epoch) = marker.and_then(|m| m.coordinator_epoch) {
+                        state.coordinator_epoch = epoch;
+                    }
                     // `ProducerAppendInfo.appendEndTxnMarker`: a transaction
                     // with data completes (a marker alone completes nothing);
                     // until the marker is below the high watermark the
@@ -546,10 +566,15 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
                                 );
                             }
                         }
-                        None => finding(
-                            FindingKind::MarkerWithoutTransaction,
-                            format!("{} marker with no open transaction", kind.name()),
-                        ),
+                        None => {
+                            if kind == ControlType::Abort {
+                                st.lone_aborts.push((h.producer_id, h.base_offset));
+                            }
+                            finding(
+                                FindingKind::MarkerWithoutTransaction,
+                                format!("{} marker with no open transaction", kind.name()),
+                            )
+                        }
                     }
                     // `ProducerStateEntry.maybeUpdateProducerEpoch`: a marker
                     // at another epoch (transaction version 2 bumps it on
@@ -578,34 +603,23 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
         Some(_) => read_to.unwrap_or(st.log_start),
         None => p.log_end_offset()?,
     };
-    // Hanging transactions.
-    let now = opts.now_ms.unwrap_or(st.max_timestamp);
-    let hanging: Vec<Finding> = st
-        .producers
-        .values()
-        .filter_map(|p| p.open.map(|o| (p.producer_id, o)))
-        .filter(|(_, o)| now.saturating_sub(o.start_timestamp) > opts.transaction_timeout_ms)
-        .map(|(pid, o)| {
-            finding(
-                FindingKind::HangingTransaction,
-                p.segments
-                    .iter()
-                    .rev()
-                    .find(|s| s.base_offset <= o.first_offset)
-                    .map_or_else(PathBuf::new, |s| s.log.clone()),
-                o.position,
-                o.first_offset,
-                pid,
-                format!(
-                    "open since offset {} for {} ms (timeout {} ms): it pins the last stable offset",
-                    o.first_offset,
-                    now.saturating_sub(o.start_timestamp),
-                    opts.transaction_timeout_ms
-                ),
-            )
-        })
-        .collect();
-    st.findings.extend(hanging);
+    // Hanging transaction candidates (no coordinator's state here: see
+    // `hanging` for the rest of find-hanging's rule).
+    if let Some(now) = opts.now_ms {
+        let found: Vec<Finding> = hanging::candidates(p, &st, now, opts.transaction_timeout_ms)
+            .iter()
+            .map(|c| {
+                hanging::finding(
+                    c,
+                    &hanging::Verdict::NoCoordinatorLog,
+                    &p.name(),
+                    now,
+                    opts.transaction_timeout_ms,
+                )
+            })
+            .collect();
+        st.findings.extend(found);
+    }
     if st.max_timestamp == i64::MIN {
         st.max_timestamp = -1;
     }
@@ -614,9 +628,22 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
 
 /// Compare every segment's `.txnindex` with the aborted transactions the log
 /// shows (`state` from [`analyze`] over the same partition): each ABORT
-/// marker must have an entry (producer, first offset, marker offset) in the
-/// index of the segment holding the marker, and no entry may name a
-/// transaction the log does not abort. Entries must increase in lastOffset.
+/// marker that completed a transaction must have an entry (producer, first
+/// offset, marker offset) in the index of the segment holding the marker,
+/// and every entry must name an ABORT marker of its producer in the log.
+/// Entries must increase in lastOffset.
+///
+/// An entry's first offset may lie before the first batch the log still
+/// holds of its transaction: the log cleaner discards an aborted
+/// transaction's batches (`CleanedTransactionMetadata.onBatchRead`) but
+/// keeps its ABORT marker and re-appends its `.txnindex` entry, first
+/// offset unchanged, while it saw any of them (`onControlBatchRead`); after
+/// the next cleaning the marker and the entry go too. So an entry is
+/// consistent with the log when the marker at its last offset is an ABORT
+/// of its producer that completed a transaction starting at or after the
+/// entry's first offset, or completed none (all its batches cleaned away),
+/// and an aborted transaction is indexed when an entry with its producer
+/// and marker offset starts at or before it.
 pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Finding>> {
     use crate::format::index::txn_entries;
     let mut out = Vec::new();
@@ -680,21 +707,36 @@ pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Fi
                 );
             }
             prev = e.last_offset;
-            let in_log = state.aborted.iter().any(|a| {
-                a.producer_id == e.producer_id
-                    && a.first_offset == e.first_offset
-                    && a.last_offset == e.last_offset
-            });
-            if !in_log {
+            // The transaction the ABORT marker at the entry's last offset
+            // completed, if any, else whether that marker completed none.
+            let completed = state
+                .aborted
+                .iter()
+                .find(|a| a.producer_id == e.producer_id && a.last_offset == e.last_offset);
+            let consistent = match completed {
+                Some(a) => e.first_offset <= a.first_offset,
+                None => state.lone_aborts.contains(&(e.producer_id, e.last_offset)),
+            };
+            if !consistent {
+                let log = match completed {
+                    Some(a) => format!(
+                        "the log's transaction of that marker starts at {}, before it",
+                        a.first_offset
+                    ),
+                    None => format!(
+                        "the log has no ABORT marker of producer {} at offset {}",
+                        e.producer_id, e.last_offset
+                    ),
+                };
                 push(
                     &mut out,
                     e.at,
                     e.producer_id,
                     e.last_offset,
                     format!(
-                    "entry (producer {}, offsets {}..={}) is not an aborted transaction in the log",
-                    e.producer_id, e.first_offset, e.last_offset
-                ),
+                        "entry (producer {}, offsets {}..={}) is not an aborted transaction in the log: {log}",
+                        e.producer_id, e.first_offset, e.last_offset
+                    ),
                 );
             }
             indexed.push((
@@ -709,12 +751,11 @@ pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Fi
         let Some(seg) = segment_of(a.last_offset) else {
             continue;
         };
-        if !indexed.contains(&(
-            seg.base_offset,
-            a.producer_id,
-            a.first_offset,
-            a.last_offset,
-        )) {
+        let has_entry = indexed.iter().any(|&(base, pid, first, last)| {
+            (base, pid, last) == (seg.base_offset, a.producer_id, a.last_offset)
+                && first <= a.first_offset
+        });
+        if !has_entry {
             out.push(finding(
                 FindingKind::TxnIndexMismatch,
                 seg.log.with_extension("txnindex"),

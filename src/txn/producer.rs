@@ -13,7 +13,10 @@
 //! - `ProducerAppendInfo.checkProducerEpoch`: an epoch below the producer's
 //!   current one is a fenced producer's (`InvalidProducerEpochException`);
 //!   for data and markers alike, except when a follower copies the leader's
-//!   log (origin REPLICATION), which only logs it.
+//!   log (origin REPLICATION), which only logs it. A marker of transaction
+//!   version 2 must be above the current epoch (the coordinator bumps it at
+//!   every end of transaction); at the current epoch it is taken only as a
+//!   retry of a marker already written (no transaction open, KAFKA-19999).
 //! - `ProducerAppendInfo.checkSequence` (client batches only; the group and
 //!   transaction coordinators write without sequences): a new epoch must
 //!   start at sequence 0 unless the producer had no epoch yet; within an
@@ -199,6 +202,10 @@ pub enum Origin {
 pub struct Marker {
     pub commit: bool,
     pub coordinator_epoch: i32,
+    /// The transaction version the coordinator wrote it with
+    /// (WriteTxnMarkers' `TransactionVersion`; not stored in the log): 2
+    /// makes the epoch check strict.
+    pub transaction_version: i16,
 }
 
 /// The producer fields of a batch offered to the leader.
@@ -232,6 +239,7 @@ impl Incoming {
                 ControlType::Commit | ControlType::Abort => Some(Marker {
                     commit: c.kind == ControlType::Commit,
                     coordinator_epoch: c.coordinator_epoch.unwrap_or(-1),
+                    transaction_version: 0,
                 }),
                 _ => None,
             }
@@ -271,8 +279,13 @@ pub enum Rejection {
         /// The batch is at a new epoch, which must start at 0.
         new_epoch: bool,
     },
-    /// The epoch is below the producer's (`InvalidProducerEpochException`).
-    InvalidProducerEpoch { epoch: i16, current: i16 },
+    /// The epoch is below the producer's (`InvalidProducerEpochException`);
+    /// `strict`: a transaction version 2 marker, not above it.
+    InvalidProducerEpoch {
+        epoch: i16,
+        current: i16,
+        strict: bool,
+    },
     /// A non-transactional batch while the producer's transaction is open
     /// (`InvalidTxnStateException`).
     InvalidTxnState { first_offset: i64 },
@@ -316,9 +329,21 @@ impl std::fmt::Display for Rejection {
                 "sequence {first_seq} after last sequence {last_seq} (expected {})",
                 increment_sequence(last_seq, 1)
             ),
-            Rejection::InvalidProducerEpoch { epoch, current } => {
+            Rejection::InvalidProducerEpoch {
+                epoch,
+                current,
+                strict: false,
+            } => {
                 write!(f, "epoch {epoch} is below the current epoch {current}")
             }
+            Rejection::InvalidProducerEpoch {
+                epoch,
+                current,
+                strict: true,
+            } => write!(
+                f,
+                "epoch {epoch} is not above the current epoch {current} (a transaction version 2 marker)"
+            ),
             Rejection::InvalidTxnState { first_offset } => write!(
                 f,
                 "a non-transactional batch while the transaction from offset {first_offset} is open"
@@ -413,10 +438,22 @@ impl ProducerStateManager {
             batches: VecDeque::new(),
             ..current.clone()
         };
-        if b.epoch < updated.epoch && origin != Origin::Replication {
+        let strict = b.marker.is_some_and(|m| m.transaction_version >= 2);
+        let invalid = if strict {
+            b.epoch <= updated.epoch
+        } else {
+            b.epoch < updated.epoch
+        };
+        // A TV2 marker at the current epoch with no transaction open is a
+        // retry of one already written: taken.
+        let retry = strict
+            && b.epoch == updated.epoch
+            && (updated.current_txn_first_offset.is_none() || b.epoch == i16::MAX);
+        if invalid && !retry && origin != Origin::Replication {
             return Err(Rejection::InvalidProducerEpoch {
                 epoch: b.epoch,
                 current: updated.epoch,
+                strict,
             });
         }
         if let Some(m) = b.marker {
@@ -579,19 +616,24 @@ pub enum Produced {
 
 /// The leader's append: check `records` against `state` as Kafka's leader
 /// does, append them through the append path only if they pass, then take
-/// them into the state.
+/// them into the state. A marker is checked as written with
+/// `marker_transaction_version` (WriteTxnMarkers' field; 0 for data).
 pub fn append_checked<S: Storage>(
     appender: &mut PartitionAppender<S>,
     state: &mut ProducerStateManager,
     origin: Origin,
     spec: &BatchSpec,
     records: &[NewRecord],
+    marker_transaction_version: i16,
 ) -> Result<Produced> {
-    let Some(incoming) = Incoming::of(spec, records)? else {
+    let Some(mut incoming) = Incoming::of(spec, records)? else {
         let range = appender.append(spec, records)?;
         state.advance(range.end() + 1);
         return Ok(Produced::Appended(range));
     };
+    if let Some(m) = incoming.marker.as_mut() {
+        m.transaction_version = marker_transaction_version;
+    }
     match state.check(&incoming, origin) {
         Ok(Verdict::Duplicate(b)) => {
             return Ok(Produced::Duplicate(b.first_offset()..=b.last_offset))
@@ -630,6 +672,7 @@ mod tests {
             marker: Some(Marker {
                 commit,
                 coordinator_epoch,
+                transaction_version: 0,
             }),
             transactional: true,
             base_sequence: NO_SEQUENCE,
@@ -650,6 +693,43 @@ mod tests {
             s.apply(&b, origin, offset)?;
         }
         Ok(v)
+    }
+
+    /// `ProducerAppendInfo.checkProducerEpoch` with transaction version 2:
+    /// a marker must bump the epoch; at the current epoch it is taken only
+    /// as the retry of a marker already written (KAFKA-19999).
+    #[test]
+    fn a_tv2_marker_must_be_above_the_producer_epoch() {
+        let tv2 = |epoch: i16| {
+            let mut m = marker(epoch, true, 0);
+            if let Some(x) = m.marker.as_mut() {
+                x.transaction_version = 2;
+            }
+            m
+        };
+        let mut s = ProducerStateManager::new();
+        append(&mut s, data(5, 0, 2, true), 0, Origin::Client).unwrap();
+        // The transaction is open at epoch 5: a TV2 marker at 5 is refused.
+        assert_eq!(
+            s.check(&tv2(5), Origin::Coordinator),
+            Err(Rejection::InvalidProducerEpoch {
+                epoch: 5,
+                current: 5,
+                strict: true
+            })
+        );
+        // A legacy marker at 5 is fine.
+        assert_eq!(
+            s.check(&marker(5, true, 0), Origin::Coordinator),
+            Ok(Verdict::Append)
+        );
+        append(&mut s, tv2(6), 2, Origin::Coordinator).unwrap();
+        assert_eq!(s.entry(PID).map(|e| e.epoch), Some(6));
+        // Its retry (no transaction open) is taken; an older one is not.
+        assert_eq!(s.check(&tv2(6), Origin::Coordinator), Ok(Verdict::Append));
+        assert!(s.check(&tv2(5), Origin::Coordinator).is_err());
+        // A follower copies whatever the leader wrote.
+        assert_eq!(s.check(&tv2(5), Origin::Replication), Ok(Verdict::Append));
     }
 
     #[test]
@@ -688,7 +768,8 @@ mod tests {
             s.check(&data(0, 0, 1, false), Origin::Client),
             Err(Rejection::InvalidProducerEpoch {
                 epoch: 0,
-                current: 1
+                current: 1,
+                strict: false
             })
         );
     }
@@ -838,7 +919,8 @@ mod tests {
             s.check(&marker(3, true, 0), Origin::Coordinator),
             Err(Rejection::InvalidProducerEpoch {
                 epoch: 3,
-                current: 5
+                current: 5,
+                strict: false
             })
         );
     }

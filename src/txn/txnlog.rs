@@ -1,18 +1,43 @@
 //! `__transaction_state`: the transaction coordinator's log.
 //!
-//! Key: `int16 version` (0), then the transactionalId string. Value: `int16
-//! version`, then a TransactionLogValue, or null (the transactional id expired).
-//! v0 (non-flexible): producerId int64, producerEpoch int16,
-//! transactionTimeoutMs int32, transactionStatus int8, transactionPartitions
-//! [topic string, partitionIds [int32]]? (null when Empty),
-//! transactionLastUpdateTimestampMs int64, transactionStartTimestampMs int64.
-//! v1 is the flexible form (compact lengths, tagged fields, skipped here).
+//! A record (`TransactionLog.keyToBytes`, `valueToBytes`; read back by
+//! `TransactionLog.read`): the key is `int16` record type 0
+//! (`CoordinatorRecordType.TRANSACTION_LOG`) then a TransactionLogKey (the
+//! transactionalId); the value is `int16 version` then a
+//! TransactionLogValue at that version, or null (the transactional id
+//! expired). The schemas are the tables [`TRANSACTION_LOG_KEY`] and
+//! [`TRANSACTION_LOG_VALUE`], read by the one message interpreter
+//! ([`crate::format::schema`]), so every field is decoded by its name:
+//!
+//! - v0 (non-flexible): producerId, producerEpoch, transactionTimeoutMs,
+//!   transactionStatus, transactionPartitions [topic, partitionIds] (null
+//!   when Empty), transactionLastUpdateTimestampMs,
+//!   transactionStartTimestampMs;
+//! - v1 (flexible, KIP-915) adds tagged fields: PreviousProducerId (tag 0),
+//!   NextProducerId (1), ClientTransactionVersion (2) — Kafka 4.0, KIP-890 —
+//!   and NextProducerEpoch (3, Kafka 4.1). A writer leaves out a tagged
+//!   field at its default. A cluster at `transaction.version` 1 or more
+//!   writes v1 (`TransactionVersion.transactionLogValueVersion`);
+//!   ClientTransactionVersion is 2 for a client using transaction version 2
+//!   (an epoch bump at every commit and abort), else 0.
+//!
+//! TransactionLogKey has version 0 and TransactionLogValue versions 0 and
+//! 1 in every Kafka release from 3.9.2 to 4.4.0 (the schema files and the
+//! generated classes' `HIGHEST_SUPPORTED_VERSION`). A record of another
+//! version is not read: Kafka's loader (`TransactionStateManager.
+//! loadTransactionMetadata`, 4.3 and 4.4) logs "Unknown message key/value
+//! with version N ... Ignoring it" and skips it; klog reports it as an
+//! error finding and marks the coordinator's view incomplete.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
+use crate::findings::{Finding, Kind};
 use crate::format::cursor::Cursor;
-use crate::format::message::{read_version, MessageReader};
+use crate::format::schema::types::*;
+use crate::format::schema::{f, Release, Schema, Ty, OPEN};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::Partition;
 use crate::log::Policy;
@@ -20,45 +45,125 @@ use crate::log::Policy;
 /// The name of the transaction coordinator's topic.
 pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
 
+/// TransactionLogKey.json: validVersions "0", flexibleVersions "none"
+/// (3.9.2 to 4.4.0). The int16 before it is the record type, 0.
+pub static TRANSACTION_LOG_KEY: Schema = Schema {
+    name: "TransactionLogKey",
+    versions: (0, 0),
+    since: &[Release::R3_9],
+    flexible_from: None,
+    fields: &[f!("TransactionalId", S)],
+};
+
+/// TransactionLogValue.json: validVersions "0-1", flexibleVersions "1+"
+/// (3.9.2 to 4.4.0; tags 0 to 2 from 4.0, tag 3 from 4.1).
+pub static TRANSACTION_LOG_VALUE: Schema = Schema {
+    name: "TransactionLogValue",
+    versions: (0, 1),
+    since: &[Release::R3_9, Release::R3_9],
+    flexible_from: Some(1),
+    fields: &[
+        f!("ProducerId", I64),
+        f!("PreviousProducerId", I64, versions: (1, OPEN), tag: Some((0, 1))),
+        f!("NextProducerId", I64, versions: (1, OPEN), tag: Some((1, 1))),
+        f!("ProducerEpoch", I16),
+        f!("NextProducerEpoch", I16, versions: (1, OPEN), tag: Some((3, 1))),
+        f!("TransactionTimeoutMs", I32),
+        f!("TransactionStatus", I8),
+        f!(
+            "TransactionPartitions",
+            Ty::Array(&Ty::Struct(&[f!("Topic", S), f!("PartitionIds", I32S)])),
+            nullable_from: Some(0)
+        ),
+        f!("TransactionLastUpdateTimestampMs", I64),
+        f!("TransactionStartTimestampMs", I64),
+        f!("ClientTransactionVersion", I16, versions: (1, OPEN), tag: Some((2, 1))),
+    ],
+};
+
+/// The Kafka release that introduced each TransactionLogValue version
+/// (index = version): v0 with transactions (KIP-98); v1, flexible, readable
+/// from 3.4.1 and 3.5.0 (KIP-915: 3.4.0's schema file still says "0") and
+/// written from 4.0 on a cluster at `transaction.version` 1 or more.
+pub static VALUE_VERSION_RELEASES: [&str; 2] = ["0.11.0", "3.4.1"];
+
+/// The Kafka release that introduced each TransactionLogKey version.
+pub static KEY_VERSION_RELEASES: [&str; 1] = ["0.11.0"];
+
+/// A tagged field's value when the writer left it out (the schema's `default`).
+const NO_PRODUCER_ID: i64 = -1;
+const NO_PRODUCER_EPOCH: i16 = -1;
+
 /// A decoded TransactionLogValue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransactionMetadata {
     pub version: i16,
     pub producer_id: i64,
+    /// PreviousProducerId (v1, tag 0): the producer id of the last committed
+    /// transaction, when an epoch overflow gave the transactional id a new
+    /// one; -1 otherwise.
+    pub previous_producer_id: i64,
+    /// NextProducerId (v1, tag 1): the producer id sent to the producer
+    /// after an epoch overflow; -1 otherwise.
+    pub next_producer_id: i64,
     pub producer_epoch: i16,
+    /// NextProducerEpoch (v1, tag 3, Kafka 4.1); -1 when absent.
+    pub next_producer_epoch: i16,
     pub timeout_ms: i32,
     pub status: i8,
     /// (topic, partitions); None when the value holds null (state Empty).
     pub partitions: Option<Vec<(String, Vec<i32>)>>,
     pub last_update_timestamp_ms: i64,
     pub start_timestamp_ms: i64,
+    /// ClientTransactionVersion (v1, tag 2): 2 when the client runs
+    /// transaction version 2 (KIP-890: the epoch is bumped at every commit
+    /// and abort, the markers carry the bumped epoch), 0 for the classic
+    /// protocol (and for a v0 record).
+    pub client_transaction_version: i16,
 }
 
-impl CoordinatorView {
-    /// Whether the coordinator has the transaction of `producer_id` at
-    /// `producer_epoch` ongoing with `topic`-`partition` among its partitions:
-    /// then an old open transaction there is not hanging, only long
-    /// (`TransactionsCommand` find-hanging drops such candidates).
-    pub fn has_ongoing(
-        &self,
+impl TransactionMetadata {
+    /// A record of the classic protocol at `version` with the tagged
+    /// fields at their defaults.
+    pub fn new(
+        version: i16,
         producer_id: i64,
         producer_epoch: i16,
-        topic: &str,
-        partition: i32,
-    ) -> bool {
-        self.transactions.values().any(|m| {
-            m.producer_id == producer_id
-                && m.producer_epoch == producer_epoch
-                && m.status == 1
-                && m.partitions.as_ref().is_some_and(|ps| {
-                    ps.iter()
-                        .any(|(t, ids)| t == topic && ids.contains(&partition))
-                })
-        })
+        timeout_ms: i32,
+        status: i8,
+    ) -> Self {
+        TransactionMetadata {
+            version,
+            producer_id,
+            previous_producer_id: NO_PRODUCER_ID,
+            next_producer_id: NO_PRODUCER_ID,
+            producer_epoch,
+            next_producer_epoch: NO_PRODUCER_EPOCH,
+            timeout_ms,
+            status,
+            partitions: None,
+            last_update_timestamp_ms: -1,
+            start_timestamp_ms: -1,
+            client_transaction_version: 0,
+        }
+    }
+
+    /// Whether the transaction runs transaction version 2 (an epoch bump
+    /// at every end of transaction: `TransactionVersion.supportsEpochBump`).
+    pub fn is_tv2(&self) -> bool {
+        self.client_transaction_version >= 2
+    }
+
+    /// The partitions as (topic, partition) pairs.
+    pub fn topic_partitions(&self) -> impl Iterator<Item = (&str, i32)> {
+        self.partitions
+            .iter()
+            .flatten()
+            .flat_map(|(t, ids)| ids.iter().map(move |p| (t.as_str(), *p)))
     }
 }
 
-/// Kafka's name for a TransactionStatus id.
+/// Kafka's name for a TransactionStatus id (`TransactionState.fromId`).
 pub fn status_name(status: i8) -> &'static str {
     match status {
         0 => "Empty",
@@ -73,23 +178,46 @@ pub fn status_name(status: i8) -> &'static str {
     }
 }
 
-/// Decode a key: the transactional id.
+/// The status id of `Dead`: a transactional id being expired, which
+/// `TransactionStateManager.listTransactionStates` never lists.
+pub const STATUS_DEAD: i8 = 6;
+
+/// The version span klog reads, for messages: `0 to 1`.
+fn known(schema: &Schema) -> String {
+    match schema.versions {
+        (a, b) if a == b => format!("version {a}"),
+        (a, b) => format!("versions {a} to {b}"),
+    }
+}
+
+/// Decode a key: the transactional id. The int16 before the struct is the
+/// record type (`TransactionLog.read`: anything but 0 is an unknown key
+/// version).
 pub fn decode_key(key: &[u8], at: u64) -> Result<String, DecodeError> {
     let mut c = Cursor::new(key, at);
-    let version = c.i16()?; // version: int16
-    if version != 0 {
+    let version = c.i16()?; // record type: int16
+    let v = decode_known(&TRANSACTION_LOG_KEY, &c, version, at)?;
+    Ok(str_field(&v, "transactionalId").to_string())
+}
+
+/// The rest of `c` as `schema` at `version`; a version outside the
+/// schema's is an unknown version at `at`, the int16 that gives it.
+fn decode_known(
+    schema: &'static Schema,
+    c: &Cursor<'_>,
+    version: i16,
+    at: u64,
+) -> Result<Value, DecodeError> {
+    if !schema.knows(version) {
         return Err(DecodeError::new(
             at,
             DecodeErrorKind::UnknownVersion {
-                schema: "TransactionLogKey",
+                schema: schema.name,
                 version,
             },
         ));
     }
-    let mut m = MessageReader::new(&mut c, false);
-    let id = m.string("transactionalId")?.to_string(); // transactionalId: string
-    m.finish("TransactionLogKey")?;
-    Ok(id)
+    schema.decode(c.rest(), c.position(), version)
 }
 
 /// Encode a key (version 0): the transactional id.
@@ -99,148 +227,413 @@ pub fn encode_key(transactional_id: &str) -> Vec<u8> {
     out
 }
 
-/// Decode a TransactionLogValue (v0 or v1).
+fn int_field(v: &Value, name: &str, default: i64) -> i64 {
+    v.get(name).and_then(Value::as_i64).unwrap_or(default)
+}
+
+fn str_field<'v>(v: &'v Value, name: &str) -> &'v str {
+    v.get(name).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Decode a TransactionLogValue at the version it starts with, every
+/// field by its name in [`TRANSACTION_LOG_VALUE`]; a tagged field the
+/// writer left out takes the schema's default.
 pub fn decode_value(value: &[u8], at: u64) -> Result<TransactionMetadata, DecodeError> {
     let mut c = Cursor::new(value, at);
-    let version = read_version(&mut c, "TransactionLogValue", 0..=1)?; // version: int16
-    let mut m = MessageReader::new(&mut c, version >= 1);
-    let producer_id = m.c.i64()?; // producerId: int64
-    let producer_epoch = m.c.i16()?; // producerEpoch: int16
-    let timeout_ms = m.c.i32()?; // transactionTimeoutMs: int32
-    let status = m.c.i8()?; // transactionStatus: int8
-    let partitions = match m.array_len("transactionPartitions")? {
-        None => None,
-        Some(n) => {
-            let mut v = Vec::new();
-            for _ in 0..n {
-                let topic = m.string("topic")?.to_string();
-                let count = m.array_len("partitionIds")?.unwrap_or(0);
-                let mut ids = Vec::new();
-                for _ in 0..count {
-                    ids.push(m.c.i32()?);
-                }
-                m.tagged_fields()?;
-                v.push((topic, ids));
-            }
-            Some(v)
-        }
-    };
-    let last_update_timestamp_ms = m.c.i64()?; // transactionLastUpdateTimestampMs: int64
-    let start_timestamp_ms = m.c.i64()?; // transactionStartTimestampMs: int64
-    m.tagged_fields()?;
-    m.finish("TransactionLogValue")?;
+    let version = c.i16()?; // version: int16
+    let v = decode_known(&TRANSACTION_LOG_VALUE, &c, version, at)?;
+    let partitions = v
+        .get("transactionPartitions")
+        .and_then(Value::as_array)
+        .map(|topics| {
+            topics
+                .iter()
+                .map(|t| {
+                    let ids = t
+                        .get("partitionIds")
+                        .and_then(Value::as_array)
+                        .map(|ids| {
+                            ids.iter()
+                                .filter_map(Value::as_i64)
+                                .map(|p| p as i32)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    (str_field(t, "topic").to_string(), ids)
+                })
+                .collect()
+        });
     Ok(TransactionMetadata {
         version,
-        producer_id,
-        producer_epoch,
-        timeout_ms,
-        status,
+        producer_id: int_field(&v, "producerId", 0),
+        previous_producer_id: int_field(&v, "previousProducerId", NO_PRODUCER_ID),
+        next_producer_id: int_field(&v, "nextProducerId", NO_PRODUCER_ID),
+        producer_epoch: int_field(&v, "producerEpoch", 0) as i16,
+        next_producer_epoch: int_field(&v, "nextProducerEpoch", i64::from(NO_PRODUCER_EPOCH))
+            as i16,
+        timeout_ms: int_field(&v, "transactionTimeoutMs", 0) as i32,
+        status: int_field(&v, "transactionStatus", 0) as i8,
         partitions,
-        last_update_timestamp_ms,
-        start_timestamp_ms,
+        last_update_timestamp_ms: int_field(&v, "transactionLastUpdateTimestampMs", 0),
+        start_timestamp_ms: int_field(&v, "transactionStartTimestampMs", 0),
+        client_transaction_version: int_field(&v, "clientTransactionVersion", 0) as i16,
     })
 }
 
-/// The coordinator's view: the latest metadata per transactional id, and records that did not decode.
+/// Encode a value at `m.version` (0 or 1), as Kafka's generated writer
+/// does: in v1 compact lengths, and the tagged fields that differ from
+/// their defaults, in tag order.
+pub fn encode_value(m: &TransactionMetadata) -> Vec<u8> {
+    use crate::format::message::put_string;
+    use crate::format::varint::put_uvarint;
+    let flexible = m.version >= 1;
+    let mut out = Vec::new();
+    out.extend_from_slice(&m.version.to_be_bytes());
+    out.extend_from_slice(&m.producer_id.to_be_bytes());
+    out.extend_from_slice(&m.producer_epoch.to_be_bytes());
+    out.extend_from_slice(&m.timeout_ms.to_be_bytes());
+    out.push(m.status as u8);
+    let len = |out: &mut Vec<u8>, n: Option<usize>| match (flexible, n) {
+        (true, None) => out.push(0),
+        (true, Some(n)) => put_uvarint(out, n as u32 + 1),
+        (false, None) => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        (false, Some(n)) => out.extend_from_slice(&(n as i32).to_be_bytes()),
+    };
+    len(&mut out, m.partitions.as_ref().map(Vec::len));
+    for (topic, ids) in m.partitions.iter().flatten() {
+        if flexible {
+            put_uvarint(&mut out, topic.len() as u32 + 1);
+            out.extend_from_slice(topic.as_bytes());
+        } else {
+            put_string(&mut out, topic);
+        }
+        len(&mut out, Some(ids.len()));
+        for id in ids {
+            out.extend_from_slice(&id.to_be_bytes());
+        }
+        if flexible {
+            out.push(0); // the element's tagged fields: none
+        }
+    }
+    out.extend_from_slice(&m.last_update_timestamp_ms.to_be_bytes());
+    out.extend_from_slice(&m.start_timestamp_ms.to_be_bytes());
+    if flexible {
+        let tags: Vec<(u32, Vec<u8>)> = [
+            (m.previous_producer_id != NO_PRODUCER_ID)
+                .then(|| (0, m.previous_producer_id.to_be_bytes().to_vec())),
+            (m.next_producer_id != NO_PRODUCER_ID)
+                .then(|| (1, m.next_producer_id.to_be_bytes().to_vec())),
+            (m.client_transaction_version != 0)
+                .then(|| (2, m.client_transaction_version.to_be_bytes().to_vec())),
+            (m.next_producer_epoch != NO_PRODUCER_EPOCH)
+                .then(|| (3, m.next_producer_epoch.to_be_bytes().to_vec())),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        put_uvarint(&mut out, tags.len() as u32);
+        for (tag, bytes) in tags {
+            put_uvarint(&mut out, tag);
+            put_uvarint(&mut out, bytes.len() as u32);
+            out.extend_from_slice(&bytes);
+        }
+    }
+    out
+}
+
+/// The coordinator's view: the latest metadata per transactional id, and
+/// what could not be read.
 #[derive(Debug, Clone, Default)]
 pub struct CoordinatorView {
     pub transactions: BTreeMap<String, TransactionMetadata>,
-    pub bad: Vec<(i64, DecodeError)>,
+    /// Records and batches not read (errors): an unknown key or value
+    /// version, a record that does not decode, a batch that does not
+    /// decompress. The table lacks what they hold.
+    pub findings: Vec<Finding>,
+    /// Batches the walk stepped over (a CRC mismatch, a torn tail): the
+    /// producer-state pass of the same partition reports each.
+    pub damaged_batches: u64,
+    /// Transactional ids with a record that was not read: their row may
+    /// be older than the log.
+    pub unread_ids: BTreeSet<String>,
 }
 
-/// Replay `__transaction_state` partitions: last value wins, null deletes.
+impl CoordinatorView {
+    /// Whether every record of the partitions replayed was read.
+    pub fn is_complete(&self) -> bool {
+        self.findings.is_empty() && self.damaged_batches == 0
+    }
+
+    /// The transactional ids whose current producer id is `producer_id`,
+    /// as `ListTransactions` filtered by producer id answers
+    /// (`TransactionStateManager.listTransactionStates`: the metadata's
+    /// `producerId`, never a `Dead` one).
+    pub fn by_producer(
+        &self,
+        producer_id: i64,
+    ) -> impl Iterator<Item = (&str, &TransactionMetadata)> {
+        self.transactions
+            .iter()
+            .filter(move |(_, m)| m.producer_id == producer_id && m.status != STATUS_DEAD)
+            .map(|(id, m)| (id.as_str(), m))
+    }
+}
+
+/// What Kafka's coordinator does when a record or batch of its log does
+/// not load: `TransactionStateManager.loadTransactionMetadata` catches the
+/// error and stops loading the partition.
+const LOAD_STOPS: &str = "Kafka's transaction coordinator stops loading the partition here \
+     (TransactionStateManager.loadTransactionMetadata), so the transactional ids after it are not \
+     loaded; klog reads on, and its table lacks this";
+
+/// Replay `__transaction_state` partitions as the coordinator loads them
+/// (`TransactionStateManager.loadTransactionMetadata`): last value wins,
+/// null deletes. Every record or batch that is not read is an error
+/// finding (see [`CoordinatorView`]).
 pub fn replay(partitions: &[&Partition], limits: DecodeLimits) -> Result<CoordinatorView> {
     let mut view = CoordinatorView::default();
     let mut scratch = Vec::new();
     for p in partitions {
         let mut walk = p.walk(Policy::VALID_ENTRIES);
-        {
-            while let Some(w) = walk.next_entry()? {
-                let Entry::V2(b) = w.entry else { continue };
-                if b.header.is_control() {
-                    continue;
-                }
-                let Ok(records) = b.records(&mut scratch, limits) else {
-                    continue;
-                };
-                for r in records.flatten() {
-                    let Some(key) = r.key else { continue };
-                    let id = match decode_key(key, r.position) {
-                        Ok(id) => id,
+        while let Some(w) = walk.next_entry()? {
+            let file = w.segment.log.clone();
+            let bad = |view: &mut CoordinatorView, position: u64, offset: i64, e: &DecodeError| {
+                let mut f = Finding::decode(&file, position, Some(offset), e);
+                f.detail = format!("{}: {LOAD_STOPS}", f.detail);
+                view.findings.push(f);
+            };
+            match w.entry {
+                Entry::V2(b) => {
+                    if b.header.is_control() {
+                        continue;
+                    }
+                    let records = match b.records(&mut scratch, limits) {
+                        Ok(it) => it,
                         Err(e) => {
-                            view.bad.push((r.offset, e));
+                            bad(&mut view, b.position, b.header.base_offset, &e);
                             continue;
                         }
                     };
-                    match r.value {
-                        None => {
-                            view.transactions.remove(&id);
-                        }
-                        Some(v) => match decode_value(v, r.position) {
-                            Ok(meta) => {
-                                view.transactions.insert(id, meta);
+                    for r in records {
+                        match r {
+                            Ok(r) => {
+                                view.apply(&file, b.position, r.offset, r.key, r.value, r.position)
                             }
-                            Err(e) => view.bad.push((r.offset, e)),
-                        },
+                            Err(e) => {
+                                bad(&mut view, b.position, b.header.base_offset, &e);
+                                break;
+                            }
+                        }
                     }
                 }
+                Entry::Legacy(m) => match m.messages(&mut scratch, limits) {
+                    Ok(messages) => {
+                        for msg in messages {
+                            view.apply(
+                                &file, m.position, msg.offset, msg.key, msg.value, m.position,
+                            );
+                        }
+                    }
+                    Err(e) => bad(&mut view, m.position, m.offset, &e),
+                },
             }
         }
-        // A batch that fails its CRC is not read: say which.
-        for d in walk.take_damage() {
-            view.bad.push((d.base_offset.unwrap_or(-1), d.error));
-        }
+        view.damaged_batches += walk.take_damage().len() as u64;
     }
     Ok(view)
 }
 
-/// Encode a v0 value (for fixtures and tests).
-pub fn encode_value_v0(m: &TransactionMetadata) -> Vec<u8> {
-    use crate::format::message::put_string;
-    let mut out = Vec::new();
-    out.extend_from_slice(&0i16.to_be_bytes());
-    out.extend_from_slice(&m.producer_id.to_be_bytes());
-    out.extend_from_slice(&m.producer_epoch.to_be_bytes());
-    out.extend_from_slice(&m.timeout_ms.to_be_bytes());
-    out.push(m.status as u8);
-    match &m.partitions {
-        None => out.extend_from_slice(&(-1i32).to_be_bytes()),
-        Some(ps) => {
-            out.extend_from_slice(&(ps.len() as i32).to_be_bytes());
-            for (topic, ids) in ps {
-                put_string(&mut out, topic);
-                out.extend_from_slice(&(ids.len() as i32).to_be_bytes());
-                for id in ids {
-                    out.extend_from_slice(&id.to_be_bytes());
-                }
+impl CoordinatorView {
+    /// Apply one record (`TransactionLog.read`, then the loader's match).
+    fn apply(
+        &mut self,
+        file: &std::path::Path,
+        batch_position: u64,
+        offset: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        at: u64,
+    ) {
+        let mut finding = |kind: Kind, byte: u64, detail: String| {
+            let mut f = Finding::new(kind, file, batch_position, Some(offset), detail);
+            f.byte = byte;
+            self.findings.push(f);
+        };
+        let Some(key) = key else {
+            finding(
+                Kind::UnexpectedNull,
+                at,
+                format!(
+                    "the record at offset {offset} has no key: Kafka requires one (\"Transaction state \
+                     log's key should not be null\"); {LOAD_STOPS}"
+                ),
+            );
+            return;
+        };
+        let id = match decode_key(key, at) {
+            Ok(id) => id,
+            Err(e) => {
+                let (kind, detail) = unreadable(
+                    &TRANSACTION_LOG_KEY,
+                    &e,
+                    &format!("the record at offset {offset}"),
+                );
+                finding(kind, e.offset, detail);
+                return;
+            }
+        };
+        let Some(v) = value else {
+            self.transactions.remove(&id);
+            return;
+        };
+        match decode_value(v, at) {
+            Ok(meta) => {
+                self.transactions.insert(id, meta);
+            }
+            Err(e) => {
+                let (kind, detail) = unreadable(
+                    &TRANSACTION_LOG_VALUE,
+                    &e,
+                    &format!("transactional id {id:?}: the record at offset {offset}"),
+                );
+                finding(kind, e.offset, detail);
+                self.unread_ids.insert(id);
             }
         }
     }
-    out.extend_from_slice(&m.last_update_timestamp_ms.to_be_bytes());
-    out.extend_from_slice(&m.start_timestamp_ms.to_be_bytes());
-    out
+}
+
+/// The kind and text of a finding about a key or value (of `schema`)
+/// that was not read: an unknown version, which Kafka's coordinator skips
+/// (`TransactionStateManager.loadTransactionMetadata` logs "Unknown message
+/// key/value with version N ... Ignoring it" for `TransactionLog.read`'s
+/// UnknownKeyVersion / UnknownValueVersion), or a malformed one, at which
+/// its load stops.
+fn unreadable(schema: &Schema, e: &DecodeError, record: &str) -> (Kind, String) {
+    match e.kind {
+        DecodeErrorKind::UnknownVersion { version, .. } => {
+            let part = if std::ptr::eq(schema, &TRANSACTION_LOG_KEY) {
+                "key"
+            } else {
+                "value"
+            };
+            (
+                Kind::UnknownVersion,
+                format!(
+                    "{record} is a {} of version {version}; klog knows {} (the newest is {}), as \
+                     Kafka 4.4 does. Not applied: Kafka's coordinator skips it with a warning when \
+                     it loads the partition (TransactionStateManager.loadTransactionMetadata: \
+                     \"Unknown message {part} with version {version} ... Ignoring it\") and keeps \
+                     what it had before it; the Kafka that wrote it would apply it, so the \
+                     coordinator's table may be stale here",
+                    schema.name,
+                    known(schema),
+                    schema.versions.1
+                ),
+            )
+        }
+        _ => (
+            Kind::of_decode(&e.kind),
+            format!("{record}: {e}; {LOAD_STOPS}"),
+        ),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn value_round_trip_and_key() {
-        let m = TransactionMetadata {
-            version: 0,
-            producer_id: 9000,
-            producer_epoch: 2,
-            timeout_ms: 60000,
-            status: 1,
+    fn ongoing(version: i16) -> TransactionMetadata {
+        TransactionMetadata {
             partitions: Some(vec![("ledger".into(), vec![0, 1])]),
             last_update_timestamp_ms: 5,
             start_timestamp_ms: 4,
-        };
-        assert_eq!(decode_value(&encode_value_v0(&m), 0).unwrap(), m);
+            ..TransactionMetadata::new(version, 9000, 2, 60000, 1)
+        }
+    }
+
+    #[test]
+    fn value_round_trip_and_key() {
+        let m = ongoing(0);
+        assert_eq!(decode_value(&encode_value(&m), 0).unwrap(), m);
         assert_eq!(status_name(1), "Ongoing");
         assert_eq!(decode_key(&[0, 0, 0, 2, b't', b'x'], 0).unwrap(), "tx");
         assert_eq!(encode_key("tx"), [0, 0, 0, 2, b't', b'x']);
         assert!(decode_key(&[0, 1, 0, 0], 0).is_err());
+    }
+
+    #[test]
+    fn v1_tagged_fields_by_name() {
+        // TransactionLogValue v1, hand-assembled from the schema file:
+        // compact lengths, then the tagged fields in tag order.
+        let mut v = vec![0, 1]; // version 1
+        v.extend_from_slice(&9000i64.to_be_bytes()); // producerId
+        v.extend_from_slice(&7i16.to_be_bytes()); // producerEpoch
+        v.extend_from_slice(&60000i32.to_be_bytes()); // transactionTimeoutMs
+        v.push(2); // transactionStatus: PrepareCommit
+        v.extend_from_slice(&[2, 7, b'l', b'e', b'd', b'g', b'e', b'r', 2]); // 1 topic "ledger", 1 id
+        v.extend_from_slice(&3i32.to_be_bytes()); // partition 3
+        v.push(0); // the topic's tagged fields
+        v.extend_from_slice(&5i64.to_be_bytes()); // transactionLastUpdateTimestampMs
+        v.extend_from_slice(&4i64.to_be_bytes()); // transactionStartTimestampMs
+        v.push(4); // four tagged fields
+        v.extend_from_slice(&[0, 8]); // tag 0, PreviousProducerId
+        v.extend_from_slice(&8999i64.to_be_bytes());
+        v.extend_from_slice(&[1, 8]); // tag 1, NextProducerId
+        v.extend_from_slice(&9001i64.to_be_bytes());
+        v.extend_from_slice(&[2, 2, 0, 2]); // tag 2, ClientTransactionVersion 2
+        v.extend_from_slice(&[3, 2, 0, 0]); // tag 3, NextProducerEpoch 0
+        let m = decode_value(&v, 0).unwrap();
+        assert_eq!(
+            (
+                m.previous_producer_id,
+                m.next_producer_id,
+                m.client_transaction_version,
+                m.next_producer_epoch
+            ),
+            (8999, 9001, 2, 0)
+        );
+        assert!(m.is_tv2());
+        assert_eq!(m.partitions, Some(vec![("ledger".into(), vec![3])]));
+        assert_eq!(encode_value(&m), v);
+        // Left out, each tagged field is its default.
+        let plain = ongoing(1);
+        let bytes = encode_value(&plain);
+        assert_eq!(*bytes.last().unwrap(), 0, "no tagged field written");
+        let back = decode_value(&bytes, 0).unwrap();
+        assert_eq!(back, plain);
+        assert_eq!(
+            (
+                back.previous_producer_id,
+                back.next_producer_id,
+                back.next_producer_epoch
+            ),
+            (-1, -1, -1)
+        );
+        assert!(!back.is_tv2());
+    }
+
+    #[test]
+    fn versions_klog_does_not_know_are_refused_by_name() {
+        let mut v = encode_value(&ongoing(1));
+        v[1] = 2;
+        let e = decode_value(&v, 100).unwrap_err();
+        assert_eq!(e.offset, 100);
+        assert!(matches!(
+            e.kind,
+            DecodeErrorKind::UnknownVersion {
+                schema: "TransactionLogValue",
+                version: 2
+            }
+        ));
+        // One release per version, from the table's own range.
+        assert_eq!(
+            VALUE_VERSION_RELEASES.len() as i16,
+            TRANSACTION_LOG_VALUE.versions.1 + 1
+        );
+        assert_eq!(
+            KEY_VERSION_RELEASES.len() as i16,
+            TRANSACTION_LOG_KEY.versions.1 + 1
+        );
     }
 }

@@ -250,7 +250,16 @@ type Key = (&'static str, &'static str, i64);
 fn check_lag(env: &TestEnv, isolation: &str, keys: Option<&[Key]>) {
     let (code, v) = json(
         env,
-        &["lag", "--format", "json", "--isolation", isolation, DIR],
+        &[
+            "lag",
+            "--now-ms",
+            "0",
+            "--format",
+            "json",
+            "--isolation",
+            isolation,
+            DIR,
+        ],
     );
     assert_eq!(code, Some(0), "{v}");
     let wanted = |g: &str, t: &str, p: i64| keys.is_none_or(|k| k.contains(&(g, t, p)));

@@ -15,7 +15,7 @@ fn man_pages_are_up_to_date() {
     let mut committed: Vec<_> = std::fs::read_dir(repo().join("man"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".1"))
+        .filter(|n| n.ends_with(".1") || n.ends_with(".7"))
         .collect();
     committed.sort();
     assert_eq!(

@@ -25,7 +25,21 @@ const LOOP_PID: i64 = 1001;
 const FENCING_PID: i64 = 1002;
 
 fn run(env: &TestEnv, dir: &str, crash: Option<&str>, keep: bool) -> Value {
-    let mut args = vec!["eos-demo", "--dir", dir, "--format", "json"];
+    run_at(env, dir, crash, keep, 2)
+}
+
+/// `run` on a cluster at `transaction.version` `tv`.
+fn run_at(env: &TestEnv, dir: &str, crash: Option<&str>, keep: bool, tv: i16) -> Value {
+    let tv = tv.to_string();
+    let mut args = vec![
+        "eos-demo",
+        "--dir",
+        dir,
+        "--format",
+        "json",
+        "--transaction-version",
+        &tv,
+    ];
     if let Some(c) = crash {
         args.extend(["--crash-at", c]);
     }
@@ -135,6 +149,8 @@ struct Poll {
     commit_log_offset: Option<i64>,
     /// (topic-partition, offset) of the COMMIT markers.
     markers: Vec<(&'static str, i64)>,
+    /// Their epoch, which EndTxn answers with.
+    commit_epoch: Option<i64>,
     coordinator: Vec<Logged>,
 }
 
@@ -158,7 +174,14 @@ struct Instance {
 /// the transactional commit, then PrepareCommit, the COMMIT markers and
 /// CompleteCommit. An ABORT's `.txnindex` entry has the marker's offset + 1
 /// as its last stable offset (no other transaction is open).
-fn model(crashes: &[&'static str]) -> (Vec<Instance>, View) {
+///
+/// With transaction version 2 (`tv2`) every commit bumps the epoch
+/// (`TransactionMetadata.prepareAbortOrCommit`): PrepareCommit, the COMMIT
+/// markers and CompleteCommit carry epoch + 1, and the producer goes on
+/// with it. The fencing gives the same epochs under both versions (version
+/// 1 bumps in `prepareFenceProducerEpoch`, version 2 in
+/// `prepareAbortOrCommit`).
+fn model(crashes: &[&'static str], tv2: bool) -> (Vec<Instance>, View) {
     let (mut inv, mut off, mut ts) = (0i64, 0i64, 0i64);
     let mut log = |state: &'static str, epoch: i64, parts: Vec<&'static str>| {
         ts += 1;
@@ -213,6 +236,7 @@ fn model(crashes: &[&'static str]) -> (Vec<Instance>, View) {
         };
         epoch += 1;
         coordinator.push(log("Empty", epoch, vec![]));
+        let producer_epoch = epoch;
         let resumed_from = committed.unwrap_or(0);
         let mut pos = resumed_from;
         let mut polls: Vec<Poll> = Vec::new();
@@ -251,6 +275,10 @@ fn model(crashes: &[&'static str]) -> (Vec<Instance>, View) {
                 polls.push(poll);
                 break;
             }
+            if tv2 {
+                epoch += 1;
+            }
+            poll.commit_epoch = Some(epoch);
             poll.coordinator.push(log(
                 "PrepareCommit",
                 epoch,
@@ -273,7 +301,7 @@ fn model(crashes: &[&'static str]) -> (Vec<Instance>, View) {
             }
         }
         instances.push(Instance {
-            producer_epoch: epoch,
+            producer_epoch,
             fenced_with,
             aborts,
             coordinator,
@@ -291,8 +319,8 @@ fn model(crashes: &[&'static str]) -> (Vec<Instance>, View) {
     (instances, end)
 }
 
-fn check_pipeline(p: &Value, crashes: &[&'static str]) {
-    let (instances, end) = model(crashes);
+fn check_pipeline(p: &Value, crashes: &[&'static str], tv2: bool) {
+    let (instances, end) = model(crashes, tv2);
     let got = p["instances"].as_array().unwrap();
     assert_eq!(got.len(), instances.len(), "instances");
     for (n, (g, m)) in got.iter().zip(&instances).enumerate() {
@@ -342,6 +370,7 @@ fn check_pipeline(p: &Value, crashes: &[&'static str]) {
                 .iter()
                 .map(|x| {
                     assert_eq!(x["marker"], "COMMIT");
+                    assert_eq!(x["producer_epoch"].as_i64(), mp.commit_epoch, "{at}");
                     (
                         format!("{}-{}", x["topic"].as_str().unwrap(), x["partition"]),
                         i(&x["offset"]),
@@ -354,6 +383,7 @@ fn check_pipeline(p: &Value, crashes: &[&'static str]) {
                 .map(|(t, o)| (t.to_string(), *o))
                 .collect();
             assert_eq!(markers, want, "{at}");
+            assert_eq!(gp["epoch_after_commit"].as_i64(), mp.commit_epoch, "{at}");
             assert_eq!(logged_of(&gp["coordinator"]), own(&mp.coordinator), "{at}");
         }
         match (&g["crash"], &m.crash) {
@@ -422,12 +452,15 @@ fn check_comparison(rows: &Value, crashes: &[&str]) {
 #[test]
 fn every_crash_point_in_turn() {
     let env = TestEnv::new();
-    let d = run(&env, "d", None, false);
-    assert_eq!(d["schema_version"], 1);
-    assert_eq!(d["command"], "eos-demo");
-    check_pipeline(&d["pipeline"], &CRASHES);
-    check_comparison(&d["comparison"], &CRASHES);
-    assert!(!env.path("d").exists(), "the demo removes what it created");
+    for tv in [2, 1] {
+        let d = run_at(&env, "d", None, false, tv);
+        assert_eq!(d["schema_version"], 1);
+        assert_eq!(d["command"], "eos-demo");
+        assert_eq!(i(&d["transaction_version"]), i64::from(tv));
+        check_pipeline(&d["pipeline"], &CRASHES, tv == 2);
+        check_comparison(&d["comparison"], &CRASHES);
+        assert!(!env.path("d").exists(), "the demo removes what it created");
+    }
 }
 
 #[test]
@@ -435,7 +468,7 @@ fn each_crash_point_alone() {
     let env = TestEnv::new();
     for c in CRASHES {
         let d = run(&env, "d", Some(c), false);
-        check_pipeline(&d["pipeline"], &[c]);
+        check_pipeline(&d["pipeline"], &[c], true);
         check_comparison(&d["comparison"], &[c]);
         let points: Vec<&str> = d["pipeline"]["crash_points"]
             .as_array()
@@ -619,67 +652,87 @@ fn headers(log: &[u8]) -> Vec<(u64, i64, i64, i16, i16)> {
 #[test]
 fn the_zombie_is_fenced_on_disk() {
     let env = TestEnv::new();
-    let d = run(&env, "kept", Some("after-produce"), true);
-    let f = &d["fencing"];
-    // A (epoch 0) writes; B's InitProducerId fences the Ongoing transaction
-    // with epoch 1 (its ABORT) and gets epoch 2; B writes and commits; A's
-    // epoch-0 write and commit are refused, nothing appended.
-    let log = std::fs::read(env.path("kept/refunds-0/00000000000000000000.log")).unwrap();
-    let transactional = 0x10;
-    let control = 0x20;
-    let on_disk = headers(&log);
-    assert_eq!(
-        on_disk
+    for tv in [2i16, 1] {
+        let kept = format!("kept{tv}");
+        let d = run_at(&env, &kept, Some("after-produce"), true, tv);
+        let f = &d["fencing"];
+        // A (epoch 0) writes; B's InitProducerId fences the Ongoing
+        // transaction with epoch 1 (its ABORT) and gets epoch 2; B writes
+        // and commits: under transaction version 2 the commit bumps the
+        // epoch, so the COMMIT carries 3, under version 1 B's 2. A's epoch-0
+        // write and commit are refused, nothing appended.
+        let commit_epoch = if tv == 2 { 3 } else { 2 };
+        let log =
+            std::fs::read(env.path(&format!("{kept}/refunds-0/00000000000000000000.log"))).unwrap();
+        let transactional = 0x10;
+        let control = 0x20;
+        let on_disk = headers(&log);
+        assert_eq!(
+            on_disk
+                .iter()
+                .map(|h| (h.1, h.2, h.3, h.4))
+                .collect::<Vec<_>>(),
+            [
+                (0, FENCING_PID, 0, transactional),
+                (1, FENCING_PID, 1, transactional | control),
+                (2, FENCING_PID, 2, transactional),
+                (3, FENCING_PID, commit_epoch, transactional | control),
+            ]
+        );
+        let shown: Vec<(u64, i64, i64, i64, String)> = f["batches"]
+            .as_array()
+            .unwrap()
             .iter()
-            .map(|h| (h.1, h.2, h.3, h.4))
-            .collect::<Vec<_>>(),
-        [
-            (0, FENCING_PID, 0, transactional),
-            (1, FENCING_PID, 1, transactional | control),
-            (2, FENCING_PID, 2, transactional),
-            (3, FENCING_PID, 2, transactional | control),
-        ]
-    );
-    let shown: Vec<(u64, i64, i64, i64, String)> = f["batches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| {
-            (
-                b["position"].as_u64().unwrap(),
-                i(&b["first_offset"]),
-                i(&b["producer_id"]),
-                i(&b["producer_epoch"]),
-                b["kind"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    let kinds = ["data", "ABORT", "data", "COMMIT"];
-    let want: Vec<(u64, i64, i64, i64, String)> = on_disk
-        .iter()
-        .zip(kinds)
-        .map(|(h, k)| (h.0, h.1, h.2, i64::from(h.3), k.to_string()))
-        .collect();
-    assert_eq!(shown, want);
-    assert_eq!(i(&f["log_end_offset"]), 4);
-    assert_eq!(i(&f["producer_epoch"]), 2);
-    assert_eq!(f["read_committed"], serde_json::json!(["refund-1"]));
-    let answers: Vec<&str> = f["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["result"].as_str().unwrap())
-        .collect();
-    assert!(
-        answers[5].starts_with("InvalidProducerEpochException"),
-        "{answers:?}"
-    );
-    assert!(answers[6].starts_with("PRODUCER_FENCED"), "{answers:?}");
-    // The coordinator's log ends with refunder committed at epoch 2.
-    let o = env.run(&["transactions", "--format", "json", "kept"], None);
-    let t: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let txt = t.to_string();
-    assert!(txt.contains("refunder"), "{txt}");
+            .map(|b| {
+                (
+                    b["position"].as_u64().unwrap(),
+                    i(&b["first_offset"]),
+                    i(&b["producer_id"]),
+                    i(&b["producer_epoch"]),
+                    b["kind"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let kinds = ["data", "ABORT", "data", "COMMIT"];
+        let want: Vec<(u64, i64, i64, i64, String)> = on_disk
+            .iter()
+            .zip(kinds)
+            .map(|(h, k)| (h.0, h.1, h.2, i64::from(h.3), k.to_string()))
+            .collect();
+        assert_eq!(shown, want);
+        assert_eq!(i(&f["log_end_offset"]), 4);
+        assert_eq!(i(&f["producer_epoch"]), i64::from(commit_epoch));
+        assert_eq!(f["read_committed"], serde_json::json!(["refund-1"]));
+        let answers: Vec<&str> = f["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["result"].as_str().unwrap())
+            .collect();
+        assert!(
+            answers[5].starts_with("InvalidProducerEpochException"),
+            "{answers:?}"
+        );
+        assert!(answers[6].starts_with("PRODUCER_FENCED"), "{answers:?}");
+        // The coordinator's log ends with refunder committed, and tells the
+        // transaction version: ClientTransactionVersion 2, or 0 for the
+        // classic protocol (TransactionLogValue v1 on both).
+        let o = env.run(&["transactions", "--format", "json", &kept], None);
+        let t: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let refunder = t["coordinator"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["transactional_id"] == "refunder")
+            .unwrap_or_else(|| panic!("{t}"));
+        assert_eq!(refunder["state"], "CompleteCommit");
+        assert_eq!(i(&refunder["producer_epoch"]), i64::from(commit_epoch));
+        assert_eq!(i(&refunder["record_version"]), 1);
+        assert_eq!(
+            i(&refunder["client_transaction_version"]),
+            if tv == 2 { 2 } else { 0 }
+        );
+    }
 }
 
 #[test]
@@ -692,6 +745,20 @@ fn the_walk_through_is_golden() {
         "eos-demo/all",
     );
     assert!(!env.path("data").exists());
+    check_golden(
+        &env,
+        &[
+            "eos-demo",
+            "--dir",
+            "data",
+            "--now-ms",
+            "1700000000000",
+            "--transaction-version",
+            "1",
+        ],
+        0,
+        "eos-demo/tv1",
+    );
 }
 
 #[test]

@@ -1083,7 +1083,7 @@ fn dump_segment_index_entries_match_dump_log() {
 // ---- transactions vs kafka-transactions -----------------------------------
 
 /// The rows of a kafka-transactions table (tab-separated, padded).
-fn tx_rows(text: &str) -> Vec<BTreeMap<String, String>> {
+pub(crate) fn tx_rows(text: &str) -> Vec<BTreeMap<String, String>> {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let header: Vec<String> = match lines.next() {
         Some(h) => h.split('\t').map(|s| s.trim().to_string()).collect(),
@@ -1445,6 +1445,38 @@ fn decoded_by_offset(entries: &[Value]) -> BTreeMap<i64, Value> {
     out
 }
 
+/// Each record `kafka-dump-log` printed for the segments of the internal
+/// topics named `topics` (every broker's), beside klog's decoding of the
+/// same record: (segment, offset, the rest of Kafka's line after `| offset:
+/// N `, klog's `decoded`).
+fn dumped_records(r: &Real, topics: &[&str]) -> Vec<(String, i64, String, Value)> {
+    let segments: Vec<String> = r
+        .files(".log", Some(true))
+        .into_iter()
+        .filter(|s| topics.iter().any(|t| s.contains(&format!("/{t}-"))))
+        .collect();
+    let mut out = Vec::new();
+    for (rel, entries) in r.dump_many(&segments) {
+        let mut ours = decoded_by_offset(&entries);
+        let dump = r.expected(&format!(
+            "dump-log/{}.txt",
+            rel.strip_suffix(".log").unwrap()
+        ));
+        for line in dump.lines() {
+            let Some(rest) = line.strip_prefix("| offset: ") else {
+                continue;
+            };
+            let (offset, rest) = rest.split_once(' ').unwrap();
+            let offset: i64 = offset.parse().unwrap();
+            let d = ours
+                .remove(&offset)
+                .unwrap_or_else(|| panic!("{rel}: klog has no record at offset {offset}"));
+            out.push((rel.clone(), offset, rest.to_string(), d));
+        }
+    }
+    out
+}
+
 /// `a` (Kafka's JSON) and `b` (klog's) are the same message: equal values,
 /// where Kafka writes a null for a tagged field the record does not carry
 /// and klog leaves the field out.
@@ -1609,55 +1641,39 @@ fn metadata_topics_match_kafka() {
 fn coordinator_records_match_kafka_dump_log() {
     each_release(|r| {
         let mut compared = 0;
-        let segments: Vec<String> = r
-            .files(".log", Some(true))
-            .into_iter()
-            .filter(|s| s.contains("/__consumer_offsets-") || s.contains("/__share_group_state-"))
-            .collect();
-        for (rel, entries) in r.dump_many(&segments) {
+        let topics = ["__consumer_offsets", "__share_group_state"];
+        for (rel, offset, rest, d) in dumped_records(r, &topics) {
             let share = rel.contains("/__share_group_state-");
-            let ours = decoded_by_offset(&entries);
-            let dump = r.expected(&format!(
-                "dump-log/{}.txt",
-                rel.strip_suffix(".log").unwrap()
-            ));
-            for line in dump.lines() {
-                let Some(rest) = line.strip_prefix("| offset: ") else {
-                    continue;
-                };
-                let offset: i64 = rest.split(' ').next().unwrap().parse().unwrap();
-                let Some((_, kv)) = rest.split_once(" key: ") else {
-                    continue;
-                };
-                let (key, payload) = kv.split_once(" payload: ").unwrap();
-                let key: Value = serde_json::from_str(key).unwrap();
-                let record_type: i64 = key["type"].as_str().unwrap().parse().unwrap();
-                if !share && record_type < 3 {
-                    continue; // offset commits and classic groups: their own shapes
-                }
-                let d = &ours[&offset];
-                let at = format!("{rel} offset {offset}");
-                assert_eq!(d["key"]["record_type"], record_type, "{at}");
-                assert!(
-                    same_message(&key["data"], &d["key"]["data"]),
-                    "{at}: {key} vs {d}"
-                );
-                if payload == "<DELETE>" {
-                    assert_eq!(d["value"], "tombstone", "{at}");
-                } else {
-                    let p: Value = serde_json::from_str(payload).unwrap();
-                    assert_eq!(
-                        d["value"]["version"].to_string(),
-                        p["version"].as_str().unwrap(),
-                        "{at}"
-                    );
-                    assert!(
-                        same_message(&p["data"], &d["value"]["data"]),
-                        "{at}: {p} vs {d}"
-                    );
-                }
-                compared += 1;
+            let Some((_, kv)) = rest.split_once(" key: ") else {
+                continue;
+            };
+            let (key, payload) = kv.split_once(" payload: ").unwrap();
+            let key: Value = serde_json::from_str(key).unwrap();
+            let record_type: i64 = key["type"].as_str().unwrap().parse().unwrap();
+            if !share && record_type < 3 {
+                continue; // offset commits and classic groups: their own shapes
             }
+            let at = format!("{rel} offset {offset}");
+            assert_eq!(d["key"]["record_type"], record_type, "{at}");
+            assert!(
+                same_message(&key["data"], &d["key"]["data"]),
+                "{at}: {key} vs {d}"
+            );
+            if payload == "<DELETE>" {
+                assert_eq!(d["value"], "tombstone", "{at}");
+            } else {
+                let p: Value = serde_json::from_str(payload).unwrap();
+                assert_eq!(
+                    d["value"]["version"].to_string(),
+                    p["version"].as_str().unwrap(),
+                    "{at}"
+                );
+                assert!(
+                    same_message(&p["data"], &d["value"]["data"]),
+                    "{at}: {p} vs {d}"
+                );
+            }
+            compared += 1;
         }
         // KIP-848 consumer groups (and share and streams groups) write them.
         if r.has("consumer-group") {
@@ -1677,44 +1693,27 @@ fn metadata_records_match_kafka_dump_log() {
             return;
         }
         let mut compared = 0;
-        let segments: Vec<String> = r
-            .files(".log", Some(true))
-            .into_iter()
-            .filter(|s| s.contains("/__cluster_metadata-"))
-            .collect();
-        for (rel, entries) in r.dump_many(&segments) {
-            let ours = decoded_by_offset(&entries);
-            let dump = r.expected(&format!(
-                "dump-log/{}.txt",
-                rel.strip_suffix(".log").unwrap()
-            ));
-            for line in dump.lines() {
-                let Some(rest) = line.strip_prefix("| offset: ") else {
-                    continue;
-                };
-                let offset: i64 = rest.split(' ').next().unwrap().parse().unwrap();
-                let d = &ours[&offset];
-                if let Some((_, p)) = rest.split_once(" payload: ") {
-                    let p: Value = serde_json::from_str(p).unwrap();
-                    assert_eq!(d["version"], p["version"], "offset {offset}");
-                    assert!(
-                        same_message(&p["data"], &d["data"]),
-                        "offset {offset}: {p} vs {d}"
-                    );
-                } else if let Some((_, m)) = rest.split_once(" LeaderChange: ") {
-                    let m: Value = serde_json::from_str(m).unwrap();
-                    assert_eq!(d["type"], "LeaderChangeMessage");
-                    assert!(same_message(&m, &d["data"]), "offset {offset}: {m} vs {d}");
-                } else {
-                    // 4.0's DumpLogSegments names the control type only.
-                    assert!(
-                        rest.ends_with(" controlType: LEADER_CHANGE(2)"),
-                        "offset {offset}: {rest}"
-                    );
-                    assert_eq!(d["type"], "LeaderChangeMessage", "offset {offset}");
-                }
-                compared += 1;
+        for (_, offset, rest, d) in dumped_records(r, &["__cluster_metadata"]) {
+            if let Some((_, p)) = rest.split_once(" payload: ") {
+                let p: Value = serde_json::from_str(p).unwrap();
+                assert_eq!(d["version"], p["version"], "offset {offset}");
+                assert!(
+                    same_message(&p["data"], &d["data"]),
+                    "offset {offset}: {p} vs {d}"
+                );
+            } else if let Some((_, m)) = rest.split_once(" LeaderChange: ") {
+                let m: Value = serde_json::from_str(m).unwrap();
+                assert_eq!(d["type"], "LeaderChangeMessage");
+                assert!(same_message(&m, &d["data"]), "offset {offset}: {m} vs {d}");
+            } else {
+                // 4.0's DumpLogSegments names the control type only.
+                assert!(
+                    rest.ends_with(" controlType: LEADER_CHANGE(2)"),
+                    "offset {offset}: {rest}"
+                );
+                assert_eq!(d["type"], "LeaderChangeMessage", "offset {offset}");
             }
+            compared += 1;
         }
         assert!(compared > 100, "{compared} metadata records compared");
     });
@@ -1843,5 +1842,262 @@ fn rebalances_leave_a_cleaned_consumer_offsets_partition() {
             "broker-1",
         ]);
         assert_eq!(v["offsets"].as_array().unwrap().len(), 3, "{v}");
+    });
+}
+
+/// `klog transactions --find-hanging` against `kafka-transactions
+/// find-hanging --broker-id 1 --max-transaction-timeout 1`: Kafka found
+/// nothing hanging (tx-open's producer last wrote long before, but tx-open
+/// is Ongoing with txn-0 at its coordinator). Without the coordinator's log
+/// klog cannot rule it out, and its row then holds what Kafka's
+/// DescribeProducers said of that producer (the columns find-hanging prints).
+#[test]
+fn find_hanging_matches_kafka_transactions_find_hanging() {
+    each_release(|r| {
+        let tool = |name: &str| r.expected(&format!("tools/{name}"));
+        // find-hanging ran right after `describe --transactional-id tx-open`,
+        // whose start time plus duration is the moment of that run.
+        let open = &tx_rows(&tool("transactions-describe-tx-open.txt"))[0];
+        let now = open["CurrentTransactionStartTimeMs"]
+            .parse::<i64>()
+            .unwrap()
+            + open["TransactionDurationMs"].parse::<i64>().unwrap();
+        let kafka = tx_rows(&tool("transactions-find-hanging-broker-1.txt"));
+        let run = |paths: &[&str]| {
+            let now = now.to_string();
+            let mut args = vec![
+                "transactions",
+                "--find-hanging",
+                "--format",
+                "json",
+                "--now-ms",
+                &now,
+                "--transaction-timeout-ms",
+                "PT1M",
+            ];
+            args.extend_from_slice(paths);
+            document(&r.run(&args), "transactions")
+        };
+        const COLUMNS: [(&str, &str); 7] = [
+            ("Topic", "topic"),
+            ("Partition", "partition"),
+            ("ProducerId", "producer_id"),
+            ("ProducerEpoch", "producer_epoch"),
+            ("CoordinatorEpoch", "coordinator_epoch"),
+            ("StartOffset", "start_offset"),
+            ("LastTimestamp", "last_timestamp"),
+        ];
+        let rows = |v: &Value, all: bool| -> Vec<Vec<String>> {
+            v["find_hanging"]["candidates"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| all || c["hanging"] == true)
+                .map(|c| {
+                    COLUMNS
+                        .iter()
+                        .map(|(_, k)| match &c[*k] {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let kafka: Vec<Vec<String>> = kafka
+            .iter()
+            .map(|r| COLUMNS.iter().map(|(h, _)| r[*h].clone()).collect())
+            .collect();
+        let v = run(&["broker-1"]);
+        assert_eq!(rows(&v, false), kafka);
+        assert!(kafka.is_empty());
+        // Not vacuous: tx-open's transaction was a candidate, ruled out by
+        // its coordinator's state.
+        let candidates = v["find_hanging"]["candidates"].as_array().unwrap();
+        assert_eq!(candidates.len(), 1, "{v}");
+        assert_eq!(candidates[0]["transactional_id"], "tx-open");
+        assert_eq!(v["find_hanging"]["complete"], true);
+        // txn-0 alone: the candidate's columns are DescribeProducers' answer.
+        let v = run(&["broker-1/txn-0"]);
+        assert_eq!(v["find_hanging"]["complete"], false);
+        let described: Vec<Vec<String>> =
+            tx_rows(&tool("transactions-describe-producers-txn-0.txt"))
+                .iter()
+                .filter(|r| r["CurrentTransactionStartOffset"] != "None")
+                .map(|r| {
+                    vec![
+                        "txn".to_string(),
+                        "0".to_string(),
+                        r["ProducerId"].clone(),
+                        r["ProducerEpoch"].clone(),
+                        r["LatestCoordinatorEpoch"].clone(),
+                        r["CurrentTransactionStartOffset"].clone(),
+                        r["LastTimestamp"].clone(),
+                    ]
+                })
+                .collect();
+        assert_eq!(described.len(), 1);
+        assert_eq!(rows(&v, true), described);
+    });
+}
+
+/// One `__transaction_state` record as `kafka-dump-log
+/// --transaction-log-decoder` printed it, in the fields every release
+/// prints: 4.1 on print the message as JSON (`transactionStatus` a number
+/// in 4.1, its name from 4.2: TransactionLogValue's JSON converter), and
+/// before 4.1 `TransactionLog.formatRecordKeyAndValue` printed
+/// `producerId:P,producerEpoch:E,state=S,partitions=[t-p,...],
+/// txnLastUpdateTimestamp=T,txnTimeoutMs=M`. `None` for a tombstone.
+struct DumpedTxn {
+    /// The value's version (the JSON form only).
+    version: Option<i64>,
+    producer_id: i64,
+    producer_epoch: i64,
+    timeout_ms: i64,
+    state: String,
+    last_update: i64,
+    /// The JSON form only, with the tagged fields (absent: their defaults,
+    /// ClientTransactionVersion 0, the producer ids and NextProducerEpoch -1).
+    json: Option<Value>,
+    /// `topic-partition`, sorted (the old form prints a set).
+    partitions: Vec<String>,
+}
+
+/// `topic-partition` of each partition of a list of `{topic, IDS: [..]}`
+/// (none for null), sorted.
+fn partition_names(topics: &Value, ids: &str) -> Vec<String> {
+    let mut out: Vec<String> = topics
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| {
+            let topic = t["topic"].as_str().unwrap().to_string();
+            t[ids]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |p| format!("{topic}-{p}"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn dumped_txn(payload: &str) -> Option<DumpedTxn> {
+    // TransactionState ids (TransactionState.java).
+    const STATES: [&str; 8] = [
+        "Empty",
+        "Ongoing",
+        "PrepareCommit",
+        "PrepareAbort",
+        "CompleteCommit",
+        "CompleteAbort",
+        "Dead",
+        "PrepareEpochFence",
+    ];
+    if payload == "<DELETE>" {
+        return None;
+    }
+    if payload.starts_with('{') {
+        let k: Value = serde_json::from_str(payload).unwrap();
+        let d = k["data"].clone();
+        let field = |name: &str| d[name].as_i64().unwrap();
+        let state = match &d["transactionStatus"] {
+            Value::String(s) => s.clone(),
+            n => STATES[n.as_i64().unwrap() as usize].to_string(),
+        };
+        let partitions = partition_names(&d["transactionPartitions"], "partitionIds");
+        return Some(DumpedTxn {
+            version: Some(k["version"].as_str().unwrap().parse().unwrap()),
+            producer_id: field("producerId"),
+            producer_epoch: field("producerEpoch"),
+            timeout_ms: field("transactionTimeoutMs"),
+            state,
+            last_update: field("transactionLastUpdateTimestampMs"),
+            partitions,
+            json: Some(d),
+        });
+    }
+    // producerId:P,producerEpoch:E,state=S,partitions=[...],txnLastUpdateTimestamp=T,txnTimeoutMs=M
+    let (head, rest) = payload.split_once(",partitions=[").unwrap();
+    let (parts, tail) = rest.split_once("],").unwrap();
+    let kv: BTreeMap<&str, &str> = head
+        .split(',')
+        .chain(tail.split(','))
+        .map(|f| f.split_once([':', '=']).unwrap())
+        .collect();
+    let num = |k: &str| kv[k].parse::<i64>().unwrap();
+    let mut partitions: Vec<String> = parts
+        .split(',')
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect();
+    partitions.sort();
+    Some(DumpedTxn {
+        version: None,
+        producer_id: num("producerId"),
+        producer_epoch: num("producerEpoch"),
+        timeout_ms: num("txnTimeoutMs"),
+        state: kv["state"].to_string(),
+        last_update: num("txnLastUpdateTimestamp"),
+        partitions,
+        json: None,
+    })
+}
+
+/// Every `__transaction_state` record: klog's decoded value, field by
+/// field, is what `kafka-dump-log --transaction-log-decoder` printed for it
+/// (values v0 from transaction version 1 clients, v1 with the tagged fields
+/// of transaction version 2).
+#[test]
+fn transaction_log_records_decode_as_kafka_dump_log_prints_them() {
+    each_release(|r| {
+        let mut compared = 0;
+        for (rel, offset, rest, d) in dumped_records(r, &["__transaction_state"]) {
+            let at = format!("{rel} offset {offset}");
+            let payload = rest.split_once(" payload: ").unwrap().1;
+            let v = &d["value"];
+            let Some(k) = dumped_txn(payload) else {
+                assert_eq!(*v, "tombstone", "{at}");
+                compared += 1;
+                continue;
+            };
+            if let Some(version) = k.version {
+                assert_eq!(v["version"], version, "{at}");
+            }
+            assert_eq!(v["producer_id"], k.producer_id, "{at}");
+            assert_eq!(v["producer_epoch"], k.producer_epoch, "{at}");
+            assert_eq!(v["timeout_ms"], k.timeout_ms, "{at}");
+            assert_eq!(v["state"], k.state.as_str(), "{at}");
+            assert_eq!(v["last_update_timestamp"], k.last_update, "{at}");
+            assert_eq!(
+                partition_names(&v["partitions"], "partitions"),
+                k.partitions,
+                "{at}"
+            );
+            if let Some(d) = &k.json {
+                let field = |name: &str, default: i64| {
+                    d.get(name)
+                        .filter(|x| !x.is_null())
+                        .map_or(default, |x| x.as_i64().unwrap())
+                };
+                assert_eq!(
+                    v["start_timestamp"],
+                    field("transactionStartTimestampMs", 0),
+                    "{at}"
+                );
+                for (ours, theirs, default) in [
+                    ("client_transaction_version", "clientTransactionVersion", 0),
+                    ("previous_producer_id", "previousProducerId", -1),
+                    ("next_producer_id", "nextProducerId", -1),
+                    ("next_producer_epoch", "nextProducerEpoch", -1),
+                ] {
+                    assert_eq!(v[ours], field(theirs, default), "{at} {ours}");
+                }
+            }
+            compared += 1;
+        }
+        assert!(compared >= 20, "{compared} records compared");
     });
 }

@@ -27,16 +27,35 @@ fn find<'a>(
 #[test]
 fn golden_text_and_json() {
     let env = TestEnv::new();
-    check_golden(&env, &["lag", "fixtures/kafka"], 0, "lag/kafka");
     check_golden(
         &env,
-        &["lag", "--format", "json", "fixtures/kafka"],
+        &["lag", "--now-ms", "1700000100000", "fixtures/kafka"],
+        0,
+        "lag/kafka",
+    );
+    check_golden(
+        &env,
+        &[
+            "lag",
+            "--now-ms",
+            "1700000100000",
+            "--format",
+            "json",
+            "fixtures/kafka",
+        ],
         0,
         "lag/kafka-json",
     );
     check_golden(
         &env,
-        &["lag", "--isolation", "read-committed", "fixtures/groups"],
+        &[
+            "lag",
+            "--now-ms",
+            "1700000100000",
+            "--isolation",
+            "read-committed",
+            "fixtures/groups",
+        ],
         0,
         "lag/groups-read-committed",
     );
@@ -45,7 +64,17 @@ fn golden_text_and_json() {
 #[test]
 fn every_status_is_exercised() {
     let env = TestEnv::new();
-    let r = rows(&env, &["lag", "--format", "json", "fixtures/kafka"]);
+    let r = rows(
+        &env,
+        &[
+            "lag",
+            "--now-ms",
+            "1700000100000",
+            "--format",
+            "json",
+            "fixtures/kafka",
+        ],
+    );
     // billing orders-0: committed 25, high watermark 28 (checkpoint) below the log end 30.
     let b = find(&r, "billing", "orders", 0);
     assert_eq!(
@@ -84,7 +113,17 @@ fn every_status_is_exercised() {
 #[test]
 fn exactly_once_group_has_no_pending_records() {
     let env = TestEnv::new();
-    let r = rows(&env, &["lag", "--format", "json", "fixtures/groups"]);
+    let r = rows(
+        &env,
+        &[
+            "lag",
+            "--now-ms",
+            "1700000100000",
+            "--format",
+            "json",
+            "fixtures/groups",
+        ],
+    );
     let done = find(&r, "auditor", "ledger", 0);
     assert_eq!(
         (done["lag"].as_i64(), done["pending_records"].as_u64()),
@@ -123,9 +162,29 @@ fn exactly_once_group_has_no_pending_records() {
 #[test]
 fn fail_above_sets_the_exit_code() {
     let env = TestEnv::new();
-    let o = env.run(&["lag", "--fail-above", "20", "fixtures/groups"], None);
+    let o = env.run(
+        &[
+            "lag",
+            "--now-ms",
+            "1700000100000",
+            "--fail-above",
+            "20",
+            "fixtures/groups",
+        ],
+        None,
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = env.run(&["lag", "--fail-above", "19", "fixtures/groups"], None);
+    let o = env.run(
+        &[
+            "lag",
+            "--now-ms",
+            "1700000100000",
+            "--fail-above",
+            "19",
+            "fixtures/groups",
+        ],
+        None,
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("1 partitions lag more than 19"),
@@ -168,7 +227,15 @@ fn several_directories_are_merged() {
     .unwrap();
     let merged = rows(
         &env,
-        &["lag", "--format", "json", "fixtures/kafka", "disk2"],
+        &[
+            "lag",
+            "--now-ms",
+            "1700000100000",
+            "--format",
+            "json",
+            "fixtures/kafka",
+            "disk2",
+        ],
     );
     assert_eq!(
         find(&merged, "shipping", "orders", 1)["status"],
@@ -233,7 +300,17 @@ out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value
        + batch(1, [(0, 0, offset_commit_key('h', 'orders', 0), neg)]))",
     );
     write_segment(&env.path("data"), "__consumer_offsets-0", &offsets);
-    let r = rows(&env, &["lag", "--format", "json", "data"]);
+    let r = rows(
+        &env,
+        &[
+            "lag",
+            "--now-ms",
+            "1700000100000",
+            "--format",
+            "json",
+            "data",
+        ],
+    );
     // No high watermark checkpoint: end = log end = 2 records after the wrapper's 3 = 5.
     let (log_end, committed) = (3 + 2, 1);
     let g = find(&r, "g", "orders", 0);

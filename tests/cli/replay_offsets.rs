@@ -7,7 +7,12 @@ fn klog_directory_table_in_btreemap_order() {
     let env = TestEnv::new();
     let o = check_golden(
         &env,
-        &["replay-offsets", "fixtures/groups"],
+        &[
+            "replay-offsets",
+            "--now-ms",
+            "1700000100000",
+            "fixtures/groups",
+        ],
         0,
         "replay-offsets/groups",
     );
@@ -32,13 +37,25 @@ fn kafka_directory_with_every_value_version() {
     let env = TestEnv::new();
     check_golden(
         &env,
-        &["replay-offsets", "fixtures/kafka"],
+        &[
+            "replay-offsets",
+            "--now-ms",
+            "1700000100000",
+            "fixtures/kafka",
+        ],
         0,
         "replay-offsets/kafka",
     );
     check_golden(
         &env,
-        &["replay-offsets", "--format", "json", "fixtures/kafka"],
+        &[
+            "replay-offsets",
+            "--now-ms",
+            "1700000100000",
+            "--format",
+            "json",
+            "fixtures/kafka",
+        ],
         0,
         "replay-offsets/kafka-json",
     );
@@ -46,6 +63,8 @@ fn kafka_directory_with_every_value_version() {
         &env,
         &[
             "replay-offsets",
+            "--now-ms",
+            "1700000100000",
             "--format",
             "csv",
             "--group",
@@ -61,7 +80,14 @@ fn kafka_directory_with_every_value_version() {
 fn json_rows_have_the_documented_fields() {
     let env = TestEnv::new();
     let o = env.run(
-        &["replay-offsets", "--format", "json", "fixtures/groups"],
+        &[
+            "replay-offsets",
+            "--now-ms",
+            "1700000100000",
+            "--format",
+            "json",
+            "fixtures/groups",
+        ],
         None,
     );
     let doc = document(&o, "replay-offsets");
@@ -97,6 +123,8 @@ fn history_lists_every_event_in_log_order() {
         &env,
         &[
             "replay-offsets",
+            "--now-ms",
+            "1700000100000",
             "--history",
             "--group",
             "kitchen",
@@ -108,6 +136,8 @@ fn history_lists_every_event_in_log_order() {
     let o = env.run(
         &[
             "replay-offsets",
+            "--now-ms",
+            "1700000100000",
             "--history",
             "--group",
             "audit",
@@ -132,6 +162,8 @@ fn as_of_replays_only_up_to_that_point() {
     let o = env.run(
         &[
             "replay-offsets",
+            "--now-ms",
+            "1700000100000",
             "--as-of",
             "offset:6",
             "--format",
@@ -163,6 +195,8 @@ fn as_of_replays_only_up_to_that_point() {
     let o = env.run(
         &[
             "replay-offsets",
+            "--now-ms",
+            "1700000100000",
             "--as-of",
             "time:1700000003000",
             "--format",
@@ -183,6 +217,8 @@ fn as_of_replays_only_up_to_that_point() {
         let o = env.run(
             &[
                 "replay-offsets",
+                "--now-ms",
+                "1700000100000",
                 "--as-of",
                 as_of,
                 "--format",
@@ -195,7 +231,14 @@ fn as_of_replays_only_up_to_that_point() {
         assert_eq!(iso, rows, "{as_of}");
     }
     let o = env.run(
-        &["replay-offsets", "--as-of", "soon", "fixtures/groups"],
+        &[
+            "replay-offsets",
+            "--now-ms",
+            "1700000100000",
+            "--as-of",
+            "soon",
+            "fixtures/groups",
+        ],
         None,
     );
     assert_eq!(o.status.code(), Some(2));
@@ -253,17 +296,34 @@ fn undecodable_records_are_reported_and_skipped() {
         Some(&lines.join("\n")),
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = env.run(&["replay-offsets", "fixtures/groups"], None);
+    let o = env.run(
+        &[
+            "replay-offsets",
+            "--now-ms",
+            "1700000100000",
+            "fixtures/groups",
+        ],
+        None,
+    );
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
-    for offset in [14, 15] {
-        let needle = format!("partition 0 offset {offset}: byte ");
-        assert!(
-            err.lines()
-                .any(|l| l.contains(&needle) && l.contains("unexpected end of data")),
-            "{err}"
-        );
-    }
+    // Version 9 is one Kafka does not read: its coordinator fails the load.
+    assert!(
+        err.lines()
+            .any(|l| l.contains("partition 0 offset 14: byte ")
+                && l.contains("OffsetCommitValue version 9: klog knows versions 0 to 4")),
+        "{err}"
+    );
+    assert!(
+        err.lines()
+            .any(|l| l.contains("partition 0 offset 15: byte ")
+                && l.contains("unexpected end of data")),
+        "{err}"
+    );
+    assert!(
+        err.contains("klog: incomplete: __offsets-0: 2 records not read or not applied (the first at offset 14: "),
+        "{err}"
+    );
     assert!(
         err.contains("warning negative_committed_offset offset 16: eta orders-0"),
         "{err}"
@@ -281,7 +341,15 @@ fn undecodable_records_are_reported_and_skipped() {
 #[test]
 fn no_offsets_topic_is_a_clear_error() {
     let env = TestEnv::new();
-    let o = env.run(&["replay-offsets", "fixtures/data"], None);
+    let o = env.run(
+        &[
+            "replay-offsets",
+            "--now-ms",
+            "1700000100000",
+            "fixtures/data",
+        ],
+        None,
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("no __offsets or __consumer_offsets partition in fixtures/data"),
@@ -299,7 +367,13 @@ type Rows = Vec<((String, String, i64), i64)>;
 fn replay_encoded(script: &str, extra: &[&str]) -> (Option<i32>, Rows, String, serde_json::Value) {
     let env = TestEnv::new();
     write_segment(&env.path("data"), "__consumer_offsets-0", &encoded(script));
-    let mut args = vec!["replay-offsets", "--format", "json"];
+    let mut args = vec![
+        "replay-offsets",
+        "--now-ms",
+        "1700000100000",
+        "--format",
+        "json",
+    ];
     args.extend_from_slice(extra);
     args.push("data");
     let o = env.run(&args, None);
@@ -386,7 +460,15 @@ out = (commit(0, 'orders', 0, 10, pid=5)      # pending, record offset 0
     let env = TestEnv::new();
     write_segment(&env.path("data"), "__consumer_offsets-0", &encoded(&script));
     let o = env.run(
-        &["replay-offsets", "--history", "--format", "json", "data"],
+        &[
+            "replay-offsets",
+            "--now-ms",
+            "1700000100000",
+            "--history",
+            "--format",
+            "json",
+            "data",
+        ],
         None,
     );
     let events = document_rows(&o, "replay-offsets", "history");
@@ -484,10 +566,7 @@ neg = struct.pack('>h', 3) + struct.pack('>q', -1) + struct.pack('>i', -1) + str
 out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), neg)])
        + batch(1, [(0, 0, struct.pack('>h', -1) + b'junk', b'whatever')])
        + batch(2, [(0, 0, offset_commit_key('g', 'orders', 1), offset_commit_value(7, 1) + b'extra')])
-       + batch(3, [(0, 0, offset_commit_key('g', 'orders', 2) + b'!', offset_commit_value(8, 1))])
-       # Version 6, unknown: read as the flexible v4 (compact string, tagged fields).
-       + batch(4, [(0, 0, offset_commit_key('g', 'orders', 3),
-                    struct.pack('>hqi', 6, 11, -1) + bytes([1]) + struct.pack('>q', 1) + bytes([0]))]))
+       + batch(3, [(0, 0, offset_commit_key('g', 'orders', 2) + b'!', offset_commit_value(8, 1))]))
 "
     );
     let (code, table, err, doc) = replay_encoded(&script, &[]);
@@ -498,7 +577,6 @@ out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), neg)])
             (key("orders", 0), -1),
             (key("orders", 1), 7),
             (key("orders", 2), 8),
-            (key("orders", 3), 11)
         ]
     );
     assert_eq!(
@@ -508,15 +586,10 @@ out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), neg)])
     );
     assert_eq!(
         (&doc["summary"]["bad_records"], &doc["summary"]["warnings"]),
-        (&serde_json::json!(0), &serde_json::json!(4)),
+        (&serde_json::json!(0), &serde_json::json!(3)),
         "{doc}"
     );
-    assert!(
-        err.contains(
-            " warning unknown_version offset 4: OffsetCommitValue version 6 read as version 4"
-        ),
-        "{err}"
-    );
+    assert_eq!(doc["incomplete"], serde_json::json!([]), "{doc}");
     assert!(
         err.contains(" warning negative_committed_offset offset 0: g orders-0: committed offset -1 is negative"),
         "{err}"
@@ -587,6 +660,8 @@ fn time_format_iso_shows_commit_timestamps_as_dates() {
     let run = |format: &str| {
         let args = [
             "replay-offsets",
+            "--now-ms",
+            "1700000100000",
             "--group",
             "kitchen",
             "--time-format",
@@ -603,7 +678,7 @@ fn time_format_iso_shows_commit_timestamps_as_dates() {
     // 1700000000000 ms = 2023-11-14T22:13:20Z.
     let csv = run("csv");
     assert!(
-        csv.contains("kitchen,orders,0,15,-1,batch-7,2023-11-14T22:13:28.000Z\n"),
+        csv.contains("kitchen,orders,0,15,-1,batch-7,2023-11-14T22:13:28.000Z,ok\n"),
         "{csv}"
     );
     // JSON keeps epoch milliseconds whatever the table format.
@@ -611,5 +686,308 @@ fn time_format_iso_shows_commit_timestamps_as_dates() {
     assert_eq!(
         doc["offsets"][0]["commit_timestamp_ms"],
         1_700_000_008_000i64
+    );
+}
+
+#[test]
+fn a_value_version_kafka_does_not_read_fails_the_load() {
+    // CoordinatorRecordSerde.deserialize throws UnknownRecordVersionException
+    // for a value version outside the schema's (OffsetCommitValue 0..=4,
+    // LegacyOffsetCommitValue 0 alone under key type 0) and
+    // CoordinatorLoaderImpl fails the partition's load: never applied, never
+    // read with another version's layout, and the table says it is incomplete.
+    let script = "
+import struct
+v6 = struct.pack('>hqi', 6, 11, -1) + bytes([1]) + struct.pack('>q', 1) + bytes([0])
+out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value(5, 1))])
+       + batch(1, [(0, 0, offset_commit_key('g', 'orders', 0), v6)])
+       + batch(2, [(0, 0, offset_commit_key('g', 'orders', 1, record_type=0), offset_commit_value(7, 1, version=1))])
+       + batch(3, [(0, 0, offset_commit_key('g', 'orders', 2, record_type=0), offset_commit_value(8, 1, version=0))]))";
+    let (code, table, err, doc) = replay_encoded(script, &[]);
+    assert_eq!(code, Some(1), "{err}");
+    // orders-0 keeps the commit before the refused one; orders-1's v1 under key type 0 is refused.
+    assert_eq!(table, [(key("orders", 0), 5), (key("orders", 2), 8)]);
+    assert!(
+        err.contains("offset 1: byte ")
+            && err.contains("OffsetCommitValue version 6: klog knows versions 0 to 4"),
+        "{err}"
+    );
+    assert!(
+        err.contains("offset 2: byte ")
+            && err.contains("LegacyOffsetCommitValue version 1: klog knows version 0 only")
+            && err.contains("UnknownRecordVersionException"),
+        "{err}"
+    );
+    let inc = &doc["incomplete"][0];
+    assert_eq!(
+        (&inc["partition"], &inc["unread"], &inc["first_offset"]),
+        (
+            &serde_json::json!("__consumer_offsets-0"),
+            &serde_json::json!(2),
+            &serde_json::json!(1)
+        ),
+        "{doc}"
+    );
+    // Text and CSV say it on stderr; jsonl in a line of its own.
+    let env = TestEnv::new();
+    write_segment(&env.path("data"), "__consumer_offsets-0", &encoded(script));
+    for format in ["text", "csv"] {
+        let o = env.run(&["replay-offsets", "--format", format, "data"], None);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            stderr(&o).contains(
+                "klog: incomplete: __consumer_offsets-0: 2 records not read or not applied"
+            ),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = env.run(&["replay-offsets", "--format", "jsonl", "data"], None);
+    let lines = crate::support::jsonl(&o, "replay-offsets");
+    assert_eq!(lines[0]["type"], "incomplete", "{lines:?}");
+}
+
+/// A data directory with `__consumer_offsets-0` from `script` and a folder
+/// `orders-0` whose partition.metadata gives the topic id `id` (base64).
+fn with_orders(env: &TestEnv, script: &str, id: &str) {
+    write_segment(&env.path("data"), "__consumer_offsets-0", &encoded(script));
+    write_segment(
+        &env.path("data"),
+        "orders-0",
+        &encoded("out = batch(0, [(i, i, None, b'x') for i in range(10)])"),
+    );
+    std::fs::write(
+        env.path("data/orders-0/partition.metadata"),
+        format!("version: 0\ntopic_id: {id}\n"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_offset_of_a_recreated_topic_is_stale() {
+    // OffsetMetadataManager.isMismatchedTopicId: a v4 value's topic id that is
+    // set and not the topic's current id (partition.metadata here) fetches no
+    // offset. A v4 without the id, or with the current one, is live.
+    let env = TestEnv::new();
+    let old = "b'\\x01' * 16";
+    let script = format!(
+        "out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value_v4(4, -1, '', 1700000000000, {old}))])
+       + batch(1, [(0, 0, offset_commit_key('h', 'orders', 0), offset_commit_value_v4(6, -1, '', 1700000000000, b'\\x02' * 16))])
+       + batch(2, [(0, 0, offset_commit_key('i', 'orders', 0), offset_commit_value_v4(7, -1, '', 1700000000000))]))"
+    );
+    // The current id: 16 bytes of 2, as Uuid.toString writes them.
+    let current = "AgICAgICAgICAgICAgICAg";
+    with_orders(&env, &script, current);
+    let o = env.run(
+        &[
+            "replay-offsets",
+            "--now-ms",
+            "1700000100000",
+            "--format",
+            "json",
+            "data",
+        ],
+        None,
+    );
+    let rows = document_rows(&o, "replay-offsets", "offsets");
+    let status: Vec<(&str, &str, Option<&str>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["group"].as_str().unwrap(),
+                r["status"].as_str().unwrap(),
+                r["topic_id"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("g", "topic_recreated", Some("AQEBAQEBAQEBAQEBAQEBAQ")),
+            ("h", "ok", Some(current)),
+            ("i", "ok", None)
+        ]
+    );
+    // lag: no lag on the new topic for the stale offset.
+    let o = env.run(
+        &[
+            "lag",
+            "--now-ms",
+            "1700000100000",
+            "--format",
+            "json",
+            "data",
+        ],
+        None,
+    );
+    let rows = document_rows(&o, "lag", "partitions");
+    let g = rows.iter().find(|r| r["group"] == "g").unwrap();
+    assert_eq!(
+        (g["status"].as_str(), g["lag"].is_null()),
+        (Some("topic_recreated"), true),
+        "{g}"
+    );
+    let h = rows.iter().find(|r| r["group"] == "h").unwrap();
+    assert_eq!(
+        (h["status"].as_str(), h["lag"].as_i64()),
+        (Some("ok"), Some(4)),
+        "{h}"
+    );
+}
+
+#[test]
+fn offsets_past_the_retention_are_expired() {
+    // OffsetExpirationConditionImpl: now - base >= offsets.retention.ms, the
+    // base being the commit timestamp for a group with committed offsets only
+    // (a classic group without a protocol type); a v1 value's
+    // expireTimestamp: now >= expireTimestamp.
+    const T: i64 = 1_700_000_000_000;
+    const WEEK: i64 = 7 * 24 * 60 * 60 * 1000;
+    let env = TestEnv::new();
+    let script = format!(
+        "out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value(4, {T}))])
+       + batch(1, [(0, 0, offset_commit_key('v1', 'orders', 0), offset_commit_value(5, {T}, version=1, expire_timestamp={T} + 1000))]))"
+    );
+    with_orders(&env, &script, "AgICAgICAgICAgICAgICAg");
+    let status = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["replay-offsets", "--format", "json"];
+        args.extend_from_slice(extra);
+        args.push("data");
+        let o = env.run(&args, None);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        document_rows(&o, "replay-offsets", "offsets")
+            .iter()
+            .map(|r| r["status"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let at = |ms: i64| ms.to_string();
+    assert_eq!(status(&["--now-ms", &at(T + 999)]), ["ok", "ok"]);
+    assert_eq!(status(&["--now-ms", &at(T + 1000)]), ["ok", "expired"]);
+    assert_eq!(status(&["--now-ms", &at(T + WEEK - 1)]), ["ok", "expired"]);
+    assert_eq!(status(&["--now-ms", &at(T + WEEK)]), ["expired", "expired"]);
+    assert_eq!(
+        status(&[
+            "--now-ms",
+            &at(T + 60_000),
+            "--offsets-retention-minutes",
+            "1"
+        ]),
+        ["expired", "expired"]
+    );
+    // lag keeps the committed offset's lag and says expired.
+    let o = env.run(
+        &["lag", "--now-ms", &at(T + WEEK), "--format", "json", "data"],
+        None,
+    );
+    let rows = document_rows(&o, "lag", "partitions");
+    let g = rows.iter().find(|r| r["group"] == "g").unwrap();
+    assert_eq!(
+        (g["status"].as_str(), g["lag"].as_i64()),
+        (Some("expired"), Some(6)),
+        "{g}"
+    );
+}
+
+#[test]
+fn a_consumer_groups_subscribed_topics_do_not_expire() {
+    // OffsetMetadataManager.cleanupExpiredOffsets expires only offsets of
+    // topics the group is not subscribed to (ModernGroup.isSubscribedToTopic:
+    // its members' subscribed topic names); a consumer group counts from the
+    // commit timestamp (ConsumerGroup.offsetExpirationCondition).
+    const T: i64 = 1_700_000_000_000;
+    const WEEK: i64 = 7 * 24 * 60 * 60 * 1000;
+    let env = TestEnv::new();
+    let script = format!(
+        "recs = [
+  (coordinator_key(3, 'cg'), consumer_group_metadata_value(1)),
+  (coordinator_key(5, 'cg', 'm-1'), consumer_group_member_metadata_value(None, None, 'app', '/h', ['orders'], None, 1000, 'uniform')),
+  (offset_commit_key('cg', 'orders', 0), offset_commit_value(4, {T})),
+  (offset_commit_key('cg', 'gone', 0), offset_commit_value(4, {T})),
+]
+out = batch(0, [(i, i, k, v) for i, (k, v) in enumerate(recs)])"
+    );
+    with_orders(&env, &script, "AgICAgICAgICAgICAgICAg");
+    let now = (T + WEEK).to_string();
+    let o = env.run(
+        &[
+            "replay-offsets",
+            "--now-ms",
+            &now,
+            "--format",
+            "json",
+            "data",
+        ],
+        None,
+    );
+    let status: Vec<(String, String)> = document_rows(&o, "replay-offsets", "offsets")
+        .iter()
+        .map(|r| {
+            (
+                r["topic"].as_str().unwrap().to_string(),
+                r["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("gone".to_string(), "expired".to_string()),
+            ("orders".to_string(), "ok".to_string())
+        ]
+    );
+}
+
+#[test]
+fn a_classic_group_counts_as_kafka_counts_it() {
+    // ClassicGroup.offsetExpirationCondition: an Empty group with a protocol
+    // type counts from its currentStateTimestamp (when it became Empty); a
+    // group with members whose subscriptions the coordinator cannot read
+    // (billing: an empty subscription) expires nothing; a group with
+    // committed offsets only counts from each commit, and a v1 value from
+    // its expireTimestamp.
+    const T: i64 = 1_700_000_000_000;
+    const DAY: i64 = 24 * 60 * 60 * 1000;
+    let env = TestEnv::new();
+    let script = format!(
+        "group = (i16(3) + s16('consumer') + i32(2) + s16('range') + i16(-1) + i64({T} + {DAY})
+         + i32(0))
+out = batch(0, [(0, 0, offset_commit_key('quiet', 'orders', 0), offset_commit_value(4, {T})),
+                (1, 1, i16(2) + s16('quiet'), group)])"
+    );
+    with_orders(&env, &script, "AgICAgICAgICAgICAgICAg");
+    let status = |dir: &str, now: i64| -> Vec<(String, String)> {
+        let now = now.to_string();
+        let o = env.run(
+            &["replay-offsets", "--now-ms", &now, "--format", "json", dir],
+            None,
+        );
+        document_rows(&o, "replay-offsets", "offsets")
+            .iter()
+            .map(|r| {
+                (
+                    r["group"].as_str().unwrap().to_string(),
+                    r["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let quiet = |s: &str| vec![("quiet".to_string(), s.to_string())];
+    assert_eq!(status("data", T + 8 * DAY - 1), quiet("ok"));
+    assert_eq!(status("data", T + 8 * DAY), quiet("expired"));
+    let kafka: Vec<(String, String)> = status("fixtures/kafka", T + 30 * DAY);
+    let want = [
+        ("billing", "ok"),
+        ("billing", "ok"),
+        ("polygenelubricants", "expired"),
+        ("reports", "expired"),
+        ("reports", "expired"),
+        ("shipping", "expired"),
+        ("shipping", "expired"),
+    ];
+    assert_eq!(
+        kafka,
+        want.iter()
+            .map(|(g, s)| (g.to_string(), s.to_string()))
+            .collect::<Vec<_>>()
     );
 }

@@ -402,24 +402,13 @@ fn the_commit_is_what_the_coordinator_writes() {
         "{}",
         stderr(&o)
     );
-    let p = kaen_log::log::Partition::open(&env.path("fixtures/groups/__offsets-0")).unwrap();
-    let end = p.log_end_offset().unwrap();
-    let mut walk = p.walk_from(end - 1, kaen_log::log::Policy::VALID_ENTRIES);
-    let w = walk.next_entry().unwrap().unwrap();
-    let kaen_log::format::Entry::V2(b) = w.entry else {
-        panic!()
-    };
-    let mut scratch = Vec::new();
-    let r = b
-        .records(&mut scratch, Default::default())
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
     let expected = encoded(&format!(
         "out = coordinator_key(1, 'fresh', 'orders', 0) + offset_commit_value_v3(7, -1, '', {NOW})"
     ));
-    assert_eq!([r.key.unwrap(), r.value.unwrap()].concat(), expected);
+    assert_eq!(
+        last_record(&env.path("fixtures/groups/__offsets-0")),
+        expected
+    );
     assert_eq!(
         committed(&env.path("fixtures/groups"), "fresh"),
         map(&[("orders", 0, 7)])
@@ -488,4 +477,89 @@ fn execute_refuses_while_the_lock_is_held() {
         committed(&env.path("fixtures/groups"), "kitchen"),
         map(&[("orders", 0, 15)])
     );
+}
+
+/// A Kafka log directory whose KRaft metadata is finalized at
+/// metadata.version `mv` and names the topic `orders` (id 16 bytes of 5) and
+/// `__consumer_offsets` (one partition), with both partition folders.
+fn kraft_dir(env: &TestEnv, mv: i16) -> std::path::PathBuf {
+    let dir = env.path(&format!("mv{mv}"));
+    let script = format!(
+        "O = b'\\x05' * 16
+C = b'\\x06' * 16
+vals = [feature_level_record('metadata.version', {mv}), topic_record('orders', O),
+        partition_record(0, O, [1], [1], 1, 0, 0, [bytes(16)]), topic_record('__consumer_offsets', C),
+        partition_record(0, C, [1], [1], 1, 0, 0, [bytes(16)])]
+out = batch(0, [(i, 0, None, v) for i, v in enumerate(vals)])"
+    );
+    crate::support::write_segment(&dir, "__cluster_metadata-0", &encoded(&script));
+    crate::support::write_segment(
+        &dir,
+        "orders-0",
+        &encoded("out = batch(0, [(i, i, None, b'x') for i in range(10)])"),
+    );
+    std::fs::create_dir_all(dir.join("__consumer_offsets-0")).unwrap();
+    dir
+}
+
+#[test]
+fn commit_writes_what_the_metadata_version_writes() {
+    // GroupCoordinatorRecordHelpers.offsetCommitValueVersion: Kafka 4.1 and
+    // later write v4 with the topic id (no feature gates it), 4.0 wrote v3;
+    // offline the release shows only through metadata.version: 4.1-IV0 (26)
+    // and later get v4 with the id from the KRaft metadata, earlier get v3.
+    let env = TestEnv::new();
+    for (mv, expected) in [
+        (
+            26,
+            "offset_commit_value_v4(7, -1, '', 1700000000000, b'\\x05' * 16)",
+        ),
+        (25, "offset_commit_value_v3(7, -1, '', 1700000000000)"),
+    ] {
+        let dir = kraft_dir(&env, mv);
+        let d = dir.display().to_string();
+        let o = env.run(
+            &[
+                "commit",
+                &d,
+                "--group",
+                "g",
+                "--topic",
+                "orders",
+                "--partition",
+                "0",
+                "--offset",
+                "7",
+                "--now-ms",
+                "1700000000000",
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let key = "coordinator_key(1, 'g', 'orders', 0)";
+        assert_eq!(
+            last_record(&dir.join("__consumer_offsets-0")),
+            encoded(&format!("out = {key} + {expected}")),
+            "mv {mv}"
+        );
+    }
+}
+
+/// The key and value of the last record of the partition folder `dir`, concatenated.
+fn last_record(dir: &Path) -> Vec<u8> {
+    let p = kaen_log::log::Partition::open(dir).unwrap();
+    let end = p.log_end_offset().unwrap();
+    let mut walk = p.walk_from(end - 1, kaen_log::log::Policy::VALID_ENTRIES);
+    let w = walk.next_entry().unwrap().unwrap();
+    let kaen_log::format::Entry::V2(b) = w.entry else {
+        panic!()
+    };
+    let mut scratch = Vec::new();
+    let r = b
+        .records(&mut scratch, Default::default())
+        .unwrap()
+        .last()
+        .unwrap()
+        .unwrap();
+    [r.key.unwrap(), r.value.unwrap()].concat()
 }

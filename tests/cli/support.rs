@@ -232,6 +232,22 @@ pub fn write_segment(dir: &Path, partition: &str, bytes: &[u8]) {
     std::fs::write(p.join("00000000000000000000.log"), bytes).unwrap();
 }
 
+/// (kind, severity, offset) of every finding of a JSON document (-1: no offset).
+pub fn findings(doc: &serde_json::Value) -> Vec<(String, String, i64)> {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+                f["offset"].as_i64().unwrap_or(-1),
+            )
+        })
+        .collect()
+}
+
 /// stdout as klog's one JSON document: an object whose first fields are
 /// `"schema_version": 1` and `"command": command`, then the command's data.
 pub fn document(o: &Output, command: &str) -> serde_json::Value {

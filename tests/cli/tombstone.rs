@@ -1,4 +1,4 @@
-use crate::support::{document_rows, dump_batches, stderr, stdout, LockHolder, TestEnv};
+use crate::support::{document_rows, dump_batches, encoded, stderr, stdout, LockHolder, TestEnv};
 
 fn size(env: &TestEnv, rel: &str) -> u64 {
     std::fs::metadata(env.path(rel)).unwrap().len()
@@ -680,5 +680,189 @@ fn delete_group_escapes_member_ids_from_the_log() {
     assert_eq!(
         stdout(&o),
         "would delete g ConsumerGroupMemberMetadata m\\x1b[31m: tombstone to __offsets-0 at offset 1\n"
+    );
+}
+
+/// The number of batches at `from` and after in `partition`.
+fn batches_from(env: &TestEnv, partition: &str, from: i64) -> usize {
+    let p = kaen_log::log::Partition::open(&env.path(partition)).unwrap();
+    let mut walk = p.walk_from(from, kaen_log::log::Policy::VALID_ENTRIES);
+    let mut n = 0;
+    while let Some(w) = walk.next_entry().unwrap() {
+        if w.entry.base_offset() >= from {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// DeleteGroups of a share group deletes its share-partitions' state
+/// first (GroupCoordinatorService.deleteShareGroups, then
+/// ShareCoordinatorShard.deleteState): a ShareSnapshot tombstone, one
+/// batch each, for every share-partition the group's
+/// ShareGroupStatePartitionMetadata names that has state. kraft.py:
+/// share-audit's metadata names orders [0, 1] (initialized); its state
+/// holds orders-0, orders-1 and fresh-0 (a ShareUpdate with no snapshot),
+/// in __share_group_state-0 (9 records, the topic's one partition in the
+/// metadata). fresh-0 is not named: Kafka leaves it.
+#[test]
+fn delete_group_of_a_share_group_deletes_its_share_state_first() {
+    let env = TestEnv::new();
+    let state = "fixtures/kraft/__share_group_state-0/00000000000000000000.log";
+    let before = size(&env, state);
+    // share-audit has member s-1 recorded: refused, nothing written anywhere.
+    let args = [
+        "tombstone",
+        "fixtures/kraft",
+        "--group",
+        "share-audit",
+        "--delete-group",
+        "--now-ms",
+        "1700000100000",
+    ];
+    let o = env.run(&args, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(size(&env, state), before);
+    let o = env.run(&[&args[..], &["--force"]].concat(), None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with(
+            "deleted share-audit share state of orders-0: ShareSnapshot tombstone at __share_group_state-0 offset 9\n\
+             deleted share-audit share state of orders-1: ShareSnapshot tombstone at __share_group_state-0 offset 10\n\
+             deleted share-audit ShareGroupCurrentMemberAssignment s-1: tombstone at __consumer_offsets-0 offset 26\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        stderr(&o).contains(
+            "klog: note: share-audit state of fresh-0 left: the group's ShareGroupStatePartitionMetadata \
+             does not name it"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // The keys are ShareSnapshotKey (type 0) as the independent encoder
+    // writes them; one batch per share-partition.
+    let expected = crate::support::encoded(
+        "ORDERS = b'orders-topic-id!'\n\
+         out = b''.join(len(k).to_bytes(2, 'big') + k for k in [\n\
+         coordinator_key(0, 'share-audit', ORDERS, 0), coordinator_key(0, 'share-audit', ORDERS, 1)])",
+    );
+    let got: Vec<u8> = keys_from(&env, "fixtures/kraft/__share_group_state-0", 9)
+        .into_iter()
+        .flat_map(|k| [(k.len() as u16).to_be_bytes().to_vec(), k].concat())
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(
+        batches_from(&env, "fixtures/kraft/__share_group_state-0", 9),
+        2
+    );
+    // What is left of the group's state: fresh-0 only.
+    let o = env.run(&["groups", "--share-state", "fixtures/kraft"], None);
+    let rows: Vec<Vec<String>> = stdout(&o)
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().take(3).map(String::from).collect())
+        .collect();
+    assert_eq!(rows, [["share-audit", "fresh", "0"]]);
+    assert_eq!(
+        env.run(&["verify-crc", "fixtures/kraft"], None)
+            .status
+            .code(),
+        Some(0)
+    );
+}
+
+/// Each share-partition's tombstone goes to the partition of
+/// __share_group_state that owns its key: abs(hashCode("group:topicId:
+/// partition")) % partitions (ShareCoordinatorService.partitionFor), here
+/// computed by the independent encoder's Java hash. Share group sg (empty)
+/// names T [0, 1, 2]; its state for each lies in its key's partition of 3,
+/// and a stray copy of T-1's in another partition is left alone.
+#[test]
+fn share_state_tombstones_go_to_the_partition_that_owns_the_key() {
+    let env = TestEnv::new();
+    let dir = env.path("share");
+    let script = r#"
+T = 1700000000000
+TID = b"share-topic-id-1"
+def owner(p):
+    return abs(java_hash("sg:%s:%d" % (uuid_text(TID), p))) % 3
+coordinator = [
+    (coordinator_key(11, "sg"), group_epoch_and_hash_value(1, 0)),
+    (coordinator_key(15, "sg"), share_state_partition_metadata_value([], [(TID, "T", [0, 1, 2])], [])),
+]
+state = {0: [], 1: [], 2: []}
+for p in range(3):
+    state[owner(p)].append((coordinator_key(0, "sg", TID, p), share_snapshot_value(0, 1, 0, 0, T, T, [])))
+stray = [q for q in range(3) if q != owner(1)][0]
+state[stray].append((coordinator_key(0, "sg", TID, 1), share_snapshot_value(0, 1, 0, 0, T, T, [])))
+def log(records):
+    return batch(0, [(i, 0, k, v) for i, (k, v) in enumerate(records)], first_timestamp=T) if records else b""
+"#;
+    let int = |expr: &str| -> i64 {
+        let b = encoded(&format!("{script}\nout = str({expr}).encode()"));
+        String::from_utf8(b).unwrap().parse().unwrap()
+    };
+    let offsets = encoded(&format!("{script}\nout = log(coordinator)"));
+    crate::support::write_segment(&dir, "__consumer_offsets-0", &offsets);
+    let mut ends = Vec::new();
+    for n in 0..3 {
+        let bytes = encoded(&format!("{script}\nout = log(state[{n}])"));
+        crate::support::write_segment(&dir, &format!("__share_group_state-{n}"), &bytes);
+        ends.push(int(&format!("len(state[{n}])")));
+    }
+    let owner: Vec<i64> = (0..3).map(|p| int(&format!("owner({p})"))).collect();
+    // Not vacuous: the keys land in more than one partition.
+    assert!(owner.iter().any(|&o| o != owner[0]), "{owner:?}");
+    let stray = int("stray");
+    let base = [
+        "tombstone",
+        "share",
+        "--group",
+        "sg",
+        "--delete-group",
+        "--offsets-partitions",
+        "1",
+    ];
+    // Without the metadata or --share-state-partitions the state cannot be placed.
+    let o = env.run(&base, None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("pass --share-state-partitions"),
+        "{}",
+        stderr(&o)
+    );
+    let o = env.run(
+        &[&base[..], &["--share-state-partitions", "3"]].concat(),
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Each tombstone at the end of its key's partition, in partition order.
+    let mut next = ends.clone();
+    let mut want: Vec<(i64, i64)> = (0..3).map(|p| (owner[p as usize], p)).collect();
+    want.sort();
+    let expected: String = want
+        .iter()
+        .map(|&(n, p)| {
+            let at = next[n as usize];
+            next[n as usize] += 1;
+            format!(
+                "deleted sg share state of T-{p}: ShareSnapshot tombstone at __share_group_state-{n} offset {at}\n"
+            )
+        })
+        .collect();
+    assert!(
+        stdout(&o).starts_with(&expected),
+        "{}\n{expected}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains(&format!(
+            "klog: note: sg state of T-1 left: it lies in __share_group_state-{stray}, not in the partition that owns its key"
+        )),
+        "{}",
+        stderr(&o)
     );
 }

@@ -1,7 +1,11 @@
 use kaen_log::log::Partition;
 use kaen_log::txn::{self, TxnOptions};
 
-use crate::support::{check_golden, document, repo, stderr, stdout, TestEnv};
+use serde_json::Value;
+
+use crate::support::{
+    check_golden, document, encoded, repo, stderr, stdout, write_segment, TestEnv,
+};
 
 #[test]
 fn golden_producers_findings_and_coordinator() {
@@ -37,43 +41,73 @@ fn golden_producers_findings_and_coordinator() {
 #[test]
 fn an_open_transaction_is_hanging_only_past_its_timeout() {
     let env = TestEnv::new();
-    // The log's own max timestamp is "now": the open transaction is 0 ms old,
-    // but the sequence and epoch anomalies are warnings: exit 1 under
-    // --fail-on warning (and 0 by default: no log byte is damaged).
-    let args = [
-        "transactions",
-        "--format",
-        "json",
-        "fixtures/txn/payments-0",
+    // fixtures/txn: producer 300's transaction (offsets 6-7) is open and
+    // its last write is stamped TS = 1700000000000. find-hanging's rule:
+    // hanging once now - lastTimestamp > 15 minutes (900000 ms), strictly.
+    const TS: i64 = 1_700_000_000_000;
+    let kinds = |now: i64, extra: &[&str]| -> Vec<String> {
+        let now = now.to_string();
+        let mut args = vec![
+            "transactions",
+            "--format",
+            "json",
+            "--now-ms",
+            &now,
+            "fixtures/txn/payments-0",
+        ];
+        args.extend_from_slice(extra);
+        let o = env.run(&args, None);
+        // Warnings only: no log byte is damaged, exit 0 by default.
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v = document(&o, "transactions");
+        assert_eq!(v["partitions"][0]["topic"], "payments");
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .inspect(|f| {
+                assert!(
+                    f["file"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("fixtures/txn/payments-0/"),
+                    "{f}"
+                )
+            })
+            .map(|f| f["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let anomalies = [
+        "out_of_order_sequence",
+        "duplicate_sequence",
+        "epoch_regression",
     ];
-    assert_eq!(env.run(&args, None).status.code(), Some(0));
-    let o = env.run(&[&args[..], &["--fail-on", "warning"]].concat(), None);
-    assert_eq!(o.status.code(), Some(1));
-    let v = document(&o, "transactions");
-    assert_eq!(v["partitions"][0]["topic"], "payments");
-    // The document's findings, all of the one partition given.
-    let kinds: Vec<&str> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .inspect(|f| {
-            assert!(
-                f["file"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("fixtures/txn/payments-0/"),
-                "{f}"
-            )
-        })
-        .map(|f| f["kind"].as_str().unwrap())
-        .collect();
+    assert_eq!(kinds(TS + 900_000, &[]), anomalies);
     assert_eq!(
-        kinds,
-        [
-            "out_of_order_sequence",
-            "duplicate_sequence",
-            "epoch_regression"
-        ]
+        kinds(TS + 900_001, &[]),
+        [&anomalies[..], &["hanging_transaction"]].concat()
+    );
+    // --transaction-timeout-ms takes ms or an ISO-8601 duration.
+    assert_eq!(
+        kinds(TS + 60_001, &["--transaction-timeout-ms", "PT1M"]).len(),
+        4
+    );
+    // --fail-on warning fails on them.
+    let o = env.run(
+        &[
+            "transactions",
+            "--fail-on",
+            "warning",
+            "fixtures/txn/payments-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    // "Now" defaults to the clock, as kafka-transactions does: long past 2023.
+    assert!(
+        stdout(&o).contains("warning hanging_transaction producer 300: open since offset 6"),
+        "{}",
+        stdout(&o)
     );
     // A directory with only clean transactions: exit 0.
     let o = env.run(&["transactions", "fixtures/groups/ledger-0"], None);
@@ -328,19 +362,24 @@ fn repair_rebuilds_a_missing_transaction_index() {
 }
 
 #[test]
-fn an_open_transaction_its_coordinator_has_ongoing_is_not_hanging() {
-    // kafka-transactions find-hanging drops a candidate whose coordinator
-    // reports it Ongoing, same producer and epoch, with the partition in it.
-    // fixtures/txn: slow-app (producer 300, epoch 0) is Ongoing with
-    // payments-0 in __transaction_state-0.
+fn an_open_transaction_its_coordinator_lists_is_not_hanging() {
+    // kafka-transactions find-hanging drops a candidate whose producer's
+    // transactional id lists the partition (TransactionsCommand.
+    // filterHangingTransactions). fixtures/txn: slow-app (producer 300) is
+    // Ongoing with payments-0 in __transaction_state-0; its last write is
+    // 16 minutes before now.
     let env = TestEnv::new();
-    let now = ["--now-ms", "1700000120000"];
+    let now = ["--now-ms", "1700000960000"];
     let alone = env.run(
         &[&["transactions"][..], &now, &["fixtures/txn/payments-0"]].concat(),
         None,
     );
     assert!(
-        stdout(&alone).contains("hanging_transaction producer 300"),
+        stdout(&alone).contains(
+            "hanging_transaction producer 300: open since offset 6; the producer's last write \
+             (1700000000000) is 960000 ms before now, more than the 900000 ms maximum transaction \
+             timeout; no __transaction_state was read"
+        ),
         "{}",
         stdout(&alone)
     );
@@ -356,6 +395,36 @@ fn an_open_transaction_its_coordinator_has_ongoing_is_not_hanging() {
         stdout(&both),
         stderr(&both)
     );
+    // The find-hanging view lists it as a candidate its coordinator lists.
+    let o = env.run(
+        &[
+            &["transactions", "--find-hanging", "--format", "json"][..],
+            &now,
+            &["fixtures/txn"],
+        ]
+        .concat(),
+        None,
+    );
+    let v = document(&o, "transactions");
+    let c = &v["find_hanging"]["candidates"];
+    assert_eq!(c.as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(
+        (
+            &c[0]["producer_id"],
+            &c[0]["hanging"],
+            &c[0]["transactional_id"],
+            &c[0]["coordinator_state"],
+            &c[0]["duration_min"]
+        ),
+        (
+            &Value::from(300),
+            &Value::from(false),
+            &Value::from("slow-app"),
+            &Value::from("Ongoing"),
+            &Value::from(16)
+        )
+    );
+    assert_eq!(v["find_hanging"]["complete"], true);
 }
 
 #[test]
@@ -381,4 +450,337 @@ fn time_format_iso_shows_the_coordinators_last_update_as_a_date() {
         .expect("the coordinator's table");
     assert!(coordinator.contains("2023-11-14T22:13:20.000Z"), "{text}");
     assert!(!coordinator.contains("1700000000000"), "{text}");
+}
+
+/// find-hanging's rules on a partition built by the independent encoder,
+/// at now = T + 30 min with the default 15-minute timeout (producer →
+/// transactional id in `__transaction_state-0`, all open in ledger-0):
+/// - 10 (TV2, data at epoch 5): PrepareCommit logged at epoch 6 listing
+///   ledger-0 — listed, not hanging (the epochs differ under TV2);
+/// - 17 (TV2, epoch 3): PrepareAbort at epoch 4 listing ledger-0 — listed;
+/// - 11: CompleteCommit, no partitions — hanging;
+/// - 12: no transactional id — hanging;
+/// - 13: Ongoing with ledger-1 only — hanging;
+/// - 16: Dead with ledger-0 (ListTransactions never lists Dead) — hanging;
+/// - 14: open since T but last wrote at T + 20 min — not a candidate (the
+///   age is from the last write, not the start);
+/// - 15: last wrote exactly 15 minutes before now — not a candidate.
+#[test]
+fn hanging_follows_find_hanging_rules() {
+    const T: i64 = 1_700_000_000_000;
+    const MIN: i64 = 60_000;
+    let env = TestEnv::new();
+    let dir = env.path("hang");
+    let data = encoded(&format!(
+        r#"
+T = {T}
+def txn(base, pid, epoch, seq, ts):
+    return batch(base, [(0, 0, b"k", b"v")], first_timestamp=ts, producer_id=pid,
+                 producer_epoch=epoch, base_sequence=seq, attributes=TRANSACTIONAL)
+out = (txn(0, 10, 5, 0, T) + txn(1, 11, 0, 0, T) + txn(2, 12, 0, 0, T) + txn(3, 13, 0, 0, T)
+       + txn(4, 14, 0, 0, T) + txn(5, 14, 0, 1, T + 20 * {MIN}) + txn(6, 15, 0, 0, T + 15 * {MIN})
+       + txn(7, 16, 0, 0, T) + txn(8, 17, 3, 0, T))
+"#
+    ));
+    write_segment(&dir, "ledger-0", &data);
+    let state = encoded(&format!(
+        r#"
+T = {T}
+rows = [
+    ("tv2-app", transaction_log_value(10, 6, 2, [("ledger", [0])], T, T, version=1,
+                                      client_transaction_version=2)),
+    ("done-app", transaction_log_value(11, 0, 4, [], T, T, version=1)),
+    ("other-app", transaction_log_value(13, 0, 1, [("ledger", [1])], T, T)),
+    ("dead-app", transaction_log_value(16, 0, 6, [("ledger", [0])], T, T)),
+    ("abort-app", transaction_log_value(17, 4, 3, [("ledger", [0])], T, T, version=1,
+                                        client_transaction_version=2)),
+]
+out = batch(0, [(i, 0, transaction_log_key(t), v) for i, (t, v) in enumerate(rows)],
+            first_timestamp=T)
+"#
+    ));
+    write_segment(&dir, "__transaction_state-0", &state);
+    let now = (T + 30 * MIN).to_string();
+    let o = env.run(
+        &["transactions", "--format", "json", "--now-ms", &now, "hang"],
+        None,
+    );
+    let v = document(&o, "transactions");
+    let candidates: Vec<(i64, bool)> = v["find_hanging"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["producer_id"].as_i64().unwrap(), c["hanging"] == true))
+        .collect();
+    assert_eq!(
+        candidates,
+        [
+            (10, false),
+            (11, true),
+            (12, true),
+            (13, true),
+            (16, true),
+            (17, false)
+        ]
+    );
+    let hanging: Vec<i64> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "hanging_transaction")
+        .map(|f| f["producer_id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(hanging, [11, 12, 13, 16]);
+    // The coordinator's table tells TV2 from the classic protocol.
+    let tv: Vec<(String, i64)> = v["coordinator"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["transactional_id"].as_str().unwrap().to_string(),
+                m["client_transaction_version"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tv,
+        [
+            ("abort-app".to_string(), 2),
+            ("dead-app".to_string(), 0),
+            ("done-app".to_string(), 0),
+            ("other-app".to_string(), 0),
+            ("tv2-app".to_string(), 2)
+        ]
+    );
+    // The text view: Kafka's eight columns, one row per hanging transaction.
+    let o = env.run(
+        &["transactions", "--find-hanging", "--now-ms", &now, "hang"],
+        None,
+    );
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        [
+            "TOPIC",
+            "PARTITION",
+            "PRODUCER-ID",
+            "PRODUCER-EPOCH",
+            "COORDINATOR-EPOCH",
+            "START-OFFSET",
+            "LAST-TIMESTAMP",
+            "DURATION-MIN"
+        ]
+    );
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["ledger", "0", "11", "0", "-1", "1", "1700000000000", "30"]
+    );
+    assert_eq!(lines.len(), 5, "{text}");
+}
+
+/// A record of a version klog does not know is never applied and never
+/// leaves the table looking whole: an error finding names the record, its
+/// version, the newest klog knows and what Kafka does (its coordinator
+/// skips it with a warning, `TransactionStateManager.loadTransactionMetadata`),
+/// the id's row and the coordinator's table say incomplete, and the run
+/// exits 1.
+#[test]
+fn a_transaction_log_record_of_an_unknown_version_is_an_error() {
+    const T: i64 = 1_700_000_000_000;
+    let env = TestEnv::new();
+    let state = encoded(&format!(
+        r#"
+T = {T}
+rows = [
+    (transaction_log_key("a"), transaction_log_value(1, 0, 1, [("t", [0])], T, T, version=1)),
+    (transaction_log_key("a"), transaction_log_value(1, 1, 2, [("t", [0])], T, T, version=2)),
+    (transaction_log_key("z", record_type=1), transaction_log_value(2, 0, 0, None, T, -1)),
+    (transaction_log_key("b"), transaction_log_value(3, 0, 0, None, T, -1, version=1,
+        previous_producer_id=2, next_producer_id=4, next_producer_epoch=0,
+        client_transaction_version=2)),
+]
+out = batch(0, [(i, 0, k, v) for i, (k, v) in enumerate(rows)], first_timestamp=T)
+"#
+    ));
+    write_segment(&env.path("new"), "__transaction_state-0", &state);
+    let o = env.run(
+        &["transactions", "--format", "json", "--now-ms", "0", "new"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = document(&o, "transactions");
+    assert_eq!(v["coordinator_complete"], false);
+    assert_eq!(v["find_hanging"]["complete"], false);
+    let rows: Vec<(&str, &str, bool)> = v["coordinator"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["transactional_id"].as_str().unwrap(),
+                m["state"].as_str().unwrap(),
+                m["incomplete"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    // "a" keeps its state before the unknown record, as Kafka's loader does.
+    assert_eq!(rows, [("a", "Ongoing", true), ("b", "Empty", false)]);
+    // b's v1 tagged fields, by name.
+    let b = &v["coordinator"][1];
+    assert_eq!(
+        [
+            &b["previous_producer_id"],
+            &b["next_producer_id"],
+            &b["next_producer_epoch"],
+            &b["client_transaction_version"]
+        ],
+        [2, 4, 0, 2]
+    );
+    let findings: Vec<(&str, &str, i64)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap(),
+                f["severity"].as_str().unwrap(),
+                f["offset"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        findings,
+        [
+            ("unknown_version", "error", 1),
+            ("unknown_version", "error", 2)
+        ]
+    );
+    let value = v["findings"][0]["detail"].as_str().unwrap();
+    for part in [
+        "transactional id \"a\"",
+        "offset 1",
+        "TransactionLogValue of version 2",
+        "the newest is 1",
+        "TransactionStateManager.loadTransactionMetadata",
+        "Ignoring it",
+    ] {
+        assert!(value.contains(part), "{part}: {value}");
+    }
+    let key = v["findings"][1]["detail"].as_str().unwrap();
+    assert!(
+        key.contains("the record at offset 2 is a TransactionLogKey of version 1"),
+        "{key}"
+    );
+    // Text: the table is labelled incomplete, the row too.
+    let o = env.run(&["transactions", "--now-ms", "0", "new"], None);
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "coordinator (__transaction_state), incomplete: 2 records or batches not read (see the findings):"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("a (incomplete)"), "{text}");
+    // find-hanging says so too.
+    let o = env.run(
+        &["transactions", "--find-hanging", "--now-ms", "0", "new"],
+        None,
+    );
+    assert!(
+        stderr(&o).contains(
+            "klog: incomplete: the coordinator's state (__transaction_state) was not read whole"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// fixtures/cleaner (see fixtures/cleaner.py): after a pass of the log
+/// cleaner, producer 2002's aborted transaction has lost its batch (at
+/// offset 1) but kept its ABORT marker (at 2) and its `.txnindex` entry (2002, 1..=2),
+/// as `CleanedTransactionMetadata.onControlBatchRead` leaves them: no
+/// mismatch, before or after, and no index rebuild. An entry that names no
+/// ABORT of its producer, or starts after the transaction's first batch in
+/// the log, still is one.
+#[test]
+fn a_txnindex_entry_the_cleaner_kept_is_no_mismatch() {
+    let env = TestEnv::new();
+    let kinds = |dir: &str| -> Vec<String> {
+        let o = env.run(
+            &["transactions", "--format", "json", "--now-ms", "0", dir],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{dir}: {}", stderr(&o));
+        document(&o, "transactions")["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(kinds("fixtures/cleaner/uncleaned"), Vec::<String>::new());
+    // The ABORT whose batches are gone completes nothing: a note.
+    assert_eq!(
+        kinds("fixtures/cleaner/cleaned"),
+        ["marker_without_transaction"]
+    );
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--repair",
+            "--dry-run",
+            "fixtures/cleaner/cleaned",
+        ],
+        None,
+    );
+    assert!(!stdout(&o).contains(".txnindex"), "{}", stdout(&o));
+    // Cleaning changes no committed offset.
+    let replay = |dir: &str| stdout(&env.run(&["replay-offsets", dir], None));
+    assert_eq!(
+        replay("fixtures/cleaner/uncleaned"),
+        replay("fixtures/cleaner/cleaned")
+    );
+    let index = |dir: &str| {
+        env.path(&format!(
+            "fixtures/cleaner/{dir}/__consumer_offsets-0/00000000000000000000.txnindex"
+        ))
+    };
+    let mismatch = |dir: &str, entry: &str, why: &str| {
+        std::fs::write(index(dir), encoded(&format!("out = {entry}"))).unwrap();
+        let o = env.run(
+            &[
+                "transactions",
+                "--now-ms",
+                "0",
+                &format!("fixtures/cleaner/{dir}"),
+            ],
+            None,
+        );
+        assert!(stdout(&o).contains(why), "{entry}: {}", stdout(&o));
+    };
+    // Offset 3 is a commit, not an ABORT; producer 2003 wrote nothing.
+    mismatch(
+        "cleaned",
+        "aborted_txn(2002, 1, 3, 4)",
+        "entry (producer 2002, offsets 1..=3) is not an aborted transaction in the log: the log has no ABORT marker of producer 2002 at offset 3",
+    );
+    mismatch(
+        "cleaned",
+        "aborted_txn(2003, 1, 2, 3)",
+        "the log has no ABORT marker of producer 2003 at offset 2",
+    );
+    // Before cleaning the transaction's first batch is at 1: an entry from 2 is wrong,
+    // and the transaction lacks its entry.
+    mismatch(
+        "uncleaned",
+        "aborted_txn(2002, 2, 2, 3)",
+        "entry (producer 2002, offsets 2..=2) is not an aborted transaction in the log: the log's transaction of that marker starts at 1, before it",
+    );
+    mismatch(
+        "uncleaned",
+        "aborted_txn(2002, 2, 2, 3)",
+        "aborted transaction 1..=2 is missing from the index",
+    );
 }

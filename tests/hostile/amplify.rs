@@ -165,14 +165,20 @@ fn r6_offsets_records_that_do_not_decode_are_counted_not_kept() {
             "{cmd}: {}",
             &run.stderr[run.stderr.len().saturating_sub(300)..]
         );
-        // A line for each of the first thousand, one for the rest; the
-        // summary lines do not start with "klog:".
+        // A line for each of the first thousand, one for the rest, one that
+        // says the view is incomplete; the summary lines do not start with "klog:".
         assert_eq!(
             run.stderr
                 .lines()
                 .filter(|l| l.starts_with("klog: "))
                 .count(),
-            1001,
+            1002,
+            "{cmd}"
+        );
+        assert!(
+            run.stderr.contains(&format!(
+                "klog: incomplete: __consumer_offsets-0: {RECORDS} records not read or not applied"
+            )),
             "{cmd}"
         );
         run.assert_bounded(cmd, 30, section);

@@ -13,10 +13,13 @@ mod support;
 mod builder;
 
 mod amplify;
+mod coordinator;
 mod diff;
 mod files;
 mod measure;
+mod metadata;
 mod records;
 mod repair;
 mod resync;
+mod txnlog;
 mod writers;

@@ -426,7 +426,16 @@ fn commit<S: Storage>(s: S, data: &Path, group: &str, offset: u64) -> kaen_log::
         target.partition,
         AppendConfig::default(),
     )?;
-    let r = commit_record(group, "orders", 0, offset, -1, "", 1_700_000_000_000);
+    let r = commit_record(
+        group,
+        "orders",
+        0,
+        offset,
+        -1,
+        "",
+        1_700_000_000_000,
+        kaen_log::offsets::CommitFormat::V3,
+    );
     a.append(&BatchSpec::default(), &[r]).map(drop)
 }
 

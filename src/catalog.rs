@@ -1,0 +1,287 @@
+//! Every record type and version klog decodes, read from the tables that
+//! define them: the metadata records and KRaft control records
+//! ([`crate::metadata::records`]), the group and share coordinators'
+//! records ([`crate::offsets::records`]), and the transaction log's key and
+//! value versions ([`crate::txn::txnlog`]). Each table says, per version,
+//! the Kafka release that introduced it ([`Release`]); nothing here repeats
+//! that knowledge.
+//!
+//! `klog generate man` writes the catalog as the klog-records(7) page, and
+//! `klog generate tables` as JSON, field by field, for
+//! `tests/kafka/schemas.sh`, which holds it against the schema files of a
+//! Kafka release's jars.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
+
+use serde_json::{json, Value};
+
+use crate::format::schema::{Field, Release, Schema, Ty, OPEN};
+use crate::metadata::records::{CONTROL, METADATA};
+use crate::offsets::records::{RecordType, CLASSIC_RECORDS, GROUP_RECORDS, SHARE_RECORDS};
+use crate::txn::txnlog;
+
+/// The log a record type lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Log {
+    /// `__cluster_metadata-0`, its snapshots and `bootstrap.checkpoint`.
+    Metadata,
+    /// The KRaft control records of the same files.
+    Control,
+    /// `__consumer_offsets` (the group coordinator).
+    Group,
+    /// `__share_group_state` (the share coordinator).
+    Share,
+    /// `__transaction_state` (the transaction coordinator).
+    Transaction,
+}
+
+impl Log {
+    pub fn name(self) -> &'static str {
+        match self {
+            Log::Metadata => "metadata",
+            Log::Control => "kraft-control",
+            Log::Group => "group-coordinator",
+            Log::Share => "share-coordinator",
+            Log::Transaction => "transaction-log",
+        }
+    }
+
+    /// What the record type number is called in this log.
+    pub fn id_name(self) -> &'static str {
+        match self {
+            Log::Metadata => "apiKey",
+            Log::Control => "control type",
+            _ => "record type",
+        }
+    }
+}
+
+/// Which part of a record a schema describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// A metadata record's or a control record's value (the whole record).
+    Record,
+    Key,
+    Value,
+}
+
+impl Part {
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Record => "record",
+            Part::Key => "key",
+            Part::Value => "value",
+        }
+    }
+}
+
+/// One schema klog reads.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub log: Log,
+    /// The apiKey, control type or record type.
+    pub id: i16,
+    pub part: Part,
+    /// Kafka's name of the schema (the `name` of its JSON file).
+    pub name: String,
+    /// The versions read, each with the release that introduced it; empty
+    /// for a coordinator key, which carries no version of its own.
+    pub versions: (i16, i16),
+    pub since: &'static [Release],
+    /// The field table, when klog decodes the schema through one.
+    pub schema: Option<&'static Schema>,
+}
+
+impl Entry {
+    fn of(log: Log, id: i16, part: Part, name: String, schema: &'static Schema) -> Entry {
+        Entry {
+            log,
+            id,
+            part,
+            name,
+            versions: schema.versions,
+            since: schema.since,
+            schema: Some(schema),
+        }
+    }
+
+    /// The version ranges that share a release, lowest first:
+    /// `(first, last, release)`.
+    pub fn release_ranges(&self) -> Vec<(i16, i16, Release)> {
+        let mut out: Vec<(i16, i16, Release)> = Vec::new();
+        for (v, r) in (self.versions.0..).zip(self.since.iter().copied()) {
+            match out.last_mut() {
+                Some((_, last, rel)) if *rel == r && *last + 1 == v => *last = v,
+                _ => out.push((v, v, r)),
+            }
+        }
+        out
+    }
+}
+
+/// A coordinator's record types as entries: each type's key and value.
+fn coordinator(log: Log, types: &'static [RecordType], out: &mut Vec<Entry>) {
+    for t in types {
+        // Kafka names a key file after its record type: `<Type>Key`.
+        let key = format!("{}Key", t.name);
+        out.push(Entry {
+            since: &[],
+            ..Entry::of(log, t.id, Part::Key, key, &t.key)
+        });
+        out.push(Entry::of(
+            log,
+            t.id,
+            Part::Value,
+            t.value.name.into(),
+            &t.value,
+        ));
+    }
+}
+
+/// Every schema klog reads, log by log, in record type order.
+pub fn entries() -> Vec<Entry> {
+    let mut out = Vec::new();
+    for (id, s) in METADATA {
+        out.push(Entry::of(
+            Log::Metadata,
+            *id as i16,
+            Part::Record,
+            s.name.into(),
+            s,
+        ));
+    }
+    for (id, s) in CONTROL {
+        out.push(Entry::of(Log::Control, *id, Part::Record, s.name.into(), s));
+    }
+    coordinator(Log::Group, CLASSIC_RECORDS, &mut out);
+    coordinator(Log::Group, GROUP_RECORDS, &mut out);
+    coordinator(Log::Share, SHARE_RECORDS, &mut out);
+    for (part, schema) in [
+        (Part::Key, &txnlog::TRANSACTION_LOG_KEY),
+        (Part::Value, &txnlog::TRANSACTION_LOG_VALUE),
+    ] {
+        out.push(Entry::of(
+            Log::Transaction,
+            0,
+            part,
+            schema.name.into(),
+            schema,
+        ));
+    }
+    out
+}
+
+/// Versions in the syntax of Kafka's schema files: `0+`, `3`, `1-2`.
+pub fn version_range(from: i16, to: i16) -> String {
+    if to == OPEN {
+        format!("{from}+")
+    } else if from == to {
+        from.to_string()
+    } else {
+        format!("{from}-{to}")
+    }
+}
+
+/// A type in the syntax of Kafka's schema files; a struct is `struct`
+/// (Kafka names each struct type; the comparison looks at its fields).
+fn type_name(ty: &Ty) -> String {
+    match ty {
+        Ty::String => "string".into(),
+        Ty::Bytes => "bytes".into(),
+        Ty::Array(elem) => format!("[]{}", type_name(elem)),
+        Ty::Struct(_) => "struct".into(),
+        scalar => scalar.scalar_name().unwrap_or("struct").into(),
+    }
+}
+
+fn struct_fields(ty: &Ty) -> Option<&'static [Field]> {
+    match ty {
+        Ty::Array(elem) => struct_fields(elem),
+        Ty::Struct(fields) => Some(fields),
+        _ => None,
+    }
+}
+
+fn fields_json(fields: &[Field]) -> Value {
+    fields
+        .iter()
+        .map(|f| {
+            let mut o = json!({
+                "name": f.name,
+                "type": type_name(&f.ty),
+                "versions": version_range(f.versions.0, f.versions.1),
+                "nullableVersions": f.nullable_from.map(|n| version_range(n, OPEN)),
+                "tag": f.tag.map(|(t, _)| t),
+                "taggedVersions": f.tag.map(|(_, from)| version_range(from, OPEN)),
+            });
+            if let (Some(inner), Some(map)) = (struct_fields(&f.ty), o.as_object_mut()) {
+                map.insert("fields".into(), fields_json(inner));
+            }
+            o
+        })
+        .collect()
+}
+
+/// The catalog as JSON: per schema its log, type, part, Kafka name,
+/// `validVersions`, `flexibleVersions`, the release of each version and
+/// its fields (null when klog has no field table for it).
+pub fn to_json() -> Value {
+    let schemas: Vec<Value> = entries()
+        .iter()
+        .map(|e| {
+            json!({
+                "log": e.log.name(),
+                "id": e.id,
+                "part": e.part.name(),
+                "name": e.name,
+                "validVersions": version_range(e.versions.0, e.versions.1),
+                "flexibleVersions": e.schema.map(|s| {
+                    s.flexible_from.map_or("none".to_string(), |f| version_range(f, OPEN))
+                }),
+                "since": e.since.iter().map(|r| r.name()).collect::<Vec<_>>(),
+                "fields": e.schema.map(|s| fields_json(s.fields)),
+            })
+        })
+        .collect();
+    json!({
+        "releases": Release::ALL.iter().map(|r| r.name()).collect::<Vec<_>>(),
+        "schemas": schemas,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_version_has_a_release() {
+        for e in entries() {
+            if e.part == Part::Key && e.log != Log::Transaction {
+                assert!(e.since.is_empty(), "{}", e.name);
+                continue;
+            }
+            assert_eq!(
+                e.since.len() as i32,
+                i32::from(e.versions.1) - i32::from(e.versions.0) + 1,
+                "{}: one release per version",
+                e.name
+            );
+            // A later version never comes from an earlier release.
+            assert!(e.since.windows(2).all(|w| w[0] <= w[1]), "{}", e.name);
+        }
+    }
+
+    #[test]
+    fn ranges_group_versions_by_release() {
+        let e = entries()
+            .into_iter()
+            .find(|e| e.name == "RegisterBrokerRecord")
+            .unwrap();
+        assert_eq!(
+            e.release_ranges(),
+            [(0, 3, Release::R3_9), (4, 4, Release::R4_3)]
+        );
+        assert_eq!(version_range(0, OPEN), "0+");
+        assert_eq!(version_range(1, 1), "1");
+        assert_eq!(version_range(0, 4), "0-4");
+    }
+}

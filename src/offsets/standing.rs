@@ -1,0 +1,155 @@
+//! Whether a live committed offset is one Kafka's coordinator would still
+//! hand a consumer: it may belong to a topic that was deleted and created
+//! again, or be past the offsets retention, which the coordinator removes
+//! after loading the partition.
+//!
+//! - Topic recreated (`OffsetMetadataManager.isMismatchedTopicId`, Kafka
+//!   4.1+): an OffsetCommitValue v4 carries the id of the topic it was
+//!   committed for; OffsetFetch returns no offset when that id and the
+//!   topic's current id are both set and differ, and `onTopicsDeleted`
+//!   tombstones only offsets whose id matches the deleted topic's. The
+//!   current id comes from the KRaft metadata of the data directories,
+//!   else from the topic's partition.metadata files.
+//! - Expired (`OffsetMetadataManager.cleanupExpiredOffsets`, run every
+//!   `offsets.retention.check.interval.ms`): an offset of a topic the group
+//!   is not subscribed to (`isSubscribedToTopic`) and with no pending
+//!   transactional offset expires when `now - base >= offsets.retention.ms`,
+//!   or, for a v1 value with an expireTimestamp, when `now >= expireTimestamp`
+//!   (`OffsetExpirationConditionImpl`). The base and whether a group
+//!   expires offsets at all (`offsetExpirationCondition`): a classic group
+//!   with a protocol type, when Empty: its currentStateTimestamp, else the
+//!   commit timestamp; with members: only a `consumer` group whose
+//!   subscriptions are known, by commit timestamp; a classic group without
+//!   a protocol type (a "simple" group, or one with committed offsets only):
+//!   the commit timestamp; consumer and streams groups: the commit
+//!   timestamp; share groups commit no offsets here.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::offsets::groups::GroupView;
+use crate::offsets::replay::Commit;
+use crate::offsets::Replay;
+
+/// Kafka's default `offsets.retention.minutes` (7 days,
+/// `GroupCoordinatorConfig.OFFSETS_RETENTION_MINUTES_DEFAULT`).
+pub const DEFAULT_RETENTION_MINUTES: i64 = 7 * 24 * 60;
+
+/// The offsets retention and the time to judge it at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// `offsets.retention.minutes` in ms.
+    pub retention_ms: i64,
+    pub now_ms: i64,
+}
+
+/// What Kafka makes of a live committed offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// Fetched as it is.
+    Live,
+    /// Committed for an earlier topic of the same name: no offset is fetched.
+    TopicRecreated {
+        stored_id: String,
+        current_id: String,
+    },
+    /// Past the retention: removed by the coordinator's next expiration
+    /// check; `at_ms` is when it expired.
+    Expired { at_ms: i64 },
+}
+
+impl Standing {
+    /// The status word the views show: `ok`, `topic_recreated` or `expired`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Standing::Live => "ok",
+            Standing::TopicRecreated { .. } => "topic_recreated",
+            Standing::Expired { .. } => "expired",
+        }
+    }
+}
+
+/// Judges the commits of one replay.
+pub struct Judge<'a> {
+    replay: &'a Replay,
+    views: BTreeMap<&'a str, &'a GroupView>,
+    topic_ids: &'a BTreeMap<String, String>,
+    retention: Option<Retention>,
+    pending: BTreeSet<(&'a str, &'a str, i32)>,
+}
+
+impl<'a> Judge<'a> {
+    /// `views` are the replay's groups, `topic_ids` each topic's current id
+    /// by name; without `retention` nothing expires.
+    pub fn new(
+        replay: &'a Replay,
+        views: &'a [GroupView],
+        topic_ids: &'a BTreeMap<String, String>,
+        retention: Option<Retention>,
+    ) -> Self {
+        Judge {
+            replay,
+            views: views.iter().map(|g| (g.group.as_str(), g)).collect(),
+            topic_ids,
+            retention,
+            pending: replay
+                .pending()
+                .map(|(_, _, g, t, p, _)| (g, t, p))
+                .collect(),
+        }
+    }
+
+    /// The standing of `c`, the commit of (group, topic, partition).
+    pub fn standing(&self, group: &str, topic: &str, partition: i32, c: &Commit) -> Standing {
+        // isMismatchedTopicId: both ids set (neither ZERO_UUID) and different.
+        if let (Some(stored), Some(current)) = (&c.topic_id, self.topic_ids.get(topic)) {
+            if current != crate::format::schema::ZERO_UUID && stored != current {
+                return Standing::TopicRecreated {
+                    stored_id: stored.clone(),
+                    current_id: current.clone(),
+                };
+            }
+        }
+        match self.expired_at(group, topic, partition, c) {
+            Some(at_ms) => Standing::Expired { at_ms },
+            None => Standing::Live,
+        }
+    }
+
+    /// When the commit expired, if it has (see the module docs).
+    fn expired_at(&self, group: &str, topic: &str, partition: i32, c: &Commit) -> Option<i64> {
+        let r = self.retention?;
+        if self.pending.contains(&(group, topic, partition)) {
+            return None;
+        }
+        let view = self.views.get(group);
+        let base = match view {
+            Some(g) if g.kind == "share" => return None,
+            Some(g) if g.kind == "classic" => match self.replay.groups.get(group) {
+                // No protocol type: a simple group.
+                Some(m) if !m.protocol_type.is_empty() => {
+                    if m.members.is_empty() {
+                        m.current_state_timestamp.unwrap_or(c.commit_timestamp)
+                    } else if m.protocol_type == "consumer" && g.subscribed_topics.is_some() {
+                        c.commit_timestamp
+                    } else {
+                        return None;
+                    }
+                }
+                _ => c.commit_timestamp,
+            },
+            _ => c.commit_timestamp,
+        };
+        if view
+            .and_then(|g| g.subscribed_topics.as_ref())
+            .is_some_and(|t| t.contains(topic))
+        {
+            return None;
+        }
+        // Java's longs: now - base >= retention, or now >= expireTimestamp.
+        let at = match c.expire_timestamp {
+            Some(e) => i128::from(e),
+            None => i128::from(base) + i128::from(r.retention_ms),
+        };
+        (i128::from(r.now_ms) >= at).then(|| at.clamp(i64::MIN.into(), i64::MAX.into()) as i64)
+    }
+}

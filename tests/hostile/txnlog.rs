@@ -1,0 +1,102 @@
+//! `__transaction_state` batches klog cannot read: `transactions` reports
+//! each as an error finding and says the coordinator's table is incomplete
+//! (exit 1), never a silently shorter table.
+
+use crate::support::{encoded, stdout, write_segment, TestEnv};
+
+/// Three batches of `__transaction_state-0`: a, then `middle`, then c.
+const RECORDS: &str = r#"
+T = 1700000000000
+def one(base, tid, pid):
+    return batch(base, [(0, 0, transaction_log_key(tid), transaction_log_value(pid, 0, 1, [("t", [0])], T, T))],
+                 first_timestamp=T)
+b = record(0, 0, transaction_log_key("b"), transaction_log_value(2, 0, 1, [("t", [0])], T, T))
+"#;
+
+fn findings(o: &std::process::Output) -> Vec<(String, String, u64)> {
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+                f["position"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Run `transactions` and `verify-crc --records` on `dir`: both must name
+/// the same unreadable batch, and `transactions` must exit 1 with the
+/// coordinator's table marked incomplete. Returns the transactional ids
+/// the table still shows.
+fn check(env: &TestEnv, dir: &str, kind: &str, position: u64) -> Vec<String> {
+    let o = env.run(
+        &["transactions", "--format", "json", "--now-ms", "0", dir],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let want = vec![(kind.to_string(), "error".to_string(), position)];
+    assert_eq!(findings(&o), want);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["coordinator_complete"], false, "{v}");
+    let ids = v["coordinator"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["transactional_id"].as_str().unwrap().to_string())
+        .collect();
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--records",
+            "--no-index-checks",
+            "--format",
+            "json",
+            dir,
+        ],
+        None,
+    );
+    assert_eq!(findings(&o), want, "verify-crc --records agrees");
+    let o = env.run(&["transactions", "--now-ms", "0", dir], None);
+    assert!(
+        stdout(&o).contains(
+            "coordinator (__transaction_state), incomplete: 1 record or batch not read (see the findings):"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    ids
+}
+
+#[test]
+fn r_transaction_log_batches_that_do_not_decompress_are_errors_not_a_shorter_table() {
+    let env = TestEnv::new();
+    // A CRC-valid batch flagged gzip whose records section is not gzip.
+    let log = encoded(&format!(
+        "{RECORDS}\nout = one(0, 'a', 1) + raw_batch(1, b, 1, attributes=1, timestamp=T) + one(2, 'c', 3)"
+    ));
+    write_segment(&env.path("bad"), "__transaction_state-0", &log);
+    let a = encoded(&format!("{RECORDS}\nout = one(0, 'a', 1)")).len() as u64;
+    assert_eq!(check(&env, "bad", "decompress_failed", a), ["a", "c"]);
+}
+
+#[test]
+fn r_a_transaction_log_gzip_bomb_is_an_error_not_an_empty_table() {
+    let env = TestEnv::new();
+    // One CRC-valid gzip batch whose records section inflates to 512 MiB
+    // of zeros, past the 256 MiB a batch may decompress to.
+    let log = encoded(&format!(
+        "{RECORDS}\nimport zlib\n\
+         c = zlib.compressobj(9, zlib.DEFLATED, 31)\n\
+         zero = bytes(1 << 20)\n\
+         bomb = b''.join(c.compress(zero) for _ in range(512)) + c.flush()\n\
+         out = raw_batch(0, bomb, 1, attributes=1, timestamp=T)"
+    ));
+    assert!(log.len() < 1 << 20, "{} bytes", log.len());
+    write_segment(&env.path("bomb"), "__transaction_state-0", &log);
+    assert!(check(&env, "bomb", "decompressed_too_large", 0).is_empty());
+}

@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""Compare klog's record schema tables with a Kafka release's schema files.
+
+    python3 tests/kafka/schemas.py RELEASE TABLES_JSON JAR... [--logs LIST]
+
+TABLES_JSON is what `klog generate tables DIR` writes (DIR/record-tables.json);
+the JARs are the release's jars (tests/kafka/schemas.sh resolves them with
+mvn). Every `common/metadata/*.json` and `common/message/*.json` schema in
+them is read (Kafka's JSON with comments and trailing commas) and compared
+with klog's table of the same name, field by field, at every version both
+read: a field's name, type, versions, nullableVersions, tag and
+taggedVersions, the wire order of the untagged fields, the schema's
+validVersions and flexibleVersions, and its record type (apiKey). A
+coordinator key carries no version of its own in klog: its fields are
+compared at the key file's version.
+
+The release of each version in klog's tables is checked as well: a version
+introduced in this release or before it must be in the release's
+validVersions, a later one must not.
+
+Missing on either side is a difference: a metadata schema, a KRaft control
+record schema (LeaderChangeMessage, SnapshotHeaderRecord,
+SnapshotFooterRecord, KRaftVersionRecord, VotersRecord) or a coordinator
+key/value file (`"type": "coordinator-key"` / `"coordinator-value"`) of the
+release that klog has no table for, or a klog table whose versions this
+release should hold and does not name.
+
+--logs LIST limits the check to some of klog's logs (comma-separated:
+metadata, kraft-control, group-coordinator, share-coordinator,
+transaction-log). Prints one line per difference; exit 1 if any, 0 if none,
+2 on bad input.
+"""
+
+import json
+import re
+import sys
+import zipfile
+
+OPEN = 32767
+PRIMITIVES = {"bool", "int8", "int16", "uint16", "int32", "int64", "float64",
+              "uuid", "string", "bytes", "records"}
+CONTROL_NAMES = {"LeaderChangeMessage", "SnapshotHeaderRecord", "SnapshotFooterRecord",
+                 "KRaftVersionRecord", "VotersRecord"}
+
+
+def strip_json(text):
+    """Kafka's schema files are JSON with // and /* */ comments and trailing commas."""
+    out, i, n, in_str = [], 0, len(text), False
+    while i < n:
+        c = text[i]
+        if in_str:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 2
+                continue
+            if c == '"':
+                in_str = False
+            i += 1
+        elif c == '"':
+            in_str = True
+            out.append(c)
+            i += 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i)
+            i = n if j < 0 else j + 2
+        else:
+            out.append(c)
+            i += 1
+    return re.sub(r",(\s*[\]}])", r"\1", "".join(out))
+
+
+def versions(spec):
+    """'0+', '3', '1-2', 'none' or None -> (lo, hi) or None."""
+    if spec is None or spec == "none" or spec == "":
+        return None
+    spec = str(spec).strip()
+    if spec.endswith("+"):
+        return (int(spec[:-1]), OPEN)
+    if "-" in spec:
+        a, b = spec.split("-")
+        return (int(a), int(b))
+    return (int(spec), int(spec))
+
+
+def clip(r, lo, hi):
+    if r is None:
+        return None
+    a, b = max(r[0], lo), min(r[1], hi)
+    return (a, b) if a <= b else None
+
+
+def show(r):
+    if r is None:
+        return "none"
+    a, b = r
+    return f"{a}+" if b >= OPEN else (str(a) if a == b else f"{a}-{b}")
+
+
+def release_key(name):
+    """'4.3', '4.3.1' or '3.9 or earlier' -> (4, 3); 'none' -> a release after all."""
+    if name == "none":
+        return (99, 0)
+    m = re.match(r"(\d+)\.(\d+)", name)
+    return (int(m.group(1)), int(m.group(2)))
+
+
+def kafka_schemas(jars):
+    """name -> (file, schema) of every common/metadata and common/message JSON."""
+    out = {}
+    for jar in jars:
+        try:
+            z = zipfile.ZipFile(jar)
+        except (OSError, zipfile.BadZipFile):
+            continue
+        for n in z.namelist():
+            if not re.match(r"common/(metadata|message)/[^/]+\.json$", n):
+                continue
+            try:
+                s = json.loads(strip_json(z.read(n).decode("utf-8")))
+            except ValueError as e:
+                sys.exit(f"schemas.py: {jar}!{n}: not JSON: {e}")
+            if isinstance(s, dict) and "name" in s:
+                out.setdefault(s["name"], (f"{jar.rsplit('/', 1)[-1]}!{n}", s))
+    return out
+
+
+def kafka_type(t):
+    """A Kafka field type as klog's dump writes it: structs are 'struct'."""
+    if t.startswith("[]"):
+        inner = t[2:]
+        return "[]" + (inner if inner in PRIMITIVES else "struct")
+    return t if t in PRIMITIVES else "struct"
+
+
+def kafka_struct_fields(field, common):
+    """The fields of a struct-typed Kafka field (inline or a commonStruct)."""
+    if "fields" in field:
+        return field["fields"]
+    name = field["type"][2:] if field["type"].startswith("[]") else field["type"]
+    return common.get(name, {}).get("fields")
+
+
+def compare_fields(where, kf, jf, common, lo, hi, out):
+    """Compare Kafka fields kf with klog fields jf over versions lo..hi."""
+    # Only the fields present in lo..hi on either side.
+    def live(fields, rng):
+        res = []
+        for f in fields or []:
+            r = clip(rng(f), lo, hi)
+            if r is not None:
+                res.append((f, r))
+        return res
+    kl = live(kf, lambda f: versions(f.get("versions")))
+    jl = live(jf, lambda f: versions(f.get("versions")))
+    kn = {f["name"]: (f, r) for f, r in kl}
+    jn = {f["name"]: (f, r) for f, r in jl}
+    for name in kn:
+        if name not in jn:
+            out.append(f"{where}: field {name} (versions {show(kn[name][1])}) is missing in klog")
+    for name in jn:
+        if name not in kn:
+            out.append(f"{where}: field {name} is in klog (versions {show(jn[name][1])}), not in Kafka")
+    order_k = [f["name"] for f, _ in kl if f["name"] in jn]
+    order_j = [f["name"] for f, _ in jl if f["name"] in kn]
+    if order_k != order_j:
+        out.append(f"{where}: field order differs: Kafka {order_k}, klog {order_j}")
+    for name, (k, kr) in kn.items():
+        if name not in jn:
+            continue
+        j, jr = jn[name]
+        w = f"{where}.{name}"
+        if kafka_type(k["type"]) != j["type"]:
+            out.append(f"{w}: type {k['type']} in Kafka, {j['type']} in klog")
+        if kr != jr:
+            out.append(f"{w}: versions {show(kr)} in Kafka, {show(jr)} in klog")
+        lo2, hi2 = kr
+        kn_r = clip(versions(k.get("nullableVersions")), lo2, hi2)
+        jn_r = clip(versions(j.get("nullableVersions")), lo2, hi2)
+        if kn_r != jn_r:
+            out.append(f"{w}: nullableVersions {show(kn_r)} in Kafka, {show(jn_r)} in klog")
+        kt = clip(versions(k.get("taggedVersions")), lo2, hi2)
+        jt = clip(versions(j.get("taggedVersions")), lo2, hi2)
+        if kt != jt:
+            out.append(f"{w}: taggedVersions {show(kt)} in Kafka, {show(jt)} in klog")
+        if kt is not None and jt is not None:
+            ktag = int(k.get("tag")) if k.get("tag") is not None else None
+            if ktag != j.get("tag"):
+                out.append(f"{w}: tag {ktag} in Kafka, {j.get('tag')} in klog")
+        if j["type"].endswith("struct"):
+            compare_fields(w, kafka_struct_fields(k, common), j.get("fields"), common, lo2, hi2, out)
+
+
+def main(argv):
+    logs = None
+    if "--logs" in argv:
+        i = argv.index("--logs")
+        logs = set(argv[i + 1].split(","))
+        del argv[i:i + 2]
+    if len(argv) < 3:
+        sys.exit(__doc__)
+    release, tables_path, jars = argv[0], argv[1], argv[2:]
+    rel = release_key(release)
+    with open(tables_path) as f:
+        tables = json.load(f)
+    kafka = kafka_schemas(jars)
+    if not kafka:
+        print(f"schemas.py: no schema files in the jars given", file=sys.stderr)
+        return 2
+    out = []
+    named = set()
+    for e in tables["schemas"]:
+        if logs is not None and e["log"] not in logs:
+            continue
+        name = e["name"]
+        named.add(name)
+        where = f"{e['log']} {name}"
+        since = e["since"]
+        lo_j, hi_j = versions(e["validVersions"])
+        # Which of klog's versions this release should hold, by the tables.
+        expected = [lo_j + i for i, r in enumerate(since) if release_key(r) <= rel]
+        if name not in kafka:
+            if expected and rel >= (3, 9):
+                out.append(f"{where}: no schema of this name in Kafka {release}, though klog's "
+                           f"table says versions {show((expected[0], expected[-1]))} came in "
+                           f"{since[expected[0] - lo_j]} (removed since, or the release is wrong)")
+            continue
+        file, k = kafka[name]
+        kv = versions(k.get("validVersions"))
+        is_key = e["part"] == "key" and e["log"] != "transaction-log"
+        # The record type: apiKey (newer files) or, for keys of older ones, validVersions.
+        api_key = k.get("apiKey")
+        if api_key is None and is_key and kv is not None and kv[0] == kv[1] and kv[0] > 0:
+            api_key = kv[0]
+        if api_key is not None and int(api_key) != e["id"] and e["log"] != "kraft-control":
+            out.append(f"{where}: record type {e['id']} in klog, apiKey {api_key} in Kafka ({file})")
+        if kv is None:
+            out.append(f"{where}: Kafka's {file} has no validVersions")
+            continue
+        if e["fields"] is None:
+            out.append(f"{where}: klog has no field table (Kafka: validVersions {show(kv)}, {file})")
+        if is_key:
+            # Compare klog's key at version 0 with Kafka's key at its version.
+            if e["fields"] is not None:
+                kf = [f for f in k.get("fields", []) if clip(versions(f.get("versions")), kv[0], kv[0])]
+                kf = [dict(f, versions="0") for f in kf]
+                compare_fields(where, kf, e["fields"], {}, 0, 0, out)
+            kflex = versions(k.get("flexibleVersions"))
+            if clip(kflex, kv[0], kv[0]) is not None and e["flexibleVersions"] == "none":
+                out.append(f"{where}: flexible in Kafka, not in klog")
+            continue
+        if rel >= (3, 9):
+            for v in range(lo_j, hi_j + 1):
+                held = kv[0] <= v <= kv[1]
+                if (v in expected) != held:
+                    out.append(f"{where} v{v}: klog says it came in {since[v - lo_j]}, "
+                               f"Kafka {release} {'has' if held else 'does not have'} it "
+                               f"(validVersions {show(kv)})")
+        # Versions Kafka has and klog reads.
+        lo, hi = max(kv[0], lo_j), min(kv[1], hi_j)
+        for v in range(kv[0], kv[1] + 1):
+            if not lo_j <= v <= hi_j:
+                out.append(f"{where} v{v}: in Kafka {release} (validVersions {show(kv)}), not in klog")
+        if lo > hi or e["fields"] is None:
+            continue
+        kflex = clip(versions(k.get("flexibleVersions")), lo, hi)
+        jflex = clip(versions(e["flexibleVersions"]), lo, hi)
+        if kflex != jflex:
+            out.append(f"{where}: flexibleVersions {show(kflex)} in Kafka, {show(jflex)} in klog")
+        common = {c["name"]: c for c in k.get("commonStructs", [])}
+        compare_fields(where, k.get("fields", []), e["fields"], common, lo, hi, out)
+    # Schemas of the release that klog has no table for.
+    for name, (file, k) in sorted(kafka.items()):
+        if name in named:
+            continue
+        t = k.get("type")
+        if file.split("!")[1].startswith("common/metadata/"):
+            log = "metadata"
+        elif name in CONTROL_NAMES:
+            log = "kraft-control"
+        elif t in ("coordinator-key", "coordinator-value"):
+            log = "coordinator"
+        else:
+            continue
+        if logs is not None and log != "coordinator" and log not in logs:
+            continue
+        if logs is not None and log == "coordinator" and not logs & {
+                "group-coordinator", "share-coordinator", "transaction-log"}:
+            continue
+        out.append(f"{log} {name}: in Kafka {release} ({file}, validVersions "
+                   f"{k.get('validVersions')}), no table in klog")
+    for line in out:
+        print(f"{release} {line}")
+    sys.stdout.flush()
+    print(f"schemas.py: Kafka {release}: {len(out)} difference(s)", file=sys.stderr)
+    return 1 if out else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
