@@ -675,6 +675,62 @@ fn info_matches_list_offsets() {
     });
 }
 
+/// `kafka-get-offsets --time -1` / `--time -2` (GetOffsetShell: every
+/// partition of the cluster, internal topics included) against `klog info`
+/// on brokers 1 and 2 (stopped cleanly): each listed partition's high
+/// watermark and log start, on every copy those brokers hold.
+#[test]
+fn info_matches_get_offset_shell() {
+    each_release(|r| {
+        let listed = |file: &str| -> BTreeMap<(String, i64), i64> {
+            r.expected(&format!("tools/{file}"))
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| {
+                    let mut it = l.rsplitn(3, ':');
+                    let offset = it.next().unwrap().parse().unwrap();
+                    let partition = it.next().unwrap().parse().unwrap();
+                    ((it.next().unwrap().to_string(), partition), offset)
+                })
+                .collect()
+        };
+        let latest = listed("get-offsets-latest.txt");
+        let earliest = listed("get-offsets-earliest.txt");
+        assert_eq!(
+            latest.keys().collect::<Vec<_>>(),
+            earliest.keys().collect::<Vec<_>>()
+        );
+        assert!(latest.keys().any(|(t, _)| t == "__consumer_offsets"));
+        let mut seen = std::collections::BTreeSet::new();
+        for broker in ["broker-1", "broker-2"] {
+            let info = r.json(&["info", "--format", "json", broker]);
+            for p in info["directories"][0]["partitions"].as_array().unwrap() {
+                let key = (
+                    p["topic"].as_str().unwrap().to_string(),
+                    p["partition"].as_i64().unwrap(),
+                );
+                let Some(&hw) = latest.get(&key) else {
+                    // The KRaft metadata log (not a partition the Admin API
+                    // lists) and killed-0, made after the tool ran
+                    // (info_matches_list_offsets compares it).
+                    assert!(
+                        key.0 == "__cluster_metadata" || key.0 == "killed",
+                        "{broker}: {key:?}"
+                    );
+                    continue;
+                };
+                assert_eq!(p["high_watermark"], hw, "{broker} {key:?} HW");
+                assert_eq!(
+                    p["log_start_offset"], earliest[&key],
+                    "{broker} {key:?} log start"
+                );
+                seen.insert(key);
+            }
+        }
+        assert_eq!(seen.len(), latest.len(), "partitions on neither broker");
+    });
+}
+
 /// (base offset, last offset, CRC) of every batch kafka-dump-log printed for
 /// one partition folder, in offset order.
 fn kafka_batches(r: &Real, dir: &str) -> Vec<(i64, i64, i64)> {
@@ -1302,6 +1358,19 @@ fn transactions_coordinator_view_matches_describe() {
             compared += 1;
         }
         assert_eq!(compared, wanted.len());
+        // kafka-transactions list: every transactional id, its producer id
+        // and state.
+        let listed = tx_rows(&r.expected("tools/transactions-list.txt"));
+        assert_eq!(listed.len(), ids.len(), "{report}");
+        for row in &listed {
+            let id = row["TransactionalId"].as_str();
+            let k = ids
+                .iter()
+                .find(|x| x["transactional_id"] == id)
+                .unwrap_or_else(|| panic!("klog has no transactional id {id}"));
+            assert_eq!(k["producer_id"].to_string(), row["ProducerId"], "{id}");
+            assert_eq!(k["state"], row["TransactionState"].as_str(), "{id}");
+        }
     });
 }
 
@@ -1565,6 +1634,58 @@ fn groups_types_and_states_match_kafka() {
             })
             .collect();
         assert_eq!(got, want);
+    });
+}
+
+/// `kafka-consumer-groups --list` (the groups of the consumer protocols,
+/// classic and KIP-848) and each group's `--describe --state` (STATE and
+/// #MEMBERS; share groups by `kafka-share-groups`) against `klog groups`.
+/// A streams group's answers were recorded while its application ran
+/// (kafka-streams-groups describes a running group only), so its final
+/// state is the Admin API's (`groups_types_and_states_match_kafka`).
+#[test]
+fn groups_list_and_state_match_kafka_consumer_groups() {
+    each_release(|r| {
+        let v = r.json(&[
+            "groups", "--format", "json", "broker-1", "broker-2", "broker-3",
+        ]);
+        let groups = v["groups"].as_array().unwrap();
+        let mut consumer: Vec<&str> = groups
+            .iter()
+            .filter(|g| g["type"] == "classic" || g["type"] == "consumer")
+            .map(|g| g["group"].as_str().unwrap())
+            .collect();
+        consumer.sort();
+        let mut listed: Vec<&str> = Vec::new();
+        let list = r.expected("tools/groups-list.txt");
+        listed.extend(list.lines().map(str::trim).filter(|l| !l.is_empty()));
+        listed.sort();
+        assert_eq!(
+            consumer, listed,
+            "klog groups vs kafka-consumer-groups --list"
+        );
+        let mut compared = 0;
+        for g in groups.iter().filter(|g| g["type"] != "streams") {
+            let name = g["group"].as_str().unwrap();
+            let text = r.expected(&format!("tools/groups-state-{name}.txt"));
+            let rows = describe_rows(&text);
+            assert_eq!(rows.len(), 1, "{name}: {text}");
+            // COORDINATOR (ID) is two words: STATE and #MEMBERS are the last two.
+            let words: Vec<&str> = text
+                .lines()
+                .filter(|l| l.starts_with(&format!("{name} ")))
+                .flat_map(str::split_whitespace)
+                .collect();
+            let (state, members) = (words[words.len() - 2], words[words.len() - 1]);
+            assert_eq!(g["state"], state, "{name}: {text}");
+            assert_eq!(
+                g["members"].as_array().unwrap().len().to_string(),
+                members,
+                "{name}: {text}"
+            );
+            compared += 1;
+        }
+        assert!(compared >= 9, "{compared} groups compared");
     });
 }
 
