@@ -624,6 +624,23 @@ fn lag_log_start_matches_list_offsets_earliest() {
 
 // ---- info and diff ------------------------------------------------------------
 
+/// `klog info`'s partitions of one broker, by (topic, partition).
+fn info_partitions(r: &Real, broker: &str) -> Vec<((String, i64), Value)> {
+    let info = r.json(&["info", "--format", "json", broker]);
+    info["directories"][0]["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let key = (
+                p["topic"].as_str().unwrap().to_string(),
+                p["partition"].as_i64().unwrap(),
+            );
+            (key, p.clone())
+        })
+        .collect()
+}
+
 /// `klog info`: per data partition of brokers 1 and 2 (stopped cleanly), the
 /// log start, log end and high watermark are ListOffsets earliest and latest.
 #[test]
@@ -643,12 +660,7 @@ fn info_matches_list_offsets() {
         }
         let mut compared = std::collections::BTreeSet::new();
         for broker in ["broker-1", "broker-2"] {
-            let info = r.json(&["info", "--format", "json", broker]);
-            for p in info["directories"][0]["partitions"].as_array().unwrap() {
-                let key = (
-                    p["topic"].as_str().unwrap().to_string(),
-                    p["partition"].as_i64().unwrap(),
-                );
+            for (key, p) in info_partitions(r, broker) {
                 let Some(k) = want.get(&key) else {
                     assert!(
                         key.0.starts_with("__"),
@@ -703,12 +715,7 @@ fn info_matches_get_offset_shell() {
         assert!(latest.keys().any(|(t, _)| t == "__consumer_offsets"));
         let mut seen = std::collections::BTreeSet::new();
         for broker in ["broker-1", "broker-2"] {
-            let info = r.json(&["info", "--format", "json", broker]);
-            for p in info["directories"][0]["partitions"].as_array().unwrap() {
-                let key = (
-                    p["topic"].as_str().unwrap().to_string(),
-                    p["partition"].as_i64().unwrap(),
-                );
+            for (key, p) in info_partitions(r, broker) {
                 let Some(&hw) = latest.get(&key) else {
                     // The KRaft metadata log (not a partition the Admin API
                     // lists) and killed-0, made after the tool ran
