@@ -1762,6 +1762,82 @@ fn metadata_topics_match_kafka() {
     });
 }
 
+/// `klog metadata` lists the cluster's three brokers as their last
+/// registration in the metadata log has them (the RegisterBrokerRecord
+/// `kafka-dump-log --cluster-metadata-decoder` printed last for each:
+/// incarnation id, broker epoch, listeners, log directories), with the
+/// cordoned log directories of the last record that carries them
+/// (RegisterBrokerRecord v4, BrokerRegistrationChangeRecord v3: Kafka 4.3
+/// on; none before), and its text table has a CORDONED column.
+#[test]
+fn metadata_brokers_match_their_registrations() {
+    each_release(|r| {
+        if !r.kraft() {
+            return; // no metadata log: metadata_records_match_kafka_dump_log
+        }
+        let mut registered: BTreeMap<i64, Value> = BTreeMap::new();
+        let mut cordoned: BTreeMap<i64, Value> = BTreeMap::new();
+        for (_, _, rest, _) in dumped_records(r, &["__cluster_metadata"]) {
+            let Some((_, p)) = rest.split_once(" payload: ") else {
+                continue;
+            };
+            let p: Value = serde_json::from_str(p).unwrap();
+            let d = &p["data"];
+            if ![
+                "REGISTER_BROKER_RECORD",
+                "BROKER_REGISTRATION_CHANGE_RECORD",
+            ]
+            .contains(&p["type"].as_str().unwrap())
+            {
+                continue;
+            }
+            let id = d["brokerId"].as_i64().unwrap();
+            if let Some(c) = d.get("cordonedLogDirs") {
+                cordoned.insert(id, c.clone());
+            }
+            if p["type"] == "REGISTER_BROKER_RECORD" {
+                registered.insert(id, d.clone());
+                if d.get("cordonedLogDirs").is_none() {
+                    cordoned.remove(&id);
+                }
+            }
+        }
+        assert_eq!(registered.keys().copied().collect::<Vec<_>>(), [1, 2, 3]);
+        let v = r.json(&["metadata", "--format", "json", "broker-1"]);
+        let brokers = v["brokers"].as_array().unwrap();
+        assert_eq!(brokers.len(), 3, "{}", v["brokers"]);
+        for b in brokers {
+            let id = b["id"].as_i64().unwrap();
+            let k = &registered[&id];
+            assert_eq!(b["incarnation_id"], k["incarnationId"], "broker {id}");
+            assert_eq!(b["epoch"], k["brokerEpoch"], "broker {id}");
+            assert_eq!(b["log_dirs"], k["logDirs"], "broker {id}");
+            let listeners: Vec<(Value, Value, Value)> = b["listeners"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| (l["name"].clone(), l["host"].clone(), l["port"].clone()))
+                .collect();
+            let endpoints: Vec<(Value, Value, Value)> = k["endPoints"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| (l["name"].clone(), l["host"].clone(), l["port"].clone()))
+                .collect();
+            assert_eq!(listeners, endpoints, "broker {id}");
+            // Null (not known) until a record carries them: before 4.3.
+            let want = cordoned.get(&id).cloned().unwrap_or(Value::Null);
+            assert_eq!(b["cordoned_log_dirs"], want, "broker {id}");
+        }
+        let text = stdout(&r.run(&["metadata", "broker-1"]));
+        let header = text
+            .lines()
+            .find(|l| l.starts_with("BROKER "))
+            .unwrap_or_else(|| panic!("no broker table: {text}"));
+        assert!(header.trim_end().ends_with("CORDONED"), "{header}");
+    });
+}
+
 /// The newer coordinator records (types 3 and up) and every share
 /// coordinator record, decoded by klog, are the messages `kafka-dump-log
 /// --offsets-decoder` / `--share-group-state-decoder` printed for them.
