@@ -1812,19 +1812,18 @@ fn metadata_brokers_match_their_registrations() {
             assert_eq!(b["incarnation_id"], k["incarnationId"], "broker {id}");
             assert_eq!(b["epoch"], k["brokerEpoch"], "broker {id}");
             assert_eq!(b["log_dirs"], k["logDirs"], "broker {id}");
-            let listeners: Vec<(Value, Value, Value)> = b["listeners"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|l| (l["name"].clone(), l["host"].clone(), l["port"].clone()))
-                .collect();
-            let endpoints: Vec<(Value, Value, Value)> = k["endPoints"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|l| (l["name"].clone(), l["host"].clone(), l["port"].clone()))
-                .collect();
-            assert_eq!(listeners, endpoints, "broker {id}");
+            let addresses = |list: &Value| -> Vec<(Value, Value, Value)> {
+                list.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|l| (l["name"].clone(), l["host"].clone(), l["port"].clone()))
+                    .collect()
+            };
+            assert_eq!(
+                addresses(&b["listeners"]),
+                addresses(&k["endPoints"]),
+                "broker {id}"
+            );
             // Null (not known) until a record carries them: before 4.3.
             let want = cordoned.get(&id).cloned().unwrap_or(Value::Null);
             assert_eq!(b["cordoned_log_dirs"], want, "broker {id}");
