@@ -1381,10 +1381,14 @@ fn transactions_coordinator_view_matches_describe() {
     });
 }
 
-/// Share groups: each share-partition's start offset against
-/// `kafka-share-groups --describe` (GROUP TOPIC PARTITION [LEADER-EPOCH]
-/// START-OFFSET [LAG]), from the share coordinator's `__share_group_state`
-/// records (the releases with share groups).
+/// Share groups: each share-partition's start offset, and from Kafka 4.2
+/// its lag, against `kafka-share-groups --describe` (GROUP TOPIC PARTITION
+/// [LEADER-EPOCH] START-OFFSET [LAG]: 4.1 prints no LAG and its records
+/// carry no DeliveryCompleteCount, so klog shows none), from the share
+/// coordinator's `__share_group_state` records; and the state the
+/// consumer's acknowledgements left (ACCEPT 0-5, RELEASE 6-7, REJECT 8-9:
+/// Acknowledged, Available, Archived by `SharePartition`'s
+/// ackTypeToRecordStateMapping, each delivered once).
 #[test]
 fn groups_share_partitions_match_kafka_share_groups() {
     each_release(|r| {
@@ -1409,8 +1413,35 @@ fn groups_share_partitions_match_kafka_share_groups() {
                 .iter()
                 .find(|p| p["topic"] == topic && p["partition"].as_i64() == partition.parse().ok())
                 .unwrap_or_else(|| panic!("klog shows no share-partition {topic}-{partition}"));
-            assert_eq!(p["start_offset"].to_string(), start, "{topic}-{partition}");
+            let at = format!("{topic}-{partition}");
+            assert_eq!(p["start_offset"].to_string(), start, "{at}");
+            match row.get("LAG") {
+                Some(lag) => assert_eq!(p["lag"].to_string(), *lag, "{at}"),
+                None => assert_eq!(p["lag"], Value::Null, "{at}"),
+            }
         }
+        let share = parts.iter().find(|p| p["topic"] == "share").unwrap();
+        let batches: Vec<(i64, i64, &str, i64)> = share["batches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                (
+                    b["first_offset"].as_i64().unwrap(),
+                    b["last_offset"].as_i64().unwrap(),
+                    b["delivery_state"].as_str().unwrap(),
+                    b["delivery_count"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            batches,
+            [
+                (0, 5, "Acknowledged", 1),
+                (6, 7, "Available", 1),
+                (8, 9, "Archived", 1)
+            ]
+        );
     });
 }
 

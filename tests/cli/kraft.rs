@@ -486,10 +486,10 @@ fn groups_of_every_protocol() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         stdout(&o),
-        "share_group,topic,partition,start_offset,state_epoch,leader_epoch,snapshot_epoch,updates,written_ms,state_batches\n\
-         share-audit,fresh,0,5,0,3,2,1,,7-8:Acknowledgedx1 5-6:Availablex1\n\
-         share-audit,orders,0,0,1,0,0,1,1700000000000,0-0:Acknowledgedx1 1-1:Acknowledgedx2\n\
-         share-audit,orders,1,4,1,1,0,3,1700000000000,4-5:Acknowledgedx1 6-9:Availablex1 10-15:Archivedx0\n"
+        "share_group,topic,partition,start_offset,lag,state_epoch,leader_epoch,snapshot_epoch,updates,written_ms,state_batches\n\
+         share-audit,fresh,0,5,,0,3,2,1,,7-8:Acknowledgedx1 5-6:Availablex1\n\
+         share-audit,orders,0,0,,1,0,0,1,1700000000000,0-0:Acknowledgedx1 1-1:Acknowledgedx2\n\
+         share-audit,orders,1,4,,1,1,0,3,1700000000000,4-5:Acknowledgedx1 6-9:Availablex1 10-15:Archivedx0\n"
     );
 
     let o = env.run(&["groups", "--group", "nope", "fixtures/kraft"], None);
