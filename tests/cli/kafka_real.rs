@@ -1916,6 +1916,124 @@ fn coordinator_records_match_kafka_dump_log() {
     });
 }
 
+/// The classic group coordinator records (types 0 and 1 offset commits, 2
+/// group metadata), decoded by klog in their own shape, against the JSON
+/// `kafka-dump-log --offsets-decoder` printed: key, tombstone, value
+/// version, every field klog shows (a field of another version is null in
+/// klog and absent in Kafka's JSON; Kafka also decodes each member's
+/// subscription, which klog does not show, and names the member timeouts
+/// without `_ms`).
+#[test]
+fn classic_coordinator_records_match_kafka_dump_log() {
+    each_release(|r| {
+        let mut compared = 0;
+        for (rel, offset, rest, d) in dumped_records(r, &["__consumer_offsets"]) {
+            let Some((_, kv)) = rest.split_once(" key: ") else {
+                continue; // a transaction marker
+            };
+            let (key, payload) = kv.split_once(" payload: ").unwrap();
+            let key: Value = serde_json::from_str(key).unwrap();
+            let record_type: i64 = key["type"].as_str().unwrap().parse().unwrap();
+            if record_type > 2 {
+                continue; // coordinator_records_match_kafka_dump_log
+            }
+            let at = format!("{rel} offset {offset}");
+            let k = &key["data"];
+            assert_eq!(d["key"]["group"], k["group"], "{at}");
+            if record_type < 2 {
+                assert_eq!(d["key"]["topic"], k["topic"], "{at}");
+                assert_eq!(d["key"]["partition"], k["partition"], "{at}");
+            }
+            compared += 1;
+            if payload == "<DELETE>" {
+                assert_eq!(d["value"], "tombstone", "{at}");
+                continue;
+            }
+            let p: Value = serde_json::from_str(payload).unwrap();
+            let v = &d["value"];
+            assert_eq!(
+                v["version"].to_string(),
+                p["version"].as_str().unwrap(),
+                "{at}"
+            );
+            let kafka = &p["data"];
+            // (klog's field, Kafka's field); null where Kafka leaves it out.
+            let fields: &[(&str, &str)] = if record_type < 2 {
+                &[
+                    ("offset", "offset"),
+                    ("leader_epoch", "leaderEpoch"),
+                    ("metadata", "metadata"),
+                    ("commit_timestamp", "commitTimestamp"),
+                    ("expire_timestamp", "expireTimestamp"),
+                    ("topic_id", "topicId"),
+                ]
+            } else {
+                &[
+                    ("protocol_type", "protocolType"),
+                    ("generation", "generation"),
+                    ("protocol", "protocol"),
+                    ("leader", "leader"),
+                    ("current_state_timestamp", "currentStateTimestamp"),
+                ]
+            };
+            for (ours, theirs) in fields {
+                let want = match (kafka.get(*theirs), *ours) {
+                    (Some(x), _) => x.clone(),
+                    // LeaderEpoch: versions 3+, -1 before (OffsetCommitValue.json).
+                    (None, "leader_epoch") => Value::from(-1),
+                    // CurrentStateTimestamp: versions 2+, -1 before.
+                    (None, "current_state_timestamp") => Value::from(-1),
+                    (None, _) => Value::Null,
+                };
+                assert_eq!(v[*ours], want, "{at} {ours}");
+            }
+            if record_type == 2 {
+                let members = |list: &Value, fields: [&str; 7]| -> Vec<Vec<Value>> {
+                    list.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|m| {
+                            let mut row: Vec<Value> =
+                                fields[..6].iter().map(|f| m[*f].clone()).collect();
+                            // The assignment: [{topic, partitions}].
+                            row.push(m.pointer(fields[6]).cloned().unwrap_or(Value::Null));
+                            row
+                        })
+                        .collect()
+                };
+                assert_eq!(
+                    members(
+                        &v["members"],
+                        [
+                            "member_id",
+                            "group_instance_id",
+                            "client_id",
+                            "client_host",
+                            "rebalance_timeout_ms",
+                            "session_timeout_ms",
+                            "/assignment",
+                        ]
+                    ),
+                    members(
+                        &kafka["members"],
+                        [
+                            "memberId",
+                            "groupInstanceId",
+                            "clientId",
+                            "clientHost",
+                            "rebalanceTimeout",
+                            "sessionTimeout",
+                            "/assignment/assignedPartitions",
+                        ]
+                    ),
+                    "{at}"
+                );
+            }
+        }
+        assert!(compared > 50, "{compared} classic records compared");
+    });
+}
+
 /// Every record of the KRaft metadata log, decoded by klog, is the message
 /// `kafka-dump-log --cluster-metadata-decoder` printed for it: the same
 /// version and fields (the leader change: the same message).
