@@ -2093,6 +2093,78 @@ fn info_reads_meta_properties_as_kafka_wrote_them() {
     });
 }
 
+/// `klog reset-offsets --to-datetime` (a dry run) finds, for every data
+/// partition, the offset `Admin.listOffsets(OffsetSpec.forTimestamp(BASE+12))`
+/// returned (`list-offsets.json`), or the log end where Kafka found none
+/// (`OffsetsUtils.getLogTimestampOffsets` falls back to the latest offset):
+/// on broker 1, or broker 2 for a partition broker 1 holds no copy of.
+#[test]
+fn reset_to_datetime_finds_the_offset_list_offsets_found() {
+    each_release_in(Real::private, |r| {
+        let listed = r.expected_json("list-offsets.json");
+        let mut compared = 0;
+        for broker in [1, 2] {
+            let mine: Vec<&Value> = listed
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| {
+                    let replicas = p["replicas"].as_array().unwrap();
+                    let first = if replicas.contains(&Value::from(1)) {
+                        1
+                    } else {
+                        2
+                    };
+                    first == broker
+                })
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let query = mine[0]["for_timestamp"]["query"].to_string();
+            let dir = format!("broker-{broker}");
+            let mut args = vec![
+                "reset-offsets",
+                dir.as_str(),
+                "--group",
+                "to-datetime-g",
+                "--to-datetime",
+                &query,
+                "--format",
+                "json",
+            ];
+            // Broker 2 keeps no metadata log (broker 1 alone does), and a
+            // ZooKeeper-mode directory has none: the partition count is given.
+            let n = r.manifest["consumer_offsets_partitions"].to_string();
+            args.extend(["--offsets-partitions", &n]);
+            let topics: std::collections::BTreeSet<&str> =
+                mine.iter().map(|p| p["topic"].as_str().unwrap()).collect();
+            for t in &topics {
+                args.extend(["--topic", t]);
+            }
+            let plan = r.json(&args);
+            for k in mine {
+                let (topic, partition) = (&k["topic"], &k["partition"]);
+                let row = plan["partitions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|x| x["topic"] == *topic && x["partition"] == *partition)
+                    .unwrap_or_else(|| panic!("{dir}: no plan for {topic}-{partition}"));
+                let f = &k["for_timestamp"];
+                let want = if f["offset"] == -1 {
+                    &k["latest_read_uncommitted"]
+                } else {
+                    &f["offset"]
+                };
+                assert_eq!(row["new_offset"], *want, "{dir} {topic}-{partition}: {f}");
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, listed.as_array().unwrap().len());
+    });
+}
+
 /// `klog commit` writes each group's commit into the `__consumer_offsets`
 /// partition its Kafka coordinator used (`groups.json`). In KRaft mode the
 /// partition count comes from the metadata log; a ZooKeeper-mode directory
