@@ -89,6 +89,11 @@ pub struct Entry {
     pub since: &'static [Release],
     /// The field table, when klog decodes the schema through one.
     pub schema: Option<&'static Schema>,
+    /// The first release whose schema file of this name has this layout
+    /// (see [`RecordType::file_since`]).
+    pub file_since: Release,
+    /// The first release that no longer reads the record type, if any.
+    pub removed: Option<Release>,
 }
 
 impl Entry {
@@ -101,6 +106,8 @@ impl Entry {
             versions: schema.versions,
             since: schema.since,
             schema: Some(schema),
+            file_since: Release::R3_9,
+            removed: None,
         }
     }
 
@@ -121,19 +128,17 @@ impl Entry {
 /// A coordinator's record types as entries: each type's key and value.
 fn coordinator(log: Log, types: &'static [RecordType], out: &mut Vec<Entry>) {
     for t in types {
+        let of = |part, name, schema| Entry {
+            file_since: t.file_since,
+            removed: t.gone_since,
+            ..Entry::of(log, t.id, part, name, schema)
+        };
         // Kafka names a key file after its record type: `<Type>Key`.
-        let key = format!("{}Key", t.name);
         out.push(Entry {
             since: &[],
-            ..Entry::of(log, t.id, Part::Key, key, &t.key)
+            ..of(Part::Key, format!("{}Key", t.name), &t.key)
         });
-        out.push(Entry::of(
-            log,
-            t.id,
-            Part::Value,
-            t.value.name.into(),
-            &t.value,
-        ));
+        out.push(of(Part::Value, t.value.name.into(), &t.value));
     }
 }
 
@@ -212,6 +217,7 @@ fn fields_json(fields: &[Field]) -> Value {
                 "nullableVersions": f.nullable_from.map(|n| version_range(n, OPEN)),
                 "tag": f.tag.map(|(t, _)| t),
                 "taggedVersions": f.tag.map(|(_, from)| version_range(from, OPEN)),
+                "since": f.since.name(),
             });
             if let (Some(inner), Some(map)) = (struct_fields(&f.ty), o.as_object_mut()) {
                 map.insert("fields".into(), fields_json(inner));
@@ -222,8 +228,11 @@ fn fields_json(fields: &[Field]) -> Value {
 }
 
 /// The catalog as JSON: per schema its log, type, part, Kafka name,
-/// `validVersions`, `flexibleVersions`, the release of each version and
-/// its fields (null when klog has no field table for it).
+/// `validVersions`, `flexibleVersions`, the release of each version, the
+/// release whose schema file first has this layout (`fileSince`), the
+/// release that no longer reads it (`removed`, null if none) and its fields
+/// (each with the release that added it: `since`; null when klog has no
+/// field table for it).
 pub fn to_json() -> Value {
     let schemas: Vec<Value> = entries()
         .iter()
@@ -238,6 +247,8 @@ pub fn to_json() -> Value {
                     s.flexible_from.map_or("none".to_string(), |f| version_range(f, OPEN))
                 }),
                 "since": e.since.iter().map(|r| r.name()).collect::<Vec<_>>(),
+                "fileSince": e.file_since.name(),
+                "removed": e.removed.map(Release::name),
                 "fields": e.schema.map(|s| fields_json(s.fields)),
             })
         })
@@ -283,5 +294,51 @@ mod tests {
         assert_eq!(version_range(0, OPEN), "0+");
         assert_eq!(version_range(1, 1), "1");
         assert_eq!(version_range(0, 4), "0-4");
+    }
+
+    /// The schema files of 3.9.2 to 4.4.0 (`common/message/*.json` of each
+    /// release's jars): the release a tagged field came in, the release
+    /// whose file first holds a layout, the release that dropped a type.
+    #[test]
+    fn fields_and_layouts_name_their_release() {
+        let tables = to_json();
+        let schema = |name: &str| {
+            tables["schemas"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == name)
+                .unwrap()
+                .clone()
+        };
+        let field = |s: &Value, name: &str| {
+            s["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["name"] == name)
+                .unwrap()
+                .clone()
+        };
+        let streams = schema("StreamsGroupMetadataValue");
+        assert_eq!(field(&streams, "Epoch")["since"], "3.9 or earlier");
+        assert_eq!(field(&streams, "ValidatedTopologyEpoch")["since"], "4.2");
+        assert_eq!(field(&streams, "LastAssignmentConfigs")["since"], "4.2");
+        assert_eq!(
+            field(&streams, "LastAssignmentConfigs")["nullableVersions"],
+            "0+"
+        );
+        assert_eq!(
+            field(&streams, "StoredDescriptionTopologyEpoch")["since"],
+            "4.4"
+        );
+        let txn = schema("TransactionLogValue");
+        assert_eq!(field(&txn, "ClientTransactionVersion")["since"], "4.0");
+        assert_eq!(field(&txn, "NextProducerEpoch")["since"], "4.1");
+        assert_eq!(schema("LegacyOffsetCommitValue")["fileSince"], "4.1");
+        assert_eq!(schema("ShareSnapshotValue")["fileSince"], "4.1");
+        assert_eq!(schema("OffsetCommitValue")["fileSince"], "3.9 or earlier");
+        assert_eq!(schema("ShareGroupPartitionMetadataValue")["removed"], "4.1");
+        assert_eq!(schema("OffsetCommitValue")["removed"], Value::Null);
     }
 }

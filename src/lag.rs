@@ -288,7 +288,11 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
     let mut ends_cache: BTreeMap<(String, i32), PartitionEnds> = BTreeMap::new();
     let mut rows = Vec::new();
     // Every protocol's members and current assignments (topic ids resolved).
-    let views = crate::offsets::groups::groups(replay, &crate::offsets::groups::topic_names(dirs));
+    let views = crate::offsets::groups::groups(
+        replay,
+        &crate::offsets::groups::topic_names(dirs),
+        crate::offsets::groups::Loader::of(dirs),
+    );
     let topic_ids = crate::offsets::groups::topic_ids(dirs);
     let judge = Judge::new(replay, &views, &topic_ids, opts.retention);
     for (group, topic, partition, commit) in replay.commits() {

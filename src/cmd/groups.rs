@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use kaen_log::lag;
+use kaen_log::log::DataDir;
 use kaen_log::offsets::groups::{self, GroupView};
 use kaen_log::offsets::replay::Incomplete;
 use kaen_log::offsets::share::{self, ShareState};
@@ -93,12 +95,31 @@ fn batches_text(s: &ShareState) -> String {
         .join(" ")
 }
 
+/// Each share-partition's lag ([`share::share_lag`]) against the partition's
+/// high watermark in `dirs`: the highest of its copies (a follower's is
+/// never ahead of the leader's, which ListOffsets answers from).
+fn share_lags(dirs: &[DataDir], shares: &mut [ShareState]) -> anyhow::Result<()> {
+    for s in shares.iter_mut() {
+        let mut latest = None;
+        for d in dirs {
+            for p in d.live() {
+                if p.topic == s.topic && p.partition == s.partition {
+                    latest = latest.max(Some(lag::partition_ends(p, &d.path)?.latest()));
+                }
+            }
+        }
+        s.lag = latest.and_then(|l| share::share_lag(s, l));
+    }
+    Ok(())
+}
+
 pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let (dirs, replay, _) =
         crate::cmd::replay_offsets::replay_dirs(&args.dirs, ReplayOptions::default())?;
     let names = groups::topic_names(&dirs);
-    let mut list: Vec<GroupView> = groups::groups(&replay, &names);
+    let mut list: Vec<GroupView> = groups::groups(&replay, &names, groups::Loader::of(&dirs));
     let (mut shares, not_applied) = share::share_states(&dirs, &names)?;
+    share_lags(&dirs, &mut shares)?;
     let mut incomplete = replay.incomplete.clone();
     for (file, offset, why) in &not_applied {
         crate::report::say!("{}: offset {offset}: not applied: {}", file.display(), why);
@@ -159,6 +180,8 @@ struct ShareRow<'a> {
     topic: &'a str,
     partition: i32,
     start_offset: i64,
+    /// Kafka 4.2+'s share lag (`kafka-share-groups --describe`'s LAG).
+    lag: Option<i64>,
     state_epoch: i32,
     leader_epoch: i32,
     snapshot_epoch: i32,
@@ -238,6 +261,7 @@ impl Report for GroupsReport {
                 topic: &s.topic,
                 partition: s.partition,
                 start_offset: s.start_offset,
+                lag: s.lag,
                 state_epoch: s.state_epoch,
                 leader_epoch: s.leader_epoch,
                 snapshot_epoch: s.snapshot_epoch,

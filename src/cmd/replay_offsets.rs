@@ -158,7 +158,11 @@ pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome
     let progress = Progress::spinner(args.format == Format::Text);
     let (dirs, replay, topic) = replay_dirs(&args.dirs, opts)?;
     drop(progress);
-    let views = groups::groups(&replay, &groups::topic_names(&dirs));
+    let views = groups::groups(
+        &replay,
+        &groups::topic_names(&dirs),
+        groups::Loader::of(&dirs),
+    );
     let topic_ids = groups::topic_ids(&dirs);
     let judge = Judge::new(
         &replay,

@@ -84,6 +84,10 @@ pub struct Field {
     pub nullable_from: Option<i16>,
     /// `tag` and the first of `taggedVersions`.
     pub tag: Option<(u32, i16)>,
+    /// The first release whose schema file has the field: a tagged field
+    /// added to versions an earlier release already had (a reader of that
+    /// release keeps it as an unknown tag); 3.9 for every other field.
+    pub since: Release,
 }
 
 /// A field present in versions `from`.. (the defaults of a table row).
@@ -93,6 +97,7 @@ pub const FIELD: Field = Field {
     versions: (0, OPEN),
     nullable_from: None,
     tag: None,
+    since: Release::R3_9,
 };
 
 /// The Kafka release that first shipped a version of a record schema, as

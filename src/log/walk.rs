@@ -268,6 +268,16 @@ pub struct TimestampOffset {
     pub timestamp: i64,
 }
 
+/// A file's last-modified time in epoch milliseconds, 0 when it cannot be
+/// read (Java's `File.lastModified`).
+fn last_modified_ms(path: &std::path::Path) -> i64 {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 impl Partition {
     /// Walk from `position` of segment `seg` on, every entry handed out (the
     /// walk goes on into later segments).
@@ -318,7 +328,18 @@ impl Partition {
             if next_base <= start {
                 continue;
             }
-            if self.segment_max_timestamp(i)?.is_some_and(|m| m >= target) {
+            let largest = match self.segment_max_timestamp(i)? {
+                Some(m) => m,
+                // No batch (a segment the cleaner emptied): Kafka's
+                // `LogSegment.largestTimestamp` is then the log file's
+                // last-modified time (its time index has no entry, so
+                // `maxTimestampSoFar` is -1), which stops the search at this
+                // segment and finds nothing in it: no offset, as
+                // `kafka-consumer-groups --to-datetime` then falls back to
+                // the log end (`OffsetsUtils.getLogTimestampOffsets`).
+                None => self.segments.get(i).map_or(0, |s| last_modified_ms(&s.log)),
+            };
+            if largest >= target {
                 found_seg = Some(i);
                 break;
             }

@@ -153,8 +153,44 @@ fn streams_member_state_name(id: i32) -> &'static str {
     }
 }
 
+/// The group coordinator that loads the offsets partitions, which decides
+/// the groups an offset commit alone makes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Loader {
+    /// Kafka 4 (`GroupCoordinatorService`): `OffsetMetadataManager.replay`
+    /// makes a simple classic group of every offset commit value,
+    /// transactional or not, until a GroupMetadata tombstone.
+    #[default]
+    Service,
+    /// Kafka 3 in ZooKeeper mode (the Scala `GroupMetadataManager`):
+    /// `doLoadGroupsAndOffsets` makes an empty group of each group left with
+    /// committed offsets, or with transactional offsets still pending, once
+    /// the whole partition is read (an aborted commit or tombstoned offsets
+    /// leave none).
+    ZooKeeper,
+}
+
+impl Loader {
+    /// ZooKeeper when every directory's `meta.properties` is version 0
+    /// (what a broker in ZooKeeper mode writes; only 3.x brokers run in that
+    /// mode, with the Scala coordinator), else the Kafka 4 coordinator.
+    pub fn of(dirs: &[DataDir]) -> Loader {
+        let zk = |d: &DataDir| {
+            crate::log::meta::read_meta_properties(&d.path.join(crate::log::meta::META_PROPERTIES))
+                .ok()
+                .flatten()
+                .is_some_and(|m| m.version == 0)
+        };
+        if !dirs.is_empty() && dirs.iter().all(zk) {
+            Loader::ZooKeeper
+        } else {
+            Loader::Service
+        }
+    }
+}
+
 /// Every group of `replay`, sorted by name; `names` maps topic ids to names.
-pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupView> {
+pub fn groups(replay: &Replay, names: &BTreeMap<String, String>, loader: Loader) -> Vec<GroupView> {
     let mut out: BTreeMap<String, GroupView> = BTreeMap::new();
     for (name, g) in &replay.groups {
         out.insert(
@@ -288,10 +324,18 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>) -> Vec<GroupVie
             g.members.push(m);
         }
     }
-    // A group with committed offsets and no group record is a "simple
-    // consumer group": an empty classic group without a protocol type
-    // (OffsetMetadataManager.replay creates it with getOrMaybeCreateClassicGroup).
-    for group in replay.committed_groups() {
+    // A group an offset commit created and no group record describes is a
+    // "simple consumer group": an empty classic group without a protocol type
+    // (see `Loader` for which commits make one).
+    let simple: Vec<&str> = match loader {
+        Loader::Service => replay.offset_groups.iter().map(String::as_str).collect(),
+        Loader::ZooKeeper => {
+            let mut g: Vec<&str> = replay.committed_groups();
+            g.extend(replay.pending().map(|(_, _, group, ..)| group));
+            g
+        }
+    };
+    for group in simple {
         out.entry(group.to_string()).or_insert_with(|| GroupView {
             group: group.to_string(),
             kind: "classic",
@@ -517,7 +561,8 @@ fn partition_numbers(v: &Value) -> Vec<i32> {
 /// only be reset if the group is inactive"; `validateDeleteGroup`:
 /// NON_EMPTY_GROUP) unless the group is Empty or Dead.
 pub fn live_members_refusal(replay: &Replay, group: &str, what: &str) -> Option<String> {
-    let g = groups(replay, &BTreeMap::new())
+    // Only groups with members matter here: the loader does not.
+    let g = groups(replay, &BTreeMap::new(), Loader::default())
         .into_iter()
         .find(|g| g.group == group && !g.members.is_empty())?;
     // Member ids come from the log: quoted and escaped.

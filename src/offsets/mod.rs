@@ -740,9 +740,23 @@ pub fn write_target(
         (Some(m), _) => m,
         (None, Some(p)) => p,
         (None, None) => {
+            // A broker in ZooKeeper mode writes meta.properties version 0 and keeps
+            // the topic's partition count in ZooKeeper, not on its disk.
+            let zookeeper = crate::log::meta::read_meta_properties(
+                &data_dir.join(crate::log::meta::META_PROPERTIES),
+            )
+            .ok()
+            .flatten()
+            .is_some_and(|m| m.version == 0);
+            let hint = if zookeeper {
+                " (a ZooKeeper-mode directory: the count is in ZooKeeper, /brokers/topics/__consumer_offsets; \
+                 Kafka's default is 50)"
+            } else {
+                ""
+            };
             return Err(Error::Invalid(format!(
                 "the partition count of {KAFKA_OFFSETS_TOPIC} is unknown: {} has no KRaft metadata naming the topic; \
-                 pass --offsets-partitions (the cluster's offsets.topic.num.partitions) to place the group",
+                 pass --offsets-partitions (the cluster's offsets.topic.num.partitions) to place the group{hint}",
                 data_dir.display()
             )))
         }

@@ -71,31 +71,34 @@ static GROUP_MEMBER: &[Field] = &[f!("GroupId", S), f!("MemberId", S)];
 static GROUP_REGEX: &[Field] = &[f!("GroupId", S), f!("RegularExpression", S)];
 
 // ConsumerGroupMetadataValue.json: MetadataHash added in 4.1 (KIP-1101), tagged.
-static CONSUMER_EPOCH: &[Field] = &[f!("Epoch", I32), f!("MetadataHash", I64, tag: Some((0, 0)))];
+static CONSUMER_EPOCH: &[Field] = &[
+    f!("Epoch", I32),
+    f!("MetadataHash", I64, tag: Some((0, 0)), since: Release::R4_1),
+];
 // ShareGroupMetadataValue.json, StreamsGroupMetadataValue.json: MetadataHash untagged.
 static EPOCH_HASH: &[Field] = &[f!("Epoch", I32), f!("MetadataHash", I64)];
 // StreamsGroupMetadataValue.json: tags 0 and 1 from Kafka 4.2, 2 and 3 from 4.4.
 static STREAMS_METADATA: &[Field] = &[
     f!("Epoch", I32),
     f!("MetadataHash", I64),
-    f!("ValidatedTopologyEpoch", I32, tag: Some((0, 0))),
-    // Nullable, default null: the generated writer leaves a null tagged
-    // field out, so a written one holds an array (read as not nullable: the
-    // table interpreter would read a nullable struct array's elements as
-    // nullable structs).
+    f!("ValidatedTopologyEpoch", I32, tag: Some((0, 0)), since: Release::R4_2),
+    // "nullableVersions": "0+", default null: the generated writer leaves a
+    // null tagged field out.
     f!(
         "LastAssignmentConfigs",
         Ty::Array(&Ty::Struct(&[f!("Key", S), f!("Value", S)])),
-        tag: Some((1, 0))
+        nullable_from: Some(0),
+        tag: Some((1, 0)),
+        since: Release::R4_2
     ),
-    f!("StoredDescriptionTopologyEpoch", I32, tag: Some((2, 0))),
-    f!("FailedDescriptionTopologyEpoch", I32, tag: Some((3, 0))),
+    f!("StoredDescriptionTopologyEpoch", I32, tag: Some((2, 0)), since: Release::R4_4),
+    f!("FailedDescriptionTopologyEpoch", I32, tag: Some((3, 0)), since: Release::R4_4),
 ];
 // {Consumer,Share,Streams}GroupTargetAssignmentMetadataValue.json:
 // AssignmentTimestamp tagged from Kafka 4.3.
 static ASSIGNMENT_EPOCH: &[Field] = &[
     f!("AssignmentEpoch", I32),
-    f!("AssignmentTimestamp", I64, tag: Some((0, 0))),
+    f!("AssignmentTimestamp", I64, tag: Some((0, 0)), since: Release::R4_3),
 ];
 static TOPIC_PARTITIONS: Ty = Ty::Array(&Ty::Struct(&[f!("TopicId", U), f!("Partitions", I32S)]));
 // ConsumerGroupCurrentMemberAssignmentValue.json's TopicPartitions: the
@@ -103,7 +106,13 @@ static TOPIC_PARTITIONS: Ty = Ty::Array(&Ty::Struct(&[f!("TopicId", U), f!("Part
 static ASSIGNED_TOPIC_PARTITIONS: Ty = Ty::Array(&Ty::Struct(&[
     f!("TopicId", U),
     f!("Partitions", I32S),
-    f!("AssignmentEpochs", I32S, nullable_from: Some(0), tag: Some((0, 0))),
+    f!(
+        "AssignmentEpochs",
+        I32S,
+        nullable_from: Some(0),
+        tag: Some((0, 0)),
+        since: Release::R4_3
+    ),
 ]));
 static TOPIC_METADATA: &[Field] = &[f!(
     "Topics",
@@ -209,7 +218,13 @@ static TASK_IDS: Ty = Ty::Array(&Ty::Struct(&[
 static ASSIGNED_TASK_IDS: Ty = Ty::Array(&Ty::Struct(&[
     f!("SubtopologyId", S),
     f!("Partitions", I32S),
-    f!("AssignmentEpochs", I32S, nullable_from: Some(0), tag: Some((0, 0))),
+    f!(
+        "AssignmentEpochs",
+        I32S,
+        nullable_from: Some(0),
+        tag: Some((0, 0)),
+        since: Release::R4_2
+    ),
 ]));
 // StreamsGroupCurrentMemberAssignmentValue.json.
 static STREAMS_ASSIGNMENT: &[Field] = &[
@@ -274,7 +289,16 @@ pub struct RecordType {
     pub value: Schema,
     /// The first release whose coordinator no longer knows the type (and
     /// skips it on load, `UnknownRecordTypeException`), if any.
-    pub gone_since: Option<&'static str>,
+    pub gone_since: Option<Release>,
+    /// The first release whose schema files hold this layout under these
+    /// names. Before it the files either had no file of the name (type 0
+    /// was read through OffsetCommitKey/Value before 4.1 split off
+    /// LegacyOffsetCommitKey/Value, the same fields at version 0) or an
+    /// early-access layout of the same versions that no later release
+    /// reads (the share-group records of 3.9 and 4.0, KIP-932's preview:
+    /// 4.1 added untagged fields at version 0 and made SnapshotEpoch an
+    /// int32); 3.9 for every other type.
+    pub file_since: Release,
 }
 
 const fn rt(id: i16, name: &'static str, k: &'static [Field], v: Schema) -> RecordType {
@@ -284,6 +308,7 @@ const fn rt(id: i16, name: &'static str, k: &'static [Field], v: Schema) -> Reco
         key: key(name, k),
         value: v,
         gone_since: None,
+        file_since: Release::R3_9,
     }
 }
 
@@ -302,7 +327,13 @@ static OFFSET_COMMIT_VALUE_FIELDS: &[Field] = &[
     f!("metadata", S),
     f!("commitTimestamp", I64),
     f!("expireTimestamp", I64, versions: (1, 1)),
-    f!("topicId", U, versions: (4, OPEN), tag: Some((0, 4))),
+    f!(
+        "topicId",
+        U,
+        versions: (4, OPEN),
+        tag: Some((0, 4)),
+        since: Release::R4_1
+    ),
 ];
 // GroupMetadataValue.json, validVersions 0-4, flexibleVersions 4+.
 static GROUP_METADATA_VALUE_FIELDS: &[Field] = &[
@@ -332,18 +363,21 @@ pub static CLASSIC_RECORDS: &[RecordType] = &[
     // LegacyOffsetCommitKey/Value.json: the value's version 0 only (Kafka
     // 4.0 read any OffsetCommitValue version under key type 0, 4.1 and later
     // fail the load on one above 0).
-    rt(
-        0,
-        "LegacyOffsetCommit",
-        OFFSET_COMMIT_KEY_FIELDS,
-        Schema {
-            name: "LegacyOffsetCommitValue",
-            versions: (0, 0),
-            since: &[Release::R3_9],
-            flexible_from: None,
-            fields: OFFSET_COMMIT_VALUE_FIELDS,
-        },
-    ),
+    RecordType {
+        file_since: Release::R4_1,
+        ..rt(
+            0,
+            "LegacyOffsetCommit",
+            OFFSET_COMMIT_KEY_FIELDS,
+            Schema {
+                name: "LegacyOffsetCommitValue",
+                versions: (0, 0),
+                since: &[Release::R3_9],
+                flexible_from: None,
+                fields: OFFSET_COMMIT_VALUE_FIELDS,
+            },
+        )
+    },
     rt(
         1,
         "OffsetCommit",
@@ -446,8 +480,11 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         ),
     ),
     // ShareGroupPartitionMetadataKey/Value.json of Kafka 4.0 (not read since 4.1)
+    // 3.9's file had another layout (InitializedTopics, DeletingTopics),
+    // which no coordinator read.
     RecordType {
-        gone_since: Some("4.1"),
+        gone_since: Some(Release::R4_1),
+        file_since: Release::R4_0,
         ..rt(
             9,
             "ShareGroupPartitionMetadata",
@@ -470,13 +507,16 @@ pub static GROUP_RECORDS: &[RecordType] = &[
             SHARE_MEMBER,
         ),
     ),
-    // ShareGroupMetadataKey/Value.json
-    rt(
-        11,
-        "ShareGroupMetadata",
-        GROUP,
-        value("ShareGroupMetadataValue", &[Release::R3_9], EPOCH_HASH),
-    ),
+    // ShareGroupMetadataKey/Value.json (MetadataHash from 4.1, untagged)
+    RecordType {
+        file_since: Release::R4_1,
+        ..rt(
+            11,
+            "ShareGroupMetadata",
+            GROUP,
+            value("ShareGroupMetadataValue", &[Release::R3_9], EPOCH_HASH),
+        )
+    },
     // ShareGroupTargetAssignmentMetadataKey/Value.json
     rt(
         12,
@@ -510,17 +550,21 @@ pub static GROUP_RECORDS: &[RecordType] = &[
             SHARE_ASSIGNMENT,
         ),
     ),
-    // ShareGroupStatePartitionMetadataKey/Value.json
-    rt(
-        15,
-        "ShareGroupStatePartitionMetadata",
-        GROUP,
-        value(
-            "ShareGroupStatePartitionMetadataValue",
-            &[Release::R4_0],
-            SHARE_STATE_PARTITIONS,
-        ),
-    ),
+    // ShareGroupStatePartitionMetadataKey/Value.json (InitializingTopics
+    // from 4.1, untagged)
+    RecordType {
+        file_since: Release::R4_1,
+        ..rt(
+            15,
+            "ShareGroupStatePartitionMetadata",
+            GROUP,
+            value(
+                "ShareGroupStatePartitionMetadataValue",
+                &[Release::R4_0],
+                SHARE_STATE_PARTITIONS,
+            ),
+        )
+    },
     // ConsumerGroupRegularExpressionKey/Value.json
     rt(
         16,
@@ -615,7 +659,7 @@ static SHARE_SNAPSHOT: &[Field] = &[
     f!("StateEpoch", I32),
     f!("LeaderEpoch", I32),
     f!("StartOffset", I64),
-    f!("DeliveryCompleteCount", I32, tag: Some((0, 0))),
+    f!("DeliveryCompleteCount", I32, tag: Some((0, 0)), since: Release::R4_2),
     f!("CreateTimestamp", I64),
     f!("WriteTimestamp", I64),
     f!("StateBatches", STATE_BATCHES),
@@ -624,25 +668,33 @@ static SHARE_UPDATE: &[Field] = &[
     f!("SnapshotEpoch", I32),
     f!("LeaderEpoch", I32),
     f!("StartOffset", I64),
-    f!("DeliveryCompleteCount", I32, tag: Some((0, 0))),
+    f!("DeliveryCompleteCount", I32, tag: Some((0, 0)), since: Release::R4_2),
     f!("StateBatches", STATE_BATCHES),
 ];
 
 /// The share coordinator's record types (`__share_group_state`):
 /// ShareSnapshotKey.json (0) and ShareUpdateKey.json (1).
 pub static SHARE_RECORDS: &[RecordType] = &[
-    rt(
-        0,
-        "ShareSnapshot",
-        SHARE_KEY,
-        value("ShareSnapshotValue", &[Release::R4_0], SHARE_SNAPSHOT),
-    ),
-    rt(
-        1,
-        "ShareUpdate",
-        SHARE_KEY,
-        value("ShareUpdateValue", &[Release::R4_0], SHARE_UPDATE),
-    ),
+    // ShareSnapshotKey/Value.json, ShareUpdateKey/Value.json (4.0's files:
+    // SnapshotEpoch a uint16, no Create/WriteTimestamp)
+    RecordType {
+        file_since: Release::R4_1,
+        ..rt(
+            0,
+            "ShareSnapshot",
+            SHARE_KEY,
+            value("ShareSnapshotValue", &[Release::R4_0], SHARE_SNAPSHOT),
+        )
+    },
+    RecordType {
+        file_since: Release::R4_1,
+        ..rt(
+            1,
+            "ShareUpdate",
+            SHARE_KEY,
+            value("ShareUpdateValue", &[Release::R4_0], SHARE_UPDATE),
+        )
+    },
 ];
 
 /// The share coordinator's topic (`Topic.SHARE_GROUP_STATE_TOPIC_NAME`).
@@ -923,7 +975,10 @@ mod tests {
             .count();
         assert_eq!(current, group.len());
         // 9: Kafka 4.0's, skipped since 4.1; 18 and 24: no release's.
-        assert_eq!(group_record_type(9).unwrap().gone_since, Some("4.1"));
+        assert_eq!(
+            group_record_type(9).unwrap().gone_since,
+            Some(Release::R4_1)
+        );
         assert!(group_record_type(18).is_none() && group_record_type(24).is_none());
         let share: Vec<_> = SHARE_RECORDS
             .iter()

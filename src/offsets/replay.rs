@@ -30,7 +30,7 @@
 //! listing sorts the keys by group, then topic, then partition, so it
 //! comes out in the same order on every run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use indexmap::map::Entry as Slotted;
 use indexmap::IndexMap;
@@ -400,6 +400,18 @@ pub struct Replay {
     table: Commits,
     /// Classic groups' latest metadata, by group.
     pub groups: BTreeMap<String, GroupMetadata>,
+    /// The groups an offset commit created: every group with a non-null
+    /// OffsetCommitValue replayed, transactional or not (aborted later or
+    /// not), since its last GroupMetadata tombstone.
+    /// `OffsetMetadataManager.replay` creates such a group, a "simple"
+    /// classic group, unless one of the group id exists; only
+    /// `GroupMetadataManager.replay` of a GroupMetadata tombstone removes it,
+    /// not the tombstones of its offsets.
+    pub offset_groups: BTreeSet<String>,
+    /// Groups a GroupMetadata tombstone took out of `offset_groups`: the
+    /// next commit of one of them (which may take the fast path of a live
+    /// key) creates it again.
+    removed_groups: BTreeSet<String>,
     pub stats: Stats,
     /// The first [`KEPT`] records that do not decode; `bad_count` counts them all.
     pub bad: Vec<BadRecord>,
@@ -557,6 +569,9 @@ impl Replay {
         };
         *next = at + 1;
         slot.commit.set(d, r.lp, r.offset);
+        if !self.removed_groups.is_empty() && self.removed_groups.remove(&*slot.group) {
+            self.offset_groups.insert(slot.group.to_string());
+        }
         self.stats.offset_commits += 1;
         true
     }
@@ -846,6 +861,12 @@ impl Replay {
                 }
                 let mut commit = Commit::default();
                 commit.set(d.borrowed(), lp, log_offset);
+                if self.opts.group.as_deref().is_none_or(|g| g == group)
+                    && !self.offset_groups.contains(group)
+                {
+                    self.removed_groups.remove(group);
+                    self.offset_groups.insert(group.to_string());
+                }
                 if let Some(pid) = txn_producer {
                     self.event(
                         lp,
@@ -884,6 +905,9 @@ impl Replay {
                 match value {
                     None => {
                         self.groups.remove(group);
+                        if self.offset_groups.remove(group) {
+                            self.removed_groups.insert(group.to_string());
+                        }
                     }
                     Some(v) => {
                         let g = decode_group_metadata(v, at)?;
@@ -905,6 +929,17 @@ impl Replay {
                 // rethrows all but UnknownRecordTypeException): not applied.
                 if let Some(e) = rec.fault {
                     return Err(e);
+                }
+                // A consumer or streams group record replaces the simple classic
+                // group offsets created for its group id, and its tombstone
+                // removes the group (GroupMetadataManager
+                // .getOrMaybeCreatePersistedConsumerGroup / ...StreamsGroup,
+                // removeGroup). (A share group record finding a simple group
+                // fails the load there; here it replaces it as well.)
+                if let Some(g) = rec.key.as_ref().and_then(|k| k["groupId"].as_str()) {
+                    if self.offset_groups.remove(g) {
+                        self.removed_groups.insert(g.to_string());
+                    }
                 }
                 if let Some(k) = &rec.key {
                     let id = (record_type, k.to_string());
@@ -1018,6 +1053,7 @@ mod tests {
             format!("{:?}", r.groups),
             format!("{:?}", r.coordinator),
             format!("{:?}", r.committed_groups()),
+            format!("{:?}", r.offset_groups),
         ]
     }
 

@@ -254,6 +254,23 @@ pub struct ShareState {
     /// what a record of 4.1 or earlier reads as); a ShareUpdate replaces it
     /// (`ShareCoordinatorShard.merge`).
     pub delivery_complete_count: i64,
+    /// The share-partition's lag as Kafka 4.2+ describes it
+    /// (`kafka-share-groups --describe`'s LAG, [`share_lag`]); null when the
+    /// state has no DeliveryCompleteCount or no start offset, or the
+    /// partition is not in the directories read.
+    pub lag: Option<i64>,
+}
+
+/// The lag of a share-partition whose log ends at `latest` (ListOffsets
+/// LATEST at read_uncommitted: the high watermark):
+/// `GroupCoordinatorService.computeShareGroupLagAndBuildResponse` computes
+/// "partition end offset - startOffset - deliveryCompleteCount", and only
+/// when both are initialized (`shouldComputeSharePartitionLag`: not
+/// `PartitionFactory.UNINITIALIZED_START_OFFSET` /
+/// `UNINITIALIZED_DELIVERY_COMPLETE_COUNT`, both -1); no lag otherwise.
+pub fn share_lag(state: &ShareState, latest: i64) -> Option<i64> {
+    (state.start_offset != -1 && state.delivery_complete_count != -1)
+        .then(|| latest - state.start_offset - state.delivery_complete_count)
 }
 
 /// What the replay could not read or apply: (segment file, offset, reason).
@@ -483,6 +500,7 @@ pub fn share_states(
             batches: o.batches.iter().map(StateBatch::from).collect(),
             updates: o.updates,
             delivery_complete_count: o.delivery_complete_count,
+            lag: None,
         })
         .collect();
     out.sort_by(|a, b| (&a.group, &a.topic, a.partition).cmp(&(&b.group, &b.topic, b.partition)));
@@ -574,5 +592,31 @@ mod tests {
             &[Batch::new(min, min, 2, 1), Batch::new(max, max, 4, 2)],
             -1,
         );
+    }
+
+    /// Lag = end offset - start offset - DeliveryCompleteCount, none when
+    /// either is -1 (GroupCoordinatorService.shouldComputeSharePartitionLag).
+    #[test]
+    fn share_lag_as_describe_share_group_offsets_computes_it() {
+        let state = |start_offset, delivery_complete_count| ShareState {
+            group: "g".into(),
+            topic: "t".into(),
+            partition: 0,
+            snapshot_epoch: 0,
+            state_epoch: 0,
+            leader_epoch: 0,
+            start_offset,
+            create_timestamp_ms: 0,
+            write_timestamp_ms: 0,
+            batches: Vec::new(),
+            updates: 0,
+            delivery_complete_count,
+            lag: None,
+        };
+        // 10 records, 6 accepted and 2 rejected of them: 2 still to deliver.
+        assert_eq!(share_lag(&state(0, 8), 10), Some(2));
+        assert_eq!(share_lag(&state(4, 0), 10), Some(6));
+        assert_eq!(share_lag(&state(0, -1), 10), None);
+        assert_eq!(share_lag(&state(-1, 0), 10), None);
     }
 }

@@ -64,10 +64,10 @@ pub static TRANSACTION_LOG_VALUE: Schema = Schema {
     flexible_from: Some(1),
     fields: &[
         f!("ProducerId", I64),
-        f!("PreviousProducerId", I64, versions: (1, OPEN), tag: Some((0, 1))),
-        f!("NextProducerId", I64, versions: (1, OPEN), tag: Some((1, 1))),
+        f!("PreviousProducerId", I64, versions: (1, OPEN), tag: Some((0, 1)), since: Release::R4_0),
+        f!("NextProducerId", I64, versions: (1, OPEN), tag: Some((1, 1)), since: Release::R4_0),
         f!("ProducerEpoch", I16),
-        f!("NextProducerEpoch", I16, versions: (1, OPEN), tag: Some((3, 1))),
+        f!("NextProducerEpoch", I16, versions: (1, OPEN), tag: Some((3, 1)), since: Release::R4_1),
         f!("TransactionTimeoutMs", I32),
         f!("TransactionStatus", I8),
         f!(
@@ -77,7 +77,7 @@ pub static TRANSACTION_LOG_VALUE: Schema = Schema {
         ),
         f!("TransactionLastUpdateTimestampMs", I64),
         f!("TransactionStartTimestampMs", I64),
-        f!("ClientTransactionVersion", I16, versions: (1, OPEN), tag: Some((2, 1))),
+        f!("ClientTransactionVersion", I16, versions: (1, OPEN), tag: Some((2, 1)), since: Release::R4_0),
     ],
 };
 

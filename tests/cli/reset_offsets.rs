@@ -196,6 +196,47 @@ fn to_datetime_takes_the_first_offset_stamped_at_or_after() {
     );
 }
 
+/// A segment the cleaner emptied: Kafka's `LogSegment.largestTimestamp` of
+/// a segment without a batch is its log file's last-modified time, so
+/// `UnifiedLog.searchOffsetInLocalLog` stops at the empty segment when that
+/// time is at or after the target and finds no offset there, and
+/// `kafka-consumer-groups --to-datetime` then takes the latest offset; when
+/// the file is older than the target, the search goes on past it.
+#[test]
+fn to_datetime_stops_at_an_empty_segment_modified_after_the_target() {
+    let env = TestEnv::new();
+    // Segment 14 (offsets 14-27, requests 6 to 12) emptied; request 13 is
+    // offset 28 in segment 28, stamped T + 13000.
+    let dir = env.path("fixtures/broker/orders-0");
+    for ext in ["log", "index", "timeindex"] {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join(format!("00000000000000000014.{ext}")))
+            .unwrap();
+        f.set_len(0).unwrap();
+    }
+    let touch = |ms: u64| {
+        let f = std::fs::File::options()
+            .write(true)
+            .open(dir.join("00000000000000000014.log"))
+            .unwrap();
+        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms))
+            .unwrap();
+    };
+    let target = "1700000013000";
+    // Modified after the target: no offset for it, the latest offset.
+    touch(1_700_000_100_000);
+    assert_eq!(broker_datetime(&env, &["--to-datetime", target]).0, 42);
+    // Modified before it: segment 28's first record at or after it.
+    touch(1_600_000_000_000);
+    assert_eq!(broker_datetime(&env, &["--to-datetime", target]).0, 28);
+    // A target in segment 0 is found before the empty segment.
+    assert_eq!(
+        broker_datetime(&env, &["--to-datetime", "1700000005000"]).0,
+        12
+    );
+}
+
 #[test]
 fn by_duration_counts_back_from_now() {
     // now T + 10 s, minus 5 s: T + 5000, offset 12.

@@ -954,7 +954,7 @@ fn commit_stamps_one_epoch_on_every_replica_and_assigns_it_in_each_checkpoint() 
 
 #[test]
 fn a_commit_to_kafkas_three_replicas_is_the_same_batch_and_epoch_everywhere() {
-    // The three brokers of fixtures/kafka-real (written by Kafka 4.1.1);
+    // The three brokers of fixtures/kafka-real/4.1.1 (written by Kafka 4.1.1);
     // only broker 1 keeps the KRaft metadata, which places classic-g in
     // __consumer_offsets-1 (3 partitions) for all three and gives the
     // topic's segment.bytes. Each replica gets the same bytes; each
@@ -964,7 +964,7 @@ fn a_commit_to_kafkas_three_replicas_is_the_same_batch_and_epoch_everywhere() {
     let env = TestEnv::new();
     for b in 1..=3 {
         crate::support::copy_dir(
-            &crate::support::repo().join(format!("fixtures/kafka-real/broker-{b}")),
+            &crate::support::repo().join(format!("fixtures/kafka-real/4.1.1/broker-{b}")),
             &env.path(&format!("b{b}")),
         );
     }

@@ -824,7 +824,7 @@ fn salvaging_fewer_than_all_replicas_is_refused_with_the_brokers_remedy() {
 
 #[test]
 fn indexes_rebuilt_from_kafkas_topic_config_equal_kafkas_own() {
-    // plain-0 of fixtures/kafka-real was written by Kafka 4.1.1 with the
+    // plain-0 of fixtures/kafka-real/4.1.1 was written by Kafka 4.1.1 with the
     // topic config index.interval.bytes=100 (a ConfigRecord in the KRaft
     // metadata): one offset entry per segment, and the time index of each
     // rolled segment as LogSegment.append and onBecomeInactiveSegment left
@@ -832,7 +832,7 @@ fn indexes_rebuilt_from_kafkas_topic_config_equal_kafkas_own() {
     // Kafka's bytes again (at Kafka's default 4096 the offset index would
     // be empty).
     let env = TestEnv::new();
-    let real = crate::support::repo().join("fixtures/kafka-real/broker-1");
+    let real = crate::support::repo().join("fixtures/kafka-real/4.1.1/broker-1");
     let data = env.path("real");
     for name in ["meta.properties", "__cluster_metadata-0", "plain-0"] {
         let from = real.join(name);

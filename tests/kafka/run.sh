@@ -1,30 +1,42 @@
 #!/usr/bin/env bash
 # tests/kafka/run.sh -- real Kafka as the oracle for klog's fixtures.
 #
-# Starts a 3-node KRaft cluster (Apache Kafka from Maven Central, the release
-# pinned in tests/kafka/pom.xml; each node in its own JVM, node 1 broker and
-# the controller, nodes 2 and 3 brokers; loopback ports only, in a temporary
-# directory), runs the scenarios of
+# Starts a 3-node cluster of one Apache Kafka release from Maven Central
+# (each node in its own JVM; loopback ports only, in a temporary directory):
+# KRaft for 4.x (node 1 broker and the one controller, nodes 2 and 3
+# brokers), ZooKeeper mode for 3.x (a ZooKeeper server from the zookeeper
+# jar kafka_2.13 depends on, and brokers 1, 2 and 3). Runs the scenarios of
 # tests/kafka/src/main/java/klogoracle/Driver.java with the real Java
-# clients, records Kafka's own answers (Admin API, kafka-consumer-groups,
-# kafka-share-groups, kafka-transactions, kafka-get-offsets, kafka-dump-log,
-# kafka-metadata-shell: the tool classes run with java -cp), kills one broker
-# with SIGKILL in the middle of a produce loop, stops the other two, and
-# copies the three log directories, trimmed, next to the answers.
+# clients (a release skips those it lacks), records Kafka's own answers
+# (Admin API, kafka-consumer-groups, kafka-share-groups,
+# kafka-streams-groups, kafka-transactions, kafka-get-offsets,
+# kafka-dump-log, kafka-metadata-shell: the tool classes run with java -cp),
+# kills one broker with SIGKILL in the middle of a produce loop, stops the
+# other two, and copies the three log directories, trimmed, next to the
+# answers, with expected/manifest.json saying which scenarios and answers
+# the release has.
 #
 # Usage:
-#   tests/kafka/run.sh            regenerate fixtures/kafka-real/ (review the diff)
-#   tests/kafka/run.sh --check    regenerate into a temporary directory and run
-#                                 klog's kafka_real tests against it; the
-#                                 committed fixtures are left as they are
-#   tests/kafka/run.sh --out DIR  write the fixture tree to DIR
-#   KEEP=1 tests/kafka/run.sh     keep the temporary directory (broker logs)
+#   tests/kafka/run.sh --kafka VERSION   regenerate fixtures/kafka-real/VERSION/ (review
+#                                        the diff); VERSION: a release of the matrix
+#                                        below, or any other Maven Central serves
+#                                        (default: the newest of the matrix)
+#   tests/kafka/run.sh --check           regenerate into a temporary directory and run
+#                                        klog's kafka_real tests against it; the
+#                                        committed fixtures are left as they are
+#   tests/kafka/run.sh --out DIR         write the fixture tree to DIR
+#   tests/kafka/run.sh --matrix          print the releases of the matrix, one a line
+#   KEEP=1 tests/kafka/run.sh            keep the temporary directory (broker logs)
 #
-# Needs: java 17+, mvn (which resolves the pinned jars into ~/.m2 itself on
+# Needs: java 17+, mvn (which resolves the release's jars into ~/.m2 itself on
 # first use; Maven Central must be reachable then), bash, python3, cargo for
 # --check. Every wait is bounded; whatever this script starts is stopped on
 # exit, success or not.
 set -euo pipefail
+
+# The releases of the oracle matrix, oldest first; the last is the default
+# (and the one .ci/run checks).
+MATRIX=(3.9.2 4.0.2 4.1.1 4.4.0)
 
 die() { echo "run.sh: $*" >&2; exit 2; }
 log() { echo "[kafka $(date +%H:%M:%S)] $*" >&2; }
@@ -33,15 +45,27 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
 CHECK=0
 OUT=""
+KAFKA_VERSION=${MATRIX[${#MATRIX[@]}-1]}
 while (( $# )); do
     case "$1" in
         --check) CHECK=1 ;;
         --out) shift; OUT=${1:?--out needs a directory} ;;
+        --kafka) shift; KAFKA_VERSION=${1:?--kafka needs a release, e.g. 4.4.0} ;;
+        --matrix) printf '%s\n' "${MATRIX[@]}"; exit 0 ;;
         -h|--help) sed -n '2,/^set -euo pipefail/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
     esac
     shift
 done
+[[ $KAFKA_VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "--kafka $KAFKA_VERSION: not a release number"
+# ZooKeeper mode for 3.x (the last releases that have it); 4.0 removed ZooKeeper.
+if [[ $KAFKA_VERSION == 3.* ]]; then MODE=zookeeper; else MODE=kraft; fi
+# __consumer_offsets: Kafka's default of 50 partitions in ZooKeeper mode (what such
+# clusters have on disk), 3 in KRaft mode (smaller fixtures).
+if [[ $MODE == zookeeper ]]; then OFFSETS_PARTITIONS=50; else OFFSETS_PARTITIONS=3; fi
+version_at_least() {   # version_at_least 4.2: the release is 4.2 or later
+    [[ $(printf '%s\n%s\n' "$1" "${KAFKA_VERSION%.*}" | sort -V | head -n1) == "$1" ]]
+}
 
 command -v java >/dev/null || die "java not found"
 command -v mvn >/dev/null || die "mvn not found"
@@ -60,7 +84,7 @@ cleanup() {
         for _ in $(seq 1 20); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.5; done
         kill -KILL "$dpid" 2>/dev/null || true
     fi
-    for n in "${NODES[@]}"; do
+    for n in "${NODES[@]}" zk; do
         local pidf="$WORK/run/node-$n.pid"
         [[ -f "$pidf" ]] || continue
         local pid; pid=$(cat "$pidf")
@@ -91,17 +115,27 @@ trap 'exit 130' INT TERM
 if (( CHECK )); then
     OUT=${OUT:-$WORK/fixture}
 else
-    OUT=${OUT:-$REPO/fixtures/kafka-real}
+    OUT=${OUT:-$REPO/fixtures/kafka-real/$KAFKA_VERSION}
 fi
 mkdir -p "$WORK/run" "$WORK/logs" "$WORK/classes"
 
-# ---- the pinned jars and the driver -------------------------------------------
-log "resolving the pinned Kafka jars with mvn (first run downloads them into ~/.m2)"
-timeout 900 mvn -q -B -f "$SCRIPT_DIR/pom.xml" dependency:build-classpath \
-    -Dmdep.outputFile="$WORK/cp.txt" >"$WORK/logs/mvn.log" 2>&1 \
-    || { cat "$WORK/logs/mvn.log" >&2; die "mvn could not resolve the classpath"; }
-KAFKA_VERSION=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$SCRIPT_DIR/pom.xml")
-timeout 300 javac -d "$WORK/classes" -cp "$(cat "$WORK/cp.txt")" "$SCRIPT_DIR"/src/main/java/klogoracle/*.java
+# ---- the release's jars and the driver ----------------------------------------------
+log "resolving the jars of Kafka $KAFKA_VERSION with mvn (first run downloads them into ~/.m2)"
+ANSWERS=()   # the optional answers this release gives, for the manifest
+mvn_cp() {
+    timeout 900 mvn -q -B -f "$SCRIPT_DIR/pom.xml" dependency:build-classpath -Dkafka.version="$KAFKA_VERSION" \
+        -Dmdep.outputFile="$WORK/cp.txt" "$@" >"$WORK/logs/mvn.log" 2>&1
+}
+if [[ $MODE == kraft ]] && mvn_cp -Pmetadata-shell; then
+    ANSWERS+=(metadata-shell)
+elif ! mvn_cp; then
+    cat "$WORK/logs/mvn.log" >&2
+    die "mvn could not resolve the classpath of Kafka $KAFKA_VERSION"
+elif [[ $MODE == kraft ]]; then
+    log "Maven Central has no kafka-shell $KAFKA_VERSION: no kafka-metadata-shell answers"
+fi
+timeout 300 javac -nowarn -d "$WORK/classes" -cp "$(cat "$WORK/cp.txt")" "$SCRIPT_DIR"/src/main/java/klogoracle/*.java \
+    2>"$WORK/logs/javac.log" || { cat "$WORK/logs/javac.log" >&2; die "the driver does not compile against Kafka $KAFKA_VERSION"; }
 CP="$WORK/classes:$(cat "$WORK/cp.txt")"
 JAVA_OPTS=(-Xms128m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
            -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.showDateTime=true)
@@ -110,62 +144,70 @@ jrun() { timeout 300 java "${JAVA_OPTS[@]}" -cp "$CP" "$@"; }   # short JVM runs
 # ---- configuration -----------------------------------------------------------------
 mapfile -t PORTS < <(jrun klogoracle.Driver ports 6)
 (( ${#PORTS[@]} == 6 )) || die "could not find free loopback ports"
-# Node 1 is broker and the one KRaft controller; nodes 2 and 3 are brokers only, so
-# either can be stopped or killed without costing the cluster its quorum.
-VOTERS="1@127.0.0.1:${PORTS[3]}"
 BOOTSTRAP="127.0.0.1:${PORTS[0]},127.0.0.1:${PORTS[1]},127.0.0.1:${PORTS[2]}"
 CLUSTER_ID=a2xvZy1vcmFjbGUtMDAwMQ   # base64url of "klog-oracle-0001"
+ZK_CONNECT="127.0.0.1:${PORTS[4]}"
 for n in "${NODES[@]}"; do
     mkdir -p "$WORK/cluster/broker-$n"
-    if (( n == 1 )); then
-        roles=broker,controller
-        listeners="PLAINTEXT://127.0.0.1:${PORTS[0]},CONTROLLER://127.0.0.1:${PORTS[3]}"
+    props="$WORK/run/node-$n.properties"
+    if [[ $MODE == kraft ]]; then
+        # Node 1 is broker and the one KRaft controller; nodes 2 and 3 are brokers only, so
+        # either can be stopped or killed without costing the cluster its quorum.
+        if (( n == 1 )); then
+            roles=broker,controller
+            listeners="PLAINTEXT://127.0.0.1:${PORTS[0]},CONTROLLER://127.0.0.1:${PORTS[3]}"
+        else
+            roles=broker
+            listeners="PLAINTEXT://127.0.0.1:${PORTS[$((n-1))]}"
+        fi
+        printf '%s\n' "process.roles=$roles" "node.id=$n" "controller.quorum.voters=1@127.0.0.1:${PORTS[3]}" \
+            "listeners=$listeners" controller.listener.names=CONTROLLER \
+            listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT \
+            "offsets.topic.num.partitions=$OFFSETS_PARTITIONS" \
+            share.coordinator.state.topic.num.partitions=1 share.coordinator.state.topic.replication.factor=3 \
+            share.coordinator.state.topic.min.isr=2 >"$props"
     else
-        roles=broker
-        listeners="PLAINTEXT://127.0.0.1:${PORTS[$((n-1))]}"
+        # ZooKeeper mode: broker.id N; offsets.topic.num.partitions left at its default (50).
+        # A short ZooKeeper session, so that a killed broker's ephemeral znodes (and its
+        # leaderships) go within 6 s.
+        printf '%s\n' "broker.id=$n" "zookeeper.connect=$ZK_CONNECT" zookeeper.session.timeout.ms=6000 \
+            "listeners=PLAINTEXT://127.0.0.1:${PORTS[$((n-1))]}" >"$props"
     fi
-    cat >"$WORK/run/node-$n.properties" <<EOF
-process.roles=$roles
-node.id=$n
-controller.quorum.voters=$VOTERS
-listeners=$listeners
-advertised.listeners=PLAINTEXT://127.0.0.1:${PORTS[$((n-1))]}
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-log.dirs=$WORK/cluster/broker-$n
-auto.create.topics.enable=false
-num.partitions=1
-default.replication.factor=3
-min.insync.replicas=2
-offsets.topic.num.partitions=3
-offsets.topic.replication.factor=3
-transaction.state.log.num.partitions=2
-transaction.state.log.replication.factor=3
-transaction.state.log.min.isr=2
-share.coordinator.state.topic.num.partitions=1
-share.coordinator.state.topic.replication.factor=3
-share.coordinator.state.topic.min.isr=2
-group.initial.rebalance.delay.ms=0
-log.cleaner.backoff.ms=500
-log.segment.delete.delay.ms=1000
-log.initial.task.delay.ms=0
-num.io.threads=2
-num.network.threads=2
-num.replica.fetchers=1
-background.threads=4
-EOF
+    # Indexes are preallocated to 64 KiB (log.index.size.max.bytes; 10 MiB by default):
+    # the killed broker keeps every active segment's preallocated index, and reading
+    # 10 MiB of zeros per index made the tests slow without showing anything more.
+    printf '%s\n' "advertised.listeners=PLAINTEXT://127.0.0.1:${PORTS[$((n-1))]}" \
+        inter.broker.listener.name=PLAINTEXT "log.dirs=$WORK/cluster/broker-$n" auto.create.topics.enable=false \
+        num.partitions=1 default.replication.factor=3 min.insync.replicas=2 \
+        offsets.topic.replication.factor=3 \
+        transaction.state.log.num.partitions=2 transaction.state.log.replication.factor=3 \
+        transaction.state.log.min.isr=2 transaction.abort.timed.out.transaction.cleanup.interval.ms=1000 \
+        group.initial.rebalance.delay.ms=0 log.cleaner.backoff.ms=500 log.segment.delete.delay.ms=1000 \
+        log.initial.task.delay.ms=0 num.io.threads=2 num.network.threads=2 num.replica.fetchers=1 \
+        background.threads=4 log.index.size.max.bytes=65536 >>"$props"
 done
+if [[ $MODE == zookeeper ]]; then
+    mkdir -p "$WORK/zookeeper"
+    printf '%s\n' "dataDir=$WORK/zookeeper" "clientPort=${PORTS[4]}" clientPortAddress=127.0.0.1 tickTime=1000 \
+        maxClientCnxns=0 admin.enableServer=false >"$WORK/run/zookeeper.properties"
+fi
 
 # ---- control of the nodes (also used by the driver) ---------------------------------
+# The log directories stay in $WORK/cluster after the nodes stop: `ctl.sh start N`
+# restarts a node on them, and `Driver record` records the answers of a cluster as it
+# stands, so a step that changes the stopped directories fits between the two.
 cat >"$WORK/run/ctl.sh" <<EOF
 #!/usr/bin/env bash
-# ctl.sh start|stop|kill N
+# ctl.sh start|stop|kill N   (N: 1, 2, 3, or zk for the ZooKeeper server)
 set -euo pipefail
 n=\$2; pidf="$WORK/run/node-\$n.pid"
 case "\$1" in
   start)
-    java ${JAVA_OPTS[*]} -cp "$CP" kafka.Kafka "$WORK/run/node-\$n.properties" >>"$WORK/logs/node-\$n.log" 2>&1 &
+    if [[ \$n == zk ]]; then
+      java ${JAVA_OPTS[*]} -cp "$CP" org.apache.zookeeper.server.ZooKeeperServerMain "$WORK/run/zookeeper.properties" >>"$WORK/logs/zookeeper.log" 2>&1 &
+    else
+      java ${JAVA_OPTS[*]} -cp "$CP" kafka.Kafka "$WORK/run/node-\$n.properties" >>"$WORK/logs/node-\$n.log" 2>&1 &
+    fi
     echo \$! >"\$pidf" ;;
   stop)
     pid=\$(cat "\$pidf"); kill -TERM "\$pid" 2>/dev/null || exit 0
@@ -179,15 +221,41 @@ esac
 EOF
 chmod +x "$WORK/run/ctl.sh"
 export KLOG_ORACLE_CTL="$WORK/run/ctl.sh"
+export KLOG_ORACLE_RELEASE="$KAFKA_VERSION" KLOG_ORACLE_MODE="$MODE" \
+       KLOG_ORACLE_OFFSETS_PARTITIONS="$OFFSETS_PARTITIONS" KLOG_ORACLE_DATA="$WORK/cluster"
 
-log "formatting 3 KRaft nodes (Kafka $KAFKA_VERSION, share.version=1) in $WORK"
-for n in "${NODES[@]}"; do
-    jrun kafka.tools.StorageTool format -t "$CLUSTER_ID" -c "$WORK/run/node-$n.properties" \
-        --feature share.version=1 >>"$WORK/logs/format.log" 2>&1 || die "format of node $n failed"
-done
+if [[ $MODE == kraft ]]; then
+    # Share groups: a preview in 4.1 (share.version=1 asked for by hand), production
+    # from 4.2; streams groups (streams.version=1) from 4.2. Both named, not left to
+    # defaults (ShareVersion, StreamsVersion).
+    FEATURES=()
+    if version_at_least 4.1; then FEATURES+=(--feature share.version=1); fi
+    if version_at_least 4.2; then FEATURES+=(--feature streams.version=1); fi
+    log "formatting 3 KRaft nodes (Kafka $KAFKA_VERSION${FEATURES[*]:+, ${FEATURES[*]}}) in $WORK"
+    for n in "${NODES[@]}"; do
+        jrun kafka.tools.StorageTool format -t "$CLUSTER_ID" -c "$WORK/run/node-$n.properties" \
+            "${FEATURES[@]}" >>"$WORK/logs/format.log" 2>&1 || die "format of node $n failed"
+    done
+else
+    log "starting ZooKeeper on $ZK_CONNECT (Kafka $KAFKA_VERSION in ZooKeeper mode) in $WORK"
+    "$KLOG_ORACLE_CTL" start zk
+    up=0
+    for _ in $(seq 1 120); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/${PORTS[4]}") 2>/dev/null; then up=1; break; fi
+        sleep 0.5
+    done
+    (( up )) || die "ZooKeeper did not listen on $ZK_CONNECT within 60 s"
+    # A ZooKeeper-mode broker adopts the cluster id it finds in /cluster/id (KafkaZkClient).
+    for znode in "/cluster x" "/cluster/id {\"version\":\"1\",\"id\":\"$CLUSTER_ID\"}"; do
+        # shellcheck disable=SC2086
+        jrun org.apache.zookeeper.ZooKeeperMain -server "$ZK_CONNECT" create $znode >>"$WORK/logs/zookeeper-shell.log" 2>&1 \
+            || die "could not write /cluster/id: $(tail -n 5 "$WORK/logs/zookeeper-shell.log")"
+    done
+fi
 for n in "${NODES[@]}"; do "$KLOG_ORACLE_CTL" start "$n"; done
 log "waiting (at most 120 s) for 3 brokers on $BOOTSTRAP"
-jrun klogoracle.Driver wait-ready "$BOOTSTRAP" 3 120 || die "the cluster did not come up within 120 s"
+jrun klogoracle.Driver wait-ready "$BOOTSTRAP" 3 120 2>"$WORK/logs/wait-ready.log" \
+    || die "the cluster did not come up within 120 s"
 log "cluster up after $(( $(date +%s) - START_TS )) s; running the scenarios"
 
 EXPECTED="$WORK/expected"
@@ -231,6 +299,7 @@ copy_dirs broker-3
 log "stopping nodes 2 and 1 (controlled shutdown)"
 "$KLOG_ORACLE_CTL" stop 2
 "$KLOG_ORACLE_CTL" stop 1
+if [[ $MODE == zookeeper ]]; then "$KLOG_ORACLE_CTL" stop zk; fi
 log "copying the log directories of nodes 1 and 2"
 copy_dirs broker-1 broker-2
 
@@ -258,12 +327,14 @@ done
 (cd "$STAGE" && find . \( -name '*.index' -o -name '*.timeindex' \) -path './broker-*/*' | sed 's:^\./::' | sort) | while read -r idx; do
     printf '%s\t%s\t%s\t%s\n' "$EXPECTED/dump-log/$idx.txt" kafka.tools.DumpLogSegments --files "$idx" >>"$TOOLS"
 done
-META="broker-1/__cluster_metadata-0/00000000000000000000.log"
-for cmd in "ls /image/topics/byName" "ls /image/features" "find /image/topics/byName" "cat /image/features/metadataVersion"; do
-    name=$(echo "$cmd" | tr ' /' '__' | sed 's/__*/_/g; s/^_//')
-    printf '%s\t%s\t%s\t%s\t%s\n' "$EXPECTED/metadata-shell/$name.txt" org.apache.kafka.shell.MetadataShell \
-        --snapshot "$META" "${cmd// /$'\t'}" >>"$TOOLS"
-done
+if [[ " ${ANSWERS[*]} " == *" metadata-shell "* ]]; then
+    META="broker-1/__cluster_metadata-0/00000000000000000000.log"
+    for cmd in "ls /image/topics/byName" "ls /image/features" "find /image/topics/byName" "cat /image/features/metadataVersion"; do
+        name=$(echo "$cmd" | tr ' /' '__' | sed 's/__*/_/g; s/^_//')
+        printf '%s\t%s\t%s\t%s\t%s\n' "$EXPECTED/metadata-shell/$name.txt" org.apache.kafka.shell.MetadataShell \
+            --snapshot "$META" "${cmd// /$'\t'}" >>"$TOOLS"
+    done
+fi
 (cd "$STAGE" && timeout 600 java "${JAVA_OPTS[@]}" -cp "$CP" klogoracle.Driver tools "$TOOLS") \
     >"$WORK/logs/tools.log" 2>&1 || { tail -n 40 "$WORK/logs/tools.log" >&2; log "warning: some Kafka tool invocations failed (see above)"; }
 
@@ -296,6 +367,20 @@ PY
 # Paths in the recorded answers are relative to the fixture root; nothing else names $WORK.
 { grep -rl "$WORK" "$EXPECTED" 2>/dev/null || true; } | while read -r f; do sed -i "s:$WORK/stage/::g; s:$WORK:<work>:g" "$f"; done
 printf 'kafka %s\ncluster id %s\n' "$KAFKA_VERSION" "$CLUSTER_ID" >"$EXPECTED/VERSION"
+# The manifest: what this release's tree holds, for the tests (which compare what is there
+# and say what a release lacks, never guess it).
+python3 - "$EXPECTED" "$KAFKA_VERSION" "$MODE" "$CLUSTER_ID" "$OFFSETS_PARTITIONS" "${ANSWERS[@]}" <<'PY'
+import json, os, sys
+expected, version, mode, cluster_id, partitions, answers = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6:]
+with open(os.path.join(expected, "scenarios.txt")) as fh:
+    scenarios = [l.strip() for l in fh if l.strip()]
+os.remove(os.path.join(expected, "scenarios.txt"))
+manifest = {"kafka": version, "mode": mode, "cluster_id": cluster_id,
+            "consumer_offsets_partitions": partitions, "scenarios": scenarios, "answers": sorted(answers)}
+with open(os.path.join(expected, "manifest.json"), "w") as fh:
+    json.dump(manifest, fh, indent=2)
+    fh.write("\n")
+PY
 
 rm -rf "$OUT/broker-1" "$OUT/broker-2" "$OUT/broker-3" "$OUT/expected"
 mkdir -p "$OUT"
@@ -304,7 +389,7 @@ cp -a "$EXPECTED" "$OUT/expected"
 log "fixture tree written to $OUT ($(du -sh --apparent-size "$OUT" | cut -f1)) in $(( $(date +%s) - START_TS )) s"
 
 if (( CHECK )); then
-    log "checking klog against the fresh answers (cargo test --test cli kafka_real)"
-    (cd "$REPO" && KLOG_KAFKA_REAL="$OUT" cargo test --quiet --test cli kafka_real -- --test-threads=2)
+    log "checking klog against the fresh answers (cargo test --test cli kafka_real:: kafka_dump::)"
+    (cd "$REPO" && KLOG_KAFKA_REAL="$OUT" cargo test --quiet --test cli -- kafka_real:: kafka_dump:: --test-threads=2)
     log "klog agrees with Kafka $KAFKA_VERSION ($(( $(date +%s) - START_TS )) s in all)"
 fi

@@ -16,7 +16,12 @@ compared at the key file's version.
 
 The release of each version in klog's tables is checked as well: a version
 introduced in this release or before it must be in the release's
-validVersions, a later one must not.
+validVersions, a later one must not. A klog field added by a later release
+(its `since`: a tagged field added to an existing version) is left out of
+an earlier release's comparison; before a table's `fileSince` the release's
+file of that name may be missing or hold an early-access layout, and only
+the versions are compared; from a table's `removed` on, the release must
+have no file of that name.
 
 Missing on either side is a difference: a metadata schema, a KRaft control
 record schema (LeaderChangeMessage, SnapshotHeaderRecord,
@@ -144,8 +149,16 @@ def kafka_struct_fields(field, common):
     return common.get(name, {}).get("fields")
 
 
-def compare_fields(where, kf, jf, common, lo, hi, out):
-    """Compare Kafka fields kf with klog fields jf over versions lo..hi."""
+def field_versions(f):
+    """A field's versions: its taggedVersions when it gives none
+    (FieldSpec: "If versions is not set, but taggedVersions is, default to
+    taggedVersions")."""
+    return versions(f.get("versions") or f.get("taggedVersions"))
+
+
+def compare_fields(where, kf, jf, common, lo, hi, rel, out):
+    """Compare Kafka fields kf with klog fields jf over versions lo..hi, in
+    release rel (a klog field added by a later release is left out)."""
     # Only the fields present in lo..hi on either side.
     def live(fields, rng):
         res = []
@@ -154,8 +167,8 @@ def compare_fields(where, kf, jf, common, lo, hi, out):
             if r is not None:
                 res.append((f, r))
         return res
-    kl = live(kf, lambda f: versions(f.get("versions")))
-    jl = live(jf, lambda f: versions(f.get("versions")))
+    kl = live(kf, field_versions)
+    jl = live([f for f in jf or [] if release_key(f.get("since", "3.9")) <= rel], field_versions)
     kn = {f["name"]: (f, r) for f, r in kl}
     jn = {f["name"]: (f, r) for f, r in jl}
     for name in kn:
@@ -191,7 +204,7 @@ def compare_fields(where, kf, jf, common, lo, hi, out):
             if ktag != j.get("tag"):
                 out.append(f"{w}: tag {ktag} in Kafka, {j.get('tag')} in klog")
         if j["type"].endswith("struct"):
-            compare_fields(w, kafka_struct_fields(k, common), j.get("fields"), common, lo2, hi2, out)
+            compare_fields(w, kafka_struct_fields(k, common), j.get("fields"), common, lo2, hi2, rel, out)
 
 
 def main(argv):
@@ -222,8 +235,17 @@ def main(argv):
         lo_j, hi_j = versions(e["validVersions"])
         # Which of klog's versions this release should hold, by the tables.
         expected = [lo_j + i for i, r in enumerate(since) if release_key(r) <= rel]
+        removed = e.get("removed")
+        if removed is not None and release_key(removed) <= rel:
+            if name in kafka:
+                out.append(f"{where}: klog's table says {removed} no longer reads it, "
+                           f"yet Kafka {release} has {kafka[name][0]}")
+            continue
+        # Before fileSince the release's file of this name was missing or
+        # held another (early-access) layout: only its versions are compared.
+        layout = release_key(e.get("fileSince", "3.9")) <= rel
         if name not in kafka:
-            if expected and rel >= (3, 9):
+            if expected and rel >= (3, 9) and layout:
                 out.append(f"{where}: no schema of this name in Kafka {release}, though klog's "
                            f"table says versions {show((expected[0], expected[-1]))} came in "
                            f"{since[expected[0] - lo_j]} (removed since, or the release is wrong)")
@@ -242,12 +264,14 @@ def main(argv):
             continue
         if e["fields"] is None:
             out.append(f"{where}: klog has no field table (Kafka: validVersions {show(kv)}, {file})")
+        if is_key and not layout:
+            continue
         if is_key:
             # Compare klog's key at version 0 with Kafka's key at its version.
             if e["fields"] is not None:
-                kf = [f for f in k.get("fields", []) if clip(versions(f.get("versions")), kv[0], kv[0])]
+                kf = [f for f in k.get("fields", []) if clip(field_versions(f), kv[0], kv[0])]
                 kf = [dict(f, versions="0") for f in kf]
-                compare_fields(where, kf, e["fields"], {}, 0, 0, out)
+                compare_fields(where, kf, e["fields"], {}, 0, 0, rel, out)
             kflex = versions(k.get("flexibleVersions"))
             if clip(kflex, kv[0], kv[0]) is not None and e["flexibleVersions"] == "none":
                 out.append(f"{where}: flexible in Kafka, not in klog")
@@ -264,14 +288,14 @@ def main(argv):
         for v in range(kv[0], kv[1] + 1):
             if not lo_j <= v <= hi_j:
                 out.append(f"{where} v{v}: in Kafka {release} (validVersions {show(kv)}), not in klog")
-        if lo > hi or e["fields"] is None:
+        if lo > hi or e["fields"] is None or not layout:
             continue
         kflex = clip(versions(k.get("flexibleVersions")), lo, hi)
         jflex = clip(versions(e["flexibleVersions"]), lo, hi)
         if kflex != jflex:
             out.append(f"{where}: flexibleVersions {show(kflex)} in Kafka, {show(jflex)} in klog")
         common = {c["name"]: c for c in k.get("commonStructs", [])}
-        compare_fields(where, k.get("fields", []), e["fields"], common, lo, hi, out)
+        compare_fields(where, k.get("fields", []), e["fields"], common, lo, hi, rel, out)
     # Schemas of the release that klog has no table for.
     for name, (file, k) in sorted(kafka.items()):
         if name in named:

@@ -29,10 +29,8 @@ import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
-import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
-import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -51,18 +49,30 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.common.utils.Exit;
 
 /**
  * The Kafka oracle's driver: runs the scenarios against a running 3-node
- * KRaft cluster with the real Java clients and records Kafka's answers.
- * Broker stops, restarts and kills go through the control script named by
- * the environment variable KLOG_ORACLE_CTL (run.sh writes it).
+ * cluster (KRaft, or ZooKeeper for 3.x) with the real Java clients and
+ * records Kafka's answers. One source for every release of the matrix: it is
+ * compiled against the release's jars, and what a release lacks (KIP-848
+ * consumer groups and share groups without KRaft, Admin.listGroups before
+ * 4.0, streams groups before 4.2) is skipped here, by release, and reached
+ * through reflection where the API itself differs. The scenarios it ran are
+ * written to OUT/scenarios.txt, one name a line, for the manifest.
+ *
+ * Environment (run.sh sets it): KLOG_ORACLE_CTL, the control script for
+ * broker stops, restarts and kills; KLOG_ORACLE_RELEASE, the Kafka release;
+ * KLOG_ORACLE_MODE, kraft or zookeeper; KLOG_ORACLE_OFFSETS_PARTITIONS, the
+ * partition count of __consumer_offsets; KLOG_ORACLE_DATA, the folder holding
+ * broker-N/ (the log directories, read for the cleaner's checkpoints).
  *
  * Subcommands:
  *   ports N                      N free loopback TCP ports, one a line
  *   wait-ready BOOTSTRAP N SECS  exit 0 once N brokers answer, else 1
  *   scenarios BOOTSTRAP OUT      every scenario, then the recorded answers
+ *   record BOOTSTRAP OUT         the recorded answers alone, of a cluster as it stands (e.g.
+ *                                restarted on directories something else wrote into)
+ *   txn-victim BOOTSTRAP         a transactional producer that prints SENT mid-transaction and waits to be killed
  *   tool OUTFILE CLASS ARGS...   run a Kafka tool's main in this JVM, stdout to OUTFILE
  *   tools LISTFILE               the same for each line of LISTFILE (tab-separated)
  */
@@ -73,10 +83,51 @@ public final class Driver {
     static String bootstrap;
     static Path out;
     static final List<String> log = new ArrayList<>();
+    /** The scenarios run, in order: OUT/scenarios.txt. */
+    static final List<String> ran = new ArrayList<>();
+
+    static final String RELEASE = System.getenv().getOrDefault("KLOG_ORACLE_RELEASE", "0.0.0");
+    static final boolean KRAFT = !"zookeeper".equals(System.getenv("KLOG_ORACLE_MODE"));
+    static final int OFFSETS_PARTITIONS = Integer.parseInt(System.getenv().getOrDefault("KLOG_ORACLE_OFFSETS_PARTITIONS", "3"));
+
+    /** The release is MAJOR.MINOR or later. */
+    static boolean atLeast(int major, int minor) {
+        String[] v = RELEASE.split("\\.");
+        int ma = Integer.parseInt(v[0]), mi = Integer.parseInt(v[1]);
+        return ma > major || (ma == major && mi >= minor);
+    }
+
+    /** KIP-848 consumer groups: KRaft only (3.9 had them as early access, in KRaft). */
+    static boolean consumerGroups() {
+        return KRAFT;
+    }
+
+    /** KIP-932 share groups: a preview from 4.1 (share.version=1), production from 4.2. */
+    static boolean shareGroups() {
+        return KRAFT && atLeast(4, 1);
+    }
+
+    /** KIP-1071 streams groups: production from 4.2 (streams.version=1). */
+    static boolean streamsGroups() {
+        return KRAFT && atLeast(4, 2);
+    }
+
+    /**
+     * The topic config for a segment size under 1 MiB: `segment.bytes` has
+     * that floor from 4.1 (LogConfig), where `internal.segment.bytes` (for
+     * tests) overrides it; up to 4.0 `segment.bytes` itself takes 14 bytes up.
+     */
+    static String segmentBytesKey() {
+        return atLeast(4, 1) ? "internal.segment.bytes" : "segment.bytes";
+    }
 
     public static void main(String[] args) throws Exception {
         switch (args[0]) {
             case "ports" -> ports(Integer.parseInt(args[1]));
+            case "txn-victim" -> {
+                bootstrap = args[1];
+                txnVictim();
+            }
             case "wait-ready" -> System.exit(waitReady(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3])) ? 0 : 1);
             case "scenarios" -> {
                 bootstrap = args[1];
@@ -93,6 +144,15 @@ public final class Driver {
                 System.out.flush();
                 System.err.flush();
                 Runtime.getRuntime().halt(code);
+            }
+            case "record" -> {
+                bootstrap = args[1];
+                out = Paths.get(args[2]);
+                Files.createDirectories(out);
+                try (Admin a = admin(bootstrap)) {
+                    record(a);
+                }
+                System.exit(0);
             }
             case "tool" -> {
                 String[] rest = java.util.Arrays.copyOfRange(args, 3, args.length);
@@ -227,7 +287,7 @@ public final class Driver {
     static void createTopic(Admin a, String name, Map<Integer, List<Integer>> assignment, Map<String, String> cfg) throws Exception {
         NewTopic t = new NewTopic(name, assignment);
         Map<String, String> c = new HashMap<>();
-        c.put("internal.segment.bytes", "400");
+        c.put(segmentBytesKey(), "400");
         c.put("index.interval.bytes", "100"); // index entries even in tiny segments
         c.put("min.insync.replicas", "2");
         c.putAll(cfg);
@@ -304,23 +364,39 @@ public final class Driver {
 
     static void scenarios() throws Exception {
         try (Admin a = admin(bootstrap)) {
-            plainAndCodecs(a);
-            idempotent(a);
-            transactions(a);
-            consumeTransformProduce(a);
-            groups(a);
-            shareGroup(a);
-            offsetAndGroupDeletion(a);
-            offsetResets(a);
-            compacted(a);
-            recreated(a);
-            followerRestart(a);
-            diverged(a);
+            run("plain", () -> plainAndCodecs(a));
+            run("idempotent", () -> idempotent(a));
+            run("transactions", () -> transactions(a));
+            run("consume-transform-produce", () -> consumeTransformProduce(a));
+            run("groups", () -> groups(a));
+            if (consumerGroups()) run("consumer-group", () -> consumerGroup(a));
+            if (shareGroups()) run("share-group", () -> shareGroup(a));
+            if (streamsGroups()) run("streams-group", () -> streamsGroup(a));
+            run("offset-and-group-deletion", () -> offsetAndGroupDeletion(a));
+            run("offset-resets", () -> offsetResets(a));
+            run("compacted", () -> compacted(a));
+            run("rebalances", () -> rebalances(a));
+            run("transaction-timed-out", () -> transactionTimedOut(a));
+            run("recreated", () -> recreated(a));
+            run("follower-restart", () -> followerRestart(a));
+            run("diverged", () -> diverged(a));
             record(a);
-            killMidProduce(a);
+            run("killed", () -> killMidProduce(a));
             recordKilled(a);
         }
         Files.write(out.resolve("driver-log.txt"), log);
+        Files.write(out.resolve("scenarios.txt"), ran);
+    }
+
+    interface Scenario {
+        void run() throws Exception;
+    }
+
+    static void run(String name, Scenario s) throws Exception {
+        long t0 = System.nanoTime();
+        s.run();
+        ran.add(name);
+        System.err.printf("[driver] scenario %s done in %.1f s%n", name, (System.nanoTime() - t0) / 1e9);
     }
 
     static void plainAndCodecs(Admin a) throws Exception {
@@ -417,8 +493,6 @@ public final class Driver {
         TopicPartition plain = new TopicPartition("plain", 0);
         groupCommit("classic-g", "classic", plain, 30, 20);
         note("classic-g (group.protocol=classic): read plain-0, committed 20");
-        groupCommit("consumer-g", "consumer", plain, 30, 25);
-        note("consumer-g (group.protocol=consumer, KIP-848): read plain-0, committed 25");
         groupCommit("txn-reader-g", "classic", new TopicPartition("txn", 0), 1, 16);
         note("txn-reader-g: committed 16 on txn-0 (the LSO)");
         TopicPartition codecs0 = new TopicPartition("codecs", 0);
@@ -427,13 +501,26 @@ public final class Driver {
         note("codecs-g (assign, no subscription): committed codecs-0..4 = 12, 8, 4, 0, 11");
     }
 
+    static void consumerGroup(Admin a) {
+        groupCommit("consumer-g", "consumer", new TopicPartition("plain", 0), 30, 25);
+        note("consumer-g (group.protocol=consumer, KIP-848): read plain-0, committed 25");
+    }
+
+    /**
+     * A share group (KIP-932) with explicit acknowledgement: offsets 0-5
+     * ACCEPTed, 6-7 RELEASEd (each time they are delivered), 8-9 REJECTed,
+     * then the consumer closes: its state in __share_group_state keeps the
+     * released records available with their delivery counts and the rejected
+     * ones archived.
+     */
     static void shareGroup(Admin a) throws Exception {
         createTopic(a, "share", rf3(1), Map.of());
         try (var pr = producer("share-source", Map.of())) {
             produceBatched(pr, "share", 0, 0, 10, 10, 500, "share");
         }
+        // ConfigResource.Type.GROUP (4.0 on) by name: this source compiles against 3.9 as well.
         a.incrementalAlterConfigs(Map.of(
-            new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.GROUP, "share-g"),
+            new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.valueOf("GROUP"), "share-g"),
             List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
                 new org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
                 org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
@@ -444,20 +531,24 @@ public final class Driver {
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         p.put("share.acknowledgement.mode", "explicit");
-        int acked = 0;
+        Set<Long> seen = new TreeSet<>();
+        Map<String, Integer> acks = new TreeMap<>();
         try (var c = new KafkaShareConsumer<String, String>(p)) {
             c.subscribe(List.of("share"));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (acked < 10 && System.nanoTime() < deadline) {
+            while (seen.size() < 10 && System.nanoTime() < deadline) {
                 for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) {
-                    c.acknowledge(r, AcknowledgeType.ACCEPT);
-                    acked++;
+                    AcknowledgeType t = r.offset() < 6 ? AcknowledgeType.ACCEPT
+                        : r.offset() < 8 ? AcknowledgeType.RELEASE : AcknowledgeType.REJECT;
+                    c.acknowledge(r, t);
+                    acks.merge(t.toString(), 1, Integer::sum);
+                    seen.add(r.offset());
                 }
                 c.commitSync(Duration.ofSeconds(30));
             }
         }
-        if (acked != 10) throw new IllegalStateException("share-g acknowledged " + acked + " of 10");
-        note("share: 10 records; share group share-g acknowledged (ACCEPT) all 10");
+        if (seen.size() != 10) throw new IllegalStateException("share-g saw " + seen + " of offsets 0-9");
+        note("share: 10 records; share group share-g (explicit acknowledgement) ACCEPTed 0-5, RELEASEd 6-7, REJECTed 8-9: " + acks);
     }
 
     static void offsetAndGroupDeletion(Admin a) throws Exception {
@@ -519,6 +610,349 @@ public final class Driver {
             }
         }
         throw new IllegalStateException("compacted-0 was not cleaned within 90 s: " + first + " -> " + logSizes(a, tp));
+    }
+
+    static org.apache.kafka.clients.admin.AlterConfigOp set(String key, String value) {
+        return new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry(key, value),
+            org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET);
+    }
+
+    static org.apache.kafka.common.config.ConfigResource topicResource(String name) {
+        return new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, name);
+    }
+
+    /** A classic group member on its own thread: polls, commits what it read, leaves when stopped. */
+    static final class Member implements AutoCloseable {
+        final Thread thread;
+        volatile boolean stop;
+        volatile Throwable failed;
+
+        Member(String group, String clientId, String topic) {
+            Properties p = consumerProps(group, "classic");
+            p.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
+            p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 300);
+            p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6000);
+            thread = new Thread(() -> {
+                try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+                    c.subscribe(List.of(topic), new org.apache.kafka.clients.consumer.ConsumerRebalanceListener() {
+                        @Override
+                        public void onPartitionsRevoked(Collection<TopicPartition> parts) {
+                            if (!parts.isEmpty()) c.commitSync(Duration.ofSeconds(30));
+                        }
+
+                        @Override
+                        public void onPartitionsAssigned(Collection<TopicPartition> parts) {
+                        }
+                    });
+                    while (!stop) {
+                        if (!c.poll(Duration.ofMillis(200)).isEmpty()) c.commitSync(Duration.ofSeconds(30));
+                    }
+                } catch (Throwable t) {
+                    failed = t;
+                }
+            }, clientId);
+            thread.start();
+        }
+
+        @Override
+        public void close() throws Exception {
+            stop = true;
+            thread.join(60000);
+            if (thread.isAlive()) throw new IllegalStateException(thread.getName() + " did not stop");
+            if (failed != null) throw new IllegalStateException(thread.getName() + " failed", failed);
+        }
+    }
+
+    /**
+     * The __consumer_offsets partition of a group, as the group coordinator
+     * places it: Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions
+     * (GroupCoordinatorService.partitionFor; GroupMetadataManager.partitionFor in 3.x).
+     */
+    static int coordinatorPartition(String group) {
+        return org.apache.kafka.common.utils.Utils.abs(group.hashCode()) % OFFSETS_PARTITIONS;
+    }
+
+    /** Wait (bounded) until the classic group is in STATE with N members. */
+    static void waitGroup(Admin a, String group, String state, int members) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        String last = "";
+        while (System.nanoTime() < deadline) {
+            try {
+                ConsumerGroupDescription d = a.describeConsumerGroups(List.of(group)).describedGroups().get(group).get(10, TimeUnit.SECONDS);
+                last = call(d, atLeast(4, 0) ? "groupState" : "state") + " with " + d.members().size();
+                if (last.equalsIgnoreCase(state + " with " + members)) return;
+            } catch (java.util.concurrent.ExecutionException e) {
+                last = e.getCause().toString(); // 4.0: GroupIdNotFoundException until the group exists
+            }
+            Thread.sleep(200);
+        }
+        throw new IllegalStateException(group + " never reached " + state + " with " + members + " members (last: " + last + ")");
+    }
+
+    /**
+     * Many rebalances of one classic group in a __consumer_offsets with
+     * small segments and a low dirty ratio: members join and leave one after
+     * the other (every join and every leave is a new generation, a
+     * GroupMetadata record), committing what they read; then the driver waits
+     * until the log cleaner has cleaned each replica of the group's partition
+     * up to its active segment (its cleaner-offset-checkpoint).
+     */
+    static void rebalances(Admin a) throws Exception {
+        String group = "rebalance-g";
+        int part = coordinatorPartition(group);
+        a.incrementalAlterConfigs(Map.of(topicResource("__consumer_offsets"),
+            List.of(set(segmentBytesKey(), "2048"), set("min.cleanable.dirty.ratio", "0.01")))).all().get(30, TimeUnit.SECONDS);
+        createTopic(a, "rebalance", rf3(3), Map.of());
+        int rounds = 10;
+        try (var pr = producer("rebalance-producer", Map.of())) {
+            for (int p = 0; p < 3; p++) produceBatched(pr, "rebalance", p, 0, 5, 5, 1200, "r" + p);
+            List<Member> members = new ArrayList<>();
+            try {
+                for (int round = 0; round < rounds; round++) {
+                    members.add(new Member(group, group + "-m" + round, "rebalance"));
+                    waitGroup(a, group, "Stable", members.size());
+                    for (int p = 0; p < 3; p++) produceBatched(pr, "rebalance", p, 5 + round, 1, 1, 1200, "r" + p);
+                    if (members.size() > 2) {
+                        members.remove(0).close();
+                        waitGroup(a, group, "Stable", members.size());
+                    }
+                }
+            } finally {
+                for (Member m : members) m.close();
+            }
+        }
+        waitGroup(a, group, "Empty", 0);
+        Map<Integer, Long> cleaned = waitCleaned("__consumer_offsets-" + part, 120);
+        // Back to the topic's own settings: later records stay in the active segments,
+        // out of the cleaner's reach (it drops aborted transactional records, which
+        // Kafka's coordinators keep in memory: transactionTimedOut's group).
+        var unset = new ArrayList<org.apache.kafka.clients.admin.AlterConfigOp>();
+        for (String key : List.of(segmentBytesKey(), "min.cleanable.dirty.ratio")) {
+            unset.add(new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry(key, null),
+                org.apache.kafka.clients.admin.AlterConfigOp.OpType.DELETE));
+        }
+        a.incrementalAlterConfigs(Map.of(topicResource("__consumer_offsets"), unset)).all().get(30, TimeUnit.SECONDS);
+        note("rebalance-g (classic): " + rounds + " members joined one after the other, at most 3 at a time, each committing what it read "
+            + "of rebalance-0..2; __consumer_offsets-" + part + " (segments of 2048 bytes, min.cleanable.dirty.ratio 0.01) cleaned "
+            + "up to its active segment on every broker: " + cleaned + "; then the topic's settings back to their defaults");
+    }
+
+    /**
+     * Wait (bounded) until every broker's log cleaner has cleaned its copy of
+     * the partition folder up to its active segment: the broker's
+     * cleaner-offset-checkpoint for it reaches the base offset of the newest
+     * segment. Returns broker -> that offset.
+     */
+    static Map<Integer, Long> waitCleaned(String folder, int secs) throws Exception {
+        Path data = Paths.get(System.getenv("KLOG_ORACLE_DATA"));
+        int dash = folder.lastIndexOf('-');
+        String key = folder.substring(0, dash) + " " + folder.substring(dash + 1) + " ";
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(secs);
+        Map<Integer, String> state = new TreeMap<>();
+        while (System.nanoTime() < deadline) {
+            Map<Integer, Long> done = new TreeMap<>();
+            for (int n = 1; n <= 3; n++) {
+                long active;
+                try (Stream<Path> files = Files.list(data.resolve("broker-" + n).resolve(folder))) {
+                    active = files.map(f -> f.getFileName().toString()).filter(f -> f.endsWith(".log"))
+                        .mapToLong(f -> Long.parseLong(f.substring(0, f.length() - 4))).max().orElse(0);
+                }
+                long checkpoint = -1;
+                Path cp = data.resolve("broker-" + n).resolve("cleaner-offset-checkpoint");
+                if (Files.exists(cp)) {
+                    for (String l : Files.readAllLines(cp)) {
+                        if (l.startsWith(key)) checkpoint = Long.parseLong(l.substring(key.length()).trim());
+                    }
+                }
+                state.put(n, "checkpoint " + checkpoint + ", active segment " + active);
+                if (active > 0 && checkpoint >= active) done.put(n, checkpoint);
+            }
+            if (done.size() == 3) return done;
+            Thread.sleep(500);
+        }
+        throw new IllegalStateException(folder + " not cleaned within " + secs + " s: " + state);
+    }
+
+    /**
+     * A transactional producer in its own JVM (`txn-victim`), killed with
+     * SIGKILL in the middle of its transaction (5 records on txn-timeout-0
+     * and offsets of group timeout-g sent to the transaction); its coordinator
+     * aborts the transaction once its timeout (5 s) has passed.
+     */
+    static void transactionTimedOut(Admin a) throws Exception {
+        createTopic(a, "txn-timeout", rf3(1), Map.of());
+        String javaBin = ProcessHandle.current().info().command().orElse("java");
+        Process victim = new ProcessBuilder(javaBin, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", System.getProperty("java.class.path"),
+            "klogoracle.Driver", "txn-victim", bootstrap)
+            .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try {
+            var lines = new java.io.BufferedReader(new java.io.InputStreamReader(victim.getInputStream(), StandardCharsets.UTF_8));
+            var sent = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    for (String l; (l = lines.readLine()) != null; ) if (l.equals("SENT")) return true;
+                } catch (IOException e) {
+                    // the victim died
+                }
+                return false;
+            });
+            if (!sent.get(120, TimeUnit.SECONDS)) throw new IllegalStateException("the victim producer exited before SENT");
+            Process kill = new ProcessBuilder("kill", "-KILL", String.valueOf(victim.pid())).inheritIO().start();
+            if (!kill.waitFor(30, TimeUnit.SECONDS) || !victim.waitFor(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the victim producer outlived kill -9");
+            }
+        } finally {
+            victim.destroyForcibly();
+        }
+        TopicPartition tp = new TopicPartition("txn-timeout", 0);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        String state = "";
+        while (System.nanoTime() < deadline) {
+            state = a.describeTransactions(List.of("tx-timeout")).description("tx-timeout").get(10, TimeUnit.SECONDS).state().toString();
+            long lso = offsets(a, List.of(tp), OffsetSpec.latest(), IsolationLevel.READ_COMMITTED).get(tp).offset();
+            long hw = offsets(a, List.of(tp), OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED).get(tp).offset();
+            if (state.equals("CompleteAbort") && lso == hw) {
+                note("txn-timeout: transactional id tx-timeout (transaction.timeout.ms 5000) wrote 5 records to txn-timeout-0 and sent "
+                    + "offsets of timeout-g (plain-0=7) to its transaction, was killed with SIGKILL, and its coordinator aborted it "
+                    + "(state " + state + ", LSO = HW = " + hw + ")");
+                return;
+            }
+            Thread.sleep(500);
+        }
+        throw new IllegalStateException("tx-timeout was not aborted by its coordinator within 90 s (state " + state + ")");
+    }
+
+    /** The victim of transactionTimedOut: opens a transaction, prints SENT, waits to be killed. */
+    static void txnVictim() throws Exception {
+        var pr = producer("tx-timeout-client", Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "tx-timeout",
+            ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 5000));
+        pr.initTransactions();
+        pr.beginTransaction();
+        produceBatched(pr, "txn-timeout", 0, 0, 5, 5, 1100, "timed-out");
+        pr.sendOffsetsToTransaction(Map.of(new TopicPartition("plain", 0), new OffsetAndMetadata(7)),
+            new org.apache.kafka.clients.consumer.ConsumerGroupMetadata("timeout-g"));
+        System.out.println("SENT");
+        System.out.flush();
+        Thread.sleep(TimeUnit.MINUTES.toMillis(10));
+        Runtime.getRuntime().halt(3);
+    }
+
+    /**
+     * A Kafka Streams application in a streams group (KIP-1071,
+     * group.protocol=streams): streams-in (2 partitions, 12 records) upper-cased
+     * into streams-out and reduced by key in an in-memory store (its changelog
+     * topic is created by the group coordinator); it runs until its group has
+     * committed the end of both input partitions, then closes.
+     */
+    static void streamsGroup(Admin a) throws Exception {
+        createTopic(a, "streams-in", rf3(2), Map.of());
+        createTopic(a, "streams-out", rf3(2), Map.of());
+        try (var pr = producer("streams-source", Map.of())) {
+            for (int p = 0; p < 2; p++) produceBatched(pr, "streams-in", p, p * 6, 6, 3, 1300, "word");
+        }
+        Properties p = new Properties();
+        p.put("application.id", "streams-app");
+        p.put("bootstrap.servers", bootstrap);
+        p.put("group.protocol", "streams");
+        p.put("commit.interval.ms", 200);
+        p.put("num.stream.threads", 1);
+        p.put("state.dir", Files.createTempDirectory("klog-streams").toString());
+        p.put("default.key.serde", org.apache.kafka.common.serialization.Serdes.StringSerde.class.getName());
+        p.put("default.value.serde", org.apache.kafka.common.serialization.Serdes.StringSerde.class.getName());
+        p.put("consumer.auto.offset.reset", "earliest");
+        var builder = new org.apache.kafka.streams.StreamsBuilder();
+        org.apache.kafka.streams.kstream.KStream<String, String> in = builder.stream("streams-in");
+        in.mapValues(v -> v.toUpperCase(Locale.ROOT)).to("streams-out");
+        // Values stay text in the changelog too (a reduce of strings, not a count of longs).
+        in.groupByKey().reduce((x, y) -> x + "+" + y, org.apache.kafka.streams.kstream.Materialized.as(
+            org.apache.kafka.streams.state.Stores.inMemoryKeyValueStore("latest")));
+        List<TopicPartition> inputs = List.of(new TopicPartition("streams-in", 0), new TopicPartition("streams-in", 1));
+        Map<TopicPartition, Long> committed = new TreeMap<>((x, y) -> x.toString().compareTo(y.toString()));
+        try (var app = new org.apache.kafka.streams.KafkaStreams(builder.build(), p)) {
+            app.start();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (System.nanoTime() < deadline) {
+                committed.clear();
+                committed.putAll(groupOffsets(a, "streams-app", "Streams"));
+                if (committed.getOrDefault(inputs.get(0), -1L) == 6 && committed.getOrDefault(inputs.get(1), -1L) == 6) break;
+                Thread.sleep(500);
+            }
+            // kafka-streams-groups describes offsets and members of a running group only.
+            describeGroup("streams-app", "streams");
+            app.close(Duration.ofSeconds(60));
+        }
+        if (!(committed.getOrDefault(inputs.get(0), -1L) == 6 && committed.getOrDefault(inputs.get(1), -1L) == 6)) {
+            throw new IllegalStateException("streams-app committed " + committed + ", not 6 on both input partitions");
+        }
+        note("streams-app (group.protocol=streams): read streams-in-0..1 (6 records each), wrote them upper-cased to streams-out "
+            + "and reduced them by key (in-memory store, changelog topic); committed " + committed);
+    }
+
+    // ---- reflection, for the APIs that differ between releases ----------------
+
+    /** Call the public method NAME of TARGET taking ARGS.length arguments. */
+    static Object call(Object target, String name, Object... args) throws Exception {
+        for (java.lang.reflect.Method m : target.getClass().getMethods()) {
+            if (m.getName().equals(name) && m.getParameterCount() == args.length) {
+                m.setAccessible(true);
+                try {
+                    return m.invoke(target, args);
+                } catch (java.lang.reflect.InvocationTargetException e) {
+                    if (e.getCause() instanceof Exception x) throw x;
+                    throw e;
+                }
+            }
+        }
+        throw new NoSuchMethodException(target.getClass().getName() + "." + name + "/" + args.length);
+    }
+
+    static boolean has(Object target, String name) {
+        return java.util.Arrays.stream(target.getClass().getMethods()).anyMatch(m -> m.getName().equals(name));
+    }
+
+    static Object await(Object kafkaFuture) throws Exception {
+        return ((org.apache.kafka.common.KafkaFuture<?>) kafkaFuture).get(30, TimeUnit.SECONDS);
+    }
+
+    static String opt(Object optional) {
+        return ((java.util.Optional<?>) optional).map(Object::toString).orElse("?");
+    }
+
+    /**
+     * Every group: id -> {type, state}. Admin.listGroups (4.0 on) lists every
+     * type; 3.9 has listConsumerGroups only (with GroupListing's state as state()).
+     */
+    static Map<String, String[]> groupListing(Admin a) throws Exception {
+        Map<String, String[]> out = new TreeMap<>();
+        Collection<?> all = (Collection<?>) await(call(call(a, atLeast(4, 0) ? "listGroups" : "listConsumerGroups"), "all"));
+        for (Object g : all) {
+            out.put((String) call(g, "groupId"), new String[] {opt(call(g, "type")), opt(call(g, atLeast(4, 0) ? "groupState" : "state"))});
+        }
+        return out;
+    }
+
+    /**
+     * A group's committed offsets (for a share group: each share-partition's
+     * start offset), by the Admin call for its type; -1 where Kafka gave none.
+     */
+    static Map<TopicPartition, Long> groupOffsets(Admin a, String gid, String type) throws Exception {
+        Map<TopicPartition, Long> out = new TreeMap<>((x, y) -> x.toString().compareTo(y.toString()));
+        Map<?, ?> m;
+        if (type.equalsIgnoreCase("share") || type.equalsIgnoreCase("streams")) {
+            String kind = type.equalsIgnoreCase("share") ? "Share" : "Streams";
+            Object spec = Class.forName("org.apache.kafka.clients.admin.List" + kind + "GroupOffsetsSpec").getConstructor().newInstance();
+            Object r = call(a, "list" + kind + "GroupOffsets", Map.of(gid, spec));
+            // 4.2 on: ListShareGroupOffsetsResult.partitionsToOffsetInfo (SharePartitionOffsetInfo).
+            m = (Map<?, ?>) await(call(r, has(r, "partitionsToOffsetInfo") ? "partitionsToOffsetInfo" : "partitionsToOffsetAndMetadata", gid));
+        } else {
+            m = a.listConsumerGroupOffsets(gid).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+        }
+        for (var e : m.entrySet()) {
+            Object v = e.getValue();
+            long o = v == null ? -1 : v instanceof OffsetAndMetadata om ? om.offset() : (Long) call(v, "startOffset");
+            out.put((TopicPartition) e.getKey(), o);
+        }
+        return out;
     }
 
     static Map<Integer, Long> logSizes(Admin a, TopicPartition tp) throws Exception {
@@ -692,21 +1126,11 @@ public final class Driver {
         writeOffsets(a, tps, out.resolve("list-offsets.json"));
         // Groups: every consumer group with its committed offsets, the HW, the LSO and the lag.
         List<String> groups = new ArrayList<>();
-        Map<String, String> types = new TreeMap<>();
-        for (GroupListing g : a.listGroups().all().get(30, TimeUnit.SECONDS)) {
-            types.put(g.groupId(), g.type().map(Object::toString).orElse("?") + "/" + g.groupState().map(Object::toString).orElse("?"));
-        }
+        Map<String, String[]> types = groupListing(a);
         for (var e : types.entrySet()) {
             String gid = e.getKey();
-            String type = e.getValue().split("/")[0];
-            Map<TopicPartition, Long> committed = new TreeMap<>((x, y) -> x.toString().compareTo(y.toString()));
-            if (type.equalsIgnoreCase("share")) {
-                var r = a.listShareGroupOffsets(Map.of(gid, new ListShareGroupOffsetsSpec())).partitionsToOffsetAndMetadata(gid).get(30, TimeUnit.SECONDS);
-                r.forEach((tp, om) -> committed.put(tp, om == null ? -1 : om.offset()));
-            } else {
-                var r = a.listConsumerGroupOffsets(gid).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
-                r.forEach((tp, om) -> committed.put(tp, om == null ? -1 : om.offset()));
-            }
+            String type = e.getValue()[0];
+            Map<TopicPartition, Long> committed = groupOffsets(a, gid, type);
             var hw = offsets(a, committed.keySet(), OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
             var lso = offsets(a, committed.keySet(), OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
             List<String> parts = new ArrayList<>();
@@ -717,12 +1141,12 @@ public final class Driver {
                     lso.get(tp).offset(), lso.get(tp).offset() - c.getValue()));
             }
             groups.add(String.format("  {\"group\": %s, \"type\": %s, \"state\": %s, \"coordinator_partition\": %d, \"offsets\": [\n    %s\n  ]}",
-                js(gid), js(type), js(e.getValue().split("/")[1]), (gid.hashCode() & 0x7fffffff) % 3, String.join(",\n    ", parts)));
+                js(gid), js(type), js(e.getValue()[1]), coordinatorPartition(gid), String.join(",\n    ", parts)));
         }
         Files.writeString(out.resolve("groups.json"), "[\n" + String.join(",\n", groups) + "\n]\n");
         // What a consumer of each isolation level actually receives from the partitions with transactions.
         List<String> reads = new ArrayList<>();
-        for (String topic : List.of("txn", "ctp-out", "idempotent", "plain")) {
+        for (String topic : List.of("txn", "ctp-out", "idempotent", "plain", "txn-timeout")) {
             for (String iso : List.of("read_uncommitted", "read_committed")) {
                 reads.add(String.format("  {\"topic\": %s, \"partition\": 0, \"isolation\": %s, \"offsets\": %s}",
                     js(topic), js(iso), readAll(a, new TopicPartition(topic, 0), iso)));
@@ -733,24 +1157,43 @@ public final class Driver {
         Path t = out.resolve("tools");
         Files.createDirectories(t);
         for (String gid : types.keySet()) {
-            boolean share = types.get(gid).toLowerCase(Locale.ROOT).startsWith("share");
-            String cls = share ? "org.apache.kafka.tools.consumer.group.ShareGroupCommand" : "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
-            runTool(t.resolve("groups-describe-" + gid + ".txt"), cls, "--bootstrap-server", bootstrap, "--describe", "--group", gid);
-            runTool(t.resolve("groups-state-" + gid + ".txt"), cls, "--bootstrap-server", bootstrap, "--describe", "--state", "--group", gid);
-            runTool(t.resolve("groups-members-" + gid + ".txt"), cls, "--bootstrap-server", bootstrap, "--describe", "--members", "--verbose", "--group", gid);
+            // A streams group's answers were recorded while its application ran (streamsGroup).
+            if (!types.get(gid)[0].equalsIgnoreCase("streams")) describeGroup(gid, types.get(gid)[0]);
         }
         runTool(t.resolve("groups-list.txt"), "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server", bootstrap, "--list");
         String tx = "org.apache.kafka.tools.TransactionsCommand";
         runTool(t.resolve("transactions-list.txt"), tx, "--bootstrap-server", bootstrap, "list");
-        for (String id : List.of("tx-commit", "tx-abort", "tx-open", "ctp-app-tx")) {
+        for (String id : List.of("tx-commit", "tx-abort", "tx-open", "ctp-app-tx", "tx-timeout")) {
             runTool(t.resolve("transactions-describe-" + id + ".txt"), tx, "--bootstrap-server", bootstrap, "describe", "--transactional-id", id);
         }
         runTool(t.resolve("transactions-describe-producers-txn-0.txt"), tx, "--bootstrap-server", bootstrap, "describe-producers", "--topic", "txn", "--partition", "0");
         runTool(t.resolve("transactions-describe-producers-idempotent-0.txt"), tx, "--bootstrap-server", bootstrap, "describe-producers", "--topic", "idempotent", "--partition", "0");
+        runTool(t.resolve("transactions-describe-producers-txn-timeout-0.txt"), tx, "--bootstrap-server", bootstrap, "describe-producers", "--topic", "txn-timeout", "--partition", "0");
         runTool(t.resolve("transactions-find-hanging-broker-1.txt"), tx, "--bootstrap-server", bootstrap, "find-hanging", "--broker-id", "1", "--max-transaction-timeout", "1");
         runTool(t.resolve("get-offsets-latest.txt"), "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, "--time", "-1");
         runTool(t.resolve("get-offsets-earliest.txt"), "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, "--time", "-2");
         runTool(t.resolve("get-offsets-max-timestamp.txt"), "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, "--time", "-3");
+    }
+
+    /**
+     * kafka-consumer-groups (kafka-share-groups, kafka-streams-groups) --describe
+     * of one group into tools/groups-{describe,state,members}-GROUP.txt.
+     */
+    static void describeGroup(String gid, String type) throws IOException {
+        Path t = out.resolve("tools");
+        Files.createDirectories(t);
+        String cls = switch (type.toLowerCase(Locale.ROOT)) {
+            case "share" -> "org.apache.kafka.tools.consumer.group.ShareGroupCommand";
+            case "streams" -> "org.apache.kafka.tools.streams.StreamsGroupCommand";
+            default -> "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
+        };
+        // kafka-streams-groups prints the committed offsets with --offsets --verbose only.
+        String[] offsets = type.equalsIgnoreCase("streams") ? new String[] {"--offsets", "--verbose"} : new String[0];
+        List<String> describe = new ArrayList<>(List.of("--bootstrap-server", bootstrap, "--describe", "--group", gid));
+        describe.addAll(List.of(offsets));
+        runTool(t.resolve("groups-describe-" + gid + ".txt"), cls, describe.toArray(String[]::new));
+        runTool(t.resolve("groups-state-" + gid + ".txt"), cls, "--bootstrap-server", bootstrap, "--describe", "--state", "--group", gid);
+        runTool(t.resolve("groups-members-" + gid + ".txt"), cls, "--bootstrap-server", bootstrap, "--describe", "--members", "--verbose", "--group", gid);
     }
 
     /** The offsets a consumer with this isolation level receives, from the start to where its position stops. */
@@ -789,6 +1232,10 @@ public final class Driver {
 
     static void recordKilled(Admin a) throws Exception {
         writeOffsets(a, dataPartitions(a, Set.of("killed")), out.resolve("list-offsets-killed.json"));
+        // Every topic at the end of the run, internal ones included, one name a line.
+        var names = new TreeSet<>(a.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
+            .names().get(30, TimeUnit.SECONDS));
+        Files.write(out.resolve("topics.txt"), names);
     }
 
     // ---- Kafka tools in this JVM -------------------------------------------
@@ -799,7 +1246,7 @@ public final class Driver {
         int[] code = {0};
         boolean[] exited = {false};
         // The first exit call is the tool's answer (MetadataShell catches the unwinding and exits again).
-        Exit.setExitProcedure((c, m) -> {
+        setExitProcedure(c -> {
             if (!exited[0]) {
                 code[0] = c;
                 exited[0] = true;
@@ -813,7 +1260,7 @@ public final class Driver {
                 @Override
                 public Object apply() {
                     try {
-                        Class.forName(cls).getMethod("main", String[].class).invoke(null, (Object) args);
+                        toolClass(cls).getMethod("main", String[].class).invoke(null, (Object) args);
                     } catch (java.lang.reflect.InvocationTargetException e) {
                         if (!(e.getCause() instanceof ToolExit) && !exited[0]) {
                             e.getCause().printStackTrace(oldOut);
@@ -828,7 +1275,7 @@ public final class Driver {
             });
         } finally {
             System.setOut(oldOut);
-            Exit.resetExitProcedure();
+            resetExitProcedure();
         }
         try {
             Files.createDirectories(outFile.getParent());
@@ -837,6 +1284,58 @@ public final class Driver {
             throw new java.io.UncheckedIOException(e);
         }
         return code[0];
+    }
+
+    /**
+     * A tool's class by its name in 4.1 and before; later releases moved some
+     * (kafka.tools.DumpLogSegments is org.apache.kafka.tools.DumpLogSegments in 4.4).
+     */
+    static Class<?> toolClass(String cls) throws ClassNotFoundException {
+        try {
+            return Class.forName(cls);
+        } catch (ClassNotFoundException e) {
+            if (cls.startsWith("kafka.tools.")) return Class.forName("org.apache.kafka.tools." + cls.substring("kafka.tools.".length()));
+            throw e;
+        }
+    }
+
+    /** Kafka's Exit (org.apache.kafka.common.utils.Exit; from 4.4 in its internals package). */
+    static Class<?> exitClass() throws ClassNotFoundException {
+        try {
+            return Class.forName("org.apache.kafka.common.utils.internals.Exit");
+        } catch (ClassNotFoundException e) {
+            return Class.forName("org.apache.kafka.common.utils.Exit");
+        }
+    }
+
+    /** Exit.setExitProcedure with a Procedure that hands the status code to ON_EXIT. */
+    static void setExitProcedure(java.util.function.IntConsumer onExit) {
+        try {
+            Class<?> exit = exitClass();
+            Class<?> procedure = Class.forName(exit.getName() + "$Procedure");
+            Object p = java.lang.reflect.Proxy.newProxyInstance(procedure.getClassLoader(), new Class<?>[] {procedure}, (self, m, args) -> {
+                if (m.getDeclaringClass() == Object.class) {
+                    return switch (m.getName()) {
+                        case "hashCode" -> System.identityHashCode(self);
+                        case "equals" -> self == args[0];
+                        default -> "exit procedure";
+                    };
+                }
+                onExit.accept((Integer) args[0]);
+                return null;
+            });
+            exit.getMethod("setExitProcedure", procedure).invoke(null, p);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static void resetExitProcedure() {
+        try {
+            exitClass().getMethod("resetExitProcedure").invoke(null);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     static final class ToolExit extends RuntimeException {
