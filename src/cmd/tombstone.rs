@@ -237,8 +237,8 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let (range, written) = replicas.append(&BatchSpec::default(), &records)?;
     for dir in &written {
         eprintln!(
-            "klog: wrote {} tombstones to {} at offsets {}..={}",
-            records.len(),
+            "klog: wrote {} to {} at offsets {}..={}",
+            crate::report::plural(records.len() as u64, "tombstone", "tombstones"),
             dir.display(),
             range.start(),
             range.end()

@@ -483,8 +483,9 @@ fn find_hanging_matches_kafka_transactions_find_hanging() {
             "json",
             "--now-ms",
             &now,
-            "--transaction-timeout-ms",
-            "PT1M",
+            // Kafka's flag, in Kafka's unit (minutes), as the tool was run.
+            "--max-transaction-timeout",
+            "1",
         ];
         args.extend_from_slice(paths);
         let o = assert_cmd::Command::cargo_bin("klog")
