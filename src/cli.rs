@@ -75,10 +75,6 @@ pub enum Command {
     Completions(cmd::generate::CompletionsArgs),
     #[command(hide = true)]
     Generate(cmd::generate::GenerateArgs),
-    /// A job of `verify-crc --jobs N` in a process of its own (started by
-    /// verify-crc; its stdin and stdout are the pipes to it).
-    #[command(hide = true)]
-    VerifyWorker,
 }
 
 /// The least severity of finding that makes a run exit 1.

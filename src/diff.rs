@@ -131,7 +131,19 @@ impl Comparison {
 fn open(path: &Path) -> Result<(Partition, bool)> {
     Ok(match classify(path)? {
         PathKind::File => (Partition::single_file(path, 0), false),
-        _ => (Partition::open(path)?, true),
+        PathKind::Partition => (Partition::open(path)?, true),
+        // Two brokers' directories hold many partitions, each replicated
+        // on its own terms: comparing their top-level entries would call
+        // them identical with every partition folder "only in" one.
+        PathKind::DataDir => {
+            return Err(Error::layout(
+                path,
+                "is a data directory, not a copy of one partition: give two partition folders \
+                 (A/topic-0 B/topic-0) or segment files; to compare brokers, run `klog summary` \
+                 on each and `klog cluster` on the summaries"
+                    .to_string(),
+            ))
+        }
     })
 }
 

@@ -115,18 +115,22 @@ fn totals(r: &ClusterReport) -> String {
         None => "no metadata image in the summaries".to_string(),
     };
     format!(
-        "{} partitions: {} diverged, {} lost, {} under_replicated, {} ok; {} summaries of {} nodes; {metadata}",
-        t.partitions,
+        "{}: {} diverged, {} lost, {} under_replicated, {} ok; {} of {}; {metadata}",
+        crate::report::plural(t.partitions as u64, "partition", "partitions"),
         t.diverged,
         t.lost,
         t.under_replicated,
         t.ok,
-        r.summaries.len(),
-        r.summaries
-            .iter()
-            .map(|s| s.node_id)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len()
+        crate::report::plural(r.summaries.len() as u64, "summary", "summaries"),
+        crate::report::plural(
+            r.summaries
+                .iter()
+                .map(|s| s.node_id)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len() as u64,
+            "node",
+            "nodes"
+        )
     )
 }
 

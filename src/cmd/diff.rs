@@ -121,8 +121,8 @@ impl Report for DiffReport {
         let mut out = format!("A: {}\nB: {}\n", escape_cell(&self.a), escape_cell(&self.b));
         match self.common_last_offset {
             Some(last) => out.push_str(&format!(
-                "common prefix: {} batches, offsets up to {last}\n",
-                self.common_batches
+                "common prefix: {}, offsets up to {last}\n",
+                crate::report::plural(self.common_batches, "batch", "batches")
             )),
             None => out.push_str("common prefix: none\n"),
         }

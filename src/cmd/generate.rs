@@ -293,6 +293,71 @@ fn roff_text(s: &str) -> String {
     }
 }
 
+/// A subcommand's SYNOPSIS line with a placeholder for every value
+/// (`[--group GROUP]`), which clap_mangen leaves out (`[--group]`).
+fn synopsis(name: &str, cmd: &clap::Command) -> String {
+    let mut line = format!("\\fBklog {}\\fR", roff_text(name));
+    let placeholder = |a: &clap::Arg| {
+        let names: Vec<String> = a
+            .get_value_names()
+            .map(|v| v.iter().map(|n| n.to_string()).collect())
+            .unwrap_or_else(|| vec![a.get_id().as_str().to_uppercase()]);
+        names
+            .iter()
+            .map(|n| format!("\\fI{}\\fR", roff_text(n)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let repeats = |a: &clap::Arg| matches!(a.get_action(), clap::ArgAction::Append);
+    // Options first, then the positional arguments, as clap's usage has them.
+    let (positional, options): (Vec<&clap::Arg>, Vec<&clap::Arg>) = cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .partition(|a| a.is_positional());
+    for a in options.into_iter().chain(positional) {
+        let takes_value = a.get_action().takes_values();
+        let item = if a.is_positional() {
+            format!("<{}>", placeholder(a))
+        } else {
+            let mut spellings = Vec::new();
+            if let Some(c) = a.get_short() {
+                spellings.push(format!("\\fB\\-{c}\\fR"));
+            }
+            if let Some(l) = a.get_long() {
+                spellings.push(format!("\\fB\\-\\-{}\\fR", roff_text(l)));
+            }
+            let mut item = spellings.join("|");
+            if takes_value {
+                item.push(' ');
+                item.push_str(&placeholder(a));
+            }
+            item
+        };
+        let item = if repeats(a) {
+            format!("{item}...")
+        } else {
+            item
+        };
+        line.push(' ');
+        if a.is_required_set() {
+            line.push_str(&item);
+        } else {
+            line.push_str(&format!("[{item}]"));
+        }
+    }
+    line
+}
+
+/// `roff` with the line after `.SH SYNOPSIS` replaced by `line`.
+fn with_synopsis(roff: &str, line: &str) -> String {
+    let head = ".SH SYNOPSIS\n";
+    let Some(start) = roff.find(head).map(|i| i + head.len()) else {
+        return roff.to_string();
+    };
+    let end = roff[start..].find('\n').map_or(roff.len(), |i| start + i);
+    format!("{}{line}{}", &roff[..start], &roff[end..])
+}
+
 /// The sections clap does not write: EXIT STATUS, EXAMPLES, SEE ALSO.
 fn extra_sections(name: &str) -> String {
     let mut roff = String::new();
@@ -345,12 +410,16 @@ fn man_pages(dir: &std::path::Path) -> anyhow::Result<()> {
         pages.push((sub.get_name().to_string(), sub.clone()));
     }
     for (name, page) in pages {
+        let line = synopsis(&name, &page);
         let man = clap_mangen::Man::new(page)
             .source(version.clone())
             .manual("klog manual");
         let mut roff = Vec::new();
         man.render(&mut roff)?;
         let mut text = String::from_utf8(roff)?.replace('`', "");
+        if name != "klog" {
+            text = with_synopsis(&text, &line);
+        }
         text.push_str(&extra_sections(&name));
         let path = dir.join(man.get_filename());
         std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;

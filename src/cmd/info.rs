@@ -717,12 +717,12 @@ fn dir_text(d: &DirOut) -> String {
     }
     if let Some(m) = &d.metadata {
         out.push_str(&format!(
-            "metadata:         {}, next offset {}: {} topics, {} brokers{}\n",
+            "metadata:         {}, next offset {}: {}, {}{}\n",
             m.snapshot_offset
                 .map_or("no snapshot".to_string(), |o| format!("snapshot at {o}")),
             m.next_offset,
-            m.topics,
-            m.brokers,
+            crate::report::plural(m.topics as u64, "topic", "topics"),
+            crate::report::plural(m.brokers as u64, "broker", "brokers"),
             kaen_log::metadata::image::Section::remark(&m.incomplete)
         ));
     }

@@ -53,6 +53,12 @@ pub struct LagArgs {
     /// Only this group.
     #[arg(long)]
     pub group: Option<String>,
+    /// Only this topic (repeatable).
+    #[arg(long, short = 't')]
+    pub topic: Vec<String>,
+    /// Only the partitions whose lag is at least N.
+    #[arg(long, value_name = "N")]
+    pub min_lag: Option<i64>,
     /// Which end the consumer reads to: read-uncommitted (the high watermark)
     /// or read-committed (the last stable offset).
     #[arg(long, value_parser = crate::cli::isolation, default_value = "read-uncommitted")]
@@ -137,6 +143,19 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         },
     )?;
     drop(progress);
+    for t in &args.topic {
+        let known = rows.iter().any(|r| &r.topic == t)
+            || dirs.iter().any(|d| d.live().any(|p| &p.topic == t));
+        anyhow::ensure!(
+            known,
+            "topic {t:?}: no partition of it in these directories and no offset committed for it"
+        );
+    }
+    let rows: Vec<_> = rows
+        .into_iter()
+        .filter(|r| args.topic.is_empty() || args.topic.contains(&r.topic))
+        .filter(|r| args.min_lag.is_none_or(|n| r.lag.is_some_and(|l| l >= n)))
+        .collect();
     let report = LagReport {
         incomplete: replay.incomplete.values().cloned().collect(),
         isolation: isolation.name(),
@@ -150,7 +169,14 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     });
     if let Some(n) = args.fail_above {
         if over > 0 {
-            crate::report::say!("{over} partitions lag more than {n}");
+            crate::report::say!(
+                "{} more than {n}",
+                if over == 1 {
+                    "1 partition lags".to_string()
+                } else {
+                    format!("{over} partitions lag")
+                }
+            );
         }
     }
     Ok(Outcome::from_count(over as u64 + replay.bad_count))

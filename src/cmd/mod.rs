@@ -47,7 +47,6 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
         Command::Groups(args) => groups::run(args, out),
         Command::Completions(args) => generate::run_completions(args, out),
         Command::Generate(args) => generate::run(args, out),
-        Command::VerifyWorker => verify_crc::run_worker(),
     }
 }
 

@@ -194,10 +194,10 @@ fn flush(
     let offsets = appender.append(spec, batch)?;
     writeln!(
         out,
-        "{name} offsets {}..={} ({} records)",
+        "{name} offsets {}..={} ({})",
         offsets.start(),
         offsets.end(),
-        batch.len()
+        crate::report::plural(batch.len() as u64, "record", "records")
     )?;
     out.flush()?;
     if spec.base_sequence >= 0 {

@@ -93,6 +93,9 @@ pub struct ResetOffsetsArgs {
     /// Write the new offsets (without it: a dry run that prints the plan).
     #[arg(long)]
     pub execute: bool,
+    /// Print the plan and write nothing (the default; Kafka's spelling).
+    #[arg(long, conflicts_with = "execute")]
+    pub dry_run: bool,
     /// Print the plan as `kafka-consumer-groups --export` CSV.
     #[arg(long)]
     pub export: bool,

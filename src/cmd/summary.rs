@@ -159,10 +159,10 @@ impl Report for SummaryOut<'_> {
             ));
             if let Some(m) = &d.metadata {
                 out.push_str(&format!(
-                    "metadata: next offset {}, {} brokers, {} topics{}\n",
+                    "metadata: next offset {}, {}, {}{}\n",
                     m.next_offset,
-                    m.brokers.len(),
-                    m.topics.len(),
+                    crate::report::plural(m.brokers.len() as u64, "broker", "brokers"),
+                    crate::report::plural(m.topics.len() as u64, "topic", "topics"),
                     kaen_log::metadata::image::Section::remark(&m.incomplete)
                 ));
             }

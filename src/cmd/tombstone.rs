@@ -244,8 +244,8 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     replicas.close()?;
     for dir in &written {
         crate::report::say!(
-            "wrote {} tombstones to {} at offsets {}..={}",
-            records.len(),
+            "wrote {} to {} at offsets {}..={}",
+            crate::report::plural(records.len() as u64, "tombstone", "tombstones"),
             dir.display(),
             range.start(),
             range.end()

@@ -17,7 +17,7 @@ use crate::exit::Outcome;
 use crate::report::document::DOCUMENT;
 use crate::report::progress::Progress;
 use crate::report::table::escape_cell;
-use crate::report::{emit, formats, Format, Output, Report, Table};
+use crate::report::{emit, formats, plural, Format, Output, Report, Table};
 
 /// What idempotent and transactional producers left on disk, per partition:
 /// each producer's epoch, last sequence and offsets, committed and aborted
@@ -65,6 +65,10 @@ pub struct TransactionsArgs {
         value_parser = kaen_log::time::parse_duration_or_ms
     )]
     pub transaction_timeout_ms: i64,
+    /// The same in minutes, in `kafka-transactions find-hanging`'s spelling.
+    #[arg(long, value_name = "MINUTES", conflicts_with = "transaction_timeout_ms",
+          value_parser = clap::value_parser!(i64).range(1..=i64::from(i32::MAX)))]
+    pub max_transaction_timeout: Option<i64>,
     /// Print only the hanging transactions, in the columns of
     /// `kafka-transactions find-hanging`.
     #[arg(long)]
@@ -82,7 +86,9 @@ pub struct TransactionsArgs {
 
 pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
-    let max_timeout = args.transaction_timeout_ms;
+    let max_timeout = args
+        .max_transaction_timeout
+        .map_or(args.transaction_timeout_ms, |minutes| minutes * 60_000);
     let progress = Progress::spinner(args.format == Format::Text);
     let mut partitions = Vec::new();
     for path in &args.paths {
@@ -572,10 +578,6 @@ impl TransactionsReport {
     }
 }
 
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 impl Report for TransactionsReport {
     const COMMAND: &'static str = "transactions";
 
@@ -659,11 +661,12 @@ impl Report for TransactionsReport {
             }
             let committed: u64 = p.producers.iter().map(|s| s.committed).sum();
             out.push_str(&format!(
-                "{}: log end {}, last stable offset {}, {} producers, {committed} transactions committed, {} aborted, {} open\n",
+                "{}: log end {}, last stable offset {}, {}, {} committed, {} aborted, {} open\n",
                 escape_cell(&p.name),
                 p.log_end_offset,
                 p.last_stable_offset,
-                p.producers.len(),
+                plural(p.producers.len() as u64, "producer", "producers"),
+                plural(committed, "transaction", "transactions"),
                 p.aborted.len(),
                 p.open
             ));
@@ -673,16 +676,21 @@ impl Report for TransactionsReport {
             }
             for s in p.snapshots.iter().filter(|s| s.matches_log) {
                 out.push_str(&format!(
-                    "  {}: snapshot at offset {} ({} producers) matches the log\n",
+                    "  {}: snapshot at offset {} ({}) matches the log\n",
                     escape_cell(&s.file.file),
                     s.offset,
-                    s.producers
+                    plural(s.producers as u64, "producer", "producers")
                 ));
             }
         }
         if quiet > 0 {
             out.push_str(&format!(
-                "{quiet} partitions have no idempotent or transactional producers\n"
+                "{} no idempotent or transactional producers\n",
+                if quiet == 1 {
+                    "1 partition has".to_string()
+                } else {
+                    format!("{quiet} partitions have")
+                }
             ));
         }
         if self.coordinator.is_some() {

@@ -21,7 +21,7 @@ use crate::exit::Outcome;
 use crate::report::document::STREAM;
 use crate::report::progress::Progress;
 use crate::report::table::escape_cell;
-use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
+use crate::report::{emit, formats, plural, Format, Jsonl, Output, Report, Table};
 
 /// Check every batch's CRC-32C (CRC-32 for legacy messages), its framing and
 /// header, the order of offsets within and across segments, each segment's
@@ -299,12 +299,12 @@ impl Report for VerifyReport {
     fn summary(&self) -> String {
         let c = &self.checked;
         format!(
-            "{}: checked {} files, {} batches, {} records, {} bytes; {}\n",
+            "{}: checked {}, {}, {}, {}; {}\n",
             if self.ok { "ok" } else { "damaged" },
-            c.files,
-            c.batches,
-            c.records,
-            c.bytes,
+            plural(c.files, "file", "files"),
+            plural(c.batches, "batch", "batches"),
+            plural(c.records, "record", "records"),
+            plural(c.bytes, "byte", "bytes"),
             Summary::of(&self.findings)
         )
     }
@@ -367,12 +367,15 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
             .or_else(|| std::env::current_exe().ok())
             .map(|program| verify::Workers {
                 program,
-                args: vec!["verify-worker".into()],
+                args: vec![WORKER_ARG.into()],
                 fork: true,
             }),
         ..verify::Options::default()
     }
 }
+
+/// The argument that starts `klog` as a worker of `verify-crc --jobs N`.
+pub const WORKER_ARG: &str = "verify-worker";
 
 /// `klog verify-worker`: one job of `verify-crc --jobs N`, verifying the
 /// partitions its parent sends on stdin (see `kaen_log::verify::workers`).

@@ -312,6 +312,60 @@ pub fn time_entries(bytes: &[u8], base_offset: i64) -> Result<Vec<TimeEntry>, De
     Ok(out)
 }
 
+/// Why an index fails the check Kafka runs on an index it opens, if it
+/// does: `OffsetIndex.sanityCheck` and `TimeIndex.sanityCheck`, over every
+/// whole slot of the file (`AbstractIndex` counts a pre-existing file's
+/// slots as entries, preallocated zeros included). `Err((position, why))`,
+/// in Kafka's words; `position` is the byte the reason is about.
+pub fn sanity_check(bytes: &[u8], base_offset: i64, time: bool) -> Result<(), (u64, String)> {
+    let entry_len = if time {
+        TIME_ENTRY_LEN
+    } else {
+        OFFSET_ENTRY_LEN
+    };
+    let entries = bytes.len() / entry_len;
+    let slot = |i: usize| bytes.get(i * entry_len..(i + 1) * entry_len).unwrap_or(&[]);
+    let int = |b: &[u8]| b.try_into().map(i32::from_be_bytes).unwrap_or(0);
+    let long = |b: &[u8]| b.try_into().map(i64::from_be_bytes).unwrap_or(0);
+    if entries > 0 {
+        let last_at = ((entries - 1) * entry_len) as u64;
+        let last = slot(entries - 1);
+        if time {
+            let (first_ts, last_ts) = (long(&slot(0)[..8]), long(&last[..8]));
+            if last_ts < first_ts {
+                return Err((
+                    last_at,
+                    format!(
+                        "time index has non-zero size but the last timestamp is {last_ts} \
+                         which is less than the first timestamp {first_ts}"
+                    ),
+                ));
+            }
+        }
+        let relative = if time { &last[8..] } else { &last[..4] };
+        let last_offset = base_offset.wrapping_add(i64::from(int(relative)));
+        if last_offset < base_offset {
+            return Err((
+                last_at,
+                format!(
+                    "index has non-zero size but the last offset is {last_offset} \
+                     which is less than the base offset {base_offset}"
+                ),
+            ));
+        }
+    }
+    if bytes.len() % entry_len != 0 {
+        return Err((
+            (entries * entry_len) as u64,
+            format!(
+                "index is corrupt, found {} bytes which is neither positive nor a multiple of {entry_len}",
+                bytes.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Encode an offset-index entry.
 pub fn encode_offset_entry(relative_offset: i32, position: i32) -> [u8; OFFSET_ENTRY_LEN] {
     let mut out = [0u8; OFFSET_ENTRY_LEN];
@@ -332,6 +386,65 @@ pub fn encode_time_entry(timestamp: i64, relative_offset: i32) -> [u8; TIME_ENTR
 
 #[cfg(test)]
 mod tests {
+
+    /// `OffsetIndex.sanityCheck` / `TimeIndex.sanityCheck`, case by case.
+    #[test]
+    fn sanity_check_is_kafkas() {
+        let off = |rel: i32, pos: i32| encode_offset_entry(rel, pos).to_vec();
+        let time = |ts: i64, rel: i32| encode_time_entry(ts, rel).to_vec();
+        // Empty files pass; whole entries at or above the base pass.
+        assert_eq!(sanity_check(&[], 100, false), Ok(()));
+        assert_eq!(
+            sanity_check(&[off(0, 0), off(5, 300)].concat(), 100, false),
+            Ok(())
+        );
+        // A last entry below the base offset (a negative relative offset).
+        let e = sanity_check(&[off(0, 0), off(-1, 300)].concat(), 100, false).unwrap_err();
+        assert_eq!(e.0, 8);
+        assert!(
+            e.1.contains("last offset is 99 which is less than the base offset 100"),
+            "{}",
+            e.1
+        );
+        // A partial entry: 13 bytes are one entry and 5 bytes.
+        let e = sanity_check(&[off(0, 0), vec![0; 5]].concat(), 100, false).unwrap_err();
+        assert_eq!(
+            e,
+            (
+                8,
+                "index is corrupt, found 13 bytes which is neither positive nor a multiple of 8"
+                    .into()
+            )
+        );
+        // Preallocated zeros count as entries: a zero last slot has
+        // relative offset 0 (the base), which passes in an offset index...
+        assert_eq!(
+            sanity_check(&[off(3, 90), vec![0; 16]].concat(), 100, false),
+            Ok(())
+        );
+        // ...and timestamp 0 in a time index, below the first timestamp.
+        let e = sanity_check(
+            &[time(1_700_000_000_000, 3), vec![0; 12]].concat(),
+            100,
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(e.0, 12);
+        assert!(
+            e.1.contains(
+                "last timestamp is 0 which is less than the first timestamp 1700000000000"
+            ),
+            "{}",
+            e.1
+        );
+        assert_eq!(
+            sanity_check(&[time(5, 0), time(7, 2)].concat(), 100, true),
+            Ok(())
+        );
+        let e = sanity_check(&[time(5, 0), time(7, -2)].concat(), 100, true).unwrap_err();
+        assert!(e.1.contains("last offset is 98"), "{}", e.1);
+    }
+
     use super::*;
 
     #[test]

@@ -58,6 +58,15 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// Whether the folder holds a file only a partition folder has: a
+    /// segment, `partition.metadata` or `leader-epoch-checkpoint`.
+    pub fn holds_kafka_files(&self) -> bool {
+        !self.segments.is_empty()
+            || !self.unreadable.is_empty()
+            || self.dir.join(crate::log::meta::PARTITION_METADATA).exists()
+            || self.dir.join(crate::log::checkpoint::LEADER_EPOCH).exists()
+    }
+
     /// Open the partition folder at `dir` (its name must parse as `<topic>-<partition>`).
     pub fn open(dir: &Path) -> Result<Self> {
         let name = folder_name(dir).ok_or_else(|| Error::layout(dir, "has no folder name"))?;
@@ -234,6 +243,21 @@ impl DataDir {
             return Err(Error::layout(
                 path,
                 "holds no partition folders (<topic>-<partition>); is this a data directory?",
+            ));
+        }
+        // A broker writes meta.properties into every log directory it
+        // formats or starts on (`MetaPropertiesEnsemble`, ZooKeeper mode
+        // included); a directory klog wrote has none, but its partition
+        // folders hold segments. A folder of folders that merely have
+        // names like `dbus-1` is neither.
+        if !path.join(crate::log::meta::META_PROPERTIES).exists()
+            && !partitions.iter().any(Partition::holds_kafka_files)
+        {
+            return Err(Error::layout(
+                path,
+                "is not a Kafka log directory: no meta.properties, and no folder named \
+                 <topic>-<partition> holds a segment (<offset>.log), partition.metadata or \
+                 leader-epoch-checkpoint",
             ));
         }
         Ok(DataDir {

@@ -143,7 +143,7 @@ fn parse_ack(line: &str) -> i64 {
     let (range, _) = rest.split_once(' ').unwrap();
     let (a, b) = range.split_once("..=").unwrap();
     assert_eq!(a, b, "{line:?}");
-    assert!(line.ends_with("(1 records)\n"), "{line:?}");
+    assert!(line.ends_with("(1 record)\n"), "{line:?}");
     a.parse().unwrap()
 }
 
@@ -470,7 +470,7 @@ fn crash_between_log_write_and_index_write() {
         let part = data.join("t-0");
         // ~170-byte batches: an offset-index entry every ~24 batches.
         let acks = produce_lines(data_s, 0..200);
-        assert_eq!(acks[199], "t-0 offsets 199..=199 (1 records)");
+        assert_eq!(acks[199], "t-0 offsets 199..=199 (1 record)");
         let seg = Partition::open(&part).unwrap().segments[0].clone();
         let index = seg.index.clone().unwrap();
         let timeindex = seg.timeindex.clone().unwrap();
@@ -508,7 +508,7 @@ fn crash_between_log_write_and_index_write() {
 
         // A new producer appends after the records, at the next offset.
         let acks = produce_lines(data_s, 200..250);
-        assert_eq!(acks[0], "t-0 offsets 200..=200 (1 records)");
+        assert_eq!(acks[0], "t-0 offsets 200..=200 (1 record)");
         let records = read_partition(&part);
         assert_eq!(records.len(), 250);
         for (i, (offset, v)) in records.iter().enumerate() {
@@ -646,7 +646,7 @@ fn hostile_inputs() {
         ),
         ("huge-length.log", huge, 1, "torn_tail"),
         ("negative-length.log", negative, 1, "size_too_small"),
-        ("empty.log", Vec::new(), 0, "ok: checked 1 files, 0 batches"),
+        ("empty.log", Vec::new(), 0, "ok: checked 1 file, 0 batches"),
         (
             "truncated.log",
             clean[..clean.len() - 7].to_vec(),
@@ -742,7 +742,7 @@ fn hostile_inputs() {
     let o = run(&["verify-crc", linked.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0));
     assert!(
-        text(&o.stderr).contains("checked 1 files"),
+        text(&o.stderr).contains("checked 1 file"),
         "{}",
         text(&o.stderr)
     );

@@ -1,4 +1,4 @@
-use crate::support::{check_golden, document, stdout, TestEnv};
+use crate::support::{check_golden, document, stderr, stdout, TestEnv};
 
 #[test]
 fn identical_copies_exit_0() {
@@ -105,4 +105,27 @@ fn replicas_that_diverged_both_valid() {
         text.contains("both hold valid but different batches there"),
         "{text}"
     );
+}
+
+/// Two brokers' data directories are not two copies of one partition:
+/// refused (exit 2) with the ways to compare them, never "identical".
+#[test]
+fn data_directories_are_refused_not_called_identical() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "diff",
+            "fixtures/cluster/broker-1",
+            "fixtures/cluster/broker-2",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("is a data directory, not a copy of one partition"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("klog cluster"), "{}", stderr(&o));
 }

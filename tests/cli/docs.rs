@@ -76,3 +76,62 @@ fn completions_leave_the_hidden_generate_out() {
         assert!(!text.contains("generate"), "{shell}: {text}");
     }
 }
+
+/// Every man page's synopsis names a placeholder after each option that
+/// takes a value (`[--group GROUP]`, never `[--group]`): checked against
+/// the values each option's `--help` line shows (`--group <GROUP>`).
+#[test]
+fn man_synopses_have_placeholders() {
+    let env = TestEnv::new();
+    for page in std::fs::read_dir(repo().join("man")).unwrap() {
+        let page = page.unwrap().path();
+        let name = page.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(sub) = name
+            .strip_prefix("klog-")
+            .and_then(|n| n.strip_suffix(".1"))
+        else {
+            continue;
+        };
+        let roff = std::fs::read_to_string(&page).unwrap();
+        let synopsis = roff
+            .split(".SH SYNOPSIS\n")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap();
+        let synopsis = synopsis
+            .replace("\\fB", "")
+            .replace("\\fI", "")
+            .replace("\\fR", "")
+            .replace("\\-", "-");
+        let help = stdout(&env.run(&[sub, "--help"], None));
+        for line in help.lines().map(str::trim).filter(|l| l.starts_with('-')) {
+            // "-g, --group <GROUP>  The consumer group."
+            let spec = line.split("  ").next().unwrap();
+            let Some(long) = spec.split_whitespace().find(|w| w.starts_with("--")) else {
+                continue;
+            };
+            let long = long.trim_end_matches(',');
+            if let Some(value) = spec.split_whitespace().find(|w| w.starts_with('<')) {
+                let value = value.trim_start_matches('<').trim_end_matches(['>', '.']);
+                assert!(
+                    synopsis.contains(&format!("{long} {value}")),
+                    "{name}: {long} takes <{value}>, the synopsis says: {synopsis}"
+                );
+            }
+        }
+    }
+}
+
+/// A misspelt subcommand is answered with the visible ones only (the
+/// worker process `verify-crc --jobs` starts is not a subcommand).
+#[test]
+fn suggestions_name_only_visible_subcommands() {
+    let env = TestEnv::new();
+    let o = env.run(&["verify-cr"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let err = crate::support::stderr(&o);
+    assert!(err.contains("'verify-crc'"), "{err}");
+    assert!(!err.contains("worker"), "{err}");
+}

@@ -508,3 +508,145 @@ fn json_rendered_ahead_equals_json_rendered_inline() {
         assert!(one.stdout == two.stdout, "{args:?}: the outputs differ");
     }
 }
+
+/// kafka-dump-log's `--index-sanity-check`: `OffsetIndex.sanityCheck` and
+/// `TimeIndex.sanityCheck` on every whole slot, Kafka's words on stdout
+/// when it passes, the reason and exit 1 when it does not.
+#[test]
+fn index_sanity_check_is_kafkas() {
+    let env = TestEnv::new();
+    let dir = "fixtures/data/orders-0";
+    let index = format!("{dir}/00000000000000000000.index");
+    let time = format!("{dir}/00000000000000000000.timeindex");
+    let o = env.run(
+        &["dump-segment", "--index-sanity-check", &index, &time],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let want = format!(
+        "Dumping {index}\n{index} passed sanity check.\nDumping {time}\n{time} passed sanity check.\n"
+    );
+    assert_eq!(stdout(&o), want);
+    // A partial entry at the end: 3 bytes more than whole entries.
+    let len = std::fs::metadata(env.path(&index)).unwrap().len();
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.path(&index))
+        .unwrap();
+    f.set_len(len + 3).unwrap();
+    let o = env.run(&["dump-segment", "--index-sanity-check", &index], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!stdout(&o).contains("passed"), "{}", stdout(&o));
+    let why = format!(
+        "byte {len}: index is corrupt, found {} bytes which is neither positive nor a multiple of 8",
+        len + 3
+    );
+    assert!(stderr(&o).contains(&why), "{}", stderr(&o));
+    // A preallocated time index (zero slots after the entries) fails the
+    // check when read as kafka-dump-log reads it: the last slot's
+    // timestamp, 0, is below the first.
+    let tlen = std::fs::metadata(env.path(&time)).unwrap().len();
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.path(&time))
+        .unwrap();
+    f.set_len(tlen + 24).unwrap();
+    let o = env.run(&["dump-segment", "--index-sanity-check", &time], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("the last timestamp is 0 which is less than the first timestamp"),
+        "{}",
+        stderr(&o)
+    );
+    // An empty offset index is "empty", as kafka-dump-log says.
+    let empty = "fixtures/00000000000000000007.index";
+    std::fs::write(env.path(empty), b"").unwrap();
+    let o = env.run(&["dump-segment", "--index-sanity-check", empty], None);
+    assert_eq!(stdout(&o), format!("Dumping {empty}\n{empty} is empty.\n"));
+}
+
+/// `--verify-index-only` prints no entries, only the entries that disagree
+/// with the log, and exits 1 when one does.
+#[test]
+fn verify_index_only_prints_what_disagrees() {
+    let env = TestEnv::new();
+    let index = "fixtures/data/orders-0/00000000000000000000.index";
+    let o = env.run(&["dump-segment", "--verify-index-only", index], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), format!("Dumping {index}\n"));
+    // Point the first entry 1 byte past its batch's start.
+    let mut bytes = std::fs::read(env.path(index)).unwrap();
+    assert!(bytes.len() >= 8, "the fixture's index has an entry");
+    let position = i32::from_be_bytes(bytes[4..8].try_into().unwrap());
+    bytes[4..8].copy_from_slice(&(position + 1).to_be_bytes());
+    std::fs::write(env.path(index), &bytes).unwrap();
+    let o = env.run(&["dump-segment", "--verify-index-only", index], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), format!("Dumping {index}\n"));
+    assert!(
+        stderr(&o).contains(&format!(
+            "points at position {}, which is not the start of a batch",
+            position + 1
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// kafka-dump-log's decoder flags mean `--print-data-log` with klog's
+/// decoder of that topic; two of them, or one with `--decoder`, are refused.
+#[test]
+fn kafka_decoder_flags_print_the_data_log() {
+    let env = TestEnv::new();
+    let seg = "fixtures/kafka/__consumer_offsets-0/00000000000000000000.log";
+    let kafka = env.run(&["dump-segment", "--offsets-decoder", seg], None);
+    let klog = env.run(
+        &[
+            "dump-segment",
+            "--print-data-log",
+            "--decoder",
+            "offsets",
+            seg,
+        ],
+        None,
+    );
+    assert_eq!(kafka.status.code(), Some(0), "{}", stderr(&kafka));
+    assert_eq!(stdout(&kafka), stdout(&klog));
+    assert!(stdout(&kafka).contains("| offset: 0 "));
+    for (a, b) in [
+        ("--offsets-decoder", "--transaction-log-decoder"),
+        ("--offsets-decoder", "--decoder=none"),
+    ] {
+        let o = env.run(&["dump-segment", a, b, seg], None);
+        assert_eq!(o.status.code(), Some(2), "{a} {b}");
+    }
+}
+
+/// `--from-time` and `--to-time` take ISO-8601 as every time option does:
+/// 2023-11-14T22:13:20.005Z is epoch ms 1700000000005.
+#[test]
+fn time_filters_take_iso_8601() {
+    let env = TestEnv::new();
+    let run = |from: &str, to: &str| {
+        let o = env.run(
+            &[
+                "dump-segment",
+                "--records",
+                "--from-time",
+                from,
+                "--to-time",
+                to,
+                "fixtures/data/orders-0",
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let ms = run("1700000000005", "1700000000010");
+    assert_eq!(
+        run("2023-11-14T22:13:20.005Z", "2023-11-15T00:13:20.010+02:00"),
+        ms
+    );
+    assert_ne!(run("0", "9999999999999"), ms, "the window selects records");
+}

@@ -452,3 +452,35 @@ fn several_directories() {
         "{text}"
     );
 }
+
+/// A folder whose subfolders merely have partition-like names (`/etc`
+/// holds `dbus-1` and `polkit-1`) is not a Kafka log directory: every
+/// reader says so the same way and exits 2, none lists them as partitions
+/// or reports them as damage.
+#[test]
+fn a_folder_that_is_not_a_log_directory_is_refused_alike() {
+    let env = TestEnv::new();
+    let dir = env.path("etc");
+    std::fs::create_dir_all(dir.join("dbus-1/system.d")).unwrap();
+    std::fs::write(dir.join("dbus-1/system.d/a.conf"), b"<busconfig/>").unwrap();
+    std::fs::create_dir_all(dir.join("polkit-1")).unwrap();
+    for command in [
+        "info",
+        "verify-crc",
+        "lag",
+        "replay-offsets",
+        "groups",
+        "transactions",
+        "stats",
+        "summary",
+    ] {
+        let o = env.run(&[command, "etc"], None);
+        assert_eq!(o.status.code(), Some(2), "{command}: {}", stdout(&o));
+        assert!(
+            stderr(&o).contains("etc: is not a Kafka log directory"),
+            "{command}: {}",
+            stderr(&o)
+        );
+        assert!(!stdout(&o).contains("dbus"), "{command}: {}", stdout(&o));
+    }
+}

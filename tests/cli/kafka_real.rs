@@ -2395,8 +2395,9 @@ fn find_hanging_matches_kafka_transactions_find_hanging() {
                 "json",
                 "--now-ms",
                 &now,
-                "--transaction-timeout-ms",
-                "PT1M",
+                // Kafka's flag, in Kafka's unit (minutes), as the tool was run.
+                "--max-transaction-timeout",
+                "1",
             ];
             args.extend_from_slice(paths);
             document(&r.run(&args), "transactions")
@@ -2622,5 +2623,53 @@ fn transaction_log_records_decode_as_kafka_dump_log_prints_them() {
             compared += 1;
         }
         assert!(compared >= 20, "{compared} records compared");
+    });
+}
+
+/// `dump-segment --index-sanity-check` prints what `kafka-dump-log
+/// --index-sanity-check` printed for every `.index` of every release, byte
+/// for byte ("passed sanity check." or "is empty."), on the indexes as the
+/// brokers left them (preallocated ones at their real size).
+#[test]
+fn index_sanity_check_is_kafka_dump_logs() {
+    each_release(|r| {
+        let expected = r.source.join("expected/dump-log");
+        let mut want: Vec<(String, String)> = Vec::new();
+        for broker in std::fs::read_dir(&expected).unwrap() {
+            for folder in std::fs::read_dir(broker.unwrap().path()).unwrap() {
+                for txt in std::fs::read_dir(folder.unwrap().path()).unwrap() {
+                    let txt = txt.unwrap().path();
+                    let name = txt.file_name().unwrap().to_string_lossy().into_owned();
+                    let Some(base) = name.strip_suffix(".index-sanity.txt") else {
+                        continue;
+                    };
+                    let rel = txt.parent().unwrap().strip_prefix(&expected).unwrap();
+                    let index = rel.join(format!("{base}.index"));
+                    want.push((
+                        index.to_str().unwrap().to_string(),
+                        std::fs::read_to_string(&txt).unwrap(),
+                    ));
+                }
+            }
+        }
+        want.sort();
+        assert!(
+            want.len() >= 100,
+            "only {} sanity checks recorded",
+            want.len()
+        );
+        for chunk in want.chunks(400) {
+            let mut args = vec!["dump-segment", "--index-sanity-check"];
+            args.extend(chunk.iter().map(|(index, _)| index.as_str()));
+            let o = r.run(&args);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let kafka: String = chunk.iter().map(|(_, text)| text.as_str()).collect();
+            assert_eq!(String::from_utf8_lossy(&o.stdout), kafka);
+        }
     });
 }

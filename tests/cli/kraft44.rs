@@ -176,7 +176,7 @@ fn info_summary_and_cluster_say_the_image_is_incomplete() {
     let o = env.run(&["info", "fixtures/kraft-newer"], None);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stdout(&o).contains("2 topics, 1 brokers (incomplete: all; see the findings)"),
+        stdout(&o).contains("2 topics, 1 broker (incomplete: all; see the findings)"),
         "{}",
         stdout(&o)
     );

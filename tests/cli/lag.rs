@@ -187,7 +187,7 @@ fn fail_above_sets_the_exit_code() {
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("1 partitions lag more than 19"),
+        stderr(&o).contains("1 partition lags more than 19"),
         "{}",
         stderr(&o)
     );
@@ -329,4 +329,45 @@ out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value
         ),
         (Some("no_committed_offset"), true, Some(-1))
     );
+}
+
+/// `--topic` keeps one topic's rows (a topic neither on disk nor committed
+/// is an error, exit 2); `--min-lag N` keeps the rows lagging N or more.
+/// fixtures/groups (make.sh): on orders-0 (20 records) kitchen committed 15,
+/// courier 4, analytics 0.
+#[test]
+fn topic_and_min_lag_filter_the_rows() {
+    let env = TestEnv::new();
+    let base = [
+        "lag",
+        "fixtures/groups",
+        "--format",
+        "json",
+        "--now-ms",
+        "1700000000000",
+    ];
+    let all = rows(&env, &base);
+    let orders = rows(&env, &[base.as_slice(), &["--topic", "orders"]].concat());
+    assert!(!orders.is_empty());
+    assert!(orders.iter().all(|r| r["topic"] == "orders"));
+    assert_eq!(
+        orders.len(),
+        all.iter().filter(|r| r["topic"] == "orders").count()
+    );
+    assert!(
+        all.iter().any(|r| r["topic"] != "orders"),
+        "the fixture has another topic"
+    );
+    let behind = rows(
+        &env,
+        &[base.as_slice(), &["--topic", "orders", "--min-lag", "16"]].concat(),
+    );
+    let groups: Vec<_> = behind
+        .iter()
+        .map(|r| r["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(groups, ["analytics", "courier"]);
+    let o = env.run(&[base.as_slice(), &["--topic", "nope"]].concat(), None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("topic \"nope\""), "{}", stderr(&o));
 }

@@ -41,7 +41,7 @@ fn records_come_back_identical_through_dump_segment() {
         assert_eq!(
             stdout(&o),
             format!(
-                "rt-0 offsets {}..={} (2 records)\nrt-0 offsets {}..={} (2 records)\nrt-0 offsets {}..={} (1 records)\n",
+                "rt-0 offsets {}..={} (2 records)\nrt-0 offsets {}..={} (2 records)\nrt-0 offsets {}..={} (1 record)\n",
                 expected_offset,
                 expected_offset + 1,
                 expected_offset + 2,

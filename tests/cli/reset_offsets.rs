@@ -342,6 +342,22 @@ fn dry_run_prints_the_plan_and_writes_nothing() {
          shipping  orders          1               2           5          5\n"
     );
     assert_eq!(std::fs::read(&log).unwrap(), before);
+    // `--dry-run`, kafka-consumer-groups' spelling of the default, is the
+    // same plan; with `--execute` it is refused.
+    let args = [
+        ON_KAFKA,
+        &["--group", "shipping", "--all-topics", "--to-earliest"],
+    ]
+    .concat();
+    let dry = env.run(&[args.as_slice(), &["--dry-run"]].concat(), None);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert_eq!(stdout(&dry), stdout(&o));
+    let both = env.run(
+        &[args.as_slice(), &["--dry-run", "--execute"]].concat(),
+        None,
+    );
+    assert_eq!(both.status.code(), Some(2));
+    assert_eq!(std::fs::read(&log).unwrap(), before);
 }
 
 #[test]

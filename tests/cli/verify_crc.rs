@@ -265,8 +265,7 @@ fn mid_log_damage_needs_force_truncate() {
     assert!(text.ends_with("after repair:\n"), "{text}");
     // The summaries are on stderr, the one after the repair last.
     assert!(
-        stderr(&o)
-            .ends_with("ok: checked 1 files, 3 batches, 15 records, 950 bytes; no findings\n"),
+        stderr(&o).ends_with("ok: checked 1 file, 3 batches, 15 records, 950 bytes; no findings\n"),
         "{}",
         stderr(&o)
     );

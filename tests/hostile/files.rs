@@ -227,7 +227,7 @@ fn r12_odd_entries_are_findings_and_dot_is_a_partition() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(
-        stderr(&o).starts_with("ok: checked 1 files, 2 batches"),
+        stderr(&o).starts_with("ok: checked 1 file, 2 batches"),
         "{}",
         stderr(&o)
     );

@@ -164,7 +164,7 @@ echo "|---|---|---:|---:|---:|---|"
 # ---------------------------------------------------- 5: resync, 1 GiB
 GiB=$(((1 << 30) / scale))
 gen segment big/t-0/00000000000000000000.log $GiB 0 0
-run 5 "1 GiB clean segment (baseline)" 0 "ok: checked 1 files" -- \
+run 5 "1 GiB clean segment (baseline)" 0 "ok: checked 1 file" -- \
     "$K" verify-crc --no-index-checks big/t-0
 for mib in 4 16; do
     rm -rf junk
@@ -196,7 +196,7 @@ rm -rf copy big
 m=$((10000000 / scale))
 gen legacy bomb/t-0 $m
 run 6 "gzip wrapper of $m empty magic-0 messages ($(stat -c %s bomb/t-0/00000000000000000000.log) bytes, $((m * 26 >> 20)) MiB decompressed): verify-crc" 0 \
-    "ok: checked 1 files, 1 batches, $m records" -- "$K" verify-crc bomb/t-0
+    "ok: checked 1 file, 1 batch, $m records" -- "$K" verify-crc bomb/t-0
 run 6 "the same: dump-segment --format json" 0 '"offset":0,"timestamp":-1' -- \
     "$K" dump-segment --format json bomb/t-0
 run 6 "the same: dump-segment --records" 0 "offset: 0 NoTimestampType" -- \

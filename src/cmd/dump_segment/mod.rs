@@ -19,6 +19,7 @@ use json::{BatchJson, JsonLine, LayoutHead, LegacyHead, RecordKind, RenderJson};
 
 use crate::exit::Outcome;
 use crate::report::document::{Entries, STREAM};
+use crate::report::indexes::IndexCheck;
 use crate::report::internal::{self, Internal};
 use crate::report::progress::Progress;
 use crate::report::table::escape_cell;
@@ -54,7 +55,7 @@ use kaen_log::txn::Isolation;
 /// torn tail, or a snapshot does not begin with a SNAPSHOT_HEADER; the
 /// problem is described on stderr (as is a snapshot without a
 /// SNAPSHOT_FOOTER last, which does not change the exit code).
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct DumpSegmentArgs {
     /// Segment files, index files or partition folders.
     #[arg(required_unless_present = "files")]
@@ -78,6 +79,28 @@ pub struct DumpSegmentArgs {
     /// … key: … payload: …` line per record, so its parsers keep working.
     #[arg(long, alias = "deep-iteration")]
     pub print_data_log: bool,
+    /// `--print-data-log --decoder offsets` (kafka-dump-log's spelling).
+    #[arg(long, group = "kafka_decoder", conflicts_with = "decoder")]
+    pub offsets_decoder: bool,
+    /// `--print-data-log --decoder transactions` (kafka-dump-log's spelling).
+    #[arg(long, group = "kafka_decoder", conflicts_with = "decoder")]
+    pub transaction_log_decoder: bool,
+    /// `--print-data-log --decoder metadata` (kafka-dump-log's spelling).
+    #[arg(long, group = "kafka_decoder", conflicts_with = "decoder")]
+    pub cluster_metadata_decoder: bool,
+    /// `--print-data-log --decoder share` (kafka-dump-log's spelling).
+    #[arg(long, group = "kafka_decoder", conflicts_with = "decoder")]
+    pub share_group_state_decoder: bool,
+    /// For `.index` and `.timeindex` files: only run the check a broker runs
+    /// on an index it opens (`OffsetIndex.sanityCheck`,
+    /// `TimeIndex.sanityCheck`) and say whether it passed. Exit 1 if not.
+    #[arg(long, conflicts_with = "verify_index_only")]
+    pub index_sanity_check: bool,
+    /// For `.index` and `.timeindex` files: check every entry against the
+    /// log beside it and print only the entries that disagree (as
+    /// verify-crc does), not the entries. Exit 1 if any does.
+    #[arg(long)]
+    pub verify_index_only: bool,
     /// JSON: omit the records array.
     #[arg(long)]
     pub batches_only: bool,
@@ -89,13 +112,13 @@ pub struct DumpSegmentArgs {
     /// it are not shown.
     #[arg(long, value_name = "OFFSET")]
     pub to_offset: Option<i64>,
-    /// Records stamped before this time (epoch ms) are not shown, nor are
-    /// batches whose max timestamp is before it.
-    #[arg(long, value_name = "MS")]
+    /// Records stamped before this time (epoch ms or ISO-8601) are not
+    /// shown, nor are batches whose max timestamp is before it.
+    #[arg(long, value_name = "TIME", value_parser = kaen_log::time::parse_instant_ms)]
     pub from_time: Option<i64>,
-    /// Records stamped after this time (epoch ms) are not shown, nor are
-    /// batches whose every record is after it.
-    #[arg(long, value_name = "MS")]
+    /// Records stamped after this time (epoch ms or ISO-8601) are not
+    /// shown, nor are batches whose every record is after it.
+    #[arg(long, value_name = "TIME", value_parser = kaen_log::time::parse_instant_ms)]
     pub to_time: Option<i64>,
     /// Only records whose key is exactly K (UTF-8); batches without such a
     /// record are not shown.
@@ -159,7 +182,41 @@ pub enum Decoder {
     None,
 }
 
+impl DumpSegmentArgs {
+    /// kafka-dump-log's decoder flags in klog's terms: each sets
+    /// `--decoder` and, as in `DumpLogSegmentsOptions.shouldPrintDataLog`,
+    /// `--print-data-log`.
+    fn with_kafka_decoders(&self) -> DumpSegmentArgs {
+        let mut args = self.clone();
+        let chosen = [
+            (self.offsets_decoder, Decoder::Offsets),
+            (self.transaction_log_decoder, Decoder::Transactions),
+            (self.cluster_metadata_decoder, Decoder::Metadata),
+            (self.share_group_state_decoder, Decoder::Share),
+        ]
+        .into_iter()
+        .find_map(|(set, d)| set.then_some(d));
+        if let Some(d) = chosen {
+            args.decoder = d;
+            args.print_data_log = true;
+        }
+        args
+    }
+
+    /// The index check asked for instead of an index's entries, if any.
+    fn index_check(&self) -> Option<IndexCheck> {
+        if self.index_sanity_check {
+            Some(IndexCheck::Sanity)
+        } else if self.verify_index_only {
+            Some(IndexCheck::Verify)
+        } else {
+            None
+        }
+    }
+}
+
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let args = &args.with_kafka_decoders();
     if let Some(n) = args.threads {
         anyhow::ensure!(
             kaen_log::log::cores::set_cores(crate::cmd::clamp_to_cores(
@@ -215,13 +272,25 @@ fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> a
                     continue;
                 }
                 let name = file_name.and_then(parse_segment_name);
-                problems += match name {
-                    Some((base, "index")) => indexes::dump_index(path, base, false, sink, out)?,
-                    Some((base, "timeindex")) => indexes::dump_index(path, base, true, sink, out)?,
-                    Some((_, "txnindex")) => indexes::dump_txnindex(path, sink, out)?,
-                    Some((offset, "snapshot")) => indexes::dump_snapshot(path, offset, sink, out)?,
-                    Some((base, "log")) => dump_log(path, Some(base), args, budget, sink, out)?,
-                    _ => dump_log(path, None, args, budget, sink, out)?,
+                problems += match (name, args.index_check()) {
+                    (Some((base, "index")), Some(check)) => {
+                        indexes::check_index(path, base, false, check, sink, out)?
+                    }
+                    (Some((base, "timeindex")), Some(check)) => {
+                        indexes::check_index(path, base, true, check, sink, out)?
+                    }
+                    (name, _) => match name {
+                        Some((base, "index")) => indexes::dump_index(path, base, false, sink, out)?,
+                        Some((base, "timeindex")) => {
+                            indexes::dump_index(path, base, true, sink, out)?
+                        }
+                        Some((_, "txnindex")) => indexes::dump_txnindex(path, sink, out)?,
+                        Some((offset, "snapshot")) => {
+                            indexes::dump_snapshot(path, offset, sink, out)?
+                        }
+                        Some((base, "log")) => dump_log(path, Some(base), args, budget, sink, out)?,
+                        _ => dump_log(path, None, args, budget, sink, out)?,
+                    },
                 };
                 if kaen_log::metadata::is_snapshot_file(path) {
                     for f in kaen_log::metadata::check_snapshot(path)? {
