@@ -721,8 +721,8 @@ fn dir_text(d: &DirOut) -> String {
             m.snapshot_offset
                 .map_or("no snapshot".to_string(), |o| format!("snapshot at {o}")),
             m.next_offset,
-            crate::report::plural(m.topics as u64, "topic", "topics"),
-            crate::report::plural(m.brokers as u64, "broker", "brokers"),
+            crate::report::plural(m.topics, "topic", "topics"),
+            crate::report::plural(m.brokers, "broker", "brokers"),
             kaen_log::metadata::image::Section::remark(&m.incomplete)
         ));
     }

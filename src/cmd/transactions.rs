@@ -679,7 +679,7 @@ impl Report for TransactionsReport {
                     "  {}: snapshot at offset {} ({}) matches the log\n",
                     escape_cell(&s.file.file),
                     s.offset,
-                    plural(s.producers as u64, "producer", "producers")
+                    plural(s.producers, "producer", "producers")
                 ));
             }
         }

@@ -331,7 +331,8 @@ pub fn sanity_check(bytes: &[u8], base_offset: i64, time: bool) -> Result<(), (u
         let last_at = ((entries - 1) * entry_len) as u64;
         let last = slot(entries - 1);
         if time {
-            let (first_ts, last_ts) = (long(&slot(0)[..8]), long(&last[..8]));
+            let ts = |entry: &[u8]| long(entry.get(..8).unwrap_or(&[]));
+            let (first_ts, last_ts) = (ts(slot(0)), ts(last));
             if last_ts < first_ts {
                 return Err((
                     last_at,
@@ -342,8 +343,8 @@ pub fn sanity_check(bytes: &[u8], base_offset: i64, time: bool) -> Result<(), (u
                 ));
             }
         }
-        let relative = if time { &last[8..] } else { &last[..4] };
-        let last_offset = base_offset.wrapping_add(i64::from(int(relative)));
+        let relative = if time { last.get(8..) } else { last.get(..4) };
+        let last_offset = base_offset.wrapping_add(i64::from(int(relative.unwrap_or(&[]))));
         if last_offset < base_offset {
             return Err((
                 last_at,
@@ -354,7 +355,7 @@ pub fn sanity_check(bytes: &[u8], base_offset: i64, time: bool) -> Result<(), (u
             ));
         }
     }
-    if bytes.len() % entry_len != 0 {
+    if !bytes.len().is_multiple_of(entry_len) {
         return Err((
             (entries * entry_len) as u64,
             format!(
