@@ -58,10 +58,14 @@ pub struct Partition {
 }
 
 impl Partition {
-    /// Whether the folder holds a file only a partition folder has: a
-    /// segment, `partition.metadata` or `leader-epoch-checkpoint`.
+    /// Whether the folder holds a file only a partition folder has (a
+    /// segment, `partition.metadata` or `leader-epoch-checkpoint`) or is
+    /// empty, as a log is between its folder's creation and its first
+    /// segment's (`UnifiedLog.create` makes the folder, then `LogLoader.load`
+    /// adds a segment to a log that has none).
     pub fn holds_kafka_files(&self) -> bool {
-        !self.segments.is_empty()
+        std::fs::read_dir(&self.dir).is_ok_and(|mut d| d.next().is_none())
+            || !self.segments.is_empty()
             || !self.unreadable.is_empty()
             || self.dir.join(crate::log::meta::PARTITION_METADATA).exists()
             || self.dir.join(crate::log::checkpoint::LEADER_EPOCH).exists()
@@ -256,8 +260,8 @@ impl DataDir {
             return Err(Error::layout(
                 path,
                 "is not a Kafka log directory: no meta.properties, and no folder named \
-                 <topic>-<partition> holds a segment (<offset>.log), partition.metadata or \
-                 leader-epoch-checkpoint",
+                 <topic>-<partition> is empty or holds a segment (<offset>.log), \
+                 partition.metadata or leader-epoch-checkpoint",
             ));
         }
         Ok(DataDir {

@@ -456,14 +456,15 @@ fn several_directories() {
 /// A folder whose subfolders merely have partition-like names (`/etc`
 /// holds `dbus-1` and `polkit-1`) is not a Kafka log directory: every
 /// reader says so the same way and exits 2, none lists them as partitions
-/// or reports them as damage.
+/// or reports them as damage. (An empty partition folder would count: a
+/// log's folder exists before its first segment.)
 #[test]
 fn a_folder_that_is_not_a_log_directory_is_refused_alike() {
     let env = TestEnv::new();
     let dir = env.path("etc");
     std::fs::create_dir_all(dir.join("dbus-1/system.d")).unwrap();
     std::fs::write(dir.join("dbus-1/system.d/a.conf"), b"<busconfig/>").unwrap();
-    std::fs::create_dir_all(dir.join("polkit-1")).unwrap();
+    std::fs::create_dir_all(dir.join("polkit-1/rules.d")).unwrap();
     for command in [
         "info",
         "verify-crc",
