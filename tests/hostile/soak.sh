@@ -290,7 +290,7 @@ run 12 "a non-UTF-8 partition folder and a dangling 200.log" 1 "not_a_partition_
     "$K" verify-crc --no-index-checks data12
 gen deltas data13/t-0
 run 13 "record offset deltas 0, 0, 0 in a CRC-valid batch" 1 "offset_delta_not_increasing" -- \
-    "$K" verify-crc --no-index-checks data13/t-0
+    "$K" verify-crc --records --no-index-checks data13/t-0
 printf '\x01' | dd of=fixtures/txn/payments-0/00000000000000000000.log bs=1 seek=320 conv=notrunc status=none
 run 14 "one flipped byte in fixtures/txn: transactions" 1 "00000000000000000000.log:250 error crc_mismatch" -- \
     "$K" transactions --now-ms 1700000000000 fixtures/txn/payments-0
@@ -312,16 +312,18 @@ run 17 "produce --topic of 250 characters" 2 "topic name of 250 characters: Kafk
 # ------------------------------------------- write failures and hard links
 # A write that fails half done (a file size limit: EFBIG) is cut back to
 # the lengths before it and synced; nothing torn is left for later writers.
+# "Now" is a minute after the fixture's commits: a later one would roll a
+# new segment (segment.ms), and the batch would fit under the limit there.
 mkdir -p fsz && cp -a fixtures/groups fsz/g
 sizes() { stat -c '%n %s' "$1"/* | sort; }
 before=$(sizes fsz/g/__offsets-0)
 run 36.2 "commit past ulimit -f 2 (EFBIG, SIGXFSZ ignored)" 2 "rolled back: nothing of this append remains" -- \
     bash -c 'ulimit -f 2; trap "" XFSZ; exec "$0" "$@"' "$K" commit fsz/g --group kitchen --topic orders \
-    --partition 0 --offset 3 --metadata "$(head -c 1000 /dev/zero | tr '\0' m)"
+    --partition 0 --offset 3 --now-ms 1700000100000 --metadata "$(head -c 1000 /dev/zero | tr '\0' m)"
 [ "$(sizes fsz/g/__offsets-0)" = "$before" ] ||
     { echo "the failed append left bytes behind" >&2; failures=$((failures + 1)); }
 run 36.2 "the same commit without the limit" 0 "committed at" -- \
-    "$K" commit fsz/g --group kitchen --topic orders --partition 0 --offset 3
+    "$K" commit fsz/g --group kitchen --topic orders --partition 0 --offset 3 --now-ms 1700000100000
 # A writer never changes a file under another name (cp -al).
 cp -a fixtures/truncated hl && cp -al hl hl-backup
 before=$(cksum < hl-backup/orders-0/00000000000000000090.log)
