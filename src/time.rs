@@ -119,8 +119,53 @@ pub fn format_iso_ms(ms: i64) -> String {
     }
 }
 
+/// A duration for people: its two largest units of days, hours, minutes,
+/// seconds and milliseconds (`1157d 9h`, `15m`, `8h 0m`, `1.5s` is `1s 500ms`);
+/// a negative one with a leading `-`.
+pub fn human_duration_ms(ms: i64) -> String {
+    const UNITS: [(&str, u64); 5] = [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1_000),
+        ("ms", 1),
+    ];
+    let sign = if ms < 0 { "-" } else { "" };
+    let mut rest = ms.unsigned_abs();
+    if rest == 0 {
+        return "0ms".into();
+    }
+    let Some(first) = UNITS.iter().position(|&(_, size)| rest >= size) else {
+        return "0ms".into();
+    };
+    let mut parts = Vec::new();
+    for &(name, size) in UNITS.iter().skip(first).take(2) {
+        parts.push(format!("{}{name}", rest / size));
+        rest %= size;
+    }
+    // "15m 0s" says no more than "15m".
+    if parts.len() == 2 && parts[1].starts_with('0') {
+        parts.pop();
+    }
+    format!("{sign}{}", parts.join(" "))
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        assert_eq!(human_duration_ms(900_000), "15m");
+        assert_eq!(human_duration_ms(28_856_273_023), "333d 23h");
+        assert_eq!(human_duration_ms(8 * 3_600_000 + 23_000), "8h");
+        assert_eq!(human_duration_ms(8 * 3_600_000 + 61_000), "8h 1m");
+        assert_eq!(human_duration_ms(1_500), "1s 500ms");
+        assert_eq!(human_duration_ms(7), "7ms");
+        assert_eq!(human_duration_ms(0), "0ms");
+        assert_eq!(human_duration_ms(-90_000), "-1m 30s");
+        assert_eq!(human_duration_ms(i64::MIN), "-106751991167d 7h");
+    }
+
     use super::*;
 
     // 1700000000000 ms is 2023-11-14T22:13:20Z: 19675 days (1970-01-01 to

@@ -714,10 +714,10 @@ impl Report for TransactionsReport {
             let h = &self.find_hanging;
             let listed = h.candidates.iter().filter(|c| !c.hanging).count();
             out.push_str(&format!(
-                "klog: {} open transactions whose producer last wrote more than {} ms before {}: {} hanging, {listed} listed by their coordinator\n",
-                h.candidates.len(),
-                h.max_transaction_timeout_ms,
-                h.now_ms,
+                "klog: {} whose producer last wrote more than {} before {}: {} hanging, {listed} listed by their coordinator\n",
+                plural(h.candidates.len() as u64, "open transaction", "open transactions"),
+                kaen_log::time::human_duration_ms(h.max_transaction_timeout_ms),
+                kaen_log::time::format_iso_ms(h.now_ms),
                 h.candidates.len() - listed
             ));
             match (&self.coordinator, self.coordinator_incomplete()) {

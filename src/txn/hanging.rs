@@ -187,12 +187,12 @@ pub fn finding(
         c.position,
         Some(c.start_offset),
         format!(
-            "open since offset {}; the producer's last write ({}) is {} ms before now, more than the {} ms \
+            "open since offset {}; the producer's last write ({}) is {} before now, more than the {} \
              maximum transaction timeout; {why}. It pins the last stable offset",
             c.start_offset,
-            c.last_timestamp,
-            now_ms.saturating_sub(c.last_timestamp),
-            max_transaction_timeout_ms
+            crate::time::format_iso_ms(c.last_timestamp),
+            crate::time::human_duration_ms(now_ms.saturating_sub(c.last_timestamp)),
+            crate::time::human_duration_ms(max_transaction_timeout_ms)
         ),
     )
     .with_producer(c.producer_id)

@@ -377,7 +377,7 @@ fn an_open_transaction_its_coordinator_lists_is_not_hanging() {
     assert!(
         stdout(&alone).contains(
             "hanging_transaction producer 300: open since offset 6; the producer's last write \
-             (1700000000000) is 960000 ms before now, more than the 900000 ms maximum transaction \
+             (2023-11-14T22:13:20.000Z) is 16m before now, more than the 15m maximum transaction \
              timeout; no __transaction_state was read"
         ),
         "{}",
