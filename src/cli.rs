@@ -77,6 +77,39 @@ pub enum Command {
     Generate(cmd::generate::GenerateArgs),
 }
 
+impl Command {
+    /// The paths a command only reads; `None` for a command that writes,
+    /// which takes the data directories' locks and refuses a running
+    /// broker's (dry runs only read).
+    pub fn read_paths(&self) -> Option<Vec<&std::path::Path>> {
+        use std::path::{Path, PathBuf};
+        fn all(paths: &[PathBuf]) -> Vec<&Path> {
+            paths.iter().map(PathBuf::as_path).collect()
+        }
+        Some(match self {
+            Command::DumpSegment(a) => a
+                .paths
+                .iter()
+                .chain(&a.files)
+                .map(PathBuf::as_path)
+                .collect(),
+            Command::VerifyCrc(a) if !a.repair || a.dry_run => all(&a.paths),
+            Command::Diff(a) => vec![a.a.as_path(), a.b.as_path()],
+            Command::ReplayOffsets(a) => all(&a.dirs),
+            Command::Lag(a) => all(&a.dirs),
+            Command::Groups(a) => all(&a.dirs),
+            Command::Info(a) => all(&a.dirs),
+            Command::Metadata(a) => vec![a.dir.as_path()],
+            Command::Summary(a) => all(&a.dirs),
+            Command::Transactions(a) => all(&a.paths),
+            Command::Stats(a) => all(&a.paths),
+            Command::ResetOffsets(a) if !a.execute => all(&a.dirs),
+            Command::Tombstone(a) if a.dry_run => all(&a.dirs),
+            _ => return None,
+        })
+    }
+}
+
 /// The least severity of finding that makes a run exit 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FailOn {

@@ -261,14 +261,28 @@ pub struct IndexChecker {
     max_timestamp: i64,
 }
 
-/// Whether the segment's data directory says its broker shut down cleanly
-/// (`CleanShutdownFileHandler`: `.kafka_cleanshutdown`), so that the broker
-/// loads the segment without recovering it (`LogLoader`).
-fn had_clean_shutdown(seg: &SegmentFiles) -> bool {
-    seg.log
-        .parent()
-        .and_then(Path::parent)
-        .is_some_and(|d| d.join(".kafka_cleanshutdown").exists())
+/// Whether a broker loading the segment recovers it, rebuilding its
+/// indexes (`LogLoader`): the active segment after an unclean shutdown (no
+/// `.kafka_cleanshutdown` in its data directory, `CleanShutdownFileHandler`;
+/// recovery runs from the recovery point, so always reaches the active
+/// segment), and every segment of the KRaft metadata log, which
+/// `KafkaRaftLog.createLog` opens with `hadCleanShutdown = false` and
+/// recovery point 0 (a broker's shutdown leaves its indexes unclosed,
+/// still preallocated).
+fn recovered_on_load(seg: &SegmentFiles, is_last: bool) -> bool {
+    let Some(partition) = seg.log.parent() else {
+        return false;
+    };
+    if partition
+        .file_name()
+        .is_some_and(|n| n == crate::metadata::METADATA_FOLDER)
+    {
+        return true;
+    }
+    is_last
+        && !partition
+            .parent()
+            .is_some_and(|d| d.join(".kafka_cleanshutdown").exists())
 }
 
 /// The used entries of an index file, after the length and zero-slot checks.
@@ -422,12 +436,11 @@ impl IndexChecker {
             // the time index's last entry (`LogSegment.readMaxTimestampAndOffsetSoFar`),
             // which `LogSegment.onBecomeInactiveSegment` (a roll, the cleaner)
             // and `LogSegment.close` (a clean shutdown) leave at the
-            // segment's largest timestamp. It rebuilds the index only in the
-            // segments it recovers after an unclean shutdown, from the
-            // recovery point on (`LogLoader.recoverLog`), and so always the
-            // active one: there a short time index is the state a running
-            // or killed broker leaves, and not reported.
-            if !is_last || had_clean_shutdown(seg) {
+            // segment's largest timestamp. It rebuilds the index in the
+            // segments it recovers (see `recovered_on_load`): there a short
+            // time index is the state a running or killed broker leaves, and
+            // not reported.
+            if !recovered_on_load(seg, is_last) {
                 let last = body.len().checked_sub(TIME_ENTRY_LEN).map(|at| at as u64);
                 time_last = Some((prev_ts.max(-1), last.unwrap_or(0)));
             }

@@ -26,6 +26,9 @@ use crate::report::Output;
 
 /// Run `command`, writing data to `out`.
 pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
+    if let Some(paths) = command.read_paths() {
+        warn_if_in_use(&paths);
+    }
     match command {
         Command::DumpSegment(args) => dump_segment::run(args, out),
         Command::VerifyCrc(args) => verify_crc::run(args, out),
@@ -71,4 +74,38 @@ pub fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// Say on stderr, once per data directory, when a path given to a reading
+/// command lies in a data directory whose `.lock` another process holds (a
+/// running broker, or a klog writing): what klog reads may change while it
+/// reads. The data directory of a path is the first of the path, its parent
+/// (a partition folder) and its grandparent (a segment file) that has a
+/// `.lock`.
+fn warn_if_in_use(paths: &[&std::path::Path]) {
+    use kaen_log::log::lock::{holder, Holder, LOCK_FILE};
+    let mut seen = std::collections::BTreeSet::new();
+    for path in paths {
+        let Some(dir) = path
+            .ancestors()
+            .take(3)
+            .filter(|d| !d.as_os_str().is_empty())
+            .find(|d| d.join(LOCK_FILE).is_file())
+        else {
+            continue;
+        };
+        if !seen.insert(dir.to_path_buf()) {
+            continue;
+        }
+        let who = match holder(dir) {
+            Some(Holder::Process(pid)) => format!("process {pid} (a running broker?)"),
+            Some(Holder::Unknown) => "another process (a klog writing?)".to_string(),
+            None => continue,
+        };
+        crate::report::say!(
+            "warning: {} is in use: {who} holds its {LOCK_FILE}; what klog reads may change while it reads \
+             (stop the broker, or read a copy)",
+            dir.display()
+        );
+    }
 }

@@ -97,6 +97,44 @@ fn whole_file(kind: libc::c_int) -> libc::flock {
     }
 }
 
+/// Who holds a data directory's `.lock`, seen from a command that only reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// A process holding a classic `fcntl` lock: a running broker, by PID.
+    Process(u32),
+    /// A lock whose owner the OS does not name (another klog writing).
+    Unknown,
+}
+
+/// Whether another process holds `data_dir/.lock` (a running broker, or a
+/// klog writing), so that what a reader sees may change as it reads. Tested
+/// with `F_OFD_GETLK`, taking no lock and creating nothing; `None` when
+/// there is no `.lock` (or it is not a regular file), or nobody holds it.
+pub fn holder(data_dir: &Path) -> Option<Holder> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = data_dir.join(LOCK_FILE);
+    if !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    // Non-blocking: a `.lock` swapped for a FIFO after the check cannot hang the open.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&path)
+        .ok()?;
+    let mut fl = whole_file(libc::F_WRLCK);
+    fcntl_lock(&file, GET_LOCK, &mut fl).ok()?;
+    if fl.l_type == libc::F_UNLCK as libc::c_short {
+        return None;
+    }
+    Some(
+        u32::try_from(fl.l_pid)
+            .ok()
+            .filter(|&pid| pid > 0)
+            .map_or(Holder::Unknown, Holder::Process),
+    )
+}
+
 /// The PID of the process holding a lock that conflicts with a write lock
 /// on `file`, when the OS knows it: `F_OFD_GETLK` reports the PID of a
 /// classic-lock holder (a broker) and -1 for an open-file-description lock

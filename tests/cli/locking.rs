@@ -100,19 +100,10 @@ fn a_dry_run_still_refuses_a_damaged_tail() {
     assert_eq!(std::fs::read(&log).unwrap(), bytes);
 }
 
-#[test]
-fn the_refusal_names_a_broker_pid() {
-    if !std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        return;
-    }
+/// A child process holding a classic POSIX record lock on `lock`, as a
+/// broker's JVM takes it (`FileChannel.tryLock`), until its stdin closes.
+fn hold_lock(lock: &std::path::Path) -> std::process::Child {
     use std::io::BufRead;
-    let env = TestEnv::new();
-    let lock = env.path("fixtures/groups/.lock");
-    // A classic POSIX record lock, as a broker's JVM takes it.
     let mut holder = std::process::Command::new("python3")
         .args([
             "-c",
@@ -122,16 +113,23 @@ fn the_refusal_names_a_broker_pid() {
              print('LOCKED', flush=True)\n\
              sys.stdin.read()\n",
         ])
-        .arg(&lock)
+        .arg(lock)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
+        .expect("python3 runs (the tests need it)");
     let mut line = String::new();
     std::io::BufReader::new(holder.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
     assert_eq!(line.trim(), "LOCKED");
+    holder
+}
+
+#[test]
+fn the_refusal_names_a_broker_pid() {
+    let env = TestEnv::new();
+    let mut holder = hold_lock(&env.path("fixtures/groups/.lock"));
     let o = env.run(
         &["tombstone", "fixtures/groups", "--group", "kitchen"],
         None,
@@ -141,6 +139,59 @@ fn the_refusal_names_a_broker_pid() {
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains(&format!("locked by process {}", holder.id())),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A reading command on a directory a running broker holds reads it, and
+/// says once per directory that what it reads may change underneath;
+/// without a holder (a `.lock` left behind) it says nothing.
+#[test]
+fn readers_say_when_a_running_broker_holds_the_directory() {
+    let env = TestEnv::new();
+    let lock = env.path("fixtures/groups/.lock");
+    std::fs::write(&lock, "").unwrap();
+    let quiet = env.run(&["replay-offsets", "fixtures/groups"], None);
+    assert_eq!(quiet.status.code(), Some(0), "{}", stderr(&quiet));
+    assert!(!stderr(&quiet).contains("in use"), "{}", stderr(&quiet));
+    let mut holder = hold_lock(&lock);
+    let segment = std::fs::read_dir(env.path("fixtures/groups/__offsets-0"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "log"))
+        .unwrap();
+    let runs = [
+        env.run(&["replay-offsets", "fixtures/groups"], None),
+        env.run(
+            &[
+                "verify-crc",
+                "fixtures/groups",
+                "fixtures/groups/__offsets-0",
+            ],
+            None,
+        ),
+        env.run(&["dump-segment", segment.to_str().unwrap()], None),
+    ];
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    let warned = format!(
+        "fixtures/groups is in use: process {} (a running broker?) holds its .lock",
+        holder.id()
+    );
+    for o in &runs {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+        assert_eq!(stderr(o).matches(&warned).count(), 1, "{}", stderr(o));
+    }
+    assert_eq!(stdout(&runs[0]), stdout(&quiet), "the same answer");
+    // Another klog writing holds an open-file-description lock, whose
+    // owner the OS does not name.
+    let klog = LockHolder::new(&env.path("fixtures/groups"));
+    let o = env.run(&["replay-offsets", "fixtures/groups"], None);
+    drop(klog);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("fixtures/groups is in use: another process (a klog writing?)"),
         "{}",
         stderr(&o)
     );

@@ -17,6 +17,7 @@ mod hostile_names;
 mod info;
 mod kafka_dump;
 mod kafka_real;
+mod kafka_writers;
 mod kraft;
 mod kraft44;
 mod lag;

@@ -206,7 +206,8 @@ case "\$1" in
     if [[ \$n == zk ]]; then
       java ${JAVA_OPTS[*]} -cp "$CP" org.apache.zookeeper.server.ZooKeeperServerMain "$WORK/run/zookeeper.properties" >>"$WORK/logs/zookeeper.log" 2>&1 &
     else
-      java ${JAVA_OPTS[*]} -cp "$CP" kafka.Kafka "$WORK/run/node-\$n.properties" >>"$WORK/logs/node-\$n.log" 2>&1 &
+      # At INFO: the writers scenario searches what the brokers log of truncation and recovery.
+      java ${JAVA_OPTS[*]} -Dorg.slf4j.simpleLogger.defaultLogLevel=info -cp "$CP" kafka.Kafka "$WORK/run/node-\$n.properties" >>"$WORK/logs/node-\$n.log" 2>&1 &
     fi
     echo \$! >"\$pidf" ;;
   stop)
@@ -224,6 +225,16 @@ export KLOG_ORACLE_CTL="$WORK/run/ctl.sh"
 export KLOG_ORACLE_RELEASE="$KAFKA_VERSION" KLOG_ORACLE_MODE="$MODE" \
        KLOG_ORACLE_OFFSETS_PARTITIONS="$OFFSETS_PARTITIONS" KLOG_ORACLE_DATA="$WORK/cluster"
 
+start_zk() {   # start the ZooKeeper server and wait (bounded) until it listens
+    "$KLOG_ORACLE_CTL" start zk
+    local up=0
+    for _ in $(seq 1 120); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/${PORTS[4]}") 2>/dev/null; then up=1; break; fi
+        sleep 0.5
+    done
+    (( up )) || die "ZooKeeper did not listen on $ZK_CONNECT within 60 s"
+}
+
 if [[ $MODE == kraft ]]; then
     # Share groups: a preview in 4.1 (share.version=1 asked for by hand), production
     # from 4.2; streams groups (streams.version=1) from 4.2. Both named, not left to
@@ -238,13 +249,7 @@ if [[ $MODE == kraft ]]; then
     done
 else
     log "starting ZooKeeper on $ZK_CONNECT (Kafka $KAFKA_VERSION in ZooKeeper mode) in $WORK"
-    "$KLOG_ORACLE_CTL" start zk
-    up=0
-    for _ in $(seq 1 120); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/${PORTS[4]}") 2>/dev/null; then up=1; break; fi
-        sleep 0.5
-    done
-    (( up )) || die "ZooKeeper did not listen on $ZK_CONNECT within 60 s"
+    start_zk
     # A ZooKeeper-mode broker adopts the cluster id it finds in /cluster/id (KafkaZkClient).
     for znode in "/cluster x" "/cluster/id {\"version\":\"1\",\"id\":\"$CLUSTER_ID\"}"; do
         # shellcheck disable=SC2086
@@ -338,6 +343,179 @@ fi
 (cd "$STAGE" && timeout 600 java "${JAVA_OPTS[@]}" -cp "$CP" klogoracle.Driver tools "$TOOLS") \
     >"$WORK/logs/tools.log" 2>&1 || { tail -n 40 "$WORK/logs/tools.log" >&2; log "warning: some Kafka tool invocations failed (see above)"; }
 
+# ---- the writers scenario ------------------------------------------------------------
+# klog writes into the stopped cluster's log directories, every replica's directory given
+# to every write, as an operator would; then the cluster restarts on what klog wrote.
+# Kafka's answers after the restart (expected/writers/) and what the brokers logged say
+# whether they took klog's batches as their own; writers/after-klog/ holds the partition
+# folders as klog left them, writers/after-restart/ the same folders after the restarted
+# cluster's controlled shutdown. The writes:
+#   reset-offsets --to-earliest --execute    classic-g on plain
+#   reset-offsets --shift-by -3 --execute    consumer-g (KIP-848; 4.x) on plain
+#   commit                                   a new group, klog-commit-g, plain-0 = 7
+#   tombstone --topic --partition            codecs-g's codecs-3
+#   tombstone --delete-group                 reset-ts-g
+#   verify-crc --repair --salvage            codecs-0, one byte of its second batch flipped
+#                                            alike on every replica
+#   verify-crc --repair                      codecs-1 on node 2, a torn batch header after
+#                                            its last batch
+KLOG="$REPO/target/debug/klog"
+W="$WORK/writers"
+WE="$EXPECTED/writers"
+mkdir -p "$W" "$WE"
+log "writers: building klog"
+(cd "$REPO" && cargo build --quiet --bin klog) >"$WORK/logs/cargo-build.log" 2>&1 \
+    || { cat "$WORK/logs/cargo-build.log" >&2; die "cargo build failed"; }
+start_cluster() {
+    if [[ $MODE == zookeeper ]]; then start_zk; fi
+    for n in "${NODES[@]}"; do "$KLOG_ORACLE_CTL" start "$n"; done
+    jrun klogoracle.Driver wait-ready "$BOOTSTRAP" 3 120 2>>"$WORK/logs/wait-ready.log" \
+        || die "the cluster did not come up again within 120 s"
+    jrun klogoracle.Driver wait-in-sync "$BOOTSTRAP" 180 2>>"$WORK/logs/wait-ready.log" \
+        || die "the replicas were not all in sync within 180 s: $(tail -n 1 "$WORK/logs/wait-ready.log")"
+}
+stop_cluster() {   # brokers first, node 1 (the KRaft controller) last
+    "$KLOG_ORACLE_CTL" stop 3
+    "$KLOG_ORACLE_CTL" stop 2
+    "$KLOG_ORACLE_CTL" stop 1
+    if [[ $MODE == zookeeper ]]; then "$KLOG_ORACLE_CTL" stop zk; fi
+}
+log "writers: restarting the cluster until node 3 has caught up, then stopping every node"
+start_cluster
+stop_cluster
+
+# Every file of the three log directories: path, size and SHA-256.
+snapshot() {
+    python3 - "$WORK/cluster" >"$1" <<'PY'
+import hashlib, os, sys
+root = sys.argv[1]
+for dirpath, _, files in sorted(os.walk(root)):
+    for f in sorted(files):
+        p = os.path.join(dirpath, f)
+        with open(p, "rb") as fh:
+            digest = hashlib.sha256(fh.read()).hexdigest()
+        print("%s\t%d\t%s" % (os.path.relpath(p, root), os.path.getsize(p), digest))
+PY
+}
+snapshot "$W/before-damage.tsv"
+
+# The damage, written here byte by byte (not by klog).
+python3 - "$WORK/cluster" <<'PY'
+import struct, sys
+root = sys.argv[1]
+def batches(data):
+    pos, out = 0, []
+    while pos + 12 <= len(data):
+        n = struct.unpack(">i", data[pos + 8:pos + 12])[0]
+        out.append((pos, 12 + n))
+        pos += 12 + n
+    return out
+for b in ("broker-1", "broker-2", "broker-3"):
+    seg = "%s/%s/codecs-0/00000000000000000000.log" % (root, b)
+    with open(seg, "r+b") as fh:
+        data = fh.read()
+        start, size = batches(data)[1]
+        at = start + size - 3      # a byte of the batch's last record's value
+        fh.seek(at)
+        fh.write(bytes([data[at] ^ 0xFF]))
+seg = "%s/broker-2/codecs-1/00000000000000000000.log" % root
+with open(seg, "r+b") as fh:
+    data = fh.read()
+    start, size = batches(data)[-1]
+    last = data[start:start + size]
+    delta = struct.unpack(">i", last[23:27])[0]
+    torn = struct.pack(">q", struct.unpack(">q", last[0:8])[0] + delta + 1) + last[8:40]
+    fh.seek(len(data))
+    fh.write(torn)             # a batch whose write stopped 40 bytes in
+PY
+snapshot "$W/after-damage.tsv"
+
+DIRS=("$WORK/cluster/broker-1" "$WORK/cluster/broker-2" "$WORK/cluster/broker-3")
+OPARTS=()
+if [[ $MODE == zookeeper ]]; then OPARTS=(--offsets-partitions "$OFFSETS_PARTITIONS"); fi
+: >"$WE/klog.txt"
+klog_w() {   # klog_w RC ARGS...: run klog, record the command, its exit code and its output
+    # (a repair exits 0 when what it leaves verifies clean)
+    local want=$1; shift
+    local rc=0
+    "$KLOG" "$@" >"$WORK/run/klog.out" 2>"$WORK/run/klog.err" || rc=$?
+    { echo "\$ klog $*"; echo "exit $rc"; sed 's/^/stdout: /' "$WORK/run/klog.out"; sed 's/^/stderr: /' "$WORK/run/klog.err"; echo; } >>"$WE/klog.txt"
+    (( rc == want )) || { cat "$WORK/run/klog.err" >&2; die "klog $1 exited $rc, not $want"; }
+}
+log "writers: klog writes into the stopped cluster's directories"
+klog_w 0 reset-offsets "${DIRS[@]}" "${OPARTS[@]}" --group classic-g --topic plain --to-earliest --execute
+WROTE=(reset-earliest)
+if grep -qx consumer-group "$EXPECTED/scenarios.txt"; then
+    klog_w 0 reset-offsets "${DIRS[@]}" "${OPARTS[@]}" --group consumer-g --topic plain --shift-by -3 --execute
+    WROTE+=(reset-shift)
+fi
+klog_w 0 commit "${DIRS[@]}" "${OPARTS[@]}" --group klog-commit-g --topic plain --partition 0 --offset 7
+klog_w 0 tombstone "${DIRS[@]}" "${OPARTS[@]}" --group codecs-g --topic codecs --partition 3
+klog_w 0 tombstone "${DIRS[@]}" "${OPARTS[@]}" --group reset-ts-g --delete-group
+klog_w 0 verify-crc --repair --salvage "${DIRS[0]}/codecs-0" "${DIRS[1]}/codecs-0" "${DIRS[2]}/codecs-0"
+klog_w 0 verify-crc --repair "${DIRS[1]}/codecs-1"
+WROTE+=(commit tombstone delete-group salvage repair)
+# What klog predicts, and its verdict on the directories it wrote.
+klog_w 0 verify-crc "${DIRS[@]}"
+"$KLOG" replay-offsets "${DIRS[0]}" "${OPARTS[@]}" --format json >"$WE/klog-replay-offsets.json"
+snapshot "$W/after-klog.tsv"
+
+# The partition folders the damage or klog changed, with each broker's top-level files.
+copy_written() {   # copy_written DEST
+    python3 - "$WORK/cluster" "$1" "$W/before-damage.tsv" "$W/after-klog.tsv" <<'PY'
+import os, subprocess, sys
+root, dest, before, after = sys.argv[1:5]
+def load(p):
+    with open(p) as fh:
+        return {l.split("\t")[0]: l.split("\t", 1)[1] for l in fh.read().splitlines()}
+b, a = load(before), load(after)
+folders = sorted({os.path.dirname(p) for p in set(a) | set(b) if a.get(p) != b.get(p) and "/" in os.path.dirname(p)})
+for broker in ("broker-1", "broker-2", "broker-3"):
+    os.makedirs(os.path.join(dest, broker), exist_ok=True)
+    for name in sorted(os.listdir(os.path.join(root, broker))):
+        s = os.path.join(root, broker, name)
+        if os.path.isfile(s):
+            subprocess.run(["cp", "-a", s, os.path.join(dest, broker, name)], check=True)
+for f in folders:
+    if os.path.isdir(os.path.join(root, f)):
+        subprocess.run(["cp", "-a", "--sparse=always", os.path.join(root, f), os.path.join(dest, f)], check=True)
+PY
+}
+copy_written "$W/after-klog"
+
+# The cluster on what klog wrote: only what the brokers log from here on is searched.
+declare -A LOG_LINES=()
+for n in "${NODES[@]}"; do LOG_LINES[$n]=$(wc -l <"$WORK/logs/node-$n.log"); done
+log "writers: restarting the cluster on what klog wrote"
+start_cluster
+jrun klogoracle.Driver record-writers "$BOOTSTRAP" "$WE" codecs-0 codecs-1 plain-0 >>"$WORK/logs/driver.log" 2>&1 \
+    || { tail -n 40 "$WORK/logs/driver.log" >&2; die "recording Kafka's answers after klog's writes failed"; }
+stop_cluster
+copy_written "$W/after-restart"
+# What the brokers said of the logs klog wrote: truncation, recovery, invalid or corrupt
+# batches, record versions they do not know, and every ERROR.
+for n in "${NODES[@]}"; do
+    tail -n +"$(( LOG_LINES[$n] + 1 ))" "$WORK/logs/node-$n.log" \
+        | grep -E 'Truncat|Recovering|Found invalid|[Cc]orrupt|UnknownRecordVersion|Unknown record|ERROR' \
+        | sed "s/^/node-$n: /" || true
+done >"$WE/broker-log.txt"
+printf '%s\n' "${WROTE[@]}" >"$WE/writes.txt"
+# Every file klog's writes changed (path, size before or -1, size after or -1): klog
+# touches the partitions it writes and nothing else.
+python3 - "$W/after-damage.tsv" "$W/after-klog.tsv" >"$WE/changed-by-klog.tsv" <<'PY'
+import sys
+def load(p):
+    with open(p) as fh:
+        return {l.split("\t")[0]: l.split("\t")[1:] for l in fh.read().splitlines()}
+b, a = load(sys.argv[1]), load(sys.argv[2])
+for p in sorted(set(a) | set(b)):
+    if a.get(p) != b.get(p):
+        print("%s\t%s\t%s" % (p, b[p][0] if p in b else -1, a[p][0] if p in a else -1))
+PY
+rm -f "$W/before-damage.tsv" "$W/after-damage.tsv" "$W/after-klog.tsv"
+ANSWERS+=(writers)
+log "writers: done ($(wc -l <"$WE/broker-log.txt") broker log line(s) of note)"
+
 # Trim the preallocated indexes to their used part; record the real sizes.
 python3 - "$STAGE" <<'PY'
 import os, sys
@@ -382,14 +560,15 @@ with open(os.path.join(expected, "manifest.json"), "w") as fh:
     fh.write("\n")
 PY
 
-rm -rf "$OUT/broker-1" "$OUT/broker-2" "$OUT/broker-3" "$OUT/expected"
+rm -rf "$OUT/broker-1" "$OUT/broker-2" "$OUT/broker-3" "$OUT/expected" "$OUT/writers"
 mkdir -p "$OUT"
 cp -a "$STAGE"/broker-* "$STAGE/index-sizes.tsv" "$OUT/"
+cp -a "$WORK/writers" "$OUT/writers"
 cp -a "$EXPECTED" "$OUT/expected"
 log "fixture tree written to $OUT ($(du -sh --apparent-size "$OUT" | cut -f1)) in $(( $(date +%s) - START_TS )) s"
 
 if (( CHECK )); then
-    log "checking klog against the fresh answers (cargo test --test cli kafka_real:: kafka_dump::)"
-    (cd "$REPO" && KLOG_KAFKA_REAL="$OUT" cargo test --quiet --test cli -- kafka_real:: kafka_dump:: --test-threads=2)
+    log "checking klog against the fresh answers (cargo test --test cli kafka_real:: kafka_dump:: kafka_writers::)"
+    (cd "$REPO" && KLOG_KAFKA_REAL="$OUT" cargo test --quiet --test cli -- kafka_real:: kafka_dump:: kafka_writers:: --test-threads=2)
     log "klog agrees with Kafka $KAFKA_VERSION ($(( $(date +%s) - START_TS )) s in all)"
 fi

@@ -95,8 +95,18 @@ fn time_index(entries: &[(i64, i32)]) -> Vec<u8> {
 /// (every batch stamped 1_700_000_000_000), with `.kafka_cleanshutdown`
 /// in `data` when `clean`.
 fn check_time(timeindex: &[u8], is_last: bool, clean: bool) -> Vec<kaen_log::findings::Finding> {
+    check_time_in("t-0", timeindex, is_last, clean)
+}
+
+/// [`check_time`] with the segment in partition folder `folder`.
+fn check_time_in(
+    folder: &str,
+    timeindex: &[u8],
+    is_last: bool,
+    clean: bool,
+) -> Vec<kaen_log::findings::Finding> {
     let dir = tempfile::tempdir().unwrap();
-    let part = dir.path().join("data/t-0");
+    let part = dir.path().join("data").join(folder);
     std::fs::create_dir_all(&part).unwrap();
     if clean {
         std::fs::write(dir.path().join("data/.kafka_cleanshutdown"), "").unwrap();
@@ -143,5 +153,12 @@ fn a_time_index_short_of_the_largest_timestamp_is_stale_where_a_broker_trusts_it
         // The active segment without a clean shutdown: LogLoader recovers
         // it (from the recovery point on), rebuilding the time index.
         assert!(check_time(&stale, true, false).is_empty());
+        // The KRaft metadata log: KafkaRaftLog.createLog opens it with
+        // hadCleanShutdown = false and recovery point 0, so every segment is
+        // recovered on every start, clean shutdown or not.
+        for (is_last, clean) in [(false, false), (false, true), (true, true), (true, false)] {
+            let found = check_time_in("__cluster_metadata-0", &stale, is_last, clean);
+            assert!(found.is_empty(), "{found:?}");
+        }
     }
 }

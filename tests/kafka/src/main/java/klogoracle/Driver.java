@@ -154,6 +154,16 @@ public final class Driver {
                 }
                 System.exit(0);
             }
+            case "wait-in-sync" -> System.exit(waitInSync(args[1], Integer.parseInt(args[2])) ? 0 : 1);
+            case "record-writers" -> {
+                bootstrap = args[1];
+                out = Paths.get(args[2]);
+                Files.createDirectories(out);
+                try (Admin a = admin(bootstrap)) {
+                    recordWriters(a, java.util.Arrays.copyOfRange(args, 3, args.length));
+                }
+                System.exit(0);
+            }
             case "tool" -> {
                 String[] rest = java.util.Arrays.copyOfRange(args, 3, args.length);
                 int code = runTool(Paths.get(args[1]), args[2], rest);
@@ -209,6 +219,39 @@ public final class Driver {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        return false;
+    }
+
+    /**
+     * Wait (at most SECS) until every partition of every topic, internal ones
+     * included, has a leader and all its replicas in sync: the followers have
+     * fetched from the leaders (and truncated, if they were going to).
+     */
+    static boolean waitInSync(String bs, int secs) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(secs);
+        String last = "";
+        try (Admin a = admin(bs)) {
+            while (System.nanoTime() < deadline) {
+                try {
+                    var names = a.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
+                        .names().get(10, TimeUnit.SECONDS);
+                    List<String> behind = new ArrayList<>();
+                    for (var d : a.describeTopics(names).allTopicNames().get(10, TimeUnit.SECONDS).values()) {
+                        for (var p : d.partitions()) {
+                            if (p.leader() == null || p.isr().size() < p.replicas().size()) behind.add(d.name() + "-" + p.partition());
+                        }
+                    }
+                    if (behind.isEmpty()) return true;
+                    last = behind.toString();
+                } catch (Exception e) {
+                    last = e.toString();
+                }
+                Thread.sleep(500);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        System.err.println("not in sync within " + secs + " s: " + last);
         return false;
     }
 
@@ -1087,7 +1130,10 @@ public final class Driver {
     }
 
     static List<TopicPartition> dataPartitions(Admin a, Set<String> only) throws Exception {
-        Set<String> names = new TreeSet<>(a.listTopics().names().get(30, TimeUnit.SECONDS));
+        // Named topics may be internal ones (__consumer_offsets).
+        var listing = only == null ? a.listTopics()
+            : a.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true));
+        Set<String> names = new TreeSet<>(listing.names().get(30, TimeUnit.SECONDS));
         if (only != null) names.retainAll(only);
         List<TopicPartition> tps = new ArrayList<>();
         for (var d : a.describeTopics(names).allTopicNames().get(30, TimeUnit.SECONDS).values()) {
@@ -1124,26 +1170,7 @@ public final class Driver {
         List<TopicPartition> tps = dataPartitions(a, null);
         tps.removeIf(tp -> tp.topic().startsWith("__"));
         writeOffsets(a, tps, out.resolve("list-offsets.json"));
-        // Groups: every consumer group with its committed offsets, the HW, the LSO and the lag.
-        List<String> groups = new ArrayList<>();
-        Map<String, String[]> types = groupListing(a);
-        for (var e : types.entrySet()) {
-            String gid = e.getKey();
-            String type = e.getValue()[0];
-            Map<TopicPartition, Long> committed = groupOffsets(a, gid, type);
-            var hw = offsets(a, committed.keySet(), OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
-            var lso = offsets(a, committed.keySet(), OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
-            List<String> parts = new ArrayList<>();
-            for (var c : committed.entrySet()) {
-                TopicPartition tp = c.getKey();
-                parts.add(String.format("{\"topic\": %s, \"partition\": %d, \"committed\": %d, \"high_watermark\": %d, \"lag\": %d, \"last_stable_offset\": %d, \"lag_read_committed\": %d}",
-                    js(tp.topic()), tp.partition(), c.getValue(), hw.get(tp).offset(), hw.get(tp).offset() - c.getValue(),
-                    lso.get(tp).offset(), lso.get(tp).offset() - c.getValue()));
-            }
-            groups.add(String.format("  {\"group\": %s, \"type\": %s, \"state\": %s, \"coordinator_partition\": %d, \"offsets\": [\n    %s\n  ]}",
-                js(gid), js(type), js(e.getValue()[1]), coordinatorPartition(gid), String.join(",\n    ", parts)));
-        }
-        Files.writeString(out.resolve("groups.json"), "[\n" + String.join(",\n", groups) + "\n]\n");
+        Map<String, String[]> types = writeGroups(a, out.resolve("groups.json"));
         // What a consumer of each isolation level actually receives from the partitions with transactions.
         List<String> reads = new ArrayList<>();
         for (String topic : List.of("txn", "ctp-out", "idempotent", "plain", "txn-timeout")) {
@@ -1173,6 +1200,61 @@ public final class Driver {
         runTool(t.resolve("get-offsets-latest.txt"), "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, "--time", "-1");
         runTool(t.resolve("get-offsets-earliest.txt"), "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, "--time", "-2");
         runTool(t.resolve("get-offsets-max-timestamp.txt"), "org.apache.kafka.tools.GetOffsetShell", "--bootstrap-server", bootstrap, "--time", "-3");
+    }
+
+    /**
+     * Kafka's answers after the writers scenario (tests/kafka/run.sh): every
+     * group's committed offsets (groups.json), every partition's offsets,
+     * __consumer_offsets included (list-offsets.json: its max_timestamp comes
+     * from the segments' time indexes as the broker loaded them), what a
+     * consumer reads of each of TOPIC_PARTITIONS (`topic-N`; consumed.json,
+     * with the consumer's CRC checks on), and kafka-consumer-groups --list.
+     */
+    static void recordWriters(Admin a, String[] topicPartitions) throws Exception {
+        writeGroups(a, out.resolve("groups.json"));
+        List<TopicPartition> tps = dataPartitions(a, Set.of("__consumer_offsets"));
+        List<TopicPartition> data = dataPartitions(a, null);
+        data.removeIf(tp -> tp.topic().startsWith("__"));
+        tps.addAll(data);
+        writeOffsets(a, tps, out.resolve("list-offsets.json"));
+        List<String> reads = new ArrayList<>();
+        for (String tpName : topicPartitions) {
+            int dash = tpName.lastIndexOf('-');
+            TopicPartition tp = new TopicPartition(tpName.substring(0, dash), Integer.parseInt(tpName.substring(dash + 1)));
+            reads.add(String.format("  {\"topic\": %s, \"partition\": %d, \"isolation\": \"read_uncommitted\", \"offsets\": %s}",
+                js(tp.topic()), tp.partition(), readAll(a, tp, "read_uncommitted")));
+        }
+        Files.writeString(out.resolve("consumed.json"), "[\n" + String.join(",\n", reads) + "\n]\n");
+        Path t = out.resolve("tools");
+        Files.createDirectories(t);
+        runTool(t.resolve("groups-list.txt"), "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server", bootstrap, "--list");
+    }
+
+    /**
+     * Every consumer group with its committed offsets, the HW, the LSO and
+     * the lag, into FILE; returns the groups' listing (id -> {type, state}).
+     */
+    static Map<String, String[]> writeGroups(Admin a, Path file) throws Exception {
+        List<String> groups = new ArrayList<>();
+        Map<String, String[]> types = groupListing(a);
+        for (var e : types.entrySet()) {
+            String gid = e.getKey();
+            String type = e.getValue()[0];
+            Map<TopicPartition, Long> committed = groupOffsets(a, gid, type);
+            var hw = offsets(a, committed.keySet(), OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
+            var lso = offsets(a, committed.keySet(), OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
+            List<String> parts = new ArrayList<>();
+            for (var c : committed.entrySet()) {
+                TopicPartition tp = c.getKey();
+                parts.add(String.format("{\"topic\": %s, \"partition\": %d, \"committed\": %d, \"high_watermark\": %d, \"lag\": %d, \"last_stable_offset\": %d, \"lag_read_committed\": %d}",
+                    js(tp.topic()), tp.partition(), c.getValue(), hw.get(tp).offset(), hw.get(tp).offset() - c.getValue(),
+                    lso.get(tp).offset(), lso.get(tp).offset() - c.getValue()));
+            }
+            groups.add(String.format("  {\"group\": %s, \"type\": %s, \"state\": %s, \"coordinator_partition\": %d, \"offsets\": [\n    %s\n  ]}",
+                js(gid), js(type), js(e.getValue()[1]), coordinatorPartition(gid), String.join(",\n    ", parts)));
+        }
+        Files.writeString(file, "[\n" + String.join(",\n", groups) + "\n]\n");
+        return types;
     }
 
     /**
