@@ -160,6 +160,35 @@ impl TimeFormat {
     }
 }
 
+/// What the offsets writers (`commit`, `reset-offsets`, `tombstone`) take
+/// to know they were given every replica of the partition they write.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReplicaArgs {
+    /// Write although the directories given are not every replica of the
+    /// partition: the ones left out diverge, and a broker may truncate the
+    /// write when one of them leads.
+    #[arg(long)]
+    pub allow_missing_replicas: bool,
+    /// How many replicas the partition has, where no KRaft metadata says
+    /// (a ZooKeeper-mode cluster): offsets.topic.replication.factor for
+    /// __consumer_offsets (3 by default).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub replication_factor: Option<u32>,
+}
+
+impl ReplicaArgs {
+    /// Refuse (or, with --allow-missing-replicas, warn about) a write that
+    /// leaves replicas of the partition out.
+    pub fn check(&self, replicas: &kaen_log::offsets::write::Replicas) -> kaen_log::Result<()> {
+        if let Some(w) =
+            replicas.check_replicas(self.allow_missing_replicas, self.replication_factor)?
+        {
+            crate::report::say!("{w}");
+        }
+        Ok(())
+    }
+}
+
 /// What every writer takes: the topic configuration it writes with, and
 /// what it does with hard-linked files.
 #[derive(Debug, Clone, Default, clap::Args)]

@@ -65,6 +65,8 @@ pub struct CommitArgs {
     pub producer_epoch: i16,
     #[command(flatten)]
     pub write: crate::cli::WriteArgs,
+    #[command(flatten)]
+    pub replicas: crate::cli::ReplicaArgs,
 }
 
 pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -114,10 +116,8 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         },
         None => BatchSpec::default(),
     };
-    // Every replica is locked and checked by now: warn only of replicas missing.
-    if let Some(w) = replicas.missing_replicas_warning() {
-        crate::report::say!("{w}");
-    }
+    // Every replica is locked and checked by now: refuse a write that leaves some out.
+    args.replicas.check(&replicas)?;
     let records = [record];
     replicas.check_room(&records)?;
     let (offsets, _) = replicas.append(&spec, &records)?;

@@ -116,6 +116,8 @@ pub struct ResetOffsetsArgs {
     pub format: Format,
     #[command(flatten)]
     pub write: crate::cli::WriteArgs,
+    #[command(flatten)]
+    pub replicas: crate::cli::ReplicaArgs,
 }
 
 /// One partition of the plan, as JSON shows it.
@@ -217,9 +219,7 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
                 )
             })
             .collect();
-        if let Some(w) = replicas.missing_replicas_warning() {
-            crate::report::say!("{w}");
-        }
+        args.replicas.check(&replicas)?;
         replicas.check_room(&records)?;
         let (range, dirs) = replicas.append(&BatchSpec::default(), &records)?;
         for dir in &dirs {

@@ -76,6 +76,8 @@ pub struct TombstoneArgs {
     pub share_state_partitions: Option<i32>,
     #[command(flatten)]
     pub write: crate::cli::WriteArgs,
+    #[command(flatten)]
+    pub replicas: crate::cli::ReplicaArgs,
 }
 
 pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -215,9 +217,7 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         }
         return Ok(Outcome::Clean);
     }
-    if let Some(w) = replicas.missing_replicas_warning() {
-        crate::report::say!("{w}");
-    }
+    args.replicas.check(&replicas)?;
     replicas.check_room(&records)?;
     // `ShareCoordinatorShard.deleteState`: one write, so one batch, per share-partition.
     for d in &share.deletes {

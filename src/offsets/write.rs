@@ -274,51 +274,74 @@ impl Replicas {
         }
     }
 
-    /// The warning to print before writing, when some replica of the
-    /// partition is not among the directories given: the KRaft metadata
-    /// names the replicas and `meta.properties` each directory's node. In a
-    /// Kafka directory without metadata klog cannot tell, and warns.
-    pub fn missing_replicas_warning(&self) -> Option<String> {
+    /// Check that the directories given are every replica of the
+    /// partition, before anything is written: the KRaft metadata names the
+    /// replicas and `meta.properties` each directory's node; without
+    /// metadata (a ZooKeeper-mode cluster keeps the assignment in
+    /// ZooKeeper) `replication_factor` says how many there are. A write to
+    /// fewer replicas makes them diverge (and a broker may truncate it when
+    /// another replica leads), so it is refused unless `allow_missing`,
+    /// which turns the refusal into the warning returned. klog's own
+    /// directories have one replica.
+    pub fn check_replicas(
+        &self,
+        allow_missing: bool,
+        replication_factor: Option<u32>,
+    ) -> Result<Option<String>> {
         if !self.target.kafka {
-            return None;
+            return Ok(None);
         }
-        let replicas = self.registration.as_ref().map(|p| p.replicas.clone());
-        let nodes: Vec<Option<i32>> = self
-            .dirs
-            .iter()
-            .map(|d| crate::log::meta::node_id(d))
-            .collect();
         let what = format!("{}-{}", self.target.topic, self.target.partition);
         let given = self.dirs.len();
-        let unsafe_text = "the replicas not given do not get this write: when the brokers restart it can be \
-                           truncated away (if one of them becomes leader) or the replicas diverge. Give every \
-                           replica's log directory to write the same batch to each.";
-        match replicas {
-            Some(replicas) => {
+        let missing = match (&self.registration, replication_factor) {
+            (Some(reg), _) => {
+                let nodes: Vec<Option<i32>> = self
+                    .dirs
+                    .iter()
+                    .map(|d| crate::log::meta::node_id(d))
+                    .collect();
                 let missing: Vec<i32> = if nodes.iter().all(Option::is_some) {
-                    replicas
+                    reg.replicas
                         .iter()
                         .copied()
                         .filter(|r| !nodes.contains(&Some(*r)))
                         .collect()
-                } else if replicas.len() > given {
-                    replicas.to_vec()
+                } else if reg.replicas.len() > given {
+                    reg.replicas.to_vec()
                 } else {
                     Vec::new()
                 };
-                (!missing.is_empty()).then(|| {
-                    format!(
-                        "warning: the metadata gives {what} replicas on nodes {replicas:?}; the directories given \
-                         ({given}) leave out {missing:?}: {unsafe_text}"
-                    )
-                })
+                if missing.is_empty() {
+                    return Ok(None);
+                }
+                format!(
+                    "the KRaft metadata gives {what} replicas on nodes {:?}; the directories given ({given}) leave \
+                     out {missing:?}",
+                    reg.replicas
+                )
             }
-            None => Some(format!(
-                "warning: writing {what} offline on {given} log director{} without KRaft metadata to say where its \
-                 replicas are. If it has replicas on other brokers, {unsafe_text} It is safe when the partition has a \
-                 single replica, or when every replica's log directory is given.",
-                if given == 1 { "y" } else { "ies" }
-            )),
+            (None, Some(rf)) if rf as usize <= given => return Ok(None),
+            (None, Some(rf)) => format!(
+                "{what} has {rf} replicas (--replication-factor); {given} director{} given",
+                if given == 1 { "y is" } else { "ies are" }
+            ),
+            (None, None) => format!(
+                "no KRaft metadata here says how many replicas {what} has (a ZooKeeper-mode cluster keeps that in \
+                 ZooKeeper; give --replication-factor N: offsets.topic.replication.factor for __consumer_offsets, \
+                 3 by default)"
+            ),
+        };
+        let why = "the replicas not given would not get this write: they diverge, and when the brokers restart \
+                   it can be truncated away (if one of them leads)";
+        if allow_missing {
+            Ok(Some(format!(
+                "warning: {missing}: writing anyway (--allow-missing-replicas); {why}"
+            )))
+        } else {
+            Err(Error::Invalid(format!(
+                "{missing}: refusing to write, {why}. Give every replica's log directory (each gets the same \
+                 batch), or --allow-missing-replicas to write only these"
+            )))
         }
     }
 

@@ -2295,6 +2295,29 @@ fn commit_places_each_group_where_kafka_did() {
                 stderr(&o)
             );
         }
+        // One broker's directory of a partition with three replicas: the
+        // metadata names the two left out (a ZooKeeper-mode directory has
+        // no metadata, and klog asks how many replicas there are); refused,
+        // nothing written.
+        let mut one = [&base[..], &["--group", "placement-g"]].concat();
+        if !r.kraft() {
+            one.extend(["--offsets-partitions", &n]);
+        }
+        let before = crate::support::snapshot(&r.path("broker-1"));
+        let o = r.run(&one);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let why = if r.kraft() {
+            "the directories given (1) leave out"
+        } else {
+            "give --replication-factor N"
+        };
+        assert!(stderr(&o).contains(why), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--allow-missing-replicas"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(crate::support::snapshot(&r.path("broker-1")), before);
         let groups = r.expected_json("groups.json");
         for g in groups.as_array().unwrap() {
             if g["type"] != "Classic" {
@@ -2302,7 +2325,8 @@ fn commit_places_each_group_where_kafka_did() {
             }
             let group = g["group"].as_str().unwrap();
             let mut args = base.to_vec();
-            args.extend(["--group", group]);
+            // The placement is what is tested here: one replica is enough.
+            args.extend(["--group", group, "--allow-missing-replicas"]);
             if !r.kraft() {
                 args.extend(["--offsets-partitions", &n]);
             }

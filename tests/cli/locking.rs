@@ -1,18 +1,7 @@
 //! Dry runs read only, so they run beside a lock holder; writes refuse,
 //! and name the holder when the OS reports it.
 
-use crate::support::{stderr, stdout, LockHolder, TestEnv};
-
-/// Every file under `dir` with its bytes, the lock file left out.
-fn files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    walkdir::WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().is_file() && e.file_name() != ".lock")
-        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
-        .collect()
-}
+use crate::support::{snapshot as files, stderr, stdout, LockHolder, TestEnv};
 
 #[test]
 fn dry_runs_do_not_need_the_lock() {

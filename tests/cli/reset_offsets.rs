@@ -46,13 +46,22 @@ fn execute(dir: &str, args: &[&str]) -> (TestEnv, std::process::Output) {
 /// 28 (replication-offset-checkpoint); orders-1 holds 10 with log start 5
 /// (log-start-offset-checkpoint). Group shipping (in __consumer_offsets-8
 /// of 50) committed orders-0 30 and orders-1 2.
-const KAFKA: &[&str] = &["--offsets-partitions", "50", "--group", "shipping"];
+const KAFKA: &[&str] = &[
+    "--offsets-partitions",
+    "50",
+    "--replication-factor",
+    "1",
+    "--group",
+    "shipping",
+];
 /// reset-offsets on the kafka fixture, the group still to be named.
 const ON_KAFKA: &[&str] = &[
     "reset-offsets",
     "fixtures/kafka",
     "--offsets-partitions",
     "50",
+    "--replication-factor",
+    "1",
 ];
 
 fn kafka_reset(spec: &[&str]) -> BTreeMap<(String, i32), i64> {
@@ -147,6 +156,8 @@ fn broker_datetime(env: &TestEnv, spec: &[&str]) -> (i64, String) {
             "fixtures/broker",
             "--offsets-partitions",
             "50",
+            "--replication-factor",
+            "1",
             "--group",
             "ledger-writer",
         ][..],
@@ -243,6 +254,8 @@ fn by_duration_counts_back_from_now() {
     let args = [
         "--offsets-partitions",
         "50",
+        "--replication-factor",
+        "1",
         "--group",
         "ledger-writer",
         "--topic",
@@ -297,6 +310,8 @@ fn export_round_trips_through_from_file() {
         "fixtures/kafka",
         "--offsets-partitions",
         "50",
+        "--replication-factor",
+        "1",
         "--group",
         "shipping",
     ];
@@ -418,6 +433,8 @@ fn a_group_with_members_is_refused_unless_forced() {
     let base = [
         "--offsets-partitions",
         "50",
+        "--replication-factor",
+        "1",
         "--group",
         "billing",
         "--topic",
@@ -472,27 +489,50 @@ fn the_commit_is_what_the_coordinator_writes() {
     );
 }
 
+/// Every replica's directory gets the same batch; without KRaft metadata
+/// klog must be told how many replicas there are (`--replication-factor`),
+/// and refuses, writing nothing, when fewer directories are given, unless
+/// `--allow-missing-replicas`.
 #[test]
 fn every_replica_directory_gets_the_batch() {
     let env = TestEnv::new();
     crate::support::copy_dir(&env.path("fixtures/kafka"), &env.path("replica-2"));
-    let both = |spec: &str| {
-        let base = [&["reset-offsets", "fixtures/kafka", "replica-2"][..], KAFKA].concat();
+    let both = |spec: &str, rf: &[&str]| {
+        let base = [
+            "reset-offsets",
+            "fixtures/kafka",
+            "replica-2",
+            "--offsets-partitions",
+            "50",
+            "--group",
+            "shipping",
+        ];
         let args = ["--all-topics", spec, "--execute", "--now-ms", NOW];
-        env.run(&[&base[..], &args].concat(), None)
+        env.run(&[&base[..], rf, &args].concat(), None)
     };
-    let o = both("--to-earliest");
+    let before = crate::support::snapshot(&env.path("fixtures/kafka"));
+    for (rf, why) in [
+        (&[][..], "give --replication-factor N"),
+        (
+            &["--replication-factor", "3"][..],
+            "has 3 replicas (--replication-factor); 2 directories are given",
+        ),
+    ] {
+        let o = both("--to-earliest", rf);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(why), "{}", stderr(&o));
+        assert_eq!(
+            crate::support::snapshot(&env.path("fixtures/kafka")),
+            before
+        );
+    }
+    let rf2 = ["--replication-factor", "2"];
+    let o = both("--to-earliest", &rf2);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    // Without metadata klog cannot tell where the replicas are: it warns, after taking the locks.
-    assert!(
-        stderr(&o).contains("without KRaft metadata to say where its replicas are"),
-        "{}",
-        stderr(&o)
-    );
     let expected = map(&[("orders", 0, 0), ("orders", 1, 5)]);
     assert_eq!(committed(&env.path("fixtures/kafka"), "shipping"), expected);
     assert_eq!(committed(&env.path("replica-2"), "shipping"), expected);
-    // Replicas that differ are refused before anything is written.
+    // One replica alone only with --allow-missing-replicas, and a warning.
     let tombstone = [
         "tombstone",
         "replica-2",
@@ -500,13 +540,25 @@ fn every_replica_directory_gets_the_batch() {
         "shipping",
         "--now-ms",
         NOW,
+        "--offsets-partitions",
+        "50",
+        "--replication-factor",
+        "2",
     ];
+    let o = env.run(&tombstone, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = env.run(
-        &[&tombstone[..], &["--offsets-partitions", "50"]].concat(),
+        &[&tombstone[..], &["--allow-missing-replicas"]].concat(),
         None,
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = both("--to-latest");
+    assert!(
+        stderr(&o).contains("writing anyway (--allow-missing-replicas)"),
+        "{}",
+        stderr(&o)
+    );
+    // Replicas that differ are refused before anything is written.
+    let o = both("--to-latest", &rf2);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("the replicas differ"), "{}", stderr(&o));
     assert_eq!(committed(&env.path("fixtures/kafka"), "shipping"), expected);

@@ -104,6 +104,18 @@ pub fn copy_dir_except(from: &Path, to: &Path, skip: &[&str]) {
     }
 }
 
+/// Every file under `dir` with its bytes, the lock file left out (to
+/// show that a refused write changed nothing).
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file() && e.file_name() != ".lock")
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect()
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }

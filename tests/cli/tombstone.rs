@@ -140,6 +140,8 @@ fn kafka_layout_uses_the_java_hash_partition_and_leader_epoch() {
             "fixtures/kafka",
             "--offsets-partitions",
             "50",
+            "--replication-factor",
+            "1",
             "--group",
             "billing",
             "--partition",
@@ -157,13 +159,8 @@ fn kafka_layout_uses_the_java_hash_partition_and_leader_epoch() {
         "{}",
         stdout(&o)
     );
-    assert!(
-        stderr(&o).contains(
-            "warning: writing __consumer_offsets-9 offline on 1 log directory without KRaft metadata"
-        ),
-        "{}",
-        stderr(&o)
-    );
+    // One directory of a partition said to have one replica: nothing to warn of.
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
     // The batch carries the partition's leader epoch from leader-epoch-checkpoint (3).
     let o = env.run(
         &[
@@ -276,6 +273,8 @@ fn group_outside_this_log_directory() {
             "fixtures/kafka",
             "--offsets-partitions",
             "50",
+            "--replication-factor",
+            "1",
             "--group",
             "kitchen",
             "--topic",
@@ -364,6 +363,8 @@ fn placement_needs_a_partition_count_and_takes_the_metadata_one() {
             "checkout",
             "--offsets-partitions",
             "50",
+            "--replication-factor",
+            "1",
             "--dry-run",
         ],
         None,
@@ -581,6 +582,9 @@ fn commit_writes_every_replica_and_warns_only_after_the_lock() {
         "replica-2",
         "--offsets-partitions",
         "50",
+        "--replication-factor",
+        "3",
+        "--allow-missing-replicas",
         "-g",
         "shipping",
         "-t",
@@ -604,7 +608,10 @@ fn commit_writes_every_replica_and_warns_only_after_the_lock() {
     let o = env.run(&args, None);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("without KRaft metadata"),
+        stderr(&o).contains(
+            "has 3 replicas (--replication-factor); 2 directories are given: writing anyway \
+             (--allow-missing-replicas)"
+        ),
         "{}",
         stderr(&o)
     );
@@ -825,6 +832,8 @@ def log(records):
         "--delete-group",
         "--offsets-partitions",
         "1",
+        "--replication-factor",
+        "1",
     ];
     // Without the metadata or --share-state-partitions the state cannot be placed.
     let o = env.run(&base, None);
@@ -895,7 +904,7 @@ fn commit_stamps_one_epoch_on_every_replica_and_assigns_it_in_each_checkpoint() 
     let checkpoint = |d: &str| env.path(d).join(part).join("leader-epoch-checkpoint");
     std::fs::write(checkpoint("r1"), format!("0\n2\n3 0\n5 {end}\n")).unwrap();
     let commit: Vec<&str> =
-        "commit r1 r2 r3 --offsets-partitions 50 -g shipping -t orders -p 1 --offset 7 --now-ms 1"
+        "commit r1 r2 r3 --offsets-partitions 50 --replication-factor 3 -g shipping -t orders -p 1 --offset 7 --now-ms 1"
             .split(' ')
             .collect();
     let o = env.run(&commit, None);
