@@ -431,8 +431,10 @@ PY
 snapshot "$W/after-damage.tsv"
 
 DIRS=("$WORK/cluster/broker-1" "$WORK/cluster/broker-2" "$WORK/cluster/broker-3")
+# Without KRaft metadata (ZooKeeper mode) a writer is told the partition count and how many
+# replicas the offsets partition has (offsets.topic.replication.factor=3).
 OPARTS=()
-if [[ $MODE == zookeeper ]]; then OPARTS=(--offsets-partitions "$OFFSETS_PARTITIONS"); fi
+if [[ $MODE == zookeeper ]]; then OPARTS=(--offsets-partitions "$OFFSETS_PARTITIONS" --replication-factor 3); fi
 : >"$WE/klog.txt"
 klog_w() {   # klog_w RC ARGS...: run klog, record the command, its exit code and its output
     # (a repair exits 0 when what it leaves verifies clean)
@@ -457,7 +459,7 @@ klog_w 0 verify-crc --repair "${DIRS[1]}/codecs-1"
 WROTE+=(commit tombstone delete-group salvage repair)
 # What klog predicts, and its verdict on the directories it wrote.
 klog_w 0 verify-crc "${DIRS[@]}"
-"$KLOG" replay-offsets "${DIRS[0]}" "${OPARTS[@]}" --format json >"$WE/klog-replay-offsets.json"
+"$KLOG" replay-offsets "${DIRS[0]}" --format json >"$WE/klog-replay-offsets.json"
 snapshot "$W/after-klog.tsv"
 
 # The partition folders the damage or klog changed, with each broker's top-level files.
