@@ -9,9 +9,14 @@ use kaen_log::offsets::commit_record;
 use kaen_log::offsets::write::Replicas;
 use kaen_log::reset::{clamp, Catalog};
 
+use schemars::JsonSchema;
+use serde::Serialize;
+
 use crate::exit::Outcome;
+use crate::report::document::STREAM_TABLE;
 use crate::report::table::escape_cell;
-use crate::report::Output;
+use crate::report::written::{Summary, Written};
+use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 
 /// Set a group's committed offset offline: append an OffsetCommit record
 /// (key type 1; value v4 with the topic's id when the KRaft metadata.version
@@ -63,10 +68,91 @@ pub struct CommitArgs {
     /// The producer epoch of --producer-id.
     #[arg(long, default_value_t = 0)]
     pub producer_epoch: i16,
+    /// Output format of what was written.
+    #[arg(long, value_parser = formats(STREAM_TABLE), default_value = "text")]
+    pub format: Format,
     #[command(flatten)]
     pub write: crate::cli::WriteArgs,
     #[command(flatten)]
     pub replicas: crate::cli::ReplicaArgs,
+}
+
+/// One offset commit written.
+#[derive(Serialize, JsonSchema)]
+struct CommitRow {
+    group: String,
+    topic: String,
+    partition: i32,
+    /// The offset committed: the next the group will read (clamped into
+    /// the log).
+    new_offset: i64,
+    /// Why the offset asked for was changed, if it was.
+    note: Option<String>,
+    /// The producer whose transaction holds the commit (it counts only
+    /// after a COMMIT marker); null for a plain commit.
+    producer_id: Option<i64>,
+    /// The partition the commit went to (`__consumer_offsets-1`).
+    log_partition: String,
+    /// The offset it got there.
+    log_offset: i64,
+}
+
+/// `klog commit`'s document: the commit written and the batch each replica got.
+#[derive(Serialize, JsonSchema)]
+pub struct CommitReport {
+    group: String,
+    /// Whether the commit was written (always: commit has no dry run).
+    executed: bool,
+    commits: Vec<CommitRow>,
+    /// The batch each replica's partition folder got.
+    written: Vec<Written>,
+}
+
+impl Report for CommitReport {
+    const COMMAND: &'static str = "commit";
+
+    fn tables(&self) -> Vec<Table> {
+        vec![Table::of(&self.commits)]
+    }
+
+    /// `G T-P -> N committed at __offsets-0 offset O`, names escaped.
+    fn text(&self) -> String {
+        self.commits
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {}-{} -> {} committed at {} offset {}{}\n",
+                    escape_cell(&c.group),
+                    escape_cell(&c.topic),
+                    c.partition,
+                    c.new_offset,
+                    c.log_partition,
+                    c.log_offset,
+                    if c.producer_id.is_some() {
+                        " (transactional: pending until a COMMIT marker)"
+                    } else {
+                        ""
+                    }
+                )
+            })
+            .collect()
+    }
+
+    fn write_lines(&self, lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
+        for c in &self.commits {
+            lines.line("commit", c)?;
+        }
+        for w in &self.written {
+            lines.line("written", w)?;
+        }
+        lines.line(
+            "summary",
+            &Summary {
+                group: &self.group,
+                executed: self.executed,
+            },
+        )
+    }
 }
 
 pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -82,7 +168,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let catalog = Catalog::open(&args.dirs)?;
     let (ends, _) = catalog.ends(&args.topic, args.partition)?;
     let (offset, note) = clamp(&args.topic, args.partition, args.offset, &ends);
-    if let Some(note) = note {
+    if let Some(note) = &note {
         crate::report::say!("note: {note}");
     }
     let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
@@ -120,23 +206,37 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     args.replicas.check(&replicas)?;
     let records = [record];
     replicas.check_room(&records)?;
-    let (offsets, _) = replicas.append(&spec, &records)?;
+    let (offsets, dirs) = replicas.append(&spec, &records)?;
     replicas.close()?;
-    writeln!(
-        out,
-        "{} {}-{} -> {} committed at {}-{} offset {}{}",
-        escape_cell(&args.group),
-        escape_cell(&args.topic),
-        args.partition,
-        offset,
-        target.topic,
-        target.partition,
-        offsets.start(),
-        if args.producer_id.is_some() {
-            " (transactional: pending until a COMMIT marker)"
-        } else {
-            ""
-        }
-    )?;
+    let log_partition = format!("{}-{}", target.topic, target.partition);
+    let written = Written::batch(&dirs, &log_partition, &offsets);
+    for w in &written {
+        w.say(&crate::report::plural(
+            records.len() as u64,
+            "offset commit",
+            "offset commits",
+        ));
+    }
+    let report = CommitReport {
+        group: args.group.clone(),
+        executed: true,
+        commits: vec![CommitRow {
+            group: args.group.clone(),
+            topic: args.topic.clone(),
+            partition: args.partition,
+            new_offset: offset,
+            note,
+            producer_id: args.producer_id,
+            log_partition,
+            log_offset: *offsets.start(),
+        }],
+        written,
+    };
+    if args.format == Format::Text {
+        // Exactly the line, as it always was (escaped as it is built).
+        out.write_all(report.text().as_bytes())?;
+    } else {
+        emit(&report, args.format, out)?;
+    }
     Ok(Outcome::Clean)
 }

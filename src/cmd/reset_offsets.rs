@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
+use crate::report::written::Written;
 use crate::report::Output;
 use crate::report::{emit, formats, Format, Report, Table};
 use schemars::JsonSchema;
@@ -133,6 +134,10 @@ struct Row<'a> {
     log_end_offset: i64,
     lag_after: i64,
     note: Option<&'a str>,
+    /// The partition the commit goes to (`__consumer_offsets-8`).
+    log_partition: &'a str,
+    /// The offset the commit got there; null in a dry run.
+    log_offset: Option<i64>,
 }
 
 /// `klog reset-offsets`'s document: the plan (and what was written).
@@ -145,6 +150,8 @@ pub struct ResetReport<'a> {
     /// The offsets the commits got, when executed.
     log_offsets: Option<(i64, i64)>,
     partitions: Vec<Row<'a>>,
+    /// The batch each replica's partition folder got (empty in a dry run).
+    written: Vec<Written>,
 }
 
 pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -222,18 +229,17 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         args.replicas.check(&replicas)?;
         replicas.check_room(&records)?;
         let (range, dirs) = replicas.append(&BatchSpec::default(), &records)?;
-        for dir in &dirs {
-            crate::report::say!(
-                "wrote {} offset commit{} to {} at offsets {}..={}",
-                records.len(),
-                if records.len() == 1 { "" } else { "s" },
-                dir.display(),
-                range.start(),
-                range.end()
-            );
+        let log_partition = format!("{}-{}", replicas.target.topic, replicas.target.partition);
+        let batches = Written::batch(&dirs, &log_partition, &range);
+        for w in &batches {
+            w.say(&crate::report::plural(
+                records.len() as u64,
+                "offset commit",
+                "offset commits",
+            ));
         }
         replicas.close()?;
-        written = Some((*range.start(), *range.end()));
+        written = Some((range, batches));
     } else {
         crate::report::say!("dry run: nothing written (--execute writes these offsets)");
     }
@@ -307,21 +313,27 @@ fn print(
     args: &ResetOffsetsArgs,
     replicas: &Replicas,
     rows: &[PlanRow],
-    written: Option<(i64, i64)>,
+    written: Option<(std::ops::RangeInclusive<i64>, Vec<Written>)>,
     out: &mut Output,
 ) -> anyhow::Result<()> {
     if args.export {
         out.write_all(reset::export_csv(rows, out.csv_cells()).as_bytes())?;
         return Ok(());
     }
+    let offsets_partition = format!("{}-{}", replicas.target.topic, replicas.target.partition);
+    // The batch's records are the rows, in order.
+    let first = written.as_ref().map(|(range, _)| *range.start());
     let doc = ResetReport {
         group: &args.group,
-        offsets_partition: format!("{}-{}", replicas.target.topic, replicas.target.partition),
+        offsets_partition: offsets_partition.clone(),
         executed: written.is_some(),
-        log_offsets: written,
+        log_offsets: written
+            .as_ref()
+            .map(|(range, _)| (*range.start(), *range.end())),
         partitions: rows
             .iter()
-            .map(|r| Row {
+            .enumerate()
+            .map(|(i, r)| Row {
                 group: &args.group,
                 topic: &r.topic,
                 partition: r.partition,
@@ -332,8 +344,11 @@ fn print(
                 log_end_offset: r.log_end,
                 lag_after: r.lag_after,
                 note: r.note.as_deref(),
+                log_partition: &offsets_partition,
+                log_offset: first.map(|f| f + i as i64),
             })
             .collect(),
+        written: written.map(|(_, w)| w).unwrap_or_default(),
     };
     emit(&doc, args.format, out)?;
     Ok(())
@@ -343,9 +358,28 @@ impl Report for ResetReport<'_> {
     const COMMAND: &'static str = "reset-offsets";
 
     /// kafka-consumer-groups' plan columns, CURRENT-OFFSET being the
-    /// committed offset (null when the group has none for the partition).
+    /// committed offset (null when the group has none for the partition);
+    /// executed, the CSV adds where each commit went.
     fn tables(&self) -> Vec<Table> {
+        let mut columns = vec![
+            "group",
+            "topic",
+            "partition",
+            "committed_offset",
+            "new_offset",
+            "lag_after",
+        ];
+        if self.executed {
+            columns.extend(["log_partition", "log_offset"]);
+        }
         vec![Table::of(&self.partitions)
+            .only(&columns)
+            .header("committed_offset", "CURRENT-OFFSET")]
+    }
+
+    /// The plan (what was written is on stderr).
+    fn text(&self) -> String {
+        Table::of(&self.partitions)
             .only(&[
                 "group",
                 "topic",
@@ -354,6 +388,7 @@ impl Report for ResetReport<'_> {
                 "new_offset",
                 "lag_after",
             ])
-            .header("committed_offset", "CURRENT-OFFSET")]
+            .header("committed_offset", "CURRENT-OFFSET")
+            .render()
     }
 }

@@ -11,9 +11,14 @@ use kaen_log::offsets::share_delete::{self, SharePlan};
 use kaen_log::offsets::write::Replicas;
 use kaen_log::offsets::{group_tombstone_records, tombstone_records, DeletedKey};
 
+use schemars::JsonSchema;
+use serde::Serialize;
+
 use crate::exit::Outcome;
+use crate::report::document::STREAM_TABLE;
 use crate::report::table::escape_cell;
-use crate::report::Output;
+use crate::report::written::Written;
+use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 
 /// Delete a group's committed offsets offline: append a tombstone (the key
 /// with a null value) for every live key of the group that matches, in one
@@ -74,10 +79,84 @@ pub struct TombstoneArgs {
     /// the directory has it.
     #[arg(long, requires = "delete_group")]
     pub share_state_partitions: Option<i32>,
+    /// Output format of what was written (or would be, with --dry-run).
+    #[arg(long, value_parser = formats(STREAM_TABLE), default_value = "text")]
+    pub format: Format,
     #[command(flatten)]
     pub write: crate::cli::WriteArgs,
     #[command(flatten)]
     pub replicas: crate::cli::ReplicaArgs,
+}
+
+/// One tombstone written (or that would be, in a dry run).
+#[derive(Serialize, JsonSchema)]
+struct TombstoneRow {
+    group: String,
+    /// The record type whose key is deleted (`OffsetCommit`,
+    /// `GroupMetadata`, `ConsumerGroupMemberMetadata`, `ShareSnapshot`, ...).
+    record: String,
+    /// The topic of an offset commit's or a share-partition state's key.
+    topic: Option<String>,
+    /// Its partition.
+    partition: Option<i32>,
+    /// The offset an offset commit's key held: the committed one, else the
+    /// pending transactional commit's.
+    committed_offset: Option<i64>,
+    /// What the key names, as the text line says it (`orders-0 (was 15)`,
+    /// a member id, `group G`, `share state of T-P`).
+    deleted: String,
+    /// The partition the tombstone went to (`__consumer_offsets-2`).
+    log_partition: String,
+    /// The offset it got there (would get, in a dry run).
+    log_offset: i64,
+    /// The text line (names escaped).
+    #[serde(skip)]
+    text: String,
+}
+
+/// `klog tombstone`'s document: every tombstone written, in the order
+/// written, and the batch each replica got.
+#[derive(Serialize, JsonSchema)]
+pub struct TombstoneReport {
+    group: String,
+    /// Whether the tombstones were written (false: --dry-run).
+    executed: bool,
+    tombstones: Vec<TombstoneRow>,
+    /// The batch each replica's partition folder got (empty in a dry run).
+    written: Vec<Written>,
+}
+
+impl Report for TombstoneReport {
+    const COMMAND: &'static str = "tombstone";
+
+    fn tables(&self) -> Vec<Table> {
+        vec![Table::of(&self.tombstones)]
+    }
+
+    /// One line per tombstone (`deleted G T-P (was N): tombstone at
+    /// __offsets-0 offset 14`).
+    fn text(&self) -> String {
+        self.tombstones
+            .iter()
+            .map(|r| format!("{}\n", r.text))
+            .collect()
+    }
+
+    fn write_lines(&self, lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
+        for r in &self.tombstones {
+            lines.line("tombstone", r)?;
+        }
+        for w in &self.written {
+            lines.line("written", w)?;
+        }
+        lines.line(
+            "summary",
+            &crate::report::written::Summary {
+                group: &self.group,
+                executed: self.executed,
+            },
+        )
+    }
 }
 
 pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
@@ -132,6 +211,8 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             let key = DeletedKey {
                 record: "OffsetCommit".into(),
                 what: format!("{t}-{p} (was {was})"),
+                topic_partition: Some((t, p)),
+                offset: Some(was),
             };
             (key, r)
         })
@@ -180,45 +261,86 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         };
         escape_cell(&text).into_owned()
     };
-    let mut share_targets = share_delete::targets(&share, &args.dirs, |d| replicas.lock(d))?;
+    let share_what =
+        |d: &share_delete::StateDelete| format!("share state of {}-{}", d.topic, d.partition);
     let share_label = |d: &share_delete::StateDelete| {
-        escape_cell(&format!(
-            "{} share state of {}-{}",
-            args.group, d.topic, d.partition
-        ))
-        .into_owned()
+        escape_cell(&format!("{} {}", args.group, share_what(d))).into_owned()
     };
+    let share_partition = |d: &share_delete::StateDelete| {
+        format!(
+            "{}-{}",
+            kaen_log::offsets::records::SHARE_GROUP_STATE_TOPIC,
+            d.state_partition
+        )
+    };
+    let offsets_partition = format!("{}-{}", target.topic, target.partition);
+    let share_row = |d: &share_delete::StateDelete, at: i64, text: String| TombstoneRow {
+        group: args.group.clone(),
+        record: "ShareSnapshot".into(),
+        topic: Some(d.topic.clone()),
+        partition: Some(d.partition),
+        committed_offset: None,
+        deleted: share_what(d),
+        log_partition: share_partition(d),
+        log_offset: at,
+        text,
+    };
+    let key_row = |k: &DeletedKey, at: i64, text: String| TombstoneRow {
+        group: args.group.clone(),
+        record: k.record.clone(),
+        topic: k.topic_partition.as_ref().map(|(t, _)| t.clone()),
+        partition: k.topic_partition.as_ref().map(|(_, p)| *p),
+        committed_offset: k.offset,
+        deleted: k.what.clone(),
+        log_partition: offsets_partition.clone(),
+        log_offset: at,
+        text,
+    };
+    let mut report = TombstoneReport {
+        group: args.group.clone(),
+        executed: !args.dry_run,
+        tombstones: Vec::new(),
+        written: Vec::new(),
+    };
+    // Text is printed as it is written: a share-partition's line as soon
+    // as its batch is.
+    let mut push = |row: TombstoneRow, out: &mut Output| -> anyhow::Result<()> {
+        if args.format == Format::Text {
+            writeln!(out, "{}", row.text)?;
+        }
+        report.tombstones.push(row);
+        Ok(())
+    };
+    let mut share_targets = share_delete::targets(&share, &args.dirs, |d| replicas.lock(d))?;
     if args.dry_run {
         for d in &share.deletes {
             let t = share_targets
                 .iter_mut()
                 .find(|t| t.state_partition == d.state_partition);
             if let Some(t) = t {
-                writeln!(
-                    out,
-                    "would delete {}: ShareSnapshot tombstone to {}-{} at offset {}",
+                let text = format!(
+                    "would delete {}: ShareSnapshot tombstone to {} at offset {}",
                     share_label(d),
-                    kaen_log::offsets::records::SHARE_GROUP_STATE_TOPIC,
-                    d.state_partition,
+                    share_partition(d),
                     t.next_offset
-                )?;
+                );
+                push(share_row(d, t.next_offset, text), out)?;
                 t.next_offset += 1;
             }
         }
         for (i, k) in keys.iter().enumerate() {
-            writeln!(
-                out,
-                "would delete {}: tombstone to {}-{} at offset {}",
+            let at = replicas.end + i as i64;
+            let text = format!(
+                "would delete {}: tombstone to {offsets_partition} at offset {at}",
                 label(k),
-                target.topic,
-                target.partition,
-                replicas.end + i as i64
-            )?;
+            );
+            push(key_row(k, at, text), out)?;
         }
-        return Ok(Outcome::Clean);
+        return finish(args, &report, out);
     }
     args.replicas.check(&replicas)?;
     replicas.check_room(&records)?;
+    let mut written_share = Vec::new();
     // `ShareCoordinatorShard.deleteState`: one write, so one batch, per share-partition.
     for d in &share.deletes {
         let Some(t) = share_targets
@@ -228,38 +350,47 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             continue;
         };
         let range = t.append(&[share_delete::tombstone(d, now)])?;
-        writeln!(
-            out,
-            "deleted {}: ShareSnapshot tombstone at {}-{} offset {}",
+        let text = format!(
+            "deleted {}: ShareSnapshot tombstone at {} offset {}",
             share_label(d),
-            kaen_log::offsets::records::SHARE_GROUP_STATE_TOPIC,
-            d.state_partition,
+            share_partition(d),
             range.start()
-        )?;
+        );
+        push(share_row(d, *range.start(), text), out)?;
+        written_share.extend(Written::batch(&t.folders, &share_partition(d), &range));
     }
     for t in share_targets {
         t.close()?;
     }
     let (range, written) = replicas.append(&BatchSpec::default(), &records)?;
     replicas.close()?;
-    for dir in &written {
-        crate::report::say!(
-            "wrote {} to {} at offsets {}..={}",
-            crate::report::plural(records.len() as u64, "tombstone", "tombstones"),
-            dir.display(),
-            range.start(),
-            range.end()
-        );
+    let what = crate::report::plural(records.len() as u64, "tombstone", "tombstones");
+    let written = Written::batch(&written, &offsets_partition, &range);
+    for w in &written {
+        w.say(&what);
     }
     for (i, k) in keys.iter().enumerate() {
-        writeln!(
-            out,
-            "deleted {}: tombstone at {}-{} offset {}",
+        let at = range.start() + i as i64;
+        let text = format!(
+            "deleted {}: tombstone at {offsets_partition} offset {at}",
             label(k),
-            target.topic,
-            target.partition,
-            range.start() + i as i64
-        )?;
+        );
+        push(key_row(k, at, text), out)?;
+    }
+    report.written = written_share;
+    report.written.extend(written);
+    finish(args, &report, out)
+}
+
+/// The document in a format other than text (whose lines are printed as
+/// they are written).
+fn finish(
+    args: &TombstoneArgs,
+    report: &TombstoneReport,
+    out: &mut Output,
+) -> anyhow::Result<Outcome> {
+    if args.format != Format::Text {
+        emit(report, args.format, out)?;
     }
     Ok(Outcome::Clean)
 }

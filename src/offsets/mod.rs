@@ -942,6 +942,11 @@ pub struct DeletedKey {
     pub record: String,
     /// What the key names: `topic-partition (was N)`, a member id, or the group.
     pub what: String,
+    /// The topic and partition of an offset commit's key.
+    pub topic_partition: Option<(String, i32)>,
+    /// The offset the key held: the committed one, else the pending
+    /// transactional commit's.
+    pub offset: Option<i64>,
 }
 
 /// The rank of a coordinator record type in a group's deletion: the order
@@ -991,25 +996,32 @@ pub fn group_tombstone_records(
         timestamp: now_ms,
     };
     let mut out: Vec<(DeletedKey, crate::format::NewRecord)> = Vec::new();
-    let mut offsets: std::collections::BTreeMap<(String, i32), String> = replay
+    let mut offsets: std::collections::BTreeMap<(String, i32), (String, i64)> = replay
         .commits()
         .filter(|(g, ..)| *g == group)
-        .map(|(_, t, p, c)| ((t.to_string(), p), format!("{t}-{p} (was {})", c.offset)))
+        .map(|(_, t, p, c)| {
+            let what = format!("{t}-{p} (was {})", c.offset);
+            ((t.to_string(), p), (what, c.offset))
+        })
         .collect();
     for (_, _, g, t, p, o) in replay.pending() {
         if g == group {
-            offsets
-                .entry((t.to_string(), p))
-                .or_insert_with(|| format!("{t}-{p} (pending transactional commit of {o})"));
+            offsets.entry((t.to_string(), p)).or_insert_with(|| {
+                let what = format!("{t}-{p} (pending transactional commit of {o})");
+                (what, o)
+            });
         }
     }
-    for ((t, p), what) in offsets {
+    for ((t, p), (what, offset)) in offsets {
+        let key = encode_offset_commit_key(group, &t, p);
         out.push((
             DeletedKey {
                 record: "OffsetCommit".into(),
                 what,
+                topic_partition: Some((t, p)),
+                offset: Some(offset),
             },
-            tombstone(encode_offset_commit_key(group, &t, p)),
+            tombstone(key),
         ));
     }
     let mut own: Vec<(u8, i16, String, Vec<u8>)> = replay
@@ -1042,6 +1054,8 @@ pub fn group_tombstone_records(
             DeletedKey {
                 record: records::group_record_name(t),
                 what,
+                topic_partition: None,
+                offset: None,
             },
             tombstone(key),
         ));
@@ -1054,6 +1068,8 @@ pub fn group_tombstone_records(
             DeletedKey {
                 record: "GroupMetadata".into(),
                 what: format!("group {group}"),
+                topic_partition: None,
+                offset: None,
             },
             tombstone(encode_group_metadata_key(group)),
         ));

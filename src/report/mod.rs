@@ -16,6 +16,7 @@ pub mod layout;
 pub mod progress;
 pub mod schema;
 pub mod table;
+pub mod written;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Stdout, Write};

@@ -21,6 +21,7 @@ pub fn all() -> Vec<(&'static str, schemars::Schema)> {
     }
     vec![
         entry::<cmd::cluster::ClusterOut<'static>>(),
+        entry::<cmd::commit::CommitReport>(),
         entry::<cmd::diff::DiffReport>(),
         (
             "dump-segment",
@@ -35,6 +36,7 @@ pub fn all() -> Vec<(&'static str, schemars::Schema)> {
         entry::<cmd::reset_offsets::ResetReport<'static>>(),
         entry::<cmd::stats::StatsReport>(),
         entry::<cmd::summary::SummaryOut<'static>>(),
+        entry::<cmd::tombstone::TombstoneReport>(),
         entry::<cmd::transactions::TransactionsReport>(),
         entry::<cmd::verify_crc::VerifyReport>(),
         (

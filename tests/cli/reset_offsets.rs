@@ -672,3 +672,164 @@ fn last_record(dir: &Path) -> Vec<u8> {
         .unwrap();
     [r.key.unwrap(), r.value.unwrap()].concat()
 }
+
+/// `--execute --format json|csv` holds what was written: each partition's
+/// commit's offset in the offsets partition, and (JSON) the batch each
+/// replica directory got, as `dump-segment` of each directory shows them.
+#[test]
+fn execute_reports_what_it_wrote_in_json_and_csv() {
+    let part = "__consumer_offsets-8";
+    for format in ["json", "csv"] {
+        let env = TestEnv::new();
+        crate::support::copy_dir(&env.path("fixtures/kafka"), &env.path("replica-2"));
+        let dirs = ["fixtures/kafka", "replica-2"];
+        let end = crate::support::dumped_log_end(&env, &format!("fixtures/kafka/{part}"));
+        let o = env.run(
+            &[
+                "reset-offsets",
+                "fixtures/kafka",
+                "replica-2",
+                "--offsets-partitions",
+                "50",
+                "--replication-factor",
+                "2",
+                "--group",
+                "shipping",
+                "--all-topics",
+                "--to-earliest",
+                "--execute",
+                "--now-ms",
+                NOW,
+                "--format",
+                format,
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{format}: {}", stderr(&o));
+        let mut batches = Vec::new();
+        for d in dirs {
+            let path = format!("{d}/{part}");
+            let b = crate::support::batches_from_offset(&env, &path, end);
+            assert_eq!(b.len(), 1, "{format}: {d}: one batch");
+            let (first, last) = (&b[0]["base_offset"], &b[0]["last_offset"]);
+            assert!(
+                stderr(&o).contains(&format!(
+                    "klog: wrote 2 offset commits to {path} at offsets {first}..={last}\n"
+                )),
+                "{format}: {}",
+                stderr(&o)
+            );
+            batches.push((path, b[0].clone()));
+        }
+        assert_eq!(
+            batches[0].1["records"], batches[1].1["records"],
+            "the same batch"
+        );
+        // (topic, partition, new offset, log offset) of each commit written.
+        let written: Vec<(String, i64, i64, i64)> = batches[0].1["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let key = &r["decoded"]["key"];
+                assert_eq!(key["group"], "shipping");
+                (
+                    key["topic"].as_str().unwrap().to_string(),
+                    key["partition"].as_i64().unwrap(),
+                    r["decoded"]["value"]["offset"].as_i64().unwrap(),
+                    r["offset"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        let replayed: BTreeMap<(String, i32), i64> = written
+            .iter()
+            .map(|(t, p, o, _)| ((t.clone(), *p as i32), *o))
+            .collect();
+        for d in dirs {
+            assert_eq!(committed(&env.path(d), "shipping"), replayed, "{d}");
+        }
+        // The rows, as JSON values (CSV: every cell a string).
+        let (rows, doc) = if format == "json" {
+            let doc = crate::support::document(&o, "reset-offsets");
+            (doc["partitions"].as_array().unwrap().clone(), Some(doc))
+        } else {
+            let rows = crate::support::csv_objects(&stdout(&o));
+            let rows = rows
+                .into_iter()
+                .map(|r| serde_json::to_value(r).unwrap())
+                .collect();
+            (rows, None)
+        };
+        let show = |v: serde_json::Value| match format {
+            "json" => v,
+            _ => serde_json::Value::String(crate::support::cell(&v)),
+        };
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r["topic"].clone(),
+                    r["partition"].clone(),
+                    r["new_offset"].clone(),
+                    r["log_partition"].clone(),
+                    r["log_offset"].clone(),
+                )
+            })
+            .collect();
+        let expected: Vec<_> = written
+            .iter()
+            .map(|(t, p, o, at)| {
+                (
+                    show(t.as_str().into()),
+                    show((*p).into()),
+                    show((*o).into()),
+                    show(part.into()),
+                    show((*at).into()),
+                )
+            })
+            .collect();
+        assert_eq!(got, expected, "{format}");
+        if let Some(doc) = doc {
+            assert_eq!(doc["executed"], true);
+            let expected: Vec<_> = batches
+                .iter()
+                .map(|(path, b)| {
+                    serde_json::json!({
+                        "path": path,
+                        "log_partition": part,
+                        "first_offset": b["base_offset"],
+                        "last_offset": b["last_offset"],
+                    })
+                })
+                .collect();
+            assert_eq!(doc["written"].as_array().unwrap(), &expected);
+            assert_eq!(
+                doc["log_offsets"],
+                serde_json::json!([batches[0].1["base_offset"], batches[0].1["last_offset"]])
+            );
+        }
+    }
+    // A dry run's CSV is the plan alone: nothing was written.
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            ON_KAFKA,
+            &[
+                "--group",
+                "shipping",
+                "--all-topics",
+                "--to-earliest",
+                "--format",
+                "csv",
+            ],
+        ]
+        .concat(),
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("group,topic,partition,committed_offset,new_offset,lag_after\n"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -176,4 +176,46 @@ fn every_document_matches_its_schema() {
         "eos-demo",
         &["--dir", "eos", "--crash-at", "after-offsets"],
     );
+    // The writers' documents: what was written (or would be).
+    check(
+        &env,
+        "tombstone",
+        &["fixtures/groups", "--group", "kitchen", "--dry-run"],
+    );
+    check(
+        &env,
+        "tombstone",
+        &["fixtures/groups", "--group", "auditor", "--now-ms", "5"],
+    );
+    check(
+        &env,
+        "commit",
+        &[
+            "fixtures/groups",
+            "-g",
+            "kitchen",
+            "-t",
+            "orders",
+            "-p",
+            "0",
+            "--offset",
+            "999",
+            "--now-ms",
+            "5",
+        ],
+    );
+    for execute in [&[][..], &["--execute", "--now-ms", "5"]] {
+        let args = [
+            &[
+                "fixtures/groups",
+                "--group",
+                "courier",
+                "--all-topics",
+                "--to-earliest",
+            ][..],
+            execute,
+        ]
+        .concat();
+        check(&env, "reset-offsets", &args);
+    }
 }

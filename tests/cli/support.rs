@@ -377,3 +377,60 @@ pub fn junk(len: usize, seed: u64) -> Vec<u8> {
         })
         .collect()
 }
+
+/// A JSON value as its CSV cell: null empty, strings as they are, other
+/// values as JSON.
+pub fn cell(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The rows of a CSV table with a header line, each a map from field name
+/// to cell.
+pub fn csv_objects(text: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let rows = parse_csv(text);
+    let (header, rows) = rows
+        .split_first()
+        .unwrap_or_else(|| panic!("no CSV header: {text:?}"));
+    rows.iter()
+        .map(|r| {
+            assert_eq!(r.len(), header.len(), "{r:?}");
+            header.iter().cloned().zip(r.iter().cloned()).collect()
+        })
+        .collect()
+}
+
+/// The batches `klog dump-segment --format json --from-offset FROM` shows
+/// in partition folder `partition` that start at `from` or after: what a
+/// writer appended there, read back from the log.
+pub fn batches_from_offset(env: &TestEnv, partition: &str, from: i64) -> Vec<serde_json::Value> {
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--format",
+            "json",
+            "--from-offset",
+            &from.to_string(),
+            partition,
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    dump_batches(&o)
+        .into_iter()
+        .filter(|b| b["base_offset"].as_i64().unwrap() >= from)
+        .collect()
+}
+
+/// The log end of partition folder `partition` (one past its last batch's
+/// last offset), as `klog dump-segment --format json` shows it.
+pub fn dumped_log_end(env: &TestEnv, partition: &str) -> i64 {
+    let o = env.run(&["dump-segment", "--format", "json", partition], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    dump_batches(&o)
+        .last()
+        .map_or(0, |b| b["last_offset"].as_i64().unwrap() + 1)
+}

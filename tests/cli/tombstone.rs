@@ -1005,3 +1005,417 @@ fn a_commit_to_kafkas_three_replicas_is_the_same_batch_and_epoch_everywhere() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(!stdout(&o).contains("time_index_stale"), "{}", stdout(&o));
 }
+
+/// The rows a writer printed in `format`, as JSON objects: the document's
+/// array `field` (json), the lines of type `kind` (jsonl), or the CSV rows
+/// (every cell a string); and the `written` entries (json and jsonl).
+fn written_rows(
+    o: &std::process::Output,
+    command: &str,
+    format: &str,
+    field: &str,
+    kind: &str,
+) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    match format {
+        "json" => {
+            let doc = crate::support::document(o, command);
+            assert_eq!(doc["executed"], true, "{doc}");
+            (
+                doc[field].as_array().unwrap().clone(),
+                doc["written"].as_array().unwrap().clone(),
+            )
+        }
+        "jsonl" => {
+            let lines = crate::support::jsonl(o, command);
+            let of = |t: &str| -> Vec<serde_json::Value> {
+                lines
+                    .iter()
+                    .filter(|l| l["type"] == t)
+                    .map(|l| {
+                        let mut l = l.clone();
+                        l.as_object_mut().unwrap().remove("type");
+                        l
+                    })
+                    .collect()
+            };
+            let summary = of("summary");
+            assert_eq!(summary.len(), 1, "{lines:?}");
+            assert_eq!(summary[0]["executed"], true, "{lines:?}");
+            (of(kind), of("written"))
+        }
+        "csv" => {
+            let rows = crate::support::csv_objects(&stdout(o))
+                .into_iter()
+                .map(|r| serde_json::to_value(r).unwrap())
+                .collect();
+            (rows, Vec::new())
+        }
+        other => panic!("{other}"),
+    }
+}
+
+/// `expected` (JSON values) against `got` (JSON, or CSV cells as strings):
+/// each field of each expected row.
+fn assert_rows(got: &[serde_json::Value], expected: &[serde_json::Value], ctx: &str) {
+    assert_eq!(got.len(), expected.len(), "{ctx}: {got:?}");
+    for (g, e) in got.iter().zip(expected) {
+        for (field, value) in e.as_object().unwrap() {
+            let g = &g[field];
+            if g.is_string() && !value.is_string() {
+                assert_eq!(
+                    g.as_str().unwrap(),
+                    crate::support::cell(value),
+                    "{ctx}: {field}"
+                );
+            } else {
+                assert_eq!(g, value, "{ctx}: {field}");
+            }
+        }
+    }
+}
+
+#[test]
+fn tombstone_reports_what_it_wrote_in_json_jsonl_and_csv() {
+    for format in ["json", "jsonl", "csv"] {
+        let env = TestEnv::new();
+        let part = "fixtures/groups/__offsets-0";
+        let before = table(&env, "fixtures/groups");
+        let end = crate::support::dumped_log_end(&env, part);
+        let o = env.run(
+            &[
+                "tombstone",
+                "fixtures/groups",
+                "--group",
+                "auditor",
+                "--now-ms",
+                "1700000099000",
+                "--format",
+                format,
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{format}: {}", stderr(&o));
+        // What the log holds now: one batch of tombstones after the old end.
+        let batches = crate::support::batches_from_offset(&env, part, end);
+        assert_eq!(batches.len(), 1, "{format}");
+        let b = &batches[0];
+        let expected: Vec<serde_json::Value> = b["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                assert!(r["value"].is_null(), "a tombstone: {r}");
+                let key = &r["decoded"]["key"];
+                let (t, p) = (
+                    key["topic"].as_str().unwrap(),
+                    key["partition"].as_i64().unwrap(),
+                );
+                let was = before
+                    .iter()
+                    .find(|x| x.0 == "auditor" && x.1 == t && x.2 == p)
+                    .map(|x| x.3)
+                    .unwrap();
+                serde_json::json!({
+                    "group": key["group"],
+                    "record": "OffsetCommit",
+                    "topic": t,
+                    "partition": p,
+                    "committed_offset": was,
+                    "deleted": format!("{t}-{p} (was {was})"),
+                    "log_partition": "__offsets-0",
+                    "log_offset": r["offset"],
+                })
+            })
+            .collect();
+        assert_eq!(expected.len(), 2, "auditor has two offsets (make.sh)");
+        let (rows, written) = written_rows(&o, "tombstone", format, "tombstones", "tombstone");
+        assert_rows(&rows, &expected, format);
+        let (first, last) = (b["base_offset"].clone(), b["last_offset"].clone());
+        if format != "csv" {
+            assert_eq!(
+                written,
+                [serde_json::json!({
+                    "path": part,
+                    "log_partition": "__offsets-0",
+                    "first_offset": first,
+                    "last_offset": last,
+                })],
+                "{format}"
+            );
+        }
+        // People read what was written on stderr, in every format.
+        assert!(
+            stderr(&o).contains(&format!(
+                "klog: wrote 2 tombstones to {part} at offsets {first}..={last}\n"
+            )),
+            "{format}: {}",
+            stderr(&o)
+        );
+        assert!(
+            !table(&env, "fixtures/groups")
+                .iter()
+                .any(|r| r.0 == "auditor"),
+            "{format}"
+        );
+    }
+}
+
+#[test]
+fn tombstone_dry_run_document_says_nothing_was_written() {
+    let env = TestEnv::new();
+    let part = "fixtures/groups/__offsets-0";
+    let before = std::fs::read(env.path(OFFSETS_LOG)).unwrap();
+    let end = crate::support::dumped_log_end(&env, part);
+    let o = env.run(
+        &[
+            "tombstone",
+            "fixtures/groups",
+            "--group",
+            "kitchen",
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = crate::support::document(&o, "tombstone");
+    assert_eq!(doc["executed"], false);
+    assert_eq!(doc["written"], serde_json::json!([]));
+    let was = table(&env, "fixtures/groups")
+        .into_iter()
+        .find(|r| r.0 == "kitchen" && r.1 == "orders" && r.2 == 0)
+        .unwrap()
+        .3;
+    assert_rows(
+        doc["tombstones"].as_array().unwrap(),
+        &[serde_json::json!({
+            "group": "kitchen",
+            "record": "OffsetCommit",
+            "topic": "orders",
+            "partition": 0,
+            "committed_offset": was,
+            "log_partition": "__offsets-0",
+            "log_offset": end,
+        })],
+        "dry run",
+    );
+    assert_eq!(std::fs::read(env.path(OFFSETS_LOG)).unwrap(), before);
+}
+
+#[test]
+fn delete_group_json_holds_the_names_exactly_and_share_state_rows() {
+    // A member id with an escape sequence: text escapes it (above), JSON
+    // carries it exactly.
+    let env = TestEnv::new();
+    let key = crate::support::encoded("out = coordinator_key(5, 'g', 'm\\x1b[31m')");
+    let value = crate::support::encoded(
+        "out = consumer_group_member_metadata_value(None, None, 'c', '/h', ['orders'], None, 30000, 'uniform')",
+    );
+    use base64::Engine;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let line = format!(
+        "{{\"key\": {{\"base64\": \"{}\"}}, \"value\": {{\"base64\": \"{}\"}}}}\n",
+        b64(&key),
+        b64(&value)
+    );
+    let o = env.run(
+        &["produce", "d", "--topic", "__offsets", "--format", "json"],
+        Some(&line),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = env.run(
+        &[
+            "tombstone",
+            "d",
+            "--group",
+            "g",
+            "--delete-group",
+            "--force",
+            "--now-ms",
+            "5",
+            "--format",
+            "csv",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows = crate::support::csv_objects(&stdout(&o));
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["record"], "ConsumerGroupMemberMetadata");
+    // CSV cells are escaped as text shows them (--csv-cells raw: exact).
+    assert_eq!(rows[0]["deleted"], "m\\x1b[31m");
+    assert!(!stdout(&o).contains('\x1b'));
+
+    // share-audit (kraft.py): its share state first, in
+    // __share_group_state-0, one batch each, then its group's records.
+    let env = TestEnv::new();
+    let state = "fixtures/kraft/__share_group_state-0";
+    let offsets = "fixtures/kraft/__consumer_offsets-0";
+    let (state_end, offsets_end) = (
+        crate::support::dumped_log_end(&env, state),
+        crate::support::dumped_log_end(&env, offsets),
+    );
+    let o = env.run(
+        &[
+            "tombstone",
+            "fixtures/kraft",
+            "--group",
+            "share-audit",
+            "--delete-group",
+            "--force",
+            "--now-ms",
+            "1700000100000",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = crate::support::document(&o, "tombstone");
+    let rows = doc["tombstones"].as_array().unwrap();
+    let mut expected_written = Vec::new();
+    let mut expected_rows = Vec::new();
+    for b in crate::support::batches_from_offset(&env, state, state_end) {
+        for r in b["records"].as_array().unwrap() {
+            let key = &r["decoded"]["key"];
+            expected_rows.push(serde_json::json!({
+                "group": "share-audit",
+                "record": "ShareSnapshot",
+                "partition": key["data"]["partition"],
+                "log_partition": "__share_group_state-0",
+                "log_offset": r["offset"],
+            }));
+        }
+        expected_written.push(serde_json::json!({
+            "path": state,
+            "log_partition": "__share_group_state-0",
+            "first_offset": b["base_offset"],
+            "last_offset": b["last_offset"],
+        }));
+    }
+    assert_eq!(expected_written.len(), 2, "orders-0 and orders-1");
+    let ours = crate::support::batches_from_offset(&env, offsets, offsets_end);
+    assert_eq!(ours.len(), 1);
+    for r in ours[0]["records"].as_array().unwrap() {
+        expected_rows.push(serde_json::json!({
+            "group": "share-audit",
+            "log_partition": "__consumer_offsets-0",
+            "log_offset": r["offset"],
+        }));
+    }
+    expected_written.push(serde_json::json!({
+        "path": offsets,
+        "log_partition": "__consumer_offsets-0",
+        "first_offset": ours[0]["base_offset"],
+        "last_offset": ours[0]["last_offset"],
+    }));
+    assert_rows(rows, &expected_rows, "share-audit");
+    assert!(rows[..2].iter().all(|r| r["topic"] == "orders"), "{rows:?}");
+    assert_eq!(doc["written"].as_array().unwrap(), &expected_written);
+}
+
+#[test]
+fn commit_reports_what_it_wrote_in_every_format() {
+    let part = "__consumer_offsets-8";
+    for format in ["text", "json", "jsonl", "csv"] {
+        let env = TestEnv::new();
+        crate::support::copy_dir(&env.path("fixtures/kafka"), &env.path("replica-2"));
+        let dirs = ["fixtures/kafka", "replica-2"];
+        let end = crate::support::dumped_log_end(&env, &format!("fixtures/kafka/{part}"));
+        let o = env.run(
+            &[
+                "commit",
+                "fixtures/kafka",
+                "replica-2",
+                "--offsets-partitions",
+                "50",
+                "--replication-factor",
+                "2",
+                "-g",
+                "shipping",
+                "-t",
+                "orders",
+                "-p",
+                "1",
+                "--offset",
+                "999",
+                "--now-ms",
+                "1",
+                "--format",
+                format,
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{format}: {}", stderr(&o));
+        // Each replica holds one new batch of one commit, the same offset.
+        let mut got = Vec::new();
+        let mut expected_written = Vec::new();
+        for d in dirs {
+            let path = format!("{d}/{part}");
+            let batches = crate::support::batches_from_offset(&env, &path, end);
+            assert_eq!(batches.len(), 1, "{format}: {d}");
+            let r = &batches[0]["records"][0];
+            let key = &r["decoded"]["key"];
+            assert_eq!(
+                (&key["group"], &key["topic"], &key["partition"]),
+                (&"shipping".into(), &"orders".into(), &1.into())
+            );
+            let (offset, at) = (
+                r["decoded"]["value"]["offset"].as_i64().unwrap(),
+                r["offset"].as_i64().unwrap(),
+            );
+            got.push((offset, at));
+            // The replay of the directory shows the commit.
+            assert!(
+                table(&env, d).contains(&("shipping".into(), "orders".into(), 1, offset as u64)),
+                "{format}: {d}"
+            );
+            expected_written.push(serde_json::json!({
+                "path": path,
+                "log_partition": part,
+                "first_offset": at,
+                "last_offset": at,
+            }));
+            // commit says what it wrote on stderr, as tombstone and reset-offsets do.
+            assert!(
+                stderr(&o).contains(&format!(
+                    "klog: wrote 1 offset commit to {path} at offsets {at}..={at}\n"
+                )),
+                "{format}: {}",
+                stderr(&o)
+            );
+        }
+        assert_eq!(got[0], got[1], "{format}: the same batch on both");
+        let (offset, at) = got[0];
+        // 999 was clamped: a note, and the row says so.
+        assert!(offset < 999, "{offset}");
+        if format == "text" {
+            assert_eq!(
+                stdout(&o),
+                format!("shipping orders-1 -> {offset} committed at {part} offset {at}\n")
+            );
+            continue;
+        }
+        let (rows, written) = written_rows(&o, "commit", format, "commits", "commit");
+        assert_rows(
+            &rows,
+            &[serde_json::json!({
+                "group": "shipping",
+                "topic": "orders",
+                "partition": 1,
+                "new_offset": offset,
+                "log_partition": part,
+                "log_offset": at,
+            })],
+            format,
+        );
+        assert!(
+            crate::support::cell(&rows[0]["note"]).contains("999"),
+            "{format}: {rows:?}"
+        );
+        if format != "csv" {
+            assert_eq!(written, expected_written, "{format}");
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! What a writer (`commit`, `tombstone`, `reset-offsets --execute`) wrote:
+//! the batch each replica's partition folder got, in every format. Text
+//! says it on stderr (`wrote 2 tombstones to DIR/__offsets-0 at offsets
+//! 14..=15`), the JSON document in its `written` list, `jsonl` in
+//! `written` lines.
+
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// One batch written to one replica.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Written {
+    /// The partition folder written (its data directory as given, then
+    /// the folder).
+    pub path: String,
+    /// The partition written (`__consumer_offsets-8`, `__share_group_state-0`).
+    pub log_partition: String,
+    /// The offset of the batch's first record.
+    pub first_offset: i64,
+    /// The offset of its last record.
+    pub last_offset: i64,
+}
+
+impl Written {
+    /// The batch `range` written to each of `folders`, partition `log_partition`.
+    pub fn batch(
+        folders: &[PathBuf],
+        log_partition: &str,
+        range: &RangeInclusive<i64>,
+    ) -> Vec<Written> {
+        folders
+            .iter()
+            .map(|f| Written::one(f, log_partition, range))
+            .collect()
+    }
+
+    /// The batch `range` written to `folder`.
+    pub fn one(folder: &Path, log_partition: &str, range: &RangeInclusive<i64>) -> Written {
+        Written {
+            path: folder.display().to_string(),
+            log_partition: log_partition.to_string(),
+            first_offset: *range.start(),
+            last_offset: *range.end(),
+        }
+    }
+
+    /// Say on stderr that `what` (`2 tombstones`) went to this folder.
+    pub fn say(&self, what: &str) {
+        crate::report::say!(
+            "wrote {what} to {} at offsets {}..={}",
+            self.path,
+            self.first_offset,
+            self.last_offset
+        );
+    }
+}
+
+/// The last line of a writer's `jsonl` output.
+#[derive(Serialize)]
+pub struct Summary<'a> {
+    pub group: &'a str,
+    /// Whether anything was written (false: a dry run).
+    pub executed: bool,
+}
