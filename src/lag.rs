@@ -21,9 +21,11 @@
 //! ListOffsets with `OffsetSpec.latest()` at read_uncommitted, which the
 //! broker answers with the high watermark).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use crate::cluster::merge::{choose_leader, Candidate, LeaderSource};
+use crate::cluster::summary::AssignedPartition;
 use crate::error::{Error, Result};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::checkpoint;
@@ -254,6 +256,134 @@ impl PartitionEnds {
     pub fn latest(&self) -> i64 {
         self.high_watermark.unwrap_or(self.log_end)
     }
+}
+
+/// Several brokers' log directories (their `meta.properties` name more
+/// than one node): each partition with copies on several nodes is read on
+/// the copy of the replica that leads it, chosen as `klog cluster` chooses
+/// ([`choose_leader`]): the KRaft metadata's leader when it has a copy,
+/// else the one the controller would elect (ISR, then ELR), else without
+/// metadata the newest leader epoch, then the longest log, then the lowest
+/// node id. Returns the directories with the other copies left out, and a
+/// note for each partition whose leader was chosen rather than named by the
+/// metadata. One broker's directories (JBOD) come back as they are.
+pub fn leader_copies(dirs: Vec<DataDir>) -> Result<(Vec<DataDir>, Vec<String>)> {
+    let nodes: Vec<Option<i32>> = dirs
+        .iter()
+        .map(|d| crate::log::meta::node_id(&d.path))
+        .collect();
+    let distinct: BTreeSet<i32> = nodes.iter().flatten().copied().collect();
+    if distinct.len() <= 1 {
+        return Ok((dirs, Vec::new()));
+    }
+    if let Some(d) = nodes
+        .iter()
+        .zip(&dirs)
+        .find_map(|(n, d)| n.is_none().then_some(d))
+    {
+        return Err(Error::layout(
+            &d.path,
+            "has no meta.properties to say which broker it belongs to, beside the log directories of several brokers",
+        ));
+    }
+    let paths: Vec<std::path::PathBuf> = dirs.iter().map(|d| d.path.clone()).collect();
+    let image = crate::metadata::newest_image(&paths);
+    // (topic, partition) -> every live copy: (directory index, node, partition).
+    type Copies<'a> = BTreeMap<(String, i32), Vec<(usize, i32, &'a Partition)>>;
+    let mut copies: Copies<'_> = BTreeMap::new();
+    for (i, (d, node)) in dirs.iter().zip(&nodes).enumerate() {
+        for p in d.live() {
+            copies
+                .entry((p.topic.clone(), p.partition))
+                .or_default()
+                .push((i, node.unwrap_or(-1), p));
+        }
+    }
+    let mut left_out: BTreeSet<(usize, String, i32)> = BTreeSet::new();
+    let (mut undecided, mut chosen, mut by_epoch) = (Vec::new(), Vec::new(), 0);
+    for ((topic, partition), held) in &copies {
+        if held.iter().map(|h| h.1).collect::<BTreeSet<_>>().len() < 2 {
+            continue;
+        }
+        let mut candidates = Vec::new();
+        for &(i, node, p) in held {
+            let epochs = checkpoint::read_leader_epochs(&p.dir.join(checkpoint::LEADER_EPOCH))?;
+            candidates.push(Candidate {
+                node,
+                latest_epoch: epochs.and_then(|e| e.iter().map(|&(epoch, _)| epoch).max()),
+                log_end: partition_ends(p, &dirs[i].path)?.log_end,
+            });
+        }
+        let assigned = image
+            .as_ref()
+            .and_then(|im| im.topic_by_name(topic)?.partitions.get(partition))
+            .map(|r| AssignedPartition::of(*partition, r));
+        let (Some(leader), source, detail) = choose_leader(&candidates, assigned.as_ref()) else {
+            continue;
+        };
+        match source {
+            LeaderSource::Undecided => {
+                undecided.push(format!("{topic}-{partition} (node {leader})"))
+            }
+            LeaderSource::Chosen if assigned.is_none() => by_epoch += 1,
+            LeaderSource::Chosen => chosen.push(format!("{topic}-{partition}: {detail}")),
+            _ => {}
+        }
+        for &(i, node, _) in held {
+            if node != leader {
+                left_out.insert((i, topic.clone(), *partition));
+            }
+        }
+    }
+    let names: Vec<String> = distinct.iter().map(i32::to_string).collect();
+    let mut notes = vec![format!(
+        "the log directories of nodes {}: each partition is read on its leader's copy",
+        names.join(", ")
+    )];
+    let some = |v: &[String]| {
+        let shown = v.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
+        if v.len() > 3 {
+            format!("{shown}; and {} more", v.len() - 3)
+        } else {
+            shown
+        }
+    };
+    if !undecided.is_empty() {
+        notes.push(format!(
+            "{} partition{} no leader in the metadata and several replicas the controller may elect when the \
+             brokers come back: read on the first in assignment order ({}); `klog cluster` shows the outcome \
+             under each",
+            undecided.len(),
+            if undecided.len() == 1 { " has" } else { "s have" },
+            some(&undecided)
+        ));
+    }
+    if !chosen.is_empty() {
+        notes.push(format!(
+            "leaders chosen, not named by the metadata: {}",
+            some(&chosen)
+        ));
+    }
+    if by_epoch > 0 {
+        notes.push(format!(
+            "no KRaft metadata names the leaders of {by_epoch} partition{}: each is read on the replica with the \
+             newest leader epoch, then the longest log, then the lowest node id (every ISR member holds the \
+             newest epoch and every acknowledged offset)",
+            if by_epoch == 1 { "" } else { "s" }
+        ));
+    }
+    let dirs = dirs
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut d)| {
+            d.partitions.retain(|p| {
+                p.state != crate::log::PartitionState::Live
+                    || !left_out.contains(&(i, p.topic.clone(), p.partition))
+            });
+            d
+        })
+        .collect();
+    Ok((dirs, notes))
 }
 
 /// Options of a lag computation.

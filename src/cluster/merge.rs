@@ -558,6 +558,15 @@ fn latest_epoch(p: &PartitionSummary) -> Option<i32> {
     p.leader_epochs.iter().map(|e| e.leader_epoch).max()
 }
 
+/// A replica with a copy of a partition, as the leader choice sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    pub node: i32,
+    /// The newest epoch of its leader-epoch cache.
+    pub latest_epoch: Option<i32>,
+    pub log_end: i64,
+}
+
 /// The replica followers are judged against: the metadata's leader when
 /// its copy is in a summary; else the one Kafka's controller would elect
 /// if every broker with a copy were up (`PartitionChangeBuilder.electAnyLeader`:
@@ -566,16 +575,16 @@ fn latest_epoch(p: &PartitionSummary) -> Option<i32> {
 /// the first replica); without metadata, the replica with the newest leader
 /// epoch, then the longest log, then the lowest node id (an ISR member
 /// holds the newest epoch and every acknowledged offset).
-fn choose_leader(
-    candidates: &[(i32, Found<'_>)],
+pub fn choose_leader(
+    candidates: &[Candidate],
     assigned: Option<&AssignedPartition>,
 ) -> (Option<i32>, LeaderSource, String) {
-    let has = |n: &i32| candidates.iter().any(|(c, _)| c == n);
+    let has = |n: &i32| candidates.iter().any(|c| c.node == *n);
     let Some(a) = assigned else {
         let chosen = candidates
             .iter()
-            .max_by_key(|(n, f)| (latest_epoch(f.p), f.p.log_end_offset, std::cmp::Reverse(*n)))
-            .map(|(n, _)| *n);
+            .max_by_key(|c| (c.latest_epoch, c.log_end, std::cmp::Reverse(c.node)))
+            .map(|c| c.node);
         return match chosen {
             Some(n) => (
                 Some(n),
@@ -631,7 +640,7 @@ fn choose_leader(
 /// The replicas with a copy the controller may elect cleanly, in assignment
 /// order: those in the ISR, or in the ELR when the ISR is empty
 /// (`PartitionChangeBuilder.isValidNewLeader`); and which set that is.
-fn electable(candidates: &[(i32, Found<'_>)], a: &AssignedPartition) -> (&'static str, Vec<i32>) {
+fn electable(candidates: &[Candidate], a: &AssignedPartition) -> (&'static str, Vec<i32>) {
     let (set, eligible) = if a.isr.is_empty() {
         ("ELR", &a.eligible_leader_replicas)
     } else {
@@ -639,7 +648,7 @@ fn electable(candidates: &[(i32, Found<'_>)], a: &AssignedPartition) -> (&'stati
     };
     let mut out: Vec<i32> = Vec::new();
     for r in &a.replicas {
-        if candidates.iter().any(|(c, _)| c == r) && eligible.contains(r) && !out.contains(r) {
+        if candidates.iter().any(|c| c.node == *r) && eligible.contains(r) && !out.contains(r) {
             out.push(*r);
         }
     }
@@ -672,7 +681,15 @@ fn partition_verdict<'a>(
         .filter(|(n, _)| is_assigned(**n) != Some(false))
         .map(|(n, f)| (*n, *f))
         .collect();
-    let (leader, source, mut detail) = choose_leader(&candidates, assigned);
+    let copies: Vec<Candidate> = candidates
+        .iter()
+        .map(|(n, f)| Candidate {
+            node: *n,
+            latest_epoch: latest_epoch(f.p),
+            log_end: f.p.log_end_offset,
+        })
+        .collect();
+    let (leader, source, mut detail) = choose_leader(&copies, assigned);
     let leader_found = leader.and_then(|l| found.get(&l).copied());
     let judge = |leader: Option<i32>, source: LeaderSource| {
         judge_replicas(
@@ -688,7 +705,7 @@ fn partition_verdict<'a>(
     let (replicas, mut status) = judge(leader, source);
     let mut outcomes = Vec::new();
     if let (LeaderSource::Undecided, Some(a)) = (source, assigned) {
-        for n in electable(&candidates, a).1 {
+        for n in electable(&copies, a).1 {
             let (replicas, outcome) = judge(Some(n), source);
             status = status.max(outcome);
             outcomes.push(LeaderOutcome {

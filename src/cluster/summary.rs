@@ -232,6 +232,22 @@ pub struct AssignedPartition {
     pub last_known_elr: Vec<i32>,
 }
 
+impl AssignedPartition {
+    /// Partition `partition`'s registration in a metadata image.
+    pub fn of(partition: i32, r: &crate::metadata::image::PartitionReg) -> Self {
+        AssignedPartition {
+            partition,
+            replicas: r.replicas.to_vec(),
+            isr: r.isr.to_vec(),
+            leader: r.leader,
+            leader_epoch: r.leader_epoch,
+            partition_epoch: r.partition_epoch,
+            eligible_leader_replicas: r.eligible_leader_replicas.to_vec(),
+            last_known_elr: r.last_known_elr.to_vec(),
+        }
+    }
+}
+
 /// Options of [`summarize`].
 #[derive(Debug, Clone, Copy)]
 pub struct SummaryOptions {
@@ -616,16 +632,7 @@ fn metadata_summary(folder: &Path, findings: &mut Vec<Finding>) -> Result<Option
             partitions: t
                 .partitions
                 .iter()
-                .map(|(&partition, r)| AssignedPartition {
-                    partition,
-                    replicas: r.replicas.to_vec(),
-                    isr: r.isr.to_vec(),
-                    leader: r.leader,
-                    leader_epoch: r.leader_epoch,
-                    partition_epoch: r.partition_epoch,
-                    eligible_leader_replicas: r.eligible_leader_replicas.to_vec(),
-                    last_known_elr: r.last_known_elr.to_vec(),
-                })
+                .map(|(&partition, r)| AssignedPartition::of(partition, r))
                 .collect(),
         })
         .collect();

@@ -99,6 +99,11 @@ pub fn replay_dirs(
         .iter()
         .map(|d| DataDir::open(d))
         .collect::<Result<Vec<_>, _>>()?;
+    // Several brokers' directories: each partition read on its leader's copy.
+    let (opened, notes) = kaen_log::lag::leader_copies(opened)?;
+    for note in &notes {
+        crate::report::say!("note: {note}");
+    }
     let topic = OffsetsTopic::find(&opened).with_context(|| {
         format!(
             "no __offsets or __consumer_offsets partition in {}",

@@ -480,14 +480,47 @@ fn replay_offsets_matches_kafka_committed_offsets() {
 fn lag_matches_consumer_groups_describe() {
     each_release(|r| {
         for b in ["broker-1", "broker-2"] {
-            lag_matches_describe_on(r, b);
+            lag_matches_describe_on(r, &[b]);
         }
     });
 }
 
-fn lag_matches_describe_on(r: &Real, broker: &str) {
+/// `klog lag` over the three brokers' directories reads each partition on
+/// its leader's copy (as `klog cluster` chooses it) and answers what
+/// `kafka-consumer-groups --describe` did, where one broker's directory
+/// would have been refused before ("two live copies").
+#[test]
+fn lag_over_every_broker_reads_each_leaders_copy() {
+    each_release(|r| {
+        let all = brokers();
+        lag_matches_describe_on(r, &all);
+        let o = r.run(&["lag", "broker-1", "broker-2", "broker-3"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(
+                "the log directories of nodes 1, 2, 3: each partition is read on its leader's copy"
+            ),
+            "{}",
+            stderr(&o)
+        );
+        // A directory that names no broker beside them cannot be placed.
+        let klogs = crate::support::repo().join("fixtures/groups");
+        let o = r.run(&["lag", "broker-1", "broker-2", klogs.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("has no meta.properties to say which broker it belongs to"),
+            "{}",
+            stderr(&o)
+        );
+    });
+}
+
+fn lag_matches_describe_on(r: &Real, dirs: &[&str]) {
+    let broker = dirs.join(" ");
     let kafka = kafka_groups(r);
-    let doc = r.json(&["lag", "--format", "json", broker]);
+    let mut args = vec!["lag", "--format", "json"];
+    args.extend_from_slice(dirs);
+    let doc = r.json(&args);
     let mut klog: BTreeMap<(String, String, i64), &Value> = BTreeMap::new();
     for row in doc["partitions"].as_array().unwrap() {
         klog.insert(
