@@ -425,7 +425,7 @@ fn txn_index(bytes: &[u8], emit: &mut dyn FnMut(FileField)) -> Option<String> {
                 "lastOffset (int64)",
                 Cursor::i64,
                 |v| {
-                    format!("{v}: the ABORT marker; a read_committed consumer skips the producer's batches in {first}..{v}")
+                    format!("{v}: the ABORT marker; a read_committed consumer skips the producer's batches in {first}..={v}")
                 },
                 emit,
             )?;
@@ -565,7 +565,7 @@ fn snapshot(bytes: &[u8], offset: i64, emit: &mut dyn FnMut(FileField)) -> Optio
                         v.to_string()
                     } else {
                         format!(
-                        "{v}: that batch holds sequences {}..{last_seq} at offsets {}..{last_offset}; a retry of exactly it is a duplicate, answered with these offsets",
+                        "{v}: that batch holds sequences {}..={last_seq} at offsets {}..={last_offset}; a retry of exactly it is a duplicate, answered with these offsets",
                         crate::txn::producer::decrement_sequence(last_seq as i32, v as i32),
                         last_offset - v
                     )

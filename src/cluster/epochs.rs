@@ -162,7 +162,7 @@ impl Follower {
     fn fetch_without_epoch(&mut self, leader: &ReplicaLog) {
         if self.end < leader.log_start || self.end > leader.log_end {
             self.step(format!(
-                "the fetch at {} is outside the leader's log {}..{}",
+                "the fetch at {} is outside the leader's log (log start {}, log end {})",
                 self.end, leader.log_start, leader.log_end
             ));
             self.out_of_range(leader);

@@ -96,7 +96,7 @@ fn list(offsets: &[i64]) -> String {
 
 fn span(offsets: &[i64]) -> String {
     match (offsets.first(), offsets.last()) {
-        (Some(a), Some(b)) if a != b => format!("{a}..{b}"),
+        (Some(a), Some(b)) if a != b => format!("{a}..={b}"),
         (Some(a), _) => a.to_string(),
         _ => "none".into(),
     }
@@ -145,7 +145,7 @@ fn walk(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<()> {
     let orders = demo.produce_orders("orders", ORDERS)?;
     writeln!(
         out,
-        "Produced {ORDERS} orders to orders-0 through the append path (offsets {}..{}).",
+        "Produced {ORDERS} orders to orders-0 through the append path (offsets {}..={}).",
         orders.start(),
         orders.end()
     )?;

@@ -474,11 +474,9 @@ fn log_bytes(p: &Partition) -> anyhow::Result<u64> {
 }
 
 fn epochs_text(epochs: &[EpochOut]) -> String {
-    epochs
-        .iter()
-        .map(|e| format!("{}@{}", e.leader_epoch, e.start_offset))
-        .collect::<Vec<_>>()
-        .join(", ")
+    crate::report::table::leader_epochs_text(
+        epochs.iter().map(|e| (e.leader_epoch, e.start_offset)),
+    )
 }
 
 /// meta.properties as read.

@@ -91,14 +91,17 @@ pub fn run(args: &SummaryArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     ))
 }
 
-/// `epoch@start..end:chain` per run.
+/// `epoch@first..=last:chain` per run (offsets, both included).
 fn runs(epochs: &[EpochRun]) -> String {
     epochs
         .iter()
         .map(|r| {
             format!(
-                "{}@{}..{}:{:08x}",
-                r.leader_epoch, r.start_offset, r.end_offset, r.crc32c
+                "{}@{}..={}:{:08x}",
+                r.leader_epoch,
+                r.start_offset,
+                r.end_offset - 1,
+                r.crc32c
             )
         })
         .collect::<Vec<_>>()
@@ -185,12 +188,11 @@ impl Report for SummaryOut<'_> {
                     recovery_point: p.recovery_point,
                     segments: p.segments.len() as u64,
                     bytes: p.segments.iter().map(|s| s.bytes).sum(),
-                    leader_epochs: p
-                        .leader_epochs
-                        .iter()
-                        .map(|e| format!("{}@{}", e.leader_epoch, e.start_offset))
-                        .collect::<Vec<_>>()
-                        .join(","),
+                    leader_epochs: crate::report::table::leader_epochs_text(
+                        p.leader_epochs
+                            .iter()
+                            .map(|e| (e.leader_epoch, e.start_offset)),
+                    ),
                     epoch_checksums: runs(&p.epochs),
                 })
                 .collect();

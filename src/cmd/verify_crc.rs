@@ -926,7 +926,7 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
                 }
                 if let Some((from, to)) = pv.lost_offsets {
                     doc.lines
-                        .push(format!("{name}: offsets {from}..{} disappear", to - 1));
+                        .push(format!("{name}: offsets {from}..={} disappear", to - 1));
                     doc.lost_offsets = Some([from, to - 1]);
                 }
             }

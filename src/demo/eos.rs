@@ -989,7 +989,7 @@ fn explain(before: &ProducerStateManager, b: &Incoming, produced: &Produced) -> 
     let entry = before.entry(b.producer_id);
     match produced {
         Produced::Duplicate(r) => format!(
-            "epoch {} and sequences {}..{} are those of a batch kept (the last {}), at offsets {}..{}",
+            "epoch {} and sequences {}..={} are those of a batch kept (the last {}), at offsets {}..={}",
             b.epoch,
             b.base_sequence,
             b.last_sequence(),
@@ -1113,10 +1113,10 @@ fn pipeline_run(broker: &mut Broker, g: Guarantee, opts: &Options) -> Result<Pip
                 retry_due = false;
                 poll.resend = Some(match producer.resend(broker)? {
                     Produced::Appended(r) => {
-                        format!("appended again at {}..{}", r.start(), r.end())
+                        format!("appended again at {}..={}", r.start(), r.end())
                     }
                     Produced::Duplicate(r) => {
-                        format!("dropped, a duplicate of {}..{}", r.start(), r.end())
+                        format!("dropped, a duplicate of {}..={}", r.start(), r.end())
                     }
                     Produced::Rejected(r) => format!("rejected: {r}"),
                 });
@@ -1434,8 +1434,8 @@ fn describe(p: &Produced) -> String {
         Produced::Appended(r) if r.start() == r.end() => {
             format!("appended at offset {}", r.start())
         }
-        Produced::Appended(r) => format!("appended at offsets {}..{}", r.start(), r.end()),
-        Produced::Duplicate(r) => format!("duplicate of {}..{}", r.start(), r.end()),
+        Produced::Appended(r) => format!("appended at offsets {}..={}", r.start(), r.end()),
+        Produced::Duplicate(r) => format!("duplicate of {}..={}", r.start(), r.end()),
         Produced::Rejected(r) => format!("{}: {r}; nothing appended", r.exception()),
     }
 }

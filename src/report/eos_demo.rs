@@ -38,7 +38,7 @@ fn range(a: i64, b: i64) -> String {
     if a == b {
         a.to_string()
     } else {
-        format!("{a}..{b}")
+        format!("{a}..={b}")
     }
 }
 

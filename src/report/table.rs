@@ -584,3 +584,13 @@ mod tests {
         );
     }
 }
+
+/// Leader epochs as text shows them: `EPOCH@START_OFFSET`, comma-separated
+/// (`0@0,1@4`), the one notation of `info` and `summary`.
+pub fn leader_epochs_text(epochs: impl IntoIterator<Item = (i32, i64)>) -> String {
+    epochs
+        .into_iter()
+        .map(|(epoch, start)| format!("{epoch}@{start}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}

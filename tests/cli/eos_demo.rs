@@ -441,7 +441,7 @@ fn check_comparison(rows: &Value, crashes: &[&str]) {
             r["resend"]
                 .as_str()
                 .unwrap()
-                .starts_with("dropped, a duplicate of 0..3"),
+                .starts_with("dropped, a duplicate of 0..=3"),
             dropped,
             "{g}: {}",
             r["resend"]

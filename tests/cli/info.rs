@@ -173,7 +173,7 @@ fn metadata_files_show_up() {
             "28",
             "25",
             "-",
-            "0@0, 3@12",
+            "0@0,3@12",
             TOPIC_ID
         ]
     );

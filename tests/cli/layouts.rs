@@ -257,7 +257,7 @@ fn producer_snapshot_fields() {
     // What the rule reads from them.
     let value = |name: &str| l.iter().find(|f| f.1 == name).unwrap().3.clone();
     assert!(value("lastSequence (int32)").contains("must start at 12"));
-    assert!(value("offsetDelta (int32)").contains("sequences 10..11 at offsets 12..13"));
+    assert!(value("offsetDelta (int32)").contains("sequences 10..=11 at offsets 12..=13"));
     // A flipped CRC byte: the layout is still shown, and exit 1 names the byte.
     let bad = env.path("bad/00000000000000000014.snapshot");
     std::fs::create_dir_all(bad.parent().unwrap()).unwrap();
