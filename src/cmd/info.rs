@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::cli::FailOn;
 use crate::exit::Outcome;
-use crate::report::document::DOCUMENT;
+use crate::report::document::TABLE;
 use crate::report::table::escape_cell;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
@@ -65,8 +65,9 @@ pub struct InfoArgs {
     /// Data directories (a broker's log directories, or ones klog wrote).
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_parser = formats(DOCUMENT), default_value = "text")]
+    /// Output format (csv: one row per partition folder of each directory,
+    /// after the directory's `dir`).
+    #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: Format,
     /// The least severity that makes the run exit 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
@@ -557,6 +558,16 @@ struct PartitionRow<'a> {
     topic_id: Option<&'a str>,
 }
 
+/// The CSV row of a partition folder: its directory, then its JSON fields.
+#[derive(Serialize, JsonSchema)]
+struct PartitionCsv<'a> {
+    dir: &'a str,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    dir_base64: Option<&'a str>,
+    #[serde(flatten)]
+    partition: &'a PartitionOut,
+}
+
 /// One data directory.
 #[derive(Serialize, JsonSchema)]
 struct DirOut {
@@ -762,6 +773,22 @@ impl Report for InfoReport {
 
     fn tables(&self) -> Vec<Table> {
         self.directories.iter().map(partition_table).collect()
+    }
+
+    /// One row per partition folder of every directory.
+    fn csv_table(&self) -> Option<Table> {
+        let rows: Vec<PartitionCsv> = self
+            .directories
+            .iter()
+            .flat_map(|d| {
+                d.partitions.iter().map(|p| PartitionCsv {
+                    dir: &d.dir,
+                    dir_base64: d.dir_base64.as_deref(),
+                    partition: p,
+                })
+            })
+            .collect();
+        Some(Table::of(&rows))
     }
 
     fn text(&self) -> String {

@@ -24,7 +24,9 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// Text output: where the image came from, the features and the producer id
 /// block, then tables of brokers, controllers, partitions (leader, epochs,
 /// replicas, ISR, directories) and configs. `--format json` prints the whole
-/// image as one object; `--format csv` prints the partitions table.
+/// image as one object; `--format csv` prints one table, the brokers by
+/// default, or the one --table names (--topic filters the partitions and
+/// configs tables, it does not choose one).
 ///
 /// Metadata transactions are applied as Kafka's MetadataBatchLoader does:
 /// a transaction's records at its EndTransactionRecord, none of an aborted
@@ -64,6 +66,24 @@ pub struct MetadataArgs {
     /// Output format.
     #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: Format,
+    /// With --format csv: the table to print (default: brokers). Text
+    /// shows every table, and JSON the whole image.
+    #[arg(long, value_enum)]
+    pub table: Option<MetadataTable>,
+}
+
+/// A table of the cluster image (`--table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum MetadataTable {
+    /// The registered brokers.
+    #[default]
+    Brokers,
+    /// The KRaft controllers.
+    Controllers,
+    /// Every partition's registration (leader, epochs, replicas, ISR, directories).
+    Partitions,
+    /// The dynamic configs.
+    Configs,
 }
 
 fn parse_as_of(s: &str) -> Result<i64, String> {
@@ -94,7 +114,7 @@ fn listeners(ls: &[Listener]) -> String {
         .join(",")
 }
 
-/// One partition's registration (the CSV table).
+/// One partition's registration.
 #[derive(Serialize, JsonSchema)]
 struct PartitionRow<'a> {
     topic: &'a str,
@@ -215,9 +235,16 @@ pub struct MetadataReport<'a> {
     incomplete: Vec<Section>,
     #[serde(skip)]
     whole_cluster: bool,
+    #[serde(skip)]
+    csv_table: MetadataTable,
 }
 
-fn report<'a>(folder: &Path, r: &'a Replayed, topic: Option<&str>) -> MetadataReport<'a> {
+fn report<'a>(
+    folder: &Path,
+    r: &'a Replayed,
+    topic: Option<&str>,
+    csv_table: MetadataTable,
+) -> MetadataReport<'a> {
     let image = &r.image;
     let mut topics: Vec<_> = image
         .topics
@@ -286,6 +313,7 @@ fn report<'a>(folder: &Path, r: &'a Replayed, topic: Option<&str>) -> MetadataRe
         findings: r.snapshot_findings.iter().chain(&r.findings).collect(),
         incomplete: r.incomplete(),
         whole_cluster: topic.is_none(),
+        csv_table,
     }
 }
 
@@ -293,61 +321,19 @@ impl Report for MetadataReport<'_> {
     const COMMAND: &'static str = "metadata";
 
     fn tables(&self) -> Vec<Table> {
-        let partitions: Vec<PartitionRow> = self
-            .topics
-            .iter()
-            .flat_map(|t| {
-                t.partitions.iter().map(move |p| {
-                    let r = p.registration;
-                    PartitionRow {
-                        topic: t.name,
-                        partition: p.partition,
-                        topic_id: t.id,
-                        leader: r.leader,
-                        leader_epoch: r.leader_epoch,
-                        partition_epoch: r.partition_epoch,
-                        replicas: list(&r.replicas),
-                        isr: list(&r.isr),
-                        directories: list(&r.directories),
-                    }
-                })
-            })
-            .collect();
         let mut tables = Vec::new();
-        tables.push(Table::of(&partitions));
         if self.whole_cluster {
-            let brokers: Vec<BrokerRow> = self
-                .brokers
-                .iter()
-                .map(|b| BrokerRow {
-                    broker: b.id,
-                    epoch: b.epoch,
-                    rack: b.rack.as_deref(),
-                    fenced: b.fenced,
-                    controlled_shutdown: b.in_controlled_shutdown,
-                    listeners: listeners(&b.listeners),
-                    incarnation: &b.incarnation_id,
-                    log_dirs: list(&b.log_dirs),
-                    cordoned: b
-                        .cordoned_log_dirs
-                        .as_deref()
-                        .map_or_else(|| "unknown".to_string(), list),
-                })
-                .collect();
-            let controllers: Vec<ControllerRow> = self
-                .controllers
-                .iter()
-                .map(|c| ControllerRow {
-                    controller: c.id,
-                    listeners: listeners(&c.listeners),
-                    incarnation: &c.incarnation_id,
-                })
-                .collect();
-            tables.insert(0, Table::of(&controllers));
-            tables.insert(0, Table::of(&brokers));
+            tables.push(self.table(MetadataTable::Brokers));
+            tables.push(self.table(MetadataTable::Controllers));
         }
-        tables.push(Table::of(&self.configs).hide_empty());
+        tables.push(self.table(MetadataTable::Partitions));
+        tables.push(self.table(MetadataTable::Configs));
         tables
+    }
+
+    /// The table --table names (brokers by default), whatever --topic.
+    fn csv_table(&self) -> Option<Table> {
+        Some(self.table(self.csv_table))
     }
 
     fn text(&self) -> String {
@@ -410,11 +396,7 @@ impl Report for MetadataReport<'_> {
             "security:     {} ACLs, {} SCRAM credentials, {} delegation tokens, {} client quotas\n",
             self.acls, self.scram_credentials, self.delegation_tokens, self.client_quotas
         ));
-        // The partitions table is the CSV one; text shows it after brokers
-        // and controllers.
-        let mut tables = self.tables();
-        let partitions = tables.remove(usize::from(self.whole_cluster) * 2);
-        tables.insert(tables.len() - 1, partitions);
+        let tables = self.tables();
         let mut sections = vec![Section::Topics, Section::Configs];
         if self.whole_cluster {
             sections.splice(0..0, [Section::Brokers, Section::Controllers]);
@@ -446,7 +428,76 @@ impl Report for MetadataReport<'_> {
     }
 }
 
+impl MetadataReport<'_> {
+    /// One of the image's tables.
+    fn table(&self, which: MetadataTable) -> Table {
+        match which {
+            MetadataTable::Brokers => {
+                let brokers: Vec<BrokerRow> = self
+                    .brokers
+                    .iter()
+                    .map(|b| BrokerRow {
+                        broker: b.id,
+                        epoch: b.epoch,
+                        rack: b.rack.as_deref(),
+                        fenced: b.fenced,
+                        controlled_shutdown: b.in_controlled_shutdown,
+                        listeners: listeners(&b.listeners),
+                        incarnation: &b.incarnation_id,
+                        log_dirs: list(&b.log_dirs),
+                        cordoned: b
+                            .cordoned_log_dirs
+                            .as_deref()
+                            .map_or_else(|| "unknown".to_string(), list),
+                    })
+                    .collect();
+                Table::of(&brokers)
+            }
+            MetadataTable::Controllers => {
+                let controllers: Vec<ControllerRow> = self
+                    .controllers
+                    .iter()
+                    .map(|c| ControllerRow {
+                        controller: c.id,
+                        listeners: listeners(&c.listeners),
+                        incarnation: &c.incarnation_id,
+                    })
+                    .collect();
+                Table::of(&controllers)
+            }
+            MetadataTable::Partitions => {
+                let partitions: Vec<PartitionRow> = self
+                    .topics
+                    .iter()
+                    .flat_map(|t| {
+                        t.partitions.iter().map(move |p| {
+                            let r = p.registration;
+                            PartitionRow {
+                                topic: t.name,
+                                partition: p.partition,
+                                topic_id: t.id,
+                                leader: r.leader,
+                                leader_epoch: r.leader_epoch,
+                                partition_epoch: r.partition_epoch,
+                                replicas: list(&r.replicas),
+                                isr: list(&r.isr),
+                                directories: list(&r.directories),
+                            }
+                        })
+                    })
+                    .collect();
+                Table::of(&partitions)
+            }
+            MetadataTable::Configs => Table::of(&self.configs).hide_empty(),
+        }
+    }
+}
+
 pub fn run(args: &MetadataArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    anyhow::ensure!(
+        args.table.is_none() || args.format == Format::Csv,
+        "--table chooses the table of --format csv: text shows every table, json the whole image"
+    );
     let Some(folder) = metadata::metadata_folder(&args.dir) else {
         anyhow::bail!(
             "{}: no {} folder (not a KRaft data directory holding the metadata log)",
@@ -456,7 +507,12 @@ pub fn run(args: &MetadataArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     };
     let r = metadata::replay(&folder, args.as_of)?;
     emit(
-        &report(&folder, &r, args.topic.as_deref()),
+        &report(
+            &folder,
+            &r,
+            args.topic.as_deref(),
+            args.table.unwrap_or_default(),
+        ),
         args.format,
         out,
     )?;

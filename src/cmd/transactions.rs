@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::cli::{FailOn, TimeFormat};
 use crate::exit::Outcome;
-use crate::report::document::DOCUMENT;
+use crate::report::document::TABLE;
 use crate::report::progress::Progress;
 use crate::report::table::escape_cell;
 use crate::report::{emit, formats, plural, Format, Output, Report, Table};
@@ -70,11 +70,15 @@ pub struct TransactionsArgs {
           value_parser = clap::value_parser!(i64).range(1..=i64::from(i32::MAX)))]
     pub max_transaction_timeout: Option<i64>,
     /// Print only the hanging transactions, in the columns of
-    /// `kafka-transactions find-hanging`.
+    /// `kafka-transactions find-hanging` (text; JSON has every candidate
+    /// under `find_hanging`, CSV is always the producers table).
     #[arg(long)]
     pub find_hanging: bool,
-    /// Output format.
-    #[arg(long, value_parser = formats(DOCUMENT), default_value = "text")]
+    /// Output format (csv: one row per producer of each partition, after
+    /// its topic and partition, `open_transaction`'s fields as
+    /// `open_transaction_first_offset` and
+    /// `open_transaction_start_timestamp_ms`).
+    #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: Format,
     /// How text tables show LAST-UPDATE-MS (JSON: always ms).
     #[arg(long, value_enum, default_value_t = TimeFormat::Ms)]
@@ -279,6 +283,25 @@ struct ProducerRow {
     committed: u64,
     aborted: u64,
     open_since: Option<i64>,
+}
+
+/// The CSV row of a producer: its JSON fields after its partition's, the
+/// open transaction's flattened.
+#[derive(Serialize, JsonSchema)]
+struct ProducerCsv<'a> {
+    topic: &'a str,
+    partition: i32,
+    producer_id: i64,
+    producer_epoch: i16,
+    last_sequence: i32,
+    first_offset: i64,
+    last_offset: i64,
+    batches: u64,
+    transactional: bool,
+    committed: u64,
+    aborted: u64,
+    open_transaction_first_offset: Option<i64>,
+    open_transaction_start_timestamp_ms: Option<i64>,
 }
 
 /// One transactional id as the coordinator (`__transaction_state`) has it.
@@ -580,6 +603,38 @@ impl TransactionsReport {
 
 impl Report for TransactionsReport {
     const COMMAND: &'static str = "transactions";
+
+    /// One row per producer of each partition, whatever --find-hanging.
+    fn csv_table(&self) -> Option<Table> {
+        let rows: Vec<ProducerCsv> = self
+            .partitions
+            .iter()
+            .flat_map(|p| {
+                p.producers.iter().map(|s| ProducerCsv {
+                    topic: &p.topic,
+                    partition: p.partition,
+                    producer_id: s.producer_id,
+                    producer_epoch: s.producer_epoch,
+                    last_sequence: s.last_sequence,
+                    first_offset: s.first_offset,
+                    last_offset: s.last_offset,
+                    batches: s.batches,
+                    transactional: s.transactional,
+                    committed: s.committed,
+                    aborted: s.aborted,
+                    open_transaction_first_offset: s
+                        .open_transaction
+                        .as_ref()
+                        .map(|o| o.first_offset),
+                    open_transaction_start_timestamp_ms: s
+                        .open_transaction
+                        .as_ref()
+                        .map(|o| o.start_timestamp_ms),
+                })
+            })
+            .collect();
+        Some(Table::of(&rows))
+    }
 
     fn tables(&self) -> Vec<Table> {
         if self.only_hanging {

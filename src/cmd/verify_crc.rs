@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::cli::FailOn;
 use crate::exit::Outcome;
-use crate::report::document::STREAM;
+use crate::report::document::STREAM_TABLE;
 use crate::report::progress::Progress;
 use crate::report::table::escape_cell;
 use crate::report::{emit, formats, plural, Format, Jsonl, Output, Report, Table};
@@ -53,8 +53,9 @@ pub struct VerifyCrcArgs {
     /// Data directories, partition folders or segment files.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_parser = formats(STREAM), default_value = "text")]
+    /// Output format (csv: one row per finding, the fields of a JSON
+    /// finding; not with --repair or --recovery-preview).
+    #[arg(long, value_parser = formats(STREAM_TABLE), default_value = "text")]
     pub format: Format,
     /// The most bytes one batch's records may decompress to.
     #[arg(long, default_value_t = DecodeLimits::default().max_decompressed)]
@@ -131,6 +132,15 @@ pub struct VerifyCrcArgs {
 }
 
 pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    anyhow::ensure!(
+        args.format != Format::Csv || !(args.repair || args.recovery_preview),
+        "--format csv is the findings table: --{} prints text, json or jsonl",
+        if args.repair {
+            "repair"
+        } else {
+            "recovery-preview"
+        }
+    );
     if args.recovery_preview {
         return recovery_preview(args, out);
     }
@@ -141,6 +151,12 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut report = VerifyReport::new(&total);
     let fail_on = args.fail_on.severity();
     if !args.repair {
+        if args.format == Format::Csv {
+            // Text lists them before the findings; CSV's rows are findings.
+            for line in report.skipped_lines() {
+                crate::report::say!("{line}");
+            }
+        }
         emit(&report, args.format, out)?;
         return Ok(Outcome::from_count(total.failing(fail_on)));
     }
@@ -270,7 +286,27 @@ impl VerifyReport {
             repair: None,
         }
     }
+
+    /// The partition folders listed but not read, a line each.
+    fn skipped_lines(&self) -> impl Iterator<Item = String> + '_ {
+        self.skipped
+            .iter()
+            .map(|s| format!("{}: skipped, a partition folder marked {}", s.dir, s.state))
+    }
 }
+
+/// The columns of the CSV of findings: where, how bad, what.
+const FINDING_COLUMNS: &[&str] = &[
+    "file",
+    "file_base64",
+    "position",
+    "byte",
+    "severity",
+    "kind",
+    "offset",
+    "producer_id",
+    "detail",
+];
 
 impl Report for VerifyReport {
     const COMMAND: &'static str = "verify-crc";
@@ -279,15 +315,17 @@ impl Report for VerifyReport {
         Vec::new()
     }
 
+    /// One row per finding, every field of the JSON finding.
+    fn csv_table(&self) -> Option<Table> {
+        Some(Table::of(&self.findings).only(FINDING_COLUMNS))
+    }
+
     /// `file:position severity kind detail`, one finding per line.
     fn text(&self) -> String {
         let mut out = String::new();
-        for s in &self.skipped {
-            out.push_str(&format!(
-                "{}: skipped, a partition folder marked {}\n",
-                escape_cell(&s.dir),
-                s.state
-            ));
+        for line in self.skipped_lines() {
+            out.push_str(&escape_cell(&line));
+            out.push('\n');
         }
         for f in &self.findings {
             out.push_str(&escape_cell(&f.to_string()));

@@ -80,8 +80,15 @@ pub trait Report: Serialize + JsonSchema {
     /// The command's name, as in the JSON document's `command`.
     const COMMAND: &'static str;
 
-    /// The tables of the text output, in order; the first is the CSV one.
+    /// The tables of the text output, in order.
     fn tables(&self) -> Vec<Table>;
+
+    /// The one table `--format csv` prints, whatever the options that
+    /// shape text: by default the first of [`Report::tables`]; a command
+    /// whose text is not its CSV table says which table it is.
+    fn csv_table(&self) -> Option<Table> {
+        self.tables().into_iter().next()
+    }
 
     /// Text for stdout; by default the tables, separated by blank lines.
     fn text(&self) -> String {
@@ -163,8 +170,7 @@ pub fn emit<R: Report>(report: &R, format: Format, out: &mut Output) -> anyhow::
             crate::report::say_lines(&report.summary());
         }
         Format::Csv => {
-            let tables = report.tables();
-            if let Some(table) = tables.first() {
+            if let Some(table) = report.csv_table() {
                 out.write_all(table.csv(out.csv_cells()).as_bytes())?;
             }
             out.flush()?;

@@ -19,7 +19,7 @@ const COMMANDS: &[(&[&str], i32, &[&str])] = &[
     (
         &["verify-crc", "fixtures/truncated/orders-0"],
         1,
-        &["text", "json", "jsonl"],
+        &["text", "json", "jsonl", "csv"],
     ),
     (
         &[
@@ -39,9 +39,9 @@ const COMMANDS: &[(&[&str], i32, &[&str])] = &[
     (
         &["transactions", "--now-ms", "1700000120000", "fixtures/txn"],
         0,
-        &["text", "json"],
+        &["text", "json", "csv"],
     ),
-    (&["info", "fixtures/kafka"], 0, &["text", "json"]),
+    (&["info", "fixtures/kafka"], 0, &["text", "json", "csv"]),
     (&["metadata", "fixtures/kraft"], 0, &["text", "json", "csv"]),
     (&["groups", "fixtures/kraft"], 0, &["text", "json", "csv"]),
     (&["stats", "fixtures/data"], 0, &["text", "json"]),
@@ -94,8 +94,12 @@ fn every_command_in_every_format_it_offers() {
                     let rows = parse_csv(&stdout(&o));
                     let (header, rows) = rows.split_first().unwrap();
                     assert!(
-                        header.iter().all(|f| !f.is_empty()
-                            && f.chars().all(|c| c.is_ascii_lowercase() || c == '_')),
+                        header
+                            .iter()
+                            .all(|f| f.starts_with(|c: char| c.is_ascii_lowercase())
+                                && f.chars().all(|c| c.is_ascii_lowercase()
+                                    || c.is_ascii_digit()
+                                    || c == '_')),
                         "{ctx}: the header is field names: {header:?}"
                     );
                     assert!(!rows.is_empty(), "{ctx}");
@@ -114,37 +118,148 @@ fn every_command_in_every_format_it_offers() {
     }
 }
 
+/// An object with its nested objects flattened: `{"a": {"b": 1}}` is
+/// `{"a_b": 1}` (how a CSV row names a JSON row's nested fields).
+fn flat(row: &Value) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for (k, v) in row.as_object().unwrap() {
+        match v {
+            Value::Object(inner) => {
+                for (k2, v2) in inner {
+                    out.insert(format!("{k}_{k2}"), v2.clone());
+                }
+            }
+            v => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The rows of the document's array `field`, flattened.
+fn top_rows(doc: &Value, field: &str) -> Vec<serde_json::Map<String, Value>> {
+    doc[field].as_array().unwrap().iter().map(flat).collect()
+}
+
+/// The rows of `parent`'s array `field`, each after `carry` (the fields
+/// of its parent that say where it belongs), flattened.
+fn nested_rows(
+    parents: &Value,
+    carry: &[&str],
+    field: &str,
+) -> Vec<serde_json::Map<String, Value>> {
+    let mut out = Vec::new();
+    for parent in parents.as_array().unwrap() {
+        for row in parent[field].as_array().unwrap() {
+            let mut r = serde_json::Map::new();
+            for c in carry {
+                r.insert(
+                    c.to_string(),
+                    parent.get(*c).cloned().unwrap_or(Value::Null),
+                );
+            }
+            r.extend(flat(row));
+            out.push(r);
+        }
+    }
+    out
+}
+
 #[test]
 fn csv_rows_are_the_json_rows() {
     let env = TestEnv::new();
-    // (command and arguments, the document's array the CSV rows are).
-    for (args, rows) in [
-        (&["lag", "fixtures/kafka"][..], "partitions"),
+    type Rows = fn(&Value) -> Vec<serde_json::Map<String, Value>>;
+    let partitions: Rows = |doc| top_rows(doc, "partitions");
+    let offsets: Rows = |doc| top_rows(doc, "offsets");
+    let history: Rows = |doc| top_rows(doc, "history");
+    let findings: Rows = |doc| top_rows(doc, "findings");
+    // One row per producer of each partition, after its topic and partition.
+    let producers: Rows =
+        |doc| nested_rows(&doc["partitions"], &["topic", "partition"], "producers");
+    // One row per partition folder of each directory, after the directory.
+    let folders: Rows =
+        |doc| nested_rows(&doc["directories"], &["dir", "dir_base64"], "partitions");
+    // (command and arguments, its exit code, the document's rows the CSV
+    // rows are, the fields a JSON row may leave out when null).
+    let cases: &[(&[&str], i32, Rows, &[&str])] = &[
+        (&["lag", "fixtures/kafka"], 0, partitions, &[]),
         (
-            &["lag", "--columns", "kafka", "fixtures/kafka"][..],
-            "partitions",
+            &["lag", "--columns", "kafka", "fixtures/kafka"],
+            0,
+            partitions,
+            &[],
         ),
-        (&["replay-offsets", "fixtures/groups"][..], "offsets"),
+        (&["replay-offsets", "fixtures/groups"], 0, offsets, &[]),
         (
-            &["replay-offsets", "--history", "fixtures/groups"][..],
-            "history",
+            &["replay-offsets", "--history", "fixtures/groups"],
+            0,
+            history,
+            &[],
         ),
-    ] {
+        (
+            &["verify-crc", "fixtures/truncated/orders-0"],
+            1,
+            findings,
+            &["file_base64", "producer_id"],
+        ),
+        (
+            &[
+                "verify-crc",
+                "--deep",
+                "--now-ms",
+                "1700000120000",
+                "fixtures/txn",
+            ],
+            0,
+            findings,
+            &["file_base64", "producer_id"],
+        ),
+        (
+            &["verify-crc", "fixtures/corrupt"],
+            1,
+            findings,
+            &["file_base64", "producer_id"],
+        ),
+        (
+            &["transactions", "--now-ms", "1700000120000", "fixtures/txn"],
+            0,
+            producers,
+            &[
+                "open_transaction_first_offset",
+                "open_transaction_start_timestamp_ms",
+            ],
+        ),
+        (&["info", "fixtures/kafka"], 0, folders, &["dir_base64"]),
+        (
+            &["info", "fixtures/kraft", "fixtures/data"],
+            0,
+            folders,
+            &["dir_base64"],
+        ),
+    ];
+    for &(args, code, rows, optional) in cases {
         let run = |format: &str| {
             let mut all = vec![args[0], "--format", format];
             all.extend_from_slice(&args[1..]);
             let o = env.run(&all, None);
-            assert_eq!(o.status.code(), Some(0), "{all:?}: {}", stderr(&o));
+            assert_eq!(o.status.code(), Some(code), "{all:?}: {}", stderr(&o));
             o
         };
-        let json = document_rows(&run("json"), args[0], rows);
+        let json = rows(&document(&run("json"), args[0]));
         let csv = parse_csv(&stdout(&run("csv")));
         let (header, csv) = csv.split_first().unwrap();
-        assert_eq!(csv.len(), json.len(), "{args:?}: one CSV row per {rows}");
+        assert!(!csv.is_empty(), "{args:?}: no rows to compare");
+        assert_eq!(csv.len(), json.len(), "{args:?}: one CSV row per JSON row");
         for (c, j) in csv.iter().zip(&json) {
+            assert_eq!(c.len(), header.len(), "{args:?}: {c:?}");
             for (field, value) in header.iter().zip(c) {
-                assert!(j.get(field).is_some(), "{args:?}: no field {field} in {j}");
-                assert_eq!(*value, cell(&j[field]), "{args:?}: {field} of {j}");
+                let v = match j.get(field) {
+                    Some(v) => v,
+                    None if optional.contains(&field.as_str()) => &Value::Null,
+                    None => panic!("{args:?}: no field {field} in {j:?}"),
+                };
+                assert_eq!(*value, cell(v), "{args:?}: {field} of {j:?}");
             }
         }
     }

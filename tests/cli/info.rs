@@ -485,3 +485,132 @@ fn a_folder_that_is_not_a_log_directory_is_refused_alike() {
         assert!(!stdout(&o).contains("dbus"), "{command}: {}", stdout(&o));
     }
 }
+
+#[test]
+fn csv_is_one_row_per_partition_folder_of_each_directory() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "info",
+            "--format",
+            "csv",
+            "fixtures/kraft",
+            "fixtures/kafka",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = document(
+        &env.run(
+            &[
+                "info",
+                "--format",
+                "json",
+                "fixtures/kraft",
+                "fixtures/kafka",
+            ],
+            None,
+        ),
+        "info",
+    );
+    let rows = crate::support::parse_csv(&stdout(&o));
+    assert_eq!(
+        rows[0],
+        [
+            "dir",
+            "dir_base64",
+            "topic",
+            "partition",
+            "state",
+            "segments",
+            "bytes",
+            "log_start_offset",
+            "log_end_offset",
+            "high_watermark",
+            "recovery_point",
+            "cleaner_offset",
+            "leader_epochs",
+            "topic_id"
+        ]
+    );
+    let folders: usize = doc["directories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["partitions"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(rows.len() - 1, folders);
+    let row = |dir: &str, topic: &str, state: &str| {
+        rows.iter()
+            .find(|r| r[0] == dir && r[2] == topic && r[4] == state)
+            .unwrap_or_else(|| panic!("{dir} {topic} {state}: {rows:?}"))
+            .join("|")
+    };
+    assert_eq!(
+        row("fixtures/kraft", "orders", "live"),
+        "fixtures/kraft||orders|0|live|1|92|0|2|||||b3JkZXJzLXRvcGljLWlkIQ"
+    );
+    // A folder not read: its numbers are empty.
+    assert_eq!(
+        row("fixtures/kraft", "orders", "stray"),
+        "fixtures/kraft||orders|5|stray|||||||||"
+    );
+    // Leader epochs are the JSON list.
+    assert_eq!(
+        row("fixtures/kafka", "__consumer_offsets", "live")
+            .split('|')
+            .nth(12),
+        Some(r#"[{"leader_epoch":3,"start_offset":0}]"#)
+    );
+    // Findings stay on stderr, as in text.
+    assert!(
+        stderr(&o).contains("warning unknown_topic_id"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn csv_cells_of_a_hostile_directory_name_are_escaped_or_exact() {
+    let env = TestEnv::new();
+    // Topic names are Kafka's legal characters; a directory's path is
+    // anything: an escape sequence, a separator, quotes, a line end, and
+    // a leading `=` a spreadsheet would run.
+    let name = "=evil\x1b[31m,\"q\"\nrow";
+    crate::support::copy_dir(
+        &env.path("fixtures/truncated/orders-0"),
+        &env.path(name).join("orders-0"),
+    );
+    let shown = "'=evil\\x1b[31m,\"q\"\\nrow";
+    for (cells, want) in [("escape", shown), ("raw", name)] {
+        let o = env.run(
+            &["info", "--format", "csv", "--csv-cells", cells, name],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        if cells == "escape" {
+            assert!(!stdout(&o).contains('\x1b'), "{}", stdout(&o));
+        }
+        let rows = crate::support::parse_csv(&stdout(&o));
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(
+            rows[1][..5],
+            [want, "", "orders", "0", "live"],
+            "--csv-cells {cells}"
+        );
+        // verify-crc's file cell likewise.
+        let o = env.run(
+            &["verify-crc", "--format", "csv", "--csv-cells", cells, name],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let rows = crate::support::parse_csv(&stdout(&o));
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(
+            rows[1][0],
+            format!("{want}/orders-0/00000000000000000090.log"),
+            "--csv-cells {cells}"
+        );
+        assert_eq!(rows[1][5], "torn_tail");
+    }
+}

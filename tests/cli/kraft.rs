@@ -2,7 +2,7 @@
 //! fixtures/kraft.py. Expected values come from that script's definitions
 //! (a uuid is the base64url text of the 16 bytes the script names).
 
-use crate::support::{document, dump_batches, stdout, TestEnv};
+use crate::support::{document, dump_batches, stderr, stdout, TestEnv};
 use serde_json::Value;
 
 /// Kafka's Uuid.toString of 16 ASCII bytes, as written by hand here.
@@ -244,29 +244,75 @@ fn metadata_as_of_an_offset_before_the_snapshot_reads_the_log_from_zero() {
 #[test]
 fn metadata_topic_filter_and_csv() {
     let env = TestEnv::new();
-    let o = env.run(
-        &[
-            "metadata",
-            "--format",
-            "csv",
-            "--topic",
-            "orders",
-            "fixtures/kraft",
-        ],
-        None,
-    );
-    assert_eq!(o.status.code(), Some(0));
+    let csv = |extra: &[&str]| {
+        let mut all = vec!["metadata", "--format", "csv"];
+        all.extend_from_slice(extra);
+        all.push("fixtures/kraft");
+        let o = env.run(&all, None);
+        assert_eq!(o.status.code(), Some(0), "{all:?}: {}", stderr(&o));
+        stdout(&o)
+    };
     let id = uuid(b"orders-topic-id!");
     let dir = uuid(b"log-dir-uuid-one");
     let zero = uuid(&[0; 16]);
+    // --table chooses the table; --topic filters it.
     assert_eq!(
-        stdout(&o),
+        csv(&["--table", "partitions", "--topic", "orders"]),
         format!(
             "topic,partition,topic_id,leader,leader_epoch,partition_epoch,replicas,isr,directories\n\
              orders,0,{id},1,0,0,1,1,{dir}\n\
              orders,1,{id},1,1,1,\"2,1\",1,\"{zero},{dir}\"\n"
         )
     );
+    let partitions = csv(&["--table", "partitions"]);
+    assert_eq!(partitions.lines().count(), 1 + 7, "{partitions}");
+    assert!(partitions.contains("\nfresh,0,"), "{partitions}");
+    // The brokers table by default, with --topic too: the table is never
+    // chosen by a filter.
+    let brokers = csv(&[]);
+    assert!(
+        brokers.starts_with(
+            "broker,epoch,rack,fenced,controlled_shutdown,listeners,incarnation,log_dirs,cordoned\n"
+        ),
+        "{brokers}"
+    );
+    assert_eq!(brokers.lines().count(), 1 + 2, "{brokers}");
+    assert_eq!(csv(&["--table", "brokers"]), brokers);
+    assert_eq!(csv(&["--topic", "orders"]), brokers);
+    assert_eq!(
+        csv(&["--table", "controllers"]),
+        format!(
+            "controller,listeners,incarnation\n1,CONTROLLER://localhost:9093,{}\n",
+            uuid(b"controller-inc-1")
+        )
+    );
+    assert_eq!(
+        csv(&["--table", "configs"]),
+        "resource_type,resource,name,value\n\
+         topic,orders,cleanup.policy,compact\n\
+         broker,(default),num.partitions,3\n"
+    );
+    assert_eq!(
+        csv(&["--table", "configs", "--topic", "orders"]),
+        "resource_type,resource,name,value\ntopic,orders,cleanup.policy,compact\n"
+    );
+    // --table is the CSV's: text and JSON show every table.
+    for format in ["text", "json"] {
+        let o = env.run(
+            &[
+                "metadata",
+                "--format",
+                format,
+                "--table",
+                "brokers",
+                "fixtures/kraft",
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(2), "{format}");
+        assert_eq!(stdout(&o), "", "{format}");
+        assert!(stderr(&o).contains("--table"), "{}", stderr(&o));
+    }
     let o = env.run(&["metadata", "fixtures/kraft/orders-0"], None);
     assert_eq!(o.status.code(), Some(2));
 }

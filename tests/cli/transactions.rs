@@ -784,3 +784,36 @@ fn a_txnindex_entry_the_cleaner_kept_is_no_mismatch() {
         "aborted transaction 1..=2 is missing from the index",
     );
 }
+
+#[test]
+fn csv_is_one_row_per_producer_of_each_partition() {
+    let env = TestEnv::new();
+    let args = ["transactions", "--now-ms", "1700000120000", "fixtures/txn"];
+    let run = |extra: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(extra);
+        let o = env.run(&all, None);
+        assert_eq!(o.status.code(), Some(0), "{all:?}: {}", stderr(&o));
+        o
+    };
+    let o = run(&["--format", "csv"]);
+    // __transaction_state-0 has no producers: no row.
+    assert_eq!(
+        stdout(&o),
+        "topic,partition,producer_id,producer_epoch,last_sequence,first_offset,last_offset,\
+         batches,transactional,committed,aborted,open_transaction_first_offset,\
+         open_transaction_start_timestamp_ms\n\
+         payments,0,100,0,6,0,14,4,false,0,0,,\n\
+         payments,0,200,0,3,3,10,4,true,1,1,,\n\
+         payments,0,300,0,1,6,7,1,true,0,0,6,1700000000000\n\
+         payments,0,400,1,5,15,16,2,false,0,0,,\n"
+    );
+    // The findings count for people, as in text.
+    assert_eq!(
+        stderr(&o),
+        "findings: 3 warnings: 1 out_of_order_sequence, 1 duplicate_sequence, 1 epoch_regression\n"
+    );
+    // One fixed table: --find-hanging and --time-format shape text only.
+    let again = run(&["--format", "csv", "--find-hanging", "--time-format", "iso"]);
+    assert_eq!(stdout(&again), stdout(&o));
+}

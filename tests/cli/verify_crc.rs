@@ -1,4 +1,6 @@
-use crate::support::{check_golden, document, dump_batches, jsonl, stderr, stdout, TestEnv};
+use crate::support::{
+    check_golden, csv_objects, document, dump_batches, jsonl, stderr, stdout, TestEnv,
+};
 
 #[test]
 fn clean_data_directory() {
@@ -867,5 +869,91 @@ fn indexes_rebuilt_from_kafkas_topic_config_equal_kafkas_own() {
             bytes,
             "{name}"
         );
+    }
+}
+
+#[test]
+fn csv_is_one_row_per_finding_and_the_verdict_on_stderr() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--format",
+            "csv",
+            "fixtures/truncated/orders-0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "file,file_base64,position,byte,severity,kind,offset,producer_id,detail\n\
+         fixtures/truncated/orders-0/00000000000000000090.log,,2146,2146,error,torn_tail,,,\
+         byte 2146: torn tail: entry declares 145 bytes but only 20 remain in the file\n"
+    );
+    assert!(
+        stderr(&o).starts_with("damaged: checked 2 files, "),
+        "{}",
+        stderr(&o)
+    );
+
+    // Producer-state findings fill producer_id; folders not read are
+    // said on stderr, not as rows.
+    let o = env.run(
+        &[
+            "verify-crc",
+            "--deep",
+            "--now-ms",
+            "1700000120000",
+            "--format",
+            "csv",
+            "fixtures/txn",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows = csv_objects(&stdout(&o));
+    let producers: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["kind"].as_str(), r["producer_id"].as_str()))
+        .collect();
+    assert_eq!(
+        producers,
+        [
+            ("out_of_order_sequence", "100"),
+            ("duplicate_sequence", "100"),
+            ("epoch_regression", "400")
+        ]
+    );
+    let o = env.run(&["verify-crc", "--format", "csv", "fixtures/kraft"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows = csv_objects(&stdout(&o));
+    assert_eq!(rows.len(), 14);
+    assert!(
+        rows.iter().all(|r| r["kind"] == "index_missing"),
+        "{rows:?}"
+    );
+    assert!(!stdout(&o).contains("skipped"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(
+            "klog: fixtures/kraft/orders-5.abababababababababababababababab-delete: skipped, \
+             a partition folder marked delete\n"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn csv_is_refused_where_the_output_is_no_findings_table() {
+    let env = TestEnv::new();
+    for args in [&["--repair", "--dry-run"][..], &["--recovery-preview"][..]] {
+        let mut all = vec!["verify-crc", "--format", "csv"];
+        all.extend_from_slice(args);
+        all.push("fixtures/truncated/orders-0");
+        let o = env.run(&all, None);
+        assert_eq!(o.status.code(), Some(2), "{all:?}");
+        assert_eq!(stdout(&o), "", "{all:?}");
+        assert!(stderr(&o).contains("--format csv"), "{}", stderr(&o));
     }
 }
