@@ -436,6 +436,16 @@ fn push_csv_line<'a>(out: &mut String, cells: impl Iterator<Item = std::borrow::
     out.push('\n');
 }
 
+/// Leader epochs as text shows them: `EPOCH@START_OFFSET`, comma-separated
+/// (`0@0,1@4`), the one notation of `info` and `summary`.
+pub fn leader_epochs_text(epochs: impl IntoIterator<Item = (i32, i64)>) -> String {
+    epochs
+        .into_iter()
+        .map(|(epoch, start)| format!("{epoch}@{start}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -583,14 +593,4 @@ mod tests {
             "group,offset\nkitchen,7\n\"a,b\",10\n\"say \"\"hi\"\"\n\",-1\n"
         );
     }
-}
-
-/// Leader epochs as text shows them: `EPOCH@START_OFFSET`, comma-separated
-/// (`0@0,1@4`), the one notation of `info` and `summary`.
-pub fn leader_epochs_text(epochs: impl IntoIterator<Item = (i32, i64)>) -> String {
-    epochs
-        .into_iter()
-        .map(|(epoch, start)| format!("{epoch}@{start}"))
-        .collect::<Vec<_>>()
-        .join(",")
 }

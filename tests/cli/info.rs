@@ -162,20 +162,7 @@ fn metadata_files_show_up() {
     );
     assert_eq!(
         text_row(&text, "orders", "0"),
-        [
-            "orders",
-            "0",
-            "live",
-            "1",
-            "563",
-            "0",
-            "30",
-            "28",
-            "25",
-            "-",
-            "0@0,3@12",
-            TOPIC_ID
-        ]
+        ["orders", "0", "live", "1", "563", "0", "30", "28", "25", "-", "0@0,3@12", TOPIC_ID]
     );
     assert_eq!(
         text_row(&text, "__consumer_offsets", "9")[9],
