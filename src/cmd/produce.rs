@@ -41,8 +41,10 @@ pub struct ProduceArgs {
     /// Partition number.
     #[arg(long, default_value_t = 0)]
     pub partition: i32,
-    /// Input format.
-    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
+    /// What stdin holds: text lines, or JSON records (one object a line).
+    /// (`--format` is accepted too, as earlier releases named it; every
+    /// other command's `--format` is its output's.)
+    #[arg(long = "input-format", alias = "format", value_enum, default_value_t = InputFormat::Text)]
     pub format: InputFormat,
     /// Split each text line at the first occurrence into key and value.
     #[arg(long)]

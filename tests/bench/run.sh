@@ -43,7 +43,7 @@
 #      d. An offsets log of OFFSETS_RECORDS (10,000,000) commits over
 #         OFFSETS_KEYS (100,000) keys (1,000 groups x 10 topics x 10
 #         partitions), OffsetCommit records written by
-#         `klog produce --format json` in batches of 1,000.
+#         `klog produce --input-format json` in batches of 1,000.
 #      e. A data directory of LAG_PARTITIONS (1,000) partitions of
 #         ~LAG_PARTITION_BYTES (2 MiB: 2 GB in all) whose offsets log holds two
 #         groups: `near` committed 5 records before each partition's end,
@@ -479,7 +479,7 @@ log "codec segments made in ${CODECS_SECS}s"
 # ---- d. the offsets log --------------------------------------------------------
 # OffsetCommit records (key v1: group, topic, partition; value v3: offset,
 # leader epoch, metadata, commit timestamp) as raw bytes for
-# `klog produce --format json`.
+# `klog produce --input-format json`.
 COMMITS_PY='
 import base64, struct, sys
 mode = sys.argv[1]
@@ -512,7 +512,7 @@ OFFSETS="$WORK/offsets"
 log "generating $OFFSETS_RECORDS commits over $OFFSETS_KEYS keys into $OFFSETS"
 t0=$(now_s)
 python3 -c "$COMMITS_PY" many "$OFFSETS_RECORDS" "$OFFSETS_KEYS" \
-    | "$KLOG" produce "$OFFSETS" --topic __offsets --format json --batch-size 1000 > /dev/null \
+    | "$KLOG" produce "$OFFSETS" --topic __offsets --input-format json --batch-size 1000 > /dev/null \
     || die "generator | klog produce (offsets) failed"
 OFFSETS_SECS=$(since "$t0")
 mapfile -t OFFSETS_LOGS < <(find "$OFFSETS" -mindepth 2 -maxdepth 2 -name '*.log' | sort)
@@ -530,7 +530,7 @@ generate "$LAG_PARTITION_BYTES" "$WORK/gen-lag.txt" \
 read -r LAG_END _ < "$WORK/gen-lag.txt"
 copy_partition "$LAG" t "$LAG_PARTITIONS"
 python3 -c "$COMMITS_PY" groups t "$LAG_PARTITIONS" "$LAG_END" near=-5 far=5 \
-    | "$KLOG" produce "$LAG" --topic __offsets --format json --batch-size 1000 > /dev/null \
+    | "$KLOG" produce "$LAG" --topic __offsets --input-format json --batch-size 1000 > /dev/null \
     || die "klog produce (lag commits) failed"
 LAG_BYTES=$(( $(stat -c %s "$(only_segment "$LAG/t-0")") * LAG_PARTITIONS ))
 mapfile -t LAG_LOGS < <(find "$LAG" -mindepth 2 -maxdepth 2 -name '*.log' | sort)
@@ -751,7 +751,7 @@ if [[ "$BENCH_MEMORY" != 0 ]]; then
     # The writers (reset-offsets --execute, commit, produce of nothing,
     # tombstone) come last: they append to the offsets log or the partition.
     python3 -c "$COMMITS_PY" groups m 1 "$BIG_RECORDS" g=5 \
-        | "$KLOG" produce "$BIG" --topic __offsets --format json > /dev/null || die "klog produce (memory commits) failed"
+        | "$KLOG" produce "$BIG" --topic __offsets --input-format json > /dev/null || die "klog produce (memory commits) failed"
     BIG_BYTES=$(du -sb "$BIG/m-0" | cut -f1)
     MANY="$WORK/many"
     log "memory: $MEM_PARTITIONS partitions in $MANY"
@@ -759,7 +759,7 @@ if [[ "$BENCH_MEMORY" != 0 ]]; then
         || die "klog produce (many) failed"
     copy_partition "$MANY" m "$MEM_PARTITIONS"
     python3 -c "$COMMITS_PY" groups m "$MEM_PARTITIONS" 200 g=5 \
-        | "$KLOG" produce "$MANY" --topic __offsets --format json --batch-size 1000 > /dev/null || die "klog produce (many commits) failed"
+        | "$KLOG" produce "$MANY" --topic __offsets --input-format json --batch-size 1000 > /dev/null || die "klog produce (many commits) failed"
     for input in big many; do
         d=$([[ $input == big ]] && echo "$BIG" || echo "$MANY")
         part="$d/m-0"

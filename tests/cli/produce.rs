@@ -28,7 +28,7 @@ fn records_come_back_identical_through_dump_segment() {
                 "out",
                 "--topic",
                 "rt",
-                "--format",
+                "--input-format",
                 "json",
                 "--batch-size",
                 "2",
@@ -199,7 +199,7 @@ fn bad_produce_input() {
         stderr(&o)
     );
     let o = env.run(
-        &["produce", "d", "--topic", "t", "--format", "json"],
+        &["produce", "d", "--topic", "t", "--input-format", "json"],
         Some("{\"value\": 1}\nnot json\n"),
     );
     assert_eq!(o.status.code(), Some(2));

@@ -288,7 +288,7 @@ fn undecodable_records_are_reported_and_skipped() {
             "fixtures/groups",
             "--topic",
             "__offsets",
-            "--format",
+            "--input-format",
             "json",
             "--timestamp-ms",
             "1",

@@ -663,7 +663,14 @@ fn delete_group_escapes_member_ids_from_the_log() {
         b64(&value)
     );
     let o = env.run(
-        &["produce", "d", "--topic", "__offsets", "--format", "json"],
+        &[
+            "produce",
+            "d",
+            "--topic",
+            "__offsets",
+            "--input-format",
+            "json",
+        ],
         Some(&line),
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -1220,7 +1227,14 @@ fn delete_group_json_holds_the_names_exactly_and_share_state_rows() {
         b64(&value)
     );
     let o = env.run(
-        &["produce", "d", "--topic", "__offsets", "--format", "json"],
+        &[
+            "produce",
+            "d",
+            "--topic",
+            "__offsets",
+            "--input-format",
+            "json",
+        ],
         Some(&line),
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
