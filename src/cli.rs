@@ -30,6 +30,12 @@ pub struct Cli {
     /// `raw`: the exact text, RFC 4180 quoting only.
     #[arg(long, global = true, value_enum, default_value_t = CsvCells::Escape)]
     pub csv_cells: CsvCells,
+    /// How text output shows instants (commit, batch and transaction
+    /// times): `iso` (the default), ISO-8601 in UTC with milliseconds
+    /// (2023-11-14T22:13:20.000Z); `ms`, epoch milliseconds as Kafka stores
+    /// them. JSON, JSONL and CSV always carry epoch milliseconds.
+    #[arg(long, global = true, value_enum, default_value_t = TimeFormat::Iso)]
+    pub time_format: TimeFormat,
 }
 
 /// `--csv-cells`: how CSV cells are written.
@@ -140,14 +146,15 @@ pub fn isolation(s: &str) -> Result<kaen_log::txn::Isolation, String> {
     s.parse()
 }
 
-/// How tables show times (JSON always carries epoch milliseconds).
+/// How text output shows instants (JSON, JSONL and CSV always carry epoch
+/// milliseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum TimeFormat {
-    /// Epoch milliseconds, as Kafka stores them.
-    #[default]
-    Ms,
     /// ISO-8601 in UTC with milliseconds (2023-11-14T22:13:20.000Z).
+    #[default]
     Iso,
+    /// Epoch milliseconds, as Kafka stores them.
+    Ms,
 }
 
 impl TimeFormat {

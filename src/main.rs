@@ -38,7 +38,9 @@ fn main() -> ExitCode {
             report::table::fit_to(width);
         }
     }
-    let mut out = report::Output::stdout().with_csv_cells(cli.csv_cells.mode());
+    let mut out = report::Output::stdout()
+        .with_csv_cells(cli.csv_cells.mode())
+        .with_time_format(cli.time_format);
     let result = cmd::run(&cli.command, &mut out).and_then(|o| out.flush().map(|_| o));
     exit::finish(result)
 }

@@ -27,7 +27,7 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// epochs; share: Empty or Stable), EPOCH (the classic generation or the
 /// group epoch), ASSIGNMENT-EPOCH, PROTOCOL (classic: type/protocol;
 /// consumer: the members' server assignors; share: simple), the member
-/// count and STATE-TIMESTAMP-MS, when the state was written (a classic group's
+/// count and STATE-TIMESTAMP, when the state was written (a classic group's
 /// currentStateTimestamp, else the newest timestamp of the group's records). --members lists each member (member id, instance id, client id,
 /// host, rack, member epoch, current assignment with topic ids resolved to
 /// names through the KRaft metadata or partition.metadata; a streams
@@ -57,10 +57,6 @@ pub struct GroupsArgs {
     /// Output format.
     #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: Format,
-    /// How text and CSV tables show STATE-TIMESTAMP-MS and WRITTEN-MS
-    /// (JSON: always ms).
-    #[arg(long, value_enum, default_value_t = TimeFormat::Ms)]
-    pub time_format: TimeFormat,
 }
 
 /// `orders:0,1 payments:3`.
@@ -138,7 +134,7 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         share_partitions: shares,
         members: args.members,
         share_state: args.share_state,
-        time_format: args.time_format,
+        time_format: out.time_format(),
     };
     emit(&report, args.format, out)?;
     Ok(Outcome::from_count(

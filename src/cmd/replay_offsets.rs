@@ -66,9 +66,6 @@ pub struct ReplayOffsetsArgs {
     /// json (one document), jsonl (one object per line) or csv.
     #[arg(long, value_parser = formats(STREAM_TABLE), default_value = "text")]
     pub format: Format,
-    /// How text and CSV tables show commit timestamps (JSON: always ms).
-    #[arg(long, value_enum, default_value_t = TimeFormat::Ms)]
-    pub time_format: TimeFormat,
     #[command(flatten)]
     pub retention: crate::cmd::lag::RetentionArgs,
 }
@@ -175,7 +172,7 @@ pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome
         &topic_ids,
         Some(args.retention.retention()),
     );
-    let report = ReplayReport::new(&replay, args, topic, &judge);
+    let report = ReplayReport::new(&replay, args, topic, &judge, out.time_format());
     emit(&report, args.format, out)?;
     Ok(Outcome::from_count(replay.bad_count))
 }
@@ -291,7 +288,13 @@ pub struct ReplayReport {
 }
 
 impl ReplayReport {
-    fn new(replay: &Replay, args: &ReplayOffsetsArgs, topic: &str, judge: &Judge<'_>) -> Self {
+    fn new(
+        replay: &Replay,
+        args: &ReplayOffsetsArgs,
+        topic: &str,
+        judge: &Judge<'_>,
+        time_format: TimeFormat,
+    ) -> Self {
         let offsets = (!args.history).then(|| {
             replay
                 .commits()
@@ -393,7 +396,7 @@ impl ReplayReport {
                 warnings: replay.warning_count,
                 log_end_offsets: s.log_end_offsets.clone(),
             },
-            time_format: args.time_format,
+            time_format,
         }
     }
 }

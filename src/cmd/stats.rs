@@ -77,6 +77,7 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             partitions: parts.len() as u64,
             stats: StatsOut::of(&total),
         },
+        time_format: out.time_format(),
     };
     emit(&report, args.format, out)?;
     for p in parts.iter().filter(|p| p.stats.problems() > 0) {
@@ -264,6 +265,8 @@ struct TotalOut {
 pub struct StatsReport {
     partitions: Vec<PartitionOut>,
     total: TotalOut,
+    #[serde(skip)]
+    time_format: crate::cli::TimeFormat,
 }
 
 const TOTAL: &str = "(total)";
@@ -405,7 +408,7 @@ impl Report for StatsReport {
             })
             .collect();
         vec![
-            Table::of(&overview),
+            Table::of(&overview).times(&["min_timestamp", "max_timestamp"], self.time_format),
             Table::of(&sizes),
             Table::of(&codecs).numeric("ratio"),
             Table::of(&producers),

@@ -80,9 +80,6 @@ pub struct TransactionsArgs {
     /// `open_transaction_start_timestamp_ms`).
     #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: Format,
-    /// How text tables show LAST-UPDATE-MS (JSON: always ms).
-    #[arg(long, value_enum, default_value_t = TimeFormat::Ms)]
-    pub time_format: TimeFormat,
     /// The least severity that makes the run exit 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
@@ -151,6 +148,7 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
             max_transaction_timeout_ms: max_timeout,
         },
         args,
+        out.time_format(),
     );
     let failing = report.findings.iter().filter(|f| f.fails(fail_on)).count() as u64;
     emit(&report, args.format, out)?;
@@ -452,6 +450,7 @@ impl TransactionsReport {
         candidates: Vec<HangingOut>,
         hanging: Hanging,
         args: &TransactionsArgs,
+        time_format: TimeFormat,
     ) -> Self {
         let partitions = reports
             .iter()
@@ -548,7 +547,7 @@ impl TransactionsReport {
             },
             finding_counts: Summary::of(&findings).counts(),
             findings,
-            time_format: args.time_format,
+            time_format,
             only_hanging: args.find_hanging,
             coordinator_findings,
             damaged_batches: view.map_or(0, |v| v.damaged_batches),
@@ -563,16 +562,18 @@ impl TransactionsReport {
             .iter()
             .filter(|c| c.hanging)
             .collect();
-        Table::of(&rows).only(&[
-            "topic",
-            "partition",
-            "producer_id",
-            "producer_epoch",
-            "coordinator_epoch",
-            "start_offset",
-            "last_timestamp",
-            "duration_min",
-        ])
+        Table::of(&rows)
+            .only(&[
+                "topic",
+                "partition",
+                "producer_id",
+                "producer_epoch",
+                "coordinator_epoch",
+                "start_offset",
+                "last_timestamp",
+                "duration_min",
+            ])
+            .times(&["last_timestamp"], self.time_format)
     }
 
     /// Why the coordinator's table may lack something, or `None`.

@@ -51,10 +51,12 @@ pub fn say_lines(text: &str) {
     eprint!("{}", kaen_log::escape::escape_lines(text));
 }
 
-/// Buffered stdout, and how CSV cells are written to it.
+/// Buffered stdout, how CSV cells are written to it, and how text shows
+/// instants (`--time-format`): the context every command renders with.
 pub struct Output {
     out: BufWriter<Sink>,
     csv_cells: kaen_log::escape::CsvCells,
+    time_format: crate::cli::TimeFormat,
 }
 
 /// Where [`Output`]'s buffer goes: a duplicate of the stdout descriptor,
@@ -95,7 +97,17 @@ impl Output {
         Output {
             out: BufWriter::with_capacity(1 << 16, sink),
             csv_cells: kaen_log::escape::CsvCells::default(),
+            time_format: crate::cli::TimeFormat::default(),
         }
+    }
+    /// Show instants in text as `format` says (`--time-format`).
+    pub fn with_time_format(mut self, format: crate::cli::TimeFormat) -> Self {
+        self.time_format = format;
+        self
+    }
+    /// How text shows instants (JSON, JSONL and CSV: epoch milliseconds).
+    pub fn time_format(&self) -> crate::cli::TimeFormat {
+        self.time_format
     }
     /// Write CSV cells as `cells` says (`--csv-cells`).
     pub fn with_csv_cells(mut self, cells: kaen_log::escape::CsvCells) -> Self {

@@ -43,13 +43,15 @@ pub fn fit_to(width: u16) {
     let _ = FIT_WIDTH.set(width);
 }
 
-/// One column: its field name (CSV header, JSON key), its text header, and
-/// whether its type is a number (right-aligned).
+/// One column: its field name (CSV header, JSON key), its text header,
+/// whether its type is a number (right-aligned), and, for an instant in
+/// epoch milliseconds, how text shows it (CSV keeps the milliseconds).
 #[derive(Debug, Clone)]
 struct Column {
     field: String,
     header: String,
     numeric: bool,
+    time: Option<crate::cli::TimeFormat>,
 }
 
 /// Rows of one typed row struct, ready for text or CSV.
@@ -97,6 +99,7 @@ impl Table {
                         field: name.clone(),
                         header: name.to_uppercase().replace('_', "-"),
                         numeric: numeric_schema(prop),
+                        time: None,
                     })
                     .collect()
             })
@@ -135,30 +138,13 @@ impl Table {
         self
     }
 
-    /// Show the epoch-millisecond `fields` as `format` says (ISO-8601 in
-    /// UTC, or as they are); JSON always carries the milliseconds.
+    /// Show the epoch-millisecond `fields` in text as `format` says
+    /// (ISO-8601 in UTC, or as they are); CSV and JSON always carry the
+    /// milliseconds.
     pub fn times(mut self, fields: &[&str], format: crate::cli::TimeFormat) -> Self {
-        let picks: Vec<usize> = self
-            .columns
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| fields.contains(&c.field.as_str()))
-            .map(|(i, _)| i)
-            .collect();
-        for &i in &picks {
-            if format == crate::cli::TimeFormat::Iso {
-                self.columns[i].numeric = false;
-                // An ISO time under a `...-MS` header would read wrong.
-                if let Some(h) = self.columns[i].header.strip_suffix("-MS") {
-                    self.columns[i].header = h.to_string();
-                }
-            }
-            for row in &mut self.rows {
-                if let Some(Some(cell)) = row.get_mut(i) {
-                    if let Ok(ms) = cell.parse::<i64>() {
-                        *cell = format.show(ms);
-                    }
-                }
+        for c in &mut self.columns {
+            if fields.contains(&c.field.as_str()) {
+                c.time = Some(format);
             }
         }
         self
@@ -221,9 +207,38 @@ impl Table {
 
     /// The aligned text table (null cells as `-`).
     pub fn render(&self) -> String {
-        let headers: Vec<&str> = self.columns.iter().map(|c| c.header.as_str()).collect();
-        let numeric: Vec<bool> = self.columns.iter().map(|c| c.numeric).collect();
-        render_aligned(&headers, &self.rows, &numeric)
+        use crate::cli::TimeFormat;
+        let iso = |c: &Column| c.time == Some(TimeFormat::Iso);
+        // An ISO time under a `...-MS` header would read wrong.
+        let headers: Vec<&str> = self
+            .columns
+            .iter()
+            .map(|c| match c.header.strip_suffix("-MS") {
+                Some(h) if iso(c) => h,
+                _ => c.header.as_str(),
+            })
+            .collect();
+        let numeric: Vec<bool> = self.columns.iter().map(|c| c.numeric && !iso(c)).collect();
+        if !self.columns.iter().any(iso) {
+            return render_aligned(&headers, &self.rows, &numeric);
+        }
+        let rows: Vec<Vec<Option<String>>> = self
+            .rows
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .zip(&self.columns)
+                    .map(|(cell, c)| match (cell, c.time) {
+                        (Some(cell), Some(format)) => Some(
+                            cell.parse::<i64>()
+                                .map_or_else(|_| cell.clone(), |ms| format.show(ms)),
+                        ),
+                        (cell, _) => cell.clone(),
+                    })
+                    .collect()
+            })
+            .collect();
+        render_aligned(&headers, &rows, &numeric)
     }
 
     /// CSV: field names as the header, null as an empty field, each cell
@@ -449,6 +464,42 @@ pub fn leader_epochs_text(epochs: impl IntoIterator<Item = (i32, i64)>) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_columns_follow_the_time_format_in_text_and_stay_ms_in_csv() {
+        use crate::cli::TimeFormat;
+        #[derive(Serialize, JsonSchema)]
+        struct Row {
+            name: &'static str,
+            written_ms: Option<i64>,
+        }
+        let rows = [
+            Row {
+                name: "a",
+                written_ms: Some(1_700_000_000_000),
+            },
+            Row {
+                name: "b",
+                written_ms: None,
+            },
+        ];
+        let iso = Table::of(&rows).times(&["written_ms"], TimeFormat::Iso);
+        assert_eq!(
+            iso.render(),
+            "NAME  WRITTEN\na     2023-11-14T22:13:20.000Z\nb     -\n"
+        );
+        let ms = Table::of(&rows).times(&["written_ms"], TimeFormat::Ms);
+        assert_eq!(
+            ms.render(),
+            "NAME     WRITTEN-MS\na     1700000000000\nb                 -\n"
+        );
+        for t in [iso, ms] {
+            assert_eq!(
+                t.csv(CsvCells::Raw),
+                "name,written_ms\na,1700000000000\nb,\n"
+            );
+        }
+    }
 
     #[test]
     fn padded_lines_are_comfy_tables_on_random_cells() {

@@ -32,6 +32,7 @@ mod schema;
 mod stats;
 mod synopsis;
 mod terminal;
+mod time_format;
 mod tombstone;
 mod transactions;
 mod verify_crc;

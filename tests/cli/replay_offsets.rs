@@ -655,7 +655,7 @@ out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value
 }
 
 #[test]
-fn time_format_iso_shows_commit_timestamps_as_dates() {
+fn commit_timestamps_show_as_dates_in_text_and_as_ms_in_csv_and_json() {
     let env = TestEnv::new();
     let run = |format: &str| {
         let args = [
@@ -664,8 +664,6 @@ fn time_format_iso_shows_commit_timestamps_as_dates() {
             "1700000100000",
             "--group",
             "kitchen",
-            "--time-format",
-            "iso",
         ];
         let o = env.run(
             &[&args[..], &["--format", format, "fixtures/groups"]].concat(),
@@ -676,12 +674,14 @@ fn time_format_iso_shows_commit_timestamps_as_dates() {
     };
     // make.sh: kitchen's 15 is the 8th commit, stamped TS + 8 s, and TS =
     // 1700000000000 ms = 2023-11-14T22:13:20Z.
+    let text = run("text");
+    assert!(text.contains("  2023-11-14T22:13:28.000Z  ok\n"), "{text}");
+    // CSV and JSON keep epoch milliseconds whatever the time format.
     let csv = run("csv");
     assert!(
-        csv.contains("kitchen,orders,0,15,-1,batch-7,2023-11-14T22:13:28.000Z,ok\n"),
+        csv.contains("kitchen,orders,0,15,-1,batch-7,1700000008000,ok\n"),
         "{csv}"
     );
-    // JSON keeps epoch milliseconds whatever the table format.
     let doc: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
     assert_eq!(
         doc["offsets"][0]["commit_timestamp_ms"],

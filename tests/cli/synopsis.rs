@@ -79,7 +79,15 @@ fn subcommands(env: &TestEnv) -> BTreeSet<String> {
 /// ones every subcommand shares).
 fn options(env: &TestEnv, sub: &str) -> BTreeSet<String> {
     let text = help(env, &[sub, "--help"]);
-    let global: BTreeSet<&str> = ["--help", "--version", "--wide", "--quiet", "--csv-cells"].into();
+    let global: BTreeSet<&str> = [
+        "--help",
+        "--version",
+        "--wide",
+        "--quiet",
+        "--csv-cells",
+        "--time-format",
+    ]
+    .into();
     text.lines()
         .filter(|l| l.len() - l.trim_start().len() <= 6)
         .map(str::trim_start)

@@ -575,9 +575,40 @@ out = batch(0, [(i, 0, transaction_log_key(t), v) for i, (t, v) in enumerate(row
     );
     assert_eq!(
         lines[1].split_whitespace().collect::<Vec<_>>(),
-        ["ledger", "0", "11", "0", "-1", "1", "1700000000000", "30"]
+        [
+            "ledger",
+            "0",
+            "11",
+            "0",
+            "-1",
+            "1",
+            "2023-11-14T22:13:20.000Z",
+            "30"
+        ]
     );
     assert_eq!(lines.len(), 5, "{text}");
+    // --time-format ms: the epoch milliseconds, as kafka-transactions prints them.
+    let o = env.run(
+        &[
+            "transactions",
+            "--find-hanging",
+            "--now-ms",
+            &now,
+            "--time-format",
+            "ms",
+            "hang",
+        ],
+        None,
+    );
+    let ms = stdout(&o);
+    assert_eq!(
+        ms.lines()
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["ledger", "0", "11", "0", "-1", "1", "1700000000000", "30"]
+    );
 }
 
 /// A record of a version klog does not know is never applied and never
