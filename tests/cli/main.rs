@@ -9,6 +9,7 @@ mod diff;
 mod docs;
 mod dump_segment;
 mod eos_demo;
+mod every_fixture;
 mod fixtures;
 mod formats;
 mod group_demo;

@@ -231,12 +231,31 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
         &args.paths,
         args.format == Format::Text && !std::io::stdout().is_terminal(),
     );
+    // Paths that cannot be dumped at all are refused before any output
+    // starts (exit 2, nothing on stdout).
+    for path in args.paths.iter().chain(&args.files) {
+        if classify(path).with_context(|| format!("dump-segment {}", path.display()))?
+            == PathKind::DataDir
+        {
+            refuse_data_dir(path)?;
+        }
+    }
     let mut sink = Entries::start(args.format, out, "dump-segment")?;
     // The JSON document is closed even when a path cannot be read (exit 2).
     let result = dump_paths(args, &mut sink, out);
     drop(progress);
     sink.finish(out)?;
     Ok(Outcome::from_count(result?))
+}
+
+/// dump-segment reads partition folders and files, not whole data directories.
+fn refuse_data_dir(path: &std::path::Path) -> anyhow::Result<()> {
+    // Says "holds no partition folders" for a folder that is not a data directory either.
+    kaen_log::log::DataDir::open(path)?;
+    anyhow::bail!(
+        "{}: is a data directory; give a partition folder or a segment file",
+        path.display()
+    )
 }
 
 fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> anyhow::Result<u64> {
@@ -252,14 +271,7 @@ fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> a
                     problems += dump_log(&seg.log, Some(seg.base_offset), args, budget, sink, out)?;
                 }
             }
-            PathKind::DataDir => {
-                // Says "holds no partition folders" for a folder that is not a data directory either.
-                kaen_log::log::DataDir::open(path)?;
-                anyhow::bail!(
-                    "{}: is a data directory; give a partition folder or a segment file",
-                    path.display()
-                )
-            }
+            PathKind::DataDir => refuse_data_dir(path)?,
             PathKind::File => {
                 let file_name = path.file_name().and_then(|n| n.to_str());
                 // Files beside a log: field by field with --layout; text
