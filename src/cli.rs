@@ -171,6 +171,10 @@ impl TimeFormat {
 /// to know they were given every replica of the partition they write.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReplicaArgs {
+    /// The log directory of another broker's replica of the partition
+    /// written (repeatable, one for each broker): it gets the same batch.
+    #[arg(long = "replica", value_name = "DIR")]
+    pub replica_dirs: Vec<std::path::PathBuf>,
     /// Write although the directories given are not every replica of the
     /// partition: the ones left out diverge, and a broker may truncate the
     /// write when one of them leads.
@@ -184,6 +188,40 @@ pub struct ReplicaArgs {
 }
 
 impl ReplicaArgs {
+    /// The directories a writer writes, one for each replica: of this
+    /// broker's log directories (`dirs`: its `log.dirs`, JBOD included) the
+    /// one that holds the group's offsets partition (the first when none
+    /// does yet), then every `--replica DIR`. `dirs` of several brokers
+    /// (their `meta.properties` name different nodes) are taken as the
+    /// replicas' directories, as klog took them before `--replica`, with a
+    /// note.
+    pub fn write_dirs(
+        &self,
+        dirs: &[std::path::PathBuf],
+        group: &str,
+        offsets_partitions: Option<i32>,
+    ) -> anyhow::Result<Vec<std::path::PathBuf>> {
+        let nodes: std::collections::BTreeSet<i32> = dirs
+            .iter()
+            .filter_map(|d| kaen_log::log::meta::node_id(d))
+            .collect();
+        if nodes.len() > 1 {
+            anyhow::ensure!(
+                self.replica_dirs.is_empty(),
+                "DIRs of several brokers (nodes {nodes:?}) and --replica: give this broker's log directories \
+                 as DIRs and each other broker's with --replica DIR"
+            );
+            crate::report::say!(
+                "note: DIRs of several brokers (nodes {nodes:?}) are taken as the partition's replicas; \
+                 `DIR --replica DIR2 --replica DIR3` says so"
+            );
+            return Ok(dirs.to_vec());
+        }
+        let mut out = vec![broker_dir(dirs, group, offsets_partitions)?];
+        out.extend(self.replica_dirs.iter().cloned());
+        Ok(out)
+    }
+
     /// Refuse (or, with --allow-missing-replicas, warn about) a write that
     /// leaves replicas of the partition out.
     pub fn check(&self, replicas: &kaen_log::offsets::write::Replicas) -> kaen_log::Result<()> {
@@ -193,6 +231,49 @@ impl ReplicaArgs {
             crate::report::say!("{w}");
         }
         Ok(())
+    }
+}
+
+/// Of one broker's log directories, the one holding `group`'s offsets
+/// partition (Kafka keeps a partition in one of them); the first when none
+/// does yet. Two holding it are two live copies on one broker: refused.
+fn broker_dir(
+    dirs: &[std::path::PathBuf],
+    group: &str,
+    offsets_partitions: Option<i32>,
+) -> anyhow::Result<std::path::PathBuf> {
+    let (Some(first), [_, _, ..]) = (dirs.first(), dirs) else {
+        return dirs
+            .first()
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("no directory given"));
+    };
+    let n = offsets_partitions.or_else(|| {
+        kaen_log::metadata::newest_image(dirs)?
+            .partition_count(kaen_log::offsets::KAFKA_OFFSETS_TOPIC)
+            .and_then(|n| i32::try_from(n).ok())
+    });
+    let mut holders = Vec::new();
+    for d in dirs {
+        // A directory that cannot place the group (one without offsets
+        // partitions of its own) does not hold it; opening the one chosen
+        // says what is wrong with it.
+        let Ok(t) = kaen_log::offsets::write_target(d, group, n) else {
+            continue;
+        };
+        if d.join(format!("{}-{}", t.topic, t.partition)).is_dir() {
+            holders.push(d);
+        }
+    }
+    match holders.as_slice() {
+        [] => Ok(first.clone()),
+        [one] => Ok((*one).clone()),
+        [a, b, ..] => anyhow::bail!(
+            "{} and {} both hold group {group:?}'s offsets partition: one broker keeps one copy (another \
+             broker's directory is given with --replica DIR)",
+            a.display(),
+            b.display()
+        ),
     }
 }
 

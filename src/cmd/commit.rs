@@ -32,7 +32,8 @@ use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 /// checked, then gets the same batch.
 #[derive(Debug, clap::Args)]
 pub struct CommitArgs {
-    /// Data directories (one per replica of the offsets partition).
+    /// This broker's log directories (its log.dirs, JBOD included); other
+    /// brokers' replicas with --replica DIR.
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// The consumer group whose offset is set.
@@ -172,8 +173,11 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         crate::report::say!("note: {note}");
     }
     let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
+    let dirs = args
+        .replicas
+        .write_dirs(&args.dirs, &args.group, args.offsets_partitions)?;
     let mut replicas = Replicas::open(
-        &args.dirs,
+        &dirs,
         &args.group,
         args.offsets_partitions,
         false,

@@ -50,8 +50,9 @@ use schemars::JsonSchema;
     ])),
 )]
 pub struct ResetOffsetsArgs {
-    /// Data directories: the log directories of the offsets partition's
-    /// replicas, which are also read for the partitions' ends.
+    /// This broker's log directories (its log.dirs, JBOD included), also
+    /// read for the partitions' ends; other brokers' replicas with
+    /// --replica DIR.
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// The consumer group.
@@ -157,8 +158,11 @@ pub struct ResetReport<'a> {
 pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
     let spec = spec(args, now)?;
+    let dirs = args
+        .replicas
+        .write_dirs(&args.dirs, &args.group, args.offsets_partitions)?;
     let mut replicas = Replicas::open(
-        &args.dirs,
+        &dirs,
         &args.group,
         args.offsets_partitions,
         !args.execute,

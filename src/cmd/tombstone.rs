@@ -44,7 +44,8 @@ use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 /// gets the same batch, and they must hold logs of the same length.
 #[derive(Debug, clap::Args)]
 pub struct TombstoneArgs {
-    /// Data directories (one per replica of the offsets partition).
+    /// This broker's log directories (its log.dirs, JBOD included); other
+    /// brokers' replicas with --replica DIR.
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// The consumer group whose committed offsets are deleted.
@@ -161,8 +162,11 @@ impl Report for TombstoneReport {
 
 pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
+    let dirs = args
+        .replicas
+        .write_dirs(&args.dirs, &args.group, args.offsets_partitions)?;
     let mut replicas = Replicas::open(
-        &args.dirs,
+        &dirs,
         &args.group,
         args.offsets_partitions,
         args.dry_run,
@@ -220,12 +224,7 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     };
     // A share group's state goes first, as in DeleteGroups.
     let share = if args.delete_group {
-        share_delete::plan(
-            &replay,
-            &args.group,
-            &args.dirs,
-            args.share_state_partitions,
-        )?
+        share_delete::plan(&replay, &args.group, &dirs, args.share_state_partitions)?
     } else {
         SharePlan::default()
     };
@@ -311,7 +310,7 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         report.tombstones.push(row);
         Ok(())
     };
-    let mut share_targets = share_delete::targets(&share, &args.dirs, |d| replicas.lock(d))?;
+    let mut share_targets = share_delete::targets(&share, &dirs, |d| replicas.lock(d))?;
     if args.dry_run {
         for d in &share.deletes {
             let t = share_targets

@@ -501,6 +501,7 @@ fn every_replica_directory_gets_the_batch() {
         let base = [
             "reset-offsets",
             "fixtures/kafka",
+            "--replica",
             "replica-2",
             "--offsets-partitions",
             "50",
@@ -688,6 +689,7 @@ fn execute_reports_what_it_wrote_in_json_and_csv() {
             &[
                 "reset-offsets",
                 "fixtures/kafka",
+                "--replica",
                 "replica-2",
                 "--offsets-partitions",
                 "50",

@@ -579,6 +579,7 @@ fn commit_writes_every_replica_and_warns_only_after_the_lock() {
     let args = [
         "commit",
         "fixtures/kafka",
+        "--replica",
         "replica-2",
         "--offsets-partitions",
         "50",
@@ -911,7 +912,7 @@ fn commit_stamps_one_epoch_on_every_replica_and_assigns_it_in_each_checkpoint() 
     let checkpoint = |d: &str| env.path(d).join(part).join("leader-epoch-checkpoint");
     std::fs::write(checkpoint("r1"), format!("0\n2\n3 0\n5 {end}\n")).unwrap();
     let commit: Vec<&str> =
-        "commit r1 r2 r3 --offsets-partitions 50 --replication-factor 3 -g shipping -t orders -p 1 --offset 7 --now-ms 1"
+        "commit r1 --replica r2 --replica r3 --offsets-partitions 50 --replication-factor 3 -g shipping -t orders -p 1 --offset 7 --now-ms 1"
             .split(' ')
             .collect();
     let o = env.run(&commit, None);
@@ -985,7 +986,7 @@ fn a_commit_to_kafkas_three_replicas_is_the_same_batch_and_epoch_everywhere() {
         );
     }
     let o = env.run(
-        &"commit b1 b2 b3 -g classic-g -t plain -p 0 --offset 3 --now-ms 1767225600000"
+        &"commit b1 --replica b2 --replica b3 -g classic-g -t plain -p 0 --offset 3 --now-ms 1767225600000"
             .split(' ')
             .collect::<Vec<_>>(),
         None,
@@ -1341,6 +1342,7 @@ fn commit_reports_what_it_wrote_in_every_format() {
             &[
                 "commit",
                 "fixtures/kafka",
+                "--replica",
                 "replica-2",
                 "--offsets-partitions",
                 "50",
@@ -1432,4 +1434,62 @@ fn commit_reports_what_it_wrote_in_every_format() {
             assert_eq!(written, expected_written, "{format}");
         }
     }
+}
+
+/// Positional DIRs are one broker's log directories (JBOD included): a
+/// writer writes the one holding the group's offsets partition, and another
+/// broker's replica is given with --replica; two copies of the partition on
+/// one broker are refused, writing nothing.
+#[test]
+fn writers_write_the_brokers_log_dir_that_holds_the_partition() {
+    let env = TestEnv::new();
+    // A second log directory of the same broker, holding another partition.
+    std::fs::create_dir_all(env.path("jbod-2/other-0")).unwrap();
+    let commit = |dirs: &[&str]| {
+        let args = [
+            &["commit"][..],
+            dirs,
+            &[
+                "--offsets-partitions",
+                "50",
+                "--replication-factor",
+                "1",
+                "-g",
+                "shipping",
+                "-t",
+                "orders",
+                "-p",
+                "1",
+                "--offset",
+                "7",
+                "--now-ms",
+                "1",
+            ],
+        ]
+        .concat();
+        env.run(&args, None)
+    };
+    let o = commit(&["jbod-2", "fixtures/kafka"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        table(&env, "fixtures/kafka").contains(&("shipping".into(), "orders".into(), 1, 7)),
+        "{}",
+        stderr(&o)
+    );
+    let names: Vec<String> = std::fs::read_dir(env.path("jbod-2"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["other-0"], "the other log directory is left alone");
+    // The same partition in two of one broker's directories: refused.
+    crate::support::copy_dir(&env.path("fixtures/kafka"), &env.path("jbod-3"));
+    let before = crate::support::snapshot(&env.path("fixtures/kafka"));
+    let o = commit(&["fixtures/kafka", "jbod-3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("both hold group"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--replica DIR"), "{}", stderr(&o));
+    assert_eq!(
+        crate::support::snapshot(&env.path("fixtures/kafka")),
+        before
+    );
 }

@@ -262,8 +262,8 @@ if mkdir -p full && mount -t tmpfs -o size=1m tmpfs full 2>/dev/null; then
     cp -a fixtures/groups full/r3 2>/dev/null
     head -c 2000000 /dev/zero > full/filler 2>/dev/null
     before=$(cat r1/__offsets-0/*.log | cksum)
-    run 4 "tombstone r1 r2 r3, r3 on a full filesystem" 2 "bytes free[^:]*: nothing was written to any replica" -- \
-        "$K" tombstone r1 r2 full/r3 --group kitchen
+    run 4 "tombstone r1 --replica r2 --replica r3, r3 on a full filesystem" 2 "bytes free[^:]*: nothing was written to any replica" -- \
+        "$K" tombstone r1 --replica r2 --replica full/r3 --group kitchen
     [ "$(cat r1/__offsets-0/*.log | cksum)" = "$before" ] ||
         { echo "tombstone wrote r1 before refusing" >&2; failures=$((failures + 1)); }
     umount full

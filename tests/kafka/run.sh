@@ -431,6 +431,8 @@ PY
 snapshot "$W/after-damage.tsv"
 
 DIRS=("$WORK/cluster/broker-1" "$WORK/cluster/broker-2" "$WORK/cluster/broker-3")
+# A writer takes one broker's log directory and every other replica's with --replica.
+WDIRS=("${DIRS[0]}" --replica "${DIRS[1]}" --replica "${DIRS[2]}")
 # Without KRaft metadata (ZooKeeper mode) a writer is told the partition count and how many
 # replicas the offsets partition has (offsets.topic.replication.factor=3).
 OPARTS=()
@@ -445,15 +447,15 @@ klog_w() {   # klog_w RC ARGS...: run klog, record the command, its exit code an
     (( rc == want )) || { cat "$WORK/run/klog.err" >&2; die "klog $1 exited $rc, not $want"; }
 }
 log "writers: klog writes into the stopped cluster's directories"
-klog_w 0 reset-offsets "${DIRS[@]}" "${OPARTS[@]}" --group classic-g --topic plain --to-earliest --execute
+klog_w 0 reset-offsets "${WDIRS[@]}" "${OPARTS[@]}" --group classic-g --topic plain --to-earliest --execute
 WROTE=(reset-earliest)
 if grep -qx consumer-group "$EXPECTED/scenarios.txt"; then
-    klog_w 0 reset-offsets "${DIRS[@]}" "${OPARTS[@]}" --group consumer-g --topic plain --shift-by -3 --execute
+    klog_w 0 reset-offsets "${WDIRS[@]}" "${OPARTS[@]}" --group consumer-g --topic plain --shift-by -3 --execute
     WROTE+=(reset-shift)
 fi
-klog_w 0 commit "${DIRS[@]}" "${OPARTS[@]}" --group klog-commit-g --topic plain --partition 0 --offset 7
-klog_w 0 tombstone "${DIRS[@]}" "${OPARTS[@]}" --group codecs-g --topic codecs --partition 3
-klog_w 0 tombstone "${DIRS[@]}" "${OPARTS[@]}" --group reset-ts-g --delete-group
+klog_w 0 commit "${WDIRS[@]}" "${OPARTS[@]}" --group klog-commit-g --topic plain --partition 0 --offset 7
+klog_w 0 tombstone "${WDIRS[@]}" "${OPARTS[@]}" --group codecs-g --topic codecs --partition 3
+klog_w 0 tombstone "${WDIRS[@]}" "${OPARTS[@]}" --group reset-ts-g --delete-group
 klog_w 0 verify-crc --repair --salvage "${DIRS[0]}/codecs-0" "${DIRS[1]}/codecs-0" "${DIRS[2]}/codecs-0"
 klog_w 0 verify-crc --repair "${DIRS[1]}/codecs-1"
 WROTE+=(commit tombstone delete-group salvage repair)
