@@ -572,31 +572,30 @@ fn commit_checks_the_partition_and_clamps_the_offset() {
     );
 }
 
+/// A commit of group shipping's offset 7 on orders-1 (at time 1).
+const SHIPPING_ORDERS_1_AT_7: &[&str] = &[
+    "-g", "shipping", "-t", "orders", "-p", "1", "--offset", "7", "--now-ms", "1",
+];
+
 #[test]
 fn commit_writes_every_replica_and_warns_only_after_the_lock() {
     let env = TestEnv::new();
     crate::support::copy_dir(&env.path("fixtures/kafka"), &env.path("replica-2"));
     let args = [
-        "commit",
-        "fixtures/kafka",
-        "--replica",
-        "replica-2",
-        "--offsets-partitions",
-        "50",
-        "--replication-factor",
-        "3",
-        "--allow-missing-replicas",
-        "-g",
-        "shipping",
-        "-t",
-        "orders",
-        "-p",
-        "1",
-        "--offset",
-        "7",
-        "--now-ms",
-        "1",
-    ];
+        &[
+            "commit",
+            "fixtures/kafka",
+            "--replica",
+            "replica-2",
+            "--offsets-partitions",
+            "50",
+            "--replication-factor",
+            "3",
+            "--allow-missing-replicas",
+        ][..],
+        SHIPPING_ORDERS_1_AT_7,
+    ]
+    .concat();
     let holder = LockHolder::new(&env.path("replica-2"));
     let o = env.run(&args, None);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -1449,22 +1448,8 @@ fn writers_write_the_brokers_log_dir_that_holds_the_partition() {
         let args = [
             &["commit"][..],
             dirs,
-            &[
-                "--offsets-partitions",
-                "50",
-                "--replication-factor",
-                "1",
-                "-g",
-                "shipping",
-                "-t",
-                "orders",
-                "-p",
-                "1",
-                "--offset",
-                "7",
-                "--now-ms",
-                "1",
-            ],
+            &["--offsets-partitions", "50", "--replication-factor", "1"],
+            SHIPPING_ORDERS_1_AT_7,
         ]
         .concat();
         env.run(&args, None)
