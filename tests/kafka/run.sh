@@ -462,6 +462,15 @@ WROTE+=(commit tombstone delete-group salvage repair)
 # What klog predicts, and its verdict on the directories it wrote.
 klog_w 0 verify-crc "${DIRS[@]}"
 "$KLOG" replay-offsets "${DIRS[0]}" --format json >"$WE/klog-replay-offsets.json"
+# The log end klog left in each offsets partition (the Driver waits for the restarted
+# cluster's high watermarks to reach them before it records).
+KLOG_WRITERS_ENDS=$({ "$KLOG" info --format json "${DIRS[0]}" || true; } | python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+print(" ".join("%s-%d=%d" % (p["topic"], p["partition"], p["log_end_offset"])
+               for d in doc["directories"] for p in d["partitions"]
+               if p["topic"] == "__consumer_offsets" and p.get("log_end_offset") is not None))')
+export KLOG_WRITERS_ENDS
 snapshot "$W/after-klog.tsv"
 
 # The partition folders the damage or klog changed, with each broker's top-level files.

@@ -1211,6 +1211,27 @@ public final class Driver {
      * with the consumer's CRC checks on), and kafka-consumer-groups --list.
      */
     static void recordWriters(Admin a, String[] topicPartitions) throws Exception {
+        // KLOG_WRITERS_ENDS ("topic-N=END ..."): the log ends klog left. The
+        // restarted leaders start from the high-watermark checkpoints, below
+        // klog's batches, and a group coordinator answers from its state at
+        // the high watermark: wait (bounded) until the followers' fetches have
+        // raised each high watermark to the log end, as after any append.
+        String ends = System.getenv().getOrDefault("KLOG_WRITERS_ENDS", "");
+        Map<TopicPartition, Long> want = new HashMap<>();
+        for (String e : ends.trim().split("\\s+")) {
+            if (e.isEmpty()) continue;
+            String[] kv = e.split("=");
+            int dash = kv[0].lastIndexOf('-');
+            want.put(new TopicPartition(kv[0].substring(0, dash), Integer.parseInt(kv[0].substring(dash + 1))), Long.parseLong(kv[1]));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!want.isEmpty()) {
+            var hw = offsets(a, want.keySet(), OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
+            want.entrySet().removeIf(e -> hw.get(e.getKey()).offset() >= e.getValue());
+            if (want.isEmpty()) break;
+            if (System.nanoTime() > deadline) throw new IllegalStateException("high watermarks never reached klog's log ends: " + want);
+            Thread.sleep(250);
+        }
         writeGroups(a, out.resolve("groups.json"));
         List<TopicPartition> tps = dataPartitions(a, Set.of("__consumer_offsets"));
         List<TopicPartition> data = dataPartitions(a, null);
