@@ -306,12 +306,12 @@ pub fn leader_copies(dirs: Vec<DataDir>) -> Result<(Vec<DataDir>, Vec<String>)> 
             continue;
         }
         let mut candidates = Vec::new();
-        for &(i, node, p) in held {
+        for &(_, node, p) in held {
             let epochs = checkpoint::read_leader_epochs(&p.dir.join(checkpoint::LEADER_EPOCH))?;
             candidates.push(Candidate {
                 node,
                 latest_epoch: epochs.and_then(|e| e.iter().map(|&(epoch, _)| epoch).max()),
-                log_end: partition_ends(p, &dirs[i].path)?.log_end,
+                log_end: p.log_end_offset()?,
             });
         }
         let assigned = image

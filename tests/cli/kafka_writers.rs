@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::kafka_real::trees;
+use crate::kafka_real::each_tree;
 use crate::support::{document, dump_entries, stderr};
 
 /// One release's writers scenario.
@@ -82,35 +82,19 @@ impl Writers {
     }
 }
 
-/// Every release's writers scenario; one release failing does not keep the
-/// others from running, and each failure names its release. A tree without
+/// Every release's writers scenario (see [`each_tree`]). A tree without
 /// the scenario fails: it was recorded before the scenario existed.
 fn each_release(test: impl Fn(&Writers)) {
-    let mut failed = Vec::new();
-    for tree in trees() {
-        let manifest: Value = serde_json::from_str(
-            &std::fs::read_to_string(tree.join("expected/manifest.json")).unwrap(),
-        )
-        .unwrap();
-        let release = manifest["kafka"].as_str().unwrap().to_string();
-        if !tree.join("expected/writers").is_dir() {
-            failed.push(format!(
-                "Kafka {release}: no writers scenario in {} (regenerate: tests/kafka/run.sh --kafka {release})",
-                tree.display()
-            ));
-            continue;
-        }
-        let w = Writers { tree: tree.clone() };
-        if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| test(&w))) {
-            let why = e
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            failed.push(format!("Kafka {release} ({}): {why}", tree.display()));
-        }
-    }
-    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+    each_tree(|tree| {
+        assert!(
+            tree.join("expected/writers").is_dir(),
+            "no writers scenario in {} (regenerate it with tests/kafka/run.sh --kafka RELEASE)",
+            tree.display()
+        );
+        test(&Writers {
+            tree: tree.to_path_buf(),
+        })
+    })
 }
 
 fn brokers() -> [&'static str; 3] {
@@ -233,14 +217,15 @@ fn replay_offsets_of_what_klog_wrote_is_what_kafka_serves() {
         // Kafka's groups whose coordinator partition klog wrote (and that
         // have committed offsets).
         let written = w.written_partitions();
+        let groups = w.expected_json("groups.json");
         let mut kafka = BTreeMap::new();
-        for g in w.expected_json("groups.json").as_array().unwrap() {
+        for g in groups.as_array().unwrap() {
             let part = format!(
                 "__consumer_offsets-{}",
                 g["coordinator_partition"].as_i64().unwrap()
             );
             let name = g["group"].as_str().unwrap();
-            let offsets = committed(&w.expected_json("groups.json"), name).unwrap();
+            let offsets = committed(&groups, name).unwrap();
             if written.contains(&part) && !offsets.is_empty() && g["type"] != "Share" {
                 kafka.insert(name.to_string(), offsets);
             }
@@ -248,7 +233,7 @@ fn replay_offsets_of_what_klog_wrote_is_what_kafka_serves() {
         let klog: BTreeMap<_, _> = klog
             .into_iter()
             .filter(|(g, _)| {
-                w.expected_json("groups.json")
+                groups
                     .as_array()
                     .unwrap()
                     .iter()
