@@ -13,15 +13,6 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    // A job of `verify-crc --jobs N` in a process of its own, started by
-    // verify-crc with exactly this argument (its stdin and stdout are the
-    // pipes to it). Not a subcommand, so that clap never suggests it.
-    let mut args = std::env::args_os().skip(1);
-    if let (Some(arg), None) = (args.next(), args.next()) {
-        if arg == cmd::verify_crc::WORKER_ARG {
-            return exit::finish(cmd::verify_crc::run_worker());
-        }
-    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {

@@ -107,12 +107,9 @@ pub struct VerifyCrcArgs {
     /// it deletes, which offsets disappear.
     #[arg(long, conflicts_with = "repair")]
     pub recovery_preview: bool,
-    /// Partitions checked at once (default, and at most: the number of
-    /// cores; more is clamped, with a note on stderr); each job
-    /// after the first runs in a process of its own (a copy of this one, or
-    /// `klog verify-worker` when klog runs other threads, such as a progress
-    /// bar's), so that the jobs' memory maps do not share one address space. Jobs
-    /// and the read-ahead threads of large segments share the cores: a
+    /// Partitions checked at once, each job on a thread of its own
+    /// (default, and at most: the number of cores; more is clamped, with a
+    /// note on stderr). Jobs and the read-ahead threads of large segments share the cores: a
     /// segment is read ahead only when there are fewer partitions than
     /// cores, on a core no job holds.
     #[arg(long)]
@@ -395,33 +392,8 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
             Some(n) => crate::cmd::clamp_to_cores("--jobs", n),
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         },
-        // The jobs after the first are copies of this process, or where
-        // one cannot be made, this program's `verify-worker`: on Linux the
-        // very file this process runs, even if it has been replaced or
-        // deleted since (an upgrade during a run).
-        workers: Some(Path::new("/proc/self/exe"))
-            .filter(|p| p.exists())
-            .map(Path::to_path_buf)
-            .or_else(|| std::env::current_exe().ok())
-            .map(|program| verify::Workers {
-                program,
-                args: vec![WORKER_ARG.into()],
-                fork: true,
-            }),
         ..verify::Options::default()
     }
-}
-
-/// The argument that starts `klog` as a worker of `verify-crc --jobs N`.
-pub const WORKER_ARG: &str = "verify-worker";
-
-/// `klog verify-worker`: one job of `verify-crc --jobs N`, verifying the
-/// partitions its parent sends on stdin (see `kaen_log::verify::workers`).
-pub fn run_worker() -> anyhow::Result<Outcome> {
-    let stdin = std::io::stdin().lock();
-    let stdout = std::io::BufWriter::new(std::io::stdout().lock());
-    verify::serve_worker(stdin, stdout)?;
-    Ok(Outcome::Clean)
 }
 
 fn check(args: &VerifyCrcArgs, opts: &verify::Options) -> anyhow::Result<verify::Report> {

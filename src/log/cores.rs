@@ -48,16 +48,6 @@ pub fn set_cores(n: usize) -> bool {
         .is_ok()
 }
 
-/// Start the budget again at `n` cores (at least one), the calling thread
-/// holding one: for a copy of a process (`fork`), whose budget was its
-/// parent's, permits held by the parent's threads included, which the copy
-/// never gives back. Only in a process that runs one thread.
-pub fn restart(n: usize) {
-    let n = n.max(1);
-    CORES.store(n, Ordering::Relaxed);
-    *budget().lock() = n - 1;
-}
-
 /// Cores not held by any thread.
 pub struct Budget {
     free: Mutex<usize>,

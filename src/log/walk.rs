@@ -649,12 +649,6 @@ pub fn walked_bytes() -> u64 {
     WALKED_BYTES.load(Ordering::Relaxed)
 }
 
-/// Count `n` bytes walked for this process by another: a worker process
-/// of a parallel verification (`verify::workers`), reporting a partition.
-pub fn add_walked_bytes(n: u64) {
-    WALKED_BYTES.fetch_add(n, Ordering::Relaxed);
-}
-
 /// What [`Walk::advance`] moved to.
 enum Advanced<'p> {
     End,

@@ -21,9 +21,6 @@ use crate::format::{DecodeLimits, Entry};
 use crate::log::walk::{OnDamage, Policy, Step};
 use crate::log::{classify, parse_segment_name, DataDir, Partition, PathKind};
 
-pub mod workers;
-pub use workers::{serve as serve_worker, Workers};
-
 /// Added to a problem at byte 0: nothing in the file could be framed.
 pub const NOT_A_SEGMENT: &str =
     " (the file does not start with a record batch: is it a Kafka log segment?)";
@@ -97,10 +94,6 @@ pub struct Options {
     pub jobs: usize,
     /// Bytes of log read so far, for a progress display.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    /// Run the jobs after the first as worker processes started so
-    /// ([`workers`]); without it, or when one cannot be started, they are
-    /// threads.
-    pub workers: Option<Workers>,
 }
 
 impl Options {
@@ -178,9 +171,10 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
 /// Verify partitions as up to `opts.jobs` jobs; the reports come back in
 /// the partitions' order, so the output does not depend on the scheduling.
 ///
-/// The first job runs on this thread. The others are worker processes when
-/// `opts.workers` says how to start them (see [`workers`] for why), else
-/// threads.
+/// The first job runs on this thread, the others on threads of their own
+/// (`std::thread::scope`); each takes the next partition no job has taken
+/// and puts its report in that partition's slot, so the output does not
+/// depend on which job verified what.
 ///
 /// The jobs take their cores from the process's budget
 /// ([`crate::log::cores`]): the first runs on the core of this thread;
@@ -190,7 +184,7 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
 /// holds the cores its jobs do not use, so that no segment is read ahead:
 /// read-ahead threads cost more CPU for the same checks than reading on the
 /// job's own thread, and `--jobs 1` means one core. With fewer, the cores
-/// left over go to read-ahead (a worker process is given its share).
+/// left over go to read-ahead.
 pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Report>> {
     let jobs = opts.jobs.clamp(1, parts.len().max(1));
     let mut cores = (0..jobs)
@@ -201,49 +195,21 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
     if jobs == 1 {
         return parts.iter().map(|p| verify_one(p, opts, None)).collect();
     }
-    // A worker's share of the cores left for read-ahead, held here for it
-    // (and given back if its job runs on a thread of this process instead).
-    let share = crate::log::cores::budget().free() / jobs;
-    let lent = (1..jobs)
-        .map(|_| crate::log::cores::take(share))
-        .collect::<Vec<_>>();
     let run = Jobs {
         parts,
         opts,
-        count: jobs,
         next: std::sync::atomic::AtomicUsize::new(0),
         large: std::sync::Mutex::new(()),
         results: std::sync::Mutex::new((0..parts.len()).map(|_| None).collect()),
-    };
-    // Copies of this process for the workers, made before any thread
-    // starts (none when threads run already, or without `fork`).
-    let mut forked = match &opts.workers {
-        Some(w) if w.fork => workers::Started::fork_all(jobs - 1, &run, 1 + share),
-        _ => Vec::new(),
     };
     std::thread::scope(|s| {
         let run = &run;
         // Each job's core was taken before any thread started, so that no
         // reader of a job already running takes it for read-ahead first.
         let own = cores.remove(0);
-        for (core, lent) in cores.into_iter().zip(lent) {
-            let forked = forked.pop();
+        for core in cores {
             s.spawn(move || {
-                // A worker process if one starts, else this thread. One
-                // that is not a copy made above is started here, so that
-                // the first job does not wait for it: a worker that starts
-                // late takes fewer partitions.
-                let worker = opts
-                    .workers
-                    .as_ref()
-                    .and_then(|w| workers::Worker::start(w, forked, opts, 1 + share).ok());
-                match worker {
-                    Some(worker) => worker.jobs(run),
-                    None => {
-                        drop(lent);
-                        verify_jobs(run);
-                    }
-                }
+                verify_jobs(run);
                 drop(core);
             });
         }
@@ -260,8 +226,6 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
 struct Jobs<'a> {
     parts: &'a [&'a Partition],
     opts: &'a Options,
-    /// How many jobs there are.
-    count: usize,
     /// The first partition no job has taken yet.
     next: std::sync::atomic::AtomicUsize,
     /// The permit to decompress more than [`JOB_SCRATCH`] bytes.
@@ -270,73 +234,26 @@ struct Jobs<'a> {
     results: std::sync::Mutex<Vec<Option<Result<Report>>>>,
 }
 
-impl Jobs<'_> {
-    /// Put partition `i`'s outcome in its slot.
-    fn fill(&self, i: usize, out: Result<Report>) {
-        if let Ok(mut all) = self.results.lock() {
+/// One job of [`verify_partitions`]: take the next partition not taken
+/// yet, verify it, put its report in its slot, until none is left.
+fn verify_jobs(run: &Jobs<'_>) {
+    loop {
+        let i = run.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(p) = run.parts.get(i) else {
+            break;
+        };
+        let out = verify_one(p, run.opts, Some(&run.large));
+        if let Ok(mut all) = run.results.lock() {
             if let Some(slot) = all.get_mut(i) {
                 *slot = Some(out);
             }
         }
     }
-
-    /// Verify partition `i` on this thread, as one of the jobs.
-    fn verify_here(&self, i: usize) {
-        let out = verify_one(self.parts[i], self.opts, Some(Permit::Shared(&self.large)));
-        self.fill(i, out);
-    }
 }
 
-/// One job of [`verify_partitions`] in this process: take the next
-/// partition not taken yet, verify it, put its report in its slot, until
-/// none is left.
-fn verify_jobs(run: &Jobs<'_>) {
-    loop {
-        let i = run.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if i >= run.parts.len() {
-            break;
-        }
-        run.verify_here(i);
-    }
-}
 /// The permit a job holds while it decompresses more than [`JOB_SCRATCH`]
 /// bytes, one for all the jobs of a run.
-#[derive(Clone, Copy)]
-enum Permit<'a> {
-    /// Held by the jobs of this process.
-    Shared(&'a std::sync::Mutex<()>),
-    /// A worker's: the parent holds it for the worker ([`workers`]).
-    Parent(&'a dyn workers::Remote),
-}
-
-/// A [`Permit`] held; given back when dropped.
-enum Held<'a> {
-    Shared(#[allow(dead_code)] std::sync::MutexGuard<'a, ()>),
-    Parent(&'a dyn workers::Remote),
-    /// The parent is gone: nothing to give back.
-    Nothing,
-}
-
-impl<'a> Permit<'a> {
-    fn hold(self) -> Held<'a> {
-        match self {
-            // A poisoned lock only means another job panicked: the permit still serves.
-            Permit::Shared(m) => Held::Shared(m.lock().unwrap_or_else(|e| e.into_inner())),
-            Permit::Parent(link) => match link.hold() {
-                true => Held::Parent(link),
-                false => Held::Nothing,
-            },
-        }
-    }
-}
-
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        if let Held::Parent(link) = self {
-            link.release();
-        }
-    }
-}
+type Permit<'a> = &'a std::sync::Mutex<()>;
 
 /// One partition's report, as one of several jobs when `large` is the
 /// run's permit ([`verify_partition_in`]).
@@ -640,7 +557,8 @@ fn check_entry_in(
         report.merge(trial);
         return;
     }
-    let _permit = large.hold();
+    // A poisoned lock only means another job panicked: the permit still serves.
+    let _permit = large.lock().unwrap_or_else(|e| e.into_inner());
     check(limits, &mut scratch.buf, report);
     scratch.buf.clear();
     scratch.buf.shrink_to(JOB_SCRATCH as usize);

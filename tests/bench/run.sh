@@ -127,6 +127,9 @@
 #   BENCH_SEED       generator seed (default 42)
 #   BENCH_HYPERFINE=0  ignore hyperfine even if installed (use the harness)
 #   BENCH_KAFKA=0    leave out the kafka-dump-log row even if java and mvn exist
+#   BENCH_KLOG_BEFORE  another klog binary (e.g. a build of an earlier commit):
+#                    adds its `verify-crc --jobs 2 DIR` to each --jobs table, in
+#                    the same interleaved rounds, labelled BENCH_BEFORE_LABEL
 #
 # Needs: bash, cargo, python3, cat, nproc, about 25 GiB free in BENCH_DIR
 # (and 12 GiB of page cache for the timed inputs). Optional: hyperfine, GNU time (/usr/bin/time),
@@ -190,6 +193,8 @@ BENCH_SEED=${BENCH_SEED:-42}
 BENCH_KEEP=${BENCH_KEEP:-0}
 BENCH_HYPERFINE=${BENCH_HYPERFINE:-1}
 BENCH_KAFKA=${BENCH_KAFKA:-1}
+BENCH_KLOG_BEFORE=${BENCH_KLOG_BEFORE:-}
+BENCH_BEFORE_LABEL=${BENCH_BEFORE_LABEL:-before}
 BENCH_MEMORY=${BENCH_MEMORY:-1}
 
 is_int() { [[ "$1" =~ ^[0-9]+$ ]]; }
@@ -594,6 +599,9 @@ for m in $BENCH_JOB_SIZES; do
     add "jobs-1-$m" "jobs:$m" "klog verify-crc --jobs 1 DIR" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$KLOG" verify-crc --jobs 1 "$d"
     add "jobs-2-$m" "jobs:$m" "klog verify-crc --jobs 2 DIR" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$KLOG" verify-crc --jobs 2 "$d"
     add "jobs-default-$m" "jobs:$m" "klog verify-crc DIR (default: $(nproc) jobs)" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$KLOG" verify-crc "$d"
+    # Another build of klog beside this one, for a change of how the jobs
+    # run (BENCH_KLOG_BEFORE).
+    [[ -z "$BENCH_KLOG_BEFORE" ]] || add "jobs-2-before-$m" "jobs:$m" "klog verify-crc --jobs 2 DIR ($BENCH_BEFORE_LABEL)" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$BENCH_KLOG_BEFORE" verify-crc --jobs 2 "$d"
     # The yardstick for --jobs 2: two klog processes started at once, each
     # on a data directory of half the partitions (bash's own start
     # included), as fast as two jobs can be on this machine at this moment.
@@ -909,6 +917,9 @@ for g in dict.fromkeys(meta[n]["group"] for n in meta):
     halves = ("; two processes on halves: %.2f×" % (one / med["halves-" + m])) if "halves-" + m in med else ""
     targets.append(("`verify-crc --jobs 2` ≥ 1.8× `--jobs 1` on %d partitions of %s MiB" % (nparts, m), "%.2f× (default: %.2f×%s)" % (
         sp, one / med["jobs-default-" + m], halves), sp >= 1.8))
+    if "halves-" + m in med:
+        r = med["jobs-2-" + m] / med["halves-" + m]
+        targets.append(("`verify-crc --jobs 2` (threads) within 5%% of two processes on halves, %s MiB" % m, "%.3f× their wall time" % r, r <= 1.05))
 
 # -- offsets and lag
 p("## Committed offsets and lag")

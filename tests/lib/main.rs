@@ -19,4 +19,3 @@ mod resync;
 mod salvage;
 mod sweeps;
 mod time_lookup;
-mod workers;
