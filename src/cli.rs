@@ -38,6 +38,29 @@ pub struct Cli {
     pub time_format: TimeFormat,
 }
 
+/// `--reads`: how segment files are read. The output is the same whichever.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum ReadsArg {
+    /// Memory maps for the walks that read every byte once, read-ahead
+    /// threads on free cores for large files, as the bench shows fastest.
+    #[default]
+    Auto,
+    /// Positioned reads on the calling thread only: no map, no thread.
+    Plain,
+    /// Never a memory map; read-ahead threads where `auto` would use them.
+    Threads,
+}
+
+impl From<ReadsArg> for kaen_log::log::Reads {
+    fn from(r: ReadsArg) -> Self {
+        match r {
+            ReadsArg::Auto => Self::Auto,
+            ReadsArg::Plain => Self::Plain,
+            ReadsArg::Threads => Self::Threads,
+        }
+    }
+}
+
 /// `--csv-cells`: how CSV cells are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CsvCells {

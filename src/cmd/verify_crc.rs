@@ -114,6 +114,9 @@ pub struct VerifyCrcArgs {
     /// cores, on a core no job holds.
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// How segment files are read (the findings are the same whichever).
+    #[arg(long, value_enum, default_value_t)]
+    pub reads: crate::cli::ReadsArg,
     /// The least severity that makes the run exit 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
@@ -392,6 +395,7 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
             Some(n) => crate::cmd::clamp_to_cores("--jobs", n),
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         },
+        reads: args.reads.into(),
         ..verify::Options::default()
     }
 }

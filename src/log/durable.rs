@@ -242,7 +242,7 @@ fn copy_range<S: Storage>(
     (out, dst): (&mut S::File, &Path),
 ) -> Result<()> {
     use std::os::unix::fs::FileExt;
-    let mut buf = crate::log::buffer::AlignedBuf::zeroed(1 << 20);
+    let mut buf = crate::log::read::buffer::AlignedBuf::zeroed(1 << 20);
     let mut at = range.start;
     while at < range.end {
         let n = ((range.end - at) as usize).min(buf.len());

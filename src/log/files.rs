@@ -130,7 +130,7 @@ fn mismatch(
     (b, b_path, at_b): (&File, &Path, u64),
     len: u64,
 ) -> Result<Option<u64>> {
-    use crate::log::buffer::AlignedBuf;
+    use crate::log::read::buffer::AlignedBuf;
     use std::os::unix::fs::FileExt;
     let chunk = len.min(1 << 20) as usize;
     let (mut x, mut y) = (AlignedBuf::zeroed(chunk), AlignedBuf::zeroed(chunk));

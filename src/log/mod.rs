@@ -10,7 +10,6 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 pub mod appender;
-pub mod buffer;
 pub mod checkpoint;
 pub mod cores;
 pub mod dir;
@@ -18,16 +17,14 @@ pub mod durable;
 pub mod epoch_cache;
 pub mod files;
 pub mod lock;
-mod map_ahead;
-pub mod mapped;
 pub mod meta;
-pub mod segment;
+pub mod read;
 pub mod storage;
 pub mod walk;
 
 pub use appender::{AppendConfig, PartitionAppender};
 pub use dir::{classify, DataDir, Partition, PartitionState, PathKind, SegmentFiles};
-pub use segment::{SegmentReader, Tail};
+pub use read::{Reads, SegmentReader, Tail};
 pub use walk::{Checks, Damage, OnDamage, Policy, Step, Walk, Walked};
 
 /// The file name of the segment (or index) with `base_offset`, e.g.

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::batch::{self, DecodeLimits, HEADER_LEN};
 use crate::format::{index, Entry};
-use crate::log::segment::{BatchCheck, RenderBatch, SegmentReader, Tail};
+use crate::log::read::{BatchCheck, Reads, RenderBatch, SegmentReader, Tail};
 use crate::log::{Partition, SegmentFiles};
 
 /// What happens at damage.
@@ -67,6 +67,8 @@ pub struct Policy {
     /// for a walk that reads every byte once and keeps nothing, such as
     /// checking CRCs; it then reads nothing ahead.
     pub map: bool,
+    /// What the walk's readers may do to get their bytes.
+    pub reads: Reads,
 }
 
 impl Policy {
@@ -76,6 +78,7 @@ impl Policy {
         checks: Checks::Crc,
         check_ahead: None,
         map: false,
+        reads: Reads::Auto,
     };
     /// Every CRC-valid entry, past damage (what analysis and replay read).
     pub const VALID_ENTRIES: Policy = Policy {
@@ -83,6 +86,7 @@ impl Policy {
         checks: Checks::Crc,
         check_ahead: None,
         map: false,
+        reads: Reads::Auto,
     };
     /// Every framed entry, CRC-valid or not, past damage (dumps and verification).
     pub const EVERY_ENTRY: Policy = Policy {
@@ -90,6 +94,7 @@ impl Policy {
         checks: Checks::HeadersOnly,
         check_ahead: None,
         map: false,
+        reads: Reads::Auto,
     };
     /// Framing and headers only, ending at the first framing damage (cheap counts).
     pub const HEADERS: Policy = Policy {
@@ -97,6 +102,7 @@ impl Policy {
         checks: Checks::HeadersOnly,
         check_ahead: None,
         map: false,
+        reads: Reads::Auto,
     };
 }
 
@@ -627,6 +633,7 @@ impl<'p> Walk<'p> {
 
     fn open(&self, log: &Path, position: u64) -> Result<SegmentReader> {
         let mut reader = SegmentReader::open_at(log, position)?;
+        reader.reads(self.policy.reads);
         if self.policy.map {
             reader.map();
         }
@@ -719,7 +726,7 @@ impl Partition {
 impl HeaderWalk<'_> {
     /// The next entry's header, or `None` at the end (or at damage).
     pub fn next_header(&mut self) -> Result<Option<EntryHeader>> {
-        use crate::log::segment::{frame, Frame};
+        use crate::log::read::{frame, Frame};
         loop {
             if self.done {
                 return Ok(None);

@@ -94,6 +94,8 @@ pub struct Options {
     pub jobs: usize,
     /// Bytes of log read so far, for a progress display.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// How segment files are read.
+    pub reads: crate::log::Reads,
 }
 
 impl Options {
@@ -395,6 +397,7 @@ fn walk_and_check(
         // (see SegmentReader::map). Decoding records is the work the
         // read-ahead threads share.
         map: !opts.records,
+        reads: opts.reads,
     };
     let last_segment = p.segments.last().map(|s| s.base_offset);
     let mut walk = p.walk(policy);
@@ -526,7 +529,7 @@ fn offset_order(
 /// again under the shared permit, after which the buffer shrinks back.
 fn check_entry_in(
     entry: Entry<'_>,
-    checked_ahead: Option<crate::log::segment::BatchCheck>,
+    checked_ahead: Option<crate::log::read::BatchCheck>,
     path: &Path,
     opts: &Options,
     scratch: &mut Scratch<'_>,
@@ -570,7 +573,7 @@ fn check_entry_in(
 /// contents says how many there are.
 fn check_entry(
     entry: Entry<'_>,
-    checked_ahead: Option<crate::log::segment::BatchCheck>,
+    checked_ahead: Option<crate::log::read::BatchCheck>,
     path: &Path,
     opts: &Options,
     limits: DecodeLimits,

@@ -31,7 +31,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use kaen_log::format::{encode_batch, BatchSpec, DecodeLimits, Entry, NewRecord};
-use kaen_log::log::segment::{SegmentReader, Tail};
+use kaen_log::log::read::{SegmentReader, Tail};
 use kaen_log::log::{DataDir, Partition};
 use kaen_log::recovery::{check_indexes, rebuild_indexes};
 use kaen_log::repair::{execute, plan, Action, RepairOptions};

@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use kaen_log::format::{control, BatchSpec, DecodeLimits, Entry, NewRecord};
-use kaen_log::log::segment::{SegmentReader, Tail};
+use kaen_log::log::read::{SegmentReader, Tail};
 use kaen_log::log::storage::{Storage, SyncPoint};
 use kaen_log::log::{AppendConfig, Partition, PartitionAppender};
 use kaen_log::offsets::{commit_record, tombstone_records, write_target, Replay, ReplayOptions};

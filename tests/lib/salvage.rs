@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kaen_log::format::{DecodeLimits, Entry};
-use kaen_log::log::segment::SegmentReader;
+use kaen_log::log::read::SegmentReader;
 use kaen_log::log::Partition;
 use kaen_log::repair::{execute, plan, Action, Lost, RepairOptions};
 use kaen_log::verify::{verify_path, Options};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use kaen_log::format::legacy::LegacyMessage;
 use kaen_log::format::{BatchView, DecodeLimits, RecordView};
 use kaen_log::layout::Field;
-use kaen_log::log::segment::RenderBatch;
+use kaen_log::log::read::RenderBatch;
 use kaen_log::metadata::records::{decode_control_value, Hex};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -440,7 +440,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
 
 /// The JSON entry of a plain batch, rendered by a read-ahead thread while
 /// the batch's bytes are in its cache (see
-/// [`SegmentReader::render_ahead`](kaen_log::log::segment::SegmentReader::render_ahead)):
+/// [`SegmentReader::render_ahead`](kaen_log::log::read::SegmentReader::render_ahead)):
 /// the very bytes the reading thread would write, separator aside. A batch
 /// with a problem to report (a CRC mismatch, a record that does not
 /// decode) is left to the reading thread, which reports it in order.

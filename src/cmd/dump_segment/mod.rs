@@ -163,6 +163,9 @@ pub struct DumpSegmentArgs {
     /// The output is the same whatever the number.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// How segment files are read (the output is the same whichever).
+    #[arg(long, value_enum, default_value_t)]
+    pub reads: crate::cli::ReadsArg,
 }
 
 /// The decoder of record keys and values (`--decoder`).
@@ -330,7 +333,13 @@ fn dump_log(
     if let Some(seg) = one.segments.first_mut().filter(|_| base.is_some()) {
         seg.index = Some(path.with_extension("index")).filter(|i| i.is_file());
     }
-    let mut walk = one.walk_from(args.from_offset.unwrap_or(i64::MIN), Policy::HEADERS);
+    let mut walk = one.walk_from(
+        args.from_offset.unwrap_or(i64::MIN),
+        Policy {
+            reads: args.reads.into(),
+            ..Policy::HEADERS
+        },
+    );
     let limits = DecodeLimits {
         max_decompressed: args.max_decompressed_bytes,
     };

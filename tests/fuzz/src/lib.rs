@@ -33,7 +33,7 @@ use kaen_log::format::batch::{self, BatchView, DecodeLimits, TimestampType, HEAD
 use kaen_log::format::compression::{self, Compression};
 use kaen_log::format::legacy::LegacyView;
 use kaen_log::format::{control, crc, encode_batch, index, BatchSpec, Entry, NewRecord};
-use kaen_log::log::segment::{SegmentReader, Tail};
+use kaen_log::log::read::{SegmentReader, Tail};
 use kaen_log::log::{Partition, SegmentFiles};
 use kaen_log::offsets::{self, OffsetsKey};
 use kaen_log::recovery::{check_indexes, first_damage, rebuild_indexes};

@@ -3,7 +3,7 @@
 //! Checking a batch's CRC through a map reads the page cache where it lies;
 //! through `pread` the kernel first copies every byte into the reader's
 //! buffer, and on a 1 GiB segment of 58 KB batches that copy is most of a
-//! read+CRC pass (see [`SegmentReader::map`](crate::log::segment::SegmentReader::map)).
+//! read+CRC pass (see [`SegmentReader::map`](super::SegmentReader::map)).
 //!
 //! A map has one hazard a read does not: touching a page past the end of a
 //! file that shrank after it was mapped (a broker truncating its active
@@ -22,9 +22,15 @@
 //! reader that gets none reads with `pread` instead.
 
 use std::fs::File;
+use std::io;
+use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Once;
+use std::sync::{Arc, Once};
+
+use super::frame::Done;
+use super::map_ahead::MapAhead;
+use super::source::{shrank, Source};
 
 /// Maps that may exist at once (a reader holds one; jobs run one reader each).
 const SLOTS: usize = 64;
@@ -263,6 +269,131 @@ impl Drop for Map {
     }
 }
 
+/// Files smaller than this are read, not mapped, even when a map is asked
+/// for (see [`SegmentReader::map`](super::SegmentReader::map)): a map and
+/// its page faults cost about what one read of a small file does.
+pub(super) const MAP_MIN: u64 = 1 << 20;
+/// A mapped reader lets the kernel drop the page-table entries of what it
+/// has passed every this many bytes, so its resident share of the file
+/// stays this much plus what it has populated ahead ([`MAP_POPULATE`]
+/// to twice that), however large the file.
+const MAP_RELEASE_EVERY: u64 = 8 << 20;
+/// A mapped reader keeps at least this many bytes ahead of it mapped, and
+/// maps twice as many at once when it is not (see [`Map::populate`]).
+pub(super) const MAP_POPULATE: u64 = 4 << 20;
+
+/// The whole file through a map, as one chunk from the starting position,
+/// read in place; with a core to spare, a thread checks every other
+/// stretch of it ([`MapAhead`]).
+pub(super) struct Mapped {
+    map: Arc<Map>,
+    file: Arc<File>,
+    from: u64,
+    len: u64,
+    /// Whether the one chunk was handed out.
+    handed: bool,
+    ahead: Option<MapAhead>,
+    /// The file position below which page-table entries were released.
+    released: u64,
+    /// Read by the reader's thread alone: the position up to which pages were populated.
+    populated: u64,
+    /// How many times pages were populated (one system call each).
+    populates: u32,
+}
+
+impl Mapped {
+    /// `file` (of `len` bytes) mapped, read from `from`; `None` when it
+    /// cannot be mapped. `ahead` starts the thread checking every other
+    /// stretch, given the map.
+    pub(super) fn open(
+        file: &Arc<File>,
+        len: u64,
+        from: u64,
+        ahead: impl FnOnce(&Arc<Map>) -> Option<MapAhead>,
+    ) -> Option<Mapped> {
+        let map = Arc::new(Map::new(file, len)?);
+        Some(Mapped {
+            ahead: ahead(&map),
+            map,
+            file: Arc::clone(file),
+            from,
+            len,
+            handed: false,
+            released: from,
+            populated: 0,
+            populates: 0,
+        })
+    }
+}
+
+impl Source for Mapped {
+    fn next_chunk(&mut self) -> io::Result<Range<usize>> {
+        let start = usize::try_from(self.from).unwrap_or(usize::MAX);
+        let end = self.map.bytes().len();
+        if self.handed || start >= end {
+            return Err(shrank());
+        }
+        self.handed = true;
+        Ok(start..end)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.map.bytes()
+    }
+
+    fn take_done(&mut self, at: u64, size: usize) -> Option<Done> {
+        self.ahead.as_mut()?.take(at, size)
+    }
+
+    fn before_entry(&mut self, pos: u64) {
+        let map = &self.map;
+        if pos - self.released >= MAP_RELEASE_EVERY {
+            map.release(self.released as usize..pos as usize);
+            self.released = pos;
+        }
+        if let Some(ahead) = &mut self.ahead {
+            // Only this thread's own stretches (the other thread maps
+            // its own), each once, as the first entry in it comes.
+            if let Some(end) = ahead.enters_own_stretch(pos) {
+                map.populate(pos as usize..(end.min(self.len)) as usize);
+                self.populates += 1;
+            }
+        } else if self.populated < pos + MAP_POPULATE && self.populated < self.len {
+            // Not past the end: the last page would be advised again
+            // before every entry of the file's last MAP_POPULATE bytes.
+            let from = self.populated.max(pos);
+            self.populated = (pos + 2 * MAP_POPULATE).min(self.len);
+            map.populate(from as usize..self.populated as usize);
+            self.populates += 1;
+        }
+    }
+
+    fn intact(&self, len_too: bool, len: u64) -> io::Result<()> {
+        if self.map.shrank() {
+            return Err(shrank());
+        }
+        // Past the end of a file, the rest of its last page reads as zeros
+        // without a fault.
+        if len_too && self.file.metadata()?.len() < len {
+            return Err(shrank());
+        }
+        Ok(())
+    }
+
+    #[cfg(test)]
+    fn name(&self) -> &'static str {
+        match self.ahead {
+            Some(_) => "map+thread",
+            None => "map",
+        }
+    }
+
+    #[cfg(test)]
+    fn populates(&self) -> u32 {
+        self.populates
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,7 +466,7 @@ mod tests {
         let status = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "log::mapped::tests::a_fault_in_a_map_of_someone_else_still_ends_the_process",
+                "log::read::mapped::tests::a_fault_in_a_map_of_someone_else_still_ends_the_process",
                 "--test-threads=1",
             ])
             .env(CHILD, "1")

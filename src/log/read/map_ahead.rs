@@ -25,7 +25,7 @@
 //! itself), at the end of the file, and when the reader is dropped, which
 //! waits for it.
 //!
-//! [`SegmentReader::map`]: crate::log::segment::SegmentReader::map
+//! [`SegmentReader::map`]: super::SegmentReader::map
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -34,10 +34,10 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use super::frame::{frame, plain_v2, Checked, Done, Frame};
+use super::mapped::Map;
 use crate::format::batch::{BatchView, Depth, HEADER_SIZE_UP_TO_MAGIC};
 use crate::log::cores::Permits;
-use crate::log::mapped::Map;
-use crate::log::segment::{frame, plain_v2, Checked, Done, Frame};
 
 /// The stretches the file is dealt out in. Large enough that a stretch
 /// holds many batches (58 KB ones: about 70) and the two threads seldom
