@@ -216,6 +216,18 @@ impl Table {
         }
     }
 
+    /// The column names [`Table::flat`] gives the rows of `R`.
+    pub fn flat_fields<R: JsonSchema>() -> Vec<String> {
+        let schema = schemars::schema_for!(R);
+        let root = schema.as_value();
+        let mut columns = Vec::new();
+        flat_columns(root, root, &mut Vec::new(), &mut columns);
+        columns
+            .into_iter()
+            .map(|(path, _)| path.join("_"))
+            .collect()
+    }
+
     /// Leave the table out of text output when it has no rows.
     pub fn hide_empty(mut self) -> Self {
         self.show_empty = false;
@@ -538,6 +550,18 @@ fn push_csv_field(out: &mut String, s: &str) {
     } else {
         out.push_str(s);
     }
+}
+
+/// One CSV line of `cells` (null as an empty field), each as `mode` says.
+pub(crate) fn csv_line(cells: &[Option<String>], mode: CsvCells) -> String {
+    let mut out = String::new();
+    push_csv_line(
+        &mut out,
+        cells
+            .iter()
+            .map(|c| csv_cell(c.as_deref().unwrap_or(""), mode)),
+    );
+    out
 }
 
 /// Append `cells` as one CSV line.

@@ -14,7 +14,7 @@ const COMMANDS: &[(&[&str], i32, &[&str])] = &[
     (
         &["dump-segment", "fixtures/data/orders-0"],
         0,
-        &["text", "json", "jsonl"],
+        &["text", "json", "jsonl", "csv"],
     ),
     (
         &["verify-crc", "fixtures/truncated/orders-0"],
@@ -182,6 +182,13 @@ fn csv_rows_are_the_json_rows() {
     let folders: Rows =
         |doc| nested_rows(&doc["directories"], &["dir", "dir_base64"], "partitions");
     let differences: Rows = |doc| top_rows(doc, "differences");
+    // One row per batch: the entries that are batches, `type` included.
+    let batches: Rows = |doc| {
+        top_rows(doc, "entries")
+            .into_iter()
+            .filter(|e| matches!(e["type"].as_str(), Some("batch" | "legacy_batch")))
+            .collect()
+    };
     // One row per partition of each log directory, after the directory's
     // path and node.
     let log_dir_partitions: Rows = |doc| {
@@ -293,6 +300,44 @@ fn csv_rows_are_the_json_rows() {
             1,
             differences,
             batch_fields,
+        ),
+        (
+            &[
+                "dump-segment",
+                "--csv-cells",
+                "raw",
+                "fixtures/data/orders-0",
+            ],
+            0,
+            batches,
+            &["file_base64"],
+        ),
+        (
+            &[
+                "dump-segment",
+                "--batches-only",
+                "fixtures/corrupt/orders-0",
+                "fixtures/txn/payments-0",
+                "fixtures/broker/__consumer_offsets-19",
+            ],
+            1,
+            batches,
+            // With --batches-only no records; a legacy entry has none of
+            // v2's producer and sequence fields.
+            &[
+                "file_base64",
+                "records",
+                "record_count",
+                "is_transactional",
+                "is_control",
+                "has_delete_horizon",
+                "producer_id",
+                "producer_epoch",
+                "base_sequence",
+                "last_sequence",
+                "partition_leader_epoch",
+                "base_timestamp",
+            ],
         ),
         (&["stats", "fixtures/data"], 0, partitions, &["path_base64"]),
         (
