@@ -32,6 +32,7 @@ pub fn all() -> Vec<(&'static str, schemars::Schema)> {
         entry::<cmd::info::InfoReport>(),
         entry::<cmd::lag::LagReport>(),
         entry::<cmd::metadata::MetadataReport<'static>>(),
+        entry::<cmd::produce::ProduceReport>(),
         entry::<cmd::replay_offsets::ReplayReport>(),
         entry::<cmd::reset_offsets::ResetReport<'static>>(),
         entry::<cmd::stats::StatsReport>(),

@@ -89,6 +89,11 @@ fn every_document_matches_its_schema() {
         check(&env, "groups", &[dir]);
     }
     check(&env, "metadata", &["fixtures/kraft"]);
+    check(
+        &env,
+        "produce",
+        &["produced", "--topic", "t", "--input-format", "text"],
+    );
     // Summaries of the three brokers, then the cluster verdict over them.
     std::fs::create_dir_all(env.path("summaries")).unwrap();
     for n in 1..=3 {
