@@ -176,6 +176,7 @@ fn every_document_matches_its_schema() {
         "dump-segment",
         &["fixtures/broker/replication-offset-checkpoint"],
     );
+    check(&env, "group-demo", &["--dir", "group"]);
     check(
         &env,
         "eos-demo",
