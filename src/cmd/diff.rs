@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::exit::Outcome;
-use crate::report::document::DOCUMENT;
+use crate::report::document::TABLE;
 use crate::report::table::escape_cell;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
@@ -32,8 +32,11 @@ pub struct DiffArgs {
     pub a: PathBuf,
     /// The second copy.
     pub b: PathBuf,
-    /// Output format.
-    #[arg(long, value_parser = formats(DOCUMENT), default_value = "text")]
+    /// Output format. CSV is one row per difference, the JSON document's
+    /// `differences`: the divergence (each copy's batch there as `a_*`
+    /// and `b_*`), each file only one copy has, each file whose bytes
+    /// differ, and each place of damage; no row when the copies are the same.
+    #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: Format,
 }
 
@@ -82,6 +85,107 @@ struct DivergenceOut {
     b: Option<BatchOut>,
 }
 
+/// One difference between the copies (a row of `differences`, and of CSV).
+#[derive(Serialize, JsonSchema)]
+struct DifferenceOut {
+    /// `divergence`, `only_in_a`, `only_in_b`, `file_differs`, `damage_a`
+    /// or `damage_b`.
+    kind: &'static str,
+    /// The file concerned: a name in the partition folder, or the damaged
+    /// file's path (null for the divergence).
+    name: Option<String>,
+    /// The offset: where the copies diverge, or the damaged batch's.
+    offset: Option<i64>,
+    /// The damage's byte position in its file.
+    position: Option<u64>,
+    /// A file that differs: its length in each copy and its first
+    /// differing byte.
+    len_a: Option<u64>,
+    len_b: Option<u64>,
+    first_difference: Option<u64>,
+    /// At the divergence: each copy's batch there (null: that copy ends).
+    a: Option<BatchOut>,
+    b: Option<BatchOut>,
+    /// What it is, for a person.
+    detail: String,
+}
+
+impl DifferenceOut {
+    fn new(kind: &'static str, name: Option<String>, detail: String) -> Self {
+        DifferenceOut {
+            kind,
+            name,
+            offset: None,
+            position: None,
+            len_a: None,
+            len_b: None,
+            first_difference: None,
+            a: None,
+            b: None,
+            detail,
+        }
+    }
+}
+
+/// Every difference of `c`, in the order text lists them: the divergence,
+/// the files, then the damage (A's, then B's).
+fn differences(c: &Comparison) -> Vec<DifferenceOut> {
+    let mut out = Vec::new();
+    if let Some((offset, x, y)) = &c.divergence {
+        out.push(DifferenceOut {
+            offset: Some(*offset),
+            a: batch_out(x),
+            b: batch_out(y),
+            ..DifferenceOut::new(
+                "divergence",
+                None,
+                format!("A: {}; B: {}", describe(x), describe(y)),
+            )
+        });
+    }
+    for (kind, names) in [
+        ("only_in_a", &c.files.only_in_a),
+        ("only_in_b", &c.files.only_in_b),
+    ] {
+        for n in names {
+            out.push(DifferenceOut::new(
+                kind,
+                Some(n.clone()),
+                format!(
+                    "{} only in {}",
+                    n,
+                    if kind == "only_in_a" { "A" } else { "B" }
+                ),
+            ));
+        }
+    }
+    for d in &c.files.differ {
+        out.push(DifferenceOut {
+            len_a: Some(d.len_a),
+            len_b: Some(d.len_b),
+            first_difference: Some(d.first_difference),
+            ..DifferenceOut::new(
+                "file_differs",
+                Some(d.name.clone()),
+                format!(
+                    "A {} bytes, B {} bytes, first difference at byte {}",
+                    d.len_a, d.len_b, d.first_difference
+                ),
+            )
+        });
+    }
+    for (kind, damage) in [("damage_a", &c.damage_a), ("damage_b", &c.damage_b)] {
+        for f in damage {
+            out.push(DifferenceOut {
+                offset: f.offset,
+                position: Some(f.position),
+                ..DifferenceOut::new(kind, Some(f.file.display().to_string()), f.to_string())
+            });
+        }
+    }
+    out
+}
+
 /// `klog diff`'s document.
 #[derive(Serialize, JsonSchema)]
 pub struct DiffReport {
@@ -106,6 +210,8 @@ pub struct DiffReport {
     verdict: String,
     /// The damage each walk met, A's then B's.
     findings: Vec<Finding>,
+    /// Every difference, one row each (what `--format csv` prints).
+    differences: Vec<DifferenceOut>,
     #[serde(skip)]
     described: Option<(String, String)>,
 }
@@ -115,6 +221,10 @@ impl Report for DiffReport {
 
     fn tables(&self) -> Vec<Table> {
         Vec::new()
+    }
+
+    fn csv_table(&self) -> Option<Table> {
+        Some(Table::flat(&self.differences))
     }
 
     fn text(&self) -> String {
@@ -241,6 +351,7 @@ pub fn run(args: &DiffArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             .as_ref()
             .map(|(_, x, y)| (describe(x), describe(y))),
         findings: c.damage_a.iter().chain(&c.damage_b).cloned().collect(),
+        differences: differences(&c),
         files: c.files,
     };
     emit(&report, args.format, out)?;

@@ -1,6 +1,6 @@
 //! `klog group-demo`: a consumer's two numbers, run for real.
 
-use std::io::Write;
+use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
@@ -12,9 +12,13 @@ use kaen_log::offsets::{
     KLOG_OFFSETS_TOPIC,
 };
 
+use schemars::JsonSchema;
+use serde::Serialize;
+
 use crate::exit::Outcome;
+use crate::report::document::TABLE;
 use crate::report::table::render;
-use crate::report::Output;
+use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// A teaching walk-through of a consumer's two numbers: the position it
 /// holds in memory and the committed offset on disk. Everything runs for
@@ -48,6 +52,153 @@ pub struct GroupDemoArgs {
     /// Leave the data directory in place and print commands to explore it.
     #[arg(long)]
     pub keep: bool,
+    /// Output format. JSON is every step and figure of the run; CSV one
+    /// row per poll of the two deliveries (`delivery`, then the poll's
+    /// JSON fields).
+    #[arg(long, value_parser = formats(TABLE), default_value = "text")]
+    pub format: Format,
+}
+
+/// One poll of a delivery.
+#[derive(Serialize, JsonSchema)]
+struct PollOut {
+    /// 1 for the first.
+    poll: u32,
+    /// The offsets the poll returned.
+    offsets: Vec<i64>,
+    /// The offsets processed before the poll ended or the crash came.
+    processed: Vec<i64>,
+    crashed: bool,
+    /// The offset committed in this poll, and the offset of the commit's
+    /// record in `__offsets-0` (null: no commit).
+    committed_offset: Option<u64>,
+    log_offset: Option<i64>,
+}
+
+/// One delivery's run around the crash.
+#[derive(Serialize, JsonSchema)]
+struct DeliveryOut {
+    /// `at_least_once` (read, process, commit) or `at_most_once` (read,
+    /// commit, process).
+    delivery: &'static str,
+    polls: Vec<PollOut>,
+    /// The crashed consumer's position in memory.
+    position: i64,
+    /// The committed offset read back from the offsets log.
+    committed_offset: u64,
+    /// Offsets processed twice, and never.
+    duplicated: Vec<i64>,
+    lost: Vec<i64>,
+}
+
+/// One of the demo's two partitions.
+#[derive(Serialize, JsonSchema)]
+struct PartitionOut {
+    partition: &'static str,
+    cleanup_policy: &'static str,
+    log_end_offset: i64,
+}
+
+/// A group's commit in section 4, and where it was stored.
+#[derive(Serialize, JsonSchema)]
+struct CommitOut {
+    group: String,
+    committed_offset: u64,
+    log_offset: i64,
+}
+
+/// A committed offset of the replayed table.
+#[derive(Serialize, JsonSchema)]
+struct ReplayedOut {
+    group: String,
+    topic: String,
+    partition: i32,
+    committed_offset: i64,
+}
+
+/// The tombstone of section 5.
+#[derive(Serialize, JsonSchema)]
+struct TombstoneOut {
+    group: String,
+    /// The topic-partitions whose keys it deletes.
+    partitions: Vec<String>,
+    log_offset: i64,
+    live_keys_before: u64,
+    live_keys_after: u64,
+    log_end_offset: i64,
+}
+
+/// A request against the group's generation (section 6).
+#[derive(Serialize, JsonSchema)]
+struct FencingOut {
+    request: &'static str,
+    member: &'static str,
+    generation: i32,
+    /// What klog's coordinator answers a commit and a fetch (`ok` or the error).
+    commit: String,
+    fetch: String,
+    /// Where Kafka's rule answers otherwise (null: the same).
+    kafka: Option<String>,
+}
+
+/// `klog group-demo`'s document: every step and figure of the run.
+#[derive(Serialize, JsonSchema, Default)]
+pub struct GroupDemoReport {
+    data_dir: String,
+    group: String,
+    poll_size: u32,
+    crash_after: u32,
+    /// The orders produced (offsets, both included).
+    orders_first_offset: i64,
+    orders_last_offset: i64,
+    deliveries: Vec<DeliveryOut>,
+    partitions: Vec<PartitionOut>,
+    /// The group's partition of Kafka's `__consumer_offsets` (50 partitions).
+    kafka_offsets_partition: i32,
+    commits: Vec<CommitOut>,
+    replayed: Vec<ReplayedOut>,
+    tombstone: Option<TombstoneOut>,
+    fencing: Vec<FencingOut>,
+    /// With --keep: commands to explore what was left.
+    explore: Vec<String>,
+    /// The walk-through for people, as it was written.
+    #[serde(skip)]
+    text: String,
+}
+
+/// A CSV row: a poll after its delivery.
+#[derive(Serialize, JsonSchema)]
+struct PollCsv<'a> {
+    delivery: &'static str,
+    #[serde(flatten)]
+    poll: &'a PollOut,
+}
+
+impl Report for GroupDemoReport {
+    const COMMAND: &'static str = "group-demo";
+
+    fn tables(&self) -> Vec<Table> {
+        Vec::new()
+    }
+
+    /// One row per poll of both deliveries.
+    fn csv_table(&self) -> Option<Table> {
+        let rows: Vec<PollCsv> = self
+            .deliveries
+            .iter()
+            .flat_map(|d| {
+                d.polls.iter().map(|poll| PollCsv {
+                    delivery: d.delivery,
+                    poll,
+                })
+            })
+            .collect();
+        Some(Table::flat(&rows))
+    }
+
+    fn text(&self) -> String {
+        self.text.clone()
+    }
 }
 
 const ORDERS: usize = 20;
@@ -62,7 +213,14 @@ pub fn run(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         MARKER,
         &["orders-0", "__offsets-0"],
     )?;
-    let result = walk(args, out);
+    let mut report = GroupDemoReport {
+        data_dir: args.dir.display().to_string(),
+        group: args.group.clone(),
+        poll_size: args.poll_size,
+        crash_after: args.crash_after,
+        ..GroupDemoReport::default()
+    };
+    let result = walk(args, &mut report);
     if !args.keep {
         ws.finish(false)?;
     }
@@ -72,16 +230,23 @@ pub fn run(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         // only if they are still exactly what it wrote.
         ws.finish(true)?;
         let d = args.dir.display();
+        report.explore = vec![
+            format!("klog dump-segment --records {d}/orders-0"),
+            format!("klog dump-segment --records {d}/__offsets-0"),
+            format!("klog replay-offsets --history {d}"),
+            format!("klog lag {d}"),
+        ];
+        let out = &mut report.text;
         writeln!(out, "\nThe data directory is kept. Explore it with:")?;
-        writeln!(out, "  klog dump-segment --records {d}/orders-0")?;
-        writeln!(out, "  klog dump-segment --records {d}/__offsets-0")?;
-        writeln!(out, "  klog replay-offsets --history {d}")?;
-        writeln!(out, "  klog lag {d}")?;
+        for c in &report.explore {
+            writeln!(out, "  {c}")?;
+        }
     }
+    emit(&report, args.format, out)?;
     Ok(Outcome::Clean)
 }
 
-fn heading(out: &mut Output, title: &str) -> anyhow::Result<()> {
+fn heading(out: &mut String, title: &str) -> anyhow::Result<()> {
     writeln!(out, "\n{title}\n{}", "-".repeat(title.chars().count()))?;
     Ok(())
 }
@@ -102,7 +267,31 @@ fn span(offsets: &[i64]) -> String {
     }
 }
 
-fn print_polls(out: &mut Output, s: &Scenario, commit_first: bool) -> anyhow::Result<()> {
+/// The polls of `s`, as the document has them.
+fn delivery_out(delivery: &'static str, s: &Scenario) -> DeliveryOut {
+    DeliveryOut {
+        delivery,
+        polls: s
+            .polls
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PollOut {
+                poll: i as u32 + 1,
+                offsets: p.offsets.clone(),
+                processed: p.processed.clone(),
+                crashed: p.crashed,
+                committed_offset: p.commit.map(|(o, _)| o),
+                log_offset: p.commit.map(|(_, at)| at),
+            })
+            .collect(),
+        position: s.position,
+        committed_offset: s.committed,
+        duplicated: s.duplicated.clone(),
+        lost: s.lost.clone(),
+    }
+}
+
+fn print_polls(out: &mut String, s: &Scenario, commit_first: bool) -> anyhow::Result<()> {
     for (i, p) in s.polls.iter().enumerate() {
         let commit = p
             .commit
@@ -127,7 +316,18 @@ fn print_polls(out: &mut Output, s: &Scenario, commit_first: bool) -> anyhow::Re
     Ok(())
 }
 
-fn walk(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<()> {
+fn walk(args: &GroupDemoArgs, report: &mut GroupDemoReport) -> anyhow::Result<()> {
+    let mut text = String::new();
+    let result = walk_text(args, report, &mut text);
+    report.text = text;
+    result
+}
+
+fn walk_text(
+    args: &GroupDemoArgs,
+    report: &mut GroupDemoReport,
+    out: &mut String,
+) -> anyhow::Result<()> {
     let (group, poll, crash) = (
         args.group.as_str(),
         args.poll_size as usize,
@@ -143,6 +343,8 @@ fn walk(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<()> {
 
     heading(out, "1. At-least-once: read -> process -> commit")?;
     let orders = demo.produce_orders("orders", ORDERS)?;
+    report.orders_first_offset = *orders.start();
+    report.orders_last_offset = *orders.end();
     writeln!(
         out,
         "Produced {ORDERS} orders to orders-0 through the append path (offsets {}..={}).",
@@ -152,6 +354,7 @@ fn walk(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<()> {
     let end = orders.end() + 1;
     let a = demo.run(Delivery::AtLeastOnce, group, "orders", poll, crash, end)?;
     print_polls(out, &a, false)?;
+    report.deliveries.push(delivery_out("at_least_once", &a));
     let window = a.position - a.committed as i64;
     writeln!(
         out,
@@ -192,6 +395,7 @@ fn walk(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<()> {
     writeln!(out, "Same orders, a fresh offsets log, the same crash.")?;
     let b = demo.run(Delivery::AtMostOnce, group, "orders", poll, crash, end)?;
     print_polls(out, &b, true)?;
+    report.deliveries.push(delivery_out("at_most_once", &b));
     let lost_window = b.committed as i64 - b.position;
     writeln!(
         out,
@@ -226,6 +430,19 @@ fn walk(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<()> {
     heading(out, "3. Two partitions side by side")?;
     let orders_end = Partition::open(&args.dir.join("orders-0"))?.log_end_offset()?;
     let offsets_end = Partition::open(&args.dir.join("__offsets-0"))?.log_end_offset()?;
+    report.partitions = vec![
+        PartitionOut {
+            partition: "orders-0",
+            cleanup_policy: "delete",
+            log_end_offset: orders_end,
+        },
+        PartitionOut {
+            partition: "__offsets-0",
+            cleanup_policy: "compact",
+            log_end_offset: offsets_end,
+        },
+    ];
+    report.kafka_offsets_partition = partition_for(group, KAFKA_DEFAULT_PARTITIONS);
     writeln!(out, "  orders-0     cleanup.policy=delete   log end offset {orders_end:>2}  the orders themselves")?;
     writeln!(out, "  __offsets-0  cleanup.policy=compact  log end offset {offsets_end:>2}  commits: key (group, topic, partition), last value wins")?;
     writeln!(
@@ -239,6 +456,11 @@ fn walk(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<()> {
     heading(out, "4. Three groups on one log")?;
     for (g, offset) in [(group, 7u64), ("courier", 4), ("analytics", 0)] {
         let at = demo.commit(g, "orders", 0, offset)?;
+        report.commits.push(CommitOut {
+            group: g.to_string(),
+            committed_offset: offset,
+            log_offset: at,
+        });
         writeln!(
             out,
             "  {g} commits {offset}: stored at __offsets-0 offset {at}"
@@ -249,6 +471,15 @@ fn walk(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<()> {
         out,
         "Replayed table (BTreeMap order: group, topic, partition; offset = next to read):"
     )?;
+    report.replayed = replay
+        .commits()
+        .map(|(g, t, p, c)| ReplayedOut {
+            group: g.to_string(),
+            topic: t.to_string(),
+            partition: p,
+            committed_offset: c.offset,
+        })
+        .collect();
     let rows: Vec<Vec<String>> = replay
         .commits()
         .map(|(g, t, p, c)| vec![g.into(), t.into(), p.to_string(), c.offset.to_string()])
@@ -279,9 +510,17 @@ fn walk(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<()> {
         at.start()
     )?;
     writeln!(out, "Live keys: {before} before, {after} after; the offsets log grew by {} record (log end offset {new_end}).", new_end - end_before)?;
+    report.tombstone = Some(TombstoneOut {
+        group: "analytics".to_string(),
+        partitions: keys.iter().map(|(t, p)| format!("{t}-{p}")).collect(),
+        log_offset: *at.start(),
+        live_keys_before: before as u64,
+        live_keys_after: after as u64,
+        log_end_offset: new_end,
+    });
 
     heading(out, "6. Generation fencing with one i32")?;
-    fencing(args, &demo, out)?;
+    report.fencing = fencing(args, &demo, out)?;
     Ok(())
 }
 
@@ -299,7 +538,11 @@ fn outcome(r: Result<(), GroupError>) -> String {
     r.map_or_else(|e| e.to_string(), |()| "ok".to_string())
 }
 
-fn fencing(args: &GroupDemoArgs, demo: &DemoDir, out: &mut Output) -> anyhow::Result<()> {
+fn fencing(
+    args: &GroupDemoArgs,
+    demo: &DemoDir,
+    out: &mut String,
+) -> anyhow::Result<Vec<FencingOut>> {
     let members = vec!["member-a".to_string(), "member-b".to_string()];
     let stable = ClassicGroup {
         group: args.group.clone(),
@@ -345,6 +588,7 @@ fn fencing(args: &GroupDemoArgs, demo: &DemoDir, out: &mut Output) -> anyhow::Re
         ("Dead", GroupState::Dead, "member-a", 2),
     ];
     let mut rows = Vec::new();
+    let mut cases_out = Vec::new();
     for (who, state, member, generation) in cases {
         let g = ClassicGroup {
             state,
@@ -383,17 +627,22 @@ fn fencing(args: &GroupDemoArgs, demo: &DemoDir, out: &mut Output) -> anyhow::Re
                 ));
             }
         }
+        let kafka = (!kafka.is_empty()).then(|| kafka.join("; "));
         rows.push(vec![
             who.to_string(),
             format!("{member}/{generation}"),
             outcome(commit),
             outcome(fetch),
-            if kafka.is_empty() {
-                "same".into()
-            } else {
-                kafka.join("; ")
-            },
+            kafka.clone().unwrap_or_else(|| "same".into()),
         ]);
+        cases_out.push(FencingOut {
+            request: who,
+            member,
+            generation,
+            commit: outcome(commit),
+            fetch: outcome(fetch),
+            kafka,
+        });
     }
     for line in render(
         &[
@@ -414,5 +663,5 @@ fn fencing(args: &GroupDemoArgs, demo: &DemoDir, out: &mut Output) -> anyhow::Re
         "klog is stricter than Kafka in two places. A refused commit leaves the older committed offset\n\
          in place, so the cost is a wider redelivery window after a rebalance, never a lost order."
     )?;
-    Ok(())
+    Ok(cases_out)
 }

@@ -24,9 +24,11 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// Text output: where the image came from, the features and the producer id
 /// block, then tables of brokers, controllers, partitions (leader, epochs,
 /// replicas, ISR, directories) and configs. `--format json` prints the whole
-/// image as one object; `--format csv` prints one table, the brokers by
-/// default, or the one --table names (--topic filters the partitions and
-/// configs tables, it does not choose one).
+/// image as one object; `--format csv` prints one table of its rows, the
+/// brokers by default, or the one --table names (--topic filters the
+/// partitions and configs tables, it does not choose one): the header is
+/// the JSON field names (a partition's after its topic's `topic` and
+/// `topic_id`), a list is its JSON.
 ///
 /// Metadata transactions are applied as Kafka's MetadataBatchLoader does:
 /// a transaction's records at its EndTransactionRecord, none of an aborted
@@ -141,6 +143,16 @@ struct PartitionOut<'a> {
     partition: i32,
     #[serde(flatten)]
     registration: &'a PartitionReg,
+}
+
+/// The CSV row of a partition: its topic's name and id, then its JSON
+/// fields (`partition` and the registration).
+#[derive(Serialize, JsonSchema)]
+struct PartitionCsv<'a> {
+    topic: &'a str,
+    topic_id: &'a Uuid,
+    #[serde(flatten)]
+    partition: &'a PartitionOut<'a>,
 }
 
 /// One dynamic config.
@@ -331,9 +343,29 @@ impl Report for MetadataReport<'_> {
         tables
     }
 
-    /// The table --table names (brokers by default), whatever --topic.
+    /// The table --table names (brokers by default), whatever --topic:
+    /// the JSON document's rows, a nested object's fields as
+    /// `parent_child`, a list as its JSON.
     fn csv_table(&self) -> Option<Table> {
-        Some(self.table(self.csv_table))
+        Some(match self.csv_table {
+            MetadataTable::Brokers => Table::flat(&self.brokers),
+            MetadataTable::Controllers => Table::flat(&self.controllers),
+            MetadataTable::Partitions => {
+                let rows: Vec<PartitionCsv> = self
+                    .topics
+                    .iter()
+                    .flat_map(|t| {
+                        t.partitions.iter().map(|p| PartitionCsv {
+                            topic: t.name,
+                            topic_id: t.id,
+                            partition: p,
+                        })
+                    })
+                    .collect();
+                Table::flat(&rows)
+            }
+            MetadataTable::Configs => Table::flat(&self.configs),
+        })
     }
 
     fn text(&self) -> String {

@@ -9,8 +9,12 @@ use kaen_log::format::batch::HEADER_LEN;
 use kaen_log::format::{control, BatchSpec, Compression, NewRecord};
 use kaen_log::log::{AppendConfig, PartitionAppender};
 
+use schemars::JsonSchema;
+use serde::Serialize;
+
 use crate::exit::Outcome;
-use crate::report::Output;
+use crate::report::document::TABLE;
+use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// How stdin lines become records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -31,6 +35,12 @@ pub enum InputFormat {
 /// JSON lines: `{"key": "k", "value": "v", "headers": [{"key": "h", "value": "x"}],
 /// "timestamp": 1700000000000}`; key, value and header values may be null;
 /// headers may also be an object.
+///
+/// What was written is reported in every format: text, a line per batch as
+/// it is written (`orders-0 offsets 0..=2 (3 records)`); JSON, the document's
+/// `batches`; CSV, one row per batch written (`topic`, `partition`,
+/// `first_offset`, `last_offset`, `records`, `control`). When a later line
+/// fails, the batches already written are still reported.
 #[derive(Debug, clap::Args)]
 pub struct ProduceArgs {
     /// The data directory (created if missing).
@@ -41,11 +51,15 @@ pub struct ProduceArgs {
     /// Partition number.
     #[arg(long, default_value_t = 0)]
     pub partition: i32,
-    /// What stdin holds: text lines, or JSON records (one object a line).
-    /// (`--format` is accepted too, as earlier releases named it; every
-    /// other command's `--format` is its output's.)
-    #[arg(long = "input-format", alias = "format", value_enum, default_value_t = InputFormat::Text)]
-    pub format: InputFormat,
+    /// What stdin holds: text lines (the default), or JSON records (one
+    /// object a line). Earlier releases named it --format, which is now
+    /// the output's, as for every command: `--format json` therefore needs
+    /// --input-format said, so that it is never taken the old way.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+    /// Output format: what was written, one row per batch.
+    #[arg(long, value_parser = formats(TABLE), default_value = "text")]
+    pub format: Format,
     /// Split each text line at the first occurrence into key and value.
     #[arg(long)]
     pub key_separator: Option<String>,
@@ -100,7 +114,57 @@ fn parse_codec(s: &str) -> Result<Compression, String> {
         .ok_or_else(|| format!("unknown codec {s:?} (none, gzip, snappy, lz4, zstd)"))
 }
 
+/// One batch written.
+#[derive(Serialize, JsonSchema)]
+struct BatchOut {
+    topic: String,
+    partition: i32,
+    first_offset: i64,
+    last_offset: i64,
+    records: u64,
+    /// `commit` or `abort` for a transaction marker (--control), else null.
+    control: Option<String>,
+}
+
+/// `klog produce`'s document: the batches written, in order.
+#[derive(Serialize, JsonSchema)]
+pub struct ProduceReport {
+    batches: Vec<BatchOut>,
+}
+
+impl Report for ProduceReport {
+    const COMMAND: &'static str = "produce";
+
+    fn tables(&self) -> Vec<Table> {
+        vec![Table::flat(&self.batches)]
+    }
+
+    fn csv_table(&self) -> Option<Table> {
+        Some(Table::flat(&self.batches))
+    }
+}
+
 pub fn run(args: &ProduceArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    anyhow::ensure!(
+        args.format != Format::Json || args.input_format.is_some(),
+        "produce: --format names the output format (text, json, csv); for JSON records on \
+         stdin give --input-format json (with --format json: JSON in and out)"
+    );
+    let mut written = Vec::new();
+    let result = append(args, &mut written, out);
+    // Text said each batch as it was written; the other formats say them
+    // now, those written before a failure too.
+    if args.format != Format::Text && (result.is_ok() || !written.is_empty()) {
+        emit(&ProduceReport { batches: written }, args.format, out)?;
+    }
+    result
+}
+
+fn append(
+    args: &ProduceArgs,
+    written: &mut Vec<BatchOut>,
+    out: &mut Output,
+) -> anyhow::Result<Outcome> {
     let now = args.timestamp_ms.unwrap_or_else(crate::cmd::now_ms);
     let image = kaen_log::metadata::newest_image(std::slice::from_ref(&args.dir));
     let resolved = args
@@ -141,13 +205,24 @@ pub fn run(args: &ProduceArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             ..spec
         };
         let offsets = appender.append(&spec, &[marker])?;
-        writeln!(
-            out,
-            "{name} {} marker for producer {} at offset {}",
-            kind.to_uppercase(),
-            spec.producer_id,
-            offsets.start()
-        )?;
+        if args.format == Format::Text {
+            writeln!(
+                out,
+                "{} {} marker for producer {} at offset {}",
+                crate::report::table::escape_cell(&name),
+                kind.to_uppercase(),
+                spec.producer_id,
+                offsets.start()
+            )?;
+        }
+        written.push(BatchOut {
+            topic: args.topic.clone(),
+            partition: args.partition,
+            first_offset: *offsets.start(),
+            last_offset: *offsets.end(),
+            records: 1,
+            control: Some(kind.clone()),
+        });
         appender.close()?;
         return Ok(Outcome::Clean);
     }
@@ -175,12 +250,12 @@ pub fn run(args: &ProduceArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             );
         }
         if batch.len() == args.batch_size as usize {
-            flush(&mut appender, &mut spec, &mut batch, &name, out)?;
+            flush(&mut appender, &mut spec, &mut batch, args, written, out)?;
             at_least = HEADER_LEN as u64;
         }
     }
     if !batch.is_empty() {
-        flush(&mut appender, &mut spec, &mut batch, &name, out)?;
+        flush(&mut appender, &mut spec, &mut batch, args, written, out)?;
     }
     appender.close()?;
     Ok(Outcome::Clean)
@@ -190,18 +265,31 @@ fn flush(
     appender: &mut PartitionAppender,
     spec: &mut BatchSpec,
     batch: &mut Vec<NewRecord>,
-    name: &str,
+    args: &ProduceArgs,
+    written: &mut Vec<BatchOut>,
     out: &mut Output,
 ) -> anyhow::Result<()> {
     let offsets = appender.append(spec, batch)?;
-    writeln!(
-        out,
-        "{name} offsets {}..={} ({})",
-        offsets.start(),
-        offsets.end(),
-        crate::report::plural(batch.len() as u64, "record", "records")
-    )?;
-    out.flush()?;
+    if args.format == Format::Text {
+        writeln!(
+            out,
+            "{}-{} offsets {}..={} ({})",
+            crate::report::table::escape_cell(&args.topic),
+            args.partition,
+            offsets.start(),
+            offsets.end(),
+            crate::report::plural(batch.len() as u64, "record", "records")
+        )?;
+        out.flush()?;
+    }
+    written.push(BatchOut {
+        topic: args.topic.clone(),
+        partition: args.partition,
+        first_offset: *offsets.start(),
+        last_offset: *offsets.end(),
+        records: batch.len() as u64,
+        control: None,
+    });
     if spec.base_sequence >= 0 {
         // The next batch of an idempotent producer continues the sequence,
         // wrapping at i32::MAX to 0 as Kafka's incrementSequence does.
@@ -213,7 +301,7 @@ fn flush(
 }
 
 fn parse_line(line: &str, args: &ProduceArgs, now: i64) -> anyhow::Result<NewRecord> {
-    match args.format {
+    match args.input_format.unwrap_or(InputFormat::Text) {
         InputFormat::Text => {
             let (key, value) = match &args.key_separator {
                 Some(sep) => match line.split_once(sep.as_str()) {

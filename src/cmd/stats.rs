@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::exit::Outcome;
-use crate::report::document::DOCUMENT;
+use crate::report::document::TABLE;
 use crate::report::progress::Progress;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
@@ -36,15 +36,36 @@ pub struct StatsArgs {
     /// Data directories, partition folders or segment files.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_parser = formats(DOCUMENT), default_value = "text")]
+    /// Output format. CSV is one table: a row per partition, as the JSON
+    /// document's `partitions` (a nested object's fields as
+    /// `parent_child`, the codecs list as its JSON), or the one --table
+    /// names.
+    #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: Format,
+    /// With --format csv: the table to print (default: partitions).
+    #[arg(long, value_enum)]
+    pub table: Option<StatsTable>,
     /// The most bytes one batch's records may decompress to.
     #[arg(long, default_value_t = DecodeLimits::default().max_decompressed)]
     pub max_decompressed_bytes: u64,
 }
 
+/// A table of `stats --format csv` (`--table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum StatsTable {
+    /// One row per partition (or lone segment file): its JSON object.
+    #[default]
+    Partitions,
+    /// One row per codec used in a partition: the partition's `name`,
+    /// then the codec's JSON fields.
+    Codecs,
+}
+
 pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    anyhow::ensure!(
+        args.table.is_none() || args.format == Format::Csv,
+        "--table chooses the table of --format csv: text shows every table, json the whole document"
+    );
     let opts = StatsOptions {
         limits: DecodeLimits {
             max_decompressed: args.max_decompressed_bytes,
@@ -78,6 +99,7 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             stats: StatsOut::of(&total),
         },
         time_format: out.time_format(),
+        csv_table: args.table.unwrap_or_default(),
     };
     emit(&report, args.format, out)?;
     for p in parts.iter().filter(|p| p.stats.problems() > 0) {
@@ -267,13 +289,23 @@ pub struct StatsReport {
     total: TotalOut,
     #[serde(skip)]
     time_format: crate::cli::TimeFormat,
+    #[serde(skip)]
+    csv_table: StatsTable,
+}
+
+/// A row of `--table codecs`: the partition's name, then the codec's fields.
+#[derive(Serialize, JsonSchema)]
+struct CodecCsv<'a> {
+    name: &'a str,
+    #[serde(flatten)]
+    codec: &'a CodecOut,
 }
 
 const TOTAL: &str = "(total)";
 
 #[derive(Serialize, JsonSchema)]
 struct OverviewRow<'a> {
-    partition: &'a str,
+    name: &'a str,
     segments: u64,
     batches: u64,
     records: u64,
@@ -284,7 +316,7 @@ struct OverviewRow<'a> {
 
 #[derive(Serialize, JsonSchema)]
 struct SizesRow<'a> {
-    partition: &'a str,
+    name: &'a str,
     min_records: Option<u64>,
     median_records: Option<u64>,
     max_records: Option<u64>,
@@ -295,7 +327,7 @@ struct SizesRow<'a> {
 
 #[derive(Serialize, JsonSchema)]
 struct CodecRow<'a> {
-    partition: &'a str,
+    name: &'a str,
     codec: &'a str,
     batches: u64,
     stored_bytes: u64,
@@ -306,7 +338,7 @@ struct CodecRow<'a> {
 
 #[derive(Serialize, JsonSchema)]
 struct ProducersRow<'a> {
-    partition: &'a str,
+    name: &'a str,
     plain_batches: u64,
     idempotent: u64,
     transactional: u64,
@@ -318,7 +350,7 @@ struct ProducersRow<'a> {
 
 #[derive(Serialize, JsonSchema)]
 struct SkippedRow<'a> {
-    partition: &'a str,
+    name: &'a str,
     legacy_entries: u64,
     legacy_records: u64,
     legacy_bytes: u64,
@@ -330,6 +362,31 @@ struct SkippedRow<'a> {
 
 impl Report for StatsReport {
     const COMMAND: &'static str = "stats";
+
+    /// The JSON document's partitions, one row each (the total is not a
+    /// row: it is the sum), or with `--table codecs` the codecs each used.
+    fn csv_table(&self) -> Option<Table> {
+        Some(match self.csv_table {
+            StatsTable::Partitions => Table::flat(&self.partitions),
+            StatsTable::Codecs => {
+                let rows: Vec<CodecCsv> = self
+                    .partitions
+                    .iter()
+                    .flat_map(|p| {
+                        p.stats
+                            .codecs
+                            .iter()
+                            .filter(|c| c.batches > 0)
+                            .map(|codec| CodecCsv {
+                                name: &p.name,
+                                codec,
+                            })
+                    })
+                    .collect();
+                Table::flat(&rows)
+            }
+        })
+    }
 
     /// Five tables, each a row per partition and a total row: sizes and
     /// timestamps, distributions, codecs (only those used), producers and
@@ -343,8 +400,8 @@ impl Report for StatsReport {
             .collect();
         let overview: Vec<OverviewRow> = all
             .iter()
-            .map(|&(partition, s)| OverviewRow {
-                partition,
+            .map(|&(name, s)| OverviewRow {
+                name,
                 segments: s.segments,
                 batches: s.batches,
                 records: s.records,
@@ -355,8 +412,8 @@ impl Report for StatsReport {
             .collect();
         let sizes: Vec<SizesRow> = all
             .iter()
-            .map(|&(partition, s)| SizesRow {
-                partition,
+            .map(|&(name, s)| SizesRow {
+                name,
                 min_records: s.records_per_batch.min,
                 median_records: s.records_per_batch.median,
                 max_records: s.records_per_batch.max,
@@ -367,12 +424,12 @@ impl Report for StatsReport {
             .collect();
         let codecs: Vec<CodecRow> = all
             .iter()
-            .flat_map(|&(partition, s)| {
+            .flat_map(|&(name, s)| {
                 s.codecs
                     .iter()
                     .filter(|c| c.batches > 0)
                     .map(move |c| CodecRow {
-                        partition,
+                        name,
                         codec: c.codec,
                         batches: c.batches,
                         stored_bytes: c.stored_bytes,
@@ -383,8 +440,8 @@ impl Report for StatsReport {
             .collect();
         let producers: Vec<ProducersRow> = all
             .iter()
-            .map(|&(partition, s)| ProducersRow {
-                partition,
+            .map(|&(name, s)| ProducersRow {
+                name,
                 plain_batches: s.producers.plain_batches,
                 idempotent: s.producers.idempotent,
                 transactional: s.producers.transactional,
@@ -396,8 +453,8 @@ impl Report for StatsReport {
             .collect();
         let skipped: Vec<SkippedRow> = all
             .iter()
-            .map(|&(partition, s)| SkippedRow {
-                partition,
+            .map(|&(name, s)| SkippedRow {
+                name,
                 legacy_entries: s.legacy.entries,
                 legacy_records: s.legacy.records,
                 legacy_bytes: s.legacy.bytes,

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::cli::FailOn;
 use crate::exit::Outcome;
-use crate::report::document::DOCUMENT;
+use crate::report::document::TABLE;
 use crate::report::table::escape_cell;
 use crate::report::Output;
 use crate::report::{emit, formats, Report, Table};
@@ -50,8 +50,10 @@ pub struct SummaryArgs {
     /// The broker's log directories.
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
-    /// Output format (json: the document `klog cluster` reads).
-    #[arg(long, value_parser = formats(DOCUMENT), default_value = "text")]
+    /// Output format (json: the document `klog cluster` reads). CSV is one
+    /// row per partition: its log directory's `path` and `node_id`, then
+    /// the partition's JSON fields (its lists as their JSON).
+    #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: crate::report::Format,
     /// The node id, for a directory whose meta.properties has none (or to override it).
     #[arg(long, value_name = "N")]
@@ -124,6 +126,18 @@ struct PartitionRow<'a> {
     epoch_checksums: String,
 }
 
+/// The CSV row of a partition: its log directory's path and node id, then
+/// its JSON fields.
+#[derive(Serialize, JsonSchema)]
+struct PartitionCsv<'a> {
+    path: &'a str,
+    /// Only when the path is not UTF-8: its exact bytes, in base64.
+    path_base64: Option<&'a str>,
+    node_id: Option<i32>,
+    #[serde(flatten)]
+    partition: &'a summary::PartitionSummary,
+}
+
 /// `klog summary`'s document (what `klog cluster` reads back).
 #[derive(Serialize, JsonSchema)]
 pub struct SummaryOut<'a> {
@@ -140,6 +154,24 @@ impl Report for SummaryOut<'_> {
 
     fn tables(&self) -> Vec<Table> {
         Vec::new()
+    }
+
+    /// One row per partition of every log directory.
+    fn csv_table(&self) -> Option<Table> {
+        let rows: Vec<PartitionCsv> = self
+            .doc
+            .log_dirs
+            .iter()
+            .flat_map(|d| {
+                d.partitions.iter().map(|partition| PartitionCsv {
+                    path: &d.path,
+                    path_base64: d.path_base64.as_deref(),
+                    node_id: d.node_id,
+                    partition,
+                })
+            })
+            .collect();
+        Some(Table::flat(&rows))
     }
 
     fn text(&self) -> String {

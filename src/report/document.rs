@@ -68,10 +68,6 @@ pub fn formats(offered: &'static [Format]) -> impl TypedValueParser<Value = Form
 
 /// Formats of table-shaped commands.
 pub const TABLE: &[Format] = &[Format::Text, Format::Json, Format::Csv];
-/// Formats of commands whose output is a report, not one table.
-pub const DOCUMENT: &[Format] = &[Format::Text, Format::Json];
-/// Formats of commands whose output grows with the data.
-pub const STREAM: &[Format] = &[Format::Text, Format::Json, Format::Jsonl];
 /// Streamed and table-shaped.
 pub const STREAM_TABLE: &[Format] = &[Format::Text, Format::Json, Format::Jsonl, Format::Csv];
 

@@ -69,6 +69,8 @@ pub struct Output {
 enum Sink {
     Fd(File),
     Stdout(Stdout),
+    /// JSON lines turned into CSV rows on their way out.
+    Csv(Box<CsvRows>),
 }
 
 impl Write for Sink {
@@ -76,13 +78,59 @@ impl Write for Sink {
         match self {
             Sink::Fd(f) => f.write(buf),
             Sink::Stdout(s) => s.write(buf),
+            Sink::Csv(c) => c.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Sink::Fd(f) => f.flush(),
             Sink::Stdout(s) => s.flush(),
+            Sink::Csv(c) => c.inner.flush(),
         }
+    }
+}
+
+/// A streamed command's CSV (`dump-segment --format csv`): its `jsonl`
+/// output, each line of a kind the table holds turned into one row, its
+/// cells the line's fields by name (`table::cell_text`: a list as its
+/// JSON, a missing field or null empty); the header line and the lines of
+/// other kinds are left out. One renderer: the rows are exactly the JSON
+/// lines, so the CSV cannot say anything the JSON does not.
+pub struct CsvRows {
+    inner: Sink,
+    /// The bytes of the line not ended yet.
+    pending: Vec<u8>,
+    columns: Vec<String>,
+    kinds: &'static [&'static str],
+    cells: kaen_log::escape::CsvCells,
+}
+
+impl CsvRows {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut rest = buf;
+        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+            self.pending.extend_from_slice(&rest[..end]);
+            let line = std::mem::take(&mut self.pending);
+            self.row(&line)?;
+            rest = &rest[end + 1..];
+        }
+        self.pending.extend_from_slice(rest);
+        Ok(buf.len())
+    }
+
+    fn row(&mut self, line: &[u8]) -> io::Result<()> {
+        let value: serde_json::Value = serde_json::from_slice(line).map_err(io::Error::other)?;
+        let kind = value.get("type").and_then(|t| t.as_str()).unwrap_or("");
+        if !self.kinds.contains(&kind) {
+            return Ok(());
+        }
+        let cells: Vec<Option<String>> = self
+            .columns
+            .iter()
+            .map(|c| value.get(c).and_then(table::cell_text))
+            .collect();
+        self.inner
+            .write_all(table::csv_line(&cells, self.cells).as_bytes())
     }
 }
 
@@ -118,6 +166,48 @@ impl Output {
     pub fn csv_cells(&self) -> kaen_log::escape::CsvCells {
         self.csv_cells
     }
+    /// From now on, take `jsonl` output and write it as CSV: the header
+    /// `columns`, then one row per line whose `type` is one of `kinds`
+    /// ([`CsvRows`]), until [`Output::end_csv_rows`].
+    pub fn start_csv_rows(
+        &mut self,
+        columns: Vec<String>,
+        kinds: &'static [&'static str],
+    ) -> anyhow::Result<()> {
+        self.out.flush()?;
+        let header = table::csv_line(
+            &columns.iter().map(|c| Some(c.clone())).collect::<Vec<_>>(),
+            kaen_log::escape::CsvCells::Raw,
+        );
+        let sink = self.out.get_mut();
+        sink.write_all(header.as_bytes())?;
+        let inner = std::mem::replace(sink, Sink::Stdout(io::stdout()));
+        *sink = Sink::Csv(Box::new(CsvRows {
+            inner,
+            pending: Vec::new(),
+            columns,
+            kinds,
+            cells: self.csv_cells,
+        }));
+        Ok(())
+    }
+
+    /// Write what [`Output::start_csv_rows`] holds and go back to writing
+    /// output as it is.
+    pub fn end_csv_rows(&mut self) -> anyhow::Result<()> {
+        self.out.flush()?;
+        let sink = self.out.get_mut();
+        if let Sink::Csv(c) = std::mem::replace(sink, Sink::Stdout(io::stdout())) {
+            let mut c = *c;
+            if !c.pending.is_empty() {
+                let line = std::mem::take(&mut c.pending);
+                c.row(&line)?;
+            }
+            *sink = c.inner;
+        }
+        Ok(())
+    }
+
     /// Flush what is buffered.
     pub fn flush(&mut self) -> anyhow::Result<()> {
         self.out.flush()?;

@@ -72,6 +72,64 @@ fn numeric_schema(prop: &serde_json::Value) -> bool {
     }
 }
 
+/// `schema` with its `$ref` (to the root's `$defs`) followed, and an
+/// optional value's (`anyOf`/`oneOf` of it and null, or `allOf` of one)
+/// schema unwrapped.
+fn resolved<'a>(
+    root: &'a serde_json::Value,
+    schema: &'a serde_json::Value,
+) -> &'a serde_json::Value {
+    let mut s = schema;
+    for _ in 0..16 {
+        if let Some(name) = s
+            .get("$ref")
+            .and_then(|r| r.as_str())
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+        {
+            match root.get("$defs").and_then(|d| d.get(name)) {
+                Some(def) => s = def,
+                None => return s,
+            }
+            continue;
+        }
+        let alternatives = ["anyOf", "oneOf", "allOf"]
+            .iter()
+            .find_map(|k| s.get(*k).and_then(|v| v.as_array()));
+        let non_null: Vec<&serde_json::Value> = alternatives
+            .into_iter()
+            .flatten()
+            .filter(|a| a.get("type").and_then(|t| t.as_str()) != Some("null"))
+            .collect();
+        match non_null.as_slice() {
+            [one] if s.get("properties").is_none() => s = one,
+            _ => return s,
+        }
+    }
+    s
+}
+
+/// The leaf columns of `schema` under `path`: an object's properties, in
+/// order, each nested object's own (a map without declared properties, a
+/// list or a scalar is one column), with whether each is a number.
+fn flat_columns(
+    root: &serde_json::Value,
+    schema: &serde_json::Value,
+    path: &mut Vec<String>,
+    out: &mut Vec<(Vec<String>, bool)>,
+) {
+    let s = resolved(root, schema);
+    match s.get("properties").and_then(|p| p.as_object()) {
+        Some(props) if path.len() < 8 => {
+            for (name, prop) in props {
+                path.push(name.clone());
+                flat_columns(root, prop, path, out);
+                path.pop();
+            }
+        }
+        _ => out.push((path.clone(), numeric_schema(s))),
+    }
+}
+
 /// A cell's text: null is `None`; strings as they are; anything else as
 /// compact JSON.
 pub(super) fn cell_text(v: &serde_json::Value) -> Option<String> {
@@ -114,6 +172,60 @@ impl Table {
             rows,
             show_empty: true,
         }
+    }
+
+    /// The CSV table of JSON rows: one row per element of `rows`, its
+    /// columns the fields of `R` as its JSON has them, a nested object's
+    /// fields (an optional one's too) as `parent_child`, a list as its
+    /// JSON. The header is fixed by the type, whatever the rows hold: a
+    /// nested object that is null, or a field left out, is an empty cell.
+    pub fn flat<R: Serialize + JsonSchema>(rows: &[R]) -> Table {
+        let schema = schemars::schema_for!(R);
+        let root = schema.as_value();
+        let mut columns = Vec::new();
+        flat_columns(root, root, &mut Vec::new(), &mut columns);
+        let rows = rows
+            .iter()
+            .map(|r| {
+                let value = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
+                columns
+                    .iter()
+                    .map(|(path, _)| {
+                        path.iter()
+                            .try_fold(&value, |v, key| v.get(key))
+                            .and_then(cell_text)
+                    })
+                    .collect()
+            })
+            .collect();
+        Table {
+            columns: columns
+                .into_iter()
+                .map(|(path, numeric)| {
+                    let field = path.join("_");
+                    Column {
+                        header: field.to_uppercase().replace('_', "-"),
+                        field,
+                        numeric,
+                        time: None,
+                    }
+                })
+                .collect(),
+            rows,
+            show_empty: true,
+        }
+    }
+
+    /// The column names [`Table::flat`] gives the rows of `R`.
+    pub fn flat_fields<R: JsonSchema>() -> Vec<String> {
+        let schema = schemars::schema_for!(R);
+        let root = schema.as_value();
+        let mut columns = Vec::new();
+        flat_columns(root, root, &mut Vec::new(), &mut columns);
+        columns
+            .into_iter()
+            .map(|(path, _)| path.join("_"))
+            .collect()
     }
 
     /// Leave the table out of text output when it has no rows.
@@ -440,6 +552,18 @@ fn push_csv_field(out: &mut String, s: &str) {
     }
 }
 
+/// One CSV line of `cells` (null as an empty field), each as `mode` says.
+pub(crate) fn csv_line(cells: &[Option<String>], mode: CsvCells) -> String {
+    let mut out = String::new();
+    push_csv_line(
+        &mut out,
+        cells
+            .iter()
+            .map(|c| csv_cell(c.as_deref().unwrap_or(""), mode)),
+    );
+    out
+}
+
 /// Append `cells` as one CSV line.
 fn push_csv_line<'a>(out: &mut String, cells: impl Iterator<Item = std::borrow::Cow<'a, str>>) {
     for (i, cell) in cells.enumerate() {
@@ -499,6 +623,71 @@ mod tests {
                 "name,written_ms\na,1700000000000\nb,\n"
             );
         }
+    }
+
+    #[test]
+    fn flat_tables_name_nested_fields_parent_child() {
+        #[derive(Serialize, JsonSchema)]
+        struct Span {
+            min: Option<u64>,
+            max: Option<u64>,
+        }
+        #[derive(Serialize, JsonSchema)]
+        struct Head {
+            file: String,
+        }
+        #[derive(Serialize, JsonSchema)]
+        struct Row {
+            #[serde(flatten)]
+            head: Head,
+            count: u32,
+            span: Span,
+            open: Option<Span>,
+            list: Vec<Span>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            extra: Option<String>,
+        }
+        let rows = [
+            Row {
+                head: Head { file: "a".into() },
+                count: 2,
+                span: Span {
+                    min: Some(1),
+                    max: None,
+                },
+                open: None,
+                list: vec![Span {
+                    min: Some(3),
+                    max: Some(4),
+                }],
+                extra: None,
+            },
+            Row {
+                head: Head { file: "b,c".into() },
+                count: 0,
+                span: Span {
+                    min: None,
+                    max: Some(9),
+                },
+                open: Some(Span {
+                    min: Some(5),
+                    max: Some(6),
+                }),
+                list: Vec::new(),
+                extra: Some("x".into()),
+            },
+        ];
+        assert_eq!(
+            Table::flat(&rows).csv(CsvCells::Raw),
+            "file,count,span_min,span_max,open_min,open_max,list,extra\n\
+             a,2,1,,,,\"[{\"\"min\"\":3,\"\"max\"\":4}]\",\n\
+             \"b,c\",0,,9,5,6,[],x\n"
+        );
+        // An empty table still has its header.
+        assert_eq!(
+            Table::flat(&rows[..0]).csv(CsvCells::Raw),
+            "file,count,span_min,span_max,open_min,open_max,list,extra\n"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ const COMMANDS: &[(&[&str], i32, &[&str])] = &[
     (
         &["dump-segment", "fixtures/data/orders-0"],
         0,
-        &["text", "json", "jsonl"],
+        &["text", "json", "jsonl", "csv"],
     ),
     (
         &["verify-crc", "fixtures/truncated/orders-0"],
@@ -28,7 +28,7 @@ const COMMANDS: &[(&[&str], i32, &[&str])] = &[
             "fixtures/corrupt/orders-0",
         ],
         1,
-        &["text", "json"],
+        &["text", "json", "csv"],
     ),
     (
         &["replay-offsets", "fixtures/groups"],
@@ -44,7 +44,8 @@ const COMMANDS: &[(&[&str], i32, &[&str])] = &[
     (&["info", "fixtures/kafka"], 0, &["text", "json", "csv"]),
     (&["metadata", "fixtures/kraft"], 0, &["text", "json", "csv"]),
     (&["groups", "fixtures/kraft"], 0, &["text", "json", "csv"]),
-    (&["stats", "fixtures/data"], 0, &["text", "json"]),
+    (&["stats", "fixtures/data"], 0, &["text", "json", "csv"]),
+    (&["summary", "fixtures/kafka"], 0, &["text", "json", "csv"]),
 ];
 
 const FORMATS: [&str; 4] = ["text", "json", "jsonl", "csv"];
@@ -180,6 +181,55 @@ fn csv_rows_are_the_json_rows() {
     // One row per partition folder of each directory, after the directory.
     let folders: Rows =
         |doc| nested_rows(&doc["directories"], &["dir", "dir_base64"], "partitions");
+    let differences: Rows = |doc| top_rows(doc, "differences");
+    // One row per batch: the entries that are batches, `type` included.
+    let batches: Rows = |doc| {
+        top_rows(doc, "entries")
+            .into_iter()
+            .filter(|e| matches!(e["type"].as_str(), Some("batch" | "legacy_batch")))
+            .collect()
+    };
+    // One row per partition of each log directory, after the directory's
+    // path and node.
+    let log_dir_partitions: Rows = |doc| {
+        nested_rows(
+            &doc["log_dirs"],
+            &["path", "path_base64", "node_id"],
+            "partitions",
+        )
+    };
+    let brokers: Rows = |doc| top_rows(doc, "brokers");
+    let controllers: Rows = |doc| top_rows(doc, "controllers");
+    let configs: Rows = |doc| top_rows(doc, "configs");
+    // One row per partition of each topic, after the topic's name and id.
+    let registrations: Rows = |doc| {
+        let mut out = Vec::new();
+        for t in doc["topics"].as_array().unwrap() {
+            for p in t["partitions"].as_array().unwrap() {
+                let mut r = serde_json::Map::new();
+                r.insert("topic".into(), t["name"].clone());
+                r.insert("topic_id".into(), t["id"].clone());
+                r.extend(flat(p));
+                out.push(r);
+            }
+        }
+        out
+    };
+    // Each copy's batch at the divergence, null where there is none.
+    let batch_fields: &[&str] = &[
+        "a_file",
+        "a_file_base64",
+        "a_position",
+        "a_base_offset",
+        "a_last_offset",
+        "a_crc_valid",
+        "b_file",
+        "b_file_base64",
+        "b_position",
+        "b_base_offset",
+        "b_last_offset",
+        "b_crc_valid",
+    ];
     // (command and arguments, its exit code, the document's rows the CSV
     // rows are, the fields a JSON row may leave out when null).
     let cases: &[(&[&str], i32, Rows, &[&str])] = &[
@@ -232,6 +282,102 @@ fn csv_rows_are_the_json_rows() {
         ),
         (&["info", "fixtures/kafka"], 0, folders, &["dir_base64"]),
         (
+            &[
+                "diff",
+                "fixtures/data/orders-0",
+                "fixtures/corrupt/orders-0",
+            ],
+            1,
+            differences,
+            batch_fields,
+        ),
+        (
+            &[
+                "diff",
+                "fixtures/truncated/orders-0",
+                "fixtures/data/orders-0",
+            ],
+            1,
+            differences,
+            batch_fields,
+        ),
+        (
+            &[
+                "dump-segment",
+                "--csv-cells",
+                "raw",
+                "fixtures/data/orders-0",
+            ],
+            0,
+            batches,
+            &["file_base64"],
+        ),
+        (
+            &[
+                "dump-segment",
+                "--batches-only",
+                "fixtures/corrupt/orders-0",
+                "fixtures/txn/payments-0",
+                "fixtures/broker/__consumer_offsets-19",
+            ],
+            1,
+            batches,
+            // With --batches-only no records; a legacy entry has none of
+            // v2's producer and sequence fields.
+            &[
+                "file_base64",
+                "records",
+                "record_count",
+                "is_transactional",
+                "is_control",
+                "has_delete_horizon",
+                "producer_id",
+                "producer_epoch",
+                "base_sequence",
+                "last_sequence",
+                "partition_leader_epoch",
+                "base_timestamp",
+            ],
+        ),
+        (&["stats", "fixtures/data"], 0, partitions, &["path_base64"]),
+        (
+            &["stats", "fixtures/corrupt", "fixtures/txn"],
+            1,
+            partitions,
+            &["path_base64"],
+        ),
+        (
+            &["summary", "fixtures/cluster/broker-1"],
+            0,
+            log_dir_partitions,
+            &["path_base64", "damage"],
+        ),
+        (
+            &["summary", "fixtures/kafka", "fixtures/data"],
+            0,
+            log_dir_partitions,
+            &["path_base64", "damage"],
+        ),
+        (&["metadata", "fixtures/kraft"], 0, brokers, &[]),
+        (
+            &["metadata", "--table", "controllers", "fixtures/kraft"],
+            0,
+            controllers,
+            &[],
+        ),
+        (
+            &["metadata", "--table", "partitions", "fixtures/kraft"],
+            0,
+            registrations,
+            &[],
+        ),
+        (
+            &["metadata", "--table", "configs", "fixtures/kraft"],
+            0,
+            configs,
+            &[],
+        ),
+        (
             &["info", "fixtures/kraft", "fixtures/data"],
             0,
             folders,
@@ -241,7 +387,15 @@ fn csv_rows_are_the_json_rows() {
     for &(args, code, rows, optional) in cases {
         let run = |format: &str| {
             let mut all = vec![args[0], "--format", format];
-            all.extend_from_slice(&args[1..]);
+            // --table is CSV's alone: the JSON document holds every table.
+            let mut rest = args[1..].iter();
+            while let Some(&a) = rest.next() {
+                if a == "--table" && format != "csv" {
+                    rest.next();
+                } else {
+                    all.push(a);
+                }
+            }
             let o = env.run(&all, None);
             assert_eq!(o.status.code(), Some(code), "{all:?}: {}", stderr(&o));
             o

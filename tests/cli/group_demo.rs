@@ -150,3 +150,97 @@ fn records_produced_after_a_kept_run_are_never_removed() {
         "the user's record is kept"
     );
 }
+
+/// The CSV rows of a run, from the rule the demo teaches: polls of P
+/// offsets from 0; the consumer crashes once it has processed C records;
+/// at-least-once commits the next offset after processing a whole poll,
+/// at-most-once before processing it; each commit is the next record of
+/// the offsets log (a fresh one for each delivery).
+fn expected_polls(p: i64, c: i64) -> String {
+    let list = |v: &[i64]| {
+        let s = format!(
+            "[{}]",
+            v.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+        );
+        if v.len() > 1 {
+            format!("\"{s}\"")
+        } else {
+            s
+        }
+    };
+    let mut out =
+        String::from("delivery,poll,offsets,processed,crashed,committed_offset,log_offset\n");
+    for delivery in ["at_least_once", "at_most_once"] {
+        let (mut done, mut commits) = (0, 0);
+        for poll in 1.. {
+            let offsets: Vec<i64> = ((poll - 1) * p..poll * p).collect();
+            let processed: Vec<i64> = offsets.iter().copied().filter(|&o| o < c).collect();
+            done += processed.len() as i64;
+            let crashed = done == c && processed.len() < offsets.len();
+            let commit = if delivery == "at_most_once" || !crashed {
+                commits += 1;
+                format!("{},{}", poll * p, commits - 1)
+            } else {
+                ",".to_string()
+            };
+            out.push_str(&format!(
+                "{delivery},{poll},{},{},{crashed},{commit}\n",
+                list(&offsets),
+                list(&processed)
+            ));
+            if crashed {
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn csv_is_one_row_per_poll_and_json_the_whole_run() {
+    let env = TestEnv::new();
+    let run = |format: &str| {
+        let o = env.run(
+            &[
+                "group-demo",
+                "--dir",
+                "d",
+                "--crash-after",
+                "7",
+                "--poll-size",
+                "3",
+                "--format",
+                format,
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        o
+    };
+    assert_eq!(stdout(&run("csv")), expected_polls(3, 7));
+    let doc = crate::support::document(&run("json"), "group-demo");
+    let d = &doc["deliveries"];
+    // At-least-once: committed 6 (two whole polls), processed 0..=6 before
+    // the crash, so 6 is processed twice; at-most-once committed 9, so 7
+    // and 8 are never processed.
+    assert_eq!(d[0]["committed_offset"], 6);
+    assert_eq!(d[0]["position"], 7);
+    assert_eq!(d[0]["duplicated"], serde_json::json!([6]));
+    assert_eq!(d[1]["committed_offset"], 9);
+    assert_eq!(d[1]["lost"], serde_json::json!([7, 8]));
+    assert_eq!(doc["orders_last_offset"], 19);
+    // Section 4: three groups' commits, and the replayed table holds each.
+    let groups: Vec<&str> = doc["replayed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(groups, ["analytics", "courier", "kitchen"]);
+    assert_eq!(doc["tombstone"]["group"], "analytics");
+    assert_eq!(
+        doc["tombstone"]["live_keys_before"].as_u64().unwrap(),
+        doc["tombstone"]["live_keys_after"].as_u64().unwrap() + 1
+    );
+    assert!(!env.path("d").exists());
+}

@@ -255,24 +255,27 @@ fn metadata_topic_filter_and_csv() {
     let id = uuid(b"orders-topic-id!");
     let dir = uuid(b"log-dir-uuid-one");
     let zero = uuid(&[0; 16]);
-    // --table chooses the table; --topic filters it.
+    // --table chooses the table; --topic filters it. The header is the
+    // JSON field names (a partition's after its topic's), a list its JSON.
     assert_eq!(
         csv(&["--table", "partitions", "--topic", "orders"]),
         format!(
-            "topic,partition,topic_id,leader,leader_epoch,partition_epoch,replicas,isr,directories\n\
-             orders,0,{id},1,0,0,1,1,{dir}\n\
-             orders,1,{id},1,1,1,\"2,1\",1,\"{zero},{dir}\"\n"
+            "topic,topic_id,partition,replicas,isr,removing_replicas,adding_replicas,leader,\
+             leader_recovery_state,leader_epoch,partition_epoch,directories,\
+             eligible_leader_replicas,last_known_elr\n\
+             orders,{id},0,[1],[1],[],[],1,0,0,0,\"[\"\"{dir}\"\"]\",[],[]\n\
+             orders,{id},1,\"[2,1]\",[1],[],[],1,0,1,1,\"[\"\"{zero}\"\",\"\"{dir}\"\"]\",[],[]\n"
         )
     );
     let partitions = csv(&["--table", "partitions"]);
     assert_eq!(partitions.lines().count(), 1 + 7, "{partitions}");
-    assert!(partitions.contains("\nfresh,0,"), "{partitions}");
+    assert!(partitions.contains("\nfresh,"), "{partitions}");
     // The brokers table by default, with --topic too: the table is never
     // chosen by a filter.
     let brokers = csv(&[]);
     assert!(
         brokers.starts_with(
-            "broker,epoch,rack,fenced,controlled_shutdown,listeners,incarnation,log_dirs,cordoned\n"
+            "id,epoch,incarnation_id,rack,listeners,fenced,in_controlled_shutdown,log_dirs,cordoned_log_dirs\n"
         ),
         "{brokers}"
     );
@@ -282,7 +285,8 @@ fn metadata_topic_filter_and_csv() {
     assert_eq!(
         csv(&["--table", "controllers"]),
         format!(
-            "controller,listeners,incarnation\n1,CONTROLLER://localhost:9093,{}\n",
+            "id,incarnation_id,listeners\n\
+             1,{},\"[{{\"\"name\"\":\"\"CONTROLLER\"\",\"\"host\"\":\"\"localhost\"\",\"\"port\"\":9093,\"\"security_protocol\"\":0}}]\"\n",
             uuid(b"controller-inc-1")
         )
     );

@@ -248,3 +248,120 @@ fn an_idempotent_producer_continues_its_sequence_across_batches() {
         stdout(&o)
     );
 }
+
+#[test]
+fn what_was_written_in_every_format() {
+    let env = TestEnv::new();
+    let input = "a\nb\nc\nd\ne\n";
+    let produce = |format: &str| {
+        env.run(
+            &[
+                "produce",
+                "d",
+                "--topic",
+                "t",
+                "--batch-size",
+                "2",
+                "--input-format",
+                "text",
+                "--format",
+                format,
+            ],
+            Some(input),
+        )
+    };
+    // Five lines in batches of two: offsets 0..=1, 2..=3 and 4 of the
+    // first run; each run appends after the last.
+    let o = produce("csv");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "topic,partition,first_offset,last_offset,records,control\n\
+         t,0,0,1,2,\n\
+         t,0,2,3,2,\n\
+         t,0,4,4,1,\n"
+    );
+    let o = produce("json");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = crate::support::document(&o, "produce");
+    let spans: Vec<(i64, i64, u64)> = doc["batches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            assert_eq!(
+                (b["topic"].as_str(), b["partition"].as_i64()),
+                (Some("t"), Some(0))
+            );
+            assert!(b["control"].is_null());
+            (
+                b["first_offset"].as_i64().unwrap(),
+                b["last_offset"].as_i64().unwrap(),
+                b["records"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(spans, [(5, 6, 2), (7, 8, 2), (9, 9, 1)]);
+    let o = produce("text");
+    assert_eq!(
+        stdout(&o),
+        "t-0 offsets 10..=11 (2 records)\nt-0 offsets 12..=13 (2 records)\nt-0 offsets 14..=14 (1 record)\n"
+    );
+    // A transaction marker is one batch of one control record.
+    let o = env.run(
+        &[
+            "produce",
+            "d",
+            "--topic",
+            "t",
+            "--producer-id",
+            "7",
+            "--control",
+            "abort",
+            "--format",
+            "csv",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "topic,partition,first_offset,last_offset,records,control\nt,0,15,15,1,abort\n"
+    );
+}
+
+#[test]
+fn format_json_is_never_taken_for_the_input_format() {
+    let env = TestEnv::new();
+    // Earlier releases read `--format json` as the input's format: it is
+    // refused unless --input-format says which, and nothing is written.
+    let o = env.run(
+        &["produce", "d", "--topic", "t", "--format", "json"],
+        Some("{\"value\": \"v\"}\n"),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert_eq!(stdout(&o), "");
+    assert!(stderr(&o).contains("--input-format"), "{}", stderr(&o));
+    assert!(!env.path("d/t-0").exists());
+    // Said, it is JSON in and JSON out.
+    let o = env.run(
+        &[
+            "produce",
+            "d",
+            "--topic",
+            "t",
+            "--input-format",
+            "json",
+            "--format",
+            "json",
+        ],
+        Some("{\"key\": \"k\", \"value\": \"v\", \"timestamp\": 1700000000000}\n"),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = crate::support::document(&o, "produce");
+    assert_eq!(doc["batches"][0]["first_offset"], 0);
+    assert_eq!(doc["batches"][0]["records"], 1);
+    let records = dump_records(&env, "d/t-0");
+    assert_eq!(records[0]["key"], "k");
+    assert_eq!(records[0]["value"], "v");
+}

@@ -89,6 +89,11 @@ fn every_document_matches_its_schema() {
         check(&env, "groups", &[dir]);
     }
     check(&env, "metadata", &["fixtures/kraft"]);
+    check(
+        &env,
+        "produce",
+        &["produced", "--topic", "t", "--input-format", "text"],
+    );
     // Summaries of the three brokers, then the cluster verdict over them.
     std::fs::create_dir_all(env.path("summaries")).unwrap();
     for n in 1..=3 {
@@ -171,6 +176,7 @@ fn every_document_matches_its_schema() {
         "dump-segment",
         &["fixtures/broker/replication-offset-checkpoint"],
     );
+    check(&env, "group-demo", &["--dir", "group"]);
     check(
         &env,
         "eos-demo",

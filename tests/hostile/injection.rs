@@ -62,7 +62,7 @@ fn hostile_data(env: &TestEnv) {
             "fixtures/data",
             "--topic",
             "orders",
-            "--format",
+            "--input-format",
             "json",
         ],
         Some(&format!("{record}\n")),

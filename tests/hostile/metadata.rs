@@ -252,7 +252,7 @@ fn metadata_of_many_topics_is_held_compactly() {
             data.to_str().unwrap(),
             "--topic",
             "__cluster_metadata",
-            "--format",
+            "--input-format",
             "json",
             "--batch-size",
             "2000",

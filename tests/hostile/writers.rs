@@ -217,7 +217,7 @@ fn r2_an_undecodable_offsets_record_does_not_lock_a_group_in() {
             "data",
             "--topic",
             "__offsets",
-            "--format",
+            "--input-format",
             "json",
         ],
         Some(&line),

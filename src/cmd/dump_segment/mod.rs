@@ -18,7 +18,7 @@ pub use json::DumpDocument;
 use json::{BatchJson, JsonLine, LayoutHead, LegacyHead, RecordKind, RenderJson};
 
 use crate::exit::Outcome;
-use crate::report::document::{Entries, STREAM};
+use crate::report::document::{Entries, STREAM_TABLE};
 use crate::report::indexes::IndexCheck;
 use crate::report::internal::{self, Internal};
 use crate::report::progress::Progress;
@@ -49,7 +49,11 @@ use kaen_log::txn::Isolation;
 /// line per batch in the spirit of kafka-dump-log. `--format jsonl` prints
 /// a header line and then one JSON object per batch (records included),
 /// index entry or problem, each with its `type`; `--format json` prints the
-/// same objects as the `entries` of one document.
+/// same objects as the `entries` of one document. `--format csv` prints one
+/// row per batch: the `batch` and `legacy_batch` objects of the JSON lines,
+/// `type` first, a batch's `records` as their JSON (empty with
+/// --batches-only); index entries and problems have no row (problems are
+/// on stderr, as always).
 ///
 /// Exit 1 when a batch fails its CRC or does not decode, the file ends in a
 /// torn tail, or a snapshot does not begin with a SNAPSHOT_HEADER; the
@@ -63,8 +67,9 @@ pub struct DumpSegmentArgs {
     /// The same as PATHS, comma-separated (kafka-dump-log's spelling).
     #[arg(long, value_delimiter = ',', value_name = "PATH,...")]
     pub files: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_parser = formats(STREAM), default_value = "text")]
+    /// Output format (csv: one row per batch, the JSON lines' batch
+    /// objects).
+    #[arg(long, value_parser = formats(STREAM_TABLE), default_value = "text")]
     pub format: Format,
     /// Text: add one line per record.
     #[arg(long)]
@@ -243,12 +248,35 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
             refuse_data_dir(path)?;
         }
     }
+    if args.format == Format::Csv {
+        // The CSV rows are the JSON lines' batches.
+        out.start_csv_rows(csv_columns(), &["batch", "legacy_batch"])?;
+        let lines = DumpSegmentArgs {
+            format: Format::Jsonl,
+            ..args.clone()
+        };
+        let mut sink = Entries::start(Format::Jsonl, out, "dump-segment")?;
+        let result = dump_paths(&lines, &mut sink, out);
+        drop(progress);
+        sink.finish(out)?;
+        out.end_csv_rows()?;
+        return Ok(Outcome::from_count(result?));
+    }
     let mut sink = Entries::start(args.format, out, "dump-segment")?;
     // The JSON document is closed even when a path cannot be read (exit 2).
     let result = dump_paths(args, &mut sink, out);
     drop(progress);
     sink.finish(out)?;
     Ok(Outcome::from_count(result?))
+}
+
+/// The columns of `--format csv`: `type`, a v2 batch's fields (a legacy
+/// entry's are among them), then `records`.
+fn csv_columns() -> Vec<String> {
+    let mut columns = vec!["type".to_string()];
+    columns.extend(crate::report::Table::flat_fields::<BatchJson>());
+    columns.push("records".to_string());
+    columns
 }
 
 /// dump-segment reads partition folders and files, not whole data directories.
