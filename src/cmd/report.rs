@@ -577,7 +577,9 @@ fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
                     len: f.bytes.len() as u64,
                     depth: f.depth,
                     name: f.field,
-                    value: f.value,
+                    // As dump-segment shows it: batch_layout's values come
+                    // escaped, these raw.
+                    value: kaen_log::escape::escape_cell(&f.value).into_owned(),
                 });
             }
         });
@@ -620,7 +622,7 @@ fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
                     len: 0,
                     depth: 0,
                     name: format!(
-                        "batch at position {} (offsets {}..={})",
+                        "batch at position {}, offsets {}..={}",
                         batch.position,
                         h.base_offset,
                         h.last_offset()

@@ -7,8 +7,8 @@
 
 use std::fmt::Write;
 
-use super::esc;
 use super::model::LayoutDoc;
+use super::{esc, esc_shown};
 
 /// Bytes per hex row.
 pub const ROW: usize = 16;
@@ -107,11 +107,11 @@ pub fn render(doc: &LayoutDoc) -> String {
             f.position.map_or_else(String::new, |p| p.to_string()),
             f.len,
             esc(name),
-            esc(&tip),
+            esc_shown(&tip),
             f.len,
             esc(name),
             esc(ty),
-            esc(&f.value)
+            esc_shown(&f.value)
         );
     }
     b.push_str("</tbody></table></section>\n");

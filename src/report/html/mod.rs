@@ -27,7 +27,19 @@ use svg::Scale;
 /// (`kaen_log::escape::escape_cell`: `\x1b`, `\u{202e}`), then `&`, `<`,
 /// `>`, `"` and `'` as character references.
 pub fn esc(s: &str) -> String {
-    let shown = kaen_log::escape::escape_cell(s);
+    entities(&kaen_log::escape::escape_cell(s))
+}
+
+/// [`esc`] for text already shown as text shows data (the decoded values
+/// of `dump-segment --layout`, escaped as they were made): its backslashes
+/// are kept (`kaen_log::escape::escape_lines`), then the same character
+/// references.
+pub fn esc_shown(s: &str) -> String {
+    entities(&kaen_log::escape::escape_lines(s))
+}
+
+/// `&`, `<`, `>`, `"` and `'` as character references.
+fn entities(shown: &str) -> String {
     let mut out = String::with_capacity(shown.len());
     for c in shown.chars() {
         match c {
@@ -1051,5 +1063,8 @@ mod tests {
         assert_eq!(esc("a\"b'c&d"), "a&quot;b&#39;c&amp;d");
         assert_eq!(esc("evil\x1b[31m\n"), "evil\\x1b[31m\\n");
         assert_eq!(esc("x\u{202e}y"), "x\\u{202e}y");
+        // Text already escaped keeps its backslashes; what is left raw is escaped.
+        assert_eq!(esc_shown("\"a\\\"b\"<"), "&quot;a\\&quot;b&quot;&lt;");
+        assert_eq!(esc_shown("x\x1by"), "x\\x1by");
     }
 }

@@ -217,6 +217,7 @@ pub struct LayoutField {
     pub depth: u8,
     /// As `dump-segment --layout` names it: `name (type)`.
     pub name: String,
+    /// The decoded value as text shows it (data escaped, strings quoted).
     pub value: String,
 }
 

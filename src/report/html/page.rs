@@ -32,8 +32,9 @@ td.num{text-align:right}
 .verdict{font-size:16px}
 tr.sev-error td.sev{color:var(--err);font-weight:700}
 tr.sev-warning td.sev{color:var(--warn);font-weight:700}
-figure{margin:10px 0 18px;break-inside:avoid}
-figcaption{margin-bottom:4px}
+figure{margin:6px 0 12px;break-inside:avoid}
+figcaption{margin-bottom:0}
+figure p{margin:2px 0}
 svg{display:block;max-width:100%;height:auto}
 svg text{font:11px system-ui,sans-serif;fill:var(--ink)}
 .segment{stroke:#fff;stroke-width:1}
@@ -47,7 +48,7 @@ svg text{font:11px system-ui,sans-serif;fill:var(--ink)}
 .kafka-drops{fill:var(--err);opacity:.55}.salvage-loses{fill:#ad1457}
 .divergence{stroke:var(--err);stroke-width:3}.divergence-label{fill:var(--err);font-weight:700}.truncation{stroke:#6a1b9a;stroke-width:2;stroke-dasharray:4 2}
 .run{stroke:#fff;stroke-width:1}
-.marks span{margin-right:14px;white-space:nowrap}
+.marks{font-size:12px;color:var(--muted)}.marks span{margin-right:14px;white-space:nowrap}.marks b{color:var(--ink)}
 .heat td.cell{text-align:right;font-family:ui-monospace,monospace;min-width:44px;color:#111}
 .heat td.total{font-weight:700;background:var(--soft)}
 .legend span{display:inline-block;width:14px;height:12px;margin:0 3px 0 10px;vertical-align:middle;border:1px solid #0002}
