@@ -374,27 +374,28 @@ fn partition_view(
         })
         .collect();
     // verify-crc --recovery-preview.
+    // Recovery cuts only at damage verify-crc finds too (framing and CRCs).
     let point = ps.recovery_point.unwrap_or(0);
-    if s.clean_shutdown {
+    if !view.damage.is_empty() && s.clean_shutdown {
         for (seg, damage) in kaen_log::recovery::recovered_after_clean_shutdown(p)? {
             if let Some(d) = damage {
                 view.recovery = Some(RecoveryCut {
                     file: seg.log.display().to_string(),
                     position: d.position,
-                    bytes: d.file_len - d.position,
+                    bytes: d.file_len.saturating_sub(d.position),
                     deleted_segments: Vec::new(),
                     lost: None,
                 });
                 break;
             }
         }
-    } else if !view.damage.is_empty() || p.segments.len() < 64 {
+    } else if !view.damage.is_empty() {
         let pv = kaen_log::recovery::preview(p, point)?;
         if let Some((seg, d)) = &pv.truncate {
             view.recovery = Some(RecoveryCut {
                 file: seg.log.display().to_string(),
                 position: d.position,
-                bytes: d.file_len - d.position,
+                bytes: d.file_len.saturating_sub(d.position),
                 deleted_segments: pv
                     .deleted
                     .iter()

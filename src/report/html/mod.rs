@@ -275,7 +275,10 @@ fn timeline_section(b: &mut String, doc: &ReportDoc) {
                 t = esc(&s.topic),
                 part = s.partition,
                 segs = s.segments.len(),
-                bytes = s.segments.iter().map(|x| x.bytes).sum::<u64>(),
+                bytes = s
+                    .segments
+                    .iter()
+                    .fold(0u64, |acc, x| acc.saturating_add(x.bytes)),
                 ls = s.log_start_offset,
                 le = s.log_end_offset,
                 hw = opt(s.high_watermark),
@@ -303,8 +306,13 @@ fn topic_totals(b: &mut String, doc: &ReportDoc) {
     for p in &doc.partitions {
         let e = t.entry((p.node, &p.summary.topic)).or_default();
         e.0 += 1;
-        e.1 += p.summary.segments.iter().map(|s| s.bytes).sum::<u64>();
-        e.2 += p.summary.log_end_offset - p.summary.log_start_offset;
+        e.1 =
+            e.1.saturating_add(p.summary.segments.iter().map(|s| s.bytes).sum::<u64>());
+        e.2 = e.2.saturating_add(
+            p.summary
+                .log_end_offset
+                .saturating_sub(p.summary.log_start_offset),
+        );
     }
     let rows: Vec<String> = t
         .iter()
@@ -606,8 +614,11 @@ fn lag_section(b: &mut String, doc: &ReportDoc) {
         cells
             .iter()
             .filter(|c| c.group == g)
-            .fold((0, 0), |(l, p), c| {
-                (l + c.lag.unwrap_or(0).max(0), p + c.pending.unwrap_or(0))
+            .fold((0i64, 0u64), |(l, p), c| {
+                (
+                    l.saturating_add(c.lag.unwrap_or(0).max(0)),
+                    p.saturating_add(c.pending.unwrap_or(0)),
+                )
             })
     };
     if columns.len() <= doc.detail_limit {
@@ -647,7 +658,7 @@ fn lag_section(b: &mut String, doc: &ReportDoc) {
         let e = sums
             .entry((c.group.as_str(), c.topic.as_str()))
             .or_default();
-        e.0 += c.lag.unwrap_or(0).max(0);
+        e.0 = e.0.saturating_add(c.lag.unwrap_or(0).max(0));
         e.1 += 1;
         e.2 += usize::from(c.lag.is_some());
     }
@@ -686,14 +697,13 @@ fn lag_section(b: &mut String, doc: &ReportDoc) {
         let _ = write!(b, "<td class=\"total num\">{lag}</td></tr>");
     }
     b.push_str("<tr class=\"topic-totals\"><th>total</th>");
-    let mut all = 0;
+    let mut all = 0i64;
     for t in &topics {
         let sum: i64 = sums
             .iter()
             .filter(|((_, tt), _)| tt == t)
-            .map(|(_, v)| v.0)
-            .sum();
-        all += sum;
+            .fold(0i64, |acc, (_, v)| acc.saturating_add(v.0));
+        all = all.saturating_add(sum);
         let _ = write!(
             b,
             "<td class=\"total num\" data-topic=\"{}\" data-lag=\"{sum}\">{sum}</td>",
