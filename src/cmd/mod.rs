@@ -13,6 +13,7 @@ pub mod lag;
 pub mod metadata;
 pub mod produce;
 pub mod replay_offsets;
+pub mod report;
 pub mod reset_offsets;
 pub mod stats;
 pub mod summary;
@@ -39,6 +40,7 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
         Command::Metadata(args) => metadata::run(args, out),
         Command::Summary(args) => summary::run(args, out),
         Command::Cluster(args) => cluster::run(args, out),
+        Command::Report(args) => report::run(args, out),
         Command::Tombstone(args) => tombstone::run(args, out),
         Command::ResetOffsets(args) => reset_offsets::run(args, out),
         Command::Commit(args) => commit::run(args, out),

@@ -9,6 +9,7 @@
 mod cells;
 pub mod document;
 pub mod eos_demo;
+pub mod html;
 pub mod indexes;
 pub mod internal;
 pub mod kafka_dump;

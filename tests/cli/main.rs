@@ -28,6 +28,7 @@ mod overflow;
 mod produce;
 mod readme;
 mod replay_offsets;
+mod report_html;
 mod reset_offsets;
 mod schema;
 mod stats;

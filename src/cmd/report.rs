@@ -1,0 +1,663 @@
+//! `klog report`: one self-contained HTML page of what the other commands
+//! find, built from their documents (the renderer: `report::html`).
+
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use kaen_log::cluster::merge::{self, Source};
+use kaen_log::cluster::summary::{self, SummaryDoc, SummaryOptions};
+use kaen_log::findings::{Finding, Kind, Severity};
+use kaen_log::format::{DecodeLimits, Entry};
+use kaen_log::log::{DataDir, Partition, Policy};
+use kaen_log::offsets::ReplayOptions;
+
+use crate::exit::Outcome;
+use crate::report::html::model::{
+    Checked, DamageMark, FindingView, LagCell, LagSection, LayoutDoc, LayoutField, PartitionView,
+    RecoveryCut, ReplicaRuns, ReportDoc, Verdict,
+};
+use crate::report::Output;
+
+/// Write one self-contained HTML page (inline SVG, CSS and a little plain
+/// JavaScript for hover; nothing fetched) about data directories: the
+/// verdict, a timeline per partition, the consumer lag and the replicas.
+///
+/// PATH is a data directory (several: one broker's log directories, or
+/// several brokers', compared as replicas as `klog cluster` compares
+/// them), or a summary file written by `klog summary --format json` (all
+/// the PATHs then summaries).
+///
+/// 1. Verdict: damaged (a finding at error severity, a partition lost or
+///    diverged), warnings (a finding at warning severity, a partition
+///    under-replicated) or healthy; the findings of `verify-crc` by
+///    severity and kind, each with its file, byte position and what Kafka
+///    does with it.
+///
+/// 2. Timeline: per partition (`summary`'s document), the segments on an
+///    offset strip, log start, recovery point, high watermark, last stable
+///    offset and log end, open and aborted transactions (`transactions`),
+///    damage, what a restarting broker's recovery drops (as verify-crc's
+///    recovery preview says) and what a salvage repair would lose instead.
+///
+/// 3. Lag: a heatmap of groups × partitions coloured by `lag`'s lag
+///    (hover for committed offset, log end, high watermark, last stable
+///    offset, pending records), and per group and per topic totals.
+///
+/// 4. Replicas (several brokers): `cluster`'s verdict, each replica's
+///    leader-epoch runs side by side, where it diverges and where Kafka's
+///    truncation leaves it.
+///
+/// Above --detail-limit partitions, timelines are drawn for the partitions
+/// with damage or transactions only (every partition stays in a paged
+/// table) and the heatmap is per topic. The page is the same for the same
+/// input: without --now-ms, offset expiry and hanging transactions are not
+/// judged.
+///
+/// With --layout FILE the page is instead FILE's annotated byte layout (what
+/// `dump-segment --layout` prints: log segments, indexes, snapshots,
+/// checkpoints, meta.properties, partition.metadata, quorum-state) as a
+/// hex view: hovering a byte lights its field and shows its name, type and
+/// decoded value.
+///
+/// Exit 1 when the verdict is damaged (or, with --layout, when part of the
+/// file does not decode); the page is written either way.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Data directories, or summary files (`klog summary --format json`).
+    #[arg(
+        value_name = "PATH",
+        required_unless_present = "layout",
+        conflicts_with = "layout"
+    )]
+    pub paths: Vec<PathBuf>,
+    /// Write the page to FILE (default: stdout).
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Render this file's byte layout as a hex view.
+    #[arg(long, value_name = "FILE")]
+    pub layout: Option<PathBuf>,
+    /// With --layout: show the file's first N bytes.
+    #[arg(long, value_name = "N", default_value_t = 65536, requires = "layout")]
+    pub max_bytes: u64,
+    /// Draw every partition's timeline and the per-partition heatmap up to
+    /// N partitions; above, aggregate.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub detail_limit: usize,
+    /// Also decode every record and check producer state, as verify-crc --deep.
+    #[arg(long)]
+    pub deep: bool,
+    /// "Now" (epoch ms or ISO-8601) for offset expiry and hanging transactions.
+    #[arg(long, value_name = "MS", value_parser = kaen_log::time::parse_instant_ms_non_negative)]
+    pub now_ms: Option<i64>,
+    /// The cluster's offsets.retention.minutes (with --now-ms).
+    #[arg(long, value_name = "MINUTES", default_value_t = kaen_log::offsets::standing::DEFAULT_RETENTION_MINUTES,
+          value_parser = clap::value_parser!(i64).range(1..=i64::from(i32::MAX)))]
+    pub offsets_retention_minutes: i64,
+}
+
+impl ReportArgs {
+    /// Every path the command reads.
+    pub fn read_paths(&self) -> Vec<&Path> {
+        self.paths
+            .iter()
+            .chain(&self.layout)
+            .map(PathBuf::as_path)
+            .collect()
+    }
+}
+
+pub fn run(args: &ReportArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let (html, failing) = match &args.layout {
+        Some(file) => {
+            let doc = layout_doc(file, args.max_bytes)?;
+            (
+                crate::report::html::layout::render(&doc),
+                doc.problems.len() as u64,
+            )
+        }
+        None => {
+            let doc = report_doc(args)?;
+            let damaged = doc.verdict() == Verdict::Damaged;
+            (crate::report::html::render(&doc), u64::from(damaged))
+        }
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, html.as_bytes())
+            .with_context(|| format!("write {}", path.display()))?,
+        None => {
+            out.write_all(html.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    Ok(Outcome::from_count(failing))
+}
+
+/// The report of `args.paths`.
+fn report_doc(args: &ReportArgs) -> anyhow::Result<ReportDoc> {
+    let files = args.paths.iter().filter(|p| p.is_file()).count();
+    anyhow::ensure!(
+        files == 0 || files == args.paths.len(),
+        "give data directories or summary files, not both"
+    );
+    let mut doc = ReportDoc {
+        sources: args.paths.iter().map(|p| p.display().to_string()).collect(),
+        now_ms: args.now_ms,
+        detail_limit: args.detail_limit,
+        ..ReportDoc::default()
+    };
+    if files > 0 {
+        from_summaries(args, &mut doc)?;
+    } else {
+        from_dirs(args, &mut doc)?;
+    }
+    doc.partitions.sort_by(|a, b| {
+        (&a.summary.topic, a.summary.partition, a.node).cmp(&(
+            &b.summary.topic,
+            b.summary.partition,
+            b.node,
+        ))
+    });
+    Ok(doc)
+}
+
+/// Summary files: `summary`'s partitions and `cluster`'s verdict and lag.
+fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
+    let sources = merge::read_sources(&args.paths)?;
+    for s in &sources {
+        for d in &s.doc.log_dirs {
+            for p in &d.partitions {
+                if let Some(damage) = &p.damage {
+                    doc.notes.push(format!(
+                        "{} {}-{}: the summary's walk stopped at damage: {damage}",
+                        d.path, p.topic, p.partition
+                    ));
+                }
+                doc.partitions.push(PartitionView {
+                    node: d.node_id,
+                    dir: d.path.clone(),
+                    summary: p.clone(),
+                    last_stable: None,
+                    open_txns: Vec::new(),
+                    aborted: Vec::new(),
+                    damage: Vec::new(),
+                    recovery: None,
+                    salvage_lost: None,
+                });
+            }
+        }
+    }
+    doc.replica_runs = replica_runs(&sources);
+    let cluster = merge::merge(&sources)?;
+    doc.lag = LagSection {
+        cells: cluster
+            .groups
+            .iter()
+            .map(|g| LagCell {
+                group: g.group.clone(),
+                topic: g.topic.clone(),
+                partition: g.partition,
+                committed: g.committed_offset,
+                log_start: g.log_start_offset,
+                log_end: g.log_end_offset,
+                high_watermark: g.high_watermark,
+                last_stable: None,
+                lag: g.lag,
+                pending: None,
+                status: g.status.name(),
+            })
+            .collect(),
+        missing: Some("No committed offsets in these summaries.".into()),
+    };
+    doc.cluster = Some(cluster);
+    Ok(())
+}
+
+/// Every replica's epoch runs, by node.
+fn replica_runs(sources: &[Source]) -> Vec<ReplicaRuns> {
+    sources
+        .iter()
+        .flat_map(|s| &s.doc.log_dirs)
+        .filter_map(|d| Some((d.node_id?, d)))
+        .flat_map(|(node, d)| {
+            d.partitions.iter().map(move |p| ReplicaRuns {
+                node,
+                topic: p.topic.clone(),
+                partition: p.partition,
+                runs: p.epochs.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Data directories: `verify-crc`, `summary`, `transactions`, the
+/// recovery preview and salvage plan, `lag`, and with several brokers
+/// `cluster`.
+fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
+    // verify-crc's findings.
+    let opts = kaen_log::verify::Options {
+        deep: args.deep,
+        records: args.deep,
+        txn: kaen_log::txn::TxnOptions {
+            now_ms: args.now_ms,
+            ..kaen_log::txn::TxnOptions::default()
+        },
+        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ..kaen_log::verify::Options::default()
+    };
+    let mut total = kaen_log::verify::Report::default();
+    for dir in &args.paths {
+        let r = kaen_log::verify::verify_path(dir, &opts)
+            .with_context(|| format!("verify {}", dir.display()))?;
+        total.merge(r);
+    }
+    let c = total.checked;
+    doc.checked = Some(Checked {
+        files: c.files,
+        batches: c.batches,
+        records: c.records,
+        bytes: c.bytes,
+    });
+    let mut findings = total.findings;
+    // summary's documents, and the partitions they describe.
+    let mut sources = Vec::new();
+    for dir in &args.paths {
+        let (s, more) = summary::summarize(dir, &SummaryOptions::default())
+            .with_context(|| format!("summary {}", dir.display()))?;
+        for f in more {
+            if !findings
+                .iter()
+                .any(|g| g.kind == f.kind && g.file == f.file && g.position == f.position)
+            {
+                findings.push(f);
+            }
+        }
+        let opened = DataDir::open(dir)?;
+        for ps in &s.partitions {
+            let Some(p) = opened
+                .live()
+                .find(|p| p.topic == ps.topic && p.partition == ps.partition)
+            else {
+                continue;
+            };
+            let view = partition_view(args, &s, ps, p, &findings, doc)?;
+            doc.partitions.push(view);
+        }
+        sources.push(Source {
+            file: dir.clone(),
+            doc: SummaryDoc {
+                schema_version: summary::SCHEMA_VERSION,
+                log_dirs: vec![s],
+                findings: Vec::new(),
+            },
+        });
+    }
+    doc.findings = findings
+        .into_iter()
+        .map(|f| {
+            let kafka = kafka_does(&f, &doc.partitions);
+            FindingView { finding: f, kafka }
+        })
+        .collect();
+    doc.lag = lag_of_dirs(args);
+    // Several brokers: cluster's verdict.
+    let nodes: BTreeSet<i32> = sources
+        .iter()
+        .flat_map(|s| &s.doc.log_dirs)
+        .filter_map(|d| d.node_id)
+        .collect();
+    if nodes.len() > 1 {
+        doc.replica_runs = replica_runs(&sources);
+        match merge::merge(&sources) {
+            Ok(c) => doc.cluster = Some(c),
+            Err(e) => doc.notes.push(format!("replicas not compared: {e}")),
+        }
+    }
+    Ok(())
+}
+
+/// One partition of a data directory.
+fn partition_view(
+    args: &ReportArgs,
+    s: &summary::LogDirSummary,
+    ps: &summary::PartitionSummary,
+    p: &Partition,
+    findings: &[Finding],
+    doc: &mut ReportDoc,
+) -> anyhow::Result<PartitionView> {
+    let mut view = PartitionView {
+        node: s.node_id,
+        dir: s.path.clone(),
+        summary: ps.clone(),
+        last_stable: None,
+        open_txns: Vec::new(),
+        aborted: Vec::new(),
+        damage: Vec::new(),
+        recovery: None,
+        salvage_lost: None,
+    };
+    // transactions' producer state.
+    let txn = kaen_log::txn::TxnOptions {
+        now_ms: args.now_ms,
+        high_watermark: ps.high_watermark,
+        ..kaen_log::txn::TxnOptions::default()
+    };
+    match kaen_log::txn::analyze(p, &txn) {
+        Ok(st) => {
+            view.last_stable = Some(st.last_stable_offset());
+            view.open_txns = st
+                .open_transactions()
+                .into_iter()
+                .map(|(pid, o)| (pid, o.first_offset))
+                .collect();
+            view.aborted = st
+                .aborted
+                .iter()
+                .map(|a| (a.producer_id, a.first_offset, a.last_offset))
+                .collect();
+        }
+        Err(e) => doc
+            .notes
+            .push(format!("{}: transactions not read: {e}", p.dir.display())),
+    }
+    view.damage = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .filter(|f| f.file.parent() == Some(p.dir.as_path()))
+        .filter(|f| f.file.extension().is_some_and(|e| e == "log"))
+        .map(|f| DamageMark {
+            file: f.file.display().to_string(),
+            position: f.position,
+            offset: f.offset,
+            kind: f.kind.name(),
+        })
+        .collect();
+    // verify-crc --recovery-preview.
+    // Recovery cuts only at damage verify-crc finds too (framing and CRCs).
+    let point = ps.recovery_point.unwrap_or(0);
+    if !view.damage.is_empty() && s.clean_shutdown {
+        for (seg, damage) in kaen_log::recovery::recovered_after_clean_shutdown(p)? {
+            if let Some(d) = damage {
+                view.recovery = Some(RecoveryCut {
+                    file: seg.log.display().to_string(),
+                    position: d.position,
+                    bytes: d.file_len.saturating_sub(d.position),
+                    deleted_segments: Vec::new(),
+                    lost: None,
+                });
+                break;
+            }
+        }
+    } else if !view.damage.is_empty() {
+        let pv = kaen_log::recovery::preview(p, point)?;
+        if let Some((seg, d)) = &pv.truncate {
+            view.recovery = Some(RecoveryCut {
+                file: seg.log.display().to_string(),
+                position: d.position,
+                bytes: d.file_len.saturating_sub(d.position),
+                deleted_segments: pv
+                    .deleted
+                    .iter()
+                    .map(|s| s.log.display().to_string())
+                    .collect(),
+                lost: pv.lost_offsets.map(|(from, end)| (from, end - 1)),
+            });
+        }
+    }
+    // verify-crc --repair --salvage, planned only.
+    if !view.damage.is_empty() {
+        let opts = kaen_log::repair::RepairOptions {
+            salvage: true,
+            recovery_point: point,
+            ..kaen_log::repair::RepairOptions::default()
+        };
+        match kaen_log::repair::plan_salvage(p, &opts) {
+            Ok(plan) => {
+                view.salvage_lost = plan
+                    .salvage
+                    .map(|s| s.lost.iter().map(|l| (l.from, l.to)).collect())
+            }
+            Err(e) => doc
+                .notes
+                .push(format!("{}: no salvage plan: {e}", p.dir.display())),
+        }
+    }
+    Ok(view)
+}
+
+/// What Kafka does with a finding (the severities' meaning, `findings`),
+/// placed against the partition's recovery preview for damaged logs.
+fn kafka_does(f: &Finding, partitions: &[PartitionView]) -> String {
+    let file = f.file.display().to_string();
+    if f.severity == Severity::Error && f.file.extension().is_some_and(|e| e == "log") {
+        let Some(p) = partitions
+            .iter()
+            .find(|p| p.damage.iter().any(|d| d.file == file))
+        else {
+            return "log bytes damaged: a broker's recovery (LogSegment.recover) cuts the log at the first invalid batch of the segments it recovers".into();
+        };
+        return match &p.recovery {
+            Some(c) if c.deleted_segments.contains(&file) => format!(
+                "a restarting broker deletes this segment: its recovery cuts {} at position {} first",
+                c.file, c.position
+            ),
+            Some(c) if c.file == file && f.position >= c.position => format!(
+                "a restarting broker's recovery cuts this segment at position {}{}{}",
+                c.position,
+                if c.deleted_segments.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and deletes {} later segment(s)", c.deleted_segments.len())
+                },
+                c.lost
+                    .map_or_else(String::new, |(a, b)| format!(": offsets {a}..={b} disappear"))
+            ),
+            _ => format!(
+                "a restarting broker's recovery does not reach it (a clean shutdown, or below the recovery point {}): the broker serves the segment as it is, and a consumer's CRC check fails there",
+                p.summary.recovery_point.unwrap_or(0)
+            ),
+        };
+    }
+    match f.kind {
+        Kind::TrailingZeros => {
+            "recovery truncates the zero bytes; no record is lost".into()
+        }
+        Kind::IndexTrailingZeros => {
+            "preallocated slots of an active segment's index: a broker trims them at roll or clean shutdown".into()
+        }
+        Kind::IndexLength
+        | Kind::IndexMissing
+        | Kind::IndexOrder
+        | Kind::IndexTarget
+        | Kind::IndexPastLog
+        | Kind::TimeIndexStale => {
+            "a broker rebuilds the index when its sanity check fails on load (LogLoader, LogSegment.sanityCheck)".into()
+        }
+        Kind::TxnIndexMismatch => "recovery rebuilds the .txnindex from the log".into(),
+        Kind::SnapshotUnreadable | Kind::SnapshotMismatch => {
+            "ProducerStateManager skips a snapshot it cannot use and rebuilds the state from the log".into()
+        }
+        Kind::HangingTransaction => {
+            "the last stable offset stays at the transaction's first offset until it is aborted: read_committed consumers stop there".into()
+        }
+        Kind::OutOfOrderSequence
+        | Kind::DuplicateSequence
+        | Kind::SequenceNotZeroOnNewEpoch
+        | Kind::EpochRegression
+        | Kind::ZombieTransactionalWrite => {
+            "a broker loading the log replays producer state without re-validating sequences (ProducerStateManager)".into()
+        }
+        _ => match f.severity {
+            Severity::Error => "a broker refuses or cuts this state when it loads it".into(),
+            Severity::Warning => "a broker rebuilds or ignores this state when it loads it".into(),
+            Severity::Note => "what a running or crashed broker normally leaves".into(),
+        },
+    }
+}
+
+/// `lag`'s rows over the directories (several brokers: each partition on
+/// its leader's copy).
+fn lag_of_dirs(args: &ReportArgs) -> LagSection {
+    let replayed = crate::cmd::replay_offsets::replay_dirs(&args.paths, ReplayOptions::default());
+    let (dirs, replay, _) = match replayed {
+        Ok(r) => r,
+        Err(e) => {
+            return LagSection {
+                cells: Vec::new(),
+                missing: Some(format!("No lag: {e:#}")),
+            }
+        }
+    };
+    let opts = kaen_log::lag::LagOptions {
+        retention: args
+            .now_ms
+            .map(|now_ms| kaen_log::offsets::standing::Retention {
+                retention_ms: args.offsets_retention_minutes * 60_000,
+                now_ms,
+            }),
+        ..kaen_log::lag::LagOptions::default()
+    };
+    match kaen_log::lag::compute(&dirs, &replay, &opts) {
+        Ok(rows) => LagSection {
+            cells: rows
+                .iter()
+                .map(|r| LagCell {
+                    group: r.group.clone(),
+                    topic: r.topic.clone(),
+                    partition: r.partition,
+                    committed: r.committed,
+                    log_start: r.ends.map(|e| e.log_start),
+                    log_end: r.ends.map(|e| e.log_end),
+                    high_watermark: r.ends.and_then(|e| e.high_watermark),
+                    last_stable: r.ends.and_then(|e| e.last_stable),
+                    lag: r.lag,
+                    pending: r.pending_records,
+                    status: r.status.name(),
+                })
+                .collect(),
+            missing: None,
+        },
+        Err(e) => LagSection {
+            cells: Vec::new(),
+            missing: Some(format!("No lag: {e}")),
+        },
+    }
+}
+
+/// The most bytes of a file read for its layout.
+const MAX_LAYOUT_FILE: u64 = 1 << 30;
+
+/// `dump-segment --layout`'s fields of `path`, the first `max_bytes` bytes.
+fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
+    let meta = std::fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;
+    anyhow::ensure!(meta.is_file(), "{}: is not a file", path.display());
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .with_context(|| format!("open {}", path.display()))?
+        .take(max_bytes)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("read {}", path.display()))?;
+    let mut doc = LayoutDoc {
+        file: path.display().to_string(),
+        file_len: meta.len(),
+        bytes,
+        ..LayoutDoc::default()
+    };
+    let name = path.file_name().and_then(|n| n.to_str());
+    if let Some(kind) = name.and_then(kaen_log::file_layout::FileKind::of) {
+        doc.describe = kind.describe();
+        let whole = kaen_log::log::files::read_regular(path, MAX_LAYOUT_FILE)?
+            .ok_or_else(|| anyhow::anyhow!("{}: does not exist", path.display()))?;
+        let mut fields = Vec::new();
+        let problem = kaen_log::file_layout::layout(kind, &whole, &mut |f| {
+            if f.position < max_bytes {
+                fields.push(LayoutField {
+                    position: Some(f.position),
+                    decompressed_position: None,
+                    len: f.bytes.len() as u64,
+                    depth: f.depth,
+                    name: f.field,
+                    // As dump-segment shows it: batch_layout's values come
+                    // escaped, these raw.
+                    value: kaen_log::escape::escape_cell(&f.value).into_owned(),
+                });
+            }
+        });
+        doc.fields = fields;
+        doc.problems.extend(problem);
+        return Ok(doc);
+    }
+    // A log segment (or a KRaft snapshot): its batches.
+    let base = name
+        .and_then(kaen_log::log::parse_segment_name)
+        .map(|(b, _)| b);
+    doc.describe = format!(
+        "log segment{}: record batches (RecordBatch v2: a 61-byte header, then the records; legacy messages of magic 0 and 1 are shown whole)",
+        base.map_or_else(String::new, |b| format!(" at base offset {b}"))
+    );
+    let topic = match crate::report::internal::detect(path) {
+        Some(crate::report::internal::Internal::Offsets) => kaen_log::layout::Topic::Offsets,
+        Some(crate::report::internal::Internal::ClusterMetadata) => {
+            kaen_log::layout::Topic::Metadata
+        }
+        Some(crate::report::internal::Internal::ShareGroupState) => {
+            kaen_log::layout::Topic::ShareGroupState
+        }
+        _ => kaen_log::layout::Topic::Plain,
+    };
+    let one = Partition::single_file(path, base.unwrap_or(0));
+    let mut walk = one.walk(Policy::HEADERS);
+    let limits = DecodeLimits::default();
+    while let Some(w) = walk.next_entry()? {
+        let entry = w.entry;
+        if entry.position() >= max_bytes {
+            break;
+        }
+        match entry {
+            Entry::V2(batch) => {
+                let h = batch.header;
+                doc.fields.push(LayoutField {
+                    position: Some(batch.position),
+                    decompressed_position: None,
+                    len: 0,
+                    depth: 0,
+                    name: format!(
+                        "batch at position {}, offsets {}..={}",
+                        batch.position,
+                        h.base_offset,
+                        h.last_offset()
+                    ),
+                    value: format!("{} bytes", batch.bytes().len()),
+                });
+                let fields = &mut doc.fields;
+                let err = kaen_log::layout::batch_layout(&batch, topic, limits, &mut |f| {
+                    fields.push(LayoutField {
+                        position: (!f.decompressed).then_some(f.position),
+                        decompressed_position: f.decompressed.then_some(f.position),
+                        len: f.bytes.len() as u64,
+                        depth: f.depth,
+                        name: f.name.clone(),
+                        value: f.value.clone(),
+                    })
+                });
+                if let Some(e) = err {
+                    doc.problems.push(e.to_string());
+                }
+            }
+            Entry::Legacy(m) => doc.fields.push(LayoutField {
+                position: Some(m.position),
+                decompressed_position: None,
+                len: entry.size(),
+                depth: 0,
+                name: "legacy message (magic 0 or 1)".into(),
+                value: format!("offset {}, not annotated field by field", m.offset),
+            }),
+        }
+    }
+    for d in walk.take_damage() {
+        doc.problems
+            .push(format!("position {}: {}", d.position, d.error));
+    }
+    Ok(doc)
+}

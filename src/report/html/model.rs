@@ -1,0 +1,233 @@
+//! What a report shows, gathered from the documents the other commands
+//! build (`verify-crc`'s findings and recovery preview, `summary`'s
+//! partitions, `transactions`' producer state, `lag`'s rows, `cluster`'s
+//! verdict, `dump-segment --layout`'s fields): the renderer reads only this.
+
+use kaen_log::cluster::merge::ClusterReport;
+use kaen_log::cluster::summary::{EpochRun, PartitionSummary};
+use kaen_log::findings::{Finding, Severity};
+
+/// A whole report.
+#[derive(Debug, Clone, Default)]
+pub struct ReportDoc {
+    /// The inputs, as given.
+    pub sources: Vec<String>,
+    /// `--now-ms`, when given (expiry and hanging transactions are judged at it).
+    pub now_ms: Option<i64>,
+    /// What `verify-crc` checked (absent for summary files).
+    pub checked: Option<Checked>,
+    /// Every finding, each with what Kafka does with it.
+    pub findings: Vec<FindingView>,
+    /// One per partition replica found.
+    pub partitions: Vec<PartitionView>,
+    pub lag: LagSection,
+    /// `cluster`'s verdict, when several brokers' directories or summaries are given.
+    pub cluster: Option<ClusterReport>,
+    /// Every replica's runs of leader epochs, for the replica view.
+    pub replica_runs: Vec<ReplicaRuns>,
+    /// Above this many partitions, timelines are drawn for the most
+    /// telling ones only and the heatmap is per topic.
+    pub detail_limit: usize,
+    /// Lines for people about what the report could not show.
+    pub notes: Vec<String>,
+}
+
+/// Counts of what was checked.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Checked {
+    pub files: u64,
+    pub batches: u64,
+    pub records: u64,
+    pub bytes: u64,
+}
+
+/// A finding and what Kafka does with it.
+#[derive(Debug, Clone)]
+pub struct FindingView {
+    pub finding: Finding,
+    pub kafka: String,
+}
+
+/// The overall verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    Healthy,
+    Warnings,
+    Damaged,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Healthy => "healthy",
+            Verdict::Warnings => "warnings",
+            Verdict::Damaged => "damaged",
+        }
+    }
+}
+
+impl ReportDoc {
+    /// damaged: a finding at error severity, or a partition lost or
+    /// diverged; warnings: a finding at warning severity, or a partition
+    /// under-replicated; healthy otherwise (notes are what a healthy
+    /// broker leaves).
+    pub fn verdict(&self) -> Verdict {
+        use kaen_log::cluster::merge::PartitionStatus as S;
+        let worst_finding = self.findings.iter().map(|f| f.finding.severity).max();
+        let worst_partition = self
+            .cluster
+            .iter()
+            .flat_map(|c| &c.partitions)
+            .map(|p| p.status)
+            .max();
+        let damaged_summary = self.partitions.iter().any(|p| p.summary.damage.is_some());
+        if worst_finding == Some(Severity::Error)
+            || matches!(worst_partition, Some(S::Lost | S::Diverged))
+            || damaged_summary
+        {
+            Verdict::Damaged
+        } else if worst_finding == Some(Severity::Warning)
+            || worst_partition == Some(S::UnderReplicated)
+        {
+            Verdict::Warnings
+        } else {
+            Verdict::Healthy
+        }
+    }
+}
+
+/// One partition replica on one broker.
+#[derive(Debug, Clone)]
+pub struct PartitionView {
+    pub node: Option<i32>,
+    /// The log directory.
+    pub dir: String,
+    /// `summary`'s document of it.
+    pub summary: PartitionSummary,
+    /// The last stable offset (absent for summary files).
+    pub last_stable: Option<i64>,
+    /// Open transactions: producer id and first offset (they run to the log end).
+    pub open_txns: Vec<(i64, i64)>,
+    /// Aborted transactions: producer id, first offset, marker offset.
+    pub aborted: Vec<(i64, i64, i64)>,
+    /// Error findings in its logs.
+    pub damage: Vec<DamageMark>,
+    /// What a restarting broker's recovery would cut.
+    pub recovery: Option<RecoveryCut>,
+    /// What `verify-crc --repair --salvage` would lose instead:
+    /// `from..=to` ranges (`to` absent: to the end of the log).
+    pub salvage_lost: Option<Vec<(i64, Option<i64>)>>,
+}
+
+impl PartitionView {
+    /// `topic-partition`.
+    pub fn name(&self) -> String {
+        format!("{}-{}", self.summary.topic, self.summary.partition)
+    }
+    /// Whether its timeline says more than its row in the table.
+    pub fn telling(&self) -> u8 {
+        if !self.damage.is_empty() || self.recovery.is_some() {
+            3
+        } else if !self.open_txns.is_empty() {
+            2
+        } else if !self.aborted.is_empty() {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// An error finding placed on a timeline.
+#[derive(Debug, Clone)]
+pub struct DamageMark {
+    pub file: String,
+    pub position: u64,
+    pub offset: Option<i64>,
+    pub kind: &'static str,
+}
+
+/// A cut a restarting broker's recovery would make.
+#[derive(Debug, Clone)]
+pub struct RecoveryCut {
+    pub file: String,
+    pub position: u64,
+    pub bytes: u64,
+    pub deleted_segments: Vec<String>,
+    /// The offsets that disappear, first and last.
+    pub lost: Option<(i64, i64)>,
+}
+
+/// The lag heatmap's cells.
+#[derive(Debug, Clone, Default)]
+pub struct LagSection {
+    pub cells: Vec<LagCell>,
+    /// Why there is no lag, when there is none.
+    pub missing: Option<String>,
+}
+
+/// One group's lag on one partition.
+#[derive(Debug, Clone)]
+pub struct LagCell {
+    pub group: String,
+    pub topic: String,
+    pub partition: i32,
+    pub committed: i64,
+    pub log_start: Option<i64>,
+    pub log_end: Option<i64>,
+    pub high_watermark: Option<i64>,
+    pub last_stable: Option<i64>,
+    pub lag: Option<i64>,
+    pub pending: Option<u64>,
+    pub status: &'static str,
+}
+
+/// A replica's runs of leader epochs.
+#[derive(Debug, Clone)]
+pub struct ReplicaRuns {
+    pub node: i32,
+    pub topic: String,
+    pub partition: i32,
+    pub runs: Vec<EpochRun>,
+}
+
+/// `report --layout`: one file, field by field.
+#[derive(Debug, Clone, Default)]
+pub struct LayoutDoc {
+    pub file: String,
+    /// What the file is.
+    pub describe: String,
+    /// The bytes shown (the file's first `--max-bytes`).
+    pub bytes: Vec<u8>,
+    /// The file's length.
+    pub file_len: u64,
+    pub fields: Vec<LayoutField>,
+    /// What did not decode, if anything.
+    pub problems: Vec<String>,
+}
+
+/// One annotated field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayoutField {
+    /// File position (`None`: a field of decompressed records, at
+    /// `position` of the decompressed data).
+    pub position: Option<u64>,
+    pub decompressed_position: Option<u64>,
+    pub len: u64,
+    pub depth: u8,
+    /// As `dump-segment --layout` names it: `name (type)`.
+    pub name: String,
+    /// The decoded value as text shows it (data escaped, strings quoted).
+    pub value: String,
+}
+
+impl LayoutField {
+    /// The name and the type, split at ` (`: `baseOffset (int64)` is
+    /// `baseOffset` of type `int64`.
+    pub fn name_and_type(&self) -> (&str, &str) {
+        match self.name.rsplit_once(" (") {
+            Some((n, t)) if t.ends_with(')') => (n, &t[..t.len() - 1]),
+            _ => (self.name.as_str(), ""),
+        }
+    }
+}

@@ -1,0 +1,631 @@
+//! `klog report` in a real browser: headless Chromium loads each page from
+//! disk (no network: the page's content security policy forbids every
+//! request), and the DOM it built is checked against what the fixtures'
+//! independent sources say: `fixtures/README.md` (the corrupt byte, the
+//! cluster's story), the Python encoder's definitions, and the answers
+//! real Kafka recorded under `fixtures/kafka-real/VERSION/expected/`. A
+//! screenshot of each page is kept under the target directory
+//! (`report-html/`).
+//!
+//! Without a browser the tests fail, unless `KLOG_SKIP_BROWSER=1` says to
+//! skip them (what `.ci/run` sets, after printing a SKIPPED line, when it
+//! cannot install one). `KLOG_BROWSER` names the browser's binary.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{repo, TestEnv};
+
+/// The newest release of the oracle matrix (kafka-real/README.md).
+const KAFKA_REAL: &str = "fixtures/kafka-real/4.4.0";
+
+/// The browser, or `None` when the tests are told to skip without one.
+fn browser() -> Option<PathBuf> {
+    if let Some(b) = std::env::var_os("KLOG_BROWSER") {
+        return Some(PathBuf::from(b));
+    }
+    let found = [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
+    .iter()
+    .find_map(|name| {
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var("KLOG_SKIP_BROWSER").as_deref() == Ok("1"),
+            "no chromium on PATH: install it (apt-get install chromium), name it with KLOG_BROWSER, \
+             or set KLOG_SKIP_BROWSER=1 to skip the browser tests"
+        );
+        eprintln!("SKIPPED: report_html browser test (KLOG_SKIP_BROWSER=1, no chromium)");
+    }
+    found
+}
+
+/// Where screenshots are kept.
+fn artifacts() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-html");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn headless(browser: &Path, profile: &Path) -> Command {
+    let mut c = Command::new(browser);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
+/// The DOM Chromium builds from `page`, serialized; and a screenshot of
+/// the page kept as `name.png`.
+fn load(browser: &Path, page: &Path, name: &str) -> Dom {
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", page.display());
+    let o = headless(browser, profile.path())
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{name}: {o:?}");
+    let html = String::from_utf8(o.stdout).unwrap();
+    let shot = artifacts().join(format!("{name}.png"));
+    let o = headless(browser, profile.path())
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1280,2000")
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(o.status.success() && shot.is_file(), "{name}: {o:?}");
+    let dom = Dom::parse(&html);
+    // The page's script ran to its end.
+    assert_eq!(
+        dom.all("body").first().and_then(|b| b.get("data-ready")),
+        Some("1"),
+        "{name}: the page's script did not run"
+    );
+    dom
+}
+
+/// A start tag of the serialized DOM: its name and attributes (unescaped).
+#[derive(Debug, Clone)]
+struct Elem {
+    tag: String,
+    attrs: BTreeMap<String, String>,
+    /// The serialized DOM from the end of the tag on.
+    at: usize,
+}
+
+impl Elem {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.attrs.get(name).map(String::as_str)
+    }
+    fn has(&self, pairs: &[(&str, &str)]) -> bool {
+        pairs.iter().all(|(k, v)| self.get(k) == Some(*v))
+    }
+    /// Whether it has class `c` (any element when `c` is empty).
+    fn class(&self, c: &str) -> bool {
+        c.is_empty()
+            || self
+                .get("class")
+                .is_some_and(|v| v.split_whitespace().any(|x| x == c))
+    }
+}
+
+struct Dom {
+    html: String,
+    elems: Vec<Elem>,
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&")
+}
+
+impl Dom {
+    /// Start tags, as Chromium serializes them: `<name a="v" b="w">`,
+    /// attribute values double-quoted with `&` and `"` escaped.
+    fn parse(html: &str) -> Dom {
+        let b = html.as_bytes();
+        let mut elems = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != b'<' || !b.get(i + 1).is_some_and(u8::is_ascii_alphabetic) {
+                i += 1;
+                continue;
+            }
+            let mut j = i + 1;
+            while j < b.len() && !b[j].is_ascii_whitespace() && b[j] != b'>' && b[j] != b'/' {
+                j += 1;
+            }
+            let tag = html[i + 1..j].to_ascii_lowercase();
+            let mut attrs = BTreeMap::new();
+            loop {
+                while j < b.len() && (b[j].is_ascii_whitespace() || b[j] == b'/') {
+                    j += 1;
+                }
+                if j >= b.len() || b[j] == b'>' {
+                    break;
+                }
+                let start = j;
+                while j < b.len() && b[j] != b'=' && b[j] != b'>' && !b[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                let name = html[start..j].to_string();
+                if j < b.len() && b[j] == b'=' && b.get(j + 1) == Some(&b'"') {
+                    let end = j + 2 + html[j + 2..].find('"').unwrap();
+                    attrs.insert(name, unescape(&html[j + 2..end]));
+                    j = end + 1;
+                } else {
+                    attrs.insert(name, String::new());
+                }
+            }
+            elems.push(Elem {
+                tag,
+                attrs,
+                at: j + 1,
+            });
+            i = j + 1;
+        }
+        Dom {
+            html: html.to_string(),
+            elems,
+        }
+    }
+    fn all(&self, tag: &str) -> Vec<&Elem> {
+        self.elems.iter().filter(|e| e.tag == tag).collect()
+    }
+    fn find(&self, tag: &str, class: &str, pairs: &[(&str, &str)]) -> Vec<&Elem> {
+        self.elems
+            .iter()
+            .filter(|e| e.tag == tag && e.class(class) && e.has(pairs))
+            .collect()
+    }
+    fn one(&self, tag: &str, class: &str, pairs: &[(&str, &str)]) -> &Elem {
+        let found = self.find(tag, class, pairs);
+        assert_eq!(
+            found.len(),
+            1,
+            "one <{tag} class={class}> with {pairs:?}: {found:?}"
+        );
+        found[0]
+    }
+    /// The text right after an element's start tag (to its next tag).
+    fn text_after(&self, e: &Elem) -> String {
+        let rest = &self.html[e.at..];
+        unescape(&rest[..rest.find('<').unwrap_or(rest.len())])
+    }
+}
+
+/// `klog report ARGS -o NAME.html` in `env`; the page's path and klog's exit code.
+fn report(env: &TestEnv, name: &str, args: &[&str]) -> (PathBuf, i32) {
+    let page = env.path(&format!("{name}.html"));
+    let mut all = vec!["report", "-o", page.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let o = env.run(&all, None);
+    let code = o.status.code().unwrap();
+    assert!(code == 0 || code == 1, "{args:?}: {o:?}");
+    (page, code)
+}
+
+fn verdict(dom: &Dom) -> (&str, &str) {
+    let v = dom.one("section", "", &[("id", "verdict")]);
+    (
+        v.get("data-verdict").unwrap(),
+        v.get("data-errors").unwrap(),
+    )
+}
+
+#[test]
+fn corrupt_report_marks_the_flipped_batch() {
+    let Some(browser) = browser() else { return };
+    let env = TestEnv::new();
+    let (page, code) = report(&env, "corrupt", &["fixtures/corrupt"]);
+    assert_eq!(code, 1, "a damaged verdict exits 1");
+    let dom = load(&browser, &page, "corrupt");
+    // fixtures/README.md: byte 1020 of 00000000000000000000.log inverted,
+    // inside the batch at position 950, so its CRC fails: one damaged
+    // batch, one error.
+    assert_eq!(verdict(&dom), ("damaged", "1"));
+    dom.one(
+        "tr",
+        "",
+        &[
+            ("data-kind", "crc_mismatch"),
+            ("data-severity", "error"),
+            ("data-count", "1"),
+        ],
+    );
+    let log = "fixtures/corrupt/orders-0/00000000000000000000.log";
+    let finding = dom.one("tr", "finding", &[("data-position", "950")]);
+    assert_eq!(finding.get("data-file"), Some(log));
+    // The damaged partition's mark, at the batch's position.
+    let mark = dom.one("path", "damage", &[("data-position", "950")]);
+    assert_eq!(mark.get("data-file"), Some(log));
+    assert_eq!(mark.get("data-kind"), Some("crc_mismatch"));
+    // Kafka's recovery (LogSegment.recover) cuts at the first batch whose
+    // CRC fails: position 950; it drops every offset from that batch's to
+    // the last, 127 (128 records, offsets 0..127); a salvage loses the
+    // batch alone, 5 offsets (batches of 5).
+    let cut = dom.one("p", "recovery", &[]);
+    assert_eq!(cut.get("data-position"), Some("950"));
+    let drop = dom.one("rect", "kafka-drops", &[]);
+    assert_eq!(drop.get("data-last"), Some("127"));
+    let salvage = dom.one("rect", "salvage-loses", &[]);
+    let from: i64 = salvage.get("data-from").unwrap().parse().unwrap();
+    assert_eq!(drop.get("data-from"), Some(from.to_string().as_str()));
+    assert_eq!(
+        salvage.get("data-last"),
+        Some((from + 4).to_string().as_str())
+    );
+    assert_eq!(mark.get("data-offset"), Some(from.to_string().as_str()));
+    // No data directory holds offsets here: the lag section says so.
+    assert!(dom.find("td", "cell", &[]).is_empty());
+}
+
+#[test]
+fn kafka_real_report_matches_kafkas_answers() {
+    let Some(browser) = browser() else { return };
+    let env = TestEnv::new();
+    let real = repo().join(KAFKA_REAL);
+    let dir = real.join("broker-1");
+    let (page, code) = report(
+        &env,
+        "kafka-real-broker-1",
+        &[dir.to_str().unwrap(), "--now-ms", "1767225600000"],
+    );
+    assert_eq!(code, 0);
+    let dom = load(&browser, &page, "kafka-real-broker-1");
+    // Broker 1 was stopped cleanly and Kafka served from it: no damage.
+    let (v, errors) = verdict(&dom);
+    assert_ne!(v, "damaged");
+    assert_eq!(errors, "0");
+    // Every group's heatmap cells: Kafka's committed offset, high
+    // watermark and lag (Admin API, expected/groups.json).
+    let groups: Value =
+        serde_json::from_str(&std::fs::read_to_string(real.join("expected/groups.json")).unwrap())
+            .unwrap();
+    let mut cells = 0;
+    for g in groups.as_array().unwrap() {
+        if g["type"] == "Share" {
+            continue;
+        }
+        let group = g["group"].as_str().unwrap();
+        for p in g["offsets"].as_array().unwrap() {
+            let partition = p["partition"].to_string();
+            let cell = dom.one(
+                "td",
+                "cell",
+                &[
+                    ("data-group", group),
+                    ("data-topic", p["topic"].as_str().unwrap()),
+                    ("data-partition", &partition),
+                ],
+            );
+            for (attr, field) in [
+                ("data-committed", "committed"),
+                ("data-high-watermark", "high_watermark"),
+                ("data-lag", "lag"),
+            ] {
+                assert_eq!(
+                    cell.get(attr),
+                    Some(p[field].to_string().as_str()),
+                    "{group} {partition}: {attr}"
+                );
+            }
+            assert_eq!(dom.text_after(cell), p["lag"].to_string());
+            cells += 1;
+        }
+    }
+    assert!(cells >= 10, "{cells} cells");
+    let shown = dom
+        .find("td", "cell", &[])
+        .iter()
+        .filter(|c| c.get("data-committed").is_some())
+        .count();
+    assert_eq!(shown, cells, "the heatmap shows cells Kafka does not");
+    // txn-0: tx-open left offsets 16..19 open: Kafka's READ_COMMITTED end
+    // (the last stable offset) is 16, its high watermark 20
+    // (expected/list-offsets.json).
+    let offsets: Value = serde_json::from_str(
+        &std::fs::read_to_string(real.join("expected/list-offsets.json")).unwrap(),
+    )
+    .unwrap();
+    let txn = offsets
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["topic"] == "txn" && p["partition"] == 0)
+        .unwrap();
+    let fig = dom.one(
+        "figure",
+        "partition",
+        &[("data-topic", "txn"), ("data-partition", "0")],
+    );
+    let lso = txn["latest_read_committed"].to_string();
+    assert_eq!(fig.get("data-last-stable"), Some(lso.as_str()));
+    assert_eq!(
+        fig.get("data-high-watermark"),
+        Some(txn["latest_read_uncommitted"].to_string().as_str())
+    );
+    let open = dom.find("rect", "txn-open", &[("data-first", &lso)]);
+    assert_eq!(open.len(), 1, "txn-0's open transaction from {lso}");
+}
+
+#[test]
+fn cluster_report_shows_the_divergence_point() {
+    let Some(browser) = browser() else { return };
+    let env = TestEnv::new();
+    let brokers = [
+        "fixtures/cluster/broker-1",
+        "fixtures/cluster/broker-2",
+        "fixtures/cluster/broker-3",
+    ];
+    // The brokers' directories, and the summaries written on each.
+    let mut summaries = Vec::new();
+    for b in brokers {
+        let o = env.run(&["summary", "--format", "json", b], None);
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        let file = env.path(&format!("{}.json", b.replace('/', "_")));
+        std::fs::write(&file, &o.stdout).unwrap();
+        summaries.push(file.to_str().unwrap().to_string());
+    }
+    let summary_args: Vec<&str> = summaries.iter().map(String::as_str).collect();
+    for (name, args) in [
+        ("cluster", &brokers[..]),
+        ("cluster-summaries", &summary_args[..]),
+    ] {
+        let (page, code) = report(&env, name, args);
+        assert_eq!(code, 1, "{name}: diverged and lost partitions exit 1");
+        let dom = load(&browser, &page, name);
+        // fixtures/README.md (cluster/): orders-0 diverged on broker 3,
+        // which Kafka truncates to 4 (the leader's end of epoch 0);
+        // audit-0 lost; payments-0 (broker 3 a prefix, 5 of 8) and
+        // audit-1 (broker 4 has no directory) under-replicated, and
+        // __consumer_offsets-0 (broker 1 holds 2 of 5 records).
+        assert_eq!(verdict(&dom).0, "damaged", "{name}");
+        let totals = dom.one("p", "totals", &[]);
+        assert!(
+            totals.has(&[
+                ("data-diverged", "1"),
+                ("data-lost", "1"),
+                ("data-under-replicated", "3")
+            ]),
+            "{name}: {totals:?}"
+        );
+        dom.one(
+            "figure",
+            "replicas",
+            &[
+                ("data-topic", "orders"),
+                ("data-partition", "0"),
+                ("data-status", "diverged"),
+            ],
+        );
+        dom.one(
+            "line",
+            "divergence",
+            &[("data-node", "3"), ("data-offset", "4")],
+        );
+        dom.one(
+            "tr",
+            "replica",
+            &[
+                ("data-node", "3"),
+                ("data-state", "diverged"),
+                ("data-truncation", "4"),
+            ],
+        );
+        dom.one(
+            "figure",
+            "replicas",
+            &[
+                ("data-topic", "audit"),
+                ("data-partition", "0"),
+                ("data-status", "lost"),
+            ],
+        );
+        let payments = dom
+            .find(
+                "tr",
+                "replica",
+                &[("data-node", "3"), ("data-state", "behind")],
+            )
+            .into_iter()
+            .filter(|r| r.get("data-behind") == Some("3"))
+            .count();
+        assert_eq!(
+            payments, 1,
+            "{name}: broker 3's payments-0 is 3 offsets behind"
+        );
+        // billing's commits on the coordinator's copy (broker 3): orders-0
+        // at 7 of 9, payments-0 at 5 of 8.
+        for (topic, committed, hw, lag) in [("orders", "7", "9", "2"), ("payments", "5", "8", "3")]
+        {
+            let cell = dom.one(
+                "td",
+                "cell",
+                &[
+                    ("data-group", "billing"),
+                    ("data-topic", topic),
+                    ("data-partition", "0"),
+                ],
+            );
+            assert!(
+                cell.has(&[
+                    ("data-committed", committed),
+                    ("data-high-watermark", hw),
+                    ("data-lag", lag)
+                ]),
+                "{name}: {cell:?}"
+            );
+        }
+        // auditor committed audit-0 = 1, a partition no broker holds.
+        let auditor = dom.one(
+            "td",
+            "cell",
+            &[
+                ("data-group", "auditor"),
+                ("data-topic", "audit"),
+                ("data-partition", "0"),
+            ],
+        );
+        assert_eq!(auditor.get("data-committed"), Some("1"));
+        assert_eq!(auditor.get("data-lag"), Some(""));
+    }
+}
+
+#[test]
+fn hostile_names_render_as_text() {
+    let Some(browser) = browser() else { return };
+    let env = TestEnv::new();
+    // Group names a client may choose (Kafka accepts any string), written
+    // with klog's append path into a copy of fixtures/groups.
+    let names = [
+        "<script>alert(1)</script>",
+        "\"><img src=x onerror=alert(2)>",
+        "evil\x1b[31m&amp;",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        let offset = (i + 3).to_string();
+        let o = env.run(
+            &[
+                "commit",
+                "fixtures/groups",
+                "--group",
+                name,
+                "--topic",
+                "orders",
+                "--partition",
+                "0",
+                "--offset",
+                &offset,
+                "--now-ms",
+                "1700000050000",
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+    }
+    let (page, _) = report(&env, "hostile-names", &["fixtures/groups"]);
+    let raw = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(
+        raw.matches("<script").count(),
+        1,
+        "only the page's own script"
+    );
+    assert!(!raw.contains("<img"));
+    let dom = load(&browser, &page, "hostile-names");
+    assert_eq!(dom.all("script").len(), 1);
+    assert!(dom.all("img").is_empty());
+    // Each name is a row of the heatmap, as text: the exact name where it
+    // is printable, control characters as text shows them.
+    for (i, name) in names.iter().enumerate() {
+        let shown = name.replace('\x1b', "\\x1b");
+        let cell = dom.one(
+            "td",
+            "cell",
+            &[
+                ("data-group", shown.as_str()),
+                ("data-topic", "orders"),
+                ("data-partition", "0"),
+            ],
+        );
+        assert_eq!(
+            cell.get("data-committed"),
+            Some((i + 3).to_string().as_str())
+        );
+        let row = dom
+            .find("tr", "", &[("data-group", shown.as_str())])
+            .into_iter()
+            .next()
+            .unwrap();
+        let th = dom
+            .elems
+            .iter()
+            .find(|e| e.at > row.at && e.tag == "th")
+            .unwrap();
+        assert_eq!(dom.text_after(th), shown);
+    }
+}
+
+#[test]
+fn layout_view_places_each_field_on_its_bytes() {
+    let Some(browser) = browser() else { return };
+    let env = TestEnv::new();
+    let (page, code) = report(
+        &env,
+        "layout",
+        &[
+            "--layout",
+            "fixtures/data/orders-0/00000000000000000000.log",
+            "--max-bytes",
+            "512",
+        ],
+    );
+    assert_eq!(code, 0);
+    let dom = load(&browser, &page, "layout");
+    // RecordBatch v2 (Kafka's DefaultRecordBatch): baseOffset int64 at 0,
+    // batchLength int32 at 8, partitionLeaderEpoch int32 at 12, magic int8
+    // at 16, crc uint32 at 17, attributes int16 at 21; the first batch's
+    // base offset is 0 and its magic 2.
+    for (name, position, len) in [
+        ("baseOffset", 0, 8),
+        ("batchLength", 8, 4),
+        ("partitionLeaderEpoch", 12, 4),
+        ("magic", 16, 1),
+        ("crc", 17, 4),
+        ("attributes", 21, 2),
+    ] {
+        let row = dom.one(
+            "tr",
+            "field",
+            &[
+                ("data-name", name),
+                ("data-position", &position.to_string()),
+            ],
+        );
+        assert_eq!(
+            row.get("data-len"),
+            Some(len.to_string().as_str()),
+            "{name}"
+        );
+        // Its bytes in the hex view carry the same field number.
+        let k = row.get("data-f").unwrap();
+        let spans = dom.find("span", "f", &[("data-f", k)]);
+        let bytes: usize = spans
+            .iter()
+            .map(|s| dom.text_after(s).split_whitespace().count())
+            .sum();
+        assert_eq!(bytes, len, "{name}: bytes in the hex view");
+    }
+    let base = dom.one(
+        "tr",
+        "field",
+        &[("data-name", "baseOffset"), ("data-position", "0")],
+    );
+    assert!(base.get("data-tip").unwrap().contains("= 0"));
+    let magic = dom.one(
+        "tr",
+        "field",
+        &[("data-name", "magic"), ("data-position", "16")],
+    );
+    assert!(magic.get("data-tip").unwrap().contains("= 2"));
+}
