@@ -41,14 +41,12 @@ pub struct Cli {
 /// `--reads`: how segment files are read. The output is the same whichever.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum ReadsArg {
-    /// Memory maps for the walks that read every byte once, read-ahead
-    /// threads on free cores for large files, as the bench shows fastest.
+    /// Read a file of 16 MiB or more ahead on threads, on cores no job
+    /// holds (checking or rendering its batches as they come).
     #[default]
     Auto,
-    /// Positioned reads on the calling thread only: no map, no thread.
+    /// Positioned reads on the calling thread only: no thread.
     Plain,
-    /// Never a memory map; read-ahead threads where `auto` would use them.
-    Threads,
 }
 
 impl From<ReadsArg> for kaen_log::log::Reads {
@@ -56,7 +54,6 @@ impl From<ReadsArg> for kaen_log::log::Reads {
         match r {
             ReadsArg::Auto => Self::Auto,
             ReadsArg::Plain => Self::Plain,
-            ReadsArg::Threads => Self::Threads,
         }
     }
 }

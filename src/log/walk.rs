@@ -63,10 +63,6 @@ pub struct Policy {
     /// the way (see [`SegmentReader::check_ahead`]); the result comes with
     /// each entry.
     pub check_ahead: Option<batch::Depth>,
-    /// Read each segment through a memory map (see [`SegmentReader::map`]):
-    /// for a walk that reads every byte once and keeps nothing, such as
-    /// checking CRCs; it then reads nothing ahead.
-    pub map: bool,
     /// What the walk's readers may do to get their bytes.
     pub reads: Reads,
 }
@@ -77,7 +73,6 @@ impl Policy {
         on_damage: OnDamage::Stop,
         checks: Checks::Crc,
         check_ahead: None,
-        map: false,
         reads: Reads::Auto,
     };
     /// Every CRC-valid entry, past damage (what analysis and replay read).
@@ -85,7 +80,6 @@ impl Policy {
         on_damage: OnDamage::Resync,
         checks: Checks::Crc,
         check_ahead: None,
-        map: false,
         reads: Reads::Auto,
     };
     /// Every framed entry, CRC-valid or not, past damage (dumps and verification).
@@ -93,7 +87,6 @@ impl Policy {
         on_damage: OnDamage::Resync,
         checks: Checks::HeadersOnly,
         check_ahead: None,
-        map: false,
         reads: Reads::Auto,
     };
     /// Framing and headers only, ending at the first framing damage (cheap counts).
@@ -101,7 +94,6 @@ impl Policy {
         on_damage: OnDamage::Stop,
         checks: Checks::HeadersOnly,
         check_ahead: None,
-        map: false,
         reads: Reads::Auto,
     };
 }
@@ -634,9 +626,6 @@ impl<'p> Walk<'p> {
     fn open(&self, log: &Path, position: u64) -> Result<SegmentReader> {
         let mut reader = SegmentReader::open_at(log, position)?;
         reader.reads(self.policy.reads);
-        if self.policy.map {
-            reader.map();
-        }
         if let Some(depth) = self.policy.check_ahead {
             reader.check_ahead(depth);
         }

@@ -392,11 +392,6 @@ fn walk_and_check(
         // On a large file the read-ahead threads check the plain batches
         // they read; the result comes with the entry.
         check_ahead: (!opts.index_only).then_some(opts.depth()),
-        // A batch-level check reads every byte once and decodes nothing:
-        // through a map, on this thread, it costs less than reads on two
-        // (see SegmentReader::map). Decoding records is the work the
-        // read-ahead threads share.
-        map: !opts.records,
         reads: opts.reads,
     };
     let last_segment = p.segments.last().map(|s| s.base_offset);

@@ -580,10 +580,9 @@ add verify-crc $S "klog verify-crc FILE" "$FILE_BYTES" "$RECORDS" "$KLOG" verify
 add verify-part $S "klog verify-crc PARTITION" "$FILE_BYTES" "$RECORDS" "$KLOG" verify-crc "$PART"
 (( ! DEEP )) || add verify-deep $S "klog verify-crc --deep PARTITION" "$FILE_BYTES" "$RECORDS" "$KLOG" verify-crc --deep "$PART"
 # The same commands with plain positioned reads on one thread (`--reads
-# plain`) and with read-ahead threads but no map (`--reads threads`): each
-# way of reading that klog keeps must beat the plain one by 10% somewhere.
+# plain`): each way of reading that klog keeps must beat the plain one by
+# 10% somewhere.
 add verify-crc-plain $S "klog verify-crc --reads plain FILE" "$FILE_BYTES" "$RECORDS" "$KLOG" verify-crc --reads plain "$FILE"
-add verify-crc-threads $S "klog verify-crc --reads threads FILE" "$FILE_BYTES" "$RECORDS" "$KLOG" verify-crc --reads threads "$FILE"
 add dump-json $S "klog dump-segment --format json FILE > /dev/null" "$FILE_BYTES" "$RECORDS" "$KLOG" dump-segment --format json "$FILE"
 add dump-json-plain $S "klog dump-segment --reads plain --format json FILE > /dev/null" "$FILE_BYTES" "$RECORDS" "$KLOG" dump-segment --reads plain --format json "$FILE"
 add dump-jsonl $S "klog dump-segment --format jsonl FILE > /dev/null" "$FILE_BYTES" "$RECORDS" "$KLOG" dump-segment --format jsonl "$FILE"
@@ -604,7 +603,6 @@ for m in $BENCH_JOB_SIZES; do
     add "cat-parts-$m" "jobs:$m" "cat DIR/*/*.log > /dev/null" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" cat "${logs[@]}"
     add "jobs-1-$m" "jobs:$m" "klog verify-crc --jobs 1 DIR" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$KLOG" verify-crc --jobs 1 "$d"
     add "jobs-2-$m" "jobs:$m" "klog verify-crc --jobs 2 DIR" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$KLOG" verify-crc --jobs 2 "$d"
-    add "jobs-2-plain-$m" "jobs:$m" "klog verify-crc --jobs 2 --reads plain DIR" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$KLOG" verify-crc --jobs 2 --reads plain "$d"
     add "jobs-default-$m" "jobs:$m" "klog verify-crc DIR (default: $(nproc) jobs)" "${JOB_BYTES[$m]}" "${JOB_RECORDS[$m]}" "$KLOG" verify-crc "$d"
     # Another build of klog beside this one, for a change of how the jobs
     # run (BENCH_KLOG_BEFORE).
@@ -880,11 +878,8 @@ p("Ways of reading against plain positioned reads on one thread (`--reads plain`
 p("")
 p("| way | command | median s | plain s | ratio to plain | CPU s | plain CPU s |")
 p("|---|---|---:|---:|---:|---:|---:|")
-ways = [("map + a checking thread (`auto`)", "verify-crc", "verify-crc-plain"),
-        ("read-ahead threads, no map (`--reads threads`)", "verify-crc-threads", "verify-crc-plain"),
+ways = [("checking ahead on threads (`auto`)", "verify-crc", "verify-crc-plain"),
         ("rendering ahead on threads (`auto`)", "dump-json", "dump-json-plain")]
-ways += [("a map per job (`auto`), %s MiB partitions" % g.split(":", 1)[1], "jobs-2-" + g.split(":", 1)[1], "jobs-2-plain-" + g.split(":", 1)[1])
-         for g in dict.fromkeys(meta[n]["group"] for n in meta) if g.startswith("jobs:")]
 for way, n, plain in ways:
     if n in med and plain in med:
         r = med[n] / med[plain]

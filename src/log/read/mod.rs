@@ -10,8 +10,8 @@
 //!
 //! The reader frames; where its bytes come from is a `Source` chosen
 //! when the first entry is read (`read/source.rs` says what each does): plain
-//! positioned reads on the calling thread, threads that read (and check or
-//! render) ahead, or a memory map. An entry inside one chunk is handed out
+//! positioned reads on the calling thread, or threads that read (and check
+//! or render) ahead. An entry inside one chunk is handed out
 //! as a slice of it; only an entry that straddles two chunks is copied,
 //! into a carry buffer that grows to the largest such entry, and only after
 //! checking that the file really has that many bytes. Each way of reading
@@ -21,8 +21,6 @@
 mod ahead;
 pub mod buffer;
 mod frame;
-mod map_ahead;
-mod mapped;
 mod source;
 
 use std::fs::File;
@@ -39,8 +37,6 @@ use ahead::{Ahead, Threads};
 use frame::Done;
 pub(crate) use frame::{frame, Frame};
 pub use frame::{BatchCheck, Tail};
-use map_ahead::MapAhead;
-use mapped::{Mapped, MAP_MIN};
 use source::{shrank, Plain, Source};
 
 /// Bytes per read, and the size of each chunk buffer, on the calling
@@ -63,14 +59,11 @@ const READ_AHEAD_MIN: u64 = 16 << 20;
 /// `--reads`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Reads {
-    /// As the walk asks ([`SegmentReader::map`] for a walk that reads every
-    /// byte once) and as the file's size and the free cores allow.
+    /// Read ahead on threads when the file is large and cores are free.
     #[default]
     Auto,
-    /// Positioned reads on the calling thread only: no map, no thread.
+    /// Positioned reads on the calling thread only: no thread.
     Plain,
-    /// Never a map: read ahead on threads when [`Reads::Auto`] would.
-    Threads,
 }
 
 /// When to read ahead on threads.
@@ -88,15 +81,10 @@ enum ReadAhead {
 /// source it gets ([`SegmentReader::start_source`]).
 struct Asked {
     reads: Reads,
-    map: bool,
     ahead: Option<Ahead>,
     read_ahead: ReadAhead,
     /// Bytes per read: [`READ_CHUNK`] (tests set others).
     chunk_size: usize,
-    /// The smallest file (from the starting position) that is mapped: [`MAP_MIN`] (tests set others).
-    map_min: u64,
-    /// The stretches a map is dealt out in: [`map_ahead::STRETCH`] (tests set others).
-    stretch: u64,
 }
 
 /// Reads the entries of one `.log` file in order.
@@ -152,12 +140,9 @@ impl SegmentReader {
             carry_start: 0,
             asked: Asked {
                 reads: Reads::Auto,
-                map: false,
                 ahead: None,
                 read_ahead: ReadAhead::Auto,
                 chunk_size: READ_CHUNK,
-                map_min: MAP_MIN,
-                stretch: map_ahead::STRETCH,
             },
             current: None,
         }
@@ -184,22 +169,6 @@ impl SegmentReader {
     /// before the first entry is read.
     pub fn check_ahead(&mut self, depth: Depth) {
         self.asked.ahead = Some(Ahead::Check(depth));
-    }
-
-    /// Read the file through a memory map instead of reading it into
-    /// buffers, when it is at least 1 MiB (else, or when it
-    /// cannot be mapped, it is read as usual): for a walk that reads every
-    /// byte once and keeps nothing, such as checking CRCs, where the copy
-    /// a read makes is most of the work. Nothing is read ahead then; with
-    /// [`check_ahead`](Self::check_ahead), a file of at least 16 MiB and a
-    /// core free, a second thread checks every other stretch of the map
-    /// instead (`read/map_ahead.rs`).
-    /// [`render_ahead`](Self::render_ahead) is not done on a map. Takes
-    /// effect only before the first entry is read. A file that shrinks
-    /// while mapped is the same error a short read gives (see
-    /// `read/mapped.rs`).
-    pub fn map(&mut self) {
-        self.asked.map = true;
     }
 
     /// Have the read-ahead threads (if the file is large enough to get
@@ -232,42 +201,12 @@ impl SegmentReader {
     }
 
     /// The source for what the caller asked, the file's size from the
-    /// starting position and the cores free now: a map when asked for (and
-    /// allowed), else read-ahead threads for a large file on free cores,
-    /// else plain reads.
+    /// starting position and the cores free now: read-ahead threads for a
+    /// large file on free cores, else plain reads.
     fn start_source(&mut self) -> Box<dyn Source> {
         let asked = &self.asked;
         let left = self.file_len - self.pos;
         let large = left >= READ_AHEAD_MIN;
-        if asked.reads == Reads::Auto && asked.map && left >= asked.map_min.max(1) {
-            let (file, from, stretch) = (&self.file, self.pos, asked.stretch);
-            let depth = match asked.ahead {
-                Some(Ahead::Check(depth)) => Some(depth),
-                _ => None,
-            };
-            let read_ahead = asked.read_ahead;
-            let ahead = |map: &Arc<mapped::Map>| {
-                let core = match read_ahead {
-                    ReadAhead::Auto if large => Some(cores::take(1)).filter(|c| c.count() == 1)?,
-                    ReadAhead::Auto => return None,
-                    #[cfg(test)]
-                    ReadAhead::Never => return None,
-                    #[cfg(test)]
-                    ReadAhead::Always => cores::take(0),
-                };
-                MapAhead::start(
-                    Arc::clone(map),
-                    Arc::clone(file),
-                    from,
-                    depth?,
-                    stretch,
-                    core,
-                )
-            };
-            if let Some(m) = Mapped::open(&self.file, self.file_len, self.pos, ahead) {
-                return Box::new(m);
-            }
-        }
         if asked.reads != Reads::Plain {
             // Threads that check do the work while this one frames, so its
             // core goes to the first; a thread that only reads runs beside it.
@@ -362,18 +301,6 @@ impl SegmentReader {
         self.source.as_ref().map_or(&[], |s| s.bytes())
     }
 
-    /// An error if the bytes read so far may not be the file's (see
-    /// [`Source::intact`]); with `len_too`, also if the file is now
-    /// shorter than when it was opened.
-    fn intact(&self, len_too: bool) -> Result<()> {
-        match &self.source {
-            Some(s) => s
-                .intact(len_too, self.file_len)
-                .map_err(|e| Error::io(&self.path, "read", e)),
-            None => Ok(()),
-        }
-    }
-
     /// Whether the unread bytes start in the carry buffer.
     fn in_carry(&self) -> bool {
         self.carry_start < self.carry.len()
@@ -397,8 +324,6 @@ impl SegmentReader {
     }
 
     fn finish<T>(&mut self, tail: Tail) -> Result<Option<T>> {
-        // The tail was judged from bytes read just now.
-        self.intact(true)?;
         self.tail = Some(tail);
         self.current = None;
         Ok(None)
@@ -482,11 +407,6 @@ impl SegmentReader {
     /// it is exactly what calling it now would return.
     pub fn next_entry_checked(&mut self) -> Result<Option<(Entry<'_>, Option<BatchCheck>)>> {
         self.current = None;
-        // Covers what the caller read of the entry handed out last.
-        self.intact(false)?;
-        if let Some(source) = &mut self.source {
-            source.before_entry(self.pos);
-        }
         if self.tail.is_some() {
             return Ok(None);
         }
@@ -527,10 +447,6 @@ impl SegmentReader {
         self.ensure(HEADER_SIZE_UP_TO_MAGIC)?;
         let mut head = [0u8; HEADER_SIZE_UP_TO_MAGIC];
         head.copy_from_slice(self.unread(HEADER_SIZE_UP_TO_MAGIC));
-        // Zeros read from a map of a file that shrank are no trailing zeros.
-        if head.iter().all(|&b| b == 0) {
-            self.intact(true)?;
-        }
         if head.iter().all(|&b| b == 0) && self.rest_is_zero()? {
             let error = DecodeError::new(at, DecodeErrorKind::TrailingZeros { len: left });
             return self.finish(Tail::Corrupt {
@@ -582,8 +498,6 @@ impl SegmentReader {
             magic,
             done: checked,
         });
-        // Covers the framing's reads of this entry.
-        self.intact(false)?;
         let bytes = if from_carry {
             self.carry.get(range)
         } else {
@@ -701,24 +615,7 @@ mod tests {
     type Read = (Vec<Entried>, Option<Tail>);
 
     fn read_all(path: &Path, at: u64, chunk: usize, mode: ReadAhead, check: bool) -> Read {
-        read_all_with(path, at, chunk, mode, check, None)
-    }
-
-    fn read_all_with(
-        path: &Path,
-        at: u64,
-        chunk: usize,
-        mode: ReadAhead,
-        check: bool,
-        // Through a map, dealt out to a thread checking ahead in stretches of this size.
-        mapped: Option<u64>,
-    ) -> Read {
         let mut r = SegmentReader::open_at(path, at).unwrap();
-        if let Some(stretch) = mapped {
-            r.asked.map_min = 0;
-            r.asked.stretch = stretch;
-            r.map();
-        }
         if chunk > 0 {
             r.asked.chunk_size = chunk;
         }
@@ -791,111 +688,28 @@ mod tests {
         if reference.len() > 10 {
             assert!(checked_ahead > reference.len(), "{checked_ahead}");
         }
-        // Through a map: the same entries and tail; with checks, the
-        // thread sharing the map checks some batches ahead, each as the
-        // reader would now.
-        let mut shared = 0;
-        for stretch in [64, 1000, 4096, map_ahead::STRETCH] {
-            for mode in [ReadAhead::Never, ReadAhead::Always] {
-                for check in [false, true] {
-                    let ctx = format!("mapped, stretch {stretch} {mode:?} check {check}");
-                    let read = read_all_with(&path, at, 0, mode, check, Some(stretch));
-                    let ahead = like_reference(read, (&reference, tail), &ctx);
-                    assert!(
-                        ahead.is_empty() || (check && mode == ReadAhead::Always),
-                        "{ctx}"
-                    );
-                    for pos in &ahead {
-                        assert_eq!((pos / stretch) % 2, 1, "{ctx}: not the thread's, at {pos}");
-                    }
-                    shared += ahead.len();
-                }
-            }
-        }
-        if reference.len() > 10 {
-            assert!(
-                shared > 0,
-                "nothing was checked by the thread sharing the map"
-            );
-        }
     }
 
     #[test]
-    fn a_map_is_populated_once_for_each_stretch_ahead() {
-        // 2,000 small batches, a little over mapped::MAP_POPULATE (4 MiB): one
-        // populate for the whole file at the first entry, one system call
-        // (not one per entry of the file's last 4 MiB, as once).
-        let mut seg = Vec::new();
-        let mut base = 0;
-        while (seg.len() as u64) < mapped::MAP_POPULATE + 100_000 {
-            seg.extend(batch(base, 20, 100, Compression::None));
-            base += 20;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("00000000000000000000.log");
-        std::fs::write(&path, &seg).unwrap();
-        let mut r = SegmentReader::open(&path).unwrap();
-        r.asked.map_min = 0;
-        r.map();
-        let mut entries = 0;
-        while r.next_entry().unwrap().is_some() {
-            entries += 1;
-        }
-        assert_eq!(entries as i64, base / 20);
-        assert_eq!(r.source_name(), "map");
-        assert_eq!(r.source.as_ref().unwrap().populates(), 1);
-        // Further along a longer file: once every mapped::MAP_POPULATE bytes.
-        let mut long = Vec::new();
-        while (long.len() as u64) < 3 * mapped::MAP_POPULATE {
-            long.extend_from_slice(&seg);
-        }
-        std::fs::write(&path, &long).unwrap();
-        let mut r = SegmentReader::open(&path).unwrap();
-        r.asked.map_min = 0;
-        r.map();
-        while r.next_entry().unwrap().is_some() {}
-        let most = (long.len() as u64).div_ceil(mapped::MAP_POPULATE) as u32;
-        assert!(
-            (2..=most).contains(&r.source.as_ref().unwrap().populates()),
-            "{}",
-            r.source.as_ref().unwrap().populates()
-        );
-    }
-
-    #[test]
-    fn reads_plain_and_threads_keep_the_map_and_threads_out_and_change_nothing() {
-        let seg = segment();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("00000000000000000000.log");
-        std::fs::write(&path, &seg).unwrap();
+    fn reads_plain_keeps_threads_out_and_changes_nothing() {
+        let (_dir, path, _) = written_segment();
         let read = |reads: Reads| {
             let mut r = SegmentReader::open(&path).unwrap();
-            r.asked.map_min = 0;
-            r.map();
+            r.asked.chunk_size = 700;
+            r.asked.read_ahead = ReadAhead::Always;
             r.check_ahead(Depth::Batch);
             r.reads(reads);
             let mut entries = Vec::new();
             while let Some((e, _)) = r.next_entry_checked().unwrap() {
                 entries.push((e.position(), e_bytes(&e).to_vec()));
             }
-            let inline = r.source_name() == "plain";
-            (
-                entries,
-                r.tail(),
-                r.source_name().starts_with("map"),
-                inline,
-            )
+            (entries, r.tail(), r.source_name())
         };
-        let (auto, auto_tail, auto_mapped, _) = read(Reads::Auto);
-        assert!(auto_mapped, "auto maps a walk that asks for a map");
-        for reads in [Reads::Plain, Reads::Threads] {
-            let (entries, tail, mapped, inline) = read(reads);
-            assert!(!mapped, "{reads:?} never maps");
-            assert_eq!(entries, auto, "{reads:?}");
-            assert_eq!(tail, auto_tail, "{reads:?}");
-            // A small file gets no threads either way.
-            assert!(inline, "{reads:?}");
-        }
+        let (auto, auto_tail, auto_source) = read(Reads::Auto);
+        assert_eq!(auto_source, "threads");
+        let (plain, plain_tail, plain_source) = read(Reads::Plain);
+        assert_eq!(plain_source, "plain");
+        assert_eq!((plain, plain_tail), (auto.clone(), auto_tail));
         assert!(auto.len() > 3);
     }
 
@@ -943,24 +757,6 @@ mod tests {
     }
 
     #[test]
-    fn dropping_a_mapped_reader_stops_the_thread_checking_ahead() {
-        let (_dir, path, _) = written_segment();
-        for stop_after in [0, 1, 3] {
-            let mut r = SegmentReader::open(&path).unwrap();
-            r.asked.map_min = 0;
-            r.asked.stretch = 64;
-            r.asked.read_ahead = ReadAhead::Always;
-            r.check_ahead(Depth::Records(DecodeLimits::default()));
-            r.map();
-            for _ in 0..stop_after {
-                assert!(r.next_entry().unwrap().is_some());
-            }
-            assert!(stop_after == 0 || r.source_name() == "map+thread");
-            drop(r); // joins the thread: would hang if it could not stop
-        }
-    }
-
-    #[test]
     fn dropping_a_reader_stops_its_threads() {
         let (_dir, path, _) = written_segment();
         for check in [false, true] {
@@ -987,41 +783,27 @@ mod tests {
             let err = first_error(&mut r, &format!("{mode:?}"), |_| {});
             assert!(err.to_string().contains("shrank"), "{mode:?}: {err}");
         }
-        // Mapped: a file whose length was taken before it shrank, and a
-        // file cut short while its reader is half way through.
-        let file = File::open(&path).unwrap();
-        let mut r = SegmentReader::from_file(&path, file, seg.len() as u64 + 5000, 0);
-        r.asked.map_min = 0;
-        r.map();
-        let err = first_error(&mut r, "mapped", |_| {});
-        assert!(err.to_string().contains("shrank"), "mapped: {err}");
+        // A file cut short while its reader is half way through.
         let dir = tempfile::tempdir().unwrap();
         let big = dir.path().join("00000000000000000000.log");
         let mut bytes = Vec::new();
         while bytes.len() < 64 << 10 {
             bytes.extend_from_slice(&seg);
         }
-        // With and without a thread checking every other stretch ahead
-        // (which then reads past the cut too, and must not end the process).
-        for ahead in [false, true] {
+        for mode in [ReadAhead::Never, ReadAhead::Always] {
             std::fs::write(&big, &bytes).unwrap();
             let mut r = SegmentReader::open(&big).unwrap();
-            r.asked.map_min = 0;
-            if ahead {
-                r.asked.stretch = 4096;
-                r.asked.read_ahead = ReadAhead::Always;
-                r.check_ahead(Depth::Records(DecodeLimits::default()));
-            }
-            r.map();
+            r.asked.chunk_size = 4096;
+            r.asked.read_ahead = mode;
+            r.check_ahead(Depth::Records(DecodeLimits::default()));
             assert!(r.next_entry().unwrap().is_some());
-            assert_eq!(r.source_name() == "map+thread", ahead);
             std::fs::OpenOptions::new()
                 .write(true)
                 .open(&big)
                 .unwrap()
                 .set_len(4096)
                 .unwrap();
-            let ctx = format!("mapped, cut, ahead {ahead}");
+            let ctx = format!("cut, {mode:?}");
             let err = first_error(&mut r, &ctx, |e| {
                 // Entries handed out before the cut was noticed are whole.
                 assert!(e.position() < bytes.len() as u64);

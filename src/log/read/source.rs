@@ -5,14 +5,16 @@
 //! position the reader starts at. The reader frames entries in a chunk and
 //! gathers the one entry that straddles two chunks itself, so a source
 //! knows nothing of entries, except that one may have checked or rendered
-//! some batches while reading them ([`Source::take_done`]). Three sources:
+//! some batches while reading them ([`Source::take_done`]). Two sources:
 //!
 //! - [`Plain`] (here): positioned reads on the calling thread into one
 //!   reused buffer. The default, and what every other source must beat.
 //! - [`super::ahead::Threads`]: threads that read (and check or render)
 //!   the chunks ahead of the reader.
-//! - [`super::mapped::Mapped`]: the whole file through a memory map, with
-//!   a thread checking every other stretch of it when a core is free.
+//!
+//! A memory map was a third, until the bench timed it beside these two:
+//! on one large segment the read-ahead threads were faster, and with a map
+//! per job a parallel verification was 16–23% slower than plain reads.
 
 use std::fs::File;
 use std::io;
@@ -44,26 +46,9 @@ pub(super) trait Source: Send {
         &[]
     }
 
-    /// The reader is about to frame the entry at `pos`; nothing before it
-    /// is borrowed any more.
-    fn before_entry(&mut self, _pos: u64) {}
-
-    /// An error if the bytes handed out so far may not be the file's (a
-    /// mapped file that shrank reads as zeros); with `len_too`, also if the
-    /// file is now shorter than `len`.
-    fn intact(&self, _len_too: bool, _len: u64) -> io::Result<()> {
-        Ok(())
-    }
-
     /// The source's name, for tests.
     #[cfg(test)]
     fn name(&self) -> &'static str;
-
-    /// How many times pages were populated ([`super::mapped`]).
-    #[cfg(test)]
-    fn populates(&self) -> u32 {
-        0
-    }
 }
 
 /// The error of a file that ends before the length it had when opened.
