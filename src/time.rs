@@ -63,6 +63,39 @@ pub fn parse_instant_ms(s: &str) -> Result<i64, String> {
     }
 }
 
+/// A point in time on the command line: an instant, or a duration before
+/// the command's now (`now-P1D`, `now-PT15M`; `now` alone is now), which
+/// the command resolves with [`When::at`] against its `--now-ms` or the
+/// clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    At(i64),
+    Before(i64),
+}
+
+impl When {
+    /// The instant, with `now_ms` as now.
+    pub fn at(self, now_ms: i64) -> i64 {
+        match self {
+            When::At(t) => t,
+            When::Before(d) => now_ms.saturating_sub(d),
+        }
+    }
+}
+
+/// Parse a [`When`]: epoch milliseconds, an ISO-8601 date-time, or `now`
+/// less an ISO-8601 duration (`now-PT1H`).
+pub fn parse_when(s: &str) -> Result<When, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("now") {
+        return Ok(When::Before(0));
+    }
+    match t.get(..4).filter(|p| p.eq_ignore_ascii_case("now-")) {
+        Some(_) => parse_duration_ms(&t[4..]).map(When::Before),
+        None => parse_instant_ms(t).map(When::At),
+    }
+}
+
 /// Parse an instant that must not be negative (a `--now-ms`).
 pub fn parse_instant_ms_non_negative(s: &str) -> Result<i64, String> {
     let ms = parse_instant_ms(s)?;
@@ -193,6 +226,24 @@ mod tests {
         assert!(parse_instant_ms("yesterday").is_err());
         assert!(parse_instant_ms("2023-13-01T00:00:00Z").is_err());
         assert!(parse_instant_ms_non_negative("1969-12-31T23:59:59Z").is_err());
+    }
+
+    #[test]
+    fn a_time_is_an_instant_or_a_duration_before_now() {
+        assert_eq!(parse_when("1700000000000"), Ok(When::At(1_700_000_000_000)));
+        assert_eq!(
+            parse_when("2023-11-14T22:13:20Z"),
+            Ok(When::At(1_700_000_000_000))
+        );
+        assert_eq!(parse_when("now-PT1H"), Ok(When::Before(3_600_000)));
+        assert_eq!(
+            parse_when("NOW-P1D").map(|w| w.at(100_000_000)),
+            Ok(100_000_000 - 86_400_000)
+        );
+        assert_eq!(parse_when("now").map(|w| w.at(5)), Ok(5));
+        assert!(parse_when("now-1h").is_err());
+        assert!(parse_when("now+PT1H").is_err());
+        assert_eq!(When::Before(10).at(i64::MIN), i64::MIN);
     }
 
     #[test]

@@ -72,8 +72,24 @@ pub struct LagArgs {
     /// Which columns text and CSV show.
     #[arg(long, value_enum, default_value_t = Columns::All)]
     pub columns: Columns,
+    /// The rows of text and CSV: one per partition (the default), one per
+    /// group and topic, or one per group, each summing its partitions'
+    /// positive lags and pending records. JSON carries all three lists.
+    #[arg(long, value_enum, default_value_t = By::Partition)]
+    pub by: By,
     #[command(flatten)]
     pub retention: RetentionArgs,
+}
+
+/// `lag --by`: what one row of text and CSV is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum By {
+    /// One row per partition of each group.
+    Partition,
+    /// One row per topic of each group.
+    Topic,
+    /// One row per group.
+    Group,
 }
 
 /// How offset expiry is judged.
@@ -161,7 +177,9 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         isolation: isolation.name(),
         partitions: rows.iter().map(LagOut::from).collect(),
         groups: group_totals(&rows),
+        topics: topic_totals(&rows),
         columns: args.columns,
+        by: args.by,
     };
     emit(&report, args.format, out)?;
     let over = args.fail_above.map_or(0, |n| {
@@ -223,28 +241,65 @@ impl From<&LagRow> for LagOut {
     }
 }
 
-/// A group's total: the sum of its positive lags and its pending records.
+/// A group's total: the sum of its positive lags and its pending records,
+/// over its `partitions` rows.
 #[derive(Serialize, JsonSchema)]
 struct GroupTotal {
     group: String,
+    partitions: u64,
     lag: i64,
     pending_records: u64,
 }
 
-fn group_totals(rows: &[LagRow]) -> Vec<GroupTotal> {
-    let mut totals: BTreeMap<&str, (i64, u64)> = BTreeMap::new();
+/// The same sums for one topic of one group.
+#[derive(Serialize, JsonSchema)]
+struct TopicTotal {
+    group: String,
+    topic: String,
+    partitions: u64,
+    lag: i64,
+    pending_records: u64,
+}
+
+/// (rows, positive lags, pending records) of each key, in key order.
+fn sums<'r, K: Ord>(
+    rows: &'r [LagRow],
+    key: impl Fn(&'r LagRow) -> K,
+) -> BTreeMap<K, (u64, i64, u64)> {
+    let mut totals: BTreeMap<K, (u64, i64, u64)> = BTreeMap::new();
     for r in rows {
-        let t = totals.entry(&r.group).or_default();
-        t.0 += r.lag.unwrap_or(0).max(0);
-        t.1 += r.pending_records.unwrap_or(0);
+        let t = totals.entry(key(r)).or_default();
+        t.0 += 1;
+        t.1 += r.lag.unwrap_or(0).max(0);
+        t.2 += r.pending_records.unwrap_or(0);
     }
     totals
+}
+
+fn group_totals(rows: &[LagRow]) -> Vec<GroupTotal> {
+    sums(rows, |r| r.group.as_str())
         .into_iter()
-        .map(|(group, (lag, pending_records))| GroupTotal {
+        .map(|(group, (partitions, lag, pending_records))| GroupTotal {
             group: group.to_string(),
+            partitions,
             lag,
             pending_records,
         })
+        .collect()
+}
+
+fn topic_totals(rows: &[LagRow]) -> Vec<TopicTotal> {
+    sums(rows, |r| (r.group.as_str(), r.topic.as_str()))
+        .into_iter()
+        .map(
+            |((group, topic), (partitions, lag, pending_records))| TopicTotal {
+                group: group.to_string(),
+                topic: topic.to_string(),
+                partitions,
+                lag,
+                pending_records,
+            },
+        )
         .collect()
 }
 
@@ -257,9 +312,14 @@ pub struct LagReport {
     /// `read-uncommitted` or `read-committed`.
     isolation: &'static str,
     partitions: Vec<LagOut>,
+    /// Each group's sums over its partitions (`--by group`).
     groups: Vec<GroupTotal>,
+    /// Each group's sums per topic (`--by topic`).
+    topics: Vec<TopicTotal>,
     #[serde(skip)]
     columns: Columns,
+    #[serde(skip)]
+    by: By,
 }
 
 /// kafka-consumer-groups `--describe`'s columns, in its order and names.
@@ -283,6 +343,11 @@ impl Report for LagReport {
     }
 
     fn tables(&self) -> Vec<Table> {
+        match self.by {
+            By::Topic => return vec![Table::of(&self.topics)],
+            By::Group => return vec![Table::of(&self.groups)],
+            By::Partition => {}
+        }
         let mut table = Table::of(&self.partitions);
         if self.columns == Columns::Kafka {
             let fields: Vec<&str> = KAFKA_COLUMNS.iter().map(|(f, _)| *f).collect();
@@ -296,7 +361,7 @@ impl Report for LagReport {
     }
 
     fn text(&self) -> String {
-        if self.columns == Columns::Kafka {
+        if self.columns == Columns::Kafka || self.by != By::Partition {
             return self.tables()[0].render();
         }
         // Each group's rows, then its total.

@@ -9,6 +9,7 @@ use kaen_log::offsets::groups;
 use kaen_log::offsets::replay::{AsOf, Incomplete, Replay};
 use kaen_log::offsets::standing::Judge;
 use kaen_log::offsets::{OffsetsTopic, ReplayOptions};
+use kaen_log::time::{parse_when, When};
 
 use kaen_log::findings::Finding;
 use schemars::JsonSchema;
@@ -58,10 +59,11 @@ pub struct ReplayOffsetsArgs {
     pub history: bool,
     /// Replay only up to a point: `offset:N` (records below offset N of each
     /// offsets partition), `time:T` (records stamped at or before T, epoch ms
-    /// or ISO-8601 such as 2023-11-14T22:13:20Z), a bare number (an offset
+    /// or ISO-8601 such as 2023-11-14T22:13:20Z, or now less a duration:
+    /// now-P1D against --now-ms or the clock), a bare number (an offset
     /// below 10^11, else a timestamp in ms), or a bare ISO-8601 date-time.
     #[arg(long, value_parser = parse_as_of)]
-    pub as_of: Option<AsOf>,
+    pub as_of: Option<AsOfArg>,
     /// Output format: text (the table on stdout, the summary on stderr),
     /// json (one document), jsonl (one object per line) or csv.
     #[arg(long, value_parser = formats(STREAM_TABLE), default_value = "text")]
@@ -70,20 +72,37 @@ pub struct ReplayOffsetsArgs {
     pub retention: crate::cmd::lag::RetentionArgs,
 }
 
-fn parse_as_of(s: &str) -> Result<AsOf, String> {
+/// `--as-of`: an offset, or a time (which may be a duration before now).
+#[derive(Debug, Clone, Copy)]
+pub enum AsOfArg {
+    Offset(i64),
+    Time(When),
+}
+
+impl AsOfArg {
+    /// The replay's [`AsOf`], with `now_ms` as now.
+    fn at(self, now_ms: i64) -> AsOf {
+        match self {
+            AsOfArg::Offset(n) => AsOf::Offset(n),
+            AsOfArg::Time(w) => AsOf::Timestamp(w.at(now_ms)),
+        }
+    }
+}
+
+fn parse_as_of(s: &str) -> Result<AsOfArg, String> {
     if let Some(v) = s.strip_prefix("offset:") {
         return v
             .parse::<i64>()
-            .map(AsOf::Offset)
+            .map(AsOfArg::Offset)
             .map_err(|_| format!("{v:?} is not an offset"));
     }
     if let Some(v) = s.strip_prefix("time:") {
-        return kaen_log::time::parse_instant_ms(v).map(AsOf::Timestamp);
+        return parse_when(v).map(AsOfArg::Time);
     }
     Ok(match s.parse::<i64>() {
-        Ok(n) if n < 100_000_000_000 => AsOf::Offset(n),
-        Ok(n) => AsOf::Timestamp(n),
-        Err(_) => AsOf::Timestamp(kaen_log::time::parse_instant_ms(s)?),
+        Ok(n) if n < 100_000_000_000 => AsOfArg::Offset(n),
+        Ok(n) => AsOfArg::Time(When::At(n)),
+        Err(_) => AsOfArg::Time(parse_when(s)?),
     })
 }
 
@@ -151,7 +170,9 @@ fn display_dirs(dirs: &[PathBuf]) -> String {
 
 pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let opts = ReplayOptions {
-        as_of: args.as_of,
+        as_of: args
+            .as_of
+            .map(|a| a.at(args.retention.now_ms.unwrap_or_else(crate::cmd::now_ms))),
         history: args.history,
         group: args.group.clone(),
         topic: args.topic.clone(),

@@ -80,9 +80,10 @@ pub struct ResetOffsetsArgs {
     #[arg(long, allow_negative_numbers = true)]
     pub shift_by: Option<i64>,
     /// To the first offset stamped at or after this time (ISO-8601 such as
-    /// 2026-01-30T17:00:00Z or with ±hh:mm; or epoch ms).
-    #[arg(long, value_parser = kaen_log::time::parse_instant_ms)]
-    pub to_datetime: Option<i64>,
+    /// 2026-01-30T17:00:00Z or with ±hh:mm; epoch ms; or now less a
+    /// duration, now-PT2H).
+    #[arg(long, value_parser = kaen_log::time::parse_when)]
+    pub to_datetime: Option<kaen_log::time::When>,
     /// To the first offset stamped at or after now minus this ISO-8601
     /// duration (P1DT2H, PT30M).
     #[arg(long, value_parser = kaen_log::time::parse_duration_ms)]
@@ -263,7 +264,7 @@ fn spec(args: &ResetOffsetsArgs, now: i64) -> anyhow::Result<Spec> {
     } else if let Some(n) = args.shift_by {
         Spec::ShiftBy(n)
     } else if let Some(t) = args.to_datetime {
-        Spec::Datetime(t)
+        Spec::Datetime(t.at(now))
     } else if let Some(d) = args.by_duration {
         Spec::Datetime(now.saturating_sub(d))
     } else if let Some(path) = &args.from_file {

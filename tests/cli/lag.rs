@@ -371,3 +371,71 @@ fn topic_and_min_lag_filter_the_rows() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("topic \"nope\""), "{}", stderr(&o));
 }
+
+/// `--by topic` and `--by group` sum each group's partitions: the count of
+/// rows, the positive lags and the pending records. fixtures/kafka
+/// (make.sh): billing committed orders-0 at 25 (high watermark 28) and
+/// orders-1 at 7 (log end 10): 2 partitions, lag 3 + 3. Every group's sums
+/// agree with its partition rows in the JSON document of the same run.
+#[test]
+fn by_topic_and_by_group_sum_the_partitions() {
+    let env = TestEnv::new();
+    let base = ["lag", "fixtures/kafka", "--now-ms", "1700000100000"];
+    let json = env.run(&[base.as_slice(), &["--format", "json"]].concat(), None);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let parts = doc["partitions"].as_array().unwrap();
+    for by in ["topic", "group"] {
+        let o = env.run(
+            &[base.as_slice(), &["--format", "csv", "--by", by]].concat(),
+            None,
+        );
+        assert_eq!(o.status.code(), Some(0), "{by}");
+        let table = crate::support::parse_csv(&stdout(&o));
+        let header = &table[0];
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let mut keys = Vec::new();
+        for row in &table[1..] {
+            let group = &row[col("group")];
+            let topic = (by == "topic").then(|| row[col("topic")].clone());
+            let mine: Vec<_> = parts
+                .iter()
+                .filter(|p| p["group"] == group.as_str())
+                .filter(|p| topic.as_ref().is_none_or(|t| p["topic"] == t.as_str()))
+                .collect();
+            let lag: i64 = mine
+                .iter()
+                .map(|p| p["lag"].as_i64().unwrap_or(0).max(0))
+                .sum();
+            let pending: u64 = mine
+                .iter()
+                .map(|p| p["pending_records"].as_u64().unwrap_or(0))
+                .sum();
+            assert_eq!(
+                row[col("partitions")],
+                mine.len().to_string(),
+                "{by} {group}"
+            );
+            assert_eq!(row[col("lag")], lag.to_string(), "{by} {group}");
+            assert_eq!(
+                row[col("pending_records")],
+                pending.to_string(),
+                "{by} {group}"
+            );
+            if group == "billing" {
+                assert_eq!(
+                    (row[col("partitions")].as_str(), row[col("lag")].as_str()),
+                    ("2", "6")
+                );
+            }
+            keys.push((group.clone(), topic));
+        }
+        let mut sorted = keys.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(keys, sorted, "{by}: one row per key, in order");
+        assert!(keys.iter().any(|(g, _)| g == "billing"), "{by}");
+    }
+    // The JSON document carries both lists whatever --by says.
+    assert!(doc["topics"].as_array().is_some_and(|t| !t.is_empty()));
+    assert!(doc["groups"].as_array().is_some_and(|g| !g.is_empty()));
+}

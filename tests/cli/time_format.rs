@@ -186,3 +186,74 @@ fn the_epoch_ms_scan_finds_only_13_digit_numbers() {
     assert_eq!(has_epoch_ms("2023-11-14T22:13:20.000Z 170000000000"), None);
     assert_eq!(has_epoch_ms("0x1700000000000"), None);
 }
+
+/// A time input may be now less an ISO-8601 duration (`now-PT1M`),
+/// resolved against the command's `--now-ms`: it selects what the instant
+/// now − duration selects. fixtures/data/orders-0 (make.sh): records
+/// stamped from TS = 1700000000000 on, a millisecond apart within a batch.
+#[test]
+fn a_time_may_be_a_duration_before_now() {
+    let env = TestEnv::new();
+    let now = 1_700_000_060_000i64;
+    let cases: &[(&[&str], &str, i64)] = &[
+        (
+            &[
+                "dump-segment",
+                "--format",
+                "json",
+                "fixtures/data/orders-0",
+                "--from-time",
+            ],
+            "--to-time",
+            0,
+        ),
+        (
+            &[
+                "replay-offsets",
+                "--format",
+                "json",
+                "fixtures/kafka",
+                "--as-of",
+            ],
+            "",
+            0,
+        ),
+    ];
+    for (args, _, _) in cases {
+        for ago in [58_000i64, 59_998, 60_000] {
+            let at = now - ago;
+            let value = |v: String| -> Vec<String> {
+                let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+                let v = if args.last() == Some(&"--as-of") {
+                    format!("time:{v}")
+                } else {
+                    v
+                };
+                a.push(v);
+                a.extend(["--now-ms".to_string(), now.to_string()]);
+                a
+            };
+            let by_ago = value(format!("now-PT{}.{:03}S", ago / 1000, ago % 1000));
+            let by_instant = value(at.to_string());
+            let one = env.run(&by_ago.iter().map(String::as_str).collect::<Vec<_>>(), None);
+            let two = env.run(
+                &by_instant.iter().map(String::as_str).collect::<Vec<_>>(),
+                None,
+            );
+            assert_eq!(one.status.code(), Some(0), "{by_ago:?}: {}", stderr(&one));
+            assert_eq!(stdout(&one), stdout(&two), "{by_ago:?} vs {by_instant:?}");
+        }
+    }
+    // A bad duration is refused with the parser's message, exit 2.
+    let o = env.run(
+        &[
+            "dump-segment",
+            "fixtures/data/orders-0",
+            "--from-time",
+            "now-1h",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("ISO-8601 duration"), "{}", stderr(&o));
+}

@@ -117,14 +117,19 @@ pub struct DumpSegmentArgs {
     /// it are not shown.
     #[arg(long, value_name = "OFFSET")]
     pub to_offset: Option<i64>,
-    /// Records stamped before this time (epoch ms or ISO-8601) are not
-    /// shown, nor are batches whose max timestamp is before it.
-    #[arg(long, value_name = "TIME", value_parser = kaen_log::time::parse_instant_ms)]
-    pub from_time: Option<i64>,
-    /// Records stamped after this time (epoch ms or ISO-8601) are not
-    /// shown, nor are batches whose every record is after it.
-    #[arg(long, value_name = "TIME", value_parser = kaen_log::time::parse_instant_ms)]
-    pub to_time: Option<i64>,
+    /// Records stamped before this time (epoch ms, ISO-8601, or now less a
+    /// duration: now-PT1H) are not shown, nor are batches whose max
+    /// timestamp is before it.
+    #[arg(long, value_name = "TIME", value_parser = kaen_log::time::parse_when)]
+    pub from_time: Option<kaen_log::time::When>,
+    /// Records stamped after this time (as --from-time) are not shown, nor
+    /// are batches whose every record is after it.
+    #[arg(long, value_name = "TIME", value_parser = kaen_log::time::parse_when)]
+    pub to_time: Option<kaen_log::time::When>,
+    /// Now, for --from-time and --to-time given as now less a duration
+    /// (epoch ms or ISO-8601; default: the clock).
+    #[arg(long, value_name = "MS", value_parser = kaen_log::time::parse_instant_ms)]
+    pub now_ms: Option<i64>,
     /// Only records whose key is exactly K (UTF-8); batches without such a
     /// record are not shown.
     #[arg(long, value_name = "K")]
@@ -224,7 +229,10 @@ impl DumpSegmentArgs {
 }
 
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
-    let args = &args.with_kafka_decoders();
+    let mut args = args.with_kafka_decoders();
+    // One now for every batch (a time given as now less a duration).
+    args.now_ms.get_or_insert_with(crate::cmd::now_ms);
+    let args = &args;
     if let Some(n) = args.threads {
         anyhow::ensure!(
             kaen_log::log::cores::set_cores(crate::cmd::clamp_to_cores(
@@ -739,8 +747,8 @@ impl RecordFilter {
         let mut f = RecordFilter {
             from_offset: args.from_offset,
             to_offset: args.to_offset,
-            from_time: args.from_time,
-            to_time: args.to_time,
+            from_time: args.start_ms(),
+            to_time: args.end_ms(),
             key: args.key.clone(),
             grep: args.grep.clone(),
             everything: false,
@@ -793,6 +801,22 @@ enum Shown {
     Stop,
 }
 
+impl DumpSegmentArgs {
+    /// --from-time as an instant (now less a duration against --now-ms or the clock).
+    fn start_ms(&self) -> Option<i64> {
+        self.from_time.map(|w| w.at(self.now()))
+    }
+
+    /// --to-time as an instant.
+    fn end_ms(&self) -> Option<i64> {
+        self.to_time.map(|w| w.at(self.now()))
+    }
+
+    fn now(&self) -> i64 {
+        self.now_ms.unwrap_or_else(crate::cmd::now_ms)
+    }
+}
+
 fn batch_shown(args: &DumpSegmentArgs, batch: &kaen_log::format::BatchView<'_>) -> Shown {
     let h = &batch.header;
     if args.to_offset.is_some_and(|to| h.base_offset > to)
@@ -801,9 +825,9 @@ fn batch_shown(args: &DumpSegmentArgs, batch: &kaen_log::format::BatchView<'_>) 
             .is_some_and(|max| batch.position + batch.bytes().len() as u64 > max)
     {
         Shown::Stop
-    } else if args.from_time.is_some_and(|t| h.max_timestamp < t)
+    } else if args.start_ms().is_some_and(|t| h.max_timestamp < t)
         || args
-            .to_time
+            .end_ms()
             .is_some_and(|t| h.base_timestamp > t && !h.is_control())
     {
         Shown::Skip
