@@ -1,7 +1,9 @@
-//! Every command the README shows (`$ ...` lines in code blocks) runs, and
-//! the output lines it shows appear, in order, in what the command prints
-//! (`...` stands for lines left out): its stdout, then its stderr, as a
-//! terminal shows them (klog writes its data before the summary for people).
+//! Every command the README and the man pages show (`$ ...` lines in code
+//! blocks of README.md and of the man pages' text, src/cmd/generate/pages/)
+//! runs, and the output lines it shows appear, in order, in what the command
+//! prints (`...` stands for lines left out): its stdout, then its stderr, as
+//! a terminal shows them (klog writes its data before the summary for
+//! people).
 
 use crate::support::{copy_dir, repo, TestEnv};
 
@@ -39,21 +41,24 @@ fn examples(readme: &str) -> Vec<Example> {
     out
 }
 
-#[test]
-fn every_readme_command_runs_and_prints_what_is_shown() {
-    let env = TestEnv::new();
-    let root = env.dir.path().to_path_buf();
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+/// klog's folder on PATH.
+fn path_with_klog() -> String {
     let bin = assert_cmd::cargo::cargo_bin("klog");
-    let path = format!(
+    format!(
         "{}:{}",
         bin.parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
-    );
-    let mut cwd = root.clone();
+    )
+}
+
+/// Run every example of `text` (named `name` in messages) in `root`, a
+/// copy of the fixtures; the number of commands run.
+fn run_examples(name: &str, text: &str, root: &std::path::Path) -> usize {
+    let path = path_with_klog();
+    let mut cwd = root.to_path_buf();
     let mut ran = 0;
-    for ex in examples(&readme) {
-        let ctx = format!("README.md:{}: `{}`", ex.line, ex.command);
+    for ex in examples(text) {
+        let ctx = format!("{name}:{}: `{}`", ex.line, ex.command);
         match ex.command.as_str() {
             c if c.starts_with("cargo ") => continue,
             // A walk-through that writes works on its own copy of the fixtures.
@@ -71,7 +76,7 @@ fn every_readme_command_runs_and_prints_what_is_shown() {
                 continue;
             }
             "cd -" => {
-                cwd = root.clone();
+                cwd = root.to_path_buf();
                 continue;
             }
             _ => {}
@@ -86,7 +91,7 @@ fn every_readme_command_runs_and_prints_what_is_shown() {
             .unwrap();
         let stdout = String::from_utf8_lossy(&o.stdout);
         let stderr = String::from_utf8_lossy(&o.stderr);
-        // A command that exits non-zero says so in the README: `# exits N`.
+        // A command that exits non-zero says so: `# exits N`.
         let expected = ex
             .command
             .rsplit_once("# exits ")
@@ -119,7 +124,16 @@ fn every_readme_command_runs_and_prints_what_is_shown() {
         }
         ran += 1;
     }
-    assert!(ran >= 10, "only {ran} README commands found");
+    ran
+}
+
+#[test]
+fn every_readme_command_runs_and_prints_what_is_shown() {
+    let env = TestEnv::new();
+    let root = env.dir.path().to_path_buf();
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let ran = run_examples("README.md", &readme, &root);
+    assert!(ran >= 8, "only {ran} README commands found");
     // The quick start's first command: klog's main job on the shipped fixtures.
     let quick = readme
         .lines()
@@ -129,7 +143,7 @@ fn every_readme_command_runs_and_prints_what_is_shown() {
         .arg("-c")
         .arg(format!("klog {quick}"))
         .current_dir(&root)
-        .env("PATH", &path)
+        .env("PATH", path_with_klog())
         .output()
         .unwrap();
     assert_eq!(
@@ -137,5 +151,34 @@ fn every_readme_command_runs_and_prints_what_is_shown() {
         Some(0),
         "quick start `{quick}`: {}",
         String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+/// The man pages' examples: each page's text runs in a fresh copy of the
+/// fixtures, its commands in order (a page's later command may read what an
+/// earlier one wrote).
+#[test]
+fn every_man_page_command_runs_and_prints_what_is_shown() {
+    let dir = repo().join("src/cmd/generate/pages");
+    let mut pages: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    let mut ran = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        let env = TestEnv::new();
+        let name = format!(
+            "src/cmd/generate/pages/{}",
+            page.file_name().unwrap().to_string_lossy()
+        );
+        ran += run_examples(&name, &text, env.dir.path());
+    }
+    assert!(
+        ran >= 40,
+        "only {ran} man page commands found in {} pages",
+        pages.len()
     );
 }

@@ -1,4 +1,4 @@
-//! The README's command synopsis (the block under "## Commands") is
+//! The README's command synopsis (the first code block under "## Commands") is
 //! checked against clap: every subcommand is there, every flag it names
 //! exists, every flag a subcommand has is named, and `--format` lists
 //! exactly the formats the subcommand offers.
@@ -11,10 +11,11 @@ use crate::support::{repo, TestEnv};
 fn synopsis() -> BTreeMap<String, String> {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let block = readme
-        .split("## Commands\n\n```\n")
+        .split("\n## Commands\n")
         .nth(1)
-        .and_then(|rest| rest.split("\n```").next())
-        .expect("a ``` block right under ## Commands");
+        .and_then(|section| section.split("\n## ").next())
+        .and_then(|section| section.split("\n```\n").nth(1))
+        .expect("a ``` block in ## Commands");
     let mut out: BTreeMap<String, String> = BTreeMap::new();
     let mut current = String::new();
     for line in block.lines() {

@@ -4,7 +4,8 @@
 //! or run long, every problem must lie inside the file, and detection is
 //! counted per header field of each batch ("detected" = `verify_segment`
 //! reports any problem). The table printed on stderr (`cargo test --test
-//! lib sweeps -- --nocapture`) is the one in the README.
+//! lib sweeps -- --nocapture`) is the one in klog-reliability(7)
+//! (src/cmd/generate/pages/reliability.7.md).
 //!
 //! What must hold, and why:
 //! - a flip anywhere in `attributes..end` or in the `crc` field itself is
@@ -220,7 +221,7 @@ fn every_bit_flip_and_every_truncation() {
     }
     let took = started.elapsed();
 
-    // The table for the README.
+    // The table for klog-reliability(7).
     eprintln!(
         "\nsingle-bit flips of a {}-byte segment (batches of {} bytes plain, {} plain, {} {:?}) \
          and every truncation, in {took:.1?}:\n",

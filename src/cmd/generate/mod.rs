@@ -10,6 +10,8 @@ use crate::cli::Cli;
 use crate::exit::Outcome;
 use crate::report::Output;
 
+mod roff;
+
 /// Print shell completions for klog.
 #[derive(Debug, clap::Args)]
 pub struct CompletionsArgs {
@@ -18,8 +20,8 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Generate man pages (klog.1, one page per subcommand and klog-records.7)
-/// into a folder, the JSON Schema of every command's `--format json`
+/// Generate man pages (klog.1, one page per subcommand, klog-records.7 and
+/// the topic pages of section 7) into a folder, the JSON Schema of every command's `--format json`
 /// document, or (`tables`) the record schemas klog decodes as JSON
 /// (`record-tables.json`, for tests/kafka/schemas.sh).
 #[derive(Debug, clap::Args)]
@@ -262,35 +264,102 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
 
 /// Related pages per subcommand.
 const SEE_ALSO: &[(&str, &[&str])] = &[
-    ("dump-segment", &["verify-crc", "stats"]),
-    ("verify-crc", &["dump-segment", "diff", "info"]),
-    ("diff", &["verify-crc"]),
+    (
+        "dump-segment",
+        &["verify-crc", "stats", "records(7)", "kafka(7)"],
+    ),
+    (
+        "verify-crc",
+        &["dump-segment", "diff", "info", "reliability(7)", "crash(7)"],
+    ),
+    ("diff", &["verify-crc", "brokers(7)"]),
     ("replay-offsets", &["lag", "groups", "commit", "tombstone"]),
-    ("lag", &["replay-offsets", "groups", "transactions"]),
-    ("groups", &["replay-offsets", "lag", "metadata"]),
-    ("info", &["metadata", "verify-crc"]),
-    ("metadata", &["info", "groups", "records(7)"]),
-    ("tombstone", &["commit", "reset-offsets", "replay-offsets"]),
-    ("reset-offsets", &["commit", "tombstone", "lag"]),
-    ("summary", &["cluster", "info"]),
-    ("cluster", &["summary", "lag"]),
-    ("commit", &["tombstone", "replay-offsets", "lag"]),
+    (
+        "lag",
+        &["replay-offsets", "groups", "transactions", "brokers(7)"],
+    ),
+    ("groups", &["replay-offsets", "lag", "metadata", "kafka(7)"]),
+    ("info", &["metadata", "verify-crc", "kafka(7)"]),
+    ("metadata", &["info", "groups", "records(7)", "kafka(7)"]),
+    (
+        "tombstone",
+        &["commit", "reset-offsets", "replay-offsets", "writers(7)"],
+    ),
+    (
+        "reset-offsets",
+        &["commit", "tombstone", "lag", "writers(7)", "crash(7)"],
+    ),
+    ("summary", &["cluster", "info", "brokers(7)"]),
+    ("cluster", &["summary", "lag", "brokers(7)"]),
+    (
+        "commit",
+        &["tombstone", "replay-offsets", "lag", "writers(7)"],
+    ),
     ("transactions", &["lag", "verify-crc", "eos-demo"]),
     ("stats", &["dump-segment"]),
-    ("produce", &["dump-segment", "group-demo"]),
+    ("produce", &["dump-segment", "group-demo", "writers(7)"]),
     ("group-demo", &["produce", "lag", "eos-demo"]),
     ("eos-demo", &["transactions", "dump-segment", "group-demo"]),
     ("completions", &[]),
 ];
 
-/// Escape text for roff: backslashes, leading dots and quotes, dashes.
+/// The DETAILS section of a subcommand's page: the reference beyond
+/// `--help`, in the Markdown subset of [`roff`].
+const DETAILS: &[(&str, &str)] = &[
+    ("dump-segment", include_str!("pages/dump-segment.md")),
+    ("verify-crc", include_str!("pages/verify-crc.md")),
+    ("replay-offsets", include_str!("pages/replay-offsets.md")),
+    ("lag", include_str!("pages/lag.md")),
+    ("groups", include_str!("pages/groups.md")),
+    ("info", include_str!("pages/info.md")),
+    ("metadata", include_str!("pages/metadata.md")),
+    ("tombstone", include_str!("pages/tombstone.md")),
+    ("commit", include_str!("pages/commit.md")),
+    ("reset-offsets", include_str!("pages/reset-offsets.md")),
+    ("transactions", include_str!("pages/transactions.md")),
+    ("stats", include_str!("pages/stats.md")),
+    ("produce", include_str!("pages/produce.md")),
+    ("group-demo", include_str!("pages/group-demo.md")),
+    ("eos-demo", include_str!("pages/eos-demo.md")),
+];
+
+/// The topic pages of section 7: (name, what it is about, its text).
+const TOPICS: &[(&str, &str, &str)] = &[
+    (
+        "output",
+        "paths, stdout and stderr, times and the output formats of every klog command",
+        include_str!("pages/output.7.md"),
+    ),
+    (
+        "writers",
+        "how klog appends to a log: the lock, the offsets partition, replicas, configuration",
+        include_str!("pages/writers.7.md"),
+    ),
+    (
+        "crash",
+        "after a crash: find the damage, save what can be saved, reset the groups",
+        include_str!("pages/crash.7.md"),
+    ),
+    (
+        "brokers",
+        "many brokers: klog summary on each, klog cluster over the summaries",
+        include_str!("pages/brokers.7.md"),
+    ),
+    (
+        "kafka",
+        "Kafka 4.x log directories, and how klog is tested against real Kafka releases",
+        include_str!("pages/kafka.7.md"),
+    ),
+    (
+        "reliability",
+        "what klog touches, hostile input, and how klog is tested against damage",
+        include_str!("pages/reliability.7.md"),
+    ),
+];
+
+/// Escape text for roff.
 fn roff_text(s: &str) -> String {
-    let s = s.replace('\\', "\\e").replace('-', "\\-");
-    if s.starts_with('.') || s.starts_with('\'') {
-        format!("\\&{s}")
-    } else {
-        s
-    }
+    roff::escape(s)
 }
 
 /// A subcommand's SYNOPSIS line with a placeholder for every value
@@ -358,9 +427,14 @@ fn with_synopsis(roff: &str, line: &str) -> String {
     format!("{}{line}{}", &roff[..start], &roff[end..])
 }
 
-/// The sections clap does not write: EXIT STATUS, EXAMPLES, SEE ALSO.
+/// The sections clap does not write: DETAILS, EXIT STATUS, EXAMPLES,
+/// SEE ALSO.
 fn extra_sections(name: &str) -> String {
     let mut roff = String::new();
+    if let Some((_, text)) = DETAILS.iter().find(|(n, _)| *n == name) {
+        roff.push_str(".SH DETAILS\n");
+        roff.push_str(&roff::from_markdown(text));
+    }
     roff.push_str(".SH \"EXIT STATUS\"\n");
     for (code, meaning) in [
         ("0", "the command ran and found nothing wrong"),
@@ -390,6 +464,13 @@ fn extra_sections(name: &str) -> String {
             .iter()
             .filter(|(n, _)| *n != "klog")
             .map(|(n, _)| format!("klog\\-{}(1)", roff_text(n)))
+            .chain(
+                TOPICS
+                    .iter()
+                    .map(|(n, _, _)| *n)
+                    .chain(["records"])
+                    .map(|n| format!("klog\\-{}(7)", roff_text(n))),
+            )
             .collect(),
     };
     roff.push_str(".SH \"SEE ALSO\"\n");
@@ -422,12 +503,55 @@ fn man_pages(dir: &std::path::Path) -> anyhow::Result<()> {
         }
         text.push_str(&extra_sections(&name));
         let path = dir.join(man.get_filename());
+        let text = with_tbl(text);
         std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
+    }
+    for (name, about, body) in TOPICS {
+        let path = dir.join(format!("klog-{name}.7"));
+        std::fs::write(&path, topic_page(name, about, body, &version))
+            .with_context(|| format!("write {}", path.display()))?;
     }
     let path = dir.join("klog-records.7");
     std::fs::write(&path, records_page(&version))
         .with_context(|| format!("write {}", path.display()))?;
     Ok(())
+}
+
+/// A page that holds a tbl(1) table says so on its first line, so that
+/// man(1) runs tbl.
+fn with_tbl(roff: String) -> String {
+    if roff.contains("\n.TS\n") && !roff.starts_with("'\\\" t") {
+        format!("'\\\" t\n{roff}")
+    } else {
+        roff
+    }
+}
+
+/// A topic page of section 7 (klog-output(7), ...): NAME, then the page's
+/// text, then SEE ALSO the other topic pages and klog(1).
+fn topic_page(name: &str, about: &str, body: &str, version: &str) -> String {
+    let mut roff = format!(
+        ".TH klog-{} 7 \"\" \"{}\" \"klog manual\"\n.SH NAME\nklog\\-{} \\- {}\n",
+        roff_text(name),
+        roff_text(version),
+        roff_text(name),
+        roff_text(about)
+    );
+    roff.push_str(&roff::from_markdown(body));
+    let related: Vec<String> = std::iter::once("klog(1)".to_string())
+        .chain(
+            TOPICS
+                .iter()
+                .map(|(n, _, _)| *n)
+                .chain(["records"])
+                .filter(|n| *n != name)
+                .map(|n| format!("klog\\-{}(7)", roff_text(n))),
+        )
+        .collect();
+    roff.push_str(".SH \"SEE ALSO\"\n");
+    roff.push_str(&related.join(", "));
+    roff.push('\n');
+    with_tbl(roff)
 }
 
 /// klog-records(7): every record type and version klog decodes, with the
