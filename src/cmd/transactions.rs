@@ -726,7 +726,10 @@ impl Report for TransactionsReport {
                 p.aborted.len(),
                 p.open
             ));
-            out.push_str(&indent(table.render()));
+            // No producers: the counts say it, with no empty table under them.
+            if !p.producers.is_empty() {
+                out.push_str(&indent(table.render()));
+            }
             for f in &p.findings {
                 out.push_str(&indent(escape_cell(&f.to_string()).into_owned()));
             }

@@ -848,3 +848,28 @@ fn csv_is_one_row_per_producer_of_each_partition() {
     let again = run(&["--format", "csv", "--find-hanging", "--time-format", "iso"]);
     assert_eq!(stdout(&again), stdout(&o));
 }
+
+/// A partition with no producer says so in its counts line and prints no
+/// empty producer table under it (fixtures/kafka-real 4.4.0 broker-1:
+/// `__cluster_metadata-0` has none; `__consumer_offsets-0` has producer
+/// 1002's two committed transactions, Kafka's own coordinator writes).
+#[test]
+fn a_partition_without_producers_prints_no_empty_table() {
+    let env = crate::support::TestEnv::new();
+    let dir = crate::support::repo().join("fixtures/kafka-real/4.4.0/broker-1");
+    let o = env.run(&["transactions", dir.to_str().unwrap()], None);
+    let text = crate::support::stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    // The partition's counts line and the line under it.
+    let at = |name: &str| {
+        let i = lines
+            .iter()
+            .position(|l| l.contains(&format!("{name}:")))
+            .unwrap_or_else(|| panic!("no {name} in {text}"));
+        (lines[i], lines.get(i + 1).copied().unwrap_or(""))
+    };
+    let (counts, under) = at("__cluster_metadata-0");
+    assert!(counts.contains(", 0 producers,"), "{text}");
+    assert!(!under.contains("PRODUCER"), "{text}");
+    assert!(at("__consumer_offsets-0").1.contains("PRODUCER"), "{text}");
+}
