@@ -23,7 +23,6 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
-    report::progress::set_quiet(cli.quiet);
     if !cli.wide {
         if let Some(width) = report::terminal_width() {
             report::table::fit_to(width);
@@ -31,7 +30,8 @@ fn main() -> ExitCode {
     }
     let mut out = report::Output::stdout()
         .with_csv_cells(cli.csv_cells.mode())
-        .with_time_format(cli.time_format);
+        .with_time_format(cli.time_format)
+        .with_quiet(cli.quiet);
     let result = cmd::run(&cli.command, &mut out).and_then(|o| out.flush().map(|_| o));
     exit::finish(result)
 }

@@ -132,7 +132,7 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         group: args.group.clone(),
         ..ReplayOptions::default()
     };
-    let progress = Progress::spinner(args.format == Format::Text);
+    let progress = Progress::spinner(out.shows_progress(args.format == Format::Text));
     let (dirs, replay, _) = crate::cmd::replay_offsets::replay_dirs(&args.dirs, opts)?;
     if let Some(g) = &args.group {
         let known = replay.committed_groups().contains(&g.as_str())

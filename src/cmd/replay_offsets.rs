@@ -178,7 +178,7 @@ pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome
         topic: args.topic.clone(),
         ..ReplayOptions::default()
     };
-    let progress = Progress::spinner(args.format == Format::Text);
+    let progress = Progress::spinner(out.shows_progress(args.format == Format::Text));
     let (dirs, replay, topic) = replay_dirs(&args.dirs, opts)?;
     drop(progress);
     let views = groups::groups(

@@ -71,7 +71,7 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             max_decompressed: args.max_decompressed_bytes,
         },
     };
-    let _progress = Progress::over(&args.paths, args.format == Format::Text);
+    let _progress = Progress::over(&args.paths, out.shows_progress(args.format == Format::Text));
     let mut parts: Vec<PartitionStats> = Vec::new();
     for path in &args.paths {
         parts.extend(

@@ -90,7 +90,7 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
     let max_timeout = args
         .max_transaction_timeout
         .map_or(args.transaction_timeout_ms, |minutes| minutes * 60_000);
-    let progress = Progress::spinner(args.format == Format::Text);
+    let progress = Progress::spinner(out.shows_progress(args.format == Format::Text));
     let mut partitions = Vec::new();
     for path in &args.paths {
         match classify(path)? {

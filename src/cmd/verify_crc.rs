@@ -145,7 +145,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         return recovery_preview(args, out);
     }
     let mut opts = options(args);
-    let progress = Progress::over(&args.paths, args.format == Format::Text);
+    let progress = Progress::over(&args.paths, out.shows_progress(args.format == Format::Text));
     let total = check(args, &opts)?;
     drop(progress);
     let mut report = VerifyReport::new(&total);

@@ -58,6 +58,8 @@ pub struct Output {
     out: BufWriter<Sink>,
     csv_cells: kaen_log::escape::CsvCells,
     time_format: crate::cli::TimeFormat,
+    /// `--quiet`: no progress display.
+    quiet: bool,
 }
 
 /// Where [`Output`]'s buffer goes: a duplicate of the stdout descriptor,
@@ -147,7 +149,19 @@ impl Output {
             out: BufWriter::with_capacity(1 << 16, sink),
             csv_cells: kaen_log::escape::CsvCells::default(),
             time_format: crate::cli::TimeFormat::default(),
+            quiet: false,
         }
+    }
+    /// Show no progress display (`--quiet`).
+    pub fn with_quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        self
+    }
+    /// Whether a command whose output is text (`text`) may show progress
+    /// on stderr: not with `--quiet` (and only on a terminal, which
+    /// [`progress::Progress`] checks).
+    pub fn shows_progress(&self, text: bool) -> bool {
+        text && !self.quiet
     }
     /// Show instants in text as `format` says (`--time-format`).
     pub fn with_time_format(mut self, format: crate::cli::TimeFormat) -> Self {

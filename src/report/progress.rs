@@ -8,18 +8,12 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use kaen_log::log::walk::walked_bytes;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-static QUIET: OnceLock<bool> = OnceLock::new();
-
-/// Silence every progress display (`--quiet`).
-pub fn set_quiet(quiet: bool) {
-    let _ = QUIET.set(quiet);
-}
-
-/// Whether a progress display may be shown at all.
-pub fn enabled() -> bool {
-    !QUIET.get().copied().unwrap_or(false) && std::io::stderr().is_terminal()
+/// Whether a progress display may be shown at all: stderr is a terminal.
+/// `--quiet` is the caller's to weigh ([`crate::report::Output::shows_progress`]).
+fn enabled() -> bool {
+    std::io::stderr().is_terminal()
 }
 
 /// A bar over the bytes of log the walks pass; cleared when dropped.
@@ -44,8 +38,8 @@ pub fn log_bytes<P: AsRef<std::path::Path>>(paths: &[P]) -> u64 {
 impl Progress {
     /// A bar over the `.log` bytes under `paths`, advanced by every walk of
     /// the log (`kaen_log::log::walk::walked_bytes`); `None` when progress
-    /// is not shown (stderr not a terminal, `--quiet`, or `shown` false:
-    /// the caller's output is not text).
+    /// is not shown (stderr not a terminal, or `shown` false: `--quiet`,
+    /// or the caller's output is not text).
     pub fn over<P: AsRef<std::path::Path>>(paths: &[P], shown: bool) -> Option<Progress> {
         if !shown || !enabled() {
             return None;

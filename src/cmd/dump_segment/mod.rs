@@ -245,7 +245,7 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
     // Progress only when the text goes to a file or a pipe, not the terminal.
     let progress = Progress::over(
         &args.paths,
-        args.format == Format::Text && !std::io::stdout().is_terminal(),
+        out.shows_progress(args.format == Format::Text) && !std::io::stdout().is_terminal(),
     );
     // Paths that cannot be dumped at all are refused before any output
     // starts (exit 2, nothing on stdout).
