@@ -23,15 +23,11 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
-    if !cli.wide {
-        if let Some(width) = report::terminal_width() {
-            report::table::fit_to(width);
-        }
-    }
     let mut out = report::Output::stdout()
         .with_csv_cells(cli.csv_cells.mode())
         .with_time_format(cli.time_format)
-        .with_quiet(cli.quiet);
+        .with_quiet(cli.quiet)
+        .with_fit(report::terminal_width().filter(|_| !cli.wide));
     let result = cmd::run(&cli.command, &mut out).and_then(|o| out.flush().map(|_| o));
     exit::finish(result)
 }

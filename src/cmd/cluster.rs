@@ -300,9 +300,9 @@ impl Report for ClusterOut<'_> {
     }
 
     /// Partitions, then replicas, then group lag (only the lag with --lag).
-    fn text(&self) -> String {
+    fn text(&self, fit: crate::report::table::Fit) -> String {
         let r = self.report;
-        let lag = lag_table(&r.groups).render();
+        let lag = lag_table(&r.groups).render(fit);
         if self.lag_only {
             return lag;
         }
@@ -372,13 +372,13 @@ impl Report for ClusterOut<'_> {
         } else {
             format!(
                 "{}\n",
-                Table::of(&outcomes).numeric("batches_beyond").render()
+                Table::of(&outcomes).numeric("batches_beyond").render(fit)
             )
         };
         format!(
             "{}\n{}\n{outcomes}{}",
-            Table::of(&partitions).render(),
-            Table::of(&replicas).numeric("batches_beyond").render(),
+            Table::of(&partitions).render(fit),
+            Table::of(&replicas).numeric("batches_beyond").render(fit),
             lag
         )
     }

@@ -117,7 +117,7 @@ impl Report for CommitReport {
     }
 
     /// `G T-P -> N committed at __offsets-0 offset O`, names escaped.
-    fn text(&self) -> String {
+    fn text(&self, _fit: crate::report::table::Fit) -> String {
         self.commits
             .iter()
             .map(|c| {
@@ -238,7 +238,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     };
     if args.format == Format::Text {
         // Exactly the line, as it always was (escaped as it is built).
-        out.write_all(report.text().as_bytes())?;
+        out.write_all(report.text(out.fit()).as_bytes())?;
     } else {
         emit(&report, args.format, out)?;
     }

@@ -227,7 +227,7 @@ impl Report for DiffReport {
         Some(Table::flat(&self.differences))
     }
 
-    fn text(&self) -> String {
+    fn text(&self, _fit: crate::report::table::Fit) -> String {
         let mut out = format!("A: {}\nB: {}\n", escape_cell(&self.a), escape_cell(&self.b));
         match self.common_last_offset {
             Some(last) => out.push_str(&format!(

@@ -162,8 +162,8 @@ impl Report for EosDemoReport {
         Some(Table::flat(&self.run.comparison))
     }
 
-    fn text(&self) -> String {
-        let mut text = crate::report::eos_demo::text(&self.data_dir, &self.run);
+    fn text(&self, fit: crate::report::table::Fit) -> String {
+        let mut text = crate::report::eos_demo::text(&self.data_dir, &self.run, fit);
         if !self.explore.is_empty() {
             text.push_str("\nThe data directory is kept. Explore it with:\n");
             for c in &self.explore {

@@ -196,7 +196,7 @@ impl Report for GroupDemoReport {
         Some(Table::flat(&rows))
     }
 
-    fn text(&self) -> String {
+    fn text(&self, _fit: crate::report::table::Fit) -> String {
         self.text.clone()
     }
 }
@@ -484,7 +484,13 @@ fn walk_text(
         .commits()
         .map(|(g, t, p, c)| vec![g.into(), t.into(), p.to_string(), c.offset.to_string()])
         .collect();
-    for line in render(&["GROUP", "TOPIC", "PARTITION", "OFFSET"], &rows).lines() {
+    for line in render(
+        &["GROUP", "TOPIC", "PARTITION", "OFFSET"],
+        &rows,
+        crate::report::table::Fit::default(),
+    )
+    .lines()
+    {
         writeln!(out, "  {line}")?;
     }
 
@@ -653,6 +659,7 @@ fn fencing(
             "KAFKA'S RULE WHERE IT DIFFERS",
         ],
         &rows,
+        crate::report::table::Fit::default(),
     )
     .lines()
     {

@@ -679,7 +679,7 @@ fn meta_text(d: &DirOut) -> String {
     escape_cell(&parts.join(" ")).into_owned()
 }
 
-fn dir_text(d: &DirOut) -> String {
+fn dir_text(d: &DirOut, fit: crate::report::table::Fit) -> String {
     // Counts in the order of PartitionState (live first).
     let rank = |s: &str| {
         ["live", "delete", "future", "stray"]
@@ -739,7 +739,7 @@ fn dir_text(d: &DirOut) -> String {
         "partitions:       {} ({states})\n\n",
         d.partitions.len()
     ));
-    out.push_str(&partition_table(d).render());
+    out.push_str(&partition_table(d).render(fit));
     out
 }
 
@@ -791,10 +791,10 @@ impl Report for InfoReport {
         Some(Table::of(&rows))
     }
 
-    fn text(&self) -> String {
+    fn text(&self, fit: crate::report::table::Fit) -> String {
         self.directories
             .iter()
-            .map(dir_text)
+            .map(|d| dir_text(d, fit))
             .collect::<Vec<_>>()
             .join("\n")
     }

@@ -360,9 +360,9 @@ impl Report for LagReport {
         vec![table]
     }
 
-    fn text(&self) -> String {
+    fn text(&self, fit: crate::report::table::Fit) -> String {
         if self.columns == Columns::Kafka || self.by != By::Partition {
-            return self.tables()[0].render();
+            return self.tables()[0].render(fit);
         }
         // Each group's rows, then its total.
         let mut table = Table::of(&self.partitions[..0]);
@@ -383,6 +383,6 @@ impl Report for LagReport {
                 ("client_id", String::new()),
             ]);
         }
-        table.render()
+        table.render(fit)
     }
 }

@@ -368,7 +368,7 @@ impl Report for MetadataReport<'_> {
         })
     }
 
-    fn text(&self) -> String {
+    fn text(&self, fit: crate::report::table::Fit) -> String {
         let mut out = String::new();
         out.push_str(&format!(
             "metadata log: {}\n",
@@ -444,7 +444,7 @@ impl Report for MetadataReport<'_> {
                     section.name()
                 ));
             }
-            out.push_str(&t.render());
+            out.push_str(&t.render(fit));
         }
         out
     }

@@ -383,7 +383,7 @@ impl Report for ResetReport<'_> {
     }
 
     /// The plan (what was written is on stderr).
-    fn text(&self) -> String {
+    fn text(&self, fit: crate::report::table::Fit) -> String {
         Table::of(&self.partitions)
             .only(&[
                 "group",
@@ -394,6 +394,6 @@ impl Report for ResetReport<'_> {
                 "lag_after",
             ])
             .header("committed_offset", "CURRENT-OFFSET")
-            .render()
+            .render(fit)
     }
 }

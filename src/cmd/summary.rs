@@ -174,7 +174,7 @@ impl Report for SummaryOut<'_> {
         Some(Table::flat(&rows))
     }
 
-    fn text(&self) -> String {
+    fn text(&self, fit: crate::report::table::Fit) -> String {
         let mut out = String::new();
         for (i, d) in self.doc.log_dirs.iter().enumerate() {
             if i > 0 {
@@ -228,7 +228,7 @@ impl Report for SummaryOut<'_> {
                     epoch_checksums: runs(&p.epochs),
                 })
                 .collect();
-            out.push_str(&Table::of(&rows).render());
+            out.push_str(&Table::of(&rows).render(fit));
         }
         out
     }

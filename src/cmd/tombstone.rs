@@ -136,7 +136,7 @@ impl Report for TombstoneReport {
 
     /// One line per tombstone (`deleted G T-P (was N): tombstone at
     /// __offsets-0 offset 14`).
-    fn text(&self) -> String {
+    fn text(&self, _fit: crate::report::table::Fit) -> String {
         self.tombstones
             .iter()
             .map(|r| format!("{}\n", r.text))

@@ -700,9 +700,9 @@ impl Report for TransactionsReport {
     /// table and the findings, indented; then the coordinator's table and
     /// what of its log was not read. With --find-hanging: find-hanging's
     /// table alone.
-    fn text(&self) -> String {
+    fn text(&self, fit: crate::report::table::Fit) -> String {
         if self.only_hanging {
-            return self.hanging_table().render();
+            return self.hanging_table().render(fit);
         }
         let indent =
             |text: String| -> String { text.lines().map(|l| format!("  {l}\n")).collect() };
@@ -728,7 +728,7 @@ impl Report for TransactionsReport {
             ));
             // No producers: the counts say it, with no empty table under them.
             if !p.producers.is_empty() {
-                out.push_str(&indent(table.render()));
+                out.push_str(&indent(table.render(fit)));
             }
             for f in &p.findings {
                 out.push_str(&indent(escape_cell(&f.to_string()).into_owned()));
@@ -759,7 +759,7 @@ impl Report for TransactionsReport {
                     "coordinator ({TRANSACTION_STATE_TOPIC}), incomplete: {why}:\n"
                 )),
             }
-            out.push_str(&indent(tables.next().unwrap_or_default().render()));
+            out.push_str(&indent(tables.next().unwrap_or_default().render(fit)));
             for f in &self.coordinator_findings {
                 out.push_str(&indent(escape_cell(&f.to_string()).into_owned()));
             }

@@ -167,7 +167,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     // Text shows each step as it is taken (so a failure leaves the steps
     // already done on the screen); the other formats print the document.
     let live = (args.format == Format::Text).then(|| {
-        out.write_all(report.text().as_bytes())?;
+        out.write_all(report.text(out.fit()).as_bytes())?;
         crate::report::say_lines(&report.summary());
         anyhow::Ok(())
     });
@@ -186,7 +186,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     if text {
         if let Some(after) = &repair.after {
             writeln!(out, "after repair:")?;
-            out.write_all(after.text().as_bytes())?;
+            out.write_all(after.text(out.fit()).as_bytes())?;
             out.flush()?;
             crate::report::say_lines(&after.summary());
         }
@@ -321,7 +321,7 @@ impl Report for VerifyReport {
     }
 
     /// `file:position severity kind detail`, one finding per line.
-    fn text(&self) -> String {
+    fn text(&self, _fit: crate::report::table::Fit) -> String {
         let mut out = String::new();
         for line in self.skipped_lines() {
             out.push_str(&escape_cell(&line));
@@ -837,7 +837,7 @@ impl Report for RecoveryReport {
         Vec::new()
     }
 
-    fn text(&self) -> String {
+    fn text(&self, _fit: crate::report::table::Fit) -> String {
         self.partitions
             .iter()
             .flat_map(|p| &p.lines)

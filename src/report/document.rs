@@ -87,12 +87,12 @@ pub trait Report: Serialize + JsonSchema {
     }
 
     /// Text for stdout; by default the tables, separated by blank lines.
-    fn text(&self) -> String {
+    fn text(&self, fit: crate::report::table::Fit) -> String {
         let tables: Vec<String> = self
             .tables()
             .iter()
             .filter(|t| !t.is_empty() || t.show_empty())
-            .map(Table::render)
+            .map(|t| t.render(fit))
             .collect();
         tables.join("\n")
     }
@@ -160,7 +160,7 @@ pub fn emit<R: Report>(report: &R, format: Format, out: &mut Output) -> anyhow::
         Format::Text => {
             // Names are escaped as the text is built; whatever a renderer
             // missed is escaped here (`escape_lines` keeps the escapes made).
-            let text = report.text();
+            let text = report.text(out.fit());
             out.write_all(kaen_log::escape::escape_lines(&text).as_bytes())?;
             out.flush()?;
             crate::report::say_lines(&report.summary());

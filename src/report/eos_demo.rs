@@ -8,7 +8,7 @@ use kaen_log::demo::eos::{
     Pipeline, View,
 };
 
-use crate::report::table::escape_cell;
+use crate::report::table::{escape_cell, Fit};
 use crate::report::Table;
 
 /// `items` joined by ", " after `prefix`, wrapped before 100 columns with
@@ -85,7 +85,7 @@ fn markers(m: &[MarkerWritten]) -> Vec<String> {
 }
 
 /// The whole walk-through.
-pub fn text(dir: &str, d: &EosDemo) -> String {
+pub fn text(dir: &str, d: &EosDemo, fit: Fit) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "klog eos-demo: exactly once, on disk");
     let _ = writeln!(out, "Data directory: {}", escape_cell(dir));
@@ -107,8 +107,8 @@ pub fn text(dir: &str, d: &EosDemo) -> String {
     }
     idempotence(&mut out, &d.idempotence);
     pipeline(&mut out, &d.pipeline, tv2);
-    fencing(&mut out, &d.fencing, tv2);
-    comparison(&mut out, &d.comparison, &d.pipeline);
+    fencing(&mut out, &d.fencing, tv2, fit);
+    comparison(&mut out, &d.comparison, &d.pipeline, fit);
     out
 }
 
@@ -448,7 +448,7 @@ fn crash_summary(p: &Pipeline) -> Vec<String> {
         .collect()
 }
 
-fn fencing(out: &mut String, f: &Fencing, tv2: bool) {
+fn fencing(out: &mut String, f: &Fencing, tv2: bool, fit: Fit) {
     heading(out, "3. Zombie fencing");
     let _ = writeln!(
         out,
@@ -460,7 +460,8 @@ fn fencing(out: &mut String, f: &Fencing, tv2: bool) {
         .iter()
         .map(|s| vec![s.instance.clone(), s.action.clone(), s.result.clone()])
         .collect();
-    for line in crate::report::table::render(&["INSTANCE", "REQUEST", "ANSWER"], &rows).lines() {
+    for line in crate::report::table::render(&["INSTANCE", "REQUEST", "ANSWER"], &rows, fit).lines()
+    {
         let _ = writeln!(out, "  {line}");
     }
     let _ = writeln!(out, "On disk, {}-{}:", f.topic, f.partition);
@@ -481,6 +482,7 @@ fn fencing(out: &mut String, f: &Fencing, tv2: bool) {
     for line in crate::report::table::render(
         &["OFFSETS", "POSITION", "PRODUCER", "EPOCH", "KIND", "KEYS"],
         &rows,
+        fit,
     )
     .lines()
     {
@@ -509,7 +511,7 @@ fn fencing(out: &mut String, f: &Fencing, tv2: bool) {
     }
 }
 
-fn comparison(out: &mut String, rows: &[Comparison], p: &Pipeline) {
+fn comparison(out: &mut String, rows: &[Comparison], p: &Pipeline, fit: Fit) {
     heading(
         out,
         "4. At-least-once, idempotent, transactional: the same faults",
@@ -526,7 +528,7 @@ fn comparison(out: &mut String, rows: &[Comparison], p: &Pipeline) {
         .header("read_uncommitted_duplicates", "DUPLICATES")
         .header("read_committed", "READ-COMMITTED")
         .header("read_committed_duplicates", "DUPLICATES");
-    for line in table.render().lines() {
+    for line in table.render(fit).lines() {
         let _ = writeln!(out, "  {line}");
     }
     let _ = writeln!(

@@ -60,6 +60,8 @@ pub struct Output {
     time_format: crate::cli::TimeFormat,
     /// `--quiet`: no progress display.
     quiet: bool,
+    /// The terminal width tables are fitted to, if any.
+    fit: table::Fit,
 }
 
 /// Where [`Output`]'s buffer goes: a duplicate of the stdout descriptor,
@@ -150,7 +152,17 @@ impl Output {
             csv_cells: kaen_log::escape::CsvCells::default(),
             time_format: crate::cli::TimeFormat::default(),
             quiet: false,
+            fit: table::Fit::default(),
         }
+    }
+    /// Fit text tables to `width` columns (a terminal without `--wide`).
+    pub fn with_fit(mut self, width: Option<u16>) -> Self {
+        self.fit = table::Fit(width);
+        self
+    }
+    /// The width text tables are fitted to.
+    pub fn fit(&self) -> table::Fit {
+        self.fit
     }
     /// Show no progress display (`--quiet`).
     pub fn with_quiet(mut self, quiet: bool) -> Self {

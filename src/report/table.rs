@@ -33,15 +33,12 @@ fn display_width(s: &str) -> usize {
     }
 }
 
-/// The width to fit tables to: set once by `main` when stdout is a terminal
-/// and `--wide` is not given; unset, tables are never wrapped, so the same
-/// rows always render to the same bytes.
-static FIT_WIDTH: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
-
-/// Fit every table to `width` columns, wrapping long cells.
-pub fn fit_to(width: u16) {
-    let _ = FIT_WIDTH.set(width);
-}
+/// The width text tables are fitted to: `Some` on a terminal without
+/// `--wide` (long cells wrap), `None` otherwise, when tables are never
+/// wrapped, so the same rows always render to the same bytes. It travels
+/// from the [`Output`](crate::report::Output) to each rendering.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fit(pub Option<u16>);
 
 /// One column: its field name (CSV header, JSON key), its text header,
 /// whether its type is a number (right-aligned), and, for an instant in
@@ -318,7 +315,7 @@ impl Table {
     }
 
     /// The aligned text table (null cells as `-`).
-    pub fn render(&self) -> String {
+    pub fn render(&self, fit: Fit) -> String {
         use crate::cli::TimeFormat;
         let iso = |c: &Column| c.time == Some(TimeFormat::Iso);
         // An ISO time under a `...-MS` header would read wrong.
@@ -332,7 +329,7 @@ impl Table {
             .collect();
         let numeric: Vec<bool> = self.columns.iter().map(|c| c.numeric && !iso(c)).collect();
         if !self.columns.iter().any(iso) {
-            return render_aligned(&headers, &self.rows, &numeric);
+            return render_aligned(&headers, &self.rows, &numeric, fit);
         }
         let rows: Vec<Vec<Option<String>>> = self
             .rows
@@ -350,7 +347,7 @@ impl Table {
                     .collect()
             })
             .collect();
-        render_aligned(&headers, &rows, &numeric)
+        render_aligned(&headers, &rows, &numeric, fit)
     }
 
     /// CSV: field names as the header, null as an empty field, each cell
@@ -388,11 +385,11 @@ fn numeric_column(rows: &[Vec<String>], i: usize) -> bool {
 
 /// Render untyped `rows` under `headers` (numeric columns guessed from the
 /// cells; typed rows go through [`Table`]).
-pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
+pub fn render(headers: &[&str], rows: &[Vec<String>], fit: Fit) -> String {
     let numeric: Vec<bool> = (0..headers.len())
         .map(|i| numeric_column(rows, i))
         .collect();
-    render_aligned(headers, rows, &numeric)
+    render_aligned(headers, rows, &numeric, fit)
 }
 
 /// A cell as text shows it: a null one as `-`.
@@ -414,7 +411,7 @@ impl CellText for Option<String> {
 
 /// Columns separated by two spaces, padded by display width (numeric
 /// columns right-aligned), cells escaped, no trailing spaces; never
-/// wrapped unless [`fit_to`] was called.
+/// wrapped unless `fit` gives a width.
 ///
 /// Unfitted, each column is fixed at its widest cell and every line is its
 /// cells padded to those widths: the lines comfy-table lays out (a test
@@ -422,8 +419,13 @@ impl CellText for Option<String> {
 /// replay-offsets' time on 100,000 offsets and 60 MiB for a table of
 /// 10,000 partitions. Fitted to a terminal, comfy-table shares the width
 /// out and wraps.
-fn render_aligned<C: CellText>(headers: &[&str], rows: &[Vec<C>], numeric: &[bool]) -> String {
-    match FIT_WIDTH.get().copied() {
+fn render_aligned<C: CellText>(
+    headers: &[&str],
+    rows: &[Vec<C>],
+    numeric: &[bool],
+    fit: Fit,
+) -> String {
+    match fit.0 {
         None => pad_lines(headers, rows, numeric, &fixed_widths(headers, rows)),
         Some(width) => comfy_lines(headers, rows, numeric, Err(width)),
     }
@@ -609,12 +611,12 @@ mod tests {
         ];
         let iso = Table::of(&rows).times(&["written_ms"], TimeFormat::Iso);
         assert_eq!(
-            iso.render(),
+            iso.render(super::Fit::default()),
             "NAME  WRITTEN\na     2023-11-14T22:13:20.000Z\nb     -\n"
         );
         let ms = Table::of(&rows).times(&["written_ms"], TimeFormat::Ms);
         assert_eq!(
-            ms.render(),
+            ms.render(super::Fit::default()),
             "NAME     WRITTEN-MS\na     1700000000000\nb                 -\n"
         );
         for t in [iso, ms] {
@@ -772,7 +774,7 @@ mod tests {
             vec!["inf".to_string(), "3".to_string()],
             vec!["tab\there\\".to_string(), "4".to_string()],
         ];
-        let out = render(&["GROUP", "OFFSET"], &rows);
+        let out = render(&["GROUP", "OFFSET"], &rows, Fit::default());
         // The widest escaped name is 25 columns, then 2 spaces, then the
         // 6-column OFFSET: every line ends at display column 33, its number
         // right-aligned there.
@@ -795,7 +797,7 @@ mod tests {
             vec!["a,b".to_string(), "10".to_string()],
         ];
         assert_eq!(
-            render(&["GROUP", "OFFSET"], &rows),
+            render(&["GROUP", "OFFSET"], &rows, Fit::default()),
             "GROUP    OFFSET\nkitchen       7\na,b          10\n"
         );
         #[derive(Serialize, JsonSchema)]
