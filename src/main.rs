@@ -28,6 +28,6 @@ fn main() -> ExitCode {
         .with_time_format(cli.time_format)
         .with_quiet(cli.quiet)
         .with_fit(report::terminal_width().filter(|_| !cli.wide));
-    let result = cmd::run(&cli.command, &mut out).and_then(|o| out.flush().map(|_| o));
+    let result = cli::run(&cli.command, &mut out).and_then(|o| out.flush().map(|_| o));
     exit::finish(result)
 }

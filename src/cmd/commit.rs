@@ -73,9 +73,9 @@ pub struct CommitArgs {
     #[arg(long, value_parser = formats(STREAM_TABLE), default_value = "text")]
     pub format: Format,
     #[command(flatten)]
-    pub write: crate::cli::WriteArgs,
+    pub write: crate::cmd::args::WriteArgs,
     #[command(flatten)]
-    pub replicas: crate::cli::ReplicaArgs,
+    pub replicas: crate::cmd::args::ReplicaArgs,
 }
 
 /// One offset commit written.

@@ -12,9 +12,9 @@ use kaen_log::offsets::ReplayOptions;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::cli::TimeFormat;
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
+use crate::report::TimeFormat;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// List the groups the offsets topic holds, as the group coordinator

@@ -14,7 +14,7 @@ use kaen_log::findings::Counts;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::cli::FailOn;
+use crate::cmd::args::FailOn;
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
 use crate::report::table::escape_cell;

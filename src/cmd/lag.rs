@@ -61,7 +61,7 @@ pub struct LagArgs {
     pub min_lag: Option<i64>,
     /// Which end the consumer reads to: read-uncommitted (the high watermark)
     /// or read-committed (the last stable offset).
-    #[arg(long, value_parser = crate::cli::isolation, default_value = "read-uncommitted")]
+    #[arg(long, value_parser = crate::cmd::args::isolation, default_value = "read-uncommitted")]
     pub isolation: Isolation,
     /// Exit 1 when any partition's lag is above N.
     #[arg(long, value_name = "N")]
@@ -78,7 +78,7 @@ pub struct LagArgs {
     #[arg(long, value_enum, default_value_t = By::Partition)]
     pub by: By,
     #[command(flatten)]
-    pub retention: RetentionArgs,
+    pub retention: crate::cmd::args::RetentionArgs,
 }
 
 /// `lag --by`: what one row of text and CSV is.
@@ -90,29 +90,6 @@ pub enum By {
     Topic,
     /// One row per group.
     Group,
-}
-
-/// How offset expiry is judged.
-#[derive(Debug, Clone, clap::Args)]
-pub struct RetentionArgs {
-    /// The cluster's offsets.retention.minutes: an offset older than this
-    /// (counted as Kafka counts it) shows as expired.
-    #[arg(long, value_name = "MINUTES", default_value_t = kaen_log::offsets::standing::DEFAULT_RETENTION_MINUTES,
-          value_parser = clap::value_parser!(i64).range(1..=i64::from(i32::MAX)))]
-    pub offsets_retention_minutes: i64,
-    /// The time (epoch ms) to judge expiry at; default: now.
-    #[arg(long, value_name = "MS")]
-    pub now_ms: Option<i64>,
-}
-
-impl RetentionArgs {
-    /// The retention to judge by.
-    pub fn retention(&self) -> kaen_log::offsets::standing::Retention {
-        kaen_log::offsets::standing::Retention {
-            retention_ms: self.offsets_retention_minutes * 60_000,
-            now_ms: self.now_ms.unwrap_or_else(crate::cmd::now_ms),
-        }
-    }
 }
 
 /// Which columns the table shows.

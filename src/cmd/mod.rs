@@ -1,5 +1,6 @@
 //! One module per subcommand, each with its clap `Args` and its `run`.
 
+pub mod args;
 pub mod cluster;
 pub mod commit;
 pub mod diff;
@@ -20,40 +21,6 @@ pub mod summary;
 pub mod tombstone;
 pub mod transactions;
 pub mod verify_crc;
-
-use crate::cli::Command;
-use crate::exit::Outcome;
-use crate::report::Output;
-
-/// Run `command`, writing data to `out`.
-pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
-    if let Some(paths) = command.read_paths() {
-        warn_if_in_use(&paths);
-    }
-    match command {
-        Command::DumpSegment(args) => dump_segment::run(args, out),
-        Command::VerifyCrc(args) => verify_crc::run(args, out),
-        Command::Diff(args) => diff::run(args, out),
-        Command::ReplayOffsets(args) => replay_offsets::run(args, out),
-        Command::Lag(args) => lag::run(args, out),
-        Command::Info(args) => info::run(args, out),
-        Command::Metadata(args) => metadata::run(args, out),
-        Command::Summary(args) => summary::run(args, out),
-        Command::Cluster(args) => cluster::run(args, out),
-        Command::Report(args) => report::run(args, out),
-        Command::Tombstone(args) => tombstone::run(args, out),
-        Command::ResetOffsets(args) => reset_offsets::run(args, out),
-        Command::Commit(args) => commit::run(args, out),
-        Command::Transactions(args) => transactions::run(args, out),
-        Command::Stats(args) => stats::run(args, out),
-        Command::Produce(args) => produce::run(args, out),
-        Command::GroupDemo(args) => group_demo::run(args, out),
-        Command::EosDemo(args) => eos_demo::run(args, out),
-        Command::Groups(args) => groups::run(args, out),
-        Command::Completions(args) => generate::run_completions(args, out),
-        Command::Generate(args) => generate::run(args, out),
-    }
-}
 
 /// `n` (from `flag`) clamped to the cores this process may run on
 /// (`available_parallelism`, which follows the CPU affinity mask): more
@@ -84,7 +51,7 @@ pub fn now_ms() -> i64 {
 /// reads. The data directory of a path is the first of the path, its parent
 /// (a partition folder) and its grandparent (a segment file) that has a
 /// `.lock`.
-fn warn_if_in_use(paths: &[&std::path::Path]) {
+pub fn warn_if_in_use(paths: &[&std::path::Path]) {
     use kaen_log::log::lock::{holder, Holder, LOCK_FILE};
     let mut seen = std::collections::BTreeSet::new();
     for path in paths {

@@ -106,7 +106,7 @@ pub struct ProduceArgs {
     #[arg(long, default_value_t = 0)]
     pub coordinator_epoch: i32,
     #[command(flatten)]
-    pub write: crate::cli::WriteArgs,
+    pub write: crate::cmd::args::WriteArgs,
 }
 
 fn parse_codec(s: &str) -> Result<Compression, String> {

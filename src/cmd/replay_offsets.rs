@@ -15,10 +15,10 @@ use kaen_log::findings::Finding;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::cli::TimeFormat;
 use crate::exit::Outcome;
 use crate::report::document::STREAM_TABLE;
 use crate::report::progress::Progress;
+use crate::report::TimeFormat;
 use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 
 /// Replay the offsets topic (`__offsets` in a klog data directory,
@@ -69,7 +69,7 @@ pub struct ReplayOffsetsArgs {
     #[arg(long, value_parser = formats(STREAM_TABLE), default_value = "text")]
     pub format: Format,
     #[command(flatten)]
-    pub retention: crate::cmd::lag::RetentionArgs,
+    pub retention: crate::cmd::args::RetentionArgs,
 }
 
 /// `--as-of`: an offset, or a time (which may be a duration before now).

@@ -118,9 +118,9 @@ pub struct ResetOffsetsArgs {
     #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: Format,
     #[command(flatten)]
-    pub write: crate::cli::WriteArgs,
+    pub write: crate::cmd::args::WriteArgs,
     #[command(flatten)]
-    pub replicas: crate::cli::ReplicaArgs,
+    pub replicas: crate::cmd::args::ReplicaArgs,
 }
 
 /// One partition of the plan, as JSON shows it.

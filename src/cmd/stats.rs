@@ -288,7 +288,7 @@ pub struct StatsReport {
     partitions: Vec<PartitionOut>,
     total: TotalOut,
     #[serde(skip)]
-    time_format: crate::cli::TimeFormat,
+    time_format: crate::report::TimeFormat,
     #[serde(skip)]
     csv_table: StatsTable,
 }

@@ -8,7 +8,7 @@ use kaen_log::cluster::summary::{self, EpochRun, SummaryDoc, SummaryOptions, SCH
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::cli::FailOn;
+use crate::cmd::args::FailOn;
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
 use crate::report::table::escape_cell;

@@ -84,9 +84,9 @@ pub struct TombstoneArgs {
     #[arg(long, value_parser = formats(STREAM_TABLE), default_value = "text")]
     pub format: Format,
     #[command(flatten)]
-    pub write: crate::cli::WriteArgs,
+    pub write: crate::cmd::args::WriteArgs,
     #[command(flatten)]
-    pub replicas: crate::cli::ReplicaArgs,
+    pub replicas: crate::cmd::args::ReplicaArgs,
 }
 
 /// One tombstone written (or that would be, in a dry run).

@@ -12,11 +12,12 @@ use kaen_log::txn::{self, snapshot, PartitionState, TxnOptions};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::cli::{FailOn, TimeFormat};
+use crate::cmd::args::FailOn;
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
 use crate::report::progress::Progress;
 use crate::report::table::escape_cell;
+use crate::report::TimeFormat;
 use crate::report::{emit, formats, plural, Format, Output, Report, Table};
 
 /// What idempotent and transactional producers left on disk, per partition:

@@ -16,7 +16,7 @@ use kaen_log::findings::{Counts, Finding, Summary};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::cli::FailOn;
+use crate::cmd::args::FailOn;
 use crate::exit::Outcome;
 use crate::report::document::STREAM_TABLE;
 use crate::report::progress::Progress;
@@ -116,7 +116,7 @@ pub struct VerifyCrcArgs {
     pub jobs: Option<usize>,
     /// How segment files are read (the findings are the same whichever).
     #[arg(long, value_enum, default_value_t)]
-    pub reads: crate::cli::ReadsArg,
+    pub reads: crate::cmd::args::ReadsArg,
     /// The least severity that makes the run exit 1.
     #[arg(long, value_enum, default_value_t = FailOn::Error)]
     pub fail_on: FailOn,
@@ -128,7 +128,7 @@ pub struct VerifyCrcArgs {
     #[arg(long, requires = "salvage")]
     pub salvage_some_replicas: bool,
     #[command(flatten)]
-    pub write: crate::cli::WriteArgs,
+    pub write: crate::cmd::args::WriteArgs,
 }
 
 pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {

@@ -22,6 +22,7 @@ pub mod control;
 pub mod crc;
 pub mod cursor;
 pub mod encode;
+pub mod error;
 pub mod index;
 pub mod legacy;
 pub mod message;

@@ -15,7 +15,6 @@ pub mod internal;
 pub mod kafka_dump;
 pub mod layout;
 pub mod progress;
-pub mod schema;
 pub mod table;
 pub mod written;
 
@@ -57,7 +56,7 @@ pub fn say_lines(text: &str) {
 pub struct Output {
     out: BufWriter<Sink>,
     csv_cells: kaen_log::escape::CsvCells,
-    time_format: crate::cli::TimeFormat,
+    time_format: crate::report::TimeFormat,
     /// `--quiet`: no progress display.
     quiet: bool,
     /// The terminal width tables are fitted to, if any.
@@ -68,8 +67,8 @@ pub struct Output {
 /// written to directly. `Stdout` (the fallback, when the descriptor cannot
 /// be duplicated) is line-buffered: every write larger than the buffer is
 /// searched backwards for its last newline, all of it when the newline
-/// comes first, as it does in a JSON document's `,\n{entry}` (a sixth of
-/// the CPU time of `dump-segment --format json`). All of klog's stdout
+/// comes first, as it does in a JSON document's `,\n{entry}` (a large
+/// share of `dump-segment --format json`'s CPU time). All of klog's stdout
 /// goes through `Output`, so nothing else writes between its bytes.
 enum Sink {
     Fd(File),
@@ -150,7 +149,7 @@ impl Output {
         Output {
             out: BufWriter::with_capacity(1 << 16, sink),
             csv_cells: kaen_log::escape::CsvCells::default(),
-            time_format: crate::cli::TimeFormat::default(),
+            time_format: crate::report::TimeFormat::default(),
             quiet: false,
             fit: table::Fit::default(),
         }
@@ -176,12 +175,12 @@ impl Output {
         text && !self.quiet
     }
     /// Show instants in text as `format` says (`--time-format`).
-    pub fn with_time_format(mut self, format: crate::cli::TimeFormat) -> Self {
+    pub fn with_time_format(mut self, format: crate::report::TimeFormat) -> Self {
         self.time_format = format;
         self
     }
     /// How text shows instants (JSON, JSONL and CSV: epoch milliseconds).
-    pub fn time_format(&self) -> crate::cli::TimeFormat {
+    pub fn time_format(&self) -> crate::report::TimeFormat {
         self.time_format
     }
     /// Write CSV cells as `cells` says (`--csv-cells`).
@@ -532,6 +531,27 @@ pub fn stream_json_bytes(out: &mut impl Write, b: Option<&[u8]>) -> io::Result<(
                 out.write_all(b"\"}")
             }
         },
+    }
+}
+
+/// How text output shows instants (JSON, JSONL and CSV always carry epoch
+/// milliseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TimeFormat {
+    /// ISO-8601 in UTC with milliseconds (2023-11-14T22:13:20.000Z).
+    #[default]
+    Iso,
+    /// Epoch milliseconds, as Kafka stores them.
+    Ms,
+}
+
+impl TimeFormat {
+    /// `ms` as this format shows it.
+    pub fn show(self, ms: i64) -> String {
+        match self {
+            TimeFormat::Ms => ms.to_string(),
+            TimeFormat::Iso => kaen_log::time::format_iso_ms(ms),
+        }
     }
 }
 

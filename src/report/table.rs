@@ -48,7 +48,7 @@ struct Column {
     field: String,
     header: String,
     numeric: bool,
-    time: Option<crate::cli::TimeFormat>,
+    time: Option<crate::report::TimeFormat>,
 }
 
 /// Rows of one typed row struct, ready for text or CSV.
@@ -250,7 +250,7 @@ impl Table {
     /// Show the epoch-millisecond `fields` in text as `format` says
     /// (ISO-8601 in UTC, or as they are); CSV and JSON always carry the
     /// milliseconds.
-    pub fn times(mut self, fields: &[&str], format: crate::cli::TimeFormat) -> Self {
+    pub fn times(mut self, fields: &[&str], format: crate::report::TimeFormat) -> Self {
         for c in &mut self.columns {
             if fields.contains(&c.field.as_str()) {
                 c.time = Some(format);
@@ -316,7 +316,7 @@ impl Table {
 
     /// The aligned text table (null cells as `-`).
     pub fn render(&self, fit: Fit) -> String {
-        use crate::cli::TimeFormat;
+        use crate::report::TimeFormat;
         let iso = |c: &Column| c.time == Some(TimeFormat::Iso);
         // An ISO time under a `...-MS` header would read wrong.
         let headers: Vec<&str> = self
@@ -593,7 +593,7 @@ mod tests {
 
     #[test]
     fn time_columns_follow_the_time_format_in_text_and_stay_ms_in_csv() {
-        use crate::cli::TimeFormat;
+        use crate::report::TimeFormat;
         #[derive(Serialize, JsonSchema)]
         struct Row {
             name: &'static str,

@@ -424,7 +424,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
         if let Some(e) = error {
             self.buf.extend_from_slice(b",\"records_error\":");
             let detail = ErrorJson {
-                kind: e.kind_name(),
+                kind: kaen_log::findings::Kind::of_decode(&e.kind).name(),
                 detail: e.to_string(),
             };
             serde_json::to_writer(&mut *self.buf, &detail)?;

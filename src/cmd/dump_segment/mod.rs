@@ -164,7 +164,7 @@ pub struct DumpSegmentArgs {
     /// read_committed consumer sees (records of
     /// aborted transactions hidden, control batches hidden, stop at the last
     /// stable offset).
-    #[arg(long, value_parser = crate::cli::isolation, default_value = "read-uncommitted")]
+    #[arg(long, value_parser = crate::cmd::args::isolation, default_value = "read-uncommitted")]
     pub isolation: Isolation,
     /// Threads to run on (default, and at most: the cores; more is clamped,
     /// with a note on stderr). A segment of 16 MiB or more
@@ -175,7 +175,7 @@ pub struct DumpSegmentArgs {
     pub threads: Option<u16>,
     /// How segment files are read (the output is the same whichever).
     #[arg(long, value_enum, default_value_t)]
-    pub reads: crate::cli::ReadsArg,
+    pub reads: crate::cmd::args::ReadsArg,
 }
 
 /// The decoder of record keys and values (`--decoder`).

@@ -4,13 +4,12 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::CommandFactory;
 
-use crate::cli::Cli;
 use crate::exit::Outcome;
 use crate::report::Output;
 
 mod roff;
+pub mod schema;
 
 /// Print shell completions for klog.
 #[derive(Debug, clap::Args)]
@@ -33,16 +32,20 @@ pub struct GenerateArgs {
     pub dir: PathBuf,
 }
 
-pub fn run_completions(args: &CompletionsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+/// `cli`: klog's whole command line, from the parser's definition.
+pub fn run_completions(
+    args: &CompletionsArgs,
+    cli: clap::Command,
+    out: &mut Output,
+) -> anyhow::Result<Outcome> {
     // The hidden `generate` builds the man pages; it is not for users'
     // shells, so it is left out of the completions.
-    clap_complete::generate(args.shell, &mut completions_command(), "klog", out);
+    clap_complete::generate(args.shell, &mut completions_command(cli), "klog", out);
     Ok(Outcome::Clean)
 }
 
 /// klog's command line without its hidden subcommands.
-fn completions_command() -> clap::Command {
-    let full = Cli::command();
+fn completions_command(full: clap::Command) -> clap::Command {
     let visible: Vec<clap::Command> = full
         .get_subcommands()
         .filter(|s| !s.is_hide_set())
@@ -57,17 +60,18 @@ fn completions_command() -> clap::Command {
     cmd
 }
 
-pub fn run(args: &GenerateArgs, _out: &mut Output) -> anyhow::Result<Outcome> {
+/// `cli`: klog's whole command line, from the parser's definition.
+pub fn run(args: &GenerateArgs, cli: clap::Command, _out: &mut Output) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(&args.dir).with_context(|| format!("create {}", args.dir.display()))?;
     match args.what.as_str() {
-        "schema" => crate::report::schema::write_all(&args.dir)?,
+        "schema" => schema::write_all(&args.dir)?,
         "tables" => {
             let path = args.dir.join("record-tables.json");
             let mut text = serde_json::to_string_pretty(&kaen_log::catalog::to_json())?;
             text.push('\n');
             std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
         }
-        _ => man_pages(&args.dir)?,
+        _ => man_pages(cli, &args.dir)?,
     }
     Ok(Outcome::Clean)
 }
@@ -482,8 +486,8 @@ fn extra_sections(name: &str) -> String {
 /// klog.1 and one page per visible subcommand: clap's sections (without
 /// the Markdown backticks of the doc comments), then EXIT STATUS,
 /// EXAMPLES and SEE ALSO; the version in the footer.
-fn man_pages(dir: &std::path::Path) -> anyhow::Result<()> {
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+fn man_pages(cli: clap::Command, dir: &std::path::Path) -> anyhow::Result<()> {
+    let mut cmd = cli.disable_help_subcommand(true);
     cmd.build();
     let version = format!("klog {}", env!("CARGO_PKG_VERSION"));
     let mut pages = vec![("klog".to_string(), cmd.clone())];

@@ -1,14 +1,11 @@
 //! Read buffers whose first byte lies on a page boundary.
 //!
-//! The kernel copies page-cache bytes into a read's buffer. On Linux 6.18
-//! (AMD EPYC, 1 MiB L2) that copy costs about four times as much system
-//! time when the buffer is larger than the core's caches and does not start
-//! on a cache-line boundary: reading 1 GiB through a 2 MiB buffer took 0.45 s
-//! of system time at an address 16 bytes past a page (where the C library
-//! puts a large allocation) and 0.11 s at an address on a page or 64 bytes
-//! past one; through a 64 KiB buffer 0.11 s either way. A `Vec<u8>` of more
-//! than 128 KiB is such an allocation, so readers that keep large buffers
-//! read into these instead.
+//! The kernel copies page-cache bytes into a read's buffer, and on Linux
+//! that copy costs several times as much system time when the buffer is
+//! larger than the core's caches and does not start on a cache-line
+//! boundary. A `Vec<u8>` of more than 128 KiB starts 16 bytes past a page
+//! (where the C library puts a large allocation), so readers that keep
+//! large buffers read into these instead.
 
 use std::ops::{Deref, DerefMut};
 

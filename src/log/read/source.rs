@@ -14,7 +14,7 @@
 //!
 //! A memory map was a third, until the bench timed it beside these two:
 //! on one large segment the read-ahead threads were faster, and with a map
-//! per job a parallel verification was 16–23% slower than plain reads.
+//! per job a parallel verification was slower than with plain reads.
 
 use std::fs::File;
 use std::io;

@@ -12,7 +12,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::format::Compression;
+use super::Compression;
 
 /// A decoding defect at an absolute byte position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,18 +132,6 @@ impl DecodeError {
             decompressed_at: None,
             kind,
         }
-    }
-
-    /// The short, stable name of the defect kind (used in reports and JSON).
-    pub fn kind_name(&self) -> &'static str {
-        self.kind.name()
-    }
-}
-
-impl DecodeErrorKind {
-    /// The short, stable, snake_case name of this kind (the finding kind's name).
-    pub fn name(&self) -> &'static str {
-        crate::findings::Kind::of_decode(self).name()
     }
 }
 
