@@ -37,7 +37,7 @@ use idempotence::idempotence;
 use pipeline::{compare, pipeline_run};
 pub use results::{
     Aborted, Comparison, Crash, EosDemo, FenceStep, Fencing, Idempotence, Instance, Logged,
-    MarkerWritten, OnDisk, Offsets, Pending, Pipeline, Poll, Request, View,
+    MarkerWritten, Offsets, OnDisk, Pending, Pipeline, Poll, Request, View,
 };
 
 /// The input topic.
