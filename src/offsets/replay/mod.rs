@@ -42,9 +42,9 @@ use crate::offsets::CommitValueRef;
 
 mod apply;
 mod batches;
-mod table;
+mod commits;
 
-use table::Commits;
+use commits::Commits;
 
 /// One committed offset.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
