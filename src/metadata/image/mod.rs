@@ -256,13 +256,7 @@ impl Image {
             "ConfigRecord" => self.set_config(d),
             "FeatureLevelRecord" => self.set_feature_level(d)?,
             "ProducerIdsRecord" => self.set_producer_ids(d),
-            "AccessControlEntryRecord"
-            | "RemoveAccessControlEntryRecord"
-            | "UserScramCredentialRecord"
-            | "RemoveUserScramCredentialRecord"
-            | "DelegationTokenRecord"
-            | "RemoveDelegationTokenRecord"
-            | "ClientQuotaRecord" => self.apply_security(&r.name, d),
+            name if Section::of_record(name) == Section::Security => self.apply_security(name, d),
             // NoOpRecord, ZkMigrationStateRecord: nothing to replay
             // (MetadataDelta.replay); the transaction records are the
             // loader's (MetadataBatchLoader).

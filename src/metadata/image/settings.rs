@@ -79,7 +79,7 @@ impl Image {
     }
 
     /// The ACL, SCRAM, delegation token and client quota records
-    /// (`name`), by key.
+    /// (`name`, one of [`Section::Security`]'s), by key.
     pub(super) fn apply_security(&mut self, name: &str, d: &Value) {
         match name {
             "AccessControlEntryRecord" => {

@@ -57,8 +57,7 @@ impl Image {
         d: &Value,
         problems: &mut Vec<Problem>,
     ) -> Result<(), Problem> {
-        let id = uuid(d, "topicId");
-        let p = int(d, "partitionId") as i32;
+        let (id, p) = partition_key(d);
         let Some(t) = self.topics.get_mut(&id) else {
             return Err(Problem::rejected(format!(
                 "PartitionRecord: partition {p} of topic id {id}, which is unknown (TopicsDelta.getOrCreateTopicDelta \
@@ -93,8 +92,7 @@ impl Image {
         d: &Value,
         problems: &mut Vec<Problem>,
     ) -> Result<(), Problem> {
-        let id = uuid(d, "topicId");
-        let p = int(d, "partitionId") as i32;
+        let (id, p) = partition_key(d);
         let Some(reg) = self
             .topics
             .get_mut(&id)
@@ -158,6 +156,11 @@ impl Image {
         }
         Ok(())
     }
+}
+
+/// The topic id and partition a partition record names.
+fn partition_key(d: &Value) -> (Uuid, i32) {
+    (uuid(d, "topicId"), int(d, "partitionId") as i32)
 }
 
 /// A PartitionRecord's registration of partition `p` of `topic`, or why

@@ -5,12 +5,25 @@
 use std::path::Path;
 
 use super::{AsOf, BadRecord, Commits, RecordAt, Replay};
-use crate::error::Result;
+use crate::error::{DecodeError, Result};
 use crate::format::control::{self, ControlType};
 use crate::format::{BatchView, Entry, LegacyView, RecordView};
 use crate::log::walk::Step;
 use crate::log::{Partition, Policy};
 use crate::offsets::{offset_commit_fields, offset_commit_value_fast};
+
+impl BadRecord {
+    /// A record (or batch) at `log_offset` of `file`, in offsets partition
+    /// `lp`, that does not decode.
+    fn at(file: &Path, lp: i32, log_offset: i64, error: DecodeError) -> BadRecord {
+        BadRecord {
+            file: file.to_path_buf(),
+            log_partition: lp,
+            log_offset,
+            error,
+        }
+    }
+}
 
 impl Replay {
     /// A plain commit (`value`, no producer) of a key the hashed table
@@ -116,12 +129,7 @@ impl Replay {
         scratch: &mut Vec<u8>,
     ) -> bool {
         let h = batch.header;
-        let bad = |error| BadRecord {
-            file: file.to_path_buf(),
-            log_partition: lp,
-            log_offset: base_offset,
-            error,
-        };
+        let bad = |error| BadRecord::at(file, lp, base_offset, error);
         let records = match batch.records(scratch, self.opts.limits) {
             Ok(r) => r,
             Err(e) => {
@@ -177,12 +185,7 @@ impl Replay {
                 self.end_transaction(lp, pid, c.kind == ControlType::Commit, r.offset);
             }
             Ok(_) => {}
-            Err(error) => self.push_bad(BadRecord {
-                file: file.to_path_buf(),
-                log_partition: lp,
-                log_offset: r.offset,
-                error,
-            }),
+            Err(error) => self.push_bad(BadRecord::at(file, lp, r.offset, error)),
         }
     }
 
@@ -201,12 +204,7 @@ impl Replay {
         let messages = match m.messages(scratch, self.opts.limits) {
             Ok(list) => list,
             Err(error) => {
-                self.push_bad(BadRecord {
-                    file: file.to_path_buf(),
-                    log_partition: lp,
-                    log_offset: base_offset,
-                    error,
-                });
+                self.push_bad(BadRecord::at(file, lp, base_offset, error));
                 return false;
             }
         };
@@ -251,12 +249,7 @@ impl Replay {
             }
         }
         if let Err(error) = self.record(r, key, value, txn_producer) {
-            self.push_bad(BadRecord {
-                file: r.file.to_path_buf(),
-                log_partition: r.lp,
-                log_offset: r.offset,
-                error,
-            });
+            self.push_bad(BadRecord::at(r.file, r.lp, r.offset, error));
         }
     }
 }
