@@ -516,93 +516,7 @@ fn snapshot(bytes: &[u8], offset: i64, emit: &mut dyn FnMut(FileField)) -> Optio
                 String::new(),
                 emit,
             );
-            num(
-                &mut c,
-                "producerId (int64)",
-                |c| c.i64(),
-                None,
-                |v| format!("{v}: the key every check looks up"),
-                emit,
-            )?;
-            num(
-                &mut c,
-                "epoch (int16)",
-                |c| c.i16().map(i64::from),
-                None,
-                |v| {
-                    format!("{v}: a batch or marker with a lower epoch is refused (InvalidProducerEpochException)")
-                },
-                emit,
-            )?;
-            let last_seq = num(
-                &mut c,
-                "lastSequence (int32)",
-                |c| c.i32().map(i64::from),
-                Some("no batch at this epoch; the next must start at sequence 0"),
-                |v| {
-                    format!(
-                        "{v}: the next batch at this epoch must start at {} (OutOfOrderSequenceException)",
-                        crate::txn::producer::increment_sequence(v as i32, 1)
-                    )
-                },
-                emit,
-            )?;
-            let last_offset = num(
-                &mut c,
-                "lastOffset (int64)",
-                |c| c.i64(),
-                Some("no batch kept (the broker reloads no batch metadata)"),
-                |v| format!("{v}: the last offset of the producer's last batch"),
-                emit,
-            )?;
-            num(
-                &mut c,
-                "offsetDelta (int32)",
-                |c| c.i32().map(i64::from),
-                None,
-                |v| {
-                    if last_offset < 0 {
-                        v.to_string()
-                    } else {
-                        format!(
-                        "{v}: that batch holds sequences {}..={last_seq} at offsets {}..={last_offset}; a retry of exactly it is a duplicate, answered with these offsets",
-                        crate::txn::producer::decrement_sequence(last_seq as i32, v as i32),
-                        last_offset - v
-                    )
-                    }
-                },
-                emit,
-            )?;
-            num(
-                &mut c,
-                "timestamp (int64)",
-                |c| c.i64(),
-                None,
-                |v| {
-                    format!("{v}: the last write; a producer idle for producer.id.expiration.ms without an open transaction is dropped")
-                },
-                emit,
-            )?;
-            num(
-                &mut c,
-                "coordinatorEpoch (int32)",
-                |c| c.i32().map(i64::from),
-                Some("no marker yet"),
-                |v| {
-                    format!("{v}: a marker from an older coordinator epoch is refused (TransactionCoordinatorFencedException)")
-                },
-                emit,
-            )?;
-            num(
-                &mut c,
-                "currentTxnFirstOffset (int64)",
-                |c| c.i64(),
-                Some("no open transaction"),
-                |v| {
-                    format!("{v}: an open transaction's first offset: the last stable offset stays at or below it")
-                },
-                emit,
-            )?;
+            snapshot_entry(&mut c, emit)?;
         }
         if !c.is_empty() {
             return Err(c.error(crate::DecodeErrorKind::TrailingBytes {
@@ -627,6 +541,101 @@ fn snapshot(bytes: &[u8], offset: i64, emit: &mut dyn FnMut(FileField)) -> Optio
             })
         }
     }
+}
+
+/// A producer's entry of a snapshot, field by field.
+fn snapshot_entry(
+    c: &mut Cursor<'_>,
+    emit: &mut dyn FnMut(FileField),
+) -> Result<(), crate::DecodeError> {
+    num(
+        c,
+        "producerId (int64)",
+        |c| c.i64(),
+        None,
+        |v| format!("{v}: the key every check looks up"),
+        emit,
+    )?;
+    num(
+        c,
+        "epoch (int16)",
+        |c| c.i16().map(i64::from),
+        None,
+        |v| {
+            format!("{v}: a batch or marker with a lower epoch is refused (InvalidProducerEpochException)")
+        },
+        emit,
+    )?;
+    let last_seq = num(
+        c,
+        "lastSequence (int32)",
+        |c| c.i32().map(i64::from),
+        Some("no batch at this epoch; the next must start at sequence 0"),
+        |v| {
+            format!(
+                "{v}: the next batch at this epoch must start at {} (OutOfOrderSequenceException)",
+                crate::txn::producer::increment_sequence(v as i32, 1)
+            )
+        },
+        emit,
+    )?;
+    let last_offset = num(
+        c,
+        "lastOffset (int64)",
+        |c| c.i64(),
+        Some("no batch kept (the broker reloads no batch metadata)"),
+        |v| format!("{v}: the last offset of the producer's last batch"),
+        emit,
+    )?;
+    num(
+        c,
+        "offsetDelta (int32)",
+        |c| c.i32().map(i64::from),
+        None,
+        |v| {
+            if last_offset < 0 {
+                v.to_string()
+            } else {
+                format!(
+                "{v}: that batch holds sequences {}..={last_seq} at offsets {}..={last_offset}; a retry of exactly it is a duplicate, answered with these offsets",
+                crate::txn::producer::decrement_sequence(last_seq as i32, v as i32),
+                last_offset - v
+            )
+            }
+        },
+        emit,
+    )?;
+    num(
+        c,
+        "timestamp (int64)",
+        |c| c.i64(),
+        None,
+        |v| {
+            format!("{v}: the last write; a producer idle for producer.id.expiration.ms without an open transaction is dropped")
+        },
+        emit,
+    )?;
+    num(
+        c,
+        "coordinatorEpoch (int32)",
+        |c| c.i32().map(i64::from),
+        Some("no marker yet"),
+        |v| {
+            format!("{v}: a marker from an older coordinator epoch is refused (TransactionCoordinatorFencedException)")
+        },
+        emit,
+    )?;
+    num(
+        c,
+        "currentTxnFirstOffset (int64)",
+        |c| c.i64(),
+        Some("no open transaction"),
+        |v| {
+            format!("{v}: an open transaction's first offset: the last stable offset stays at or below it")
+        },
+        emit,
+    )?;
+    Ok(())
 }
 
 /// Annotate a text file line by line: `annotate` gives a line's field name

@@ -300,7 +300,7 @@ pub fn leader_copies(dirs: Vec<DataDir>) -> Result<(Vec<DataDir>, Vec<String>)> 
         }
     }
     let mut left_out: BTreeSet<(usize, String, i32)> = BTreeSet::new();
-    let (mut undecided, mut chosen, mut by_epoch) = (Vec::new(), Vec::new(), 0);
+    let mut choices = LeaderChoices::default();
     for ((topic, partition), held) in &copies {
         if held.iter().map(|h| h.1).collect::<BTreeSet<_>>().len() < 2 {
             continue;
@@ -322,11 +322,13 @@ pub fn leader_copies(dirs: Vec<DataDir>) -> Result<(Vec<DataDir>, Vec<String>)> 
             continue;
         };
         match source {
-            LeaderSource::Undecided => {
-                undecided.push(format!("{topic}-{partition} (node {leader})"))
-            }
-            LeaderSource::Chosen if assigned.is_none() => by_epoch += 1,
-            LeaderSource::Chosen => chosen.push(format!("{topic}-{partition}: {detail}")),
+            LeaderSource::Undecided => choices
+                .undecided
+                .push(format!("{topic}-{partition} (node {leader})")),
+            LeaderSource::Chosen if assigned.is_none() => choices.by_epoch += 1,
+            LeaderSource::Chosen => choices
+                .chosen
+                .push(format!("{topic}-{partition}: {detail}")),
             _ => {}
         }
         for &(i, node, _) in held {
@@ -335,43 +337,7 @@ pub fn leader_copies(dirs: Vec<DataDir>) -> Result<(Vec<DataDir>, Vec<String>)> 
             }
         }
     }
-    let names: Vec<String> = distinct.iter().map(i32::to_string).collect();
-    let mut notes = vec![format!(
-        "the log directories of nodes {}: each partition is read on its leader's copy",
-        names.join(", ")
-    )];
-    let some = |v: &[String]| {
-        let shown = v.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
-        if v.len() > 3 {
-            format!("{shown}; and {} more", v.len() - 3)
-        } else {
-            shown
-        }
-    };
-    if !undecided.is_empty() {
-        notes.push(format!(
-            "{} partition{} no leader in the metadata and several replicas the controller may elect when the \
-             brokers come back: read on the first in assignment order ({}); `klog cluster` shows the outcome \
-             under each",
-            undecided.len(),
-            if undecided.len() == 1 { " has" } else { "s have" },
-            some(&undecided)
-        ));
-    }
-    if !chosen.is_empty() {
-        notes.push(format!(
-            "leaders chosen, not named by the metadata: {}",
-            some(&chosen)
-        ));
-    }
-    if by_epoch > 0 {
-        notes.push(format!(
-            "no KRaft metadata names the leaders of {by_epoch} partition{}: each is read on the replica with the \
-             newest leader epoch, then the longest log, then the lowest node id (every ISR member holds the \
-             newest epoch and every acknowledged offset)",
-            if by_epoch == 1 { "" } else { "s" }
-        ));
-    }
+    let notes = choices.notes(&distinct);
     let dirs = dirs
         .into_iter()
         .enumerate()
@@ -384,6 +350,62 @@ pub fn leader_copies(dirs: Vec<DataDir>) -> Result<(Vec<DataDir>, Vec<String>)> 
         })
         .collect();
     Ok((dirs, notes))
+}
+
+/// The partitions whose leader the metadata does not name.
+#[derive(Default)]
+struct LeaderChoices {
+    /// Several replicas the controller may elect: `topic-partition (node N)`.
+    undecided: Vec<String>,
+    /// Chosen from the metadata's ISR or ELR: `topic-partition: why`.
+    chosen: Vec<String>,
+    /// Chosen without metadata, by epoch and log end.
+    by_epoch: usize,
+}
+
+impl LeaderChoices {
+    /// The notes on reading the copies of the nodes `distinct`.
+    fn notes(&self, distinct: &BTreeSet<i32>) -> Vec<String> {
+        let (undecided, chosen, by_epoch) = (&self.undecided, &self.chosen, self.by_epoch);
+        let names: Vec<String> = distinct.iter().map(i32::to_string).collect();
+        let mut notes = vec![format!(
+            "the log directories of nodes {}: each partition is read on its leader's copy",
+            names.join(", ")
+        )];
+        let some = |v: &[String]| {
+            let shown = v.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
+            if v.len() > 3 {
+                format!("{shown}; and {} more", v.len() - 3)
+            } else {
+                shown
+            }
+        };
+        if !undecided.is_empty() {
+            notes.push(format!(
+                "{} partition{} no leader in the metadata and several replicas the controller may elect when the \
+                 brokers come back: read on the first in assignment order ({}); `klog cluster` shows the outcome \
+                 under each",
+                undecided.len(),
+                if undecided.len() == 1 { " has" } else { "s have" },
+                some(undecided)
+            ));
+        }
+        if !chosen.is_empty() {
+            notes.push(format!(
+                "leaders chosen, not named by the metadata: {}",
+                some(chosen)
+            ));
+        }
+        if by_epoch > 0 {
+            notes.push(format!(
+                "no KRaft metadata names the leaders of {by_epoch} partition{}: each is read on the replica with the \
+                 newest leader epoch, then the longest log, then the lowest node id (every ISR member holds the \
+                 newest epoch and every acknowledged offset)",
+                if by_epoch == 1 { "" } else { "s" }
+            ));
+        }
+        notes
+    }
 }
 
 /// Options of a lag computation.
@@ -399,22 +421,7 @@ pub struct LagOptions {
 /// The lag of every committed offset in `replay` against the partitions in `dirs`.
 /// Several directories (a JBOD broker) are merged; a partition present in two is an error.
 pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<Vec<LagRow>> {
-    let mut partitions: BTreeMap<(String, i32), (&Partition, usize)> = BTreeMap::new();
-    let mut cps = Vec::new();
-    for (i, d) in dirs.iter().enumerate() {
-        cps.push(read_checkpoints(&d.path)?);
-        for p in d.live() {
-            if let Some((other, _)) = partitions.insert((p.topic.clone(), p.partition), (p, i)) {
-                return Err(Error::layout(
-                    &p.dir,
-                    format!(
-                        "the same partition is also in {} (two live copies)",
-                        other.dir.display()
-                    ),
-                ));
-            }
-        }
-    }
+    let (partitions, cps) = live_partitions(dirs)?;
     let mut ends_cache: BTreeMap<(String, i32), PartitionEnds> = BTreeMap::new();
     let mut rows = Vec::new();
     // Every protocol's members and current assignments (topic ids resolved).
@@ -431,37 +438,26 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
         }
         let key = (topic.to_string(), partition);
         let (member, host, client) = assigned_member(&views, group, topic, partition);
+        let row = |committed, ends, lag, pending_records, status| LagRow {
+            group: group.to_string(),
+            topic: topic.to_string(),
+            partition,
+            committed,
+            ends,
+            lag,
+            pending_records,
+            status,
+            member,
+            host,
+            client,
+        };
         let standing = judge.standing(group, topic, partition, commit);
         if matches!(standing, Standing::TopicRecreated { .. }) {
-            rows.push(LagRow {
-                group: group.to_string(),
-                topic: topic.to_string(),
-                partition,
-                committed: commit.offset,
-                ends: None,
-                lag: None,
-                pending_records: None,
-                status: Status::TopicRecreated,
-                member,
-                host,
-                client,
-            });
+            rows.push(row(commit.offset, None, None, None, Status::TopicRecreated));
             continue;
         }
         let Some(&(p, dir_index)) = partitions.get(&key) else {
-            rows.push(LagRow {
-                group: group.to_string(),
-                topic: topic.to_string(),
-                partition,
-                committed: commit.offset,
-                ends: None,
-                lag: None,
-                pending_records: None,
-                status: Status::NoPartition,
-                member,
-                host,
-                client,
-            });
+            rows.push(row(commit.offset, None, None, None, Status::NoPartition));
             continue;
         };
         let ends = match ends_cache.get(&key) {
@@ -475,62 +471,90 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
                 e
             }
         };
-        let end = match opts.isolation {
-            Isolation::ReadCommitted => ends.last_stable.unwrap_or(ends.log_end),
-            Isolation::ReadUncommitted => ends.high_watermark.unwrap_or(ends.log_end),
-        };
         let committed = commit.offset;
         if committed < 0 {
-            rows.push(LagRow {
-                group: group.to_string(),
-                topic: topic.to_string(),
-                partition,
+            rows.push(row(
                 committed,
-                ends: Some(ends),
-                lag: None,
-                pending_records: None,
-                status: Status::NoCommittedOffset,
-                member,
-                host,
-                client,
-            });
+                Some(ends),
+                None,
+                None,
+                Status::NoCommittedOffset,
+            ));
             continue;
         }
-        // Where the offset lies in the log first: a consumer resets from
-        // either, and expiry is news only for an offset that is otherwise ok.
-        let status = if committed < ends.log_start {
-            Status::BelowLogStart
-        } else if committed > ends.log_end {
-            Status::AboveLogEnd
-        } else if let Standing::Expired { .. } = standing {
-            Status::Expired
-        } else {
-            Status::Ok
-        };
-        // A committed offset between the checkpointed high watermark and the
-        // log end means the checkpoint is older than the commit: nothing is left.
-        let lag = if matches!(status, Status::Ok | Status::Expired) {
-            (end - committed).max(0)
-        } else {
-            end - committed
-        };
-        let pending_from = committed.max(ends.log_start);
-        let pending = data_records_between(p, pending_from, end, opts.limits)?;
-        rows.push(LagRow {
-            group: group.to_string(),
-            topic: topic.to_string(),
-            partition,
-            committed: commit.offset,
-            ends: Some(ends),
-            lag: Some(lag),
-            pending_records: Some(pending),
+        let (status, lag, pending) = lag_of(p, &ends, committed, &standing, opts)?;
+        rows.push(row(
+            commit.offset,
+            Some(ends),
+            Some(lag),
+            Some(pending),
             status,
-            member,
-            host,
-            client,
-        });
+        ));
     }
     Ok(rows)
+}
+
+/// Live partitions by (topic, partition), with the index of their directory.
+type LivePartitions<'a> = BTreeMap<(String, i32), (&'a Partition, usize)>;
+
+/// The live partitions of `dirs` by (topic, partition), with the index of
+/// their directory, and each directory's checkpoints; a partition live in
+/// two directories is refused.
+fn live_partitions(dirs: &[DataDir]) -> Result<(LivePartitions<'_>, Vec<DirCheckpoints>)> {
+    let mut partitions: LivePartitions<'_> = BTreeMap::new();
+    let mut cps = Vec::new();
+    for (i, d) in dirs.iter().enumerate() {
+        cps.push(read_checkpoints(&d.path)?);
+        for p in d.live() {
+            if let Some((other, _)) = partitions.insert((p.topic.clone(), p.partition), (p, i)) {
+                return Err(Error::layout(
+                    &p.dir,
+                    format!(
+                        "the same partition is also in {} (two live copies)",
+                        other.dir.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok((partitions, cps))
+}
+
+/// A non-negative committed offset of `p` against its `ends`: its status,
+/// its lag and the data records pending between it and the end the
+/// isolation reads to.
+fn lag_of(
+    p: &Partition,
+    ends: &PartitionEnds,
+    committed: i64,
+    standing: &Standing,
+    opts: &LagOptions,
+) -> Result<(Status, i64, u64)> {
+    let end = match opts.isolation {
+        Isolation::ReadCommitted => ends.last_stable.unwrap_or(ends.log_end),
+        Isolation::ReadUncommitted => ends.high_watermark.unwrap_or(ends.log_end),
+    };
+    // Where the offset lies in the log first: a consumer resets from
+    // either, and expiry is news only for an offset that is otherwise ok.
+    let status = if committed < ends.log_start {
+        Status::BelowLogStart
+    } else if committed > ends.log_end {
+        Status::AboveLogEnd
+    } else if let Standing::Expired { .. } = standing {
+        Status::Expired
+    } else {
+        Status::Ok
+    };
+    // A committed offset between the checkpointed high watermark and the
+    // log end means the checkpoint is older than the commit: nothing is left.
+    let lag = if matches!(status, Status::Ok | Status::Expired) {
+        (end - committed).max(0)
+    } else {
+        end - committed
+    };
+    let pending_from = committed.max(ends.log_start);
+    let pending = data_records_between(p, pending_from, end, opts.limits)?;
+    Ok((status, lag, pending))
 }
 
 /// The member (id, host, client id) whose current assignment holds the

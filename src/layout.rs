@@ -10,7 +10,7 @@
 //! ends the listing with the decode error, positioned like every other.
 
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::format::batch::{self, BatchView};
+use crate::format::batch::{self, BatchHeader, BatchView};
 use crate::format::control::ControlType;
 use crate::format::cursor::Cursor;
 use crate::format::schema::Schema;
@@ -152,6 +152,38 @@ fn trace_batch(
         decompressed: false,
         depth: 0,
     };
+    trace_header(&mut t, b)?;
+    let section = b.records_section();
+    let codec = h.compression().unwrap_or(Compression::None);
+    let mut scratch = Vec::new();
+    let mut rc = if codec == Compression::None {
+        Cursor::new(section, b.position + batch::HEADER_LEN as u64)
+    } else {
+        t.note("records (compressed)", format!("{} bytes of {codec}; the records below are at positions inside the decompressed data", section.len()));
+        compression::decompress(codec, section, &mut scratch, limits.max_decompressed)
+            .map_err(|kind| DecodeError::new(b.position + batch::HEADER_LEN as u64, kind))?;
+        t.decompressed = true;
+        Cursor::new(&scratch, 0)
+    };
+    for i in 0..h.records_count.max(0) {
+        if rc.is_empty() {
+            break;
+        }
+        let mut r = Tracer {
+            c: rc.clone(),
+            out: &mut *t.out,
+            decompressed: t.decompressed,
+            depth: 1,
+        };
+        trace_record(&mut r, i, &h, topic)?;
+        rc = r.c;
+    }
+    Ok(())
+}
+
+/// The batch header's fields, each with what it says.
+fn trace_header(t: &mut Tracer<'_, '_>, b: &BatchView<'_>) -> Result<(), DecodeError> {
+    let h = b.header;
     t.field("baseOffset (int64)", Cursor::i64, |v| v.to_string())?;
     t.field("batchLength (int32)", Cursor::i32, |v| {
         format!("{v} (batch is {} bytes)", i64::from(*v) + 12)
@@ -195,72 +227,59 @@ fn trace_batch(
         }
     })?;
     t.field("recordsCount (int32)", Cursor::i32, |v| v.to_string())?;
-    let section = b.records_section();
-    let codec = h.compression().unwrap_or(Compression::None);
-    let mut scratch = Vec::new();
-    let mut rc = if codec == Compression::None {
-        Cursor::new(section, b.position + batch::HEADER_LEN as u64)
-    } else {
-        t.note("records (compressed)", format!("{} bytes of {codec}; the records below are at positions inside the decompressed data", section.len()));
-        compression::decompress(codec, section, &mut scratch, limits.max_decompressed)
-            .map_err(|kind| DecodeError::new(b.position + batch::HEADER_LEN as u64, kind))?;
-        t.decompressed = true;
-        Cursor::new(&scratch, 0)
+    Ok(())
+}
+
+/// Record `i` of a batch with header `h`, field by field, its key and
+/// value decoded as `topic`'s records are.
+fn trace_record(
+    r: &mut Tracer<'_, '_>,
+    i: i32,
+    h: &BatchHeader,
+    topic: Topic,
+) -> Result<(), DecodeError> {
+    r.note(&format!("record {i}"), String::new());
+    let len = r.field("length (varint)", Cursor::varint, |v| {
+        format!("{v} bytes follow")
+    })?;
+    r.field("attributes (int8)", Cursor::i8, |v| v.to_string())?;
+    let ts = r.field("timestampDelta (varlong)", Cursor::varlong, |v| {
+        format!("{v} (timestamp {})", h.base_timestamp.wrapping_add(*v))
+    })?;
+    let _ = ts;
+    r.field("offsetDelta (varint)", Cursor::varint, |v| {
+        match h.base_offset.checked_add(i64::from(*v)) {
+            Some(offset) => format!("{v} (offset {offset})"),
+            None => format!("{v} (offset past 2^63-1)"),
+        }
+    })?;
+    // Each decoded key or value is listed field by field right after its bytes.
+    let key = kv(r, "key", topic, h.is_control())?;
+    let kind = match (h.is_control(), topic) {
+        (true, _) => Decoded::Control(key.and_then(|(at, k)| control_key(r, at, k))),
+        (false, Topic::Offsets) => Decoded::Coordinator(
+            key.and_then(|(at, k)| coordinator_key(r, at, k, RecordTable::Offsets)),
+        ),
+        (false, Topic::ShareGroupState) => Decoded::Coordinator(
+            key.and_then(|(at, k)| coordinator_key(r, at, k, RecordTable::Share)),
+        ),
+        (false, Topic::Metadata) => Decoded::Metadata,
+        (false, Topic::Plain) => Decoded::Plain,
     };
-    for i in 0..h.records_count.max(0) {
-        if rc.is_empty() {
-            break;
-        }
-        let mut r = Tracer {
-            c: rc.clone(),
-            out: &mut *t.out,
-            decompressed: t.decompressed,
-            depth: 1,
-        };
-        r.note(&format!("record {i}"), String::new());
-        let len = r.field("length (varint)", Cursor::varint, |v| {
-            format!("{v} bytes follow")
-        })?;
-        r.field("attributes (int8)", Cursor::i8, |v| v.to_string())?;
-        let ts = r.field("timestampDelta (varlong)", Cursor::varlong, |v| {
-            format!("{v} (timestamp {})", h.base_timestamp.wrapping_add(*v))
-        })?;
-        let _ = ts;
-        r.field("offsetDelta (varint)", Cursor::varint, |v| {
-            match h.base_offset.checked_add(i64::from(*v)) {
-                Some(offset) => format!("{v} (offset {offset})"),
-                None => format!("{v} (offset past 2^63-1)"),
-            }
-        })?;
-        // Each decoded key or value is listed field by field right after its bytes.
-        let key = kv(&mut r, "key", topic, h.is_control())?;
-        let kind = match (h.is_control(), topic) {
-            (true, _) => Decoded::Control(key.and_then(|(at, k)| control_key(&mut r, at, k))),
-            (false, Topic::Offsets) => Decoded::Coordinator(
-                key.and_then(|(at, k)| coordinator_key(&mut r, at, k, RecordTable::Offsets)),
-            ),
-            (false, Topic::ShareGroupState) => Decoded::Coordinator(
-                key.and_then(|(at, k)| coordinator_key(&mut r, at, k, RecordTable::Share)),
-            ),
-            (false, Topic::Metadata) => Decoded::Metadata,
-            (false, Topic::Plain) => Decoded::Plain,
-        };
-        let value = kv(&mut r, "value", topic, h.is_control())?;
-        match kind {
-            Decoded::Control(k) => control_value(&mut r, value, k),
-            Decoded::Coordinator(rt) => coordinator_value(&mut r, value, rt),
-            Decoded::Metadata => metadata_value(&mut r, value),
-            Decoded::Plain => {}
-        }
-        let n = r.field("headerCount (varint)", Cursor::varint, |v| v.to_string())?;
-        r.depth = 2;
-        for j in 0..n.max(0) {
-            kv(&mut r, &format!("header {j} key"), Topic::Plain, false)?;
-            kv(&mut r, &format!("header {j} value"), Topic::Plain, false)?;
-        }
-        let _ = len;
-        rc = r.c;
+    let value = kv(r, "value", topic, h.is_control())?;
+    match kind {
+        Decoded::Control(k) => control_value(r, value, k),
+        Decoded::Coordinator(rt) => coordinator_value(r, value, rt),
+        Decoded::Metadata => metadata_value(r, value),
+        Decoded::Plain => {}
     }
+    let n = r.field("headerCount (varint)", Cursor::varint, |v| v.to_string())?;
+    r.depth = 2;
+    for j in 0..n.max(0) {
+        kv(r, &format!("header {j} key"), Topic::Plain, false)?;
+        kv(r, &format!("header {j} value"), Topic::Plain, false)?;
+    }
+    let _ = len;
     Ok(())
 }
 

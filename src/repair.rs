@@ -17,6 +17,7 @@
 //! - producer snapshots above the new log end are moved aside, as the broker
 //!   would delete them.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
@@ -394,12 +395,49 @@ pub fn execute_with<S: Storage>(
 /// offsets (a batch after the damage at or below the last offset kept
 /// before it): a log like that is not one Kafka can read.
 pub fn plan_salvage(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
-    use crate::log::walk::Step;
-    use std::collections::BTreeMap;
     let mut plan = Plan::default();
     let mut report = Salvage::default();
+    let Some(ranges) = damaged_ranges(p, &mut plan, &mut report)? else {
+        return Ok(plan);
+    };
+    let last_seg = p.segments.len().saturating_sub(1);
+    let txn_state = crate::txn::analyze(p, &Default::default())?;
+    let stale_txn: Vec<PathBuf> = crate::txn::check_txn_indexes(p, &txn_state)?
+        .into_iter()
+        .map(|f| f.file)
+        .collect();
+    for (i, seg) in p.segments.iter().enumerate() {
+        let Some(cuts) = ranges.get(&i) else {
+            index_actions(seg, i == last_seg, &stale_txn, &mut plan)?;
+            continue;
+        };
+        cut_actions(seg, cuts, i == last_seg, &mut plan)?;
+    }
+    if !ranges.is_empty() {
+        let kafka = crate::recovery::preview(p, opts.recovery_point)?;
+        report.kafka_cut = kafka.truncate.map(|(s, d)| (s.log, d.position));
+        report.kafka_deleted = kafka.deleted.into_iter().map(|s| s.log).collect();
+        report.kafka_lost = kafka.lost_offsets;
+        plan.salvage = Some(report);
+    }
+    Ok(plan)
+}
+
+/// Damaged byte ranges by segment index: (from, to, why).
+type DamagedRanges = BTreeMap<usize, Vec<(u64, u64, String)>>;
+
+/// The damaged byte ranges of `p`, walking it as a salvage keeps it; the
+/// offsets lost and the bytes kept after the damage go to `report`. `None`
+/// when the batches kept would not have increasing offsets (the refusal is
+/// in `plan`).
+fn damaged_ranges(
+    p: &Partition,
+    plan: &mut Plan,
+    report: &mut Salvage,
+) -> Result<Option<DamagedRanges>> {
+    use crate::log::walk::Step;
     // Damaged ranges by segment index; the last kept offset; where a gap opened.
-    let mut ranges: BTreeMap<usize, Vec<(u64, u64, String)>> = BTreeMap::new();
+    let mut ranges: DamagedRanges = BTreeMap::new();
     let mut last_kept: Option<i64> = None;
     let mut gap_from: Option<i64> = None;
     let mut walk = p.walk(crate::log::Policy::VALID_ENTRIES);
@@ -417,7 +455,7 @@ pub fn plan_salvage(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
                             w.entry.position()
                         ),
                     });
-                    return Ok(plan);
+                    return Ok(None);
                 }
                 if let Some(from) = gap_from.take() {
                     report.lost.push(Lost {
@@ -466,61 +504,52 @@ pub fn plan_salvage(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
     if let Some(from) = gap_from {
         report.lost.push(Lost { from, to: None });
     }
-    let last_seg = p.segments.len().saturating_sub(1);
-    let txn_state = crate::txn::analyze(p, &Default::default())?;
-    let stale_txn: Vec<PathBuf> = crate::txn::check_txn_indexes(p, &txn_state)?
-        .into_iter()
-        .map(|f| f.file)
-        .collect();
-    for (i, seg) in p.segments.iter().enumerate() {
-        let Some(cuts) = ranges.get(&i) else {
-            index_actions(seg, i == last_seg, &stale_txn, &mut plan)?;
-            continue;
-        };
-        let file_len = std::fs::metadata(&seg.log)
-            .map_err(|e| crate::Error::io(&seg.log, "stat", e))?
-            .len();
-        let reason = cuts
-            .iter()
-            .map(|(from, to, why)| format!("bytes {from}..{to}: {why}"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        match cuts.as_slice() {
-            // A torn or corrupt tail of the last segment: the ordinary cut.
-            [(from, to, why)] if *to == file_len && i == last_seg => {
-                plan.actions.push(Action::Truncate {
-                    log: seg.log.clone(),
-                    at: *from,
-                    len: to - from,
-                    sidecar: cut_sidecar(&seg.log, *from, *to)?,
-                    reason: why.clone(),
-                })
-            }
-            _ => {
-                let mut named = Vec::new();
-                for (from, to, _) in cuts {
-                    let suffix = format!(".cut-{from}-{to}");
-                    named.push((*from, *to, range_sidecar(&seg.log, suffix, *from, *to)?));
-                }
-                plan.actions.push(Action::CutRanges {
-                    log: seg.log.clone(),
-                    ranges: named,
-                    reason,
-                });
-            }
-        }
-        plan.actions.push(Action::RebuildIndexes {
+    Ok(Some(ranges))
+}
+
+/// The actions on segment `seg` with damaged ranges `cuts`: a torn tail
+/// of the last segment cut, any other range moved aside; then its indexes
+/// rebuilt.
+fn cut_actions(
+    seg: &SegmentFiles,
+    cuts: &[(u64, u64, String)],
+    is_last: bool,
+    plan: &mut Plan,
+) -> Result<()> {
+    let file_len = std::fs::metadata(&seg.log)
+        .map_err(|e| crate::Error::io(&seg.log, "stat", e))?
+        .len();
+    let reason = cuts
+        .iter()
+        .map(|(from, to, why)| format!("bytes {from}..{to}: {why}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    match cuts {
+        // A torn or corrupt tail of the last segment: the ordinary cut.
+        [(from, to, why)] if *to == file_len && is_last => plan.actions.push(Action::Truncate {
             log: seg.log.clone(),
-            base_offset: seg.base_offset,
-            reason: "after the salvage".into(),
-        });
+            at: *from,
+            len: to - from,
+            sidecar: cut_sidecar(&seg.log, *from, *to)?,
+            reason: why.clone(),
+        }),
+        _ => {
+            let mut named = Vec::new();
+            for (from, to, _) in cuts {
+                let suffix = format!(".cut-{from}-{to}");
+                named.push((*from, *to, range_sidecar(&seg.log, suffix, *from, *to)?));
+            }
+            plan.actions.push(Action::CutRanges {
+                log: seg.log.clone(),
+                ranges: named,
+                reason,
+            });
+        }
     }
-    if !ranges.is_empty() {
-        let kafka = crate::recovery::preview(p, opts.recovery_point)?;
-        report.kafka_cut = kafka.truncate.map(|(s, d)| (s.log, d.position));
-        report.kafka_deleted = kafka.deleted.into_iter().map(|s| s.log).collect();
-        report.kafka_lost = kafka.lost_offsets;
-        plan.salvage = Some(report);
-    }
-    Ok(plan)
+    plan.actions.push(Action::RebuildIndexes {
+        log: seg.log.clone(),
+        base_offset: seg.base_offset,
+        reason: "after the salvage".into(),
+    });
+    Ok(())
 }

@@ -391,16 +391,7 @@ fn summarize_partition(
     findings: &mut Vec<Finding>,
 ) -> Result<PartitionSummary> {
     let key = (p.topic.clone(), p.partition);
-    let mut segments = Vec::with_capacity(p.segments.len());
-    for s in &p.segments {
-        let len = std::fs::metadata(&s.log)
-            .map_err(|e| Error::io(&s.log, "stat", e))?
-            .len();
-        segments.push(SegmentSummary {
-            base_offset: s.base_offset,
-            bytes: len,
-        });
-    }
+    let segments = segment_sizes(p)?;
     let checkpointed = or_finding(
         read_leader_epochs(&p.dir.join(checkpoint::LEADER_EPOCH)),
         Kind::CheckpointMalformed,
@@ -445,80 +436,11 @@ fn summarize_partition(
             .find(|s| s.base_offset <= rp)
             .map_or(i64::MIN, |s| s.base_offset)
     });
-    let policy = if opts.check_crc {
-        Policy::VALID_PREFIX
-    } else {
-        Policy::HEADERS
-    };
-    let mut runs: Vec<EpochRun> = Vec::new();
-    let mut tail: VecDeque<TailBatch> = VecDeque::with_capacity(opts.tail_batches + 1);
-    let mut log_end = None;
-    let mut damage = None;
-    let mut walk = p.walk(policy);
-    while let Some(step) = walk.next_step()? {
-        let w = match step {
-            Step::Entry(w) => w,
-            Step::Damage(d) => {
-                let f = Finding::decode(&d.file, d.position, d.base_offset, &d.error);
-                damage.get_or_insert_with(|| f.to_string());
-                findings.push(f);
-                continue;
-            }
-            Step::SegmentStart { .. } | Step::SegmentEnd { .. } => continue,
-        };
-        let base = w.entry.base_offset();
-        let (epoch, crc, records) = match w.entry {
-            Entry::V2(b) => {
-                let epoch = b.header.partition_leader_epoch;
-                let recovering = recover_from.is_some_and(|from| base >= from);
-                if recovering && epoch >= 0 && cache.latest_epoch().is_none_or(|l| epoch > l) {
-                    cache.assign(epoch, base);
-                }
-                (epoch, b.header.crc, b.header.records_count.max(0) as u64)
-            }
-            Entry::Legacy(l) => (super::epochs::UNDEFINED_EPOCH, l.crc, 1),
-        };
-        // A new run starts where the epoch goes up; a batch stamped below
-        // its run's epoch (no broker writes one) counts in that run, so
-        // runs never outnumber the batches nor need more memory than them.
-        let run = match runs.last_mut() {
-            Some(r) if r.leader_epoch >= epoch => r,
-            _ => {
-                runs.push(EpochRun {
-                    leader_epoch: epoch,
-                    start_offset: base,
-                    end_offset: base,
-                    batches: 0,
-                    records: 0,
-                    bytes: 0,
-                    crc32c: 0,
-                });
-                runs.last_mut()
-                    .ok_or_else(|| Error::Invalid("run".into()))?
-            }
-        };
-        run.crc32c = chain(run.crc32c, base, crc);
-        run.end_offset = w.next_offset;
-        run.batches += 1;
-        run.records = run.records.saturating_add(records);
-        run.bytes = run.bytes.saturating_add(w.entry.size());
-        if opts.tail_batches > 0 {
-            if tail.len() == opts.tail_batches {
-                tail.pop_front();
-            }
-            tail.push_back(TailBatch {
-                base_offset: base,
-                end_offset: w.next_offset,
-                leader_epoch: run.leader_epoch,
-                crc32c: run.crc32c,
-            });
-        }
-        log_end = Some(w.next_offset);
-    }
+    let pass = EpochPass::over(p, opts, recover_from, &mut cache, findings)?;
     // No batch: an empty log ends at its last segment's base offset; a log
     // damaged before its first batch ends where recovery would cut it.
-    let log_end = log_end.unwrap_or_else(|| {
-        let seg = if damage.is_some() {
+    let log_end = pass.log_end.unwrap_or_else(|| {
+        let seg = if pass.damage.is_some() {
             p.segments.first()
         } else {
             p.segments.last()
@@ -547,10 +469,141 @@ fn summarize_partition(
             })
             .collect(),
         segments,
-        epochs: runs,
-        tail: tail.into(),
-        damage,
+        epochs: pass.runs,
+        tail: pass.tail.into(),
+        damage: pass.damage,
     })
+}
+
+/// Each segment's base offset and size.
+fn segment_sizes(p: &Partition) -> Result<Vec<SegmentSummary>> {
+    let mut segments = Vec::with_capacity(p.segments.len());
+    for s in &p.segments {
+        let len = std::fs::metadata(&s.log)
+            .map_err(|e| Error::io(&s.log, "stat", e))?
+            .len();
+        segments.push(SegmentSummary {
+            base_offset: s.base_offset,
+            bytes: len,
+        });
+    }
+    Ok(segments)
+}
+
+/// One pass over a partition's batches: its epoch runs, its last batches,
+/// where it ends and what damage stopped it first.
+struct EpochPass {
+    runs: Vec<EpochRun>,
+    tail: VecDeque<TailBatch>,
+    tail_batches: usize,
+    log_end: Option<i64>,
+    damage: Option<String>,
+}
+
+impl EpochPass {
+    /// The pass over `p` (every batch's CRC checked when `opts` says so);
+    /// after an unclean shutdown (`recover_from`: the segment holding the
+    /// recovery point), each batch from there with a newer epoch is
+    /// assigned in `cache`, as `LogSegment.recover` does.
+    fn over(
+        p: &Partition,
+        opts: &SummaryOptions,
+        recover_from: Option<i64>,
+        cache: &mut EpochCache,
+        findings: &mut Vec<Finding>,
+    ) -> Result<EpochPass> {
+        let policy = if opts.check_crc {
+            Policy::VALID_PREFIX
+        } else {
+            Policy::HEADERS
+        };
+        let mut pass = EpochPass {
+            runs: Vec::new(),
+            tail: VecDeque::with_capacity(opts.tail_batches + 1),
+            tail_batches: opts.tail_batches,
+            log_end: None,
+            damage: None,
+        };
+        let mut walk = p.walk(policy);
+        while let Some(step) = walk.next_step()? {
+            let w = match step {
+                Step::Entry(w) => w,
+                Step::Damage(d) => {
+                    let f = Finding::decode(&d.file, d.position, d.base_offset, &d.error);
+                    pass.damage.get_or_insert_with(|| f.to_string());
+                    findings.push(f);
+                    continue;
+                }
+                Step::SegmentStart { .. } | Step::SegmentEnd { .. } => continue,
+            };
+            let base = w.entry.base_offset();
+            let bytes = w.entry.size();
+            let (epoch, crc, records) = match w.entry {
+                Entry::V2(b) => {
+                    let epoch = b.header.partition_leader_epoch;
+                    let recovering = recover_from.is_some_and(|from| base >= from);
+                    if recovering && epoch >= 0 && cache.latest_epoch().is_none_or(|l| epoch > l) {
+                        cache.assign(epoch, base);
+                    }
+                    (epoch, b.header.crc, b.header.records_count.max(0) as u64)
+                }
+                Entry::Legacy(l) => (super::epochs::UNDEFINED_EPOCH, l.crc, 1),
+            };
+            pass.add(base, w.next_offset, epoch, crc, records, bytes)?;
+        }
+        Ok(pass)
+    }
+
+    /// A batch of offsets `base..next` stamped `epoch`, its CRC, record
+    /// count and size. A new run starts where the epoch goes up; a batch
+    /// stamped below its run's epoch (no broker writes one) counts in that
+    /// run, so runs never outnumber the batches nor need more memory than
+    /// them.
+    fn add(
+        &mut self,
+        base: i64,
+        next: i64,
+        epoch: i32,
+        crc: u32,
+        records: u64,
+        bytes: u64,
+    ) -> Result<()> {
+        let run = match self.runs.last_mut() {
+            Some(r) if r.leader_epoch >= epoch => r,
+            _ => {
+                self.runs.push(EpochRun {
+                    leader_epoch: epoch,
+                    start_offset: base,
+                    end_offset: base,
+                    batches: 0,
+                    records: 0,
+                    bytes: 0,
+                    crc32c: 0,
+                });
+                self.runs
+                    .last_mut()
+                    .ok_or_else(|| Error::Invalid("run".into()))?
+            }
+        };
+        run.crc32c = chain(run.crc32c, base, crc);
+        run.end_offset = next;
+        run.batches += 1;
+        run.records = run.records.saturating_add(records);
+        run.bytes = run.bytes.saturating_add(bytes);
+        if self.tail_batches > 0 {
+            if self.tail.len() == self.tail_batches {
+                self.tail.pop_front();
+            }
+            self.tail.push_back(TailBatch {
+                base_offset: base,
+                end_offset: next,
+                leader_epoch: run.leader_epoch,
+                crc32c: run.crc32c,
+            });
+        }
+        self.log_end = Some(next);
+        Ok(())
+    }
 }
 
 /// The committed offsets of the offsets partitions in `dir`, replayed as

@@ -5,11 +5,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::bail;
-use kaen_log::format::BatchSpec;
+use kaen_log::format::{BatchSpec, NewRecord};
 use kaen_log::offsets::groups::live_members_refusal;
 use kaen_log::offsets::share_delete::{self, SharePlan};
 use kaen_log::offsets::write::Replicas;
-use kaen_log::offsets::{group_tombstone_records, tombstone_records, DeletedKey};
+use kaen_log::offsets::{group_tombstone_records, tombstone_records, DeletedKey, Replay};
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -174,54 +174,8 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         &|dir, t, image| args.write.append_config(image, dir, t.topic, now, t.kafka),
     )?;
     let replay = replicas.replay()?;
-    // A record that does not decode is reported and passed over, as the
-    // coordinator's loader would: it must not lock a group in for good.
-    for bad in &replay.bad {
-        crate::report::say!(
-            "warning: {}: offset {}: {}: this record is not replayed; \
-             tombstoning the keys the rest of the log holds",
-            bad.file.display(),
-            bad.log_offset,
-            bad.error
-        );
-    }
-    if replay.bad_count > replay.bad.len() as u64 {
-        crate::report::say!(
-            "warning: and {} more records that are not replayed",
-            replay.bad_count - replay.bad.len() as u64
-        );
-    }
-    let (keys, records): (Vec<DeletedKey>, Vec<_>) = if args.delete_group {
-        if let Some(why) = live_members_refusal(&replay, &args.group, "deletion") {
-            if !args.force {
-                bail!("{why}");
-            }
-            crate::report::say!("warning: --force: {why}");
-        }
-        group_tombstone_records(&replay, &args.group, now)
-            .into_iter()
-            .unzip()
-    } else {
-        tombstone_records(
-            &replay,
-            &args.group,
-            args.topic.as_deref(),
-            args.partition,
-            now,
-        )
-        .into_iter()
-        .map(|((t, p), r)| {
-            let was = replay.get(&args.group, &t, p).map_or(0, |c| c.offset);
-            let key = DeletedKey {
-                record: "OffsetCommit".into(),
-                what: format!("{t}-{p} (was {was})"),
-                topic_partition: Some((t, p)),
-                offset: Some(was),
-            };
-            (key, r)
-        })
-        .unzip()
-    };
+    warn_not_replayed(&replay);
+    let (keys, records) = deletions(args, &replay, now)?;
     // A share group's state goes first, as in DeleteGroups.
     let share = if args.delete_group {
         share_delete::plan(&replay, &args.group, &dirs, args.share_state_partitions)?
@@ -251,49 +205,9 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         );
         return Ok(Outcome::Findings(1));
     }
-    // Topic names and member ids come from the log: escaped before they reach a terminal.
-    let label = |k: &DeletedKey| {
-        let text = if args.delete_group {
-            format!("{} {} {}", args.group, k.record, k.what)
-        } else {
-            format!("{} {}", args.group, k.what)
-        };
-        escape_cell(&text).into_owned()
-    };
-    let share_what =
-        |d: &share_delete::StateDelete| format!("share state of {}-{}", d.topic, d.partition);
-    let share_label = |d: &share_delete::StateDelete| {
-        escape_cell(&format!("{} {}", args.group, share_what(d))).into_owned()
-    };
-    let share_partition = |d: &share_delete::StateDelete| {
-        format!(
-            "{}-{}",
-            kaen_log::offsets::records::SHARE_GROUP_STATE_TOPIC,
-            d.state_partition
-        )
-    };
-    let offsets_partition = format!("{}-{}", target.topic, target.partition);
-    let share_row = |d: &share_delete::StateDelete, at: i64, text: String| TombstoneRow {
-        group: args.group.clone(),
-        record: "ShareSnapshot".into(),
-        topic: Some(d.topic.clone()),
-        partition: Some(d.partition),
-        committed_offset: None,
-        deleted: share_what(d),
-        log_partition: share_partition(d),
-        log_offset: at,
-        text,
-    };
-    let key_row = |k: &DeletedKey, at: i64, text: String| TombstoneRow {
-        group: args.group.clone(),
-        record: k.record.clone(),
-        topic: k.topic_partition.as_ref().map(|(t, _)| t.clone()),
-        partition: k.topic_partition.as_ref().map(|(_, p)| *p),
-        committed_offset: k.offset,
-        deleted: k.what.clone(),
-        log_partition: offsets_partition.clone(),
-        log_offset: at,
-        text,
+    let rows = Rows {
+        args,
+        offsets_partition: format!("{}-{}", target.topic, target.partition),
     };
     let mut report = TombstoneReport {
         group: args.group.clone(),
@@ -301,46 +215,154 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         tombstones: Vec::new(),
         written: Vec::new(),
     };
-    // Text is printed as it is written: a share-partition's line as soon
-    // as its batch is.
-    let mut push = |row: TombstoneRow, out: &mut Output| -> anyhow::Result<()> {
-        if args.format == Format::Text {
-            writeln!(out, "{}", row.text)?;
-        }
-        report.tombstones.push(row);
-        Ok(())
-    };
     let mut share_targets = share_delete::targets(&share, &dirs, |d| replicas.lock(d))?;
     if args.dry_run {
-        for d in &share.deletes {
-            let t = share_targets
-                .iter_mut()
-                .find(|t| t.state_partition == d.state_partition);
-            if let Some(t) = t {
-                let text = format!(
-                    "would delete {}: ShareSnapshot tombstone to {} at offset {}",
-                    share_label(d),
-                    share_partition(d),
-                    t.next_offset
-                );
-                push(share_row(d, t.next_offset, text), out)?;
-                t.next_offset += 1;
-            }
-        }
-        for (i, k) in keys.iter().enumerate() {
-            let at = replicas.end + i as i64;
-            let text = format!(
-                "would delete {}: tombstone to {offsets_partition} at offset {at}",
-                label(k),
-            );
-            push(key_row(k, at, text), out)?;
-        }
+        would_delete(
+            &share,
+            &mut share_targets,
+            &keys,
+            replicas.end,
+            &rows,
+            &mut report,
+            out,
+        )?;
         return finish(args, &report, out);
     }
     args.replicas.check(&replicas)?;
     replicas.check_room(&records)?;
+    let written_share = delete_share_states(&share, share_targets, &rows, now, &mut report, out)?;
+    let (range, written) = replicas.append(&BatchSpec::default(), &records)?;
+    replicas.close()?;
+    let what = crate::report::plural(records.len() as u64, "tombstone", "tombstones");
+    let written = Written::batch(&written, &rows.offsets_partition, &range);
+    for w in &written {
+        w.say(&what);
+    }
+    for (i, k) in keys.iter().enumerate() {
+        let at = range.start() + i as i64;
+        let text = format!(
+            "deleted {}: tombstone at {} offset {at}",
+            rows.label(k),
+            rows.offsets_partition
+        );
+        report.push(rows.key_row(k, at, text), args, out)?;
+    }
+    report.written = written_share;
+    report.written.extend(written);
+    finish(args, &report, out)
+}
+
+/// What a dry run would write: each share-partition's tombstone and each
+/// key's, at the offsets they would get (the offsets partition's from
+/// `end`).
+fn would_delete(
+    share: &SharePlan,
+    share_targets: &mut [share_delete::Target],
+    keys: &[DeletedKey],
+    end: i64,
+    rows: &Rows<'_>,
+    report: &mut TombstoneReport,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    for d in &share.deletes {
+        let t = share_targets
+            .iter_mut()
+            .find(|t| t.state_partition == d.state_partition);
+        if let Some(t) = t {
+            let text = format!(
+                "would delete {}: ShareSnapshot tombstone to {} at offset {}",
+                rows.share_label(d),
+                share_partition(d),
+                t.next_offset
+            );
+            report.push(rows.share_row(d, t.next_offset, text), rows.args, out)?;
+            t.next_offset += 1;
+        }
+    }
+    for (i, k) in keys.iter().enumerate() {
+        let at = end + i as i64;
+        let text = format!(
+            "would delete {}: tombstone to {} at offset {at}",
+            rows.label(k),
+            rows.offsets_partition
+        );
+        report.push(rows.key_row(k, at, text), rows.args, out)?;
+    }
+    Ok(())
+}
+
+/// A record that does not decode is reported and passed over, as the
+/// coordinator's loader would: it must not lock a group in for good.
+fn warn_not_replayed(replay: &Replay) {
+    for bad in &replay.bad {
+        crate::report::say!(
+            "warning: {}: offset {}: {}: this record is not replayed; \
+             tombstoning the keys the rest of the log holds",
+            bad.file.display(),
+            bad.log_offset,
+            bad.error
+        );
+    }
+    if replay.bad_count > replay.bad.len() as u64 {
+        crate::report::say!(
+            "warning: and {} more records that are not replayed",
+            replay.bad_count - replay.bad.len() as u64
+        );
+    }
+}
+
+/// The keys to delete and their tombstones: the whole group's records
+/// (--delete-group; a group with members recorded refused unless --force),
+/// else its live committed offsets that match.
+fn deletions(
+    args: &TombstoneArgs,
+    replay: &Replay,
+    now: i64,
+) -> anyhow::Result<(Vec<DeletedKey>, Vec<NewRecord>)> {
+    if args.delete_group {
+        if let Some(why) = live_members_refusal(replay, &args.group, "deletion") {
+            if !args.force {
+                bail!("{why}");
+            }
+            crate::report::say!("warning: --force: {why}");
+        }
+        return Ok(group_tombstone_records(replay, &args.group, now)
+            .into_iter()
+            .unzip());
+    }
+    Ok(tombstone_records(
+        replay,
+        &args.group,
+        args.topic.as_deref(),
+        args.partition,
+        now,
+    )
+    .into_iter()
+    .map(|((t, p), r)| {
+        let was = replay.get(&args.group, &t, p).map_or(0, |c| c.offset);
+        let key = DeletedKey {
+            record: "OffsetCommit".into(),
+            what: format!("{t}-{p} (was {was})"),
+            topic_partition: Some((t, p)),
+            offset: Some(was),
+        };
+        (key, r)
+    })
+    .unzip())
+}
+
+/// `ShareCoordinatorShard.deleteState`: one write, so one batch, per
+/// share-partition; each row reported as soon as its batch is written.
+/// The batches written.
+fn delete_share_states(
+    share: &SharePlan,
+    mut share_targets: Vec<share_delete::Target>,
+    rows: &Rows<'_>,
+    now: i64,
+    report: &mut TombstoneReport,
+    out: &mut Output,
+) -> anyhow::Result<Vec<Written>> {
     let mut written_share = Vec::new();
-    // `ShareCoordinatorShard.deleteState`: one write, so one batch, per share-partition.
     for d in &share.deletes {
         let Some(t) = share_targets
             .iter_mut()
@@ -351,34 +373,104 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         let range = t.append(&[share_delete::tombstone(d, now)])?;
         let text = format!(
             "deleted {}: ShareSnapshot tombstone at {} offset {}",
-            share_label(d),
+            rows.share_label(d),
             share_partition(d),
             range.start()
         );
-        push(share_row(d, *range.start(), text), out)?;
+        report.push(rows.share_row(d, *range.start(), text), rows.args, out)?;
         written_share.extend(Written::batch(&t.folders, &share_partition(d), &range));
     }
     for t in share_targets {
         t.close()?;
     }
-    let (range, written) = replicas.append(&BatchSpec::default(), &records)?;
-    replicas.close()?;
-    let what = crate::report::plural(records.len() as u64, "tombstone", "tombstones");
-    let written = Written::batch(&written, &offsets_partition, &range);
-    for w in &written {
-        w.say(&what);
+    Ok(written_share)
+}
+
+impl TombstoneReport {
+    /// Add a row; text is printed as it is written (a share-partition's
+    /// line as soon as its batch is).
+    fn push(
+        &mut self,
+        row: TombstoneRow,
+        args: &TombstoneArgs,
+        out: &mut Output,
+    ) -> anyhow::Result<()> {
+        if args.format == Format::Text {
+            writeln!(out, "{}", row.text)?;
+        }
+        self.tombstones.push(row);
+        Ok(())
     }
-    for (i, k) in keys.iter().enumerate() {
-        let at = range.start() + i as i64;
-        let text = format!(
-            "deleted {}: tombstone at {offsets_partition} offset {at}",
-            label(k),
-        );
-        push(key_row(k, at, text), out)?;
+}
+
+/// `share state of topic-partition`.
+fn share_what(d: &share_delete::StateDelete) -> String {
+    format!("share state of {}-{}", d.topic, d.partition)
+}
+
+/// The `__share_group_state` partition that owns `d`'s key.
+fn share_partition(d: &share_delete::StateDelete) -> String {
+    format!(
+        "{}-{}",
+        kaen_log::offsets::records::SHARE_GROUP_STATE_TOPIC,
+        d.state_partition
+    )
+}
+
+/// The report's rows of one group, and the labels its text lines give
+/// them.
+struct Rows<'a> {
+    args: &'a TombstoneArgs,
+    /// The offsets partition written to: `topic-partition`.
+    offsets_partition: String,
+}
+
+impl Rows<'_> {
+    /// A deleted key as a text line names it. Topic names and member ids
+    /// come from the log: escaped before they reach a terminal.
+    fn label(&self, k: &DeletedKey) -> String {
+        let text = if self.args.delete_group {
+            format!("{} {} {}", self.args.group, k.record, k.what)
+        } else {
+            format!("{} {}", self.args.group, k.what)
+        };
+        escape_cell(&text).into_owned()
     }
-    report.written = written_share;
-    report.written.extend(written);
-    finish(args, &report, out)
+
+    /// A share-partition's state as a text line names it (escaped).
+    fn share_label(&self, d: &share_delete::StateDelete) -> String {
+        escape_cell(&format!("{} {}", self.args.group, share_what(d))).into_owned()
+    }
+
+    /// The row of a share-partition's tombstone at offset `at`.
+    fn share_row(&self, d: &share_delete::StateDelete, at: i64, text: String) -> TombstoneRow {
+        TombstoneRow {
+            group: self.args.group.clone(),
+            record: "ShareSnapshot".into(),
+            topic: Some(d.topic.clone()),
+            partition: Some(d.partition),
+            committed_offset: None,
+            deleted: share_what(d),
+            log_partition: share_partition(d),
+            log_offset: at,
+            text,
+        }
+    }
+
+    /// The row of a key's tombstone at offset `at`.
+    fn key_row(&self, k: &DeletedKey, at: i64, text: String) -> TombstoneRow {
+        TombstoneRow {
+            group: self.args.group.clone(),
+            record: k.record.clone(),
+            topic: k.topic_partition.as_ref().map(|(t, _)| t.clone()),
+            partition: k.topic_partition.as_ref().map(|(_, p)| *p),
+            committed_offset: k.offset,
+            deleted: k.what.clone(),
+            log_partition: self.offsets_partition.clone(),
+            log_offset: at,
+            text,
+        }
+    }
 }
 
 /// The document in a format other than text (whose lines are printed as

@@ -135,6 +135,27 @@ impl DecodeError {
     }
 }
 
+/// A coordinator record's value `version` outside the versions klog knows
+/// of `schema` (`lowest..=newest`).
+fn write_record_version(
+    f: &mut fmt::Formatter<'_>,
+    schema: &str,
+    version: i16,
+    (lowest, newest): (i16, i16),
+) -> fmt::Result {
+    let known = if lowest == newest {
+        format!("version {newest} only")
+    } else {
+        format!("versions {lowest} to {newest}")
+    };
+    write!(
+        f,
+        "{schema} version {version}: klog knows {known} (as Kafka 4.1 to 4.4 do); \
+         Kafka's coordinator fails to load the partition on it \
+         (CoordinatorRecordSerde: UnknownRecordVersionException), so the record is not applied"
+    )
+}
+
 impl fmt::Display for DecodeErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use DecodeErrorKind::*;
@@ -228,19 +249,7 @@ impl fmt::Display for DecodeErrorKind {
                 version,
                 lowest,
                 newest,
-            } => {
-                let known = if lowest == newest {
-                    format!("version {newest} only")
-                } else {
-                    format!("versions {lowest} to {newest}")
-                };
-                write!(
-                    f,
-                    "{schema} version {version}: klog knows {known} (as Kafka 4.1 to 4.4 do); \
-                     Kafka's coordinator fails to load the partition on it \
-                     (CoordinatorRecordSerde: UnknownRecordVersionException), so the record is not applied"
-                )
-            }
+            } => write_record_version(f, schema, version, (lowest, newest)),
             TrailingBytes { field, remaining } => {
                 write!(f, "{remaining} bytes left over after the {field}")
             }

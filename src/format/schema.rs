@@ -497,49 +497,7 @@ impl Reader {
                     Value::String(base64::engine::general_purpose::STANDARD.encode(c.bytes(n)?))
                 }
             },
-            Ty::Array(elem) => {
-                let at = c.position();
-                match self.length(c, f, false)? {
-                    None => Value::Null,
-                    Some(n) => {
-                        // Every element of every schema here takes at least
-                        // one byte: a count past the bytes left is malformed,
-                        // so no count drives an allocation or a long loop.
-                        if n > c.remaining() {
-                            return Err(DecodeError::new(
-                                at,
-                                DecodeErrorKind::ValueOutOfRange {
-                                    field: f.name,
-                                    value: n as i64,
-                                },
-                            ));
-                        }
-                        let mut items = Vec::with_capacity(n);
-                        // `nullableVersions` is the array's: its elements
-                        // are never null (no presence marker before a struct).
-                        let element = Field {
-                            nullable_from: None,
-                            ..*f
-                        };
-                        for i in 0..n {
-                            let name = format!("[{i}]");
-                            let slot = match elem {
-                                // A struct element's fields are traced one by one.
-                                Ty::Struct(_) => None,
-                                _ => self.begin(
-                                    c,
-                                    path,
-                                    &format!("{name} ({})", self.type_label(elem)),
-                                ),
-                            };
-                            let v = self.value(c, &element, elem, &format!("{path}{name}"))?;
-                            self.end(slot, c, &v);
-                            items.push(v);
-                        }
-                        Value::Array(items)
-                    }
-                }
-            }
+            Ty::Array(elem) => self.array(c, f, elem, path)?,
             // A nullable struct starts with a presence marker
             // (MessageDataGenerator.generateStructReader): a byte, negative
             // for null, or inside a tagged field an unsigned varint, 0 for null.
@@ -557,6 +515,51 @@ impl Reader {
             }
             Ty::Struct(fields) => self.fields(c, fields, &format!("{path}."))?,
         })
+    }
+
+    /// An array of `elem` values of field `f` (null when the field is).
+    fn array(
+        &self,
+        c: &mut Cursor<'_>,
+        f: &Field,
+        elem: &'static Ty,
+        path: &str,
+    ) -> Result<Value, DecodeError> {
+        let at = c.position();
+        let Some(n) = self.length(c, f, false)? else {
+            return Ok(Value::Null);
+        };
+        // Every element of every schema here takes at least one byte: a
+        // count past the bytes left is malformed, so no count drives an
+        // allocation or a long loop.
+        if n > c.remaining() {
+            return Err(DecodeError::new(
+                at,
+                DecodeErrorKind::ValueOutOfRange {
+                    field: f.name,
+                    value: n as i64,
+                },
+            ));
+        }
+        let mut items = Vec::with_capacity(n);
+        // `nullableVersions` is the array's: its elements are never null
+        // (no presence marker before a struct).
+        let element = Field {
+            nullable_from: None,
+            ..*f
+        };
+        for i in 0..n {
+            let name = format!("[{i}]");
+            let slot = match elem {
+                // A struct element's fields are traced one by one.
+                Ty::Struct(_) => None,
+                _ => self.begin(c, path, &format!("{name} ({})", self.type_label(elem))),
+            };
+            let v = self.value(c, &element, elem, &format!("{path}{name}"))?;
+            self.end(slot, c, &v);
+            items.push(v);
+        }
+        Ok(Value::Array(items))
     }
 }
 

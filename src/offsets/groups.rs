@@ -33,6 +33,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::log::{DataDir, PartitionState};
+use crate::offsets::replay::CoordinatorEntry;
 use crate::offsets::Replay;
 
 /// One member of a group.
@@ -193,50 +194,135 @@ impl Loader {
 pub fn groups(replay: &Replay, names: &BTreeMap<String, String>, loader: Loader) -> Vec<GroupView> {
     let mut out: BTreeMap<String, GroupView> = BTreeMap::new();
     for (name, g) in &replay.groups {
-        out.insert(
-            name.clone(),
-            GroupView {
-                group: name.clone(),
-                kind: "classic",
-                state: if g.members.is_empty() {
-                    "Empty"
-                } else {
-                    "Stable"
-                },
-                epoch: Some(g.generation),
-                protocol: Some(match &g.protocol {
-                    Some(p) => format!("{}/{p}", g.protocol_type),
-                    None => g.protocol_type.clone(),
-                })
-                .filter(|p| !p.is_empty()),
-                state_timestamp: g.current_state_timestamp,
-                log_partition: -1,
-                log_offset: -1,
-                subscribed_topics: classic_subscriptions(g),
-                members: g
-                    .members
-                    .iter()
-                    .map(|m| MemberView {
-                        member_id: m.member_id.clone(),
-                        instance_id: m.group_instance_id.clone(),
-                        client_id: m.client_id.clone(),
-                        client_host: m.client_host.clone(),
-                        assignment: m.assignment.clone(),
-                        ..MemberView::default()
-                    })
-                    .collect(),
-                ..GroupView::default()
-            },
-        );
+        out.insert(name.clone(), classic_view(name, g));
     }
     // New protocols: members by (group, member id), then the group records.
-    let mut members: BTreeMap<(String, String), MemberView> = BTreeMap::new();
-    // Streams groups' topologies: group → subtopology → its source topics.
-    let mut topologies: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    let mut modern = ModernRecords::default();
     for ((t, _), e) in &replay.coordinator {
+        modern.apply(&mut out, *t, e, names);
+    }
+    for ((group, _), mut m) in modern.members {
+        if let Some(g) = out.get_mut(&group) {
+            if g.kind == "streams" {
+                m.assignment = task_topics(&m.active_tasks, modern.topologies.get(&group));
+            }
+            g.members.push(m);
+        }
+    }
+    add_simple_groups(&mut out, replay, loader);
+    for g in out.values_mut().filter(|g| g.kind == "streams") {
+        // StreamsGroup.isSubscribedToTopic: a non-empty group's topology source topics.
+        g.subscribed_topics = Some(if g.members.is_empty() {
+            BTreeSet::new()
+        } else {
+            modern
+                .topologies
+                .get(&g.group)
+                .map(|t| t.values().flatten().cloned().collect())
+                .unwrap_or_default()
+        });
+    }
+    for g in out.values_mut().filter(|g| g.kind != "classic") {
+        let mut assignors: Vec<String> = g
+            .members
+            .iter()
+            .filter_map(|m| m.assignor.clone())
+            .collect();
+        assignors.sort();
+        assignors.dedup();
+        g.protocol = match g.kind {
+            "share" => Some("simple".into()),
+            _ if assignors.is_empty() => None,
+            _ => Some(assignors.join(",")),
+        };
+        g.state = loaded_state(g);
+    }
+    out.into_values().collect()
+}
+
+/// A classic group as its latest GroupMetadata describes it.
+fn classic_view(name: &str, g: &crate::offsets::GroupMetadata) -> GroupView {
+    GroupView {
+        group: name.to_string(),
+        kind: "classic",
+        state: if g.members.is_empty() {
+            "Empty"
+        } else {
+            "Stable"
+        },
+        epoch: Some(g.generation),
+        protocol: Some(match &g.protocol {
+            Some(p) => format!("{}/{p}", g.protocol_type),
+            None => g.protocol_type.clone(),
+        })
+        .filter(|p| !p.is_empty()),
+        state_timestamp: g.current_state_timestamp,
+        log_partition: -1,
+        log_offset: -1,
+        subscribed_topics: classic_subscriptions(g),
+        members: g
+            .members
+            .iter()
+            .map(|m| MemberView {
+                member_id: m.member_id.clone(),
+                instance_id: m.group_instance_id.clone(),
+                client_id: m.client_id.clone(),
+                client_host: m.client_host.clone(),
+                assignment: m.assignment.clone(),
+                ..MemberView::default()
+            })
+            .collect(),
+        ..GroupView::default()
+    }
+}
+
+/// A group an offset commit created and no group record describes is a
+/// "simple consumer group": an empty classic group without a protocol type
+/// (see `Loader` for which commits make one).
+fn add_simple_groups(out: &mut BTreeMap<String, GroupView>, replay: &Replay, loader: Loader) {
+    let simple: Vec<&str> = match loader {
+        Loader::Service => replay.offset_groups.iter().map(String::as_str).collect(),
+        Loader::ZooKeeper => {
+            let mut g: Vec<&str> = replay.committed_groups();
+            g.extend(replay.pending().map(|(_, _, group, ..)| group));
+            g
+        }
+    };
+    for group in simple {
+        out.entry(group.to_string()).or_insert_with(|| GroupView {
+            group: group.to_string(),
+            kind: "classic",
+            state: "Empty",
+            log_partition: -1,
+            log_offset: -1,
+            ..GroupView::default()
+        });
+    }
+}
+
+/// What the new protocols' member and topology records describe, beside
+/// the groups themselves.
+#[derive(Default)]
+struct ModernRecords {
+    /// Members by (group, member id).
+    members: BTreeMap<(String, String), MemberView>,
+    /// Streams groups' topologies: group → subtopology → its source topics.
+    topologies: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+}
+
+impl ModernRecords {
+    /// One live record of type `t` of the consumer, share or streams
+    /// protocol, on its group in `out` (made on its first record).
+    fn apply(
+        &mut self,
+        out: &mut BTreeMap<String, GroupView>,
+        t: i16,
+        e: &CoordinatorEntry,
+        names: &BTreeMap<String, String>,
+    ) {
         let (lp, off, r) = (&e.log_partition, &e.log_offset, &e.record);
         let (Some(k), Some(v)) = (&r.key, r.value.as_ref().and_then(|v| v.fields())) else {
-            continue;
+            return;
         };
         let group = s(k, "groupId");
         let kind = match t {
@@ -266,7 +352,7 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>, loader: Loader)
             6 | 12 | 20 => g.assignment_epoch = i(v, "assignmentEpoch"),
             23 => {
                 g.topology_epoch = i(v, "epoch");
-                topologies.insert(group.clone(), source_topics(v));
+                self.topologies.insert(group.clone(), source_topics(v));
             }
             16 => {
                 // ConsumerGroupRegularExpressionValue: the topics it resolved to.
@@ -274,104 +360,61 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>, loader: Loader)
                 g.subscribed_topics.get_or_insert_default().extend(topics);
             }
             5 | 10 | 19 | 8 | 14 | 22 => {
-                let m = members
+                let m = self
+                    .members
                     .entry((group.clone(), s(k, "memberId")))
                     .or_insert_with(|| MemberView {
                         member_id: s(k, "memberId"),
                         ..MemberView::default()
                     });
-                match t {
-                    5 | 10 | 19 => {
-                        if *t == 5 {
-                            let topics = strings(v, "subscribedTopicNames");
-                            g.subscribed_topics.get_or_insert_default().extend(topics);
-                        }
-                        m.instance_id = opt_s(v, "instanceId");
-                        m.client_id = s(v, "clientId");
-                        m.client_host = s(v, "clientHost");
-                        m.rack = opt_s(v, "rackId");
-                        m.assignor = opt_s(v, "serverAssignor");
-                    }
-                    22 => {
-                        m.member_epoch = i(v, "memberEpoch");
-                        m.member_state = i(v, "state").map(streams_member_state_name);
-                        // Active tasks: subtopology → partitions.
-                        m.active_tasks = v
-                            .get("activeTasks")
-                            .and_then(Value::as_array)
-                            .map(|a| {
-                                a.iter()
-                                    .map(|t| (s(t, "subtopologyId"), partition_numbers(t)))
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                    }
-                    _ => {
-                        m.member_epoch = i(v, "memberEpoch");
-                        m.member_state = i(v, "state").map(member_state_name);
-                        m.assignment = topic_partitions(v.get("assignedPartitions"), names);
-                    }
-                }
+                apply_member_record(g, m, t, v, names);
             }
             _ => {}
         }
     }
-    for ((group, _), mut m) in members {
-        if let Some(g) = out.get_mut(&group) {
-            if g.kind == "streams" {
-                m.assignment = task_topics(&m.active_tasks, topologies.get(&group));
+}
+
+/// A member record of type `t` (metadata 5, 10, 19; current assignment 8,
+/// 14, 22) on member `m` of group `g`.
+fn apply_member_record(
+    g: &mut GroupView,
+    m: &mut MemberView,
+    t: i16,
+    v: &Value,
+    names: &BTreeMap<String, String>,
+) {
+    match t {
+        5 | 10 | 19 => {
+            if t == 5 {
+                let topics = strings(v, "subscribedTopicNames");
+                g.subscribed_topics.get_or_insert_default().extend(topics);
             }
-            g.members.push(m);
+            m.instance_id = opt_s(v, "instanceId");
+            m.client_id = s(v, "clientId");
+            m.client_host = s(v, "clientHost");
+            m.rack = opt_s(v, "rackId");
+            m.assignor = opt_s(v, "serverAssignor");
+        }
+        22 => {
+            m.member_epoch = i(v, "memberEpoch");
+            m.member_state = i(v, "state").map(streams_member_state_name);
+            // Active tasks: subtopology → partitions.
+            m.active_tasks = v
+                .get("activeTasks")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .map(|t| (s(t, "subtopologyId"), partition_numbers(t)))
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+        _ => {
+            m.member_epoch = i(v, "memberEpoch");
+            m.member_state = i(v, "state").map(member_state_name);
+            m.assignment = topic_partitions(v.get("assignedPartitions"), names);
         }
     }
-    // A group an offset commit created and no group record describes is a
-    // "simple consumer group": an empty classic group without a protocol type
-    // (see `Loader` for which commits make one).
-    let simple: Vec<&str> = match loader {
-        Loader::Service => replay.offset_groups.iter().map(String::as_str).collect(),
-        Loader::ZooKeeper => {
-            let mut g: Vec<&str> = replay.committed_groups();
-            g.extend(replay.pending().map(|(_, _, group, ..)| group));
-            g
-        }
-    };
-    for group in simple {
-        out.entry(group.to_string()).or_insert_with(|| GroupView {
-            group: group.to_string(),
-            kind: "classic",
-            state: "Empty",
-            log_partition: -1,
-            log_offset: -1,
-            ..GroupView::default()
-        });
-    }
-    for g in out.values_mut().filter(|g| g.kind == "streams") {
-        // StreamsGroup.isSubscribedToTopic: a non-empty group's topology source topics.
-        g.subscribed_topics = Some(if g.members.is_empty() {
-            BTreeSet::new()
-        } else {
-            topologies
-                .get(&g.group)
-                .map(|t| t.values().flatten().cloned().collect())
-                .unwrap_or_default()
-        });
-    }
-    for g in out.values_mut().filter(|g| g.kind != "classic") {
-        let mut assignors: Vec<String> = g
-            .members
-            .iter()
-            .filter_map(|m| m.assignor.clone())
-            .collect();
-        assignors.sort();
-        assignors.dedup();
-        g.protocol = match g.kind {
-            "share" => Some("simple".into()),
-            _ if assignors.is_empty() => None,
-            _ => Some(assignors.join(",")),
-        };
-        g.state = loaded_state(g);
-    }
-    out.into_values().collect()
 }
 
 /// The state of a loaded new-protocol group (see the module docs). Epochs

@@ -22,11 +22,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::Value;
 
+use std::path::Path;
+
 use crate::error::Result;
-use crate::format::{DecodeLimits, Entry};
+use crate::format::{BatchView, DecodeLimits, Entry};
 use crate::log::walk::Step;
-use crate::log::{DataDir, PartitionState, Policy};
-use crate::offsets::records::{self, CoordinatorValue, SHARE_GROUP_STATE_TOPIC};
+use crate::log::{DataDir, Partition, PartitionState, Policy};
+use crate::offsets::records::{self, CoordinatorRecord, CoordinatorValue, SHARE_GROUP_STATE_TOPIC};
 
 /// A state batch (`PersisterStateBatch`): offsets `first..=last` in one
 /// delivery state after `delivery_count` deliveries. The field order is the
@@ -325,8 +327,7 @@ pub fn share_states(
     dirs: &[DataDir],
     names: &BTreeMap<String, String>,
 ) -> Result<(Vec<ShareState>, Vec<NotApplied>)> {
-    let mut states: BTreeMap<(String, String, i32), Offset> = BTreeMap::new();
-    let mut not_applied = Vec::new();
+    let mut replay = ShareReplay::default();
     let mut scratch = Vec::new();
     for d in dirs {
         for p in d
@@ -334,177 +335,232 @@ pub fn share_states(
             .iter()
             .filter(|p| p.state == PartitionState::Live && p.topic == SHARE_GROUP_STATE_TOPIC)
         {
-            let mut walk = p.walk(Policy::VALID_ENTRIES);
-            while let Some(step) = walk.next_step()? {
-                let w = match step {
-                    Step::Entry(w) => w,
-                    // Damaged bytes are not read: say where.
-                    Step::Damage(d) => {
-                        not_applied.push((
-                            d.file,
-                            d.base_offset.unwrap_or(-1),
-                            d.error.to_string(),
-                        ));
-                        continue;
-                    }
-                    _ => continue,
-                };
-                let file = w.segment.log.clone();
-                let Entry::V2(batch) = w.entry else {
-                    not_applied.push((
-                        file,
-                        w.entry.base_offset(),
-                        "a magic 0/1 message set, which the share coordinator never writes".into(),
+            replay.read_partition(p, &mut scratch)?;
+        }
+    }
+    Ok(replay.finish(names))
+}
+
+/// A share-partition: (group, topic id, partition).
+type ShareKey = (String, String, i32);
+
+/// The states replayed so far, and the records not applied.
+#[derive(Default)]
+struct ShareReplay {
+    states: BTreeMap<ShareKey, Offset>,
+    not_applied: Vec<NotApplied>,
+}
+
+impl ShareReplay {
+    /// Every batch of one `__share_group_state` partition, in order.
+    fn read_partition(&mut self, p: &Partition, scratch: &mut Vec<u8>) -> Result<()> {
+        let mut walk = p.walk(Policy::VALID_ENTRIES);
+        while let Some(step) = walk.next_step()? {
+            let w = match step {
+                Step::Entry(w) => w,
+                // Damaged bytes are not read: say where.
+                Step::Damage(d) => {
+                    self.not_applied.push((
+                        d.file,
+                        d.base_offset.unwrap_or(-1),
+                        d.error.to_string(),
                     ));
                     continue;
-                };
-                if batch.header.is_control() {
-                    continue;
                 }
-                let iter = match batch.records(&mut scratch, DecodeLimits::default()) {
-                    Ok(iter) => iter,
-                    Err(e) => {
-                        not_applied.push((file, batch.header.base_offset, e.to_string()));
-                        continue;
-                    }
-                };
-                for r in iter {
-                    let r = match r {
-                        Ok(r) => r,
-                        Err(e) => {
-                            not_applied.push((
-                                file.clone(),
-                                batch.header.base_offset,
-                                e.to_string(),
-                            ));
-                            break;
-                        }
-                    };
-                    let Some(key) = r.key else {
-                        not_applied.push((file.clone(), r.offset, "a record without a key".into()));
-                        continue;
-                    };
-                    let rec = records::decode(records::SHARE_RECORDS, key, r.value, r.position);
-                    // A record of a known type that does not decode fails the load.
-                    if rec.fault.is_some() {
-                        not_applied.push((
-                            file.clone(),
-                            r.offset,
-                            rec.error.clone().unwrap_or_default(),
-                        ));
-                        continue;
-                    }
-                    let Some(k) = &rec.key else {
-                        // A type the share coordinator does not know: skipped on
-                        // load (CoordinatorLoaderImpl, UnknownRecordTypeException).
-                        continue;
-                    };
-                    let id = (
-                        k.get("groupId")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string(),
-                        k.get("topicId")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string(),
-                        int(k, "partition") as i32,
-                    );
-                    let mut skip = |why: String| not_applied.push((file.clone(), r.offset, why));
-                    if let Some(e) = &rec.error {
-                        skip(e.clone());
-                        continue;
-                    }
-                    match (rec.record_type, &rec.value) {
-                        (0, None) => {
-                            states.remove(&id);
-                        }
-                        (0, Some(CoordinatorValue::Fields { data: v, .. })) => {
-                            states.insert(
-                                id,
-                                Offset {
-                                    snapshot_epoch: int(v, "snapshotEpoch") as i32,
-                                    state_epoch: int(v, "stateEpoch") as i32,
-                                    leader_epoch: int(v, "leaderEpoch") as i32,
-                                    start_offset: int(v, "startOffset"),
-                                    batches: value_batches(v),
-                                    create_timestamp: int(v, "createTimestamp"),
-                                    write_timestamp: int(v, "writeTimestamp"),
-                                    updates: 0,
-                                    delivery_complete_count: delivery_complete(v),
-                                },
-                            );
-                        }
-                        (1, None) => skip(
-                            "a ShareUpdate tombstone: Kafka's share coordinator cannot replay one"
-                                .into(),
-                        ),
-                        (1, Some(CoordinatorValue::Fields { data: v, .. })) => {
-                            let (start, leader) =
-                                (int(v, "startOffset"), int(v, "leaderEpoch") as i32);
-                            match states.get_mut(&id) {
-                                None => {
-                                    states.insert(
-                                        id,
-                                        Offset {
-                                            snapshot_epoch: int(v, "snapshotEpoch") as i32,
-                                            state_epoch: 0,
-                                            leader_epoch: leader,
-                                            start_offset: start,
-                                            batches: value_batches(v),
-                                            create_timestamp: 0,
-                                            write_timestamp: 0,
-                                            updates: 1,
-                                            delivery_complete_count: delivery_complete(v),
-                                        },
-                                    );
-                                }
-                                Some(st) => {
-                                    let start = if start == -1 { st.start_offset } else { start };
-                                    match combine(&st.batches, &value_batches(v), start) {
-                                        Some(b) => {
-                                            st.batches = b;
-                                            st.start_offset = start;
-                                            if leader != -1 {
-                                                st.leader_epoch = leader;
-                                            }
-                                            st.updates += 1;
-                                            st.delivery_complete_count = delivery_complete(v);
-                                        }
-                                        None => skip(
-                                            "its state batches do not combine with the state's (a batch ends before it starts)"
-                                                .into(),
-                                        ),
-                                    }
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
+                _ => continue,
+            };
+            let file = w.segment.log.clone();
+            let Entry::V2(batch) = w.entry else {
+                self.not_applied.push((
+                    file,
+                    w.entry.base_offset(),
+                    "a magic 0/1 message set, which the share coordinator never writes".into(),
+                ));
+                continue;
+            };
+            if batch.header.is_control() {
+                continue;
+            }
+            self.read_batch(&file, &batch, scratch);
+        }
+        Ok(())
+    }
+
+    /// The records of one data batch of `file`; a record that does not
+    /// decode ends the batch.
+    fn read_batch(&mut self, file: &Path, batch: &BatchView<'_>, scratch: &mut Vec<u8>) {
+        let iter = match batch.records(scratch, DecodeLimits::default()) {
+            Ok(iter) => iter,
+            Err(e) => {
+                self.not_applied.push((
+                    file.to_path_buf(),
+                    batch.header.base_offset,
+                    e.to_string(),
+                ));
+                return;
+            }
+        };
+        for r in iter {
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    self.not_applied.push((
+                        file.to_path_buf(),
+                        batch.header.base_offset,
+                        e.to_string(),
+                    ));
+                    break;
                 }
+            };
+            let Some(key) = r.key else {
+                self.not_applied.push((
+                    file.to_path_buf(),
+                    r.offset,
+                    "a record without a key".into(),
+                ));
+                continue;
+            };
+            let rec = records::decode(records::SHARE_RECORDS, key, r.value, r.position);
+            if let Err(why) = self.apply(&rec) {
+                self.not_applied.push((file.to_path_buf(), r.offset, why));
             }
         }
     }
-    let mut out: Vec<ShareState> = states
-        .into_iter()
-        .map(|((group, topic_id, partition), o)| ShareState {
-            group,
-            topic: names.get(&topic_id).cloned().unwrap_or(topic_id),
-            partition,
-            snapshot_epoch: o.snapshot_epoch,
-            state_epoch: o.state_epoch,
-            leader_epoch: o.leader_epoch,
-            start_offset: o.start_offset,
-            create_timestamp_ms: o.create_timestamp,
-            write_timestamp_ms: o.write_timestamp,
-            batches: o.batches.iter().map(StateBatch::from).collect(),
-            updates: o.updates,
-            delivery_complete_count: o.delivery_complete_count,
-            lag: None,
-        })
-        .collect();
-    out.sort_by(|a, b| (&a.group, &a.topic, a.partition).cmp(&(&b.group, &b.topic, b.partition)));
-    Ok((out, not_applied))
+
+    /// One decoded record, as `ShareCoordinatorShard.replay` applies it;
+    /// why it is not applied, if it is not.
+    fn apply(&mut self, rec: &CoordinatorRecord) -> std::result::Result<(), String> {
+        // A record of a known type that does not decode fails the load.
+        if rec.fault.is_some() {
+            return Err(rec.error.clone().unwrap_or_default());
+        }
+        let Some(k) = &rec.key else {
+            // A type the share coordinator does not know: skipped on
+            // load (CoordinatorLoaderImpl, UnknownRecordTypeException).
+            return Ok(());
+        };
+        let id = (
+            k.get("groupId")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            k.get("topicId")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            int(k, "partition") as i32,
+        );
+        if let Some(e) = &rec.error {
+            return Err(e.clone());
+        }
+        match (rec.record_type, &rec.value) {
+            (0, None) => {
+                self.states.remove(&id);
+            }
+            (0, Some(CoordinatorValue::Fields { data: v, .. })) => {
+                self.states.insert(id, Offset::of_snapshot(v));
+            }
+            (1, None) => {
+                return Err(
+                    "a ShareUpdate tombstone: Kafka's share coordinator cannot replay one".into(),
+                )
+            }
+            (1, Some(CoordinatorValue::Fields { data: v, .. })) => match self.states.get_mut(&id) {
+                None => {
+                    self.states.insert(id, Offset::of_update(v));
+                }
+                Some(st) => st.merge(v)?,
+            },
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The share-partitions sorted by group, topic and partition (topic
+    /// ids named by `names`), and the records not applied.
+    fn finish(self, names: &BTreeMap<String, String>) -> (Vec<ShareState>, Vec<NotApplied>) {
+        let mut out: Vec<ShareState> = self
+            .states
+            .into_iter()
+            .map(|((group, topic_id, partition), o)| ShareState {
+                group,
+                topic: names.get(&topic_id).cloned().unwrap_or(topic_id),
+                partition,
+                snapshot_epoch: o.snapshot_epoch,
+                state_epoch: o.state_epoch,
+                leader_epoch: o.leader_epoch,
+                start_offset: o.start_offset,
+                create_timestamp_ms: o.create_timestamp,
+                write_timestamp_ms: o.write_timestamp,
+                batches: o.batches.iter().map(StateBatch::from).collect(),
+                updates: o.updates,
+                delivery_complete_count: o.delivery_complete_count,
+                lag: None,
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            (&a.group, &a.topic, a.partition).cmp(&(&b.group, &b.topic, b.partition))
+        });
+        (out, self.not_applied)
+    }
+}
+
+impl Offset {
+    /// A ShareSnapshot's state (`ShareGroupOffset.fromRecord(ShareSnapshotValue)`).
+    fn of_snapshot(v: &Value) -> Offset {
+        Offset {
+            snapshot_epoch: int(v, "snapshotEpoch") as i32,
+            state_epoch: int(v, "stateEpoch") as i32,
+            leader_epoch: int(v, "leaderEpoch") as i32,
+            start_offset: int(v, "startOffset"),
+            batches: value_batches(v),
+            create_timestamp: int(v, "createTimestamp"),
+            write_timestamp: int(v, "writeTimestamp"),
+            updates: 0,
+            delivery_complete_count: delivery_complete(v),
+        }
+    }
+
+    /// A ShareUpdate's state with no state before it
+    /// (`ShareGroupOffset.fromRecord(ShareUpdateValue)`).
+    fn of_update(v: &Value) -> Offset {
+        Offset {
+            snapshot_epoch: int(v, "snapshotEpoch") as i32,
+            state_epoch: 0,
+            leader_epoch: int(v, "leaderEpoch") as i32,
+            start_offset: int(v, "startOffset"),
+            batches: value_batches(v),
+            create_timestamp: 0,
+            write_timestamp: 0,
+            updates: 1,
+            delivery_complete_count: delivery_complete(v),
+        }
+    }
+
+    /// A ShareUpdate merged into the state (`ShareCoordinatorShard.merge`),
+    /// or why it cannot be.
+    fn merge(&mut self, v: &Value) -> std::result::Result<(), String> {
+        let (start, leader) = (int(v, "startOffset"), int(v, "leaderEpoch") as i32);
+        let start = if start == -1 {
+            self.start_offset
+        } else {
+            start
+        };
+        let Some(b) = combine(&self.batches, &value_batches(v), start) else {
+            return Err(
+                "its state batches do not combine with the state's (a batch ends before it starts)"
+                    .into(),
+            );
+        };
+        self.batches = b;
+        self.start_offset = start;
+        if leader != -1 {
+            self.leader_epoch = leader;
+        }
+        self.updates += 1;
+        self.delivery_complete_count = delivery_complete(v);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -29,12 +29,13 @@ pub mod snapshot;
 pub mod txnlog;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::format::control::{self, ControlType};
-use crate::format::{DecodeLimits, Entry};
-use crate::log::{Partition, Policy};
+use crate::format::control::{self, ControlRecord, ControlType};
+use crate::format::index::TxnEntry;
+use crate::format::{BatchHeader, BatchView, DecodeLimits, Entry};
+use crate::log::{Partition, Policy, SegmentFiles};
 
 /// Which records a consumer reads (Kafka's `IsolationLevel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -264,7 +265,7 @@ fn next_sequence(seq: i32) -> i32 {
 /// sequence follows the last one (after a marker cleared it: 0).
 fn sequence_problem(
     known: Option<&ProducerState>,
-    h: &crate::format::BatchHeader,
+    h: &BatchHeader,
 ) -> Option<(FindingKind, String)> {
     let k = known?;
     if h.producer_epoch != k.epoch {
@@ -385,22 +386,7 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
     };
     let check_sequences = !is_coordinator_topic(&p.topic);
     st.log_start = p.log_start_offset(None);
-    // The full pass reads from the log start (seeded with the state a
-    // snapshot there holds); from the last snapshot, the snapshot must not
-    // lie past the log end (`truncateAndReload` deletes those), nor past
-    // the high watermark, so that every marker at or above it is read.
-    let bound = match opts.from_last_snapshot {
-        false => st.log_start,
-        true => [
-            Some(p.log_end_offset()?),
-            opts.high_watermark,
-            opts.end_offset,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap_or(st.log_start),
-    };
+    let bound = snapshot_bound(p, opts, st.log_start)?;
     let from = seed_from_snapshot(p, &mut st, bound).filter(|&o| o > st.log_start);
     let mut scratch = Vec::new();
     let mut walk = match from {
@@ -417,178 +403,8 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
             break;
         }
         read_to = Some(w.next_offset);
-        {
-            let Entry::V2(b) = entry else { continue };
-            let h = b.header;
-            st.batches += 1;
-            st.max_timestamp = st.max_timestamp.max(h.max_timestamp);
-            if h.producer_id < 0 {
-                continue;
-            }
-            let mut finding = |kind: FindingKind, detail: String| {
-                st.findings.push(finding(
-                    kind,
-                    &seg.log,
-                    b.position,
-                    h.base_offset,
-                    h.producer_id,
-                    detail,
-                ))
-            };
-            let known = st.producers.get(&h.producer_id).cloned();
-            let mut state = known.clone().unwrap_or(ProducerState {
-                producer_id: h.producer_id,
-                epoch: h.producer_epoch,
-                last_sequence: -1,
-                last_data_offset: -1,
-                first_offset: h.base_offset,
-                last_offset: h.last_offset(),
-                last_timestamp: h.max_timestamp,
-                coordinator_epoch: -1,
-                batches: 0,
-                transactional: false,
-                committed: 0,
-                aborted: 0,
-                open: None,
-            });
-            // Epochs only go up (`ProducerAppendInfo.checkProducerEpoch`): a
-            // client's batch from an older epoch is a fenced producer's,
-            // which the leader rejects. One in the log is reported; loading
-            // the log (origin REPLICATION) Kafka only warns and takes the
-            // batch, so the state moves to its epoch as there.
-            let fenced = known.as_ref().is_some_and(|k| h.producer_epoch < k.epoch);
-            if let Some(k) = known.as_ref().filter(|_| fenced) {
-                finding(
-                    FindingKind::EpochRegression,
-                    format!(
-                        "epoch {} after epoch {} (a fenced producer wrote)",
-                        h.producer_epoch, k.epoch
-                    ),
-                );
-                if h.is_transactional() && !h.is_control() {
-                    finding(
-                        FindingKind::ZombieTransactionalWrite,
-                        format!(
-                            "transactional batch from epoch {} after epoch {}",
-                            h.producer_epoch, k.epoch
-                        ),
-                    );
-                }
-            }
-            state.batches += 1;
-            state.last_offset = h.last_offset();
-            state.last_timestamp = h.max_timestamp;
-            if h.is_control() {
-                st.control_batches += 1;
-            }
-            if h.is_transactional() {
-                state.transactional = true;
-            }
-            if !h.is_control() {
-                // Sequences are checked only for what clients append
-                // (`ProducerAppendInfo`: origin CLIENT); the group and
-                // transaction coordinators write their batches with any
-                // sequence (every transactional offset commit at 0).
-                let problem = (check_sequences && h.base_sequence >= 0 && !fenced)
-                    .then(|| sequence_problem(known.as_ref(), &h))
-                    .flatten();
-                if let Some((kind, detail)) = problem {
-                    finding(kind, detail);
-                }
-                // `ProducerStateEntry.addBatch` (a new epoch clears the batches
-                // kept). A batch in the log moves the state as loading it
-                // does — a duplicate the leader should have dropped included.
-                state.epoch = h.producer_epoch;
-                state.last_sequence = h.last_sequence();
-                state.last_data_offset = h.last_offset();
-                if h.is_transactional() && state.open.is_none() {
-                    state.open = Some(OpenTxn {
-                        first_offset: h.base_offset,
-                        start_timestamp: h.max_timestamp,
-                        position: b.position,
-                    });
-                }
-            } else if h.is_control() && h.is_transactional() {
-                // A marker that does not decode (a negative version, a
-                // short key) is refused by the broker when it loads
-                // producer state (`EndTransactionMarker`, in
-                // `ProducerAppendInfo.append`; `LogSegment.recover` cuts the
-                // log there): an error, and its transaction stays open.
-                let decoded = b
-                    .records(&mut scratch, opts.limits)
-                    .and_then(|mut it| {
-                        it.next().unwrap_or(Err(crate::error::DecodeError::new(
-                            b.position,
-                            crate::error::DecodeErrorKind::BadControlRecord {
-                                reason: "a control batch without a record",
-                            },
-                        )))
-                    })
-                    .and_then(|r| control::decode(r.key, r.value, r.position));
-                let marker = match decoded {
-                    Ok(m) => Some(m),
-                    Err(e) => {
-                        finding(FindingKind::of_decode(&e.kind), e.to_string());
-                        None
-                    }
-                };
-                if let Some(kind @ (ControlType::Commit | ControlType::Abort)) =
-                    marker.map(|m| m.kind)
-                {
-                    // `ProducerStateEntry.update`: the marker's coordinator epoch.
-                    if let Some(epoch) = marker.and_then(|m| m.coordinator_epoch) {
-                        state.coordinator_epoch = epoch;
-                    }
-                    // `ProducerAppendInfo.appendEndTxnMarker`: a transaction
-                    // with data completes (a marker alone completes nothing);
-                    // until the marker is below the high watermark the
-                    // transaction still pins the LSO (`ProducerStateManager`'s
-                    // unreplicated transactions).
-                    match state.open.take() {
-                        Some(open) => {
-                            if kind == ControlType::Commit {
-                                state.committed += 1;
-                            } else {
-                                state.aborted += 1;
-                                let last_stable_offset =
-                                    st.last_stable_at_marker(h.producer_id, h.base_offset);
-                                st.aborted.push(AbortedTxn {
-                                    producer_id: h.producer_id,
-                                    first_offset: open.first_offset,
-                                    last_offset: h.base_offset,
-                                    last_stable_offset,
-                                });
-                            }
-                            if opts.high_watermark.is_some_and(|hw| h.base_offset >= hw) {
-                                st.first_unreplicated = Some(
-                                    st.first_unreplicated
-                                        .map_or(open.first_offset, |f| f.min(open.first_offset)),
-                                );
-                            }
-                        }
-                        None => {
-                            if kind == ControlType::Abort {
-                                st.lone_aborts.push((h.producer_id, h.base_offset));
-                            }
-                            finding(
-                                FindingKind::MarkerWithoutTransaction,
-                                format!("{} marker with no open transaction", kind.name()),
-                            )
-                        }
-                    }
-                    // `ProducerStateEntry.maybeUpdateProducerEpoch`: a marker
-                    // at another epoch (transaction version 2 bumps it on
-                    // every commit and abort) clears the batches kept, so
-                    // the next transaction starts again at sequence 0.
-                    if h.producer_epoch != state.epoch {
-                        state.epoch = h.producer_epoch;
-                        state.last_sequence = -1;
-                        state.last_data_offset = -1;
-                    }
-                }
-            }
-            st.producers.insert(h.producer_id, state);
-        }
+        let Entry::V2(b) = entry else { continue };
+        st.read_batch(&seg.log, &b, opts, check_sequences, &mut scratch);
     }
     // Damage the walk stepped over hides batches: say where.
     for d in walk.take_damage() {
@@ -606,24 +422,281 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
     // Hanging transaction candidates (no coordinator's state here: see
     // `hanging` for the rest of find-hanging's rule).
     if let Some(now) = opts.now_ms {
-        let found: Vec<Finding> = hanging::candidates(p, &st, now, opts.transaction_timeout_ms)
-            .iter()
-            .map(|c| {
-                hanging::finding(
-                    c,
-                    &hanging::Verdict::NoCoordinatorLog,
-                    &p.name(),
-                    now,
-                    opts.transaction_timeout_ms,
-                )
-            })
-            .collect();
+        let found = hanging_candidates(p, &st, now, opts.transaction_timeout_ms);
         st.findings.extend(found);
     }
     if st.max_timestamp == i64::MIN {
         st.max_timestamp = -1;
     }
     Ok(st)
+}
+
+/// Where the pass may start from a snapshot: the full pass reads from the
+/// log start (seeded with the state a snapshot there holds); from the last
+/// snapshot, the snapshot must not lie past the log end
+/// (`truncateAndReload` deletes those), nor past the high watermark, so
+/// that every marker at or above it is read.
+fn snapshot_bound(p: &Partition, opts: &TxnOptions, log_start: i64) -> Result<i64> {
+    Ok(match opts.from_last_snapshot {
+        false => log_start,
+        true => [
+            Some(p.log_end_offset()?),
+            opts.high_watermark,
+            opts.end_offset,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(log_start),
+    })
+}
+
+/// The open transactions of `st` whose producer last wrote more than
+/// `timeout_ms` before `now`, as findings.
+fn hanging_candidates(
+    p: &Partition,
+    st: &PartitionState,
+    now: i64,
+    timeout_ms: i64,
+) -> Vec<Finding> {
+    hanging::candidates(p, st, now, timeout_ms)
+        .iter()
+        .map(|c| {
+            hanging::finding(
+                c,
+                &hanging::Verdict::NoCoordinatorLog,
+                &p.name(),
+                now,
+                timeout_ms,
+            )
+        })
+        .collect()
+}
+
+impl ProducerState {
+    /// A producer's state before its first batch `h` in this log.
+    fn first_seen(h: &BatchHeader) -> ProducerState {
+        ProducerState {
+            producer_id: h.producer_id,
+            epoch: h.producer_epoch,
+            last_sequence: -1,
+            last_data_offset: -1,
+            first_offset: h.base_offset,
+            last_offset: h.last_offset(),
+            last_timestamp: h.max_timestamp,
+            coordinator_epoch: -1,
+            batches: 0,
+            transactional: false,
+            committed: 0,
+            aborted: 0,
+            open: None,
+        }
+    }
+
+    /// A client's data batch `h` at `position` (`ProducerStateEntry.addBatch`:
+    /// a new epoch clears the batches kept). A batch in the log moves the
+    /// state as loading it does — a duplicate the leader should have
+    /// dropped included.
+    fn add_data_batch(&mut self, h: &BatchHeader, position: u64) {
+        self.epoch = h.producer_epoch;
+        self.last_sequence = h.last_sequence();
+        self.last_data_offset = h.last_offset();
+        if h.is_transactional() && self.open.is_none() {
+            self.open = Some(OpenTxn {
+                first_offset: h.base_offset,
+                start_timestamp: h.max_timestamp,
+                position,
+            });
+        }
+    }
+}
+
+/// Epochs only go up (`ProducerAppendInfo.checkProducerEpoch`): a client's
+/// batch from an older epoch is a fenced producer's, which the leader
+/// rejects. One in the log is reported; loading the log (origin
+/// REPLICATION) Kafka only warns and takes the batch, so the state moves to
+/// its epoch as there. Whether `h` is such a batch.
+fn check_epoch(
+    known: Option<&ProducerState>,
+    h: &BatchHeader,
+    found: &mut Vec<(FindingKind, String)>,
+) -> bool {
+    let Some(k) = known.filter(|k| h.producer_epoch < k.epoch) else {
+        return false;
+    };
+    found.push((
+        FindingKind::EpochRegression,
+        format!(
+            "epoch {} after epoch {} (a fenced producer wrote)",
+            h.producer_epoch, k.epoch
+        ),
+    ));
+    if h.is_transactional() && !h.is_control() {
+        found.push((
+            FindingKind::ZombieTransactionalWrite,
+            format!(
+                "transactional batch from epoch {} after epoch {}",
+                h.producer_epoch, k.epoch
+            ),
+        ));
+    }
+    true
+}
+
+/// The marker of a transactional control batch. One that does not decode
+/// (a negative version, a short key) is refused by the broker when it
+/// loads producer state (`EndTransactionMarker`, in
+/// `ProducerAppendInfo.append`; `LogSegment.recover` cuts the log there):
+/// an error in `found`, and its transaction stays open.
+fn decode_marker(
+    b: &BatchView<'_>,
+    scratch: &mut Vec<u8>,
+    limits: DecodeLimits,
+    found: &mut Vec<(FindingKind, String)>,
+) -> Option<ControlRecord> {
+    let decoded = b
+        .records(scratch, limits)
+        .and_then(|mut it| {
+            it.next().unwrap_or(Err(crate::error::DecodeError::new(
+                b.position,
+                crate::error::DecodeErrorKind::BadControlRecord {
+                    reason: "a control batch without a record",
+                },
+            )))
+        })
+        .and_then(|r| control::decode(r.key, r.value, r.position));
+    match decoded {
+        Ok(m) => Some(m),
+        Err(e) => {
+            found.push((FindingKind::of_decode(&e.kind), e.to_string()));
+            None
+        }
+    }
+}
+
+impl PartitionState {
+    /// One batch of the pass, from `log`: the counts, and for a producer's
+    /// batch its checks and its producer's new state.
+    fn read_batch(
+        &mut self,
+        log: &Path,
+        b: &BatchView<'_>,
+        opts: &TxnOptions,
+        check_sequences: bool,
+        scratch: &mut Vec<u8>,
+    ) {
+        let h = b.header;
+        self.batches += 1;
+        self.max_timestamp = self.max_timestamp.max(h.max_timestamp);
+        if h.producer_id < 0 {
+            return;
+        }
+        let mut found = Vec::new();
+        let known = self.producers.get(&h.producer_id).cloned();
+        let mut state = known
+            .clone()
+            .unwrap_or_else(|| ProducerState::first_seen(&h));
+        let fenced = check_epoch(known.as_ref(), &h, &mut found);
+        state.batches += 1;
+        state.last_offset = h.last_offset();
+        state.last_timestamp = h.max_timestamp;
+        if h.is_control() {
+            self.control_batches += 1;
+        }
+        if h.is_transactional() {
+            state.transactional = true;
+        }
+        if !h.is_control() {
+            // Sequences are checked only for what clients append
+            // (`ProducerAppendInfo`: origin CLIENT); the group and
+            // transaction coordinators write their batches with any
+            // sequence (every transactional offset commit at 0).
+            let problem = (check_sequences && h.base_sequence >= 0 && !fenced)
+                .then(|| sequence_problem(known.as_ref(), &h))
+                .flatten();
+            found.extend(problem);
+            state.add_data_batch(&h, b.position);
+        } else if h.is_transactional() {
+            let marker = decode_marker(b, scratch, opts.limits, &mut found);
+            if let Some(m) =
+                marker.filter(|m| matches!(m.kind, ControlType::Commit | ControlType::Abort))
+            {
+                self.end_transaction(&mut state, &h, &m, opts.high_watermark, &mut found);
+            }
+        }
+        self.producers.insert(h.producer_id, state);
+        for (kind, detail) in found {
+            self.findings.push(finding(
+                kind,
+                log,
+                b.position,
+                h.base_offset,
+                h.producer_id,
+                detail,
+            ));
+        }
+    }
+
+    /// A COMMIT or ABORT marker `m` in batch `h` of the producer in
+    /// `state`.
+    fn end_transaction(
+        &mut self,
+        state: &mut ProducerState,
+        h: &BatchHeader,
+        m: &ControlRecord,
+        high_watermark: Option<i64>,
+        found: &mut Vec<(FindingKind, String)>,
+    ) {
+        // `ProducerStateEntry.update`: the marker's coordinator epoch.
+        if let Some(epoch) = m.coordinator_epoch {
+            state.coordinator_epoch = epoch;
+        }
+        // `ProducerAppendInfo.appendEndTxnMarker`: a transaction with data
+        // completes (a marker alone completes nothing); until the marker
+        // is below the high watermark the transaction still pins the LSO
+        // (`ProducerStateManager`'s unreplicated transactions).
+        match state.open.take() {
+            Some(open) => {
+                if m.kind == ControlType::Commit {
+                    state.committed += 1;
+                } else {
+                    state.aborted += 1;
+                    let last_stable_offset =
+                        self.last_stable_at_marker(h.producer_id, h.base_offset);
+                    self.aborted.push(AbortedTxn {
+                        producer_id: h.producer_id,
+                        first_offset: open.first_offset,
+                        last_offset: h.base_offset,
+                        last_stable_offset,
+                    });
+                }
+                if high_watermark.is_some_and(|hw| h.base_offset >= hw) {
+                    self.first_unreplicated = Some(
+                        self.first_unreplicated
+                            .map_or(open.first_offset, |f| f.min(open.first_offset)),
+                    );
+                }
+            }
+            None => {
+                if m.kind == ControlType::Abort {
+                    self.lone_aborts.push((h.producer_id, h.base_offset));
+                }
+                found.push((
+                    FindingKind::MarkerWithoutTransaction,
+                    format!("{} marker with no open transaction", m.kind.name()),
+                ));
+            }
+        }
+        // `ProducerStateEntry.maybeUpdateProducerEpoch`: a marker at another
+        // epoch (transaction version 2 bumps it on every commit and abort)
+        // clears the batches kept, so the next transaction starts again at
+        // sequence 0.
+        if h.producer_epoch != state.epoch {
+            state.epoch = h.producer_epoch;
+            state.last_sequence = -1;
+            state.last_data_offset = -1;
+        }
+    }
 }
 
 /// Compare every segment's `.txnindex` with the aborted transactions the log
@@ -645,108 +718,14 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
 /// and an aborted transaction is indexed when an entry with its producer
 /// and marker offset starts at or before it.
 pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Finding>> {
-    use crate::format::index::txn_entries;
     let mut out = Vec::new();
-    let segment_of = |offset: i64| p.segments.iter().rev().find(|s| s.base_offset <= offset);
+    // (segment base offset, producer id, first offset, last offset) of
+    // every entry read.
     let mut indexed = Vec::new();
     for seg in &p.segments {
-        let path = seg.log.with_extension("txnindex");
-        let bytes = match crate::log::files::read_regular(&path, i32::MAX as u64) {
-            Ok(Some(b)) => b,
-            Ok(None) => continue,
-            Err(e) => {
-                out.push(finding(
-                    FindingKind::NotRegularFile,
-                    &path,
-                    0,
-                    seg.base_offset,
-                    -1,
-                    e.to_string(),
-                ));
-                continue;
-            }
-        };
-        let push = |out: &mut Vec<Finding>, position: u64, pid: i64, base: i64, detail: String| {
-            out.push(finding(
-                FindingKind::TxnIndexMismatch,
-                &path,
-                position,
-                base,
-                pid,
-                detail,
-            ))
-        };
-        let (entries, partial) = match txn_entries(&bytes) {
-            Ok(e) => e,
-            Err(e) => {
-                push(&mut out, e.offset, -1, seg.base_offset, e.to_string());
-                continue;
-            }
-        };
-        if partial > 0 {
-            push(
-                &mut out,
-                (bytes.len() - partial) as u64,
-                -1,
-                seg.base_offset,
-                format!("{partial} trailing bytes of a torn entry (ignored, as Kafka does)"),
-            );
-        }
-        let mut prev = i64::MIN;
-        for e in entries {
-            if e.last_offset <= prev {
-                push(
-                    &mut out,
-                    e.at,
-                    e.producer_id,
-                    e.last_offset,
-                    format!(
-                        "lastOffset {} does not increase (previous {prev})",
-                        e.last_offset
-                    ),
-                );
-            }
-            prev = e.last_offset;
-            // The transaction the ABORT marker at the entry's last offset
-            // completed, if any, else whether that marker completed none.
-            let completed = state
-                .aborted
-                .iter()
-                .find(|a| a.producer_id == e.producer_id && a.last_offset == e.last_offset);
-            let consistent = match completed {
-                Some(a) => e.first_offset <= a.first_offset,
-                None => state.lone_aborts.contains(&(e.producer_id, e.last_offset)),
-            };
-            if !consistent {
-                let log = match completed {
-                    Some(a) => format!(
-                        "the log's transaction of that marker starts at {}, before it",
-                        a.first_offset
-                    ),
-                    None => format!(
-                        "the log has no ABORT marker of producer {} at offset {}",
-                        e.producer_id, e.last_offset
-                    ),
-                };
-                push(
-                    &mut out,
-                    e.at,
-                    e.producer_id,
-                    e.last_offset,
-                    format!(
-                        "entry (producer {}, offsets {}..={}) is not an aborted transaction in the log: {log}",
-                        e.producer_id, e.first_offset, e.last_offset
-                    ),
-                );
-            }
-            indexed.push((
-                seg.base_offset,
-                e.producer_id,
-                e.first_offset,
-                e.last_offset,
-            ));
-        }
+        check_segment_txn_index(seg, state, &mut out, &mut indexed);
     }
+    let segment_of = |offset: i64| p.segments.iter().rev().find(|s| s.base_offset <= offset);
     for a in &state.aborted {
         let Some(seg) = segment_of(a.last_offset) else {
             continue;
@@ -770,4 +749,114 @@ pub fn check_txn_indexes(p: &Partition, state: &PartitionState) -> Result<Vec<Fi
         }
     }
     Ok(out)
+}
+
+/// The `.txnindex` of `seg` against the log's aborted transactions
+/// (`state`): what does not match goes to `out`, the entries to `indexed`.
+fn check_segment_txn_index(
+    seg: &SegmentFiles,
+    state: &PartitionState,
+    out: &mut Vec<Finding>,
+    indexed: &mut Vec<(i64, i64, i64, i64)>,
+) {
+    use crate::format::index::txn_entries;
+    let path = seg.log.with_extension("txnindex");
+    let bytes = match crate::log::files::read_regular(&path, i32::MAX as u64) {
+        Ok(Some(b)) => b,
+        Ok(None) => return,
+        Err(e) => {
+            out.push(finding(
+                FindingKind::NotRegularFile,
+                &path,
+                0,
+                seg.base_offset,
+                -1,
+                e.to_string(),
+            ));
+            return;
+        }
+    };
+    let push = |out: &mut Vec<Finding>, position: u64, pid: i64, base: i64, detail: String| {
+        out.push(finding(
+            FindingKind::TxnIndexMismatch,
+            &path,
+            position,
+            base,
+            pid,
+            detail,
+        ))
+    };
+    let (entries, partial) = match txn_entries(&bytes) {
+        Ok(e) => e,
+        Err(e) => {
+            push(out, e.offset, -1, seg.base_offset, e.to_string());
+            return;
+        }
+    };
+    if partial > 0 {
+        push(
+            out,
+            (bytes.len() - partial) as u64,
+            -1,
+            seg.base_offset,
+            format!("{partial} trailing bytes of a torn entry (ignored, as Kafka does)"),
+        );
+    }
+    let mut prev = i64::MIN;
+    for e in entries {
+        if e.last_offset <= prev {
+            push(
+                out,
+                e.at,
+                e.producer_id,
+                e.last_offset,
+                format!(
+                    "lastOffset {} does not increase (previous {prev})",
+                    e.last_offset
+                ),
+            );
+        }
+        prev = e.last_offset;
+        if let Some(detail) = txn_entry_mismatch(&e, state) {
+            push(out, e.at, e.producer_id, e.last_offset, detail);
+        }
+        indexed.push((
+            seg.base_offset,
+            e.producer_id,
+            e.first_offset,
+            e.last_offset,
+        ));
+    }
+}
+
+/// Why the `.txnindex` entry `e` is not an aborted transaction of the log
+/// (`state`), if it is not: the ABORT marker at its last offset must have
+/// completed a transaction of its producer starting at or after its first
+/// offset, or completed none.
+fn txn_entry_mismatch(e: &TxnEntry, state: &PartitionState) -> Option<String> {
+    let completed = state
+        .aborted
+        .iter()
+        .find(|a| a.producer_id == e.producer_id && a.last_offset == e.last_offset);
+    let consistent = match completed {
+        Some(a) => e.first_offset <= a.first_offset,
+        None => state.lone_aborts.contains(&(e.producer_id, e.last_offset)),
+    };
+    if consistent {
+        return None;
+    }
+    let log = match completed {
+        Some(a) => format!(
+            "the log's transaction of that marker starts at {}, before it",
+            a.first_offset
+        ),
+        None => format!(
+            "the log has no ABORT marker of producer {} at offset {}",
+            e.producer_id, e.last_offset
+        ),
+    };
+    Some(format!(
+        "entry (producer {}, offsets {}..={}) is not an aborted transaction in the log: {log}",
+        e.producer_id, e.first_offset, e.last_offset
+    ))
 }

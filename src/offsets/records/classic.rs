@@ -1,0 +1,97 @@
+//! The classic group coordinator's record types (0 and 1 offset commits,
+//! 2 group metadata) as schema tables.
+
+use super::{rt, RecordType};
+use crate::format::schema::f;
+use crate::format::schema::types::*;
+use crate::format::schema::{Field, Release, Schema, Ty, OPEN};
+
+// The classic record types as schema tables, for the field-by-field layout
+// of `dump-segment --layout` (the replay reads them with the hand-written
+// decoders of `crate::offsets` and `crate::offsets::group`, which a test
+// holds to these tables). OffsetCommitKey.json (types 0 and 1; type 0 is
+// LegacyOffsetCommitKey.json, the same fields) and GroupMetadataKey.json.
+static OFFSET_COMMIT_KEY_FIELDS: &[Field] = &[f!("group", S), f!("topic", S), f!("partition", I32)];
+static GROUP_KEY_FIELDS: &[Field] = &[f!("group", S)];
+// OffsetCommitValue.json, validVersions 0-4, flexibleVersions 4+
+// (LegacyOffsetCommitValue.json is its version 0).
+static OFFSET_COMMIT_VALUE_FIELDS: &[Field] = &[
+    f!("offset", I64),
+    f!("leaderEpoch", I32, versions: (3, OPEN)),
+    f!("metadata", S),
+    f!("commitTimestamp", I64),
+    f!("expireTimestamp", I64, versions: (1, 1)),
+    f!(
+        "topicId",
+        U,
+        versions: (4, OPEN),
+        tag: Some((0, 4)),
+        since: Release::R4_1
+    ),
+];
+// GroupMetadataValue.json, validVersions 0-4, flexibleVersions 4+.
+static GROUP_METADATA_VALUE_FIELDS: &[Field] = &[
+    f!("protocolType", S),
+    f!("generation", I32),
+    f!("protocol", S, nullable_from: Some(0)),
+    f!("leader", S, nullable_from: Some(0)),
+    f!("currentStateTimestamp", I64, versions: (2, OPEN)),
+    f!(
+        "members",
+        Ty::Array(&Ty::Struct(&[
+            f!("memberId", S),
+            f!("groupInstanceId", S, versions: (3, OPEN), nullable_from: Some(3)),
+            f!("clientId", S),
+            f!("clientHost", S),
+            f!("rebalanceTimeout", I32, versions: (1, OPEN)),
+            f!("sessionTimeout", I32),
+            f!("subscription", Ty::Bytes),
+            f!("assignment", Ty::Bytes),
+        ]))
+    ),
+];
+
+/// The classic group coordinator record types (0 and 1 offset commits, 2
+/// group metadata).
+pub static CLASSIC_RECORDS: &[RecordType] = &[
+    // LegacyOffsetCommitKey/Value.json: the value's version 0 only (Kafka
+    // 4.0 read any OffsetCommitValue version under key type 0, 4.1 and later
+    // fail the load on one above 0).
+    RecordType {
+        file_since: Release::R4_1,
+        ..rt(
+            0,
+            "LegacyOffsetCommit",
+            OFFSET_COMMIT_KEY_FIELDS,
+            Schema {
+                name: "LegacyOffsetCommitValue",
+                versions: (0, 0),
+                since: &[Release::R3_9],
+                flexible_from: None,
+                fields: OFFSET_COMMIT_VALUE_FIELDS,
+            },
+        )
+    },
+    rt(
+        1,
+        "OffsetCommit",
+        OFFSET_COMMIT_KEY_FIELDS,
+        classic_value("OffsetCommitValue", OFFSET_COMMIT_VALUE_FIELDS),
+    ),
+    rt(
+        2,
+        "GroupMetadata",
+        GROUP_KEY_FIELDS,
+        classic_value("GroupMetadataValue", GROUP_METADATA_VALUE_FIELDS),
+    ),
+];
+
+const fn classic_value(name: &'static str, fields: &'static [Field]) -> Schema {
+    Schema {
+        name,
+        versions: (0, 4),
+        since: &[Release::R3_9; 5],
+        flexible_from: Some(4),
+        fields,
+    }
+}
