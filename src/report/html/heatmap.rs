@@ -1,0 +1,214 @@
+//! The lag heatmap: groups by partitions, coloured by lag, with per-topic
+//! and per-group totals.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use super::model::{LagCell, ReportDoc};
+use super::page::paged_table;
+use super::svg;
+use super::{attr, esc, opt};
+
+/// The heatmap of groups × partitions (or × topics above the detail
+/// limit), and the totals per group and per topic.
+pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
+    b.push_str("<section id=\"lag\"><h2>Consumer lag</h2>\n");
+    let cells = &doc.lag.cells;
+    if cells.is_empty() {
+        let _ = writeln!(
+            b,
+            "<p class=\"muted\">{}</p></section>",
+            esc(doc
+                .lag
+                .missing
+                .as_deref()
+                .unwrap_or("No committed offsets in these directories."))
+        );
+        return;
+    }
+    let max = cells.iter().filter_map(|c| c.lag).max().unwrap_or(0);
+    let _ = writeln!(
+        b,
+        "<p class=\"legend\">Colour by lag (logarithmic, largest {max}):<span style=\"background:{}\"></span>0\
+         <span style=\"background:{}\"></span>1<span style=\"background:{}\"></span>{max}<span style=\"background:{}\"></span>unknown. \
+         Lag is the high watermark (else the log end) minus the committed offset; hover a cell for the offsets.</p>",
+        svg::NO_LAG,
+        svg::lag_colour(Some(1), max),
+        svg::lag_colour(Some(max), max),
+        svg::UNKNOWN
+    );
+    let groups: BTreeSet<&str> = cells.iter().map(|c| c.group.as_str()).collect();
+    let columns: BTreeSet<(&str, i32)> = cells
+        .iter()
+        .map(|c| (c.topic.as_str(), c.partition))
+        .collect();
+    let by: BTreeMap<(&str, &str, i32), &LagCell> = cells
+        .iter()
+        .map(|c| ((c.group.as_str(), c.topic.as_str(), c.partition), c))
+        .collect();
+    let group_total = |g: &str| -> (i64, u64) {
+        cells
+            .iter()
+            .filter(|c| c.group == g)
+            .fold((0i64, 0u64), |(l, p), c| {
+                (
+                    l.saturating_add(c.lag.unwrap_or(0).max(0)),
+                    p.saturating_add(c.pending.unwrap_or(0)),
+                )
+            })
+    };
+    if columns.len() <= doc.detail_limit {
+        b.push_str("<h3>Per partition</h3>\n<table class=\"heat\" id=\"heat-partitions\"><thead><tr><th>group</th>");
+        for (t, p) in &columns {
+            let _ = write!(b, "<th>{}<br>{p}</th>", esc(t));
+        }
+        b.push_str("<th>total</th></tr></thead><tbody>");
+        for g in &groups {
+            let _ = write!(b, "<tr data-group=\"{0}\"><th>{0}</th>", esc(g));
+            for (t, p) in &columns {
+                match by.get(&(*g, *t, *p)) {
+                    Some(c) => heat_cell(b, c, max),
+                    None => b.push_str("<td></td>"),
+                }
+            }
+            let (lag, pending) = group_total(g);
+            let _ = write!(
+                b,
+                "<td class=\"total num\" data-group=\"{}\" data-lag=\"{lag}\" data-pending=\"{pending}\">{lag}</td></tr>",
+                esc(g)
+            );
+        }
+        b.push_str("</tbody></table>\n");
+    } else {
+        let _ = writeln!(
+            b,
+            "<p class=\"aggregate\">{} partitions read by groups: the heatmap is per topic (every cell is in the table below).</p>",
+            columns.len()
+        );
+    }
+    // Per topic: the sum of the positive lags of each group's partitions.
+    let topics: BTreeSet<&str> = cells.iter().map(|c| c.topic.as_str()).collect();
+    // (sum of the positive lags, partitions, partitions with a lag)
+    let mut sums: BTreeMap<(&str, &str), (i64, usize, usize)> = BTreeMap::new();
+    for c in cells {
+        let e = sums
+            .entry((c.group.as_str(), c.topic.as_str()))
+            .or_default();
+        e.0 = e.0.saturating_add(c.lag.unwrap_or(0).max(0));
+        e.1 += 1;
+        e.2 += usize::from(c.lag.is_some());
+    }
+    let topic_max = sums.values().map(|v| v.0).max().unwrap_or(0);
+    b.push_str(
+        "<h3>Per topic</h3>\n<table class=\"heat\" id=\"heat-topics\"><thead><tr><th>group</th>",
+    );
+    for t in &topics {
+        let _ = write!(b, "<th>{}</th>", esc(t));
+    }
+    b.push_str("<th>total</th></tr></thead><tbody>");
+    for g in &groups {
+        let _ = write!(b, "<tr data-group=\"{0}\"><th>{0}</th>", esc(g));
+        for t in &topics {
+            match sums.get(&(*g, *t)) {
+                Some((lag, n, known)) => {
+                    let lag = (*known > 0).then_some(*lag);
+                    let _ = write!(
+                        b,
+                        "<td class=\"cell topic-cell num\" style=\"background:{}\" data-group=\"{}\" data-topic=\"{}\" data-lag=\"{}\" data-tip=\"{} on {}: lag {} over {}\">{}</td>",
+                        svg::lag_colour(lag, topic_max),
+                        esc(g),
+                        esc(t),
+                        attr(lag),
+                        esc(g),
+                        esc(t),
+                        opt(lag),
+                        crate::report::plural(*n as u64, "partition", "partitions"),
+                        opt(lag)
+                    );
+                }
+                None => b.push_str("<td></td>"),
+            }
+        }
+        let (lag, _) = group_total(g);
+        let _ = write!(b, "<td class=\"total num\">{lag}</td></tr>");
+    }
+    b.push_str("<tr class=\"topic-totals\"><th>total</th>");
+    let mut all = 0i64;
+    for t in &topics {
+        let sum: i64 = sums
+            .iter()
+            .filter(|((_, tt), _)| tt == t)
+            .fold(0i64, |acc, (_, v)| acc.saturating_add(v.0));
+        all = all.saturating_add(sum);
+        let _ = write!(
+            b,
+            "<td class=\"total num\" data-topic=\"{}\" data-lag=\"{sum}\">{sum}</td>",
+            esc(t)
+        );
+    }
+    let _ = writeln!(b, "<td class=\"total num\">{all}</td></tr></tbody></table>");
+    let rows: Vec<String> = cells
+        .iter()
+        .map(|c| {
+            format!(
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+                 <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                esc(&c.group),
+                esc(&c.topic),
+                c.partition,
+                c.committed,
+                opt(c.log_start),
+                opt(c.log_end),
+                opt(c.high_watermark),
+                opt(c.last_stable),
+                opt(c.lag),
+                opt(c.pending),
+                c.status
+            )
+        })
+        .collect();
+    b.push_str("<h3>Every committed offset</h3>\n");
+    paged_table(
+        b,
+        "lag-rows",
+        "lag-rows",
+        "<tr><th>group</th><th>topic</th><th>partition</th><th>committed</th><th>log start</th><th>log end</th><th>high watermark</th><th>last stable</th><th>lag</th><th>pending records</th><th>status</th></tr>",
+        &rows,
+    );
+    b.push_str("</section>\n");
+}
+
+/// One heatmap cell: the colour of its lag, the numbers on hover.
+fn heat_cell(b: &mut String, c: &LagCell, max: i64) {
+    let tip = format!(
+        "{} {}-{}: committed {}, log end {}, high watermark {}, last stable {}, lag {}, pending records {}, {}",
+        c.group,
+        c.topic,
+        c.partition,
+        c.committed,
+        opt(c.log_end),
+        opt(c.high_watermark),
+        opt(c.last_stable),
+        opt(c.lag),
+        opt(c.pending),
+        c.status
+    );
+    let _ = write!(
+        b,
+        "<td class=\"cell num\" style=\"background:{}\" data-group=\"{}\" data-topic=\"{}\" data-partition=\"{}\" data-committed=\"{}\" \
+         data-log-end=\"{}\" data-high-watermark=\"{}\" data-last-stable=\"{}\" data-lag=\"{}\" data-pending=\"{}\" data-status=\"{}\" data-tip=\"{}\">{}</td>",
+        svg::lag_colour(c.lag, max),
+        esc(&c.group),
+        esc(&c.topic),
+        c.partition,
+        c.committed,
+        attr(c.log_end),
+        attr(c.high_watermark),
+        attr(c.last_stable),
+        attr(c.lag),
+        attr(c.pending),
+        c.status,
+        esc(&tip),
+        opt(c.lag)
+    );
+}
