@@ -39,9 +39,8 @@ pub fn open_regular(path: &Path) -> Result<File> {
     Ok(file)
 }
 
-/// Read the regular file at `path`, refusing one over `max` bytes; `None`
-/// when it does not exist.
-pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
+/// [`open_regular`] with the file's length; `None` when it does not exist.
+pub fn open_existing(path: &Path) -> Result<Option<(File, u64)>> {
     let file = match open_regular(path) {
         Ok(f) => f,
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -53,6 +52,15 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
         .metadata()
         .map_err(|e| Error::io(path, "stat", e))?
         .len();
+    Ok(Some((file, len)))
+}
+
+/// Read the regular file at `path`, refusing one over `max` bytes; `None`
+/// when it does not exist.
+pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
+    let Some((file, len)) = open_existing(path)? else {
+        return Ok(None);
+    };
     if len > max {
         return Err(Error::layout(
             path,

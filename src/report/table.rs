@@ -105,6 +105,16 @@ fn resolved<'a>(
     s
 }
 
+/// Each column of [`Table::flat`] for rows of `R`: its path of JSON keys,
+/// and whether it holds numbers.
+fn flat_paths<R: JsonSchema>() -> Vec<(Vec<String>, bool)> {
+    let schema = schemars::schema_for!(R);
+    let root = schema.as_value();
+    let mut columns = Vec::new();
+    flat_columns(root, root, &mut Vec::new(), &mut columns);
+    columns
+}
+
 /// The leaf columns of `schema` under `path`: an object's properties, in
 /// order, each nested object's own (a map without declared properties, a
 /// list or a scalar is one column), with whether each is a number.
@@ -177,10 +187,7 @@ impl Table {
     /// JSON. The header is fixed by the type, whatever the rows hold: a
     /// nested object that is null, or a field left out, is an empty cell.
     pub fn flat<R: Serialize + JsonSchema>(rows: &[R]) -> Table {
-        let schema = schemars::schema_for!(R);
-        let root = schema.as_value();
-        let mut columns = Vec::new();
-        flat_columns(root, root, &mut Vec::new(), &mut columns);
+        let columns = flat_paths::<R>();
         let rows = rows
             .iter()
             .map(|r| {
@@ -215,11 +222,7 @@ impl Table {
 
     /// The column names [`Table::flat`] gives the rows of `R`.
     pub fn flat_fields<R: JsonSchema>() -> Vec<String> {
-        let schema = schemars::schema_for!(R);
-        let root = schema.as_value();
-        let mut columns = Vec::new();
-        flat_columns(root, root, &mut Vec::new(), &mut columns);
-        columns
+        flat_paths::<R>()
             .into_iter()
             .map(|(path, _)| path.join("_"))
             .collect()

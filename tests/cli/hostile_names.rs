@@ -32,24 +32,7 @@ fn shown(name: &str) -> String {
 fn hostile_group_names_in_every_format() {
     let env = TestEnv::new();
     for (i, name) in names().iter().enumerate() {
-        let offset = (i + 1).to_string();
-        let o = env.run(
-            &[
-                "commit",
-                "fixtures/groups",
-                "--group",
-                name,
-                "--topic",
-                "orders",
-                "--partition",
-                "0",
-                "--offset",
-                &offset,
-                "--now-ms",
-                "1700000050000",
-            ],
-            None,
-        );
+        let o = crate::support::commit_orders_0(&env, name, i + 1);
         assert_eq!(o.status.code(), Some(0), "{name:?}: {o:?}");
         // The acknowledgement is escaped too.
         assert!(!o.stdout.contains(&0x1b), "{name:?}");

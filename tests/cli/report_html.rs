@@ -504,24 +504,7 @@ fn hostile_names_render_as_text() {
         "evil\x1b[31m&amp;",
     ];
     for (i, name) in names.iter().enumerate() {
-        let offset = (i + 3).to_string();
-        let o = env.run(
-            &[
-                "commit",
-                "fixtures/groups",
-                "--group",
-                name,
-                "--topic",
-                "orders",
-                "--partition",
-                "0",
-                "--offset",
-                &offset,
-                "--now-ms",
-                "1700000050000",
-            ],
-            None,
-        );
+        let o = crate::support::commit_orders_0(&env, name, i + 3);
         assert_eq!(o.status.code(), Some(0), "{o:?}");
     }
     let (page, _) = report(&env, "hostile-names", &["fixtures/groups"]);

@@ -434,3 +434,26 @@ pub fn dumped_log_end(env: &TestEnv, partition: &str) -> i64 {
         .last()
         .map_or(0, |b| b["last_offset"].as_i64().unwrap() + 1)
 }
+
+/// Commit `offset` for `group` on orders-0 of the copy of fixtures/groups in
+/// `env`, through klog's append path (`klog commit`).
+pub fn commit_orders_0(env: &TestEnv, group: &str, offset: usize) -> Output {
+    let offset = offset.to_string();
+    env.run(
+        &[
+            "commit",
+            "fixtures/groups",
+            "--group",
+            group,
+            "--topic",
+            "orders",
+            "--partition",
+            "0",
+            "--offset",
+            &offset,
+            "--now-ms",
+            "1700000050000",
+        ],
+        None,
+    )
+}

@@ -195,17 +195,9 @@ fn trim_index<S: Storage>(s: &S, path: &Path, entry_len: usize) -> Result<u64> {
 /// The time index's last whole entry (timestamp, offset), if any.
 fn last_time_entry(path: &Path, base_offset: i64) -> Result<Option<(i64, i64)>> {
     use std::os::unix::fs::FileExt;
-    let file = match crate::log::files::open_regular(path) {
-        Ok(f) => f,
-        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(None)
-        }
-        Err(e) => return Err(e),
+    let Some((file, len)) = crate::log::files::open_existing(path)? else {
+        return Ok(None);
     };
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io(path, "stat", e))?
-        .len();
     let whole = len / TIME_ENTRY_LEN as u64 * TIME_ENTRY_LEN as u64;
     if whole == 0 {
         return Ok(None);
