@@ -53,10 +53,10 @@ pub enum CsvCells {
 
 impl CsvCells {
     /// The library's name for it.
-    pub fn mode(self) -> kaen_log::escape::CsvCells {
+    pub fn mode(self) -> kaen_log::format::escape::CsvCells {
         match self {
-            CsvCells::Escape => kaen_log::escape::CsvCells::Escape,
-            CsvCells::Raw => kaen_log::escape::CsvCells::Raw,
+            CsvCells::Escape => kaen_log::format::escape::CsvCells::Escape,
+            CsvCells::Raw => kaen_log::format::escape::CsvCells::Raw,
         }
     }
 }

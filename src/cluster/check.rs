@@ -7,7 +7,7 @@
 //! partitions[2].log_end_offset`) instead of turning into a verdict such
 //! as "truncate to -5", or a diverged partition reported as only behind.
 
-use super::summary::{EpochEntry, PartitionSummary, SummaryDoc};
+use super::broker_summary::{EpochEntry, PartitionSummary, SummaryDoc};
 
 /// The command whose JSON document a summary is (`klog summary --format
 /// json`).

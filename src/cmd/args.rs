@@ -38,8 +38,8 @@ pub enum FailOn {
 
 impl FailOn {
     /// The severity it names.
-    pub fn severity(self) -> kaen_log::findings::Severity {
-        use kaen_log::findings::Severity;
+    pub fn severity(self) -> kaen_log::log::findings::Severity {
+        use kaen_log::log::findings::Severity;
         match self {
             FailOn::Error => Severity::Error,
             FailOn::Warning => Severity::Warning,
@@ -184,7 +184,7 @@ pub struct WriteArgs {
 
 impl WriteArgs {
     /// The append configuration of `topic` in `data_dir`, from `image`
-    /// (see `kaen_log::topic_config`), said on stderr when anything but Kafka's
+    /// (see `kaen_log::inspect::topic_config`), said on stderr when anything but Kafka's
     /// defaults is used or the directory is a Kafka log directory.
     pub fn append_config(
         &self,
@@ -194,8 +194,8 @@ impl WriteArgs {
         now_ms: i64,
         kafka: bool,
     ) -> kaen_log::Result<kaen_log::log::AppendConfig> {
-        let overrides = kaen_log::topic_config::parse_overrides(&self.config)?;
-        let resolved = kaen_log::topic_config::resolve(image, data_dir, topic, &overrides);
+        let overrides = kaen_log::inspect::topic_config::parse_overrides(&self.config)?;
+        let resolved = kaen_log::inspect::topic_config::resolve(image, data_dir, topic, &overrides);
         if kafka || !resolved.all_defaults() {
             eprintln!(
                 "klog: {}: {topic}: {}",

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use kaen_log::format::BatchSpec;
+use kaen_log::inspect::reset::{clamp, Catalog};
 use kaen_log::offsets::commit_record;
 use kaen_log::offsets::write::Replicas;
-use kaen_log::reset::{clamp, Catalog};
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -55,7 +55,7 @@ pub struct CommitArgs {
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     pub committed_leader_epoch: i32,
     /// The commit timestamp (epoch ms or ISO-8601); default: now.
-    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
+    #[arg(long, value_parser = kaen_log::format::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
     /// Partitions of __consumer_offsets (offsets.topic.num.partitions), to
     /// place the group in a Kafka log directory. Taken from the KRaft

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use kaen_log::diff::{compare, BatchCopy, Comparison, Files};
-use kaen_log::findings::Finding;
+use kaen_log::inspect::replica_diff::{compare, BatchCopy, Comparison, Files};
+use kaen_log::log::findings::Finding;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -59,7 +59,7 @@ fn describe(c: &Option<BatchCopy>) -> String {
 struct BatchOut {
     /// `file` (and `file_base64` when the path is not UTF-8).
     #[serde(flatten)]
-    file: kaen_log::findings::FileFields,
+    file: kaen_log::log::findings::FileFields,
     position: u64,
     base_offset: i64,
     last_offset: i64,
@@ -68,7 +68,7 @@ struct BatchOut {
 
 fn batch_out(c: &Option<BatchCopy>) -> Option<BatchOut> {
     c.as_ref().map(|c| BatchOut {
-        file: kaen_log::findings::FileFields::of(&c.file),
+        file: kaen_log::log::findings::FileFields::of(&c.file),
         position: c.position,
         base_offset: c.base_offset,
         last_offset: c.last_offset,
@@ -332,9 +332,9 @@ pub fn run(args: &DiffArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let identical = c.identical();
     let report = DiffReport {
         a: a.to_string(),
-        a_base64: kaen_log::findings::path_base64(&args.a),
+        a_base64: kaen_log::log::findings::path_base64(&args.a),
         b: b.to_string(),
-        b_base64: kaen_log::findings::path_base64(&args.b),
+        b_base64: kaen_log::log::findings::path_base64(&args.b),
         identical,
         common_batches: c.common_batches,
         common_last_offset: c.common_last_offset,

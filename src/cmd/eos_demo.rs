@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use kaen_log::demo::eos::{self, CrashPoint, EosDemo, Options};
-use kaen_log::demo::Workspace;
+use kaen_log::demo::group::Workspace;
 use kaen_log::txn::coordinator::TransactionVersion;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -163,7 +163,7 @@ impl Report for EosDemoReport {
     }
 
     fn text(&self, fit: crate::report::table::Fit) -> String {
-        let mut text = crate::report::eos_demo::text(&self.data_dir, &self.run, fit);
+        let mut text = crate::report::eos_walkthrough::text(&self.data_dir, &self.run, fit);
         if !self.explore.is_empty() {
             text.push_str("\nThe data directory is kept. Explore it with:\n");
             for c in &self.explore {

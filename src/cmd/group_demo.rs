@@ -4,9 +4,9 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
-use kaen_log::demo::{Delivery, DemoDir, Scenario, Workspace};
+use kaen_log::demo::group::{Delivery, DemoDir, Scenario, Workspace};
 use kaen_log::log::{durable, Partition};
-use kaen_log::offsets::coordinator::{ClassicGroup, GroupError, GroupState};
+use kaen_log::offsets::group_coordinator::{ClassicGroup, GroupError, GroupState};
 use kaen_log::offsets::{
     partition_for, tombstone_records, Replay, ReplayOptions, KAFKA_DEFAULT_PARTITIONS,
     KLOG_OFFSETS_TOPIC,
@@ -47,7 +47,7 @@ pub struct GroupDemoArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub poll_size: u32,
     /// The time stamped on records and commits (epoch ms or ISO-8601).
-    #[arg(long, default_value_t = 1_700_000_000_000, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
+    #[arg(long, default_value_t = 1_700_000_000_000, value_parser = kaen_log::format::time::parse_instant_ms_non_negative)]
     pub now_ms: i64,
     /// Leave the data directory in place and print commands to explore it.
     #[arg(long)]

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use kaen_log::lag;
+use kaen_log::inspect::consumer_lag;
 use kaen_log::log::DataDir;
-use kaen_log::offsets::groups::{self, GroupView};
+use kaen_log::offsets::group_state::{self, GroupView};
 use kaen_log::offsets::replay::Incomplete;
 use kaen_log::offsets::share::{self, ShareState};
 use kaen_log::offsets::ReplayOptions;
@@ -100,7 +100,7 @@ fn share_lags(dirs: &[DataDir], shares: &mut [ShareState]) -> anyhow::Result<()>
         for d in dirs {
             for p in d.live() {
                 if p.topic == s.topic && p.partition == s.partition {
-                    latest = latest.max(Some(lag::partition_ends(p, &d.path)?.latest()));
+                    latest = latest.max(Some(consumer_lag::partition_ends(p, &d.path)?.latest()));
                 }
             }
         }
@@ -111,9 +111,10 @@ fn share_lags(dirs: &[DataDir], shares: &mut [ShareState]) -> anyhow::Result<()>
 
 pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let (dirs, replay, _) =
-        crate::cmd::replay_offsets::replay_dirs(&args.dirs, ReplayOptions::default())?;
-    let names = groups::topic_names(&dirs);
-    let mut list: Vec<GroupView> = groups::groups(&replay, &names, groups::Loader::of(&dirs));
+        crate::cmd::replayed::replay_dirs(&args.dirs, ReplayOptions::default())?;
+    let names = group_state::topic_names(&dirs);
+    let mut list: Vec<GroupView> =
+        group_state::groups(&replay, &names, group_state::Loader::of(&dirs));
     let (mut shares, not_applied) = share::share_states(&dirs, &names)?;
     share_lags(&dirs, &mut shares)?;
     let mut incomplete = replay.incomplete.clone();

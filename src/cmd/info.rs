@@ -4,13 +4,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use kaen_log::findings::{Finding, Kind, Severity, Summary};
 use kaen_log::log::checkpoint::{self, DIR_CHECKPOINTS};
+use kaen_log::log::findings::{Finding, Kind, Severity, Summary};
 use kaen_log::log::meta::{self, MetaProperties, PartitionMetadata};
 use kaen_log::log::{DataDir, Partition, PartitionState};
 use kaen_log::Error;
 
-use kaen_log::findings::Counts;
+use kaen_log::log::findings::Counts;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -598,7 +598,7 @@ pub struct InfoReport {
 fn dir_out(info: &DirInfo) -> DirOut {
     DirOut {
         dir: info.path.display().to_string(),
-        dir_base64: kaen_log::findings::path_base64(&info.path),
+        dir_base64: kaen_log::log::findings::path_base64(&info.path),
         meta_properties: info.meta.ok().map(|m| MetaOut {
             version: m.version,
             broker_id: if m.version == 0 { m.node_id } else { None },

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kaen_log::lag::{self, LagOptions, LagRow};
+use kaen_log::inspect::consumer_lag::{self, LagOptions, LagRow};
 use kaen_log::offsets::replay::Incomplete;
 use kaen_log::offsets::ReplayOptions;
 
@@ -105,12 +105,13 @@ pub enum Columns {
 }
 
 pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let progress = Progress::spinner(out.shows_progress(args.format == Format::Text));
     let opts = ReplayOptions {
         group: args.group.clone(),
+        meter: Progress::meter_of(&progress),
         ..ReplayOptions::default()
     };
-    let progress = Progress::spinner(out.shows_progress(args.format == Format::Text));
-    let (dirs, replay, _) = crate::cmd::replay_offsets::replay_dirs(&args.dirs, opts)?;
+    let (dirs, replay, _) = crate::cmd::replayed::replay_dirs(&args.dirs, opts)?;
     if let Some(g) = &args.group {
         let known = replay.committed_groups().contains(&g.as_str())
             || replay.groups.contains_key(g)
@@ -125,13 +126,14 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         anyhow::ensure!(known, "group {g:?}: group does not exist");
     }
     let isolation = args.isolation;
-    let rows = lag::compute(
+    let rows = consumer_lag::compute(
         &dirs,
         &replay,
         &LagOptions {
             isolation,
             group: args.group.clone(),
             retention: Some(args.retention.retention()),
+            meter: Progress::meter_of(&progress),
             ..LagOptions::default()
         },
     )?;

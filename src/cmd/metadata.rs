@@ -191,7 +191,7 @@ struct ControllerRow<'a> {
 struct SnapshotOut {
     /// `file` (and `file_base64` when the path is not UTF-8).
     #[serde(flatten)]
-    file: kaen_log::findings::FileFields,
+    file: kaen_log::log::findings::FileFields,
     offset: i64,
     epoch: i32,
 }
@@ -208,7 +208,7 @@ struct RangeOut {
 struct DamageOut {
     /// `file` (and `file_base64` when the path is not UTF-8).
     #[serde(flatten)]
-    file: kaen_log::findings::FileFields,
+    file: kaen_log::log::findings::FileFields,
     offset: i64,
     error: String,
 }
@@ -240,7 +240,7 @@ pub struct MetadataReport<'a> {
     damage: Vec<DamageOut>,
     /// The snapshot's framing (header first, footer last) and what the
     /// replay found record by record.
-    findings: Vec<&'a kaen_log::findings::Finding>,
+    findings: Vec<&'a kaen_log::log::findings::Finding>,
     /// The parts of the image klog could not build in full (`all` when a
     /// batch or record could not be read): a record there is newer than
     /// klog or cannot be read (see the findings).
@@ -279,9 +279,9 @@ fn report<'a>(
         .collect();
     MetadataReport {
         metadata_dir: folder.display().to_string(),
-        metadata_dir_base64: kaen_log::findings::path_base64(folder),
+        metadata_dir_base64: kaen_log::log::findings::path_base64(folder),
         snapshot: r.snapshot.as_ref().map(|(p, o, e)| SnapshotOut {
-            file: kaen_log::findings::FileFields::of(p),
+            file: kaen_log::log::findings::FileFields::of(p),
             offset: *o,
             epoch: *e,
         }),
@@ -317,7 +317,7 @@ fn report<'a>(
             .damage
             .iter()
             .map(|(f, o, e)| DamageOut {
-                file: kaen_log::findings::FileFields::of(f),
+                file: kaen_log::log::findings::FileFields::of(f),
                 offset: *o,
                 error: e.clone(),
             })
@@ -552,7 +552,7 @@ pub fn run(args: &MetadataArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         .snapshot_findings
         .iter()
         .chain(&r.findings)
-        .filter(|f| f.fails(kaen_log::findings::Severity::Error))
+        .filter(|f| f.fails(kaen_log::log::findings::Severity::Error))
         .count();
     Ok(Outcome::from_count(failing as u64))
 }

@@ -1,4 +1,6 @@
-//! One module per subcommand, each with its clap `Args` and its `run`.
+//! One module per subcommand, each with its clap `Args` and its `run`; no
+//! command calls another. What several share: [`args`] (option groups) and
+//! [`replayed`] (the offsets topic replayed, its warnings said).
 
 pub mod args;
 pub mod cluster;
@@ -14,6 +16,7 @@ pub mod lag;
 pub mod metadata;
 pub mod produce;
 pub mod replay_offsets;
+pub mod replayed;
 pub mod report;
 pub mod reset_offsets;
 pub mod stats;

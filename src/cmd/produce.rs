@@ -70,7 +70,7 @@ pub struct ProduceArgs {
     #[arg(long, default_value = "none", value_parser = parse_codec)]
     pub compression: Compression,
     /// Timestamp (epoch ms or ISO-8601) for records that carry none; default: now.
-    #[arg(long, value_parser = kaen_log::time::parse_instant_ms)]
+    #[arg(long, value_parser = kaen_log::format::time::parse_instant_ms)]
     pub timestamp_ms: Option<i64>,
     /// Roll to a new segment past this many bytes (Kafka's segment.bytes: at
     /// most 2^31 - 1). Default: the topic's, as --config says.

@@ -3,15 +3,13 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use anyhow::Context;
-use kaen_log::log::DataDir;
-use kaen_log::offsets::groups;
+use kaen_log::format::time::{parse_when, When};
+use kaen_log::offsets::group_state;
 use kaen_log::offsets::replay::{AsOf, Incomplete, Replay};
 use kaen_log::offsets::standing::Judge;
-use kaen_log::offsets::{OffsetsTopic, ReplayOptions};
-use kaen_log::time::{parse_when, When};
+use kaen_log::offsets::ReplayOptions;
 
-use kaen_log::findings::Finding;
+use kaen_log::log::findings::Finding;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -106,69 +104,8 @@ fn parse_as_of(s: &str) -> Result<AsOfArg, String> {
     })
 }
 
-/// Open the directories and replay their offsets topic.
-pub fn replay_dirs(
-    dirs: &[PathBuf],
-    opts: ReplayOptions,
-) -> anyhow::Result<(Vec<DataDir>, Replay, &'static str)> {
-    let opened = dirs
-        .iter()
-        .map(|d| DataDir::open(d))
-        .collect::<Result<Vec<_>, _>>()?;
-    // Several brokers' directories: each partition read on its leader's copy.
-    let (opened, notes) = kaen_log::lag::leader_copies(opened)?;
-    for note in &notes {
-        crate::report::say!("note: {note}");
-    }
-    let topic = OffsetsTopic::find(&opened).with_context(|| {
-        format!(
-            "no __offsets or __consumer_offsets partition in {}",
-            display_dirs(dirs)
-        )
-    })?;
-    let mut replay = Replay::new(opts);
-    for p in &topic.partitions {
-        replay.replay_partition(p)?;
-    }
-    for bad in &replay.bad {
-        let at = if bad.log_offset >= 0 {
-            format!(" offset {}", bad.log_offset)
-        } else {
-            String::new()
-        };
-        crate::report::say!(
-            "{}: partition {}{at}: {}",
-            bad.file.display(),
-            bad.log_partition,
-            bad.error
-        );
-    }
-    if replay.bad_count > replay.bad.len() as u64 {
-        crate::report::say!(
-            "and {} more records that do not decode",
-            replay.bad_count - replay.bad.len() as u64
-        );
-    }
-    for w in &replay.warnings {
-        crate::report::say!("{w}");
-    }
-    if replay.warning_count > replay.warnings.len() as u64 {
-        crate::report::say!(
-            "and {} more warnings",
-            replay.warning_count - replay.warnings.len() as u64
-        );
-    }
-    Ok((opened, replay, topic.name))
-}
-
-fn display_dirs(dirs: &[PathBuf]) -> String {
-    dirs.iter()
-        .map(|d| d.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let progress = Progress::spinner(out.shows_progress(args.format == Format::Text));
     let opts = ReplayOptions {
         as_of: args
             .as_of
@@ -176,17 +113,17 @@ pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome
         history: args.history,
         group: args.group.clone(),
         topic: args.topic.clone(),
+        meter: Progress::meter_of(&progress),
         ..ReplayOptions::default()
     };
-    let progress = Progress::spinner(out.shows_progress(args.format == Format::Text));
-    let (dirs, replay, topic) = replay_dirs(&args.dirs, opts)?;
+    let (dirs, replay, topic) = crate::cmd::replayed::replay_dirs(&args.dirs, opts)?;
     drop(progress);
-    let views = groups::groups(
+    let views = group_state::groups(
         &replay,
-        &groups::topic_names(&dirs),
-        groups::Loader::of(&dirs),
+        &group_state::topic_names(&dirs),
+        group_state::Loader::of(&dirs),
     );
-    let topic_ids = groups::topic_ids(&dirs);
+    let topic_ids = group_state::topic_ids(&dirs);
     let judge = Judge::new(
         &replay,
         &views,
@@ -254,7 +191,7 @@ struct PendingRow {
 struct BadRow {
     /// `file` (and `file_base64` when the path is not UTF-8).
     #[serde(flatten)]
-    file: kaen_log::findings::FileFields,
+    file: kaen_log::log::findings::FileFields,
     log_partition: i32,
     /// -1 when unknown (a torn tail).
     log_offset: i64,
@@ -372,7 +309,7 @@ impl ReplayReport {
             .bad
             .iter()
             .map(|b| BadRow {
-                file: kaen_log::findings::FileFields::of(&b.file),
+                file: kaen_log::log::findings::FileFields::of(&b.file),
                 log_partition: b.log_partition,
                 log_offset: b.log_offset,
                 error: b.error.to_string(),

@@ -6,15 +6,15 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use kaen_log::cluster::broker_summary::{self, SummaryDoc, SummaryOptions};
 use kaen_log::cluster::merge::{self, Source};
-use kaen_log::cluster::summary::{self, SummaryDoc, SummaryOptions};
-use kaen_log::findings::{Finding, Kind, Severity};
 use kaen_log::format::{DecodeLimits, Entry};
+use kaen_log::log::findings::{Finding, Kind, Severity};
 use kaen_log::log::{DataDir, Partition, Policy};
 use kaen_log::offsets::ReplayOptions;
 
 use crate::exit::Outcome;
-use crate::report::html::model::{
+use crate::report::html::content::{
     Checked, DamageMark, FindingView, LagCell, LagSection, LayoutDoc, LayoutField, PartitionView,
     RecoveryCut, ReplicaRuns, ReportDoc, Verdict,
 };
@@ -89,7 +89,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub deep: bool,
     /// "Now" (epoch ms or ISO-8601) for offset expiry and hanging transactions.
-    #[arg(long, value_name = "MS", value_parser = kaen_log::time::parse_instant_ms_non_negative)]
+    #[arg(long, value_name = "MS", value_parser = kaen_log::format::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
     /// The cluster's offsets.retention.minutes (with --now-ms).
     #[arg(long, value_name = "MINUTES", default_value_t = kaen_log::offsets::standing::DEFAULT_RETENTION_MINUTES,
@@ -113,7 +113,7 @@ pub fn run(args: &ReportArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         Some(file) => {
             let doc = layout_doc(file, args.max_bytes)?;
             (
-                crate::report::html::layout::render(&doc),
+                crate::report::html::hex_view::render(&doc),
                 doc.problems.len() as u64,
             )
         }
@@ -236,7 +236,7 @@ fn replica_runs(sources: &[Source]) -> Vec<ReplicaRuns> {
 /// `cluster`.
 fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
     // verify-crc's findings.
-    let opts = kaen_log::verify::Options {
+    let opts = kaen_log::inspect::verify::Options {
         deep: args.deep,
         records: args.deep,
         txn: kaen_log::txn::TxnOptions {
@@ -244,11 +244,11 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
             ..kaen_log::txn::TxnOptions::default()
         },
         jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        ..kaen_log::verify::Options::default()
+        ..kaen_log::inspect::verify::Options::default()
     };
-    let mut total = kaen_log::verify::Report::default();
+    let mut total = kaen_log::inspect::verify::Report::default();
     for dir in &args.paths {
-        let r = kaen_log::verify::verify_path(dir, &opts)
+        let r = kaen_log::inspect::verify::verify_path(dir, &opts)
             .with_context(|| format!("verify {}", dir.display()))?;
         total.merge(r);
     }
@@ -263,7 +263,7 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
     // summary's documents, and the partitions they describe.
     let mut sources = Vec::new();
     for dir in &args.paths {
-        let (s, more) = summary::summarize(dir, &SummaryOptions::default())
+        let (s, more) = broker_summary::summarize(dir, &SummaryOptions::default())
             .with_context(|| format!("summary {}", dir.display()))?;
         for f in more {
             if !findings
@@ -287,7 +287,7 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
         sources.push(Source {
             file: dir.clone(),
             doc: SummaryDoc {
-                schema_version: summary::SCHEMA_VERSION,
+                schema_version: broker_summary::SCHEMA_VERSION,
                 log_dirs: vec![s],
                 findings: Vec::new(),
             },
@@ -320,8 +320,8 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
 /// One partition of a data directory.
 fn partition_view(
     args: &ReportArgs,
-    s: &summary::LogDirSummary,
-    ps: &summary::PartitionSummary,
+    s: &broker_summary::LogDirSummary,
+    ps: &broker_summary::PartitionSummary,
     p: &Partition,
     findings: &[Finding],
     doc: &mut ReportDoc,
@@ -377,7 +377,7 @@ fn partition_view(
     // Recovery cuts only at damage verify-crc finds too (framing and CRCs).
     let point = ps.recovery_point.unwrap_or(0);
     if !view.damage.is_empty() && s.clean_shutdown {
-        for (seg, damage) in kaen_log::recovery::recovered_after_clean_shutdown(p)? {
+        for (seg, damage) in kaen_log::inspect::recovery::recovered_after_clean_shutdown(p)? {
             if let Some(d) = damage {
                 view.recovery = Some(RecoveryCut {
                     file: seg.log.display().to_string(),
@@ -390,7 +390,7 @@ fn partition_view(
             }
         }
     } else if !view.damage.is_empty() {
-        let pv = kaen_log::recovery::preview(p, point)?;
+        let pv = kaen_log::inspect::recovery::preview(p, point)?;
         if let Some((seg, d)) = &pv.truncate {
             view.recovery = Some(RecoveryCut {
                 file: seg.log.display().to_string(),
@@ -407,12 +407,12 @@ fn partition_view(
     }
     // verify-crc --repair --salvage, planned only.
     if !view.damage.is_empty() {
-        let opts = kaen_log::repair::RepairOptions {
+        let opts = kaen_log::inspect::repair::RepairOptions {
             salvage: true,
             recovery_point: point,
-            ..kaen_log::repair::RepairOptions::default()
+            ..kaen_log::inspect::repair::RepairOptions::default()
         };
-        match kaen_log::repair::plan_salvage(p, &opts) {
+        match kaen_log::inspect::repair::plan_salvage(p, &opts) {
             Ok(plan) => {
                 view.salvage_lost = plan
                     .salvage
@@ -499,7 +499,7 @@ fn kafka_does(f: &Finding, partitions: &[PartitionView]) -> String {
 /// `lag`'s rows over the directories (several brokers: each partition on
 /// its leader's copy).
 fn lag_of_dirs(args: &ReportArgs) -> LagSection {
-    let replayed = crate::cmd::replay_offsets::replay_dirs(&args.paths, ReplayOptions::default());
+    let replayed = crate::cmd::replayed::replay_dirs(&args.paths, ReplayOptions::default());
     let (dirs, replay, _) = match replayed {
         Ok(r) => r,
         Err(e) => {
@@ -509,16 +509,16 @@ fn lag_of_dirs(args: &ReportArgs) -> LagSection {
             }
         }
     };
-    let opts = kaen_log::lag::LagOptions {
+    let opts = kaen_log::inspect::consumer_lag::LagOptions {
         retention: args
             .now_ms
             .map(|now_ms| kaen_log::offsets::standing::Retention {
                 retention_ms: args.offsets_retention_minutes * 60_000,
                 now_ms,
             }),
-        ..kaen_log::lag::LagOptions::default()
+        ..kaen_log::inspect::consumer_lag::LagOptions::default()
     };
-    match kaen_log::lag::compute(&dirs, &replay, &opts) {
+    match kaen_log::inspect::consumer_lag::compute(&dirs, &replay, &opts) {
         Ok(rows) => LagSection {
             cells: rows
                 .iter()
@@ -565,12 +565,12 @@ fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
         ..LayoutDoc::default()
     };
     let name = path.file_name().and_then(|n| n.to_str());
-    if let Some(kind) = name.and_then(kaen_log::file_layout::FileKind::of) {
+    if let Some(kind) = name.and_then(kaen_log::inspect::layout::sidecar::FileKind::of) {
         doc.describe = kind.describe();
         let whole = kaen_log::log::files::read_regular(path, MAX_LAYOUT_FILE)?
             .ok_or_else(|| anyhow::anyhow!("{}: does not exist", path.display()))?;
         let mut fields = Vec::new();
-        let problem = kaen_log::file_layout::layout(kind, &whole, &mut |f| {
+        let problem = kaen_log::inspect::layout::sidecar::layout(kind, &whole, &mut |f| {
             if f.position < max_bytes {
                 fields.push(LayoutField {
                     position: Some(f.position),
@@ -580,7 +580,7 @@ fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
                     name: f.field,
                     // As dump-segment shows it: batch_layout's values come
                     // escaped, these raw.
-                    value: kaen_log::escape::escape_cell(&f.value).into_owned(),
+                    value: kaen_log::format::escape::escape_cell(&f.value).into_owned(),
                 });
             }
         });
@@ -597,14 +597,16 @@ fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
         base.map_or_else(String::new, |b| format!(" at base offset {b}"))
     );
     let topic = match crate::report::internal::detect(path) {
-        Some(crate::report::internal::Internal::Offsets) => kaen_log::layout::Topic::Offsets,
+        Some(crate::report::internal::Internal::Offsets) => {
+            kaen_log::inspect::layout::Topic::Offsets
+        }
         Some(crate::report::internal::Internal::ClusterMetadata) => {
-            kaen_log::layout::Topic::Metadata
+            kaen_log::inspect::layout::Topic::Metadata
         }
         Some(crate::report::internal::Internal::ShareGroupState) => {
-            kaen_log::layout::Topic::ShareGroupState
+            kaen_log::inspect::layout::Topic::ShareGroupState
         }
-        _ => kaen_log::layout::Topic::Plain,
+        _ => kaen_log::inspect::layout::Topic::Plain,
     };
     let one = Partition::single_file(path, base.unwrap_or(0));
     let mut walk = one.walk(Policy::HEADERS);
@@ -631,16 +633,17 @@ fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
                     value: format!("{} bytes", batch.bytes().len()),
                 });
                 let fields = &mut doc.fields;
-                let err = kaen_log::layout::batch_layout(&batch, topic, limits, &mut |f| {
-                    fields.push(LayoutField {
-                        position: (!f.decompressed).then_some(f.position),
-                        decompressed_position: f.decompressed.then_some(f.position),
-                        len: f.bytes.len() as u64,
-                        depth: f.depth,
-                        name: f.name.clone(),
-                        value: f.value.clone(),
-                    })
-                });
+                let err =
+                    kaen_log::inspect::layout::batch_layout(&batch, topic, limits, &mut |f| {
+                        fields.push(LayoutField {
+                            position: (!f.decompressed).then_some(f.position),
+                            decompressed_position: f.decompressed.then_some(f.position),
+                            len: f.bytes.len() as u64,
+                            depth: f.depth,
+                            name: f.name.clone(),
+                            value: f.value.clone(),
+                        })
+                    });
                 if let Some(e) = err {
                     doc.problems.push(e.to_string());
                 }

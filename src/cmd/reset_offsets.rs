@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::ArgGroup;
 use kaen_log::format::{BatchSpec, DecodeLimits};
-use kaen_log::offsets::groups::live_members_refusal;
+use kaen_log::inspect::reset::{self, Catalog, PlanRow, Spec};
+use kaen_log::offsets::group_state::live_members_refusal;
 use kaen_log::offsets::write::Replicas;
 use kaen_log::offsets::{commit_record, CommitFormat};
-use kaen_log::reset::{self, Catalog, PlanRow, Spec};
 use serde::Serialize;
 
 use crate::exit::Outcome;
@@ -82,11 +82,11 @@ pub struct ResetOffsetsArgs {
     /// To the first offset stamped at or after this time (ISO-8601 such as
     /// 2026-01-30T17:00:00Z or with ±hh:mm; epoch ms; or now less a
     /// duration, now-PT2H).
-    #[arg(long, value_parser = kaen_log::time::parse_when)]
-    pub to_datetime: Option<kaen_log::time::When>,
+    #[arg(long, value_parser = kaen_log::format::time::parse_when)]
+    pub to_datetime: Option<kaen_log::format::time::When>,
     /// To the first offset stamped at or after now minus this ISO-8601
     /// duration (P1DT2H, PT30M).
-    #[arg(long, value_parser = kaen_log::time::parse_duration_ms)]
+    #[arg(long, value_parser = kaen_log::format::time::parse_duration_ms)]
     pub by_duration: Option<i64>,
     /// To the offsets of a plan in `kafka-consumer-groups --export` CSV
     /// (topic,partition,offset; or group,topic,partition,offset; fields
@@ -107,7 +107,7 @@ pub struct ResetOffsetsArgs {
     pub force: bool,
     /// "Now" (epoch ms or ISO-8601): the commits' timestamp and the end of
     /// --by-duration; default: now.
-    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
+    #[arg(long, value_parser = kaen_log::format::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
     /// Partitions of __consumer_offsets (offsets.topic.num.partitions), to
     /// place the group in a Kafka log directory. Taken from the KRaft

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use kaen_log::format::DecodeLimits;
-use kaen_log::stats::{
+use kaen_log::inspect::log_stats::{
     self, CodecStats, Distribution, PartitionStats, Stats, StatsOptions, CODECS,
 };
 use schemars::JsonSchema;
@@ -66,16 +66,18 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         args.table.is_none() || args.format == Format::Csv,
         "--table chooses the table of --format csv: text shows every table, json the whole document"
     );
+    let progress = Progress::over(&args.paths, out.shows_progress(args.format == Format::Text));
     let opts = StatsOptions {
         limits: DecodeLimits {
             max_decompressed: args.max_decompressed_bytes,
         },
+        meter: Progress::meter_of(&progress),
     };
-    let _progress = Progress::over(&args.paths, out.shows_progress(args.format == Format::Text));
     let mut parts: Vec<PartitionStats> = Vec::new();
     for path in &args.paths {
         parts.extend(
-            stats::stats_path(path, &opts).with_context(|| format!("stats {}", path.display()))?,
+            log_stats::stats_path(path, &opts)
+                .with_context(|| format!("stats {}", path.display()))?,
         );
     }
     let mut total = Stats::default();
@@ -90,7 +92,7 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                 topic: p.topic.clone(),
                 partition: p.partition,
                 path: p.path.display().to_string(),
-                path_base64: kaen_log::findings::path_base64(&p.path),
+                path_base64: kaen_log::log::findings::path_base64(&p.path),
                 stats: StatsOut::of(&p.stats),
             })
             .collect(),

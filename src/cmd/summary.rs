@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use kaen_log::cluster::summary::{self, EpochRun, SummaryDoc, SummaryOptions, SCHEMA_VERSION};
+use kaen_log::cluster::broker_summary::{
+    self, EpochRun, SummaryDoc, SummaryOptions, SCHEMA_VERSION,
+};
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -81,8 +83,8 @@ pub fn run(args: &SummaryArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         findings: Vec::new(),
     };
     for dir in &args.dirs {
-        let (s, findings) =
-            summary::summarize(dir, &opts).with_context(|| format!("summary {}", dir.display()))?;
+        let (s, findings) = broker_summary::summarize(dir, &opts)
+            .with_context(|| format!("summary {}", dir.display()))?;
         doc.log_dirs.push(s);
         doc.findings.extend(findings);
     }
@@ -135,7 +137,7 @@ struct PartitionCsv<'a> {
     path_base64: Option<&'a str>,
     node_id: Option<i32>,
     #[serde(flatten)]
-    partition: &'a summary::PartitionSummary,
+    partition: &'a broker_summary::PartitionSummary,
 }
 
 /// `klog summary`'s document (what `klog cluster` reads back).

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use kaen_log::format::{BatchSpec, NewRecord};
-use kaen_log::offsets::groups::live_members_refusal;
+use kaen_log::offsets::group_state::live_members_refusal;
 use kaen_log::offsets::share_delete::{self, SharePlan};
 use kaen_log::offsets::write::Replicas;
 use kaen_log::offsets::{group_tombstone_records, tombstone_records, DeletedKey, Replay};
@@ -67,7 +67,7 @@ pub struct TombstoneArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// The tombstones' timestamp (epoch ms or ISO-8601); default: now.
-    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
+    #[arg(long, value_parser = kaen_log::format::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
     /// Partitions of __consumer_offsets (offsets.topic.num.partitions), to
     /// place the group in a Kafka log directory. Taken from the KRaft

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use kaen_log::findings::Counts;
-use kaen_log::findings::{Finding, Kind, Summary};
+use kaen_log::log::findings::Counts;
+use kaen_log::log::findings::{Finding, Kind, Summary};
 use kaen_log::log::{classify, DataDir, Partition, PathKind};
 use kaen_log::txn::hanging::{self, Candidate, Verdict};
 use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
@@ -55,7 +55,7 @@ pub struct TransactionsArgs {
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// "Now" (epoch ms or ISO-8601) for the age of open transactions; default: the clock.
-    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
+    #[arg(long, value_parser = kaen_log::format::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
     /// An open transaction whose producer last wrote more than this long
     /// ago (ms, or an ISO-8601 duration) may be hanging: find-hanging's
@@ -63,7 +63,7 @@ pub struct TransactionsArgs {
     #[arg(
         long,
         default_value_t = txn::hanging::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-        value_parser = kaen_log::time::parse_duration_or_ms
+        value_parser = kaen_log::format::time::parse_duration_or_ms
     )]
     pub transaction_timeout_ms: i64,
     /// The same in minutes, in `kafka-transactions find-hanging`'s spelling.
@@ -120,6 +120,7 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         // state: not the producer-state pass's own (now_ms: None).
         let opts = TxnOptions {
             high_watermark: kaen_log::log::checkpoint::high_watermark(p)?,
+            meter: Progress::meter_of(&progress),
             ..TxnOptions::default()
         };
         let mut st = txn::analyze(p, &opts)?;
@@ -244,7 +245,7 @@ struct AbortedOut {
 struct SnapshotOut {
     /// `file` (and `file_base64` when the path is not UTF-8).
     #[serde(flatten)]
-    file: kaen_log::findings::FileFields,
+    file: kaen_log::log::findings::FileFields,
     offset: i64,
     producers: u64,
     matches_log: bool,
@@ -491,7 +492,7 @@ impl TransactionsReport {
                 snapshots: snaps
                     .iter()
                     .map(|s| SnapshotOut {
-                        file: kaen_log::findings::FileFields::of(&s.path),
+                        file: kaen_log::log::findings::FileFields::of(&s.path),
                         offset: s.offset,
                         producers: s.producers as u64,
                         matches_log: s.findings.is_empty(),
@@ -776,8 +777,8 @@ impl Report for TransactionsReport {
             out.push_str(&format!(
                 "klog: {} whose producer last wrote more than {} before {}: {} hanging, {listed} listed by their coordinator\n",
                 plural(h.candidates.len() as u64, "open transaction", "open transactions"),
-                kaen_log::time::human_duration_ms(h.max_transaction_timeout_ms),
-                kaen_log::time::format_iso_ms(h.now_ms),
+                kaen_log::format::time::human_duration_ms(h.max_transaction_timeout_ms),
+                kaen_log::format::time::format_iso_ms(h.now_ms),
                 h.candidates.len() - listed
             ));
             match (&self.coordinator, self.coordinator_incomplete()) {

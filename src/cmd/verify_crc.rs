@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kaen_log::format::DecodeLimits;
+use kaen_log::inspect::repair::{self, Action, RepairOptions};
+use kaen_log::inspect::verify;
 use kaen_log::log::lock::DirLock;
 use kaen_log::log::{checkpoint, classify, DataDir, Partition, PathKind};
-use kaen_log::repair::{self, Action, RepairOptions};
 use kaen_log::txn::TxnOptions;
-use kaen_log::verify;
 
-use kaen_log::findings::{Counts, Finding, Summary};
+use kaen_log::log::findings::{Counts, Finding, Summary};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -74,7 +74,7 @@ pub struct VerifyCrcArgs {
     #[arg(long)]
     pub deep: bool,
     /// With --deep: "now" (epoch ms or ISO-8601) for the age of open transactions; default: the clock.
-    #[arg(long, value_parser = kaen_log::time::parse_instant_ms_non_negative)]
+    #[arg(long, value_parser = kaen_log::format::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
     /// With --deep: an open transaction whose producer last wrote more than
     /// this long ago (ms, or an ISO-8601 duration) is a hanging candidate
@@ -82,7 +82,7 @@ pub struct VerifyCrcArgs {
     #[arg(
         long,
         default_value_t = kaen_log::txn::hanging::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-        value_parser = kaen_log::time::parse_duration_or_ms
+        value_parser = kaen_log::format::time::parse_duration_or_ms
     )]
     pub transaction_timeout_ms: i64,
     /// Repair what can be repaired safely (see above).
@@ -146,6 +146,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     }
     let mut opts = options(args);
     let progress = Progress::over(&args.paths, out.shows_progress(args.format == Format::Text));
+    opts.meter = Progress::meter_of(&progress);
     let total = check(args, &opts)?;
     drop(progress);
     let mut report = VerifyReport::new(&total);
@@ -178,7 +179,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     if args.dry_run {
         failing += total.failing(fail_on);
     } else {
-        opts.progress = None;
+        opts.meter = None;
         let after = check(args, &opts)?;
         failing += after.failing(fail_on);
         repair.after = Some(Box::new(VerifyReport::new(&after)));
@@ -224,7 +225,7 @@ struct ActionOut {
     action: &'static str,
     /// `file` (and `file_base64` when the path is not UTF-8).
     #[serde(flatten)]
-    file: kaen_log::findings::FileFields,
+    file: kaen_log::log::findings::FileFields,
     /// truncate and left_alone: the byte position.
     position: Option<u64>,
     /// truncate: the bytes moved aside.
@@ -279,7 +280,7 @@ impl VerifyReport {
                 .iter()
                 .map(|(d, state)| SkippedOut {
                     dir: d.display().to_string(),
-                    dir_base64: kaen_log::findings::path_base64(d),
+                    dir_base64: kaen_log::log::findings::path_base64(d),
                     state,
                 })
                 .collect(),
@@ -459,7 +460,7 @@ fn run_repair(
     let verb = if args.dry_run { "would" } else { "will" };
     let mut refused = 0;
     let mut locks: Vec<(PathBuf, DirLock)> = Vec::new();
-    let overrides = kaen_log::topic_config::parse_overrides(&args.write.config)?;
+    let overrides = kaen_log::inspect::topic_config::parse_overrides(&args.write.config)?;
     opts.copy_hard_linked = args.write.copy_hard_linked;
     let mut plans = Vec::new();
     let partitions = partitions(args)?;
@@ -479,8 +480,12 @@ fn run_repair(
         opts.recovery_point = recovery_point(&data_dir, &p)?;
         // Indexes are rebuilt at the topic's index interval, as the broker
         // owning the directory would (`LogConfig`, `LogSegment.recover`).
-        let config =
-            kaen_log::topic_config::resolve(image.as_ref(), &data_dir, &p.topic, &overrides);
+        let config = kaen_log::inspect::topic_config::resolve(
+            image.as_ref(),
+            &data_dir,
+            &p.topic,
+            &overrides,
+        );
         opts.index_interval_bytes = config.index_interval_bytes()?;
         let plan = repair::plan(&p, &opts)?;
         if plan
@@ -539,7 +544,7 @@ fn run_repair(
                     ))?;
                     ActionOut {
                         action: "truncate",
-                        file: kaen_log::findings::FileFields::of(log),
+                        file: kaen_log::log::findings::FileFields::of(log),
                         position: Some(*at),
                         bytes: Some(*len),
                         sidecar: Some(sidecar.display().to_string()),
@@ -558,7 +563,7 @@ fn run_repair(
                     ))?;
                     ActionOut {
                         action: "move_aside",
-                        file: kaen_log::findings::FileFields::of(file),
+                        file: kaen_log::log::findings::FileFields::of(file),
                         sidecar: Some(sidecar.display().to_string()),
                         reason: reason.to_string(),
                         ..ActionOut::default()
@@ -571,7 +576,7 @@ fn run_repair(
                     ))?;
                     ActionOut {
                         action: "rebuild_indexes",
-                        file: kaen_log::findings::FileFields::of(log),
+                        file: kaen_log::log::findings::FileFields::of(log),
                         reason: reason.to_string(),
                         ..ActionOut::default()
                     }
@@ -595,7 +600,7 @@ fn run_repair(
                     ))?;
                     ActionOut {
                         action: "cut_ranges",
-                        file: kaen_log::findings::FileFields::of(log),
+                        file: kaen_log::log::findings::FileFields::of(log),
                         sidecar: Some(
                             ranges
                                 .iter()
@@ -628,7 +633,7 @@ fn run_repair(
             ))?;
             repair.refused.push(ActionOut {
                 action: "left_alone",
-                file: kaen_log::findings::FileFields::of(&r.log),
+                file: kaen_log::log::findings::FileFields::of(&r.log),
                 position: Some(r.position),
                 reason: r.reason.to_string(),
                 ..ActionOut::default()
@@ -795,7 +800,7 @@ fn salvage_lines(p: &Partition, s: &repair::Salvage) -> Vec<String> {
 struct CutOut {
     /// `file` (and `file_base64` when the path is not UTF-8).
     #[serde(flatten)]
-    file: kaen_log::findings::FileFields,
+    file: kaen_log::log::findings::FileFields,
     position: u64,
     bytes: u64,
     error: String,
@@ -878,7 +883,7 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
             lines: Vec::new(),
         };
         if clean {
-            let recovered = kaen_log::recovery::recovered_after_clean_shutdown(&p)?;
+            let recovered = kaen_log::inspect::recovery::recovered_after_clean_shutdown(&p)?;
             if recovered.is_empty() {
                 doc.lines.push(format!("{name}: .kafka_cleanshutdown is present: a broker would skip recovery and trust these files as they are"));
             }
@@ -898,7 +903,7 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
                         d.error
                     ));
                     doc.cuts.push(CutOut {
-                        file: kaen_log::findings::FileFields::of(&seg.log),
+                        file: kaen_log::log::findings::FileFields::of(&seg.log),
                         position: d.position,
                         bytes: d.file_len - d.position,
                         error: d.error.to_string(),
@@ -908,7 +913,7 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
             partitions_out.push(doc);
             continue;
         }
-        let pv = kaen_log::recovery::preview(&p, point)?;
+        let pv = kaen_log::inspect::recovery::preview(&p, point)?;
         doc.from_segment = Some(pv.from_segment);
         match &pv.truncate {
             None => doc.lines.push(format!(
@@ -926,7 +931,7 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
                     d.error
                 ));
                 doc.cuts.push(CutOut {
-                    file: kaen_log::findings::FileFields::of(&seg.log),
+                    file: kaen_log::log::findings::FileFields::of(&seg.log),
                     position: d.position,
                     bytes: d.file_len - d.position,
                     error: d.error.to_string(),

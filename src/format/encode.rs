@@ -1,7 +1,7 @@
 //! Encoding one v2 batch: header fields into a buffer, gaps for
 //! `batchLength` and `crc`, the records (compressed if asked), then the
 //! gaps back-filled. The CRC function and the field positions are the ones
-//! the reader uses ([`crc::batch_crc`], [`batch`](super::batch) constants).
+//! the reader uses ([`crc::batch_crc`], [`batch`] constants).
 
 use crate::format::batch::{self, attr, TimestampType};
 use crate::format::compression::{self, Compression};

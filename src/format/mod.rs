@@ -23,11 +23,13 @@ pub mod crc;
 pub mod cursor;
 pub mod encode;
 pub mod error;
+pub mod escape;
 pub mod index;
 pub mod legacy;
 pub mod message;
 pub mod record;
 pub mod schema;
+pub mod time;
 pub mod varint;
 
 pub use batch::{BatchHeader, BatchView, DecodeLimits, TimestampType};

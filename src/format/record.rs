@@ -471,7 +471,7 @@ impl<'a> RecordIter<'a> {
     /// the very error iterating would give there. `Err` is `f`'s.
     ///
     /// The same records as iterating, well-formed ones decoded by
-    /// [`parse_fast`] with the position in a register, the iterator taking
+    /// `parse_fast` with the position in a register, the iterator taking
     /// over at the first record it rejects (so every defect and the
     /// end-of-section rules are reported by the same code as always). Each
     /// view is built where `f` reads it instead of moved through

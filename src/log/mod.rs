@@ -11,18 +11,18 @@
 
 pub mod appender;
 pub mod checkpoint;
-pub mod cores;
 pub mod dir;
 pub mod durable;
 pub mod epoch_cache;
 pub mod files;
+pub mod findings;
 pub mod lock;
 pub mod meta;
 pub mod read;
 pub mod storage;
 pub mod walk;
 
-pub use appender::{AppendConfig, PartitionAppender};
+pub use appender::{AbortedTxn, AbortedTxnLookup, AppendConfig, PartitionAppender};
 pub use dir::{classify, DataDir, Partition, PartitionState, PathKind, SegmentFiles};
 pub use read::{Reads, SegmentReader, Tail};
 pub use walk::{Checks, Damage, OnDamage, Policy, Step, Walk, Walked};

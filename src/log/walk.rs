@@ -65,6 +65,9 @@ pub struct Policy {
     pub check_ahead: Option<batch::Depth>,
     /// What the walk's readers may do to get their bytes.
     pub reads: Reads,
+    /// Where to count the bytes of the entries passed, for a progress
+    /// display; `None` counts nothing.
+    pub meter: Option<&'static Meter>,
 }
 
 impl Policy {
@@ -74,6 +77,7 @@ impl Policy {
         checks: Checks::Crc,
         check_ahead: None,
         reads: Reads::Auto,
+        meter: None,
     };
     /// Every CRC-valid entry, past damage (what analysis and replay read).
     pub const VALID_ENTRIES: Policy = Policy {
@@ -81,6 +85,7 @@ impl Policy {
         checks: Checks::Crc,
         check_ahead: None,
         reads: Reads::Auto,
+        meter: None,
     };
     /// Every framed entry, CRC-valid or not, past damage (dumps and verification).
     pub const EVERY_ENTRY: Policy = Policy {
@@ -88,6 +93,7 @@ impl Policy {
         checks: Checks::HeadersOnly,
         check_ahead: None,
         reads: Reads::Auto,
+        meter: None,
     };
     /// Framing and headers only, ending at the first framing damage (cheap counts).
     pub const HEADERS: Policy = Policy {
@@ -95,6 +101,7 @@ impl Policy {
         checks: Checks::HeadersOnly,
         check_ahead: None,
         reads: Reads::Auto,
+        meter: None,
     };
 }
 
@@ -618,7 +625,9 @@ impl<'p> Walk<'p> {
                 continue;
             }
             self.next_offset = Some(next);
-            WALKED_BYTES.fetch_add(entry_size, Ordering::Relaxed);
+            if let Some(m) = self.policy.meter {
+                m.add(entry_size);
+            }
             return Ok(Advanced::Entry);
         }
     }
@@ -636,13 +645,28 @@ impl<'p> Walk<'p> {
     }
 }
 
-/// Bytes of entries every walk of this process has stepped over, for a
-/// progress display (one relaxed add per entry).
-static WALKED_BYTES: AtomicU64 = AtomicU64::new(0);
+/// The bytes of entries walks have passed, for a progress display: a
+/// command makes one ([`Meter::for_process`]), hands it to the walks it
+/// starts ([`Policy::meter`], [`HeaderWalk::metered`]) and reads it from
+/// its display's thread. One relaxed add per entry.
+#[derive(Debug, Default)]
+pub struct Meter(AtomicU64);
 
-/// How many bytes of entries the walks of this process have passed so far.
-pub fn walked_bytes() -> u64 {
-    WALKED_BYTES.load(Ordering::Relaxed)
+impl Meter {
+    /// A meter that lives until the process ends, so that walks and option
+    /// values can hold it as a plain reference (one per command run).
+    pub fn for_process() -> &'static Meter {
+        Box::leak(Box::default())
+    }
+
+    fn add(&self, bytes: u64) {
+        self.0.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// The bytes counted so far.
+    pub fn bytes(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 /// What [`Walk::advance`] moved to.
@@ -680,6 +704,7 @@ pub struct HeaderWalk<'p> {
     /// Whether the last entry stepped over was small enough that reading
     /// [`HEADER_WINDOW`] bytes at once serves several headers.
     small: bool,
+    meter: Option<&'static Meter>,
 }
 
 /// Bytes read at once while entries are small. One system call costs
@@ -708,11 +733,18 @@ impl Partition {
             window: Vec::new(),
             window_at: 0,
             small: false,
+            meter: None,
         }
     }
 }
 
 impl HeaderWalk<'_> {
+    /// Count the bytes of the entries passed in `meter` (none if `None`).
+    pub fn metered(mut self, meter: Option<&'static Meter>) -> Self {
+        self.meter = meter;
+        self
+    }
+
     /// The next entry's header, or `None` at the end (or at damage).
     pub fn next_header(&mut self) -> Result<Option<EntryHeader>> {
         use crate::log::read::{frame, Frame};
@@ -781,7 +813,9 @@ impl HeaderWalk<'_> {
             let position = self.pos;
             self.pos += total;
             self.small = total <= SMALL_ENTRY;
-            WALKED_BYTES.fetch_add(total, Ordering::Relaxed);
+            if let Some(m) = self.meter {
+                m.add(total);
+            }
             let header = if magic == 2 {
                 let Ok(h) = batch::BatchHeader::parse(&head, position) else {
                     self.done = true;
@@ -839,7 +873,7 @@ pub fn resync(log: &Path, from: u64) -> Result<Option<Resynced>> {
 /// CRC-valid v2 batch starts. A candidate must pass cheap header checks
 /// first — magic 2, no unused attribute bits (Kafka's writers set only bits
 /// 0-6), a known codec, a size within the file and below
-/// [`RESYNC_MAX_BATCH`], counts that fit the offsets and the bytes,
+/// `RESYNC_MAX_BATCH`, counts that fit the offsets and the bytes,
 /// producer fields that agree: random bytes pass them about once in 10^8
 /// positions. Only then is its CRC computed, in fixed chunks (memory does
 /// not grow with the claimed size). The checksum work is capped at four

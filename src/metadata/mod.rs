@@ -27,9 +27,9 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::findings::{Finding, Kind, Severity};
 use crate::format::control::ControlType;
 use crate::format::{DecodeLimits, Entry};
+use crate::log::findings::{Finding, Kind, Severity};
 use crate::log::walk::Step;
 use crate::log::{Partition, Policy};
 pub use image::Image;

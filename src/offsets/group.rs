@@ -7,7 +7,7 @@
 //! clientHost string, rebalanceTimeout int32 (v1+), sessionTimeout int32,
 //! subscription bytes, assignment bytes]. v4 is the flexible form of v3.
 //! For protocolType `consumer` the assignment is a ConsumerProtocolAssignment:
-//! int16 version, [topic string, partitions [int32]], userData bytes?.
+//! int16 version, \[topic string, partitions \[int32\]\], userData bytes?.
 
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;

@@ -39,9 +39,9 @@
 //! it is) decodes, and the replay warns of it.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
-pub mod coordinator;
 pub mod group;
-pub mod groups;
+pub mod group_coordinator;
+pub mod group_state;
 pub mod records;
 pub mod replay;
 pub mod share;
@@ -823,7 +823,7 @@ pub fn commit_format(dirs: &[std::path::PathBuf], topic: &str) -> crate::Result<
     if mv.is_none_or(|level| level < METADATA_VERSION_4_1) {
         return Ok(CommitFormat::V3);
     }
-    let id = groups::topic_ids(&opened)
+    let id = group_state::topic_ids(&opened)
         .get(topic)
         .and_then(|id| crate::log::meta::Uuid::parse(id).ok())
         .map(|u| u.0);
@@ -981,7 +981,7 @@ fn deletion_rank(record_type: i16) -> u8 {
 /// then the group's own records (`createGroupTombstoneRecords`): for a
 /// classic group its GroupMetadata; for the new protocols every live record
 /// of the group, member records first and the group epoch last (see
-/// [`deletion_rank`]). Offline the records tombstoned are the keys the
+/// `deletion_rank`). Offline the records tombstoned are the keys the
 /// replay holds live for the group, which for a group the coordinator
 /// would let delete (Empty) are the keys it writes.
 pub fn group_tombstone_records(

@@ -203,7 +203,7 @@ pub fn plan(
         .iter()
         .map(|d| DataDir::open(d))
         .collect::<Result<_>>()?;
-    let known_names = crate::offsets::groups::topic_names(&opened);
+    let known_names = crate::offsets::group_state::topic_names(&opened);
     for (dir, all) in dirs.iter().zip(&opened) {
         let Some(n) = state_partitions(dir, given)? else {
             continue;

@@ -26,7 +26,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::offsets::groups::GroupView;
+use crate::offsets::group_state::GroupView;
 use crate::offsets::replay::Commit;
 use crate::offsets::Replay;
 

@@ -111,7 +111,7 @@ pub trait Report: Serialize + JsonSchema {
 
 /// Findings for people (stderr): one escaped line each, then their counts;
 /// nothing when there are none.
-pub fn findings_text(findings: &[kaen_log::findings::Finding]) -> String {
+pub fn findings_text(findings: &[kaen_log::log::findings::Finding]) -> String {
     if findings.is_empty() {
         return String::new();
     }
@@ -124,7 +124,7 @@ pub fn findings_text(findings: &[kaen_log::findings::Finding]) -> String {
     }
     out.push_str(&format!(
         "klog: {}\n",
-        kaen_log::findings::Summary::of(findings)
+        kaen_log::log::findings::Summary::of(findings)
     ));
     out
 }
@@ -161,7 +161,7 @@ pub fn emit<R: Report>(report: &R, format: Format, out: &mut Output) -> anyhow::
             // Names are escaped as the text is built; whatever a renderer
             // missed is escaped here (`escape_lines` keeps the escapes made).
             let text = report.text(out.fit());
-            out.write_all(kaen_log::escape::escape_lines(&text).as_bytes())?;
+            out.write_all(kaen_log::format::escape::escape_lines(&text).as_bytes())?;
             out.flush()?;
             crate::report::say_lines(&report.summary());
         }
@@ -352,7 +352,7 @@ impl Entries {
     pub fn problem(
         &mut self,
         out: &mut Output,
-        file: &kaen_log::findings::FileFields,
+        file: &kaen_log::log::findings::FileFields,
         message: &str,
     ) -> anyhow::Result<()> {
         crate::report::say!("{}: {message}", file.file);
@@ -383,6 +383,6 @@ impl Entries {
 #[derive(Serialize, JsonSchema)]
 pub struct Problem<'a> {
     #[serde(flatten)]
-    pub file: &'a kaen_log::findings::FileFields,
+    pub file: &'a kaen_log::log::findings::FileFields,
     pub detail: &'a str,
 }

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use kaen_log::file_layout::{self, FileField, FileKind};
 use kaen_log::format::index;
+use kaen_log::inspect::layout::sidecar::{self, FileField, FileKind};
 use kaen_log::txn::snapshot;
 use serde::Serialize;
 
@@ -16,7 +16,7 @@ use crate::report::Output;
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct TimeEntry<'a> {
     #[serde(flatten)]
-    file: &'a kaen_log::findings::FileFields,
+    file: &'a kaen_log::log::findings::FileFields,
     position: u64,
     timestamp: i64,
     offset: i64,
@@ -25,7 +25,7 @@ pub struct TimeEntry<'a> {
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct OffsetEntry<'a> {
     #[serde(flatten)]
-    file: &'a kaen_log::findings::FileFields,
+    file: &'a kaen_log::log::findings::FileFields,
     position: u64,
     offset: i64,
     log_position: i64,
@@ -34,7 +34,7 @@ pub struct OffsetEntry<'a> {
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct TxnEntry<'a> {
     #[serde(flatten)]
-    file: &'a kaen_log::findings::FileFields,
+    file: &'a kaen_log::log::findings::FileFields,
     position: u64,
     version: i16,
     producer_id: i64,
@@ -46,7 +46,7 @@ pub struct TxnEntry<'a> {
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct SnapshotEntry<'a> {
     #[serde(flatten)]
-    file: &'a kaen_log::findings::FileFields,
+    file: &'a kaen_log::log::findings::FileFields,
     snapshot_offset: i64,
     crc_valid: bool,
     producer_id: i64,
@@ -69,7 +69,7 @@ pub fn dump_index(
     let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
         .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
-    let fields = kaen_log::findings::FileFields::of(path);
+    let fields = kaen_log::log::findings::FileFields::of(path);
     let text = sink.is_text();
     if text {
         writeln!(out, "Dumping {}", super::table::escape_cell(&file))?;
@@ -150,7 +150,7 @@ pub enum IndexCheck {
     /// opens ([`index::sanity_check`]).
     Sanity,
     /// `--verify-index-only`: every entry against the log beside the index
-    /// ([`kaen_log::recovery::check_indexes`]).
+    /// ([`kaen_log::inspect::recovery::check_indexes`]).
     Verify,
 }
 
@@ -225,10 +225,11 @@ pub fn check_index(
                 timeindex: Some(log.with_extension("timeindex")).filter(|p| p.is_file()),
                 log,
             };
-            let findings = kaen_log::recovery::check_indexes(&seg, is_active_segment(path, base))?;
+            let findings =
+                kaen_log::inspect::recovery::check_indexes(&seg, is_active_segment(path, base))?;
             let mut problems = 0;
             for f in findings.iter().filter(|f| f.file == path) {
-                let counts = f.fails(kaen_log::findings::Severity::Warning);
+                let counts = f.fails(kaen_log::log::findings::Severity::Warning);
                 problems += u64::from(counts);
                 if sink.is_text() {
                     eprintln!("klog: {f}");
@@ -262,7 +263,7 @@ pub fn dump_txnindex(path: &Path, sink: &mut Entries, out: &mut Output) -> anyho
     let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
         .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
-    let fields = kaen_log::findings::FileFields::of(path);
+    let fields = kaen_log::log::findings::FileFields::of(path);
     let text = sink.is_text();
     if text {
         writeln!(out, "Dumping {}", super::table::escape_cell(&file))?;
@@ -312,7 +313,7 @@ pub fn dump_snapshot(
     let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
         .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
-    let fields = kaen_log::findings::FileFields::of(path);
+    let fields = kaen_log::log::findings::FileFields::of(path);
     let snap = snapshot::decode(&bytes).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
     let crc_valid = snap.crc == snap.computed_crc;
     let text = sink.is_text();
@@ -366,7 +367,7 @@ pub fn dump_snapshot(
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct FileFieldEntry<'a> {
     #[serde(flatten)]
-    file: &'a kaen_log::findings::FileFields,
+    file: &'a kaen_log::log::findings::FileFields,
     #[serde(flatten)]
     field: FileField,
 }
@@ -387,19 +388,19 @@ pub fn dump_file_layout(
     let bytes = kaen_log::log::files::read_regular(path, max)?
         .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
-    let fields = kaen_log::findings::FileFields::of(path);
+    let fields = kaen_log::log::findings::FileFields::of(path);
     let text = sink.is_text();
     if text {
         writeln!(out, "Dumping {}", super::table::escape_cell(&file))?;
         writeln!(out, "{} bytes: {}", bytes.len(), kind.describe())?;
     }
     let mut failed = None;
-    let problem = file_layout::layout(kind, &bytes, &mut |f| {
+    let problem = sidecar::layout(kind, &bytes, &mut |f| {
         if failed.is_some() {
             return;
         }
         let r = if text {
-            crate::report::layout::write_file_fields(out, "", std::slice::from_ref(&f))
+            crate::report::annotated::write_file_fields(out, "", std::slice::from_ref(&f))
                 .map_err(anyhow::Error::from)
         } else {
             sink.entry(

@@ -342,5 +342,5 @@ pub fn decode_text(kind: Internal, key: Option<&[u8]>, value: Option<&[u8]>, at:
         (Internal::ClusterMetadata, Some(v)) => metadata::decode_metadata(v, at).to_text(v),
         _ => serde_json::to_string(&decode(kind, key, value, at)).unwrap_or_default(),
     };
-    kaen_log::escape::escape_json_text(&text).into_owned()
+    kaen_log::format::escape::escape_json_text(&text).into_owned()
 }

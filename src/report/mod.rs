@@ -2,18 +2,18 @@
 //!
 //! Keys, values and header values are data from outside and are never
 //! printed raw: valid UTF-8 is shown as a quoted string with control and
-//! format characters escaped (text: `kaen_log::escape`) or a JSON string
+//! format characters escaped (text: `kaen_log::format::escape`) or a JSON string
 //! (JSON); anything else as hex
 //! (`0x…`, text) or `{"base64": "…"}` (JSON); null stays null.
 
+pub mod annotated;
 mod cells;
 pub mod document;
-pub mod eos_demo;
+pub mod eos_walkthrough;
 pub mod html;
 pub mod indexes;
 pub mod internal;
 pub mod kafka_dump;
-pub mod layout;
 pub mod progress;
 pub mod table;
 pub mod written;
@@ -29,7 +29,7 @@ pub use document::{emit, formats, Format, Jsonl, Report};
 pub use table::Table;
 
 /// One line for people on stderr, `klog: ` and the message with every
-/// control and format character escaped (`kaen_log::escape::escape_cell`):
+/// control and format character escaped (`kaen_log::format::escape::escape_cell`):
 /// the paths and names in messages come from outside. Arguments as
 /// `eprintln!`'s; its pieces are not escaped before.
 macro_rules! say {
@@ -41,21 +41,21 @@ pub(crate) use say;
 
 /// [`say`]'s line.
 pub fn say_line(message: &str) {
-    eprintln!("klog: {}", kaen_log::escape::escape_cell(message));
+    eprintln!("klog: {}", kaen_log::format::escape::escape_cell(message));
 }
 
 /// Lines for people on stderr (a summary whose pieces from outside were
 /// escaped as it was built): whatever was not is escaped now, line ends
-/// kept (`kaen_log::escape::escape_lines`).
+/// kept (`kaen_log::format::escape::escape_lines`).
 pub fn say_lines(text: &str) {
-    eprint!("{}", kaen_log::escape::escape_lines(text));
+    eprint!("{}", kaen_log::format::escape::escape_lines(text));
 }
 
 /// Buffered stdout, how CSV cells are written to it, and how text shows
 /// instants (`--time-format`): the context every command renders with.
 pub struct Output {
     out: BufWriter<Sink>,
-    csv_cells: kaen_log::escape::CsvCells,
+    csv_cells: kaen_log::format::escape::CsvCells,
     time_format: crate::report::TimeFormat,
     /// `--quiet`: no progress display.
     quiet: bool,
@@ -106,7 +106,7 @@ pub struct CsvRows {
     pending: Vec<u8>,
     columns: Vec<String>,
     kinds: &'static [&'static str],
-    cells: kaen_log::escape::CsvCells,
+    cells: kaen_log::format::escape::CsvCells,
 }
 
 impl CsvRows {
@@ -148,7 +148,7 @@ impl Output {
         };
         Output {
             out: BufWriter::with_capacity(1 << 16, sink),
-            csv_cells: kaen_log::escape::CsvCells::default(),
+            csv_cells: kaen_log::format::escape::CsvCells::default(),
             time_format: crate::report::TimeFormat::default(),
             quiet: false,
             fit: table::Fit::default(),
@@ -184,12 +184,12 @@ impl Output {
         self.time_format
     }
     /// Write CSV cells as `cells` says (`--csv-cells`).
-    pub fn with_csv_cells(mut self, cells: kaen_log::escape::CsvCells) -> Self {
+    pub fn with_csv_cells(mut self, cells: kaen_log::format::escape::CsvCells) -> Self {
         self.csv_cells = cells;
         self
     }
     /// How CSV cells are written.
-    pub fn csv_cells(&self) -> kaen_log::escape::CsvCells {
+    pub fn csv_cells(&self) -> kaen_log::format::escape::CsvCells {
         self.csv_cells
     }
     /// From now on, take `jsonl` output and write it as CSV: the header
@@ -203,7 +203,7 @@ impl Output {
         self.out.flush()?;
         let header = table::csv_line(
             &columns.iter().map(|c| Some(c.clone())).collect::<Vec<_>>(),
-            kaen_log::escape::CsvCells::Raw,
+            kaen_log::format::escape::CsvCells::Raw,
         );
         let sink = self.out.get_mut();
         sink.write_all(header.as_bytes())?;
@@ -289,13 +289,13 @@ pub fn write_text_bytes(out: &mut impl Write, b: Option<&[u8]>) -> io::Result<()
                 if s.is_ascii()
                     || !s
                         .chars()
-                        .any(|c| !c.is_control() && kaen_log::escape::hidden(c)) =>
+                        .any(|c| !c.is_control() && kaen_log::format::escape::hidden(c)) =>
             {
                 serde_json::to_writer(out, s).map_err(io::Error::from)
             }
             Ok(s) => {
                 let json = serde_json::to_string(s).map_err(io::Error::from)?;
-                out.write_all(kaen_log::escape::escape_json_text(&json).as_bytes())
+                out.write_all(kaen_log::format::escape::escape_json_text(&json).as_bytes())
             }
             Err(_) => {
                 out.write_all(b"0x")?;
@@ -550,7 +550,7 @@ impl TimeFormat {
     pub fn show(self, ms: i64) -> String {
         match self {
             TimeFormat::Ms => ms.to_string(),
-            TimeFormat::Iso => kaen_log::time::format_iso_ms(ms),
+            TimeFormat::Iso => kaen_log::format::time::format_iso_ms(ms),
         }
     }
 }

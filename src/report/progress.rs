@@ -1,13 +1,12 @@
 //! Progress on stderr, for people only: shown when stderr is a terminal,
 //! the output is text and `--quiet` is not given. A background thread
-//! polls the byte counter every walk of the log advances
-//! (`kaen_log::log::walk::walked_bytes`), so a scan pays one relaxed atomic
-//! add per batch and no command needs its own hook.
+//! polls the [`Meter`] the command hands to its walks (through their
+//! options), so a scan pays one relaxed atomic add per batch.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use kaen_log::log::walk::walked_bytes;
+use kaen_log::log::walk::Meter;
 use std::sync::Arc;
 
 /// Whether a progress display may be shown at all: stderr is a terminal.
@@ -18,6 +17,7 @@ fn enabled() -> bool {
 
 /// A bar over the bytes of log the walks pass; cleared when dropped.
 pub struct Progress {
+    meter: &'static Meter,
     bar: indicatif::ProgressBar,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -36,9 +36,18 @@ pub fn log_bytes<P: AsRef<std::path::Path>>(paths: &[P]) -> u64 {
 }
 
 impl Progress {
-    /// A bar over the `.log` bytes under `paths`, advanced by every walk of
-    /// the log (`kaen_log::log::walk::walked_bytes`); `None` when progress
-    /// is not shown (stderr not a terminal, or `shown` false: `--quiet`,
+    /// Where the walks of the command count the bytes they read.
+    pub fn meter(&self) -> &'static Meter {
+        self.meter
+    }
+
+    /// [`meter`](Self::meter) of a progress display, if one is shown.
+    pub fn meter_of(progress: &Option<Progress>) -> Option<&'static Meter> {
+        progress.as_ref().map(Progress::meter)
+    }
+
+    /// A bar over the `.log` bytes under `paths`, advanced by the walks
+    /// given its [`meter`](Self::meter); `None` when progress is not shown (stderr not a terminal, or `shown` false: `--quiet`,
     /// or the caller's output is not text).
     pub fn over<P: AsRef<std::path::Path>>(paths: &[P], shown: bool) -> Option<Progress> {
         if !shown || !enabled() {
@@ -86,7 +95,7 @@ impl Progress {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
             bar.tick();
         }
-        let start = walked_bytes();
+        let meter = Meter::for_process();
         let stop = Arc::new(AtomicBool::new(false));
         let (b, s) = (bar.clone(), stop.clone());
         let thread = std::thread::spawn(move || {
@@ -97,11 +106,12 @@ impl Progress {
                     b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
                     shown = true;
                 }
-                b.set_position(walked_bytes().saturating_sub(start));
+                b.set_position(meter.bytes());
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
         });
         Some(Progress {
+            meter,
             bar,
             stop,
             thread: Some(thread),

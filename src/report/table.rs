@@ -4,7 +4,7 @@
 //!
 //! Every cell is data from outside (group names, topics, client ids): in a
 //! table each control and format character is shown escaped (`\x1b`, `\n`,
-//! `\u{202e}`: `kaen_log::escape`), so a name can neither colour the
+//! `\u{202e}`: `kaen_log::format::escape`), so a name can neither colour the
 //! terminal, reorder what is read nor forge a row; widths are display
 //! widths, so wide characters (CJK, emoji) keep the columns aligned. CSV
 //! quotes per RFC 4180; its cells are escaped the same way and made inert
@@ -15,8 +15,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use unicode_width::UnicodeWidthStr;
 
-pub use kaen_log::escape::escape_cell;
-use kaen_log::escape::{csv_cell, CsvCells};
+pub use kaen_log::format::escape::escape_cell;
+use kaen_log::format::escape::{csv_cell, CsvCells};
 
 /// Whether every byte of `s` is printable ASCII (space to `~`).
 fn plain_ascii(s: &str) -> bool {

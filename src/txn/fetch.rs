@@ -33,6 +33,7 @@ pub fn lso_at_high_watermark(p: &Partition) -> Result<i64> {
         p,
         crate::log::checkpoint::high_watermark(p)?,
         DecodeLimits::default(),
+        None,
     )
 }
 

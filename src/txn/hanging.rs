@@ -25,7 +25,7 @@
 //! a live coordinator may have written since (their transaction is then
 //! not open in the partition).
 
-use crate::findings::{Finding, Kind};
+use crate::log::findings::{Finding, Kind};
 use crate::log::Partition;
 use crate::txn::txnlog::{status_name, CoordinatorView};
 use crate::txn::PartitionState;
@@ -190,9 +190,9 @@ pub fn finding(
             "open since offset {}; the producer's last write ({}) is {} before now, more than the {} \
              maximum transaction timeout; {why}. It pins the last stable offset",
             c.start_offset,
-            crate::time::format_iso_ms(c.last_timestamp),
-            crate::time::human_duration_ms(now_ms.saturating_sub(c.last_timestamp)),
-            crate::time::human_duration_ms(max_transaction_timeout_ms)
+            crate::format::time::format_iso_ms(c.last_timestamp),
+            crate::format::time::human_duration_ms(now_ms.saturating_sub(c.last_timestamp)),
+            crate::format::time::human_duration_ms(max_transaction_timeout_ms)
         ),
     )
     .with_producer(c.producer_id)

@@ -35,6 +35,7 @@ use crate::error::Result;
 use crate::format::control::{self, ControlRecord, ControlType};
 use crate::format::index::TxnEntry;
 use crate::format::{BatchHeader, BatchView, DecodeLimits, Entry};
+use crate::log::walk::Meter;
 use crate::log::{Partition, Policy, SegmentFiles};
 
 /// Which records a consumer reads (Kafka's `IsolationLevel`).
@@ -120,7 +121,7 @@ pub struct AbortedTxn {
     pub last_stable_offset: i64,
 }
 
-pub use crate::findings::{Finding, Kind as FindingKind};
+pub use crate::log::findings::{Finding, Kind as FindingKind};
 
 /// A producer-state finding at the batch at `position` of `file`.
 fn finding(
@@ -234,6 +235,9 @@ pub struct TxnOptions {
     /// the cost of the log after the snapshot only. The counts, findings
     /// and aborted transactions then cover only that part of the log.
     pub from_last_snapshot: bool,
+    /// Where to count the bytes of log read, for a progress display.
+    #[serde(skip)]
+    pub meter: Option<&'static Meter>,
 }
 
 impl Default for TxnOptions {
@@ -245,6 +249,7 @@ impl Default for TxnOptions {
             end_offset: None,
             high_watermark: None,
             from_last_snapshot: false,
+            meter: None,
         }
     }
 }
@@ -367,14 +372,35 @@ pub fn last_stable_offset(
     p: &Partition,
     high_watermark: Option<i64>,
     limits: DecodeLimits,
+    meter: Option<&'static Meter>,
 ) -> Result<i64> {
     let opts = TxnOptions {
         limits,
         high_watermark,
+        meter,
         from_last_snapshot: true,
         ..TxnOptions::default()
     };
     Ok(analyze(p, &opts)?.last_stable_offset())
+}
+
+/// The transaction an ABORT marker of `producer_id` at `marker` ends, for
+/// its `.txnindex` entry: the producer's open transaction's first offset,
+/// and the last stable offset at marker time
+/// ([`PartitionState::last_stable_at_marker`]). `None` when the producer
+/// has no open transaction. The append path's
+/// [`AppendConfig::aborted_txn`](crate::log::AppendConfig::aborted_txn).
+pub fn aborted_txn(
+    p: &Partition,
+    producer_id: i64,
+    marker: i64,
+) -> Result<Option<crate::log::AbortedTxn>> {
+    let state = analyze(p, &TxnOptions::default())?;
+    let open = state.producers.get(&producer_id).and_then(|p| p.open);
+    Ok(open.map(|o| crate::log::AbortedTxn {
+        first_offset: o.first_offset,
+        last_stable_offset: state.last_stable_at_marker(producer_id, marker),
+    }))
 }
 
 /// One pass over `p`.
@@ -389,9 +415,13 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
     let bound = snapshot_bound(p, opts, st.log_start)?;
     let from = seed_from_snapshot(p, &mut st, bound).filter(|&o| o > st.log_start);
     let mut scratch = Vec::new();
+    let policy = Policy {
+        meter: opts.meter,
+        ..Policy::VALID_ENTRIES
+    };
     let mut walk = match from {
-        Some(offset) => p.walk_from(offset, Policy::VALID_ENTRIES),
-        None => p.walk(Policy::VALID_ENTRIES),
+        Some(offset) => p.walk_from(offset, policy),
+        None => p.walk(policy),
     };
     let mut read_to = from;
     while let Some(w) = walk.next_entry()? {

@@ -17,9 +17,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
-use crate::findings::{Finding, Kind};
 use crate::format::crc::crc32c;
 use crate::format::cursor::Cursor;
+use crate::log::findings::{Finding, Kind};
 use crate::log::{parse_segment_name, Partition};
 use crate::txn::{analyze, TxnOptions};
 

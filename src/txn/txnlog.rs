@@ -34,11 +34,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
-use crate::findings::{Finding, Kind};
 use crate::format::cursor::Cursor;
 use crate::format::schema::types::*;
 use crate::format::schema::{f, Release, Schema, Ty, OPEN};
 use crate::format::{DecodeLimits, Entry};
+use crate::log::findings::{Finding, Kind};
 use crate::log::Partition;
 use crate::log::Policy;
 

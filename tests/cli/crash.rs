@@ -6,7 +6,7 @@
 //!   directory; some rounds also get a torn write (a prefix of a batch)
 //!   added after the kill. After each round: a producer refuses the
 //!   damaged tail, the repair (`verify-crc --repair` when the binary has
-//!   it, else `kaen_log::repair::{plan, execute}`) cuts only what was never
+//!   it, else `kaen_log::inspect::repair::{plan, execute}`) cuts only what was never
 //!   acknowledged, every offset the producer printed is there with the
 //!   value sent, and `klog verify-crc` exits 0.
 //! - `crash_between_log_write_and_index_write`: the index loses its last
@@ -31,10 +31,10 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use kaen_log::format::{encode_batch, BatchSpec, DecodeLimits, Entry, NewRecord};
+use kaen_log::inspect::recovery::{check_indexes, rebuild_indexes};
+use kaen_log::inspect::repair::{execute, plan, Action, RepairOptions};
 use kaen_log::log::read::{SegmentReader, Tail};
 use kaen_log::log::{DataDir, Partition};
-use kaen_log::recovery::{check_indexes, rebuild_indexes};
-use kaen_log::repair::{execute, plan, Action, RepairOptions};
 
 fn klog() -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("klog"));
@@ -73,7 +73,7 @@ fn has_repair_flag() -> bool {
 
 /// Repair every partition of `data` the way `verify-crc --repair` would;
 /// returns the (partition, plan) pairs that did something.
-fn repair(data: &Path, with_flag: bool) -> Vec<(PathBuf, kaen_log::repair::Plan)> {
+fn repair(data: &Path, with_flag: bool) -> Vec<(PathBuf, kaen_log::inspect::repair::Plan)> {
     if !data.join("t-0").is_dir() {
         return Vec::new();
     }
@@ -397,7 +397,7 @@ fn kill_9_during_produce_loses_no_acknowledged_record() {
         if with_flag {
             "verify-crc --repair"
         } else {
-            "kaen_log::repair"
+            "kaen_log::inspect::repair"
         },
     );
     assert_eq!(acked.len(), acked_total);

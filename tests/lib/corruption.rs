@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use kaen_log::format::{encode_batch, BatchSpec, Compression, NewRecord};
-use kaen_log::verify::{verify_segment, Options, Report};
+use kaen_log::inspect::verify::{verify_segment, Options, Report};
 
 fn records(n: usize, tag: &str) -> Vec<NewRecord> {
     (0..n)

@@ -28,12 +28,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use kaen_log::format::{control, BatchSpec, DecodeLimits, Entry, NewRecord};
+use kaen_log::inspect::recovery::{check_indexes, rebuild_indexes};
+use kaen_log::inspect::repair::{self, Action, Plan, RepairOptions};
 use kaen_log::log::read::{SegmentReader, Tail};
 use kaen_log::log::storage::{Storage, SyncPoint};
 use kaen_log::log::{AppendConfig, Partition, PartitionAppender};
 use kaen_log::offsets::{commit_record, tombstone_records, write_target, Replay, ReplayOptions};
-use kaen_log::recovery::{check_indexes, rebuild_indexes};
-use kaen_log::repair::{self, Action, Plan, RepairOptions};
 use kaen_log::Error;
 
 use crate::crash_storage::{tree, CrashStorage};
@@ -83,6 +83,8 @@ fn config(segment_bytes: u64, index_interval_bytes: u64) -> AppendConfig {
         segment_bytes,
         index_interval_bytes,
         partition_leader_epoch: Some(0),
+        // The producer state that indexes ABORT markers, as every writer of markers hands in.
+        aborted_txn: Some(kaen_log::txn::aborted_txn),
         ..AppendConfig::default()
     }
 }

@@ -3,9 +3,9 @@
 //! preallocation leave is valid; an entry whose offset runs past its range
 //! is not. Indexes and logs are hand-assembled.
 
-use kaen_log::findings::Severity;
+use kaen_log::inspect::recovery::check_indexes;
+use kaen_log::log::findings::Severity;
 use kaen_log::log::SegmentFiles;
-use kaen_log::recovery::check_indexes;
 
 use crate::builder::{batch, record, ByteBuilder};
 
@@ -29,7 +29,7 @@ fn index(entries: &[(i32, u64)]) -> Vec<u8> {
     b.bytes
 }
 
-fn check(log: &[u8], index_bytes: &[u8], is_last: bool) -> Vec<kaen_log::findings::Finding> {
+fn check(log: &[u8], index_bytes: &[u8], is_last: bool) -> Vec<kaen_log::log::findings::Finding> {
     let dir = tempfile::tempdir().unwrap();
     let seg = SegmentFiles {
         base_offset: 0,
@@ -94,7 +94,11 @@ fn time_index(entries: &[(i64, i32)]) -> Vec<u8> {
 /// The time-index findings of a segment at `data/t-0/` holding [`log`]
 /// (every batch stamped 1_700_000_000_000), with `.kafka_cleanshutdown`
 /// in `data` when `clean`.
-fn check_time(timeindex: &[u8], is_last: bool, clean: bool) -> Vec<kaen_log::findings::Finding> {
+fn check_time(
+    timeindex: &[u8],
+    is_last: bool,
+    clean: bool,
+) -> Vec<kaen_log::log::findings::Finding> {
     check_time_in("t-0", timeindex, is_last, clean)
 }
 
@@ -104,7 +108,7 @@ fn check_time_in(
     timeindex: &[u8],
     is_last: bool,
     clean: bool,
-) -> Vec<kaen_log::findings::Finding> {
+) -> Vec<kaen_log::log::findings::Finding> {
     let dir = tempfile::tempdir().unwrap();
     let part = dir.path().join("data").join(folder);
     std::fs::create_dir_all(&part).unwrap();

@@ -498,8 +498,11 @@ fn kafka_protocol_log_passes_klog_verify() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("00000000000000000000.log");
     std::fs::write(&path, &log).expect("write log");
-    let report = kaen_log::verify::verify_path(&path, &kaen_log::verify::Options::default())
-        .expect("verify runs");
+    let report = kaen_log::inspect::verify::verify_path(
+        &path,
+        &kaen_log::inspect::verify::Options::default(),
+    )
+    .expect("verify runs");
     let problems: Vec<String> = report.findings.iter().map(|p| p.detail.clone()).collect();
     assert!(report.ok(), "kafka-protocol log: {problems:?}");
     assert_eq!(report.checked.batches, CODECS.len() as u64);

@@ -137,7 +137,7 @@ fn batches(path: &std::path::Path) -> Vec<Vec<u8>> {
 #[test]
 fn layout_of_damaged_internal_records_never_panics() {
     use kaen_log::format::BatchView;
-    use kaen_log::layout::{batch_layout, Topic};
+    use kaen_log::inspect::layout::{batch_layout, Topic};
     let k = repo().join("fixtures/kraft");
     let start = Instant::now();
     for (path, topic) in [

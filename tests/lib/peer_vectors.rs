@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 
 use kaen_log::format::control::{self, ControlType};
 use kaen_log::format::{DecodeLimits, Entry, HeaderView, LegacyView, RecordView};
+use kaen_log::inspect::verify::{self, Options};
 use kaen_log::log::{SegmentReader, Tail};
-use kaen_log::verify::{self, Options};
 use serde_json::Value;
 
 /// The shared folder, or `None` (with the skip line printed) when it is absent.

@@ -3,7 +3,7 @@
 //! range of offsets.
 
 use kaen_log::format::DecodeLimits;
-use kaen_log::lag::{data_records_between, records_between_slowly};
+use kaen_log::inspect::consumer_lag::{data_records_between, records_between_slowly};
 use kaen_log::log::DataDir;
 
 #[test]
@@ -19,8 +19,8 @@ fn the_header_count_equals_the_record_count_for_every_range() {
                 for to in from..=end + 1 {
                     let limits = DecodeLimits::default();
                     assert_eq!(
-                        data_records_between(p, from, to, limits).unwrap(),
-                        records_between_slowly(p, from, to, limits).unwrap(),
+                        data_records_between(p, from, to, limits, None).unwrap(),
+                        records_between_slowly(p, from, to, limits, None).unwrap(),
                         "{}: [{from}, {to})",
                         p.name()
                     );
@@ -92,8 +92,8 @@ fn headers_read_in_windows_are_the_entries_framed_and_counted() {
         let from = next(offset as u64 + 1) as i64;
         let to = from + next((offset - from) as u64 + 2) as i64;
         assert_eq!(
-            data_records_between(&p, from, to, limits).unwrap(),
-            records_between_slowly(&p, from, to, limits).unwrap(),
+            data_records_between(&p, from, to, limits, None).unwrap(),
+            records_between_slowly(&p, from, to, limits, None).unwrap(),
             "[{from}, {to})"
         );
     }

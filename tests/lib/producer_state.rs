@@ -269,7 +269,10 @@ fn a_marker_that_does_not_decode_is_an_error_and_completes_nothing() {
     );
     let st = analyze(&p, None);
     assert_eq!(st.findings.len(), 1, "{:?}", st.findings);
-    assert_eq!(st.findings[0].severity, kaen_log::findings::Severity::Error);
+    assert_eq!(
+        st.findings[0].severity,
+        kaen_log::log::findings::Severity::Error
+    );
     assert_eq!(st.producers[&7].open.map(|o| o.first_offset), Some(0));
     assert_eq!(st.last_stable_offset(), 0);
 }
@@ -315,7 +318,7 @@ fn the_last_stable_offset_from_the_last_snapshot_is_the_full_pass_s() {
         let ends = (full.log_start..=full.log_end).map(Some).chain([None]);
         for hw in ends {
             let expected = analyze(p, hw).last_stable_offset();
-            let got = txn::last_stable_offset(p, hw, Default::default()).unwrap();
+            let got = txn::last_stable_offset(p, hw, Default::default(), None).unwrap();
             assert_eq!(
                 got,
                 expected,
@@ -387,7 +390,7 @@ fn the_last_stable_offset_reads_only_the_log_after_the_last_snapshot() {
         (1, 1)
     );
     assert_eq!(
-        txn::last_stable_offset(&p, None, Default::default()).unwrap(),
+        txn::last_stable_offset(&p, None, Default::default(), None).unwrap(),
         1
     );
     // Seven batches from the log start, three from the snapshot.
@@ -428,13 +431,13 @@ fn the_last_stable_offset_reads_only_the_log_after_the_last_snapshot() {
     std::fs::write(dir.join("00000000000000000010.log"), bytes).unwrap();
     let p = Partition::open(&dir).unwrap();
     assert_eq!(
-        txn::last_stable_offset(&p, None, Default::default()).unwrap(),
+        txn::last_stable_offset(&p, None, Default::default(), None).unwrap(),
         15
     );
     // ...but not while the high watermark is at or below the marker: the
     // snapshot used is then one at or below it, so the marker is read.
     assert_eq!(
-        txn::last_stable_offset(&p, Some(14), Default::default()).unwrap(),
+        txn::last_stable_offset(&p, Some(14), Default::default(), None).unwrap(),
         1
     );
 
@@ -449,4 +452,77 @@ fn the_last_stable_offset_reads_only_the_log_after_the_last_snapshot() {
     let p = Partition::open(&dir).unwrap();
     let quick = from_snapshot(&p);
     assert_eq!((quick.last_stable_offset(), quick.batches), (15, 8));
+}
+
+/// The append path indexes an ABORT marker from the producer state it is
+/// handed (`ProducerStateManager` beside `UnifiedLog` in Kafka): the
+/// `.txnindex` entry holds the transaction's first offset and the last
+/// stable offset at the marker. Without producer state the marker is
+/// refused and nothing is written, rather than left out of the index.
+#[test]
+fn an_abort_marker_is_indexed_from_the_producer_state_it_is_handed() {
+    use kaen_log::format::{control, BatchSpec, NewRecord};
+    use kaen_log::log::{AppendConfig, PartitionAppender};
+    let dir = tempfile::tempdir().unwrap();
+    let txn = BatchSpec {
+        producer_id: 42,
+        producer_epoch: 0,
+        base_sequence: 0,
+        transactional: true,
+        ..BatchSpec::default()
+    };
+    let data = NewRecord {
+        value: Some(b"v".to_vec()),
+        timestamp: 1_700_000_000_000,
+        ..NewRecord::default()
+    };
+    let (key, value) = control::encode_marker(false, 0);
+    let abort = NewRecord {
+        key: Some(key),
+        value: Some(value),
+        headers: Vec::new(),
+        timestamp: 1_700_000_000_001,
+    };
+    let marker = BatchSpec {
+        control: true,
+        base_sequence: -1,
+        ..txn
+    };
+    let txnindex = dir.path().join("t-0/00000000000000000000.txnindex");
+
+    let mut bare = PartitionAppender::open(dir.path(), "t", 0, AppendConfig::default()).unwrap();
+    bare.append(&BatchSpec::default(), std::slice::from_ref(&data))
+        .unwrap();
+    bare.append(&txn, std::slice::from_ref(&data)).unwrap();
+    let err = bare
+        .append(&marker, std::slice::from_ref(&abort))
+        .unwrap_err();
+    assert!(err.to_string().contains("ABORT marker"), "{err}");
+    bare.close().unwrap();
+    assert_eq!(std::fs::metadata(&txnindex).map_or(0, |m| m.len()), 0);
+    assert_eq!(
+        Partition::open(&dir.path().join("t-0"))
+            .unwrap()
+            .log_end_offset()
+            .unwrap(),
+        2
+    );
+
+    let config = AppendConfig {
+        aborted_txn: Some(txn::aborted_txn),
+        ..AppendConfig::default()
+    };
+    let mut a = PartitionAppender::open(dir.path(), "t", 0, config).unwrap();
+    let at = a.append(&marker, std::slice::from_ref(&abort)).unwrap();
+    a.close().unwrap();
+    assert_eq!(*at.start(), 2);
+    // TransactionIndex entry: version i16 0, producerId, firstOffset,
+    // lastOffset (the marker), lastStableOffset: with no other open
+    // transaction, the marker + 1 (`ProducerStateManager.lastStableOffset`).
+    let entry = std::fs::read(&txnindex).unwrap();
+    let mut want = vec![0u8, 0];
+    for v in [42i64, 1, 2, 3] {
+        want.extend(v.to_be_bytes());
+    }
+    assert_eq!(entry, want);
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use kaen_log::consumer::Consumer;
+use kaen_log::inspect::consumer::Consumer;
 use kaen_log::log::Partition;
 use kaen_log::txn::fetch::collect_aborted;
 use kaen_log::txn::Isolation;

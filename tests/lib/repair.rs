@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use kaen_log::inspect::recovery::{check_indexes, first_damage, preview, rebuild_indexes, resync};
+use kaen_log::inspect::repair::{execute, plan, Action, RepairOptions};
+use kaen_log::inspect::verify::{verify_path, Options};
 use kaen_log::log::Partition;
-use kaen_log::recovery::{check_indexes, first_damage, preview, rebuild_indexes, resync};
-use kaen_log::repair::{execute, plan, Action, RepairOptions};
-use kaen_log::verify::{verify_path, Options};
 
 fn fixture_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
@@ -59,7 +59,7 @@ fn torn_tail_is_cut_into_a_sidecar_and_nothing_is_lost() {
     assert!(plan_of(&dir).actions.is_empty());
 }
 
-fn plan_of(dir: &Path) -> kaen_log::repair::Plan {
+fn plan_of(dir: &Path) -> kaen_log::inspect::repair::Plan {
     plan(&Partition::open(dir).unwrap(), &RepairOptions::default()).unwrap()
 }
 

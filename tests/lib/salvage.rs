@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kaen_log::format::{DecodeLimits, Entry};
+use kaen_log::inspect::repair::{execute, plan, Action, Lost, RepairOptions};
+use kaen_log::inspect::verify::{verify_path, Options};
 use kaen_log::log::read::SegmentReader;
 use kaen_log::log::Partition;
-use kaen_log::repair::{execute, plan, Action, Lost, RepairOptions};
-use kaen_log::verify::{verify_path, Options};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -153,7 +153,7 @@ fn salvage_and_check(dir: &Path, original: &Records, damaged: &[i64]) -> Vec<Los
     lost
 }
 
-fn plan_of(dir: &Path) -> kaen_log::repair::Plan {
+fn plan_of(dir: &Path) -> kaen_log::inspect::repair::Plan {
     plan(&Partition::open(dir).unwrap(), &salvage()).unwrap()
 }
 

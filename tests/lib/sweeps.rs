@@ -29,7 +29,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use kaen_log::format::{encode_batch, BatchSpec, Compression, DecodeLimits, NewRecord};
-use kaen_log::verify::{verify_segment, Options, Report};
+use kaen_log::inspect::verify::{verify_segment, Options, Report};
 
 /// (name, first byte, length) of each v2 header field; "records" is the rest.
 const FIELDS: [(&str, usize, usize); 13] = [

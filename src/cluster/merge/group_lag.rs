@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::super::summary::AssignedPartition;
+use super::super::broker_summary::AssignedPartition;
 use super::{loaded_high_watermark, Found, GroupLag, LagStatus, PartitionStatus, PartitionVerdict};
 
 /// The lag of every committed offset, from each offsets partition's leader.

@@ -1,7 +1,7 @@
 //! The leader followers are judged against: the metadata's, or the one
 //! the controller would elect from the replicas found.
 
-use super::super::summary::AssignedPartition;
+use super::super::broker_summary::AssignedPartition;
 use super::LeaderSource;
 
 /// A replica with a copy of a partition, as the leader choice sees it.

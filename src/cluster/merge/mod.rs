@@ -6,7 +6,7 @@
 //! epoch, then the longest log, then the lowest node id: Kafka elects a
 //! leader from the ISR, and every ISR member holds the newest epoch and
 //! every acknowledged offset); each follower's divergence as Kafka's
-//! truncation computes it ([`truncate_follower`] against the leader, whose
+//! truncation computes it ([`truncate_follower`](super::epochs::truncate_follower) against the leader, whose
 //! cache gets the metadata's leader epoch at its log end, as
 //! `Partition.makeLeader` assigns it), then checked by the epoch checksums
 //! below the truncation point: a run both replicas hold whose checksums
@@ -24,10 +24,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::epochs::{EpochCache, ReplicaLog};
-use super::summary::{
+use super::broker_summary::{
     AssignedPartition, LogDirSummary, MetadataSummary, PartitionSummary, SummaryDoc, SCHEMA_VERSION,
 };
+use super::epochs::{EpochCache, ReplicaLog};
 use crate::error::{Error, Result};
 
 mod group_lag;
@@ -180,7 +180,7 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
         summaries: dirs
             .iter()
             .map(|d| SourceRow {
-                file: crate::findings::FileFields::of(d.file),
+                file: crate::log::findings::FileFields::of(d.file),
                 node_id: d.node,
                 log_dir: d.dir.path.clone(),
                 log_dir_base64: d.dir.path_base64.clone(),
@@ -190,7 +190,7 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
             .collect(),
         metadata: metadata.map(|(d, m): (&Dir<'_>, &MetadataSummary)| MetadataSource {
             node_id: d.node,
-            file: crate::findings::FileFields::of(d.file),
+            file: crate::log::findings::FileFields::of(d.file),
             next_offset: m.next_offset,
             incomplete: m.incomplete.clone(),
         }),

@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::super::broker_summary::{AssignedPartition, PartitionSummary};
 use super::super::epochs::{truncate_follower, ReplicaLog};
-use super::super::summary::{AssignedPartition, PartitionSummary};
 use super::{
     choose_leader, electable, latest_epoch, loaded_high_watermark, replica_log, Candidate, Found,
     LeaderOutcome, LeaderSource, PartitionStatus, PartitionVerdict, ReplicaState, ReplicaVerdict,

@@ -209,7 +209,7 @@ pub struct GroupLag {
 pub struct SourceRow {
     /// `file` (and `file_base64` when the path is not UTF-8).
     #[serde(flatten)]
-    pub file: crate::findings::FileFields,
+    pub file: crate::log::findings::FileFields,
     pub node_id: i32,
     pub log_dir: String,
     /// Only when the path is not UTF-8: its exact bytes, in base64.
@@ -225,7 +225,7 @@ pub struct MetadataSource {
     pub node_id: i32,
     /// `file` (and `file_base64` when the path is not UTF-8).
     #[serde(flatten)]
-    pub file: crate::findings::FileFields,
+    pub file: crate::log::findings::FileFields,
     pub next_offset: i64,
     /// The parts of that image klog could not build in full: the verdicts
     /// there may miss partitions or replicas.

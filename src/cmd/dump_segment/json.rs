@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use kaen_log::format::legacy::LegacyMessage;
 use kaen_log::format::{BatchView, DecodeLimits, RecordView};
-use kaen_log::layout::Field;
+use kaen_log::inspect::layout::Field;
 use kaen_log::log::read::RenderBatch;
 use kaen_log::metadata::records::{decode_control_value, Hex};
 use schemars::JsonSchema;
@@ -35,7 +35,7 @@ pub(super) struct LayoutField<'a> {
 #[derive(Serialize, JsonSchema)]
 pub(super) struct LayoutHead<'a> {
     #[serde(flatten)]
-    pub(super) file: &'a kaen_log::findings::FileFields,
+    pub(super) file: &'a kaen_log::log::findings::FileFields,
     pub(super) position: u64,
 }
 
@@ -44,7 +44,7 @@ pub(super) struct LayoutHead<'a> {
 #[derive(Serialize, JsonSchema)]
 pub(super) struct LegacyHead<'a> {
     #[serde(flatten)]
-    pub(super) file: &'a kaen_log::findings::FileFields,
+    pub(super) file: &'a kaen_log::log::findings::FileFields,
     pub(super) position: u64,
     pub(super) base_offset: i64,
     pub(super) last_offset: i64,
@@ -63,7 +63,7 @@ pub(super) struct LegacyHead<'a> {
 #[derive(Serialize, JsonSchema)]
 pub(super) struct BatchJson<'a> {
     #[serde(flatten)]
-    file: &'a kaen_log::findings::FileFields,
+    file: &'a kaen_log::log::findings::FileFields,
     position: u64,
     base_offset: i64,
     last_offset: i64,
@@ -91,7 +91,7 @@ pub(super) struct BatchJson<'a> {
 impl<'a> BatchJson<'a> {
     /// The head of `batch` in `file`, whose CRC computes to `computed_crc`.
     pub(super) fn of(
-        file: &'a kaen_log::findings::FileFields,
+        file: &'a kaen_log::log::findings::FileFields,
         batch: &BatchView<'_>,
         computed_crc: u32,
     ) -> Self {
@@ -424,7 +424,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
         if let Some(e) = error {
             self.buf.extend_from_slice(b",\"records_error\":");
             let detail = ErrorJson {
-                kind: kaen_log::findings::Kind::of_decode(&e.kind).name(),
+                kind: kaen_log::log::findings::Kind::of_decode(&e.kind).name(),
                 detail: e.to_string(),
             };
             serde_json::to_writer(&mut *self.buf, &detail)?;
@@ -445,7 +445,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
 /// with a problem to report (a CRC mismatch, a record that does not
 /// decode) is left to the reading thread, which reports it in order.
 pub(super) struct RenderJson {
-    pub(super) file: kaen_log::findings::FileFields,
+    pub(super) file: kaen_log::log::findings::FileFields,
     pub(super) end: &'static [u8],
     pub(super) batches_only: bool,
     pub(super) internal: Option<Internal>,

@@ -4,12 +4,12 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use kaen_log::file_layout::FileKind;
 use kaen_log::format::control::{self, ControlRecord};
 use kaen_log::format::record::RecordIter;
 use kaen_log::format::{DecodeLimits, Entry, RecordView};
-use kaen_log::layout::{batch_layout, Topic};
-use kaen_log::log::{classify, parse_segment_name, Partition, PathKind, Policy};
+use kaen_log::inspect::layout::sidecar::FileKind;
+use kaen_log::inspect::layout::{batch_layout, Topic};
+use kaen_log::log::{classify, parse_segment_name, Partition, PathKind, Policy, Reads};
 use kaen_log::metadata::records::decode_control_value;
 
 mod json;
@@ -120,15 +120,15 @@ pub struct DumpSegmentArgs {
     /// Records stamped before this time (epoch ms, ISO-8601, or now less a
     /// duration: now-PT1H) are not shown, nor are batches whose max
     /// timestamp is before it.
-    #[arg(long, value_name = "TIME", value_parser = kaen_log::time::parse_when)]
-    pub from_time: Option<kaen_log::time::When>,
+    #[arg(long, value_name = "TIME", value_parser = kaen_log::format::time::parse_when)]
+    pub from_time: Option<kaen_log::format::time::When>,
     /// Records stamped after this time (as --from-time) are not shown, nor
     /// are batches whose every record is after it.
-    #[arg(long, value_name = "TIME", value_parser = kaen_log::time::parse_when)]
-    pub to_time: Option<kaen_log::time::When>,
+    #[arg(long, value_name = "TIME", value_parser = kaen_log::format::time::parse_when)]
+    pub to_time: Option<kaen_log::format::time::When>,
     /// Now, for --from-time and --to-time given as now less a duration
     /// (epoch ms or ISO-8601; default: the clock).
-    #[arg(long, value_name = "MS", value_parser = kaen_log::time::parse_instant_ms)]
+    #[arg(long, value_name = "MS", value_parser = kaen_log::format::time::parse_instant_ms)]
     pub now_ms: Option<i64>,
     /// Only records whose key is exactly K (UTF-8); batches without such a
     /// record are not shown.
@@ -176,6 +176,9 @@ pub struct DumpSegmentArgs {
     /// How segment files are read (the output is the same whichever).
     #[arg(long, value_enum, default_value_t)]
     pub reads: crate::cmd::args::ReadsArg,
+    /// Where the walks count the bytes they read, when progress is shown.
+    #[arg(skip)]
+    pub meter: Option<&'static kaen_log::log::walk::Meter>,
 }
 
 /// The decoder of record keys and values (`--decoder`).
@@ -196,6 +199,15 @@ pub enum Decoder {
 }
 
 impl DumpSegmentArgs {
+    /// How segments are read: `--reads`, on `--threads` cores (clamped
+    /// by [`run`]) or all of them.
+    fn read_mode(&self) -> Reads {
+        match (Reads::from(self.reads), self.threads) {
+            (Reads::Auto, Some(n)) => Reads::Cores(usize::from(n)),
+            (reads, _) => reads,
+        }
+    }
+
     /// kafka-dump-log's decoder flags in klog's terms: each sets
     /// `--decoder` and, as in `DumpLogSegmentsOptions.shouldPrintDataLog`,
     /// `--print-data-log`.
@@ -232,21 +244,18 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
     let mut args = args.with_kafka_decoders();
     // One now for every batch (a time given as now less a duration).
     args.now_ms.get_or_insert_with(crate::cmd::now_ms);
-    let args = &args;
     if let Some(n) = args.threads {
-        anyhow::ensure!(
-            kaen_log::log::cores::set_cores(crate::cmd::clamp_to_cores(
-                "--threads",
-                usize::from(n)
-            )),
-            "--threads: too late, threads are already counted"
-        );
+        // At most the cores (said once); a clamped count still fits.
+        let cores = crate::cmd::clamp_to_cores("--threads", usize::from(n));
+        args.threads = Some(u16::try_from(cores).unwrap_or(n));
     }
     // Progress only when the text goes to a file or a pipe, not the terminal.
     let progress = Progress::over(
         &args.paths,
         out.shows_progress(args.format == Format::Text) && !std::io::stdout().is_terminal(),
     );
+    args.meter = Progress::meter_of(&progress);
+    let args = &args;
     // Paths that cannot be dumped at all are refused before any output
     // starts (exit 2, nothing on stdout).
     for path in args.paths.iter().chain(&args.files) {
@@ -346,7 +355,7 @@ fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> a
                 if kaen_log::metadata::is_snapshot_file(path) {
                     for f in kaen_log::metadata::check_snapshot(path)? {
                         crate::report::say!("{f}");
-                        problems += u64::from(f.fails(kaen_log::findings::Severity::Error));
+                        problems += u64::from(f.fails(kaen_log::log::findings::Severity::Error));
                     }
                 }
             }
@@ -372,7 +381,8 @@ fn dump_log(
     let mut walk = one.walk_from(
         args.from_offset.unwrap_or(i64::MIN),
         Policy {
-            reads: args.reads.into(),
+            reads: args.read_mode(),
+            meter: args.meter,
             ..Policy::HEADERS
         },
     );
@@ -406,7 +416,7 @@ fn dump_log(
         }
     }
     let file = path.display().to_string();
-    let fields = kaen_log::findings::FileFields::of(path);
+    let fields = kaen_log::log::findings::FileFields::of(path);
     let filter = RecordFilter::of(args);
     let filtered = filter.selects_batches();
     let wanted = |r: &RecordView<'_>| filter.wants(r);
@@ -499,7 +509,9 @@ fn dump_log(
                         )?;
                         batch_layout(&batch, topic, limits, &mut |f| {
                             if failed.is_none() {
-                                failed = crate::report::layout::write(out, f).err().map(Into::into);
+                                failed = crate::report::annotated::write(out, f)
+                                    .err()
+                                    .map(Into::into);
                             }
                         })
                     } else {
@@ -701,7 +713,11 @@ fn dump_log(
     }
     for d in walk.take_damage() {
         if d.framing && d.position == 0 && shown == 0 && args.from_offset.is_none() {
-            anyhow::bail!("{file}: {}{}", d.error, kaen_log::verify::NOT_A_SEGMENT);
+            anyhow::bail!(
+                "{file}: {}{}",
+                d.error,
+                kaen_log::inspect::verify::NOT_A_SEGMENT
+            );
         }
         problems += 1;
         if text && d.framing && args.print_data_log {

@@ -8,8 +8,8 @@ use anyhow::Context;
 use crate::exit::Outcome;
 use crate::report::Output;
 
+pub mod json_schema;
 mod roff;
-pub mod schema;
 
 /// Print shell completions for klog.
 #[derive(Debug, clap::Args)]
@@ -64,10 +64,10 @@ fn completions_command(full: clap::Command) -> clap::Command {
 pub fn run(args: &GenerateArgs, cli: clap::Command, _out: &mut Output) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(&args.dir).with_context(|| format!("create {}", args.dir.display()))?;
     match args.what.as_str() {
-        "schema" => schema::write_all(&args.dir)?,
+        "schema" => json_schema::write_all(&args.dir)?,
         "tables" => {
             let path = args.dir.join("record-tables.json");
-            let mut text = serde_json::to_string_pretty(&kaen_log::catalog::to_json())?;
+            let mut text = serde_json::to_string_pretty(&kaen_log::inspect::catalog::to_json())?;
             text.push('\n');
             std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
         }
@@ -560,9 +560,9 @@ fn topic_page(name: &str, about: &str, body: &str, version: &str) -> String {
 
 /// klog-records(7): every record type and version klog decodes, with the
 /// Kafka release that introduced each version, from the schema tables
-/// ([`kaen_log::catalog`]); a tbl(1) table.
+/// ([`kaen_log::inspect::catalog`]); a tbl(1) table.
 fn records_page(version: &str) -> String {
-    use kaen_log::catalog::{entries, Part};
+    use kaen_log::inspect::catalog::{entries, Part};
     let mut roff = String::from("'\\\" t\n");
     roff.push_str(&format!(
         ".TH klog-records 7 \"\" \"{}\" \"klog manual\"\n",

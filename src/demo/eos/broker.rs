@@ -58,7 +58,10 @@ impl Broker {
                 &self.dir,
                 topic,
                 partition,
-                AppendConfig::default(),
+                AppendConfig {
+                    aborted_txn: Some(crate::txn::aborted_txn),
+                    ..AppendConfig::default()
+                },
             )?;
             self.leaders.insert(
                 key.clone(),

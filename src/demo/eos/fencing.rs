@@ -3,9 +3,9 @@
 
 use super::broker::{Broker, Producer};
 use super::{check, records, FenceStep, Fencing, MarkerWritten, OnDisk, FENCING_ID, REFUNDS};
-use crate::consumer::Consumer;
 use crate::error::{Error, Result};
 use crate::format::Entry;
+use crate::inspect::consumer::Consumer;
 use crate::log::{Partition, Policy};
 use crate::txn::coordinator::CoordinatorError;
 use crate::txn::producer::{Produced, Rejection};

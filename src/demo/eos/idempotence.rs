@@ -5,8 +5,8 @@ use std::path::Path;
 use super::broker::Broker;
 use super::{check, records, Idempotence, Request, PAYMENTS};
 use crate::error::{Error, Result};
-use crate::file_layout::{self, FileKind};
 use crate::format::BatchSpec;
+use crate::inspect::layout::sidecar::{self, FileKind};
 use crate::log::Partition;
 use crate::txn::producer::{Incoming, Origin, Produced, ProducerStateManager};
 use crate::txn::{analyze, TxnOptions};
@@ -55,7 +55,7 @@ pub(super) fn idempotence(broker: &mut Broker) -> Result<Idempotence> {
     let (path, offset, bytes) = broker.write_snapshot(PAYMENTS, 0)?;
     let log_end_offset = check_payments(broker, &path, offset, &bytes)?;
     let mut snapshot = Vec::new();
-    if let Some(e) = file_layout::layout(FileKind::Snapshot { offset }, &bytes, &mut |f| {
+    if let Some(e) = sidecar::layout(FileKind::Snapshot { offset }, &bytes, &mut |f| {
         snapshot.push(f)
     }) {
         return Err(Error::Invalid(format!("the snapshot's layout: {e}")));

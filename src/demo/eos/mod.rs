@@ -8,7 +8,7 @@
 //! `__transaction_state-0` and writes its markers through the same path;
 //! transactional offset commits are transactional batches in `__offsets-0`.
 //! Everything shown is then read back with klog's readers: the consumer
-//! ([`crate::consumer`], read_committed through the `.txnindex` files), the
+//! ([`crate::inspect::consumer`], read_committed through the `.txnindex` files), the
 //! offsets replay, [`crate::txn::analyze`] and the producer snapshot check.
 //! Each run checks its own figures and fails instead of printing a wrong one.
 

@@ -8,9 +8,9 @@ use super::{
     check, group_of, output_topic, Aborted, Comparison, Crash, CrashPoint, Guarantee, Instance,
     Offsets, Options, Pending, Pipeline, Poll, View, ORDERS, TRANSACTIONAL_ID,
 };
-use crate::consumer::{Consumed, Consumer};
 use crate::error::{Error, Result};
 use crate::format::NewRecord;
+use crate::inspect::consumer::{Consumed, Consumer};
 use crate::log::Partition;
 use crate::offsets::{Replay, ReplayOptions, KLOG_OFFSETS_TOPIC};
 use crate::txn::fetch::{collect_aborted, lso_at_high_watermark};

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{CrashPoint, Guarantee};
-use crate::file_layout::FileField;
+use crate::inspect::layout::sidecar::FileField;
 
 /// Everything the demo did and read back.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -90,6 +90,28 @@ pub struct AppendConfig {
     /// Write to a private copy of a segment file that has other hard
     /// links, instead of refusing it.
     pub copy_hard_linked: bool,
+    /// Where an ABORT marker's `.txnindex` entry comes from: the producer
+    /// state, which Kafka keeps beside the log (`ProducerStateManager`) and
+    /// klog models above it ([`crate::txn::aborted_txn`]). Whoever appends
+    /// transaction markers hands it in; without it an ABORT marker is
+    /// refused rather than left out of the index.
+    pub aborted_txn: Option<AbortedTxnLookup>,
+}
+
+/// For an ABORT marker of a producer (second argument) at an offset
+/// (third) in a partition: the transaction it ends, `None` when the
+/// producer has no open transaction there.
+pub type AbortedTxnLookup = fn(&crate::log::Partition, i64, i64) -> Result<Option<AbortedTxn>>;
+
+/// What `.txnindex` records of an aborted transaction besides its producer
+/// and marker (`AbortedTxn` in Kafka's `TransactionIndex`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AbortedTxn {
+    /// The transaction's first offset.
+    pub first_offset: i64,
+    /// The last stable offset when the marker is written: the earliest
+    /// other open transaction's first offset, else the marker + 1.
+    pub last_stable_offset: i64,
 }
 
 /// Kafka's default `message.max.bytes` (1 MiB + the 12-byte log overhead).
@@ -109,6 +131,7 @@ impl Default for AppendConfig {
             segment_ms: 7 * 24 * 60 * 60 * 1000,
             log_append_time: None,
             copy_hard_linked: false,
+            aborted_txn: None,
         }
     }
 }
@@ -680,32 +703,27 @@ impl<S: Storage> PartitionAppender<S> {
         }
     }
 
-    /// The `.txnindex` entry for an ABORT marker of `producer_id` at `marker`:
-    /// the transaction's first offset, and the last stable offset at marker
-    /// time (the earliest other open transaction, else the marker + 1).
-    /// `None` when the producer has no open transaction here: Kafka indexes
-    /// only transactions with data (`ProducerAppendInfo.appendEndTxnMarker`
+    /// The `.txnindex` entry for an ABORT marker of `producer_id` at
+    /// `marker`, from [`AppendConfig::aborted_txn`]. `None` when the
+    /// producer has no open transaction here: Kafka indexes only
+    /// transactions with data (`ProducerAppendInfo.appendEndTxnMarker`
     /// completes a transaction only when it has a first offset).
     fn aborted_txn_entry(&self, producer_id: i64, marker: i64) -> Result<Option<Vec<u8>>> {
-        let state = crate::txn::analyze(
-            &crate::log::Partition::open(&self.dir)?,
-            &Default::default(),
-        )?;
-        let Some(first) = state
-            .producers
-            .get(&producer_id)
-            .and_then(|p| p.open)
-            .map(|o| o.first_offset)
-        else {
-            return Ok(None);
+        let Some(lookup) = self.config.aborted_txn else {
+            return Err(Error::Invalid(format!(
+                "{}: an ABORT marker needs the producer state that indexes it in .txnindex \
+                 (AppendConfig::aborted_txn)",
+                self.dir.display()
+            )));
         };
-        let lso = state.last_stable_at_marker(producer_id, marker);
-        Ok(Some(index::encode_txn_entry(
+        let found = lookup(
+            &crate::log::Partition::open(&self.dir)?,
             producer_id,
-            first,
             marker,
-            lso,
-        )))
+        )?;
+        Ok(found.map(|t| {
+            index::encode_txn_entry(producer_id, t.first_offset, marker, t.last_stable_offset)
+        }))
     }
 
     /// Close the active segment (its final time-index entry,

@@ -1,9 +1,9 @@
 //! Threads that read a large file ahead of its reader.
 //!
 //! Positioned reads into two recycled buffers per thread overlap reading
-//! from the page cache with the reader's work, but only on cores that the
-//! process's [budget](crate::log::cores) has free: when every core already
-//! walks a partition of its own, the reader reads on its own thread
+//! from the page cache with the reader's work, but only on the cores its
+//! caller's [`Reads`](super::Reads) leaves beside its own: when every core
+//! already walks a partition of its own, the reader reads on its own thread
 //! ([`super::source::Plain`]). Memory is bounded by those buffers plus the
 //! largest batch. With [`Ahead::Check`] the threads also run
 //! [`BatchView::check`] on the plain batches of the chunk they just read,
@@ -25,7 +25,6 @@ use super::buffer::AlignedBuf;
 use super::frame::{frame, plain_v2, Checked, Done, Frame};
 use super::source::{read_full_at, shrank, Source};
 use crate::format::batch::{BatchView, Depth, HEADER_SIZE_UP_TO_MAGIC};
-use crate::log::cores::Permits;
 
 /// Read-ahead buffers per thread (being filled, queued, being parsed).
 const BUFFERS_PER_THREAD: usize = 2;
@@ -84,14 +83,12 @@ pub(super) struct Threads {
 impl Threads {
     /// Start `threads` threads reading `file` from `from` (an entry's
     /// start) to `end`, `chunk_size` bytes at a time, doing `ahead` with
-    /// the plain batches, on the cores `permits` hold (and the caller's);
-    /// `None` if they could not be started.
+    /// the plain batches; `None` if they could not be started.
     pub(super) fn start(
         file: &Arc<File>,
         (from, end): (u64, u64),
         chunk_size: usize,
         threads: usize,
-        permits: Permits<'static>,
         ahead: Option<Ahead>,
     ) -> Option<Threads> {
         let chain = Arc::new(Chain::new(from));
@@ -102,7 +99,6 @@ impl Threads {
             threads: Vec::new(),
             next: 0,
             rendered: Arc::default(),
-            _permits: permits,
         };
         for index in 0..threads {
             let (out, chunks) = mpsc::sync_channel(BUFFERS_PER_THREAD);
@@ -220,9 +216,6 @@ struct Pool {
     next: usize,
     /// Rendering buffers handed back, for any thread to render into.
     rendered: Arc<Spares>,
-    /// The cores the threads run on beyond the reader's own, given back
-    /// after they have stopped (field order: dropped after `Drop::drop`).
-    _permits: Permits<'static>,
 }
 
 impl Pool {

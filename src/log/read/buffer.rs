@@ -12,7 +12,7 @@ use std::ops::{Deref, DerefMut};
 /// Where a buffer's bytes start: a page, which is also a cache line.
 const ALIGN: usize = 4096;
 
-/// A zero-initialised byte buffer starting on an [`ALIGN`] boundary; it
+/// A zero-initialised byte buffer starting on an `ALIGN` boundary; it
 /// dereferences to its bytes.
 #[derive(Default)]
 pub struct AlignedBuf {

@@ -31,7 +31,6 @@ use std::sync::Arc;
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::batch::{BatchView, Depth, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD};
 use crate::format::{Entry, LegacyView};
-use crate::log::cores;
 pub use ahead::RenderBatch;
 use ahead::{Ahead, Threads};
 use frame::Done;
@@ -56,14 +55,36 @@ const CHECK_THREADS: usize = 2;
 const READ_AHEAD_MIN: u64 = 16 << 20;
 
 /// How a reader gets its bytes, chosen by its caller (a command's
-/// `--reads`).
+/// `--reads` and `--threads`; a parallel verification gives each job its
+/// share of the cores).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Reads {
-    /// Read ahead on threads when the file is large and cores are free.
+    /// Read a large file ahead on threads, on the machine's cores besides
+    /// the caller's ([`available_cores`]).
     #[default]
     Auto,
+    /// Read a large file ahead on threads, on at most this many cores, the
+    /// caller's included: 1 reads on the calling thread only.
+    Cores(usize),
     /// Positioned reads on the calling thread only: no thread.
     Plain,
+}
+
+impl Reads {
+    /// The cores a reader may run on, its caller's included.
+    pub fn cores(self) -> usize {
+        match self {
+            Reads::Auto => available_cores(),
+            Reads::Cores(n) => n.max(1),
+            Reads::Plain => 1,
+        }
+    }
+}
+
+/// The cores this process may run on: `available_parallelism`, which
+/// follows the CPU affinity mask (under `taskset -c 0` it is one).
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// When to read ahead on threads.
@@ -200,42 +221,37 @@ impl SegmentReader {
         self.tail
     }
 
-    /// The source for what the caller asked, the file's size from the
-    /// starting position and the cores free now: read-ahead threads for a
-    /// large file on free cores, else plain reads.
+    /// The source for what the caller asked and the file's size from the
+    /// starting position: read-ahead threads for a large file when the
+    /// caller's [`Reads`] leaves cores beside its own, else plain reads.
     fn start_source(&mut self) -> Box<dyn Source> {
         let asked = &self.asked;
         let left = self.file_len - self.pos;
         let large = left >= READ_AHEAD_MIN;
-        if asked.reads != Reads::Plain {
-            // Threads that check do the work while this one frames, so its
-            // core goes to the first; a thread that only reads runs beside it.
-            let (most, lent) = match asked.ahead {
-                Some(_) => (CHECK_THREADS, 1),
-                None => (1, 0),
-            };
-            let threads = match asked.read_ahead {
-                ReadAhead::Auto if large => {
-                    let permits = cores::take(most - lent);
-                    match permits.count() {
-                        0 => None,
-                        n => Some((n + lent, permits)),
-                    }
-                }
-                ReadAhead::Auto => None,
-                #[cfg(test)]
-                ReadAhead::Never => None,
-                #[cfg(test)]
-                ReadAhead::Always => Some((most, cores::take(0))),
-            };
-            if let Some((n, permits)) = threads {
-                let span = (self.pos, self.file_len);
-                let ahead = asked.ahead.clone();
-                if let Some(t) =
-                    Threads::start(&self.file, span, asked.chunk_size, n, permits, ahead)
-                {
-                    return Box::new(t);
-                }
+        // Threads that check do the work while this one frames, so its
+        // core goes to the first; a thread that only reads runs beside it.
+        let (most, lent) = match asked.ahead {
+            Some(_) => (CHECK_THREADS, 1),
+            None => (1, 0),
+        };
+        let spare = asked.reads.cores() - 1;
+        let threads = match asked.read_ahead {
+            _ if asked.reads == Reads::Plain => None,
+            ReadAhead::Auto if large => match (most - lent).min(spare) {
+                0 => None,
+                n => Some(n + lent),
+            },
+            ReadAhead::Auto => None,
+            #[cfg(test)]
+            ReadAhead::Never => None,
+            #[cfg(test)]
+            ReadAhead::Always => Some(most),
+        };
+        if let Some(n) = threads {
+            let span = (self.pos, self.file_len);
+            let ahead = asked.ahead.clone();
+            if let Some(t) = Threads::start(&self.file, span, asked.chunk_size, n, ahead) {
+                return Box::new(t);
             }
         }
         Box::new(Plain::new(

@@ -44,7 +44,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::records::{Defect, MetadataRecord};
-use crate::findings::{Kind, Severity};
+use crate::log::findings::{Kind, Severity};
 pub use crate::log::meta::Uuid;
 
 mod brokers;

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::fields::{int, ints, text, uuid, uuids};
 use super::{Image, PartitionReg, Partitions, Problem, Topic, Uuid};
-use crate::findings::Kind;
+use crate::log::findings::Kind;
 
 /// `DirectoryId.MIGRATING` (`new Uuid(0, 0)`).
 pub const MIGRATING: Uuid = Uuid::ZERO;

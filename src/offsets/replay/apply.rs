@@ -5,7 +5,7 @@ use super::{
     trailing_detail, Commit, CoordinatorEntry, EventKind, Key, PendingCommit, RecordAt, Replay,
 };
 use crate::error::DecodeError;
-use crate::findings::Kind;
+use crate::log::findings::Kind;
 use crate::offsets::group::decode_group_metadata;
 use crate::offsets::records;
 use crate::offsets::{decode_key_and_rest, decode_offset_commit_value_of, OffsetsKey};

@@ -74,7 +74,10 @@ impl Replay {
         let lp = p.partition;
         let mut scratch = Vec::new();
         let mut read_to = None;
-        let mut walk = p.walk(Policy::VALID_ENTRIES);
+        let mut walk = p.walk(Policy {
+            meter: self.opts.meter,
+            ..Policy::VALID_ENTRIES
+        });
         loop {
             let w = match walk.next_step()? {
                 None => break,

@@ -34,8 +34,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use crate::error::DecodeError;
-use crate::findings::{Finding, Kind, Severity};
 use crate::format::DecodeLimits;
+use crate::log::findings::{Finding, Kind, Severity};
 use crate::offsets::group::GroupMetadata;
 use crate::offsets::records::CoordinatorRecord;
 use crate::offsets::CommitValueRef;
@@ -250,6 +250,8 @@ pub struct ReplayOptions {
     pub group: Option<String>,
     pub topic: Option<String>,
     pub limits: DecodeLimits,
+    /// Where to count the bytes of log read, for a progress display.
+    pub meter: Option<&'static crate::log::walk::Meter>,
 }
 
 #[derive(Debug, Clone)]

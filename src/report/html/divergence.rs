@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::model::ReportDoc;
+use super::content::ReportDoc;
 use super::svg::{self, Scale};
 use super::{attr, esc, opt, RIGHT, WIDTH};
 

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use super::model::{LagCell, ReportDoc};
+use super::content::{LagCell, ReportDoc};
 use super::page::paged_table;
 use super::svg;
 use super::{attr, esc, opt};

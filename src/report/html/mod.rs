@@ -7,10 +7,10 @@
 //! escape: it is text in an element or a quoted attribute value, never
 //! markup. Numbers are written as numbers.
 
+pub mod content;
 mod divergence;
 mod heatmap;
-pub mod layout;
-pub mod model;
+pub mod hex_view;
 mod overview;
 pub mod page;
 pub mod svg;
@@ -18,22 +18,22 @@ mod timeline;
 
 use std::fmt::Write;
 
-pub use model::ReportDoc;
+pub use content::ReportDoc;
 
 /// Text from the data, for HTML text and quoted attribute values alike:
 /// control and format characters as text shows them
-/// (`kaen_log::escape::escape_cell`: `\x1b`, `\u{202e}`), then `&`, `<`,
+/// (`kaen_log::format::escape::escape_cell`: `\x1b`, `\u{202e}`), then `&`, `<`,
 /// `>`, `"` and `'` as character references.
 pub fn esc(s: &str) -> String {
-    entities(&kaen_log::escape::escape_cell(s))
+    entities(&kaen_log::format::escape::escape_cell(s))
 }
 
 /// [`esc`] for text already shown as text shows data (the decoded values
 /// of `dump-segment --layout`, escaped as they were made): its backslashes
-/// are kept (`kaen_log::escape::escape_lines`), then the same character
+/// are kept (`kaen_log::format::escape::escape_lines`), then the same character
 /// references.
 pub fn esc_shown(s: &str) -> String {
-    entities(&kaen_log::escape::escape_lines(s))
+    entities(&kaen_log::format::escape::escape_lines(s))
 }
 
 /// `&`, `<`, `>`, `"` and `'` as character references.
@@ -82,7 +82,7 @@ pub fn render(doc: &ReportDoc) -> String {
         match doc.now_ms {
             Some(ms) => format!(
                 " &middot; judged at {} (--now-ms {ms})",
-                kaen_log::time::format_iso_ms(ms)
+                kaen_log::format::time::format_iso_ms(ms)
             ),
             None => " &middot; no --now-ms: offset expiry and hanging transactions not judged"
                 .to_string(),
@@ -112,12 +112,12 @@ pub fn render(doc: &ReportDoc) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::model::PartitionView;
+    use super::content::PartitionView;
     use super::timeline::partition_figure;
     use super::*;
 
     fn partition() -> PartitionView {
-        use kaen_log::cluster::summary::{PartitionSummary, SegmentSummary};
+        use kaen_log::cluster::broker_summary::{PartitionSummary, SegmentSummary};
         PartitionView {
             node: Some(1),
             dir: "d".into(),
@@ -149,13 +149,13 @@ mod tests {
             last_stable: Some(60),
             open_txns: vec![(7, 60)],
             aborted: vec![(5, 20, 24)],
-            damage: vec![model::DamageMark {
+            damage: vec![content::DamageMark {
                 file: "d/orders-0/00000000000000000000.log".into(),
                 position: 950,
                 offset: Some(15),
                 kind: "crc_mismatch",
             }],
-            recovery: Some(model::RecoveryCut {
+            recovery: Some(content::RecoveryCut {
                 file: "d/orders-0/00000000000000000000.log".into(),
                 position: 950,
                 bytes: 3050,

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use kaen_log::findings::Severity;
+use kaen_log::log::findings::Severity;
 
-use super::model::{ReportDoc, Verdict};
+use super::content::{ReportDoc, Verdict};
 use super::page::paged_table;
 use super::{attr, esc, opt};
 

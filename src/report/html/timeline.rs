@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::model::{PartitionView, ReportDoc};
+use super::content::{PartitionView, ReportDoc};
 use super::page::paged_table;
 use super::svg::Scale;
 use super::{attr, esc, opt, LEFT, RIGHT, WIDTH};

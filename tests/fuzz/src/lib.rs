@@ -33,13 +33,13 @@ use kaen_log::format::batch::{self, BatchView, DecodeLimits, TimestampType, HEAD
 use kaen_log::format::compression::{self, Compression};
 use kaen_log::format::legacy::LegacyView;
 use kaen_log::format::{control, crc, encode_batch, index, BatchSpec, Entry, NewRecord};
+use kaen_log::inspect::recovery::{check_indexes, first_damage, rebuild_indexes};
+use kaen_log::inspect::repair::{self, Action, RepairOptions};
+use kaen_log::inspect::verify::{self, Report};
 use kaen_log::log::read::{SegmentReader, Tail};
 use kaen_log::log::{Partition, SegmentFiles};
 use kaen_log::offsets::{self, OffsetsKey};
-use kaen_log::recovery::{check_indexes, first_damage, rebuild_indexes};
-use kaen_log::repair::{self, Action, RepairOptions};
 use kaen_log::txn::{snapshot, txnlog};
-use kaen_log::verify::{self, Report};
 
 /// File position at which the decoders are told their input starts, so an
 /// error reported relative to the slice instead of the file is caught.
@@ -959,7 +959,7 @@ pub fn check_partition(root: &Path, data: &[u8]) {
     assert!(st.last_stable_offset() <= hw.unwrap_or(st.log_end));
     kaen_log::txn::check_txn_indexes(&p, &st).expect("txn indexes");
     // Recovery, verification, statistics, diff.
-    let pv = kaen_log::recovery::preview(&p, 0).expect("preview");
+    let pv = kaen_log::inspect::recovery::preview(&p, 0).expect("preview");
     if let Some((from, to)) = pv.lost_offsets {
         assert!(from < to);
     }
@@ -970,9 +970,15 @@ pub fn check_partition(root: &Path, data: &[u8]) {
         ..verify::Options::default()
     };
     verify::verify_partition(&p, &opts, &mut report).expect("verify");
-    kaen_log::stats::partition_stats(&p, &kaen_log::stats::StatsOptions { limits: LIMITS })
-        .expect("stats");
-    let same = kaen_log::diff::compare(&dir, &dir).expect("diff");
+    kaen_log::inspect::log_stats::partition_stats(
+        &p,
+        &kaen_log::inspect::log_stats::StatsOptions {
+            limits: LIMITS,
+            meter: None,
+        },
+    )
+    .expect("stats");
+    let same = kaen_log::inspect::replica_diff::compare(&dir, &dir).expect("diff");
     assert!(same.identical(), "a copy differs from itself: {same:?}");
     // Committed offsets and lag.
     let mut replay = kaen_log::offsets::Replay::new(kaen_log::offsets::ReplayOptions {
@@ -1004,10 +1010,10 @@ pub fn check_partition(root: &Path, data: &[u8]) {
         kaen_log::txn::Isolation::ReadUncommitted,
         kaen_log::txn::Isolation::ReadCommitted,
     ] {
-        let rows = kaen_log::lag::compute(
+        let rows = kaen_log::inspect::consumer_lag::compute(
             std::slice::from_ref(&data_dir),
             &replay,
-            &kaen_log::lag::LagOptions {
+            &kaen_log::inspect::consumer_lag::LagOptions {
                 isolation,
                 limits: LIMITS,
                 ..Default::default()

@@ -261,6 +261,7 @@ impl TopicConfig {
             segment_index_bytes: bytes("segment.index.bytes")?,
             segment_ms: self.number("segment.ms")?,
             log_append_time,
+            aborted_txn: Some(crate::txn::aborted_txn),
             ..AppendConfig::default()
         })
     }

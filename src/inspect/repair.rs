@@ -21,11 +21,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::findings::Severity;
+use crate::inspect::recovery::{
+    check_indexes, first_damage, rebuild_indexes, rebuild_txn_index, resync,
+};
 use crate::log::durable::{self, Disk};
+use crate::log::findings::Severity;
 use crate::log::storage::{Storage, SyncPoint};
 use crate::log::{Partition, SegmentFiles};
-use crate::recovery::{check_indexes, first_damage, rebuild_indexes, rebuild_txn_index, resync};
 
 /// One step of a repair.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -414,7 +416,7 @@ pub fn plan_salvage(p: &Partition, opts: &RepairOptions) -> Result<Plan> {
         cut_actions(seg, cuts, i == last_seg, &mut plan)?;
     }
     if !ranges.is_empty() {
-        let kafka = crate::recovery::preview(p, opts.recovery_point)?;
+        let kafka = crate::inspect::recovery::preview(p, opts.recovery_point)?;
         report.kafka_cut = kafka.truncate.map(|(s, d)| (s.log, d.position));
         report.kafka_deleted = kafka.deleted.into_iter().map(|s| s.log).collect();
         report.kafka_lost = kafka.lost_offsets;

@@ -3,9 +3,9 @@
 //! partitions, `transactions`' producer state, `lag`'s rows, `cluster`'s
 //! verdict, `dump-segment --layout`'s fields): the renderer reads only this.
 
+use kaen_log::cluster::broker_summary::{EpochRun, PartitionSummary};
 use kaen_log::cluster::merge::ClusterReport;
-use kaen_log::cluster::summary::{EpochRun, PartitionSummary};
-use kaen_log::findings::{Finding, Severity};
+use kaen_log::log::findings::{Finding, Severity};
 
 /// A whole report.
 #[derive(Debug, Clone, Default)]

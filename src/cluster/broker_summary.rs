@@ -30,9 +30,9 @@ use serde::{Deserialize, Serialize};
 
 use super::epochs::EpochCache;
 use crate::error::{Error, Result};
-use crate::findings::{Finding, Kind, Severity};
 use crate::format::Entry;
 use crate::log::checkpoint::{self, read_leader_epochs, read_offsets};
+use crate::log::findings::{Finding, Kind, Severity};
 use crate::log::meta::{read_meta_properties, read_partition_metadata, META_PROPERTIES};
 use crate::log::{DataDir, Partition, Policy, Step};
 use crate::metadata::{self, METADATA_TOPIC};
@@ -369,7 +369,7 @@ pub fn summarize(path: &Path, opts: &SummaryOptions) -> Result<(LogDirSummary, V
     };
     let summary = LogDirSummary {
         path: path.display().to_string(),
-        path_base64: crate::findings::path_base64(path),
+        path_base64: crate::log::findings::path_base64(path),
         node_id: opts.node_id.or(meta.as_ref().and_then(|m| m.node_id)),
         cluster_id: meta.as_ref().and_then(|m| m.cluster_id.clone()),
         directory_id: meta

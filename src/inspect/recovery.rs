@@ -11,8 +11,8 @@
 use std::path::Path;
 
 use crate::error::{DecodeError, Error, Result};
-use crate::findings::{Finding, Kind, Severity};
 use crate::format::index::{encode_offset_entry, encode_time_entry, IndexSchedule};
+use crate::log::findings::{Finding, Kind, Severity};
 use crate::log::walk::Policy;
 use crate::log::{Partition, SegmentFiles};
 

@@ -24,11 +24,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use crate::cluster::broker_summary::AssignedPartition;
 use crate::cluster::merge::{choose_leader, Candidate, LeaderSource};
-use crate::cluster::summary::AssignedPartition;
 use crate::error::{Error, Result};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::checkpoint;
+use crate::log::walk::Meter;
 use crate::log::{DataDir, Partition, Policy};
 use crate::offsets::standing::{Judge, Standing};
 use crate::offsets::Replay;
@@ -110,6 +111,7 @@ pub fn data_records_between(
     from: i64,
     to: i64,
     limits: DecodeLimits,
+    meter: Option<&'static Meter>,
 ) -> Result<u64> {
     if from >= to {
         return Ok(0);
@@ -121,12 +123,12 @@ pub fn data_records_between(
     // it shares with the range. Only a batch across an end with gaps (a
     // compacted one), and a legacy entry, need their records.
     let mut count = 0u64;
-    let mut headers = p.headers_from(from);
+    let mut headers = p.headers_from(from).metered(meter);
     while let Some(h) = headers.next_header()? {
         let Some(b) = h.batch else {
             // A legacy message set (its inner messages need decompressing):
             // count the whole range the slow way.
-            return records_between_slowly(p, from, to, limits);
+            return records_between_slowly(p, from, to, limits, meter);
         };
         if b.base_offset >= to {
             break;
@@ -144,8 +146,13 @@ pub fn data_records_between(
             // records as offsets of the range it covers.
             count += (last.min(to - 1) - b.base_offset.max(from) + 1).max(0) as u64;
         } else {
-            count +=
-                records_between_slowly(p, b.base_offset.max(from), (last + 1).min(to), limits)?;
+            count += records_between_slowly(
+                p,
+                b.base_offset.max(from),
+                (last + 1).min(to),
+                limits,
+                meter,
+            )?;
         }
     }
     Ok(count)
@@ -158,6 +165,7 @@ pub fn records_between_slowly(
     from: i64,
     to: i64,
     limits: DecodeLimits,
+    meter: Option<&'static Meter>,
 ) -> Result<u64> {
     if from >= to {
         return Ok(0);
@@ -165,7 +173,11 @@ pub fn records_between_slowly(
     let within = |offset: i64| offset >= from && offset < to;
     let mut count = 0u64;
     let mut scratch = Vec::new();
-    let mut walk = p.walk_from(from, Policy::VALID_ENTRIES);
+    let policy = Policy {
+        meter,
+        ..Policy::VALID_ENTRIES
+    };
+    let mut walk = p.walk_from(from, policy);
     while let Some(w) = walk.next_entry()? {
         let e = w.entry;
         // A legacy wrapper's offset is its last message's; its first may still be below `to`.
@@ -218,6 +230,7 @@ fn ends_of(
     cps: &DirCheckpoints,
     isolation: Isolation,
     limits: DecodeLimits,
+    meter: Option<&'static Meter>,
 ) -> Result<PartitionEnds> {
     let key = (p.topic.clone(), p.partition);
     let log_end = p.log_end_offset()?;
@@ -229,9 +242,12 @@ fn ends_of(
     let last_stable = match isolation {
         Isolation::ReadUncommitted => None,
         // From the last producer snapshot forward, as a broker loads it.
-        Isolation::ReadCommitted => {
-            Some(crate::txn::last_stable_offset(p, high_watermark, limits)?)
-        }
+        Isolation::ReadCommitted => Some(crate::txn::last_stable_offset(
+            p,
+            high_watermark,
+            limits,
+            meter,
+        )?),
     };
     Ok(PartitionEnds {
         log_start,
@@ -247,7 +263,13 @@ fn ends_of(
 /// (`replication-offset-checkpoint`, clamped into the log).
 pub fn partition_ends(p: &Partition, data_dir: &Path) -> Result<PartitionEnds> {
     let cps = read_checkpoints(data_dir)?;
-    ends_of(p, &cps, Isolation::ReadUncommitted, DecodeLimits::default())
+    ends_of(
+        p,
+        &cps,
+        Isolation::ReadUncommitted,
+        DecodeLimits::default(),
+        None,
+    )
 }
 
 impl PartitionEnds {
@@ -416,6 +438,8 @@ pub struct LagOptions {
     pub limits: DecodeLimits,
     /// The offsets retention to judge expiry by; none: nothing expires.
     pub retention: Option<crate::offsets::standing::Retention>,
+    /// Where to count the bytes of log read, for a progress display.
+    pub meter: Option<&'static Meter>,
 }
 
 /// The lag of every committed offset in `replay` against the partitions in `dirs`.
@@ -425,12 +449,12 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
     let mut ends_cache: BTreeMap<(String, i32), PartitionEnds> = BTreeMap::new();
     let mut rows = Vec::new();
     // Every protocol's members and current assignments (topic ids resolved).
-    let views = crate::offsets::groups::groups(
+    let views = crate::offsets::group_state::groups(
         replay,
-        &crate::offsets::groups::topic_names(dirs),
-        crate::offsets::groups::Loader::of(dirs),
+        &crate::offsets::group_state::topic_names(dirs),
+        crate::offsets::group_state::Loader::of(dirs),
     );
-    let topic_ids = crate::offsets::groups::topic_ids(dirs);
+    let topic_ids = crate::offsets::group_state::topic_ids(dirs);
     let judge = Judge::new(replay, &views, &topic_ids, opts.retention);
     for (group, topic, partition, commit) in replay.commits() {
         if opts.group.as_deref().is_some_and(|g| g != group) {
@@ -466,7 +490,7 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
                 let cp = cps
                     .get(dir_index)
                     .ok_or_else(|| Error::Invalid("checkpoint index".into()))?;
-                let e = ends_of(p, cp, opts.isolation, opts.limits)?;
+                let e = ends_of(p, cp, opts.isolation, opts.limits, opts.meter)?;
                 ends_cache.insert(key.clone(), e);
                 e
             }
@@ -553,7 +577,7 @@ fn lag_of(
         end - committed
     };
     let pending_from = committed.max(ends.log_start);
-    let pending = data_records_between(p, pending_from, end, opts.limits)?;
+    let pending = data_records_between(p, pending_from, end, opts.limits, opts.meter)?;
     Ok((status, lag, pending))
 }
 
@@ -561,7 +585,7 @@ fn lag_of(
 /// partition: a classic group's GroupMetadataValue or a new-protocol group's
 /// current member assignment.
 fn assigned_member(
-    views: &[crate::offsets::groups::GroupView],
+    views: &[crate::offsets::group_state::GroupView],
     group: &str,
     topic: &str,
     partition: i32,

@@ -1,7 +1,7 @@
 //! The scenarios behind `klog group-demo`, run for real against a data
 //! directory: records are appended and commits written through the append
 //! path, committed offsets are read back by replaying the offsets log, and
-//! every number the demo prints comes out of these runs. [`eos`] holds the
+//! every number the demo prints comes out of these runs. [`super::eos`] holds the
 //! scenarios of `klog eos-demo`; [`Workspace`] the directory contract both
 //! demos keep.
 //!
@@ -11,15 +11,13 @@
 //! refuses once any of them changed (records produced into a topic it left
 //! are the user's).
 
-pub mod eos;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::consumer::Consumer;
 use crate::error::{Error, Result};
 use crate::format::{BatchSpec, NewRecord};
+use crate::inspect::consumer::Consumer;
 use crate::log::durable;
 use crate::log::lock::DirLock;
 use crate::log::{AppendConfig, PartitionAppender};

@@ -15,11 +15,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
-use crate::findings::{Finding, Kind, Severity, Summary};
 use crate::format::batch::Depth;
 use crate::format::{DecodeLimits, Entry};
-use crate::log::walk::{OnDamage, Policy, Step};
-use crate::log::{classify, parse_segment_name, DataDir, Partition, PathKind};
+use crate::log::findings::{Finding, Kind, Severity, Summary};
+use crate::log::walk::{Meter, OnDamage, Policy, Step};
+use crate::log::{classify, parse_segment_name, DataDir, Partition, PathKind, Reads};
 
 /// Added to a problem at byte 0: nothing in the file could be framed.
 pub const NOT_A_SEGMENT: &str =
@@ -92,10 +92,10 @@ pub struct Options {
     pub txn: crate::txn::TxnOptions,
     /// Partitions verified at once in a data directory (0 or 1: one at a time).
     pub jobs: usize,
-    /// Bytes of log read so far, for a progress display.
-    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Where to count the bytes of log read, for a progress display.
+    pub meter: Option<&'static Meter>,
     /// How segment files are read.
-    pub reads: crate::log::Reads,
+    pub reads: Reads,
 }
 
 impl Options {
@@ -178,22 +178,31 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
 /// and puts its report in that partition's slot, so the output does not
 /// depend on which job verified what.
 ///
-/// The jobs take their cores from the process's budget
-/// ([`crate::log::cores`]): the first runs on the core of this thread;
-/// each other job holds a core of its own while it runs (when `jobs` asks
-/// for more than there are, the extra jobs run on none). With at least as
-/// many partitions as cores the partitions are the parallelism, and the run
-/// holds the cores its jobs do not use, so that no segment is read ahead:
-/// read-ahead threads cost more CPU for the same checks than reading on the
-/// job's own thread, and `--jobs 1` means one core. With fewer, the cores
-/// left over go to read-ahead.
+/// Each job runs on a core of its own (the first on this thread's). With
+/// at least as many partitions as cores the partitions are the
+/// parallelism and no segment is read ahead: read-ahead threads cost more
+/// CPU for the same checks than reading on the job's own thread, and
+/// `--jobs 1` means one core. With fewer, the cores the jobs leave are
+/// shared out among them for read-ahead ([`Reads::Cores`]).
 pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Report>> {
     let jobs = opts.jobs.clamp(1, parts.len().max(1));
-    let mut cores = (0..jobs)
-        .map(|job| crate::log::cores::take(usize::from(job > 0)))
-        .collect::<Vec<_>>();
-    let _held =
-        (parts.len() >= crate::log::cores::cores()).then(|| crate::log::cores::take(usize::MAX));
+    let shared;
+    let opts = match opts.reads {
+        Reads::Plain => opts,
+        reads => {
+            let cores = reads.cores();
+            let per_job = if parts.len() >= cores {
+                1
+            } else {
+                1 + cores.saturating_sub(jobs) / jobs
+            };
+            shared = Options {
+                reads: Reads::Cores(per_job),
+                ..opts.clone()
+            };
+            &shared
+        }
+    };
     if jobs == 1 {
         return parts.iter().map(|p| verify_one(p, opts, None)).collect();
     }
@@ -206,17 +215,10 @@ pub fn verify_partitions(parts: &[&Partition], opts: &Options) -> Result<Vec<Rep
     };
     std::thread::scope(|s| {
         let run = &run;
-        // Each job's core was taken before any thread started, so that no
-        // reader of a job already running takes it for read-ahead first.
-        let own = cores.remove(0);
-        for core in cores {
-            s.spawn(move || {
-                verify_jobs(run);
-                drop(core);
-            });
+        for _ in 1..jobs {
+            s.spawn(move || verify_jobs(run));
         }
         verify_jobs(run);
-        drop(own);
     });
     let all = run.results.into_inner().unwrap_or_default();
     all.into_iter()
@@ -393,6 +395,7 @@ fn walk_and_check(
         // they read; the result comes with the entry.
         check_ahead: (!opts.index_only).then_some(opts.depth()),
         reads: opts.reads,
+        meter: opts.meter,
     };
     let last_segment = p.segments.last().map(|s| s.base_offset);
     let mut walk = p.walk(policy);
@@ -406,7 +409,9 @@ fn walk_and_check(
                 read_any = false;
                 if indexes {
                     let is_last = last_segment == Some(segment.base_offset);
-                    checker = Some(crate::recovery::IndexChecker::open(segment, is_last)?);
+                    checker = Some(crate::inspect::recovery::IndexChecker::open(
+                        segment, is_last,
+                    )?);
                 }
             }
             Step::SegmentEnd { file_len, .. } => {
@@ -459,9 +464,6 @@ fn walk_and_check(
                 let path = &w.segment.log;
                 report.checked.batches += 1;
                 report.checked.bytes += entry.size();
-                if let Some(p) = &opts.progress {
-                    p.fetch_add(entry.size(), std::sync::atomic::Ordering::Relaxed);
-                }
                 let pos = entry.position();
                 let base = entry.base_offset();
                 let last = w.next_offset - 1;

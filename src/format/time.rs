@@ -177,7 +177,7 @@ pub fn human_duration_ms(ms: i64) -> String {
         rest %= size;
     }
     // "15m 0s" says no more than "15m".
-    if parts.len() == 2 && parts[1].starts_with('0') {
+    if parts.get(1).is_some_and(|p| p.starts_with('0')) {
         parts.pop();
     }
     format!("{sign}{}", parts.join(" "))

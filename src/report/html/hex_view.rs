@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use super::model::LayoutDoc;
+use super::content::LayoutDoc;
 use super::{esc, esc_shown};
 
 /// Bytes per hex row.
@@ -120,7 +120,7 @@ pub fn render(doc: &LayoutDoc) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::LayoutField;
+    use super::super::content::LayoutField;
     use super::*;
 
     fn field(position: u64, len: u64, depth: u8, name: &str) -> LayoutField {

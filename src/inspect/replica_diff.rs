@@ -17,8 +17,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::findings::Finding;
 use crate::format::Entry;
+use crate::log::findings::Finding;
 use crate::log::{classify, parse_segment_name, Partition, PathKind, Policy, Walk};
 
 /// One batch, owned (two readers cannot lend at once).

@@ -10,7 +10,7 @@
 //!   producer ids split into idempotent (never transactional) and
 //!   transactional;
 //! - transactions committed, aborted and open, counted by
-//!   [`txn::analyze`](crate::txn::analyze) (one definition of a
+//!   [`crate::txn::analyze`] (one definition of a
 //!   transaction for every command), and control batches;
 //! - legacy (magic 0/1) entries and the messages they hold, counted apart
 //!   from the v2 figures;
@@ -382,6 +382,8 @@ fn measure(b: &BatchView<'_>, scratch: &mut Vec<u8>, limits: DecodeLimits) -> Op
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StatsOptions {
     pub limits: DecodeLimits,
+    /// Where to count the bytes of log read, for a progress display.
+    pub meter: Option<&'static crate::log::walk::Meter>,
 }
 
 /// The statistics of one partition folder, or of one segment file.
@@ -404,7 +406,10 @@ pub struct PartitionStats {
 pub fn partition_stats(p: &Partition, opts: &StatsOptions) -> Result<Stats> {
     let mut stats = Stats::default();
     let mut scratch = Vec::new();
-    let mut walk = p.walk(Policy::EVERY_ENTRY);
+    let mut walk = p.walk(Policy {
+        meter: opts.meter,
+        ..Policy::EVERY_ENTRY
+    });
     while let Some(step) = walk.next_step()? {
         stats.add_step(step, &mut scratch, opts.limits);
     }

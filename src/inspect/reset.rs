@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::DecodeLimits;
-use crate::lag::{partition_ends, PartitionEnds};
+use crate::inspect::consumer_lag::{partition_ends, PartitionEnds};
 use crate::log::appender::validate_topic_name;
 use crate::log::{DataDir, Partition};
 use crate::offsets::Replay;
@@ -74,8 +74,8 @@ impl Catalog {
                 )
             }) {
                 let first = |s| replayed.findings.iter().find(|f| f.severity == s);
-                let why = first(crate::findings::Severity::Error)
-                    .or_else(|| first(crate::findings::Severity::Warning))
+                let why = first(crate::log::findings::Severity::Error)
+                    .or_else(|| first(crate::log::findings::Severity::Warning))
                     .map_or_else(String::new, |f| format!(": {f}"));
                 return Err(Error::layout(
                     &folder,
@@ -258,7 +258,7 @@ pub fn plan(
                     Some(format!(
                         "{topic}-{partition}: no record stamped at or after {} below the latest offset; \
                          falling back to the latest offset {latest}",
-                        crate::time::format_iso_ms(*t)
+                        crate::format::time::format_iso_ms(*t)
                     )),
                 ),
             },
@@ -362,10 +362,10 @@ pub fn read_plan(
 /// The plan as `kafka-consumer-groups --export` prints it for one group:
 /// `topic,partition,offset` lines (`CsvUtils.CsvRecordNoGroup`), the topic
 /// (from the log) written as `cells` says.
-pub fn export_csv(rows: &[PlanRow], cells: crate::escape::CsvCells) -> String {
+pub fn export_csv(rows: &[PlanRow], cells: crate::format::escape::CsvCells) -> String {
     rows.iter()
         .map(|r| {
-            let topic = crate::escape::csv_cell(&r.topic, cells);
+            let topic = crate::format::escape::csv_cell(&r.topic, cells);
             format!("{topic},{},{}\n", r.partition, r.new_offset)
         })
         .collect()

@@ -167,7 +167,7 @@ fn idempotence(out: &mut String, i: &Idempotence) {
         i.snapshot_file
     );
     let mut buf = Vec::new();
-    let _ = crate::report::layout::write_file_fields(&mut buf, "", &i.snapshot);
+    let _ = crate::report::annotated::write_file_fields(&mut buf, "", &i.snapshot);
     out.push_str(&String::from_utf8_lossy(&buf));
     let _ = writeln!(
         out,

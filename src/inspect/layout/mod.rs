@@ -5,9 +5,11 @@
 //! decoded value`, for people learning the format.
 //!
 //! Field positions and names come from the same constants and reads the
-//! decoders use ([`batch`](crate::format::batch) offsets, the
-//! [`Cursor`](crate::format::cursor::Cursor)); a field that does not parse
+//! decoders use ([`batch`](mod@crate::format::batch) offsets, the
+//! [`Cursor`]); a field that does not parse
 //! ends the listing with the decode error, positioned like every other.
+
+pub mod sidecar;
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::batch::{self, BatchHeader, BatchView};

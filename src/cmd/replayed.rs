@@ -1,0 +1,72 @@
+//! What `replay-offsets`, `lag`, `groups` and `report` share: the offsets
+//! topic of the given data directories, replayed, with what the replay
+//! could not use said on stderr (each command's document holds the rest).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use kaen_log::log::DataDir;
+use kaen_log::offsets::replay::Replay;
+use kaen_log::offsets::{OffsetsTopic, ReplayOptions};
+
+/// Open the directories and replay their offsets topic.
+pub fn replay_dirs(
+    dirs: &[PathBuf],
+    opts: ReplayOptions,
+) -> anyhow::Result<(Vec<DataDir>, Replay, &'static str)> {
+    let opened = dirs
+        .iter()
+        .map(|d| DataDir::open(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Several brokers' directories: each partition read on its leader's copy.
+    let (opened, notes) = kaen_log::inspect::consumer_lag::leader_copies(opened)?;
+    for note in &notes {
+        crate::report::say!("note: {note}");
+    }
+    let topic = OffsetsTopic::find(&opened).with_context(|| {
+        format!(
+            "no __offsets or __consumer_offsets partition in {}",
+            display_dirs(dirs)
+        )
+    })?;
+    let mut replay = Replay::new(opts);
+    for p in &topic.partitions {
+        replay.replay_partition(p)?;
+    }
+    for bad in &replay.bad {
+        let at = if bad.log_offset >= 0 {
+            format!(" offset {}", bad.log_offset)
+        } else {
+            String::new()
+        };
+        crate::report::say!(
+            "{}: partition {}{at}: {}",
+            bad.file.display(),
+            bad.log_partition,
+            bad.error
+        );
+    }
+    if replay.bad_count > replay.bad.len() as u64 {
+        crate::report::say!(
+            "and {} more records that do not decode",
+            replay.bad_count - replay.bad.len() as u64
+        );
+    }
+    for w in &replay.warnings {
+        crate::report::say!("{w}");
+    }
+    if replay.warning_count > replay.warnings.len() as u64 {
+        crate::report::say!(
+            "and {} more warnings",
+            replay.warning_count - replay.warnings.len() as u64
+        );
+    }
+    Ok((opened, replay, topic.name))
+}
+
+fn display_dirs(dirs: &[PathBuf]) -> String {
+    dirs.iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

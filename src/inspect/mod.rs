@@ -1,0 +1,28 @@
+//! What the commands share: the inspections built on the log and the topic
+//! models, each returning values for a renderer (nothing here prints).
+//!
+//! - [`verify`]: checks of partitions and data directories, in parallel
+//!   over partitions;
+//! - [`recovery`]: a broker's log recovery, shown before it happens;
+//!   [`repair`] carries it out, moving bytes aside, never deleting them;
+//! - [`consumer_lag`], [`log_stats`], [`replica_diff`]: lag, statistics
+//!   and the comparison of two copies of a partition;
+//! - [`reset`]: offline offset resets by Kafka's rules;
+//! - [`topic_config`]: a topic's log configuration as its broker resolves
+//!   it (files, the KRaft metadata, overrides), for the writers;
+//! - [`layout`]: the annotated bytes of a segment and of the files beside
+//!   it ([`layout::sidecar`]);
+//! - [`catalog`]: every record type klog decodes; [`consumer`]: a minimal
+//!   offline consumer.
+
+pub mod catalog;
+pub mod consumer;
+pub mod consumer_lag;
+pub mod layout;
+pub mod log_stats;
+pub mod recovery;
+pub mod repair;
+pub mod replica_diff;
+pub mod reset;
+pub mod topic_config;
+pub mod verify;
