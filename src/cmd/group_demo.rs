@@ -323,6 +323,7 @@ fn walk(args: &GroupDemoArgs, report: &mut GroupDemoReport) -> anyhow::Result<()
     result
 }
 
+/// The walk-through, part by part, into `out` (the text) and `report`.
 fn walk_text(
     args: &GroupDemoArgs,
     report: &mut GroupDemoReport,
@@ -351,8 +352,67 @@ fn walk_text(
         orders.start(),
         orders.end()
     )?;
-    let end = orders.end() + 1;
-    let a = demo.run(Delivery::AtLeastOnce, group, "orders", poll, crash, end)?;
+    let run = CrashRun {
+        group,
+        poll,
+        crash,
+        end: orders.end() + 1,
+    };
+    let window = at_least_once(&demo, &run, report, out)?;
+
+    heading(out, "2. At-most-once: read -> commit -> process")?;
+    let lost_window = at_most_once(args, &demo, &run, report, out)?;
+    // The crash comes after processing a record and before the next commit,
+    // so it always falls inside one poll.
+    if window + lost_window != poll as i64 {
+        bail!("self-check failed: windows {window} + {lost_window} do not add up to the poll size {poll}");
+    }
+    writeln!(out, "The two windows add up to the poll size ({window} + {lost_window} = {poll}): the crash fell inside one poll.")?;
+
+    heading(out, "3. Two partitions side by side")?;
+    side_by_side(args, report, out)?;
+
+    heading(out, "4. Three groups on one log")?;
+    let replay = three_groups(args, &demo, report, out)?;
+
+    heading(out, "5. Deleting is appending: a tombstone")?;
+    delete_by_tombstone(args, &demo, &replay, report, out)?;
+
+    heading(out, "6. Generation fencing with one i32")?;
+    report.fencing = fencing(args, &demo, out)?;
+    Ok(())
+}
+
+/// The crash both deliveries run into: the group, the poll size, the
+/// record after which the consumer crashes, and one past the last order.
+struct CrashRun<'a> {
+    group: &'a str,
+    poll: usize,
+    crash: usize,
+    end: i64,
+}
+
+impl CrashRun<'_> {
+    /// Consume the orders with `delivery` until the crash, then restart
+    /// from the committed offset.
+    fn run(&self, demo: &DemoDir, delivery: Delivery) -> anyhow::Result<Scenario> {
+        Ok(demo.run(
+            delivery, self.group, "orders", self.poll, self.crash, self.end,
+        )?)
+    }
+}
+
+/// Part 1, at-least-once (process, then commit): the restarted consumer
+/// processes again what was processed since the last commit; the
+/// redelivery window (position - committed), checked against the
+/// duplicates seen.
+fn at_least_once(
+    demo: &DemoDir,
+    run: &CrashRun<'_>,
+    report: &mut GroupDemoReport,
+    out: &mut String,
+) -> anyhow::Result<i64> {
+    let a = run.run(demo, Delivery::AtLeastOnce)?;
     print_polls(out, &a, false)?;
     report.deliveries.push(delivery_out("at_least_once", &a));
     let window = a.position - a.committed as i64;
@@ -389,11 +449,22 @@ fn walk_text(
         "Nothing lost, {} duplicated: exactly the redelivery window.",
         a.duplicated.len()
     )?;
+    Ok(window)
+}
 
-    heading(out, "2. At-most-once: read -> commit -> process")?;
+/// Part 2, at-most-once (commit, then process) on a fresh offsets log: the
+/// restarted consumer skips what was committed but not processed; the
+/// loss window (committed - position), checked against the losses seen.
+fn at_most_once(
+    args: &GroupDemoArgs,
+    demo: &DemoDir,
+    run: &CrashRun<'_>,
+    report: &mut GroupDemoReport,
+    out: &mut String,
+) -> anyhow::Result<i64> {
     durable::remove_created_tree(&args.dir.join("__offsets-0"))?;
     writeln!(out, "Same orders, a fresh offsets log, the same crash.")?;
-    let b = demo.run(Delivery::AtMostOnce, group, "orders", poll, crash, end)?;
+    let b = run.run(demo, Delivery::AtMostOnce)?;
     print_polls(out, &b, true)?;
     report.deliveries.push(delivery_out("at_most_once", &b));
     let lost_window = b.committed as i64 - b.position;
@@ -420,14 +491,18 @@ fn walk_text(
         "Lost: {} orders never processed; nothing duplicated.",
         b.lost.len()
     )?;
-    // The crash comes after processing a record and before the next commit,
-    // so it always falls inside one poll.
-    if window + lost_window != poll as i64 {
-        bail!("self-check failed: windows {window} + {lost_window} do not add up to the poll size {poll}");
-    }
-    writeln!(out, "The two windows add up to the poll size ({window} + {lost_window} = {poll}): the crash fell inside one poll.")?;
+    Ok(lost_window)
+}
 
-    heading(out, "3. Two partitions side by side")?;
+/// Part 3: the orders log (cleanup.policy=delete) beside the offsets log
+/// (compact), and the `__consumer_offsets` partition Kafka would keep the
+/// group's commits in.
+fn side_by_side(
+    args: &GroupDemoArgs,
+    report: &mut GroupDemoReport,
+    out: &mut String,
+) -> anyhow::Result<()> {
+    let group = args.group.as_str();
     let orders_end = Partition::open(&args.dir.join("orders-0"))?.log_end_offset()?;
     let offsets_end = Partition::open(&args.dir.join("__offsets-0"))?.log_end_offset()?;
     report.partitions = vec![
@@ -452,8 +527,18 @@ fn walk_text(
         partition_for(group, KAFKA_DEFAULT_PARTITIONS)
     )?;
     writeln!(out, "Here it is one partition and no replica: a lost disk loses every group's committed offsets.")?;
+    Ok(())
+}
 
-    heading(out, "4. Three groups on one log")?;
+/// Part 4: three groups commit to the one offsets log; the committed
+/// offsets its replay gives, as a table.
+fn three_groups(
+    args: &GroupDemoArgs,
+    demo: &DemoDir,
+    report: &mut GroupDemoReport,
+    out: &mut String,
+) -> anyhow::Result<Replay> {
+    let group = args.group.as_str();
     for (g, offset) in [(group, 7u64), ("courier", 4), ("analytics", 0)] {
         let at = demo.commit(g, "orders", 0, offset)?;
         report.commits.push(CommitOut {
@@ -493,12 +578,22 @@ fn walk_text(
     {
         writeln!(out, "  {line}")?;
     }
+    Ok(replay)
+}
 
-    heading(out, "5. Deleting is appending: a tombstone")?;
+/// Part 5: deleting a group's offsets appends a tombstone (a key with a
+/// null value) per committed partition: the live keys drop, the log grows.
+fn delete_by_tombstone(
+    args: &GroupDemoArgs,
+    demo: &DemoDir,
+    replay: &Replay,
+    report: &mut GroupDemoReport,
+    out: &mut String,
+) -> anyhow::Result<()> {
     let before = replay.live_keys();
     let end_before = Partition::open(&args.dir.join("__offsets-0"))?.log_end_offset()?;
     let (keys, records): (Vec<_>, Vec<_>) =
-        tombstone_records(&replay, "analytics", None, None, args.now_ms)
+        tombstone_records(replay, "analytics", None, None, args.now_ms)
             .into_iter()
             .unzip();
     let at = demo
@@ -524,9 +619,6 @@ fn walk_text(
         live_keys_after: after as u64,
         log_end_offset: new_end,
     });
-
-    heading(out, "6. Generation fencing with one i32")?;
-    report.fencing = fencing(args, &demo, out)?;
     Ok(())
 }
 
@@ -544,6 +636,34 @@ fn outcome(r: Result<(), GroupError>) -> String {
     r.map_or_else(|e| e.to_string(), |()| "ok".to_string())
 }
 
+/// The requests group-demo puts to the group: what each is, the group's
+/// state, and the member id and generation the request carries.
+const FENCING_CASES: [(&str, GroupState, &str, i32); 6] = [
+    (
+        "current member and generation",
+        GroupState::Stable,
+        "member-a",
+        2,
+    ),
+    ("ghost from generation 1", GroupState::Stable, "member-a", 1),
+    ("unknown member", GroupState::Stable, "member-z", 2),
+    (
+        "PreparingRebalance, current generation",
+        GroupState::PreparingRebalance,
+        "member-a",
+        2,
+    ),
+    (
+        "CompletingRebalance",
+        GroupState::CompletingRebalance,
+        "member-a",
+        2,
+    ),
+    ("Dead", GroupState::Dead, "member-a", 2),
+];
+
+/// Part 6: each of [`FENCING_CASES`] put to a stable group of two members
+/// at generation 2; klog's answers beside Kafka's, as a table.
 fn fencing(
     args: &GroupDemoArgs,
     demo: &DemoDir,
@@ -570,85 +690,22 @@ fn fencing(
             .join(", ")
     )?;
     writeln!(out, "Each request carries (member id, generation); the coordinator checks them before it writes a commit or answers a fetch.")?;
-    let cases = [
-        (
-            "current member and generation",
-            GroupState::Stable,
-            "member-a",
-            2,
-        ),
-        ("ghost from generation 1", GroupState::Stable, "member-a", 1),
-        ("unknown member", GroupState::Stable, "member-z", 2),
-        (
-            "PreparingRebalance, current generation",
-            GroupState::PreparingRebalance,
-            "member-a",
-            2,
-        ),
-        (
-            "CompletingRebalance",
-            GroupState::CompletingRebalance,
-            "member-a",
-            2,
-        ),
-        ("Dead", GroupState::Dead, "member-a", 2),
-    ];
     let mut rows = Vec::new();
     let mut cases_out = Vec::new();
-    for (who, state, member, generation) in cases {
+    for (who, state, member, generation) in FENCING_CASES {
         let g = ClassicGroup {
             state,
             ..stable.clone()
         };
-        let commit = g.validate_commit(member, generation);
-        if commit.is_ok() {
-            // An accepted commit is written for real.
-            demo.commit(&g.group, "orders", 0, 7)?;
-        }
-        let fetch = g.validate_fetch(member, generation);
-        if fetch.is_ok() {
-            replay(&args.dir)?;
-        }
-        let (kc, kf) = (
-            g.kafka_validate_commit(member, generation),
-            g.kafka_validate_fetch(member, generation),
-        );
-        let mut kafka = Vec::new();
-        if kc != commit {
-            kafka.push(format!("commit {}", outcome(kc)));
-        }
-        if kf != fetch {
-            kafka.push(format!(
-                "fetch {} (fetch is allowed in every state)",
-                outcome(kf)
-            ));
-        }
-        if state == GroupState::PreparingRebalance {
-            let prev = g.kafka_validate_commit(member, generation - 1);
-            if prev != g.validate_commit(member, generation - 1) {
-                kafka.push(format!(
-                    "also {} for generation {}",
-                    outcome(prev),
-                    generation - 1
-                ));
-            }
-        }
-        let kafka = (!kafka.is_empty()).then(|| kafka.join("; "));
+        let case = fencing_case(args, demo, &g, who, member, generation)?;
         rows.push(vec![
             who.to_string(),
             format!("{member}/{generation}"),
-            outcome(commit),
-            outcome(fetch),
-            kafka.clone().unwrap_or_else(|| "same".into()),
+            case.commit.clone(),
+            case.fetch.clone(),
+            case.kafka.clone().unwrap_or_else(|| "same".into()),
         ]);
-        cases_out.push(FencingOut {
-            request: who,
-            member,
-            generation,
-            commit: outcome(commit),
-            fetch: outcome(fetch),
-            kafka,
-        });
+        cases_out.push(case);
     }
     for line in render(
         &[
@@ -671,4 +728,58 @@ fn fencing(
          in place, so the cost is a wider redelivery window after a rebalance, never a lost order."
     )?;
     Ok(cases_out)
+}
+
+/// One request put to `g`: what klog's coordinator answers a commit and a
+/// fetch (an accepted commit is written for real, an accepted fetch
+/// replays the offsets log), and where Kafka's rule answers otherwise.
+fn fencing_case(
+    args: &GroupDemoArgs,
+    demo: &DemoDir,
+    g: &ClassicGroup,
+    who: &'static str,
+    member: &'static str,
+    generation: i32,
+) -> anyhow::Result<FencingOut> {
+    let commit = g.validate_commit(member, generation);
+    if commit.is_ok() {
+        // An accepted commit is written for real.
+        demo.commit(&g.group, "orders", 0, 7)?;
+    }
+    let fetch = g.validate_fetch(member, generation);
+    if fetch.is_ok() {
+        replay(&args.dir)?;
+    }
+    let (kc, kf) = (
+        g.kafka_validate_commit(member, generation),
+        g.kafka_validate_fetch(member, generation),
+    );
+    let mut kafka = Vec::new();
+    if kc != commit {
+        kafka.push(format!("commit {}", outcome(kc)));
+    }
+    if kf != fetch {
+        kafka.push(format!(
+            "fetch {} (fetch is allowed in every state)",
+            outcome(kf)
+        ));
+    }
+    if g.state == GroupState::PreparingRebalance {
+        let prev = g.kafka_validate_commit(member, generation - 1);
+        if prev != g.validate_commit(member, generation - 1) {
+            kafka.push(format!(
+                "also {} for generation {}",
+                outcome(prev),
+                generation - 1
+            ));
+        }
+    }
+    Ok(FencingOut {
+        request: who,
+        member,
+        generation,
+        commit: outcome(commit),
+        fetch: outcome(fetch),
+        kafka: (!kafka.is_empty()).then(|| kafka.join("; ")),
+    })
 }

@@ -314,14 +314,51 @@ fn topic_id_findings(
     out
 }
 
+/// One data directory as `klog info` shows it: meta.properties, the
+/// checkpoints, each partition folder, quorum-state and the replayed
+/// metadata, with the findings in the order they are met.
 fn inspect(d: &DataDir) -> anyhow::Result<DirInfo> {
     let mut findings = Vec::new();
-    let problems = &mut findings;
     let meta = load(
-        problems,
+        &mut findings,
         (Kind::MetaPropertiesMalformed, Severity::Error),
         meta::read_meta_properties(&d.path.join(meta::META_PROPERTIES)),
     )?;
+    let (checkpoints, offsets) = dir_checkpoints(d, &mut findings)?;
+    let mut partitions = Vec::new();
+    for p in &d.partitions {
+        partitions.push(partition_info(p, &offsets, &mut findings)?);
+    }
+    let folder = d.path.join(kaen_log::metadata::METADATA_FOLDER);
+    let quorum = load(
+        &mut findings,
+        (Kind::QuorumStateMalformed, Severity::Error),
+        kaen_log::metadata::read_quorum_state(&folder),
+    )?;
+    findings.extend(snapshot_findings(d, &folder)?);
+    let metadata = if folder.is_dir() {
+        replay_metadata(&folder, &meta, &mut findings)
+    } else {
+        None
+    };
+    findings.extend(marked_folder_findings(d, &partitions));
+    Ok(DirInfo {
+        path: d.path.clone(),
+        quorum,
+        metadata,
+        findings,
+        meta,
+        checkpoints,
+        partitions,
+    })
+}
+
+/// The directory's checkpoint files that exist, and the offsets of each
+/// that parses (a malformed one is a finding).
+fn dir_checkpoints(
+    d: &DataDir,
+    problems: &mut Vec<Finding>,
+) -> anyhow::Result<(Vec<&'static str>, BTreeMap<&'static str, Offsets>)> {
     let mut checkpoints = Vec::new();
     let mut offsets: BTreeMap<&str, Offsets> = BTreeMap::new();
     for name in DIR_CHECKPOINTS {
@@ -337,63 +374,69 @@ fn inspect(d: &DataDir) -> anyhow::Result<DirInfo> {
             offsets.insert(name, m);
         }
     }
+    Ok((checkpoints, offsets))
+}
+
+/// One partition folder's row: of a live folder its segments, bytes and
+/// offsets (from its files and the directory's checkpoints), its
+/// leader-epoch-checkpoint and partition.metadata; a folder marked -delete,
+/// -future or -stray is not read.
+fn partition_info(
+    p: &Partition,
+    offsets: &BTreeMap<&str, Offsets>,
+    problems: &mut Vec<Finding>,
+) -> anyhow::Result<PartitionInfo> {
     let lookup = |name: &str, p: &Partition| {
         offsets
             .get(name)
             .and_then(|m| m.get(&(p.topic.clone(), p.partition)))
             .copied()
     };
-    let mut partitions = Vec::new();
-    for p in &d.partitions {
-        let live = if p.state == PartitionState::Live {
-            Some(LiveInfo {
-                segments: p.segments.len(),
-                bytes: log_bytes(p)?,
-                log_start: p.log_start_offset(lookup(checkpoint::LOG_START_OFFSET, p)),
-                log_end: p.log_end_offset()?,
-                high_watermark: lookup(checkpoint::REPLICATION_OFFSET, p),
-                recovery_point: lookup(checkpoint::RECOVERY_POINT, p),
-                cleaner_offset: lookup(checkpoint::CLEANER_OFFSET, p),
-                leader_epochs: match load(
-                    problems,
-                    checkpoint_finding(checkpoint::LEADER_EPOCH),
-                    checkpoint::read_leader_epochs(&p.dir.join(checkpoint::LEADER_EPOCH)),
-                )? {
-                    Loaded::Found(v) => Some(v),
-                    _ => None,
-                },
-                topic_id: load(
-                    problems,
-                    (Kind::PartitionMetadataMalformed, Severity::Error),
-                    meta::read_partition_metadata(&p.dir.join(meta::PARTITION_METADATA)),
-                )?
-                .ok()
-                .copied(),
-            })
-        } else {
-            None
-        };
-        partitions.push(PartitionInfo {
-            folder: p
-                .dir
-                .file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-            topic: p.topic.clone(),
-            partition: p.partition,
-            state: p.state,
-            live,
-        });
-    }
-    let folder = d.path.join(kaen_log::metadata::METADATA_FOLDER);
-    let quorum = load(
-        &mut findings,
-        (Kind::QuorumStateMalformed, Severity::Error),
-        kaen_log::metadata::read_quorum_state(&folder),
-    )?;
-    let mut metadata = None;
-    // Every snapshot's frame (header first, footer last), bootstrap.checkpoint's too.
+    let live = if p.state == PartitionState::Live {
+        Some(LiveInfo {
+            segments: p.segments.len(),
+            bytes: log_bytes(p)?,
+            log_start: p.log_start_offset(lookup(checkpoint::LOG_START_OFFSET, p)),
+            log_end: p.log_end_offset()?,
+            high_watermark: lookup(checkpoint::REPLICATION_OFFSET, p),
+            recovery_point: lookup(checkpoint::RECOVERY_POINT, p),
+            cleaner_offset: lookup(checkpoint::CLEANER_OFFSET, p),
+            leader_epochs: match load(
+                problems,
+                checkpoint_finding(checkpoint::LEADER_EPOCH),
+                checkpoint::read_leader_epochs(&p.dir.join(checkpoint::LEADER_EPOCH)),
+            )? {
+                Loaded::Found(v) => Some(v),
+                _ => None,
+            },
+            topic_id: load(
+                problems,
+                (Kind::PartitionMetadataMalformed, Severity::Error),
+                meta::read_partition_metadata(&p.dir.join(meta::PARTITION_METADATA)),
+            )?
+            .ok()
+            .copied(),
+        })
+    } else {
+        None
+    };
+    Ok(PartitionInfo {
+        folder: p
+            .dir
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        topic: p.topic.clone(),
+        partition: p.partition,
+        state: p.state,
+        live,
+    })
+}
+
+/// Every snapshot's frame (header first, footer last) in the metadata
+/// folder, bootstrap.checkpoint's too.
+fn snapshot_findings(d: &DataDir, folder: &Path) -> anyhow::Result<Vec<Finding>> {
     let mut snapshot_files: Vec<PathBuf> = if folder.is_dir() {
-        kaen_log::metadata::snapshots(&folder)?
+        kaen_log::metadata::snapshots(folder)?
             .into_iter()
             .map(|(_, _, p)| p)
             .collect()
@@ -404,36 +447,54 @@ fn inspect(d: &DataDir) -> anyhow::Result<DirInfo> {
     if bootstrap.is_file() {
         snapshot_files.push(bootstrap);
     }
+    let mut findings = Vec::new();
     for f in &snapshot_files {
         findings.extend(kaen_log::metadata::check_snapshot(f)?);
     }
-    if folder.is_dir() {
-        match kaen_log::metadata::replay(&folder, None) {
-            Ok(r) => {
-                let node = meta.ok().filter(|m| m.version == 1).and_then(|m| m.node_id);
-                // What the replay could not read or apply (the snapshots'
-                // framing is checked above, every snapshot's).
-                findings.extend(r.findings.iter().cloned());
-                metadata = Some(MetadataSummary {
-                    snapshot: r.snapshot.as_ref().map(|s| s.1),
-                    next_offset: r.next_offset,
-                    topics: r.image.topics.len(),
-                    brokers: r.image.brokers.len(),
-                    incomplete: r.incomplete(),
-                    node,
-                    image: r.image,
-                });
-            }
-            Err(e) => findings.push(Finding::new(
+    Ok(findings)
+}
+
+/// The directory's KRaft metadata (`__cluster_metadata-0`) replayed: its
+/// summary and image, with what the replay could not read or apply among
+/// the findings; a log that cannot be replayed at all is a finding.
+fn replay_metadata(
+    folder: &Path,
+    meta: &Loaded<MetaProperties>,
+    findings: &mut Vec<Finding>,
+) -> Option<MetadataSummary> {
+    match kaen_log::metadata::replay(folder, None) {
+        Ok(r) => {
+            let node = meta.ok().filter(|m| m.version == 1).and_then(|m| m.node_id);
+            // What the replay could not read or apply (the snapshots'
+            // framing is checked apart, every snapshot's: `snapshot_findings`).
+            findings.extend(r.findings.iter().cloned());
+            Some(MetadataSummary {
+                snapshot: r.snapshot.as_ref().map(|s| s.1),
+                next_offset: r.next_offset,
+                topics: r.image.topics.len(),
+                brokers: r.image.brokers.len(),
+                incomplete: r.incomplete(),
+                node,
+                image: r.image,
+            })
+        }
+        Err(e) => {
+            findings.push(Finding::new(
                 Kind::MetadataUnreadable,
-                &folder,
+                folder,
                 0,
                 None,
                 e.to_string(),
-            )),
+            ));
+            None
         }
     }
-    for p in &partitions {
+}
+
+/// The -delete and -stray folders of the directory, a finding each.
+fn marked_folder_findings(d: &DataDir, partitions: &[PartitionInfo]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for p in partitions {
         let kind = match p.state {
             PartitionState::Delete => Kind::DeleteFolder,
             PartitionState::Stray => Kind::StrayFolder,
@@ -453,15 +514,7 @@ fn inspect(d: &DataDir) -> anyhow::Result<DirInfo> {
             ),
         ));
     }
-    Ok(DirInfo {
-        path: d.path.clone(),
-        quorum,
-        metadata,
-        findings,
-        meta,
-        checkpoints,
-        partitions,
-    })
+    findings
 }
 
 fn log_bytes(p: &Partition) -> anyhow::Result<u64> {

@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kaen_log::format::DecodeLimits;
-use kaen_log::inspect::repair::{self, Action, RepairOptions};
 use kaen_log::inspect::verify;
-use kaen_log::log::lock::DirLock;
 use kaen_log::log::{checkpoint, classify, DataDir, Partition, PathKind};
 use kaen_log::txn::TxnOptions;
 
@@ -22,6 +20,10 @@ use crate::report::document::STREAM_TABLE;
 use crate::report::progress::Progress;
 use crate::report::table::escape_cell;
 use crate::report::{emit, formats, plural, Format, Jsonl, Output, Report, Table};
+
+mod repair_steps;
+
+use repair_steps::run_repair;
 
 /// Check every batch's CRC-32C (CRC-32 for legacy messages), its framing and
 /// header, the order of offsets within and across segments, each segment's
@@ -438,300 +440,6 @@ fn partitions(args: &VerifyCrcArgs) -> anyhow::Result<Vec<(PathBuf, Partition)>>
     Ok(out)
 }
 
-/// Plan, print (text, as it goes) and (unless --dry-run) carry out the
-/// repair. Returns the number of refused cases.
-fn run_repair(
-    args: &VerifyCrcArgs,
-    repair: &mut RepairOut,
-    mut out: Option<&mut Output>,
-) -> anyhow::Result<u64> {
-    let mut opts = RepairOptions {
-        force_truncate: args.force_truncate,
-        salvage: args.salvage,
-        ..RepairOptions::default()
-    };
-    let mut say = |line: String| -> anyhow::Result<()> {
-        if let Some(out) = out.as_mut() {
-            writeln!(out, "{}", escape_cell(&line))?;
-            out.flush()?;
-        }
-        Ok(())
-    };
-    let verb = if args.dry_run { "would" } else { "will" };
-    let mut refused = 0;
-    let mut locks: Vec<(PathBuf, DirLock)> = Vec::new();
-    let overrides = kaen_log::inspect::topic_config::parse_overrides(&args.write.config)?;
-    opts.copy_hard_linked = args.write.copy_hard_linked;
-    let mut plans = Vec::new();
-    let partitions = partitions(args)?;
-    let mut data_dirs: Vec<PathBuf> = Vec::new();
-    for (d, _) in &partitions {
-        if !data_dirs.contains(d) {
-            data_dirs.push(d.clone());
-        }
-    }
-    // The newest KRaft metadata image among the directories: topic configs
-    // and replica assignments are the cluster's.
-    let image = kaen_log::metadata::newest_image(&data_dirs);
-    for (data_dir, p) in partitions {
-        if !args.dry_run && !locks.iter().any(|(d, _)| *d == data_dir) {
-            locks.push((data_dir.clone(), DirLock::acquire(&data_dir)?));
-        }
-        opts.recovery_point = recovery_point(&data_dir, &p)?;
-        // Indexes are rebuilt at the topic's index interval, as the broker
-        // owning the directory would (`LogConfig`, `LogSegment.recover`).
-        let config = kaen_log::inspect::topic_config::resolve(
-            image.as_ref(),
-            &data_dir,
-            &p.topic,
-            &overrides,
-        );
-        opts.index_interval_bytes = config.index_interval_bytes()?;
-        let plan = repair::plan(&p, &opts)?;
-        if plan
-            .actions
-            .iter()
-            .any(|a| matches!(a, Action::RebuildIndexes { .. }))
-        {
-            eprintln!(
-                "klog: {}: indexes {} with {}",
-                p.dir.display(),
-                if args.dry_run {
-                    "would be rebuilt"
-                } else {
-                    "rebuilt"
-                },
-                config.describe_only(&["index.interval.bytes", "segment.index.bytes"])
-            );
-        }
-        plans.push((data_dir, p, plan, opts));
-    }
-    let uneven = if args.salvage {
-        uneven_salvages(&plans, image.as_ref())
-    } else {
-        Vec::new()
-    };
-    for (data_dir, p, mut plan, opts) in plans {
-        if let Some(why) = uneven.iter().find(|(dir, _)| *dir == p.dir).map(|(_, w)| w) {
-            if args.salvage_some_replicas {
-                say(format!(
-                    "salvage: {}: {why} (accepted: --salvage-some-replicas)",
-                    p.name()
-                ))?;
-            } else {
-                plan.refused.push(repair::Refusal {
-                    log: p.dir.clone(),
-                    position: 0,
-                    reason: format!("{why}; give --salvage-some-replicas to salvage it anyway"),
-                });
-                plan.actions.clear();
-                plan.salvage = None;
-            }
-        }
-        for a in &plan.actions {
-            let step = match a {
-                Action::Truncate {
-                    log,
-                    at,
-                    len,
-                    sidecar,
-                    reason,
-                } => {
-                    say(format!(
-                        "repair: {verb} move {len} bytes of {} from position {at} to {} and truncate there ({reason})",
-                        log.display(),
-                        sidecar.display()
-                    ))?;
-                    ActionOut {
-                        action: "truncate",
-                        file: kaen_log::log::findings::FileFields::of(log),
-                        position: Some(*at),
-                        bytes: Some(*len),
-                        sidecar: Some(sidecar.display().to_string()),
-                        reason: reason.to_string(),
-                    }
-                }
-                Action::MoveAside {
-                    file,
-                    sidecar,
-                    reason,
-                } => {
-                    say(format!(
-                        "repair: {verb} move {} to {} ({reason})",
-                        file.display(),
-                        sidecar.display()
-                    ))?;
-                    ActionOut {
-                        action: "move_aside",
-                        file: kaen_log::log::findings::FileFields::of(file),
-                        sidecar: Some(sidecar.display().to_string()),
-                        reason: reason.to_string(),
-                        ..ActionOut::default()
-                    }
-                }
-                Action::RebuildIndexes { log, reason, .. } => {
-                    say(format!(
-                        "repair: {verb} rebuild the indexes of {} ({reason})",
-                        log.display()
-                    ))?;
-                    ActionOut {
-                        action: "rebuild_indexes",
-                        file: kaen_log::log::findings::FileFields::of(log),
-                        reason: reason.to_string(),
-                        ..ActionOut::default()
-                    }
-                }
-                Action::CutRanges {
-                    log,
-                    ranges,
-                    reason,
-                } => {
-                    for (from, to, sidecar) in ranges {
-                        say(format!(
-                            "repair: {verb} move bytes {from}..{to} ({} bytes) of {} to {}",
-                            to - from,
-                            log.display(),
-                            sidecar.display()
-                        ))?;
-                    }
-                    say(format!(
-                        "repair: {verb} rewrite {} without them, keeping every valid batch ({reason})",
-                        log.display()
-                    ))?;
-                    ActionOut {
-                        action: "cut_ranges",
-                        file: kaen_log::log::findings::FileFields::of(log),
-                        sidecar: Some(
-                            ranges
-                                .iter()
-                                .map(|(from, to, sidecar)| {
-                                    format!("{from}..{to}:{}", sidecar.display())
-                                })
-                                .collect::<Vec<_>>()
-                                .join(","),
-                        ),
-                        reason: reason.to_string(),
-                        ..ActionOut::default()
-                    }
-                }
-            };
-            repair.actions.push(step);
-        }
-        if let Some(s) = &plan.salvage {
-            for line in salvage_lines(&p, s) {
-                say(line.clone())?;
-                repair.salvage.push(line);
-            }
-        }
-        for r in &plan.refused {
-            refused += 1;
-            say(format!(
-                "repair: left alone {}:{} {}",
-                r.log.display(),
-                r.position,
-                r.reason
-            ))?;
-            repair.refused.push(ActionOut {
-                action: "left_alone",
-                file: kaen_log::log::findings::FileFields::of(&r.log),
-                position: Some(r.position),
-                reason: r.reason.to_string(),
-                ..ActionOut::default()
-            });
-        }
-        if !args.dry_run && !plan.actions.is_empty() {
-            kaen_log::log::appender::check_real_parent(&p.dir, &data_dir)?;
-            for written in repair::execute(&plan, &opts)? {
-                say(format!("repair: wrote {}", written.display()))?;
-                repair.written.push(written.display().to_string());
-            }
-        }
-    }
-    Ok(refused)
-}
-
-/// The partitions whose salvage would leave their replicas different, and
-/// why: a replicated partition (its replicas in the newest KRaft metadata
-/// among the directories given) salvaged on fewer than all its replicas,
-/// or on replicas that lose different offsets. A broker never repairs
-/// that: after the restart the replicas' log ends and leader epochs agree,
-/// so no follower truncates or fetches the offsets one of them lost
-/// (`AbstractFetcherThread`: truncation by leader epoch only), while the
-/// leader serves its own. The broker's own remedy is named.
-fn uneven_salvages(
-    plans: &[(PathBuf, Partition, repair::Plan, RepairOptions)],
-    image: Option<&kaen_log::metadata::image::Image>,
-) -> Vec<(PathBuf, String)> {
-    let mut out = Vec::new();
-    let mut seen: Vec<(&str, i32)> = Vec::new();
-    for (_, p, ..) in plans {
-        let key = (p.topic.as_str(), p.partition);
-        if seen.contains(&key) {
-            continue;
-        }
-        seen.push(key);
-        let copies: Vec<_> = plans
-            .iter()
-            .filter(|(_, q, ..)| (q.topic.as_str(), q.partition) == key)
-            .collect();
-        let lost = |plan: &repair::Plan| {
-            plan.salvage
-                .as_ref()
-                .map(|s| s.lost.clone())
-                .unwrap_or_default()
-        };
-        if copies.iter().all(|(_, _, plan, _)| lost(plan).is_empty()) {
-            continue;
-        }
-        let Some(reg) = kaen_log::offsets::write::registration(image, key.0, key.1) else {
-            continue;
-        };
-        if reg.replicas.len() < 2 {
-            continue;
-        }
-        let given: Vec<i32> = copies
-            .iter()
-            .filter_map(|(d, ..)| kaen_log::log::meta::node_id(d))
-            .collect();
-        let missing: Vec<String> = reg
-            .replicas
-            .iter()
-            .filter(|n| !given.contains(n))
-            .map(i32::to_string)
-            .collect();
-        let differ = copies.windows(2).any(|w| lost(&w[0].2) != lost(&w[1].2));
-        if missing.is_empty() && !differ {
-            continue;
-        }
-        let nodes: Vec<String> = reg.replicas.iter().map(i32::to_string).collect();
-        let what = if missing.is_empty() {
-            "the replicas given would lose different offsets".to_string()
-        } else {
-            format!("node(s) {} not given", missing.join(", "))
-        };
-        for (_, q, plan, _) in &copies {
-            if lost(plan).is_empty() {
-                continue;
-            }
-            out.push((
-                q.dir.clone(),
-                format!(
-                    "{}-{} is replicated on nodes {} and {what}: this salvage would leave its replicas \
-                     different, which Kafka never repairs (their log ends and leader epochs agree, so no \
-                     follower fetches what one lacks). The broker's remedy: with the brokers stopped, remove \
-                     this replica's partition folder ({}) so that it re-replicates from the leader, or salvage \
-                     every replica alike (give each broker's data directory, damaged alike)",
-                    key.0,
-                    key.1,
-                    nodes.join(", "),
-                    q.dir.display()
-                ),
-            ));
-        }
-    }
-    out
-}
-
 /// The recovery point of `p` in `data_dir`'s checkpoint (0 without one).
 fn recovery_point(data_dir: &Path, p: &Partition) -> anyhow::Result<i64> {
     let points =
@@ -740,59 +448,6 @@ fn recovery_point(data_dir: &Path, p: &Partition) -> anyhow::Result<i64> {
         .get(&(p.topic.clone(), p.partition))
         .copied()
         .unwrap_or(0))
-}
-
-/// The offsets a salvage loses, against what Kafka's recovery would.
-fn salvage_lines(p: &Partition, s: &repair::Salvage) -> Vec<String> {
-    let name = p.name();
-    let mut out = Vec::new();
-    let lost: Vec<String> = s
-        .lost
-        .iter()
-        .map(|l| match l.to {
-            Some(to) if to == l.from => format!("{to}"),
-            Some(to) => format!("{}..={to}", l.from),
-            None => format!("{} and on (the cut tail's offsets cannot be read)", l.from),
-        })
-        .collect();
-    let count = match s
-        .lost
-        .iter()
-        .map(|l| l.to.and_then(|t| t.checked_sub(l.from)?.checked_add(1)))
-        .try_fold(0i64, |acc, n| acc.checked_add(n?))
-    {
-        Some(n) => format!("{n} offsets, "),
-        None => String::new(),
-    };
-    out.push(format!(
-        "salvage: {name}: offsets lost: {} ({count}{} bytes cut); {} bytes of valid batches after the damage kept",
-        if lost.is_empty() { "none".to_string() } else { lost.join(", ") },
-        s.cut_bytes,
-        s.kept_after_damage_bytes
-    ));
-    match (&s.kafka_cut, s.kafka_lost) {
-        (Some((log, at)), lost) => out.push(format!(
-            "salvage: {name}: Kafka's recovery would cut {} at position {at}{}{}",
-            log.display(),
-            if s.kafka_deleted.is_empty() {
-                String::new()
-            } else {
-                format!(" and delete {} later segment(s)", s.kafka_deleted.len())
-            },
-            match lost {
-                Some((from, end)) => format!(
-                    ", losing offsets {from}..={} ({} offsets)",
-                    end.saturating_sub(1),
-                    end.saturating_sub(from)
-                ),
-                None => ", losing only the unreadable tail".to_string(),
-            }
-        )),
-        (None, _) => out.push(format!(
-            "salvage: {name}: Kafka's recovery, from the recovery point, would not reach this damage (it trusts the segments below the recovery point)"
-        )),
-    }
-    out
 }
 
 /// A cut a restarting broker would make.
@@ -858,18 +513,14 @@ impl Report for RecoveryReport {
     }
 }
 
+/// `--recovery-preview`: what a broker restarting on each partition given
+/// would cut and delete; exit 1 when it would change any.
 fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut changes = 0;
     let mut partitions_out = Vec::new();
     for (data_dir, p) in partitions(args)? {
         let clean = data_dir.join(".kafka_cleanshutdown").exists();
-        let points = checkpoint::read_offsets(&data_dir.join(checkpoint::RECOVERY_POINT))?
-            .unwrap_or_default();
-        let point = points
-            .get(&(p.topic.clone(), p.partition))
-            .copied()
-            .unwrap_or(0);
-        let name = p.name();
+        let point = recovery_point(&data_dir, &p)?;
         let mut doc = PreviewOut {
             topic: p.topic.clone(),
             partition: p.partition,
@@ -882,74 +533,11 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
             lost_offsets: None,
             lines: Vec::new(),
         };
-        if clean {
-            let recovered = kaen_log::inspect::recovery::recovered_after_clean_shutdown(&p)?;
-            if recovered.is_empty() {
-                doc.lines.push(format!("{name}: .kafka_cleanshutdown is present: a broker would skip recovery and trust these files as they are"));
-            }
-            for (seg, damage) in &recovered {
-                changes += 1;
-                doc.recovered_segments.push(seg.log.display().to_string());
-                doc.lines.push(format!(
-                    "{name}: .kafka_cleanshutdown is present, but {} has no usable offset index: a broker recovers that segment and rebuilds its indexes",
-                    seg.log.display()
-                ));
-                if let Some(d) = damage {
-                    doc.lines.push(format!(
-                        "{name}: and cuts {} at position {} ({} bytes): {}",
-                        seg.log.display(),
-                        d.position,
-                        d.file_len - d.position,
-                        d.error
-                    ));
-                    doc.cuts.push(CutOut {
-                        file: kaen_log::log::findings::FileFields::of(&seg.log),
-                        position: d.position,
-                        bytes: d.file_len - d.position,
-                        error: d.error.to_string(),
-                    });
-                }
-            }
-            partitions_out.push(doc);
-            continue;
-        }
-        let pv = kaen_log::inspect::recovery::preview(&p, point)?;
-        doc.from_segment = Some(pv.from_segment);
-        match &pv.truncate {
-            None => doc.lines.push(format!(
-                "{name}: recovery from segment {} (recovery point {point}) finds nothing to cut",
-                pv.from_segment
-            )),
-            Some((seg, d)) => {
-                changes += 1;
-                doc.lines.push(format!(
-                    "{name}: recovery from segment {} (recovery point {point}) cuts {} at position {} ({} bytes): {}",
-                    pv.from_segment,
-                    seg.log.display(),
-                    d.position,
-                    d.file_len - d.position,
-                    d.error
-                ));
-                doc.cuts.push(CutOut {
-                    file: kaen_log::log::findings::FileFields::of(&seg.log),
-                    position: d.position,
-                    bytes: d.file_len - d.position,
-                    error: d.error.to_string(),
-                });
-                for s in &pv.deleted {
-                    doc.lines.push(format!(
-                        "{name}: and deletes the later segment {}",
-                        s.log.display()
-                    ));
-                    doc.deleted_segments.push(s.log.display().to_string());
-                }
-                if let Some((from, to)) = pv.lost_offsets {
-                    doc.lines
-                        .push(format!("{name}: offsets {from}..={} disappear", to - 1));
-                    doc.lost_offsets = Some([from, to - 1]);
-                }
-            }
-        }
+        changes += if clean {
+            doc.after_clean_shutdown(&p)?
+        } else {
+            doc.after_unclean_shutdown(&p)?
+        };
         partitions_out.push(doc);
     }
     emit(
@@ -961,4 +549,89 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
         out,
     )?;
     Ok(Outcome::from_count(changes))
+}
+
+impl PreviewOut {
+    /// After a clean shutdown (`.kafka_cleanshutdown`) a broker recovers
+    /// only the segments without a usable offset index, cutting any damage
+    /// it meets there; the number of segments it recovers.
+    fn after_clean_shutdown(&mut self, p: &Partition) -> anyhow::Result<u64> {
+        let name = p.name();
+        let mut changes = 0;
+        let recovered = kaen_log::inspect::recovery::recovered_after_clean_shutdown(p)?;
+        if recovered.is_empty() {
+            self.lines.push(format!("{name}: .kafka_cleanshutdown is present: a broker would skip recovery and trust these files as they are"));
+        }
+        for (seg, damage) in &recovered {
+            changes += 1;
+            self.recovered_segments.push(seg.log.display().to_string());
+            self.lines.push(format!(
+                "{name}: .kafka_cleanshutdown is present, but {} has no usable offset index: a broker recovers that segment and rebuilds its indexes",
+                seg.log.display()
+            ));
+            if let Some(d) = damage {
+                self.lines.push(format!(
+                    "{name}: and cuts {} at position {} ({} bytes): {}",
+                    seg.log.display(),
+                    d.position,
+                    d.file_len - d.position,
+                    d.error
+                ));
+                self.cuts.push(CutOut::at(&seg.log, d));
+            }
+        }
+        Ok(changes)
+    }
+
+    /// After an unclean shutdown a broker recovers from the segment holding
+    /// the recovery point: it cuts the first damaged segment at the damage
+    /// and deletes every later one; 1 when it would cut, else 0.
+    fn after_unclean_shutdown(&mut self, p: &Partition) -> anyhow::Result<u64> {
+        let name = p.name();
+        let point = self.recovery_point;
+        let pv = kaen_log::inspect::recovery::preview(p, point)?;
+        self.from_segment = Some(pv.from_segment);
+        let Some((seg, d)) = &pv.truncate else {
+            self.lines.push(format!(
+                "{name}: recovery from segment {} (recovery point {point}) finds nothing to cut",
+                pv.from_segment
+            ));
+            return Ok(0);
+        };
+        self.lines.push(format!(
+            "{name}: recovery from segment {} (recovery point {point}) cuts {} at position {} ({} bytes): {}",
+            pv.from_segment,
+            seg.log.display(),
+            d.position,
+            d.file_len - d.position,
+            d.error
+        ));
+        self.cuts.push(CutOut::at(&seg.log, d));
+        for s in &pv.deleted {
+            self.lines.push(format!(
+                "{name}: and deletes the later segment {}",
+                s.log.display()
+            ));
+            self.deleted_segments.push(s.log.display().to_string());
+        }
+        if let Some((from, to)) = pv.lost_offsets {
+            self.lines
+                .push(format!("{name}: offsets {from}..={} disappear", to - 1));
+            self.lost_offsets = Some([from, to - 1]);
+        }
+        Ok(1)
+    }
+}
+
+impl CutOut {
+    /// The cut of `log` at the damage recovery finds there: every byte from
+    /// its position on.
+    fn at(log: &Path, d: &kaen_log::inspect::recovery::Damage) -> Self {
+        CutOut {
+            file: kaen_log::log::findings::FileFields::of(log),
+            position: d.position,
+            bytes: d.file_len - d.position,
+            error: d.error.to_string(),
+        }
+    }
 }
