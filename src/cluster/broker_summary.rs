@@ -36,6 +36,7 @@ use crate::log::findings::{Finding, Kind, Severity};
 use crate::log::meta::{read_meta_properties, read_partition_metadata, META_PROPERTIES};
 use crate::log::{DataDir, Partition, Policy, Step};
 use crate::metadata::{self, METADATA_TOPIC};
+use crate::offsets::replay::BadRecord;
 use crate::offsets::{OffsetsTopic, Replay, ReplayOptions};
 
 /// The summary document's major version.
@@ -529,7 +530,7 @@ impl EpochPass {
             let w = match step {
                 Step::Entry(w) => w,
                 Step::Damage(d) => {
-                    let f = Finding::decode(&d.file, d.position, d.base_offset, &d.error);
+                    let f = d.finding();
                     pass.damage.get_or_insert_with(|| f.to_string());
                     findings.push(f);
                     continue;
@@ -619,15 +620,7 @@ fn committed_offsets(
     for p in &topic.partitions {
         replay.replay_partition(p)?;
     }
-    for bad in &replay.bad {
-        let offset = (bad.log_offset >= 0).then_some(bad.log_offset);
-        findings.push(Finding::decode(
-            &bad.file,
-            bad.error.offset,
-            offset,
-            &bad.error,
-        ));
-    }
+    findings.extend(replay.bad.iter().map(BadRecord::finding));
     findings.extend(replay.warnings.iter().cloned());
     let offsets = replay
         .commits()

@@ -18,9 +18,9 @@ use crate::log::{Partition, SegmentFiles};
 
 pub use crate::log::walk::{resync, Resynced};
 
-/// Where a segment stops being valid.
+/// Where a segment stops being valid: where a broker's recovery cuts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Damage {
+pub struct Cut {
     /// Position of the first invalid byte (the start of the first bad batch, or of the torn tail).
     pub position: u64,
     /// The file's length.
@@ -34,12 +34,12 @@ pub struct Damage {
 /// The first position where framing or a CRC fails, as Kafka's recovery
 /// sees it (`LogSegment.recover`: `batch.ensureValid()` on each batch, cut at
 /// the first that fails).
-pub fn first_damage(seg: &SegmentFiles) -> Result<Option<Damage>> {
+pub fn first_damage(seg: &SegmentFiles) -> Result<Option<Cut>> {
     let one = Partition::single_file(&seg.log, seg.base_offset);
     let mut walk = one.walk(Policy::VALID_PREFIX);
     while walk.next_entry()?.is_some() {}
     let last_valid_offset = walk.next_offset().map(|n| n - 1);
-    Ok(walk.take_damage().into_iter().next().map(|d| Damage {
+    Ok(walk.take_damage().into_iter().next().map(|d| Cut {
         position: d.position,
         file_len: d.file_len,
         error: d.error,
@@ -125,7 +125,7 @@ pub struct RecoveryPreview {
     /// The segment recovery starts from (the one holding the recovery point).
     pub from_segment: i64,
     /// The segment that gets truncated, with the damage found in it.
-    pub truncate: Option<(SegmentFiles, Damage)>,
+    pub truncate: Option<(SegmentFiles, Cut)>,
     /// Segments deleted after it (all later ones).
     pub deleted: Vec<SegmentFiles>,
     /// Offsets that disappear: [first lost, log end before) — None when nothing is lost.
@@ -171,9 +171,7 @@ pub fn preview(p: &Partition, recovery_point: i64) -> Result<RecoveryPreview> {
 /// length is not a whole number of entries (`CorruptIndexException`) is
 /// recovered — its indexes rebuilt, and the segment cut at its first
 /// damage, if any.
-pub fn recovered_after_clean_shutdown(
-    p: &Partition,
-) -> Result<Vec<(SegmentFiles, Option<Damage>)>> {
+pub fn recovered_after_clean_shutdown(p: &Partition) -> Result<Vec<(SegmentFiles, Option<Cut>)>> {
     use crate::format::index::{OFFSET_ENTRY_LEN, TIME_ENTRY_LEN};
     let mut out = Vec::new();
     for seg in &p.segments {

@@ -181,12 +181,7 @@ impl<'p> Side<'p> {
     /// Move the damage the walk met so far into findings.
     fn drain(&mut self) {
         for d in self.walk.take_damage() {
-            self.damage.push(Finding::decode(
-                &d.file,
-                d.position,
-                d.base_offset,
-                &d.error,
-            ));
+            self.damage.push(d.finding());
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::batch::Depth;
 use crate::format::{DecodeLimits, Entry};
 use crate::log::findings::{Finding, Kind, Severity, Summary};
-use crate::log::walk::{Meter, OnDamage, Policy, Step};
+use crate::log::walk::{Damage, Meter, OnDamage, Policy, Step};
 use crate::log::{classify, parse_segment_name, DataDir, Partition, PathKind, Reads};
 
 /// Added to a problem at byte 0: nothing in the file could be framed.
@@ -419,45 +419,7 @@ fn walk_and_check(
                     report.findings.extend(c.finish(file_len));
                 }
             }
-            Step::Damage(d) => {
-                let mut f = Finding::decode(&d.file, d.position, d.base_offset, &d.error);
-                if let Some(size) = d.entry_size {
-                    // A whole entry the walk could not hand out (its offsets overflow).
-                    read_any = true;
-                    report.checked.batches += 1;
-                    report.checked.bytes += size;
-                }
-                if d.framing {
-                    match d.resumes {
-                        Some(r) => {
-                            if !matches!(d.error.kind, DecodeErrorKind::LengthPastEof { .. }) {
-                                f.detail.push_str(&format!(
-                                    "; {} bytes cannot be framed; valid batches resume at position {} (offset {})",
-                                    r.position - d.position,
-                                    r.position,
-                                    r.base_offset
-                                ));
-                            }
-                            report.checked.bytes += r.position - d.position;
-                        }
-                        None => {
-                            if let Some(at) = d.search_gave_up {
-                                f.detail.push_str(&format!(
-                                    "; the search for valid batches after it gave up at position {at}: \
-                                     too many plausible batch headers (the rest of the file is not checked)"
-                                ));
-                            }
-                            let zeros =
-                                matches!(d.error.kind, DecodeErrorKind::TrailingZeros { .. });
-                            if d.position == 0 && !read_any && !zeros {
-                                f.detail.push_str(NOT_A_SEGMENT);
-                            }
-                            report.checked.bytes += d.file_len - d.position;
-                        }
-                    }
-                }
-                report.findings.push(f);
-            }
+            Step::Damage(d) => damage_finding(&d, &mut read_any, report),
             Step::Entry(w) => {
                 read_any = true;
                 let entry = w.entry;
@@ -484,6 +446,50 @@ fn walk_and_check(
         }
     }
     Ok(())
+}
+
+/// The finding for damage a verification walk met, with what it knows
+/// beyond the damage itself (where valid batches resume, a search that
+/// gave up, a file that is no segment at all), and the bytes it covers
+/// counted as checked. `read_any`: whether anything was framed in the
+/// segment so far.
+fn damage_finding(d: &Damage, read_any: &mut bool, report: &mut Report) {
+    let mut f = d.finding();
+    if let Some(size) = d.entry_size {
+        // A whole entry the walk could not hand out (its offsets overflow).
+        *read_any = true;
+        report.checked.batches += 1;
+        report.checked.bytes += size;
+    }
+    if d.framing {
+        match d.resumes {
+            Some(r) => {
+                if !matches!(d.error.kind, DecodeErrorKind::LengthPastEof { .. }) {
+                    f.detail.push_str(&format!(
+                        "; {} bytes cannot be framed; valid batches resume at position {} (offset {})",
+                        r.position - d.position,
+                        r.position,
+                        r.base_offset
+                    ));
+                }
+                report.checked.bytes += r.position - d.position;
+            }
+            None => {
+                if let Some(at) = d.search_gave_up {
+                    f.detail.push_str(&format!(
+                        "; the search for valid batches after it gave up at position {at}: \
+                         too many plausible batch headers (the rest of the file is not checked)"
+                    ));
+                }
+                let zeros = matches!(d.error.kind, DecodeErrorKind::TrailingZeros { .. });
+                if d.position == 0 && !*read_any && !zeros {
+                    f.detail.push_str(NOT_A_SEGMENT);
+                }
+                report.checked.bytes += d.file_len - d.position;
+            }
+        }
+    }
+    report.findings.push(f);
 }
 
 /// What is wrong with the offsets `base..=last` of an entry in the segment

@@ -16,6 +16,7 @@ pub mod durable;
 pub mod epoch_cache;
 pub mod files;
 pub mod findings;
+pub mod headers;
 pub mod lock;
 pub mod meta;
 pub mod read;

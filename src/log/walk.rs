@@ -32,6 +32,7 @@ use std::sync::Arc;
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::batch::{self, DecodeLimits, HEADER_LEN};
 use crate::format::{index, Entry};
+use crate::log::findings::Finding;
 use crate::log::read::{BatchCheck, Reads, RenderBatch, SegmentReader, Tail};
 use crate::log::{Partition, SegmentFiles};
 
@@ -128,6 +129,15 @@ pub struct Damage {
     pub search_gave_up: Option<u64>,
     /// The file's length.
     pub file_len: u64,
+}
+
+impl Damage {
+    /// The damage as a finding: where it is and what is wrong there (the
+    /// one place walk damage becomes a [`Finding`]; a caller that knows
+    /// more, such as where valid batches resume, adds it to the detail).
+    pub fn finding(&self) -> Finding {
+        Finding::decode(&self.file, self.position, self.base_offset, &self.error)
+    }
 }
 
 /// A whole, CRC-valid v2 batch found by [`resync`].
@@ -540,48 +550,7 @@ impl<'p> Walk<'p> {
                     self.state = State::Ending(file_len);
                     continue;
                 };
-                let (resumes, search_gave_up) =
-                    match resync_bounded(&segment.log, at.saturating_add(1))? {
-                        Resync::Found(r) => (Some(r), None),
-                        Resync::NotFound => (None, None),
-                        Resync::GaveUp { at } => (None, Some(at)),
-                    };
-                let error = match (error.kind, resumes) {
-                    (
-                        DecodeErrorKind::PastEndOfFile {
-                            declared,
-                            available,
-                        },
-                        Some(r),
-                    ) => DecodeError::new(
-                        error.offset,
-                        DecodeErrorKind::LengthPastEof {
-                            declared,
-                            available,
-                            resumes_at: r.position,
-                        },
-                    ),
-                    _ => error,
-                };
-                let resync_here = self.policy.on_damage == OnDamage::Resync;
-                self.damage.push(Damage {
-                    file: segment.log.clone(),
-                    position: at,
-                    error,
-                    base_offset: None,
-                    framing: true,
-                    entry_size: None,
-                    resumes: resumes.filter(|_| resync_here),
-                    search_gave_up,
-                    file_len,
-                });
-                self.state = match (self.policy.on_damage, resumes) {
-                    (OnDamage::Resync, Some(r)) => {
-                        State::Reading(Box::new(self.open(&segment.log, r.position)?))
-                    }
-                    (OnDamage::Resync, None) => State::Ending(file_len),
-                    (OnDamage::Stop, _) => State::Done,
-                };
+                self.framing_damage(segment, at, error, file_len)?;
                 return Ok(Advanced::Damage);
             }
             let file_len = reader.file_len();
@@ -632,6 +601,60 @@ impl<'p> Walk<'p> {
         }
     }
 
+    /// Record the damage that ended the framing of `segment` at `at`, with
+    /// where valid batches resume after it (if they do), and go on as the
+    /// policy says: from there, at the next segment, or not at all.
+    fn framing_damage(
+        &mut self,
+        segment: &SegmentFiles,
+        at: u64,
+        error: DecodeError,
+        file_len: u64,
+    ) -> Result<()> {
+        let (resumes, search_gave_up) = match resync_bounded(&segment.log, at.saturating_add(1))? {
+            Resync::Found(r) => (Some(r), None),
+            Resync::NotFound => (None, None),
+            Resync::GaveUp { at } => (None, Some(at)),
+        };
+        let error = match (error.kind, resumes) {
+            (
+                DecodeErrorKind::PastEndOfFile {
+                    declared,
+                    available,
+                },
+                Some(r),
+            ) => DecodeError::new(
+                error.offset,
+                DecodeErrorKind::LengthPastEof {
+                    declared,
+                    available,
+                    resumes_at: r.position,
+                },
+            ),
+            _ => error,
+        };
+        let resync_here = self.policy.on_damage == OnDamage::Resync;
+        self.damage.push(Damage {
+            file: segment.log.clone(),
+            position: at,
+            error,
+            base_offset: None,
+            framing: true,
+            entry_size: None,
+            resumes: resumes.filter(|_| resync_here),
+            search_gave_up,
+            file_len,
+        });
+        self.state = match (self.policy.on_damage, resumes) {
+            (OnDamage::Resync, Some(r)) => {
+                State::Reading(Box::new(self.open(&segment.log, r.position)?))
+            }
+            (OnDamage::Resync, None) => State::Ending(file_len),
+            (OnDamage::Stop, _) => State::Done,
+        };
+        Ok(())
+    }
+
     fn open(&self, log: &Path, position: u64) -> Result<SegmentReader> {
         let mut reader = SegmentReader::open_at(log, position)?;
         reader.reads(self.policy.reads);
@@ -647,7 +670,7 @@ impl<'p> Walk<'p> {
 
 /// The bytes of entries walks have passed, for a progress display: a
 /// command makes one ([`Meter::for_process`]), hands it to the walks it
-/// starts ([`Policy::meter`], [`HeaderWalk::metered`]) and reads it from
+/// starts ([`Policy::meter`], [`HeaderWalk::metered`](crate::log::headers::HeaderWalk::metered)) and reads it from
 /// its display's thread. One relaxed add per entry.
 #[derive(Debug, Default)]
 pub struct Meter(AtomicU64);
@@ -659,7 +682,7 @@ impl Meter {
         Box::leak(Box::default())
     }
 
-    fn add(&self, bytes: u64) {
+    pub(crate) fn add(&self, bytes: u64) {
         self.0.fetch_add(bytes, Ordering::Relaxed);
     }
 
@@ -676,170 +699,6 @@ enum Advanced<'p> {
     SegmentEnd(&'p SegmentFiles, u64),
     Damage,
     Entry,
-}
-
-/// One entry's header, read without its body (see [`Partition::headers_from`]).
-#[derive(Debug, Clone, Copy)]
-pub struct EntryHeader {
-    /// Position in its segment file.
-    pub position: u64,
-    /// Bytes on disk.
-    pub size: u64,
-    /// The v2 batch header; `None` for a legacy (magic 0/1) entry.
-    pub batch: Option<batch::BatchHeader>,
-}
-
-/// Entry headers from an offset on, bodies stepped over (see
-/// [`Partition::headers_from`]).
-pub struct HeaderWalk<'p> {
-    partition: &'p Partition,
-    seg: usize,
-    file: Option<(std::fs::File, u64)>,
-    pos: u64,
-    from: i64,
-    done: bool,
-    /// Bytes of the current segment from `window_at` on, as last read.
-    window: Vec<u8>,
-    window_at: u64,
-    /// Whether the last entry stepped over was small enough that reading
-    /// [`HEADER_WINDOW`] bytes at once serves several headers.
-    small: bool,
-    meter: Option<&'static Meter>,
-}
-
-/// Bytes read at once while entries are small. One system call costs
-/// about as much as copying a few KiB from the page cache, so a window
-/// pays off once it holds several headers: after an entry of at most
-/// [`SMALL_ENTRY`] bytes. Larger entries are stepped over with a read of
-/// the header alone.
-const HEADER_WINDOW: usize = 16 * 1024;
-const SMALL_ENTRY: u64 = 4 * 1024;
-
-impl Partition {
-    /// The headers of the entries holding offsets from `offset` on, read
-    /// with positioned reads of each header and the bodies stepped over —
-    /// for counts a header answers (records, control, offsets) without
-    /// reading gigabytes. No CRC is checked; the walk ends at the first
-    /// framing damage or at an entry whose offsets overflow.
-    pub fn headers_from(&self, offset: i64) -> HeaderWalk<'_> {
-        let (seg, pos) = self.seek(offset).unwrap_or((0, 0));
-        HeaderWalk {
-            partition: self,
-            seg,
-            file: None,
-            pos,
-            from: offset,
-            done: false,
-            window: Vec::new(),
-            window_at: 0,
-            small: false,
-            meter: None,
-        }
-    }
-}
-
-impl HeaderWalk<'_> {
-    /// Count the bytes of the entries passed in `meter` (none if `None`).
-    pub fn metered(mut self, meter: Option<&'static Meter>) -> Self {
-        self.meter = meter;
-        self
-    }
-
-    /// The next entry's header, or `None` at the end (or at damage).
-    pub fn next_header(&mut self) -> Result<Option<EntryHeader>> {
-        use crate::log::read::{frame, Frame};
-        loop {
-            if self.done {
-                return Ok(None);
-            }
-            let Some(segment) = self.partition.segments.get(self.seg) else {
-                self.done = true;
-                return Ok(None);
-            };
-            let (file, len) = match &self.file {
-                Some((f, len)) => (f, *len),
-                None => {
-                    let f = crate::log::files::open_regular(&segment.log)?;
-                    let len = f
-                        .metadata()
-                        .map_err(|e| Error::io(&segment.log, "stat", e))?
-                        .len();
-                    self.file = Some((f, len));
-                    continue;
-                }
-            };
-            if self.pos >= len {
-                self.file = None;
-                self.window.clear();
-                self.seg += 1;
-                self.pos = 0;
-                continue;
-            }
-            let left = len - self.pos;
-            let n = (left.min(HEADER_LEN as u64)) as usize;
-            let offset_in_window = self.pos.checked_sub(self.window_at);
-            let held = offset_in_window
-                .and_then(|o| usize::try_from(o).ok())
-                .filter(|&o| o + n <= self.window.len());
-            let at = match held {
-                Some(o) => o,
-                None => {
-                    let want = if self.small { HEADER_WINDOW } else { n };
-                    let want = (left.min(want as u64) as usize).max(n);
-                    self.window.resize(want, 0);
-                    file.read_exact_at(&mut self.window, self.pos)
-                        .map_err(|e| Error::io(&segment.log, "read", e))?;
-                    self.window_at = self.pos;
-                    0
-                }
-            };
-            let mut head = [0u8; HEADER_LEN];
-            if let (Some(to), Some(from)) = (head.get_mut(..n), self.window.get(at..at + n)) {
-                to.copy_from_slice(from);
-            }
-            const UP_TO_MAGIC: usize = batch::HEADER_SIZE_UP_TO_MAGIC;
-            let mut up_to_magic = [0u8; UP_TO_MAGIC];
-            match head.get(..UP_TO_MAGIC) {
-                Some(h) if n >= UP_TO_MAGIC => up_to_magic.copy_from_slice(h),
-                _ => {
-                    self.done = true;
-                    return Ok(None);
-                }
-            }
-            let Frame::Whole { total, magic } = frame(&up_to_magic, left) else {
-                self.done = true;
-                return Ok(None);
-            };
-            let position = self.pos;
-            self.pos += total;
-            self.small = total <= SMALL_ENTRY;
-            if let Some(m) = self.meter {
-                m.add(total);
-            }
-            let header = if magic == 2 {
-                let Ok(h) = batch::BatchHeader::parse(&head, position) else {
-                    self.done = true;
-                    return Ok(None);
-                };
-                let last = h.base_offset.checked_add(i64::from(h.last_offset_delta));
-                match last {
-                    None => {
-                        self.done = true;
-                        return Ok(None);
-                    }
-                    Some(last) if last < self.from => continue,
-                    Some(_) => Some(h),
-                }
-            } else {
-                None
-            };
-            return Ok(Some(EntryHeader {
-                position,
-                size: total,
-                batch: header,
-            }));
-        }
-    }
 }
 
 /// How a search for the next valid batch ended.

@@ -502,7 +502,7 @@ fn replay_partition(
             None => break,
             Some(Step::Entry(w)) => w,
             Some(Step::Damage(d)) => {
-                loader.damaged(Finding::decode(d.file, d.position, d.base_offset, &d.error));
+                loader.damaged(d.finding());
                 continue;
             }
             Some(_) => continue,
@@ -574,7 +574,7 @@ fn replay_partition(
         }
     }
     for d in walk.take_damage() {
-        loader.damaged(Finding::decode(d.file, d.position, d.base_offset, &d.error));
+        loader.damaged(d.finding());
     }
     Ok(range)
 }

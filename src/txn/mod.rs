@@ -438,12 +438,7 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
     }
     // Damage the walk stepped over hides batches: say where.
     for d in walk.take_damage() {
-        st.findings.push(Finding::decode(
-            &d.file,
-            d.position,
-            d.base_offset,
-            &d.error,
-        ));
+        st.findings.push(d.finding());
     }
     st.log_end = match opts.end_offset {
         Some(_) => read_to.unwrap_or(st.log_start),

@@ -626,7 +626,7 @@ impl PreviewOut {
 impl CutOut {
     /// The cut of `log` at the damage recovery finds there: every byte from
     /// its position on.
-    fn at(log: &Path, d: &kaen_log::inspect::recovery::Damage) -> Self {
+    fn at(log: &Path, d: &kaen_log::inspect::recovery::Cut) -> Self {
         CutOut {
             file: kaen_log::log::findings::FileFields::of(log),
             position: d.position,

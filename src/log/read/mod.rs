@@ -431,63 +431,9 @@ impl SegmentReader {
         if left == 0 {
             return self.finish(Tail::Clean);
         }
-        let torn = |declared: u64| {
-            DecodeError::new(
-                at,
-                DecodeErrorKind::PastEndOfFile {
-                    declared,
-                    available: left,
-                },
-            )
-        };
-        if left <= HEADER_SIZE_UP_TO_MAGIC as u64 {
-            self.ensure(left as usize)?;
-            // Twelve or more zeros include a zero size field, which no real
-            // entry has; fewer could be the start of a real batch header.
-            let zeros = self.unread(left as usize).iter().all(|&x| x == 0);
-            if zeros && left >= LOG_OVERHEAD as u64 {
-                let error = DecodeError::new(at, DecodeErrorKind::TrailingZeros { len: left });
-                return self.finish(Tail::Corrupt {
-                    at,
-                    len: left,
-                    error,
-                });
-            }
-            let error = torn(HEADER_SIZE_UP_TO_MAGIC as u64 + 1);
-            return self.finish(Tail::Truncated {
-                at,
-                len: left,
-                error,
-            });
-        }
-        self.ensure(HEADER_SIZE_UP_TO_MAGIC)?;
-        let mut head = [0u8; HEADER_SIZE_UP_TO_MAGIC];
-        head.copy_from_slice(self.unread(HEADER_SIZE_UP_TO_MAGIC));
-        if head.iter().all(|&b| b == 0) && self.rest_is_zero()? {
-            let error = DecodeError::new(at, DecodeErrorKind::TrailingZeros { len: left });
-            return self.finish(Tail::Corrupt {
-                at,
-                len: left,
-                error,
-            });
-        }
-        let (total, magic) = match frame(&head, left) {
-            Frame::Whole { total, magic } => (total as usize, magic),
-            Frame::PastEnd { declared } => {
-                return self.finish(Tail::Truncated {
-                    at,
-                    len: left,
-                    error: torn(declared),
-                })
-            }
-            Frame::Corrupt { at: field, kind } => {
-                let error = DecodeError::new(at + field, kind);
-                return self.finish(Tail::Corrupt {
-                    at,
-                    len: left,
-                    error,
-                });
-            }
+        let (total, magic) = match self.frame_next(at, left)? {
+            Ok(framed) => framed,
+            Err(tail) => return self.finish(tail),
         };
         self.ensure(total)?;
         self.pos += total as u64;
@@ -545,6 +491,64 @@ impl SegmentReader {
                 Ok(None)
             }
         }
+    }
+
+    /// Frame the entry at `at` (`left` bytes before the end of the file):
+    /// its size and magic, or the tail the file ends with there.
+    fn frame_next(&mut self, at: u64, left: u64) -> Result<std::result::Result<(usize, i8), Tail>> {
+        let torn = |declared: u64| {
+            DecodeError::new(
+                at,
+                DecodeErrorKind::PastEndOfFile {
+                    declared,
+                    available: left,
+                },
+            )
+        };
+        if left <= HEADER_SIZE_UP_TO_MAGIC as u64 {
+            self.ensure(left as usize)?;
+            // Twelve or more zeros include a zero size field, which no real
+            // entry has; fewer could be the start of a real batch header.
+            let zeros = self.unread(left as usize).iter().all(|&x| x == 0);
+            if zeros && left >= LOG_OVERHEAD as u64 {
+                let error = DecodeError::new(at, DecodeErrorKind::TrailingZeros { len: left });
+                return Ok(Err(Tail::Corrupt {
+                    at,
+                    len: left,
+                    error,
+                }));
+            }
+            let error = torn(HEADER_SIZE_UP_TO_MAGIC as u64 + 1);
+            return Ok(Err(Tail::Truncated {
+                at,
+                len: left,
+                error,
+            }));
+        }
+        self.ensure(HEADER_SIZE_UP_TO_MAGIC)?;
+        let mut head = [0u8; HEADER_SIZE_UP_TO_MAGIC];
+        head.copy_from_slice(self.unread(HEADER_SIZE_UP_TO_MAGIC));
+        if head.iter().all(|&b| b == 0) && self.rest_is_zero()? {
+            let error = DecodeError::new(at, DecodeErrorKind::TrailingZeros { len: left });
+            return Ok(Err(Tail::Corrupt {
+                at,
+                len: left,
+                error,
+            }));
+        }
+        Ok(match frame(&head, left) {
+            Frame::Whole { total, magic } => Ok((total as usize, magic)),
+            Frame::PastEnd { declared } => Err(Tail::Truncated {
+                at,
+                len: left,
+                error: torn(declared),
+            }),
+            Frame::Corrupt { at: field, kind } => Err(Tail::Corrupt {
+                at,
+                len: left,
+                error: DecodeError::new(at + field, kind),
+            }),
+        })
     }
 }
 

@@ -107,6 +107,15 @@ pub struct BadRecord {
     pub error: DecodeError,
 }
 
+impl BadRecord {
+    /// The record as a finding, at the error's byte (the one place a
+    /// record the replay could not use becomes a [`Finding`]).
+    pub fn finding(&self) -> Finding {
+        let offset = (self.log_offset >= 0).then_some(self.log_offset);
+        Finding::decode(&self.file, self.error.offset, offset, &self.error)
+    }
+}
+
 /// A partition of an internal topic whose records were not all read and
 /// applied (damaged bytes, a record that does not decode, a value version
 /// Kafka does not read): what is shown of it is incomplete. Kafka's
