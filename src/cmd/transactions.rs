@@ -346,17 +346,8 @@ struct ProducerRow {
 struct ProducerCsv<'a> {
     topic: &'a str,
     partition: i32,
-    producer_id: i64,
-    producer_epoch: i16,
-    last_sequence: i32,
-    first_offset: i64,
-    last_offset: i64,
-    batches: u64,
-    transactional: bool,
-    committed: u64,
-    aborted: u64,
-    open_transaction_first_offset: Option<i64>,
-    open_transaction_start_timestamp_ms: Option<i64>,
+    #[serde(flatten)]
+    producer: &'a ProducerOut,
 }
 
 /// One transactional id as the coordinator (`__transaction_state`) has it.
@@ -630,27 +621,11 @@ impl Report for TransactionsReport {
                 p.producers.iter().map(|s| ProducerCsv {
                     topic: &p.topic,
                     partition: p.partition,
-                    producer_id: s.producer_id,
-                    producer_epoch: s.producer_epoch,
-                    last_sequence: s.last_sequence,
-                    first_offset: s.first_offset,
-                    last_offset: s.last_offset,
-                    batches: s.batches,
-                    transactional: s.transactional,
-                    committed: s.committed,
-                    aborted: s.aborted,
-                    open_transaction_first_offset: s
-                        .open_transaction
-                        .as_ref()
-                        .map(|o| o.first_offset),
-                    open_transaction_start_timestamp_ms: s
-                        .open_transaction
-                        .as_ref()
-                        .map(|o| o.start_timestamp_ms),
+                    producer: s,
                 })
             })
             .collect();
-        Some(Table::of(&rows))
+        Some(Table::flat(&rows))
     }
 
     fn tables(&self) -> Vec<Table> {
