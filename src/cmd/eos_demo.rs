@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
+use kaen_log::demo::delivery::Workspace;
 use kaen_log::demo::eos::{self, CrashPoint, EosDemo, Options};
-use kaen_log::demo::group::Workspace;
 use kaen_log::txn::coordinator::TransactionVersion;
 use schemars::JsonSchema;
 use serde::Serialize;

@@ -4,7 +4,7 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
-use kaen_log::demo::group::{Delivery, DemoDir, Scenario, Workspace};
+use kaen_log::demo::delivery::{Delivery, DemoDir, Scenario, Workspace};
 use kaen_log::log::{durable, Partition};
 use kaen_log::offsets::group_coordinator::{ClassicGroup, GroupError, GroupState};
 use kaen_log::offsets::{

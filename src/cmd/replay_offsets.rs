@@ -253,47 +253,8 @@ impl ReplayReport {
         judge: &Judge<'_>,
         time_format: TimeFormat,
     ) -> Self {
-        let offsets = (!args.history).then(|| {
-            replay
-                .commits()
-                .filter(|(g, t, _, _)| {
-                    args.group.as_deref().is_none_or(|x| x == *g)
-                        && args.topic.as_deref().is_none_or(|x| x == *t)
-                })
-                .map(|(g, t, p, c)| OffsetRow {
-                    group: g.to_string(),
-                    topic: t.to_string(),
-                    partition: p,
-                    committed_offset: c.offset,
-                    leader_epoch: c.leader_epoch,
-                    metadata: c.metadata.clone(),
-                    commit_timestamp_ms: c.commit_timestamp,
-                    expire_timestamp_ms: c.expire_timestamp,
-                    status: judge.standing(g, t, p, c).name(),
-                    value_version: c.value_version,
-                    topic_id: c.topic_id.clone(),
-                    log_partition: c.log_partition,
-                    log_offset: c.log_offset,
-                })
-                .collect()
-        });
-        let history = args.history.then(|| {
-            replay
-                .history
-                .iter()
-                .map(|e| HistoryRow {
-                    log_partition: e.log_partition,
-                    log_offset: e.log_offset,
-                    position: e.position,
-                    event: e.kind.name(),
-                    group: e.group.clone(),
-                    topic: e.topic.clone(),
-                    partition: e.partition,
-                    committed_offset: e.offset,
-                    commit_timestamp_ms: e.commit_timestamp,
-                })
-                .collect()
-        });
+        let offsets = (!args.history).then(|| offset_rows(replay, args, judge));
+        let history = args.history.then(|| history_rows(replay));
         let pending = replay
             .pending()
             .map(|(lp, pid, g, t, p, o)| PendingRow {
@@ -315,6 +276,68 @@ impl ReplayReport {
                 error: b.error.to_string(),
             })
             .collect();
+        ReplayReport {
+            incomplete: replay.incomplete.values().cloned().collect(),
+            offsets,
+            history,
+            pending,
+            bad_records,
+            findings: replay.warnings.clone(),
+            summary: ReplaySummary::of(replay, topic),
+            time_format,
+        }
+    }
+}
+
+/// The committed offsets of the groups and topics `args` selects, each
+/// with its standing as `judge` has it.
+fn offset_rows(replay: &Replay, args: &ReplayOffsetsArgs, judge: &Judge<'_>) -> Vec<OffsetRow> {
+    replay
+        .commits()
+        .filter(|(g, t, _, _)| {
+            args.group.as_deref().is_none_or(|x| x == *g)
+                && args.topic.as_deref().is_none_or(|x| x == *t)
+        })
+        .map(|(g, t, p, c)| OffsetRow {
+            group: g.to_string(),
+            topic: t.to_string(),
+            partition: p,
+            committed_offset: c.offset,
+            leader_epoch: c.leader_epoch,
+            metadata: c.metadata.clone(),
+            commit_timestamp_ms: c.commit_timestamp,
+            expire_timestamp_ms: c.expire_timestamp,
+            status: judge.standing(g, t, p, c).name(),
+            value_version: c.value_version,
+            topic_id: c.topic_id.clone(),
+            log_partition: c.log_partition,
+            log_offset: c.log_offset,
+        })
+        .collect()
+}
+
+/// Every event the replay recorded, in log order.
+fn history_rows(replay: &Replay) -> Vec<HistoryRow> {
+    replay
+        .history
+        .iter()
+        .map(|e| HistoryRow {
+            log_partition: e.log_partition,
+            log_offset: e.log_offset,
+            position: e.position,
+            event: e.kind.name(),
+            group: e.group.clone(),
+            topic: e.topic.clone(),
+            partition: e.partition,
+            committed_offset: e.offset,
+            commit_timestamp_ms: e.commit_timestamp,
+        })
+        .collect()
+}
+
+impl ReplaySummary {
+    /// The counts of `replay` over the offsets topic `topic`.
+    fn of(replay: &Replay, topic: &str) -> Self {
         let s = &replay.stats;
         let other_record_types = s
             .skipped_types
@@ -329,32 +352,23 @@ impl ReplayReport {
                 (name, *n)
             })
             .collect();
-        ReplayReport {
-            incomplete: replay.incomplete.values().cloned().collect(),
-            offsets,
-            history,
-            pending,
-            bad_records,
-            findings: replay.warnings.clone(),
-            summary: ReplaySummary {
-                topic: topic.to_string(),
-                records: s.records,
-                offset_commits: s.offset_commits,
-                tombstones: s.tombstones,
-                group_metadata_records: s.group_metadata,
-                live_keys: replay.live_keys() as u64,
-                other_record_types,
-                control_records: s.control_records,
-                txn_commits_applied: s.txn_commits_applied,
-                txn_commits_aborted: s.txn_commits_aborted,
-                txn_commits_superseded: s.txn_commits_superseded,
-                txn_commits_cancelled: s.txn_commits_cancelled,
-                txn_commits_pending: replay.pending_count() as u64,
-                bad_records: replay.bad_count,
-                warnings: replay.warning_count,
-                log_end_offsets: s.log_end_offsets.clone(),
-            },
-            time_format,
+        ReplaySummary {
+            topic: topic.to_string(),
+            records: s.records,
+            offset_commits: s.offset_commits,
+            tombstones: s.tombstones,
+            group_metadata_records: s.group_metadata,
+            live_keys: replay.live_keys() as u64,
+            other_record_types,
+            control_records: s.control_records,
+            txn_commits_applied: s.txn_commits_applied,
+            txn_commits_aborted: s.txn_commits_aborted,
+            txn_commits_superseded: s.txn_commits_superseded,
+            txn_commits_cancelled: s.txn_commits_cancelled,
+            txn_commits_pending: replay.pending_count() as u64,
+            bad_records: replay.bad_count,
+            warnings: replay.warning_count,
+            log_end_offsets: s.log_end_offsets.clone(),
         }
     }
 }

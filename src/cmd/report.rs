@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use kaen_log::cluster::broker_summary::{self, SummaryDoc, SummaryOptions};
 use kaen_log::cluster::merge::{self, Source};
-use kaen_log::format::{DecodeLimits, Entry};
+use kaen_log::format::{BatchView, DecodeLimits, Entry};
 use kaen_log::log::findings::{Finding, Kind, Severity};
 use kaen_log::log::{DataDir, Partition, Policy};
 use kaen_log::offsets::ReplayOptions;
@@ -337,7 +337,28 @@ fn partition_view(
         recovery: None,
         salvage_lost: None,
     };
-    // transactions' producer state.
+    transactions_of(args, ps, p, &mut view, doc);
+    view.damage = damage_marks(findings, p);
+    let point = ps.recovery_point.unwrap_or(0);
+    // Recovery cuts only at damage verify-crc finds too (framing and CRCs).
+    if !view.damage.is_empty() {
+        // verify-crc --recovery-preview.
+        view.recovery = recovery_cut(p, s.clean_shutdown, point)?;
+        // verify-crc --repair --salvage, planned only.
+        view.salvage_lost = salvage_lost(p, point, doc);
+    }
+    Ok(view)
+}
+
+/// `transactions`' producer state of `p` into `view`: its last stable
+/// offset, open and aborted transactions (a note when it cannot be read).
+fn transactions_of(
+    args: &ReportArgs,
+    ps: &broker_summary::PartitionSummary,
+    p: &Partition,
+    view: &mut PartitionView,
+    doc: &mut ReportDoc,
+) {
     let txn = kaen_log::txn::TxnOptions {
         now_ms: args.now_ms,
         high_watermark: ps.high_watermark,
@@ -361,7 +382,11 @@ fn partition_view(
             .notes
             .push(format!("{}: transactions not read: {e}", p.dir.display())),
     }
-    view.damage = findings
+}
+
+/// The error findings in `p`'s log segments, as marks on its strip.
+fn damage_marks(findings: &[Finding], p: &Partition) -> Vec<DamageMark> {
+    findings
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .filter(|f| f.file.parent() == Some(p.dir.as_path()))
@@ -372,58 +397,66 @@ fn partition_view(
             offset: f.offset,
             kind: f.kind.name(),
         })
-        .collect();
-    // verify-crc --recovery-preview.
-    // Recovery cuts only at damage verify-crc finds too (framing and CRCs).
-    let point = ps.recovery_point.unwrap_or(0);
-    if !view.damage.is_empty() && s.clean_shutdown {
+        .collect()
+}
+
+/// Where a restarting broker's recovery cuts `p`: after a clean shutdown
+/// the first damage of the segments it recovers then, else the recovery
+/// preview from the recovery point `point`.
+fn recovery_cut(
+    p: &Partition,
+    clean_shutdown: bool,
+    point: i64,
+) -> anyhow::Result<Option<RecoveryCut>> {
+    if clean_shutdown {
         for (seg, damage) in kaen_log::inspect::recovery::recovered_after_clean_shutdown(p)? {
             if let Some(d) = damage {
-                view.recovery = Some(RecoveryCut {
+                return Ok(Some(RecoveryCut {
                     file: seg.log.display().to_string(),
                     position: d.position,
                     bytes: d.file_len.saturating_sub(d.position),
                     deleted_segments: Vec::new(),
                     lost: None,
-                });
-                break;
+                }));
             }
         }
-    } else if !view.damage.is_empty() {
-        let pv = kaen_log::inspect::recovery::preview(p, point)?;
-        if let Some((seg, d)) = &pv.truncate {
-            view.recovery = Some(RecoveryCut {
-                file: seg.log.display().to_string(),
-                position: d.position,
-                bytes: d.file_len.saturating_sub(d.position),
-                deleted_segments: pv
-                    .deleted
-                    .iter()
-                    .map(|s| s.log.display().to_string())
-                    .collect(),
-                lost: pv.lost_offsets.map(|(from, end)| (from, end - 1)),
-            });
+        return Ok(None);
+    }
+    let pv = kaen_log::inspect::recovery::preview(p, point)?;
+    let Some((seg, d)) = &pv.truncate else {
+        return Ok(None);
+    };
+    Ok(Some(RecoveryCut {
+        file: seg.log.display().to_string(),
+        position: d.position,
+        bytes: d.file_len.saturating_sub(d.position),
+        deleted_segments: pv
+            .deleted
+            .iter()
+            .map(|s| s.log.display().to_string())
+            .collect(),
+        lost: pv.lost_offsets.map(|(from, end)| (from, end - 1)),
+    }))
+}
+
+/// The offset ranges a salvage repair of `p` would lose (`None`, and a
+/// note, when it cannot be planned).
+fn salvage_lost(p: &Partition, point: i64, doc: &mut ReportDoc) -> Option<Vec<(i64, Option<i64>)>> {
+    let opts = kaen_log::inspect::repair::RepairOptions {
+        salvage: true,
+        recovery_point: point,
+        ..kaen_log::inspect::repair::RepairOptions::default()
+    };
+    match kaen_log::inspect::repair::plan_salvage(p, &opts) {
+        Ok(plan) => plan
+            .salvage
+            .map(|s| s.lost.iter().map(|l| (l.from, l.to)).collect()),
+        Err(e) => {
+            doc.notes
+                .push(format!("{}: no salvage plan: {e}", p.dir.display()));
+            None
         }
     }
-    // verify-crc --repair --salvage, planned only.
-    if !view.damage.is_empty() {
-        let opts = kaen_log::inspect::repair::RepairOptions {
-            salvage: true,
-            recovery_point: point,
-            ..kaen_log::inspect::repair::RepairOptions::default()
-        };
-        match kaen_log::inspect::repair::plan_salvage(p, &opts) {
-            Ok(plan) => {
-                view.salvage_lost = plan
-                    .salvage
-                    .map(|s| s.lost.iter().map(|l| (l.from, l.to)).collect())
-            }
-            Err(e) => doc
-                .notes
-                .push(format!("{}: no salvage plan: {e}", p.dir.display())),
-        }
-    }
-    Ok(view)
 }
 
 /// What Kafka does with a finding (the severities' meaning, `findings`),
@@ -565,30 +598,55 @@ fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
         ..LayoutDoc::default()
     };
     let name = path.file_name().and_then(|n| n.to_str());
-    if let Some(kind) = name.and_then(kaen_log::inspect::layout::sidecar::FileKind::of) {
-        doc.describe = kind.describe();
-        let whole = kaen_log::log::files::read_regular(path, MAX_LAYOUT_FILE)?
-            .ok_or_else(|| anyhow::anyhow!("{}: does not exist", path.display()))?;
-        let mut fields = Vec::new();
-        let problem = kaen_log::inspect::layout::sidecar::layout(kind, &whole, &mut |f| {
-            if f.position < max_bytes {
-                fields.push(LayoutField {
-                    position: Some(f.position),
-                    decompressed_position: None,
-                    len: f.bytes.len() as u64,
-                    depth: f.depth,
-                    name: f.field,
-                    // As dump-segment shows it: batch_layout's values come
-                    // escaped, these raw.
-                    value: kaen_log::format::escape::escape_cell(&f.value).into_owned(),
-                });
-            }
-        });
-        doc.fields = fields;
-        doc.problems.extend(problem);
-        return Ok(doc);
+    match name.and_then(kaen_log::inspect::layout::sidecar::FileKind::of) {
+        Some(kind) => file_fields(&mut doc, kind, path, max_bytes)?,
+        // A log segment (or a KRaft snapshot): its batches.
+        None => segment_fields(&mut doc, path, name, max_bytes)?,
     }
-    // A log segment (or a KRaft snapshot): its batches.
+    Ok(doc)
+}
+
+/// The fields of a file that is not a log segment (an index, a snapshot,
+/// a checkpoint, ...) that start in its first `max_bytes` bytes, and where
+/// it stops decoding.
+fn file_fields(
+    doc: &mut LayoutDoc,
+    kind: kaen_log::inspect::layout::sidecar::FileKind,
+    path: &Path,
+    max_bytes: u64,
+) -> anyhow::Result<()> {
+    doc.describe = kind.describe();
+    let whole = kaen_log::log::files::read_regular(path, MAX_LAYOUT_FILE)?
+        .ok_or_else(|| anyhow::anyhow!("{}: does not exist", path.display()))?;
+    let mut fields = Vec::new();
+    let problem = kaen_log::inspect::layout::sidecar::layout(kind, &whole, &mut |f| {
+        if f.position < max_bytes {
+            fields.push(LayoutField {
+                position: Some(f.position),
+                decompressed_position: None,
+                len: f.bytes.len() as u64,
+                depth: f.depth,
+                name: f.field,
+                // As dump-segment shows it: batch_layout's values come
+                // escaped, these raw.
+                value: kaen_log::format::escape::escape_cell(&f.value).into_owned(),
+            });
+        }
+    });
+    doc.fields = fields;
+    doc.problems.extend(problem);
+    Ok(())
+}
+
+/// The batches of a log segment that start in its first `max_bytes`
+/// bytes, each a line of its own then its fields, and the damage the walk
+/// stepped over.
+fn segment_fields(
+    doc: &mut LayoutDoc,
+    path: &Path,
+    name: Option<&str>,
+    max_bytes: u64,
+) -> anyhow::Result<()> {
     let base = name
         .and_then(kaen_log::log::parse_segment_name)
         .map(|(b, _)| b);
@@ -596,18 +654,7 @@ fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
         "log segment{}: record batches (RecordBatch v2: a 61-byte header, then the records; legacy messages of magic 0 and 1 are shown whole)",
         base.map_or_else(String::new, |b| format!(" at base offset {b}"))
     );
-    let topic = match crate::report::internal::detect(path) {
-        Some(crate::report::internal::Internal::Offsets) => {
-            kaen_log::inspect::layout::Topic::Offsets
-        }
-        Some(crate::report::internal::Internal::ClusterMetadata) => {
-            kaen_log::inspect::layout::Topic::Metadata
-        }
-        Some(crate::report::internal::Internal::ShareGroupState) => {
-            kaen_log::inspect::layout::Topic::ShareGroupState
-        }
-        _ => kaen_log::inspect::layout::Topic::Plain,
-    };
+    let topic = layout_topic(path);
     let one = Partition::single_file(path, base.unwrap_or(0));
     let mut walk = one.walk(Policy::HEADERS);
     let limits = DecodeLimits::default();
@@ -617,37 +664,7 @@ fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
             break;
         }
         match entry {
-            Entry::V2(batch) => {
-                let h = batch.header;
-                doc.fields.push(LayoutField {
-                    position: Some(batch.position),
-                    decompressed_position: None,
-                    len: 0,
-                    depth: 0,
-                    name: format!(
-                        "batch at position {}, offsets {}..={}",
-                        batch.position,
-                        h.base_offset,
-                        h.last_offset()
-                    ),
-                    value: format!("{} bytes", batch.bytes().len()),
-                });
-                let fields = &mut doc.fields;
-                let err =
-                    kaen_log::inspect::layout::batch_layout(&batch, topic, limits, &mut |f| {
-                        fields.push(LayoutField {
-                            position: (!f.decompressed).then_some(f.position),
-                            decompressed_position: f.decompressed.then_some(f.position),
-                            len: f.bytes.len() as u64,
-                            depth: f.depth,
-                            name: f.name.clone(),
-                            value: f.value.clone(),
-                        })
-                    });
-                if let Some(e) = err {
-                    doc.problems.push(e.to_string());
-                }
-            }
+            Entry::V2(batch) => batch_fields(doc, &batch, topic, limits),
             Entry::Legacy(m) => doc.fields.push(LayoutField {
                 position: Some(m.position),
                 decompressed_position: None,
@@ -662,5 +679,61 @@ fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
         doc.problems
             .push(format!("position {}: {}", d.position, d.error));
     }
-    Ok(doc)
+    Ok(())
+}
+
+/// How the records of the segment at `path` decode: as the internal topic
+/// its folder names, else as plain records.
+fn layout_topic(path: &Path) -> kaen_log::inspect::layout::Topic {
+    match crate::report::internal::detect(path) {
+        Some(crate::report::internal::Internal::Offsets) => {
+            kaen_log::inspect::layout::Topic::Offsets
+        }
+        Some(crate::report::internal::Internal::ClusterMetadata) => {
+            kaen_log::inspect::layout::Topic::Metadata
+        }
+        Some(crate::report::internal::Internal::ShareGroupState) => {
+            kaen_log::inspect::layout::Topic::ShareGroupState
+        }
+        _ => kaen_log::inspect::layout::Topic::Plain,
+    }
+}
+
+/// One v2 batch: a line for the whole batch, then `batch_layout`'s fields
+/// (decompressed ones by their position in the decompressed records), and
+/// where it stops decoding.
+fn batch_fields(
+    doc: &mut LayoutDoc,
+    batch: &BatchView<'_>,
+    topic: kaen_log::inspect::layout::Topic,
+    limits: DecodeLimits,
+) {
+    let h = batch.header;
+    doc.fields.push(LayoutField {
+        position: Some(batch.position),
+        decompressed_position: None,
+        len: 0,
+        depth: 0,
+        name: format!(
+            "batch at position {}, offsets {}..={}",
+            batch.position,
+            h.base_offset,
+            h.last_offset()
+        ),
+        value: format!("{} bytes", batch.bytes().len()),
+    });
+    let fields = &mut doc.fields;
+    let err = kaen_log::inspect::layout::batch_layout(batch, topic, limits, &mut |f| {
+        fields.push(LayoutField {
+            position: (!f.decompressed).then_some(f.position),
+            decompressed_position: f.decompressed.then_some(f.position),
+            len: f.bytes.len() as u64,
+            depth: f.depth,
+            name: f.name.clone(),
+            value: f.value.clone(),
+        })
+    });
+    if let Some(e) = err {
+        doc.problems.push(e.to_string());
+    }
 }

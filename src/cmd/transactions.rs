@@ -225,6 +225,27 @@ struct ProducerOut {
     open_transaction: Option<OpenOut>,
 }
 
+impl ProducerOut {
+    /// One producer's state as the document has it.
+    fn of(s: &txn::ProducerState) -> Self {
+        ProducerOut {
+            producer_id: s.producer_id,
+            producer_epoch: s.epoch,
+            last_sequence: s.last_sequence,
+            first_offset: s.first_offset,
+            last_offset: s.last_offset,
+            batches: s.batches,
+            transactional: s.transactional,
+            committed: s.committed,
+            aborted: s.aborted,
+            open_transaction: s.open.map(|o| OpenOut {
+                first_offset: o.first_offset,
+                start_timestamp_ms: o.start_timestamp,
+            }),
+        }
+    }
+}
+
 /// A transaction with no marker yet.
 #[derive(Serialize, JsonSchema)]
 struct OpenOut {
@@ -270,6 +291,41 @@ struct PartitionOut {
     open: u64,
 }
 
+impl PartitionOut {
+    /// One analysed partition: its producers, aborted transactions and
+    /// snapshots.
+    fn of((p, st, snaps): &Analysed<'_>) -> Self {
+        PartitionOut {
+            topic: p.topic.clone(),
+            partition: p.partition,
+            log_end_offset: st.log_end,
+            last_stable_offset: st.last_stable_offset(),
+            producers: st.producers.values().map(ProducerOut::of).collect(),
+            aborted: st
+                .aborted
+                .iter()
+                .map(|a| AbortedOut {
+                    producer_id: a.producer_id,
+                    first_offset: a.first_offset,
+                    last_offset: a.last_offset,
+                })
+                .collect(),
+            snapshots: snaps
+                .iter()
+                .map(|s| SnapshotOut {
+                    file: kaen_log::log::findings::FileFields::of(&s.path),
+                    offset: s.offset,
+                    producers: s.producers as u64,
+                    matches_log: s.findings.is_empty(),
+                })
+                .collect(),
+            findings: st.findings.clone(),
+            name: p.name(),
+            open: st.open_transactions().len() as u64,
+        }
+    }
+}
+
 /// The text row of a producer.
 #[derive(Serialize, JsonSchema)]
 struct ProducerRow {
@@ -291,17 +347,8 @@ struct ProducerRow {
 struct ProducerCsv<'a> {
     topic: &'a str,
     partition: i32,
-    producer_id: i64,
-    producer_epoch: i16,
-    last_sequence: i32,
-    first_offset: i64,
-    last_offset: i64,
-    batches: u64,
-    transactional: bool,
-    committed: u64,
-    aborted: u64,
-    open_transaction_first_offset: Option<i64>,
-    open_transaction_start_timestamp_ms: Option<i64>,
+    #[serde(flatten)]
+    producer: &'a ProducerOut,
 }
 
 /// One transactional id as the coordinator (`__transaction_state`) has it.
@@ -329,6 +376,35 @@ struct CoordinatorTxn {
     next_producer_epoch: i16,
     /// A later record of this id could not be read: the row may be stale.
     incomplete: bool,
+}
+
+impl CoordinatorTxn {
+    /// Transactional id `id` as the coordinator's view `v` has it.
+    fn of(id: &str, m: &txnlog::TransactionMetadata, v: &txnlog::CoordinatorView) -> Self {
+        CoordinatorTxn {
+            transactional_id: id.to_string(),
+            producer_id: m.producer_id,
+            producer_epoch: m.producer_epoch,
+            state: status_name(m.status),
+            timeout_ms: m.timeout_ms,
+            partitions: m.partitions.as_ref().map(|ps| {
+                ps.iter()
+                    .map(|(t, ids)| TopicPartitions {
+                        topic: t.clone(),
+                        partitions: ids.clone(),
+                    })
+                    .collect()
+            }),
+            last_update_timestamp_ms: m.last_update_timestamp_ms,
+            start_timestamp_ms: m.start_timestamp_ms,
+            record_version: m.version,
+            client_transaction_version: m.client_transaction_version,
+            previous_producer_id: m.previous_producer_id,
+            next_producer_id: m.next_producer_id,
+            next_producer_epoch: m.next_producer_epoch,
+            incomplete: v.unread_ids.contains(id),
+        }
+    }
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -454,55 +530,7 @@ impl TransactionsReport {
         args: &TransactionsArgs,
         time_format: TimeFormat,
     ) -> Self {
-        let partitions = reports
-            .iter()
-            .map(|(p, st, snaps)| PartitionOut {
-                topic: p.topic.clone(),
-                partition: p.partition,
-                log_end_offset: st.log_end,
-                last_stable_offset: st.last_stable_offset(),
-                producers: st
-                    .producers
-                    .values()
-                    .map(|s| ProducerOut {
-                        producer_id: s.producer_id,
-                        producer_epoch: s.epoch,
-                        last_sequence: s.last_sequence,
-                        first_offset: s.first_offset,
-                        last_offset: s.last_offset,
-                        batches: s.batches,
-                        transactional: s.transactional,
-                        committed: s.committed,
-                        aborted: s.aborted,
-                        open_transaction: s.open.map(|o| OpenOut {
-                            first_offset: o.first_offset,
-                            start_timestamp_ms: o.start_timestamp,
-                        }),
-                    })
-                    .collect(),
-                aborted: st
-                    .aborted
-                    .iter()
-                    .map(|a| AbortedOut {
-                        producer_id: a.producer_id,
-                        first_offset: a.first_offset,
-                        last_offset: a.last_offset,
-                    })
-                    .collect(),
-                snapshots: snaps
-                    .iter()
-                    .map(|s| SnapshotOut {
-                        file: kaen_log::log::findings::FileFields::of(&s.path),
-                        offset: s.offset,
-                        producers: s.producers as u64,
-                        matches_log: s.findings.is_empty(),
-                    })
-                    .collect(),
-                findings: st.findings.clone(),
-                name: p.name(),
-                open: st.open_transactions().len() as u64,
-            })
-            .collect::<Vec<_>>();
+        let partitions = reports.iter().map(PartitionOut::of).collect::<Vec<_>>();
         let coordinator_findings = view.map(|v| v.findings.clone()).unwrap_or_default();
         let findings: Vec<Finding> = reports
             .iter()
@@ -512,29 +540,7 @@ impl TransactionsReport {
         let coordinator = view.map(|v| {
             v.transactions
                 .iter()
-                .map(|(id, m)| CoordinatorTxn {
-                    transactional_id: id.clone(),
-                    producer_id: m.producer_id,
-                    producer_epoch: m.producer_epoch,
-                    state: status_name(m.status),
-                    timeout_ms: m.timeout_ms,
-                    partitions: m.partitions.as_ref().map(|ps| {
-                        ps.iter()
-                            .map(|(t, ids)| TopicPartitions {
-                                topic: t.clone(),
-                                partitions: ids.clone(),
-                            })
-                            .collect()
-                    }),
-                    last_update_timestamp_ms: m.last_update_timestamp_ms,
-                    start_timestamp_ms: m.start_timestamp_ms,
-                    record_version: m.version,
-                    client_transaction_version: m.client_transaction_version,
-                    previous_producer_id: m.previous_producer_id,
-                    next_producer_id: m.next_producer_id,
-                    next_producer_epoch: m.next_producer_epoch,
-                    incomplete: v.unread_ids.contains(id),
-                })
+                .map(|(id, m)| CoordinatorTxn::of(id, m, v))
                 .collect()
         });
         TransactionsReport {
@@ -616,27 +622,11 @@ impl Report for TransactionsReport {
                 p.producers.iter().map(|s| ProducerCsv {
                     topic: &p.topic,
                     partition: p.partition,
-                    producer_id: s.producer_id,
-                    producer_epoch: s.producer_epoch,
-                    last_sequence: s.last_sequence,
-                    first_offset: s.first_offset,
-                    last_offset: s.last_offset,
-                    batches: s.batches,
-                    transactional: s.transactional,
-                    committed: s.committed,
-                    aborted: s.aborted,
-                    open_transaction_first_offset: s
-                        .open_transaction
-                        .as_ref()
-                        .map(|o| o.first_offset),
-                    open_transaction_start_timestamp_ms: s
-                        .open_transaction
-                        .as_ref()
-                        .map(|o| o.start_timestamp_ms),
+                    producer: s,
                 })
             })
             .collect();
-        Some(Table::of(&rows))
+        Some(Table::flat(&rows))
     }
 
     fn tables(&self) -> Vec<Table> {

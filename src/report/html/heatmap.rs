@@ -42,43 +42,8 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
         .iter()
         .map(|c| (c.topic.as_str(), c.partition))
         .collect();
-    let by: BTreeMap<(&str, &str, i32), &LagCell> = cells
-        .iter()
-        .map(|c| ((c.group.as_str(), c.topic.as_str(), c.partition), c))
-        .collect();
-    let group_total = |g: &str| -> (i64, u64) {
-        cells
-            .iter()
-            .filter(|c| c.group == g)
-            .fold((0i64, 0u64), |(l, p), c| {
-                (
-                    l.saturating_add(c.lag.unwrap_or(0).max(0)),
-                    p.saturating_add(c.pending.unwrap_or(0)),
-                )
-            })
-    };
     if columns.len() <= doc.detail_limit {
-        b.push_str("<h3>Per partition</h3>\n<table class=\"heat\" id=\"heat-partitions\"><thead><tr><th>group</th>");
-        for (t, p) in &columns {
-            let _ = write!(b, "<th>{}<br>{p}</th>", esc(t));
-        }
-        b.push_str("<th>total</th></tr></thead><tbody>");
-        for g in &groups {
-            let _ = write!(b, "<tr data-group=\"{0}\"><th>{0}</th>", esc(g));
-            for (t, p) in &columns {
-                match by.get(&(*g, *t, *p)) {
-                    Some(c) => heat_cell(b, c, max),
-                    None => b.push_str("<td></td>"),
-                }
-            }
-            let (lag, pending) = group_total(g);
-            let _ = write!(
-                b,
-                "<td class=\"total num\" data-group=\"{}\" data-lag=\"{lag}\" data-pending=\"{pending}\">{lag}</td></tr>",
-                esc(g)
-            );
-        }
-        b.push_str("</tbody></table>\n");
+        partition_heatmap(b, cells, &groups, &columns, max);
     } else {
         let _ = writeln!(
             b,
@@ -86,10 +51,71 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
             columns.len()
         );
     }
+    topic_heatmap(b, cells, &groups);
+    lag_table(b, cells);
+    b.push_str("</section>\n");
+}
+
+/// Group `g`'s total: the sum of its positive lags and of its pending
+/// records.
+fn group_total(cells: &[LagCell], g: &str) -> (i64, u64) {
+    cells
+        .iter()
+        .filter(|c| c.group == g)
+        .fold((0i64, 0u64), |(l, p), c| {
+            (
+                l.saturating_add(c.lag.unwrap_or(0).max(0)),
+                p.saturating_add(c.pending.unwrap_or(0)),
+            )
+        })
+}
+
+/// The heatmap of groups × partitions, coloured on the scale of the
+/// largest lag `max`, with each group's total.
+fn partition_heatmap(
+    b: &mut String,
+    cells: &[LagCell],
+    groups: &BTreeSet<&str>,
+    columns: &BTreeSet<(&str, i32)>,
+    max: i64,
+) {
+    let by: BTreeMap<(&str, &str, i32), &LagCell> = cells
+        .iter()
+        .map(|c| ((c.group.as_str(), c.topic.as_str(), c.partition), c))
+        .collect();
+    b.push_str("<h3>Per partition</h3>\n<table class=\"heat\" id=\"heat-partitions\"><thead><tr><th>group</th>");
+    for (t, p) in columns {
+        let _ = write!(b, "<th>{}<br>{p}</th>", esc(t));
+    }
+    b.push_str("<th>total</th></tr></thead><tbody>");
+    for g in groups {
+        let _ = write!(b, "<tr data-group=\"{0}\"><th>{0}</th>", esc(g));
+        for (t, p) in columns {
+            match by.get(&(*g, *t, *p)) {
+                Some(c) => heat_cell(b, c, max),
+                None => b.push_str("<td></td>"),
+            }
+        }
+        let (lag, pending) = group_total(cells, g);
+        let _ = write!(
+            b,
+            "<td class=\"total num\" data-group=\"{}\" data-lag=\"{lag}\" data-pending=\"{pending}\">{lag}</td></tr>",
+            esc(g)
+        );
+    }
+    b.push_str("</tbody></table>\n");
+}
+
+/// Per (group, topic): the sum of the positive lags, the partitions, and
+/// the partitions with a lag.
+type TopicSums<'a> = BTreeMap<(&'a str, &'a str), (i64, usize, usize)>;
+
+/// The heatmap of groups × topics, with each group's and each topic's
+/// total.
+fn topic_heatmap(b: &mut String, cells: &[LagCell], groups: &BTreeSet<&str>) {
     // Per topic: the sum of the positive lags of each group's partitions.
     let topics: BTreeSet<&str> = cells.iter().map(|c| c.topic.as_str()).collect();
-    // (sum of the positive lags, partitions, partitions with a lag)
-    let mut sums: BTreeMap<(&str, &str), (i64, usize, usize)> = BTreeMap::new();
+    let mut sums: TopicSums<'_> = BTreeMap::new();
     for c in cells {
         let e = sums
             .entry((c.group.as_str(), c.topic.as_str()))
@@ -106,7 +132,7 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
         let _ = write!(b, "<th>{}</th>", esc(t));
     }
     b.push_str("<th>total</th></tr></thead><tbody>");
-    for g in &groups {
+    for g in groups {
         let _ = write!(b, "<tr data-group=\"{0}\"><th>{0}</th>", esc(g));
         for t in &topics {
             match sums.get(&(*g, *t)) {
@@ -129,12 +155,18 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
                 None => b.push_str("<td></td>"),
             }
         }
-        let (lag, _) = group_total(g);
+        let (lag, _) = group_total(cells, g);
         let _ = write!(b, "<td class=\"total num\">{lag}</td></tr>");
     }
+    topic_totals_row(b, &topics, &sums);
+}
+
+/// The last row of the per-topic heatmap: each topic's total lag and the
+/// sum of them all.
+fn topic_totals_row(b: &mut String, topics: &BTreeSet<&str>, sums: &TopicSums<'_>) {
     b.push_str("<tr class=\"topic-totals\"><th>total</th>");
     let mut all = 0i64;
-    for t in &topics {
+    for t in topics {
         let sum: i64 = sums
             .iter()
             .filter(|((_, tt), _)| tt == t)
@@ -147,6 +179,10 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
         );
     }
     let _ = writeln!(b, "<td class=\"total num\">{all}</td></tr></tbody></table>");
+}
+
+/// Every committed offset, a row each, in a paged table.
+fn lag_table(b: &mut String, cells: &[LagCell]) {
     let rows: Vec<String> = cells
         .iter()
         .map(|c| {
@@ -175,7 +211,6 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
         "<tr><th>group</th><th>topic</th><th>partition</th><th>committed</th><th>log start</th><th>log end</th><th>high watermark</th><th>last stable</th><th>lag</th><th>pending records</th><th>status</th></tr>",
         &rows,
     );
-    b.push_str("</section>\n");
 }
 
 /// One heatmap cell: the colour of its lag, the numbers on hover.

@@ -67,6 +67,26 @@ const WIDTH: f64 = 960.0;
 const LEFT: f64 = 8.0;
 const RIGHT: f64 = WIDTH - 8.0;
 
+/// The label `text` at the start of the block of offsets `from..to` on
+/// `sc`, baseline at `y`, when the block is wider than `min_width` pixels.
+fn block_label(
+    b: &mut String,
+    sc: &svg::Scale,
+    from: i64,
+    to: i64,
+    min_width: f64,
+    y: usize,
+    text: impl std::fmt::Display,
+) {
+    if sc.x(to) - sc.x(from) > min_width {
+        let _ = write!(
+            b,
+            "<text x=\"{:.1}\" y=\"{y}\">{text}</text>",
+            sc.x(from) + 3.0
+        );
+    }
+}
+
 /// The report page.
 pub fn render(doc: &ReportDoc) -> String {
     let mut b = String::new();

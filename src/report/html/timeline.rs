@@ -6,10 +6,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::content::{PartitionView, ReportDoc};
+use kaen_log::cluster::broker_summary::PartitionSummary;
+
+use super::content::{PartitionView, RecoveryCut, ReportDoc};
 use super::page::paged_table;
 use super::svg::Scale;
-use super::{attr, esc, opt, LEFT, RIGHT, WIDTH};
+use super::{attr, block_label, esc, opt, LEFT, RIGHT, WIDTH};
 
 /// The partitions whose timelines are drawn: all of them up to the
 /// detail limit, else the most telling ones (damage, then open and
@@ -135,6 +137,52 @@ fn topic_totals(b: &mut String, doc: &ReportDoc) {
 
 /// One partition's strip.
 pub fn partition_figure(b: &mut String, p: &PartitionView) {
+    let sc = offset_scale(p);
+    let name = esc(&p.name());
+    figure_head(b, p, &sc, &name);
+    let rows = Rows::of(p);
+    let height = rows.height;
+    let _ = write!(
+        b,
+        "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"timeline of {name}\">"
+    );
+    segment_blocks(b, &p.summary, &sc);
+    transaction_bars(b, p, &sc, rows.txn);
+    loss_bars(b, p, &sc, &rows);
+    let marks = marks(p);
+    mark_lines(b, &marks, &sc, height);
+    damage_pointers(b, p, &sc);
+    b.push_str("</svg>\n<p class=\"marks\">");
+    for (class, label, v) in marks {
+        if let Some(v) = v {
+            let _ = write!(b, "<span class=\"v-{class}\">{label} <b>{v}</b></span>");
+        }
+    }
+    b.push_str("</p>\n");
+    for d in &p.damage {
+        let _ = write!(
+            b,
+            "<p class=\"damage-line\">damage: <code>{}</code> at position <b>{}</b> ({}{})</p>",
+            esc(&d.file),
+            d.position,
+            d.kind,
+            d.offset
+                .map_or_else(String::new, |o| format!(", batch at offset {o}"))
+        );
+    }
+    if let Some(c) = &p.recovery {
+        recovery_line(b, c);
+    }
+    if let Some(lost) = &p.salvage_lost {
+        salvage_line(b, lost);
+    }
+    b.push_str("</figure>\n");
+}
+
+/// The offsets a partition's strip spans: from its first segment's base
+/// offset or its log start, whichever is lower, to the highest of its log
+/// end, marks and the end of what recovery drops.
+fn offset_scale(p: &PartitionView) -> Scale {
     let s = &p.summary;
     let first_base = s
         .segments
@@ -153,12 +201,17 @@ pub fn partition_figure(b: &mut String, p: &PartitionView) {
             hi = hi.max(last.saturating_add(1));
         }
     }
-    let sc = Scale::new(lo, hi, LEFT, RIGHT);
-    let name = esc(&p.name());
+    Scale::new(lo, hi, LEFT, RIGHT)
+}
+
+/// The opening `<figure>` of a partition, its offsets as data attributes,
+/// and its caption (`name`, node and directory).
+fn figure_head(b: &mut String, p: &PartitionView, sc: &Scale, name: &str) {
+    let s = &p.summary;
     let _ = write!(
         b,
         "<figure class=\"partition\" data-topic=\"{}\" data-partition=\"{}\" data-node=\"{}\" data-log-start=\"{}\" data-log-end=\"{}\" \
-         data-high-watermark=\"{}\" data-last-stable=\"{}\" data-recovery-point=\"{}\" data-lo=\"{lo}\" data-hi=\"{}\">\
+         data-high-watermark=\"{}\" data-last-stable=\"{}\" data-recovery-point=\"{}\" data-lo=\"{}\" data-hi=\"{}\">\
          <figcaption><b>{name}</b>{}</figcaption>",
         esc(&s.topic),
         s.partition,
@@ -168,28 +221,50 @@ pub fn partition_figure(b: &mut String, p: &PartitionView) {
         attr(s.high_watermark),
         attr(p.last_stable),
         attr(s.recovery_point),
+        sc.lo,
         sc.hi,
         match p.node {
             Some(n) => format!(" <span class=\"muted\">node {n}, {}</span>", esc(&p.dir)),
             None => format!(" <span class=\"muted\">{}</span>", esc(&p.dir)),
         }
     );
-    // Rows below the segments, only those with something to draw.
-    let mut y = 48;
-    let mut row = |used: bool| {
-        used.then(|| {
-            y += 14;
-            y - 14
-        })
-    };
-    let txn_y = row(!p.aborted.is_empty() || !p.open_txns.is_empty());
-    let drop_y = row(p.recovery.as_ref().is_some_and(|c| c.lost.is_some()));
-    let salvage_y = row(p.salvage_lost.as_ref().is_some_and(|l| !l.is_empty()));
-    let height = y + 4;
-    let _ = write!(
-        b,
-        "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"timeline of {name}\">"
-    );
+}
+
+/// The y of each bar row below a strip's segments, and the strip's height.
+struct Rows {
+    txn: Option<i32>,
+    drop: Option<i32>,
+    salvage: Option<i32>,
+    height: i32,
+}
+
+impl Rows {
+    /// The rows of `p`'s strip.
+    fn of(p: &PartitionView) -> Self {
+        // Rows below the segments, only those with something to draw.
+        let mut y = 48;
+        let mut row = |used: bool| {
+            used.then(|| {
+                y += 14;
+                y - 14
+            })
+        };
+        let txn = row(!p.aborted.is_empty() || !p.open_txns.is_empty());
+        let drop = row(p.recovery.as_ref().is_some_and(|c| c.lost.is_some()));
+        let salvage = row(p.salvage_lost.as_ref().is_some_and(|l| !l.is_empty()));
+        Rows {
+            txn,
+            drop,
+            salvage,
+            height: y + 4,
+        }
+    }
+}
+
+/// The segments as blocks (labelled with their base offset where wide
+/// enough), after the offsets below the log start.
+fn segment_blocks(b: &mut String, s: &PartitionSummary, sc: &Scale) {
+    let lo = sc.lo;
     // Offsets below the log start: deleted by retention or a DeleteRecords.
     if s.log_start_offset > lo {
         let _ = write!(
@@ -219,22 +294,20 @@ pub fn partition_figure(b: &mut String, p: &PartitionView) {
             seg.base_offset,
             seg.bytes
         );
-        if sc.x(end) - sc.x(seg.base_offset) > 40.0 {
-            let _ = write!(
-                b,
-                "<text x=\"{:.1}\" y=\"35\">{}</text>",
-                sc.x(seg.base_offset) + 3.0,
-                seg.base_offset
-            );
-        }
+        block_label(b, sc, seg.base_offset, end, 40.0, 35, seg.base_offset);
     }
+}
+
+/// The aborted transactions (first offset to marker) and the open ones
+/// (first offset to the log end), on row `y`.
+fn transaction_bars(b: &mut String, p: &PartitionView, sc: &Scale, y: Option<i32>) {
     for (pid, first, marker) in &p.aborted {
         let _ = write!(
             b,
             "<rect class=\"txn txn-aborted\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" data-producer-id=\"{pid}\" data-first=\"{first}\" data-last=\"{marker}\" \
              data-tip=\"producer {pid}: transaction aborted, offsets {first}..={marker} (marker)\"/>",
             sc.px(*first),
-            txn_y.unwrap_or(48),
+            y.unwrap_or(48),
             sc.width(*first, marker.saturating_add(1))
         );
     }
@@ -244,10 +317,15 @@ pub fn partition_figure(b: &mut String, p: &PartitionView) {
             "<rect class=\"txn txn-open\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" data-producer-id=\"{pid}\" data-first=\"{first}\" \
              data-tip=\"producer {pid}: transaction open from offset {first}\"/>",
             sc.px(*first),
-            txn_y.unwrap_or(48),
-            sc.width(*first, s.log_end_offset)
+            y.unwrap_or(48),
+            sc.width(*first, p.summary.log_end_offset)
         );
     }
+}
+
+/// What a restarting broker's recovery drops and, on the row below, what
+/// a salvage would lose instead.
+fn loss_bars(b: &mut String, p: &PartitionView, sc: &Scale, rows: &Rows) {
     if let Some(c) = &p.recovery {
         if let Some((from, last)) = c.lost {
             let _ = write!(
@@ -255,43 +333,62 @@ pub fn partition_figure(b: &mut String, p: &PartitionView) {
                 "<rect class=\"kafka-drops\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" data-from=\"{from}\" data-last=\"{last}\" \
                  data-tip=\"a restarting broker's recovery drops offsets {from}..={last}\"/>",
                 sc.px(from),
-                drop_y.unwrap_or(48),
+                rows.drop.unwrap_or(48),
                 sc.width(from, last.saturating_add(1))
             );
         }
     }
     for (from, to) in p.salvage_lost.iter().flatten() {
-        let end = to.map_or(s.log_end_offset, |t| t.saturating_add(1));
+        let end = to.map_or(p.summary.log_end_offset, |t| t.saturating_add(1));
         let _ = write!(
             b,
             "<rect class=\"salvage-loses\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" data-from=\"{from}\" data-last=\"{}\" \
              data-tip=\"a salvage loses offsets {from}..{}\"/>",
             sc.px(*from),
-            salvage_y.unwrap_or(48),
+            rows.salvage.unwrap_or(48),
             sc.width(*from, end),
             attr(*to),
             to.map_or_else(|| " (to the end)".to_string(), |t| format!("={t}"))
         );
     }
-    let marks = [
+}
+
+/// A partition's marks in strip order: class, label and offset (absent
+/// when unknown).
+type Marks = [(&'static str, &'static str, Option<i64>); 5];
+
+/// The marks of `p`: log start, recovery point, high watermark, last
+/// stable offset and log end.
+fn marks(p: &PartitionView) -> Marks {
+    let s = &p.summary;
+    [
         ("log-start", "log start", Some(s.log_start_offset)),
         ("recovery-point", "recovery point", s.recovery_point),
         ("high-watermark", "high watermark", s.high_watermark),
         ("last-stable", "last stable offset", p.last_stable),
         ("log-end", "log end", Some(s.log_end_offset)),
-    ];
+    ]
+}
+
+/// Each known mark as a vertical line through a strip `height` high.
+fn mark_lines(b: &mut String, marks: &Marks, sc: &Scale, height: i32) {
     for (class, label, v) in marks {
         if let Some(v) = v {
             let _ = write!(
                 b,
                 "<line class=\"mark m-{class}\" x1=\"{x}\" x2=\"{x}\" y1=\"12\" y2=\"{}\" data-offset=\"{v}\" data-tip=\"{label} {v}\"/>",
                 height - 4,
-                x = sc.px(v)
+                x = sc.px(*v)
             );
         }
     }
+}
+
+/// A red pointer above the strip at each damaged batch's offset (at the
+/// strip's start when the offset is unknown).
+fn damage_pointers(b: &mut String, p: &PartitionView, sc: &Scale) {
     for d in &p.damage {
-        let at = d.offset.unwrap_or(lo);
+        let at = d.offset.unwrap_or(sc.lo);
         let _ = write!(
             b,
             "<path class=\"damage\" d=\"M{x},18 l-6,-12 h12 z\" data-file=\"{}\" data-position=\"{}\" data-offset=\"{}\" data-kind=\"{}\" \
@@ -307,67 +404,52 @@ pub fn partition_figure(b: &mut String, p: &PartitionView) {
             x = sc.px(at)
         );
     }
-    b.push_str("</svg>\n<p class=\"marks\">");
-    for (class, label, v) in marks {
-        if let Some(v) = v {
-            let _ = write!(b, "<span class=\"v-{class}\">{label} <b>{v}</b></span>");
-        }
-    }
-    b.push_str("</p>\n");
-    for d in &p.damage {
-        let _ = write!(
-            b,
-            "<p class=\"damage-line\">damage: <code>{}</code> at position <b>{}</b> ({}{})</p>",
-            esc(&d.file),
-            d.position,
-            d.kind,
-            d.offset
-                .map_or_else(String::new, |o| format!(", batch at offset {o}"))
-        );
-    }
-    if let Some(c) = &p.recovery {
-        let _ = write!(
-            b,
-            "<p class=\"recovery\" data-file=\"{}\" data-position=\"{}\">A restarting broker's recovery cuts <code>{}</code> at position <b>{}</b> ({} bytes){}{}.</p>",
-            esc(&c.file),
-            c.position,
-            esc(&c.file),
-            c.position,
-            c.bytes,
-            if !c.deleted_segments.is_empty() {
-                format!(
-                    " and deletes {}",
-                    crate::report::plural(
-                        c.deleted_segments.len() as u64,
-                        "later segment",
-                        "later segments"
-                    )
+}
+
+/// Where a restarting broker's recovery cuts the log, in words.
+fn recovery_line(b: &mut String, c: &RecoveryCut) {
+    let _ = write!(
+        b,
+        "<p class=\"recovery\" data-file=\"{}\" data-position=\"{}\">A restarting broker's recovery cuts <code>{}</code> at position <b>{}</b> ({} bytes){}{}.</p>",
+        esc(&c.file),
+        c.position,
+        esc(&c.file),
+        c.position,
+        c.bytes,
+        if !c.deleted_segments.is_empty() {
+            format!(
+                " and deletes {}",
+                crate::report::plural(
+                    c.deleted_segments.len() as u64,
+                    "later segment",
+                    "later segments"
                 )
-            } else {
-                String::new()
-            },
-            c.lost
-                .map_or_else(String::new, |(f, l)| format!(": offsets {f}..={l} disappear"))
-        );
-    }
-    if let Some(lost) = &p.salvage_lost {
-        let ranges: Vec<String> = lost
-            .iter()
-            .map(|(f, t)| match t {
-                Some(t) if t == f => t.to_string(),
-                Some(t) => format!("{f}..={t}"),
-                None => format!("{f} and on"),
-            })
-            .collect();
-        let _ = write!(
-            b,
-            "<p class=\"salvage\">A salvage (<code>verify-crc --repair --salvage</code>) keeps every valid batch and loses only offsets {}.</p>",
-            if ranges.is_empty() {
-                "none".to_string()
-            } else {
-                ranges.join(", ")
-            }
-        );
-    }
-    b.push_str("</figure>\n");
+            )
+        } else {
+            String::new()
+        },
+        c.lost
+            .map_or_else(String::new, |(f, l)| format!(": offsets {f}..={l} disappear"))
+    );
+}
+
+/// The offset ranges a salvage would lose, in words.
+fn salvage_line(b: &mut String, lost: &[(i64, Option<i64>)]) {
+    let ranges: Vec<String> = lost
+        .iter()
+        .map(|(f, t)| match t {
+            Some(t) if t == f => t.to_string(),
+            Some(t) => format!("{f}..={t}"),
+            None => format!("{f} and on"),
+        })
+        .collect();
+    let _ = write!(
+        b,
+        "<p class=\"salvage\">A salvage (<code>verify-crc --repair --salvage</code>) keeps every valid batch and loses only offsets {}.</p>",
+        if ranges.is_empty() {
+            "none".to_string()
+        } else {
+            ranges.join(", ")
+        }
+    );
 }
