@@ -10,6 +10,7 @@ mod indexes;
 mod interop;
 mod kraft_records;
 mod lock;
+mod meter;
 mod peer_vectors;
 mod pending;
 mod producer_state;
