@@ -21,10 +21,10 @@
 //! Bytes 0..17 are shared by every magic: offset, size, then four
 //! magic-dependent bytes and the magic itself at byte 16.
 
-use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::compression::{self, Compression};
 use crate::format::crc;
 use crate::format::cursor::Cursor;
+use crate::format::error::{DecodeError, DecodeErrorKind};
 use crate::format::record::{RecordIter, RecordsChecked};
 
 /// Byte position of each header field.

@@ -15,7 +15,7 @@
 use std::fmt;
 use std::io::Read;
 
-use crate::error::DecodeErrorKind;
+use crate::format::error::DecodeErrorKind;
 
 /// A batch's compression codec (attribute bits 0..2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

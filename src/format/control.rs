@@ -12,8 +12,8 @@
 //! `InvalidRecordException`); the group coordinator's loader reads only the
 //! key.
 
-use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
+use crate::format::error::{DecodeError, DecodeErrorKind};
 
 /// The type in a control record's key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 //! built on it cannot index out of bounds or trust a length it has not
 //! checked.
 
-use crate::error::{DecodeError, DecodeErrorKind};
+use crate::format::error::{DecodeError, DecodeErrorKind};
 use crate::format::varint;
 
 /// A position-aware, big-endian reader over borrowed bytes.

@@ -7,8 +7,8 @@
 //! entry after the first whose offset is not above the previous one as
 //! the end of the data.
 
-use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
+use crate::format::error::{DecodeError, DecodeErrorKind};
 
 /// Bytes per offset-index entry.
 pub const OFFSET_ENTRY_LEN: usize = 8;

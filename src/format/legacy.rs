@@ -13,11 +13,11 @@
 //!  value        (for a compressed wrapper: the compressed inner message set)
 //! ```
 
-use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::batch::TimestampType;
 use crate::format::compression::Compression;
 use crate::format::crc;
 use crate::format::cursor::Cursor;
+use crate::format::error::{DecodeError, DecodeErrorKind};
 
 /// Position of the crc field in a legacy entry.
 pub const CRC: usize = 12;

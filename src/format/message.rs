@@ -5,8 +5,8 @@
 //! a tagged-field section (`count`, then `tag`, `size`, `size` bytes each),
 //! whose unknown tags a reader skips.
 
-use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
+use crate::format::error::{DecodeError, DecodeErrorKind};
 
 /// A reader for one message version.
 pub struct MessageReader<'a, 'c> {

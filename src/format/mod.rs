@@ -12,7 +12,7 @@
 //! [`batch`] has the v2 header diagram, [`record`] the record layout,
 //! [`legacy`] the magic 0/1 message, [`index`] the index entries. Every
 //! decoder here works on borrowed slices through [`cursor::Cursor`], never
-//! panics and reports defects as [`DecodeError`](crate::error::DecodeError)s
+//! panics and reports defects as [`DecodeError`](crate::format::error::DecodeError)s
 //! positioned at absolute file offsets.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
@@ -110,7 +110,7 @@ impl<'a> Entry<'a> {
         }
     }
     /// The checksum check as a positioned result.
-    pub fn check_crc(&self) -> Result<(), crate::error::DecodeError> {
+    pub fn check_crc(&self) -> Result<(), crate::format::error::DecodeError> {
         match self {
             Entry::V2(b) => b.check_crc(),
             Entry::Legacy(l) => l.check_crc(),

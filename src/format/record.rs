@@ -16,9 +16,9 @@
 //! The iterator yields exactly `recordsCount` records and then checks that
 //! the section is used up; after the first error it yields nothing more.
 
-use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::batch::{BatchHeader, TimestampType};
 use crate::format::cursor::Cursor;
+use crate::format::error::{DecodeError, DecodeErrorKind};
 use crate::format::varint;
 
 /// One record, borrowing key, value and headers from the batch (or the

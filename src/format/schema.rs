@@ -30,8 +30,8 @@ use std::cell::RefCell;
 use base64::Engine;
 use serde_json::{Map, Value};
 
-use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
+use crate::format::error::{DecodeError, DecodeErrorKind};
 
 /// "N+" in a schema file: no upper bound.
 pub const OPEN: i16 = i16::MAX;

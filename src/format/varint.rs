@@ -6,7 +6,7 @@
 //! a fifth byte whose bits overflow 32 bits is accepted only as Kafka does:
 //! the excess bits are dropped.
 
-use crate::error::DecodeErrorKind;
+use crate::format::error::DecodeErrorKind;
 
 /// Decode a zigzag varint; returns the value and the bytes it took.
 #[inline]
