@@ -244,3 +244,40 @@ fn csv_is_one_row_per_poll_and_json_the_whole_run() {
     );
     assert!(!env.path("d").exists());
 }
+
+/// A crash before the first commit: at-least-once (process, then commit)
+/// left no offsets log at all, so the restart is redelivered from offset
+/// 0 and the duplicate is record 0; at-most-once (commit, then process)
+/// committed 1 before processing record 0, so nothing is lost. The second
+/// part starts from a fresh offsets log, which here means none to remove.
+#[test]
+fn a_crash_before_the_first_commit() {
+    let env = TestEnv::new();
+    let o = env.run(
+        &[
+            "group-demo",
+            "--dir",
+            "d",
+            "--crash-after",
+            "1",
+            "--poll-size",
+            "1",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let runs = doc["deliveries"].as_array().unwrap();
+    let least = &runs[0];
+    assert_eq!(least["delivery"], "at_least_once");
+    // The only poll crashed before its commit: nothing was written.
+    assert!(least["polls"][0]["committed_offset"].is_null(), "{least}");
+    assert_eq!(least["duplicated"], serde_json::json!([0]));
+    let most = &runs[1];
+    assert_eq!(most["delivery"], "at_most_once");
+    assert_eq!(most["committed_offset"], 1);
+    assert_eq!(most["lost"], serde_json::json!([]));
+    assert!(!env.path("d").exists(), "the demo removes what it created");
+}
