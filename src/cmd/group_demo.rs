@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use kaen_log::demo::delivery::{Delivery, DemoDir, Scenario, Workspace};
-use kaen_log::log::{durable, Partition};
+use kaen_log::log::Partition;
 use kaen_log::offsets::group_coordinator::{ClassicGroup, GroupError, GroupState};
 use kaen_log::offsets::{
     partition_for, tombstone_records, Replay, ReplayOptions, KAFKA_DEFAULT_PARTITIONS,
@@ -361,7 +361,7 @@ fn walk_text(
     let window = at_least_once(&demo, &run, report, out)?;
 
     heading(out, "2. At-most-once: read -> commit -> process")?;
-    let lost_window = at_most_once(args, &demo, &run, report, out)?;
+    let lost_window = at_most_once(&demo, &run, report, out)?;
     // The crash comes after processing a record and before the next commit,
     // so it always falls inside one poll.
     if window + lost_window != poll as i64 {
@@ -456,17 +456,12 @@ fn at_least_once(
 /// restarted consumer skips what was committed but not processed; the
 /// loss window (committed - position), checked against the losses seen.
 fn at_most_once(
-    args: &GroupDemoArgs,
     demo: &DemoDir,
     run: &CrashRun<'_>,
     report: &mut GroupDemoReport,
     out: &mut String,
 ) -> anyhow::Result<i64> {
-    // A crash before the first commit of part 1 left no offsets log.
-    let offsets = args.dir.join("__offsets-0");
-    if offsets.is_dir() {
-        durable::remove_created_tree(&offsets)?;
-    }
+    demo.remove_offsets_log()?;
     writeln!(out, "Same orders, a fresh offsets log, the same crash.")?;
     let b = run.run(demo, Delivery::AtMostOnce)?;
     print_polls(out, &b, true)?;

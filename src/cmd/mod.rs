@@ -31,7 +31,7 @@ pub mod verify_crc;
 /// more in starting and switching than they gain. Said once on stderr when
 /// it clamps; the output is the same whatever the number.
 pub fn clamp_to_cores(flag: &str, n: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let cores = kaen_log::log::read::available_cores();
     if n > cores {
         crate::report::say!("note: {flag} {n} clamped to the {cores} cores available");
         cores

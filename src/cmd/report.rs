@@ -243,7 +243,7 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
             now_ms: args.now_ms,
             ..kaen_log::txn::TxnOptions::default()
         },
-        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        jobs: kaen_log::log::read::available_cores(),
         ..kaen_log::inspect::verify::Options::default()
     };
     let mut total = kaen_log::inspect::verify::Report::default();

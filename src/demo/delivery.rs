@@ -100,6 +100,17 @@ impl DemoDir {
             .append(&BatchSpec::default(), &records)
     }
 
+    /// Remove the offsets log the demo wrote, for a run from a fresh one;
+    /// none is there when no commit was written yet (a crash before the
+    /// first commit).
+    pub fn remove_offsets_log(&self) -> Result<()> {
+        let log = self.dir.join(format!("{KLOG_OFFSETS_TOPIC}-0"));
+        if log.is_dir() {
+            durable::remove_created_tree(&log)?;
+        }
+        Ok(())
+    }
+
     /// Commit `offset` for `group` on `topic`-`partition`; returns the offsets-log offset it got.
     pub fn commit(&self, group: &str, topic: &str, partition: i32, offset: u64) -> Result<i64> {
         let record = commit_record_v3(group, topic, partition, offset, -1, "", self.now_ms);

@@ -396,7 +396,7 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
         },
         jobs: match args.jobs {
             Some(n) => crate::cmd::clamp_to_cores("--jobs", n),
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            None => kaen_log::log::read::available_cores(),
         },
         reads: args.reads.into(),
         ..verify::Options::default()

@@ -234,10 +234,11 @@ impl SegmentReader {
             Some(_) => (CHECK_THREADS, 1),
             None => (1, 0),
         };
-        let spare = asked.reads.cores() - 1;
         let threads = match asked.read_ahead {
             _ if asked.reads == Reads::Plain => None,
-            ReadAhead::Auto if large => match (most - lent).min(spare) {
+            // The cores are asked for only here: a small file (most
+            // segments) costs no look at the affinity mask or cgroup.
+            ReadAhead::Auto if large => match (most - lent).min(asked.reads.cores() - 1) {
                 0 => None,
                 n => Some(n + lent),
             },
