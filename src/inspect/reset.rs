@@ -20,6 +20,7 @@
 //! ([`Catalog`]); an unknown topic or partition is refused, and so is a
 //! topic name Kafka's `Topic.validate` refuses.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -361,12 +362,64 @@ pub fn read_plan(
 
 /// The plan as `kafka-consumer-groups --export` prints it for one group:
 /// `topic,partition,offset` lines (`CsvUtils.CsvRecordNoGroup`), the topic
-/// (from the log) written as `cells` says.
+/// (from the log) written as `cells` says and quoted as Kafka quotes it
+/// ([`plan_field`]).
 pub fn export_csv(rows: &[PlanRow], cells: crate::format::escape::CsvCells) -> String {
     rows.iter()
         .map(|r| {
             let topic = crate::format::escape::csv_cell(&r.topic, cells);
-            format!("{topic},{},{}\n", r.partition, r.new_offset)
+            format!("{},{},{}\n", plan_field(&topic), r.partition, r.new_offset)
         })
         .collect()
+}
+
+/// One text field of a plan as kafka-consumer-groups writes it: its
+/// `CsvUtils` uses Jackson's `CsvMapper` with the default schema, whose
+/// `CsvEncoder` quotes loosely rather than only where RFC 4180 must:
+/// a value longer than 24 UTF-16 units (`MAX_QUOTE_CHECK`), or holding a
+/// character below `-` (one past the largest of the separator `,`, the
+/// quote `"` and the line feed: `_calcSafeChar`) or a backslash, is quoted,
+/// a quote in it doubled. So a legal 25-character topic name is quoted,
+/// as Kafka 4.4.0's `--export` writes it; both forms read back alike.
+pub fn plan_field(s: &str) -> Cow<'_, str> {
+    const MAX_QUOTE_CHECK: usize = 24;
+    let quoted =
+        s.encode_utf16().count() > MAX_QUOTE_CHECK || s.chars().any(|c| c < '-' || c == '\\');
+    if quoted {
+        Cow::Owned(format!("\"{}\"", s.replace('"', "\"\"")))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan_field;
+
+    #[test]
+    fn a_plan_field_is_quoted_where_kafka_quotes_it() {
+        // Each value beside what kafka-consumer-groups' CsvUtils (Kafka
+        // 4.4.0, jackson-dataformat-csv 2.21.7) writes for it as a topic.
+        let kafka = [
+            ("orders", "orders"),
+            ("a.b_c-d", "a.b_c-d"),
+            ("abcdefghijklmnopqrstuvwx", "abcdefghijklmnopqrstuvwx"),
+            ("abcdefghijklmnopqrstuvwxy", "\"abcdefghijklmnopqrstuvwxy\""),
+            ("a,b", "\"a,b\""),
+            ("q\"t", "\"q\"\"t\""),
+            ("sp ace", "\"sp ace\""),
+            ("tab\tx", "\"tab\tx\""),
+            ("nl\nx", "\"nl\nx\""),
+            ("x+", "\"x+\""),
+            ("x\\", "\"x\\\""),
+            ("a=b", "a=b"),
+            ("semi;c", "semi;c"),
+            ("x~", "x~"),
+            ("é", "é"),
+            ("", ""),
+        ];
+        for (value, written) in kafka {
+            assert_eq!(plan_field(value), written, "{value:?}");
+        }
+    }
 }

@@ -336,6 +336,45 @@ fn export_round_trips_through_from_file() {
 }
 
 #[test]
+fn export_quotes_a_long_topic_name_as_kafka_does() {
+    // kafka-consumer-groups' CsvUtils (Jackson's CsvEncoder) quotes a value
+    // longer than 24 characters: a legal 25-character topic is written
+    // quoted, and the plan reads back the same.
+    let env = TestEnv::new();
+    let topic = "abcdefghijklmnopqrstuvwxy";
+    let segment = encoded("out = batch(0, [(i, i, b'k', b'v') for i in range(3)])");
+    crate::support::write_segment(&env.path("data"), &format!("{topic}-0"), &segment);
+    let base = [
+        "reset-offsets",
+        "data",
+        "--offsets-partitions",
+        "1",
+        "--replication-factor",
+        "1",
+        "--group",
+        "g",
+    ];
+    let o = env.run(
+        &[
+            &base[..],
+            &["--topic", topic, "--to-offset", "2", "--export"],
+        ]
+        .concat(),
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), format!("\"{topic}\",0,2\n"));
+    let plan = env.path("plan.csv");
+    std::fs::write(&plan, stdout(&o)).unwrap();
+    let again = [
+        &base[..],
+        &["--from-file", plan.to_str().unwrap(), "--export"],
+    ]
+    .concat();
+    assert_eq!(stdout(&env.run(&again, None)), stdout(&o));
+}
+
+#[test]
 fn dry_run_prints_the_plan_and_writes_nothing() {
     let env = TestEnv::new();
     let log = env.path("fixtures/kafka/__consumer_offsets-8/00000000000000000000.log");
