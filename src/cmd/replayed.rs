@@ -1,6 +1,8 @@
 //! What `replay-offsets`, `lag`, `groups` and `report` share: the offsets
 //! topic of the given data directories, replayed, with what the replay
-//! could not use said on stderr (each command's document holds the rest).
+//! could not use said on stderr in one set of words ([`say_not_replayed`],
+//! which the writers `tombstone` and `reset-offsets` say too); each command's
+//! document holds the rest.
 
 use std::path::PathBuf;
 
@@ -33,6 +35,16 @@ pub fn replay_dirs(
     for p in &topic.partitions {
         replay.replay_partition(p)?;
     }
+    say_not_replayed(&replay, None);
+    Ok((opened, replay, topic.name))
+}
+
+/// Say on stderr what `replay` could not use: each kept record that does
+/// not decode (its file, partition, offset where known, and why), how many
+/// more there were, then the replay's warnings. Every command that replays
+/// the offsets topic says them in these words; a writer says once more
+/// what it does without them (`writing`).
+pub fn say_not_replayed(replay: &Replay, writing: Option<&str>) {
     for bad in &replay.bad {
         let at = if bad.log_offset >= 0 {
             format!(" offset {}", bad.log_offset)
@@ -61,7 +73,13 @@ pub fn replay_dirs(
             replay.warning_count - replay.warnings.len() as u64
         );
     }
-    Ok((opened, replay, topic.name))
+    if let (Some(writing), 1..) = (writing, replay.bad_count) {
+        let records = match replay.bad_count {
+            1 => "the record that does not decode is",
+            _ => "the records that do not decode are",
+        };
+        crate::report::say!("warning: {records} not replayed; {writing}");
+    }
 }
 
 fn display_dirs(dirs: &[PathBuf]) -> String {

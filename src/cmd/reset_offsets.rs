@@ -171,14 +171,10 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         &|dir, t, image| args.write.append_config(image, dir, t.topic, now, t.kafka),
     )?;
     let replay = replicas.replay()?;
-    for bad in &replay.bad {
-        crate::report::say!(
-            "warning: {}: offset {}: {}: this record is not replayed",
-            bad.file.display(),
-            bad.log_offset,
-            bad.error
-        );
-    }
+    crate::cmd::replayed::say_not_replayed(
+        &replay,
+        Some("the current offsets are those the rest of the log holds"),
+    );
     let catalog = Catalog::open(&args.dirs)?;
     let partitions = scope(args, &catalog, &replay)?;
     let rows = reset::plan(

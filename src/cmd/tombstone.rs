@@ -174,7 +174,12 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         &|dir, t, image| args.write.append_config(image, dir, t.topic, now, t.kafka),
     )?;
     let replay = replicas.replay()?;
-    warn_not_replayed(&replay);
+    // A record that does not decode is said and passed over, as the
+    // coordinator's loader would: it must not lock a group in for good.
+    crate::cmd::replayed::say_not_replayed(
+        &replay,
+        Some("tombstoning the keys the rest of the log holds"),
+    );
     let (keys, records) = deletions(args, &replay, now)?;
     // A share group's state goes first, as in DeleteGroups.
     let share = if args.delete_group {
@@ -289,26 +294,6 @@ fn would_delete(
         report.push(rows.key_row(k, at, text), rows.args, out)?;
     }
     Ok(())
-}
-
-/// A record that does not decode is reported and passed over, as the
-/// coordinator's loader would: it must not lock a group in for good.
-fn warn_not_replayed(replay: &Replay) {
-    for bad in &replay.bad {
-        crate::report::say!(
-            "warning: {}: offset {}: {}: this record is not replayed; \
-             tombstoning the keys the rest of the log holds",
-            bad.file.display(),
-            bad.log_offset,
-            bad.error
-        );
-    }
-    if replay.bad_count > replay.bad.len() as u64 {
-        crate::report::say!(
-            "warning: and {} more records that are not replayed",
-            replay.bad_count - replay.bad.len() as u64
-        );
-    }
 }
 
 /// The keys to delete and their tombstones: the whole group's records

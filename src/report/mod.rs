@@ -250,14 +250,14 @@ impl Write for Output {
     }
 }
 
-/// The width of the terminal stdout is, or `None` when stdout is not a
-/// terminal (then tables are never wrapped).
 /// `n` and the noun that agrees with it: `1 partition`, `2 partitions`.
 pub fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// The width of the terminal stdout is, or `None` when stdout is not a
+/// terminal (then tables are never wrapped).
 pub fn terminal_width() -> Option<u16> {
     use std::io::IsTerminal;
     if !io::stdout().is_terminal() {

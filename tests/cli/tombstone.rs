@@ -1478,3 +1478,65 @@ fn writers_write_the_brokers_log_dir_that_holds_the_partition() {
         before
     );
 }
+
+#[test]
+fn a_record_that_does_not_decode_is_said_alike_by_every_command_that_replays() {
+    // Offsets partition 0: a live commit of group g (batch 0), then a batch
+    // whose attributes say gzip over plain records (CRC-valid: only
+    // decompressing finds it). Its records start after the 61-byte v2
+    // batch header (DefaultRecordBatch.RECORD_BATCH_OVERHEAD). orders-0
+    // holds 8 records.
+    let env = TestEnv::new();
+    let first = encoded(
+        "out = batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), \
+         offset_commit_value(5, 1700000000000))])",
+    );
+    let second = encoded(
+        "out = batch(1, [(0, 0, offset_commit_key('g', 'orders', 1), \
+         offset_commit_value(6, 1700000000000))], attributes=1)",
+    );
+    let segment = [first.clone(), second].concat();
+    crate::support::write_segment(&env.path("data"), "__consumer_offsets-0", &segment);
+    let orders = encoded("out = batch(0, [(i, i, b'k', b'v') for i in range(8)])");
+    crate::support::write_segment(&env.path("data"), "orders-0", &orders);
+    let said = format!(
+        "klog: data/__consumer_offsets-0/00000000000000000000.log: partition 0 offset 1: \
+         byte {}: gzip records do not decompress",
+        first.len() + 61
+    );
+    let now = ["--now-ms", "1700000100000"];
+    let o = env.run(&[&["replay-offsets", "data"][..], &now].concat(), None);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&said), "{said}\n{}", stderr(&o));
+    let writers = [
+        (
+            &["tombstone", "data", "--group", "g", "--dry-run"][..],
+            "tombstoning the keys the rest of the log holds",
+        ),
+        (
+            &[
+                "reset-offsets",
+                "data",
+                "--group",
+                "g",
+                "--all-topics",
+                "--to-earliest",
+            ][..],
+            "the current offsets are those the rest of the log holds",
+        ),
+    ];
+    let one = ["--offsets-partitions", "1", "--replication-factor", "1"];
+    for (args, writing) in writers {
+        let o = env.run(&[args, &one, &now].concat(), None);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let warning =
+            format!("klog: warning: the record that does not decode is not replayed; {writing}");
+        for line in [&said, &warning] {
+            assert!(
+                stderr(&o).contains(line.as_str()),
+                "{args:?}: {line}\n{}",
+                stderr(&o)
+            );
+        }
+    }
+}
