@@ -111,6 +111,32 @@ fn every_status_is_exercised() {
 }
 
 #[test]
+fn a_log_that_ends_below_its_checkpointed_start_is_empty_at_that_start() {
+    // fixtures/kafka's orders-1 starts at 5 by log-start-offset-checkpoint;
+    // with its segment emptied the log on disk ends at 0. A broker loading
+    // it deletes every segment and starts the log empty at 5
+    // (LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd), so shipping's
+    // commit at 2 lies below the log start with nothing left to read, and
+    // the checkpointed high watermark 10 is clamped to 5.
+    let env = TestEnv::new();
+    std::fs::write(
+        env.path("fixtures/kafka/orders-1/00000000000000000000.log"),
+        b"",
+    )
+    .unwrap();
+    let args = ["--now-ms", "1700000100000", "fixtures/kafka"];
+    let r = rows(&env, &[&["lag", "--format", "json"][..], &args].concat());
+    let s = find(&r, "shipping", "orders", 1);
+    let ends = ["log_start_offset", "log_end_offset", "high_watermark"].map(|f| s[f].as_i64());
+    assert_eq!(ends, [Some(5); 3]);
+    assert_eq!(s["status"], "below_log_start");
+    assert_eq!(s["pending_records"], 0);
+    // The report draws the same lag: it runs to the end.
+    let o = env.run(&[&["report", "-o", "r.html"][..], &args].concat(), None);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+}
+
+#[test]
 fn exactly_once_group_has_no_pending_records() {
     let env = TestEnv::new();
     let r = rows(
