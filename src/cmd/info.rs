@@ -44,7 +44,10 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// unreadable recovery-point, log-start or cleaner-offset checkpoint (a
 /// warning), and fails a log directory whose meta.properties,
 /// replication-offset or leader-epoch checkpoint, or a partition whose
-/// partition.metadata does not parse (an error).
+/// partition.metadata does not parse (an error). A log that ends below its
+/// log-start-offset-checkpoint entry is missing segments, and a broker
+/// loading it deletes every segment and starts it empty at that offset
+/// (log_end_below_log_start, an error).
 ///
 /// A KRaft directory (with `__cluster_metadata-0`) also shows its
 /// quorum-state (leader, epoch, vote) and the replayed metadata, and every
@@ -393,11 +396,26 @@ fn partition_info(
             .copied()
     };
     let live = if p.state == PartitionState::Live {
+        let checkpointed_start = lookup(checkpoint::LOG_START_OFFSET, p);
+        let log_end = p.log_end_offset()?;
+        if let Some(start) = checkpointed_start.filter(|&s| s > log_end) {
+            problems.push(Finding::new(
+                Kind::LogEndBelowLogStart,
+                &p.dir,
+                0,
+                Some(log_end),
+                format!(
+                    "the log ends at {log_end}, below its log start {start} in {}: segments are missing; \
+                     a broker loading it deletes every segment and starts the log empty at {start}",
+                    checkpoint::LOG_START_OFFSET
+                ),
+            ));
+        }
         Some(LiveInfo {
             segments: p.segments.len(),
             bytes: log_bytes(p)?,
-            log_start: p.log_start_offset(lookup(checkpoint::LOG_START_OFFSET, p)),
-            log_end: p.log_end_offset()?,
+            log_start: p.log_start_offset(checkpointed_start),
+            log_end,
             high_watermark: lookup(checkpoint::REPLICATION_OFFSET, p),
             recovery_point: lookup(checkpoint::RECOVERY_POINT, p),
             cleaner_offset: lookup(checkpoint::CLEANER_OFFSET, p),

@@ -177,6 +177,11 @@ kinds! {
     TopicIdOtherName = "topic_id_other_name", Warning;
     /// A folder of a topic the metadata removed (RemoveTopicRecord).
     DeletedTopicFolder = "deleted_topic_folder", Warning;
+    /// A log that ends below the offset `log-start-offset-checkpoint` gives
+    /// it: segments are missing, and a broker loading it deletes every
+    /// segment and starts the log empty at that offset
+    /// (`LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd`).
+    LogEndBelowLogStart = "log_end_below_log_start", Error;
     /// A `-delete` folder `LogManager` has not removed yet.
     DeleteFolder = "delete_folder", Warning;
     /// A `-stray` folder: the broker found a partition the metadata does not place here.

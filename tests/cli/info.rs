@@ -334,6 +334,56 @@ fn a_checkpoint_the_broker_resets_is_a_warning() {
 }
 
 #[test]
+fn a_log_that_ends_below_its_checkpointed_start_is_an_error() {
+    // fixtures/kafka's orders-1 starts at 5 by log-start-offset-checkpoint;
+    // with its segment emptied the log ends at 0. LogLoader deletes every
+    // segment of such a log on load (deleteSegmentsIfLogStartGreaterThanLogEnd):
+    // an error naming both offsets. The healthy fixture has no such finding.
+    let env = TestEnv::new();
+    let kinds = |doc: &serde_json::Value| -> Vec<(String, String)> {
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["kind"].as_str().unwrap().into(),
+                    f["severity"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    assert!(kinds(&json(&env, "fixtures/kafka", 0)).is_empty());
+    std::fs::write(
+        env.path("fixtures/kafka/orders-1/00000000000000000000.log"),
+        b"",
+    )
+    .unwrap();
+    let doc = json(&env, "fixtures/kafka", 1);
+    assert_eq!(
+        kinds(&doc),
+        [("log_end_below_log_start".to_string(), "error".to_string())]
+    );
+    let f = &doc["findings"][0];
+    assert!(f["file"].as_str().unwrap().ends_with("orders-1"), "{f}");
+    assert_eq!(f["offset"], 0);
+    let detail = f["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("ends at 0, below its log start 5"),
+        "{detail}"
+    );
+    // The row still shows the files as they are.
+    let row = partition(dir0(&doc), "orders", 1);
+    assert_eq!(
+        (
+            row["log_start_offset"].as_i64(),
+            row["log_end_offset"].as_i64()
+        ),
+        (Some(5), Some(0))
+    );
+}
+
+#[test]
 fn other_states_are_listed_but_not_read() {
     let env = TestEnv::new();
     let dir = env.path("fixtures/kafka");
