@@ -1,4 +1,4 @@
-use crate::support::{check_golden, document, stderr, stdout, TestEnv};
+use crate::support::{check_golden, document, findings, stderr, stdout, TestEnv};
 
 const TOPIC_ID: &str = "P3mZr1rGQ2KQz9C0XbVJfA";
 const DIR_ID: &str = "ZbAM5nXWSxmsIDlXnGaPQw";
@@ -340,20 +340,7 @@ fn a_log_that_ends_below_its_checkpointed_start_is_an_error() {
     // segment of such a log on load (deleteSegmentsIfLogStartGreaterThanLogEnd):
     // an error naming both offsets. The healthy fixture has no such finding.
     let env = TestEnv::new();
-    let kinds = |doc: &serde_json::Value| -> Vec<(String, String)> {
-        doc["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                (
-                    f["kind"].as_str().unwrap().into(),
-                    f["severity"].as_str().unwrap().into(),
-                )
-            })
-            .collect()
-    };
-    assert!(kinds(&json(&env, "fixtures/kafka", 0)).is_empty());
+    assert!(findings(&json(&env, "fixtures/kafka", 0)).is_empty());
     std::fs::write(
         env.path("fixtures/kafka/orders-1/00000000000000000000.log"),
         b"",
@@ -361,8 +348,8 @@ fn a_log_that_ends_below_its_checkpointed_start_is_an_error() {
     .unwrap();
     let doc = json(&env, "fixtures/kafka", 1);
     assert_eq!(
-        kinds(&doc),
-        [("log_end_below_log_start".to_string(), "error".to_string())]
+        findings(&doc),
+        [("log_end_below_log_start".into(), "error".into(), 0)]
     );
     let f = &doc["findings"][0];
     assert!(f["file"].as_str().unwrap().ends_with("orders-1"), "{f}");
