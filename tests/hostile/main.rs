@@ -2,7 +2,8 @@
 //! and asserts the exit status, the message, and that it ends in bounded
 //! time. Named after the item of the hostile-input review it answers
 //! (`rN_...`). The slow ones (1 GiB inputs, long soaks) live in
-//! tests/hostile/soak.sh.
+//! tests/hostile/soak.sh; tests/hostile/campaign.py searches for new ones
+//! (every command on randomly damaged copies of the fixtures).
 
 #[path = "../cli/support.rs"]
 #[allow(dead_code)]
