@@ -47,7 +47,10 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// partition.metadata does not parse (an error). A log that ends below its
 /// log-start-offset-checkpoint entry is missing segments, and a broker
 /// loading it deletes every segment and starts it empty at that offset
-/// (log_end_below_log_start, an error).
+/// (log_end_below_log_start, an error); one that ends below its
+/// replication-offset-checkpoint high watermark lacks records the cluster
+/// had committed, and a broker lowers the high watermark to its end
+/// (high_watermark_above_log_end, a warning).
 ///
 /// A KRaft directory (with `__cluster_metadata-0`) also shows its
 /// quorum-state (leader, epoch, vote) and the replayed metadata, and every
@@ -398,25 +401,19 @@ fn partition_info(
     let live = if p.state == PartitionState::Live {
         let checkpointed_start = lookup(checkpoint::LOG_START_OFFSET, p);
         let log_end = p.log_end_offset()?;
-        if let Some(start) = checkpointed_start.filter(|&s| s > log_end) {
-            problems.push(Finding::new(
-                Kind::LogEndBelowLogStart,
-                &p.dir,
-                0,
-                Some(log_end),
-                format!(
-                    "the log ends at {log_end}, below its log start {start} in {}: segments are missing; \
-                     a broker loading it deletes every segment and starts the log empty at {start}",
-                    checkpoint::LOG_START_OFFSET
-                ),
-            ));
-        }
+        let high_watermark = lookup(checkpoint::REPLICATION_OFFSET, p);
+        problems.extend(ends_findings(
+            p,
+            log_end,
+            checkpointed_start,
+            high_watermark,
+        ));
         Some(LiveInfo {
             segments: p.segments.len(),
             bytes: log_bytes(p)?,
             log_start: p.log_start_offset(checkpointed_start),
             log_end,
-            high_watermark: lookup(checkpoint::REPLICATION_OFFSET, p),
+            high_watermark,
             recovery_point: lookup(checkpoint::RECOVERY_POINT, p),
             cleaner_offset: lookup(checkpoint::CLEANER_OFFSET, p),
             leader_epochs: match load(
@@ -448,6 +445,56 @@ fn partition_info(
         state: p.state,
         live,
     })
+}
+
+/// What a broker does on load with a log's end against its checkpointed
+/// start and high watermark, where that loses or lowers something: a log
+/// ending below its start is emptied at it
+/// (`LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd`); a high
+/// watermark above the (loaded) end is lowered to it
+/// (`UnifiedLog.updateHighWatermark`).
+fn ends_findings(
+    p: &Partition,
+    log_end: i64,
+    checkpointed_start: Option<i64>,
+    high_watermark: Option<i64>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if let Some(start) = checkpointed_start.filter(|&s| s > log_end) {
+        out.push(Finding::new(
+            Kind::LogEndBelowLogStart,
+            &p.dir,
+            0,
+            Some(log_end),
+            format!(
+                "the log ends at {log_end}, below its log start {start} in {}: segments are missing; \
+                 a broker loading it deletes every segment and starts the log empty at {start}",
+                checkpoint::LOG_START_OFFSET
+            ),
+        ));
+    }
+    let loaded_end = checkpointed_start.map_or(log_end, |s| s.max(log_end));
+    if let Some(hw) = high_watermark.filter(|&hw| hw > loaded_end) {
+        let loaded = if loaded_end == log_end {
+            ""
+        } else {
+            " as a broker loads it"
+        };
+        out.push(Finding::new(
+            Kind::HighWatermarkAboveLogEnd,
+            &p.dir,
+            0,
+            Some(loaded_end),
+            format!(
+                "the log ends at {loaded_end}{loaded}, below its high watermark {hw} in {}: \
+                 the committed offsets {loaded_end}..={} are not on this copy; \
+                 a broker lowers the high watermark to {loaded_end}",
+                checkpoint::REPLICATION_OFFSET,
+                hw - 1
+            ),
+        ));
+    }
+    out
 }
 
 /// Every snapshot's frame (header first, footer last) in the metadata

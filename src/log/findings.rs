@@ -182,6 +182,11 @@ kinds! {
     /// segment and starts the log empty at that offset
     /// (`LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd`).
     LogEndBelowLogStart = "log_end_below_log_start", Error;
+    /// A log that ends below the high watermark `replication-offset-checkpoint`
+    /// gives it: records the cluster had committed are not on this copy (a
+    /// crash lost unflushed writes, or a tail was cut). A broker lowers the
+    /// high watermark to the log end (`UnifiedLog.updateHighWatermark`).
+    HighWatermarkAboveLogEnd = "high_watermark_above_log_end", Warning;
     /// A `-delete` folder `LogManager` has not removed yet.
     DeleteFolder = "delete_folder", Warning;
     /// A `-stray` folder: the broker found a partition the metadata does not place here.

@@ -347,9 +347,14 @@ fn a_log_that_ends_below_its_checkpointed_start_is_an_error() {
     )
     .unwrap();
     let doc = json(&env, "fixtures/kafka", 1);
+    // Loaded, the log ends at 5, below the high watermark 10 of
+    // replication-offset-checkpoint: a warning too.
     assert_eq!(
         findings(&doc),
-        [("log_end_below_log_start".into(), "error".into(), 0)]
+        [
+            ("log_end_below_log_start".into(), "error".into(), 0),
+            ("high_watermark_above_log_end".into(), "warning".into(), 5)
+        ]
     );
     let f = &doc["findings"][0];
     assert!(f["file"].as_str().unwrap().ends_with("orders-1"), "{f}");
@@ -368,6 +373,28 @@ fn a_log_that_ends_below_its_checkpointed_start_is_an_error() {
         ),
         (Some(5), Some(0))
     );
+}
+
+#[test]
+fn a_log_that_ends_below_its_high_watermark_is_a_warning() {
+    // fixtures/kafka's orders-0: batches at positions 0, 181 and 372
+    // (offsets 0..=9, 10..=19, 20..=29), high watermark 28 in
+    // replication-offset-checkpoint. Cut at 372, the log ends at 20: the
+    // committed offsets 20..=27 are not on this copy, and a broker lowers
+    // its high watermark to 20 (UnifiedLog.updateHighWatermark).
+    let env = TestEnv::new();
+    let log = env.path("fixtures/kafka/orders-0/00000000000000000000.log");
+    let bytes = std::fs::read(&log).unwrap();
+    std::fs::write(&log, &bytes[..372]).unwrap();
+    let doc = json(&env, "fixtures/kafka", 0);
+    assert_eq!(
+        findings(&doc),
+        [("high_watermark_above_log_end".into(), "warning".into(), 20)]
+    );
+    let detail = doc["findings"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains("the committed offsets 20..=27"), "{detail}");
+    let o = env.run(&["info", "--fail-on", "warning", "fixtures/kafka"], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
 
 #[test]

@@ -66,16 +66,17 @@ def files(top):
 
 
 def crc_covered(log, pos):
-    """Whether byte `pos` of a v2 log lies in a batch's CRC-covered bytes
-    (attributes to the end: DefaultRecordBatch); None when the framing or
-    a magic other than 2 stops the walk first."""
+    """Where the batch of a v2 log holding byte `pos` starts, when `pos`
+    lies in its CRC-covered bytes (attributes to the end:
+    DefaultRecordBatch); None otherwise, or when the framing or a magic
+    other than 2 stops the walk first."""
     at = 0
     while at + 17 <= len(log):
         length = struct.unpack('>i', log[at + 8:at + 12])[0]
         if length < 14 or at + 12 + length > len(log) or log[at + 16] != 2:
             return None
         if at <= pos < at + 12 + length:
-            return pos >= at + 21
+            return at if pos >= at + 21 else None
         at += 12 + length
     return None
 
@@ -113,7 +114,11 @@ def damage(rng, path):
         data = bytearray(rng.choice(CHECKPOINT_TEXTS))
     hit = False
     if path.endswith('.log') and len(data) == len(orig):
-        hit = any(a != b and crc_covered(orig, i) for i, (a, b) in enumerate(zip(orig, data)))
+        starts = [crc_covered(orig, i) for i, (a, b) in enumerate(zip(orig, data)) if a != b]
+        starts = [at for at in starts if at is not None]
+        # A batch zeroed from its start to the end of the file is what
+        # preallocated space looks like: no reader can tell them apart.
+        hit = bool(starts) and any(data[min(starts):])
     open(path, 'wb').write(bytes(data))
     return kind, hit
 
