@@ -13,7 +13,8 @@ field set to an extreme, or a checkpoint's text replaced), then:
   replay-offsets, lag, groups, info, transactions, stats, summary, metadata,
   report, dump-segment three ways on a random file, diff against the
   undamaged copy). Each must exit 0, 1 or 2 within 20 s without a panic;
-  JSON output must parse; exit 2 prints nothing on stdout (but
+  JSON output must parse; text output holds no raw control character;
+  exit 2 prints nothing on stdout (but
   dump-segment, which streams: its head comes first, as kafka-dump-log's
   "Dumping" line does); and verify-crc must not pass a segment whose
   CRC-covered bytes changed.
@@ -58,6 +59,9 @@ WRITER_DIRS = ['kafka', 'groups', 'data', 'broker', 'kraft', 'cleaner/uncleaned'
                'kafka-real/4.4.0/broker-1', 'kafka-real/3.9.2/broker-1']
 CHECKPOINT_TEXTS = [b'0\n1\norders 1 999999999999\n', b'0\n2\n', b'1\n',
                     b'0\n1\n__consumer_offsets 0 -5\n', b'\xff\xfe']
+# A control character a terminal acts on (C0 but line feed and tab, DEL,
+# C1 in UTF-8): text output escapes every one that comes from the data.
+RAW_CONTROL = re.compile(rb'[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]')
 CUT = re.compile(r'^(.*\.log)\.cut-(\d+)(?:-(\d+))?$')
 
 
@@ -198,12 +202,19 @@ class Campaign:
                 argvs.append(['diff', os.path.relpath(folder, self.work), undamaged, '--format', 'json'])
         crc_hit = any(hit for _, _, hit in done)
         for argv in argvs:
-            code, out, _, detail = self.checked(round_, argv)
+            code, out, err, detail = self.checked(round_, argv)
             if '--format' in argv and 'json' in argv and code in (0, 1) and out.strip():
                 try:
                     json.loads(out)
                 except ValueError as e:
                     self.say('json', error=str(e)[:200], **detail)
+            if '--format' not in argv:
+                for stream, text in (('stdout', out), ('stderr', err.encode())):
+                    raw = RAW_CONTROL.search(text)
+                    if raw:
+                        near = text[max(0, raw.start() - 40):raw.start() + 10]
+                        self.say('unescaped', stream=stream,
+                                 near=near.decode('utf-8', 'replace'), **detail)
             if code == 2 and out.strip() and argv[0] != 'dump-segment':
                 self.say('stdout_on_exit_2', stdout=out[:200].decode('utf-8', 'replace'), **detail)
             if argv == ['verify-crc', rel] and crc_hit and code == 0:
