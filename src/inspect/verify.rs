@@ -25,6 +25,17 @@ use crate::log::{classify, parse_segment_name, DataDir, Partition, PathKind, Rea
 pub const NOT_A_SEGMENT: &str =
     " (the file does not start with a record batch: is it a Kafka log segment?)";
 
+/// Whether `path` is named as a broker names a segment (`<offset>.log`:
+/// `LogLoader` loads every such file as one). Damage at byte 0 of such a
+/// file is a segment whose first batch is damaged (a crash just after a
+/// roll tears it), never "not a segment".
+pub fn named_like_a_segment(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(parse_segment_name)
+        .is_some_and(|(_, suffix)| suffix == "log")
+}
+
 /// Totals of what was checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Checked {
@@ -482,7 +493,7 @@ fn damage_finding(d: &Damage, read_any: &mut bool, report: &mut Report) {
                     ));
                 }
                 let zeros = matches!(d.error.kind, DecodeErrorKind::TrailingZeros { .. });
-                if d.position == 0 && !*read_any && !zeros {
+                if d.position == 0 && !*read_any && !zeros && !named_like_a_segment(&d.file) {
                     f.detail.push_str(NOT_A_SEGMENT);
                 }
                 report.checked.bytes += d.file_len - d.position;

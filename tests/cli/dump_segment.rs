@@ -650,3 +650,36 @@ fn time_filters_take_iso_8601() {
     );
     assert_ne!(run("0", "9999999999999"), ms, "the window selects records");
 }
+
+#[test]
+fn a_segment_whose_first_batch_is_torn_is_damaged_not_foreign() {
+    // A crash just after a roll can leave a segment holding only part of
+    // its first batch. Kafka loads `<offset>.log` as a segment by its name
+    // (LogLoader), and kafka-dump-log reports the bytes it cannot read in
+    // its "Found N invalid bytes at the end of" line: damage (exit 1), not
+    // a file that is no segment (exit 2).
+    let env = TestEnv::new();
+    let batch = crate::support::encoded("out = batch(26, [(i, i, b'k', b'v') for i in range(3)])");
+    let torn = &batch[..batch.len() - 20];
+    std::fs::create_dir_all(env.path("data/t-0")).unwrap();
+    std::fs::write(env.path("data/t-0/00000000000000000026.log"), torn).unwrap();
+    let path = "data/t-0/00000000000000000026.log";
+    let o = env.run(&["dump-segment", "--print-data-log", "--files", path], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "Dumping {path}\nLog starting offset: 26\n\
+             Found {} invalid bytes at the end of 00000000000000000026.log\n",
+            torn.len()
+        )
+    );
+    let o = env.run(&["verify-crc", path], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("torn_tail"), "{}", stdout(&o));
+    assert!(
+        !stdout(&o).contains("is it a Kafka log segment?"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -477,7 +477,8 @@ impl<'a> LogDump<'a> {
     }
 
     /// The damage the walk met, each a problem: a file whose first bytes
-    /// do not frame (and nothing shown) is not a segment at all, an error;
+    /// do not frame (and nothing shown) is not a segment at all, an error,
+    /// unless it is named like one (then its first batch is torn);
     /// a torn tail is also said in the text, in kafka-dump-log's words with
     /// --print-data-log.
     fn report_damage(
@@ -490,7 +491,12 @@ impl<'a> LogDump<'a> {
     ) -> anyhow::Result<()> {
         let file = path.display().to_string();
         for d in damage {
-            if d.framing && d.position == 0 && shown == 0 && self.args.from_offset.is_none() {
+            if d.framing
+                && d.position == 0
+                && shown == 0
+                && self.args.from_offset.is_none()
+                && !kaen_log::inspect::verify::named_like_a_segment(path)
+            {
                 anyhow::bail!(
                     "{file}: {}{}",
                     d.error,
