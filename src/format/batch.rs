@@ -167,14 +167,19 @@ impl BatchHeader {
     }
     /// baseSequence + lastOffsetDelta, wrapping at i32::MAX to 0 as Kafka does; -1 without a sequence.
     pub fn last_sequence(&self) -> i32 {
-        if self.base_sequence < 0 {
+        // `DefaultRecordBatch.lastSequence`: NO_SEQUENCE stays, any other
+        // base (a negative one too) goes through `incrementSequence` in
+        // Java's wrapping int arithmetic.
+        let (sequence, increment) = (self.base_sequence, self.last_offset_delta);
+        if sequence == -1 {
             return -1;
         }
-        let delta = self.last_offset_delta.max(0);
-        if self.base_sequence > i32::MAX - delta {
-            delta - (i32::MAX - self.base_sequence) - 1
+        if sequence > i32::MAX.wrapping_sub(increment) {
+            increment
+                .wrapping_sub(i32::MAX.wrapping_sub(sequence))
+                .wrapping_sub(1)
         } else {
-            self.base_sequence + delta
+            sequence.wrapping_add(increment)
         }
     }
 }
@@ -472,6 +477,19 @@ mod tests {
         h.base_sequence = i32::MAX - 1;
         h.last_offset_delta = 3;
         assert_eq!(h.last_sequence(), 1);
+        // Only NO_SEQUENCE (-1) has no last sequence; another negative base
+        // is incremented as Java's ints are (DefaultRecordBatch.incrementSequence).
+        h.base_sequence = -131_073;
+        h.last_offset_delta = 4;
+        assert_eq!(h.last_sequence(), -131_069);
+        h.base_sequence = -1;
+        assert_eq!(h.last_sequence(), -1);
+        // A negative delta: Integer.MAX_VALUE - (-2) wraps to
+        // Integer.MIN_VALUE + 1, so 5 > it and Java returns
+        // -2 - (Integer.MAX_VALUE - 5) - 1 = -2147483645.
+        h.base_sequence = 5;
+        h.last_offset_delta = -2;
+        assert_eq!(h.last_sequence(), -2_147_483_645);
     }
 
     #[test]

@@ -683,3 +683,42 @@ fn a_segment_whose_first_batch_is_torn_is_damaged_not_foreign() {
         stdout(&o)
     );
 }
+
+#[test]
+fn print_data_log_shows_the_records_of_a_batch_that_fails_its_crc() {
+    // kafka-dump-log's deep iteration decodes every batch whatever its CRC
+    // says (DumpLogSegments: `isvalid` on the batch line, then the
+    // records). One byte of the last record's value changed: the batch
+    // fails its CRC, its records still decode, and all three are shown,
+    // the changed value as it now reads. klog's own text shows none.
+    let env = TestEnv::new();
+    let mut log = crate::support::encoded(
+        "out = batch(0, [(i, i, b'k%d' % i, b'v%d' % i) for i in range(3)], first_timestamp=1700000000000)",
+    );
+    // The last record ends with its value `v2` and a header count of 0.
+    let at = log.len() - 3;
+    assert_eq!(&log[at..], b"v2\0");
+    log[at] = b'w';
+    std::fs::create_dir_all(env.path("data/t-0")).unwrap();
+    std::fs::write(env.path("data/t-0/00000000000000000000.log"), &log).unwrap();
+    let path = "data/t-0/00000000000000000000.log";
+    let o = env.run(&["dump-segment", "--print-data-log", "--files", path], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[2].starts_with("baseOffset: 0 lastOffset: 2 count: 3"),
+        "{text}"
+    );
+    assert!(lines[2].ends_with("isvalid: false"), "{text}");
+    let records: Vec<String> = lines[3..]
+        .iter()
+        .map(|l| l.split(" key: ").nth(1).unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        records,
+        ["k0 payload: v0", "k1 payload: v1", "k2 payload: w2"]
+    );
+    let o = env.run(&["dump-segment", "--records", path], None);
+    assert!(!stdout(&o).contains("| offset:"), "{}", stdout(&o));
+}

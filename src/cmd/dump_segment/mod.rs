@@ -79,6 +79,9 @@ pub struct DumpSegmentArgs {
     /// Text in kafka-dump-log's line format (`--deep-iteration
     /// --print-data-log`): a `baseOffset: …` line per batch and a `| offset:
     /// … key: … payload: …` line per record, so its parsers keep working.
+    /// As kafka-dump-log does, the records of a batch that fails its CRC
+    /// are shown too (its line says `isvalid: false`); klog's own forms
+    /// show only records a valid CRC vouches for.
     #[arg(long, alias = "deep-iteration")]
     pub print_data_log: bool,
     /// `--print-data-log --decoder offsets` (kafka-dump-log's spelling).
