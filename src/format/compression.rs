@@ -1,7 +1,8 @@
 //! The four codecs of a compressed records section.
 //!
 //! Only the records section (bytes 61..end) is compressed, as one stream:
-//! - gzip (1): RFC 1952, concatenated members accepted (as the JDK reads them);
+//! - gzip (1): RFC 1952, concatenated members accepted and the reserved FLG
+//!   bits of the first ignored (as the JDK reads them);
 //! - snappy (2): snappy-java's stream framing as the Java client writes it
 //!   (`82 'SNAPPY' 00`, version, compatible version, then blocks of
 //!   int32 length + raw snappy); input without that header is read as one raw
@@ -96,7 +97,13 @@ pub fn decompress(
             Ok(())
         }
         Compression::Gzip => {
-            read_bounded(flate2::read::MultiGzDecoder::new(input), out, limit, codec)
+            let input = gzip_as_the_jdk_reads_it(input);
+            read_bounded(
+                flate2::read::MultiGzDecoder::new(&*input),
+                out,
+                limit,
+                codec,
+            )
         }
         Compression::Lz4 => {
             read_bounded(lz4_flex::frame::FrameDecoder::new(input), out, limit, codec)
@@ -127,6 +134,25 @@ pub fn decompress(
                 snappy_block(input, out, limit)
             }
         }
+    }
+}
+
+/// The JDK's `GZIPInputStream` (Kafka's gzip reader) ignores the reserved
+/// bits of a member's FLG byte, which RFC 1952 and flate2 refuse: a copy
+/// with them cleared when the first member sets any (the only member the
+/// Java producer writes).
+fn gzip_as_the_jdk_reads_it(input: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    const FLG: usize = 3;
+    const RESERVED: u8 = 0xe0;
+    match input.get(FLG) {
+        Some(flags) if input.starts_with(&[0x1f, 0x8b]) && flags & RESERVED != 0 => {
+            let mut copy = input.to_vec();
+            if let Some(f) = copy.get_mut(FLG) {
+                *f &= !RESERVED;
+            }
+            std::borrow::Cow::Owned(copy)
+        }
+        _ => std::borrow::Cow::Borrowed(input),
     }
 }
 
@@ -312,6 +338,17 @@ mod tests {
             decompress(codec, &packed, &mut out, 1 << 30).unwrap();
             assert_eq!(out, data, "{codec}");
         }
+    }
+
+    #[test]
+    fn gzip_with_reserved_flag_bits_is_read_as_the_jdk_reads_it() {
+        // java.util.zip.GZIPInputStream reads a member whose FLG sets the
+        // reserved bits 5..7 (checked with JDK 17: "hello kafka" back).
+        let mut packed = compress(Compression::Gzip, b"hello kafka").unwrap();
+        packed[3] |= 0xe0;
+        let mut out = Vec::new();
+        decompress(Compression::Gzip, &packed, &mut out, 1 << 20).unwrap();
+        assert_eq!(out, b"hello kafka");
     }
 
     #[test]

@@ -55,6 +55,16 @@ def classpath(version, work):
     return open(out).read().strip()
 
 
+def dump_tool(cp):
+    """DumpLogSegments' class: in the tools module from Kafka 4.3 on, in
+    the core jar before."""
+    import zipfile
+    for jar in cp.split(os.pathsep):
+        if jar.endswith('.jar') and 'org/apache/kafka/tools/DumpLogSegments.class' in zipfile.ZipFile(jar).namelist():
+            return 'org.apache.kafka.tools.DumpLogSegments'
+    return 'kafka.tools.DumpLogSegments'
+
+
 def segments(version):
     root = os.path.join(REPO, 'fixtures', 'kafka-real', version)
     out = []
@@ -86,8 +96,7 @@ def main():
     work = tempfile.mkdtemp(prefix='klog-damaged-dump-')
     try:
         cp = classpath(args.kafka, work)
-        tool = ('org.apache.kafka.tools.DumpLogSegments' if args.kafka >= '4.'
-                else 'kafka.tools.DumpLogSegments')
+        tool = dump_tool(cp)
         rng = __import__('random').Random(args.seed)
         pool = segments(args.kafka)
         classes = collections.Counter()
