@@ -143,6 +143,8 @@ pub struct LegacyMessage<'a> {
     pub key: Option<&'a [u8]>,
     pub value: Option<&'a [u8]>,
     pub crc_valid: bool,
+    /// The message's stored CRC-32.
+    pub crc: u32,
     /// Position of the inner entry inside the decompressed data (None when not compressed).
     pub inner_position: Option<u64>,
 }
@@ -202,6 +204,7 @@ impl<'s> Iterator for LegacyMessages<'s> {
             key: m.key,
             value: m.value,
             crc_valid: m.crc_valid(),
+            crc: m.crc,
             inner_position: Some(m.position),
         })
     }
@@ -271,6 +274,7 @@ impl<'a> LegacyView<'a> {
                     key: self.key,
                     value: self.value,
                     crc_valid: self.crc_valid(),
+                    crc: self.crc,
                     inner_position: None,
                 }),
                 inner: Cursor::new(&[], 0),

@@ -7,6 +7,7 @@
 
 use kaen_log::format::batch::BatchHeader;
 use kaen_log::format::control::{ControlRecord, ControlType};
+use kaen_log::format::legacy::{LegacyMessage, LegacyView};
 use kaen_log::format::RecordView;
 
 use super::table::escape_cell;
@@ -97,6 +98,53 @@ pub fn record_line(h: &BatchHeader, r: &RecordView<'_>, control: Option<&Control
         line.push_str(&format!(" key: {}", text(k)));
     }
     if let Some(v) = r.value {
+        line.push_str(&format!(" payload: {}", text(v)));
+    }
+    line
+}
+
+/// `printBatchLevel` for a legacy (magic 0 or 1) entry: `offset:` its last
+/// offset, then what every batch line ends with; `ts_label` is its
+/// timestamp type (`NoTimestampType` for magic 0).
+pub fn legacy_batch_line(
+    m: &LegacyView<'_>,
+    crc_valid: bool,
+    codec: &str,
+    ts_label: &str,
+) -> String {
+    format!(
+        "offset: {} position: {} {ts_label}: {} size: {} magic: {} compresscodec: {codec} crc: {} isvalid: {crc_valid}",
+        m.offset,
+        m.position,
+        m.timestamp,
+        m.bytes().len(),
+        m.magic,
+        m.crc,
+    )
+}
+
+/// One `| offset: …` line of a legacy message (`printRecordMetadata`: the
+/// entry's timestamp type, sizes, then the message's own `isValid` and
+/// stored `crc`), its key and payload after it unless `skip_metadata`.
+pub fn legacy_record_line(msg: &LegacyMessage<'_>, ts_label: &str, skip_metadata: bool) -> String {
+    let size = |b: Option<&[u8]>| b.map_or(-1, |b| b.len() as i64);
+    let mut line = if skip_metadata {
+        "|".to_string()
+    } else {
+        format!(
+            "| offset: {} {ts_label}: {} keySize: {} valueSize: {} isValid: {} crc: {}",
+            msg.offset,
+            msg.timestamp,
+            size(msg.key),
+            size(msg.value),
+            msg.crc_valid,
+            msg.crc,
+        )
+    };
+    if let Some(k) = msg.key {
+        line.push_str(&format!(" key: {}", text(k)));
+    }
+    if let Some(v) = msg.value {
         line.push_str(&format!(" payload: {}", text(v)));
     }
     line

@@ -197,3 +197,51 @@ fn decoder_names_the_internal_topic_of_a_copied_segment() {
     assert_eq!(key["topic"], "orders");
     assert_eq!(key["partition"], 0);
 }
+
+#[test]
+fn print_data_log_prints_legacy_entries_as_kafka_dump_log() {
+    // Magic 0 and 1 entries (a null key, a null value) and gzip wrappers of
+    // both, from the independent encoder. Kafka's DumpLogSegments prints a
+    // legacy entry as `offset: <last> position: …` (printBatchLevel) and
+    // each message as `| offset: … keySize: … valueSize: … isValid: … crc:
+    // …` (printRecordMetadata), then its key and payload; the lines below
+    // follow those format strings, and Kafka 4.4.0's tool printed exactly
+    // them for these bytes. A CRC is the one the encoder stored.
+    let env = crate::support::TestEnv::new();
+    let log = crate::support::encoded(
+        "out = legacy_message(0, b'v0', magic=0) \
+         + legacy_message(1, b'v1', key=b'k1', magic=0) \
+         + legacy_message(2, b'v2', key=b'k2', magic=1, timestamp=1700000000000) \
+         + legacy_message(3, None, key=b'k3', magic=1, timestamp=1700000000001) \
+         + legacy_gzip_wrapper(6, [(b'a', b'x4', 1700000000004), (None, b'x5', 1700000000005), \
+           (b'c', b'x6', 1700000000006)], stored=True)",
+    );
+    let crc = |at: usize| u32::from_be_bytes(log[at + 12..at + 16].try_into().unwrap());
+    // The wrapper's inner messages: its value (after its 34-byte v1 head
+    // with a null key) is a gzip member of stored blocks, a 10-byte header
+    // and a 5-byte block head before them; they are 37, 36 and 37 bytes.
+    let inner = 132 + 34 + 10 + 5;
+    let inner_crc = |n: usize| crc(inner + [0, 37, 73][n]);
+    std::fs::create_dir_all(env.path("data/t-0")).unwrap();
+    std::fs::write(env.path("data/t-0/00000000000000000000.log"), &log).unwrap();
+    let path = "data/t-0/00000000000000000000.log";
+    let o = env.run(&["dump-segment", "--print-data-log", "--files", path], None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let want = [
+        format!("Dumping {path}"),
+        "Log starting offset: 0".into(),
+        format!("offset: 0 position: 0 NoTimestampType: -1 size: 28 magic: 0 compresscodec: none crc: {} isvalid: true", crc(0)),
+        format!("| offset: 0 NoTimestampType: -1 keySize: -1 valueSize: 2 isValid: true crc: {} payload: v0", crc(0)),
+        format!("offset: 1 position: 28 NoTimestampType: -1 size: 30 magic: 0 compresscodec: none crc: {} isvalid: true", crc(28)),
+        format!("| offset: 1 NoTimestampType: -1 keySize: 2 valueSize: 2 isValid: true crc: {} key: k1 payload: v1", crc(28)),
+        format!("offset: 2 position: 58 CreateTime: 1700000000000 size: 38 magic: 1 compresscodec: none crc: {} isvalid: true", crc(58)),
+        format!("| offset: 2 CreateTime: 1700000000000 keySize: 2 valueSize: 2 isValid: true crc: {} key: k2 payload: v2", crc(58)),
+        format!("offset: 3 position: 96 CreateTime: 1700000000001 size: 36 magic: 1 compresscodec: none crc: {} isvalid: true", crc(96)),
+        format!("| offset: 3 CreateTime: 1700000000001 keySize: 2 valueSize: -1 isValid: true crc: {} key: k3", crc(96)),
+        format!("offset: 6 position: 132 CreateTime: 1700000000006 size: {} magic: 1 compresscodec: gzip crc: {} isvalid: true", log.len() - 132, crc(132)),
+        format!("| offset: 4 CreateTime: 1700000000004 keySize: 1 valueSize: 2 isValid: true crc: {} key: a payload: x4", inner_crc(0)),
+        format!("| offset: 5 CreateTime: 1700000000005 keySize: -1 valueSize: 2 isValid: true crc: {} payload: x5", inner_crc(1)),
+        format!("| offset: 6 CreateTime: 1700000000006 keySize: 1 valueSize: 2 isValid: true crc: {} key: c payload: x6", inner_crc(2)),
+    ];
+    assert_eq!(crate::support::stdout(&o), want.join("\n") + "\n");
+}

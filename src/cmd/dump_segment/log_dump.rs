@@ -416,13 +416,15 @@ impl<'a> LogDump<'a> {
     ) -> anyhow::Result<()> {
         let ts_label = m.timestamp_type().map_or("NoTimestampType", |t| t.label());
         let codec = codec_name((m.attributes & 0x07) as u8);
+        let kafka_form = self.text && self.args.print_data_log;
         let want_records = if self.text {
-            self.args.records
+            self.args.records || self.args.print_data_log
         } else {
             !self.args.batches_only
         };
         let mut messages = None;
-        if want_records && crc.valid {
+        // kafka-dump-log reads an entry's messages whatever its CRC says.
+        if want_records && (crc.valid || kafka_form) {
             match m.messages(&mut self.scratch, self.limits) {
                 Ok(list) => messages = Some(list),
                 Err(e) => {
@@ -431,7 +433,15 @@ impl<'a> LogDump<'a> {
                 }
             }
         }
-        if self.text {
+        if kafka_form {
+            let line = kafka_dump::legacy_batch_line(m, crc.valid, &codec, ts_label);
+            writeln!(out, "{line}")?;
+            for msg in messages.into_iter().flatten() {
+                let line =
+                    kafka_dump::legacy_record_line(&msg, ts_label, self.args.skip_record_metadata);
+                writeln!(out, "{line}")?;
+            }
+        } else if self.text {
             writeln!(
                 out,
                 "position: {} offset: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",

@@ -77,8 +77,9 @@ pub struct DumpSegmentArgs {
     #[arg(long, value_enum, default_value_t = Decoder::Auto)]
     pub decoder: Decoder,
     /// Text in kafka-dump-log's line format (`--deep-iteration
-    /// --print-data-log`): a `baseOffset: …` line per batch and a `| offset:
-    /// … key: … payload: …` line per record, so its parsers keep working.
+    /// --print-data-log`): a `baseOffset: …` line per batch (`offset: …`
+    /// per legacy entry) and a `| offset: … key: … payload: …` line per
+    /// record, so its parsers keep working.
     /// As kafka-dump-log does, the records of a batch that fails its CRC
     /// are shown too (its line says `isvalid: false`); klog's own forms
     /// show only records a valid CRC vouches for.
