@@ -14,7 +14,7 @@ classes, and the script exits 1 on any other:
 
 - kafka_threw: Kafka's tool stops with an exception (exit 1) where klog
   says what is damaged and goes on;
-- escaped: the same once klog's escapes (`\\xNN`, `\\r`, `\\\\`) are undone:
+- escaped: the same once klog's escapes (`\\xNN`, `\\t`, `\\n`, `\\r`, `\\\\`) are undone:
   klog never writes a control character from the data to a terminal;
 - klog_checks_more: klog stops at a field Kafka's deep iteration reads
   without checking (a magic byte outside 0..=2, which Kafka frames as a v2
@@ -82,7 +82,9 @@ def segments(version):
 
 def unescape(text):
     text = re.sub(rb'\\x([0-9a-f]{2})', lambda m: bytes([int(m.group(1), 16)]), text)
-    return text.replace(b'\\r', b'\r').replace(b'\\\\', b'\\')
+    for escape, byte in ((b'\\t', b'\t'), (b'\\n', b'\n'), (b'\\r', b'\r')):
+        text = text.replace(escape, byte)
+    return text.replace(b'\\\\', b'\\')
 
 
 def main():
