@@ -473,7 +473,7 @@ fn ends_findings(
             ),
         ));
     }
-    let loaded_end = checkpointed_start.map_or(log_end, |s| s.max(log_end));
+    let loaded_end = p.loaded_log_end(log_end, checkpointed_start);
     if let Some(hw) = high_watermark.filter(|&hw| hw > loaded_end) {
         let loaded = if loaded_end == log_end {
             ""

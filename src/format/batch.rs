@@ -165,22 +165,45 @@ impl BatchHeader {
     pub fn size(&self) -> u64 {
         (LOG_OVERHEAD as i64 + i64::from(self.batch_length)).max(0) as u64
     }
-    /// baseSequence + lastOffsetDelta, wrapping at i32::MAX to 0 as Kafka does; -1 without a sequence.
+    /// `DefaultRecordBatch.lastSequence`: NO_SEQUENCE (-1) stays, any other
+    /// base (a negative one too) plus lastOffsetDelta by [`increment_sequence`].
     pub fn last_sequence(&self) -> i32 {
-        // `DefaultRecordBatch.lastSequence`: NO_SEQUENCE stays, any other
-        // base (a negative one too) goes through `incrementSequence` in
-        // Java's wrapping int arithmetic.
-        let (sequence, increment) = (self.base_sequence, self.last_offset_delta);
-        if sequence == -1 {
+        if self.base_sequence == -1 {
             return -1;
         }
-        if sequence > i32::MAX.wrapping_sub(increment) {
-            increment
-                .wrapping_sub(i32::MAX.wrapping_sub(sequence))
-                .wrapping_sub(1)
-        } else {
-            sequence.wrapping_add(increment)
+        increment_sequence(self.base_sequence, self.last_offset_delta)
+    }
+    /// A record's sequence (`DefaultRecord.readFrom`): the base plus its
+    /// offset delta when the base is not negative, else NO_SEQUENCE (-1).
+    pub fn record_sequence(&self, offset_delta: i32) -> i32 {
+        if self.base_sequence < 0 {
+            return -1;
         }
+        increment_sequence(self.base_sequence, offset_delta)
+    }
+}
+
+/// `sequence` + `increment`, wrapping past `i32::MAX` to 0, in Java's
+/// wrapping int arithmetic (`DefaultRecordBatch.incrementSequence`).
+pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
+    if sequence > i32::MAX.wrapping_sub(increment) {
+        increment
+            .wrapping_sub(i32::MAX.wrapping_sub(sequence))
+            .wrapping_sub(1)
+    } else {
+        sequence.wrapping_add(increment)
+    }
+}
+
+/// `sequence` − `decrement`, wrapping below 0 to `i32::MAX`, in Java's
+/// wrapping int arithmetic (`DefaultRecordBatch.decrementSequence`).
+pub fn decrement_sequence(sequence: i32, decrement: i32) -> i32 {
+    if sequence < decrement {
+        i32::MAX
+            .wrapping_sub(decrement.wrapping_sub(sequence))
+            .wrapping_add(1)
+    } else {
+        sequence.wrapping_sub(decrement)
     }
 }
 

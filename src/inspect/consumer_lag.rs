@@ -233,11 +233,9 @@ fn ends_of(
     meter: Option<&'static Meter>,
 ) -> Result<PartitionEnds> {
     let key = (p.topic.clone(), p.partition);
-    let log_start = p.log_start_offset(cps.log_starts.get(&key).copied());
-    // A log that ends below its checkpointed start (segments removed or
-    // truncated behind the broker's back) is emptied on load and starts
-    // again at that offset (`LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd`).
-    let log_end = p.log_end_offset()?.max(log_start);
+    let checkpointed_start = cps.log_starts.get(&key).copied();
+    let log_start = p.log_start_offset(checkpointed_start);
+    let log_end = p.loaded_log_end(p.log_end_offset()?, checkpointed_start);
     let high_watermark = cps
         .high_watermarks
         .get(&key)

@@ -274,6 +274,14 @@ impl Partition {
         let first = self.segments.first().map_or(0, |s| s.base_offset);
         checkpointed.map_or(first, |c| c.max(first))
     }
+
+    /// Where the log ending at `log_end` ends once a broker has loaded it:
+    /// one that ends below its log start (segments removed behind the
+    /// broker's back) is emptied and starts again there
+    /// (`LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd`).
+    pub fn loaded_log_end(&self, log_end: i64, checkpointed_start: Option<i64>) -> i64 {
+        log_end.max(self.log_start_offset(checkpointed_start))
+    }
 }
 
 /// A record found by its timestamp ([`Partition::offset_for_timestamp`]).

@@ -47,18 +47,14 @@ pub fn batch_line(
     )
 }
 
-/// A record's sequence: -1 for a batch without one, else the base sequence
-/// plus the offset delta, wrapping past `i32::MAX` to 0
-/// (`DefaultRecordBatch.incrementSequence`).
-fn sequence(h: &BatchHeader, r: &RecordView<'_>) -> i64 {
-    if h.base_sequence < 0 {
-        return -1;
+/// `printRecordContents`: ` key: …` when there is a key, ` payload: …`
+/// when there is a value.
+fn push_contents(line: &mut String, key: Option<&[u8]>, value: Option<&[u8]>) {
+    if let Some(k) = key {
+        line.push_str(&format!(" key: {}", text(k)));
     }
-    let next = i64::from(h.base_sequence) + i64::from(r.offset_delta);
-    if next > i64::from(i32::MAX) {
-        next - i64::from(i32::MAX) - 1
-    } else {
-        next
+    if let Some(v) = value {
+        line.push_str(&format!(" payload: {}", text(v)));
     }
 }
 
@@ -77,7 +73,7 @@ pub fn record_line(h: &BatchHeader, r: &RecordView<'_>, control: Option<&Control
         r.timestamp,
         size(r.key),
         size(r.value),
-        sequence(h, r),
+        h.record_sequence(r.offset_delta),
         keys.join(",")
     );
     if h.is_control() {
@@ -94,12 +90,7 @@ pub fn record_line(h: &BatchHeader, r: &RecordView<'_>, control: Option<&Control
         }
         return line;
     }
-    if let Some(k) = r.key {
-        line.push_str(&format!(" key: {}", text(k)));
-    }
-    if let Some(v) = r.value {
-        line.push_str(&format!(" payload: {}", text(v)));
-    }
+    push_contents(&mut line, r.key, r.value);
     line
 }
 
@@ -141,12 +132,7 @@ pub fn legacy_record_line(msg: &LegacyMessage<'_>, ts_label: &str, skip_metadata
             msg.crc,
         )
     };
-    if let Some(k) = msg.key {
-        line.push_str(&format!(" key: {}", text(k)));
-    }
-    if let Some(v) = msg.value {
-        line.push_str(&format!(" payload: {}", text(v)));
-    }
+    push_contents(&mut line, msg.key, msg.value);
     line
 }
 
@@ -157,11 +143,6 @@ pub fn data_line(h: &BatchHeader, r: &RecordView<'_>) -> String {
         return String::new();
     }
     let mut line = "|".to_string();
-    if let Some(k) = r.key {
-        line.push_str(&format!(" key: {}", text(k)));
-    }
-    if let Some(v) = r.value {
-        line.push_str(&format!(" payload: {}", text(v)));
-    }
+    push_contents(&mut line, r.key, r.value);
     line
 }

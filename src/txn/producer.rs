@@ -59,25 +59,7 @@ pub const NO_SEQUENCE: i32 = -1;
 /// `RecordBatch.NO_PRODUCER_EPOCH`.
 pub const NO_PRODUCER_EPOCH: i16 = -1;
 
-/// `sequence` + `increment`, wrapping at `i32::MAX` to 0
-/// (`DefaultRecordBatch.incrementSequence`).
-pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
-    if sequence > i32::MAX - increment {
-        increment - (i32::MAX - sequence) - 1
-    } else {
-        sequence + increment
-    }
-}
-
-/// `sequence` − `decrement`, wrapping below 0 to `i32::MAX`
-/// (`DefaultRecordBatch.decrementSequence`).
-pub fn decrement_sequence(sequence: i32, decrement: i32) -> i32 {
-    if sequence < decrement {
-        i32::MAX - (decrement - sequence) + 1
-    } else {
-        sequence - decrement
-    }
-}
+use crate::format::batch::{decrement_sequence, increment_sequence};
 
 /// One appended batch as the leader remembers it (`BatchMetadata`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

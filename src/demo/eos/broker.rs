@@ -382,7 +382,7 @@ impl Producer {
         if self.producer_id >= 0 && !matches!(produced, Produced::Rejected(_)) {
             self.next_sequence.insert(
                 tp,
-                crate::txn::producer::increment_sequence(base_sequence, records.len() as i32),
+                crate::format::batch::increment_sequence(base_sequence, records.len() as i32),
             );
         }
         self.last = Some((topic.to_string(), spec, records));

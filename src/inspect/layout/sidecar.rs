@@ -574,7 +574,7 @@ fn snapshot_entry(
         |v| {
             format!(
                 "{v}: the next batch at this epoch must start at {} (OutOfOrderSequenceException)",
-                crate::txn::producer::increment_sequence(v as i32, 1)
+                crate::format::batch::increment_sequence(v as i32, 1)
             )
         },
         emit,
@@ -598,7 +598,7 @@ fn snapshot_entry(
             } else {
                 format!(
                 "{v}: that batch holds sequences {}..={last_seq} at offsets {}..={last_offset}; a retry of exactly it is a duplicate, answered with these offsets",
-                crate::txn::producer::decrement_sequence(last_seq as i32, v as i32),
+                crate::format::batch::decrement_sequence(last_seq as i32, v as i32),
                 last_offset - v
             )
             }
