@@ -122,9 +122,54 @@ impl Command {
     }
 }
 
+impl Command {
+    /// Every data path the command reads or writes: its output must land
+    /// on none of them (`cmd::output_guard`).
+    pub fn data_paths(&self) -> Vec<&std::path::Path> {
+        use std::path::{Path, PathBuf};
+        fn all(paths: &[PathBuf]) -> Vec<&Path> {
+            paths.iter().map(PathBuf::as_path).collect()
+        }
+        if let Some(paths) = self.read_paths() {
+            return paths;
+        }
+        let mut paths = match self {
+            Command::VerifyCrc(a) => all(&a.paths),
+            Command::Cluster(a) => all(&a.summaries),
+            Command::Tombstone(a) => all(&a.dirs),
+            Command::ResetOffsets(a) => all(&a.dirs),
+            Command::Commit(a) => all(&a.dirs),
+            Command::Produce(a) => vec![a.dir.as_path()],
+            Command::GroupDemo(a) => vec![a.dir.as_path()],
+            Command::EosDemo(a) => vec![a.dir.as_path()],
+            _ => Vec::new(),
+        };
+        let replicas = match self {
+            Command::Tombstone(a) => Some(&a.replicas),
+            Command::ResetOffsets(a) => Some(&a.replicas),
+            Command::Commit(a) => Some(&a.replicas),
+            Command::Produce(a) => Some(&a.replicas),
+            _ => None,
+        };
+        if let Some(r) = replicas {
+            paths.extend(all(&r.replica_dirs));
+        }
+        paths
+    }
+
+    /// The file `-o` names, for the commands that take one.
+    pub fn output_file(&self) -> Option<&std::path::Path> {
+        match self {
+            Command::Report(a) => a.output.as_deref(),
+            _ => None,
+        }
+    }
+}
+
 /// Run `command`, writing data to `out`.
 pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
     use crate::cmd::*;
+    crate::cmd::output_guard::check(command.output_file(), &command.data_paths())?;
     if let Some(paths) = command.read_paths() {
         crate::cmd::warn_if_in_use(&paths);
     }

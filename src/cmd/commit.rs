@@ -182,7 +182,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         args.offsets_partitions,
         false,
         false,
-        &|dir, t, image| args.write.append_config(image, dir, t.topic, now, t.kafka),
+        &|dir, t, image| args.write.append_config(image, dir, &t.topic, now, t.kafka),
     )?;
     let target = replicas.target.clone();
     let format = kaen_log::offsets::commit_format(&args.dirs, &args.topic)?;

@@ -14,6 +14,7 @@ pub mod groups;
 pub mod info;
 pub mod lag;
 pub mod metadata;
+pub mod output_guard;
 pub mod produce;
 pub mod replay_offsets;
 pub mod replayed;

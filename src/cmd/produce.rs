@@ -7,7 +7,8 @@ use anyhow::{bail, Context};
 use clap::ValueEnum;
 use kaen_log::format::batch::HEADER_LEN;
 use kaen_log::format::{control, BatchSpec, Compression, NewRecord};
-use kaen_log::log::{AppendConfig, PartitionAppender};
+use kaen_log::log::AppendConfig;
+use kaen_log::offsets::write::Replicas;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -31,6 +32,13 @@ pub enum InputFormat {
 /// written with its CRC-32C and fsynced, and its offsets are printed only
 /// after that. The data directory's `.lock` is taken first: produce refuses
 /// to run beside a broker, and refuses to append behind a damaged tail.
+///
+/// A partition of a Kafka log directory is written as the other writers
+/// write (klog-writers(7)): every replica's log directory is given
+/// (`--replica DIR` for each other broker, or --allow-missing-replicas),
+/// all of one cluster and one topic id, ending at one offset; each batch
+/// carries the partition's newest leader epoch, and the
+/// leader-epoch-checkpoint is only ever extended.
 ///
 /// JSON lines: `{"key": "k", "value": "v", "headers": [{"key": "h", "value": "x"}],
 /// "timestamp": 1700000000000}`; key, value and header values may be null;
@@ -106,6 +114,8 @@ pub struct ProduceArgs {
     #[arg(long, default_value_t = 0)]
     pub coordinator_epoch: i32,
     #[command(flatten)]
+    pub replicas: crate::cmd::args::ReplicaArgs,
+    #[command(flatten)]
     pub write: crate::cmd::args::WriteArgs,
 }
 
@@ -166,18 +176,33 @@ fn append(
     out: &mut Output,
 ) -> anyhow::Result<Outcome> {
     let now = args.timestamp_ms.unwrap_or_else(crate::cmd::now_ms);
-    let image = kaen_log::metadata::newest_image(std::slice::from_ref(&args.dir));
-    let resolved = args
-        .write
-        .append_config(image.as_ref(), &args.dir, &args.topic, now, false)?;
-    let config = AppendConfig {
-        segment_bytes: args.segment_bytes.unwrap_or(resolved.segment_bytes),
-        partition_leader_epoch: args.leader_epoch,
-        max_batch_bytes: args.max_message_bytes.unwrap_or(resolved.max_batch_bytes),
-        ..resolved
-    };
-    let max_message_bytes = config.max_batch_bytes;
-    let mut appender = PartitionAppender::open(&args.dir, &args.topic, args.partition, config)?;
+    // Every replica given is written alike, under the writers' rules: one
+    // cluster, one log end, one leader epoch (the partition's newest), the
+    // leader-epoch-checkpoint only ever extended, and a Kafka partition's
+    // replicas all given (or --allow-missing-replicas).
+    let mut dirs = vec![args.dir.clone()];
+    dirs.extend(args.replicas.replica_dirs.iter().cloned());
+    let mut replicas =
+        Replicas::open_partition(&dirs, &args.topic, args.partition, &|dir, t, image| {
+            let resolved = args
+                .write
+                .append_config(image, dir, &t.topic, now, t.kafka)?;
+            Ok(AppendConfig {
+                segment_bytes: args.segment_bytes.unwrap_or(resolved.segment_bytes),
+                max_batch_bytes: args.max_message_bytes.unwrap_or(resolved.max_batch_bytes),
+                ..resolved
+            })
+        })?;
+    args.replicas.check(&replicas)?;
+    if let Some(epoch) = args.leader_epoch {
+        replicas.set_leader_epoch(epoch);
+    }
+    let max_message_bytes = replicas
+        .configs
+        .iter()
+        .map(|c| c.max_batch_bytes)
+        .min()
+        .unwrap_or(kaen_log::log::appender::DEFAULT_MAX_MESSAGE_BYTES);
     let mut spec = BatchSpec {
         compression: args.compression,
         ..BatchSpec::default()
@@ -204,7 +229,7 @@ fn append(
             compression: Compression::None,
             ..spec
         };
-        let offsets = appender.append(&spec, &[marker])?;
+        let (offsets, _) = replicas.append(&spec, &[marker])?;
         if args.format == Format::Text {
             writeln!(
                 out,
@@ -223,7 +248,7 @@ fn append(
             records: 1,
             control: Some(kind.clone()),
         });
-        appender.close()?;
+        replicas.close()?;
         return Ok(Outcome::Clean);
     }
     let stdin = std::io::stdin();
@@ -250,26 +275,26 @@ fn append(
             );
         }
         if batch.len() == args.batch_size as usize {
-            flush(&mut appender, &mut spec, &mut batch, args, written, out)?;
+            flush(&mut replicas, &mut spec, &mut batch, args, written, out)?;
             at_least = HEADER_LEN as u64;
         }
     }
     if !batch.is_empty() {
-        flush(&mut appender, &mut spec, &mut batch, args, written, out)?;
+        flush(&mut replicas, &mut spec, &mut batch, args, written, out)?;
     }
-    appender.close()?;
+    replicas.close()?;
     Ok(Outcome::Clean)
 }
 
 fn flush(
-    appender: &mut PartitionAppender,
+    replicas: &mut Replicas,
     spec: &mut BatchSpec,
     batch: &mut Vec<NewRecord>,
     args: &ProduceArgs,
     written: &mut Vec<BatchOut>,
     out: &mut Output,
 ) -> anyhow::Result<()> {
-    let offsets = appender.append(spec, batch)?;
+    let (offsets, _) = replicas.append(spec, batch)?;
     if args.format == Format::Text {
         writeln!(
             out,

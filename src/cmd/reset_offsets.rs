@@ -168,7 +168,7 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         args.offsets_partitions,
         !args.execute,
         false,
-        &|dir, t, image| args.write.append_config(image, dir, t.topic, now, t.kafka),
+        &|dir, t, image| args.write.append_config(image, dir, &t.topic, now, t.kafka),
     )?;
     let replay = replicas.replay()?;
     crate::cmd::replayed::say_not_replayed(

@@ -171,7 +171,7 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         args.offsets_partitions,
         args.dry_run,
         true,
-        &|dir, t, image| args.write.append_config(image, dir, t.topic, now, t.kafka),
+        &|dir, t, image| args.write.append_config(image, dir, &t.topic, now, t.kafka),
     )?;
     let replay = replicas.replay()?;
     // A record that does not decode is said and passed over, as the

@@ -681,8 +681,8 @@ impl OffsetsTopic {
 /// Where an offline write for a group goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteTarget {
-    /// `__offsets` or `__consumer_offsets`.
-    pub topic: &'static str,
+    /// `__offsets` or `__consumer_offsets` (any topic for `klog produce`).
+    pub topic: String,
     /// The partition that owns the group.
     pub partition: i32,
     /// Whether the directory is a Kafka log directory.
@@ -724,7 +724,7 @@ pub fn write_target(
             )));
         }
         return Ok(WriteTarget {
-            topic: KLOG_OFFSETS_TOPIC,
+            topic: KLOG_OFFSETS_TOPIC.to_string(),
             partition: 0,
             kafka: false,
         });
@@ -783,7 +783,7 @@ pub fn write_target(
         ));
     }
     Ok(WriteTarget {
-        topic: KAFKA_OFFSETS_TOPIC,
+        topic: KAFKA_OFFSETS_TOPIC.to_string(),
         partition,
         kafka: true,
     })

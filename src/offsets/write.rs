@@ -75,14 +75,10 @@ impl Replicas {
                 .and_then(|n| i32::try_from(n).ok())
         });
         let mut target: Option<WriteTarget> = None;
-        let mut partition_dirs = Vec::new();
-        let mut ends: Vec<i64> = Vec::new();
-        let mut appenders = Vec::new();
-        let mut configs = Vec::new();
         for dir in dirs {
             let t = write_target(dir, group, offsets_partitions)?;
             if let Some(first) = &target {
-                if (first.topic, first.partition) != (t.topic, t.partition) {
+                if (&first.topic, first.partition) != (&t.topic, t.partition) {
                     return Err(Error::Invalid(format!(
                         "{} places group {group:?} in {}-{}, the first directory in {}-{}: not replicas of one partition",
                         dir.display(),
@@ -93,35 +89,84 @@ impl Replicas {
                     )));
                 }
             }
-            let partition_dir = dir.join(format!("{}-{}", t.topic, t.partition));
-            if must_exist && !partition_dir.is_dir() {
+            if must_exist && !dir.join(format!("{}-{}", t.topic, t.partition)).is_dir() {
                 return Err(Error::layout(
                     dir,
                     format!("no {}-{} here: nothing to delete", t.topic, t.partition),
                 ));
             }
-            let config = config_for(dir, &t, newest.as_ref())?;
-            // Opening takes the lock and checks the tail before anything is
-            // read; a dry run writes nothing, so it checks the tail without the lock.
-            if dry_run {
-                ends.push(PartitionAppender::next_offset_of(
-                    dir,
-                    t.topic,
-                    t.partition,
-                    &config,
-                )?);
-            } else {
-                let a = PartitionAppender::open(dir, t.topic, t.partition, config)?;
-                ends.push(a.next_offset());
-                appenders.push(a);
-            }
-            configs.push(config);
-            partition_dirs.push(partition_dir);
             target = Some(t);
         }
         let Some(target) = target else {
             return Err(Error::Invalid("no directory given".into()));
         };
+        Self::open_at(dirs, target, newest, dry_run, config_for)
+    }
+
+    /// Plan a write to partition `partition` of `topic` (any topic: what
+    /// `klog produce` writes) into every directory of `dirs`, under the
+    /// same rules as a group's offsets partition: one lock per directory,
+    /// one log end, one leader epoch, one cluster. The directories are
+    /// Kafka log directories when any of them has a `meta.properties` or
+    /// Kafka's own partitions ([`is_kafka_log_dir`]).
+    pub fn open_partition(
+        dirs: &[PathBuf],
+        topic: &str,
+        partition: i32,
+        config_for: &ConfigFor<'_>,
+    ) -> Result<Replicas> {
+        let target = WriteTarget {
+            topic: topic.to_string(),
+            partition,
+            kafka: dirs.iter().any(|d| is_kafka_log_dir(d)),
+        };
+        Self::open_at(
+            dirs,
+            target,
+            crate::metadata::newest_image(dirs),
+            false,
+            config_for,
+        )
+    }
+
+    /// Open (or, in a dry run, read) `target` in every directory, and
+    /// decide the one log end and leader epoch every replica gets.
+    fn open_at(
+        dirs: &[PathBuf],
+        target: WriteTarget,
+        newest: Option<Image>,
+        dry_run: bool,
+        config_for: &ConfigFor<'_>,
+    ) -> Result<Replicas> {
+        if dirs.is_empty() {
+            return Err(Error::Invalid("no directory given".into()));
+        }
+        let partition_dirs: Vec<PathBuf> = dirs
+            .iter()
+            .map(|d| d.join(format!("{}-{}", target.topic, target.partition)))
+            .collect();
+        one_cluster(dirs, &partition_dirs)?;
+        let mut ends: Vec<i64> = Vec::new();
+        let mut appenders = Vec::new();
+        let mut configs = Vec::new();
+        for dir in dirs {
+            let config = config_for(dir, &target, newest.as_ref())?;
+            // Opening takes the lock and checks the tail before anything is
+            // read; a dry run writes nothing, so it checks the tail without the lock.
+            if dry_run {
+                ends.push(PartitionAppender::next_offset_of(
+                    dir,
+                    &target.topic,
+                    target.partition,
+                    &config,
+                )?);
+            } else {
+                let a = PartitionAppender::open(dir, &target.topic, target.partition, config)?;
+                ends.push(a.next_offset());
+                appenders.push(a);
+            }
+            configs.push(config);
+        }
         let end = ends.first().copied().unwrap_or(0);
         if let Some(i) = ends.iter().position(|&e| e != end) {
             return Err(Error::Invalid(format!(
@@ -135,7 +180,7 @@ impl Replicas {
                 ends.get(i).copied().unwrap_or(0)
             )));
         }
-        let registration = registration(newest.as_ref(), target.topic, target.partition);
+        let registration = registration(newest.as_ref(), &target.topic, target.partition);
         let leader_epoch = common_leader_epoch(dirs, &partition_dirs, end, registration.as_ref())?;
         for a in &mut appenders {
             a.set_leader_epoch(leader_epoch);
@@ -150,6 +195,16 @@ impl Replicas {
             appenders,
             registration,
         })
+    }
+
+    /// Stamp the batches with `epoch` instead of the replicas' newest
+    /// (an append refuses one below the newest: a leader never writes
+    /// under an older epoch).
+    pub fn set_leader_epoch(&mut self, epoch: i32) {
+        self.leader_epoch = epoch;
+        for a in &mut self.appenders {
+            a.set_leader_epoch(epoch);
+        }
     }
 
     /// Replay the first replica's offsets partition (the replicas end at the
@@ -339,7 +394,7 @@ impl Replicas {
             )))
         } else {
             Err(Error::Invalid(format!(
-                "{missing}: refusing to write, {why}. Give every replica's log directory (each gets the same \
+                "{missing}: refusing to write, {why}. Give every replica's log directory with --replica DIR (each gets the same \
                  batch), or --allow-missing-replicas to write only these"
             )))
         }
@@ -357,6 +412,72 @@ impl Replicas {
             .first()
             .map_or(Path::new("."), PathBuf::as_path)
     }
+}
+
+/// Whether `data_dir` is a Kafka broker's log directory: it has a
+/// `meta.properties` (every broker writes one, `MetaPropertiesEnsemble`),
+/// or Kafka's own partitions (`__consumer_offsets-N`, `__cluster_metadata-0`).
+pub fn is_kafka_log_dir(data_dir: &Path) -> bool {
+    data_dir.join(crate::log::meta::META_PROPERTIES).exists()
+        || std::fs::read_dir(data_dir).is_ok_and(|entries| {
+            entries.filter_map(|e| e.ok()).any(|e| {
+                e.file_name().to_str().is_some_and(|n| {
+                    n.starts_with(crate::offsets::KAFKA_OFFSETS_TOPIC)
+                        || n == crate::metadata::METADATA_FOLDER
+                })
+            })
+        })
+}
+
+/// Refuse directories that are not replicas of one partition of one
+/// cluster: two `meta.properties` naming different `cluster.id`s (a broker
+/// refuses a directory of another cluster, `MetaPropertiesEnsemble.verify`),
+/// or two partition folders whose `partition.metadata` name different topic
+/// ids (one of them is a deleted topic's, or another cluster's).
+fn one_cluster(dirs: &[PathBuf], partition_dirs: &[PathBuf]) -> Result<()> {
+    use crate::log::meta::{read_meta_properties, read_partition_metadata, META_PROPERTIES};
+    let mut cluster: Option<(String, &PathBuf)> = None;
+    for dir in dirs {
+        let Some(id) = read_meta_properties(&dir.join(META_PROPERTIES))?.and_then(|m| m.cluster_id)
+        else {
+            continue;
+        };
+        match &cluster {
+            Some((first, first_dir)) if *first != id => {
+                return Err(Error::Invalid(format!(
+                    "{} belongs to cluster {} and {} to cluster {}: not replicas of one partition; nothing was \
+                     written",
+                    first_dir.display(),
+                    crate::format::escape::escape_cell(first),
+                    dir.display(),
+                    crate::format::escape::escape_cell(&id)
+                )))
+            }
+            Some(_) => {}
+            None => cluster = Some((id, dir)),
+        }
+    }
+    let mut topic: Option<(crate::log::meta::Uuid, &PathBuf)> = None;
+    for dir in partition_dirs {
+        let Some(meta) = read_partition_metadata(&dir.join(crate::log::meta::PARTITION_METADATA))?
+        else {
+            continue;
+        };
+        match &topic {
+            Some((first, first_dir)) if *first != meta.topic_id => {
+                return Err(Error::Invalid(format!(
+                    "{} holds topic id {first} and {} topic id {}: copies of different topics (a deleted one, or \
+                     another cluster's), not replicas of one partition; nothing was written",
+                    first_dir.display(),
+                    dir.display(),
+                    meta.topic_id
+                )))
+            }
+            Some(_) => {}
+            None => topic = Some((meta.topic_id, dir)),
+        }
+    }
+    Ok(())
 }
 
 /// The partition's registration in `image`.

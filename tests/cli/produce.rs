@@ -1,4 +1,4 @@
-use crate::support::{dump_batches, stderr, stdout, LockHolder, TestEnv};
+use crate::support::{dump_batches, snapshot, stderr, stdout, LockHolder, TestEnv};
 
 fn dump_records(env: &TestEnv, partition: &str) -> Vec<serde_json::Value> {
     let o = env.run(&["dump-segment", "--format", "json", partition], None);
@@ -364,4 +364,152 @@ fn format_json_is_never_taken_for_the_input_format() {
     let records = dump_records(&env, "d/t-0");
     assert_eq!(records[0]["key"], "k");
     assert_eq!(records[0]["value"], "v");
+}
+
+/// A copy of the three brokers' log directories of the 4.4.0 cluster of
+/// the oracle matrix (written by Kafka, not by klog).
+fn kafka_cluster() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = crate::support::repo().join("fixtures/kafka-real/4.4.0");
+    for b in ["broker-1", "broker-2", "broker-3"] {
+        crate::support::copy_dir(&tree.join(b), &tmp.path().join(b));
+    }
+    tmp
+}
+
+/// `echo x | klog produce broker-1 --topic recreated --replica broker-2 --replica broker-3`.
+fn produce_to_every_replica(env: &TestEnv, cluster: &std::path::Path) -> std::process::Output {
+    let dir = |b: &str| cluster.join(b).to_str().unwrap().to_string();
+    let (b1, b2, b3) = (dir("broker-1"), dir("broker-2"), dir("broker-3"));
+    env.run(
+        &[
+            "produce",
+            &b1,
+            "--topic",
+            "recreated",
+            "--replica",
+            &b2,
+            "--replica",
+            &b3,
+        ],
+        Some("x\n"),
+    )
+}
+
+/// `leader-epoch-checkpoint` entries (epoch, start offset).
+fn epochs(partition: &std::path::Path) -> Vec<(i32, i64)> {
+    let text = std::fs::read_to_string(partition.join("leader-epoch-checkpoint")).unwrap();
+    text.lines()
+        .skip(2)
+        .map(|l| {
+            let (e, s) = l.split_once(' ').unwrap();
+            (e.parse().unwrap(), s.parse().unwrap())
+        })
+        .collect()
+}
+
+/// The partitionLeaderEpoch of every batch from `from` on.
+fn batch_epochs(env: &TestEnv, partition: &str, from: i64) -> Vec<i64> {
+    crate::support::batches_from_offset(env, partition, from)
+        .iter()
+        .map(|b| b["partition_leader_epoch"].as_i64().unwrap())
+        .collect()
+}
+
+#[test]
+fn produce_to_a_kafka_partition_follows_the_writers_rules() {
+    // Broker 1 led `recreated-0` last at epoch 3, elected at the log end
+    // (3) after the last write: its leader-epoch-checkpoint holds 0@0 and
+    // 3@3; brokers 2 and 3 hold 0@0. The KRaft metadata gives the
+    // partition replicas on nodes 2, 3 and 1.
+    let env = TestEnv::new();
+    let cluster = kafka_cluster();
+    let dir = |b: &str| cluster.path().join(b);
+    let part = |b: &str| dir(b).join("recreated-0");
+    let newest = epochs(&part("broker-1"));
+    assert_eq!(newest.last(), Some(&(3, 3)), "the fixture's epochs");
+    let log_end = 3;
+    let b1 = dir("broker-1");
+    let b1 = b1.to_str().unwrap();
+
+    // One replica of three: refused, nothing changes, the message names --replica.
+    let before = snapshot(cluster.path());
+    let o = env.run(&["produce", b1, "--topic", "recreated"], Some("x\n"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--replica DIR"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("[2, 3]"), "{}", stderr(&o));
+    assert_eq!(snapshot(cluster.path()), before);
+
+    // An epoch below the partition's newest is refused: a leader never
+    // writes under an older one, and the checkpoint only ever grows.
+    let o = env.run(
+        &[
+            "produce",
+            b1,
+            "--topic",
+            "recreated",
+            "--allow-missing-replicas",
+            "--leader-epoch",
+            "0",
+        ],
+        Some("x\n"),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(snapshot(cluster.path()), before);
+
+    // Every replica: each gets the batch at the log end, stamped with the
+    // newest epoch, and each checkpoint ends with 3@3 (extended, never cut).
+    let o = produce_to_every_replica(&env, cluster.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "recreated-0 offsets 3..=3 (1 record)\n");
+    for b in ["broker-1", "broker-2", "broker-3"] {
+        assert_eq!(epochs(&part(b)), newest, "{b}");
+        let p = part(b);
+        assert_eq!(batch_epochs(&env, p.to_str().unwrap(), log_end), [3], "{b}");
+    }
+}
+
+#[test]
+fn produce_refuses_replicas_of_another_cluster_or_topic() {
+    let env = TestEnv::new();
+    let cluster = kafka_cluster();
+    let dir = |b: &str| cluster.path().join(b);
+    let (b2, b3) = (dir("broker-2"), dir("broker-3"));
+    let run = |env: &TestEnv| produce_to_every_replica(env, cluster.path());
+    // Broker 3's directory of another cluster (MetaPropertiesEnsemble.verify
+    // refuses such a directory at startup).
+    let meta = b3.join("meta.properties");
+    let text = std::fs::read_to_string(&meta).unwrap();
+    let other: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("cluster.id=") {
+                "cluster.id=AnotherClusterAAAAAAAAA".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&meta, other + "\n").unwrap();
+    let before = snapshot(cluster.path());
+    let o = run(&env);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("AnotherClusterAAAAAAAAA"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(snapshot(cluster.path()), before);
+    std::fs::write(&meta, text).unwrap();
+
+    // Broker 2's copy of the partition holds another topic id (the deleted
+    // topic of the same name).
+    let pm = b2.join("recreated-0/partition.metadata");
+    std::fs::write(&pm, "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA").unwrap();
+    let before = snapshot(cluster.path());
+    let o = run(&env);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("topic id"), "{}", stderr(&o));
+    assert_eq!(snapshot(cluster.path()), before);
 }

@@ -232,3 +232,53 @@ fn r12_odd_entries_are_findings_and_dot_is_a_partition() {
         stderr(&o)
     );
 }
+
+#[test]
+fn no_output_lands_on_what_a_command_reads() {
+    // `report -o` over a segment of the directory it reads, over the file
+    // --layout reads, or into its partition folder: refused before a byte
+    // is written, every file as it was.
+    let env = TestEnv::new();
+    let seg = "fixtures/data/orders-0/00000000000000000000.log";
+    let before = std::fs::read(env.path(seg)).unwrap();
+    for args in [
+        vec!["report", "fixtures/data", "-o", seg],
+        vec![
+            "report",
+            "fixtures/data",
+            "-o",
+            "fixtures/data/orders-0/new.html",
+        ],
+        vec!["report", "--layout", seg, "-o", seg],
+        vec!["report", "--layout", seg, "-o", "fixtures/data/page.html"],
+    ] {
+        let o = env.run(&args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("nothing was written"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(stdout(&o).is_empty(), "{args:?}");
+        assert_eq!(std::fs::read(env.path(seg)).unwrap(), before, "{args:?}");
+        assert!(!env.path("fixtures/data/orders-0/new.html").exists());
+        assert!(!env.path("fixtures/data/page.html").exists());
+    }
+    // stdout appended (`>>`) to a segment of the directory read.
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.path(seg))
+        .unwrap();
+    let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("klog"))
+        .current_dir(env.path(""))
+        .args(["dump-segment", "fixtures/data/orders-0"])
+        .stdout(file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read(env.path(seg)).unwrap(), before);
+    // Elsewhere is fine.
+    let o = env.run(&["report", "--layout", seg, "-o", "page.html"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(env.path("page.html").is_file());
+}

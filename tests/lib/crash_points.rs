@@ -637,7 +637,7 @@ fn commit<S: Storage>(s: S, data: &Path, group: &str, offset: u64) -> kaen_log::
     let mut a = PartitionAppender::open_with(
         s,
         data,
-        target.topic,
+        &target.topic,
         target.partition,
         AppendConfig::default(),
     )?;
@@ -669,7 +669,7 @@ fn run_commits(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log::Resu
 fn check_commits(image: &Path, acks: &Acks) -> Result<(), String> {
     let data = image.join("data");
     let target = write_target(&data, GROUP, None).map_err(|e| e.to_string())?;
-    recover(&data, target.topic)?;
+    recover(&data, &target.topic)?;
     let got = committed(&data, GROUP)?;
     let ok = got == acks.commits.last().copied() || (got.is_some() && got == acks.commit_in_flight);
     if !ok {
@@ -695,7 +695,7 @@ fn run_tombstone(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log::Re
     let mut a = PartitionAppender::open_with(
         s.clone(),
         &data,
-        target.topic,
+        &target.topic,
         target.partition,
         AppendConfig::default(),
     )?;
@@ -718,7 +718,7 @@ fn run_tombstone(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log::Re
 fn check_tombstone(image: &Path, acks: &Acks) -> Result<(), String> {
     let data = image.join("data");
     let target = write_target(&data, GROUP, None).map_err(|e| e.to_string())?;
-    recover(&data, target.topic)?;
+    recover(&data, &target.topic)?;
     let g = committed(&data, GROUP)?;
     if acks.tombstoned && g.is_some() {
         return Err(format!(

@@ -377,12 +377,23 @@ impl<S: Storage> PartitionAppender<S> {
         self.config.partition_leader_epoch = Some(epoch);
     }
 
-    /// The partitionLeaderEpoch the next batch gets.
+    /// The partitionLeaderEpoch the next batch gets: the one set, else the
+    /// newest epoch the `leader-epoch-checkpoint` holds (an epoch starting
+    /// at the log end included: a leader elected after the last write,
+    /// which a broker's load drops from its cache but which is still the
+    /// partition's epoch), else 0.
     pub fn leader_epoch(&self) -> i32 {
-        let latest = self.epochs.as_ref().and_then(|e| e.cache.latest_epoch());
         self.config
             .partition_leader_epoch
-            .unwrap_or(latest.unwrap_or(0))
+            .unwrap_or(self.newest_epoch().unwrap_or(0))
+    }
+
+    /// The newest epoch of the `leader-epoch-checkpoint`, as the file holds it.
+    fn newest_epoch(&self) -> Option<i32> {
+        let file = self.epochs.as_ref()?;
+        let loaded = file.cache.latest_epoch();
+        let on_disk = file.on_disk.iter().map(|&(e, _)| e).max();
+        loaded.max(on_disk)
     }
 
     /// Append `records` as one batch. `spec` gives the producer fields and
@@ -402,11 +413,11 @@ impl<S: Storage> PartitionAppender<S> {
             .checked_add(records.len() as i64 - 1)
             .ok_or_else(|| Error::Invalid("offsets would overflow".into()))?;
         let epoch = self.leader_epoch();
-        let latest = self.epochs.as_ref().and_then(|e| e.cache.latest_epoch());
-        if let Some(latest) = latest.filter(|&l| epoch < l) {
+        if let Some(latest) = self.newest_epoch().filter(|&l| epoch < l) {
             // A leader stamps its own epoch, never an older one; assigning an
             // older epoch would drop the newer ones from the cache
-            // (`LeaderEpochFileCache.maybeTruncateNonMonotonicEntries`).
+            // (`LeaderEpochFileCache.maybeTruncateNonMonotonicEntries`) and
+            // from the checkpoint: the checkpoint is only ever extended.
             return Err(Error::Invalid(format!(
                 "{}: partitionLeaderEpoch {epoch} is below the partition's latest leader epoch {latest} \
                  (its leader-epoch-checkpoint): a leader never writes under an older epoch; nothing was written",
