@@ -249,6 +249,41 @@ impl AssignedPartition {
     }
 }
 
+impl LogDirSummary {
+    /// How the broker left the directory, as far as its summary says (see
+    /// [`crate::log::shutdown`]): the marker, else a broker's directory
+    /// (`meta.properties` named a cluster or a directory id) went down
+    /// uncleanly; a directory with neither is not a broker's.
+    pub fn shutdown_state(&self) -> crate::log::shutdown::ShutdownState {
+        use crate::log::shutdown::ShutdownState;
+        if self.clean_shutdown {
+            ShutdownState::Clean
+        } else if self.cluster_id.is_some() || self.directory_id.is_some() {
+            ShutdownState::Unclean
+        } else {
+            ShutdownState::NotABroker
+        }
+    }
+
+    /// `node 3: UNCLEAN shutdown (…)`, the line `summary` and `cluster` put first.
+    pub fn shutdown_line(&self) -> String {
+        use crate::log::shutdown::ShutdownState;
+        let who = self
+            .node_id
+            .map_or("this directory".to_string(), |n| format!("node {n}"));
+        match self.shutdown_state() {
+            ShutdownState::Clean => format!(
+                "{who}: clean shutdown (.kafka_cleanshutdown): a restart trusts its partitions' files"
+            ),
+            ShutdownState::Unclean => format!(
+                "{who}: UNCLEAN shutdown (no .kafka_cleanshutdown: the broker was killed, crashed or lost power): \
+                 a restart recovers each partition from its recovery point"
+            ),
+            state => format!("{who}: {}", state.name()),
+        }
+    }
+}
+
 /// Options of [`summarize`].
 #[derive(Debug, Clone, Copy)]
 pub struct SummaryOptions {

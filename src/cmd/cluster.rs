@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
+use crate::report::table::escape_cell;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// Merge the summaries of every broker into one verdict: diverged, lost and
@@ -60,8 +61,9 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// contradicts another (two clusters, one directory twice).
 #[derive(Debug, clap::Args)]
 pub struct ClusterArgs {
-    /// Summary files, or directories of them.
-    #[arg(required = true, value_name = "SUMMARY")]
+    /// Log directories (summarized as `klog summary` would), summary files
+    /// (`-` for standard input), or directories of summary files.
+    #[arg(required = true, value_name = "SUMMARY|DIR")]
     pub summaries: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_parser = formats(TABLE), default_value = "text")]
@@ -92,6 +94,18 @@ pub struct ClusterOut<'a> {
     report: &'a ClusterReport,
     #[serde(skip)]
     lag_only: bool,
+}
+
+/// `node 3: UNCLEAN shutdown (…)`: how a summary's broker left its directory.
+fn shutdown_words(node: i32, state: kaen_log::log::shutdown::ShutdownState) -> String {
+    use kaen_log::log::shutdown::ShutdownState;
+    match state {
+        ShutdownState::Unclean => format!(
+            "node {node}: UNCLEAN shutdown (no .kafka_cleanshutdown): its restart recovers each partition from its \
+             recovery point"
+        ),
+        state => format!("node {node}: {}", state.name()),
+    }
 }
 
 fn nodes(v: Option<&[i32]>) -> Option<String> {
@@ -306,6 +320,15 @@ impl Report for ClusterOut<'_> {
         if self.lag_only {
             return lag;
         }
+        // How each broker went down, first: what an operator asks first.
+        let mut head = String::new();
+        for s in &r.summaries {
+            head.push_str(&format!(
+                "{}: {}\n",
+                escape_cell(&s.log_dir),
+                shutdown_words(s.node_id, s.shutdown)
+            ));
+        }
         let partitions: Vec<PartitionRow> = r
             .partitions
             .iter()
@@ -376,7 +399,7 @@ impl Report for ClusterOut<'_> {
             )
         };
         format!(
-            "{}\n{}\n{outcomes}{}",
+            "{head}\n{}\n{}\n{outcomes}{}",
             Table::of(&partitions).render(fit),
             Table::of(&replicas).numeric("batches_beyond").render(fit),
             lag

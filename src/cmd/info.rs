@@ -702,6 +702,9 @@ struct DirOut {
     quorum_malformed: bool,
     metadata: Option<MetadataOut>,
     checkpoints: Vec<&'static str>,
+    /// How the broker left the directory and what its next start
+    /// re-reads (null for a directory that is not a broker's).
+    restart: Option<crate::cmd::RestartOut>,
     partitions: Vec<PartitionOut>,
 }
 
@@ -743,6 +746,7 @@ fn dir_out(info: &DirInfo) -> DirOut {
             incomplete: m.incomplete.clone(),
         }),
         checkpoints: info.checkpoints.clone(),
+        restart: crate::cmd::restart_of(&info.path),
         partitions: info
             .partitions
             .iter()
@@ -815,6 +819,9 @@ fn dir_text(d: &DirOut, fit: crate::report::table::Fit) -> String {
         .join(", ");
     let mut out = String::new();
     out.push_str(&format!("directory:        {}\n", escape_cell(&d.dir)));
+    if let Some(r) = &d.restart {
+        out.push_str(&format!("shutdown:         {}\n", r.restart.headline()));
+    }
     out.push_str(&format!("meta.properties:  {}\n", meta_text(d)));
     out.push_str(&format!(
         "checkpoints:      {}\n",

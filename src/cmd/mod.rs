@@ -82,3 +82,37 @@ pub fn warn_if_in_use(paths: &[&std::path::Path]) {
         );
     }
 }
+
+/// A log directory's last shutdown and what its next start re-reads
+/// (`kaen_log::inspect::restart`), with its one-line headline: what
+/// `info`, `verify-crc`, `summary` and `report` put first.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct RestartOut {
+    #[serde(flatten)]
+    pub restart: kaen_log::inspect::restart::Restart,
+    /// The text line (escaped).
+    pub headline: String,
+}
+
+/// [`RestartOut`] of `dir` when it is a broker's log directory (or holds
+/// a clean-shutdown marker); `None` for klog's own directories, partition
+/// folders and files.
+pub fn restart_of(dir: &std::path::Path) -> Option<RestartOut> {
+    use kaen_log::log::shutdown::ShutdownState;
+    if !matches!(
+        kaen_log::log::classify(dir),
+        Ok(kaen_log::log::PathKind::DataDir)
+    ) {
+        return None;
+    }
+    let restart = kaen_log::inspect::restart::Restart::plan(dir).ok()?;
+    if restart.shutdown.state == ShutdownState::NotABroker {
+        return None;
+    }
+    let headline = format!(
+        "{}: {}",
+        kaen_log::format::escape::escape_cell(&dir.display().to_string()),
+        restart.headline()
+    );
+    Some(RestartOut { restart, headline })
+}

@@ -183,17 +183,15 @@ impl Report for SummaryOut<'_> {
                 out.push('\n');
             }
             out.push_str(&format!(
-                "log dir {}: node {}, cluster {}, directory {}{}\n",
+                "log dir {}: node {}, cluster {}, directory {}\n",
                 escape_cell(&d.path),
                 or_dash(d.node_id),
                 escape_cell(&or_dash(d.cluster_id.as_deref())),
                 escape_cell(&or_dash(d.directory_id.as_deref())),
-                if d.clean_shutdown {
-                    ", clean shutdown"
-                } else {
-                    ""
-                }
             ));
+            if d.shutdown_state() != kaen_log::log::shutdown::ShutdownState::NotABroker {
+                out.push_str(&format!("shutdown: {}\n", d.shutdown_line()));
+            }
             if let Some(m) = &d.metadata {
                 out.push_str(&format!(
                     "metadata: next offset {}, {}, {}{}\n",

@@ -24,5 +24,6 @@ pub mod recovery;
 pub mod repair;
 pub mod replica_diff;
 pub mod reset;
+pub mod restart;
 pub mod topic_config;
 pub mod verify;

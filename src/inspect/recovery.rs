@@ -172,25 +172,30 @@ pub fn preview(p: &Partition, recovery_point: i64) -> Result<RecoveryPreview> {
 /// recovered — its indexes rebuilt, and the segment cut at its first
 /// damage, if any.
 pub fn recovered_after_clean_shutdown(p: &Partition) -> Result<Vec<(SegmentFiles, Option<Cut>)>> {
-    use crate::format::index::{OFFSET_ENTRY_LEN, TIME_ENTRY_LEN};
     let mut out = Vec::new();
     for seg in &p.segments {
-        let whole = |path: &Path, entry: usize| -> Result<bool> {
-            match std::fs::metadata(path) {
-                Ok(m) => Ok(m.len() % entry as u64 == 0),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-                Err(e) => Err(Error::io(path, "stat", e)),
-            }
-        };
-        let index_ok = whole(&seg.log.with_extension("index"), OFFSET_ENTRY_LEN)?;
-        // A missing time index is created empty; a torn one is corrupt.
-        let time = seg.log.with_extension("timeindex");
-        let time_ok = !time.exists() || whole(&time, TIME_ENTRY_LEN)?;
-        if !index_ok || !time_ok {
+        if !trusted_after_clean_shutdown(seg)? {
             out.push((seg.clone(), first_damage(seg)?));
         }
     }
     Ok(out)
+}
+
+/// Whether a clean start trusts `seg` as it is: its offset index is there
+/// and whole entries, its time index (created empty when missing) whole
+/// entries (`LogSegment.sanityCheck`).
+pub fn trusted_after_clean_shutdown(seg: &SegmentFiles) -> Result<bool> {
+    use crate::format::index::{OFFSET_ENTRY_LEN, TIME_ENTRY_LEN};
+    let whole = |path: &Path, entry: usize| -> Result<bool> {
+        match std::fs::metadata(path) {
+            Ok(m) => Ok(m.len() % entry as u64 == 0),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(Error::io(path, "stat", e)),
+        }
+    };
+    let index_ok = whole(&seg.log.with_extension("index"), OFFSET_ENTRY_LEN)?;
+    let time = seg.log.with_extension("timeindex");
+    Ok(index_ok && (!time.exists() || whole(&time, TIME_ENTRY_LEN)?))
 }
 
 /// The highest next-offset any readable batch claims, damaged region or not

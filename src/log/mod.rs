@@ -20,6 +20,7 @@ pub mod headers;
 pub mod lock;
 pub mod meta;
 pub mod read;
+pub mod shutdown;
 pub mod storage;
 pub mod walk;
 

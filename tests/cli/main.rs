@@ -31,6 +31,7 @@ mod replay_offsets;
 mod report_html;
 mod reset_offsets;
 mod schema;
+mod shutdown;
 mod stats;
 mod synopsis;
 mod terminal;

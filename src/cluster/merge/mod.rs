@@ -90,14 +90,35 @@ pub fn parse(bytes: &[u8], file: &Path) -> Result<SummaryDoc> {
     Ok(doc)
 }
 
-/// Read the summaries named by `paths`: files, or directories whose
-/// `*.json` files (in name order) are summaries.
+/// Read the summaries named by `paths`: summary files (`-` for standard
+/// input; a pipe such as a process substitution is read as it comes),
+/// directories whose `*.json` files (in name order) are summaries, or log
+/// directories, summarized here as `klog summary` would (its default
+/// options).
 pub fn read_sources(paths: &[PathBuf]) -> Result<Vec<Source>> {
-    let mut files = Vec::new();
+    let mut sources = Vec::new();
     for path in paths {
+        if path.as_os_str() == "-" {
+            let bytes = read_stream(std::io::stdin().lock(), path)?;
+            sources.push(Source {
+                file: path.clone(),
+                doc: parse(&bytes, path)?,
+            });
+            continue;
+        }
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "stat", e))?;
         if !meta.is_dir() {
-            files.push(path.clone());
+            let bytes = if meta.is_file() {
+                crate::log::files::read_regular(path, MAX_SUMMARY_FILE)?
+                    .ok_or_else(|| Error::layout(path, "does not exist"))?
+            } else {
+                let file = std::fs::File::open(path).map_err(|e| Error::io(path, "open", e))?;
+                read_stream(file, path)?
+            };
+            sources.push(Source {
+                file: path.clone(),
+                doc: parse(&bytes, path)?,
+            });
             continue;
         }
         let mut found = Vec::new();
@@ -109,20 +130,52 @@ pub fn read_sources(paths: &[PathBuf]) -> Result<Vec<Source>> {
             }
         }
         if found.is_empty() {
-            return Err(Error::layout(path, "holds no summaries (*.json files)"));
+            // No summary in it: a log directory, summarized here.
+            if crate::log::DataDir::open(path).is_err()
+                && !path.join(crate::log::meta::META_PROPERTIES).exists()
+            {
+                return Err(Error::layout(
+                    path,
+                    "holds no summaries (*.json files) and is not a log directory",
+                ));
+            }
+            let (summary, findings) =
+                crate::cluster::broker_summary::summarize(path, &Default::default())?;
+            sources.push(Source {
+                file: path.clone(),
+                doc: SummaryDoc {
+                    schema_version: crate::cluster::broker_summary::SCHEMA_VERSION,
+                    log_dirs: vec![summary],
+                    findings,
+                },
+            });
+            continue;
         }
         found.sort();
-        files.extend(found);
-    }
-    files
-        .into_iter()
-        .map(|file| {
+        for file in found {
             let bytes = crate::log::files::read_regular(&file, MAX_SUMMARY_FILE)?
                 .ok_or_else(|| Error::layout(&file, "does not exist"))?;
             let doc = parse(&bytes, &file)?;
-            Ok(Source { file, doc })
-        })
-        .collect()
+            sources.push(Source { file, doc });
+        }
+    }
+    Ok(sources)
+}
+
+/// A summary read from a stream, refused past [`MAX_SUMMARY_FILE`] bytes.
+fn read_stream(r: impl std::io::Read, path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    r.take(MAX_SUMMARY_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, "read", e))?;
+    if bytes.len() as u64 > MAX_SUMMARY_FILE {
+        return Err(Error::layout(
+            path,
+            format!("is more than a summary may be ({MAX_SUMMARY_FILE} bytes): not read"),
+        ));
+    }
+    Ok(bytes)
 }
 
 /// A log directory of a summary.
@@ -186,6 +239,7 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
                 log_dir_base64: d.dir.path_base64.clone(),
                 directory_id: d.dir.directory_id.clone(),
                 partitions: d.dir.partitions.len(),
+                shutdown: d.dir.shutdown_state(),
             })
             .collect(),
         metadata: metadata.map(|(d, m): (&Dir<'_>, &MetadataSummary)| MetadataSource {

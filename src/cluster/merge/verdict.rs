@@ -217,6 +217,8 @@ pub struct SourceRow {
     pub log_dir_base64: Option<String>,
     pub directory_id: Option<String>,
     pub partitions: usize,
+    /// How the broker left this log directory (`.kafka_cleanshutdown`).
+    pub shutdown: crate::log::shutdown::ShutdownState,
 }
 
 /// The metadata image used.

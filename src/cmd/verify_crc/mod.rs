@@ -152,10 +152,18 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let total = check(args, &opts)?;
     drop(progress);
     let mut report = VerifyReport::new(&total);
+    report.restarts = args
+        .paths
+        .iter()
+        .filter_map(|p| crate::cmd::restart_of(p))
+        .collect();
     let fail_on = args.fail_on.severity();
     if !args.repair {
         if args.format == Format::Csv {
             // Text lists them before the findings; CSV's rows are findings.
+            for r in &report.restarts {
+                crate::report::say!("{}", r.headline);
+            }
             for line in report.skipped_lines() {
                 crate::report::say!("{line}");
             }
@@ -260,6 +268,9 @@ pub struct VerifyReport {
     findings: Vec<Finding>,
     finding_counts: Counts,
     skipped: Vec<SkippedOut>,
+    /// Each broker log directory given: how its broker went down and what
+    /// its next start re-reads (first in text).
+    restarts: Vec<crate::cmd::RestartOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     repair: Option<RepairOut>,
 }
@@ -286,6 +297,7 @@ impl VerifyReport {
                     state,
                 })
                 .collect(),
+            restarts: Vec::new(),
             repair: None,
         }
     }
@@ -326,6 +338,10 @@ impl Report for VerifyReport {
     /// `file:position severity kind detail`, one finding per line.
     fn text(&self, _fit: crate::report::table::Fit) -> String {
         let mut out = String::new();
+        for r in &self.restarts {
+            out.push_str(&r.headline);
+            out.push('\n');
+        }
         for line in self.skipped_lines() {
             out.push_str(&escape_cell(&line));
             out.push('\n');
