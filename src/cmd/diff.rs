@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use kaen_log::inspect::replica_diff::{compare, BatchCopy, Comparison, Files};
+use kaen_log::inspect::replica_diff::{compare, BatchCopy, Comparison, Files, Removed, Rewritten};
 use kaen_log::log::findings::Finding;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -13,17 +13,29 @@ use crate::report::table::escape_cell;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// Compare two copies of one partition (two replicas' folders, or a disk
-/// and its backup) batch by batch: the common prefix, the first offset where
-/// they diverge, which copy holds a CRC-valid batch there, and how far each
-/// extends, so you can tell which copy to keep. Then everything else that is
-/// not the same: damage one copy holds (a torn tail, junk, a segment of
-/// junk), files only one copy has, and files in both whose bytes differ
-/// (indexes and checkpoints included).
+/// and its backup): the common prefix of identical batches, the first
+/// offset where they diverge, which copy holds a CRC-valid batch there, and
+/// how far each extends, so you can tell which copy to keep. Then
+/// everything else that is not the same: damage one copy holds (a torn
+/// tail, junk, a segment of junk), files only one copy has, and files in
+/// both whose bytes differ (indexes and checkpoints included).
 ///
-/// Both copies are read in step, so memory does not grow with their size.
+/// Where batches differ in bytes, the copies are compared record by record:
+/// they diverge at an offset whose record (key, value, headers, timestamp),
+/// leader epoch, producer or existence differs. Each broker's log cleaner
+/// rewrites batches on its own schedule (batch boundaries, the delete
+/// horizon), so batches that differ while their records agree are a note,
+/// not a divergence; so is a record one copy lacks when that copy's
+/// cleaner removed it: a later record of its key in that copy, or, once
+/// that copy was cleaned past it, a tombstone, an aborted transaction's
+/// record or a transaction marker.
 ///
-/// Exit 0 when the copies hold the same log (the same batches, every
-/// segment file the same byte for byte), 1 when they differ. Other files
+/// Both copies are read in step, so memory does not grow with their size
+/// (a copy lacking records is read once more for the latest offset of each
+/// key: memory grows with its distinct keys).
+///
+/// Exit 0 when the copies are in sync: the same log byte for byte, or the
+/// same records with no damage in either; 1 when they differ. Other files
 /// that differ are listed but do not count: each broker writes its own
 /// indexes, snapshots and checkpoints.
 #[derive(Debug, clap::Args)]
@@ -85,16 +97,90 @@ struct DivergenceOut {
     b: Option<BatchOut>,
 }
 
+/// Batches that differ in bytes while the records agree: a note, not a
+/// divergence (each broker's log cleaner rewrites batches on its own).
+#[derive(Serialize, JsonSchema)]
+struct RewrittenOut {
+    /// The first offset where batches differ in bytes.
+    offset: i64,
+    /// Batches of each copy that no batch of the other matches byte for
+    /// byte, and their bytes.
+    batches_a: u64,
+    batches_b: u64,
+    bytes_a: u64,
+    bytes_b: u64,
+    /// The first such batch of each copy (null: that copy had ended).
+    a: Option<BatchOut>,
+    b: Option<BatchOut>,
+    /// Records each copy lacks that its cleaner removed.
+    removed_a: Removed,
+    removed_b: Removed,
+}
+
+fn rewritten_out(r: &Rewritten) -> RewrittenOut {
+    RewrittenOut {
+        offset: r.first_offset(),
+        batches_a: r.batches_a,
+        batches_b: r.batches_b,
+        bytes_a: r.bytes_a,
+        bytes_b: r.bytes_b,
+        a: batch_out(&r.first_a),
+        b: batch_out(&r.first_b),
+        removed_a: r.removed_a,
+        removed_b: r.removed_b,
+    }
+}
+
+fn removed_words(r: &Removed) -> String {
+    if r.total() == 0 {
+        return "none".into();
+    }
+    let parts: Vec<String> = [
+        (r.superseded, "superseded by a later record of its key"),
+        (r.tombstones, "tombstone"),
+        (r.aborted, "of an aborted transaction"),
+        (r.markers, "transaction marker"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    format!("{} ({})", r.total(), parts.join(", "))
+}
+
+/// The note, in words.
+fn rewritten_words(r: &Rewritten) -> String {
+    let first = |c: &Option<BatchCopy>| match c {
+        Some(c) => format!(", the first at {}:{}", c.file.display(), c.position),
+        None => String::new(),
+    };
+    format!(
+        "from offset {} the batches differ in bytes but the records agree: A {} ({} bytes{}), B {} ({} bytes{}); records the cleaner removed: from A {}, from B {}",
+        r.first_offset(),
+        crate::report::plural(r.batches_a, "batch", "batches"),
+        r.bytes_a,
+        first(&r.first_a),
+        crate::report::plural(r.batches_b, "batch", "batches"),
+        r.bytes_b,
+        first(&r.first_b),
+        removed_words(&r.removed_a),
+        removed_words(&r.removed_b),
+    )
+}
+
 /// One difference between the copies (a row of `differences`, and of CSV).
 #[derive(Serialize, JsonSchema)]
 struct DifferenceOut {
-    /// `divergence`, `only_in_a`, `only_in_b`, `file_differs`, `damage_a`
-    /// or `damage_b`.
+    /// `divergence`, `only_in_a`, `only_in_b`, `file_differs`, `damage_a`,
+    /// `damage_b`, or `rewritten` (a note: batches that differ in bytes
+    /// while their records agree; `offset` is the first, `a` and `b` each
+    /// copy's first such batch).
     kind: &'static str,
     /// The file concerned: a name in the partition folder, or the damaged
     /// file's path (null for the divergence).
     name: Option<String>,
-    /// The offset: where the copies diverge, or the damaged batch's.
+    /// The offset: where the copies diverge, the damaged batch's, or where
+    /// batches first differ in bytes.
     offset: Option<i64>,
     /// The damage's byte position in its file.
     position: Option<u64>,
@@ -103,7 +189,8 @@ struct DifferenceOut {
     len_a: Option<u64>,
     len_b: Option<u64>,
     first_difference: Option<u64>,
-    /// At the divergence: each copy's batch there (null: that copy ends).
+    /// At the divergence: each copy's batch there (null: that copy ends);
+    /// for `rewritten`, each copy's first batch that differs in bytes.
     a: Option<BatchOut>,
     b: Option<BatchOut>,
     /// What it is, for a person.
@@ -140,6 +227,18 @@ fn differences(c: &Comparison) -> Vec<DifferenceOut> {
                 "divergence",
                 None,
                 format!("A: {}; B: {}", describe(x), describe(y)),
+            )
+        });
+    }
+    if let Some(r) = &c.rewritten {
+        out.push(DifferenceOut {
+            offset: Some(r.first_offset()),
+            a: batch_out(&r.first_a),
+            b: batch_out(&r.first_b),
+            ..DifferenceOut::new(
+                "rewritten",
+                None,
+                format!("note: {}; {}", rewritten_words(r), verdict(c)),
             )
         });
     }
@@ -199,9 +298,16 @@ pub struct DiffReport {
     b_base64: Option<String>,
     /// The same log: the same batches, every segment file the same bytes.
     identical: bool,
+    /// Replicas in sync (the exit status): identical, or the same record
+    /// at every offset (but records compaction removed) with no damage in
+    /// either copy, whatever their batches' bytes.
+    in_sync: bool,
     common_batches: u64,
     common_last_offset: Option<i64>,
     divergence: Option<DivergenceOut>,
+    /// With no divergence: the batches that differ in bytes while their
+    /// records agree (null: none).
+    rewritten: Option<RewrittenOut>,
     /// Each copy's log end offset.
     log_end_offset_a: i64,
     log_end_offset_b: i64,
@@ -214,6 +320,8 @@ pub struct DiffReport {
     differences: Vec<DifferenceOut>,
     #[serde(skip)]
     described: Option<(String, String)>,
+    #[serde(skip)]
+    note: Option<String>,
 }
 
 impl Report for DiffReport {
@@ -240,6 +348,9 @@ impl Report for DiffReport {
             out.push_str(&format!("diverge at offset {}:\n", d.offset));
             out.push_str(&format!("  A: {}\n", escape_cell(x)));
             out.push_str(&format!("  B: {}\n", escape_cell(y)));
+        }
+        if let Some(n) = &self.note {
+            out.push_str(&format!("note: {}\n", escape_cell(n)));
         }
         out.push_str(&format!(
             "A extends to offset {} (log end), B to {}\n",
@@ -304,8 +415,10 @@ fn verdict(c: &Comparison) -> String {
                 (false, false) => format!("neither copy has a valid batch at the divergence: A extends to {}, B to {}", c.end_a, c.end_b),
             }
         }
-        None if c.files.same() => "identical".to_string(),
-        None if !c.files.logs_differ() => "identical logs; other files differ (each broker writes its own indexes, snapshots and checkpoints)".to_string(),
+        None if c.identical() && c.files.same() => "identical".to_string(),
+        None if c.identical() => "identical logs; other files differ (each broker writes its own indexes, snapshots and checkpoints)".to_string(),
+        None if c.in_sync() && c.rewritten.is_some() => "in sync: the same record at every offset, in batches that differ in bytes (each broker's log cleaner rewrites its own)".to_string(),
+        None if c.in_sync() => "in sync: the same batches, in segment files that differ (each broker's log cleaner groups its own)".to_string(),
         None => {
             match (c.damage_a.is_empty(), c.damage_b.is_empty()) {
                 (false, true) => format!(
@@ -330,12 +443,14 @@ pub fn run(args: &DiffArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let c = compare(&args.a, &args.b)?;
     let (a, b) = (args.a.display(), args.b.display());
     let identical = c.identical();
+    let in_sync = c.in_sync();
     let report = DiffReport {
         a: a.to_string(),
         a_base64: kaen_log::log::findings::path_base64(&args.a),
         b: b.to_string(),
         b_base64: kaen_log::log::findings::path_base64(&args.b),
         identical,
+        in_sync,
         common_batches: c.common_batches,
         common_last_offset: c.common_last_offset,
         divergence: c.divergence.as_ref().map(|(o, x, y)| DivergenceOut {
@@ -343,6 +458,8 @@ pub fn run(args: &DiffArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             a: batch_out(x),
             b: batch_out(y),
         }),
+        rewritten: c.rewritten.as_ref().map(rewritten_out),
+        note: c.rewritten.as_ref().map(rewritten_words),
         log_end_offset_a: c.end_a,
         log_end_offset_b: c.end_b,
         verdict: verdict(&c),
@@ -355,7 +472,7 @@ pub fn run(args: &DiffArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         files: c.files,
     };
     emit(&report, args.format, out)?;
-    Ok(if identical {
+    Ok(if in_sync {
         Outcome::Clean
     } else {
         Outcome::Findings(1)
