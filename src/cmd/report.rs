@@ -236,12 +236,19 @@ fn replica_runs(sources: &[Source]) -> Vec<ReplicaRuns> {
 /// `cluster`.
 fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
     // verify-crc's findings.
+    // With --deep, hanging transactions as verify-crc --deep judges them.
+    let coordinator = match args.deep {
+        true => kaen_log::txn::hanging::coordinator_in(&args.paths, Default::default())
+            .context("read the coordinator's state (__transaction_state)")?,
+        false => None,
+    };
     let opts = kaen_log::inspect::verify::Options {
         deep: args.deep,
         records: args.deep,
-        txn: kaen_log::txn::TxnOptions {
+        hanging: kaen_log::txn::hanging::Inputs {
             now_ms: args.now_ms,
-            ..kaen_log::txn::TxnOptions::default()
+            coordinator: coordinator.map(std::sync::Arc::new),
+            ..Default::default()
         },
         jobs: kaen_log::log::read::available_cores(),
         ..kaen_log::inspect::verify::Options::default()
@@ -252,6 +259,7 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
             .with_context(|| format!("verify {}", dir.display()))?;
         total.merge(r);
     }
+    total.note_not_judged();
     let c = total.checked;
     doc.checked = Some(Checked {
         files: c.files,
@@ -281,7 +289,7 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
             else {
                 continue;
             };
-            let view = partition_view(args, &s, ps, p, &findings, doc)?;
+            let view = partition_view(&s, ps, p, &findings, doc)?;
             doc.partitions.push(view);
         }
         sources.push(Source {
@@ -319,7 +327,6 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
 
 /// One partition of a data directory.
 fn partition_view(
-    args: &ReportArgs,
     s: &broker_summary::LogDirSummary,
     ps: &broker_summary::PartitionSummary,
     p: &Partition,
@@ -337,7 +344,7 @@ fn partition_view(
         recovery: None,
         salvage_lost: None,
     };
-    transactions_of(args, ps, p, &mut view, doc);
+    transactions_of(ps, p, &mut view, doc);
     view.damage = damage_marks(findings, p);
     let point = ps.recovery_point.unwrap_or(0);
     // Recovery cuts only at damage verify-crc finds too (framing and CRCs).
@@ -353,14 +360,12 @@ fn partition_view(
 /// `transactions`' producer state of `p` into `view`: its last stable
 /// offset, open and aborted transactions (a note when it cannot be read).
 fn transactions_of(
-    args: &ReportArgs,
     ps: &broker_summary::PartitionSummary,
     p: &Partition,
     view: &mut PartitionView,
     doc: &mut ReportDoc,
 ) {
     let txn = kaen_log::txn::TxnOptions {
-        now_ms: args.now_ms,
         high_watermark: ps.high_watermark,
         ..kaen_log::txn::TxnOptions::default()
     };
@@ -513,6 +518,9 @@ fn kafka_does(f: &Finding, partitions: &[PartitionView]) -> String {
         }
         Kind::HangingTransaction => {
             "the last stable offset stays at the transaction's first offset until it is aborted: read_committed consumers stop there".into()
+        }
+        Kind::HangingNotJudged => {
+            "find-hanging's rule needs --now-ms and the __transaction_state partitions beside the data".into()
         }
         Kind::OutOfOrderSequence
         | Kind::DuplicateSequence

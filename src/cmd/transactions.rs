@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use kaen_log::log::findings::Counts;
 use kaen_log::log::findings::{Finding, Kind, Summary};
 use kaen_log::log::{classify, DataDir, Partition, PathKind};
-use kaen_log::txn::hanging::{self, Candidate, Verdict};
+use kaen_log::txn::hanging::{self, Judgement, Verdict};
 use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
 use kaen_log::txn::{self, snapshot, PartitionState, TxnOptions};
 use schemars::JsonSchema;
@@ -29,12 +29,15 @@ use crate::report::{emit, formats, plural, Format, Output, Report, Table};
 /// every transactional id follows, with its transaction version (TV 2:
 /// the epoch is bumped at every commit and abort).
 ///
-/// Hanging transactions follow `kafka-transactions find-hanging`: an open
-/// transaction whose producer last wrote more than
-/// --transaction-timeout-ms (15 minutes) before --now-ms (default: the
-/// clock) is hanging unless the coordinator's state (the
-/// `__transaction_state` given) lists the partition in its producer's
-/// transaction. --find-hanging prints only those, in find-hanging's columns.
+/// Hanging transactions follow `kafka-transactions find-hanging`, as
+/// `verify-crc --deep` does: an open transaction whose producer last wrote
+/// more than --transaction-timeout-ms (15 minutes) before --now-ms is
+/// hanging unless the coordinator's state (the `__transaction_state`
+/// partitions among the paths given) lists the partition in its
+/// producer's transaction. Without --now-ms, or without a
+/// `__transaction_state` partition, none is judged: a note
+/// (`hanging_not_judged`) says why instead. --find-hanging prints only
+/// the hanging ones, in find-hanging's columns.
 /// A `__transaction_state` record or batch klog cannot read (an unknown
 /// version, a batch that does not decompress) is an error finding, and the
 /// views it affects say "incomplete".
@@ -54,7 +57,9 @@ pub struct TransactionsArgs {
     /// Data directories or partition folders.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// "Now" (epoch ms or ISO-8601) for the age of open transactions; default: the clock.
+    /// "Now" (epoch ms or ISO-8601) for the age of open transactions.
+    /// Without it no transaction is judged hanging: a note says so (the
+    /// clock is not taken for now, see klog-transactions(1)).
     #[arg(long, value_parser = kaen_log::format::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
     /// An open transaction whose producer last wrote more than this long
@@ -87,7 +92,7 @@ pub struct TransactionsArgs {
 }
 
 pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
-    let now = args.now_ms.unwrap_or_else(crate::cmd::now_ms);
+    let now = args.now_ms;
     let max_timeout = args
         .max_transaction_timeout
         .map_or(args.transaction_timeout_ms, |minutes| minutes * 60_000);
@@ -103,35 +108,36 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
             ),
         }
     }
-    let coordinator: Vec<&Partition> = partitions
-        .iter()
-        .filter(|p| p.topic == TRANSACTION_STATE_TOPIC)
-        .collect();
-    let view = if coordinator.is_empty() {
-        None
-    } else {
-        Some(txnlog::replay(&coordinator, Default::default())?)
+    let view =
+        hanging::coordinator_view(&partitions.iter().collect::<Vec<_>>(), Default::default())?
+            .map(std::sync::Arc::new);
+    // find-hanging's rule, with the inputs verify-crc --deep gives it.
+    let inputs = hanging::Inputs {
+        now_ms: now,
+        max_transaction_timeout_ms: max_timeout,
+        coordinator: view.clone(),
     };
+    let view = view.as_deref();
     let fail_on = args.fail_on.severity();
     let mut reports = Vec::new();
     let mut hanging = Vec::new();
+    // Every partition's judgements, for the one note when some were not judged.
+    let mut judged: Vec<(usize, Judgement)> = Vec::new();
     for p in &partitions {
-        // The hanging check is find-hanging's, with the coordinator's
-        // state: not the producer-state pass's own (now_ms: None).
         let opts = TxnOptions {
             high_watermark: kaen_log::log::checkpoint::high_watermark(p)?,
             meter: Progress::meter_of(&progress),
             ..TxnOptions::default()
         };
         let mut st = txn::analyze(p, &opts)?;
-        for c in hanging::candidates(p, &st, now, max_timeout) {
-            let verdict = hanging::verdict(view.as_ref(), &c, &p.topic, p.partition);
-            if verdict.is_hanging() {
-                st.findings
-                    .push(hanging::finding(&c, &verdict, &p.name(), now, max_timeout));
-            }
-            hanging.push(HangingOut::new(p, &c, &verdict, now));
+        let judgements = hanging::judge(p, &st, &inputs);
+        st.findings
+            .extend(hanging::findings(p, &judgements, &inputs));
+        if let Some(now) = now {
+            // find-hanging's candidates (step 1) need a now.
+            hanging.extend(judgements.iter().map(|j| HangingOut::new(p, j, now)));
         }
+        judged.extend(judgements.into_iter().map(|j| (reports.len(), j)));
         let index_findings = txn::check_txn_indexes(p, &st)?;
         st.findings.extend(index_findings);
         let snaps = snapshots(p)?;
@@ -140,14 +146,22 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         }
         reports.push((p, st, snaps));
     }
+    // Said once, under the partition of the first transaction not judged.
+    if let Some(note) = hanging::not_judged_note(judged.iter().map(|(_, j)| j)) {
+        let first = judged.iter().find(|(_, j)| j.verdict.is_err());
+        if let Some((_, st, _)) = first.and_then(|(i, _)| reports.get_mut(*i)) {
+            st.findings.push(note);
+        }
+    }
     drop(progress);
     let report = TransactionsReport::new(
         &reports,
-        view.as_ref(),
+        view,
         hanging,
         Hanging {
             now_ms: now,
             max_transaction_timeout_ms: max_timeout,
+            not_judged: inputs.not_judged(),
         },
         args,
         out.time_format(),
@@ -427,10 +441,11 @@ struct CoordinatorRow<'a> {
 }
 
 /// The settings of the hanging check.
-#[derive(Serialize, JsonSchema, Clone, Copy)]
+#[derive(Clone, Copy)]
 struct Hanging {
-    now_ms: i64,
+    now_ms: Option<i64>,
     max_transaction_timeout_ms: i64,
+    not_judged: Option<hanging::NotJudged>,
 }
 
 /// An open transaction whose producer last wrote more than the maximum
@@ -448,7 +463,8 @@ struct HangingOut {
     /// Whole minutes from the last write to now.
     duration_min: i64,
     /// Whether find-hanging lists it: false when its transactional id
-    /// lists the partition (the coordinator will write the marker).
+    /// lists the partition (the coordinator will write the marker), and
+    /// when it was not judged (`find_hanging.not_judged`).
     hanging: bool,
     /// Its producer's transactional id in the `__transaction_state` read.
     transactional_id: Option<String>,
@@ -457,17 +473,20 @@ struct HangingOut {
 }
 
 impl HangingOut {
-    fn new(p: &Partition, c: &Candidate, verdict: &Verdict, now_ms: i64) -> Self {
-        let (transactional_id, coordinator_state) = match verdict {
-            Verdict::Listed {
-                transactional_id,
-                state,
-            }
-            | Verdict::NotListed {
-                transactional_id,
-                state,
-            } => (Some(transactional_id.clone()), Some(*state)),
-            Verdict::NoCoordinatorLog | Verdict::NoTransactionalId => (None, None),
+    fn new(p: &Partition, j: &Judgement, now_ms: i64) -> Self {
+        let c = &j.candidate;
+        let (transactional_id, coordinator_state) = match &j.verdict {
+            Ok(
+                Verdict::Listed {
+                    transactional_id,
+                    state,
+                }
+                | Verdict::NotListed {
+                    transactional_id,
+                    state,
+                },
+            ) => (Some(transactional_id.clone()), Some(*state)),
+            Ok(Verdict::NoTransactionalId) | Err(_) => (None, None),
         };
         HangingOut {
             topic: p.topic.clone(),
@@ -478,7 +497,7 @@ impl HangingOut {
             start_offset: c.start_offset,
             last_timestamp: c.last_timestamp,
             duration_min: c.duration_minutes(now_ms),
-            hanging: verdict.is_hanging(),
+            hanging: j.is_hanging(),
             transactional_id,
             coordinator_state,
         }
@@ -488,11 +507,16 @@ impl HangingOut {
 /// The find-hanging view.
 #[derive(Serialize, JsonSchema)]
 struct FindHanging {
-    now_ms: i64,
+    /// --now-ms (null without it: then no candidate, nothing judged).
+    now_ms: Option<i64>,
     max_transaction_timeout_ms: i64,
+    /// Why find-hanging's rule could not be applied (no --now-ms, or no
+    /// `__transaction_state` among the paths given), or null: when set,
+    /// no transaction is called hanging.
+    not_judged: Option<String>,
     /// Whether the coordinator's state was read whole: false when no
-    /// `__transaction_state` was given or some of it could not be read
-    /// (then a transaction listed as hanging may not be).
+    /// `__transaction_state` was given (then nothing is judged) or some of
+    /// it could not be read (then a transaction listed as hanging may not be).
     complete: bool,
     /// Every candidate, hanging or not.
     candidates: Vec<HangingOut>,
@@ -550,6 +574,7 @@ impl TransactionsReport {
             find_hanging: FindHanging {
                 now_ms: hanging.now_ms,
                 max_transaction_timeout_ms: hanging.max_transaction_timeout_ms,
+                not_judged: hanging.not_judged.map(|why| why.to_string()),
                 complete: view.is_some_and(txnlog::CoordinatorView::is_complete),
                 candidates,
             },
@@ -763,22 +788,32 @@ impl Report for TransactionsReport {
         let mut out = String::new();
         if self.only_hanging {
             let h = &self.find_hanging;
-            let listed = h.candidates.iter().filter(|c| !c.hanging).count();
-            out.push_str(&format!(
-                "klog: {} whose producer last wrote more than {} before {}: {} hanging, {listed} listed by their coordinator\n",
-                plural(h.candidates.len() as u64, "open transaction", "open transactions"),
-                kaen_log::format::time::human_duration_ms(h.max_transaction_timeout_ms),
-                kaen_log::format::time::format_iso_ms(h.now_ms),
-                h.candidates.len() - listed
-            ));
-            match (&self.coordinator, self.coordinator_incomplete()) {
-                (None, _) => out.push_str(&format!(
-                    "klog: incomplete: no {TRANSACTION_STATE_TOPIC} folder was given, so no candidate is ruled out by its coordinator's state\n"
+            if let Some(now) = h.now_ms {
+                let listed = h.candidates.iter().filter(|c| !c.hanging).count();
+                let hanging = h.candidates.len() - listed;
+                out.push_str(&format!(
+                    "klog: {} whose producer last wrote more than {} before {}: {}\n",
+                    plural(
+                        h.candidates.len() as u64,
+                        "open transaction",
+                        "open transactions"
+                    ),
+                    kaen_log::format::time::human_duration_ms(h.max_transaction_timeout_ms),
+                    kaen_log::format::time::format_iso_ms(now),
+                    match h.not_judged {
+                        None => format!("{hanging} hanging, {listed} listed by their coordinator"),
+                        Some(_) => "none judged".to_string(),
+                    }
+                ));
+            }
+            match (&h.not_judged, self.coordinator_incomplete()) {
+                (Some(why), _) => out.push_str(&format!(
+                    "klog: hanging transactions not judged: {why}\n"
                 )),
-                (Some(_), Some(why)) => out.push_str(&format!(
+                (None, Some(why)) => out.push_str(&format!(
                     "klog: incomplete: the coordinator's state ({TRANSACTION_STATE_TOPIC}) was not read whole: {why}\n"
                 )),
-                (Some(_), None) => {}
+                (None, None) => {}
             }
         }
         out.push_str(&format!("findings: {}\n", Summary::of(&self.findings)));

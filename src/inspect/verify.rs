@@ -52,6 +52,11 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Partition folders listed but not read (`-delete`, `-future`, `-stray`).
     pub skipped: Vec<(PathBuf, &'static str)>,
+    /// With `deep`: what find-hanging's rule said of each open transaction
+    /// it looked at ([`crate::txn::hanging::judge`]); the hanging ones are
+    /// findings already, those not judged get one note from
+    /// [`note_not_judged`](Self::note_not_judged).
+    pub hanging: Vec<crate::txn::hanging::Judgement>,
 }
 
 impl Report {
@@ -83,6 +88,14 @@ impl Report {
         self.checked.bytes += other.checked.bytes;
         self.findings.extend(other.findings);
         self.skipped.extend(other.skipped);
+        self.hanging.extend(other.hanging);
+    }
+
+    /// Once every path of a run is merged: the one `hanging_not_judged`
+    /// note, when open transactions were not judged.
+    pub fn note_not_judged(&mut self) {
+        self.findings
+            .extend(crate::txn::hanging::not_judged_note(&self.hanging));
     }
 }
 
@@ -99,8 +112,11 @@ pub struct Options {
     /// Decode every record of every batch (decompressed when needed), not
     /// only each batch's CRC and header (`--deep` sets it).
     pub records: bool,
-    /// For `deep`: the producer-state options (now, transaction timeout).
+    /// For `deep`: the producer-state options.
     pub txn: crate::txn::TxnOptions,
+    /// For `deep`: what find-hanging's rule needs (now, the maximum
+    /// transaction timeout, the coordinator's state).
+    pub hanging: crate::txn::hanging::Inputs,
     /// Partitions verified at once in a data directory (0 or 1: one at a time).
     pub jobs: usize,
     /// Where to count the bytes of log read, for a progress display.
@@ -333,13 +349,19 @@ fn verify_snapshot(path: &Path, opts: &Options, report: &mut Report) -> Result<(
 fn deep_checks(p: &Partition, opts: &Options, report: &mut Report) -> Result<()> {
     let st = crate::txn::analyze(p, &opts.txn)?;
     let index_findings = crate::txn::check_txn_indexes(p, &st)?;
+    let judgements = crate::txn::hanging::judge(p, &st, &opts.hanging);
     report.findings.extend(
         st.findings
             .into_iter()
             // Damage is reported by the byte checks already.
             .filter(|f| f.producer_id.is_some() || f.kind == Kind::TxnIndexMismatch),
     );
+    // After the producer-state findings, as `klog transactions` lists them.
+    report
+        .findings
+        .extend(crate::txn::hanging::findings(p, &judgements, &opts.hanging));
     report.findings.extend(index_findings);
+    report.hanging.extend(judgements);
     Ok(())
 }
 

@@ -145,6 +145,9 @@ kinds! {
     /// coordinator writes markers to every partition of a transaction.
     MarkerWithoutTransaction = "marker_without_transaction", Note;
     HangingTransaction = "hanging_transaction", Warning;
+    /// Open transactions find-hanging's rule could not judge: no "now"
+    /// was given, or no `__transaction_state` was among the directories read.
+    HangingNotJudged = "hanging_not_judged", Note;
     /// A `.txnindex` disagrees with the log: recovery rebuilds it.
     TxnIndexMismatch = "txn_index_mismatch", Warning;
     // Producer snapshots: `ProducerStateManager` skips one it cannot read and rebuilds from the log.

@@ -24,10 +24,27 @@
 //! lists every partition of the transaction, including those whose marker
 //! a live coordinator may have written since (their transaction is then
 //! not open in the partition).
+//!
+//! [`judge`] is the one place the rule is applied: every command that
+//! speaks of hanging transactions (`verify-crc --deep`, `transactions`,
+//! `report --deep`) calls it with the same [`Inputs`]. The rule needs a
+//! "now" (step 1) and the coordinator's state (steps 2 and 3); offline
+//! neither is implied. The wall clock is not "now" (a copy of a log
+//! directory examined a year later would hang everything), and without
+//! a `__transaction_state` partition no candidate can be ruled out, so
+//! calling every candidate hanging would contradict find-hanging on any
+//! healthy cluster. When either is missing klog judges nothing: the open
+//! transactions are [`NotJudged`], and one note ([`not_judged_note`])
+//! says why, never a `hanging_transaction` warning.
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::format::DecodeLimits;
 use crate::log::findings::{Finding, Kind};
-use crate::log::Partition;
-use crate::txn::txnlog::{status_name, CoordinatorView};
+use crate::log::{classify, DataDir, Partition, PathKind};
+use crate::txn::txnlog::{self, status_name, CoordinatorView, TRANSACTION_STATE_TOPIC};
 use crate::txn::PartitionState;
 
 /// `--max-transaction-timeout`'s default in `kafka-transactions find-hanging`: 15 minutes.
@@ -57,18 +74,13 @@ impl Candidate {
     }
 }
 
-/// The candidates of one partition (rule 1), oldest transaction first.
-pub fn candidates(
-    p: &Partition,
-    st: &PartitionState,
-    now_ms: i64,
-    max_transaction_timeout_ms: i64,
-) -> Vec<Candidate> {
+/// Every open transaction of one partition, oldest first, in the shape of
+/// a candidate (its age not looked at).
+pub fn open_transactions(p: &Partition, st: &PartitionState) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = st
         .producers
         .values()
         .filter_map(|s| s.open.map(|o| (s, o)))
-        .filter(|(s, _)| now_ms.saturating_sub(s.last_timestamp) > max_transaction_timeout_ms)
         .map(|(s, o)| Candidate {
             producer_id: s.producer_id,
             producer_epoch: s.epoch,
@@ -88,11 +100,22 @@ pub fn candidates(
     out
 }
 
+/// The candidates of one partition (rule 1), oldest transaction first.
+pub fn candidates(
+    p: &Partition,
+    st: &PartitionState,
+    now_ms: i64,
+    max_transaction_timeout_ms: i64,
+) -> Vec<Candidate> {
+    open_transactions(p, st)
+        .into_iter()
+        .filter(|c| now_ms.saturating_sub(c.last_timestamp) > max_transaction_timeout_ms)
+        .collect()
+}
+
 /// What the coordinator's log says of a candidate (rules 2 and 3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// No `__transaction_state` was read: the coordinator's state is unknown.
-    NoCoordinatorLog,
     /// No transactional id has the producer id: hanging.
     NoTransactionalId,
     /// The transactional id's partitions do not include the partition: hanging.
@@ -109,23 +132,14 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// Whether find-hanging prints it (every verdict but `Listed`; without
-    /// the coordinator's log klog cannot rule a candidate out).
+    /// Whether find-hanging prints it: every verdict but `Listed`.
     pub fn is_hanging(&self) -> bool {
         !matches!(self, Verdict::Listed { .. })
     }
 }
 
 /// Rules 2 and 3 for a candidate of `topic`-`partition`.
-pub fn verdict(
-    view: Option<&CoordinatorView>,
-    c: &Candidate,
-    topic: &str,
-    partition: i32,
-) -> Verdict {
-    let Some(view) = view else {
-        return Verdict::NoCoordinatorLog;
-    };
+pub fn verdict(view: &CoordinatorView, c: &Candidate, topic: &str, partition: i32) -> Verdict {
     let mut ids = view.by_producer(c.producer_id).peekable();
     if ids.peek().is_none() {
         return Verdict::NoTransactionalId;
@@ -159,11 +173,6 @@ pub fn finding(
     max_transaction_timeout_ms: i64,
 ) -> Finding {
     let why = match verdict {
-        Verdict::NoCoordinatorLog => {
-            "no __transaction_state was read, so its coordinator's state is unknown (kafka-transactions \
-             find-hanging would ask it)"
-                .to_string()
-        }
         Verdict::NoTransactionalId => format!(
             "no transactional id of the __transaction_state read has producer {}: no coordinator will \
              write its marker",
@@ -196,4 +205,214 @@ pub fn finding(
         ),
     )
     .with_producer(c.producer_id)
+}
+
+/// What the rule needs besides a partition's producer state.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    /// "Now" (a command's `--now-ms`); `None`: nothing is judged.
+    pub now_ms: Option<i64>,
+    /// find-hanging's `--max-transaction-timeout`, in ms.
+    pub max_transaction_timeout_ms: i64,
+    /// The coordinator's state: the `__transaction_state` partitions among
+    /// the directories read ([`coordinator_view`]); `None`: nothing is judged.
+    pub coordinator: Option<Arc<CoordinatorView>>,
+}
+
+impl Default for Inputs {
+    fn default() -> Self {
+        Inputs {
+            now_ms: None,
+            max_transaction_timeout_ms: DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+            coordinator: None,
+        }
+    }
+}
+
+impl Inputs {
+    /// Now and the coordinator's state, or why the rule cannot be applied.
+    fn ready(&self) -> std::result::Result<(i64, &CoordinatorView), NotJudged> {
+        match (self.now_ms, self.coordinator.as_deref()) {
+            (Some(now), Some(view)) => Ok((now, view)),
+            (now, view) => Err(NotJudged {
+                no_now: now.is_none(),
+                no_coordinator_log: view.is_none(),
+            }),
+        }
+    }
+
+    /// Why the rule cannot be applied with these inputs, or `None`.
+    pub fn not_judged(&self) -> Option<NotJudged> {
+        self.ready().err()
+    }
+}
+
+/// Why open transactions were not judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotJudged {
+    /// No "now" was given (`--now-ms`): no age, so no candidate (step 1).
+    pub no_now: bool,
+    /// No `__transaction_state` partition was among the directories read:
+    /// no candidate can be ruled out (steps 2 and 3).
+    pub no_coordinator_log: bool,
+}
+
+impl std::fmt::Display for NotJudged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let now = "no time was given to judge their age at (pass --now-ms)";
+        let log = "the coordinator's state is not on these directories (no \
+                   __transaction_state partition among them)";
+        match (self.no_now, self.no_coordinator_log) {
+            (true, true) => write!(f, "{now}, and {log}"),
+            (true, false) => f.write_str(now),
+            (false, _) => f.write_str(log),
+        }
+    }
+}
+
+/// One open transaction and what the rule says of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judgement {
+    pub candidate: Candidate,
+    /// Steps 2 and 3, or why the rule could not be applied.
+    pub verdict: std::result::Result<Verdict, NotJudged>,
+}
+
+impl Judgement {
+    /// Whether the rule calls it hanging (never when not judged).
+    pub fn is_hanging(&self) -> bool {
+        self.verdict.as_ref().is_ok_and(Verdict::is_hanging)
+    }
+}
+
+/// find-hanging's rule for one partition: with "now" and the coordinator's
+/// state, each candidate (step 1) with its verdict (steps 2 and 3); with
+/// "now" alone, each candidate not judged (an open transaction younger
+/// than the timeout is not hanging whatever the coordinator says); without
+/// "now", every open transaction not judged.
+pub fn judge(p: &Partition, st: &PartitionState, inputs: &Inputs) -> Vec<Judgement> {
+    let timeout = inputs.max_transaction_timeout_ms;
+    match inputs.ready() {
+        Ok((now, view)) => candidates(p, st, now, timeout)
+            .into_iter()
+            .map(|candidate| Judgement {
+                verdict: Ok(verdict(view, &candidate, &p.topic, p.partition)),
+                candidate,
+            })
+            .collect(),
+        Err(why) => match inputs.now_ms {
+            Some(now) => candidates(p, st, now, timeout),
+            None => open_transactions(p, st),
+        }
+        .into_iter()
+        .map(|candidate| Judgement {
+            candidate,
+            verdict: Err(why),
+        })
+        .collect(),
+    }
+}
+
+/// The `hanging_transaction` findings of one partition's judgements.
+pub fn findings(p: &Partition, judgements: &[Judgement], inputs: &Inputs) -> Vec<Finding> {
+    let Some(now) = inputs.now_ms else {
+        return Vec::new();
+    };
+    judgements
+        .iter()
+        .filter_map(|j| match &j.verdict {
+            Ok(v) if v.is_hanging() => Some(finding(
+                &j.candidate,
+                v,
+                &p.name(),
+                now,
+                inputs.max_transaction_timeout_ms,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The one note of a run whose open transactions were not judged (at the
+/// first of them), or `None` when every one was. `judgements` are the
+/// run's, every partition's.
+pub fn not_judged_note<'a>(judgements: impl IntoIterator<Item = &'a Judgement>) -> Option<Finding> {
+    let mut not = judgements
+        .into_iter()
+        .filter_map(|j| j.verdict.as_ref().err().map(|why| (j, *why)));
+    let (first, why) = not.next()?;
+    let more = not.count();
+    let what = match (why.no_now, more) {
+        (true, 0) => "this open transaction".to_string(),
+        (true, n) => format!("{} open transactions (this one first)", n + 1),
+        (false, 0) => "this open transaction, whose producer last wrote more than the maximum \
+                       transaction timeout ago,"
+            .to_string(),
+        (false, n) => format!(
+            "{} open transactions whose producers last wrote more than the maximum transaction \
+             timeout ago (this one first)",
+            n + 1
+        ),
+    };
+    let c = &first.candidate;
+    Some(
+        Finding::new(
+            Kind::HangingNotJudged,
+            &c.file,
+            c.position,
+            Some(c.start_offset),
+            format!(
+                "hanging transactions not judged: {why}; kafka-transactions find-hanging's rule \
+                 needs both a now and the coordinator's state to call {what} hanging or not"
+            ),
+        )
+        .with_producer(c.producer_id),
+    )
+}
+
+/// The coordinator's state in `partitions`: the `__transaction_state`
+/// ones replayed ([`txnlog::replay`]), `None` when there is none.
+pub fn coordinator_view(
+    partitions: &[&Partition],
+    limits: DecodeLimits,
+) -> Result<Option<CoordinatorView>> {
+    let coordinator: Vec<&Partition> = partitions
+        .iter()
+        .copied()
+        .filter(|p| p.topic == TRANSACTION_STATE_TOPIC)
+        .collect();
+    if coordinator.is_empty() {
+        return Ok(None);
+    }
+    txnlog::replay(&coordinator, limits).map(Some)
+}
+
+/// [`coordinator_view`] of the live partitions under `paths` (data
+/// directories, partition folders; a lone file is no partition).
+pub fn coordinator_in(paths: &[PathBuf], limits: DecodeLimits) -> Result<Option<CoordinatorView>> {
+    let mut partitions = Vec::new();
+    for path in paths {
+        collect(path, &mut partitions)?;
+    }
+    coordinator_view(&partitions.iter().collect::<Vec<_>>(), limits)
+}
+
+/// The `__transaction_state` partitions at `path`.
+fn collect(path: &Path, out: &mut Vec<Partition>) -> Result<()> {
+    match classify(path)? {
+        PathKind::Partition => {
+            let p = Partition::open(path)?;
+            if p.topic == TRANSACTION_STATE_TOPIC {
+                out.push(p);
+            }
+        }
+        PathKind::DataDir => out.extend(
+            DataDir::open(path)?
+                .live()
+                .filter(|p| p.topic == TRANSACTION_STATE_TOPIC)
+                .cloned(),
+        ),
+        PathKind::File => {}
+    }
+    Ok(())
 }

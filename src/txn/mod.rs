@@ -14,9 +14,8 @@
 //!   for partitions that received no data);
 //! - a transactional batch from an epoch older than one already seen
 //!   (`zombie_transactional_write`);
-//! - transactions still open at the end; given "now", one whose producer
-//!   last wrote more than the maximum transaction timeout ago is a
-//!   `hanging_transaction` candidate ([`hanging`], find-hanging's rule).
+//! - transactions still open at the end (whether one hangs is
+//!   [`hanging::judge`]'s to say, with "now" and the coordinator's state).
 //!
 //! Only batch headers are read, plus the one record of each control batch,
 //! so the pass streams: memory is the largest batch plus the producer table.
@@ -214,15 +213,8 @@ impl PartitionState {
 }
 
 /// Options of the pass.
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct TxnOptions {
-    /// "Now" for the age of open transactions; `None`: no hanging check
-    /// (the caller decides what now is: a command's `--now-ms` or the clock).
-    pub now_ms: Option<i64>,
-    /// An open transaction whose producer last wrote more than this long
-    /// before now is a hanging candidate (`kafka-transactions find-hanging
-    /// --max-transaction-timeout`, 15 minutes by default).
-    pub transaction_timeout_ms: i64,
     pub limits: DecodeLimits,
     /// Stop before this offset (the state a snapshot at that offset should hold).
     pub end_offset: Option<i64>,
@@ -238,20 +230,6 @@ pub struct TxnOptions {
     /// Where to count the bytes of log read, for a progress display.
     #[serde(skip)]
     pub meter: Option<&'static Meter>,
-}
-
-impl Default for TxnOptions {
-    fn default() -> Self {
-        TxnOptions {
-            now_ms: None,
-            transaction_timeout_ms: hanging::DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-            limits: DecodeLimits::default(),
-            end_offset: None,
-            high_watermark: None,
-            from_last_snapshot: false,
-            meter: None,
-        }
-    }
 }
 
 /// The sequence after `seq` (Kafka's `incrementSequence` by 1).
@@ -444,12 +422,6 @@ pub fn analyze(p: &Partition, opts: &TxnOptions) -> Result<PartitionState> {
         Some(_) => read_to.unwrap_or(st.log_start),
         None => p.log_end_offset()?,
     };
-    // Hanging transaction candidates (no coordinator's state here: see
-    // `hanging` for the rest of find-hanging's rule).
-    if let Some(now) = opts.now_ms {
-        let found = hanging_candidates(p, &st, now, opts.transaction_timeout_ms);
-        st.findings.extend(found);
-    }
     if st.max_timestamp == i64::MIN {
         st.max_timestamp = -1;
     }
@@ -474,28 +446,6 @@ fn snapshot_bound(p: &Partition, opts: &TxnOptions, log_start: i64) -> Result<i6
         .min()
         .unwrap_or(log_start),
     })
-}
-
-/// The open transactions of `st` whose producer last wrote more than
-/// `timeout_ms` before `now`, as findings.
-fn hanging_candidates(
-    p: &Partition,
-    st: &PartitionState,
-    now: i64,
-    timeout_ms: i64,
-) -> Vec<Finding> {
-    hanging::candidates(p, st, now, timeout_ms)
-        .iter()
-        .map(|c| {
-            hanging::finding(
-                c,
-                &hanging::Verdict::NoCoordinatorLog,
-                &p.name(),
-                now,
-                timeout_ms,
-            )
-        })
-        .collect()
 }
 
 impl ProducerState {

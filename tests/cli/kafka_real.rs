@@ -20,7 +20,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{copy_dir, document, dump_entries, repo, stderr, stdout};
+use crate::support::{copy_dir, document, dump_entries, one_hanging_answer, repo, stderr, stdout};
 
 /// The fixture trees to compare: `KLOG_KAFKA_REAL` alone when set, else
 /// every release folder of `fixtures/kafka-real/`, in name order.
@@ -2777,6 +2777,42 @@ fn index_sanity_check_is_kafka_dump_logs() {
             );
             let kafka: String = chunk.iter().map(|(_, text)| text.as_str()).collect();
             assert_eq!(String::from_utf8_lossy(&o.stdout), kafka);
+        }
+    });
+}
+
+/// `verify-crc --deep` and `transactions` give one answer about hanging
+/// transactions on every broker of every release (find-hanging's rule,
+/// with the same now and the same `__transaction_state`). README: the data
+/// topics are stamped BASE = 1767225600000 plus a few ms, and the one
+/// transaction left open is tx-open's in txn-0, Ongoing at its coordinator
+/// (Kafka's find-hanging lists nothing): a day after BASE it is a
+/// candidate but not hanging; a minute after it is no candidate; from
+/// txn-0 alone, a day after, it is not judged.
+#[test]
+fn verify_crc_deep_and_find_hanging_give_one_answer() {
+    const BASE: i64 = 1_767_225_600_000;
+    const DAY: i64 = 24 * 60 * 60_000;
+    each_release(|r| {
+        assert!(tx_rows(&r.expected("tools/transactions-find-hanging-broker-1.txt")).is_empty());
+        let run = |args: &[&str]| r.run(args);
+        for broker in ["broker-1", "broker-2", "broker-3"] {
+            for now in [Some(BASE + 60_000), Some(BASE + DAY)] {
+                let a = one_hanging_answer(run, &[broker], now);
+                assert!(
+                    a.hanging.is_empty() && a.not_judged.is_empty(),
+                    "{broker}: {a:?}"
+                );
+            }
+            let a = one_hanging_answer(run, &[broker], None);
+            assert!(a.hanging.is_empty(), "{broker}: {a:?}");
+            assert_eq!(a.not_judged.len(), 1, "{broker}: {a:?}");
+            assert!(a.not_judged[0].contains("pass --now-ms"), "{a:?}");
+            let txn = format!("{broker}/txn-0");
+            let a = one_hanging_answer(run, &[&txn], Some(BASE + DAY));
+            assert!(a.hanging.is_empty(), "{txn}: {a:?}");
+            assert_eq!(a.not_judged.len(), 1, "{txn}: {a:?}");
+            assert!(a.not_judged[0].contains("no __transaction_state"), "{a:?}");
         }
     });
 }

@@ -457,3 +457,84 @@ pub fn commit_orders_0(env: &TestEnv, group: &str, offset: usize) -> Output {
         None,
     )
 }
+
+/// What `verify-crc --deep` and `transactions` each say of hanging
+/// transactions, for the one-rule comparison.
+#[derive(Debug, PartialEq, Eq)]
+pub struct HangingAnswer {
+    /// (partition folder, producer id) of each `hanging_transaction`.
+    pub hanging: std::collections::BTreeSet<(String, i64)>,
+    /// The details of the `hanging_not_judged` notes.
+    pub not_judged: Vec<String>,
+}
+
+/// The `hanging_transaction` and `hanging_not_judged` findings of a JSON
+/// document (the partition is the folder of the finding's file).
+pub fn hanging_answer(doc: &serde_json::Value) -> HangingAnswer {
+    let findings = doc["findings"].as_array().unwrap();
+    let of_kind = |kind: &'static str| findings.iter().filter(move |f| f["kind"] == kind);
+    HangingAnswer {
+        hanging: of_kind("hanging_transaction")
+            .map(|f| {
+                let file = Path::new(f["file"].as_str().unwrap());
+                let folder = file.parent().unwrap().file_name().unwrap();
+                (
+                    folder.to_string_lossy().into_owned(),
+                    f["producer_id"].as_i64().unwrap(),
+                )
+            })
+            .collect(),
+        not_judged: of_kind("hanging_not_judged")
+            .map(|f| f["detail"].as_str().unwrap().to_string())
+            .collect(),
+    }
+}
+
+/// Run `verify-crc --deep` and `transactions` (JSON) with `now` on
+/// `paths` through `run`, require them to give the same answer about
+/// hanging transactions (and `transactions`' find-hanging view to list
+/// the same ones), and return it.
+pub fn one_hanging_answer(
+    run: impl Fn(&[&str]) -> Output,
+    paths: &[&str],
+    now: Option<i64>,
+) -> HangingAnswer {
+    let now = now.map(|n| n.to_string());
+    let mut common = vec!["--format", "json"];
+    if let Some(now) = &now {
+        common.extend(["--now-ms", now.as_str()]);
+    }
+    common.extend_from_slice(paths);
+    let verify = run(&[&["verify-crc", "--deep"][..], &common].concat());
+    let verify = hanging_answer(&document(&verify, "verify-crc"));
+    let o = run(&[&["transactions"][..], &common].concat());
+    let v = document(&o, "transactions");
+    let transactions = hanging_answer(&v);
+    assert_eq!(verify, transactions, "{paths:?} at {now:?}");
+    // find-hanging's view (--find-hanging prints these) agrees.
+    let listed: std::collections::BTreeSet<(String, i64)> = v["find_hanging"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["hanging"] == true)
+        .map(|c| {
+            (
+                format!("{}-{}", c["topic"].as_str().unwrap(), c["partition"]),
+                c["producer_id"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(listed, transactions.hanging, "{paths:?} at {now:?}");
+    // Said at most once per run, and only when nothing is called hanging.
+    assert!(transactions.not_judged.len() <= 1, "{transactions:?}");
+    assert!(
+        transactions.not_judged.is_empty() || transactions.hanging.is_empty(),
+        "{transactions:?}"
+    );
+    assert_eq!(
+        v["find_hanging"]["not_judged"].is_null(),
+        now.is_some() && v["coordinator"].is_array(),
+        "{paths:?} at {now:?}"
+    );
+    transactions
+}

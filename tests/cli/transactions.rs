@@ -4,7 +4,8 @@ use kaen_log::txn::{self, TxnOptions};
 use serde_json::Value;
 
 use crate::support::{
-    check_golden, document, encoded, repo, stderr, stdout, write_segment, TestEnv,
+    check_golden, document, encoded, one_hanging_answer, repo, stderr, stdout, write_segment,
+    TestEnv,
 };
 
 #[test]
@@ -39,11 +40,13 @@ fn golden_producers_findings_and_coordinator() {
 }
 
 #[test]
-fn an_open_transaction_is_hanging_only_past_its_timeout() {
+fn an_open_transaction_is_a_candidate_only_past_its_timeout() {
     let env = TestEnv::new();
     // fixtures/txn: producer 300's transaction (offsets 6-7) is open and
     // its last write is stamped TS = 1700000000000. find-hanging's rule:
-    // hanging once now - lastTimestamp > 15 minutes (900000 ms), strictly.
+    // a candidate once now - lastTimestamp > 15 minutes (900000 ms),
+    // strictly. From payments-0 alone (no coordinator's log) a candidate
+    // is not judged: a note, not a warning.
     const TS: i64 = 1_700_000_000_000;
     let kinds = |now: i64, extra: &[&str]| -> Vec<String> {
         let now = now.to_string();
@@ -85,27 +88,22 @@ fn an_open_transaction_is_hanging_only_past_its_timeout() {
     assert_eq!(kinds(TS + 900_000, &[]), anomalies);
     assert_eq!(
         kinds(TS + 900_001, &[]),
-        [&anomalies[..], &["hanging_transaction"]].concat()
+        [&anomalies[..], &["hanging_not_judged"]].concat()
     );
     // --transaction-timeout-ms takes ms or an ISO-8601 duration.
     assert_eq!(
         kinds(TS + 60_001, &["--transaction-timeout-ms", "PT1M"]).len(),
         4
     );
-    // --fail-on warning fails on them.
-    let o = env.run(
-        &[
-            "transactions",
-            "--fail-on",
-            "warning",
-            "fixtures/txn/payments-0",
-        ],
-        None,
-    );
-    assert_eq!(o.status.code(), Some(1));
-    // "Now" defaults to the clock, as kafka-transactions does: long past 2023.
+    // Without --now-ms nothing is judged (the clock is not taken for
+    // now): the note says so, and is no warning.
+    let o = env.run(&["transactions", "fixtures/txn"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(
-        stdout(&o).contains("warning hanging_transaction producer 300: open since offset 6"),
+        stdout(&o).contains(
+            "note hanging_not_judged producer 300: hanging transactions not judged: no time was \
+             given to judge their age at (pass --now-ms);"
+        ) && !stdout(&o).contains("hanging_transaction"),
         "{}",
         stdout(&o)
     );
@@ -374,12 +372,13 @@ fn an_open_transaction_its_coordinator_lists_is_not_hanging() {
         &[&["transactions"][..], &now, &["fixtures/txn/payments-0"]].concat(),
         None,
     );
+    // Alone, not judged: no coordinator's state to rule it out.
     assert!(
         stdout(&alone).contains(
-            "hanging_transaction producer 300: open since offset 6; the producer's last write \
-             (2023-11-14T22:13:20.000Z) is 16m before now, more than the 15m maximum transaction \
-             timeout; no __transaction_state was read"
-        ),
+            "note hanging_not_judged producer 300: hanging transactions not judged: the \
+             coordinator's state is not on these directories (no __transaction_state partition \
+             among them)"
+        ) && !stdout(&alone).contains("hanging_transaction"),
         "{}",
         stdout(&alone)
     );
@@ -531,6 +530,12 @@ out = batch(0, [(i, 0, transaction_log_key(t), v) for i, (t, v) in enumerate(row
         .map(|f| f["producer_id"].as_i64().unwrap())
         .collect();
     assert_eq!(hanging, [11, 12, 13, 16]);
+    // verify-crc --deep gives the same answer.
+    let a = one_hanging_answer(|args| env.run(args, None), &["hang"], Some(T + 30 * MIN));
+    let expected: std::collections::BTreeSet<(String, i64)> = [11, 12, 13, 16]
+        .map(|pid| ("ledger-0".to_string(), pid))
+        .into();
+    assert_eq!((a.hanging, a.not_judged.len()), (expected, 0));
     // The coordinator's table tells TV2 from the classic protocol.
     let tv: Vec<(String, i64)> = v["coordinator"]
         .as_array()
@@ -872,4 +877,82 @@ fn a_partition_without_producers_prints_no_empty_table() {
     assert!(counts.contains(", 0 producers,"), "{text}");
     assert!(!under.contains("PRODUCER"), "{text}");
     assert!(at("__consumer_offsets-0").1.contains("PRODUCER"), "{text}");
+}
+
+/// `verify-crc --deep` and `transactions` apply one rule, find-hanging's,
+/// to the same inputs: every fixture with producers, with and without
+/// --now-ms, gives the same hanging transactions in both. Expected values
+/// from fixtures/make.sh and fixtures/README.md (TS = 1700000000000):
+/// - txn/: producer 300's transaction (payments-0 6-7, last write TS) is
+///   open; slow-app is Ongoing with payments-0 in `__transaction_state-0`,
+///   so it is not hanging; from payments-0 alone it is not judged once it
+///   is a candidate (now more than 15 minutes past TS);
+/// - groups/: producer 7002's transactional commit (`__offsets-0`, last
+///   write TS + 9 s) and producer 9001's transaction (ledger-1, TS) are
+///   open, and there is no `__transaction_state`: not judged; beside txn/'s
+///   `__transaction_state-0` (payments-app 200, slow-app 300, old-app
+///   deleted: neither producer has a transactional id) both hang;
+/// - broker/: every transaction ends with its marker: nothing open.
+#[test]
+fn verify_crc_deep_and_transactions_give_one_answer() {
+    const TS: i64 = 1_700_000_000_000;
+    const MINUTE: i64 = 60_000;
+    const DAY: i64 = 24 * 60 * MINUTE;
+    let env = TestEnv::new();
+    let run = |args: &[&str]| env.run(args, None);
+    let answer = |paths: &[&str], now: Option<i64>| one_hanging_answer(run, paths, now);
+    let none = std::collections::BTreeSet::new();
+    let no_now = "no time was given to judge their age at (pass --now-ms)";
+    let no_log = "the coordinator's state is not on these directories";
+    for paths in [
+        &["fixtures/txn"][..],
+        &["fixtures/txn/payments-0"],
+        &["fixtures/groups"],
+        &["fixtures/broker"],
+    ] {
+        // Without --now-ms: nothing hanging, and why, once, where a
+        // transaction is open.
+        let a = answer(paths, None);
+        assert_eq!(a.hanging, none, "{paths:?}");
+        if paths != ["fixtures/broker"] {
+            assert_eq!(a.not_judged.len(), 1, "{paths:?}: {a:?}");
+            assert!(a.not_judged[0].contains(no_now), "{a:?}");
+        } else {
+            assert!(a.not_judged.is_empty(), "{a:?}");
+        }
+        // A minute after the last writes: no candidate, nothing to judge.
+        let a = answer(paths, Some(TS + MINUTE));
+        assert_eq!(
+            (a.hanging, a.not_judged.len()),
+            (none.clone(), 0),
+            "{paths:?}"
+        );
+    }
+    // A day after: candidates, judged only beside the coordinator's log.
+    let a = answer(&["fixtures/txn"], Some(TS + DAY));
+    assert_eq!((a.hanging, a.not_judged.len()), (none.clone(), 0));
+    for paths in [&["fixtures/txn/payments-0"][..], &["fixtures/groups"]] {
+        let a = answer(paths, Some(TS + DAY));
+        assert_eq!(a.hanging, none, "{paths:?}");
+        assert_eq!(a.not_judged.len(), 1, "{paths:?}: {a:?}");
+        assert!(
+            a.not_judged[0].contains(no_log) && !a.not_judged[0].contains(no_now),
+            "{a:?}"
+        );
+    }
+    let a = answer(&["fixtures/broker"], Some(TS + DAY));
+    assert_eq!((a.hanging, a.not_judged.len()), (none.clone(), 0));
+    // groups/ beside a coordinator's log that has neither producer.
+    let beside = ["fixtures/groups", "fixtures/txn/__transaction_state-0"];
+    let a = answer(&beside, Some(TS + DAY));
+    let both = [
+        ("__offsets-0".to_string(), 7002),
+        ("ledger-1".to_string(), 9001),
+    ];
+    assert_eq!((a.hanging, a.not_judged.len()), (both.into(), 0));
+    assert_eq!(
+        answer(&beside, Some(TS + MINUTE)).hanging,
+        none,
+        "not candidates yet"
+    );
 }

@@ -75,7 +75,9 @@ pub struct VerifyCrcArgs {
     /// transactions and .txnindex files.
     #[arg(long)]
     pub deep: bool,
-    /// With --deep: "now" (epoch ms or ISO-8601) for the age of open transactions; default: the clock.
+    /// With --deep: "now" (epoch ms or ISO-8601) for the age of open
+    /// transactions. Without it no transaction is judged hanging: a note
+    /// says so (the clock is not taken for now, see klog-verify-crc(1)).
     #[arg(long, value_parser = kaen_log::format::time::parse_instant_ms_non_negative)]
     pub now_ms: Option<i64>,
     /// With --deep: an open transaction whose producer last wrote more than
@@ -146,7 +148,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     if args.recovery_preview {
         return recovery_preview(args, out);
     }
-    let mut opts = options(args);
+    let mut opts = options(args)?;
     let progress = Progress::over(&args.paths, out.shows_progress(args.format == Format::Text));
     opts.meter = Progress::meter_of(&progress);
     let total = check(args, &opts)?;
@@ -396,19 +398,29 @@ impl Report for VerifyReport {
     }
 }
 
-fn options(args: &VerifyCrcArgs) -> verify::Options {
-    verify::Options {
-        limits: DecodeLimits {
-            max_decompressed: args.max_decompressed_bytes,
-        },
+fn options(args: &VerifyCrcArgs) -> anyhow::Result<verify::Options> {
+    let limits = DecodeLimits {
+        max_decompressed: args.max_decompressed_bytes,
+    };
+    // find-hanging's rule, as `klog transactions` applies it: the
+    // coordinator's state is the `__transaction_state` partitions among
+    // the paths given, now is --now-ms (none: nothing is judged).
+    let coordinator = match args.deep {
+        true => kaen_log::txn::hanging::coordinator_in(&args.paths, limits)
+            .context("read the coordinator's state (__transaction_state)")?,
+        false => None,
+    };
+    Ok(verify::Options {
+        limits,
         index_only: args.index_only,
         no_indexes: args.no_index_checks,
         deep: args.deep,
         records: args.records || args.deep,
-        txn: TxnOptions {
-            now_ms: Some(args.now_ms.unwrap_or_else(crate::cmd::now_ms)),
-            transaction_timeout_ms: args.transaction_timeout_ms,
-            ..TxnOptions::default()
+        txn: TxnOptions::default(),
+        hanging: kaen_log::txn::hanging::Inputs {
+            now_ms: args.now_ms,
+            max_transaction_timeout_ms: args.transaction_timeout_ms,
+            coordinator: coordinator.map(std::sync::Arc::new),
         },
         jobs: match args.jobs {
             Some(n) => crate::cmd::clamp_to_cores("--jobs", n),
@@ -416,7 +428,7 @@ fn options(args: &VerifyCrcArgs) -> verify::Options {
         },
         reads: args.reads.into(),
         ..verify::Options::default()
-    }
+    })
 }
 
 fn check(args: &VerifyCrcArgs, opts: &verify::Options) -> anyhow::Result<verify::Report> {
@@ -426,6 +438,7 @@ fn check(args: &VerifyCrcArgs, opts: &verify::Options) -> anyhow::Result<verify:
             .with_context(|| format!("verify-crc {}", path.display()))?;
         total.merge(r);
     }
+    total.note_not_judged();
     Ok(total)
 }
 
