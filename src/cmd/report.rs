@@ -16,7 +16,7 @@ use kaen_log::offsets::ReplayOptions;
 use crate::exit::Outcome;
 use crate::report::html::content::{
     Checked, DamageMark, FindingView, LagCell, LagSection, LayoutDoc, LayoutField, PartitionView,
-    RecoveryCut, ReplicaRuns, ReportDoc, Verdict,
+    RecoveryCut, ReplicaRuns, ReportDoc, RestartLine, Verdict,
 };
 use crate::report::Output;
 
@@ -29,11 +29,18 @@ use crate::report::Output;
 /// them), or a summary file written by `klog summary --format json` (all
 /// the PATHs then summaries).
 ///
+/// 0. Restart (first, on the first screen): how each broker went down
+///    (`.kafka_cleanshutdown`, as `klog info` says it), crashed brokers
+///    first, with what its restart re-reads; with several brokers, what
+///    their restart costs as `klog cluster` judges it (batches followers
+///    cut, partitions lost or under-replicated).
+///
 /// 1. Verdict: damaged (a finding at error severity, a partition lost or
 ///    diverged), warnings (a finding at warning severity, a partition
 ///    under-replicated) or healthy; the findings of `verify-crc` by
 ///    severity and kind, each with its file, byte position and what Kafka
-///    does with it.
+///    does with it; notes of one kind (what a healthy broker leaves, such
+///    as preallocated index slots) are one row with their count.
 ///
 /// 2. Timeline: per partition (`summary`'s document), the segments on an
 ///    offset strip, log start, recovery point, high watermark, last stable
@@ -167,6 +174,15 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
     let sources = merge::read_sources(&args.paths)?;
     for s in &sources {
         for d in &s.doc.log_dirs {
+            let state = d.shutdown_state();
+            if state != kaen_log::log::shutdown::ShutdownState::NotABroker {
+                doc.restarts.push(RestartLine {
+                    node: d.node_id,
+                    dir: d.path.clone(),
+                    unclean: state == kaen_log::log::shutdown::ShutdownState::Unclean,
+                    text: d.shutdown_line(),
+                });
+            }
             for p in &d.partitions {
                 if let Some(damage) = &p.damage {
                     doc.notes.push(format!(
@@ -268,6 +284,18 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
         bytes: c.bytes,
     });
     let mut findings = total.findings;
+    // How each broker went down, for the page's top.
+    for dir in &args.paths {
+        if let Some(r) = crate::cmd::restart_of(dir) {
+            doc.restarts.push(RestartLine {
+                node: r.restart.shutdown.node_id,
+                dir: dir.display().to_string(),
+                unclean: r.restart.shutdown.state
+                    == kaen_log::log::shutdown::ShutdownState::Unclean,
+                text: r.restart.headline(),
+            });
+        }
+    }
     // summary's documents, and the partitions they describe.
     let mut sources = Vec::new();
     for dir in &args.paths {

@@ -207,6 +207,13 @@ impl Dom {
         );
         found[0]
     }
+    /// The element's serialized content to its end tag (tags included).
+    fn html_after(&self, e: &Elem) -> String {
+        let rest = &self.html[e.at..];
+        let end = format!("</{}>", e.tag);
+        unescape(&rest[..rest.find(&end).unwrap_or(rest.len())])
+    }
+
     /// The text right after an element's start tag (to its next tag).
     fn text_after(&self, e: &Elem) -> String {
         let rest = &self.html[e.at..];
@@ -611,4 +618,94 @@ fn layout_view_places_each_field_on_its_bytes() {
         &[("data-name", "magic"), ("data-position", "16")],
     );
     assert!(magic.get("data-tip").unwrap().contains("= 2"));
+}
+
+/// A copy of `page` with a script that marks on `<body>` where the restart
+/// section ends in a 1400×900 window (`data-restart-bottom`, CSS pixels).
+fn first_screen_probe(page: &Path) -> PathBuf {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probe = "<script>(function(){var s=document.getElementById('restart');\
+                 document.body.setAttribute('data-restart-bottom',\
+                 s?String(Math.ceil(s.getBoundingClientRect().bottom)):'none');})();</script></body>";
+    let out = page.with_extension("probe.html");
+    std::fs::write(&out, html.replacen("</body>", probe, 1)).unwrap();
+    out
+}
+
+#[test]
+fn the_first_screen_names_the_crashed_broker_and_its_restart() {
+    let Some(browser) = browser() else { return };
+    let env = TestEnv::new();
+    // fixtures/kafka-real (the `killed` scenario): node 3 was killed with
+    // SIGKILL, so Kafka left no .kafka_cleanshutdown in its directory;
+    // nodes 1 and 2 stopped cleanly.
+    let real = repo().join(KAFKA_REAL);
+    let dirs: Vec<String> = ["broker-1", "broker-2", "broker-3"]
+        .iter()
+        .map(|b| real.join(b).to_str().unwrap().to_string())
+        .collect();
+    let mut args: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    args.extend(["--now-ms", "1767225600000"]);
+    let (page, _) = report(&env, "restart", &args);
+    let probe = first_screen_probe(&page);
+    let profile = tempfile::tempdir().unwrap();
+    let o = headless(&browser, profile.path())
+        .arg("--window-size=1400,900")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let dom = Dom::parse(&String::from_utf8(o.stdout).unwrap());
+    let section = dom.one("section", "", &[("id", "restart")]);
+    assert_eq!(section.get("data-unclean"), Some("1"));
+    // The crashed broker comes first, named, with what its restart re-reads.
+    let first = dom.find("li", "unclean", &[]);
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].get("data-node"), Some("3"));
+    let text = dom.html_after(first[0]);
+    assert!(
+        text.contains("UNCLEAN shutdown") && text.contains("re-reading"),
+        "{text}"
+    );
+    assert_eq!(dom.find("li", "clean", &[]).len(), 2);
+    // And it all fits the first screen of a 1400×900 window.
+    let body = dom.all("body")[0];
+    let bottom: f64 = body.get("data-restart-bottom").unwrap().parse().unwrap();
+    assert!(bottom <= 900.0, "the restart section ends at {bottom} px");
+    // A screenshot of that first screen, kept with the others.
+    let shot = artifacts().join("restart-first-screen.png");
+    let o = headless(&browser, profile.path())
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1400,900")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success() && shot.is_file(), "{o:?}");
+}
+
+#[test]
+fn notes_of_one_kind_are_one_row_with_their_count() {
+    let Some(browser) = browser() else { return };
+    // fixtures/broker crashed with every active segment's indexes still
+    // preallocated (fixtures/broker/PREALLOCATED, restored by TestEnv):
+    // one index_trailing_zeros note per file, which a healthy broker
+    // leaves; the findings table shows them as one row.
+    let env = TestEnv::new();
+    let preallocated = std::fs::read_to_string(env.path("fixtures/broker/PREALLOCATED"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .count();
+    let (page, _) = report(&env, "broker", &["fixtures/broker"]);
+    let dom = load(&browser, &page, "broker");
+    let rows = dom.find("tr", "finding", &[("data-kind", "index_trailing_zeros")]);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        rows[0].get("data-count"),
+        Some(preallocated.to_string().as_str())
+    );
+    // The restart section names the crash: no .kafka_cleanshutdown there.
+    let restart = dom.one("section", "", &[("id", "restart")]);
+    assert_eq!(restart.get("data-unclean"), Some("1"));
 }

@@ -30,6 +30,20 @@ pub struct ReportDoc {
     pub detail_limit: usize,
     /// Lines for people about what the report could not show.
     pub notes: Vec<String>,
+    /// How each broker went down and what its restart re-reads, one per
+    /// log directory (the page's first section).
+    pub restarts: Vec<RestartLine>,
+}
+
+/// One log directory's shutdown, for the page's top.
+#[derive(Debug, Clone)]
+pub struct RestartLine {
+    pub node: Option<i32>,
+    pub dir: String,
+    /// Not shut down cleanly (no `.kafka_cleanshutdown`).
+    pub unclean: bool,
+    /// The headline (klog's words and numbers).
+    pub text: String,
 }
 
 /// Counts of what was checked.

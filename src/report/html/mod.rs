@@ -108,6 +108,7 @@ pub fn render(doc: &ReportDoc) -> String {
                 .to_string(),
         }
     );
+    overview::restart_section(&mut b, doc);
     overview::verdict_section(&mut b, doc, verdict);
     timeline::timeline_section(&mut b, doc);
     heatmap::lag_section(&mut b, doc);
@@ -119,11 +120,15 @@ pub fn render(doc: &ReportDoc) -> String {
         }
         b.push_str("</ul></section>\n");
     }
-    let mut nav = vec![
+    let mut nav = Vec::new();
+    if !doc.restarts.is_empty() || doc.cluster.is_some() {
+        nav.push(("restart", "Restart"));
+    }
+    nav.extend([
         ("verdict", "Verdict"),
         ("timeline", "Timeline"),
         ("lag", "Lag"),
-    ];
+    ]);
     if doc.cluster.is_some() {
         nav.push(("replicas", "Replicas"));
     }

@@ -10,7 +10,58 @@ use super::content::{ReportDoc, Verdict};
 use super::page::paged_table;
 use super::{attr, esc, opt};
 
-/// The verdict, the counts by severity and kind, and every finding.
+/// The page's top: how each broker went down and what its restart
+/// re-reads (crashed brokers first), then what the cluster's restart costs
+/// as `cluster` judges it: the batches followers cut, the partitions lost.
+pub(super) fn restart_section(b: &mut String, doc: &ReportDoc) {
+    if doc.restarts.is_empty() && doc.cluster.is_none() {
+        return;
+    }
+    let unclean = doc.restarts.iter().filter(|r| r.unclean).count();
+    let _ = write!(
+        b,
+        "<section id=\"restart\" data-unclean=\"{unclean}\"><h2>Restart</h2><ul class=\"restarts\">"
+    );
+    let mut lines: Vec<_> = doc.restarts.iter().collect();
+    lines.sort_by_key(|r| (!r.unclean, r.node, r.dir.clone()));
+    for r in lines {
+        let _ = write!(
+            b,
+            "<li class=\"{}\" data-node=\"{}\" data-dir=\"{}\"><span class=\"badge\">{}</span> <span class=\"mono\">{}</span>: {}</li>",
+            if r.unclean { "unclean" } else { "clean" },
+            attr(r.node),
+            esc(&r.dir),
+            if r.unclean { "crashed" } else { "clean" },
+            esc(&r.dir),
+            esc(&r.text)
+        );
+    }
+    if let Some(c) = &doc.cluster {
+        let cut: u64 = c
+            .partitions
+            .iter()
+            .flat_map(|p| &p.replicas)
+            .filter_map(|r| r.batches_beyond)
+            .sum();
+        let t = c.totals;
+        let _ = write!(
+            b,
+            "<li class=\"election\" data-batches-cut=\"{cut}\" data-lost=\"{}\" data-diverged=\"{}\">If the brokers restart as they are: \
+             {} where a follower truncates ({} cut), {} lost, {} under-replicated (see Replicas).</li>",
+            t.lost,
+            t.diverged,
+            crate::report::plural(t.diverged as u64, "partition", "partitions"),
+            crate::report::plural(cut, "batch", "batches"),
+            crate::report::plural(t.lost as u64, "partition", "partitions"),
+            t.under_replicated,
+        );
+    }
+    b.push_str("</ul></section>\n");
+}
+
+/// The verdict, the counts by severity and kind, and every finding
+/// (notes of one kind in one row with their count: they are what a
+/// healthy broker leaves, many times over).
 pub(super) fn verdict_section(b: &mut String, doc: &ReportDoc, verdict: Verdict) {
     let count = |s: Severity| {
         doc.findings
@@ -78,28 +129,54 @@ pub(super) fn verdict_section(b: &mut String, doc: &ReportDoc, verdict: Verdict)
         );
     }
     b.push_str("</tbody></table>\n");
-    let rows: Vec<String> = doc
-        .findings
-        .iter()
-        .map(|v| {
-            let f = &v.finding;
-            let file = f.file.display().to_string();
-            format!(
-                "<tr class=\"finding sev-{sev}\" data-kind=\"{kind}\" data-file=\"{file}\" data-position=\"{pos}\" data-offset=\"{off}\">\
-                 <td class=\"mono\">{file}</td><td class=\"num\">{pos}</td><td class=\"num\">{byte}</td><td class=\"sev\">{sev}</td>\
-                 <td>{kind}</td><td class=\"num\">{offs}</td><td>{detail}</td><td>{kafka}</td></tr>",
-                sev = f.severity.name(),
-                kind = f.kind.name(),
-                file = esc(&file),
-                pos = f.position,
-                byte = f.byte,
-                off = attr(f.offset),
-                offs = opt(f.offset),
-                detail = esc(&f.detail),
-                kafka = esc(&v.kafka),
-            )
-        })
-        .collect();
+    let mut rows: Vec<String> = Vec::new();
+    let mut notes_seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for v in &doc.findings {
+        let f = &v.finding;
+        if f.severity == Severity::Note {
+            let n = by_kind
+                .get(&(std::cmp::Reverse(Severity::Note), f.kind.name()))
+                .copied()
+                .unwrap_or(1);
+            let seen = notes_seen.entry(f.kind.name()).or_default();
+            *seen += 1;
+            if *seen > 1 {
+                continue;
+            }
+            if n > 1 {
+                let file = f.file.display().to_string();
+                rows.push(format!(
+                    "<tr class=\"finding sev-note collapsed\" data-kind=\"{kind}\" data-count=\"{n}\">\
+                     <td class=\"mono\">{file} and {more}</td><td class=\"num\">{pos}</td><td class=\"num\">{byte}</td><td class=\"sev\">note</td>\
+                     <td>{kind} &times; {n}</td><td class=\"num\">{offs}</td><td>{detail}</td><td>{kafka}</td></tr>",
+                    kind = f.kind.name(),
+                    file = esc(&file),
+                    more = crate::report::plural(n as u64 - 1, "other", "others"),
+                    pos = f.position,
+                    byte = f.byte,
+                    offs = opt(f.offset),
+                    detail = esc(&f.detail),
+                    kafka = esc(&v.kafka),
+                ));
+                continue;
+            }
+        }
+        let file = f.file.display().to_string();
+        rows.push(format!(
+            "<tr class=\"finding sev-{sev}\" data-kind=\"{kind}\" data-file=\"{file}\" data-position=\"{pos}\" data-offset=\"{off}\">\
+             <td class=\"mono\">{file}</td><td class=\"num\">{pos}</td><td class=\"num\">{byte}</td><td class=\"sev\">{sev}</td>\
+             <td>{kind}</td><td class=\"num\">{offs}</td><td>{detail}</td><td>{kafka}</td></tr>",
+            sev = f.severity.name(),
+            kind = f.kind.name(),
+            file = esc(&file),
+            pos = f.position,
+            byte = f.byte,
+            off = attr(f.offset),
+            offs = opt(f.offset),
+            detail = esc(&f.detail),
+            kafka = esc(&v.kafka),
+        ));
+    }
     paged_table(
         b,
         "findings",

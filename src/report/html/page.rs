@@ -28,6 +28,9 @@ td.num{text-align:right}
 .v-healthy .badge,.st-ok{background:var(--ok)}
 .v-warnings .badge,.st-under_replicated{background:var(--warn)}
 .v-damaged .badge,.st-diverged,.st-lost{background:var(--err)}
+.restarts{list-style:none;padding:0;margin:0}.restarts li{margin:4px 0}
+.restarts li.unclean .badge{background:var(--err)}.restarts li.clean .badge{background:var(--ok)}
+.restarts li.election{font-weight:600}
 .st{color:#fff;padding:1px 8px;border-radius:9px;font-size:12px}
 .verdict{font-size:16px}
 tr.sev-error td.sev{color:var(--err);font-weight:700}
