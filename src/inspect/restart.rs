@@ -184,3 +184,160 @@ fn from_recovery_point(p: &Partition, point: Option<i64>) -> Vec<&SegmentFiles> 
 fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
+
+/// A cut recovery makes: every byte of `file` from `position` on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct PlannedCut {
+    /// `file` (and `file_base64` when the path is not UTF-8).
+    #[serde(flatten)]
+    pub file: crate::log::findings::FileFields,
+    pub position: u64,
+    pub bytes: u64,
+    pub error: String,
+}
+
+/// What a broker's next start does to one partition (`LogLoader.load`):
+/// the segments it recovers and re-reads, what recovery cuts and deletes,
+/// the indexes it rebuilds, and the log start, log end and high watermark
+/// it loads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct PartitionRestart {
+    pub topic: String,
+    pub partition: i32,
+    /// `.kafka_cleanshutdown` is present: recovery is skipped except for
+    /// segments without a usable offset index.
+    pub clean_shutdown: bool,
+    /// The `recovery-point-offset-checkpoint` entry (0 without one, as
+    /// `LogManager` reads a missing entry).
+    pub recovery_point: i64,
+    /// The first segment recovery reads (unclean shutdown).
+    pub from_segment: Option<i64>,
+    /// Segments recovered although the shutdown was clean.
+    pub recovered_segments: Vec<String>,
+    /// Segments and bytes recovery re-reads (the restart's cost).
+    pub rescanned_segments: u64,
+    pub rescanned_bytes: u64,
+    /// Index files recovery rebuilds: the offset, time and transaction
+    /// index of every segment it recovers (`LogSegment.recover`).
+    pub rebuilt_indexes: u64,
+    pub cuts: Vec<PlannedCut>,
+    pub deleted_segments: Vec<String>,
+    /// The offsets that disappear, first and last.
+    pub lost_offsets: Option<[i64; 2]>,
+    /// What the broker loads: `max(log-start-offset-checkpoint, first
+    /// segment)`, the log end after recovery, and the checkpointed high
+    /// watermark clamped into `[log start, log end]`
+    /// (`UnifiedLog.updateHighWatermark`).
+    pub log_start_offset: i64,
+    pub log_end_offset: i64,
+    pub high_watermark: Option<i64>,
+}
+
+impl PartitionRestart {
+    /// Predict the next start on `p`, a partition of log directory
+    /// `data_dir`; reads the segments recovery reads.
+    pub fn predict(data_dir: &Path, p: &Partition) -> Result<PartitionRestart> {
+        use crate::inspect::recovery;
+        let offsets = |name: &str| {
+            checkpoint::read_offsets(&data_dir.join(name))
+                .ok()
+                .flatten()
+                .and_then(|m| m.get(&(p.topic.clone(), p.partition)).copied())
+        };
+        let clean = data_dir
+            .join(crate::log::shutdown::CLEAN_SHUTDOWN_FILE)
+            .exists()
+            && p.topic != crate::metadata::METADATA_TOPIC;
+        let recovery_point = if p.topic == crate::metadata::METADATA_TOPIC {
+            0
+        } else {
+            offsets(checkpoint::RECOVERY_POINT).unwrap_or(0)
+        };
+        let mut out = PartitionRestart {
+            topic: p.topic.clone(),
+            partition: p.partition,
+            clean_shutdown: clean,
+            recovery_point,
+            from_segment: None,
+            recovered_segments: Vec::new(),
+            rescanned_segments: 0,
+            rescanned_bytes: 0,
+            rebuilt_indexes: 0,
+            cuts: Vec::new(),
+            deleted_segments: Vec::new(),
+            lost_offsets: None,
+            log_start_offset: 0,
+            log_end_offset: 0,
+            high_watermark: None,
+        };
+        let mut log_end = p.log_end_offset()?;
+        let mut cut_read: Option<(i64, u64)> = None;
+        let recovered: Vec<&SegmentFiles> = if clean {
+            let mut cut_end = None;
+            let list = recovery::recovered_after_clean_shutdown(p)?;
+            for (seg, damage) in &list {
+                out.recovered_segments.push(seg.log.display().to_string());
+                if let Some(d) = damage {
+                    out.cuts.push(PlannedCut::at(&seg.log, d));
+                    cut_end.get_or_insert(d.last_valid_offset.map_or(seg.base_offset, |o| o + 1));
+                }
+            }
+            if let Some(end) = cut_end {
+                log_end = log_end.min(end);
+            }
+            p.segments
+                .iter()
+                .filter(|s| list.iter().any(|(r, _)| r.log == s.log))
+                .collect()
+        } else {
+            let pv = recovery::preview(p, recovery_point)?;
+            out.from_segment = Some(pv.from_segment);
+            // Recovery reads each segment up to its first invalid batch; past
+            // a cut, the later segments are deleted unread.
+            let mut last_read = i64::MAX;
+            if let Some((seg, d)) = &pv.truncate {
+                out.cuts.push(PlannedCut::at(&seg.log, d));
+                log_end = d.last_valid_offset.map_or(seg.base_offset, |o| o + 1);
+                last_read = seg.base_offset;
+                cut_read = Some((seg.base_offset, d.position));
+            }
+            out.deleted_segments = pv
+                .deleted
+                .iter()
+                .map(|s| s.log.display().to_string())
+                .collect();
+            out.lost_offsets = pv.lost_offsets.map(|(from, to)| [from, to - 1]);
+            p.segments
+                .iter()
+                .filter(|s| s.base_offset >= pv.from_segment && s.base_offset <= last_read)
+                .collect()
+        };
+        out.rescanned_segments = recovered.len() as u64;
+        out.rescanned_bytes = recovered
+            .iter()
+            .map(|s| match cut_read {
+                Some((base, position)) if base == s.base_offset => position,
+                _ => file_len(&s.log),
+            })
+            .sum();
+        out.rebuilt_indexes = 3 * recovered.len() as u64;
+        let start_checkpoint = offsets(checkpoint::LOG_START_OFFSET);
+        out.log_start_offset = p.log_start_offset(start_checkpoint);
+        out.log_end_offset = p.loaded_log_end(log_end, start_checkpoint);
+        out.high_watermark = offsets(checkpoint::REPLICATION_OFFSET)
+            .map(|hw| hw.clamp(out.log_start_offset, out.log_end_offset));
+        Ok(out)
+    }
+}
+
+impl PlannedCut {
+    /// The cut of `log` at the damage recovery finds there.
+    fn at(log: &Path, d: &crate::inspect::recovery::Cut) -> Self {
+        PlannedCut {
+            file: crate::log::findings::FileFields::of(log),
+            position: d.position,
+            bytes: d.file_len - d.position,
+            error: d.error.to_string(),
+        }
+    }
+}

@@ -429,3 +429,73 @@ fn lag_of_every_group_is_kafkas() {
         check_lag(&env, isolation, None);
     }
 }
+
+#[test]
+fn recovery_preview_predicts_what_the_restart_loads_and_rereads() {
+    // The broker crashed (no .kafka_cleanshutdown): every partition is
+    // recovered from the segment holding its recovery point
+    // (LogLoader.recoverLog), each recovered segment's three indexes
+    // rebuilt (LogSegment.recover); the high watermark loaded is the
+    // checkpointed one clamped into the log (UnifiedLog.updateHighWatermark).
+    // Ends from fixtures/README.md, broker/: orders-0 log end and high
+    // watermark 42, recovery point 28 (its active segment); payments-0
+    // log end 32, high watermark 27; ledger-1 log end 4, high watermark 3.
+    let env = TestEnv::new();
+    let o = env.run(
+        &["verify-crc", "--recovery-preview", "--format", "json", DIR],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc = crate::support::document(&o, "verify-crc");
+    assert_eq!(doc["restarts"][0]["shutdown"]["state"], "unclean");
+    let part = |topic: &str, n: i64| {
+        doc["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["topic"] == topic && p["partition"] == n)
+            .unwrap()
+            .clone()
+    };
+    let log_len = |rel: &str| {
+        std::fs::metadata(env.path(&format!("{DIR}/{rel}")))
+            .unwrap()
+            .len()
+    };
+    let orders = part("orders", 0);
+    assert_eq!(orders["from_segment"], 28);
+    assert_eq!(orders["rescanned_segments"], 1);
+    assert_eq!(
+        orders["rescanned_bytes"],
+        log_len("orders-0/00000000000000000028.log")
+    );
+    assert_eq!(orders["rebuilt_indexes"], 3);
+    assert_eq!(
+        (
+            orders["log_end_offset"].as_i64(),
+            orders["high_watermark"].as_i64()
+        ),
+        (Some(42), Some(42))
+    );
+    let payments = part("payments", 0);
+    assert_eq!(
+        (
+            payments["log_end_offset"].as_i64(),
+            payments["high_watermark"].as_i64()
+        ),
+        (Some(32), Some(27))
+    );
+    let ledger = part("ledger", 1);
+    assert_eq!(
+        (
+            ledger["log_end_offset"].as_i64(),
+            ledger["high_watermark"].as_i64()
+        ),
+        (Some(4), Some(3))
+    );
+    assert!(doc["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["cuts"].as_array().unwrap().is_empty()));
+}

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kaen_log::format::DecodeLimits;
+use kaen_log::inspect::restart::PartitionRestart;
 use kaen_log::inspect::verify;
 use kaen_log::log::{checkpoint, classify, DataDir, Partition, PathKind};
 use kaen_log::txn::TxnOptions;
@@ -106,9 +107,12 @@ pub struct VerifyCrcArgs {
     /// kept would not have increasing offsets.
     #[arg(long, requires = "repair", conflicts_with = "force_truncate")]
     pub salvage: bool,
-    /// Say what a Kafka broker restarting on this directory after an unclean
-    /// shutdown would do: which segment it cuts where, which later segments
-    /// it deletes, which offsets disappear.
+    /// Say what a Kafka broker restarting on this directory will do, by the
+    /// shutdown it left (`.kafka_cleanshutdown`): which segments it
+    /// recovers and re-reads (bytes) and whose indexes it rebuilds, which
+    /// segment it cuts where, which later segments it deletes, which
+    /// offsets disappear, and the log start, log end and high watermark
+    /// it loads. The metadata log is recovered on every start.
     #[arg(long, conflicts_with = "repair")]
     pub recovery_preview: bool,
     /// Partitions checked at once, each job on a thread of its own
@@ -479,34 +483,12 @@ fn recovery_point(data_dir: &Path, p: &Partition) -> anyhow::Result<i64> {
         .unwrap_or(0))
 }
 
-/// A cut a restarting broker would make.
-#[derive(Serialize, JsonSchema)]
-struct CutOut {
-    /// `file` (and `file_base64` when the path is not UTF-8).
-    #[serde(flatten)]
-    file: kaen_log::log::findings::FileFields,
-    position: u64,
-    bytes: u64,
-    error: String,
-}
-
-/// What a broker's recovery would do to one partition.
+/// What a broker's recovery would do to one partition: the library's
+/// prediction, and its text lines.
 #[derive(Serialize, JsonSchema)]
 struct PreviewOut {
-    topic: String,
-    partition: i32,
-    /// `.kafka_cleanshutdown` is present: recovery is skipped except for
-    /// segments without a usable offset index.
-    clean_shutdown: bool,
-    recovery_point: i64,
-    /// The first segment recovery reads (unclean shutdown).
-    from_segment: Option<i64>,
-    /// Segments recovered although the shutdown was clean.
-    recovered_segments: Vec<String>,
-    cuts: Vec<CutOut>,
-    deleted_segments: Vec<String>,
-    /// The offsets that disappear, first and last.
-    lost_offsets: Option<[i64; 2]>,
+    #[serde(flatten)]
+    restart: PartitionRestart,
     #[serde(skip)]
     lines: Vec<String>,
 }
@@ -514,6 +496,9 @@ struct PreviewOut {
 /// `verify-crc --recovery-preview`'s document.
 #[derive(Serialize, JsonSchema)]
 pub struct RecoveryReport {
+    /// Each broker log directory given: how its broker went down and what
+    /// its next start re-reads (first in text).
+    restarts: Vec<crate::cmd::RestartOut>,
     partitions: Vec<PreviewOut>,
     /// Partitions recovery would change.
     changes: u64,
@@ -527,10 +512,14 @@ impl Report for RecoveryReport {
     }
 
     fn text(&self, _fit: crate::report::table::Fit) -> String {
-        self.partitions
-            .iter()
-            .flat_map(|p| &p.lines)
-            .map(|l| format!("{}\n", escape_cell(l)))
+        let heads = self.restarts.iter().map(|r| format!("{}\n", r.headline));
+        heads
+            .chain(
+                self.partitions
+                    .iter()
+                    .flat_map(|p| &p.lines)
+                    .map(|l| format!("{}\n", escape_cell(l))),
+            )
             .collect()
     }
 
@@ -543,34 +532,32 @@ impl Report for RecoveryReport {
 }
 
 /// `--recovery-preview`: what a broker restarting on each partition given
-/// would cut and delete; exit 1 when it would change any.
+/// would cut and delete (`kaen_log::inspect::restart`); exit 1 when it
+/// would change any.
 fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut changes = 0;
     let mut partitions_out = Vec::new();
+    let restarts: Vec<crate::cmd::RestartOut> = args
+        .paths
+        .iter()
+        .filter_map(|p| crate::cmd::restart_of(p))
+        .collect();
     for (data_dir, p) in partitions(args)? {
-        let clean = data_dir.join(".kafka_cleanshutdown").exists();
-        let point = recovery_point(&data_dir, &p)?;
-        let mut doc = PreviewOut {
-            topic: p.topic.clone(),
-            partition: p.partition,
-            clean_shutdown: clean,
-            recovery_point: point,
-            from_segment: None,
-            recovered_segments: Vec::new(),
-            cuts: Vec::new(),
-            deleted_segments: Vec::new(),
-            lost_offsets: None,
-            lines: Vec::new(),
-        };
-        changes += if clean {
-            doc.after_clean_shutdown(&p)?
+        let restart = PartitionRestart::predict(&data_dir, &p)?;
+        // A log directory given has its headline; a partition folder given
+        // alone says its shutdown on its own line.
+        let headline = args.paths.contains(&data_dir) && !restarts.is_empty();
+        let lines = preview_lines(&p.name(), &restart, headline);
+        changes += if restart.clean_shutdown {
+            restart.recovered_segments.len() as u64
         } else {
-            doc.after_unclean_shutdown(&p)?
+            u64::from(!restart.cuts.is_empty())
         };
-        partitions_out.push(doc);
+        partitions_out.push(PreviewOut { restart, lines });
     }
     emit(
         &RecoveryReport {
+            restarts,
             partitions: partitions_out,
             changes,
         },
@@ -580,87 +567,64 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
     Ok(Outcome::from_count(changes))
 }
 
-impl PreviewOut {
-    /// After a clean shutdown (`.kafka_cleanshutdown`) a broker recovers
-    /// only the segments without a usable offset index, cutting any damage
-    /// it meets there; the number of segments it recovers.
-    fn after_clean_shutdown(&mut self, p: &Partition) -> anyhow::Result<u64> {
-        let name = p.name();
-        let mut changes = 0;
-        let recovered = kaen_log::inspect::recovery::recovered_after_clean_shutdown(p)?;
-        if recovered.is_empty() {
-            self.lines.push(format!("{name}: .kafka_cleanshutdown is present: a broker would skip recovery and trust these files as they are"));
-        }
-        for (seg, damage) in &recovered {
-            changes += 1;
-            self.recovered_segments.push(seg.log.display().to_string());
-            self.lines.push(format!(
-                "{name}: .kafka_cleanshutdown is present, but {} has no usable offset index: a broker recovers that segment and rebuilds its indexes",
-                seg.log.display()
+/// The text of one partition's prediction. After a clean shutdown a
+/// partition whose segments are all trusted gets no line when its
+/// directory's headline (`headline`) says it once.
+fn preview_lines(name: &str, r: &PartitionRestart, headline: bool) -> Vec<String> {
+    let mut lines = Vec::new();
+    let loads = format!(
+        "loads log start {}, log end {}{}",
+        r.log_start_offset,
+        r.log_end_offset,
+        r.high_watermark
+            .map_or(String::new(), |hw| format!(", high watermark {hw}"))
+    );
+    let cost = format!(
+        "re-reads {} ({} bytes) and rebuilds {} index files",
+        plural(r.rescanned_segments, "segment", "segments"),
+        r.rescanned_bytes,
+        r.rebuilt_indexes
+    );
+    if r.clean_shutdown {
+        if r.recovered_segments.is_empty() && !headline {
+            lines.push(format!(
+                "{name}: .kafka_cleanshutdown is present: a broker would skip recovery and trust these files as they are"
             ));
-            if let Some(d) = damage {
-                self.lines.push(format!(
+        }
+        for seg in &r.recovered_segments {
+            lines.push(format!(
+                "{name}: .kafka_cleanshutdown is present, but {seg} has no usable offset index: a broker recovers that segment and rebuilds its indexes"
+            ));
+            if let Some(c) = r.cuts.iter().find(|c| c.file.file == *seg) {
+                lines.push(format!(
                     "{name}: and cuts {} at position {} ({} bytes): {}",
-                    seg.log.display(),
-                    d.position,
-                    d.file_len - d.position,
-                    d.error
+                    c.file.file, c.position, c.bytes, c.error
                 ));
-                self.cuts.push(CutOut::at(&seg.log, d));
             }
         }
-        Ok(changes)
+        if !r.recovered_segments.is_empty() {
+            lines.push(format!("{name}: {cost}; {loads}"));
+        }
+        return lines;
     }
-
-    /// After an unclean shutdown a broker recovers from the segment holding
-    /// the recovery point: it cuts the first damaged segment at the damage
-    /// and deletes every later one; 1 when it would cut, else 0.
-    fn after_unclean_shutdown(&mut self, p: &Partition) -> anyhow::Result<u64> {
-        let name = p.name();
-        let point = self.recovery_point;
-        let pv = kaen_log::inspect::recovery::preview(p, point)?;
-        self.from_segment = Some(pv.from_segment);
-        let Some((seg, d)) = &pv.truncate else {
-            self.lines.push(format!(
-                "{name}: recovery from segment {} (recovery point {point}) finds nothing to cut",
-                pv.from_segment
-            ));
-            return Ok(0);
-        };
-        self.lines.push(format!(
-            "{name}: recovery from segment {} (recovery point {point}) cuts {} at position {} ({} bytes): {}",
-            pv.from_segment,
-            seg.log.display(),
-            d.position,
-            d.file_len - d.position,
-            d.error
+    let from = r.from_segment.unwrap_or(0);
+    let point = r.recovery_point;
+    let Some(c) = r.cuts.first() else {
+        lines.push(format!(
+            "{name}: recovery from segment {from} (recovery point {point}) finds nothing to cut; {cost}; {loads}"
         ));
-        self.cuts.push(CutOut::at(&seg.log, d));
-        for s in &pv.deleted {
-            self.lines.push(format!(
-                "{name}: and deletes the later segment {}",
-                s.log.display()
-            ));
-            self.deleted_segments.push(s.log.display().to_string());
-        }
-        if let Some((from, to)) = pv.lost_offsets {
-            self.lines
-                .push(format!("{name}: offsets {from}..={} disappear", to - 1));
-            self.lost_offsets = Some([from, to - 1]);
-        }
-        Ok(1)
+        return lines;
+    };
+    lines.push(format!(
+        "{name}: recovery from segment {from} (recovery point {point}) cuts {} at position {} ({} bytes): {}",
+        c.file.file, c.position, c.bytes, c.error
+    ));
+    for s in &r.deleted_segments {
+        lines.push(format!("{name}: and deletes the later segment {s}"));
     }
-}
-
-impl CutOut {
-    /// The cut of `log` at the damage recovery finds there: every byte from
-    /// its position on.
-    fn at(log: &Path, d: &kaen_log::inspect::recovery::Cut) -> Self {
-        CutOut {
-            file: kaen_log::log::findings::FileFields::of(log),
-            position: d.position,
-            bytes: d.file_len - d.position,
-            error: d.error.to_string(),
-        }
+    if let Some([from, to]) = r.lost_offsets {
+        lines.push(format!("{name}: offsets {from}..={to} disappear"));
     }
+    lines.push(format!("{name}: {cost}; {loads}"));
+    lines
 }
