@@ -42,6 +42,24 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// (`>=N` when the summaries place it only roughly), BEHIND the offsets it
 /// lacks to reach the leader's log end.
 ///
+/// Given the log directories themselves (not only summaries), each
+/// follower's truncation is read record by record: "If the brokers restart
+/// as they are" lists, per truncating replica (and per eligible leader when
+/// the leader is undecided), the records it loses by key and offset, how
+/// many were below its high watermark (it had counted them committed), and
+/// those an idempotent producer re-sent to the new leader (same producer
+/// id, epoch and sequence: they survive at the leader's offset). JSON:
+/// each replica's `lost`.
+///
+/// Each committed offset says where its consumer lands on the leader
+/// (LANDS; JSON `lands`): a commit with a leader epoch is validated
+/// (KIP-320: the leader's end of that epoch below the commit is a
+/// truncation, and the consumer moves to it under any auto.offset.reset
+/// but none, which fails with LogTruncationException; an epoch the leader
+/// does not know resets by auto.offset.reset); a commit without one
+/// outside the leader's log is out of range and auto.offset.reset decides
+/// (earliest: the log start, latest: the log end).
+///
 /// STATUS: lost (no assigned replica found), diverged (a replica holds
 /// batches Kafka cuts, or that differ), under_replicated (a replica is
 /// missing or behind the leader's log end), ok.
@@ -94,6 +112,58 @@ pub struct ClusterOut<'a> {
     report: &'a ClusterReport,
     #[serde(skip)]
     lag_only: bool,
+}
+
+/// What the restart cuts, a line per truncating replica whose directory was
+/// read (and per eligible leader when the leader is undecided), the first
+/// records by key and offset; empty when nothing is cut.
+fn losses_text(r: &ClusterReport) -> String {
+    let mut out = String::new();
+    let mut line = |p: &PartitionVerdict, leader: Option<i32>, x: &ReplicaVerdict| {
+        let Some(l) = &x.lost else {
+            return;
+        };
+        let keys: Vec<String> = l
+            .records
+            .iter()
+            .take(8)
+            .map(|k| {
+                let key = k.key.as_deref().map_or("null".into(), escape_cell);
+                match k.resent_at {
+                    Some(at) => format!("{key}@{} (re-sent: at {at})", k.offset),
+                    None => format!("{key}@{}", k.offset),
+                }
+            })
+            .collect();
+        let more = l.count.saturating_sub(keys.len() as u64);
+        out.push_str(&format!(
+            "{}-{}: under leader {}, node {} truncates to {} and loses {} ({} below its high watermark, {} re-sent): {}{}\n",
+            escape_cell(&p.topic),
+            p.partition,
+            leader.map_or("-".to_string(), |l| l.to_string()),
+            x.node_id,
+            x.truncation_offset.unwrap_or_default(),
+            crate::report::plural(l.count, "record", "records"),
+            l.below_high_watermark,
+            l.resent,
+            keys.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        ));
+    };
+    for p in &r.partitions {
+        for x in &p.replicas {
+            line(p, p.leader, x);
+        }
+        for o in &p.outcomes {
+            for x in &o.replicas {
+                line(p, Some(o.leader), x);
+            }
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!("If the brokers restart as they are:\n{out}\n")
 }
 
 /// `node 3: UNCLEAN shutdown (…)`: how a summary's broker left its directory.
@@ -253,6 +323,8 @@ struct LagRow<'a> {
     high_watermark: Option<i64>,
     lag: Option<i64>,
     status: &'static str,
+    /// Where the group's consumer lands on the leader (see `Landing`).
+    lands: Option<String>,
 }
 
 fn lag_table(groups: &[GroupLag]) -> Table {
@@ -270,6 +342,7 @@ fn lag_table(groups: &[GroupLag]) -> Table {
             high_watermark: g.high_watermark,
             lag: g.lag,
             status: g.status.name(),
+            lands: g.lands.map(|l| l.describe()),
         })
         .collect();
     Table::of(&rows)
@@ -398,8 +471,9 @@ impl Report for ClusterOut<'_> {
                 Table::of(&outcomes).numeric("batches_beyond").render(fit)
             )
         };
+        let losses = losses_text(r);
         format!(
-            "{head}\n{}\n{}\n{outcomes}{}",
+            "{head}\n{}\n{}\n{outcomes}{losses}{}",
             Table::of(&partitions).render(fit),
             Table::of(&replicas).numeric("batches_beyond").render(fit),
             lag

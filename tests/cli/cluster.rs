@@ -474,11 +474,13 @@ fn text_and_csv_show_the_same_verdicts() {
     );
     assert_eq!(
         stdout(&o),
+        // The commits carry no leader epoch and lie within the leaders'
+        // logs: each consumer resumes at its committed offset.
         "group,topic,partition,committed_offset,coordinator,leader,log_start_offset,\
-         log_end_offset,high_watermark,lag,status\n\
-         auditor,audit,0,1,3,,,,,,partition_lost\n\
-         billing,orders,0,7,3,1,0,9,9,2,ok\n\
-         billing,payments,0,5,3,2,0,8,8,3,ok\n"
+         log_end_offset,high_watermark,lag,status,lands\n\
+         auditor,audit,0,1,3,,,,,,partition_lost,\n\
+         billing,orders,0,7,3,1,0,9,9,2,ok,resumes at 7\n\
+         billing,payments,0,5,3,2,0,8,8,3,ok,resumes at 5\n"
     );
 }
 
@@ -1014,4 +1016,169 @@ fn a_copy_of_another_topic_of_the_same_name_is_not_a_replica() {
         "{m}"
     );
     assert_eq!(replica(payments, 3)["state"], "behind");
+}
+
+#[test]
+fn each_group_lands_where_kafkas_consumer_resumes() {
+    // fixtures/cluster with broker 3's offsets log (it leads
+    // __consumer_offsets-0, so it is billing's coordinator) rewritten by
+    // encoder.py: billing commits orders-0 = 7 with leader epoch 1 (read
+    // from broker 3 when it led epoch 1), payments-0 = 20 without an epoch,
+    // and auditor audit-1 = 0 with epoch 5.
+    // - orders-0's leader (1) has epochs 0@0 and 2@4: endOffsetFor(1) is
+    //   (0, 4), below 7: truncation detected, the consumer moves to 4
+    //   (SubscriptionState.maybeCompleteValidation);
+    // - payments-0's leader (2) ends at 8: 20 is out of range,
+    //   auto.offset.reset decides between 0 and 8;
+    // - audit-1's leader (2) knows no epoch 5 (its checkpoint holds epoch
+    //   0 only): UNDEFINED, auto.offset.reset decides between 0 and 1.
+    let env = TestEnv::new();
+    let root = env.path("fixtures/cluster");
+    let bytes = crate::support::encoded(
+        "T = 1700000000000\n\
+         commits = [('billing', 'orders', 0, 7, 1), ('billing', 'payments', 0, 20, -1), ('auditor', 'audit', 1, 0, 5)]\n\
+         out = b''.join(batch(i, [(0, 0, offset_commit_key(g, t, p), offset_commit_value(o, T + i, leader_epoch=e))], leader_epoch=0) for i, (g, t, p, o, e) in enumerate(commits))",
+    );
+    let part = root.join("broker-3/__consumer_offsets-0");
+    for f in std::fs::read_dir(&part).unwrap() {
+        let f = f.unwrap().path();
+        if f.extension()
+            .is_some_and(|e| e == "log" || e == "index" || e == "timeindex")
+        {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+    std::fs::write(part.join("00000000000000000000.log"), bytes).unwrap();
+    let doc = cluster_of_dirs(&env);
+    let lands = |group: &str, topic: &str| {
+        doc["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["group"] == group && g["topic"] == topic)
+            .unwrap_or_else(|| panic!("{group} {topic}: {doc}"))["lands"]
+            .clone()
+    };
+    assert_eq!(
+        lands("billing", "orders"),
+        serde_json::json!({"kind": "divergence_point", "offset": 4})
+    );
+    assert_eq!(
+        lands("billing", "payments"),
+        serde_json::json!({"kind": "reset", "earliest": 0, "latest": 8})
+    );
+    assert_eq!(
+        lands("auditor", "audit"),
+        serde_json::json!({"kind": "reset", "earliest": 0, "latest": 1})
+    );
+}
+
+/// `klog cluster --format json` of fixtures/cluster's three directories in `env`.
+fn cluster_of_dirs(env: &TestEnv) -> Value {
+    let root = env.path("fixtures/cluster");
+    let dirs: Vec<String> = (1..=3)
+        .map(|n| {
+            root.join(format!("broker-{n}"))
+                .to_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let mut args = vec!["cluster", "--format", "json"];
+    args.extend(dirs.iter().map(String::as_str));
+    run_json(env, &args, 1)
+}
+
+#[test]
+fn the_records_a_truncation_cuts_are_named_by_offset_and_key() {
+    // fixtures/cluster (cluster.py): broker 3 holds orders-0's batches at
+    // 4..6 under epoch 1, keys k4..k6, high watermark 7; broker 1 leads at
+    // epoch 2 from 4, so broker 3 truncates to 4 and those three records
+    // are gone (all below its high watermark: it had counted them committed).
+    let env = TestEnv::new();
+    let doc = cluster_of_dirs(&env);
+    let lost = &replica(partition(&doc, "orders", 0), 3)["lost"];
+    assert_eq!(lost["count"], 3);
+    assert_eq!(lost["below_high_watermark"], 3);
+    assert_eq!(lost["resent"], 0);
+    let keys: Vec<(i64, &str)> = lost["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["offset"].as_i64().unwrap(), r["key"].as_str().unwrap()))
+        .collect();
+    assert_eq!(keys, [(4, "k4"), (5, "k5"), (6, "k6")]);
+    // No other replica loses anything.
+    for p in doc["partitions"].as_array().unwrap() {
+        for r in p["replicas"].as_array().unwrap() {
+            if (p["topic"].as_str(), r["node_id"].as_i64()) != (Some("orders"), Some(3)) {
+                assert!(r.get("lost").is_none(), "{p}");
+            }
+        }
+    }
+    // From summaries alone the records are not read.
+    let summaries = summarize(&env, "fixtures/cluster");
+    let doc = run_json(
+        &env,
+        &["cluster", "--format", "json", summaries.to_str().unwrap()],
+        1,
+    );
+    assert!(replica(partition(&doc, "orders", 0), 3)
+        .get("lost")
+        .is_none());
+}
+
+#[test]
+fn a_record_its_idempotent_producer_resent_to_the_new_leader_survives() {
+    // broker 3's epoch-1 batch at 4..6 comes from idempotent producer 77
+    // (epoch 0, sequences 0..2); the new leader (broker 1, and broker 2
+    // with it) got sequences 0..1 re-sent at 4..5 under epoch 2, then
+    // other records at 6..8. The truncation cuts broker 3's 4..6; the
+    // records of sequences 0 and 1 survive at the leader's 4 and 5
+    // (ProducerStateManager answers a duplicate sequence, never appends it
+    // twice); sequence 2 is lost.
+    let env = TestEnv::new();
+    let root = env.path("fixtures/cluster");
+    let common = "T = 1700000000000\n\
+                  def data(base, n, epoch, **kw):\n    return batch(base, [(i, i, b'k%d' % (base + i), b'v') for i in range(n)], first_timestamp=T + base, leader_epoch=epoch, **kw)\n\
+                  head = data(0, 2, 0) + data(2, 2, 0)\n";
+    let follower = crate::support::encoded(&format!(
+        "{common}out = head + data(4, 3, 1, producer_id=77, producer_epoch=0, base_sequence=0)"
+    ));
+    let leader = crate::support::encoded(&format!(
+        "{common}out = head + data(4, 2, 2, producer_id=77, producer_epoch=0, base_sequence=0) + data(6, 3, 2)"
+    ));
+    for (n, bytes) in [(1, &leader), (2, &leader), (3, &follower)] {
+        std::fs::write(
+            root.join(format!("broker-{n}/orders-0/00000000000000000000.log")),
+            bytes,
+        )
+        .unwrap();
+    }
+    let doc = cluster_of_dirs(&env);
+    let lost = &replica(partition(&doc, "orders", 0), 3)["lost"];
+    assert_eq!(
+        (lost["count"].as_i64(), lost["resent"].as_i64()),
+        (Some(3), Some(2))
+    );
+    let resent: Vec<(i64, Option<i64>, Option<i64>)> = lost["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["offset"].as_i64().unwrap(),
+                r["sequence"].as_i64(),
+                r["resent_at"].as_i64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        resent,
+        [
+            (4, Some(0), Some(4)),
+            (5, Some(1), Some(5)),
+            (6, Some(2), None)
+        ]
+    );
 }

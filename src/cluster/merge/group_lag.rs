@@ -5,7 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::super::broker_summary::AssignedPartition;
-use super::{loaded_high_watermark, Found, GroupLag, LagStatus, PartitionStatus, PartitionVerdict};
+use super::{
+    loaded_high_watermark, replica_log, Found, GroupLag, LagStatus, Landing, PartitionStatus,
+    PartitionVerdict,
+};
 
 /// The lag of every committed offset, from each offsets partition's leader.
 pub(super) fn group_lag(
@@ -77,9 +80,37 @@ pub(super) fn group_lag(
                 high_watermark: ends.and_then(|e| e.2),
                 lag,
                 status,
+                committed_leader_epoch: o.leader_epoch,
+                lands: target.map(|t| landing(o.committed_offset, o.leader_epoch, t)),
             });
         }
     }
     rows.sort_by(|a, b| (&a.group, &a.topic, a.partition).cmp(&(&b.group, &b.topic, b.partition)));
     rows
+}
+
+/// Where a consumer resuming at `committed` (with leader epoch `epoch`)
+/// lands on `leader` (see [`Landing`]).
+fn landing(committed: i64, epoch: i32, leader: &Found<'_>) -> Landing {
+    let log = replica_log(leader.p);
+    let reset = Landing::Reset {
+        earliest: log.log_start,
+        latest: log.log_end,
+    };
+    if committed < 0 {
+        return reset;
+    }
+    if epoch >= 0 {
+        return match log.cache.end_offset_for(epoch, log.log_end) {
+            None => reset,
+            Some((_, end)) if end < committed => Landing::DivergencePoint { offset: end },
+            Some(_) if committed < log.log_start => reset,
+            Some(_) => Landing::Resumes { offset: committed },
+        };
+    }
+    if committed < log.log_start || committed > log.log_end {
+        reset
+    } else {
+        Landing::Resumes { offset: committed }
+    }
 }

@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 
 mod group_lag;
 mod leader;
+pub mod lost;
 mod replicas;
 mod verdict;
 
@@ -40,7 +41,7 @@ use leader::electable;
 pub use leader::{choose_leader, Candidate};
 use replicas::partition_verdict;
 pub use verdict::{
-    ClusterReport, GroupLag, LagStatus, LeaderOutcome, LeaderSource, MetadataSource,
+    ClusterReport, GroupLag, LagStatus, Landing, LeaderOutcome, LeaderSource, MetadataSource,
     PartitionStatus, PartitionVerdict, ReplicaState, ReplicaVerdict, SourceRow, Totals,
 };
 
@@ -226,6 +227,27 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
         }
         partitions.push(verdict);
     }
+    for verdict in &mut partitions {
+        let key = (verdict.topic.as_str(), verdict.partition);
+        if let Some(replicas) = found.get(&key) {
+            fill_lost(
+                &verdict.topic,
+                verdict.partition,
+                verdict.leader,
+                &mut verdict.replicas,
+                replicas,
+            )?;
+            for o in &mut verdict.outcomes {
+                fill_lost(
+                    &verdict.topic,
+                    verdict.partition,
+                    Some(o.leader),
+                    &mut o.replicas,
+                    replicas,
+                )?;
+            }
+        }
+    }
     let groups = group_lag(&partitions, &leaders, &assigned);
     Ok(ClusterReport {
         schema_version: SCHEMA_VERSION,
@@ -252,6 +274,37 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
         partitions,
         groups,
     })
+}
+
+/// The records each truncating replica of `replicas` (a follower whose
+/// truncation offset is below its log end) loses under `leader`, for the
+/// replicas whose log directory was given as such.
+fn fill_lost(
+    topic: &str,
+    partition: i32,
+    leader: Option<i32>,
+    verdicts: &mut [ReplicaVerdict],
+    replicas: &BTreeMap<i32, Found<'_>>,
+) -> Result<()> {
+    let folder = |f: &Found<'_>| {
+        f.file
+            .is_dir()
+            .then(|| f.file.join(format!("{topic}-{partition}")))
+    };
+    let leader_dir = leader.and_then(|l| replicas.get(&l)).and_then(folder);
+    for r in verdicts.iter_mut() {
+        let (Some(to), Some(end)) = (r.truncation_offset, r.log_end_offset) else {
+            continue;
+        };
+        if to >= end || Some(r.node_id) == leader {
+            continue;
+        }
+        let Some(dir) = replicas.get(&r.node_id).and_then(folder) else {
+            continue;
+        };
+        r.lost = lost::cut_records(&dir, leader_dir.as_deref(), to, r.high_watermark)?;
+    }
+    Ok(())
 }
 
 /// A cluster id and the summary that named it first.

@@ -97,6 +97,10 @@ pub struct ReplicaVerdict {
     /// The checksums agree with the leader's from its first batch up to here.
     pub verified_through: Option<i64>,
     pub detail: String,
+    /// The records its truncation cuts, read from its log directory when
+    /// `cluster` was given the directory (see `merge::lost`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost: Option<super::lost::LostRecords>,
 }
 
 impl ReplicaVerdict {
@@ -118,6 +122,7 @@ impl ReplicaVerdict {
             behind_by: None,
             verified_through: None,
             detail: String::new(),
+            lost: None,
         }
     }
 }
@@ -202,6 +207,51 @@ pub struct GroupLag {
     /// (high watermark, else log end) − committed offset.
     pub lag: Option<i64>,
     pub status: LagStatus,
+    /// The leader epoch the commit carries (OffsetCommitValue v3 on; -1:
+    /// none).
+    pub committed_leader_epoch: i32,
+    /// Where the group's consumer lands when it resumes on this leader
+    /// (`None` with no leader).
+    pub lands: Option<Landing>,
+}
+
+/// Where a consumer resuming from a committed offset lands on the
+/// partition's leader (Kafka's consumer, `SubscriptionState`):
+/// - a commit with a leader epoch is validated first (KIP-320,
+///   `maybeCompleteValidation`): the leader's end of that epoch
+///   (`OffsetsForLeaderEpoch`, `LeaderEpochFileCache.endOffsetFor`) below
+///   the committed offset is a truncation: the consumer moves to that end
+///   (the first offset known to diverge) under any `auto.offset.reset`
+///   but `none`, which raises `LogTruncationException`; an epoch the
+///   leader does not know resets by `auto.offset.reset`;
+/// - a commit without one is fetched as it is: outside `[log start, log
+///   end]` it is out of range and `auto.offset.reset` decides (earliest:
+///   the log start, latest: the log end, none: an error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Landing {
+    /// Resumes at the committed offset.
+    Resumes { offset: i64 },
+    /// Truncation detected: moves to the divergence point.
+    DivergencePoint { offset: i64 },
+    /// `auto.offset.reset` decides: `earliest` lands at the log start,
+    /// `latest` at the log end; `none` fails.
+    Reset { earliest: i64, latest: i64 },
+}
+
+impl Landing {
+    /// How the landing is said in text.
+    pub fn describe(&self) -> String {
+        match self {
+            Landing::Resumes { offset } => format!("resumes at {offset}"),
+            Landing::DivergencePoint { offset } => format!(
+                "truncation detected: moves to {offset} (auto.offset.reset=none: LogTruncationException)"
+            ),
+            Landing::Reset { earliest, latest } => format!(
+                "out of range: auto.offset.reset decides (earliest {earliest}, latest {latest}, none fails)"
+            ),
+        }
+    }
 }
 
 /// A summary given, by log directory.
