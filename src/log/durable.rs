@@ -164,14 +164,42 @@ pub fn parent_dir(path: &Path) -> &Path {
 
 /// Open (creating if needed) the lock file; opened for writing so a POSIX
 /// write lock can be taken on it. Its contents never matter, so it is not synced.
+///
+/// Never through a symlink (O_NOFOLLOW): a `.lock` linked to a missing
+/// path would otherwise create that file outside the data directory, and
+/// a lock taken through a link is not the directory's own. Anything but a
+/// regular file (a FIFO, a device, a directory) is refused too; the open
+/// does not block (O_NONBLOCK) should it be a FIFO. A broker opens the
+/// same name (`LogManager.lockLogDirs` through `FileLock`, with
+/// `StandardOpenOption.CREATE`) and follows a link, locking (and creating)
+/// its target: klog refuses instead of taking a lock that is not the
+/// directory's own.
 pub fn open_lock_file(path: &Path) -> Result<File> {
-    OpenOptions::new()
+    let not_regular = || {
+        Error::layout(
+            path,
+            "is not a regular file (a symlink, a FIFO or a directory): klog locks only the data \
+             directory's own .lock file; remove it (a broker or klog creates it again)",
+        )
+    };
+    let file = OpenOptions::new()
         .create(true)
         .truncate(false)
         .read(true)
         .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
-        .map_err(|e| Error::io(path, "open lock file", e))
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::EISDIR) => not_regular(),
+            _ => Error::io(path, "open lock file", e),
+        })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(path, "stat lock file", e))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
 }
 
 /// Append `bytes` to `file` and sync it. When this returns, the bytes are

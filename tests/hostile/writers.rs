@@ -310,6 +310,22 @@ fn r36_2_an_append_that_fails_past_a_file_size_limit_is_rolled_back() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
 
+/// The bytes of every file under `dir`, by name.
+fn contents(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// `cp -al from to`: every file of `from` hard-linked under `to`.
 fn copy_linked(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -383,4 +399,45 @@ fn r36_3_writers_refuse_hard_linked_files_or_copy_them_first() {
     let mine =
         std::fs::read(env.path("fixtures/groups/__offsets-0/00000000000000000000.log")).unwrap();
     assert!(mine.len() > old.len());
+}
+
+#[test]
+fn r49_17_a_lock_file_that_is_a_symlink_is_refused_and_nothing_is_created_outside() {
+    // `.lock` a symlink to a missing path in another directory: a writer
+    // created that file (open with O_CREAT follows the link). The lock is
+    // opened with O_NOFOLLOW, and a `.lock` that is not a regular file is
+    // refused before anything is written.
+    let env = TestEnv::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("planted");
+    let lock = env.path("fixtures/groups/.lock");
+    std::fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink(&target, &lock).unwrap();
+    let part = env.path("fixtures/groups/__offsets-0");
+    let before = contents(&part);
+    let o = env.run(&COMMIT_KITCHEN, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(".lock: is not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !target.exists(),
+        "a file was created outside the data directory"
+    );
+    assert!(contents(&part) == before, "the refused commit wrote");
+    // A FIFO in its place is refused as well, without hanging.
+    std::fs::remove_file(&lock).unwrap();
+    let path = std::ffi::CString::new(lock.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let o = run_bounded(&env, &COMMIT_KITCHEN, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(".lock: is not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(contents(&part) == before, "the refused commit wrote");
 }
