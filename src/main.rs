@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let mut cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
             // A usage error quotes the command line: shown escaped, as every
@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
+    cli.command.dedupe_paths();
     let mut out = report::Output::stdout()
         .with_csv_cells(cli.csv_cells.mode())
         .with_time_format(cli.time_format)

@@ -441,3 +441,54 @@ fn r49_17_a_lock_file_that_is_a_symlink_is_refused_and_nothing_is_created_outsid
     );
     assert!(contents(&part) == before, "the refused commit wrote");
 }
+
+#[test]
+fn r49_16_one_directory_given_twice_is_named_so_and_read_once() {
+    // `klog commit d --replica d-link` (d-link a symlink to d) was refused
+    // as "locked by another process (a running broker...)": its second
+    // lock failed against its first. It is refused as the same directory
+    // given twice, before any lock is taken.
+    let env = TestEnv::new();
+    std::os::unix::fs::symlink(env.path("fixtures/groups"), env.path("groups-link")).unwrap();
+    let part = env.path("fixtures/groups/__offsets-0");
+    let before = contents(&part);
+    for replica in ["groups-link", "fixtures/groups/."] {
+        let args = [&COMMIT_KITCHEN[..], &["--replica", replica]].concat();
+        let o = env.run(&args, None);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "fixtures/groups and {replica} are the same directory, given twice"
+            )) && !stderr(&o).contains("locked"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(contents(&part) == before, "the refused commit wrote");
+    }
+
+    // `verify-crc d d/.` counted every batch (and finding) twice: a reader
+    // reads one directory once, and says so.
+    let once = env.run(&["verify-crc", "fixtures/groups"], None);
+    for twice in ["fixtures/groups/.", "groups-link"] {
+        let o = env.run(&["verify-crc", "fixtures/groups", twice], None);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(stdout(&o), stdout(&once), "counted twice");
+        assert_eq!(
+            stderr(&o)
+                .matches(&format!(
+                    "note: {twice} is fixtures/groups again (the same directory or file); read once"
+                ))
+                .count(),
+            1,
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = env.run(
+        &["verify-crc", "fixtures/truncated", "fixtures/truncated/."],
+        None,
+    );
+    let single = env.run(&["verify-crc", "fixtures/truncated"], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stdout(&o), stdout(&single), "findings reported twice");
+}
