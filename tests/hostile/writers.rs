@@ -269,12 +269,15 @@ const COMMIT_KITCHEN: [&str; 12] = [
 /// klog run by bash under `ulimit -f blocks` (1 KiB blocks) with SIGXFSZ
 /// ignored, so that a write past the limit fails with EFBIG.
 fn run_with_file_limit(env: &TestEnv, blocks: u32, args: &[&str]) -> std::process::Output {
+    run_limited(env, &format!("ulimit -f {blocks}; trap '' XFSZ"), args)
+}
+
+/// klog run by bash after `setup` (shell commands that set limits).
+fn run_limited(env: &TestEnv, setup: &str, args: &[&str]) -> std::process::Output {
     let klog = assert_cmd::cargo::cargo_bin("klog");
     std::process::Command::new("bash")
         .arg("-c")
-        .arg(format!(
-            "ulimit -f {blocks}; trap '' XFSZ; exec \"$0\" \"$@\""
-        ))
+        .arg(format!("{setup}; exec \"$0\" \"$@\""))
         .arg(klog)
         .args(args)
         .current_dir(env.path(""))
@@ -324,6 +327,32 @@ fn contents(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
         .collect();
     out.sort();
     out
+}
+
+#[test]
+fn r49_3_a_plain_file_size_limit_does_not_kill_an_append_midway() {
+    // (ulimit -f 2; klog commit ... --metadata <1000 chars>), SIGXFSZ at
+    // its default action: klog was killed by the signal halfway through
+    // the batch and left a 531-byte torn tail. klog ignores SIGXFSZ
+    // itself, so the write fails with EFBIG and the append is undone.
+    let env = TestEnv::new();
+    let part = env.path("fixtures/groups/__offsets-0");
+    let before = contents(&part);
+    let metadata = "m".repeat(1000);
+    let args = [&COMMIT_KITCHEN[..], &["--metadata", &metadata]].concat();
+    let o = run_limited(&env, "ulimit -f 2", &args);
+    assert_eq!(o.status.code(), Some(2), "{:?} {}", o.status, stderr(&o));
+    assert!(
+        stderr(&o).contains("File too large")
+            && stderr(&o).contains("rolled back: nothing of this append remains"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        contents(&part) == before,
+        "the failed append changed the files"
+    );
+    assert_eq!(stdout(&o), "", "nothing acknowledged");
 }
 
 /// `cp -al from to`: every file of `from` hard-linked under `to`.
