@@ -1,7 +1,7 @@
-//! The only code in klog that creates, writes, syncs, truncates or renames
-//! files. Everything that changes a data directory goes through here: the
-//! real [`Storage`] ([`Disk`]), and the order of writes and syncs, written
-//! down once as functions generic over the storage.
+//! The only code in klog that creates, writes, syncs, truncates, renames or
+//! removes files. Everything that changes a data directory goes through
+//! here: the real [`Storage`] ([`Disk`]), and the order of writes and
+//! syncs, written down once as functions generic over the storage.
 //!
 //! Invariant: a write is acknowledged only after the sync that makes it
 //! durable, and nothing durable ever points at something that is not:
@@ -104,6 +104,10 @@ impl Storage for Disk {
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         std::fs::rename(from, to).map_err(|e| Error::io(from, "rename", e))
+    }
+
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))
     }
 
     fn sync_dir(&self, dir: &Path, _at: SyncPoint) -> Result<()> {
@@ -298,6 +302,20 @@ pub fn truncate<S: Storage>(s: &S, path: &Path, len: u64, at: SyncPoint) -> Resu
 pub fn cut_back<S: Storage>(s: &S, file: &mut S::File, path: &Path, len: u64) -> Result<()> {
     s.set_len(file, path, len)?;
     s.sync_data(file, path, SyncPoint::Rollback)
+}
+
+/// Remove files the append path created itself (a new segment's, a new
+/// `.txnindex`) for an append that is being undone, once they are empty
+/// (cut back with [`cut_back`] when anything was written to them), then
+/// sync their folder. They hold nothing of anyone else's. The sync comes
+/// before the rest of the undo: a crash after it cannot bring back an empty
+/// segment after the one rolled from, whose closing time index entry the
+/// undo cuts next.
+pub fn remove_created<S: Storage>(s: &S, dir: &Path, paths: &[std::path::PathBuf]) -> Result<()> {
+    for path in paths {
+        s.remove_file(path)?;
+    }
+    s.sync_dir(dir, SyncPoint::RollbackRemove)
 }
 
 /// Write a checkpoint file as Kafka's `CheckpointFile.write` does: the text

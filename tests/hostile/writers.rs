@@ -521,3 +521,89 @@ fn r49_16_one_directory_given_twice_is_named_so_and_read_once() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(stdout(&o), stdout(&single), "findings reported twice");
 }
+
+#[test]
+fn r49_19_an_append_that_fails_after_a_roll_undoes_the_roll() {
+    // (ulimit -f 1; klog commit --config segment.bytes=1600 ... --metadata
+    // <1100 characters>): the batch rolls to a new segment and fails in
+    // it. The rollback cut the new segment's log back to 0 bytes but left
+    // its empty .log, .index and .timeindex, while saying nothing remains.
+    let env = TestEnv::new();
+    let part = env.path("fixtures/groups/__offsets-0");
+    let before = contents(&part);
+    let metadata = "m".repeat(1100);
+    let args = [
+        &COMMIT_KITCHEN[..],
+        &["--metadata", &metadata, "--config", "segment.bytes=1600"],
+    ]
+    .concat();
+    let o = run_limited(&env, "ulimit -f 1", &args);
+    assert_eq!(o.status.code(), Some(2), "{:?} {}", o.status, stderr(&o));
+    assert!(
+        stderr(&o).contains("rolled back: nothing of this append remains")
+            && stderr(&o).contains("the segment it rolled to")
+            && stderr(&o).contains("00000000000000000014.log, removed"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        contents(&part) == before,
+        "the failed append after a roll left files"
+    );
+
+    // Two replicas, the second one's roll failing (a symlink where its new
+    // offset index goes, which klog does not write through): the first
+    // one's append, roll included, is undone, and the second one's
+    // half-made segment removed.
+    let input = r#"{"key": "k", "value": "v", "timestamp": 1700000000000}"#;
+    let produce = [
+        "produce",
+        "a",
+        "--replica",
+        "b",
+        "--topic",
+        "t",
+        "--input-format",
+        "json",
+        "--segment-bytes",
+        "100",
+    ];
+    let o = env.run(&produce, Some(input));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let planted = env.path("b/t-0/00000000000000000001.index");
+    std::os::unix::fs::symlink(env.path("nowhere"), &planted).unwrap();
+    let (a, b) = (env.path("a/t-0"), env.path("b/t-0"));
+    let (a_before, b_names) = (contents(&a), sizes_of_regular(&b));
+    let o = env.run(&produce, Some(input));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is a symlink")
+            && stderr(&o).contains("was rolled back: no replica holds any of it"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(contents(&a) == a_before, "the undone roll left files in a");
+    assert_eq!(
+        sizes_of_regular(&b),
+        b_names,
+        "the failed roll left files in b"
+    );
+    assert!(!env.path("nowhere").exists());
+}
+
+/// [`sizes`] of the regular files only (a planted symlink left out).
+fn sizes_of_regular(dir: &std::path::Path) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().len(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
