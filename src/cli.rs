@@ -123,6 +123,24 @@ impl Command {
 }
 
 impl Command {
+    /// A command's list of data paths that are read (or, for
+    /// `verify-crc`, repaired) as a set: one named twice (`d d/.`, or `d`
+    /// and a symlink to it) is read once ([`crate::cmd::dedupe_paths`]).
+    pub fn dedupe_paths(&mut self) {
+        let paths = match self {
+            Command::VerifyCrc(a) => &mut a.paths,
+            Command::ReplayOffsets(a) => &mut a.dirs,
+            Command::Lag(a) => &mut a.dirs,
+            Command::Groups(a) => &mut a.dirs,
+            Command::Info(a) => &mut a.dirs,
+            Command::Summary(a) => &mut a.dirs,
+            Command::Transactions(a) => &mut a.paths,
+            Command::Stats(a) => &mut a.paths,
+            _ => return,
+        };
+        crate::cmd::dedupe_paths(paths);
+    }
+
     /// Every data path the command reads or writes: its output must land
     /// on none of them (`cmd::output_guard`).
     pub fn data_paths(&self) -> Vec<&std::path::Path> {

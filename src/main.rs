@@ -13,7 +13,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    ignore_file_size_signal();
+    let mut cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
             // A usage error quotes the command line: shown escaped, as every
@@ -23,6 +24,7 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
+    cli.command.dedupe_paths();
     let mut out = report::Output::stdout()
         .with_csv_cells(cli.csv_cells.mode())
         .with_time_format(cli.time_format)
@@ -30,4 +32,16 @@ fn main() -> ExitCode {
         .with_fit(report::terminal_width().filter(|_| !cli.wide));
     let result = cli::run(&cli.command, &mut out).and_then(|o| out.flush().map(|_| o));
     exit::finish(result)
+}
+
+/// Ignore SIGXFSZ, whose default action kills the process: a write past a
+/// file size limit (`ulimit -f`) then fails with EFBIG instead, and the
+/// append path cuts back what the write left (`PartitionAppender::append`),
+/// where a kill would leave a torn tail behind.
+fn ignore_file_size_signal() {
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler
+    // and runs before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 }

@@ -83,6 +83,28 @@ pub fn warn_if_in_use(paths: &[&std::path::Path]) {
     }
 }
 
+/// Drop the paths that name a file or directory given before (the same
+/// device and inode: `d` and `d/.`, or a symlink to `d`), saying so once
+/// each on stderr: a reader given one directory twice would read, count
+/// and report everything in it twice.
+pub fn dedupe_paths(paths: &mut Vec<std::path::PathBuf>) {
+    use kaen_log::log::files::identity;
+    let mut seen: Vec<(kaen_log::log::files::Identity, std::path::PathBuf)> = Vec::new();
+    paths.retain(|p| {
+        let id = identity(p);
+        if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
+            crate::report::say!(
+                "note: {} is {} again (the same directory or file); read once",
+                p.display(),
+                first.display()
+            );
+            return false;
+        }
+        seen.push((id, p.clone()));
+        true
+    });
+}
+
 /// A log directory's last shutdown and what its next start re-reads
 /// (`kaen_log::inspect::restart`), with its one-line headline: what
 /// `info`, `verify-crc`, `summary` and `report` put first.

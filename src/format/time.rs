@@ -15,7 +15,7 @@
 
 use std::str::FromStr;
 
-use jiff::{civil, tz::Offset, Span, SpanRelativeTo, Timestamp, Unit};
+use jiff::{civil, Span, SpanRelativeTo, Timestamp, Unit};
 
 /// Parse an instant: epoch milliseconds, or an ISO-8601 date-time.
 pub fn parse_instant_ms(s: &str) -> Result<i64, String> {
@@ -26,41 +26,76 @@ pub fn parse_instant_ms(s: &str) -> Result<i64, String> {
     if let Ok(t) = Timestamp::from_str(s) {
         return Ok(t.as_millisecond());
     }
-    // A date-time that parses field by field but not as an instant lies
-    // outside the instants klog can represent: say which ones it reads
-    // rather than the date library's own words.
-    let out_of_range = || {
-        format!(
-            "{s:?} is outside the date-times klog reads ({} to {}, UTC); \
-             give epoch milliseconds for an instant beyond them",
-            Timestamp::from_second(Timestamp::MIN.as_second() + 1).unwrap_or(Timestamp::MIN),
-            Timestamp::from_second(Timestamp::MAX.as_second()).unwrap_or(Timestamp::MAX),
-        )
-    };
-    // The date and time fields, and after them an offset (and fraction).
-    let fields = s.get(..19).filter(|f| civil::DateTime::from_str(f).is_ok());
-    let offset_after = s.get(19..).is_some_and(|rest| {
-        let rest = rest
-            .strip_prefix('.')
-            .map_or(rest, |r| r.trim_start_matches(|c: char| c.is_ascii_digit()));
-        rest.eq_ignore_ascii_case("z")
-            || (rest.len() == 6
-                && rest.starts_with(['+', '-'])
-                && rest.get(3..4) == Some(":")
-                && rest.chars().filter(char::is_ascii_digit).count() == 4)
-    });
-    match civil::DateTime::from_str(s) {
-        // No offset: UTC, as Kafka's Utils.getDateTime reads it.
-        Ok(dt) => Offset::UTC
-            .to_timestamp(dt)
-            .map(|t| t.as_millisecond())
-            .map_err(|_| out_of_range()),
-        Err(_) if fields.is_some() && offset_after => Err(out_of_range()),
+    // The date library's instants stop about a day short of the years
+    // -9999 and 9999 (room kept for any offset), but every date-time of
+    // those years is an instant in epoch milliseconds, as Kafka's
+    // `Utils.getDateTime` (a `SimpleDateFormat`) reads it: counted from the
+    // civil fields, less the offset.
+    let (fields, offset_s) = split_offset(s);
+    // Only the fields: the date library's civil parse would pass over an
+    // offset (or a time zone) it does not check.
+    let time = fields.split_once(['T', 't', ' ']).map_or("", |(_, t)| t);
+    if !time
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, ':' | '.' | ','))
+    {
+        return Err(format!(
+            "{s:?} is neither epoch milliseconds nor an ISO-8601 date-time \
+             (e.g. 2026-01-30T17:00:00Z, 2026-01-30T18:00:00.000+01:00): its offset is not \
+             Z, +HH:MM, +HHMM or +HH (up to 18 hours)"
+        ));
+    }
+    match civil::DateTime::from_str(fields) {
+        Ok(dt) => Ok(civil_ms(dt) - offset_s * 1000),
         Err(e) => Err(format!(
             "{s:?} is neither epoch milliseconds nor an ISO-8601 date-time \
              (e.g. 2026-01-30T17:00:00Z, 2026-01-30T18:00:00.000+01:00): {e}"
         )),
     }
+}
+
+/// A date-time's fields and its offset in seconds: `Z`, `+HH:MM`, `+HHMM`
+/// or `+HH` (or `-`) after the seconds and fraction; none is UTC, as Kafka's
+/// `Utils.getDateTime` reads a time without one. An offset that is not one
+/// of these stays with the fields, whose parse then fails.
+fn split_offset(s: &str) -> (&str, i64) {
+    if let Some(fields) = s.strip_suffix(['Z', 'z']) {
+        return (fields, 0);
+    }
+    let Some(at) = s
+        .get(19..)
+        .and_then(|rest| rest.find(['+', '-']))
+        .map(|p| p + 19)
+    else {
+        return (s, 0);
+    };
+    let (fields, offset) = s.split_at(at);
+    let sign = if offset.starts_with('-') { -1 } else { 1 };
+    let digits = offset.get(1..).unwrap_or("");
+    let hhmm = match digits.len() {
+        2 => Some((digits, "00")),
+        4 => digits.get(..2).zip(digits.get(2..)),
+        5 if digits.get(2..3) == Some(":") => digits.get(..2).zip(digits.get(3..)),
+        _ => None,
+    };
+    let parsed = hhmm.and_then(|(h, m)| {
+        let all_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+        if !all_digits(h) || !all_digits(m) {
+            return None;
+        }
+        let (h, m) = (h.parse::<i64>().ok()?, m.parse::<i64>().ok()?);
+        (h <= 18 && m < 60).then_some(sign * (h * 3600 + m * 60))
+    });
+    match parsed {
+        Some(offset_s) => (fields, offset_s),
+        None => (s, 0),
+    }
+}
+
+/// Milliseconds from 1970-01-01T00:00:00 to `dt`, both read as UTC.
+fn civil_ms(dt: civil::DateTime) -> i64 {
+    let epoch = civil::date(1970, 1, 1).at(0, 0, 0, 0);
+    dt.duration_since(epoch).as_millis() as i64
 }
 
 /// A point in time on the command line: an instant, or a duration before
@@ -226,6 +261,38 @@ mod tests {
         assert!(parse_instant_ms("yesterday").is_err());
         assert!(parse_instant_ms("2023-13-01T00:00:00Z").is_err());
         assert!(parse_instant_ms_non_negative("1969-12-31T23:59:59Z").is_err());
+    }
+
+    // 9999-12-31T23:59:59.999Z is 253402300799999 ms (Java's
+    // `Instant.parse("9999-12-31T23:59:59.999Z").toEpochMilli()`): 2932897
+    // days from 1970-01-01 to 10000-01-01, less one millisecond.
+    // -009999-01-01 (ISO 8601 signed years) is 25 Gregorian cycles of 146097 days before 0001-01-01,
+    // which is 719162 days before 1970-01-01.
+    #[test]
+    fn the_last_millisecond_of_year_9999_is_an_instant() {
+        assert_eq!(2_932_897_i64 * 86_400_000 - 1, 253_402_300_799_999);
+        assert_eq!(
+            (25 * 146_097 + 719_162_i64) * 86_400_000,
+            377_705_116_800_000
+        );
+        for s in [
+            "9999-12-31T23:59:59.999Z",
+            "9999-12-31T23:59:59.999",
+            "9999-12-31T23:59:59.999+00:00",
+            "9999-12-31T23:59:59.999-00:00",
+        ] {
+            assert_eq!(parse_instant_ms(s), Ok(253_402_300_799_999), "{s}");
+        }
+        assert_eq!(
+            parse_instant_ms("9999-12-31T23:59:59-01:00"),
+            Ok(253_402_300_799_000 + 3_600_000)
+        );
+        assert_eq!(
+            parse_instant_ms("-009999-01-01T00:00:00Z"),
+            Ok(-377_705_116_800_000)
+        );
+        assert!(parse_instant_ms("9999-12-31T23:59:59+25:00").is_err());
+        assert!(parse_instant_ms("9999-12-32T00:00:00Z").is_err());
     }
 
     #[test]

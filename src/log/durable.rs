@@ -1,7 +1,7 @@
-//! The only code in klog that creates, writes, syncs, truncates or renames
-//! files. Everything that changes a data directory goes through here: the
-//! real [`Storage`] ([`Disk`]), and the order of writes and syncs, written
-//! down once as functions generic over the storage.
+//! The only code in klog that creates, writes, syncs, truncates, renames or
+//! removes files. Everything that changes a data directory goes through
+//! here: the real [`Storage`] ([`Disk`]), and the order of writes and
+//! syncs, written down once as functions generic over the storage.
 //!
 //! Invariant: a write is acknowledged only after the sync that makes it
 //! durable, and nothing durable ever points at something that is not:
@@ -106,6 +106,10 @@ impl Storage for Disk {
         std::fs::rename(from, to).map_err(|e| Error::io(from, "rename", e))
     }
 
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))
+    }
+
     fn sync_dir(&self, dir: &Path, _at: SyncPoint) -> Result<()> {
         let dir = if dir.as_os_str().is_empty() {
             Path::new(".")
@@ -164,14 +168,42 @@ pub fn parent_dir(path: &Path) -> &Path {
 
 /// Open (creating if needed) the lock file; opened for writing so a POSIX
 /// write lock can be taken on it. Its contents never matter, so it is not synced.
+///
+/// Never through a symlink (O_NOFOLLOW): a `.lock` linked to a missing
+/// path would otherwise create that file outside the data directory, and
+/// a lock taken through a link is not the directory's own. Anything but a
+/// regular file (a FIFO, a device, a directory) is refused too; the open
+/// does not block (O_NONBLOCK) should it be a FIFO. A broker opens the
+/// same name (`LogManager.lockLogDirs` through `FileLock`, with
+/// `StandardOpenOption.CREATE`) and follows a link, locking (and creating)
+/// its target: klog refuses instead of taking a lock that is not the
+/// directory's own.
 pub fn open_lock_file(path: &Path) -> Result<File> {
-    OpenOptions::new()
+    let not_regular = || {
+        Error::layout(
+            path,
+            "is not a regular file (a symlink, a FIFO or a directory): klog locks only the data \
+             directory's own .lock file; remove it (a broker or klog creates it again)",
+        )
+    };
+    let file = OpenOptions::new()
         .create(true)
         .truncate(false)
         .read(true)
         .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
-        .map_err(|e| Error::io(path, "open lock file", e))
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::EISDIR) => not_regular(),
+            _ => Error::io(path, "open lock file", e),
+        })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(path, "stat lock file", e))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
 }
 
 /// Append `bytes` to `file` and sync it. When this returns, the bytes are
@@ -270,6 +302,20 @@ pub fn truncate<S: Storage>(s: &S, path: &Path, len: u64, at: SyncPoint) -> Resu
 pub fn cut_back<S: Storage>(s: &S, file: &mut S::File, path: &Path, len: u64) -> Result<()> {
     s.set_len(file, path, len)?;
     s.sync_data(file, path, SyncPoint::Rollback)
+}
+
+/// Remove files the append path created itself (a new segment's, a new
+/// `.txnindex`) for an append that is being undone, once they are empty
+/// (cut back with [`cut_back`] when anything was written to them), then
+/// sync their folder. They hold nothing of anyone else's. The sync comes
+/// before the rest of the undo: a crash after it cannot bring back an empty
+/// segment after the one rolled from, whose closing time index entry the
+/// undo cuts next.
+pub fn remove_created<S: Storage>(s: &S, dir: &Path, paths: &[std::path::PathBuf]) -> Result<()> {
+    for path in paths {
+        s.remove_file(path)?;
+    }
+    s.sync_dir(dir, SyncPoint::RollbackRemove)
 }
 
 /// Write a checkpoint file as Kafka's `CheckpointFile.write` does: the text

@@ -181,3 +181,38 @@ mod tests {
         assert!(read_regular(&dir.path().join("big"), 10).is_err());
     }
 }
+
+/// What makes two paths name the same file or directory: its device and
+/// inode when it exists (however it is reached: a symlink, `d/.`, a bind
+/// mount), else its absolute path with the part that exists resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Identity {
+    /// An existing file or directory (`st_dev`, `st_ino`).
+    Inode(u64, u64),
+    /// A path not created yet.
+    Missing(std::path::PathBuf),
+}
+
+/// The [`Identity`] of `path`.
+pub fn identity(path: &Path) -> Identity {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(m) = std::fs::metadata(path) {
+        return Identity::Inode(m.dev(), m.ino());
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    // The longest prefix that exists, resolved, then the rest as given.
+    let mut rest = Vec::new();
+    let mut head = absolute.as_path();
+    while let Some(parent) = head.parent() {
+        if let Ok(real) = head.canonicalize() {
+            let mut out = real;
+            out.extend(rest.iter().rev());
+            return Identity::Missing(out);
+        }
+        if let Some(name) = head.file_name() {
+            rest.push(name.to_os_string());
+        }
+        head = parent;
+    }
+    Identity::Missing(absolute)
+}

@@ -107,9 +107,13 @@ pub enum Holder {
 }
 
 /// Whether another process holds `data_dir/.lock` (a running broker, or a
-/// klog writing), so that what a reader sees may change as it reads. Tested
-/// with `F_OFD_GETLK`, taking no lock and creating nothing; `None` when
-/// there is no `.lock` (or it is not a regular file), or nobody holds it.
+/// klog writing, or another tool holding a `flock`), so that what a reader
+/// sees may change as it reads. Tested with `F_OFD_GETLK`, which sees
+/// `fcntl` locks, then with a shared `flock` tried without waiting and
+/// released at once, which sees an exclusive `flock` (the other lock
+/// [`DirLock`] takes, and the one a writer refuses to run beside); creating
+/// nothing. `None` when there is no `.lock` (or it is not a regular file),
+/// or nobody holds it.
 pub fn holder(data_dir: &Path) -> Option<Holder> {
     use std::os::unix::fs::OpenOptionsExt;
     let path = data_dir.join(LOCK_FILE);
@@ -125,7 +129,7 @@ pub fn holder(data_dir: &Path) -> Option<Holder> {
     let mut fl = whole_file(libc::F_WRLCK);
     fcntl_lock(&file, GET_LOCK, &mut fl).ok()?;
     if fl.l_type == libc::F_UNLCK as libc::c_short {
-        return None;
+        return flock_held(&file).then_some(Holder::Unknown);
     }
     Some(
         u32::try_from(fl.l_pid)
@@ -147,6 +151,23 @@ fn holder_pid(file: &File) -> Option<u32> {
         return None;
     }
     u32::try_from(fl.l_pid).ok().filter(|&pid| pid > 0)
+}
+
+/// Whether another open file description holds an exclusive `flock` on
+/// `file`: a shared one is tried without waiting (it needs only a
+/// read-only descriptor) and, when it is granted, released at once.
+fn flock_held(file: &File) -> bool {
+    let fd = file.as_raw_fd();
+    // SAFETY: the descriptor is open for as long as `file` is borrowed;
+    // LOCK_NB makes the call return at once.
+    let rc = unsafe { libc::flock(fd, libc::LOCK_SH | libc::LOCK_NB) };
+    if rc == -1 {
+        return std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK);
+    }
+    // SAFETY: as above; releasing the lock just taken (closing `file`
+    // would release it too).
+    unsafe { libc::flock(fd, libc::LOCK_UN) };
+    false
 }
 
 /// `fcntl(fd, cmd, fl)` for the non-blocking lock commands.

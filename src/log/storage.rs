@@ -68,6 +68,10 @@ pub enum SyncPoint {
     CheckpointRename,
     /// A file cut back to its length before an append that failed.
     Rollback,
+    /// The folder of the files a failed append's roll created, once they
+    /// are removed: before the segment rolled from loses its closing time
+    /// index entry, so that no crash leaves it inactive without one.
+    RollbackRemove,
     /// The bytes of the private copy of a hard-linked file.
     LinkCopyData,
     /// The rename of that copy over the hard-linked name.
@@ -96,7 +100,7 @@ pub enum SyncPoint {
 
 impl SyncPoint {
     /// Every sync point, in write-path order.
-    pub const ALL: [SyncPoint; 22] = [
+    pub const ALL: [SyncPoint; 23] = [
         SyncPoint::CreateDir,
         SyncPoint::NewSegment,
         SyncPoint::IndexCreate,
@@ -109,6 +113,7 @@ impl SyncPoint {
         SyncPoint::TimeIndexAppend,
         SyncPoint::TimeIndexClose,
         SyncPoint::Rollback,
+        SyncPoint::RollbackRemove,
         SyncPoint::TxnIndexAppend,
         SyncPoint::TxnIndexCreate,
         SyncPoint::IndexTrim,
@@ -145,6 +150,9 @@ pub trait Storage {
 
     /// Rename `from` to `to`, replacing `to` if it exists. Durable once the directory is synced.
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+
+    /// Remove the file `path`. Durable once its directory is synced.
+    fn remove_file(&self, path: &Path) -> Result<()>;
 
     /// Make the entries of directory `dir` durable (`fsync` of the directory).
     fn sync_dir(&self, dir: &Path, at: SyncPoint) -> Result<()>;

@@ -141,6 +141,7 @@ impl Replicas {
         if dirs.is_empty() {
             return Err(Error::Invalid("no directory given".into()));
         }
+        distinct_dirs(dirs)?;
         let partition_dirs: Vec<PathBuf> = dirs
             .iter()
             .map(|d| d.join(format!("{}-{}", target.topic, target.partition)))
@@ -434,6 +435,26 @@ pub fn is_kafka_log_dir(data_dir: &Path) -> bool {
 /// refuses a directory of another cluster, `MetaPropertiesEnsemble.verify`),
 /// or two partition folders whose `partition.metadata` name different topic
 /// ids (one of them is a deleted topic's, or another cluster's).
+/// Refuse one directory given twice (through a symlink, as `d/.`, or any
+/// other name of the same inode), before any lock is taken: its second
+/// lock would fail against its first, and it is one replica, not two.
+fn distinct_dirs(dirs: &[PathBuf]) -> Result<()> {
+    let mut seen: Vec<(crate::log::files::Identity, &PathBuf)> = Vec::new();
+    for dir in dirs {
+        let id = crate::log::files::identity(dir);
+        if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
+            return Err(Error::Invalid(format!(
+                "{} and {} are the same directory, given twice: each replica's log directory is given \
+                 once; nothing was written",
+                first.display(),
+                dir.display()
+            )));
+        }
+        seen.push((id, dir));
+    }
+    Ok(())
+}
+
 fn one_cluster(dirs: &[PathBuf], partition_dirs: &[PathBuf]) -> Result<()> {
     use crate::log::meta::{read_meta_properties, read_partition_metadata, META_PROPERTIES};
     let mut cluster: Option<(String, &PathBuf)> = None;

@@ -185,3 +185,40 @@ fn readers_say_when_a_running_broker_holds_the_directory() {
         stderr(&o)
     );
 }
+
+/// A process holding `.lock` with flock(2) (another tool, or a klog
+/// between its two locks) holds no fcntl lock: readers warned only about
+/// fcntl holders, though writers refuse either. They now try a shared
+/// flock too.
+#[test]
+fn r49_18_readers_say_when_a_flock_holds_the_directory() {
+    use std::os::fd::AsRawFd;
+    let env = TestEnv::new();
+    let lock = env.path("fixtures/groups/.lock");
+    let file = std::fs::File::open(&lock).unwrap();
+    // SAFETY: an open descriptor; LOCK_NB never waits.
+    assert_eq!(
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let o = env.run(&["replay-offsets", "fixtures/groups"], None);
+    let write = env.run(
+        &["tombstone", "fixtures/groups", "--group", "kitchen"],
+        None,
+    );
+    drop(file);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o)
+            .matches("fixtures/groups is in use: another process (a klog writing?) holds its .lock")
+            .count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(write.status.code(), Some(2), "{}", stderr(&write));
+    assert!(stderr(&write).contains("locked by"), "{}", stderr(&write));
+    // Released, nobody holds it, and the check took no lock of its own.
+    let o = env.run(&["replay-offsets", "fixtures/groups"], None);
+    assert!(!stderr(&o).contains("in use"), "{}", stderr(&o));
+}

@@ -513,3 +513,51 @@ fn produce_refuses_replicas_of_another_cluster_or_topic() {
     assert!(stderr(&o).contains("topic id"), "{}", stderr(&o));
     assert_eq!(snapshot(cluster.path()), before);
 }
+
+/// A segment left by a roll ends its time index with its largest
+/// timestamp and the offset it came with (`LogSegment.onBecomeInactiveSegment`
+/// appends them through `TimeIndex.maybeAppend`), so klog's own output
+/// raises no `time_index_stale`.
+// See: #49 (item 14)
+#[test]
+fn r49_14_a_rolled_segment_ends_its_time_index_with_its_largest_timestamp() {
+    let env = TestEnv::new();
+    // One record a batch, three batches a segment; the largest timestamp
+    // of each segment is not its last batch's.
+    let input: String = [5, 3, 9, 1, 7, 2]
+        .iter()
+        .map(|s| {
+            format!(
+                "{{\"key\": \"k\", \"value\": \"v\", \"timestamp\": {}}}\n",
+                1_700_000_000_000_i64 + s * 1000
+            )
+        })
+        .collect();
+    let o = env.run(
+        &[
+            "produce",
+            "d",
+            "--topic",
+            "t",
+            "--input-format",
+            "json",
+            "--segment-bytes",
+            "250",
+        ],
+        Some(&input),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let entry = |base: &str| {
+        let bytes = std::fs::read(env.path(&format!("d/t-0/{base}.timeindex"))).unwrap();
+        assert_eq!(bytes.len(), 12, "one entry in {base}.timeindex");
+        (
+            i64::from_be_bytes(bytes[..8].try_into().unwrap()),
+            i32::from_be_bytes(bytes[8..].try_into().unwrap()),
+        )
+    };
+    // Rolled from: timestamp ...9000 at offset 2. Closed: ...7000 at offset 4 (relative 1).
+    assert_eq!(entry("00000000000000000000"), (1_700_000_009_000, 2));
+    assert_eq!(entry("00000000000000000003"), (1_700_000_007_000, 1));
+    let o = env.run(&["verify-crc", "--fail-on", "note", "d"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}

@@ -151,29 +151,28 @@ fn round2_a_reset_plan_is_csv() {
 }
 
 #[test]
-fn round2_a_date_time_out_of_range_says_the_range() {
+fn r49_19_the_last_date_time_of_year_9999_is_an_instant() {
+    // 9999-12-31T23:59:59.999Z was refused as outside the date-times klog
+    // reads (the date library's instants end a day earlier); Kafka's
+    // Utils.getDateTime reads it, and so does klog: past every record, it
+    // resets to the log end.
     let env = TestEnv::new();
-    let run = klog(
-        env.dir.path(),
-        &[
-            "reset-offsets",
-            "fixtures/groups",
-            "--group",
-            "kitchen",
-            "--topic",
-            "orders",
-            "--to-datetime",
-            "9999-12-31T23:59:59Z",
-        ],
-        None,
-    );
-    assert_eq!(run.code, Some(2), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("is outside the date-times klog reads (")
-            && run.stderr.contains("give epoch milliseconds"),
-        "{}",
-        run.stderr
-    );
-    assert!(!run.stderr.contains("jiff"), "{}", run.stderr);
+    for when in ["9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59Z"] {
+        let run = klog(
+            env.dir.path(),
+            &[
+                "reset-offsets",
+                "fixtures/groups",
+                "--group",
+                "kitchen",
+                "--topic",
+                "orders",
+                "--to-datetime",
+                when,
+            ],
+            None,
+        );
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        assert!(!run.stderr.contains("outside"), "{}", run.stderr);
+    }
 }

@@ -269,12 +269,15 @@ const COMMIT_KITCHEN: [&str; 12] = [
 /// klog run by bash under `ulimit -f blocks` (1 KiB blocks) with SIGXFSZ
 /// ignored, so that a write past the limit fails with EFBIG.
 fn run_with_file_limit(env: &TestEnv, blocks: u32, args: &[&str]) -> std::process::Output {
+    run_limited(env, &format!("ulimit -f {blocks}; trap '' XFSZ"), args)
+}
+
+/// klog run by bash after `setup` (shell commands that set limits).
+fn run_limited(env: &TestEnv, setup: &str, args: &[&str]) -> std::process::Output {
     let klog = assert_cmd::cargo::cargo_bin("klog");
     std::process::Command::new("bash")
         .arg("-c")
-        .arg(format!(
-            "ulimit -f {blocks}; trap '' XFSZ; exec \"$0\" \"$@\""
-        ))
+        .arg(format!("{setup}; exec \"$0\" \"$@\""))
         .arg(klog)
         .args(args)
         .current_dir(env.path(""))
@@ -308,6 +311,48 @@ fn r36_2_an_append_that_fails_past_a_file_size_limit_is_rolled_back() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = env.run(&["verify-crc", "fixtures/groups"], None);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+/// The bytes of every file under `dir`, by name.
+fn contents(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn r49_3_a_plain_file_size_limit_does_not_kill_an_append_midway() {
+    // (ulimit -f 2; klog commit ... --metadata <1000 chars>), SIGXFSZ at
+    // its default action: klog was killed by the signal halfway through
+    // the batch and left a 531-byte torn tail. klog ignores SIGXFSZ
+    // itself, so the write fails with EFBIG and the append is undone.
+    let env = TestEnv::new();
+    let part = env.path("fixtures/groups/__offsets-0");
+    let before = contents(&part);
+    let metadata = "m".repeat(1000);
+    let args = [&COMMIT_KITCHEN[..], &["--metadata", &metadata]].concat();
+    let o = run_limited(&env, "ulimit -f 2", &args);
+    assert_eq!(o.status.code(), Some(2), "{:?} {}", o.status, stderr(&o));
+    assert!(
+        stderr(&o).contains("File too large")
+            && stderr(&o).contains("rolled back: nothing of this append remains"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        contents(&part) == before,
+        "the failed append changed the files"
+    );
+    assert_eq!(stdout(&o), "", "nothing acknowledged");
 }
 
 /// `cp -al from to`: every file of `from` hard-linked under `to`.
@@ -383,4 +428,182 @@ fn r36_3_writers_refuse_hard_linked_files_or_copy_them_first() {
     let mine =
         std::fs::read(env.path("fixtures/groups/__offsets-0/00000000000000000000.log")).unwrap();
     assert!(mine.len() > old.len());
+}
+
+#[test]
+fn r49_17_a_lock_file_that_is_a_symlink_is_refused_and_nothing_is_created_outside() {
+    // `.lock` a symlink to a missing path in another directory: a writer
+    // created that file (open with O_CREAT follows the link). The lock is
+    // opened with O_NOFOLLOW, and a `.lock` that is not a regular file is
+    // refused before anything is written.
+    let env = TestEnv::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("planted");
+    let lock = env.path("fixtures/groups/.lock");
+    std::fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink(&target, &lock).unwrap();
+    let part = env.path("fixtures/groups/__offsets-0");
+    let before = contents(&part);
+    let o = env.run(&COMMIT_KITCHEN, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(".lock: is not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !target.exists(),
+        "a file was created outside the data directory"
+    );
+    assert!(contents(&part) == before, "the refused commit wrote");
+    // A FIFO in its place is refused as well, without hanging.
+    std::fs::remove_file(&lock).unwrap();
+    let path = std::ffi::CString::new(lock.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let o = run_bounded(&env, &COMMIT_KITCHEN, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(".lock: is not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(contents(&part) == before, "the refused commit wrote");
+}
+
+#[test]
+fn r49_16_one_directory_given_twice_is_named_so_and_read_once() {
+    // `klog commit d --replica d-link` (d-link a symlink to d) was refused
+    // as "locked by another process (a running broker...)": its second
+    // lock failed against its first. It is refused as the same directory
+    // given twice, before any lock is taken.
+    let env = TestEnv::new();
+    std::os::unix::fs::symlink(env.path("fixtures/groups"), env.path("groups-link")).unwrap();
+    let part = env.path("fixtures/groups/__offsets-0");
+    let before = contents(&part);
+    for replica in ["groups-link", "fixtures/groups/."] {
+        let args = [&COMMIT_KITCHEN[..], &["--replica", replica]].concat();
+        let o = env.run(&args, None);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!(
+                "fixtures/groups and {replica} are the same directory, given twice"
+            )) && !stderr(&o).contains("locked"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(contents(&part) == before, "the refused commit wrote");
+    }
+
+    // `verify-crc d d/.` counted every batch (and finding) twice: a reader
+    // reads one directory once, and says so.
+    let once = env.run(&["verify-crc", "fixtures/groups"], None);
+    for twice in ["fixtures/groups/.", "groups-link"] {
+        let o = env.run(&["verify-crc", "fixtures/groups", twice], None);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(stdout(&o), stdout(&once), "counted twice");
+        assert_eq!(
+            stderr(&o)
+                .matches(&format!(
+                    "note: {twice} is fixtures/groups again (the same directory or file); read once"
+                ))
+                .count(),
+            1,
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = env.run(
+        &["verify-crc", "fixtures/truncated", "fixtures/truncated/."],
+        None,
+    );
+    let single = env.run(&["verify-crc", "fixtures/truncated"], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stdout(&o), stdout(&single), "findings reported twice");
+}
+
+#[test]
+fn r49_19_an_append_that_fails_after_a_roll_undoes_the_roll() {
+    // (ulimit -f 1; klog commit --config segment.bytes=1600 ... --metadata
+    // <1100 characters>): the batch rolls to a new segment and fails in
+    // it. The rollback cut the new segment's log back to 0 bytes but left
+    // its empty .log, .index and .timeindex, while saying nothing remains.
+    let env = TestEnv::new();
+    let part = env.path("fixtures/groups/__offsets-0");
+    let before = contents(&part);
+    let metadata = "m".repeat(1100);
+    let args = [
+        &COMMIT_KITCHEN[..],
+        &["--metadata", &metadata, "--config", "segment.bytes=1600"],
+    ]
+    .concat();
+    let o = run_limited(&env, "ulimit -f 1", &args);
+    assert_eq!(o.status.code(), Some(2), "{:?} {}", o.status, stderr(&o));
+    assert!(
+        stderr(&o).contains("rolled back: nothing of this append remains")
+            && stderr(&o).contains("the segment it rolled to")
+            && stderr(&o).contains("00000000000000000014.log, removed"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        contents(&part) == before,
+        "the failed append after a roll left files"
+    );
+
+    // Two replicas, the second one's roll failing (a symlink where its new
+    // offset index goes, which klog does not write through): the first
+    // one's append, roll included, is undone, and the second one's
+    // half-made segment removed.
+    let input = r#"{"key": "k", "value": "v", "timestamp": 1700000000000}"#;
+    let produce = [
+        "produce",
+        "a",
+        "--replica",
+        "b",
+        "--topic",
+        "t",
+        "--input-format",
+        "json",
+        "--segment-bytes",
+        "100",
+    ];
+    let o = env.run(&produce, Some(input));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let planted = env.path("b/t-0/00000000000000000001.index");
+    std::os::unix::fs::symlink(env.path("nowhere"), &planted).unwrap();
+    let (a, b) = (env.path("a/t-0"), env.path("b/t-0"));
+    let (a_before, b_names) = (contents(&a), sizes_of_regular(&b));
+    let o = env.run(&produce, Some(input));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is a symlink")
+            && stderr(&o).contains("was rolled back: no replica holds any of it"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(contents(&a) == a_before, "the undone roll left files in a");
+    assert_eq!(
+        sizes_of_regular(&b),
+        b_names,
+        "the failed roll left files in b"
+    );
+    assert!(!env.path("nowhere").exists());
+}
+
+/// [`sizes`] of the regular files only (a planted symlink left out).
+fn sizes_of_regular(dir: &std::path::Path) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().len(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
 }

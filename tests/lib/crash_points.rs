@@ -531,6 +531,60 @@ fn run_failing_appends(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_l
     Ok(())
 }
 
+/// An append that fails after it rolled (the batch half-written to the
+/// new segment): the roll is undone with it, so the new segment's files
+/// are gone and the previous segment's time index is back to its length
+/// before the roll's closing entry; the appends after it roll again.
+fn run_failing_after_roll(s: &CrashStorage, root: &Path, acks: &mut Acks) -> kaen_log::Result<()> {
+    let s = s.clone().failing_append("log", 1);
+    let part = root.join("data/t-0");
+    // 150 bytes a segment: every batch rolls.
+    let mut a =
+        PartitionAppender::open_with(s.clone(), &root.join("data"), TOPIC, 0, config(150, 150))?;
+    let mut failed = 0;
+    for k in 0..3 {
+        let rec = [record(value(k + 70), 1_700_000_004_000 + k as i64)];
+        let before: Vec<_> = std::fs::read_dir(&part)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| (e.file_name(), e.metadata().unwrap().len()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        match append(&mut a, acks, &BatchSpec::default(), &rec) {
+            Ok(()) => {}
+            Err(e) if !s.crashed() => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("rolled back: nothing of this append remains")
+                        && text.contains("the segment it rolled to")
+                        && text.contains("00000000000000000001.log, removed"),
+                    "{text}"
+                );
+                let mut after: Vec<_> = std::fs::read_dir(&part)
+                    .unwrap()
+                    .flatten()
+                    .map(|e| (e.file_name(), e.metadata().unwrap().len()))
+                    .collect();
+                let mut before = before.clone();
+                before.sort();
+                after.sort();
+                assert_eq!(
+                    after, before,
+                    "the failed append after a roll left files behind"
+                );
+                acks.in_flight.clear();
+                failed += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    assert_eq!((failed, s.failed_appends()), (1, 1), "the failure met");
+    a.close()?;
+    acks.closed = true;
+    Ok(())
+}
+
 /// A Kafka partition: a leader-epoch-checkpoint saying epoch 0 from 0.
 fn setup_epochs(root: &Path) {
     let data = root.join("data");
@@ -954,6 +1008,12 @@ fn cases() -> Vec<Case> {
             check: check_records,
         },
         Case {
+            name: "an append that fails after rolling undoes the roll",
+            setup: |_| {},
+            run: run_failing_after_roll,
+            check: check_records,
+        },
+        Case {
             name: "append under a newer leader epoch",
             setup: setup_epochs,
             run: run_epochs,
@@ -1125,6 +1185,15 @@ fn produce_survives_a_crash_at_every_sync_point() {
 fn a_failed_append_is_rolled_back_at_every_sync_point() {
     let calls = assert_survives("appends that fail half-written are rolled back");
     assert!(calls.contains(&SyncPoint::Rollback), "{calls:?}");
+    let calls = assert_survives("an append that fails after rolling undoes the roll");
+    for p in [
+        SyncPoint::TimeIndexClose,
+        SyncPoint::NewSegment,
+        SyncPoint::Rollback,
+        SyncPoint::RollbackRemove,
+    ] {
+        assert!(calls.contains(&p), "{p:?} never reached: {calls:?}");
+    }
 }
 
 #[test]

@@ -331,6 +331,13 @@ impl Storage for CrashStorage {
         Ok(())
     }
 
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        let mut s = self.alive(path, "remove")?;
+        Disk.remove_file(path)?;
+        s.live.remove(path);
+        Ok(())
+    }
+
     fn sync_dir(&self, dir: &Path, at: SyncPoint) -> Result<()> {
         let (mut s, effective) = self.sync_call(dir, at)?;
         if effective {

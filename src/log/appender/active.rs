@@ -2,7 +2,7 @@
 //! tail refused, its indexes trimmed to their entries), created at a roll,
 //! and its last time index entry.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{ActiveSegment, AppendConfig, EpochFile};
 use crate::error::{Error, Result};
@@ -27,22 +27,46 @@ pub(super) fn append_time_entry<S: Storage>(
     durable::append_and_sync(s, &mut a.timeindex, &a.timeindex_path, &entry, at)
 }
 
+/// Create the segment at `base_offset` (a fresh partition's first, or the
+/// one a roll starts), and say which of its files were created: a roll
+/// that is undone removes those, and only those. A failure part way
+/// removes what it created, leaving the folder as it was.
 pub(super) fn create_segment<S: Storage>(
     s: &S,
     dir: &Path,
     base_offset: i64,
     index_interval_bytes: u64,
-) -> Result<ActiveSegment<S::File>> {
+) -> Result<(ActiveSegment<S::File>, Vec<PathBuf>)> {
     let log_path = dir.join(segment_file_name(base_offset, "log"));
     let index_path = dir.join(segment_file_name(base_offset, "index"));
     let timeindex_path = dir.join(segment_file_name(base_offset, "timeindex"));
-    let log = s.open(&log_path, OpenMode::CreateNew)?.file;
-    let index = s.open(&index_path, OpenMode::CreateOrAppend)?.file;
-    let timeindex = s.open(&timeindex_path, OpenMode::CreateOrAppend)?.file;
-    // The new names must survive a crash before the first append is
-    // acknowledged: a synced batch in a file whose name is lost is lost.
-    s.sync_dir(dir, SyncPoint::NewSegment)?;
-    Ok(ActiveSegment {
+    let mut created = Vec::new();
+    let opened = (|| -> Result<_> {
+        let log = s.open(&log_path, OpenMode::CreateNew)?.file;
+        created.push(log_path.clone());
+        let index = s.open(&index_path, OpenMode::CreateOrAppend)?;
+        if index.created {
+            created.push(index_path.clone());
+        }
+        let timeindex = s.open(&timeindex_path, OpenMode::CreateOrAppend)?;
+        if timeindex.created {
+            created.push(timeindex_path.clone());
+        }
+        // The new names must survive a crash before the first append is
+        // acknowledged: a synced batch in a file whose name is lost is lost.
+        s.sync_dir(dir, SyncPoint::NewSegment)?;
+        Ok((log, index.file, timeindex.file))
+    })();
+    let (log, index, timeindex) = match opened {
+        Ok(files) => files,
+        Err(e) => {
+            // Best effort (the error to report is the one that stopped the
+            // creation): files nothing was written to.
+            let _ = durable::remove_created(s, dir, &created);
+            return Err(e);
+        }
+    };
+    let segment = ActiveSegment {
         base_offset,
         log_path,
         log,
@@ -55,7 +79,8 @@ pub(super) fn create_segment<S: Storage>(
         time_entries: 0,
         first_batch_timestamp: None,
         schedule: index::IndexSchedule::new(base_offset, index_interval_bytes, i64::MIN),
-    })
+    };
+    Ok((segment, created))
 }
 
 /// What reading the active segment once tells the appender.

@@ -30,9 +30,14 @@
 //!
 //! An append that fails (a full disk, a file size limit) is undone: the
 //! files it wrote to are cut back to their lengths before it and synced,
-//! and the error says what remains. Files with other hard links are not
-//! written through (see [`durable::check_single_link`]) unless
-//! `copy_hard_linked` asks for a private copy first.
+//! and the error says what remains. A roll it made is undone with it: the
+//! files the roll created are emptied and removed, and the segment it
+//! rolled from is active again, without the closing entry the roll gave
+//! its time index. (The binary ignores SIGXFSZ, so that a write past a
+//! file size limit fails with EFBIG here instead of killing klog halfway.)
+//! Files with other hard links are not written through (see
+//! [`durable::check_single_link`]) unless `copy_hard_linked` asks for a
+//! private copy first.
 //!
 //! Every change goes through a [`Storage`] ([`Disk`] unless a caller brings
 //! another), in the order [`durable`] writes down: an append returns only
@@ -200,7 +205,8 @@ struct EpochFile {
     on_disk: Vec<(i32, i64)>,
 }
 
-/// What an append changed, to undo it: the state before the batch.
+/// What an append changed, to undo it: the state before the batch (and
+/// before the roll it made, if any).
 #[derive(Debug, Clone)]
 struct Mark {
     base_offset: i64,
@@ -210,10 +216,19 @@ struct Mark {
     first_batch_timestamp: Option<i64>,
     schedule: index::IndexSchedule,
     next_offset: i64,
-    /// The `.txnindex` appended to, and its length before.
-    txn_index: Option<(PathBuf, u64)>,
+    /// The `.txnindex` appended to, its length before, and whether the
+    /// append created it.
+    txn_index: Option<(PathBuf, u64, bool)>,
     /// The leader-epoch cache before the append, if the append changed the file.
     epochs: Option<EpochFile>,
+}
+
+/// A roll made by the last append, while that append can still be undone.
+struct Rolled<F> {
+    /// The segment rolled from, its closing time index entry appended.
+    previous: ActiveSegment<F>,
+    /// The new segment's files the roll created.
+    created: Vec<PathBuf>,
 }
 
 /// Appends batches to one partition, holding the data directory's lock.
@@ -227,6 +242,8 @@ pub struct PartitionAppender<S: Storage = Disk> {
     epochs: Option<EpochFile>,
     /// The last append, while it can still be undone.
     last_append: Option<Mark>,
+    /// The roll the last append made, if any, to undo with it.
+    rolled: Option<Rolled<S::File>>,
     closed: bool,
 }
 
@@ -321,7 +338,7 @@ impl<S: Storage> PartitionAppender<S> {
         let (active, next_offset) = match segments.last() {
             Some(last) => open_existing(&storage, &dir, last.base_offset, &config)?,
             None => (
-                create_segment(&storage, &dir, 0, config.index_interval_bytes)?,
+                create_segment(&storage, &dir, 0, config.index_interval_bytes)?.0,
                 0,
             ),
         };
@@ -340,6 +357,7 @@ impl<S: Storage> PartitionAppender<S> {
             next_offset,
             epochs,
             last_append: None,
+            rolled: None,
             closed: false,
         })
     }
@@ -470,13 +488,16 @@ impl<S: Storage> PartitionAppender<S> {
         // leaves an epoch starting at the log end, as a newly elected
         // leader's cache holds, never a batch whose epoch the cache lacks.
         let epochs_before = self.assign_epoch(epoch, base)?;
-        if let Err(error) = self.maybe_roll(batch.len() as u64, last, max_ts) {
-            let mut mark = self.mark();
-            mark.epochs = epochs_before;
-            return Err(self.undo(&mark, error));
-        }
+        // The state before the roll too: an append that fails after
+        // rolling undoes the roll (the previous segment's closing time
+        // index entry, the new segment's files) with the batch.
+        self.last_append = None;
+        self.rolled = None;
         let mut mark = self.mark();
         mark.epochs = epochs_before;
+        if let Err(error) = self.maybe_roll(batch.len() as u64, last, max_ts) {
+            return Err(self.undo(&mark, error));
+        }
         match self.write_batch(&mut mark, &spec, records, &batch, base, last, max_ts) {
             Ok(()) => {
                 self.last_append = Some(mark);
@@ -619,8 +640,8 @@ impl<S: Storage> PartitionAppender<S> {
         if let Some(entry) = aborted {
             let path = self.dir.join(segment_file_name(a.base_offset, "txnindex"));
             let before = std::fs::metadata(&path).map_or(0, |m| m.len());
-            mark.txn_index = Some((path.clone(), before));
             let mut opened = s.open(&path, OpenMode::CreateOrAppend)?;
+            mark.txn_index = Some((path.clone(), before, opened.created));
             durable::append_and_sync(
                 s,
                 &mut opened.file,
@@ -642,12 +663,17 @@ impl<S: Storage> PartitionAppender<S> {
     /// Undo a failed append and say what remains.
     fn undo(&mut self, mark: &Mark, error: Error) -> Error {
         let log = self.active.log_path.clone();
+        let rolled_to = self.rolled.as_ref().map(|_| log.clone());
         let after = match self.rollback(mark) {
             Ok(()) => format!(
                 "rolled back: nothing of this append remains ({} is back to {} bytes, its indexes and \
-                 leader epochs as they were)",
-                log.display(),
-                mark.size
+                 leader epochs as they were{})",
+                self.active.log_path.display(),
+                mark.size,
+                rolled_to.map_or(String::new(), |new| format!(
+                    "; the segment it rolled to, {}, removed",
+                    new.display()
+                ))
             ),
             Err(e) => format!(
                 "rolling it back failed too ({e}): {} may end in a part of the batch, which appending refuses \
@@ -665,9 +691,43 @@ impl<S: Storage> PartitionAppender<S> {
     /// restore the leader-epoch checkpoint. The indexes go first: they point
     /// at the log, so a crash during the undo never leaves an entry that
     /// points past it.
+    ///
+    /// An append that rolled first removes the files the roll created
+    /// (nothing but the undone batch is in them) and makes the segment it
+    /// rolled from active again, its closing time index entry cut with the
+    /// rest: a broker adds that entry when the segment stops being active
+    /// (`LogSegment.onBecomeInactiveSegment`), which it no longer is.
     fn rollback(&mut self, mark: &Mark) -> Result<()> {
         self.last_append = None;
         let s = &self.storage;
+        let mut created = Vec::new();
+        if let Some((path, len, new)) = &mark.txn_index {
+            let mut f = s.open(path, OpenMode::Existing)?.file;
+            durable::cut_back(s, &mut f, path, *len)?;
+            if *new {
+                created.push(path.clone());
+            }
+        }
+        if self.active.base_offset != mark.base_offset {
+            if let Some(rolled) = self.rolled.take() {
+                let mut new = std::mem::replace(&mut self.active, rolled.previous);
+                // Emptied (indexes first) and synced before the names go,
+                // so that no crash brings back a batch that was undone.
+                if new.time_entries > 0 {
+                    durable::cut_back(s, &mut new.timeindex, &new.timeindex_path, 0)?;
+                }
+                if new.index_entries > 0 {
+                    durable::cut_back(s, &mut new.index, &new.index_path, 0)?;
+                }
+                durable::cut_back(s, &mut new.log, &new.log_path, 0)?;
+                drop(new);
+                created.extend(rolled.created);
+            }
+        }
+        self.rolled = None;
+        if !created.is_empty() {
+            durable::remove_created(s, &self.dir, &created)?;
+        }
         let a = &mut self.active;
         if a.base_offset == mark.base_offset {
             if a.index_entries != mark.index_entries {
@@ -679,10 +739,6 @@ impl<S: Storage> PartitionAppender<S> {
                 let len = mark.time_entries * TIME_ENTRY_LEN as u64;
                 durable::cut_back(s, &mut a.timeindex, &a.timeindex_path, len)?;
                 a.time_entries = mark.time_entries;
-            }
-            if let Some((path, len)) = &mark.txn_index {
-                let mut f = s.open(path, OpenMode::Existing)?.file;
-                durable::cut_back(s, &mut f, path, *len)?;
             }
             durable::cut_back(s, &mut a.log, &a.log_path, mark.size)?;
             a.size = mark.size;
@@ -737,16 +793,22 @@ impl<S: Storage> PartitionAppender<S> {
         }))
     }
 
-    /// Close the active segment (its final time-index entry,
-    /// `LogSegment.onBecomeInactiveSegment`) and start a new one at the log end.
+    /// Close the active segment (its final time-index entry: its largest
+    /// timestamp and the offset it came with, as
+    /// `LogSegment.onBecomeInactiveSegment` appends it through
+    /// `TimeIndex.maybeAppend`, synced) and start a new one at the log end.
+    /// The segment rolled from is kept until the append is done with, to
+    /// undo the roll with it ([`rollback`](Self::rollback)).
     fn roll(&mut self) -> Result<()> {
         self.seal()?;
-        self.active = create_segment(
+        let (new, created) = create_segment(
             &self.storage,
             &self.dir,
             self.next_offset,
             self.config.index_interval_bytes,
         )?;
+        let previous = std::mem::replace(&mut self.active, new);
+        self.rolled = Some(Rolled { previous, created });
         Ok(())
     }
 }
