@@ -66,7 +66,9 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 ///
 /// Group lag: committed offsets from each offsets partition's leader (the
 /// group coordinator), against the high watermark (else the log end) of the
-/// leader of the partition read; STATUS ok, below_log_start, above_log_end,
+/// leader of the partition read, as `klog lag` computes it (negative above
+/// the end); STATUS ok, below_log_start, above_log_end,
+/// above_high_watermark (between the high watermark and the log end),
 /// no_committed_offset, partition_lost or no_partition.
 ///
 /// Text: the partitions, their replicas, and the group lag; --lag shows

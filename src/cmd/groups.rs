@@ -42,7 +42,8 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// exist.
 #[derive(Debug, clap::Args)]
 pub struct GroupsArgs {
-    /// Data directories (several: the log directories of one broker, merged).
+    /// Data directories (several: the log directories of one broker, merged,
+    /// or of several brokers of one cluster).
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// Only this group ("group does not exist", exit 2, when it is not there).

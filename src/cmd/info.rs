@@ -50,7 +50,10 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// (log_end_below_log_start, an error); one that ends below its
 /// replication-offset-checkpoint high watermark lacks records the cluster
 /// had committed, and a broker lowers the high watermark to its end
-/// (high_watermark_above_log_end, a warning).
+/// (high_watermark_above_log_end, a warning); a high watermark below the
+/// log start (negative, which Kafka never writes, or older than the log
+/// start's checkpoint) is raised to the log start by a broker loading it
+/// (high_watermark_below_log_start, a warning).
 ///
 /// A KRaft directory (with `__cluster_metadata-0`) also shows its
 /// quorum-state (leader, epoch, vote) and the replayed metadata, and every
@@ -474,6 +477,28 @@ fn ends_findings(
         ));
     }
     let loaded_end = p.loaded_log_end(log_end, checkpointed_start);
+    let log_start = p.log_start_offset(checkpointed_start);
+    // `OffsetCheckpointFile.Formatter` parses any long; `Partition.createLog`
+    // hands it to `UnifiedLog.updateHighWatermark`, which raises it to the
+    // log start.
+    if let Some(hw) = high_watermark.filter(|&hw| hw < log_start) {
+        let why = if hw < 0 {
+            "a negative high watermark, which Kafka never writes"
+        } else {
+            "the checkpoint is older than the log start"
+        };
+        out.push(Finding::new(
+            Kind::HighWatermarkBelowLogStart,
+            &p.dir,
+            0,
+            Some(log_start),
+            format!(
+                "the high watermark {hw} in {} is below the log start {log_start} ({why}): \
+                 a broker raises it to {log_start}",
+                checkpoint::REPLICATION_OFFSET
+            ),
+        ));
+    }
     if let Some(hw) = high_watermark.filter(|&hw| hw > loaded_end) {
         let loaded = if loaded_end == log_end {
             ""

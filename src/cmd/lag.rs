@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kaen_log::inspect::consumer_lag::{self, LagOptions, LagRow};
+use kaen_log::inspect::consumer_lag::{self, LagOptions, LagRow, LagTotal};
 use kaen_log::offsets::replay::Incomplete;
 use kaen_log::offsets::ReplayOptions;
 
@@ -26,9 +26,13 @@ use kaen_log::txn::Isolation;
 /// PENDING-RECORDS counts the data records (control records
 /// excluded) a consumer still has to read: an exactly-once group that has
 /// read everything shows 0 even though its lag is 1 (the last COMMIT marker
-/// takes an offset). STATUS is ok, below_log_start (retention deleted
-/// committed records: the consumer will reset), above_log_end (the log was
-/// truncated under the group), no_committed_offset (a negative committed
+/// takes an offset). LAG is kafka-consumer-groups' (end − committed,
+/// nothing clamped): negative for a commit above the end. STATUS is ok,
+/// below_log_start (retention deleted committed records: the consumer will
+/// reset), above_log_end (the log was truncated under the group),
+/// above_high_watermark (between the high watermark and the log end: the
+/// group committed records not known to be replicated, which a restart can
+/// truncate), no_committed_offset (a negative committed
 /// offset, which Kafka's clients read as none) or no_partition (no such
 /// partition on these disks), topic_recreated (committed for an earlier topic
 /// of the same name: its OffsetCommitValue v4 topic id is not the topic's
@@ -39,7 +43,8 @@ use kaen_log::txn::Isolation;
 /// member whose current assignment holds the partition, in a classic
 /// group's metadata or a new-protocol (consumer, share, streams) group's
 /// assignment records. Each group ends with a
-/// total row in text output (the sum of its positive lags and pending records).
+/// total row in text output (the sum of its positive lags and pending
+/// records; every sum stops at 9223372036854775807 rather than wrap).
 ///
 /// Exit 1 when --fail-above is given and some lag exceeds it, or when the
 /// offsets topic has records that do not decode or cannot be applied
@@ -47,7 +52,8 @@ use kaen_log::txn::Isolation;
 /// JSON document's `incomplete` list in JSON).
 #[derive(Debug, clap::Args)]
 pub struct LagArgs {
-    /// Data directories (several: the log directories of one broker, merged).
+    /// Data directories (several: the log directories of one broker, merged,
+    /// or of several brokers of one cluster).
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// Only this group.
@@ -221,7 +227,7 @@ impl From<&LagRow> for LagOut {
 }
 
 /// A group's total: the sum of its positive lags and its pending records,
-/// over its `partitions` rows.
+/// over its `partitions` rows (each sum saturates: [`LagTotal`]).
 #[derive(Serialize, JsonSchema)]
 struct GroupTotal {
     group: String,
@@ -240,17 +246,14 @@ struct TopicTotal {
     pending_records: u64,
 }
 
-/// (rows, positive lags, pending records) of each key, in key order.
-fn sums<'r, K: Ord>(
-    rows: &'r [LagRow],
-    key: impl Fn(&'r LagRow) -> K,
-) -> BTreeMap<K, (u64, i64, u64)> {
-    let mut totals: BTreeMap<K, (u64, i64, u64)> = BTreeMap::new();
+/// The [`LagTotal`] of each key, in key order.
+fn sums<'r, K: Ord>(rows: &'r [LagRow], key: impl Fn(&'r LagRow) -> K) -> BTreeMap<K, LagTotal> {
+    let mut totals: BTreeMap<K, LagTotal> = BTreeMap::new();
     for r in rows {
-        let t = totals.entry(key(r)).or_default();
-        t.0 += 1;
-        t.1 += r.lag.unwrap_or(0).max(0);
-        t.2 += r.pending_records.unwrap_or(0);
+        totals
+            .entry(key(r))
+            .or_default()
+            .add(r.lag, r.pending_records);
     }
     totals
 }
@@ -258,11 +261,11 @@ fn sums<'r, K: Ord>(
 fn group_totals(rows: &[LagRow]) -> Vec<GroupTotal> {
     sums(rows, |r| r.group.as_str())
         .into_iter()
-        .map(|(group, (partitions, lag, pending_records))| GroupTotal {
+        .map(|(group, t)| GroupTotal {
             group: group.to_string(),
-            partitions,
-            lag,
-            pending_records,
+            partitions: t.partitions,
+            lag: t.lag,
+            pending_records: t.pending_records,
         })
         .collect()
 }
@@ -270,15 +273,13 @@ fn group_totals(rows: &[LagRow]) -> Vec<GroupTotal> {
 fn topic_totals(rows: &[LagRow]) -> Vec<TopicTotal> {
     sums(rows, |r| (r.group.as_str(), r.topic.as_str()))
         .into_iter()
-        .map(
-            |((group, topic), (partitions, lag, pending_records))| TopicTotal {
-                group: group.to_string(),
-                topic: topic.to_string(),
-                partitions,
-                lag,
-                pending_records,
-            },
-        )
+        .map(|((group, topic), t)| TopicTotal {
+            group: group.to_string(),
+            topic: topic.to_string(),
+            partitions: t.partitions,
+            lag: t.lag,
+            pending_records: t.pending_records,
+        })
         .collect()
 }
 

@@ -43,7 +43,8 @@ use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 /// coordinator removes it at its next expiration check).
 #[derive(Debug, clap::Args)]
 pub struct ReplayOffsetsArgs {
-    /// Data directories (several: the log directories of one broker).
+    /// Data directories (several: the log directories of one broker, or of
+    /// several brokers of one cluster).
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// Only this group.

@@ -19,9 +19,18 @@
 //! That is `kafka-consumer-groups`' LAG (`ConsumerGroupCommand.getLag`:
 //! LOG-END-OFFSET − CURRENT-OFFSET, where LOG-END-OFFSET comes from
 //! ListOffsets with `OffsetSpec.latest()` at read_uncommitted, which the
-//! broker answers with the high watermark).
+//! broker answers with the high watermark). Kafka 4.3's `getLag` clamps
+//! nothing (`end - offset0`), so a commit above the high watermark has a
+//! negative lag there and here, with the status
+//! [`Status::AboveHighWatermark`].
+//!
+//! The high watermark is the one a broker loads from the checkpoint:
+//! `Partition.createLog` hands the entry, whatever its value
+//! (`OffsetCheckpointFile.Formatter` parses any long, a negative one too),
+//! to `UnifiedLog.updateHighWatermark`, which raises it to the log start
+//! and lowers it to the log end.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use crate::cluster::broker_summary::AssignedPartition;
@@ -53,6 +62,11 @@ pub enum Status {
     BelowLogStart,
     /// The log was truncated under the group.
     AboveLogEnd,
+    /// Between the high watermark and the log end: the group committed
+    /// records not known to be replicated (a follower's tail, or a
+    /// checkpoint older than the commit), which a restart can truncate.
+    /// The lag is negative, as `kafka-consumer-groups` shows it.
+    AboveHighWatermark,
     /// No such partition on these disks.
     NoPartition,
     /// A negative committed offset (a non-Java client's): Kafka's clients
@@ -77,6 +91,7 @@ impl Status {
             Status::Ok => "ok",
             Status::BelowLogStart => "below_log_start",
             Status::AboveLogEnd => "above_log_end",
+            Status::AboveHighWatermark => "above_high_watermark",
             Status::NoPartition => "no_partition",
             Status::NoCommittedOffset => "no_committed_offset",
             Status::TopicRecreated => "topic_recreated",
@@ -103,6 +118,34 @@ pub struct LagRow {
     pub member: Option<String>,
     pub host: Option<String>,
     pub client: Option<String>,
+}
+
+/// The sums over lag rows every view shows (`lag --by`, its total rows,
+/// `report`'s heatmaps): how many rows, their positive lags and their
+/// pending records. Each sum saturates (a lag can be near i64::MAX, and two
+/// of them would wrap).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LagTotal {
+    pub partitions: u64,
+    /// The sum of the positive lags (a negative one owes nothing).
+    pub lag: i64,
+    pub pending_records: u64,
+}
+
+impl LagTotal {
+    /// Count one row of `lag` and `pending` records.
+    pub fn add(&mut self, lag: Option<i64>, pending: Option<u64>) {
+        self.partitions = self.partitions.saturating_add(1);
+        self.lag = self.lag.saturating_add(lag.unwrap_or(0).max(0));
+        self.pending_records = self.pending_records.saturating_add(pending.unwrap_or(0));
+    }
+
+    /// Add the rows `other` counted.
+    pub fn merge(&mut self, other: &LagTotal) {
+        self.partitions = self.partitions.saturating_add(other.partitions);
+        self.lag = self.lag.saturating_add(other.lag);
+        self.pending_records = self.pending_records.saturating_add(other.pending_records);
+    }
 }
 
 /// Count data records with offsets in [from, to), reading from the batch that holds `from`.
@@ -236,6 +279,9 @@ fn ends_of(
     let checkpointed_start = cps.log_starts.get(&key).copied();
     let log_start = p.log_start_offset(checkpointed_start);
     let log_end = p.loaded_log_end(p.log_end_offset()?, checkpointed_start);
+    // As a broker loads it (`Partition.createLog` then
+    // `UnifiedLog.updateHighWatermark`): raised to the log start (a
+    // negative entry too), lowered to the log end.
     let high_watermark = cps
         .high_watermarks
         .get(&key)
@@ -290,7 +336,11 @@ impl PartitionEnds {
 /// node id. Returns the directories with the other copies left out, and a
 /// note for each partition whose leader was chosen rather than named by the
 /// metadata. One broker's directories (JBOD) come back as they are.
+///
+/// Directories whose `meta.properties` name two cluster ids are refused
+/// ([`same_cluster`]).
 pub fn leader_copies(dirs: Vec<DataDir>) -> Result<(Vec<DataDir>, Vec<String>)> {
+    same_cluster(&dirs)?;
     let nodes: Vec<Option<i32>> = dirs
         .iter()
         .map(|d| crate::log::meta::node_id(&d.path))
@@ -375,6 +425,39 @@ pub fn leader_copies(dirs: Vec<DataDir>) -> Result<(Vec<DataDir>, Vec<String>)> 
     Ok((dirs, notes))
 }
 
+/// Refuse log directories whose `meta.properties` name two cluster ids:
+/// their offsets topics and partitions are two clusters', which no
+/// consumer sees together. A broker refuses such a set of log directories
+/// (`MetaPropertiesEnsemble.verify`: "Invalid cluster.id"), and
+/// `klog cluster` refuses summaries of two clusters (`merge::log_dirs`).
+/// A directory without a readable `meta.properties` names none.
+pub fn same_cluster(dirs: &[DataDir]) -> Result<()> {
+    let mut first: Option<(String, &Path)> = None;
+    for d in dirs {
+        let Some(id) = crate::log::meta::read_meta_properties(&d.path.join("meta.properties"))
+            .ok()
+            .flatten()
+            .and_then(|m| m.cluster_id)
+        else {
+            continue;
+        };
+        match &first {
+            Some((other, from)) if *other != id => {
+                return Err(Error::layout(
+                    &d.path,
+                    format!(
+                        "cluster id {id:?} differs from {other:?} in {}: the log directories of two clusters",
+                        from.display()
+                    ),
+                ))
+            }
+            Some(_) => {}
+            None => first = Some((id, &d.path)),
+        }
+    }
+    Ok(())
+}
+
 /// The partitions whose leader the metadata does not name.
 #[derive(Default)]
 struct LeaderChoices {
@@ -457,12 +540,22 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
     );
     let topic_ids = crate::offsets::group_state::topic_ids(dirs);
     let judge = Judge::new(replay, &views, &topic_ids, opts.retention);
+    let members = assigned_members(&views);
     for (group, topic, partition, commit) in replay.commits() {
         if opts.group.as_deref().is_some_and(|g| g != group) {
             continue;
         }
         let key = (topic.to_string(), partition);
-        let (member, host, client) = assigned_member(&views, group, topic, partition);
+        let (member, host, client) =
+            members
+                .get(&(group, topic, partition))
+                .map_or((None, None, None), |m| {
+                    (
+                        Some(m.member_id.clone()),
+                        Some(m.client_host.clone()).filter(|h| !h.is_empty()),
+                        Some(m.client_id.clone()),
+                    )
+                });
         let row = |committed, ends, lag, pending_records, status| LagRow {
             group: group.to_string(),
             topic: topic.to_string(),
@@ -560,51 +653,55 @@ fn lag_of(
         Isolation::ReadUncommitted => ends.high_watermark.unwrap_or(ends.log_end),
     };
     // Where the offset lies in the log first: a consumer resets from
-    // either, and expiry is news only for an offset that is otherwise ok.
+    // either end, a commit above the high watermark may point at records
+    // a restart truncates, and expiry is news only for an offset that is
+    // otherwise ok.
     let status = if committed < ends.log_start {
         Status::BelowLogStart
     } else if committed > ends.log_end {
         Status::AboveLogEnd
+    } else if ends.high_watermark.is_some_and(|hw| committed > hw) {
+        Status::AboveHighWatermark
     } else if let Standing::Expired { .. } = standing {
         Status::Expired
     } else {
         Status::Ok
     };
-    // A committed offset between the checkpointed high watermark and the
-    // log end means the checkpoint is older than the commit: nothing is left.
+    // kafka-consumer-groups' lag, unclamped (`ConsumerGroupCommand.getLag`:
+    // `end - offset0`): negative above the high watermark or the log end.
+    // Only under read_committed can an ok commit (at most the high
+    // watermark) lie above the end, the last stable offset: the consumer
+    // has nothing to read until the transaction ends, lag 0.
+    let lag = end.saturating_sub(committed);
     let lag = if matches!(status, Status::Ok | Status::Expired) {
-        (end - committed).max(0)
+        lag.max(0)
     } else {
-        end - committed
+        lag
     };
     let pending_from = committed.max(ends.log_start);
     let pending = data_records_between(p, pending_from, end, opts.limits, opts.meter)?;
     Ok((status, lag, pending))
 }
 
-/// The member (id, host, client id) whose current assignment holds the
-/// partition: a classic group's GroupMetadataValue or a new-protocol group's
-/// current member assignment.
-fn assigned_member(
+/// Each (group, topic, partition) of a current assignment, with the
+/// member it is assigned to (a classic group's GroupMetadataValue or a
+/// new-protocol group's current member assignment; the first member in
+/// the group's order when two claim it), keyed once so each commit's
+/// lookup costs O(1) whatever the number of groups and members.
+fn assigned_members(
     views: &[crate::offsets::group_state::GroupView],
-    group: &str,
-    topic: &str,
-    partition: i32,
-) -> (Option<String>, Option<String>, Option<String>) {
-    let Some(g) = views.iter().find(|g| g.group == group) else {
-        return (None, None, None);
-    };
-    for m in &g.members {
-        if m.assignment
-            .iter()
-            .any(|(t, parts)| t == topic && parts.contains(&partition))
-        {
-            return (
-                Some(m.member_id.clone()),
-                Some(m.client_host.clone()).filter(|h| !h.is_empty()),
-                Some(m.client_id.clone()),
-            );
+) -> HashMap<(&str, &str, i32), &crate::offsets::group_state::MemberView> {
+    let mut members = HashMap::new();
+    for g in views {
+        for m in &g.members {
+            for (topic, partitions) in &m.assignment {
+                for &p in partitions {
+                    members
+                        .entry((g.group.as_str(), topic.as_str(), p))
+                        .or_insert(m);
+                }
+            }
         }
     }
-    (None, None, None)
+    members
 }

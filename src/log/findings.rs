@@ -190,6 +190,12 @@ kinds! {
     /// crash lost unflushed writes, or a tail was cut). A broker lowers the
     /// high watermark to the log end (`UnifiedLog.updateHighWatermark`).
     HighWatermarkAboveLogEnd = "high_watermark_above_log_end", Warning;
+    /// A high watermark in `replication-offset-checkpoint` below the log
+    /// start: negative (Kafka never writes one) or older than the log
+    /// start's checkpoint. `OffsetCheckpointFile` reads it as it is and a
+    /// broker raises it to the log start (`Partition.createLog`,
+    /// `UnifiedLog.updateHighWatermark`).
+    HighWatermarkBelowLogStart = "high_watermark_below_log_start", Warning;
     /// A `-delete` folder `LogManager` has not removed yet.
     DeleteFolder = "delete_folder", Warning;
     /// A `-stray` folder: the broker found a partition the metadata does not place here.

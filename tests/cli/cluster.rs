@@ -1180,5 +1180,51 @@ fn a_record_its_idempotent_producer_resent_to_the_new_leader_survives() {
             (5, Some(1), Some(5)),
             (6, Some(2), None)
         ]
+
+/// `cluster` draws the group lag by `klog lag`'s rule: a commit between
+/// the leader's high watermark and its log end is above_high_watermark,
+/// with kafka-consumer-groups' unclamped lag (`ConsumerGroupCommand.getLag`:
+/// high watermark − committed). fixtures/cluster: billing committed 7 on
+/// orders-0, whose leader, broker 1, ends at 9; its summary is edited to
+/// say high watermark 5.
+#[test]
+fn a_commit_above_the_leaders_high_watermark_is_said() {
+    let env = TestEnv::new();
+    let dir = summarize(&env, "fixtures/cluster");
+    let file = dir.join("broker-1.json");
+    let mut s: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let (hw, committed) = (5, 7);
+    for d in s["log_dirs"].as_array_mut().unwrap() {
+        for p in d["partitions"].as_array_mut().unwrap() {
+            if p["topic"] == "orders" && p["partition"] == 0 {
+                p["high_watermark"] = json!(hw);
+            }
+        }
+    }
+    write_json(&file, &s);
+    let r = run_json(
+        &env,
+        &["cluster", "--format", "json", dir.to_str().unwrap()],
+        1,
+    );
+    let g = r["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group"] == "billing" && g["topic"] == "orders")
+        .unwrap();
+    assert_eq!(
+        (
+            g["committed_offset"].as_i64(),
+            g["high_watermark"].as_i64(),
+            g["lag"].as_i64(),
+            g["status"].as_str()
+        ),
+        (
+            Some(committed),
+            Some(hw),
+            Some(hw - committed),
+            Some("above_high_watermark")
+        )
     );
 }

@@ -106,8 +106,14 @@ fn every_status_is_exercised() {
         (n["status"].as_str(), n["lag"].is_null()),
         (Some("no_partition"), true)
     );
-    // shipping orders-0: committed 30 = log end, above the checkpointed high watermark 28: nothing left.
-    assert_eq!(find(&r, "shipping", "orders", 0)["lag"], 0);
+    // shipping orders-0: committed 30 = log end, above the checkpointed
+    // high watermark 28: kafka-consumer-groups' lag 28 - 30
+    // (`ConsumerGroupCommand.getLag` clamps nothing).
+    let s = find(&r, "shipping", "orders", 0);
+    assert_eq!(
+        (s["lag"].as_i64(), s["status"].as_str()),
+        (Some(28 - 30), Some("above_high_watermark"))
+    );
 }
 
 #[test]
@@ -464,4 +470,233 @@ fn by_topic_and_by_group_sum_the_partitions() {
     // The JSON document carries both lists whatever --by says.
     assert!(doc["topics"].as_array().is_some_and(|t| !t.is_empty()));
     assert!(doc["groups"].as_array().is_some_and(|g| !g.is_empty()));
+}
+
+/// A data directory `data` of one partition `orders-0` holding `records`
+/// records from offset 0, its high watermark `hw` in
+/// replication-offset-checkpoint (when given), and one commit on it for
+/// each (group, offset) of `commits`.
+fn one_partition(env: &TestEnv, records: usize, hw: Option<&str>, commits: &[(&str, i64)]) {
+    let orders = encoded(&format!(
+        "out = batch(0, [(i, 0, None, b'v') for i in range({records})])"
+    ));
+    write_segment(&env.path("data"), "orders-0", &orders);
+    let commits: Vec<String> = commits
+        .iter()
+        .enumerate()
+        .map(|(i, (g, o))| {
+            format!("({i}, 0, offset_commit_key({g:?}, 'orders', 0), offset_commit_value({o}, 1700000000000))")
+        })
+        .collect();
+    let offsets = encoded(&format!("out = batch(0, [{}])", commits.join(", ")));
+    write_segment(&env.path("data"), "__consumer_offsets-0", &offsets);
+    if let Some(hw) = hw {
+        std::fs::write(
+            env.path("data/replication-offset-checkpoint"),
+            format!("0\n1\norders 0 {hw}\n"),
+        )
+        .unwrap();
+    }
+}
+
+/// A commit between the high watermark and the log end points at records
+/// a restart can truncate (a follower's unreplicated tail). Its lag is
+/// kafka-consumer-groups' (`ConsumerGroupCommand.getLag`: LOG-END-OFFSET −
+/// CURRENT-OFFSET, LOG-END-OFFSET being ListOffsets latest, the high
+/// watermark, and nothing clamped): negative, and its status says so.
+#[test]
+fn a_commit_above_the_high_watermark_is_said_and_its_lag_is_kafkas() {
+    let env = TestEnv::new();
+    let (hw, log_end, committed) = (20, 50, 50);
+    one_partition(&env, log_end, Some(&hw.to_string()), &[("g", committed)]);
+    let base = ["lag", "--now-ms", "1700000100000", "data"];
+    let r = rows(&env, &[&base[..], &["--format", "json"]].concat());
+    let g = find(&r, "g", "orders", 0);
+    assert_eq!(
+        (
+            g["high_watermark"].as_i64(),
+            g["log_end_offset"].as_i64(),
+            g["lag"].as_i64(),
+            g["status"].as_str(),
+            g["pending_records"].as_u64(),
+        ),
+        (
+            Some(hw),
+            Some(log_end as i64),
+            Some(hw - committed),
+            Some("above_high_watermark"),
+            Some(0)
+        )
+    );
+    let o = env.run(&[&base[..], &["--format", "csv"]].concat(), None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows = crate::support::csv_objects(&stdout(&o));
+    assert_eq!(rows[0]["status"], "above_high_watermark");
+    assert_eq!(rows[0]["lag"], (hw - committed).to_string());
+    let o = env.run(&base, None);
+    let line = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("g ") && l.contains("orders"))
+        .unwrap()
+        .to_string();
+    assert!(line.contains("above_high_watermark"), "{line}");
+    assert!(line.contains(&(hw - committed).to_string()), "{line}");
+    // The group's total sums positive lags only: nothing is owed.
+    let o = env.run(
+        &[&base[..], &["--format", "csv", "--by", "group"]].concat(),
+        None,
+    );
+    assert_eq!(crate::support::csv_objects(&stdout(&o))[0]["lag"], "0");
+}
+
+/// Two partitions each lagging more than i64::MAX / 2: every total
+/// (`--by group`, `--by topic`, the text `(total)` row and the JSON lists)
+/// saturates at i64::MAX instead of wrapping to a negative number.
+#[test]
+fn totals_saturate_instead_of_wrapping() {
+    let env = TestEnv::new();
+    // Each partition's only batch sits at offset 9e18: log end 9e18 + 1;
+    // the group committed 0 on both (the logs start at 0, their segment's base).
+    let far: i64 = 9_000_000_000_000_000_000;
+    for p in 0..2 {
+        let bytes = encoded(&format!("out = batch({far}, [(0, 0, None, b'v')])"));
+        write_segment(&env.path("data"), &format!("orders-{p}"), &bytes);
+    }
+    let offsets = encoded(
+        "out = batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value(0, 1700000000000)),
+                         (1, 0, offset_commit_key('g', 'orders', 1), offset_commit_value(0, 1700000000000))])",
+    );
+    write_segment(&env.path("data"), "__consumer_offsets-0", &offsets);
+    let base = ["lag", "--now-ms", "1700000100000", "data"];
+    let json = env.run(&[&base[..], &["--format", "json"]].concat(), None);
+    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    for p in doc["partitions"].as_array().unwrap() {
+        assert_eq!(p["lag"].as_i64(), Some(far + 1), "{p}");
+    }
+    // (far + 1) * 2 is past i64::MAX: the sum stops there.
+    assert!((far + 1).checked_mul(2).is_none());
+    assert_eq!(doc["groups"][0]["lag"].as_i64(), Some(i64::MAX));
+    assert_eq!(doc["topics"][0]["lag"].as_i64(), Some(i64::MAX));
+    for by in ["group", "topic"] {
+        let o = env.run(
+            &[&base[..], &["--format", "csv", "--by", by]].concat(),
+            None,
+        );
+        assert_eq!(
+            crate::support::csv_objects(&stdout(&o))[0]["lag"],
+            i64::MAX.to_string(),
+            "{by}"
+        );
+    }
+    let text = stdout(&env.run(&base, None));
+    let total = text.lines().find(|l| l.contains("(total)")).unwrap();
+    assert!(total.contains(&i64::MAX.to_string()), "{text}");
+}
+
+/// A negative high watermark in replication-offset-checkpoint: Kafka
+/// parses it (`OffsetCheckpointFile.Formatter` takes any long) and
+/// `Partition.createLog` hands it to `UnifiedLog.updateHighWatermark`,
+/// which raises it to the log start. `info` reports the entry; `lag`
+/// reads the high watermark a broker would load, the log start 0, so the
+/// groups at 5 and 20 are above it, not "ok" with no lag.
+#[test]
+fn a_negative_checkpointed_high_watermark_is_a_finding_and_no_group_is_ok_on_it() {
+    let env = TestEnv::new();
+    one_partition(&env, 25, Some("-100"), &[("a", 5), ("b", 20), ("c", 0)]);
+    let o = env.run(&["info", "--format", "json", "data"], None);
+    let doc = crate::support::document(&o, "info");
+    let found = crate::support::findings(&doc);
+    assert!(
+        found.iter().any(
+            |(kind, severity, _)| kind == "high_watermark_below_log_start" && severity == "warning"
+        ),
+        "{found:?}"
+    );
+    // A warning, as high_watermark_above_log_end is: info exits 0.
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text =
+        stdout(&env.run(&["info", "data"], None)) + &stderr(&env.run(&["info", "data"], None));
+    assert!(text.contains("-100"), "{text}");
+    let r = rows(
+        &env,
+        &[
+            "lag",
+            "--now-ms",
+            "1700000100000",
+            "--format",
+            "json",
+            "data",
+        ],
+    );
+    let log_start = 0;
+    for (group, committed) in [("a", 5), ("b", 20)] {
+        let g = find(&r, group, "orders", 0);
+        assert_eq!(
+            (
+                g["high_watermark"].as_i64(),
+                g["lag"].as_i64(),
+                g["status"].as_str()
+            ),
+            (
+                Some(log_start),
+                Some(log_start - committed),
+                Some("above_high_watermark")
+            ),
+            "{group}"
+        );
+    }
+    // At the log start itself there is nothing to read: ok, lag 0.
+    let c = find(&r, "c", "orders", 0);
+    assert_eq!(
+        (c["lag"].as_i64(), c["status"].as_str()),
+        (Some(0), Some("ok"))
+    );
+}
+
+/// `lag`, `groups` and `replay-offsets` refuse the directories of two
+/// clusters (meta.properties naming two cluster.id), as `cluster` refuses
+/// summaries of two: exit 2, naming both directories and both ids.
+#[test]
+fn directories_of_two_clusters_are_refused() {
+    let env = TestEnv::new();
+    one_partition(&env, 5, None, &[("g", 1)]);
+    let other = encoded("out = batch(0, [(0, 0, None, b'v')])");
+    write_segment(&env.path("other"), "payments-0", &other);
+    std::fs::write(
+        env.path("data/meta.properties"),
+        "version=1\ncluster.id=ClusterAAAAAAAAAAAAAAA\nnode.id=1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.path("other/meta.properties"),
+        "version=1\ncluster.id=ClusterBBBBBBBBBBBBBBB\nnode.id=2\n",
+    )
+    .unwrap();
+    for cmd in ["lag", "groups", "replay-offsets"] {
+        let o = env.run(&[cmd, "data", "other"], None);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
+        let err = stderr(&o);
+        for needle in [
+            "data",
+            "other",
+            "ClusterAAAAAAAAAAAAAAA",
+            "ClusterBBBBBBBBBBBBBBB",
+        ] {
+            assert!(err.contains(needle), "{cmd}: {needle}: {err}");
+        }
+        // The same cluster's two brokers are read together.
+        std::fs::write(
+            env.path("other/meta.properties"),
+            "version=1\ncluster.id=ClusterAAAAAAAAAAAAAAA\nnode.id=2\n",
+        )
+        .unwrap();
+        let o = env.run(&[cmd, "data", "other"], None);
+        assert_eq!(o.status.code(), Some(0), "{cmd}: {}", stderr(&o));
+        std::fs::write(
+            env.path("other/meta.properties"),
+            "version=1\ncluster.id=ClusterBBBBBBBBBBBBBBB\nnode.id=2\n",
+        )
+        .unwrap();
+    }
 }

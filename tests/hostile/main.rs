@@ -18,6 +18,7 @@ mod cluster;
 mod coordinator;
 mod diff;
 mod files;
+mod groups;
 mod injection;
 mod jobs;
 mod measure;

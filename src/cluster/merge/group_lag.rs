@@ -54,15 +54,18 @@ pub(super) fn group_lag(
                 }
                 None => (LagStatus::NoPartition, None),
                 Some((start, end, hw)) => {
+                    // kafka-consumer-groups' lag, unclamped
+                    // (`ConsumerGroupCommand.getLag`: end - offset).
                     let upto = hw.unwrap_or(end);
                     let lag = upto.saturating_sub(o.committed_offset);
                     if o.committed_offset < start {
                         (LagStatus::BelowLogStart, Some(lag))
                     } else if o.committed_offset > end {
                         (LagStatus::AboveLogEnd, Some(lag))
+                    } else if hw.is_some_and(|hw| o.committed_offset > hw) {
+                        (LagStatus::AboveHighWatermark, Some(lag))
                     } else {
-                        // A commit past a stale checkpointed high watermark: nothing left.
-                        (LagStatus::Ok, Some(lag.max(0)))
+                        (LagStatus::Ok, Some(lag))
                     }
                 }
             };

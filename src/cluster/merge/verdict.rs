@@ -167,6 +167,10 @@ pub enum LagStatus {
     BelowLogStart,
     /// Above the leader's log end: the log was truncated under the group.
     AboveLogEnd,
+    /// Between the leader's high watermark and its log end: records not
+    /// known to be replicated, which a restart can truncate (as `klog lag`
+    /// says it, `inspect::consumer_lag`).
+    AboveHighWatermark,
     /// A negative committed offset: none to Kafka's clients.
     NoCommittedOffset,
     /// Every replica of the partition is missing.
@@ -181,6 +185,7 @@ impl LagStatus {
             LagStatus::Ok => "ok",
             LagStatus::BelowLogStart => "below_log_start",
             LagStatus::AboveLogEnd => "above_log_end",
+            LagStatus::AboveHighWatermark => "above_high_watermark",
             LagStatus::NoCommittedOffset => "no_committed_offset",
             LagStatus::PartitionLost => "partition_lost",
             LagStatus::NoPartition => "no_partition",

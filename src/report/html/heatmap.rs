@@ -4,6 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+use kaen_log::inspect::consumer_lag::LagTotal;
+
 use super::content::{LagCell, ReportDoc};
 use super::page::paged_table;
 use super::svg;
@@ -56,18 +58,22 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
     b.push_str("</section>\n");
 }
 
-/// Group `g`'s total: the sum of its positive lags and of its pending
-/// records.
-fn group_total(cells: &[LagCell], g: &str) -> (i64, u64) {
-    cells
-        .iter()
-        .filter(|c| c.group == g)
-        .fold((0i64, 0u64), |(l, p), c| {
-            (
-                l.saturating_add(c.lag.unwrap_or(0).max(0)),
-                p.saturating_add(c.pending.unwrap_or(0)),
-            )
-        })
+/// Each group's total: the sum of its positive lags and of its pending
+/// records (saturating: [`LagTotal`]), summed in one pass.
+fn group_totals(cells: &[LagCell]) -> BTreeMap<&str, LagTotal> {
+    let mut totals: BTreeMap<&str, LagTotal> = BTreeMap::new();
+    for c in cells {
+        totals
+            .entry(c.group.as_str())
+            .or_default()
+            .add(c.lag, c.pending);
+    }
+    totals
+}
+
+/// Group `g`'s total in `totals`.
+fn group_total(totals: &BTreeMap<&str, LagTotal>, g: &str) -> (i64, u64) {
+    totals.get(g).map_or((0, 0), |t| (t.lag, t.pending_records))
 }
 
 /// The heatmap of groups × partitions, coloured on the scale of the
@@ -88,6 +94,7 @@ fn partition_heatmap(
         let _ = write!(b, "<th>{}<br>{p}</th>", esc(t));
     }
     b.push_str("<th>total</th></tr></thead><tbody>");
+    let totals = group_totals(cells);
     for g in groups {
         let _ = write!(b, "<tr data-group=\"{0}\"><th>{0}</th>", esc(g));
         for (t, p) in columns {
@@ -96,7 +103,7 @@ fn partition_heatmap(
                 None => b.push_str("<td></td>"),
             }
         }
-        let (lag, pending) = group_total(cells, g);
+        let (lag, pending) = group_total(&totals, g);
         let _ = write!(
             b,
             "<td class=\"total num\" data-group=\"{}\" data-lag=\"{lag}\" data-pending=\"{pending}\">{lag}</td></tr>",
@@ -106,9 +113,9 @@ fn partition_heatmap(
     b.push_str("</tbody></table>\n");
 }
 
-/// Per (group, topic): the sum of the positive lags, the partitions, and
-/// the partitions with a lag.
-type TopicSums<'a> = BTreeMap<(&'a str, &'a str), (i64, usize, usize)>;
+/// Per (group, topic): the sums ([`LagTotal`]) and the partitions with a
+/// lag.
+type TopicSums<'a> = BTreeMap<(&'a str, &'a str), (LagTotal, usize)>;
 
 /// The heatmap of groups × topics, with each group's and each topic's
 /// total.
@@ -120,11 +127,10 @@ fn topic_heatmap(b: &mut String, cells: &[LagCell], groups: &BTreeSet<&str>) {
         let e = sums
             .entry((c.group.as_str(), c.topic.as_str()))
             .or_default();
-        e.0 = e.0.saturating_add(c.lag.unwrap_or(0).max(0));
-        e.1 += 1;
-        e.2 += usize::from(c.lag.is_some());
+        e.0.add(c.lag, c.pending);
+        e.1 += usize::from(c.lag.is_some());
     }
-    let topic_max = sums.values().map(|v| v.0).max().unwrap_or(0);
+    let topic_max = sums.values().map(|v| v.0.lag).max().unwrap_or(0);
     b.push_str(
         "<h3>Per topic</h3>\n<table class=\"heat\" id=\"heat-topics\"><thead><tr><th>group</th>",
     );
@@ -132,12 +138,13 @@ fn topic_heatmap(b: &mut String, cells: &[LagCell], groups: &BTreeSet<&str>) {
         let _ = write!(b, "<th>{}</th>", esc(t));
     }
     b.push_str("<th>total</th></tr></thead><tbody>");
+    let totals = group_totals(cells);
     for g in groups {
         let _ = write!(b, "<tr data-group=\"{0}\"><th>{0}</th>", esc(g));
         for t in &topics {
             match sums.get(&(*g, *t)) {
-                Some((lag, n, known)) => {
-                    let lag = (*known > 0).then_some(*lag);
+                Some((sum, known)) => {
+                    let (lag, n) = ((*known > 0).then_some(sum.lag), sum.partitions);
                     let _ = write!(
                         b,
                         "<td class=\"cell topic-cell num\" style=\"background:{}\" data-group=\"{}\" data-topic=\"{}\" data-lag=\"{}\" data-tip=\"{} on {}: lag {} over {}\">{}</td>",
@@ -148,14 +155,14 @@ fn topic_heatmap(b: &mut String, cells: &[LagCell], groups: &BTreeSet<&str>) {
                         esc(g),
                         esc(t),
                         opt(lag),
-                        crate::report::plural(*n as u64, "partition", "partitions"),
+                        crate::report::plural(n, "partition", "partitions"),
                         opt(lag)
                     );
                 }
                 None => b.push_str("<td></td>"),
             }
         }
-        let (lag, _) = group_total(cells, g);
+        let (lag, _) = group_total(&totals, g);
         let _ = write!(b, "<td class=\"total num\">{lag}</td></tr>");
     }
     topic_totals_row(b, &topics, &sums);
@@ -165,13 +172,15 @@ fn topic_heatmap(b: &mut String, cells: &[LagCell], groups: &BTreeSet<&str>) {
 /// sum of them all.
 fn topic_totals_row(b: &mut String, topics: &BTreeSet<&str>, sums: &TopicSums<'_>) {
     b.push_str("<tr class=\"topic-totals\"><th>total</th>");
-    let mut all = 0i64;
+    let mut by_topic: BTreeMap<&str, LagTotal> = BTreeMap::new();
+    let mut all = LagTotal::default();
+    for ((_, t), (sum, _)) in sums {
+        by_topic.entry(t).or_default().merge(sum);
+        all.merge(sum);
+    }
+    let all = all.lag;
     for t in topics {
-        let sum: i64 = sums
-            .iter()
-            .filter(|((_, tt), _)| tt == t)
-            .fold(0i64, |acc, (_, v)| acc.saturating_add(v.0));
-        all = all.saturating_add(sum);
+        let sum = by_topic.get(t).map_or(0, |s| s.lag);
         let _ = write!(
             b,
             "<td class=\"total num\" data-topic=\"{}\" data-lag=\"{sum}\">{sum}</td>",
