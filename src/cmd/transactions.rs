@@ -7,6 +7,7 @@ use kaen_log::log::findings::Counts;
 use kaen_log::log::findings::{Finding, Kind, Summary};
 use kaen_log::log::{classify, DataDir, Partition, PathKind};
 use kaen_log::txn::hanging::{self, Judgement, Verdict};
+use kaen_log::txn::txnlog::CoordinatorEnd;
 use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_STATE_TOPIC};
 use kaen_log::txn::{self, snapshot, PartitionState, TxnOptions};
 use schemars::JsonSchema;
@@ -27,7 +28,12 @@ use crate::report::{emit, formats, plural, Format, Output, Report, Table};
 /// epoch regressions, zombie transactional writes). When a
 /// `__transaction_state-N` folder is present, the coordinator's view of
 /// every transactional id follows, with its transaction version (TV 2:
-/// the epoch is bumped at every commit and abort).
+/// the epoch is bumped at every commit and abort) and what the coordinator
+/// does with it on its own once it loads its log again (COORDINATOR-END):
+/// a PrepareCommit or PrepareAbort is completed at once, its markers
+/// written; an Ongoing transaction is aborted once its start plus its
+/// timeout has passed (`TransactionStateManager.timedOutTransactions`),
+/// an ABORT marker landing at the log end of each of its partitions.
 ///
 /// Hanging transactions follow `kafka-transactions find-hanging`, as
 /// `verify-crc --deep` does: an open transaction whose producer last wrote
@@ -390,6 +396,10 @@ struct CoordinatorTxn {
     next_producer_epoch: i16,
     /// A later record of this id could not be read: the row may be stale.
     incomplete: bool,
+    /// What the coordinator does with it on its own once it loads its log:
+    /// completes a Prepare state at once, aborts an Ongoing transaction
+    /// once its timeout has passed (null: nothing).
+    coordinator_end: Option<kaen_log::txn::txnlog::CoordinatorEnd>,
 }
 
 impl CoordinatorTxn {
@@ -417,6 +427,7 @@ impl CoordinatorTxn {
             next_producer_id: m.next_producer_id,
             next_producer_epoch: m.next_producer_epoch,
             incomplete: v.unread_ids.contains(id),
+            coordinator_end: m.coordinator_end(),
         }
     }
 }
@@ -438,6 +449,8 @@ struct CoordinatorRow<'a> {
     timeout_ms: i32,
     partitions: String,
     last_update_ms: i64,
+    /// What the coordinator does on its own once it loads its log.
+    coordinator_end: String,
 }
 
 /// The settings of the hanging check.
@@ -706,6 +719,19 @@ impl Report for TransactionsReport {
                             .join(",")
                     }),
                     last_update_ms: m.last_update_timestamp_ms,
+                    coordinator_end: match m.coordinator_end {
+                        Some(CoordinatorEnd::AbortsAt { ms }) => format!(
+                            "aborts at {} (start + timeout)",
+                            kaen_log::format::time::format_iso_ms(ms)
+                        ),
+                        Some(CoordinatorEnd::CompletesOnLoad { commit }) => {
+                            format!(
+                                "completes on load ({})",
+                                if commit { "COMMIT" } else { "ABORT" }
+                            )
+                        }
+                        None => "-".to_string(),
+                    },
                 })
                 .collect();
             tables.push(Table::of(&rows).times(&["last_update_ms"], self.time_format));

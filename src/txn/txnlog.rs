@@ -178,6 +178,47 @@ pub fn status_name(status: i8) -> &'static str {
     }
 }
 
+/// What the transaction coordinator does with a transactional id on its
+/// own once it has loaded `__transaction_state` (after a restart, or a new
+/// coordinator's election):
+/// - `PrepareCommit`/`PrepareAbort`: it completes the transaction at once,
+///   sending the COMMIT or ABORT markers that may be missing
+///   (`TransactionStateManager.loadTransactionsForTxnTopicPartition`);
+/// - `Ongoing`: once `transactionStartTimestamp + timeout` is past, its
+///   periodic check (`transaction.abort.timed.out.transaction.cleanup.interval.ms`,
+///   10 s by default) aborts it (`TransactionStateManager.timedOutTransactions`,
+///   `TransactionCoordinator.abortTimedOutTransactions`; Kafka 4.3 exempts
+///   two-phase-commit transactions, KIP-939): the producer is fenced and an
+///   ABORT marker is written to each of its partitions;
+/// - anything else: nothing.
+///
+/// Each marker lands at its partition's log end when the leader appends it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CoordinatorEnd {
+    /// Completed when the coordinator loads: markers of this result.
+    CompletesOnLoad { commit: bool },
+    /// Aborted by the timeout check from this time (epoch ms) on.
+    AbortsAt { ms: i64 },
+}
+
+impl TransactionMetadata {
+    /// How the coordinator ends this transaction on its own (see
+    /// [`CoordinatorEnd`]); `None` when it does nothing.
+    pub fn coordinator_end(&self) -> Option<CoordinatorEnd> {
+        match self.status {
+            1 => Some(CoordinatorEnd::AbortsAt {
+                ms: self
+                    .start_timestamp_ms
+                    .saturating_add(i64::from(self.timeout_ms)),
+            }),
+            2 => Some(CoordinatorEnd::CompletesOnLoad { commit: true }),
+            3 => Some(CoordinatorEnd::CompletesOnLoad { commit: false }),
+            _ => None,
+        }
+    }
+}
+
 /// The status id of `Dead`: a transactional id being expired, which
 /// `TransactionStateManager.listTransactionStates` never lists.
 pub const STATUS_DEAD: i8 = 6;

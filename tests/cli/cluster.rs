@@ -1180,6 +1180,8 @@ fn a_record_its_idempotent_producer_resent_to_the_new_leader_survives() {
             (5, Some(1), Some(5)),
             (6, Some(2), None)
         ]
+    );
+}
 
 /// `cluster` draws the group lag by `klog lag`'s rule: a commit between
 /// the leader's high watermark and its log end is above_high_watermark,

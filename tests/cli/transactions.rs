@@ -956,3 +956,26 @@ fn verify_crc_deep_and_transactions_give_one_answer() {
         "not candidates yet"
     );
 }
+
+#[test]
+fn the_coordinator_says_how_it_ends_each_transaction_on_its_own() {
+    // fixtures/txn/__transaction_state-0 (make.sh): slow-app Ongoing, its
+    // transaction started at 1700000000000 with a 60000 ms timeout: the
+    // coordinator's timeout check aborts it from 1700000060000 on
+    // (TransactionStateManager.timedOutTransactions); payments-app is
+    // CompleteAbort: nothing to do. A PrepareCommit or PrepareAbort is
+    // completed as soon as the coordinator loads its log
+    // (loadTransactionsForTxnTopicPartition).
+    let env = TestEnv::new();
+    let o = env.run(&["transactions", "--format", "json", "fixtures/txn"], None);
+    let doc = crate::support::document(&o, "transactions");
+    let rows = doc["coordinator"].as_array().unwrap().clone();
+    let end = |id: &str| {
+        rows.iter().find(|r| r["transactional_id"] == id).unwrap()["coordinator_end"].clone()
+    };
+    assert_eq!(
+        end("slow-app"),
+        serde_json::json!({"kind": "aborts_at", "ms": 1700000060000_i64})
+    );
+    assert_eq!(end("payments-app"), serde_json::Value::Null);
+}
