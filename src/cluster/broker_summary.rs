@@ -71,6 +71,9 @@ pub struct LogDirSummary {
     pub directory_id: Option<String>,
     /// `.kafka_cleanshutdown` is present (a broker would skip recovery).
     pub clean_shutdown: bool,
+    /// The `meta.properties` version: 0 in ZooKeeper mode, 1 in KRaft mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta_version: Option<i64>,
     /// Live partition folders, by topic and partition (`__cluster_metadata`
     /// is summarized as `metadata` instead).
     pub partitions: Vec<PartitionSummary>,
@@ -413,6 +416,7 @@ pub fn summarize(path: &Path, opts: &SummaryOptions) -> Result<(LogDirSummary, V
             .and_then(|m| m.directory_id)
             .map(|d| d.to_string()),
         clean_shutdown: state.clean_shutdown,
+        meta_version: meta.as_ref().map(|m| i64::from(m.version)),
         partitions,
         committed_offsets,
         metadata,

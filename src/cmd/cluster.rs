@@ -31,7 +31,12 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// the worst; else the last known ELR; else, uncleanly, the first with a
 /// copy; without metadata, the replica with the newest leader epoch,
 /// then the longest log, then the lowest node id (ISR members all
-/// hold the newest epoch). Each follower is truncated as Kafka's fetcher
+/// hold the newest epoch). In ZooKeeper mode (meta.properties version 0)
+/// the controller's leader and ISR are in ZooKeeper, not on disk: every
+/// replica whose log reaches the highest high watermark can be an ISR
+/// member, so when such replicas end differently the leader is undecided
+/// and each one's outcome is shown; the elected leader starts a new epoch
+/// above every replica's at its log end, as `Partition.makeLeader` does. Each follower is truncated as Kafka's fetcher
 /// would (its latest leader epoch against the leader's end of that epoch,
 /// `LeaderEpochFileCache.endOffsetFor`; the largest common epoch and its
 /// end offset decide): TRUNCATE-TO is where that leaves its log end; below

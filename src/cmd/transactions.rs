@@ -450,7 +450,9 @@ struct CoordinatorRow<'a> {
     partitions: String,
     last_update_ms: i64,
     /// What the coordinator does on its own once it loads its log.
-    coordinator_end: String,
+    coordinator_end: &'static str,
+    /// When its timeout check aborts an Ongoing transaction (start + timeout).
+    aborts_at_ms: Option<i64>,
 }
 
 /// The settings of the hanging check.
@@ -720,21 +722,24 @@ impl Report for TransactionsReport {
                     }),
                     last_update_ms: m.last_update_timestamp_ms,
                     coordinator_end: match m.coordinator_end {
-                        Some(CoordinatorEnd::AbortsAt { ms }) => format!(
-                            "aborts at {} (start + timeout)",
-                            kaen_log::format::time::format_iso_ms(ms)
-                        ),
-                        Some(CoordinatorEnd::CompletesOnLoad { commit }) => {
-                            format!(
-                                "completes on load ({})",
-                                if commit { "COMMIT" } else { "ABORT" }
-                            )
+                        Some(CoordinatorEnd::AbortsAt { .. }) => "aborts on timeout",
+                        Some(CoordinatorEnd::CompletesOnLoad { commit: true }) => {
+                            "completes on load (COMMIT)"
                         }
-                        None => "-".to_string(),
+                        Some(CoordinatorEnd::CompletesOnLoad { commit: false }) => {
+                            "completes on load (ABORT)"
+                        }
+                        None => "-",
+                    },
+                    aborts_at_ms: match m.coordinator_end {
+                        Some(CoordinatorEnd::AbortsAt { ms }) => Some(ms),
+                        _ => None,
                     },
                 })
                 .collect();
-            tables.push(Table::of(&rows).times(&["last_update_ms"], self.time_format));
+            tables.push(
+                Table::of(&rows).times(&["last_update_ms", "aborts_at_ms"], self.time_format),
+            );
         }
         tables
     }

@@ -1075,7 +1075,12 @@ fn each_group_lands_where_kafkas_consumer_resumes() {
 
 /// `klog cluster --format json` of fixtures/cluster's three directories in `env`.
 fn cluster_of_dirs(env: &TestEnv) -> Value {
-    let root = env.path("fixtures/cluster");
+    cluster_of(env, "fixtures/cluster")
+}
+
+/// `klog cluster --format json` of the three brokers' directories under `rel` in `env`.
+fn cluster_of(env: &TestEnv, rel: &str) -> Value {
+    let root = env.path(rel);
     let dirs: Vec<String> = (1..=3)
         .map(|n| {
             root.join(format!("broker-{n}"))
@@ -1229,4 +1234,86 @@ fn a_commit_above_the_leaders_high_watermark_is_said() {
             Some("above_high_watermark")
         )
     );
+}
+
+#[test]
+fn in_zookeeper_mode_every_replica_that_can_be_elected_has_its_outcome() {
+    // fixtures/cluster as a ZooKeeper-mode cluster: no metadata log, and
+    // meta.properties version 0 (broker.id, cluster.id), as a 3.x broker
+    // writes it. The leader and ISR live in ZooKeeper, not on disk. The
+    // controller elects a live ISR member, and every ISR member holds every
+    // record below the high watermark: with orders-0's high watermarks at
+    // 7 on every node, nodes 1 and 2 (epoch 2, log end 9) and node 3
+    // (epoch 1, log end 7) can all be elected, in that order. Under 1 or 2,
+    // node 3 truncates to 4 (its epoch 1 ends where the leader's epoch 0
+    // does); under 3, nodes 1 and 2 truncate to 4 (epoch 2 is unknown to
+    // node 3, whose epoch 0 ends at 4).
+    let env = TestEnv::new();
+    let root = without_metadata(&env, "zk");
+    for n in 1..=3 {
+        let dir = env.path(&format!("{root}/broker-{n}"));
+        std::fs::write(
+            dir.join("meta.properties"),
+            format!("#\nversion=0\nbroker.id={n}\ncluster.id=Y2x1c3Rlci1maXh0dXJlIQ\n"),
+        )
+        .unwrap();
+        let hw = std::fs::read_to_string(dir.join("replication-offset-checkpoint")).unwrap();
+        let hw: String = hw
+            .lines()
+            .map(|l| {
+                if l.starts_with("orders 0 ") {
+                    "orders 0 7"
+                } else {
+                    l
+                }
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(dir.join("replication-offset-checkpoint"), hw).unwrap();
+    }
+    let doc = cluster_of(&env, &root);
+    let p = partition(&doc, "orders", 0);
+    assert_eq!(p["leader_source"], "undecided");
+    assert!(p["detail"].as_str().unwrap().contains("ZooKeeper"), "{p}");
+    // (leader, [(diverged follower, where it truncates)]) per outcome.
+    type Outcome = (i64, Vec<(i64, Option<i64>)>);
+    let outcomes: Vec<Outcome> = p["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let cut = o["replicas"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["state"] == "diverged")
+                .map(|r| {
+                    (
+                        r["node_id"].as_i64().unwrap(),
+                        r["truncation_offset"].as_i64(),
+                    )
+                })
+                .collect();
+            (o["leader"].as_i64().unwrap(), cut)
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (1, vec![(3, Some(4))]),
+            (2, vec![(3, Some(4))]),
+            (3, vec![(1, Some(4)), (2, Some(4))]),
+        ]
+    );
+    // The records each outcome loses are named: under 3, nodes 1 and 2
+    // lose 4..8 (keys k4..k8, fixtures/cluster).
+    let under_3 = &p["outcomes"][2]["replicas"];
+    let lost = under_3
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["node_id"] == 1)
+        .unwrap()["lost"]["count"]
+        .clone();
+    assert_eq!(lost, 5);
 }

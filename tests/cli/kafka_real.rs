@@ -2816,3 +2816,133 @@ fn verify_crc_deep_and_find_hanging_give_one_answer() {
         }
     });
 }
+
+/// Kafka's own log of node 3's first start after the SIGKILL
+/// (`expected/restart/node-3.log`, recorded by run.sh from the broker's
+/// output): per partition, the segments its `LogLoader` recovered
+/// ("Recovering unflushed segment N"), and the log start and end each log
+/// loaded (`LogManager`: "Completed load of Log(…)"); whether it skipped
+/// recovery for a clean shutdown.
+struct KafkaRestart {
+    recovered: BTreeMap<String, Vec<i64>>,
+    loaded: BTreeMap<String, (i64, i64)>,
+    clean: bool,
+}
+
+fn kafka_restart(log: &str) -> KafkaRestart {
+    let mut r = KafkaRestart {
+        recovered: BTreeMap::new(),
+        loaded: BTreeMap::new(),
+        clean: false,
+    };
+    let field = |line: &str, name: &str| -> Option<String> {
+        let at = line.find(name)? + name.len();
+        let rest = &line[at..];
+        let end = rest.find([',', ')', ']', ' ']).unwrap_or(rest.len());
+        Some(rest[..end].to_string())
+    };
+    for line in log.lines() {
+        if line.contains("since clean shutdown") {
+            r.clean = true;
+        } else if let Some(seg) = field(line, "Recovering unflushed segment ") {
+            let part = field(line, "[LogLoader partition=").unwrap();
+            let seg: i64 = seg.trim_end_matches('.').parse().unwrap();
+            r.recovered.entry(part).or_default().push(seg);
+        } else if line.contains("Completed load of Log(") {
+            let topic = field(line, "topic=").unwrap();
+            let partition = field(line, "partition=").unwrap();
+            let start = field(line, "logStartOffset=").unwrap().parse().unwrap();
+            let end = field(line, "logEndOffset=").unwrap().parse().unwrap();
+            r.loaded
+                .insert(format!("{topic}-{partition}"), (start, end));
+        }
+    }
+    r
+}
+
+#[test]
+fn recovery_preview_of_the_killed_broker_is_what_its_restart_did() {
+    let mut compared = 0;
+    let mut without = Vec::new();
+    each_release(|real| {
+        if !real.answers("restart") {
+            return;
+        }
+        let log = std::fs::read_to_string(real.source.join("expected/restart/node-3.log")).unwrap();
+        let kafka = kafka_restart(&log);
+        // Node 3 was killed: no clean-shutdown marker, every log recovered.
+        assert!(
+            !kafka.clean,
+            "{}: Kafka found a clean shutdown",
+            real.release
+        );
+        assert!(!kafka.loaded.is_empty(), "{}: no log loaded", real.release);
+        let doc = real.json(&[
+            "verify-crc",
+            "--recovery-preview",
+            "--format",
+            "json",
+            "broker-3",
+        ]);
+        assert_eq!(doc["restarts"][0]["shutdown"]["state"], "unclean");
+        let mut checked = 0;
+        for p in doc["partitions"].as_array().unwrap() {
+            let name = format!(
+                "{}-{}",
+                p["topic"].as_str().unwrap(),
+                p["partition"].as_i64().unwrap()
+            );
+            let Some(&(start, end)) = kafka.loaded.get(&name) else {
+                // The metadata log is loaded by the raft layer, not LogManager.
+                assert_eq!(p["topic"], "__cluster_metadata", "{}: {name}", real.release);
+                continue;
+            };
+            checked += 1;
+            let what = format!("{} {name}", real.release);
+            // What the log loads.
+            assert_eq!(p["log_start_offset"].as_i64(), Some(start), "{what}");
+            assert_eq!(p["log_end_offset"].as_i64(), Some(end), "{what}");
+            assert!(p["cuts"].as_array().unwrap().is_empty(), "{what}");
+            // The segments recovered: from the one holding the recovery point on.
+            let recovered = kafka.recovered.get(&name).cloned().unwrap_or_default();
+            assert_eq!(
+                p["rescanned_segments"].as_u64(),
+                Some(recovered.len() as u64),
+                "{what}: Kafka recovered {recovered:?}"
+            );
+            if let Some(first) = recovered.first() {
+                assert_eq!(p["from_segment"].as_i64(), Some(*first), "{what}");
+            }
+        }
+        assert_eq!(
+            checked,
+            kafka.loaded.len(),
+            "{}: every log Kafka loaded",
+            real.release
+        );
+    });
+    for tree in trees() {
+        let manifest: Value = serde_json::from_str(
+            &std::fs::read_to_string(tree.join("expected/manifest.json")).unwrap(),
+        )
+        .unwrap();
+        if manifest["answers"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x == "restart"))
+        {
+            compared += 1;
+        } else {
+            without.push(manifest["kafka"].as_str().unwrap_or("?").to_string());
+        }
+    }
+    if !without.is_empty() {
+        eprintln!(
+            "recovery_preview_of_the_killed_broker: releases recorded before run.sh kept the restart log: {without:?} \
+             (regenerate them: tests/kafka/run.sh --kafka VERSION)"
+        );
+    }
+    assert!(
+        compared > 0,
+        "no release of the matrix has expected/restart/node-3.log"
+    );
+}

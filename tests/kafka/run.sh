@@ -381,7 +381,18 @@ stop_cluster() {   # brokers first, node 1 (the KRaft controller) last
     if [[ $MODE == zookeeper ]]; then "$KLOG_ORACLE_CTL" stop zk; fi
 }
 log "writers: restarting the cluster until node 3 has caught up, then stopping every node"
+# This is node 3's first start since the SIGKILL, on the directory copied as broker-3/:
+# what its LogLoader recovered and what each log loaded is Kafka's own answer to
+# `klog verify-crc --recovery-preview broker-3` (expected/restart/node-3.log; the
+# temporary directory's path is written as broker-3).
+RESTART_FROM=$(( $(wc -l <"$WORK/logs/node-3.log") + 1 ))
 start_cluster
+mkdir -p "$EXPECTED/restart"
+tail -n +"$RESTART_FROM" "$WORK/logs/node-3.log" \
+    | grep -E 'Recovering unflushed segment|Completed load of Log|Skipping recovery of|since clean shutdown' \
+    | sed "s#$WORK/cluster/##g" >"$EXPECTED/restart/node-3.log" || true
+[[ -s "$EXPECTED/restart/node-3.log" ]] || die "node 3's restart logged no log loading (expected/restart/node-3.log is empty)"
+ANSWERS+=(restart)
 stop_cluster
 
 # Every file of the three log directories: path, size and SHA-256.

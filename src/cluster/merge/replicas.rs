@@ -44,7 +44,19 @@ pub(super) fn partition_verdict<'a>(
             log_end: f.p.log_end_offset,
         })
         .collect();
-    let (leader, source, mut detail) = choose_leader(&copies, assigned);
+    let (leader, mut source, mut detail) = choose_leader(&copies, assigned);
+    let zookeeper = zookeeper_eligible(&candidates, assigned);
+    if let [first, _, ..] = zookeeper.as_slice() {
+        let names: Vec<String> = zookeeper.iter().map(i32::to_string).collect();
+        source = LeaderSource::Undecided;
+        detail = format!(
+            "ZooKeeper mode: the leader and ISR live in ZooKeeper, not on these disks; any of nodes {} (each \
+             holds every record below the high watermark) can be elected: the outcome under each is shown \
+             (judged here against node {})",
+            names.join(", "),
+            leader.unwrap_or(*first)
+        );
+    }
     let leader_found = leader.and_then(|l| found.get(&l).copied());
     let judge = |leader: Option<i32>, source: LeaderSource| {
         judge_replicas(
@@ -59,8 +71,12 @@ pub(super) fn partition_verdict<'a>(
     };
     let (replicas, mut status) = judge(leader, source);
     let mut outcomes = Vec::new();
-    if let (LeaderSource::Undecided, Some(a)) = (source, assigned) {
-        for n in electable(&copies, a).1 {
+    let eligible = match assigned {
+        Some(a) => electable(&copies, a).1,
+        None => zookeeper.clone(),
+    };
+    if source == LeaderSource::Undecided {
+        for n in eligible {
             let (replicas, outcome) = judge(Some(n), source);
             status = status.max(outcome);
             outcomes.push(LeaderOutcome {
@@ -103,6 +119,54 @@ pub(super) fn partition_verdict<'a>(
 /// The replicas of a partition judged against `leader` (chosen as
 /// `source` says), those the metadata assigns but no summary holds
 /// included, and the partition's status under that leader.
+/// In ZooKeeper mode (no KRaft metadata; `meta.properties` version 0) the
+/// controller's choice is not on disk: the controller elects a live ISR
+/// member (`PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection`),
+/// and every ISR member holds every record below the high watermark. So the
+/// eligible replicas are those whose log reaches the highest checkpointed
+/// high watermark among the copies, in the order the chosen leader would
+/// be (newest epoch, longest log, lowest node). Empty outside ZooKeeper
+/// mode, with fewer than two eligible, or when they all end alike.
+fn zookeeper_eligible(
+    candidates: &[(i32, Found<'_>)],
+    assigned: Option<&AssignedPartition>,
+) -> Vec<i32> {
+    let zookeeper = assigned.is_none()
+        && !candidates.is_empty()
+        && candidates
+            .iter()
+            .all(|(_, f)| f.dir.meta_version == Some(0));
+    if !zookeeper {
+        return Vec::new();
+    }
+    let hw = candidates
+        .iter()
+        .filter_map(|(_, f)| f.p.high_watermark)
+        .max()
+        .unwrap_or(0);
+    let mut eligible: Vec<&(i32, Found<'_>)> = candidates
+        .iter()
+        .filter(|(_, f)| f.p.log_end_offset >= hw)
+        .collect();
+    eligible.sort_by_key(|(n, f)| {
+        (
+            std::cmp::Reverse(latest_epoch(f.p)),
+            std::cmp::Reverse(f.p.log_end_offset),
+            *n,
+        )
+    });
+    // Replicas with the same newest epoch and log end give the same
+    // outcome whichever is elected: nothing to choose between.
+    let same = eligible.windows(2).all(|w| {
+        let key = |f: &Found<'_>| (latest_epoch(f.p), f.p.log_end_offset);
+        key(&w[0].1) == key(&w[1].1)
+    });
+    if eligible.len() < 2 || same {
+        return Vec::new();
+    }
+    eligible.into_iter().map(|(n, _)| *n).collect()
+}
+
 fn judge_replicas(
     leader: Option<i32>,
     source: LeaderSource,
@@ -115,14 +179,23 @@ fn judge_replicas(
     let is_assigned = |n: i32| assigned.map(|a| a.replicas.contains(&n));
     let leader_found = leader.and_then(|l| found.get(&l).copied());
     let mut leader_log = leader_found.map(|f| replica_log(f.p));
-    if let (Some(l), Some(a)) = (&mut leader_log, assigned) {
+    if let Some(l) = &mut leader_log {
         // Partition.makeLeader: the leader's epoch starts at its log end; a
-        // leader the controller has yet to elect gets the next epoch.
-        let epoch = match source {
-            LeaderSource::Metadata => a.leader_epoch,
-            _ => a.leader_epoch.saturating_add(1),
+        // leader the controller has yet to elect gets the next epoch. With no
+        // metadata (ZooKeeper mode), the controller's next epoch is above
+        // every epoch any replica has seen.
+        let epoch = match (assigned, source) {
+            (Some(a), LeaderSource::Metadata) => Some(a.leader_epoch),
+            (Some(a), _) => Some(a.leader_epoch.saturating_add(1)),
+            (None, _) => found
+                .values()
+                .filter_map(|f| latest_epoch(f.p))
+                .max()
+                .map(|e| e.saturating_add(1)),
         };
-        l.cache.assign(epoch, l.log_end);
+        if let Some(epoch) = epoch {
+            l.cache.assign(epoch, l.log_end);
+        }
     }
     let leader_side = match (leader, &leader_log, leader_found) {
         (Some(n), Some(log), Some(f)) => Some(LeaderSide {
