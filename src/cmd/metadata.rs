@@ -38,8 +38,10 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// and the record is not applied: a record that does not decode (an apiKey
 /// no Kafka release klog knows has, a malformed field) or that Kafka's
 /// replay refuses (a change for an unknown partition or broker epoch, a
-/// transaction record out of place). A version newer than klog knows is
-/// read with the newest layout, as Kafka does, and is a warning. Either
+/// transaction record out of place), or a version newer than klog knows
+/// of a record holding a nested struct (its generated `read` refuses the
+/// version). Any other newer version is read with the newest layout, as
+/// Kafka does, and is a warning. Either
 /// way the parts of the image the record may touch are marked incomplete
 /// ("incomplete:" in text, `incomplete` in JSON). What Kafka's image takes
 /// as written but no controller writes is a warning: a partition

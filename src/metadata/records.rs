@@ -513,10 +513,41 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
     // A version above the newest known is read with the newest layout: the
     // generated `read(Readable, short)` of a metadata record tests only
     // `version >= N` for its fields and never rejects a version
-    // (e.g. TopicRecord.read, RegisterBrokerRecord.read).
+    // (e.g. TopicRecord.read, RegisterBrokerRecord.read). Its nested
+    // structs do: each has the record's version range, and its generated
+    // `read` throws UnsupportedVersionException above the newest
+    // (`RegisterBrokerRecord.BrokerEndpoint.read`: "Can't read version 5
+    // of BrokerEndpoint"), which `AbstractApiMessageSerde.read` turns into
+    // MetadataParseException: a newer record holding a nested struct does
+    // not load.
     let read_as = (frame.version > schema.versions.1).then_some(schema.versions.1);
     let body_at = c.position();
     match schema.decode(c.rest(), body_at, read_as.unwrap_or(frame.version)) {
+        Ok(data) if read_as.is_some() && nested_struct(schema.fields, &data).is_some() => {
+            let field = nested_struct(schema.fields, &data).unwrap_or_default();
+            let e = DecodeError::new(
+                body_at,
+                DecodeErrorKind::UnknownVersion {
+                    schema: field,
+                    version: frame.version,
+                },
+            );
+            MetadataRecord {
+                frame: Some(frame),
+                name: schema.name.into(),
+                data: None,
+                error: Some(format!(
+                    "version {} is newer than {}'s newest, {}: its nested {field} struct refuses it (Kafka: \
+                     \"Can't read version {} of\" the struct, MetadataParseException)",
+                    frame.version,
+                    schema.name,
+                    schema.versions.1,
+                    frame.version
+                )),
+                defect: Some(Defect::Malformed(e)),
+                read_as,
+            }
+        }
         Ok(data) => MetadataRecord {
             frame: Some(frame),
             name: schema.name.into(),
@@ -537,6 +568,21 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
             read_as,
         },
     }
+}
+
+/// The first field of `fields` holding a nested struct in `data` (a
+/// non-empty array of structs, or a struct): the generated code reads it
+/// with the nested struct's own `read`, which checks the version.
+fn nested_struct(fields: &[Field], data: &Value) -> Option<&'static str> {
+    fields.iter().find_map(|f| {
+        let v = data.get(crate::format::schema::json_name(f.name))?;
+        let holds = match f.ty {
+            Ty::Array(Ty::Struct(_)) => v.as_array().is_some_and(|a| !a.is_empty()),
+            Ty::Struct(_) => !v.is_null(),
+            _ => false,
+        };
+        holds.then_some(f.name)
+    })
 }
 
 impl MetadataRecord {

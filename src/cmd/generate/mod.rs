@@ -580,7 +580,8 @@ fn records_page(version: &str) -> String {
          record's key has no version of its own: the rows give its value's versions.",
         "In the metadata log, a record type not listed is an error (Kafka's loader fails on it) and a \
          version above the newest listed is read with the newest layout, as Kafka's generated code \
-         reads it (a warning); either way klog metadata, info, summary and cluster mark the parts of \
+         reads it (a warning), unless the record holds a nested struct (endpoints, features, quota \
+         entities), whose generated read refuses the version (an error, as Kafka's loader fails); either way klog metadata, info, summary and cluster mark the parts of \
          the image it may touch as incomplete.",
     ] {
         roff.push_str(&format!(".PP\n{}\n", roff_text(&para.replace('\u{2011}', "-"))));
