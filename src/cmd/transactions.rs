@@ -77,9 +77,12 @@ pub struct TransactionsArgs {
         value_parser = kaen_log::format::time::parse_duration_or_ms
     )]
     pub transaction_timeout_ms: i64,
-    /// The same in minutes, in `kafka-transactions find-hanging`'s spelling.
+    /// The same in minutes, in `kafka-transactions find-hanging`'s spelling:
+    /// any Java int, as its argument parser takes it (0 makes every open
+    /// transaction a candidate once its producer has written at all).
     #[arg(long, value_name = "MINUTES", conflicts_with = "transaction_timeout_ms",
-          value_parser = clap::value_parser!(i64).range(1..=i64::from(i32::MAX)))]
+          allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i64).range(i64::from(i32::MIN)..=i64::from(i32::MAX)))]
     pub max_transaction_timeout: Option<i64>,
     /// Print only the hanging transactions, in the columns of
     /// `kafka-transactions find-hanging` (text; JSON has every candidate

@@ -955,6 +955,24 @@ fn verify_crc_deep_and_transactions_give_one_answer() {
         none,
         "not candidates yet"
     );
+    // kafka-transactions find-hanging takes any int for
+    // --max-transaction-timeout (minutes; TransactionsCommand): at 0, a
+    // minute after the last writes both are candidates, and hanging.
+    let mut args = vec!["transactions", "--find-hanging", "--format", "json"];
+    args.extend(beside);
+    let now = (TS + MINUTE).to_string();
+    args.extend(["--now-ms", now.as_str(), "--max-transaction-timeout", "0"]);
+    let o = run(&args);
+    let doc = crate::support::document(&o, "transactions");
+    let mut hanging: Vec<i64> = doc["find_hanging"]["candidates"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doc}"))
+        .iter()
+        .filter(|h| h["hanging"] == true)
+        .map(|h| h["producer_id"].as_i64().unwrap())
+        .collect();
+    hanging.sort();
+    assert_eq!(hanging, [7002, 9001]);
 }
 
 #[test]
