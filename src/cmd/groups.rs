@@ -28,7 +28,8 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// group epoch), ASSIGNMENT-EPOCH, PROTOCOL (classic: type/protocol;
 /// consumer: the members' server assignors; share: simple), the member
 /// count and STATE-TIMESTAMP, when the state was written (a classic group's
-/// currentStateTimestamp, else the newest timestamp of the group's records). --members lists each member (member id, instance id, client id,
+/// currentStateTimestamp, `-` (JSON null) when its GroupMetadataValue has
+/// none: v0/v1, or -1; else the newest timestamp of the group's records). --members lists each member (member id, instance id, client id,
 /// host, rack, member epoch, current assignment with topic ids resolved to
 /// names through the KRaft metadata or partition.metadata; a streams
 /// member's active tasks through its group's topology). The state of each

@@ -40,7 +40,10 @@ use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 /// the topic's current id, from the KRaft metadata or partition.metadata:
 /// Kafka fetches no offset for it); expired (past
 /// --offsets-retention-minutes at --now-ms, as Kafka counts it: the
-/// coordinator removes it at its next expiration check).
+/// coordinator removes it at its next expiration check). An OffsetCommitValue
+/// v1's expireTimestamp (expire_timestamp_ms in JSON and CSV) then decides
+/// expiry; -1 means none (null), and the retention counts from the commit
+/// timestamp, or from an Empty classic group's state time when it has one.
 #[derive(Debug, clap::Args)]
 pub struct ReplayOffsetsArgs {
     /// Data directories (several: the log directories of one broker, or of
@@ -147,6 +150,7 @@ struct OffsetRow {
     leader_epoch: i32,
     metadata: String,
     commit_timestamp_ms: i64,
+    /// A v1 value's expireTimestamp; null for other versions and for -1 (not set).
     expire_timestamp_ms: Option<i64>,
     /// ok, topic_recreated or expired (see the command's help).
     status: &'static str,

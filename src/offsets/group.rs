@@ -40,10 +40,24 @@ pub struct GroupMetadata {
     pub generation: i32,
     pub protocol: Option<String>,
     pub leader: Option<String>,
+    /// As stored: `None` before v2, which has no such field; -1 (the
+    /// field's default) means "not set". [`GroupMetadata::state_timestamp`]
+    /// is the time Kafka loads.
     pub current_state_timestamp: Option<i64>,
     pub members: Vec<Member>,
     /// Bytes after the last field, which the broker's reader ignores.
     pub trailing_bytes: u64,
+}
+
+impl GroupMetadata {
+    /// When the group entered its current state, as the coordinator loads
+    /// it: absent before v2 and when -1 (`GroupMetadataManager.replay`:
+    /// `currentStateTimestamp() == -1 ? Optional.empty() : ...`; v0 and v1
+    /// read the field's default, -1). An Empty group without it expires
+    /// offsets from their commit timestamps (`ClassicGroup.offsetExpirationCondition`).
+    pub fn state_timestamp(&self) -> Option<i64> {
+        self.current_state_timestamp.filter(|&t| t != -1)
+    }
 }
 
 /// Decode a GroupMetadataValue; `at` is its absolute position.

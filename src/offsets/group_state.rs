@@ -74,7 +74,8 @@ pub struct GroupView {
     /// Classic: protocol type and protocol (`consumer/range`); consumer: the
     /// server assignors in use; share: `simple`.
     pub protocol: Option<String>,
-    /// When the state was recorded (ms): classic: currentStateTimestamp;
+    /// When the state was recorded (ms): classic: currentStateTimestamp
+    /// (none before GroupMetadataValue v2, or when -1);
     /// new protocols: the latest timestamp of the group's live records.
     #[serde(rename = "state_timestamp_ms")]
     pub state_timestamp: Option<i64>,
@@ -256,7 +257,7 @@ fn classic_view(name: &str, g: &crate::offsets::GroupMetadata) -> GroupView {
             None => g.protocol_type.clone(),
         })
         .filter(|p| !p.is_empty()),
-        state_timestamp: g.current_state_timestamp,
+        state_timestamp: g.state_timestamp(),
         log_partition: -1,
         log_offset: -1,
         subscribed_topics: classic_subscriptions(g),

@@ -14,11 +14,13 @@
 //!   `offsets.retention.check.interval.ms`): an offset of a topic the group
 //!   is not subscribed to (`isSubscribedToTopic`) and with no pending
 //!   transactional offset expires when `now - base >= offsets.retention.ms`,
-//!   or, for a v1 value with an expireTimestamp, when `now >= expireTimestamp`
-//!   (`OffsetExpirationConditionImpl`). The base and whether a group
+//!   or, for a v1 value with an expireTimestamp other than -1 (-1 is "not
+//!   set": `OffsetAndMetadata.fromRecord`, `Utils.ofSentinel`), when
+//!   `now >= expireTimestamp` (`OffsetExpirationConditionImpl`). The base and whether a group
 //!   expires offsets at all (`offsetExpirationCondition`): a classic group
-//!   with a protocol type, when Empty: its currentStateTimestamp, else the
-//!   commit timestamp; with members: only a `consumer` group whose
+//!   with a protocol type, when Empty: its currentStateTimestamp, or the
+//!   commit timestamp when the group has none (GroupMetadataValue v0/v1,
+//!   or -1: `GroupMetadataManager.replay`); with members: only a `consumer` group whose
 //!   subscriptions are known, by commit timestamp; a classic group without
 //!   a protocol type (a "simple" group, or one with committed offsets only):
 //!   the commit timestamp; consumer and streams groups: the commit
@@ -128,7 +130,7 @@ impl<'a> Judge<'a> {
                 // No protocol type: a simple group.
                 Some(m) if !m.protocol_type.is_empty() => {
                     if m.members.is_empty() {
-                        m.current_state_timestamp.unwrap_or(c.commit_timestamp)
+                        m.state_timestamp().unwrap_or(c.commit_timestamp)
                     } else if m.protocol_type == "consumer" && g.subscribed_topics.is_some() {
                         c.commit_timestamp
                     } else {

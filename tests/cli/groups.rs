@@ -126,3 +126,114 @@ out = batch(0, [(i, i, k, v) for i, (k, v) in enumerate(recs)])"
         .collect();
     assert_eq!(counts, [7, -1]);
 }
+
+#[test]
+fn a_classic_group_without_a_state_time_expires_offsets_from_their_commit() {
+    // GroupMetadataManager.replay(GroupMetadataKey, GroupMetadataValue):
+    // `currentStateTimestamp() == -1 ? Optional.empty() : ...`; v0 and v1
+    // have no such field (its default is -1). ClassicGroup.offsetExpirationCondition:
+    // an Empty group with a protocol type counts from
+    // `currentStateTimestamp.orElse(commitTimestampMs)`, and
+    // OffsetExpirationConditionImpl expires when now - base >= retention.
+    // Three Empty consumer groups commit orders-0 at T: `minus` (v2, -1),
+    // `old` (v1) and `set` (v2, T + 30 min). With a 60-minute retention
+    // minus and old expire at T + 60 min, set at T + 90 min.
+    const T: i64 = 1_700_000_000_000;
+    const MIN: i64 = 60_000;
+    let env = TestEnv::new();
+    let script = format!(
+        "recs = [
+  (coordinator_key(2, 'minus'), group_metadata_value('consumer', 1, None, None, version=2, current_state_timestamp=-1)),
+  (coordinator_key(2, 'old'), group_metadata_value('consumer', 1, None, None, version=1)),
+  (coordinator_key(2, 'set'), group_metadata_value('consumer', 1, None, None, version=2, current_state_timestamp={T} + 30 * 60000)),
+] + [(offset_commit_key(g, 'orders', 0), offset_commit_value(4, {T})) for g in ('minus', 'old', 'set')]
+out = batch(0, [(i, 0, k, v) for i, (k, v) in enumerate(recs)], first_timestamp={T})"
+    );
+    write_segment(&env.path("data"), "__consumer_offsets-0", &encoded(&script));
+    write_segment(
+        &env.path("data"),
+        "orders-0",
+        &encoded("out = batch(0, [(i, i, None, b'x') for i in range(10)])"),
+    );
+
+    // The state time: absent for minus and old, null in JSON.
+    let o = env.run(&["groups", "--format", "json", "data"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let times: Vec<(String, Value)> = document_rows(&o, "groups", "groups")
+        .iter()
+        .map(|g| {
+            (
+                g["group"].as_str().unwrap().into(),
+                g["state_timestamp_ms"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        times,
+        [
+            ("minus".into(), Value::Null),
+            ("old".into(), Value::Null),
+            ("set".into(), Value::from(T + 30 * MIN)),
+        ]
+    );
+    // In text, `-` in STATE-TIMESTAMP (the last column); never the Unix epoch's eve.
+    let o = env.run(&["groups", "data"], None);
+    let text = crate::support::stdout(&o);
+    assert!(!text.contains("1969"), "{text}");
+    assert!(
+        text.lines().next().unwrap().ends_with("STATE-TIMESTAMP"),
+        "{text}"
+    );
+    for g in ["minus", "old"] {
+        let line = text.lines().find(|l| l.starts_with(g)).unwrap();
+        assert_eq!(line.split_whitespace().last(), Some("-"), "{line}");
+    }
+
+    // replay-offsets, lag and report judge expiry alike.
+    let statuses = |now: i64| -> [Vec<String>; 3] {
+        let now = now.to_string();
+        let judged = ["--now-ms", &now, "--offsets-retention-minutes", "60"];
+        let rows = |cmd: &str, field: &str| -> Vec<String> {
+            let o = env.run(
+                &[&[cmd, "--format", "json"][..], &judged, &["data"]].concat(),
+                None,
+            );
+            document_rows(&o, cmd, field)
+                .iter()
+                .map(|r| r["status"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let page = env.path("r.html");
+        let o = env.run(
+            &[
+                &["report", "-o", page.to_str().unwrap()][..],
+                &judged,
+                &["data"],
+            ]
+            .concat(),
+            None,
+        );
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{o:?}");
+        let html = std::fs::read_to_string(&page).unwrap();
+        let report = ["minus", "old", "set"]
+            .iter()
+            .flat_map(|g| crate::support::report_lag_statuses(&html, g))
+            .collect();
+        [
+            rows("replay-offsets", "offsets"),
+            rows("lag", "partitions"),
+            report,
+        ]
+    };
+    let all = |s: [&str; 3]| -> [Vec<String>; 3] { [0; 3].map(|_| s.map(String::from).to_vec()) };
+    assert_eq!(statuses(T + 60 * MIN - 1), all(["ok", "ok", "ok"]));
+    assert_eq!(statuses(T + 60 * MIN), all(["expired", "expired", "ok"]));
+    assert_eq!(
+        statuses(T + 90 * MIN - 1),
+        all(["expired", "expired", "ok"])
+    );
+    assert_eq!(
+        statuses(T + 90 * MIN),
+        all(["expired", "expired", "expired"])
+    );
+}

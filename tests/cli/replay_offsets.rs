@@ -991,3 +991,115 @@ out = batch(0, [(0, 0, offset_commit_key('quiet', 'orders', 0), offset_commit_va
             .collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_minus_one_expire_timestamp_is_not_set() {
+    // OffsetAndMetadata.fromRecord reads a v1 value's expireTimestamp through
+    // Utils.ofSentinel: -1 is no expire timestamp, so
+    // OffsetExpirationConditionImpl uses now - base >= offsets.retention.ms
+    // (base: the commit timestamp, for a group with committed offsets only)
+    // instead of now >= expireTimestamp. `later` keeps its expireTimestamp.
+    const T: i64 = 1_700_000_000_000;
+    const WEEK: i64 = 7 * 24 * 60 * 60 * 1000;
+    let env = TestEnv::new();
+    let script = format!(
+        "out = (batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value(4, {T}, version=1, expire_timestamp=-1))])
+       + batch(1, [(0, 0, offset_commit_key('later', 'orders', 0), offset_commit_value(5, {T}, version=1, expire_timestamp={T} + 1000))]))"
+    );
+    with_orders(&env, &script, "AgICAgICAgICAgICAgICAg");
+    let run = |cmd: &str, now: i64, extra: &[&str], field: &str| -> Vec<serde_json::Value> {
+        let now = now.to_string();
+        let args = [
+            &[cmd, "--format", "json", "--now-ms", &now][..],
+            extra,
+            &["data"],
+        ]
+        .concat();
+        let o = env.run(&args, None);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        document_rows(&o, cmd, field)
+    };
+    let status = |cmd: &str, now: i64, extra: &[&str]| -> Vec<String> {
+        let field = if cmd == "lag" {
+            "partitions"
+        } else {
+            "offsets"
+        };
+        run(cmd, now, extra, field)
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}:{}",
+                    r["group"].as_str().unwrap(),
+                    r["status"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    // The value's -1 is shown as absent.
+    let rows = run("replay-offsets", T, &[], "offsets");
+    let expire: Vec<_> = rows
+        .iter()
+        .map(|r| r["expire_timestamp_ms"].clone())
+        .collect();
+    assert_eq!(
+        expire,
+        [serde_json::Value::Null, serde_json::Value::from(T + 1000)]
+    );
+    let o = env.run(
+        &["replay-offsets", "--now-ms", &T.to_string(), "data"],
+        None,
+    );
+    let text = stdout(&o);
+    assert!(!text.contains("1969"), "{text}");
+    // An hour after the commit Kafka keeps g's offset; a week after, it is past the retention.
+    for cmd in ["replay-offsets", "lag"] {
+        assert_eq!(
+            status(cmd, T + 3_600_000, &[]),
+            ["g:ok", "later:expired"],
+            "{cmd}"
+        );
+        assert_eq!(
+            status(cmd, T + WEEK - 1, &[]),
+            ["g:ok", "later:expired"],
+            "{cmd}"
+        );
+        assert_eq!(
+            status(cmd, T + WEEK, &[]),
+            ["g:expired", "later:expired"],
+            "{cmd}"
+        );
+        let one = ["--offsets-retention-minutes", "1"];
+        assert_eq!(
+            status(cmd, T + 59_999, &one),
+            ["g:ok", "later:expired"],
+            "{cmd}"
+        );
+        assert_eq!(
+            status(cmd, T + 60_000, &one),
+            ["g:expired", "later:expired"],
+            "{cmd}"
+        );
+    }
+    // The report's lag cells say the same.
+    let page = env.path("r.html");
+    let now = (T + 3_600_000).to_string();
+    let o = env.run(
+        &[
+            "report",
+            "-o",
+            page.to_str().unwrap(),
+            "--now-ms",
+            &now,
+            "data",
+        ],
+        None,
+    );
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{o:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(crate::support::report_lag_statuses(&html, "g"), ["ok"]);
+    assert_eq!(
+        crate::support::report_lag_statuses(&html, "later"),
+        ["expired"]
+    );
+}

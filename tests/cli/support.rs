@@ -538,3 +538,16 @@ pub fn one_hanging_answer(
     );
     transactions
 }
+
+/// The status of group `group`'s lag cell (`data-status`) on the report
+/// page `html`, for each of its cells in page order.
+pub fn report_lag_statuses(html: &str, group: &str) -> Vec<String> {
+    let needle = format!("data-group=\"{group}\"");
+    html.match_indices(&needle)
+        .filter_map(|(at, _)| {
+            let tag = &html[at..at + html[at..].find('>')?];
+            let s = tag.find("data-status=\"")? + "data-status=\"".len();
+            Some(tag[s..s + tag[s..].find('"')?].to_string())
+        })
+        .collect()
+}

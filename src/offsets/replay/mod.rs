@@ -55,6 +55,8 @@ pub struct Commit {
     pub leader_epoch: i32,
     pub metadata: String,
     pub commit_timestamp: i64,
+    /// A v1 value's expireTimestamp, unless -1, which means "not set"
+    /// (`OffsetAndMetadata.fromRecord` reads it through `Utils.ofSentinel`).
     pub expire_timestamp: Option<i64>,
     pub value_version: i16,
     /// The id of the topic the offset was committed for (OffsetCommitValue
@@ -81,7 +83,8 @@ impl Commit {
             self.metadata.push_str(d.metadata);
         }
         self.commit_timestamp = d.commit_timestamp;
-        self.expire_timestamp = d.expire_timestamp;
+        // Utils.ofSentinel: -1 is no expire timestamp (OffsetAndMetadata.fromRecord).
+        self.expire_timestamp = d.expire_timestamp.filter(|&e| e != -1);
         self.value_version = d.version;
         if self.topic_id.as_deref() != d.topic_id {
             self.topic_id = d.topic_id.map(str::to_string);
