@@ -211,8 +211,9 @@ kinds! {
     SnapshotFooterMissing = "snapshot_footer_missing", Warning;
     /// A folder of a log directory that is not a partition folder klog can
     /// read: its name is not UTF-8, or not `<topic>-<partition>` (Kafka's
-    /// `LocalLog.parseTopicPartitionName` then throws, and `LogManager`
-    /// does not load the log directory). Its contents are not checked.
+    /// `LocalLog.parseTopicPartitionName` then throws `KafkaException` in
+    /// `LogManager.loadLogs`, and the broker fails to start: see
+    /// `DataDir::foreign_folder_findings`). Its contents are not checked.
     NotAPartitionFolder = "not_a_partition_folder", Error;
     // Offsets-topic records the group coordinator loads as they are.
     /// A committed offset below zero (a non-Java client's): `OffsetMetadataManager` stores it.

@@ -282,3 +282,66 @@ fn no_output_lands_on_what_a_command_reads() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(env.path("page.html").is_file());
 }
+
+/// See: hostile input, round three, item 11. A folder that is not
+/// `<topic>-<partition>` in a broker's log directory: Kafka 4.3's
+/// `LogManager.loadLogs` calls `UnifiedLog.parseTopicPartitionName` on it,
+/// which throws `KafkaException` (`backup-old`: partition "old" is not an
+/// int), and the broker fails to start ("Error starting LogManager").
+/// `verify-crc`, `info` and `summary` each report it as the same error.
+#[test]
+fn r11_a_foreign_folder_in_a_log_directory_is_an_error_for_every_command() {
+    let env = TestEnv::new();
+    let backup = env.path("fixtures/kafka/backup-old");
+    crate::support::copy_dir(&env.path("fixtures/kafka/orders-0"), &backup);
+    let want = (
+        "not_a_partition_folder".to_string(),
+        "error".to_string(),
+        backup.canonicalize().unwrap(),
+    );
+    let found = |args: &[&str]| {
+        let o = env.run(args, None);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{args:?}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let f: Vec<_> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "not_a_partition_folder")
+            .map(|f| {
+                let detail = f["detail"].as_str().unwrap();
+                assert!(detail.contains("fails to start"), "{args:?}: {detail}");
+                (
+                    f["kind"].as_str().unwrap().to_string(),
+                    f["severity"].as_str().unwrap().to_string(),
+                    env.path(f["file"].as_str().unwrap())
+                        .canonicalize()
+                        .unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(f, std::slice::from_ref(&want), "{args:?}");
+    };
+    found(&[
+        "verify-crc",
+        "--no-index-checks",
+        "--format",
+        "json",
+        "fixtures/kafka",
+    ]);
+    found(&[
+        "info",
+        "--fail-on",
+        "note",
+        "--format",
+        "json",
+        "fixtures/kafka",
+    ]);
+    found(&["summary", "--format", "json", "fixtures/kafka"]);
+}
