@@ -36,7 +36,55 @@ pub fn open_regular(path: &Path) -> Result<File> {
             "is not a regular file (a FIFO, a device or a socket): not read",
         ));
     }
+    if let Some(fs) = kernel_filesystem(&file) {
+        return Err(Error::layout(
+            path,
+            format!(
+                "is not a regular file: it is on {fs}, a kernel interface whose files hold no \
+                 stored bytes (their size says nothing of what a read returns, and reading some \
+                 reads process memory): not read"
+            ),
+        ));
+    }
     Ok(file)
+}
+
+/// The name of the pseudo-filesystem `file` is on, when it is one whose
+/// "regular" files are kernel interfaces (`/proc/self/mem`,
+/// `/sys/...`): `stat` calls them regular files of size 0, yet a read
+/// returns what the kernel makes up, or fails. No Kafka file lives there.
+/// `fstatfs` on the opened file, so it is the file read that is checked.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn kernel_filesystem(file: &File) -> Option<&'static str> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: an all-zero statfs is a valid value for fstatfs to fill.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: the descriptor is open for the call's duration and `st` a
+    // valid out-pointer.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
+        return None;
+    }
+    // The magic numbers of linux/magic.h.
+    #[allow(clippy::unnecessary_cast)]
+    match st.f_type as i64 {
+        0x9fa0 => Some("proc"),
+        0x6265_6572 => Some("sysfs"),
+        0x6462_6720 => Some("debugfs"),
+        0x7472_6163 => Some("tracefs"),
+        0x7363_6673 => Some("securityfs"),
+        0x0027_e0eb => Some("cgroup"),
+        0x6367_7270 => Some("cgroup2"),
+        0xcafe_4a11 => Some("bpf"),
+        0x6265_6570 => Some("configfs"),
+        0xde5e_81e4 => Some("efivarfs"),
+        0x6165_676c => Some("pstore"),
+        _ => None,
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn kernel_filesystem(_file: &File) -> Option<&'static str> {
+    None
 }
 
 /// [`open_regular`] with the file's length; `None` when it does not exist.

@@ -130,6 +130,9 @@ kinds! {
     IndexOrder = "index_order", Warning;
     IndexTarget = "index_target", Warning;
     IndexPastLog = "index_past_log", Warning;
+    /// An index file over 2 GiB: larger than any Kafka writes
+    /// (`segment.index.bytes` is an int) and than it can map (`AbstractIndex`).
+    IndexTooLarge = "index_too_large", Error;
     /// All-zero slots after the used entries: preallocated by `AbstractIndex`.
     IndexTrailingZeros = "index_trailing_zeros", Note;
     /// A time index whose last entry is older than its segment's largest

@@ -345,3 +345,70 @@ fn r11_a_foreign_folder_in_a_log_directory_is_an_error_for_every_command() {
     ]);
     found(&["summary", "--format", "json", "fixtures/kafka"]);
 }
+
+/// See: hostile input, round three, item 19. An index over 2 GiB is no
+/// index Kafka wrote: `segment.index.bytes` is an int (LogConfig), and
+/// AbstractIndex maps the whole file, which FileChannel.map refuses past
+/// Integer.MAX_VALUE. It is an `index_too_large` error, not a file that is
+/// not regular. (A sparse file: no disk is used.)
+#[test]
+fn r19_an_index_over_2_gib_is_too_large_not_irregular() {
+    let env = TestEnv::new();
+    let index = env.path("fixtures/data/orders-0/00000000000000000000.index");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&index)
+        .unwrap()
+        .set_len((i32::MAX as u64) + 1)
+        .unwrap();
+    let o = env.run(
+        &["verify-crc", "--format", "json", "fixtures/data/orders-0"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let on_index: Vec<(&str, &str)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            f["file"]
+                .as_str()
+                .unwrap()
+                .ends_with("00000000000000000000.index")
+        })
+        .map(|f| (f["kind"].as_str().unwrap(), f["severity"].as_str().unwrap()))
+        .collect();
+    assert_eq!(on_index, [("index_too_large", "error")]);
+    let detail = v["findings"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains("is 2147483648 bytes"), "{detail}");
+}
+
+/// See: hostile input, round three, item 19. `stat` calls `/proc/self/mem`
+/// and `/proc/self/status` regular files of 0 bytes; they are kernel
+/// interfaces, not files Kafka wrote. Given as a path, they are refused
+/// (exit 2), never read as an empty segment that verifies "ok".
+#[test]
+fn r19_a_kernel_interface_file_is_refused_not_read_as_a_segment() {
+    let env = TestEnv::new();
+    for args in [
+        &["verify-crc", "/proc/self/mem"][..],
+        &["verify-crc", "/proc/self/status"],
+        &["dump-segment", "/proc/self/status"],
+    ] {
+        let o = env.run(args, None);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        let err = stderr(&o);
+        assert!(
+            err.contains("is not a regular file: it is on proc"),
+            "{args:?}: {err}"
+        );
+        assert!(!stdout(&o).contains("ok"), "{args:?}: {}", stdout(&o));
+    }
+}
