@@ -122,6 +122,45 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
     Ok(Some(bytes))
 }
 
+/// The first stretch of data of `file` at or after `at`, below `len`:
+/// `(start, end)`, or `None` when only holes are left. Where the
+/// filesystem cannot tell (`lseek` fails other than with ENXIO, or the
+/// platform has no SEEK_DATA), the whole rest is data.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn data_extent(file: &File, at: u64, len: u64) -> Option<(u64, u64)> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    let Ok(off) = libc::off_t::try_from(at) else {
+        return Some((at, len));
+    };
+    // SAFETY: lseek on an open descriptor; only the file offset changes,
+    // and every read of this file is positioned (pread).
+    let data = unsafe { libc::lseek(fd, off, libc::SEEK_DATA) };
+    if data < 0 {
+        return match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::ENXIO) => None,
+            _ => Some((at, len)),
+        };
+    }
+    let data = (data as u64).max(at);
+    if data >= len {
+        return None;
+    }
+    // SAFETY: as above.
+    let hole = unsafe { libc::lseek(fd, data as libc::off_t, libc::SEEK_HOLE) };
+    let hole = if hole < 0 {
+        len
+    } else {
+        (hole as u64).min(len)
+    };
+    Some((data, hole.max(data + 1).min(len)))
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub fn data_extent(_file: &File, at: u64, len: u64) -> Option<(u64, u64)> {
+    (at < len).then_some((at, len))
+}
+
 /// Bytes free to unprivileged writers on the filesystem of `dir`, when the
 /// OS says (`statvfs`): what a writer checks before it starts a change
 /// that must land in several places or none.

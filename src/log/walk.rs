@@ -625,12 +625,16 @@ impl<'p> Walk<'p> {
         // the batches appended after it are past that length. Found there,
         // they would turn a torn tail (what the file was when read) into
         // "damage, valid batches resume later".
-        let (resumes, search_gave_up) =
-            match resync_within(&segment.log, at.saturating_add(1), file_len)? {
-                Resync::Found(r) => (Some(r), None),
-                Resync::NotFound => (None, None),
-                Resync::GaveUp { at } => (None, Some(at)),
-            };
+        // Zeros to the end of the file hold no batch: nothing to search.
+        let search = match error.kind {
+            DecodeErrorKind::TrailingZeros { .. } => Resync::NotFound,
+            _ => resync_within(&segment.log, at.saturating_add(1), file_len)?,
+        };
+        let (resumes, search_gave_up) = match search {
+            Resync::Found(r) => (Some(r), None),
+            Resync::NotFound => (None, None),
+            Resync::GaveUp { at } => (None, Some(at)),
+        };
         let error = match (error.kind, resumes) {
             (
                 DecodeErrorKind::PastEndOfFile {
@@ -775,6 +779,16 @@ pub fn resync_within(log: &Path, from: u64, limit: u64) -> Result<Resync> {
     let mut start = from;
     let mut budget = len.saturating_sub(from).saturating_mul(4) + (64 << 20);
     while start + (HEADER_LEN as u64) <= len {
+        // Skip the holes of a sparse file: they read as zeros, and a batch
+        // header has a non-zero batchLength at bytes 8..12, so a batch
+        // starts at most a header's length before the data that follows.
+        match crate::log::files::data_extent(&file, start, len) {
+            None => break,
+            Some((data, _)) => start = start.max(data.saturating_sub(HEADER_LEN as u64)),
+        }
+        if start + (HEADER_LEN as u64) > len {
+            break;
+        }
         let n = (len - start).min(buf.len() as u64) as usize;
         let window = buf.get_mut(..n).unwrap_or(&mut []);
         file.read_exact_at(window, start)

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::support::{stderr, stdout, TestEnv};
+use crate::support::{encoded, stderr, stdout, write_segment, TestEnv};
 
 fn mkfifo(path: &std::path::Path) {
     let _ = std::fs::remove_file(path);
@@ -411,4 +411,73 @@ fn r19_a_kernel_interface_file_is_refused_not_read_as_a_segment() {
         );
         assert!(!stdout(&o).contains("ok"), "{args:?}: {}", stdout(&o));
     }
+}
+
+/// Bytes the shell read, with those of the children it waited for
+/// (Linux's I/O accounting: `rchar` of /proc/PID/io), after running
+/// `klog ARGS` in `dir`.
+fn bytes_read_by(dir: &std::path::Path, args: &str) -> (u64, String) {
+    let klog = assert_cmd::cargo::cargo_bin("klog");
+    let o = std::process::Command::new("sh")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(format!(
+            "{} {args} > out.json 2>/dev/null; echo \"exit $?\"; grep '^rchar:' /proc/$$/io",
+            klog.display()
+        ))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    let rchar = text
+        .lines()
+        .find_map(|l| l.strip_prefix("rchar: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    (rchar, text)
+}
+
+/// See: hostile input, round three, item 12. A segment extended by 8 GiB
+/// of holes after its one batch (preallocated space never written, as
+/// `File::set_len` leaves it). Kafka's `FileLogInputStream.nextBatch`
+/// meets the zero size field and throws `CorruptRecordException`, and
+/// `LogSegment.recover` truncates there: the zeros are the end of valid
+/// data. klog reports them as one `trailing_zeros` region at the batch's
+/// end, finding that only holes follow (`lseek(SEEK_DATA)`) instead of
+/// reading 8 GiB of zeros.
+#[test]
+fn r12_a_sparse_segment_reports_its_zero_region_without_reading_it() {
+    let env = TestEnv::new();
+    let one = encoded("out = batch(0, [(0, 0, b'k', b'v' * 100)], first_timestamp=1700000000000)");
+    let dir = env.path("sparse");
+    write_segment(&dir, "t-0", &one);
+    let log = dir.join("t-0/00000000000000000000.log");
+    let size = 8u64 << 30;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&log)
+        .unwrap()
+        .set_len(size)
+        .unwrap();
+    let (read, text) = bytes_read_by(&dir, "verify-crc --format json --no-index-checks t-0");
+    assert!(text.starts_with("exit 0\n"), "a warning: {text}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    let findings: Vec<(&str, u64)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["kind"].as_str().unwrap(), f["position"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(findings, [("trailing_zeros", one.len() as u64)]);
+    let detail = v["findings"][0]["detail"].as_str().unwrap();
+    let zeros = size - one.len() as u64;
+    assert!(
+        detail.contains(&format!("{zeros} trailing zero bytes")),
+        "{detail}"
+    );
+    assert!(
+        read < 64 << 20,
+        "read {read} bytes of an 8 GiB file of holes"
+    );
 }
