@@ -383,7 +383,7 @@ pub fn summarize(path: &Path, opts: &SummaryOptions) -> Result<(LogDirSummary, V
         }
         r => r?,
     };
-    let mut findings = Vec::new();
+    let mut findings = dir.foreign_folder_findings();
     let meta = or_finding(
         read_meta_properties(&path.join(META_PROPERTIES)),
         Kind::MetaPropertiesMalformed,

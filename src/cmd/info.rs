@@ -327,7 +327,7 @@ fn topic_id_findings(
 /// checkpoints, each partition folder, quorum-state and the replayed
 /// metadata, with the findings in the order they are met.
 fn inspect(d: &DataDir) -> anyhow::Result<DirInfo> {
-    let mut findings = Vec::new();
+    let mut findings = d.foreign_folder_findings();
     let meta = load(
         &mut findings,
         (Kind::MetaPropertiesMalformed, Severity::Error),

@@ -24,6 +24,10 @@ use crate::report::Output;
 /// JavaScript for hover; nothing fetched) about data directories: the
 /// verdict, a timeline per partition, the consumer lag and the replicas.
 ///
+/// The page's content security policy fetches nothing, runs only the
+/// page's own script (allowed by its SHA-256, not 'unsafe-inline'), posts
+/// no form and refuses `<base>`.
+///
 /// PATH is a data directory (several: one broker's log directories, or
 /// several brokers', compared as replicas as `klog cluster` compares
 /// them), or a summary file written by `klog summary --format json` (all

@@ -573,11 +573,17 @@ impl TransactionsReport {
         time_format: TimeFormat,
     ) -> Self {
         let partitions = reports.iter().map(PartitionOut::of).collect::<Vec<_>>();
-        let coordinator_findings = view.map(|v| v.findings.clone()).unwrap_or_default();
+        let all_coordinator = view.map(|v| v.findings.clone()).unwrap_or_default();
         let findings: Vec<Finding> = reports
             .iter()
             .flat_map(|(_, st, _)| st.findings.iter().cloned())
-            .chain(coordinator_findings.iter().cloned())
+            .chain(all_coordinator.iter().cloned())
+            .collect();
+        // The records not read: the errors (a warning is about a record
+        // read as Kafka reads it).
+        let coordinator_findings = all_coordinator
+            .into_iter()
+            .filter(|f| f.severity == kaen_log::log::findings::Severity::Error)
             .collect();
         let coordinator = view.map(|v| {
             v.transactions

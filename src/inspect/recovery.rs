@@ -288,6 +288,11 @@ fn recovered_on_load(seg: &SegmentFiles, is_last: bool) -> bool {
             .is_some_and(|d| d.join(".kafka_cleanshutdown").exists())
 }
 
+/// The largest index Kafka writes or opens: `segment.index.bytes` is an
+/// int (`LogConfig`), and `AbstractIndex` maps the whole file, which
+/// `FileChannel.map` refuses past `Integer.MAX_VALUE`.
+const MAX_INDEX_BYTES: u64 = i32::MAX as u64;
+
 /// The used entries of an index file, after the length and zero-slot checks.
 fn index_body(
     path: &Path,
@@ -295,8 +300,31 @@ fn index_body(
     is_last: bool,
     problems: &mut Vec<Finding>,
 ) -> Result<Option<Vec<u8>>> {
-    let mut bytes = match crate::log::files::read_regular(path, i32::MAX as u64) {
-        Ok(Some(b)) => b,
+    let mut bytes = match crate::log::files::open_existing(path) {
+        Ok(Some((_, len))) if len > MAX_INDEX_BYTES => {
+            problems.push(Finding::new(
+                Kind::IndexTooLarge,
+                path,
+                0,
+                None,
+                format!(
+                    "is {len} bytes: larger than any index Kafka writes (an index is \
+                     preallocated to segment.index.bytes, an int, so at most {MAX_INDEX_BYTES} \
+                     bytes, and trimmed to its entries: LogConfig, AbstractIndex), and more than \
+                     Kafka can open (AbstractIndex maps the whole file, and FileChannel.map \
+                     refuses a size over Integer.MAX_VALUE): not read"
+                ),
+            ));
+            return Ok(None);
+        }
+        Ok(Some((file, len))) => {
+            use std::io::Read;
+            let mut b = Vec::with_capacity(len as usize);
+            file.take(MAX_INDEX_BYTES)
+                .read_to_end(&mut b)
+                .map_err(|e| Error::io(path, "read", e))?;
+            b
+        }
         Err(e @ Error::Layout { .. }) => {
             problems.push(Finding::new(
                 Kind::NotRegularFile,

@@ -168,15 +168,7 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
         PathKind::Partition => verify_partition(&Partition::open(path)?, opts, &mut report)?,
         PathKind::DataDir => {
             let dir = DataDir::open(path)?;
-            report.findings.extend(dir.other_dirs.iter().filter_map(|d| {
-                let why = match d.file_name().map(|n| n.to_str()) {
-                    // Tiered storage's cache, which LogManager skips too.
-                    Some(Some("remote-log-index-cache")) => return None,
-                    Some(Some(_)) => "is not a partition folder (<topic>-<partition>): not read; a broker does not load a log directory holding it",
-                    _ => "is a folder whose name is not UTF-8, so not a partition folder klog can read: not read",
-                };
-                Some(Finding::new(Kind::NotAPartitionFolder, d, 0, None, why))
-            }));
+            report.findings.extend(dir.foreign_folder_findings());
             for p in dir
                 .partitions
                 .iter()

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::log::findings::{Finding, Kind};
 use crate::log::{parse_partition_dir, parse_segment_name};
 
 /// What a partition folder's name says about it.
@@ -212,6 +213,10 @@ fn walk_error(dir: &Path, e: walkdir::Error) -> Error {
     }
 }
 
+/// Tiered storage's index cache in a log directory (`RemoteIndexCache.DIR_NAME`),
+/// which `LogManager.loadLogs` does not take for a log.
+const REMOTE_LOG_INDEX_CACHE: &str = "remote-log-index-cache";
+
 /// A data directory (a broker's log directory, or one klog wrote).
 #[derive(Debug, Clone)]
 pub struct DataDir {
@@ -269,6 +274,48 @@ impl DataDir {
             partitions,
             other_dirs,
         })
+    }
+
+    /// A finding for each folder of the directory that is not a partition
+    /// folder ([`Kind::NotAPartitionFolder`], an error), which `verify-crc`,
+    /// `info` and `summary` (so `cluster`) all report.
+    ///
+    /// Kafka 4.3's `LogManager.loadLogs` lists the log directory's
+    /// sub-folders and, to choose the logs to load, calls
+    /// `UnifiedLog.parseTopicPartitionName` (`LocalLog`) on every one but
+    /// `remote-log-index-cache` (tiered storage's cache, skipped here too).
+    /// For a name that is not `<topic>-<partition>` (or a well-formed
+    /// `-delete`, `-future`, `-stray` name) it throws a `KafkaException`
+    /// ("Found directory …, '…' is not in the form of topic-partition or
+    /// topic-partition.uniqueId-delete …"). `loadLogs` catches only
+    /// `IOException`, so the exception leaves `LogManager.startup`, and
+    /// `BrokerMetadataPublisher.initializeManagers` hands it to the fatal
+    /// fault handler ("Error starting LogManager"): the broker does not
+    /// start, and no log of any of its directories is loaded.
+    pub fn foreign_folder_findings(&self) -> Vec<Finding> {
+        self.other_dirs
+            .iter()
+            .filter_map(|d| {
+                let why = match d.file_name().map(|n| n.to_str()) {
+                    Some(Some(REMOTE_LOG_INDEX_CACHE)) => return None,
+                    Some(Some(_)) => {
+                        "is not a partition folder (<topic>-<partition>): not read; a broker \
+                         with this log directory fails to start (LogManager.loadLogs: \
+                         UnifiedLog.parseTopicPartitionName throws KafkaException \"is not in \
+                         the form of topic-partition\", and the broker stops on \"Error \
+                         starting LogManager\"). Move the folder out of the log directory"
+                    }
+                    _ => {
+                        "is a folder whose name is not UTF-8, so not a partition folder klog \
+                         can read: not read; unless Kafka reads its name as \
+                         <topic>-<partition>, a broker with this log directory fails to start \
+                         (LogManager.loadLogs: UnifiedLog.parseTopicPartitionName throws \
+                         KafkaException)"
+                    }
+                };
+                Some(Finding::new(Kind::NotAPartitionFolder, d, 0, None, why))
+            })
+            .collect()
     }
 
     /// The live partitions.

@@ -36,7 +36,55 @@ pub fn open_regular(path: &Path) -> Result<File> {
             "is not a regular file (a FIFO, a device or a socket): not read",
         ));
     }
+    if let Some(fs) = kernel_filesystem(&file) {
+        return Err(Error::layout(
+            path,
+            format!(
+                "is not a regular file: it is on {fs}, a kernel interface whose files hold no \
+                 stored bytes (their size says nothing of what a read returns, and reading some \
+                 reads process memory): not read"
+            ),
+        ));
+    }
     Ok(file)
+}
+
+/// The name of the pseudo-filesystem `file` is on, when it is one whose
+/// "regular" files are kernel interfaces (`/proc/self/mem`,
+/// `/sys/...`): `stat` calls them regular files of size 0, yet a read
+/// returns what the kernel makes up, or fails. No Kafka file lives there.
+/// `fstatfs` on the opened file, so it is the file read that is checked.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn kernel_filesystem(file: &File) -> Option<&'static str> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: an all-zero statfs is a valid value for fstatfs to fill.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: the descriptor is open for the call's duration and `st` a
+    // valid out-pointer.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
+        return None;
+    }
+    // The magic numbers of linux/magic.h.
+    #[allow(clippy::unnecessary_cast)]
+    match st.f_type as i64 {
+        0x9fa0 => Some("proc"),
+        0x6265_6572 => Some("sysfs"),
+        0x6462_6720 => Some("debugfs"),
+        0x7472_6163 => Some("tracefs"),
+        0x7363_6673 => Some("securityfs"),
+        0x0027_e0eb => Some("cgroup"),
+        0x6367_7270 => Some("cgroup2"),
+        0xcafe_4a11 => Some("bpf"),
+        0x6265_6570 => Some("configfs"),
+        0xde5e_81e4 => Some("efivarfs"),
+        0x6165_676c => Some("pstore"),
+        _ => None,
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn kernel_filesystem(_file: &File) -> Option<&'static str> {
+    None
 }
 
 /// [`open_regular`] with the file's length; `None` when it does not exist.
@@ -72,6 +120,45 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, "read", e))?;
     Ok(Some(bytes))
+}
+
+/// The first stretch of data of `file` at or after `at`, below `len`:
+/// `(start, end)`, or `None` when only holes are left. Where the
+/// filesystem cannot tell (`lseek` fails other than with ENXIO, or the
+/// platform has no SEEK_DATA), the whole rest is data.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn data_extent(file: &File, at: u64, len: u64) -> Option<(u64, u64)> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    let Ok(off) = libc::off_t::try_from(at) else {
+        return Some((at, len));
+    };
+    // SAFETY: lseek on an open descriptor; only the file offset changes,
+    // and every read of this file is positioned (pread).
+    let data = unsafe { libc::lseek(fd, off, libc::SEEK_DATA) };
+    if data < 0 {
+        return match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::ENXIO) => None,
+            _ => Some((at, len)),
+        };
+    }
+    let data = (data as u64).max(at);
+    if data >= len {
+        return None;
+    }
+    // SAFETY: as above.
+    let hole = unsafe { libc::lseek(fd, data as libc::off_t, libc::SEEK_HOLE) };
+    let hole = if hole < 0 {
+        len
+    } else {
+        (hole as u64).min(len)
+    };
+    Some((data, hole.max(data + 1).min(len)))
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub fn data_extent(_file: &File, at: u64, len: u64) -> Option<(u64, u64)> {
+    (at < len).then_some((at, len))
 }
 
 /// Bytes free to unprivileged writers on the filesystem of `dir`, when the

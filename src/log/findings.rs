@@ -130,6 +130,9 @@ kinds! {
     IndexOrder = "index_order", Warning;
     IndexTarget = "index_target", Warning;
     IndexPastLog = "index_past_log", Warning;
+    /// An index file over 2 GiB: larger than any Kafka writes
+    /// (`segment.index.bytes` is an int) and than it can map (`AbstractIndex`).
+    IndexTooLarge = "index_too_large", Error;
     /// All-zero slots after the used entries: preallocated by `AbstractIndex`.
     IndexTrailingZeros = "index_trailing_zeros", Note;
     /// A time index whose last entry is older than its segment's largest
@@ -211,8 +214,9 @@ kinds! {
     SnapshotFooterMissing = "snapshot_footer_missing", Warning;
     /// A folder of a log directory that is not a partition folder klog can
     /// read: its name is not UTF-8, or not `<topic>-<partition>` (Kafka's
-    /// `LocalLog.parseTopicPartitionName` then throws, and `LogManager`
-    /// does not load the log directory). Its contents are not checked.
+    /// `LocalLog.parseTopicPartitionName` then throws `KafkaException` in
+    /// `LogManager.loadLogs`, and the broker fails to start: see
+    /// `DataDir::foreign_folder_findings`). Its contents are not checked.
     NotAPartitionFolder = "not_a_partition_folder", Error;
     // Offsets-topic records the group coordinator loads as they are.
     /// A committed offset below zero (a non-Java client's): `OffsetMetadataManager` stores it.

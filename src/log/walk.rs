@@ -619,7 +619,18 @@ impl<'p> Walk<'p> {
         error: DecodeError,
         file_len: u64,
     ) -> Result<()> {
-        let (resumes, search_gave_up) = match resync_bounded(&segment.log, at.saturating_add(1))? {
+        // Searched within the bytes the read saw: a segment that grows
+        // while it is read (a writer appending to a directory whose lock
+        // nobody holds) has its last batch half-written at `file_len`, and
+        // the batches appended after it are past that length. Found there,
+        // they would turn a torn tail (what the file was when read) into
+        // "damage, valid batches resume later".
+        // Zeros to the end of the file hold no batch: nothing to search.
+        let search = match error.kind {
+            DecodeErrorKind::TrailingZeros { .. } => Resync::NotFound,
+            _ => resync_within(&segment.log, at.saturating_add(1), file_len)?,
+        };
+        let (resumes, search_gave_up) = match search {
             Resync::Found(r) => (Some(r), None),
             Resync::NotFound => (None, None),
             Resync::GaveUp { at } => (None, Some(at)),
@@ -747,11 +758,18 @@ pub fn resync(log: &Path, from: u64) -> Result<Option<Resynced>> {
 /// times the bytes searched plus 64 MiB, so a file crafted to look like
 /// batches everywhere ends the search in linear time.
 pub fn resync_bounded(log: &Path, from: u64) -> Result<Resync> {
+    resync_within(log, from, u64::MAX)
+}
+
+/// [`resync_bounded`] over the first `limit` bytes of the file at most: a
+/// batch found must end within them.
+pub fn resync_within(log: &Path, from: u64, limit: u64) -> Result<Resync> {
     let file = crate::log::files::open_regular(log)?;
     let len = file
         .metadata()
         .map_err(|e| Error::io(log, "stat", e))?
-        .len();
+        .len()
+        .min(limit);
     const WINDOW: u64 = 1 << 20;
     // Buffers no larger than what is left to search: a small damaged file
     // does not pay for zeroing a megabyte.
@@ -761,6 +779,16 @@ pub fn resync_bounded(log: &Path, from: u64) -> Result<Resync> {
     let mut start = from;
     let mut budget = len.saturating_sub(from).saturating_mul(4) + (64 << 20);
     while start + (HEADER_LEN as u64) <= len {
+        // Skip the holes of a sparse file: they read as zeros, and a batch
+        // header has a non-zero batchLength at bytes 8..12, so a batch
+        // starts at most a header's length before the data that follows.
+        match crate::log::files::data_extent(&file, start, len) {
+            None => break,
+            Some((data, _)) => start = start.max(data.saturating_sub(HEADER_LEN as u64)),
+        }
+        if start + (HEADER_LEN as u64) > len {
+            break;
+        }
         let n = (len - start).min(buf.len() as u64) as usize;
         let window = buf.get_mut(..n).unwrap_or(&mut []);
         file.read_exact_at(window, start)

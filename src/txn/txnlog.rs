@@ -38,7 +38,7 @@ use crate::format::cursor::Cursor;
 use crate::format::schema::types::*;
 use crate::format::schema::{f, Release, Schema, Ty, OPEN};
 use crate::format::{DecodeLimits, Entry};
-use crate::log::findings::{Finding, Kind};
+use crate::log::findings::{Finding, Kind, Severity};
 use crate::log::Partition;
 use crate::log::Policy;
 
@@ -233,22 +233,36 @@ fn known(schema: &Schema) -> String {
 
 /// Decode a key: the transactional id. The int16 before the struct is the
 /// record type (`TransactionLog.read`: anything but 0 is an unknown key
-/// version).
+/// version). Bytes after the struct are ignored, as Kafka ignores them
+/// (see [`decode_versioned`]).
 pub fn decode_key(key: &[u8], at: u64) -> Result<String, DecodeError> {
-    let mut c = Cursor::new(key, at);
-    let version = c.i16()?; // record type: int16
-    let v = decode_known(&TRANSACTION_LOG_KEY, &c, version, at)?;
-    Ok(str_field(&v, "transactionalId").to_string())
+    decode_key_rest(key, at).map(|(id, _)| id)
 }
 
-/// The rest of `c` as `schema` at `version`; a version outside the
-/// schema's is an unknown version at `at`, the int16 that gives it.
-fn decode_known(
+/// [`decode_key`], with the number of bytes after the key's last field.
+pub fn decode_key_rest(key: &[u8], at: u64) -> Result<(String, u64), DecodeError> {
+    let (_, v, trailing) = decode_versioned(&TRANSACTION_LOG_KEY, key, at)?;
+    Ok((str_field(&v, "transactionalId").to_string(), trailing))
+}
+
+/// `bytes` as an int16 version then `schema` at that version: the
+/// version, the message and the number of bytes after its last field. A
+/// version outside the schema's is an unknown version at `at`, the int16
+/// that gives it.
+///
+/// Bytes after the last field are not an error: Kafka 4.3's
+/// `TransactionLog.read` builds the key and the value with the generated
+/// `TransactionLogKey(readable, version)` and `TransactionLogValue(readable,
+/// version)`, whose `read` reads the fields (from v1 the tagged fields too)
+/// and returns without looking at `remaining()`, and the coordinator
+/// applies the record (`TransactionStateManager.loadTransactionMetadata`).
+fn decode_versioned(
     schema: &'static Schema,
-    c: &Cursor<'_>,
-    version: i16,
+    bytes: &[u8],
     at: u64,
-) -> Result<Value, DecodeError> {
+) -> Result<(i16, Value, u64), DecodeError> {
+    let mut c = Cursor::new(bytes, at);
+    let version = c.i16()?; // version (the key's record type): int16
     if !schema.knows(version) {
         return Err(DecodeError::new(
             at,
@@ -258,7 +272,8 @@ fn decode_known(
             },
         ));
     }
-    schema.decode(c.rest(), c.position(), version)
+    let v = schema.decode_prefix(&mut c, version)?;
+    Ok((version, v, c.remaining() as u64))
 }
 
 /// Encode a key (version 0): the transactional id.
@@ -278,11 +293,16 @@ fn str_field<'v>(v: &'v Value, name: &str) -> &'v str {
 
 /// Decode a TransactionLogValue at the version it starts with, every
 /// field by its name in [`TRANSACTION_LOG_VALUE`]; a tagged field the
-/// writer left out takes the schema's default.
+/// writer left out takes the schema's default. Bytes after the last field
+/// are ignored, as Kafka's reader ignores them (see [`decode_versioned`]).
 pub fn decode_value(value: &[u8], at: u64) -> Result<TransactionMetadata, DecodeError> {
-    let mut c = Cursor::new(value, at);
-    let version = c.i16()?; // version: int16
-    let v = decode_known(&TRANSACTION_LOG_VALUE, &c, version, at)?;
+    decode_value_rest(value, at).map(|(m, _)| m)
+}
+
+/// [`decode_value`], with the number of bytes after the value's last
+/// field, which Kafka's reader ignores (see [`decode_versioned`]).
+pub fn decode_value_rest(value: &[u8], at: u64) -> Result<(TransactionMetadata, u64), DecodeError> {
+    let (version, v, trailing) = decode_versioned(&TRANSACTION_LOG_VALUE, value, at)?;
     let partitions = v
         .get("transactionPartitions")
         .and_then(Value::as_array)
@@ -304,7 +324,7 @@ pub fn decode_value(value: &[u8], at: u64) -> Result<TransactionMetadata, Decode
                 })
                 .collect()
         });
-    Ok(TransactionMetadata {
+    let meta = TransactionMetadata {
         version,
         producer_id: int_field(&v, "producerId", 0),
         previous_producer_id: int_field(&v, "previousProducerId", NO_PRODUCER_ID),
@@ -318,7 +338,8 @@ pub fn decode_value(value: &[u8], at: u64) -> Result<TransactionMetadata, Decode
         last_update_timestamp_ms: int_field(&v, "transactionLastUpdateTimestampMs", 0),
         start_timestamp_ms: int_field(&v, "transactionStartTimestampMs", 0),
         client_transaction_version: int_field(&v, "clientTransactionVersion", 0) as i16,
-    })
+    };
+    Ok((meta, trailing))
 }
 
 /// Encode a value at `m.version` (0 or 1), as Kafka's generated writer
@@ -389,7 +410,8 @@ pub struct CoordinatorView {
     pub transactions: BTreeMap<String, TransactionMetadata>,
     /// Records and batches not read (errors): an unknown key or value
     /// version, a record that does not decode, a batch that does not
-    /// decompress. The table lacks what they hold.
+    /// decompress. The table lacks what they hold. Also warnings about
+    /// records read as Kafka reads them (bytes after a value's last field).
     pub findings: Vec<Finding>,
     /// Batches the walk stepped over (a CRC mismatch, a torn tail): the
     /// producer-state pass of the same partition reports each.
@@ -402,7 +424,7 @@ pub struct CoordinatorView {
 impl CoordinatorView {
     /// Whether every record of the partitions replayed was read.
     pub fn is_complete(&self) -> bool {
-        self.findings.is_empty() && self.damaged_batches == 0
+        self.findings.iter().all(|f| f.severity < Severity::Error) && self.damaged_batches == 0
     }
 
     /// The transactional ids whose current producer id is `producer_id`,
@@ -498,6 +520,10 @@ impl CoordinatorView {
         let mut finding = |kind: Kind, byte: u64, detail: String| {
             let mut f = Finding::new(kind, file, batch_position, Some(offset), detail);
             f.byte = byte;
+            if kind == Kind::TrailingBytes {
+                // Read as Kafka reads it: a warning, the record applied.
+                f = f.with_severity(Severity::Warning);
+            }
             self.findings.push(f);
         };
         let Some(key) = key else {
@@ -511,8 +537,22 @@ impl CoordinatorView {
             );
             return;
         };
-        let id = match decode_key(key, at) {
-            Ok(id) => id,
+        let trailing = |what: &str, id: &str, n: u64| {
+            let s = if n == 1 { "" } else { "s" };
+            format!(
+                "transactional id {id:?}: the record at offset {offset}: {n} byte{s} after the \
+                 {what}'s last field; read and applied, as Kafka's coordinator reads it \
+                 (TransactionLog.read ignores the bytes after the last field)"
+            )
+        };
+        let mut warnings = Vec::new();
+        let id = match decode_key_rest(key, at) {
+            Ok((id, n)) => {
+                if n > 0 {
+                    warnings.push(trailing("key", &id, n));
+                }
+                id
+            }
             Err(e) => {
                 let (kind, detail) = unreadable(
                     &TRANSACTION_LOG_KEY,
@@ -523,15 +563,23 @@ impl CoordinatorView {
                 return;
             }
         };
-        let Some(v) = value else {
-            self.transactions.remove(&id);
-            return;
-        };
-        match decode_value(v, at) {
-            Ok(meta) => {
+        let meta = value.map(|v| decode_value_rest(v, at));
+        if let Some(Ok((_, n))) = &meta {
+            if *n > 0 {
+                warnings.push(trailing("value", &id, *n));
+            }
+        }
+        for detail in warnings {
+            finding(Kind::TrailingBytes, at, detail);
+        }
+        match meta {
+            None => {
+                self.transactions.remove(&id);
+            }
+            Some(Ok((meta, _))) => {
                 self.transactions.insert(id, meta);
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 let (kind, detail) = unreadable(
                     &TRANSACTION_LOG_VALUE,
                     &e,

@@ -621,14 +621,21 @@ fn layout_view_places_each_field_on_its_bytes() {
 }
 
 /// A copy of `page` with a script that marks on `<body>` where the restart
-/// section ends in a 1400×900 window (`data-restart-bottom`, CSS pixels).
+/// section ends in a 1400×900 window (`data-restart-bottom`, CSS pixels);
+/// the page's content security policy is given the script's hash, or it
+/// would not run.
 fn first_screen_probe(page: &Path) -> PathBuf {
     let html = std::fs::read_to_string(page).unwrap();
-    let probe = "<script>(function(){var s=document.getElementById('restart');\
-                 document.body.setAttribute('data-restart-bottom',\
-                 s?String(Math.ceil(s.getBoundingClientRect().bottom)):'none');})();</script></body>";
+    let script = "(function(){var s=document.getElementById('restart');\
+                  document.body.setAttribute('data-restart-bottom',\
+                  s?String(Math.ceil(s.getBoundingClientRect().bottom)):'none');})();";
+    let probe = format!("<script>{script}</script></body>");
+    let allowed = format!("script-src 'sha256-{}' ", sha256_base64(script));
+    let html = html
+        .replacen("script-src ", &allowed, 1)
+        .replacen("</body>", &probe, 1);
     let out = page.with_extension("probe.html");
-    std::fs::write(&out, html.replacen("</body>", probe, 1)).unwrap();
+    std::fs::write(&out, html).unwrap();
     out
 }
 
@@ -708,4 +715,89 @@ fn notes_of_one_kind_are_one_row_with_their_count() {
     // The restart section names the crash: no .kafka_cleanshutdown there.
     let restart = dom.one("section", "", &[("id", "restart")]);
     assert_eq!(restart.get("data-unclean"), Some("1"));
+}
+
+/// The SHA-256 of `s`, base64, from Python's hashlib (independent of klog).
+fn sha256_base64(s: &str) -> String {
+    let o = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, hashlib, base64; \
+             print(base64.b64encode(hashlib.sha256(sys.stdin.buffer.read()).digest()).decode())",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(s.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(o.status.success());
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+/// See: hostile input, round three, item 15. The page's content security
+/// policy lets only its own inline script run: `script-src` holds the
+/// SHA-256 of each inline script (CSP Level 2 hash source), never
+/// 'unsafe-inline'; forms post nowhere and `<base>` is refused. In the
+/// browser the page's script still runs, and a script smuggled into the
+/// page does not.
+#[test]
+fn r15_the_csp_allows_only_the_pages_own_script_by_its_hash() {
+    let env = TestEnv::new();
+    let (page, _) = report(&env, "csp", &["fixtures/corrupt"]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let meta = "<meta http-equiv=\"Content-Security-Policy\" content=\"";
+    let at = html.find(meta).expect("a CSP meta tag") + meta.len();
+    let csp = &html[at..at + html[at..].find('"').unwrap()];
+    let directives: BTreeMap<&str, Vec<&str>> = csp
+        .split(';')
+        .map(|d| {
+            let mut w = d.split_whitespace();
+            (w.next().unwrap(), w.collect())
+        })
+        .collect();
+    assert_eq!(directives["default-src"], ["'none'"], "{csp}");
+    assert_eq!(directives["form-action"], ["'none'"], "{csp}");
+    assert_eq!(directives["base-uri"], ["'none'"], "{csp}");
+    let script_src = &directives["script-src"];
+    assert!(!script_src.contains(&"'unsafe-inline'"), "{csp}");
+    // Every inline script, by its hash, and nothing else.
+    let mut hashes = Vec::new();
+    let mut rest = html.as_str();
+    while let Some(i) = rest.find("<script>") {
+        let body = &rest[i + "<script>".len()..];
+        let end = body.find("</script>").unwrap();
+        hashes.push(format!("'sha256-{}'", sha256_base64(&body[..end])));
+        rest = &body[end..];
+    }
+    assert!(!hashes.is_empty());
+    assert_eq!(
+        script_src.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        hashes,
+        "{csp}"
+    );
+
+    let Some(browser) = browser() else { return };
+    // The page's own script runs (`load` checks data-ready)...
+    load(&browser, &page, "csp");
+    // ...and one added to the page does not.
+    let smuggled = env.path("csp-smuggled.html");
+    std::fs::write(
+        &smuggled,
+        html.replacen(
+            "<body>",
+            "<body><script>document.documentElement.setAttribute(\"data-smuggled\",\"1\")</script>\
+             <img src=\"data:,\" onerror=\"document.documentElement.setAttribute('data-smuggled','2')\">",
+            1,
+        ),
+    )
+    .unwrap();
+    let dom = load(&browser, &smuggled, "csp-smuggled");
+    assert_eq!(
+        dom.all("html").first().and_then(|h| h.get("data-smuggled")),
+        None
+    );
 }

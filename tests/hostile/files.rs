@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::support::{stderr, stdout, TestEnv};
+use crate::support::{encoded, stderr, stdout, write_segment, TestEnv};
 
 fn mkfifo(path: &std::path::Path) {
     let _ = std::fs::remove_file(path);
@@ -281,4 +281,203 @@ fn no_output_lands_on_what_a_command_reads() {
     let o = env.run(&["report", "--layout", seg, "-o", "page.html"], None);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(env.path("page.html").is_file());
+}
+
+/// See: hostile input, round three, item 11. A folder that is not
+/// `<topic>-<partition>` in a broker's log directory: Kafka 4.3's
+/// `LogManager.loadLogs` calls `UnifiedLog.parseTopicPartitionName` on it,
+/// which throws `KafkaException` (`backup-old`: partition "old" is not an
+/// int), and the broker fails to start ("Error starting LogManager").
+/// `verify-crc`, `info` and `summary` each report it as the same error.
+#[test]
+fn r11_a_foreign_folder_in_a_log_directory_is_an_error_for_every_command() {
+    let env = TestEnv::new();
+    let backup = env.path("fixtures/kafka/backup-old");
+    crate::support::copy_dir(&env.path("fixtures/kafka/orders-0"), &backup);
+    let want = (
+        "not_a_partition_folder".to_string(),
+        "error".to_string(),
+        backup.canonicalize().unwrap(),
+    );
+    let found = |args: &[&str]| {
+        let o = env.run(args, None);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{args:?}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let f: Vec<_> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "not_a_partition_folder")
+            .map(|f| {
+                let detail = f["detail"].as_str().unwrap();
+                assert!(detail.contains("fails to start"), "{args:?}: {detail}");
+                (
+                    f["kind"].as_str().unwrap().to_string(),
+                    f["severity"].as_str().unwrap().to_string(),
+                    env.path(f["file"].as_str().unwrap())
+                        .canonicalize()
+                        .unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(f, std::slice::from_ref(&want), "{args:?}");
+    };
+    found(&[
+        "verify-crc",
+        "--no-index-checks",
+        "--format",
+        "json",
+        "fixtures/kafka",
+    ]);
+    found(&[
+        "info",
+        "--fail-on",
+        "note",
+        "--format",
+        "json",
+        "fixtures/kafka",
+    ]);
+    found(&["summary", "--format", "json", "fixtures/kafka"]);
+}
+
+/// See: hostile input, round three, item 19. An index over 2 GiB is no
+/// index Kafka wrote: `segment.index.bytes` is an int (LogConfig), and
+/// AbstractIndex maps the whole file, which FileChannel.map refuses past
+/// Integer.MAX_VALUE. It is an `index_too_large` error, not a file that is
+/// not regular. (A sparse file: no disk is used.)
+#[test]
+fn r19_an_index_over_2_gib_is_too_large_not_irregular() {
+    let env = TestEnv::new();
+    let index = env.path("fixtures/data/orders-0/00000000000000000000.index");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&index)
+        .unwrap()
+        .set_len((i32::MAX as u64) + 1)
+        .unwrap();
+    let o = env.run(
+        &["verify-crc", "--format", "json", "fixtures/data/orders-0"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let on_index: Vec<(&str, &str)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            f["file"]
+                .as_str()
+                .unwrap()
+                .ends_with("00000000000000000000.index")
+        })
+        .map(|f| (f["kind"].as_str().unwrap(), f["severity"].as_str().unwrap()))
+        .collect();
+    assert_eq!(on_index, [("index_too_large", "error")]);
+    let detail = v["findings"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains("is 2147483648 bytes"), "{detail}");
+}
+
+/// See: hostile input, round three, item 19. `stat` calls `/proc/self/mem`
+/// and `/proc/self/status` regular files of 0 bytes; they are kernel
+/// interfaces, not files Kafka wrote. Given as a path, they are refused
+/// (exit 2), never read as an empty segment that verifies "ok".
+#[test]
+fn r19_a_kernel_interface_file_is_refused_not_read_as_a_segment() {
+    let env = TestEnv::new();
+    for args in [
+        &["verify-crc", "/proc/self/mem"][..],
+        &["verify-crc", "/proc/self/status"],
+        &["dump-segment", "/proc/self/status"],
+    ] {
+        let o = env.run(args, None);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        let err = stderr(&o);
+        assert!(
+            err.contains("is not a regular file: it is on proc"),
+            "{args:?}: {err}"
+        );
+        assert!(!stdout(&o).contains("ok"), "{args:?}: {}", stdout(&o));
+    }
+}
+
+/// Bytes the shell read, with those of the children it waited for
+/// (Linux's I/O accounting: `rchar` of /proc/PID/io), after running
+/// `klog ARGS` in `dir`.
+fn bytes_read_by(dir: &std::path::Path, args: &str) -> (u64, String) {
+    let klog = assert_cmd::cargo::cargo_bin("klog");
+    let o = std::process::Command::new("sh")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(format!(
+            "{} {args} > out.json 2>/dev/null; echo \"exit $?\"; grep '^rchar:' /proc/$$/io",
+            klog.display()
+        ))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    let rchar = text
+        .lines()
+        .find_map(|l| l.strip_prefix("rchar: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    (rchar, text)
+}
+
+/// See: hostile input, round three, item 12. A segment extended by 8 GiB
+/// of holes after its one batch (preallocated space never written, as
+/// `File::set_len` leaves it). Kafka's `FileLogInputStream.nextBatch`
+/// meets the zero size field and throws `CorruptRecordException`, and
+/// `LogSegment.recover` truncates there: the zeros are the end of valid
+/// data. klog reports them as one `trailing_zeros` region at the batch's
+/// end, finding that only holes follow (`lseek(SEEK_DATA)`) instead of
+/// reading 8 GiB of zeros.
+#[test]
+fn r12_a_sparse_segment_reports_its_zero_region_without_reading_it() {
+    let env = TestEnv::new();
+    let one = encoded("out = batch(0, [(0, 0, b'k', b'v' * 100)], first_timestamp=1700000000000)");
+    let dir = env.path("sparse");
+    write_segment(&dir, "t-0", &one);
+    let log = dir.join("t-0/00000000000000000000.log");
+    let size = 8u64 << 30;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&log)
+        .unwrap()
+        .set_len(size)
+        .unwrap();
+    let (read, text) = bytes_read_by(&dir, "verify-crc --format json --no-index-checks t-0");
+    assert!(text.starts_with("exit 0\n"), "a warning: {text}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    let findings: Vec<(&str, u64)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["kind"].as_str().unwrap(), f["position"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(findings, [("trailing_zeros", one.len() as u64)]);
+    let detail = v["findings"][0]["detail"].as_str().unwrap();
+    let zeros = size - one.len() as u64;
+    assert!(
+        detail.contains(&format!("{zeros} trailing zero bytes")),
+        "{detail}"
+    );
+    assert!(
+        read < 64 << 20,
+        "read {read} bytes of an 8 GiB file of holes"
+    );
 }

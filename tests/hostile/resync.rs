@@ -80,3 +80,47 @@ fn r5_a_file_of_plausible_headers_ends_the_search_in_linear_time() {
         "{text}"
     );
 }
+
+/// See: hostile input, round three, item 19. A segment that grows while it
+/// is read (something appends to a directory whose lock nobody holds):
+/// the read saw batch 0 and the first half of batch 1; before the walk
+/// reached batch 1, its rest and batch 2 were appended. As read, the file
+/// ends in a torn tail (Kafka's `FileLogInputStream.nextBatch` stops at a
+/// batch whose size runs past the end); the batch appended after that end
+/// must not make it "damage, valid batches resume later".
+#[test]
+fn r19_a_segment_that_grows_while_read_ends_in_a_torn_tail() {
+    use kaen_log::log::{Partition, Policy};
+    use kaen_log::DecodeErrorKind;
+    use std::io::Write;
+    let env = TestEnv::new();
+    let batch = |base: i64| {
+        crate::support::encoded(&format!(
+            "out = batch({base}, [(0, 0, b'k', b'v' * 200)], first_timestamp=1700000000000)"
+        ))
+    };
+    let (b0, b1, b2) = (batch(0), batch(1), batch(2));
+    let dir = env.path("grow/t-0");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("00000000000000000000.log");
+    let half = b1.len() / 2;
+    std::fs::write(&log, [&b0[..], &b1[..half]].concat()).unwrap();
+    let p = Partition::open(&dir).unwrap();
+    let mut walk = p.walk(Policy::VALID_ENTRIES);
+    let first = walk.next_entry().unwrap().map(|w| w.segment.base_offset);
+    assert_eq!(first, Some(0), "batch 0 is read");
+    // The writer finishes batch 1 and appends batch 2.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    f.write_all(&[&b1[half..], &b2[..]].concat()).unwrap();
+    drop(f);
+    while walk.next_entry().unwrap().is_some() {}
+    let damage = walk.take_damage();
+    assert_eq!(damage.len(), 1, "{damage:?}");
+    assert_eq!(damage[0].position, b0.len() as u64);
+    assert!(
+        matches!(damage[0].error.kind, DecodeErrorKind::PastEndOfFile { .. }),
+        "a torn tail, as the file was when read: {:?}",
+        damage[0].error
+    );
+    assert!(damage[0].resumes.is_none(), "{damage:?}");
+}

@@ -100,3 +100,59 @@ fn r_a_transaction_log_gzip_bomb_is_an_error_not_an_empty_table() {
     write_segment(&env.path("bomb"), "__transaction_state-0", &log);
     assert!(check(&env, "bomb", "decompressed_too_large", 0).is_empty());
 }
+
+/// See: hostile input, round three, item 10. Kafka 4.3's
+/// `TransactionLog.read` decodes a value with the generated
+/// `TransactionLogValue.read`, which never looks at the bytes left after
+/// the last field: the coordinator applies such a value. The table must
+/// show its state (CompleteAbort, not the Ongoing before it), complete,
+/// with a warning that names the trailing bytes. `TransactionLogKey.read`
+/// does the same with a key.
+#[test]
+fn r10_a_transaction_log_value_with_trailing_bytes_is_applied_as_kafka_applies_it() {
+    let env = TestEnv::new();
+    let log = encoded(&format!(
+        "{RECORDS}\n\
+         ongoing = transaction_log_value(1, 0, 1, [('t', [0])], T, T)\n\
+         # status 5: CompleteAbort, partitions emptied; then three stray bytes\n\
+         aborted = transaction_log_value(1, 0, 5, [], T + 1, T) + bytes([0, 0, 7])\n\
+         # the key of b with one stray byte: still b's record\n\
+         out = batch(0, [(0, 0, transaction_log_key('a'), ongoing), \
+                         (1, 0, transaction_log_key('a'), aborted), \
+                         (2, 0, transaction_log_key('b') + bytes([9]), ongoing)], first_timestamp=T)"
+    ));
+    write_segment(&env.path("tail"), "__transaction_state-0", &log);
+    let o = env.run(
+        &["transactions", "--format", "json", "--now-ms", "0", "tail"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "a warning: {}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows: Vec<(&str, &str)> = v["coordinator"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["transactional_id"].as_str().unwrap(),
+                m["state"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(rows, [("a", "CompleteAbort"), ("b", "Ongoing")]);
+    assert_eq!(v["coordinator_complete"], true, "{v}");
+    let warning = ("trailing_bytes".to_string(), "warning".to_string(), 0);
+    assert_eq!(findings(&o), [warning.clone(), warning]);
+    let detail = |i: usize| v["findings"][i]["detail"].as_str().unwrap();
+    assert!(
+        detail(0).contains("3 bytes after the value's last field"),
+        "{}",
+        detail(0)
+    );
+    assert!(
+        detail(1).contains("1 byte after the key's last field"),
+        "{}",
+        detail(1)
+    );
+    assert!(!detail(0).contains("stops loading"), "{}", detail(0));
+}

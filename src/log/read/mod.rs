@@ -348,26 +348,41 @@ impl SegmentReader {
 
     /// Whether every byte from the current position to the end is zero
     /// (read with positioned reads, leaving the buffers as they are).
+    ///
+    /// Only the file's data is read: the holes of a sparse file (space a
+    /// preallocation or a `truncate` extended the file by, never written)
+    /// read as zeros, and `lseek(SEEK_DATA)` skips them, then
+    /// `SEEK_HOLE` bounds the data read. A 100 GB file of holes after its
+    /// last batch is answered without reading it. (Kafka does not look
+    /// past the zero size field: `FileLogInputStream.nextBatch` throws
+    /// `CorruptRecordException` on a size below 14, and `LogSegment.recover`
+    /// truncates there; klog tells preallocated zeros from damage, so it
+    /// must know that the rest is zeros.)
     fn rest_is_zero(&self) -> Result<bool> {
         let mut at = self.pos;
-        let mut chunk = vec![
-            0u8;
-            usize::try_from(self.file_len - at)
-                .unwrap_or(READ_CHUNK)
-                .min(READ_CHUNK)
-        ];
+        let mut chunk = Vec::new();
         while at < self.file_len {
-            let n = usize::try_from(self.file_len - at)
-                .unwrap_or(READ_CHUNK)
-                .min(chunk.len());
-            let part = chunk.get_mut(..n).unwrap_or(&mut []);
-            self.file
-                .read_exact_at(part, at)
-                .map_err(|e| Error::io(&self.path, "read", e))?;
-            if part.iter().any(|&b| b != 0) {
-                return Ok(false);
+            let (data, hole) = match crate::log::files::data_extent(&self.file, at, self.file_len) {
+                Some(extent) => extent,
+                None => return Ok(true), // holes to the end
+            };
+            at = data;
+            while at < hole {
+                let n = usize::try_from(hole - at)
+                    .unwrap_or(READ_CHUNK)
+                    .min(READ_CHUNK);
+                if chunk.len() < n {
+                    chunk.resize(n, 0);
+                }
+                let part = chunk.get_mut(..n).unwrap_or(&mut []);
+                self.file
+                    .read_exact_at(part, at)
+                    .map_err(|e| Error::io(&self.path, "read", e))?;
+                if part.iter().any(|&b| b != 0) {
+                    return Ok(false);
+                }
+                at += n as u64;
             }
-            at += n as u64;
         }
         Ok(true)
     }

@@ -109,13 +109,33 @@ document.body.setAttribute("data-ready","1");
 })();
 "#;
 
+/// The page's content security policy, for a page whose one inline
+/// script is `script`: nothing is fetched (`default-src 'none'`, images
+/// only as `data:` URLs); the inline `<style>` applies; the only script
+/// that runs is the one whose SHA-256 is `script`'s (CSP Level 2 hash
+/// source: the digest of the script element's text, base64), so markup
+/// that got into the page (an escaping bug) cannot run its own, nor an
+/// event-handler attribute; no form posts anywhere (`form-action 'none'`)
+/// and no `<base>` moves the page's relative links (`base-uri 'none'`),
+/// neither of which `default-src` covers.
+pub fn csp(script: &str) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(script));
+    format!(
+        "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{hash}'; \
+         img-src data:; form-action 'none'; base-uri 'none'"
+    )
+}
+
 /// The whole page: `title`, the navigation links (`(id, label)`), then `body`.
 pub fn page(title: &str, nav: &[(&str, &str)], body: &str) -> String {
     let mut h = String::with_capacity(body.len() + CSS.len() + JS.len() + 1024);
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    h.push_str(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
-         style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n",
+    let _ = writeln!(
+        h,
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
+        csp(JS)
     );
     h.push_str("<meta name=\"generator\" content=\"klog report\">\n");
     let _ = writeln!(h, "<title>{}</title>", esc(title));
