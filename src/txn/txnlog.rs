@@ -234,7 +234,7 @@ fn known(schema: &Schema) -> String {
 /// Decode a key: the transactional id. The int16 before the struct is the
 /// record type (`TransactionLog.read`: anything but 0 is an unknown key
 /// version). Bytes after the struct are ignored, as Kafka ignores them
-/// (see [`decode_versioned`]).
+/// (see `decode_versioned`).
 pub fn decode_key(key: &[u8], at: u64) -> Result<String, DecodeError> {
     decode_key_rest(key, at).map(|(id, _)| id)
 }
@@ -294,13 +294,13 @@ fn str_field<'v>(v: &'v Value, name: &str) -> &'v str {
 /// Decode a TransactionLogValue at the version it starts with, every
 /// field by its name in [`TRANSACTION_LOG_VALUE`]; a tagged field the
 /// writer left out takes the schema's default. Bytes after the last field
-/// are ignored, as Kafka's reader ignores them (see [`decode_versioned`]).
+/// are ignored, as Kafka's reader ignores them (see `decode_versioned`).
 pub fn decode_value(value: &[u8], at: u64) -> Result<TransactionMetadata, DecodeError> {
     decode_value_rest(value, at).map(|(m, _)| m)
 }
 
 /// [`decode_value`], with the number of bytes after the value's last
-/// field, which Kafka's reader ignores (see [`decode_versioned`]).
+/// field, which Kafka's reader ignores (see `decode_versioned`).
 pub fn decode_value_rest(value: &[u8], at: u64) -> Result<(TransactionMetadata, u64), DecodeError> {
     let (version, v, trailing) = decode_versioned(&TRANSACTION_LOG_VALUE, value, at)?;
     let partitions = v
