@@ -116,6 +116,11 @@ pub struct RestartOut {
     pub headline: String,
 }
 
+/// [`restart_of`] each path given, in order (the log directories among them).
+pub fn restarts_of(paths: &[std::path::PathBuf]) -> Vec<RestartOut> {
+    paths.iter().filter_map(|p| restart_of(p)).collect()
+}
+
 /// [`RestartOut`] of `dir` when it is a broker's log directory (or holds
 /// a clean-shutdown marker); `None` for klog's own directories, partition
 /// folders and files.

@@ -136,11 +136,7 @@ pub struct RecoveryPreview {
 /// holding `recovery_point`: truncate the first segment with damage at the
 /// first invalid batch and delete every later segment.
 pub fn preview(p: &Partition, recovery_point: i64) -> Result<RecoveryPreview> {
-    let start = p
-        .segments
-        .iter()
-        .rposition(|s| s.base_offset <= recovery_point)
-        .unwrap_or(0);
+    let start = first_recovered(p, recovery_point);
     let from_segment = p.segments.get(start).map_or(0, |s| s.base_offset);
     let log_end = p.log_end_offset()?;
     for (i, seg) in p.segments.iter().enumerate().skip(start) {
@@ -163,6 +159,16 @@ pub fn preview(p: &Partition, recovery_point: i64) -> Result<RecoveryPreview> {
         deleted: Vec::new(),
         lost_offsets: None,
     })
+}
+
+/// The index in `p.segments` of the first segment an unclean start
+/// recovers: the one holding `recovery_point` (`LogSegments.values(recoveryPoint, …)`
+/// starts at its floor segment), the first when none does.
+pub fn first_recovered(p: &Partition, recovery_point: i64) -> usize {
+    p.segments
+        .iter()
+        .rposition(|s| s.base_offset <= recovery_point)
+        .unwrap_or(0)
 }
 
 /// The segments a broker recovers even after a clean shutdown

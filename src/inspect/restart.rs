@@ -61,10 +61,7 @@ impl Restart {
     pub fn plan(data_dir: &Path) -> Result<Restart> {
         let shutdown = Shutdown::read(data_dir);
         let dir = DataDir::open(data_dir)?;
-        let points = checkpoint::read_offsets(&data_dir.join(checkpoint::RECOVERY_POINT))
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        let points = DirState::read(data_dir).recovery_points;
         let clean = shutdown.state != ShutdownState::Unclean;
         let mut recovered = Vec::new();
         let mut partitions = 0;
@@ -83,7 +80,8 @@ impl Restart {
                 }
                 untrusted
             } else {
-                from_recovery_point(p, point)
+                let start = crate::inspect::recovery::first_recovered(p, point.unwrap_or(0));
+                p.segments.iter().skip(start).collect()
             };
             let Some(first) = segs.first() else {
                 continue;
@@ -173,14 +171,6 @@ impl Restart {
     }
 }
 
-/// The segments from the one holding `point` on (all without a point).
-fn from_recovery_point(p: &Partition, point: Option<i64>) -> Vec<&SegmentFiles> {
-    let start = point
-        .and_then(|rp| p.segments.iter().rposition(|s| s.base_offset <= rp))
-        .unwrap_or(0);
-    p.segments.iter().skip(start).collect()
-}
-
 fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
@@ -233,25 +223,49 @@ pub struct PartitionRestart {
     pub high_watermark: Option<i64>,
 }
 
-impl PartitionRestart {
-    /// Predict the next start on `p`, a partition of log directory
-    /// `data_dir`; reads the segments recovery reads.
-    pub fn predict(data_dir: &Path, p: &Partition) -> Result<PartitionRestart> {
-        use crate::inspect::recovery;
+/// What a start reads from a log directory beside the partitions: its
+/// clean-shutdown marker and checkpoints (read once for all its partitions).
+#[derive(Debug, Clone, Default)]
+pub struct DirState {
+    pub clean_shutdown: bool,
+    pub recovery_points: std::collections::BTreeMap<(String, i32), i64>,
+    pub log_starts: std::collections::BTreeMap<(String, i32), i64>,
+    pub high_watermarks: std::collections::BTreeMap<(String, i32), i64>,
+}
+
+impl DirState {
+    /// Read `data_dir`'s marker and checkpoints (a missing or unreadable
+    /// checkpoint holds no entry).
+    pub fn read(data_dir: &Path) -> DirState {
         let offsets = |name: &str| {
             checkpoint::read_offsets(&data_dir.join(name))
                 .ok()
                 .flatten()
-                .and_then(|m| m.get(&(p.topic.clone(), p.partition)).copied())
+                .unwrap_or_default()
         };
-        let clean = data_dir
-            .join(crate::log::shutdown::CLEAN_SHUTDOWN_FILE)
-            .exists()
-            && p.topic != crate::metadata::METADATA_TOPIC;
-        let recovery_point = if p.topic == crate::metadata::METADATA_TOPIC {
+        DirState {
+            clean_shutdown: data_dir
+                .join(crate::log::shutdown::CLEAN_SHUTDOWN_FILE)
+                .exists(),
+            recovery_points: offsets(checkpoint::RECOVERY_POINT),
+            log_starts: offsets(checkpoint::LOG_START_OFFSET),
+            high_watermarks: offsets(checkpoint::REPLICATION_OFFSET),
+        }
+    }
+}
+
+impl PartitionRestart {
+    /// Predict the next start on `p`, a partition of the log directory
+    /// whose state is `dir`; reads the segments recovery reads.
+    pub fn predict(dir: &DirState, p: &Partition) -> Result<PartitionRestart> {
+        use crate::inspect::recovery;
+        let key = (p.topic.clone(), p.partition);
+        let metadata = p.topic == crate::metadata::METADATA_TOPIC;
+        let clean = dir.clean_shutdown && !metadata;
+        let recovery_point = if metadata {
             0
         } else {
-            offsets(checkpoint::RECOVERY_POINT).unwrap_or(0)
+            dir.recovery_points.get(&key).copied().unwrap_or(0)
         };
         let mut out = PartitionRestart {
             topic: p.topic.clone(),
@@ -321,11 +335,13 @@ impl PartitionRestart {
             })
             .sum();
         out.rebuilt_indexes = 3 * recovered.len() as u64;
-        let start_checkpoint = offsets(checkpoint::LOG_START_OFFSET);
+        let start_checkpoint = dir.log_starts.get(&key).copied();
         out.log_start_offset = p.log_start_offset(start_checkpoint);
         out.log_end_offset = p.loaded_log_end(log_end, start_checkpoint);
-        out.high_watermark = offsets(checkpoint::REPLICATION_OFFSET)
-            .map(|hw| hw.clamp(out.log_start_offset, out.log_end_offset));
+        out.high_watermark = dir
+            .high_watermarks
+            .get(&key)
+            .map(|&hw| hw.clamp(out.log_start_offset, out.log_end_offset));
         Ok(out)
     }
 }

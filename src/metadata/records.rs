@@ -523,8 +523,7 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
     let read_as = (frame.version > schema.versions.1).then_some(schema.versions.1);
     let body_at = c.position();
     match schema.decode(c.rest(), body_at, read_as.unwrap_or(frame.version)) {
-        Ok(data) if read_as.is_some() && nested_struct(schema.fields, &data).is_some() => {
-            let field = nested_struct(schema.fields, &data).unwrap_or_default();
+        Ok(data) if let Some(field) = read_as.and_then(|_| nested_struct(schema.fields, &data)) => {
             let e = DecodeError::new(
                 body_at,
                 DecodeErrorKind::UnknownVersion {

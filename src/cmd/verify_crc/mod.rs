@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kaen_log::format::DecodeLimits;
-use kaen_log::inspect::restart::PartitionRestart;
+use kaen_log::inspect::restart::{DirState, PartitionRestart};
 use kaen_log::inspect::verify;
 use kaen_log::log::{checkpoint, classify, DataDir, Partition, PathKind};
 use kaen_log::txn::TxnOptions;
@@ -158,11 +158,7 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let total = check(args, &opts)?;
     drop(progress);
     let mut report = VerifyReport::new(&total);
-    report.restarts = args
-        .paths
-        .iter()
-        .filter_map(|p| crate::cmd::restart_of(p))
-        .collect();
+    report.restarts = crate::cmd::restarts_of(&args.paths);
     let fail_on = args.fail_on.severity();
     if !args.repair {
         if args.format == Format::Csv {
@@ -537,13 +533,13 @@ impl Report for RecoveryReport {
 fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut changes = 0;
     let mut partitions_out = Vec::new();
-    let restarts: Vec<crate::cmd::RestartOut> = args
-        .paths
-        .iter()
-        .filter_map(|p| crate::cmd::restart_of(p))
-        .collect();
+    let restarts = crate::cmd::restarts_of(&args.paths);
+    let mut dirs: std::collections::BTreeMap<PathBuf, DirState> = Default::default();
     for (data_dir, p) in partitions(args)? {
-        let restart = PartitionRestart::predict(&data_dir, &p)?;
+        let dir = dirs
+            .entry(data_dir.clone())
+            .or_insert_with(|| DirState::read(&data_dir));
+        let restart = PartitionRestart::predict(dir, &p)?;
         // A log directory given has its headline; a partition folder given
         // alone says its shutdown on its own line.
         let headline = args.paths.contains(&data_dir) && !restarts.is_empty();
