@@ -71,6 +71,12 @@ pub struct LogDirSummary {
     pub directory_id: Option<String>,
     /// `.kafka_cleanshutdown` is present (a broker would skip recovery).
     pub clean_shutdown: bool,
+    /// The marker's broker epoch (`CleanShutdownFileHandler`): what the
+    /// broker sends as its previous broker epoch when it registers again;
+    /// the controller calls the shutdown clean only when it equals the
+    /// epoch of the broker's registration (`ClusterControlManager`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broker_epoch: Option<i64>,
     /// The `meta.properties` version: 0 in ZooKeeper mode, 1 in KRaft mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta_version: Option<i64>,
@@ -195,6 +201,12 @@ pub struct MetadataSummary {
     pub brokers: Vec<BrokerSummary>,
     /// By topic name.
     pub topics: Vec<TopicSummary>,
+    /// KIP-966's eligible leader replicas are on
+    /// (`eligible.leader.replicas.version` ≥ 1,
+    /// `FeatureControlManager.isElrFeatureEnabled`): a broker that
+    /// registers after an unclean shutdown leaves every ISR and ELR first.
+    #[serde(default)]
+    pub elr_enabled: bool,
     /// The parts of the image klog could not build in full (a record newer
     /// than klog or unreadable: see the findings); brokers and topics may
     /// be missing there.
@@ -209,6 +221,9 @@ pub struct BrokerSummary {
     pub rack: Option<String>,
     pub fenced: bool,
     pub in_controlled_shutdown: bool,
+    /// The epoch of its registration (`RegisterBrokerRecord.brokerEpoch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<i64>,
 }
 
 /// A topic and its partitions' registrations.
@@ -217,6 +232,13 @@ pub struct TopicSummary {
     pub topic: String,
     pub topic_id: String,
     pub partitions: Vec<AssignedPartition>,
+    /// `unclean.leader.election.enable` as the metadata sets it: the
+    /// topic's config, else the cluster's default
+    /// (`ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic`);
+    /// `None` when neither sets it, and the controller's own configuration
+    /// (false unless its server.properties says otherwise) decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unclean_leader_election: Option<bool>,
 }
 
 /// A partition's registration (`PartitionRegistration`).
@@ -416,6 +438,7 @@ pub fn summarize(path: &Path, opts: &SummaryOptions) -> Result<(LogDirSummary, V
             .and_then(|m| m.directory_id)
             .map(|d| d.to_string()),
         clean_shutdown: state.clean_shutdown,
+        broker_epoch: crate::log::shutdown::Shutdown::read(path).broker_epoch,
         meta_version: meta.as_ref().map(|m| i64::from(m.version)),
         partitions,
         committed_offsets,
@@ -706,6 +729,7 @@ fn metadata_summary(folder: &Path, findings: &mut Vec<Finding>) -> Result<Option
             rack: b.rack.clone(),
             fenced: b.fenced,
             in_controlled_shutdown: b.in_controlled_shutdown,
+            epoch: Some(b.epoch),
         })
         .collect();
     let mut topics: Vec<TopicSummary> = image
@@ -719,6 +743,7 @@ fn metadata_summary(folder: &Path, findings: &mut Vec<Finding>) -> Result<Option
                 .iter()
                 .map(|(&partition, r)| AssignedPartition::of(partition, r))
                 .collect(),
+            unclean_leader_election: unclean_leader_election(image, &t.name),
         })
         .collect();
     topics.sort_by(|a, b| (&a.topic, &a.topic_id).cmp(&(&b.topic, &b.topic_id)));
@@ -728,5 +753,28 @@ fn metadata_summary(folder: &Path, findings: &mut Vec<Finding>) -> Result<Option
         incomplete: replayed.incomplete(),
         brokers,
         topics,
+        elr_enabled: elr_enabled(image),
     }))
+}
+
+/// KIP-966's eligible leader replicas are on in `image`
+/// (`FeatureControlManager.isElrFeatureEnabled`).
+pub fn elr_enabled(image: &crate::metadata::image::Image) -> bool {
+    image
+        .features
+        .get("eligible.leader.replicas.version")
+        .is_some_and(|&v| v >= 1)
+}
+
+/// `unclean.leader.election.enable` of `topic` as the metadata sets it:
+/// the topic's ConfigRecord, else the cluster default's (the broker
+/// resource with an empty name).
+pub fn unclean_leader_election(image: &crate::metadata::image::Image, topic: &str) -> Option<bool> {
+    const KEY: &str = "unclean.leader.election.enable";
+    const TOPIC: i8 = 2;
+    const BROKER: i8 = 4;
+    [(TOPIC, topic), (BROKER, "")]
+        .iter()
+        .find_map(|(kind, name)| image.configs.get(&(*kind, name.to_string()))?.get(KEY))
+        .map(|v| v.eq_ignore_ascii_case("true"))
 }

@@ -21,22 +21,32 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 ///
 /// Per partition: the replicas found, and those the metadata image (the
 /// most advanced __cluster_metadata among the summaries) assigns but no
-/// summary holds (MISSING, with why). The leader is the metadata's; when it
-/// names none (a stopped KRaft 4.x cluster keeps an empty ISR and its ELR)
-/// or its leader left no copy, the one Kafka's controller would elect: a
-/// replica in the ISR, or the ELR when the ISR is empty, whichever comes
-/// back first (`PartitionChangeBuilder.electAnyLeader`), so when several
-/// have a copy the leader is undecided (LEADER empty) and a third table
-/// shows every replica under each of them (IF-LEADER), the STATUS being
-/// the worst; else the last known ELR; else, uncleanly, the first with a
-/// copy; without metadata, the replica with the newest leader epoch,
-/// then the longest log, then the lowest node id (ISR members all
-/// hold the newest epoch). In ZooKeeper mode (meta.properties version 0)
-/// the controller's leader and ISR are in ZooKeeper, not on disk: every
-/// replica whose log reaches the highest high watermark can be an ISR
-/// member, so when such replicas end differently the leader is undecided
-/// and each one's outcome is shown; the elected leader starts a new epoch
-/// above every replica's at its log end, as `Partition.makeLeader` does. Each follower is truncated as Kafka's fetcher
+/// summary holds (MISSING, with why). The leader is the one after the
+/// brokers restart on these directories, as KRaft's controller elects it:
+/// the metadata's leader, unless with eligible leader replicas on (KIP-966)
+/// its broker went down uncleanly (no .kafka_cleanshutdown, or one whose
+/// broker epoch is not its registration's: `ClusterControlManager`), which
+/// takes it out of the ISR and ELR when it registers again. Otherwise the
+/// replica the controller elects when it comes back: one in the ISR, or the
+/// ELR when the ISR is empty (`PartitionChangeBuilder.electAnyLeader`);
+/// with both empty, the last known leader (`lastKnownElr`); and, when the
+/// topic allows an unclean election (its config or the cluster default in
+/// the metadata, or --unclean-election), any replica back first. When
+/// several can be elected, the order of the returns decides: the leader is
+/// undecided (LEADER empty) and a third table shows every replica under
+/// each of them (IF-LEADER), the STATUS being the worst; when none can, the
+/// partition is offline. If the metadata's leader left no copy: the first
+/// ISR (or ELR) member with one, else the last known ELR, else uncleanly
+/// the first with a copy. Without metadata, the replica with the newest
+/// leader epoch, then the longest log, then the lowest node id (ISR
+/// members all hold the newest epoch). In ZooKeeper mode (meta.properties
+/// version 0) the controller's leader, ISR and topic configs are in
+/// ZooKeeper, not on disk: every replica whose log reaches the highest high
+/// watermark can be an ISR member, so when such replicas end differently
+/// the leader is undecided and each one's outcome is shown (every replica's
+/// for a topic named by --unclean-election); the elected leader starts a
+/// new epoch above every replica's at its log end, as
+/// `Partition.makeLeader` does. Each follower is truncated as Kafka's fetcher
 /// would (its latest leader epoch against the leader's end of that epoch,
 /// `LeaderEpochFileCache.endOffsetFor`; the largest common epoch and its
 /// end offset decide): TRUNCATE-TO is where that leaves its log end; below
@@ -57,7 +67,8 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// each replica's `lost`.
 ///
 /// Each committed offset says where its consumer lands on the leader
-/// (LANDS; JSON `lands`): a commit with a leader epoch is validated
+/// (LANDS; JSON `lands`; when the leader is undecided, under each leader
+/// that may be elected, JSON `lands_under`): a commit with a leader epoch is validated
 /// (KIP-320: the leader's end of that epoch below the commit is a
 /// truncation, and the consumer moves to it under any auto.offset.reset
 /// but none, which fails with LogTruncationException; an epoch the leader
@@ -65,9 +76,10 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// outside the leader's log is out of range and auto.offset.reset decides
 /// (earliest: the log start, latest: the log end).
 ///
-/// STATUS: lost (no assigned replica found), diverged (a replica holds
-/// batches Kafka cuts, or that differ), under_replicated (a replica is
-/// missing or behind the leader's log end), ok.
+/// STATUS: lost (no assigned replica found), offline (replicas found, none
+/// the controller may elect), diverged (a replica holds batches Kafka
+/// cuts, or that differ), under_replicated (a replica is missing or behind
+/// the leader's log end), ok.
 ///
 /// Group lag: committed offsets from each offsets partition's leader (the
 /// group coordinator), against the high watermark (else the log end) of the
@@ -81,7 +93,7 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// offset. JSON: one document {schema_version, cluster_id, summaries,
 /// metadata, totals, partitions: [{..., replicas: [...]}], groups}.
 ///
-/// Exit 1 when a replica diverged or a partition is lost; 2 when a summary
+/// Exit 1 when a replica diverged or a partition is offline or lost; 2 when a summary
 /// cannot be read, is of a schema version this klog does not read, or
 /// contradicts another (two clusters, one directory twice).
 #[derive(Debug, clap::Args)]
@@ -96,11 +108,24 @@ pub struct ClusterArgs {
     /// Only the group lag (text and csv).
     #[arg(long)]
     pub lag: bool,
+    /// A topic whose `unclean.leader.election.enable` is true where the
+    /// disks do not say so: in ZooKeeper mode (topic configs live in
+    /// ZooKeeper) or when the controllers' server.properties turn it on.
+    /// Any replica of it may then lead after a restart, if it comes back
+    /// first. Repeatable. KRaft topic and cluster configs are read from
+    /// the metadata without it.
+    #[arg(long, value_name = "TOPIC")]
+    pub unclean_election: Vec<String>,
 }
 
 pub fn run(args: &ClusterArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let sources = merge::read_sources(&args.summaries)?;
-    let report = merge::merge(&sources)?;
+    let report = merge::merge_with(
+        &sources,
+        &merge::MergeOptions {
+            unclean_election: args.unclean_election.clone(),
+        },
+    )?;
     emit(
         &ClusterOut {
             report: &report,
@@ -330,8 +355,29 @@ struct LagRow<'a> {
     high_watermark: Option<i64>,
     lag: Option<i64>,
     status: &'static str,
-    /// Where the group's consumer lands on the leader (see `Landing`).
+    /// Where the group's consumer lands on the leader (see `Landing`);
+    /// when the leader after a restart is open, under each that may be
+    /// elected.
     lands: Option<String>,
+}
+
+/// The LANDS cell: the landing on the leader judged against, then, when
+/// the election is open, the landing under each other leader it may elect.
+fn lands_cell(g: &GroupLag) -> Option<String> {
+    let first = g.lands?.describe();
+    let others: Vec<String> = g
+        .lands_under
+        .iter()
+        .filter(|u| Some(u.leader) != g.leader)
+        .map(|u| format!("under node {}: {}", u.leader, u.lands.describe()))
+        .collect();
+    if others.is_empty() {
+        return Some(first);
+    }
+    let leader = g
+        .leader
+        .map_or(String::new(), |l| format!("under node {l}: "));
+    Some(format!("{leader}{first}; {}", others.join("; ")))
 }
 
 fn lag_table(groups: &[GroupLag]) -> Table {
@@ -349,7 +395,7 @@ fn lag_table(groups: &[GroupLag]) -> Table {
             high_watermark: g.high_watermark,
             lag: g.lag,
             status: g.status.name(),
-            lands: g.lands.map(|l| l.describe()),
+            lands: lands_cell(g),
         })
         .collect();
     Table::of(&rows)

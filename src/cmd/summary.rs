@@ -53,8 +53,9 @@ pub struct SummaryArgs {
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// Output format (json: the document `klog cluster` reads). CSV is one
-    /// row per partition: its log directory's `path` and `node_id`, then
-    /// the partition's JSON fields (its lists as their JSON).
+    /// row per partition: its log directory's `path`, `node_id` and
+    /// `clean_shutdown` (false: the broker went down uncleanly), then the
+    /// partition's JSON fields (its lists as their JSON).
     #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: crate::report::Format,
     /// The node id, for a directory whose meta.properties has none (or to override it).
@@ -128,14 +129,16 @@ struct PartitionRow<'a> {
     epoch_checksums: String,
 }
 
-/// The CSV row of a partition: its log directory's path and node id, then
-/// its JSON fields.
+/// The CSV row of a partition: its log directory's path, node id and
+/// whether the broker left it with a clean-shutdown marker, then its JSON
+/// fields.
 #[derive(Serialize, JsonSchema)]
 struct PartitionCsv<'a> {
     path: &'a str,
     /// Only when the path is not UTF-8: its exact bytes, in base64.
     path_base64: Option<&'a str>,
     node_id: Option<i32>,
+    clean_shutdown: bool,
     #[serde(flatten)]
     partition: &'a broker_summary::PartitionSummary,
 }
@@ -169,6 +172,7 @@ impl Report for SummaryOut<'_> {
                     path: &d.path,
                     path_base64: d.path_base64.as_deref(),
                     node_id: d.node_id,
+                    clean_shutdown: d.clean_shutdown,
                     partition,
                 })
             })

@@ -34,10 +34,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use crate::cluster::broker_summary::AssignedPartition;
-use crate::cluster::merge::{choose_leader, Candidate, LeaderSource};
+use crate::cluster::broker_summary::{elr_enabled, unclean_leader_election};
+use crate::cluster::merge::{choose_leader, registers_unclean, Candidate, LeaderSource, Rules};
 use crate::error::{Error, Result};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::checkpoint;
+use crate::log::shutdown::Shutdown;
 use crate::log::walk::Meter;
 use crate::log::{DataDir, Partition, Policy};
 use crate::offsets::standing::{Judge, Standing};
@@ -361,6 +363,7 @@ pub fn leader_copies(dirs: Vec<DataDir>) -> Result<(Vec<DataDir>, Vec<String>)> 
     }
     let paths: Vec<std::path::PathBuf> = dirs.iter().map(|d| d.path.clone()).collect();
     let image = crate::metadata::newest_image(&paths);
+    let shutdowns: Vec<Shutdown> = dirs.iter().map(|d| Shutdown::read(&d.path)).collect();
     // (topic, partition) -> every live copy: (directory index, node, partition).
     type Copies<'a> = BTreeMap<(String, i32), Vec<(usize, i32, &'a Partition)>>;
     let mut copies: Copies<'_> = BTreeMap::new();
@@ -379,19 +382,37 @@ pub fn leader_copies(dirs: Vec<DataDir>) -> Result<(Vec<DataDir>, Vec<String>)> 
             continue;
         }
         let mut candidates = Vec::new();
-        for &(_, node, p) in held {
+        for &(i, node, p) in held {
             let epochs = checkpoint::read_leader_epochs(&p.dir.join(checkpoint::LEADER_EPOCH))?;
+            let shutdown = &shutdowns[i];
+            let registered = image
+                .as_ref()
+                .and_then(|im| im.brokers.get(&node))
+                .map(|b| b.epoch);
             candidates.push(Candidate {
                 node,
                 latest_epoch: epochs.and_then(|e| e.iter().map(|&(epoch, _)| epoch).max()),
                 log_end: p.log_end_offset()?,
+                unclean_restart: registers_unclean(
+                    shutdown.state,
+                    shutdown.broker_epoch,
+                    registered,
+                ),
             });
         }
         let assigned = image
             .as_ref()
             .and_then(|im| im.topic_by_name(topic)?.partitions.get(partition))
             .map(|r| AssignedPartition::of(*partition, r));
-        let (Some(leader), source, detail) = choose_leader(&candidates, assigned.as_ref()) else {
+        let rules = Rules {
+            elr: image.as_ref().is_some_and(elr_enabled),
+            unclean: image
+                .as_ref()
+                .and_then(|im| unclean_leader_election(im, topic))
+                .unwrap_or(false),
+        };
+        let chosen = choose_leader(&candidates, assigned.as_ref(), rules);
+        let (Some(leader), source, detail) = (chosen.leader, chosen.source, chosen.detail) else {
             continue;
         };
         match source {

@@ -278,7 +278,7 @@ fn the_cluster_verdict_follows_kafkas_truncation() {
     assert_eq!(r["metadata"]["node_id"], 1);
     assert_eq!(
         r["totals"],
-        json!({"partitions": 5, "ok": 0, "under_replicated": 3, "diverged": 1, "lost": 1,
+        json!({"partitions": 5, "ok": 0, "under_replicated": 3, "diverged": 1, "offline": 0, "lost": 1,
                "diverged_replicas": 1})
     );
 
@@ -509,7 +509,7 @@ fn without_metadata_the_leader_is_the_replica_with_the_newest_epoch() {
     // partitions are the ones the summaries hold.
     assert_eq!(
         r["totals"],
-        json!({"partitions": 4, "ok": 1, "under_replicated": 2, "diverged": 1, "lost": 0,
+        json!({"partitions": 4, "ok": 1, "under_replicated": 2, "diverged": 1, "offline": 0, "lost": 0,
                "diverged_replicas": 1})
     );
     // orders-0: brokers 1 and 2 hold epoch 2, broker 3 only 1; 1 and 2 both
@@ -912,7 +912,7 @@ fn with_no_leader_in_the_metadata_every_eligible_leaders_outcome_is_shown() {
         payments["detail"]
             .as_str()
             .unwrap()
-            .contains("whichever of nodes 3, 1 (the ELR) comes back first"),
+            .contains("whichever of nodes 3 (in the ELR), 1 (in the ELR) comes back first"),
         "{}",
         payments["detail"]
     );

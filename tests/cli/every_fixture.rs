@@ -70,7 +70,13 @@ fn json_rows(command: &str, doc: &Value) -> Vec<Value> {
             for r in list(&p[field]) {
                 let mut row = serde_json::Map::new();
                 for (from, to) in carry {
-                    if let Some(v) = p.get(*from) {
+                    // A JSON pointer (`/restart/…`) reaches into the parent.
+                    let v = if from.starts_with('/') {
+                        p.pointer(from)
+                    } else {
+                        p.get(*from)
+                    };
+                    if let Some(v) = v {
                         row.insert(to.to_string(), v.clone());
                     }
                 }
@@ -91,7 +97,11 @@ fn json_rows(command: &str, doc: &Value) -> Vec<Value> {
         "groups" => list(&doc["groups"]),
         "info" => nested(
             &doc["directories"],
-            &[("dir", "dir"), ("dir_base64", "dir_base64")],
+            &[
+                ("dir", "dir"),
+                ("dir_base64", "dir_base64"),
+                ("/restart/shutdown/state", "shutdown"),
+            ],
             "partitions",
         ),
         "transactions" => nested(
@@ -121,6 +131,7 @@ fn json_rows(command: &str, doc: &Value) -> Vec<Value> {
                 ("path", "path"),
                 ("path_base64", "path_base64"),
                 ("node_id", "node_id"),
+                ("clean_shutdown", "clean_shutdown"),
             ],
             "partitions",
         ),

@@ -144,7 +144,8 @@ fn top_rows(doc: &Value, field: &str) -> Vec<serde_json::Map<String, Value>> {
 }
 
 /// The rows of `parent`'s array `field`, each after `carry` (the fields
-/// of its parent that say where it belongs), flattened.
+/// of its parent that say where it belongs; `name=/json/pointer` for one
+/// deeper in the parent), flattened.
 fn nested_rows(
     parents: &Value,
     carry: &[&str],
@@ -155,10 +156,11 @@ fn nested_rows(
         for row in parent[field].as_array().unwrap() {
             let mut r = serde_json::Map::new();
             for c in carry {
-                r.insert(
-                    c.to_string(),
-                    parent.get(*c).cloned().unwrap_or(Value::Null),
-                );
+                let (name, v) = match c.split_once('=') {
+                    Some((name, pointer)) => (name, parent.pointer(pointer)),
+                    None => (*c, parent.get(*c)),
+                };
+                r.insert(name.to_string(), v.cloned().unwrap_or(Value::Null));
             }
             r.extend(flat(row));
             out.push(r);
@@ -179,8 +181,13 @@ fn csv_rows_are_the_json_rows() {
     let producers: Rows =
         |doc| nested_rows(&doc["partitions"], &["topic", "partition"], "producers");
     // One row per partition folder of each directory, after the directory.
-    let folders: Rows =
-        |doc| nested_rows(&doc["directories"], &["dir", "dir_base64"], "partitions");
+    let folders: Rows = |doc| {
+        nested_rows(
+            &doc["directories"],
+            &["dir", "dir_base64", "shutdown=/restart/shutdown/state"],
+            "partitions",
+        )
+    };
     let differences: Rows = |doc| top_rows(doc, "differences");
     // One row per batch: the entries that are batches, `type` included.
     let batches: Rows = |doc| {
@@ -194,7 +201,7 @@ fn csv_rows_are_the_json_rows() {
     let log_dir_partitions: Rows = |doc| {
         nested_rows(
             &doc["log_dirs"],
-            &["path", "path_base64", "node_id"],
+            &["path", "path_base64", "node_id", "clean_shutdown"],
             "partitions",
         )
     };

@@ -570,6 +570,7 @@ fn csv_is_one_row_per_partition_folder_of_each_directory() {
         [
             "dir",
             "dir_base64",
+            "shutdown",
             "topic",
             "partition",
             "state",
@@ -593,24 +594,27 @@ fn csv_is_one_row_per_partition_folder_of_each_directory() {
     assert_eq!(rows.len() - 1, folders);
     let row = |dir: &str, topic: &str, state: &str| {
         rows.iter()
-            .find(|r| r[0] == dir && r[2] == topic && r[4] == state)
+            .find(|r| r[0] == dir && r[3] == topic && r[5] == state)
             .unwrap_or_else(|| panic!("{dir} {topic} {state}: {rows:?}"))
             .join("|")
     };
+    // fixtures/kraft has meta.properties and no .kafka_cleanshutdown: its
+    // broker went down uncleanly; fixtures/kafka is no broker's.
     assert_eq!(
         row("fixtures/kraft", "orders", "live"),
-        "fixtures/kraft||orders|0|live|1|92|0|2|||||b3JkZXJzLXRvcGljLWlkIQ"
+        "fixtures/kraft||unclean|orders|0|live|1|92|0|2|||||b3JkZXJzLXRvcGljLWlkIQ"
     );
     // A folder not read: its numbers are empty.
     assert_eq!(
         row("fixtures/kraft", "orders", "stray"),
-        "fixtures/kraft||orders|5|stray|||||||||"
+        "fixtures/kraft||unclean|orders|5|stray|||||||||"
     );
+    assert!(row("fixtures/kafka", "__consumer_offsets", "live").starts_with("fixtures/kafka|||"));
     // Leader epochs are the JSON list.
     assert_eq!(
         row("fixtures/kafka", "__consumer_offsets", "live")
             .split('|')
-            .nth(12),
+            .nth(13),
         Some(r#"[{"leader_epoch":3,"start_offset":0}]"#)
     );
     // Findings stay on stderr, as in text.
@@ -645,8 +649,9 @@ fn csv_cells_of_a_hostile_directory_name_are_escaped_or_exact() {
         let rows = crate::support::parse_csv(&stdout(&o));
         assert_eq!(rows.len(), 2, "{rows:?}");
         assert_eq!(
-            rows[1][..5],
-            [want, "", "orders", "0", "live"],
+            // No meta.properties, no marker: not a broker's, no shutdown state.
+            rows[1][..6],
+            [want, "", "", "orders", "0", "live"],
             "--csv-cells {cells}"
         );
         // verify-crc's file cell likewise.

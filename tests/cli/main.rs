@@ -16,6 +16,7 @@ mod group_demo;
 mod groups;
 mod hostile_names;
 mod info;
+mod kafka_crash;
 mod kafka_dump;
 mod kafka_real;
 mod kafka_writers;

@@ -94,6 +94,24 @@ fn every_reporting_command_says_how_each_broker_went_down() {
             let text = stdout(&klog(&["summary", dir]));
             let line = text.lines().find(|l| l.starts_with("shutdown:")).unwrap();
             assert_eq!(line.contains("UNCLEAN"), !clean, "{dir}: {line}");
+            // info and summary: CSV, the state on every row (info's
+            // `shutdown`, summary's `clean_shutdown` as its JSON says it).
+            for (cmd, column, want) in [
+                ("info", "shutdown", state),
+                (
+                    "summary",
+                    "clean_shutdown",
+                    if *clean { "true" } else { "false" },
+                ),
+            ] {
+                let csv = stdout(&klog(&[cmd, dir, "--format", "csv"]));
+                let mut rows = csv.lines().map(|l| l.split(',').collect::<Vec<_>>());
+                let header = rows.next().unwrap();
+                let at = header.iter().position(|h| *h == column).unwrap();
+                let cells: Vec<String> = rows.map(|r| r[at].to_string()).collect();
+                assert!(!cells.is_empty(), "{cmd} {dir}: no rows");
+                assert!(cells.iter().all(|c| c == want), "{cmd} {dir}: {cells:?}");
+            }
         }
         // cluster, given the directories themselves.
         let dirs: Vec<&str> = brokers.iter().map(|(d, _, _)| d.as_str()).collect();

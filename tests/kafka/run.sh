@@ -14,7 +14,11 @@
 # kills one broker with SIGKILL in the middle of a produce loop, stops the
 # other two, and copies the three log directories, trimmed, next to the
 # answers, with expected/manifest.json saying which scenarios and answers
-# the release has.
+# the release has. Then two restarts: the writers scenario (the cluster
+# restarted on what klog wrote) and the crash scenario (brokers killed
+# mid-produce, a batch cut in half, the directories copied as crash/ and
+# the cluster restarted on them: what Kafka did is the answer to klog's
+# prediction).
 #
 # Usage:
 #   tests/kafka/run.sh --kafka VERSION   regenerate fixtures/kafka-real/VERSION/ (review
@@ -198,7 +202,7 @@ fi
 # stands, so a step that changes the stopped directories fits between the two.
 cat >"$WORK/run/ctl.sh" <<EOF
 #!/usr/bin/env bash
-# ctl.sh start|stop|kill N   (N: 1, 2, 3, or zk for the ZooKeeper server)
+# ctl.sh start|stop|kill|pause|resume N   (N: 1, 2, 3, or zk for the ZooKeeper server)
 set -euo pipefail
 n=\$2; pidf="$WORK/run/node-\$n.pid"
 case "\$1" in
@@ -214,8 +218,10 @@ case "\$1" in
     pid=\$(cat "\$pidf"); kill -TERM "\$pid" 2>/dev/null || exit 0
     for _ in \$(seq 1 120); do kill -0 "\$pid" 2>/dev/null || exit 0; sleep 0.5; done
     echo "node \$n did not stop within 60 s: SIGKILL" >&2; kill -KILL "\$pid" ;;
+  pause) kill -STOP "\$(cat "\$pidf")" ;;
+  resume) kill -CONT "\$(cat "\$pidf")" ;;
   kill)
-    pid=\$(cat "\$pidf"); kill -KILL "\$pid"
+    pid=\$(cat "\$pidf"); kill -CONT "\$pid" 2>/dev/null || true; kill -KILL "\$pid"
     for _ in \$(seq 1 40); do kill -0 "\$pid" 2>/dev/null || exit 0; sleep 0.25; done
     exit 1 ;;
 esac
@@ -540,6 +546,75 @@ rm -f "$W/before-damage.tsv" "$W/after-damage.tsv" "$W/after-klog.tsv"
 ANSWERS+=(writers)
 log "writers: done ($(wc -l <"$WE/broker-log.txt") broker log line(s) of note)"
 
+# ---- the crash scenario --------------------------------------------------------------
+# Driver.crash() brings the three nodes down as a crash would (see its comment): node 3
+# killed mid-produce, node 2 killed, node 1 stopped. Then node 3's copy of crash-one-0
+# loses the second half of its last batch (a write cut mid-batch, written here byte by
+# byte), the directories are copied as crash/broker-N (what klog predicts from), and
+# the cluster restarts in a chosen order: node 1, then node 3 (which the controller may
+# elect uncleanly for crash-unclean), then node 2. What the restarted cluster serves
+# (expected/crash/outcome.json) and what the brokers logged of the crash partitions
+# (expected/crash/broker-log.txt) are Kafka's answer to `klog cluster crash/broker-*`.
+CE="$EXPECTED/crash"
+mkdir -p "$CE"
+log "crash: starting the cluster for the crash scenario"
+start_cluster
+timeout 600 java "${JAVA_OPTS[@]}" -cp "$CP" klogoracle.Driver crash "$BOOTSTRAP" "$CE" >>"$WORK/logs/driver.log" 2>&1 \
+    || { tail -n 40 "$WORK/logs/driver.log" >&2; die "the crash scenario failed"; }
+if [[ $MODE == zookeeper ]]; then "$KLOG_ORACLE_CTL" stop zk; fi
+python3 - "$WORK/cluster/broker-3/crash-one-0" <<'PY'
+import os, struct, sys
+folder = sys.argv[1]
+seg = os.path.join(folder, sorted(f for f in os.listdir(folder) if f.endswith(".log"))[-1])
+with open(seg, "r+b") as fh:
+    data = fh.read()
+    pos, last = 0, None
+    while pos + 12 <= len(data):
+        n = struct.unpack(">i", data[pos + 8:pos + 12])[0]
+        if n <= 0 or pos + 12 + n > len(data):
+            break
+        last = (pos, 12 + n)
+        pos += 12 + n
+    start, size = last
+    fh.truncate(start + size // 2)
+PY
+python3 - "$WORK/cluster" "$STAGE/crash" <<'PY'
+import os, subprocess, sys
+src, dst = sys.argv[1], sys.argv[2]
+TOP = {"meta.properties", "recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+       "log-start-offset-checkpoint", "cleaner-offset-checkpoint", ".kafka_cleanshutdown"}
+for b in ("broker-1", "broker-2", "broker-3"):
+    os.makedirs(os.path.join(dst, b))
+    for name in sorted(os.listdir(os.path.join(src, b))):
+        s, d = os.path.join(src, b, name), os.path.join(dst, b, name)
+        if name in TOP or name.startswith("crash-") or name.startswith("__consumer_offsets-") \
+                or (name == "__cluster_metadata-0" and b == "broker-1"):
+            subprocess.run(["cp", "-a", "--sparse=always", s, d], check=True)
+PY
+declare -A CRASH_FROM=()
+for n in "${NODES[@]}"; do CRASH_FROM[$n]=$(( $(wc -l <"$WORK/logs/node-$n.log") + 1 )); done
+log "crash: restarting node 1, then node 3, then node 2"
+if [[ $MODE == zookeeper ]]; then start_zk; fi
+"$KLOG_ORACLE_CTL" start 1
+jrun klogoracle.Driver wait-ready "$BOOTSTRAP" 1 120 2>>"$WORK/logs/wait-ready.log" || die "node 1 did not come back within 120 s"
+"$KLOG_ORACLE_CTL" start 3
+jrun klogoracle.Driver wait-leader "$BOOTSTRAP" crash-unclean 0 3 90 2>>"$WORK/logs/wait-ready.log" \
+    || log "crash: node 3 was not elected leader of crash-unclean-0 (see expected/crash/outcome.json)"
+"$KLOG_ORACLE_CTL" start 2
+jrun klogoracle.Driver wait-ready "$BOOTSTRAP" 3 120 2>>"$WORK/logs/wait-ready.log" || die "node 2 did not come back within 120 s"
+jrun klogoracle.Driver wait-in-sync "$BOOTSTRAP" 180 2>>"$WORK/logs/wait-ready.log" \
+    || die "after the crash, the replicas were not all in sync within 180 s: $(tail -n 1 "$WORK/logs/wait-ready.log")"
+timeout 300 java "${JAVA_OPTS[@]}" -cp "$CP" klogoracle.Driver record-crash "$BOOTSTRAP" "$CE" >>"$WORK/logs/driver.log" 2>&1 \
+    || { tail -n 40 "$WORK/logs/driver.log" >&2; die "recording the crash's outcome failed"; }
+for n in "${NODES[@]}"; do
+    tail -n +"${CRASH_FROM[$n]}" "$WORK/logs/node-$n.log" | grep -E 'crash-(all|one|unclean)-0' \
+        | grep -E 'Truncat|Recover|[Ii]nvalid|[Cc]orrupt|Completed load|[Uu]nclean|ELR|leader epoch|Found' \
+        | sed "s#$WORK/cluster/##g; s/^/node-$n: /" || true
+done >"$CE/broker-log.txt"
+stop_cluster
+ANSWERS+=(crash)
+log "crash: done ($(wc -l <"$CE/broker-log.txt") broker log line(s) of the crash partitions)"
+
 # Trim the preallocated indexes to their used part; record the real sizes.
 python3 - "$STAGE" <<'PY'
 import os, sys
@@ -584,15 +659,15 @@ with open(os.path.join(expected, "manifest.json"), "w") as fh:
     fh.write("\n")
 PY
 
-rm -rf "$OUT/broker-1" "$OUT/broker-2" "$OUT/broker-3" "$OUT/expected" "$OUT/writers"
+rm -rf "$OUT/broker-1" "$OUT/broker-2" "$OUT/broker-3" "$OUT/crash" "$OUT/expected" "$OUT/writers"
 mkdir -p "$OUT"
-cp -a "$STAGE"/broker-* "$STAGE/index-sizes.tsv" "$OUT/"
+cp -a "$STAGE"/broker-* "$STAGE/crash" "$STAGE/index-sizes.tsv" "$OUT/"
 cp -a "$WORK/writers" "$OUT/writers"
 cp -a "$EXPECTED" "$OUT/expected"
 log "fixture tree written to $OUT ($(du -sh --apparent-size "$OUT" | cut -f1)) in $(( $(date +%s) - START_TS )) s"
 
 if (( CHECK )); then
-    log "checking klog against the fresh answers (cargo test --test cli kafka_real:: kafka_dump:: kafka_writers::)"
-    (cd "$REPO" && KLOG_KAFKA_REAL="$OUT" cargo test --quiet --test cli -- kafka_real:: kafka_dump:: kafka_writers:: --test-threads=2)
+    log "checking klog against the fresh answers (cargo test --test cli kafka_real:: kafka_crash:: kafka_dump:: kafka_writers::)"
+    (cd "$REPO" && KLOG_KAFKA_REAL="$OUT" cargo test --quiet --test cli -- kafka_real:: kafka_crash:: kafka_dump:: kafka_writers:: --test-threads=2)
     log "klog agrees with Kafka $KAFKA_VERSION ($(( $(date +%s) - START_TS )) s in all)"
 fi

@@ -5,8 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::super::broker_summary::AssignedPartition;
+use super::super::epochs::ReplicaLog;
+use super::replicas::serving_log;
 use super::{
-    loaded_high_watermark, replica_log, Found, GroupLag, LagStatus, Landing, PartitionStatus,
+    loaded_high_watermark, Found, GroupLag, LagStatus, Landing, LandsUnder, PartitionStatus,
     PartitionVerdict,
 };
 
@@ -14,6 +16,7 @@ use super::{
 pub(super) fn group_lag(
     partitions: &[PartitionVerdict],
     leaders: &BTreeMap<(&str, i32), Found<'_>>,
+    found: &BTreeMap<(&str, i32), BTreeMap<i32, Found<'_>>>,
     assigned: &BTreeMap<(&str, i32), (&AssignedPartition, &str)>,
 ) -> Vec<GroupLag> {
     let by_key: BTreeMap<(&str, i32), &PartitionVerdict> = partitions
@@ -42,6 +45,15 @@ pub(super) fn group_lag(
             let key = (o.topic.as_str(), o.partition);
             let target = leaders.get(&key);
             let verdict = by_key.get(&key);
+            // The log a leader serves once elected (its new epoch included).
+            let serving = |leader: Found<'_>| {
+                Some(serving_log(
+                    leader,
+                    found.get(&key)?,
+                    assigned.get(&key).map(|(a, _)| *a),
+                    verdict?.leader_source,
+                ))
+            };
             let known = verdict.is_some() || assigned.contains_key(&key);
             let ends = target.map(|t| {
                 let hw = t.p.high_watermark.map(|_| loaded_high_watermark(t.p));
@@ -84,7 +96,21 @@ pub(super) fn group_lag(
                 lag,
                 status,
                 committed_leader_epoch: o.leader_epoch,
-                lands: target.map(|t| landing(o.committed_offset, o.leader_epoch, t)),
+                lands: target
+                    .and_then(|t| serving(*t))
+                    .map(|log| landing(o.committed_offset, o.leader_epoch, &log)),
+                lands_under: verdict
+                    .map(|v| v.outcomes.as_slice())
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|outcome| {
+                        let log = serving(*found.get(&key)?.get(&outcome.leader)?)?;
+                        Some(LandsUnder {
+                            leader: outcome.leader,
+                            lands: landing(o.committed_offset, o.leader_epoch, &log),
+                        })
+                    })
+                    .collect(),
             });
         }
     }
@@ -93,9 +119,8 @@ pub(super) fn group_lag(
 }
 
 /// Where a consumer resuming at `committed` (with leader epoch `epoch`)
-/// lands on `leader` (see [`Landing`]).
-fn landing(committed: i64, epoch: i32, leader: &Found<'_>) -> Landing {
-    let log = replica_log(leader.p);
+/// lands on the log its leader serves (see [`Landing`]).
+fn landing(committed: i64, epoch: i32, log: &ReplicaLog) -> Landing {
     let reset = Landing::Reset {
         earliest: log.log_start,
         latest: log.log_end,

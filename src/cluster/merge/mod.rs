@@ -37,12 +37,12 @@ mod replicas;
 mod verdict;
 
 use group_lag::group_lag;
-use leader::electable;
-pub use leader::{choose_leader, Candidate};
+pub use leader::{choose_leader, registers_unclean, Candidate, Election, Rules};
 use replicas::partition_verdict;
 pub use verdict::{
-    ClusterReport, GroupLag, LagStatus, Landing, LeaderOutcome, LeaderSource, MetadataSource,
-    PartitionStatus, PartitionVerdict, ReplicaState, ReplicaVerdict, SourceRow, Totals,
+    ClusterReport, GroupLag, LagStatus, Landing, LandsUnder, LeaderOutcome, LeaderSource,
+    MetadataSource, PartitionStatus, PartitionVerdict, ReplicaState, ReplicaVerdict, SourceRow,
+    Totals,
 };
 
 /// The largest summary file read.
@@ -194,10 +194,23 @@ struct Found<'a> {
     p: &'a PartitionSummary,
 }
 
+/// What the summaries cannot say, given by the user.
+#[derive(Debug, Clone, Default)]
+pub struct MergeOptions {
+    /// Topics that allow an unclean election beyond what the metadata
+    /// says (ZooKeeper mode keeps topic configs in ZooKeeper).
+    pub unclean_election: Vec<String>,
+}
+
 /// Merge the summaries (see the module docs). Summaries that contradict
 /// each other (another cluster, the same directory twice, a partition twice
 /// on one node, no node id) are refused.
 pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
+    merge_with(sources, &MergeOptions::default())
+}
+
+/// [`merge`], with what the summaries cannot say.
+pub fn merge_with(sources: &[Source], options: &MergeOptions) -> Result<ClusterReport> {
     let (dirs, cluster_id) = log_dirs(sources)?;
     let metadata = dirs
         .iter()
@@ -214,14 +227,40 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
                 .map(move |a| ((t.topic.as_str(), a.partition), (a, t.topic_id.as_str())))
         })
         .collect();
+    let election = match metadata {
+        Some((_, m)) => replicas::ElectionFacts {
+            elr: m.elr_enabled,
+            unclean_topics: m
+                .topics
+                .iter()
+                .filter(|t| t.unclean_leader_election == Some(true))
+                .map(|t| t.topic.as_str())
+                .collect(),
+            registered: m
+                .brokers
+                .iter()
+                .filter_map(|b| Some((b.node_id, b.epoch?)))
+                .collect(),
+        },
+        None => replicas::ElectionFacts::default(),
+    };
+    let mut election = election;
+    election
+        .unclean_topics
+        .extend(options.unclean_election.iter().map(String::as_str));
     let keys: BTreeSet<(&str, i32)> = assigned.keys().chain(found.keys()).copied().collect();
     let empty = BTreeMap::new();
     let mut partitions = Vec::new();
     let mut leaders: BTreeMap<(&str, i32), Found<'_>> = BTreeMap::new();
     for key in keys {
         let replicas = found.get(&key).unwrap_or(&empty);
-        let (verdict, leader) =
-            partition_verdict(key, replicas, assigned.get(&key).copied(), &nodes);
+        let (verdict, leader) = partition_verdict(
+            key,
+            replicas,
+            assigned.get(&key).copied(),
+            &nodes,
+            &election,
+        );
         if let Some(l) = leader {
             leaders.insert(key, l);
         }
@@ -248,7 +287,7 @@ pub fn merge(sources: &[Source]) -> Result<ClusterReport> {
             }
         }
     }
-    let groups = group_lag(&partitions, &leaders, &assigned);
+    let groups = group_lag(&partitions, &leaders, &found, &assigned);
     Ok(ClusterReport {
         schema_version: SCHEMA_VERSION,
         cluster_id: cluster_id.map(|(c, _)| c.to_string()),
@@ -409,6 +448,7 @@ impl Totals {
                 PartitionStatus::Ok => totals.ok += 1,
                 PartitionStatus::UnderReplicated => totals.under_replicated += 1,
                 PartitionStatus::Diverged => totals.diverged += 1,
+                PartitionStatus::Offline => totals.offline += 1,
                 PartitionStatus::Lost => totals.lost += 1,
             }
             totals.diverged_replicas += p

@@ -5,16 +5,51 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::super::broker_summary::{AssignedPartition, PartitionSummary};
 use super::super::epochs::{truncate_follower, ReplicaLog};
+use super::leader::Rules;
 use super::{
-    choose_leader, electable, latest_epoch, loaded_high_watermark, replica_log, Candidate, Found,
+    choose_leader, latest_epoch, loaded_high_watermark, replica_log, Candidate, Found,
     LeaderOutcome, LeaderSource, PartitionStatus, PartitionVerdict, ReplicaState, ReplicaVerdict,
 };
+
+/// What the metadata says of elections: whether eligible leader replicas
+/// are on, which topics allow an unclean election, and each broker's
+/// registered epoch (against which its clean-shutdown marker is judged).
+#[derive(Debug, Default)]
+pub(super) struct ElectionFacts<'m> {
+    pub elr: bool,
+    pub unclean_topics: BTreeSet<&'m str>,
+    pub registered: BTreeMap<i32, i64>,
+}
+
+impl ElectionFacts<'_> {
+    fn rules(&self, topic: &str) -> Rules {
+        Rules {
+            elr: self.elr,
+            unclean: self.unclean_topics.contains(topic),
+        }
+    }
+
+    /// Node `node`'s broker registers again as after an unclean shutdown
+    /// ([`registers_unclean`](super::leader::registers_unclean)).
+    fn unclean_restart(
+        &self,
+        node: i32,
+        dir: &crate::cluster::broker_summary::LogDirSummary,
+    ) -> bool {
+        super::leader::registers_unclean(
+            dir.shutdown_state(),
+            dir.broker_epoch,
+            self.registered.get(&node).copied(),
+        )
+    }
+}
 
 pub(super) fn partition_verdict<'a>(
     (topic, partition): (&str, i32),
     all_found: &BTreeMap<i32, Found<'a>>,
     registration: Option<(&AssignedPartition, &str)>,
     nodes: &BTreeSet<i32>,
+    election: &ElectionFacts<'_>,
 ) -> (PartitionVerdict, Option<Found<'a>>) {
     let assigned = registration.map(|(a, _)| a);
     // A copy whose partition.metadata names another topic id belongs to a
@@ -42,18 +77,35 @@ pub(super) fn partition_verdict<'a>(
             node: *n,
             latest_epoch: latest_epoch(f.p),
             log_end: f.p.log_end_offset,
+            unclean_restart: election.unclean_restart(*n, f.dir),
         })
         .collect();
-    let (leader, mut source, mut detail) = choose_leader(&copies, assigned);
-    let zookeeper = zookeeper_eligible(&candidates, assigned);
+    let chosen = choose_leader(&copies, assigned, election.rules(topic));
+    let (leader, mut source, mut detail) = (chosen.leader, chosen.source, chosen.detail);
+    let mut zookeeper = zookeeper_eligible(&candidates, assigned);
+    if assigned.is_none() && election.unclean_topics.contains(topic) && candidates.len() > 1 {
+        // An unclean election may elect any replica that comes back first.
+        if zookeeper.is_empty() {
+            zookeeper.extend(leader);
+        }
+        for (n, _) in &candidates {
+            if !zookeeper.contains(n) {
+                zookeeper.push(*n);
+            }
+        }
+    }
     if let [first, _, ..] = zookeeper.as_slice() {
         let names: Vec<String> = zookeeper.iter().map(i32::to_string).collect();
         source = LeaderSource::Undecided;
         detail = format!(
-            "ZooKeeper mode: the leader and ISR live in ZooKeeper, not on these disks; any of nodes {} (each \
-             holds every record below the high watermark) can be elected: the outcome under each is shown \
-             (judged here against node {})",
+            "ZooKeeper mode: the leader and ISR live in ZooKeeper, not on these disks; any of nodes {} ({}) \
+             can be elected: the outcome under each is shown (judged here against node {})",
             names.join(", "),
+            if election.unclean_topics.contains(topic) {
+                "the topic allows an unclean election"
+            } else {
+                "each holds every record below the high watermark"
+            },
             leader.unwrap_or(*first)
         );
     }
@@ -72,7 +124,7 @@ pub(super) fn partition_verdict<'a>(
     let (replicas, mut status) = judge(leader, source);
     let mut outcomes = Vec::new();
     let eligible = match assigned {
-        Some(a) => electable(&copies, a).1,
+        Some(_) => chosen.outcomes,
         None => zookeeper.clone(),
     };
     if source == LeaderSource::Undecided {
@@ -85,6 +137,9 @@ pub(super) fn partition_verdict<'a>(
                 replicas,
             });
         }
+    }
+    if leader.is_none() && status != PartitionStatus::Lost && assigned.is_some() {
+        status = PartitionStatus::Offline;
     }
     if status == PartitionStatus::Lost {
         let strays: Vec<String> = found.keys().map(|n| n.to_string()).collect();
@@ -167,6 +222,34 @@ fn zookeeper_eligible(
     eligible.into_iter().map(|(n, _)| *n).collect()
 }
 
+/// The log `leader` serves once elected: its own, its epoch cache given
+/// the epoch it leads in from its log end (`Partition.makeLeader`): the
+/// metadata's epoch when the metadata names it, else the next one the
+/// controller assigns; with no metadata (ZooKeeper mode), one above every
+/// epoch any replica has seen. Followers truncate against it, and a
+/// consumer's committed epoch is validated against it.
+pub(super) fn serving_log(
+    leader: Found<'_>,
+    found: &BTreeMap<i32, Found<'_>>,
+    assigned: Option<&AssignedPartition>,
+    source: LeaderSource,
+) -> ReplicaLog {
+    let mut log = replica_log(leader.p);
+    let epoch = match (assigned, source) {
+        (Some(a), LeaderSource::Metadata) => Some(a.leader_epoch),
+        (Some(a), _) => Some(a.leader_epoch.saturating_add(1)),
+        (None, _) => found
+            .values()
+            .filter_map(|f| latest_epoch(f.p))
+            .max()
+            .map(|e| e.saturating_add(1)),
+    };
+    if let Some(epoch) = epoch {
+        log.cache.assign(epoch, log.log_end);
+    }
+    log
+}
+
 fn judge_replicas(
     leader: Option<i32>,
     source: LeaderSource,
@@ -178,25 +261,7 @@ fn judge_replicas(
 ) -> (Vec<ReplicaVerdict>, PartitionStatus) {
     let is_assigned = |n: i32| assigned.map(|a| a.replicas.contains(&n));
     let leader_found = leader.and_then(|l| found.get(&l).copied());
-    let mut leader_log = leader_found.map(|f| replica_log(f.p));
-    if let Some(l) = &mut leader_log {
-        // Partition.makeLeader: the leader's epoch starts at its log end; a
-        // leader the controller has yet to elect gets the next epoch. With no
-        // metadata (ZooKeeper mode), the controller's next epoch is above
-        // every epoch any replica has seen.
-        let epoch = match (assigned, source) {
-            (Some(a), LeaderSource::Metadata) => Some(a.leader_epoch),
-            (Some(a), _) => Some(a.leader_epoch.saturating_add(1)),
-            (None, _) => found
-                .values()
-                .filter_map(|f| latest_epoch(f.p))
-                .max()
-                .map(|e| e.saturating_add(1)),
-        };
-        if let Some(epoch) = epoch {
-            l.cache.assign(epoch, l.log_end);
-        }
-    }
+    let leader_log = leader_found.map(|f| serving_log(f, found, assigned, source));
     let leader_side = match (leader, &leader_log, leader_found) {
         (Some(n), Some(log), Some(f)) => Some(LeaderSide {
             node: n,

@@ -29,6 +29,9 @@ pub enum PartitionStatus {
     Ok,
     UnderReplicated,
     Diverged,
+    /// Replicas were found, but none the controller may elect: the
+    /// partition has no leader until one that may comes back.
+    Offline,
     Lost,
 }
 
@@ -38,6 +41,7 @@ impl PartitionStatus {
             PartitionStatus::Ok => "ok",
             PartitionStatus::UnderReplicated => "under_replicated",
             PartitionStatus::Diverged => "diverged",
+            PartitionStatus::Offline => "offline",
             PartitionStatus::Lost => "lost",
         }
     }
@@ -218,6 +222,18 @@ pub struct GroupLag {
     /// Where the group's consumer lands when it resumes on this leader
     /// (`None` with no leader).
     pub lands: Option<Landing>,
+    /// When the partition's leader after a restart is open (its
+    /// `outcomes`), where the consumer lands under each leader that may be
+    /// elected, in the order of the outcomes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lands_under: Vec<LandsUnder>,
+}
+
+/// Where a consumer lands under one leader the controller may elect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LandsUnder {
+    pub leader: i32,
+    pub lands: Landing,
 }
 
 /// Where a consumer resuming from a committed offset lands on the
@@ -296,6 +312,7 @@ pub struct Totals {
     pub ok: usize,
     pub under_replicated: usize,
     pub diverged: usize,
+    pub offline: usize,
     pub lost: usize,
     pub diverged_replicas: usize,
 }
@@ -315,8 +332,8 @@ pub struct ClusterReport {
 }
 
 impl ClusterReport {
-    /// Whether a replica diverged or a partition is lost (exit 1).
+    /// Whether a replica diverged or a partition is offline or lost (exit 1).
     pub fn failed(&self) -> bool {
-        self.totals.diverged + self.totals.lost > 0
+        self.totals.diverged + self.totals.offline + self.totals.lost > 0
     }
 }

@@ -95,6 +95,9 @@ struct PartitionCsv<'a> {
     dir: &'a str,
     /// Only when the path is not UTF-8: its exact bytes, in base64.
     dir_base64: Option<&'a str>,
+    /// How the broker left the directory (empty for one that is not a
+    /// broker's).
+    shutdown: Option<kaen_log::log::shutdown::ShutdownState>,
     #[serde(flatten)]
     partition: &'a PartitionOut,
 }
@@ -333,6 +336,7 @@ impl Report for InfoReport {
                 d.partitions.iter().map(|p| PartitionCsv {
                     dir: &d.dir,
                     dir_base64: d.dir_base64.as_deref(),
+                    shutdown: d.restart.as_ref().map(|r| r.restart.shutdown.state),
                     partition: p,
                 })
             })

@@ -75,7 +75,8 @@ pub struct InfoArgs {
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// Output format (csv: one row per partition folder of each directory,
-    /// after the directory's `dir`).
+    /// after the directory's `dir` and `shutdown`: how the broker left it,
+    /// clean, unclean or running, empty for a directory not a broker's).
     #[arg(long, value_parser = formats(TABLE), default_value = "text")]
     pub format: Format,
     /// The least severity that makes the run exit 1.

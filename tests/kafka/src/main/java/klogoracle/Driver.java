@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
@@ -72,6 +73,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *   scenarios BOOTSTRAP OUT      every scenario, then the recorded answers
  *   record BOOTSTRAP OUT         the recorded answers alone, of a cluster as it stands (e.g.
  *                                restarted on directories something else wrote into)
+ *   crash BOOTSTRAP OUT          the crash scenario up to every node down (see crash())
+ *   record-crash BOOTSTRAP OUT   what the cluster restarted on the crashed directories serves
+ *   wait-leader BOOTSTRAP TOPIC PARTITION NODE SECS   exit 0 once NODE leads, else 1
  *   txn-victim BOOTSTRAP         a transactional producer that prints SENT mid-transaction and waits to be killed
  *   tool OUTFILE CLASS ARGS...   run a Kafka tool's main in this JVM, stdout to OUTFILE
  *   tools LISTFILE               the same for each line of LISTFILE (tab-separated)
@@ -133,17 +137,8 @@ public final class Driver {
                 bootstrap = args[1];
                 out = Paths.get(args[2]);
                 Files.createDirectories(out);
-                int code = 0;
-                try {
-                    scenarios();
-                } catch (Throwable t) {
-                    t.printStackTrace();
-                    code = 1;
-                }
                 // The open transaction's producer is never closed: halt.
-                System.out.flush();
-                System.err.flush();
-                Runtime.getRuntime().halt(code);
+                runThenHalt(Driver::scenarios);
             }
             case "record" -> {
                 bootstrap = args[1];
@@ -155,6 +150,37 @@ public final class Driver {
                 System.exit(0);
             }
             case "wait-in-sync" -> System.exit(waitInSync(args[1], Integer.parseInt(args[2])) ? 0 : 1);
+            case "crash", "record-crash" -> {
+                bootstrap = args[1];
+                out = Paths.get(args[2]);
+                Files.createDirectories(out);
+                boolean crash = args[0].equals("crash");
+                runThenHalt(() -> {
+                    try (Admin a = admin(bootstrap)) {
+                        if (crash) crash(a);
+                        else recordCrash(a);
+                    }
+                });
+            }
+            case "wait-leader" -> {
+                try (Admin a = admin(args[1])) {
+                    TopicPartition tp = new TopicPartition(args[2], Integer.parseInt(args[3]));
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Integer.parseInt(args[5]));
+                    int want = Integer.parseInt(args[4]);
+                    int leader = -1;
+                    while (System.nanoTime() < deadline) {
+                        try {
+                            leader = leaderOf(a, tp);
+                        } catch (Exception e) {
+                            leader = -1;
+                        }
+                        if (leader == want) System.exit(0);
+                        Thread.sleep(300);
+                    }
+                    System.err.println(tp + ": leader " + leader + ", not " + want);
+                    System.exit(1);
+                }
+            }
             case "record-writers" -> {
                 bootstrap = args[1];
                 out = Paths.get(args[2]);
@@ -175,6 +201,18 @@ public final class Driver {
                     if (line.isBlank()) continue;
                     String[] f = line.split("\t");
                     int code = runTool(Paths.get(f[0]), f[1], java.util.Arrays.copyOfRange(f, 2, f.length));
+                    // kafka-metadata-shell runs its command while the snapshot loads: a run
+                    // may print nothing or part of the image (seen on 4.0 and 4.1). Five
+                    // runs; the longest answer (the image loaded in full) is kept.
+                    if (f[1].endsWith("MetadataShell")) {
+                        byte[] longest = Files.readAllBytes(Paths.get(f[0]));
+                        for (int again = 0; again < 4 && code == 0; again++) {
+                            code = runTool(Paths.get(f[0]), f[1], java.util.Arrays.copyOfRange(f, 2, f.length));
+                            byte[] now = Files.readAllBytes(Paths.get(f[0]));
+                            if (now.length > longest.length) longest = now;
+                        }
+                        Files.write(Paths.get(f[0]), longest);
+                    }
                     if (code != 0) {
                         System.err.println("tool exit " + code + ": " + line);
                         failed++;
@@ -184,6 +222,20 @@ public final class Driver {
             }
             default -> throw new IllegalArgumentException(args[0]);
         }
+    }
+
+    /** Run `s`, print what failed, and halt: a producer left open would keep the JVM alive. */
+    static void runThenHalt(Scenario s) {
+        int code = 0;
+        try {
+            s.run();
+        } catch (Throwable t) {
+            t.printStackTrace();
+            code = 1;
+        }
+        System.out.flush();
+        System.err.flush();
+        Runtime.getRuntime().halt(code);
     }
 
     static void ports(int n) throws IOException {
@@ -1339,6 +1391,195 @@ public final class Driver {
         var names = new TreeSet<>(a.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
             .names().get(30, TimeUnit.SECONDS));
         Files.write(out.resolve("topics.txt"), names);
+    }
+
+    // ---- the crash scenario ------------------------------------------------
+
+    /** The crash scenario's topics, each with one partition. */
+    static final List<String> CRASH_TOPICS = List.of("crash-all", "crash-one", "crash-unclean");
+    /** The crash scenario's groups and the auto.offset.reset each resumes with. */
+    static final Map<String, String> CRASH_GROUPS = new TreeMap<>(Map.of("crash-epoch-g", "earliest", "crash-plain-g", "earliest"));
+
+    /**
+     * The crash scenario, on a cluster whose three nodes run (run.sh's last
+     * phase); it ends with every node down:
+     * - crash-all (replicas 3,2,1, min.insync.replicas 2) and crash-one
+     *   (replicas 3,2, min.insync.replicas 1), led by node 3, and
+     *   crash-unclean (replicas 2,3, min.insync.replicas 1,
+     *   unclean.leader.election.enable=true), led by node 2, get 20
+     *   records each, acknowledged by every replica;
+     * - node 2 is paused (SIGSTOP, a few seconds, within its session): the
+     *   leader 3 acknowledges 10 records of crash-one alone (acks=1), and an
+     *   idempotent producer sends 10 to crash-all (acks=all) that nodes 3 and
+     *   1 write but nobody acknowledges; node 3 is killed (SIGKILL) and node
+     *   2 resumed: node 2 becomes the leader of both, crash-one's 10 are
+     *   lost, crash-all's are re-sent by their producer to the new leader;
+     * - 5 records on crash-unclean are acknowledged by node 2 alone
+     *   (acks=1; node 3 is down), and two groups commit crash-all at 30,
+     *   crash-one at 20 and crash-unclean at 25: crash-epoch-g with the
+     *   leader epoch of the last record read (KIP-320), crash-plain-g
+     *   without;
+     * - node 2 is killed (SIGKILL) and node 1 stopped (a controlled
+     *   shutdown; in ZooKeeper mode the ZooKeeper server is stopped by
+     *   run.sh).
+     */
+    static void crash(Admin a) throws Exception {
+        createTopic(a, "crash-all", Map.of(0, List.of(3, 2, 1)), Map.of());
+        createTopic(a, "crash-one", Map.of(0, List.of(3, 2)), Map.of("min.insync.replicas", "1"));
+        createTopic(a, "crash-unclean", Map.of(0, List.of(2, 3)),
+            Map.of("min.insync.replicas", "1", "unclean.leader.election.enable", "true"));
+        // The producers are made, and know their leaders (and the idempotent one its
+        // producer id), before node 2 is paused: a request to the paused node would wait.
+        KafkaProducer<String, String> idem = producer("crash-all-idempotent", Map.of(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
+            ProducerConfig.LINGER_MS_CONFIG, 0, ProducerConfig.RETRIES_CONFIG, Integer.MAX_VALUE,
+            ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5));
+        KafkaProducer<String, String> acks1 = producer("crash-one-acks1", Map.of(ProducerConfig.ACKS_CONFIG, "1", ProducerConfig.LINGER_MS_CONFIG, 0));
+        produceBatched(idem, "crash-all", 0, 0, 20, 5, 3000, "acked-by-all");
+        for (String t : List.of("crash-one", "crash-unclean")) {
+            try (var pr = producer(t + "-producer", Map.of())) {
+                produceBatched(pr, t, 0, 0, 20, 5, 3000, "acked-by-all");
+            }
+        }
+        acks1.partitionsFor("crash-one");
+        for (String t : CRASH_TOPICS) waitIsr(a, t, 0, t.equals("crash-all") ? 3 : 2, 60);
+        note("crash: crash-all (3,2,1), crash-one (3,2), crash-unclean (2,3; unclean election on): 20 records each on every replica");
+
+        // Node 2 is paused for about 2 s: well within its session (9 s in KRaft, 6 s of
+        // ZooKeeper here), so that nobody removes it from an ISR.
+        ctl("pause", "2");
+        List<java.util.concurrent.Future<?>> resent = new ArrayList<>();
+        try {
+            for (int i = 20; i < 30; i++) {
+                acks1.send(new ProducerRecord<>("crash-one", 0, BASE_TS + 3000 + i, "key-" + i, "acks1-leader-only-" + i)).get(5, TimeUnit.SECONDS);
+            }
+            for (int i = 20; i < 30; i++) {
+                resent.add(idem.send(new ProducerRecord<>("crash-all", 0, BASE_TS + 3000 + i, "key-" + i, "unacked-" + i)));
+            }
+            Thread.sleep(1500); // node 1 fetches them (replica.fetch.wait.max.ms: 500 ms)
+        } finally {
+            ctl("kill", "3");
+            ctl("resume", "2");
+        }
+        acks1.close(Duration.ofSeconds(5));
+        for (var f : resent) f.get(120, TimeUnit.SECONDS);
+        idem.close(Duration.ofSeconds(30));
+        note("crash: node 2 paused; 10 records acks=1 on crash-one acknowledged by leader 3 alone; 10 idempotent records "
+            + "on crash-all written by 3 and 1, unacknowledged; node 3 killed, node 2 resumed; the 10 re-sent to the new leader");
+
+        waitIsr(a, "crash-unclean", 0, 1, 60);
+        try (var pr = producer("crash-unclean-acks1", Map.of(ProducerConfig.ACKS_CONFIG, "1"))) {
+            produceBatched(pr, "crash-unclean", 0, 20, 5, 5, 3000, "only-on-2");
+        }
+        Map<String, Long> commitAt = Map.of("crash-all", 30L, "crash-one", 20L, "crash-unclean", 25L);
+        for (String g : CRASH_GROUPS.keySet()) {
+            Map<TopicPartition, OffsetAndMetadata> m = new LinkedHashMap<>();
+            for (String t : CRASH_TOPICS) {
+                TopicPartition tp = new TopicPartition(t, 0);
+                long at = commitAt.get(t);
+                Optional<Integer> epoch = g.equals("crash-epoch-g") ? Optional.of(epochOfRecord(tp, at - 1)) : Optional.empty();
+                m.put(tp, new OffsetAndMetadata(at, epoch, ""));
+            }
+            try (KafkaConsumer<String, String> c = new KafkaConsumer<>(consumerProps(g, "classic"))) {
+                c.commitSync(m, Duration.ofSeconds(30));
+            }
+        }
+        note("crash: 5 records acks=1 on crash-unclean on node 2 alone; crash-epoch-g and crash-plain-g commit crash-all 30, "
+            + "crash-one 20, crash-unclean 25, with and without the leader epoch");
+        ctl("kill", "2");
+        ctl("stop", "1");
+        note("crash: node 2 killed, node 1 stopped");
+    }
+
+    /** The leader epoch of the record at `offset` (read from the partition's leader). */
+    static int epochOfRecord(TopicPartition tp, long offset) {
+        Properties p = consumerProps("unused", "classic");
+        p.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            c.assign(List.of(tp));
+            c.seek(tp, offset);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(300))) {
+                    if (r.offset() == offset) return r.leaderEpoch().orElse(-1);
+                }
+            }
+        }
+        throw new IllegalStateException(tp + ": no record at " + offset);
+    }
+
+    /**
+     * What the cluster restarted on the crashed directories serves, into
+     * OUT/outcome.json: per crash partition its leader, replicas, ISR,
+     * earliest and latest offsets, and every record it serves (offset and
+     * key); per crash group and partition the committed offset and leader
+     * epoch, and where a consumer of the group resuming with its
+     * auto.offset.reset lands: the offset of the first record it receives,
+     * or its position when none comes.
+     */
+    static void recordCrash(Admin a) throws Exception {
+        List<TopicPartition> tps = CRASH_TOPICS.stream().map(t -> new TopicPartition(t, 0)).collect(Collectors.toList());
+        var earliest = offsets(a, tps, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
+        var latest = offsets(a, tps, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
+        List<String> parts = new ArrayList<>();
+        for (TopicPartition tp : tps) {
+            var d = a.describeTopics(List.of(tp.topic())).allTopicNames().get(30, TimeUnit.SECONDS).get(tp.topic()).partitions().get(0);
+            List<String> recs = new ArrayList<>();
+            for (ConsumerRecord<String, String> r : readRecords(tp, latest.get(tp).offset())) {
+                recs.add(String.format("[%d, %s]", r.offset(), js(r.key())));
+            }
+            parts.add(String.format("  {\"topic\": %s, \"partition\": 0, \"leader\": %d, \"replicas\": %s, \"isr\": %s, "
+                    + "\"earliest\": %d, \"latest\": %d, \"records\": [%s]}",
+                js(tp.topic()), d.leader() == null ? -1 : d.leader().id(),
+                d.replicas().stream().map(n -> String.valueOf(n.id())).collect(Collectors.toList()),
+                d.isr().stream().map(n -> n.id()).sorted().map(String::valueOf).collect(Collectors.toList()),
+                earliest.get(tp).offset(), latest.get(tp).offset(), String.join(", ", recs)));
+        }
+        List<String> groups = new ArrayList<>();
+        for (var g : CRASH_GROUPS.entrySet()) {
+            var committed = a.listConsumerGroupOffsets(g.getKey()).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+            Properties p = consumerProps(g.getKey(), "classic");
+            p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, g.getValue());
+            Map<TopicPartition, Long> lands = new TreeMap<>((x, y) -> x.toString().compareTo(y.toString()));
+            try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+                c.assign(tps);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
+                while (System.nanoTime() < deadline && lands.size() < tps.size()) {
+                    for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) {
+                        lands.putIfAbsent(new TopicPartition(r.topic(), r.partition()), r.offset());
+                    }
+                }
+                for (TopicPartition tp : tps) {
+                    if (!lands.containsKey(tp)) lands.put(tp, c.position(tp, Duration.ofSeconds(10)));
+                }
+            }
+            List<String> rows = new ArrayList<>();
+            for (TopicPartition tp : tps) {
+                OffsetAndMetadata om = committed.get(tp);
+                rows.add(String.format("{\"topic\": %s, \"partition\": 0, \"committed\": %d, \"leader_epoch\": %d, \"lands\": %d}",
+                    js(tp.topic()), om == null ? -1 : om.offset(), om == null ? -1 : om.leaderEpoch().orElse(-1), lands.get(tp)));
+            }
+            groups.add(String.format("  {\"group\": %s, \"auto_offset_reset\": %s, \"offsets\": [\n    %s\n  ]}",
+                js(g.getKey()), js(g.getValue()), String.join(",\n    ", rows)));
+        }
+        Files.writeString(out.resolve("outcome.json"), "{\"partitions\": [\n" + String.join(",\n", parts)
+            + "\n], \"groups\": [\n" + String.join(",\n", groups) + "\n]}\n");
+    }
+
+    /** Every record of tp from the start to `end`, as a consumer reads them (read_uncommitted). */
+    static List<ConsumerRecord<String, String>> readRecords(TopicPartition tp, long end) {
+        Properties p = consumerProps("unused", "classic");
+        p.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        List<ConsumerRecord<String, String>> seen = new ArrayList<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (c.position(tp, Duration.ofSeconds(10)) < end && System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(300))) seen.add(r);
+            }
+            if (c.position(tp, Duration.ofSeconds(10)) < end) throw new IllegalStateException(tp + ": position never reached " + end);
+        }
+        return seen;
     }
 
     // ---- Kafka tools in this JVM -------------------------------------------
