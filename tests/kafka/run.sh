@@ -40,7 +40,7 @@ set -euo pipefail
 
 # The releases of the oracle matrix, oldest first; the last is the default
 # (and the one .ci/run checks).
-MATRIX=(3.9.2 4.0.2 4.1.1 4.4.0)
+MATRIX=(3.9.2 4.0.2 4.1.1 4.2.2 4.3.2 4.4.0)
 
 die() { echo "run.sh: $*" >&2; exit 2; }
 log() { echo "[kafka $(date +%H:%M:%S)] $*" >&2; }
