@@ -12,8 +12,9 @@
 //!
 //! [`message_node`] builds that tree from a message [`Schema`] decoded by
 //! [`crate::format::schema`], as a release's converter would: a tagged
-//! field newer than the release (its `since`) is one that release's
-//! classes keep among their unknown tagged fields, and print nothing of.
+//! field newer than the release (its `since`, or the release of the first
+//! version holding it) is one that release's classes keep among their
+//! unknown tagged fields, and print nothing of.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use serde_json::{Map, Value};
@@ -23,62 +24,70 @@ use crate::format::schema::{json_name, Field, Release, Schema, Ty};
 /// The JSON tree Kafka `release`'s converter writes for `data`, a message
 /// of `schema` decoded at `version`.
 pub fn message_node(schema: &Schema, version: i16, data: &Value, release: Release) -> Value {
-    struct_node(
-        schema.fields,
+    let w = Writer {
+        schema,
         version,
-        schema.is_flexible(version),
-        data,
+        flexible: schema.is_flexible(version),
         release,
-    )
+    };
+    w.struct_node(schema.fields, data)
 }
 
-/// The tree of one struct's `fields` (see [`message_node`]); `flexible`
-/// is whether `version` is one of the message's flexible versions.
-pub fn struct_node(
-    fields: &'static [Field],
+/// How one message is written.
+struct Writer<'s> {
+    schema: &'s Schema,
     version: i16,
     flexible: bool,
-    data: &Value,
     release: Release,
-) -> Value {
-    let mut out = Map::new();
-    for f in fields {
-        if !f.present_at(version) {
-            continue;
-        }
-        if f.tagged_at(version, flexible) && f.since > release {
-            continue;
-        }
-        let name = json_name(f.name);
-        // An untagged field is always decoded; a tagged one only when sent.
-        let Some(v) = data.get(&name) else { continue };
-        out.insert(name, value_node(&f.ty, version, flexible, v, release));
-    }
-    Value::Object(out)
 }
 
-fn value_node(ty: &'static Ty, version: i16, flexible: bool, v: &Value, release: Release) -> Value {
-    match (ty, v) {
-        (Ty::Struct(fields), Value::Object(_)) => {
-            struct_node(fields, version, flexible, v, release)
-        }
-        (Ty::Array(elem), Value::Array(items)) => Value::Array(
-            items
-                .iter()
-                .map(|i| value_node(elem, version, flexible, i, release))
-                .collect(),
-        ),
-        // The decoder keeps a non-finite float64 as Rust's text of it;
-        // Jackson writes Java's (`WRITE_NAN_AS_STRINGS`).
-        (Ty::Float64, Value::String(s)) => Value::String(
-            match s.as_str() {
-                "inf" => "Infinity",
-                "-inf" => "-Infinity",
-                _ => "NaN",
+impl Writer<'_> {
+    /// Whether the release's classes know a tagged field: its own `since`,
+    /// and the release of the message version that added it.
+    fn knows(&self, f: &Field) -> bool {
+        f.since <= self.release
+            && self
+                .schema
+                .since(f.versions.0)
+                .is_none_or(|r| r <= self.release)
+    }
+
+    /// The tree of one struct's `fields`.
+    fn struct_node(&self, fields: &'static [Field], data: &Value) -> Value {
+        let mut out = Map::new();
+        for f in fields {
+            if !f.present_at(self.version) {
+                continue;
             }
-            .into(),
-        ),
-        _ => v.clone(),
+            if f.tagged_at(self.version, self.flexible) && !self.knows(f) {
+                continue;
+            }
+            let name = json_name(f.name);
+            // An untagged field is always decoded; a tagged one only when sent.
+            let Some(v) = data.get(&name) else { continue };
+            out.insert(name, self.value_node(&f.ty, v));
+        }
+        Value::Object(out)
+    }
+
+    fn value_node(&self, ty: &'static Ty, v: &Value) -> Value {
+        match (ty, v) {
+            (Ty::Struct(fields), Value::Object(_)) => self.struct_node(fields, v),
+            (Ty::Array(elem), Value::Array(items)) => {
+                Value::Array(items.iter().map(|i| self.value_node(elem, i)).collect())
+            }
+            // The decoder keeps a non-finite float64 as Rust's text of it;
+            // Jackson writes Java's (`WRITE_NAN_AS_STRINGS`).
+            (Ty::Float64, Value::String(s)) => Value::String(
+                match s.as_str() {
+                    "inf" => "Infinity",
+                    "-inf" => "-Infinity",
+                    _ => "NaN",
+                }
+                .into(),
+            ),
+            _ => v.clone(),
+        }
     }
 }
 
@@ -275,6 +284,15 @@ mod tests {
         assert_eq!(
             to_string(&message_node(&S, 1, &data, Release::R4_0)),
             r#"{"producerId":7,"previousProducerId":5,"producerEpoch":1}"#
+        );
+        // A tagged field of a version newer than the release (v1 here from 4.3).
+        static NEWER: Schema = Schema {
+            since: &[Release::R3_9, Release::R4_3],
+            ..S
+        };
+        assert_eq!(
+            to_string(&message_node(&NEWER, 1, &data, Release::R4_2)),
+            r#"{"producerId":7,"producerEpoch":1}"#
         );
         let v0 = serde_json::json!({"producerId": 7, "producerEpoch": 1});
         assert_eq!(

@@ -11,7 +11,7 @@
 //! not decode `Error at offset <offset>, skipping. <why>` (klog's words for
 //! why).
 
-use kaen_log::format::kafka_json::{message_node, struct_node, to_string};
+use kaen_log::format::kafka_json::{message_node, to_string};
 use kaen_log::format::schema::Release;
 use kaen_log::offsets::records::{
     self as records, decode_consumer_protocol, CoordinatorRecord, CoordinatorValue, RecordType,
@@ -124,7 +124,7 @@ fn envelope<'t>(
     }
     let key = rec.key.as_ref().map_or_else(
         || Value::Object(Map::new()),
-        |k| struct_node(rt.key.fields, 0, false, k, tool.0),
+        |k| message_node(&rt.key, 0, k, tool.0),
     );
     let payload = match &rec.value {
         None => "<DELETE>".to_string(),

@@ -133,3 +133,114 @@ fn cluster_metadata(release: Release, offset: i64, value: Option<&[u8]>) -> Stri
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const R44: Tool = Tool(Release::R4_4);
+    const R40: Tool = Tool(Release::R4_0);
+
+    /// A string as the coordinators' non-flexible keys hold it.
+    fn string(s: &str) -> Vec<u8> {
+        let mut b = (s.len() as i16).to_be_bytes().to_vec();
+        b.extend(s.as_bytes());
+        b
+    }
+
+    #[test]
+    fn coordinator_envelopes() {
+        // CoordinatorRecordMessageParser.parse: a type the coordinator
+        // does not know, and a tombstone.
+        let unknown = [0u8, 99, 0, 1, b'g'];
+        assert_eq!(
+            Parser::Offsets.parse(R44, 5, Some(&unknown), Some(&[0, 0])),
+            Parsed {
+                key: Some("Unknown record type 99 at offset 5, skipping.".into()),
+                payload: None
+            }
+        );
+        let mut key = vec![0, 3];
+        key.extend(string("g"));
+        assert_eq!(
+            Parser::Offsets.parse(R44, 6, Some(&key), None),
+            Parsed {
+                key: Some(r#"{"type":"3","data":{"groupId":"g"}}"#.into()),
+                payload: Some("<DELETE>".into())
+            }
+        );
+        // Type 9 was 4.0's; 4.1 and later do not know it.
+        let mut nine = vec![0, 9];
+        nine.extend(string("g"));
+        assert!(Parser::Offsets
+            .parse(Tool(Release::R4_1), 7, Some(&nine), None)
+            .key
+            .unwrap()
+            .starts_with("Unknown record type 9"));
+        assert_eq!(
+            Parser::Offsets
+                .parse(R40, 7, Some(&nine), None)
+                .payload
+                .as_deref(),
+            Some("<DELETE>")
+        );
+    }
+
+    #[test]
+    fn transaction_log_by_release() {
+        let mut key = vec![0, 0];
+        key.extend(string("tx"));
+        // v0: producerId 7, epoch 1, timeout 60000, status 9 (no such
+        // state), null partitions, timestamps 10 and -1.
+        let mut value = vec![0, 0];
+        value.extend(7i64.to_be_bytes());
+        value.extend(1i16.to_be_bytes());
+        value.extend(60_000i32.to_be_bytes());
+        value.push(9);
+        value.extend((-1i32).to_be_bytes());
+        value.extend(10i64.to_be_bytes());
+        value.extend((-1i64).to_be_bytes());
+        let json = Parser::TransactionLog.parse(R44, 0, Some(&key), Some(&value));
+        assert_eq!(
+            json.key.as_deref(),
+            Some(r#"{"type":"0","data":{"transactionalId":"tx"}}"#)
+        );
+        // 4.4 names a status it knows, and quotes the number of one it does not.
+        assert!(json
+            .payload
+            .unwrap()
+            .contains(r#""transactionStatus":"9","transactionPartitions":null"#));
+        let v43 = Parser::TransactionLog.parse(Tool(Release::R4_3), 0, Some(&key), Some(&value));
+        assert!(v43.payload.unwrap().contains(r#""transactionStatus":9,"#));
+        // 3.9 and 4.0: TransactionLog.formatRecordKeyAndValue.
+        let text = Parser::TransactionLog.parse(R40, 0, Some(&key), None);
+        assert_eq!(
+            text,
+            Parsed {
+                key: Some("transaction_metadata::transactionalId=tx".into()),
+                payload: Some("<DELETE>".into())
+            }
+        );
+        let other = Parser::TransactionLog.parse(R40, 0, Some(&[0, 1, 0, 0]), None);
+        assert_eq!(other.key.as_deref(), Some("unknown::version=1"));
+        assert_eq!(other.payload, None);
+    }
+
+    #[test]
+    fn metadata_records() {
+        // frame 1, apiKey 12 (FeatureLevelRecord), version 0, "mv", 7, no tags.
+        let value = [1, 12, 0, 3, b'm', b'v', 0, 7, 0];
+        assert_eq!(
+            Parser::ClusterMetadata.parse(R44, 3, None, Some(&value)),
+            Parsed {
+                key: None,
+                payload: Some(
+                    r#"{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"mv","featureLevel":7}}"#
+                        .into()
+                )
+            }
+        );
+        let bad = Parser::ClusterMetadata.parse(R44, 3, None, Some(&[1, 99, 0]));
+        assert!(bad.payload.unwrap().starts_with("Error at 3, skipping. "));
+    }
+}
