@@ -25,6 +25,7 @@ pub mod encode;
 pub mod error;
 pub mod escape;
 pub mod index;
+pub mod kafka_json;
 pub mod legacy;
 pub mod message;
 pub mod record;

@@ -90,6 +90,27 @@ pub struct Field {
     pub since: Release,
 }
 
+impl Field {
+    /// Whether the field is in `version` (`versions`).
+    pub fn present_at(&self, version: i16) -> bool {
+        self.versions.0 <= version && version <= self.versions.1
+    }
+
+    /// Whether the field is a tagged field at `version`, of a message
+    /// that is `flexible` at that version (`taggedVersions`).
+    pub fn tagged_at(&self, version: i16, flexible: bool) -> bool {
+        self.tag_at(version, flexible).is_some()
+    }
+
+    /// The field's tag at `version`, when it is a tagged field there.
+    pub fn tag_at(&self, version: i16, flexible: bool) -> Option<u32> {
+        match self.tag {
+            Some((tag, from)) if flexible && version >= from => Some(tag),
+            _ => None,
+        }
+    }
+}
+
 /// A field present in versions `from`.. (the defaults of a table row).
 pub const FIELD: Field = Field {
     name: "",
@@ -172,6 +193,11 @@ impl Schema {
         self.since.get(i).copied().filter(|_| self.knows(version))
     }
 
+    /// Whether `version` is one of the schema's `flexibleVersions`.
+    pub fn is_flexible(&self, version: i16) -> bool {
+        self.flexible_from.is_some_and(|f| version >= f)
+    }
+
     /// Whether `version` is one of the schema's `validVersions`.
     pub fn knows(&self, version: i16) -> bool {
         self.versions.0 <= version && version <= self.versions.1
@@ -209,7 +235,7 @@ impl Schema {
                 version,
             }));
         }
-        let flexible = self.flexible_from.is_some_and(|f| version >= f);
+        let flexible = self.is_flexible(version);
         let r = Reader {
             version,
             flexible,
@@ -235,7 +261,7 @@ impl Schema {
             });
             return (Vec::new(), Some(e));
         }
-        let flexible = self.flexible_from.is_some_and(|f| version >= f);
+        let flexible = self.is_flexible(version);
         let r = Reader {
             version,
             flexible,
@@ -292,7 +318,7 @@ struct Reader {
 
 impl Reader {
     fn present(&self, f: &Field) -> bool {
-        f.versions.0 <= self.version && self.version <= f.versions.1
+        f.present_at(self.version)
     }
 
     fn nullable(&self, f: &Field) -> bool {
@@ -300,10 +326,7 @@ impl Reader {
     }
 
     fn tagged(&self, f: &Field) -> Option<u32> {
-        match f.tag {
-            Some((tag, from)) if self.flexible && self.version >= from => Some(tag),
-            _ => None,
-        }
+        f.tag_at(self.version, self.flexible)
     }
 
     /// The wire type of `ty` for a trace: Kafka's type name, `compact`

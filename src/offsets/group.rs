@@ -6,12 +6,16 @@
 //! members [memberId string, groupInstanceId string? (v3+), clientId string,
 //! clientHost string, rebalanceTimeout int32 (v1+), sessionTimeout int32,
 //! subscription bytes, assignment bytes]. v4 is the flexible form of v3.
-//! For protocolType `consumer` the assignment is a ConsumerProtocolAssignment:
-//! int16 version, \[topic string, partitions \[int32\]\], userData bytes?.
+//! For protocolType `consumer` the subscription and the assignment are the
+//! consumer protocol's messages (int16 version, then the struct), read
+//! with their schema tables.
 
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
 use crate::format::message::{read_value_version, MessageReader};
+use crate::offsets::records::{
+    decode_consumer_protocol, CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION,
+};
 
 /// One member of a classic group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,33 +122,38 @@ pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, Dec
     })
 }
 
-/// ConsumerProtocolSubscription (any version; fields were only appended):
-/// the topics, as `ConsumerProtocol.deserializeSubscription` reads them.
+/// The subscribed topics of a ConsumerProtocolSubscription, as
+/// `ConsumerProtocol.deserializeSubscription` reads it (the schema table
+/// [`CONSUMER_PROTOCOL_SUBSCRIPTION`]).
 fn decode_subscription(bytes: &[u8]) -> Result<Vec<String>, DecodeError> {
-    let mut c = Cursor::new(bytes, 0);
-    let _version = c.i16()?; // version: int16
-    let mut m = MessageReader::new(&mut c, false);
-    let n = m.array_len("topics")?.unwrap_or(0); // topics: [string]
-    (0..n)
-        .map(|_| m.string("topic").map(str::to_string))
-        .collect()
+    let (_, v) = decode_consumer_protocol(&CONSUMER_PROTOCOL_SUBSCRIPTION, bytes, 0)?;
+    Ok(v.get("topics")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.as_str().map(str::to_string))
+        .collect())
 }
 
-/// ConsumerProtocolAssignment (any version; fields were only appended): the assigned partitions.
+/// The assigned partitions of a ConsumerProtocolAssignment (the schema
+/// table [`CONSUMER_PROTOCOL_ASSIGNMENT`]).
 fn decode_assignment(bytes: &[u8]) -> Result<Vec<(String, Vec<i32>)>, DecodeError> {
-    let mut c = Cursor::new(bytes, 0);
-    let _version = c.i16()?;
-    let mut m = MessageReader::new(&mut c, false);
-    let topics = m.array_len("assignedPartitions")?.unwrap_or(0);
-    let mut out = Vec::new();
-    for _ in 0..topics {
-        let topic = m.string("topic")?.to_string();
-        let n = m.array_len("partitions")?.unwrap_or(0);
-        let mut parts = Vec::new();
-        for _ in 0..n {
-            parts.push(m.c.i32()?);
-        }
-        out.push((topic, parts));
-    }
-    Ok(out)
+    let (_, v) = decode_consumer_protocol(&CONSUMER_PROTOCOL_ASSIGNMENT, bytes, 0)?;
+    let ints = |p: &serde_json::Value| -> Vec<i32> {
+        p.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|n| n.as_i64().and_then(|n| i32::try_from(n).ok()))
+            .collect()
+    };
+    Ok(v.get("assignedPartitions")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|tp| {
+            let field = |name| tp.get(name).unwrap_or(&serde_json::Value::Null);
+            let topic = field("topic").as_str().unwrap_or_default().to_string();
+            (topic, ints(field("partitions")))
+        })
+        .collect())
 }

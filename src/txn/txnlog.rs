@@ -256,7 +256,7 @@ pub fn decode_key_rest(key: &[u8], at: u64) -> Result<(String, u64), DecodeError
 /// version)`, whose `read` reads the fields (from v1 the tagged fields too)
 /// and returns without looking at `remaining()`, and the coordinator
 /// applies the record (`TransactionStateManager.loadTransactionMetadata`).
-fn decode_versioned(
+pub fn decode_versioned(
     schema: &'static Schema,
     bytes: &[u8],
     at: u64,

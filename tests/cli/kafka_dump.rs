@@ -1,44 +1,161 @@
-//! `dump-segment --print-data-log` prints kafka-dump-log's lines: on every
-//! data-topic segment a real Kafka cluster of each release of the oracle
-//! matrix wrote (fixtures/kafka-real/<version>/), klog's output is that
-//! release's `DumpLogSegments --deep-iteration --print-data-log` output byte
-//! for byte. (Internal topics are left out:
-//! Kafka printed those through its offsets, transaction and metadata
-//! decoders, which klog's `decoded` JSON field covers instead.)
+//! `dump-segment` prints kafka-dump-log's lines: on every segment a real
+//! Kafka cluster of each release of the oracle matrix wrote
+//! (fixtures/kafka-real/<version>/), klog's output is that release's
+//! `DumpLogSegments --deep-iteration --print-data-log --files SEG` output
+//! byte for byte (as `tests/kafka/run.sh` ran it, from the tree's root):
+//! data topics without a decoder flag, and each internal topic with the
+//! decoder flag run.sh gave it (`--offsets-decoder`,
+//! `--transaction-log-decoder`, `--share-group-state-decoder`,
+//! `--cluster-metadata-decoder`), klog told the release with
+//! `--kafka-release`.
 
-const INTERNAL: &[&str] = &[
-    "__cluster_metadata",
-    "__consumer_offsets",
-    "__share_group_state",
-    "__transaction_state",
-];
+/// The decoder flag kafka-dump-log ran with on a partition folder's
+/// segments (tests/kafka/run.sh), if any.
+fn decoder_flag(folder: &str) -> Option<&'static str> {
+    [
+        ("__consumer_offsets-", "--offsets-decoder"),
+        ("__transaction_state-", "--transaction-log-decoder"),
+        ("__share_group_state-", "--share-group-state-decoder"),
+        ("__cluster_metadata-", "--cluster-metadata-decoder"),
+    ]
+    .into_iter()
+    .find(|(prefix, _)| folder.starts_with(prefix))
+    .map(|(_, flag)| flag)
+}
 
 #[test]
 fn print_data_log_is_kafka_dump_log_byte_for_byte() {
-    for root in crate::kafka_real::trees() {
-        let compared = print_data_log_matches(&root);
+    crate::kafka_real::each_tree(|root| {
+        let compared = compare_segments(root, Mode::AsRecorded);
+        let data = compared.get(&None).copied().unwrap_or(0);
+        assert!(data >= 100, "only {data} data-topic segments compared");
+        let internal: usize = compared
+            .iter()
+            .filter(|(flag, _)| flag.is_some())
+            .map(|(_, n)| n)
+            .sum();
         assert!(
-            compared >= 100,
-            "{}: only {compared} segments compared",
-            root.display()
+            internal >= 20,
+            "only {internal} internal-topic segments compared: {compared:?}"
         );
+        for flag in ["--offsets-decoder", "--transaction-log-decoder"] {
+            assert!(
+                compared.get(&Some(flag)).is_some_and(|n| *n > 0),
+                "no segment compared with {flag}: {compared:?}"
+            );
+        }
+    });
+}
+
+/// kafka-dump-log's `--deep-iteration` without `--print-data-log` prints
+/// each record's metadata and not its key and payload (`printContents`
+/// false); `--skip-record-metadata` prints only the key and payload
+/// (`printRecordContents`' prefix `| ` before the first, in the Scala tool
+/// of 3.9 to 4.2 not before a payload after no key) and an empty line for
+/// a control record. Kafka's recorded lines with those parts left out are
+/// what it prints then.
+#[test]
+fn deep_iteration_and_skip_record_metadata_are_kafka_dump_logs() {
+    crate::kafka_real::each_tree(|root| {
+        for mode in [Mode::DeepIterationOnly, Mode::SkipRecordMetadata] {
+            let compared: usize = compare_segments(root, mode).values().sum();
+            assert!(
+                compared >= 120,
+                "{mode:?}: only {compared} segments compared"
+            );
+        }
+    });
+}
+
+/// What `compare_segments` runs klog with, and what of Kafka's recorded
+/// output it expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `--deep-iteration --print-data-log`, as run.sh ran kafka-dump-log.
+    AsRecorded,
+    /// `--deep-iteration` alone (data topics only: a decoder flag implies
+    /// `--print-data-log`).
+    DeepIterationOnly,
+    /// `--deep-iteration --print-data-log --skip-record-metadata`.
+    SkipRecordMetadata,
+}
+
+impl Mode {
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            Mode::AsRecorded => &["--deep-iteration", "--print-data-log"],
+            Mode::DeepIterationOnly => &["--deep-iteration"],
+            Mode::SkipRecordMetadata => &[
+                "--deep-iteration",
+                "--print-data-log",
+                "--skip-record-metadata",
+            ],
+        }
+    }
+
+    /// Kafka's recorded output as it prints in this mode (`scala`: the
+    /// release's tool is 3.9 to 4.2's).
+    fn expect(self, kafka: &str, scala: bool) -> String {
+        kafka
+            .split_inclusive('\n')
+            .map(|line| match line.strip_prefix("| ") {
+                Some(_) if self != Mode::AsRecorded => {
+                    let (metadata, contents) = split_record_line(line.trim_end_matches('\n'));
+                    let kept = match self {
+                        Mode::DeepIterationOnly
+                            if contents.starts_with(" key: ")
+                                || contents.starts_with(" payload: ") =>
+                        {
+                            metadata.to_string()
+                        }
+                        Mode::DeepIterationOnly => format!("{metadata}{contents}"),
+                        _ if contents.starts_with(" key: ") => format!("|{contents}"),
+                        _ if contents.starts_with(" payload: ") && !scala => format!("|{contents}"),
+                        _ if contents.starts_with(" payload: ") => contents.to_string(),
+                        // A control record, or neither key nor payload.
+                        _ => String::new(),
+                    };
+                    kept + "\n"
+                }
+                _ => line.to_string(),
+            })
+            .collect()
     }
 }
 
-/// Compare every data-topic segment of one release's tree; the count
-/// compared. klog runs once for all of them (`--files` as kafka-dump-log
+/// A v2 record's line as its metadata (up to its header keys) and what
+/// follows (a control record's marker, or its key and payload).
+fn split_record_line(line: &str) -> (&str, &str) {
+    let keys = line.find(" headerKeys: [").expect("a v2 record line");
+    let end = keys + line[keys..].find(']').unwrap() + 1;
+    line.split_at(end)
+}
+
+/// Compare every segment Kafka dumped in one release's tree (in `mode`);
+/// the number compared by decoder flag (`None`: data topics). klog runs
+/// once per flag for a batch of segments (`--files` as kafka-dump-log
 /// takes them), each file's output starting at its `Dumping` line.
-fn print_data_log_matches(root: &std::path::Path) -> usize {
+fn compare_segments(
+    root: &std::path::Path,
+    mode: Mode,
+) -> std::collections::BTreeMap<Option<&'static str>, usize> {
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("expected/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let release = manifest["kafka"].as_str().unwrap().to_string();
+    // kafka.tools.DumpLogSegments was Scala up to 4.2.
+    let scala = ["3.", "4.0.", "4.1.", "4.2."]
+        .iter()
+        .any(|p| release.starts_with(p));
     let expected = root.join("expected/dump-log");
-    let mut want: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut want: std::collections::BTreeMap<Option<&str>, Vec<(String, Vec<u8>)>> =
+        Default::default();
     for broker in std::fs::read_dir(&expected).unwrap() {
         let broker = broker.unwrap().path();
         for folder in std::fs::read_dir(&broker).unwrap() {
             let folder = folder.unwrap().path();
             let name = folder.file_name().unwrap().to_string_lossy().into_owned();
-            if INTERNAL.iter().any(|t| name.starts_with(t)) {
-                continue;
-            }
             for txt in std::fs::read_dir(&folder).unwrap() {
                 let txt = txt.unwrap().path();
                 let stem = txt.file_name().unwrap().to_string_lossy().into_owned();
@@ -47,46 +164,54 @@ fn print_data_log_matches(root: &std::path::Path) -> usize {
                 }
                 // expected/dump-log/<broker>/<folder>/<base>.txt for <broker>/<folder>/<base>.log
                 let seg = txt.strip_prefix(&expected).unwrap().with_extension("log");
-                want.push((
+                want.entry(decoder_flag(&name)).or_default().push((
                     seg.to_str().unwrap().to_string(),
                     std::fs::read(&txt).unwrap(),
                 ));
             }
         }
     }
-    want.sort();
-    let mut compared = 0;
-    for chunk in want.chunks(400) {
-        let o = assert_cmd::Command::cargo_bin("klog")
-            .unwrap()
-            .current_dir(root)
-            .args(["dump-segment", "--print-data-log"])
-            .args(chunk.iter().map(|(seg, _)| seg))
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let text = String::from_utf8_lossy(&o.stdout);
-        let mut outputs: Vec<String> = Vec::new();
-        for line in text.split_inclusive('\n') {
-            if line.starts_with("Dumping ") || outputs.is_empty() {
-                outputs.push(String::new());
-            }
-            outputs.last_mut().unwrap().push_str(line);
+    let mut compared = std::collections::BTreeMap::new();
+    for (flag, mut segments) in want {
+        if mode == Mode::DeepIterationOnly && flag.is_some() {
+            continue;
         }
-        assert_eq!(outputs.len(), chunk.len(), "one output per segment");
-        for ((seg, kafka), klog) in chunk.iter().zip(&outputs) {
+        segments.sort();
+        for chunk in segments.chunks(200) {
+            let files: Vec<&str> = chunk.iter().map(|(seg, _)| seg.as_str()).collect();
+            let o = assert_cmd::Command::cargo_bin("klog")
+                .unwrap()
+                .current_dir(root)
+                .arg("dump-segment")
+                .args(mode.args())
+                .args(["--kafka-release", &release, "--files", &files.join(",")])
+                .args(flag)
+                .output()
+                .unwrap();
             assert_eq!(
-                klog.as_str(),
-                String::from_utf8_lossy(kafka),
-                "{seg} of {}",
-                root.display()
+                o.status.code(),
+                Some(0),
+                "{flag:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
             );
-            compared += 1;
+            let text = String::from_utf8_lossy(&o.stdout);
+            let mut outputs: Vec<String> = Vec::new();
+            for line in text.split_inclusive('\n') {
+                if line.starts_with("Dumping ") || outputs.is_empty() {
+                    outputs.push(String::new());
+                }
+                outputs.last_mut().unwrap().push_str(line);
+            }
+            assert_eq!(outputs.len(), chunk.len(), "one output per segment");
+            for ((seg, kafka), klog) in chunk.iter().zip(&outputs) {
+                assert_eq!(
+                    klog.as_str(),
+                    mode.expect(&String::from_utf8_lossy(kafka), scala),
+                    "{seg} ({flag:?}, {mode:?}) of {}",
+                    root.display()
+                );
+                *compared.entry(flag).or_insert(0) += 1;
+            }
         }
     }
     compared
@@ -244,4 +369,32 @@ fn print_data_log_prints_legacy_entries_as_kafka_dump_log() {
         format!("| offset: 6 CreateTime: 1700000000006 keySize: 1 valueSize: 2 isValid: true crc: {} key: c payload: x6", inner_crc(2)),
     ];
     assert_eq!(crate::support::stdout(&o), want.join("\n") + "\n");
+
+    // The Scala tool (3.9 to 4.2) ends a legacy record's metadata with a
+    // stray brace: `s" isValid: ${r.isValid} crc: ${r.checksum}}"`
+    // (kafka.tools.DumpLogSegments.dumpLog).
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--print-data-log",
+            "--kafka-release",
+            "4.2",
+            "--files",
+            path,
+        ],
+        None,
+    );
+    let scala: Vec<String> = want
+        .iter()
+        .map(|line| match line.strip_prefix("| ") {
+            Some(_) => {
+                let at = line.find(" crc: ").unwrap() + " crc: ".len();
+                let digits = line[at..].find(|c: char| !c.is_ascii_digit());
+                let end = digits.map_or(line.len(), |d| at + d);
+                format!("{}}}{}", &line[..end], &line[end..])
+            }
+            None => line.clone(),
+        })
+        .collect();
+    assert_eq!(crate::support::stdout(&o), scala.join("\n") + "\n");
 }

@@ -93,6 +93,8 @@ struct LogDump<'a> {
     filter: RecordFilter,
     /// --key or --grep: only batches with a record to show are shown.
     filtered: bool,
+    /// How kafka-dump-log's lines print records (--print-data-log).
+    lines: kafka_dump::Lines,
     scratch: Vec<u8>,
     line_buf: Vec<u8>,
     problems: u64,
@@ -133,6 +135,7 @@ impl<'a> LogDump<'a> {
             fields: FileFields::of(path),
             filtered: filter.selects_batches(),
             filter,
+            lines: args.kafka_lines(),
             scratch: Vec::new(),
             line_buf: Vec::new(),
             problems: 0,
@@ -145,6 +148,17 @@ impl<'a> LogDump<'a> {
         writeln!(out, "Dumping {}", escape_cell(&path.display().to_string()))?;
         if let Some(base) = base {
             writeln!(out, "Log starting offset: {base}")?;
+        } else if self.args.print_data_log {
+            // DumpLogSegments.dumpLog names a snapshot's place in the log.
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            if name == kaen_log::metadata::BOOTSTRAP_FILE {
+                writeln!(out, "KRaft bootstrap snapshot")?;
+            } else if let Some((offset, epoch)) = kaen_log::metadata::parse_snapshot_name(name) {
+                writeln!(out, "Snapshot end offset: {offset}, epoch: {epoch}")?;
+            }
         }
         if let Some(v) = &self.view {
             writeln!(
@@ -352,12 +366,13 @@ impl<'a> LogDump<'a> {
             write_batch_line(out, batch, crc_valid)?;
         }
         let ts_label = h.timestamp_type().label();
+        let lines = self.lines;
         each_record(
             decode.then(|| batch.records(&mut self.scratch, self.limits)),
             |r| self.filter.wants(r),
             |r| {
                 if args.print_data_log {
-                    write_kafka_dump_record(out, &h, r, args.skip_record_metadata)
+                    write_kafka_dump_record(out, &lines, &h, r)
                 } else {
                     write_text_record(out, r, h.is_control(), ts_label, internal)
                 }
@@ -437,8 +452,7 @@ impl<'a> LogDump<'a> {
             let line = kafka_dump::legacy_batch_line(m, crc.valid, &codec, ts_label);
             writeln!(out, "{line}")?;
             for msg in messages.into_iter().flatten() {
-                let line =
-                    kafka_dump::legacy_record_line(&msg, ts_label, self.args.skip_record_metadata);
+                let line = self.lines.legacy_record_line(&msg, ts_label);
                 writeln!(out, "{line}")?;
             }
         } else if self.text {
@@ -493,7 +507,7 @@ impl<'a> LogDump<'a> {
     /// do not frame (and nothing shown) is not a segment at all, an error,
     /// unless it is named like one (then its first batch is torn);
     /// a torn tail is also said in the text, in kafka-dump-log's words with
-    /// --print-data-log.
+    /// --print-data-log (not with --max-bytes, as kafka-dump-log).
     fn report_damage(
         &mut self,
         damage: Vec<Damage>,
@@ -517,7 +531,10 @@ impl<'a> LogDump<'a> {
                 );
             }
             self.problems += 1;
-            if self.text && d.framing && self.args.print_data_log {
+            // DumpLogSegments.dumpLog says so only when --max-bytes is
+            // its default, Integer.MAX_VALUE.
+            let whole_file = self.args.max_bytes.is_none_or(|max| max == i32::MAX as u64);
+            if self.text && d.framing && self.args.print_data_log && whole_file {
                 let name = path
                     .file_name()
                     .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
@@ -527,7 +544,7 @@ impl<'a> LogDump<'a> {
                     d.file_len - d.position,
                     escape_cell(&name)
                 )?;
-            } else if self.text && d.framing {
+            } else if self.text && d.framing && !self.args.print_data_log {
                 writeln!(
                     out,
                     "Found {} invalid bytes at the end of {} (position {})",
@@ -580,25 +597,19 @@ fn write_batch_line(
 }
 
 /// `--print-data-log`: a record's `| offset: …` line as kafka-dump-log
-/// prints it (a control record's marker decoded), or its key and payload
-/// alone with --skip-record-metadata.
+/// prints it (a control record's marker or KRaft record decoded).
 fn write_kafka_dump_record(
     out: &mut Output,
+    lines: &kafka_dump::Lines,
     h: &BatchHeader,
     r: &RecordView<'_>,
-    skip_metadata: bool,
 ) -> anyhow::Result<()> {
     let control = if h.is_control() {
         control_of(r).ok()
     } else {
         None
     };
-    let line = if skip_metadata {
-        kafka_dump::data_line(h, r)
-    } else {
-        kafka_dump::record_line(h, r, control.as_ref())
-    };
-    writeln!(out, "{line}")?;
+    writeln!(out, "{}", lines.record_line(h, r, control.as_ref()))?;
     Ok(())
 }
 

@@ -19,6 +19,7 @@ use log_dump::dump_log;
 use crate::exit::Outcome;
 use crate::report::document::{Entries, STREAM_TABLE};
 use crate::report::indexes::IndexCheck;
+use crate::report::kafka_dump::{self, Parser};
 use crate::report::progress::Progress;
 use crate::report::{formats, Format};
 use crate::report::{indexes, Output};
@@ -57,6 +58,8 @@ use kaen_log::txn::Isolation;
 /// problem is described on stderr (as is a snapshot without a
 /// SNAPSHOT_FOOTER last, which does not change the exit code).
 #[derive(Debug, Clone, clap::Args)]
+// A flag given twice is taken once, as kafka-dump-log (joptsimple) takes it.
+#[command(args_override_self = true)]
 pub struct DumpSegmentArgs {
     /// Segment files, index files or partition folders.
     #[arg(required_unless_present = "files")]
@@ -79,12 +82,28 @@ pub struct DumpSegmentArgs {
     /// Text in kafka-dump-log's line format (`--deep-iteration
     /// --print-data-log`): a `baseOffset: …` line per batch (`offset: …`
     /// per legacy entry) and a `| offset: … key: … payload: …` line per
-    /// record, so its parsers keep working.
+    /// record, so its parsers keep working. Keys and values are read as
+    /// kafka-dump-log reads them without a decoder flag (UTF-8), unless
+    /// --decoder or a decoder flag names an internal topic.
     /// As kafka-dump-log does, the records of a batch that fails its CRC
     /// are shown too (its line says `isvalid: false`); klog's own forms
     /// show only records a valid CRC vouches for.
-    #[arg(long, alias = "deep-iteration")]
+    #[arg(long)]
     pub print_data_log: bool,
+    /// kafka-dump-log's lines with each record's metadata, without its key
+    /// and payload (unless --print-data-log or a decoder flag is given too).
+    #[arg(long)]
+    pub deep_iteration: bool,
+    /// The Kafka release whose kafka-dump-log the kafka-dump-log lines
+    /// follow where releases differ (3.9 to 4.4): 3.9 and 4.0 print
+    /// `__transaction_state` records as text, later releases as JSON; 4.4
+    /// names a transaction's status; 4.1 and later print a leader change's
+    /// JSON; up to 4.2 a legacy record's line ends `crc: N}`.
+    #[arg(long, value_name = "X.Y", default_value = "4.4", value_parser = kafka_dump::release::parse)]
+    pub kafka_release: kafka_dump::Tool,
+    /// With --deep-iteration only: records print without key and payload.
+    #[arg(skip)]
+    pub metadata_only: bool,
     /// `--print-data-log --decoder offsets` (kafka-dump-log's spelling).
     #[arg(long, group = "kafka_decoder", conflicts_with = "decoder")]
     pub offsets_decoder: bool,
@@ -143,8 +162,10 @@ pub struct DumpSegmentArgs {
     /// --max-bytes): a batch that does not end within them is not shown.
     #[arg(long, value_name = "N")]
     pub max_bytes: Option<u64>,
-    /// With --print-data-log: omit the record metadata, print key and payload only.
-    #[arg(long, requires = "print_data_log")]
+    /// With the kafka-dump-log lines (--print-data-log, --deep-iteration
+    /// or a decoder flag): omit the record metadata, print key and payload
+    /// only (and an empty line for a control record).
+    #[arg(long)]
     pub skip_record_metadata: bool,
     /// Stop after this many batches of each path (a folder's segments
     /// together).
@@ -211,7 +232,8 @@ impl DumpSegmentArgs {
 
     /// kafka-dump-log's decoder flags in klog's terms: each sets
     /// `--decoder` and, as in `DumpLogSegmentsOptions.shouldPrintDataLog`,
-    /// `--print-data-log`.
+    /// `--print-data-log`; `--deep-iteration` alone is the same lines
+    /// without keys and payloads (`isDeepIteration` without `printContents`).
     fn with_kafka_decoders(&self) -> DumpSegmentArgs {
         let mut args = self.clone();
         let chosen = [
@@ -226,7 +248,28 @@ impl DumpSegmentArgs {
             args.decoder = d;
             args.print_data_log = true;
         }
+        if args.deep_iteration && !args.print_data_log {
+            args.print_data_log = true;
+            args.metadata_only = true;
+        }
         args
+    }
+
+    /// How kafka-dump-log's lines print records.
+    fn kafka_lines(&self) -> kafka_dump::Lines {
+        kafka_dump::Lines {
+            tool: self.kafka_release,
+            contents: !self.metadata_only,
+            skip_metadata: self.skip_record_metadata,
+            parser: match self.decoder {
+                Decoder::Offsets => Parser::Offsets,
+                Decoder::Transactions => Parser::TransactionLog,
+                Decoder::Metadata => Parser::ClusterMetadata,
+                Decoder::Share => Parser::ShareGroupState,
+                // kafka-dump-log has no automatic decoder.
+                Decoder::Auto | Decoder::None => Parser::Strings,
+            },
+        }
     }
 
     /// The index check asked for instead of an index's entries, if any.
@@ -243,6 +286,12 @@ impl DumpSegmentArgs {
 
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut args = args.with_kafka_decoders();
+    if args.skip_record_metadata && !args.print_data_log {
+        anyhow::bail!(
+            "--skip-record-metadata is for kafka-dump-log's lines: give --print-data-log, \
+             --deep-iteration or a decoder flag"
+        );
+    }
     // One now for every batch (a time given as now less a duration).
     args.now_ms.get_or_insert_with(crate::cmd::now_ms);
     if let Some(n) = args.threads {

@@ -95,3 +95,55 @@ const fn classic_value(name: &'static str, fields: &'static [Field]) -> Schema {
         fields,
     }
 }
+
+/// The consumer protocol's subscription, embedded as bytes in a member of a
+/// classic group whose protocolType is `consumer`
+/// (clients/src/main/resources/common/message/ConsumerProtocolSubscription.json:
+/// validVersions 0-3, not flexible).
+pub static CONSUMER_PROTOCOL_SUBSCRIPTION: Schema = Schema {
+    name: "ConsumerProtocolSubscription",
+    versions: (0, 3),
+    since: &[Release::R3_9; 4],
+    flexible_from: None,
+    fields: &[
+        f!("Topics", STRS),
+        f!("UserData", Ty::Bytes, nullable_from: Some(0)),
+        f!("OwnedPartitions", TOPIC_PARTITIONS, versions: (1, OPEN)),
+        f!("GenerationId", I32, versions: (2, OPEN)),
+        f!("RackId", S, versions: (3, OPEN), nullable_from: Some(3)),
+    ],
+};
+
+/// The consumer protocol's assignment, embedded as the member's
+/// `assignment` bytes (ConsumerProtocolAssignment.json: validVersions 0-3,
+/// not flexible).
+pub static CONSUMER_PROTOCOL_ASSIGNMENT: Schema = Schema {
+    name: "ConsumerProtocolAssignment",
+    versions: (0, 3),
+    since: &[Release::R3_9; 4],
+    flexible_from: None,
+    fields: &[
+        f!("AssignedPartitions", TOPIC_PARTITIONS),
+        f!("UserData", Ty::Bytes, nullable_from: Some(0)),
+    ],
+};
+
+/// The consumer protocol's `[]TopicPartition`: a topic and its partitions.
+const TOPIC_PARTITIONS: Ty = Ty::Array(&Ty::Struct(&[f!("Topic", S), f!("Partitions", I32S)]));
+
+/// Read an embedded consumer-protocol message (`int16 version`, then the
+/// struct): its version and fields. A version outside the schema's is read
+/// with the nearest layout, as Kafka's generated constructor reads any
+/// version (`ConsumerProtocol`: "When it encounters a newer version, it
+/// parses it using the current format"); bytes after the struct are not
+/// looked at.
+pub fn decode_consumer_protocol(
+    schema: &'static Schema,
+    bytes: &[u8],
+    at: u64,
+) -> Result<(i16, serde_json::Value), crate::error::DecodeError> {
+    let mut c = crate::format::cursor::Cursor::new(bytes, at);
+    let version = c.i16()?;
+    let read_as = version.clamp(schema.versions.0, schema.versions.1);
+    Ok((version, schema.decode_prefix(&mut c, read_as)?))
+}

@@ -43,7 +43,10 @@ mod classic;
 mod group_types;
 mod share_state;
 
-pub use classic::CLASSIC_RECORDS;
+pub use classic::{
+    decode_consumer_protocol, CLASSIC_RECORDS, CONSUMER_PROTOCOL_ASSIGNMENT,
+    CONSUMER_PROTOCOL_SUBSCRIPTION,
+};
 pub use group_types::GROUP_RECORDS;
 pub use share_state::SHARE_RECORDS;
 
@@ -184,6 +187,22 @@ pub fn decode(
     value: Option<&[u8]>,
     at: u64,
 ) -> CoordinatorRecord {
+    decode_by(|id| table.iter().find(|r| r.id == id), key, value, at)
+}
+
+/// Decode a record of the offsets topic: the classic record types (0 to
+/// 2) and the newer ones ([`group_record_type`]), as [`decode`] does.
+pub fn decode_group(key: &[u8], value: Option<&[u8]>, at: u64) -> CoordinatorRecord {
+    decode_by(group_record_type, key, value, at)
+}
+
+/// [`decode`] with the record types `lookup` knows.
+fn decode_by(
+    lookup: impl Fn(i16) -> Option<&'static RecordType>,
+    key: &[u8],
+    value: Option<&[u8]>,
+    at: u64,
+) -> CoordinatorRecord {
     let mut c = Cursor::new(key, at);
     let record_type = match c.i16() {
         Ok(t) => t,
@@ -199,7 +218,7 @@ pub fn decode(
             }
         }
     };
-    let Some(rt) = table.iter().find(|r| r.id == record_type) else {
+    let Some(rt) = lookup(record_type) else {
         return CoordinatorRecord {
             record_type,
             name: format!("unknown({record_type})"),

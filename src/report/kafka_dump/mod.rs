@@ -1,0 +1,201 @@
+//! kafka-dump-log's line format (`DumpLogSegments` with `--deep-iteration
+//! --print-data-log`), for `klog dump-segment --print-data-log`: the same
+//! lines, so parsers written for kafka-dump-log keep working. Keys and
+//! payloads are what the decoder flag's parser makes of them ([`parsers`]),
+//! by default UTF-8 with replacement, as Kafka's default `StringDecoder`
+//! does; hidden characters are escaped (a key cannot drive the terminal),
+//! in JSON as JSON escapes. Where releases print differently, [`release`]
+//! says how.
+
+use kaen_log::format::batch::BatchHeader;
+use kaen_log::format::control::ControlRecord;
+use kaen_log::format::escape::escape_json_text;
+use kaen_log::format::legacy::{LegacyMessage, LegacyView};
+use kaen_log::format::RecordView;
+
+use super::table::escape_cell;
+
+mod control;
+mod coordinator;
+pub mod parsers;
+pub mod release;
+mod scala_hash_set;
+mod txn_text;
+
+pub use parsers::Parser;
+pub use release::Tool;
+
+/// `printBatchLevel` for a v2 batch at `position` of `size` bytes.
+pub fn batch_line(
+    h: &BatchHeader,
+    position: u64,
+    size: usize,
+    crc_valid: bool,
+    codec: &str,
+) -> String {
+    // deleteHorizonMs is an OptionalLong: the base timestamp when the
+    // delete-horizon attribute is set (DefaultRecordBatch.deleteHorizonMs).
+    let horizon = if h.has_delete_horizon() {
+        format!("OptionalLong[{}]", h.base_timestamp)
+    } else {
+        "OptionalLong.empty".to_string()
+    };
+    format!(
+        "baseOffset: {} lastOffset: {} count: {} baseSequence: {} lastSequence: {} producerId: {} \
+         producerEpoch: {} partitionLeaderEpoch: {} isTransactional: {} isControl: {} deleteHorizonMs: {horizon} \
+         position: {position} {}: {} size: {size} magic: 2 compresscodec: {codec} crc: {} isvalid: {crc_valid}",
+        h.base_offset,
+        h.last_offset(),
+        h.records_count,
+        h.base_sequence,
+        h.last_sequence(),
+        h.producer_id,
+        h.producer_epoch,
+        h.partition_leader_epoch,
+        h.is_transactional(),
+        h.is_control(),
+        h.timestamp_type().label(),
+        h.max_timestamp,
+        h.crc,
+    )
+}
+
+/// How records print: kafka-dump-log's options and the release it is.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Lines {
+    pub tool: Tool,
+    /// `--print-data-log` or a decoder flag: each record's key and payload
+    /// (`printContents`); `--deep-iteration` alone prints only metadata.
+    pub contents: bool,
+    /// `--skip-record-metadata`.
+    pub skip_metadata: bool,
+    pub parser: Parser,
+}
+
+/// The start of a record's line: `| offset: <offset> <timestampType>:
+/// <timestamp> keySize: <n> valueSize: <n>` (`printRecordMetadata`).
+fn metadata_head(
+    offset: i64,
+    ts_label: &str,
+    timestamp: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> String {
+    let size = |b: Option<&[u8]>| b.map_or(-1, |b| b.len() as i64);
+    format!(
+        "| offset: {offset} {ts_label}: {timestamp} keySize: {} valueSize: {}",
+        size(key),
+        size(value)
+    )
+}
+
+impl Lines {
+    /// The `| offset: …` line of a v2 record (`control` for a control
+    /// batch's record).
+    pub fn record_line(
+        &self,
+        h: &BatchHeader,
+        r: &RecordView<'_>,
+        control: Option<&ControlRecord>,
+    ) -> String {
+        let mut line = String::new();
+        if !self.skip_metadata {
+            line = metadata_head(
+                r.offset,
+                h.timestamp_type().label(),
+                r.timestamp,
+                r.key,
+                r.value,
+            );
+            let keys: Vec<String> = r.headers().map(|hd| text(hd.key)).collect();
+            line.push_str(&format!(
+                " sequence: {} headerKeys: [{}]",
+                h.record_sequence(r.offset_delta),
+                keys.join(",")
+            ));
+            if let Some(c) = control {
+                line.push_str(&control::control_text(self.tool, c, r.value));
+            }
+        }
+        if !h.is_control() {
+            self.push_contents(&mut line, r.offset, r.key, r.value);
+        }
+        line
+    }
+
+    /// The `| offset: …` line of a legacy message: the entry's timestamp
+    /// type, sizes, then the message's own `isValid` and stored `crc`
+    /// (`crc: N}` in the Scala tool), its key and payload after it.
+    pub fn legacy_record_line(&self, msg: &LegacyMessage<'_>, ts_label: &str) -> String {
+        let mut line = String::new();
+        if !self.skip_metadata {
+            line = metadata_head(msg.offset, ts_label, msg.timestamp, msg.key, msg.value);
+            let brace = if self.tool.scala() { "}" } else { "" };
+            line.push_str(&format!(
+                " isValid: {} crc: {}{brace}",
+                msg.crc_valid, msg.crc
+            ));
+        }
+        self.push_contents(&mut line, msg.offset, msg.key, msg.value);
+        line
+    }
+
+    /// `printRecordContents`: ` key: …` when the parser gives a key, `
+    /// payload: …` when it gives a payload; with --skip-record-metadata
+    /// the first of them starts `| ` (in the Scala tool a payload after no
+    /// key does not).
+    fn push_contents(
+        &self,
+        line: &mut String,
+        offset: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) {
+        if !self.contents {
+            return;
+        }
+        let parsed = self.parser.parse(self.tool, offset, key, value);
+        let shown = |t: &str| -> String {
+            if self.parser.prints_json(self.tool) {
+                escape_json_text(t).into_owned()
+            } else {
+                escape_cell(t).into_owned()
+            }
+        };
+        let mut prefix = if self.skip_metadata { "| " } else { " " };
+        if let Some(k) = &parsed.key {
+            line.push_str(&format!("{prefix}key: {}", shown(k)));
+            prefix = " ";
+        }
+        if let Some(p) = &parsed.payload {
+            if self.tool.scala() {
+                prefix = " ";
+            }
+            line.push_str(&format!("{prefix}payload: {}", shown(p)));
+        }
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    escape_cell(&String::from_utf8_lossy(b)).into_owned()
+}
+
+/// `printBatchLevel` for a legacy (magic 0 or 1) entry: `offset:` its last
+/// offset, then what every batch line ends with; `ts_label` is its
+/// timestamp type (`NoTimestampType` for magic 0).
+pub fn legacy_batch_line(
+    m: &LegacyView<'_>,
+    crc_valid: bool,
+    codec: &str,
+    ts_label: &str,
+) -> String {
+    format!(
+        "offset: {} position: {} {ts_label}: {} size: {} magic: {} compresscodec: {codec} crc: {} isvalid: {crc_valid}",
+        m.offset,
+        m.position,
+        m.timestamp,
+        m.bytes().len(),
+        m.magic,
+        m.crc,
+    )
+}

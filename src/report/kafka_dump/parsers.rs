@@ -1,0 +1,246 @@
+//! kafka-dump-log's message parsers (`DumpLogSegments.MessageParser`):
+//! the key and payload printed after a record's metadata, by decoder flag.
+
+use kaen_log::format::kafka_json::{constant_name, message_node, to_string};
+use kaen_log::format::schema::Release;
+use kaen_log::metadata::records::{decode_metadata, metadata_schema};
+use serde_json::{Map, Value};
+
+use super::release::Tool;
+use super::{coordinator, txn_text};
+
+/// Which parser reads a record's key and value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Parser {
+    /// No decoder flag: `DecoderMessageParser` with `StringDecoder`, the
+    /// bytes as UTF-8 (malformed sequences replaced).
+    #[default]
+    Strings,
+    /// `--offsets-decoder`.
+    Offsets,
+    /// `--transaction-log-decoder`.
+    TransactionLog,
+    /// `--share-group-state-decoder`.
+    ShareGroupState,
+    /// `--cluster-metadata-decoder`.
+    ClusterMetadata,
+}
+
+/// What a parser makes of a record: the key and the payload to print,
+/// each only when present.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    pub key: Option<String>,
+    pub payload: Option<String>,
+}
+
+impl Parsed {
+    /// A record the parser does not read: Kafka's words in the key's place
+    /// (`Error at offset <offset>, skipping. <why>`), no payload.
+    pub fn error(offset: i64, why: &dyn std::fmt::Display) -> Parsed {
+        Parsed {
+            key: Some(format!("Error at offset {offset}, skipping. {why}")),
+            payload: None,
+        }
+    }
+
+    /// A record type the coordinator does not know
+    /// (`Deserializer.UnknownRecordTypeException`).
+    pub fn unknown_type(offset: i64, record_type: i16) -> Parsed {
+        Parsed {
+            key: Some(format!(
+                "Unknown record type {record_type} at offset {offset}, skipping."
+            )),
+            payload: None,
+        }
+    }
+
+    /// A coordinator record without a key: Kafka's parser throws (and the
+    /// tool stops); klog prints its message in the key's place and goes on.
+    pub fn missing_key(offset: i64) -> Parsed {
+        Parsed {
+            key: Some(format!(
+                "Failed to decode message at offset {offset} using the specified decoder \
+                 (message had a missing key)"
+            )),
+            payload: None,
+        }
+    }
+}
+
+impl Parser {
+    /// Whether what the parser prints is JSON, which klog escapes for the
+    /// terminal as JSON (`\uXXXX`), not as text.
+    pub fn prints_json(self, tool: Tool) -> bool {
+        match self {
+            Parser::Strings => false,
+            Parser::TransactionLog => tool.transaction_log_json(),
+            _ => true,
+        }
+    }
+
+    /// The key and payload of the record at `offset`.
+    pub fn parse(
+        self,
+        tool: Tool,
+        offset: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> Parsed {
+        match self {
+            Parser::Strings => Parsed {
+                key: key.map(|k| String::from_utf8_lossy(k).into_owned()),
+                payload: value.map(|v| String::from_utf8_lossy(v).into_owned()),
+            },
+            Parser::Offsets => coordinator::offsets(tool, offset, key, value),
+            Parser::ShareGroupState => coordinator::share_state(tool, offset, key, value),
+            Parser::TransactionLog if tool.transaction_log_json() => {
+                coordinator::transaction_log(tool, offset, key, value)
+            }
+            Parser::TransactionLog => txn_text::parse(offset, key, value),
+            Parser::ClusterMetadata => Parsed {
+                // No keys for metadata records.
+                key: None,
+                payload: Some(cluster_metadata(tool.0, offset, value)),
+            },
+        }
+    }
+}
+
+/// `ClusterMetadataLogMessageParser`: `{"type":"<MetadataRecordType>",
+/// "version":<n>,"data":{…}}`, or `Error at <offset>, skipping. <why>`
+/// (no "offset" in these words).
+fn cluster_metadata(release: Release, offset: i64, value: Option<&[u8]>) -> String {
+    let Some(value) = value else {
+        return format!("Error at {offset}, skipping. null value");
+    };
+    let rec = decode_metadata(value, 0);
+    let schema = rec.frame.and_then(|f| metadata_schema(f.api_key));
+    match (rec.frame, schema, &rec.data) {
+        (Some(frame), Some(schema), Some(data)) => {
+            let mut o = Map::new();
+            o.insert("type".into(), Value::String(constant_name(schema.name)));
+            o.insert("version".into(), Value::from(frame.version));
+            o.insert(
+                "data".into(),
+                message_node(schema, frame.version, data, release),
+            );
+            to_string(&Value::Object(o))
+        }
+        _ => format!(
+            "Error at {offset}, skipping. {}",
+            rec.error.as_deref().unwrap_or("does not decode")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const R44: Tool = Tool(Release::R4_4);
+    const R40: Tool = Tool(Release::R4_0);
+
+    /// A string as the coordinators' non-flexible keys hold it.
+    fn string(s: &str) -> Vec<u8> {
+        let mut b = (s.len() as i16).to_be_bytes().to_vec();
+        b.extend(s.as_bytes());
+        b
+    }
+
+    #[test]
+    fn coordinator_envelopes() {
+        // CoordinatorRecordMessageParser.parse: a type the coordinator
+        // does not know, and a tombstone.
+        let unknown = [0u8, 99, 0, 1, b'g'];
+        assert_eq!(
+            Parser::Offsets.parse(R44, 5, Some(&unknown), Some(&[0, 0])),
+            Parsed {
+                key: Some("Unknown record type 99 at offset 5, skipping.".into()),
+                payload: None
+            }
+        );
+        let mut key = vec![0, 3];
+        key.extend(string("g"));
+        assert_eq!(
+            Parser::Offsets.parse(R44, 6, Some(&key), None),
+            Parsed {
+                key: Some(r#"{"type":"3","data":{"groupId":"g"}}"#.into()),
+                payload: Some("<DELETE>".into())
+            }
+        );
+        // Type 9 was 4.0's; 4.1 and later do not know it.
+        let mut nine = vec![0, 9];
+        nine.extend(string("g"));
+        assert!(Parser::Offsets
+            .parse(Tool(Release::R4_1), 7, Some(&nine), None)
+            .key
+            .unwrap()
+            .starts_with("Unknown record type 9"));
+        assert_eq!(
+            Parser::Offsets
+                .parse(R40, 7, Some(&nine), None)
+                .payload
+                .as_deref(),
+            Some("<DELETE>")
+        );
+    }
+
+    #[test]
+    fn transaction_log_by_release() {
+        let mut key = vec![0, 0];
+        key.extend(string("tx"));
+        // v0: producerId 7, epoch 1, timeout 60000, status 9 (no such
+        // state), null partitions, timestamps 10 and -1.
+        let mut value = vec![0, 0];
+        value.extend(7i64.to_be_bytes());
+        value.extend(1i16.to_be_bytes());
+        value.extend(60_000i32.to_be_bytes());
+        value.push(9);
+        value.extend((-1i32).to_be_bytes());
+        value.extend(10i64.to_be_bytes());
+        value.extend((-1i64).to_be_bytes());
+        let json = Parser::TransactionLog.parse(R44, 0, Some(&key), Some(&value));
+        assert_eq!(
+            json.key.as_deref(),
+            Some(r#"{"type":"0","data":{"transactionalId":"tx"}}"#)
+        );
+        // 4.4 names a status it knows, and quotes the number of one it does not.
+        assert!(json
+            .payload
+            .unwrap()
+            .contains(r#""transactionStatus":"9","transactionPartitions":null"#));
+        let v43 = Parser::TransactionLog.parse(Tool(Release::R4_3), 0, Some(&key), Some(&value));
+        assert!(v43.payload.unwrap().contains(r#""transactionStatus":9,"#));
+        // 3.9 and 4.0: TransactionLog.formatRecordKeyAndValue.
+        let text = Parser::TransactionLog.parse(R40, 0, Some(&key), None);
+        assert_eq!(
+            text,
+            Parsed {
+                key: Some("transaction_metadata::transactionalId=tx".into()),
+                payload: Some("<DELETE>".into())
+            }
+        );
+        let other = Parser::TransactionLog.parse(R40, 0, Some(&[0, 1, 0, 0]), None);
+        assert_eq!(other.key.as_deref(), Some("unknown::version=1"));
+        assert_eq!(other.payload, None);
+    }
+
+    #[test]
+    fn metadata_records() {
+        // frame 1, apiKey 12 (FeatureLevelRecord), version 0, "mv", 7, no tags.
+        let value = [1, 12, 0, 3, b'm', b'v', 0, 7, 0];
+        assert_eq!(
+            Parser::ClusterMetadata.parse(R44, 3, None, Some(&value)),
+            Parsed {
+                key: None,
+                payload: Some(
+                    r#"{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"mv","featureLevel":7}}"#
+                        .into()
+                )
+            }
+        );
+        let bad = Parser::ClusterMetadata.parse(R44, 3, None, Some(&[1, 99, 0]));
+        assert!(bad.payload.unwrap().starts_with("Error at 3, skipping. "));
+    }
+}
