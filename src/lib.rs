@@ -52,6 +52,7 @@ pub mod inspect;
 pub mod log;
 pub mod metadata;
 pub mod offsets;
+pub mod tiered;
 pub mod txn;
 
 pub use error::{DecodeError, DecodeErrorKind, Error, Result};

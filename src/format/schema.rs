@@ -240,6 +240,33 @@ impl Schema {
             version,
             flexible,
             trace: None,
+            kafka: false,
+        };
+        r.fields(c, self.fields, "")
+    }
+
+    /// [`Schema::decode_prefix`] as Kafka's generated `read` methods read:
+    /// a known tagged field is read in place, whatever size its header
+    /// gives (`case TAG: this.field = _readable.readX(); break;`), and a
+    /// string is decoded with replacement (`new String(bytes, UTF_8)`) and
+    /// refused above 0x7fff bytes ("had invalid length"). For a decoder
+    /// that must fail, and succeed, exactly where Kafka's does.
+    pub fn decode_prefix_as_kafka(
+        &'static self,
+        c: &mut Cursor<'_>,
+        version: i16,
+    ) -> Result<Value, DecodeError> {
+        if !self.knows(version) {
+            return Err(c.error(DecodeErrorKind::UnknownVersion {
+                schema: self.name,
+                version,
+            }));
+        }
+        let r = Reader {
+            version,
+            flexible: self.is_flexible(version),
+            trace: None,
+            kafka: true,
         };
         r.fields(c, self.fields, "")
     }
@@ -266,6 +293,7 @@ impl Schema {
             version,
             flexible,
             trace: Some(RefCell::new(Vec::new())),
+            kafka: false,
         };
         let err = r.fields(&mut c, self.fields, "").err();
         let err = err.or_else(|| {
@@ -314,6 +342,8 @@ struct Reader {
     flexible: bool,
     /// Set when tracing: every field read, in order.
     trace: Option<RefCell<Vec<Traced>>>,
+    /// Read as Kafka's generated code reads ([`Schema::decode_prefix_as_kafka`]).
+    kafka: bool,
 }
 
 impl Reader {
@@ -408,10 +438,15 @@ impl Reader {
                 let tag = c.uvarint()?;
                 let size = c.uvarint()? as usize;
                 self.end_text(slot, c, format!("tag {tag}, {size} bytes"));
-                let mut sub = c.take(size)?;
                 let known = fields
                     .iter()
                     .find(|f| self.present(f) && self.tagged(f) == Some(tag));
+                if let (true, Some(f)) = (self.kafka, known) {
+                    let v = self.value(c, f, &f.ty, &format!("{prefix}{}", json_name(f.name)))?;
+                    obj.insert(json_name(f.name), v);
+                    continue;
+                }
+                let mut sub = c.take(size)?;
                 match known {
                     Some(f) => {
                         let label = format!(
@@ -505,6 +540,18 @@ impl Reader {
                 let at = c.position();
                 match self.length(c, f, true)? {
                     None => Value::Null,
+                    Some(n) if self.kafka => {
+                        if n > 0x7fff {
+                            return Err(DecodeError::new(
+                                at,
+                                DecodeErrorKind::ValueOutOfRange {
+                                    field: f.name,
+                                    value: n as i64,
+                                },
+                            ));
+                        }
+                        Value::String(String::from_utf8_lossy(c.bytes(n)?).into_owned())
+                    }
                     Some(n) => Value::String(
                         std::str::from_utf8(c.bytes(n)?)
                             .map_err(|_| {

@@ -45,6 +45,41 @@ pub fn parse_segment_name(name: &str) -> Option<(i64, &str)> {
     Some((digits.parse().ok()?, suffix))
 }
 
+/// The start offset, segment id and suffix in the name of a remote
+/// segment's file, as RemoteStorageManager plugins name them:
+/// `<20-digit start offset>-<segment uuid>.<suffix>` (Kafka's
+/// `LocalTieredStorage`, `RemoteLogSegmentFileset`: `.log`, `.index`,
+/// `.timeindex`, `.txnindex`, `.snapshot`, `.leader_epoch_checkpoint`),
+/// and as a broker caches a remote segment's indexes in its
+/// `remote-log-index-cache` folder: `<start offset>_<segment uuid>.<suffix>`
+/// (`RemoteIndexCache.generateFileNamePrefixForIndex`). kafka-dump-log
+/// takes such a name's offset for a number and fails.
+pub fn parse_remote_segment_name(name: &str) -> Option<(i64, &str, &str)> {
+    let (stem, suffix) = name.split_once('.')?;
+    let at = stem.find(|c: char| !c.is_ascii_digit())?;
+    let (digits, rest) = stem.split_at(at);
+    let id = match rest.strip_prefix('-') {
+        Some(id) if digits.len() == 20 => id,
+        _ => rest.strip_prefix('_')?,
+    };
+    let uuid_like = id.len() == 22
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if digits.is_empty() || !uuid_like {
+        return None;
+    }
+    Some((digits.parse().ok()?, id, suffix))
+}
+
+/// The base offset and suffix of a segment's file, a local one's
+/// ([`parse_segment_name`]) or a remote one's
+/// ([`parse_remote_segment_name`]).
+pub fn parse_any_segment_name(name: &str) -> Option<(i64, &str)> {
+    parse_segment_name(name)
+        .or_else(|| parse_remote_segment_name(name).map(|(offset, _, suffix)| (offset, suffix)))
+}
+
 /// Split a partition folder name into topic, partition and state.
 /// `my-topic.v2-17` → (`my-topic.v2`, 17, live);
 /// `t-0.<32 hex>-delete` → (`t`, 0, delete); likewise `-future` and `-stray`.
@@ -86,6 +121,24 @@ pub fn parse_partition_dir(name: &str) -> Option<(String, i32, dir::PartitionSta
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn remote_segment_names() {
+        use super::parse_remote_segment_name as p;
+        let id = "WMWAfwiwTXyCp-pF6V0-_w";
+        assert_eq!(
+            p(&format!("00000000000000000010-{id}.txnindex")),
+            Some((10, id, "txnindex"))
+        );
+        assert_eq!(p(&format!("10_{id}.index")), Some((10, id, "index")));
+        assert_eq!(p(&format!("10-{id}.log")), None); // a remote name has 20 digits
+        assert_eq!(p("00000000000000000010.log"), None);
+        assert_eq!(p("00000000000000000010-short.log"), None);
+        assert_eq!(
+            super::parse_any_segment_name("00000000000000000010.log"),
+            Some((10, "log"))
+        );
+    }
+
     use super::dir::PartitionState;
     use super::*;
 

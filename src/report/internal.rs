@@ -1,9 +1,10 @@
 //! Keys and values of Kafka's internal topics, decoded for `dump-segment`:
 //! the offsets topic (`__offsets`, `__consumer_offsets`) and the
 //! transaction coordinator's `__transaction_state`, the share coordinator's
-//! `__share_group_state`, and the KRaft metadata
+//! `__share_group_state`, the KRaft metadata
 //! log (`__cluster_metadata-0`, its `<offset>-<epoch>.checkpoint` snapshots
-//! and `bootstrap.checkpoint`).
+//! and `bootstrap.checkpoint`), and tiered storage's
+//! `__remote_log_metadata`.
 
 use std::path::Path;
 
@@ -24,6 +25,7 @@ pub enum Internal {
     TransactionState,
     ClusterMetadata,
     ShareGroupState,
+    RemoteLogMetadata,
 }
 
 /// The internal topic of the partition folder holding `log` (or of `log` itself when it is a folder).
@@ -41,6 +43,8 @@ pub fn detect(log: &Path) -> Option<Internal> {
         Some(Internal::ShareGroupState)
     } else if topic == kaen_log::metadata::METADATA_TOPIC {
         Some(Internal::ClusterMetadata)
+    } else if topic == kaen_log::tiered::REMOTE_LOG_METADATA_TOPIC {
+        Some(Internal::RemoteLogMetadata)
     } else {
         None
     }
@@ -267,11 +271,19 @@ pub fn decode<'a>(
             None => Decoded::Error(Failed::new("null value")),
         };
     }
+    if kind == Internal::RemoteLogMetadata {
+        // Framed the same way, with the storage module's record types.
+        return match value.map(remote_json) {
+            Some(Ok(json)) => Decoded::Schema(json),
+            Some(Err(e)) => Decoded::Error(Failed::new(e)),
+            None => Decoded::Error(Failed::new("null value")),
+        };
+    }
     let Some(key) = key else {
         return bad_key("null key".into());
     };
     match kind {
-        Internal::ClusterMetadata => Decoded::Schema(Value::Null),
+        Internal::ClusterMetadata | Internal::RemoteLogMetadata => Decoded::Schema(Value::Null),
         Internal::ShareGroupState => Decoded::Coordinator(coordinator::decode(
             coordinator::SHARE_RECORDS,
             key,
@@ -335,11 +347,26 @@ pub fn decode<'a>(
     }
 }
 
+/// A `__remote_log_metadata` record as `{"type": "<record>", "version":
+/// N, "data": {…}}`, or Kafka's words for why it does not read.
+fn remote_json(v: &[u8]) -> Result<Value, kaen_log::tiered::remote_records::RemoteError> {
+    let rec = kaen_log::tiered::remote_records::read_remote_record(v)?;
+    kaen_log::tiered::remote_records::transform(&rec)?;
+    Ok(serde_json::json!({"type": rec.schema.name, "version": rec.version, "data": rec.data}))
+}
+
 /// The decoded record for a text line: metadata records as
-/// `TopicRecord v0 {…}`, the others as their JSON.
+/// `TopicRecord v0 {…}`, remote log metadata as Kafka prints it, the
+/// others as their JSON.
 pub fn decode_text(kind: Internal, key: Option<&[u8]>, value: Option<&[u8]>, at: u64) -> String {
     let text = match (kind, value) {
         (Internal::ClusterMetadata, Some(v)) => metadata::decode_metadata(v, at).to_text(v),
+        (Internal::RemoteLogMetadata, Some(v)) => {
+            match kaen_log::tiered::remote_records::decode_remote_log_metadata(v) {
+                Ok(m) => m.to_string(),
+                Err(e) => format!("error: {e}"),
+            }
+        }
         _ => serde_json::to_string(&decode(kind, key, value, at)).unwrap_or_default(),
     };
     kaen_log::format::escape::escape_json_text(&text).into_owned()

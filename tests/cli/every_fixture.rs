@@ -177,13 +177,16 @@ fn fixture_dirs() -> Vec<String> {
         .map(|e| e.unwrap())
         .filter(|e| e.file_type().unwrap().is_dir())
         .map(|e| format!("fixtures/{}", e.file_name().to_str().unwrap()))
-        .filter(|d| !d.ends_with("kafka-real") && !d.ends_with("cluster"))
+        .filter(|d| {
+            !d.ends_with("kafka-real") && !d.ends_with("kafka-tiered") && !d.ends_with("cluster")
+        })
         .collect();
     for b in ["broker-1", "broker-2", "broker-3"] {
         out.push(format!("fixtures/cluster/{b}"));
     }
     out.push("fixtures/kafka-real/4.4.0/broker-1".into());
     out.push("fixtures/kafka-real/3.9.2/broker-2".into());
+    out.push("fixtures/kafka-tiered/4.3.2/broker-2".into());
     out.sort();
     out
 }

@@ -19,6 +19,7 @@ mod info;
 mod kafka_crash;
 mod kafka_dump;
 mod kafka_real;
+mod kafka_tiered;
 mod kafka_writers;
 mod kraft;
 mod kraft44;

@@ -119,6 +119,7 @@ impl<'a> LogDump<'a> {
             Decoder::Transactions => Some(Internal::TransactionState),
             Decoder::Metadata => Some(Internal::ClusterMetadata),
             Decoder::Share => Some(Internal::ShareGroupState),
+            Decoder::RemoteLogMetadata => Some(Internal::RemoteLogMetadata),
             Decoder::None => None,
         };
         let view = match args.isolation {

@@ -7,7 +7,12 @@ use anyhow::Context;
 use kaen_log::format::control::{self, ControlRecord};
 use kaen_log::format::{DecodeLimits, RecordView};
 use kaen_log::inspect::layout::sidecar::FileKind;
-use kaen_log::log::{classify, parse_segment_name, Partition, PathKind, Reads};
+use kaen_log::log::{
+    classify, parse_any_segment_name, parse_remote_segment_name, Partition, PathKind, Reads,
+};
+
+/// The suffixes of a segment's files that dump-segment reads by their kind.
+const SEGMENT_SUFFIXES: [&str; 5] = ["log", "index", "timeindex", "txnindex", "snapshot"];
 
 mod json;
 mod log_dump;
@@ -29,7 +34,7 @@ use kaen_log::txn::Isolation;
 /// entries of a `.index`, `.timeindex`, `.txnindex` or `.snapshot` file.
 ///
 /// Records of the internal topics (`__offsets`, `__consumer_offsets`,
-/// `__transaction_state`, `__cluster_metadata`) are decoded as well, and so
+/// `__transaction_state`, `__cluster_metadata`, `__remote_log_metadata`) are decoded as well, and so
 /// are the KRaft control records (leader change, snapshot header and
 /// footer, kraft version, voters). A KRaft snapshot
 /// (`<offset>-<epoch>.checkpoint`) or `bootstrap.checkpoint` is read as a log
@@ -116,6 +121,11 @@ pub struct DumpSegmentArgs {
     /// `--print-data-log --decoder share` (kafka-dump-log's spelling).
     #[arg(long, group = "kafka_decoder", conflicts_with = "decoder")]
     pub share_group_state_decoder: bool,
+    /// `--print-data-log --decoder remote-log-metadata` (kafka-dump-log's
+    /// spelling): each record as the `toString` of what Kafka's
+    /// `RemoteLogMetadataSerde` makes of it.
+    #[arg(long, group = "kafka_decoder", conflicts_with = "decoder")]
+    pub remote_log_metadata_decoder: bool,
     /// For `.index` and `.timeindex` files: only run the check a broker runs
     /// on an index it opens (`OffsetIndex.sanityCheck`,
     /// `TimeIndex.sanityCheck`) and say whether it passed. Exit 1 if not.
@@ -216,6 +226,8 @@ pub enum Decoder {
     Metadata,
     /// `__share_group_state` records.
     Share,
+    /// `__remote_log_metadata` records (tiered storage).
+    RemoteLogMetadata,
     /// None: keys and values as bytes.
     None,
 }
@@ -241,6 +253,7 @@ impl DumpSegmentArgs {
             (self.transaction_log_decoder, Decoder::Transactions),
             (self.cluster_metadata_decoder, Decoder::Metadata),
             (self.share_group_state_decoder, Decoder::Share),
+            (self.remote_log_metadata_decoder, Decoder::RemoteLogMetadata),
         ]
         .into_iter()
         .find_map(|(set, d)| set.then_some(d));
@@ -266,6 +279,7 @@ impl DumpSegmentArgs {
                 Decoder::Transactions => Parser::TransactionLog,
                 Decoder::Metadata => Parser::ClusterMetadata,
                 Decoder::Share => Parser::ShareGroupState,
+                Decoder::RemoteLogMetadata => Parser::RemoteLogMetadata,
                 // kafka-dump-log has no automatic decoder.
                 Decoder::Auto | Decoder::None => Parser::Strings,
             },
@@ -381,7 +395,18 @@ fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> a
                     problems += indexes::dump_file_layout(path, kind, sink, out)?;
                     continue;
                 }
-                let name = file_name.and_then(parse_segment_name);
+                let name = file_name.and_then(parse_any_segment_name);
+                if let Some((_, suffix)) = name.filter(|(_, s)| !SEGMENT_SUFFIXES.contains(s)) {
+                    // A remote segment's file of a kind klog does not know
+                    // (a plugin's manifest, say) is no log either.
+                    if file_name.is_some_and(|n| parse_remote_segment_name(n).is_some()) {
+                        anyhow::bail!(
+                            "{}: a remote segment's .{suffix} file, which klog cannot read (it reads \
+                             .log, .index, .timeindex, .txnindex, .snapshot and .leader_epoch_checkpoint)",
+                            path.display()
+                        );
+                    }
+                }
                 problems += match (name, args.index_check()) {
                     (Some((base, "index")), Some(check)) => {
                         indexes::check_index(path, base, false, check, sink, out)?

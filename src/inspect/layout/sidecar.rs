@@ -68,12 +68,14 @@ pub enum FileKind {
 impl FileKind {
     /// The kind of the file named `name`, if it is one of these.
     pub fn of(name: &str) -> Option<FileKind> {
-        if let Some((n, ext)) = crate::log::parse_segment_name(name) {
+        if let Some((n, ext)) = crate::log::parse_any_segment_name(name) {
             return match ext {
                 "index" => Some(FileKind::OffsetIndex { base_offset: n }),
                 "timeindex" => Some(FileKind::TimeIndex { base_offset: n }),
                 "txnindex" => Some(FileKind::TxnIndex),
                 "snapshot" => Some(FileKind::Snapshot { offset: n }),
+                // A remote segment's copy of its leader-epoch-checkpoint.
+                "leader_epoch_checkpoint" => Some(FileKind::LeaderEpochCheckpoint),
                 _ => None,
             };
         }

@@ -24,6 +24,8 @@ pub enum Parser {
     ShareGroupState,
     /// `--cluster-metadata-decoder`.
     ClusterMetadata,
+    /// `--remote-log-metadata-decoder`.
+    RemoteLogMetadata,
 }
 
 /// What a parser makes of a record: the key and the payload to print,
@@ -73,7 +75,7 @@ impl Parser {
     /// terminal as JSON (`\uXXXX`), not as text.
     pub fn prints_json(self, tool: Tool) -> bool {
         match self {
-            Parser::Strings => false,
+            Parser::Strings | Parser::RemoteLogMetadata => false,
             Parser::TransactionLog => tool.transaction_log_json(),
             _ => true,
         }
@@ -102,6 +104,10 @@ impl Parser {
                 // No keys for metadata records.
                 key: None,
                 payload: Some(cluster_metadata(tool.0, offset, value)),
+            },
+            Parser::RemoteLogMetadata => Parsed {
+                key: None,
+                payload: Some(remote_log_metadata(tool.0, offset, value)),
             },
         }
     }
@@ -132,6 +138,31 @@ fn cluster_metadata(release: Release, offset: i64, value: Option<&[u8]>) -> Stri
             rec.error.as_deref().unwrap_or("does not decode")
         ),
     }
+}
+
+/// `RemoteMetadataLogMessageParser`: the `toString` of what
+/// `RemoteLogMetadataSerde.deserialize` returns, or `Error at offset
+/// <offset>, skipping. <the exception's message>`. A null value fails at
+/// `record.value().remaining()`: the JVM's own NullPointerException text
+/// names `Record`, in `org.apache.kafka.common.record` up to 4.2 and in
+/// its `internal` package from 4.3.
+fn remote_log_metadata(release: Release, offset: i64, value: Option<&[u8]>) -> String {
+    let why = match value.map(kaen_log::tiered::remote_records::decode_remote_log_metadata) {
+        Some(Ok(m)) => return m.to_string(),
+        Some(Err(e)) => e.0,
+        None => {
+            let record = if release >= Release::R4_3 {
+                "org.apache.kafka.common.record.internal.Record"
+            } else {
+                "org.apache.kafka.common.record.Record"
+            };
+            format!(
+                "Cannot invoke \"java.nio.ByteBuffer.remaining()\" because the return value of \"{record}.value()\" \
+                 is null"
+            )
+        }
+    };
+    format!("Error at offset {offset}, skipping. {why}")
 }
 
 #[cfg(test)]
