@@ -99,7 +99,13 @@ pub struct PartitionSummary {
     pub partition: i32,
     /// `partition.metadata`.
     pub topic_id: Option<String>,
+    /// Kafka's log start (for a topic with tiered storage, below the first
+    /// local segment: [`crate::tiered::log_starts`]).
     pub log_start_offset: i64,
+    /// Where the local copy starts (absent in summaries of klog before
+    /// tiered storage: the log start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_log_start_offset: Option<i64>,
     pub log_end_offset: i64,
     /// `replication-offset-checkpoint`, as written.
     pub high_watermark: Option<i64>,
@@ -389,6 +395,8 @@ struct DirState {
     recovery_points: BTreeMap<(String, i32), i64>,
     cleaner_offsets: BTreeMap<(String, i32), i64>,
     clean_shutdown: bool,
+    /// What is known of tiered storage (the directory's own remote log metadata and metadata).
+    tiering: crate::tiered::Tiering,
 }
 
 /// Summarize the log directory at `path`; findings are what it met on the way.
@@ -418,6 +426,7 @@ pub fn summarize(path: &Path, opts: &SummaryOptions) -> Result<(LogDirSummary, V
         recovery_points: dir_checkpoint(path, checkpoint::RECOVERY_POINT, &mut findings)?,
         cleaner_offsets: dir_checkpoint(path, checkpoint::CLEANER_OFFSET, &mut findings)?,
         clean_shutdown: path.join(CLEAN_SHUTDOWN).exists(),
+        tiering: crate::tiered::Tiering::for_dirs(std::slice::from_ref(&dir))?,
     };
     let mut partitions = Vec::new();
     for p in dir.live().filter(|p| p.topic != METADATA_TOPIC) {
@@ -513,11 +522,13 @@ fn summarize_partition(
     let log_start_checkpoint = state.log_starts.get(&key).copied();
     cache.truncate_from_end(log_end);
     cache.truncate_from_start(log_start_checkpoint.unwrap_or(0));
+    let starts = state.tiering.log_starts(p, log_start_checkpoint);
     Ok(PartitionSummary {
         topic: p.topic.clone(),
         partition: p.partition,
         topic_id,
-        log_start_offset: p.log_start_offset(log_start_checkpoint),
+        log_start_offset: starts.log_start,
+        local_log_start_offset: Some(starts.local_log_start),
         log_end_offset: log_end,
         high_watermark: state.high_watermarks.get(&key).copied(),
         recovery_point,

@@ -97,12 +97,15 @@ fn batches_text(s: &ShareState) -> String {
 /// high watermark in `dirs`: the highest of its copies (a follower's is
 /// never ahead of the leader's, which ListOffsets answers from).
 fn share_lags(dirs: &[DataDir], shares: &mut [ShareState]) -> anyhow::Result<()> {
+    let tiering = kaen_log::tiered::Tiering::for_dirs(dirs)?;
     for s in shares.iter_mut() {
         let mut latest = None;
         for d in dirs {
             for p in d.live() {
                 if p.topic == s.topic && p.partition == s.partition {
-                    latest = latest.max(Some(consumer_lag::partition_ends(p, &d.path)?.latest()));
+                    latest = latest.max(Some(
+                        consumer_lag::partition_ends(p, &d.path, &tiering)?.latest(),
+                    ));
                 }
             }
         }

@@ -39,7 +39,13 @@ use kaen_log::txn::Isolation;
 /// current id, so Kafka fetches no offset and there is no lag) or expired
 /// (past --offsets-retention-minutes at --now-ms: the coordinator removes
 /// it at its next check and the consumer resets; the lag is the committed
-/// offset's). CONSUMER-ID, HOST and CLIENT-ID name the
+/// offset's). On a topic with tiered storage (KIP-405: its config in the
+/// KRaft metadata, or `__remote_log_metadata` naming the partition) the
+/// log start is Kafka's (`log-start-offset-checkpoint` and the remote
+/// log's start), LOCAL-LOG-START-OFFSET where the local copy starts (text
+/// shows it when it differs): a commit between the two is ok, Kafka serves
+/// it from remote storage, and its PENDING-RECORDS are `-` (those records
+/// are not on these disks). CONSUMER-ID, HOST and CLIENT-ID name the
 /// member whose current assignment holds the partition, in a classic
 /// group's metadata or a new-protocol (consumer, share, streams) group's
 /// assignment records. Each group ends with a
@@ -167,6 +173,22 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         by: args.by,
     };
     emit(&report, args.format, out)?;
+    let remote = rows
+        .iter()
+        .filter(|r| {
+            r.ends.is_some_and(|e| {
+                e.tiered && r.committed >= e.log_start && r.committed < e.local_log_start
+            })
+        })
+        .count();
+    if remote > 0 {
+        crate::report::say!(
+            "note: {remote} committed offset{} below the first local segment of a topic with tiered storage: \
+             Kafka serves {} from remote storage (their pending records are not on these disks)",
+            if remote == 1 { " lies" } else { "s lie" },
+            if remote == 1 { "it" } else { "them" }
+        );
+    }
     let over = args.fail_above.map_or(0, |n| {
         rows.iter().filter(|r| r.lag.is_some_and(|l| l > n)).count()
     });
@@ -192,7 +214,12 @@ struct LagOut {
     topic: String,
     partition: i32,
     committed_offset: i64,
+    /// Kafka's log start (ListOffsets earliest).
     log_start_offset: Option<i64>,
+    /// Where the local copy starts (ListOffsets earliest-local): below it,
+    /// down to the log start, the records live in tiered storage only.
+    /// Text shows the column only when it differs from the log start.
+    local_log_start_offset: Option<i64>,
     log_end_offset: Option<i64>,
     high_watermark: Option<i64>,
     last_stable_offset: Option<i64>,
@@ -213,6 +240,7 @@ impl From<&LagRow> for LagOut {
             partition: r.partition,
             committed_offset: r.committed,
             log_start_offset: e.map(|e| e.log_start),
+            local_log_start_offset: e.map(|e| e.local_log_start),
             log_end_offset: e.map(|e| e.log_end),
             high_watermark: e.and_then(|e| e.high_watermark),
             last_stable_offset: e.and_then(|e| e.last_stable),
@@ -362,6 +390,13 @@ impl Report for LagReport {
                 ("host", String::new()),
                 ("client_id", String::new()),
             ]);
+        }
+        if self
+            .partitions
+            .iter()
+            .all(|r| r.local_log_start_offset == r.log_start_offset)
+        {
+            table = table.without("local_log_start_offset");
         }
         table.render(fit)
     }

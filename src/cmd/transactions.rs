@@ -49,7 +49,11 @@ use crate::report::{emit, formats, plural, Format, Output, Report, Table};
 /// views it affects say "incomplete".
 ///
 /// Each segment's `.txnindex` is checked against the aborted transactions in
-/// the log. Producer-state snapshots (`<offset>.snapshot`) in a partition folder are
+/// the log. Of a partition with tiered storage (KIP-405) only the local log
+/// is read: a note (`transactions_in_remote_storage`) says which offsets
+/// live in remote segments only, and, from `__remote_log_metadata` when a
+/// directory given holds it, which of those segments hold aborted
+/// transactions. Producer-state snapshots (`<offset>.snapshot`) in a partition folder are
 /// decoded and compared with the state the log gives up to their offset.
 ///
 /// Every finding has a severity: damage the walk stepped over is an error;
@@ -117,6 +121,8 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
             ),
         }
     }
+    // Tiered storage: what lives in remote segments is not read.
+    let tiering = kaen_log::tiered::Tiering::for_partitions(&partitions)?;
     let view =
         hanging::coordinator_view(&partitions.iter().collect::<Vec<_>>(), Default::default())?
             .map(std::sync::Arc::new);
@@ -149,6 +155,7 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         judged.extend(judgements.into_iter().map(|j| (reports.len(), j)));
         let index_findings = txn::check_txn_indexes(p, &st)?;
         st.findings.extend(index_findings);
+        st.findings.extend(tiering.unread_transactions(p));
         let snaps = snapshots(p)?;
         for s in &snaps {
             st.findings.extend(s.findings.iter().cloned());

@@ -4,7 +4,12 @@
 //! is looked up in the data directories. Its ends come from the files:
 //! - log start: the first segment's base offset, or the
 //!   `log-start-offset-checkpoint` entry when that is higher (after
-//!   DeleteRecords it can lie inside the first segment);
+//!   DeleteRecords it can lie inside the first segment); for a topic with
+//!   tiered storage, the checkpoint and the remote log's start
+//!   ([`crate::tiered::log_starts`]): the records below the first local
+//!   segment are served from remote storage, and a group committed there
+//!   resumes there (the pending records there cannot be counted: they are
+//!   not on these disks);
 //! - log end: one past the last offset of the last whole batch, read from the
 //!   last segment's last offset-index entry onwards, so the cost does not
 //!   grow with the partition's size;
@@ -44,13 +49,20 @@ use crate::log::walk::Meter;
 use crate::log::{DataDir, Partition, Policy};
 use crate::offsets::standing::{Judge, Standing};
 use crate::offsets::Replay;
+use crate::tiered::Tiering;
 
 pub use crate::txn::Isolation;
 
 /// A partition's offsets as the files tell them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PartitionEnds {
+    /// Kafka's log start (ListOffsets `earliest`).
     pub log_start: i64,
+    /// Where the local copy starts (ListOffsets `earliest-local`); below
+    /// it, down to the log start, the records live in remote storage only.
+    pub local_log_start: i64,
+    /// The partition's topic has tiered storage.
+    pub tiered: bool,
     pub log_end: i64,
     pub high_watermark: Option<i64>,
     pub last_stable: Option<i64>,
@@ -269,17 +281,27 @@ fn read_checkpoints(dir: &Path) -> Result<DirCheckpoints> {
     })
 }
 
-/// A partition's ends, with its directory's checkpoints.
-fn ends_of(
-    p: &Partition,
-    cps: &DirCheckpoints,
+/// How a partition's ends are read: its isolation, the decode limits, the
+/// progress meter and what is known of tiered storage.
+struct EndsOf<'a> {
     isolation: Isolation,
     limits: DecodeLimits,
     meter: Option<&'static Meter>,
-) -> Result<PartitionEnds> {
+    tiering: &'a Tiering,
+}
+
+/// A partition's ends, with its directory's checkpoints.
+fn ends_of(p: &Partition, cps: &DirCheckpoints, how: &EndsOf<'_>) -> Result<PartitionEnds> {
+    let EndsOf {
+        isolation,
+        limits,
+        meter,
+        tiering,
+    } = *how;
     let key = (p.topic.clone(), p.partition);
     let checkpointed_start = cps.log_starts.get(&key).copied();
-    let log_start = p.log_start_offset(checkpointed_start);
+    let starts = tiering.log_starts(p, checkpointed_start);
+    let log_start = starts.log_start;
     let log_end = p.loaded_log_end(p.log_end_offset()?, checkpointed_start);
     // As a broker loads it (`Partition.createLog` then
     // `UnifiedLog.updateHighWatermark`): raised to the log start (a
@@ -300,6 +322,8 @@ fn ends_of(
     };
     Ok(PartitionEnds {
         log_start,
+        local_log_start: starts.local_log_start,
+        tiered: starts.tiered.is_some(),
         log_end,
         high_watermark,
         last_stable,
@@ -308,17 +332,17 @@ fn ends_of(
 
 /// The ends of partition `p` of the data directory `data_dir`, as
 /// ListOffsets answers them at read_uncommitted: the log start (with
-/// `log-start-offset-checkpoint`), the log end and the high watermark
-/// (`replication-offset-checkpoint`, clamped into the log).
-pub fn partition_ends(p: &Partition, data_dir: &Path) -> Result<PartitionEnds> {
+/// `log-start-offset-checkpoint` and `tiering`), the log end and the high
+/// watermark (`replication-offset-checkpoint`, clamped into the log).
+pub fn partition_ends(p: &Partition, data_dir: &Path, tiering: &Tiering) -> Result<PartitionEnds> {
     let cps = read_checkpoints(data_dir)?;
-    ends_of(
-        p,
-        &cps,
-        Isolation::ReadUncommitted,
-        DecodeLimits::default(),
-        None,
-    )
+    let how = EndsOf {
+        isolation: Isolation::ReadUncommitted,
+        limits: DecodeLimits::default(),
+        meter: None,
+        tiering,
+    };
+    ends_of(p, &cps, &how)
 }
 
 impl PartitionEnds {
@@ -551,6 +575,13 @@ pub struct LagOptions {
 /// Several directories (a JBOD broker) are merged; a partition present in two is an error.
 pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<Vec<LagRow>> {
     let (partitions, cps) = live_partitions(dirs)?;
+    let tiering = Tiering::for_dirs(dirs)?;
+    let how = EndsOf {
+        isolation: opts.isolation,
+        limits: opts.limits,
+        meter: opts.meter,
+        tiering: &tiering,
+    };
     let mut ends_cache: BTreeMap<(String, i32), PartitionEnds> = BTreeMap::new();
     let mut rows = Vec::new();
     // Every protocol's members and current assignments (topic ids resolved).
@@ -605,7 +636,7 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
                 let cp = cps
                     .get(dir_index)
                     .ok_or_else(|| Error::Invalid("checkpoint index".into()))?;
-                let e = ends_of(p, cp, opts.isolation, opts.limits, opts.meter)?;
+                let e = ends_of(p, cp, &how)?;
                 ends_cache.insert(key.clone(), e);
                 e
             }
@@ -622,13 +653,7 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
             continue;
         }
         let (status, lag, pending) = lag_of(p, &ends, committed, &standing, opts)?;
-        rows.push(row(
-            commit.offset,
-            Some(ends),
-            Some(lag),
-            Some(pending),
-            status,
-        ));
+        rows.push(row(commit.offset, Some(ends), Some(lag), pending, status));
     }
     Ok(rows)
 }
@@ -661,14 +686,15 @@ fn live_partitions(dirs: &[DataDir]) -> Result<(LivePartitions<'_>, Vec<DirCheck
 
 /// A non-negative committed offset of `p` against its `ends`: its status,
 /// its lag and the data records pending between it and the end the
-/// isolation reads to.
+/// isolation reads to (`None` when some of them live in remote storage
+/// only, where klog cannot count them).
 fn lag_of(
     p: &Partition,
     ends: &PartitionEnds,
     committed: i64,
     standing: &Standing,
     opts: &LagOptions,
-) -> Result<(Status, i64, u64)> {
+) -> Result<(Status, i64, Option<u64>)> {
     let end = match opts.isolation {
         Isolation::ReadCommitted => ends.last_stable.unwrap_or(ends.log_end),
         Isolation::ReadUncommitted => ends.high_watermark.unwrap_or(ends.log_end),
@@ -700,8 +726,12 @@ fn lag_of(
         lag
     };
     let pending_from = committed.max(ends.log_start);
+    if pending_from < ends.local_log_start.min(end) {
+        // From remote segments (`RemoteLogManager.read`): not on these disks.
+        return Ok((status, lag, None));
+    }
     let pending = data_records_between(p, pending_from, end, opts.limits, opts.meter)?;
-    Ok((status, lag, pending))
+    Ok((status, lag, Some(pending)))
 }
 
 /// Each (group, topic, partition) of a current assignment, with the

@@ -4,7 +4,9 @@
 //! with the partitions' ends read from the files as ListOffsets would
 //! answer them (read_uncommitted):
 //!
-//! - `--to-earliest`: the log start offset;
+//! - `--to-earliest`: the log start offset (of a topic with tiered
+//!   storage, Kafka's, below the first local segment:
+//!   [`crate::tiered::log_starts`]);
 //! - `--to-latest`: the high watermark (the log end without a checkpoint);
 //! - `--to-current`: the committed offset, else the latest;
 //! - `--to-offset N`, `--shift-by N` (committed + N; refused without a
@@ -30,6 +32,7 @@ use crate::inspect::consumer_lag::{partition_ends, PartitionEnds};
 use crate::log::appender::validate_topic_name;
 use crate::log::{DataDir, Partition};
 use crate::offsets::Replay;
+use crate::tiered::Tiering;
 
 /// Where the list of topics and partitions comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,19 +50,27 @@ pub struct Catalog {
     topics: BTreeMap<String, BTreeSet<i32>>,
     /// Live partition folders, with the data directory holding each (the first given wins).
     folders: BTreeMap<(String, i32), (Partition, PathBuf)>,
+    /// Tiered storage: the log start of a topic with it is Kafka's, not
+    /// the first local segment's.
+    tiering: Tiering,
 }
 
 impl Catalog {
     /// Read what exists from `dirs`.
     pub fn open(dirs: &[PathBuf]) -> Result<Catalog> {
         let mut folders = BTreeMap::new();
-        for d in dirs {
-            for p in DataDir::open(d)?.live() {
+        let opened = dirs
+            .iter()
+            .map(|d| DataDir::open(d))
+            .collect::<Result<Vec<_>>>()?;
+        for (d, path) in opened.iter().zip(dirs) {
+            for p in d.live() {
                 folders
                     .entry((p.topic.clone(), p.partition))
-                    .or_insert_with(|| (p.clone(), d.clone()));
+                    .or_insert_with(|| (p.clone(), path.clone()));
             }
         }
+        let refs: Vec<&DataDir> = opened.iter().collect();
         for d in dirs {
             let Some(folder) = crate::metadata::metadata_folder(d) else {
                 continue;
@@ -93,6 +104,7 @@ impl Catalog {
                 source: CatalogSource::Metadata(folder),
                 topics,
                 folders,
+                tiering: Tiering::read(&refs, Some(&image))?,
             });
         }
         let mut topics: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
@@ -103,6 +115,7 @@ impl Catalog {
             source: CatalogSource::Folders,
             topics,
             folders,
+            tiering: Tiering::read(&refs, None)?,
         })
     }
 
@@ -146,7 +159,7 @@ impl Catalog {
                  watermark are unknown: give the log directory of a broker that holds it"
             ))
         })?;
-        Ok((partition_ends(p, dir)?, p))
+        Ok((partition_ends(p, dir, &self.tiering)?, p))
     }
 }
 

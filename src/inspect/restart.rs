@@ -27,6 +27,7 @@ use crate::inspect::recovery::trusted_after_clean_shutdown;
 use crate::log::checkpoint;
 use crate::log::shutdown::{Shutdown, ShutdownState};
 use crate::log::{DataDir, Partition, SegmentFiles};
+use crate::tiered::Tiering;
 
 /// What recovery re-reads of one partition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -214,11 +215,15 @@ pub struct PartitionRestart {
     pub deleted_segments: Vec<String>,
     /// The offsets that disappear, first and last.
     pub lost_offsets: Option<[i64; 2]>,
-    /// What the broker loads: `max(log-start-offset-checkpoint, first
-    /// segment)`, the log end after recovery, and the checkpointed high
-    /// watermark clamped into `[log start, log end]`
+    /// What the broker loads: the log start (`max(log-start-offset-checkpoint,
+    /// first segment)`; for a topic with tiered storage the checkpoint
+    /// alone, `LogLoader.load`, see [`crate::tiered::log_starts`]), the
+    /// local log start (`max(log start, first segment)`, the same but for
+    /// tiered storage), the log end after recovery, and the checkpointed
+    /// high watermark clamped into `[log start, log end]`
     /// (`UnifiedLog.updateHighWatermark`).
     pub log_start_offset: i64,
+    pub local_log_start_offset: i64,
     pub log_end_offset: i64,
     pub high_watermark: Option<i64>,
 }
@@ -256,8 +261,9 @@ impl DirState {
 
 impl PartitionRestart {
     /// Predict the next start on `p`, a partition of the log directory
-    /// whose state is `dir`; reads the segments recovery reads.
-    pub fn predict(dir: &DirState, p: &Partition) -> Result<PartitionRestart> {
+    /// whose state is `dir`, with what `tiering` knows of its remote
+    /// storage; reads the segments recovery reads.
+    pub fn predict(dir: &DirState, p: &Partition, tiering: &Tiering) -> Result<PartitionRestart> {
         use crate::inspect::recovery;
         let key = (p.topic.clone(), p.partition);
         let metadata = p.topic == crate::metadata::METADATA_TOPIC;
@@ -281,6 +287,7 @@ impl PartitionRestart {
             deleted_segments: Vec::new(),
             lost_offsets: None,
             log_start_offset: 0,
+            local_log_start_offset: 0,
             log_end_offset: 0,
             high_watermark: None,
         };
@@ -336,7 +343,9 @@ impl PartitionRestart {
             .sum();
         out.rebuilt_indexes = 3 * recovered.len() as u64;
         let start_checkpoint = dir.log_starts.get(&key).copied();
-        out.log_start_offset = p.log_start_offset(start_checkpoint);
+        let starts = tiering.log_starts(p, start_checkpoint);
+        out.log_start_offset = starts.loaded;
+        out.local_log_start_offset = starts.loaded_local;
         out.log_end_offset = p.loaded_log_end(log_end, start_checkpoint);
         out.high_watermark = dir
             .high_watermarks

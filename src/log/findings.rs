@@ -151,6 +151,11 @@ kinds! {
     /// Open transactions find-hanging's rule could not judge: no "now"
     /// was given, or no `__transaction_state` was among the directories read.
     HangingNotJudged = "hanging_not_judged", Note;
+    /// Offsets of a partition with tiered storage live in remote segments
+    /// only, which klog cannot read: the transactions there are not among
+    /// those shown (`__remote_log_metadata` says which remote segments hold
+    /// aborted ones, when it is in a directory given).
+    TransactionsInRemoteStorage = "transactions_in_remote_storage", Note;
     /// A `.txnindex` disagrees with the log: recovery rebuilds it.
     TxnIndexMismatch = "txn_index_mismatch", Warning;
     // Producer snapshots: `ProducerStateManager` skips one it cannot read and rebuilds from the log.

@@ -286,6 +286,18 @@ impl Table {
         self
     }
 
+    /// Leave out `field` (a column that only says something in some tables).
+    pub fn without(self, field: &str) -> Self {
+        let keep: Vec<String> = self
+            .columns
+            .iter()
+            .filter(|c| c.field != field)
+            .map(|c| c.field.clone())
+            .collect();
+        let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
+        self.only(&keep)
+    }
+
     /// Add a row of cells by field name (a text-only line such as a total);
     /// fields not named are empty.
     pub fn push_cells(&mut self, cells: &[(&str, String)]) {

@@ -60,6 +60,10 @@ pub struct Tiered {
 pub struct LogStarts {
     /// What `LogLoader.load` loads.
     pub loaded: i64,
+    /// The local log start the `UnifiedLog` constructor sets on that load
+    /// (what the broker logs as `local-log-start-offset` when it loads the
+    /// log).
+    pub loaded_local: i64,
     /// `UnifiedLog.logStartOffset` once a leader serves the partition
     /// (ListOffsets `earliest`).
     pub log_start: i64,
@@ -78,6 +82,7 @@ impl LogStarts {
             let start = p.log_start_offset(checkpointed);
             return LogStarts {
                 loaded: start,
+                loaded_local: start,
                 log_start: start,
                 local_log_start: start,
                 tiered: None,
@@ -92,6 +97,7 @@ impl LogStarts {
         };
         LogStarts {
             loaded,
+            loaded_local: local_loaded,
             log_start,
             local_log_start: first.map_or(log_start, |f| f.max(log_start)),
             tiered: Some(t),

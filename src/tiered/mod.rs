@@ -24,10 +24,12 @@
 pub mod log_starts;
 pub mod remote_records;
 pub mod remote_state;
+pub mod remote_txns;
 
 use std::collections::BTreeMap;
 
 use crate::error::Result;
+use crate::log::checkpoint;
 use crate::log::meta::{read_partition_metadata, PARTITION_METADATA};
 use crate::log::{DataDir, Partition};
 use crate::metadata::image::Image;
@@ -80,6 +82,36 @@ impl Tiering {
         })
     }
 
+    /// The `__remote_log_metadata` copies of `dirs`, and the topic configs
+    /// of the newest KRaft metadata among them, which is replayed only when
+    /// it can matter: when some partition's first local segment starts
+    /// above its `log-start-offset-checkpoint` entry (0 without one), the
+    /// one place where the two rules of [`log_starts`] differ.
+    pub fn for_dirs(dirs: &[DataDir]) -> Result<Tiering> {
+        let refs: Vec<&DataDir> = dirs.iter().collect();
+        let mut needed = false;
+        for d in dirs {
+            let starts = checkpoint::read_offsets(&d.path.join(checkpoint::LOG_START_OFFSET))
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            needed |= d.live().any(|p| {
+                let checkpointed = starts.get(&(p.topic.clone(), p.partition)).copied();
+                !INTERNAL.contains(&p.topic.as_str())
+                    && p.segments
+                        .first()
+                        .is_some_and(|s| s.base_offset > checkpointed.unwrap_or(0))
+            });
+        }
+        let image = if needed {
+            let paths: Vec<std::path::PathBuf> = dirs.iter().map(|d| d.path.clone()).collect();
+            crate::metadata::newest_image(&paths)
+        } else {
+            None
+        };
+        Tiering::read(&refs, image.as_ref())
+    }
+
     /// The `__remote_log_metadata` read.
     pub fn remote(&self) -> &RemoteMetadata {
         &self.remote
@@ -118,6 +150,37 @@ impl Tiering {
     /// `log-start-offset-checkpoint` entry.
     pub fn log_starts(&self, p: &Partition, checkpointed: Option<i64>) -> LogStarts {
         LogStarts::of(p, checkpointed, self.of(p))
+    }
+
+    /// The same, with the entry of the checkpoint in `p`'s own data
+    /// directory (its parent folder).
+    pub fn starts_in_dir(&self, p: &Partition) -> LogStarts {
+        let checkpointed = p
+            .dir
+            .parent()
+            .and_then(|d| checkpoint::read_offsets(&d.join(checkpoint::LOG_START_OFFSET)).ok())
+            .flatten()
+            .and_then(|m| m.get(&(p.topic.clone(), p.partition)).copied());
+        self.log_starts(p, checkpointed)
+    }
+
+    /// What `for_dirs` reads, for partitions given alone or with their
+    /// data directories: the data directories holding them.
+    pub fn for_partitions(partitions: &[Partition]) -> Result<Tiering> {
+        let parents: std::collections::BTreeSet<&std::path::Path> =
+            partitions.iter().filter_map(|p| p.dir.parent()).collect();
+        let dirs: Vec<DataDir> = parents
+            .into_iter()
+            .filter_map(|d| DataDir::open(d).ok())
+            .collect();
+        Tiering::for_dirs(&dirs)
+    }
+
+    /// A note on `p` when some of its transactions live in remote segments
+    /// only ([`remote_txns::unread_transactions`]).
+    pub fn unread_transactions(&self, p: &Partition) -> Option<crate::log::findings::Finding> {
+        let starts = self.starts_in_dir(p);
+        remote_txns::unread_transactions(p, &starts, self.remote_of(p))
     }
 }
 

@@ -577,6 +577,10 @@ fn csv_is_one_row_per_partition_folder_of_each_directory() {
             "segments",
             "bytes",
             "log_start_offset",
+            "local_log_start_offset",
+            "tiered_by",
+            "remote_start_offset",
+            "remote_end_offset",
             "log_end_offset",
             "high_watermark",
             "recovery_point",
@@ -602,19 +606,19 @@ fn csv_is_one_row_per_partition_folder_of_each_directory() {
     // broker went down uncleanly; fixtures/kafka is no broker's.
     assert_eq!(
         row("fixtures/kraft", "orders", "live"),
-        "fixtures/kraft||unclean|orders|0|live|1|92|0|2|||||b3JkZXJzLXRvcGljLWlkIQ"
+        "fixtures/kraft||unclean|orders|0|live|1|92|0|0||||2|||||b3JkZXJzLXRvcGljLWlkIQ"
     );
     // A folder not read: its numbers are empty.
     assert_eq!(
         row("fixtures/kraft", "orders", "stray"),
-        "fixtures/kraft||unclean|orders|5|stray|||||||||"
+        "fixtures/kraft||unclean|orders|5|stray|||||||||||||"
     );
     assert!(row("fixtures/kafka", "__consumer_offsets", "live").starts_with("fixtures/kafka|||"));
     // Leader epochs are the JSON list.
     assert_eq!(
         row("fixtures/kafka", "__consumer_offsets", "live")
             .split('|')
-            .nth(13),
+            .nth(17),
         Some(r#"[{"leader_epoch":3,"start_offset":0}]"#)
     );
     // Findings stay on stderr, as in text.

@@ -63,13 +63,30 @@ struct PartitionOut {
     state: &'static str,
     segments: Option<u64>,
     bytes: Option<u64>,
+    /// Kafka's log start (ListOffsets earliest).
     log_start_offset: Option<i64>,
+    /// Where the local copy starts (ListOffsets earliest-local): the same
+    /// as the log start but for tiered storage, where the offsets between
+    /// them live in remote segments only.
+    local_log_start_offset: Option<i64>,
+    /// Why klog takes the partition's topic for one with tiered storage
+    /// (null: it has none).
+    tiered_by: Option<kaen_log::tiered::TieredBy>,
+    /// The first and last offsets of the readable remote segments
+    /// (`__remote_log_metadata`; null without tiered storage, without a
+    /// readable remote segment, or when no directory given holds the
+    /// partition's remote log metadata).
+    remote_start_offset: Option<i64>,
+    remote_end_offset: Option<i64>,
     log_end_offset: Option<i64>,
     high_watermark: Option<i64>,
     recovery_point: Option<i64>,
     cleaner_offset: Option<i64>,
     leader_epochs: Option<Vec<EpochOut>>,
     topic_id: Option<String>,
+    /// Not shown: whether the remote log metadata was read.
+    #[serde(skip)]
+    remote_read: bool,
 }
 
 /// The text table's row: epochs as `epoch@offset`.
@@ -81,6 +98,8 @@ struct PartitionRow<'a> {
     segments: Option<u64>,
     bytes: Option<u64>,
     log_start_offset: Option<i64>,
+    local_log_start_offset: Option<i64>,
+    remote_offsets: Option<String>,
     log_end_offset: Option<i64>,
     high_watermark: Option<i64>,
     recovery_point: Option<i64>,
@@ -186,6 +205,11 @@ fn dir_out(info: &DirInfo) -> DirOut {
                     segments: l.map(|l| l.segments as u64),
                     bytes: l.map(|l| l.bytes),
                     log_start_offset: l.map(|l| l.log_start),
+                    local_log_start_offset: l.map(|l| l.local_log_start),
+                    tiered_by: l.and_then(|l| l.tiered).map(|t| t.by),
+                    remote_start_offset: l.and_then(|l| l.tiered?.remote).map(|r| r.0),
+                    remote_end_offset: l.and_then(|l| l.tiered?.remote).map(|r| r.1),
+                    remote_read: l.and_then(|l| l.tiered).is_some_and(|t| t.metadata_read),
                     log_end_offset: l.map(|l| l.log_end),
                     high_watermark: l.and_then(|l| l.high_watermark),
                     recovery_point: l.and_then(|l| l.recovery_point),
@@ -306,6 +330,14 @@ fn partition_table(d: &DirOut) -> Table {
             segments: p.segments,
             bytes: p.bytes,
             log_start_offset: p.log_start_offset,
+            local_log_start_offset: p.local_log_start_offset,
+            remote_offsets: p.tiered_by.map(|_| {
+                match (p.remote_start_offset, p.remote_end_offset) {
+                    (Some(a), Some(b)) => format!("{a}..={b}"),
+                    _ if p.remote_read => "none".into(),
+                    _ => "?".into(),
+                }
+            }),
             log_end_offset: p.log_end_offset,
             high_watermark: p.high_watermark,
             recovery_point: p.recovery_point,
@@ -317,7 +349,18 @@ fn partition_table(d: &DirOut) -> Table {
             topic_id: p.topic_id.as_deref(),
         })
         .collect();
-    Table::of(&rows)
+    let mut table = Table::of(&rows);
+    // The tiered storage columns only say something for tiered partitions.
+    if rows.iter().all(|r| r.remote_offsets.is_none()) {
+        table = table.without("remote_offsets");
+    }
+    if rows
+        .iter()
+        .all(|r| r.local_log_start_offset == r.log_start_offset)
+    {
+        table = table.without("local_log_start_offset");
+    }
+    table
 }
 
 impl Report for InfoReport {

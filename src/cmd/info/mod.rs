@@ -28,7 +28,16 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// replication-offset-checkpoint), then one row per partition folder,
 /// sorted by topic and partition: segments, BYTES (the sum of the .log
 /// files), LOG-START-OFFSET (the first segment's base offset, or
-/// log-start-offset-checkpoint when higher), LOG-END-OFFSET (one past the last
+/// log-start-offset-checkpoint when higher; for a topic with tiered
+/// storage, Kafka's: the checkpoint, raised to the start of the remote log
+/// when `__remote_log_metadata` is in a directory given), then, when some
+/// partition's local copy starts above its log start (tiered storage, KIP-405:
+/// the topic's config in the KRaft metadata, or `__remote_log_metadata`
+/// naming the partition), LOCAL-LOG-START-OFFSET (where the local copy
+/// starts: the offsets below it live in remote segments only) and
+/// REMOTE-OFFSETS (the first and last offsets of the readable remote
+/// segments, `none`, or `?` when no directory given holds the partition's
+/// remote log metadata), LOG-END-OFFSET (one past the last
 /// valid batch), HIGH-WATERMARK, RECOVERY-POINT and CLEANER-OFFSET (the
 /// checkpointed values as written), LEADER-EPOCHS (leader-epoch-checkpoint,
 /// as epoch@start_offset) and TOPIC-ID (partition.metadata). Folders marked
@@ -155,6 +164,9 @@ struct LiveInfo {
     segments: usize,
     bytes: u64,
     log_start: i64,
+    local_log_start: i64,
+    /// The partition's remote storage, when its topic has tiered storage.
+    tiered: Option<kaen_log::tiered::Tiered>,
     log_end: i64,
     high_watermark: Option<i64>,
     recovery_point: Option<i64>,
@@ -187,9 +199,11 @@ pub fn run(args: &InfoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         .filter(|p| p.state == PartitionState::Live)
         .map(|p| (p.topic.clone(), p.partition))
         .collect();
+    // Tiered storage: from the remote log metadata and topic configs of every directory given.
+    let tiering = kaen_log::tiered::Tiering::for_dirs(&dirs)?;
     let mut infos = Vec::new();
     for d in &dirs {
-        infos.push(inspect(d).with_context(|| format!("info {}", d.path.display()))?);
+        infos.push(inspect(d, &tiering).with_context(|| format!("info {}", d.path.display()))?);
     }
     // The disk against the metadata: the first directory holding a metadata
     // log speaks for the broker (its metadata.log.dir); every directory's
@@ -322,7 +336,7 @@ fn topic_id_findings(
 /// One data directory as `klog info` shows it: meta.properties, the
 /// checkpoints, each partition folder, quorum-state and the replayed
 /// metadata, with the findings in the order they are met.
-fn inspect(d: &DataDir) -> anyhow::Result<DirInfo> {
+fn inspect(d: &DataDir, tiering: &kaen_log::tiered::Tiering) -> anyhow::Result<DirInfo> {
     let mut findings = d.foreign_folder_findings();
     let meta = load(
         &mut findings,
@@ -332,7 +346,7 @@ fn inspect(d: &DataDir) -> anyhow::Result<DirInfo> {
     let (checkpoints, offsets) = dir_checkpoints(d, &mut findings)?;
     let mut partitions = Vec::new();
     for p in &d.partitions {
-        partitions.push(partition_info(p, &offsets, &mut findings)?);
+        partitions.push(partition_info(p, &offsets, tiering, &mut findings)?);
     }
     let folder = d.path.join(kaen_log::metadata::METADATA_FOLDER);
     let quorum = load(
@@ -389,6 +403,7 @@ fn dir_checkpoints(
 fn partition_info(
     p: &Partition,
     offsets: &BTreeMap<&str, Offsets>,
+    tiering: &kaen_log::tiered::Tiering,
     problems: &mut Vec<Finding>,
 ) -> anyhow::Result<PartitionInfo> {
     let lookup = |name: &str, p: &Partition| {
@@ -399,18 +414,21 @@ fn partition_info(
     };
     let live = if p.state == PartitionState::Live {
         let checkpointed_start = lookup(checkpoint::LOG_START_OFFSET, p);
+        let starts = tiering.log_starts(p, checkpointed_start);
         let log_end = p.log_end_offset()?;
         let high_watermark = lookup(checkpoint::REPLICATION_OFFSET, p);
         problems.extend(ends_findings(
             p,
             log_end,
-            checkpointed_start,
+            (checkpointed_start, starts.log_start),
             high_watermark,
         ));
         Some(LiveInfo {
             segments: p.segments.len(),
             bytes: log_bytes(p)?,
-            log_start: p.log_start_offset(checkpointed_start),
+            log_start: starts.log_start,
+            local_log_start: starts.local_log_start,
+            tiered: starts.tiered,
             log_end,
             high_watermark,
             recovery_point: lookup(checkpoint::RECOVERY_POINT, p),
@@ -455,7 +473,7 @@ fn partition_info(
 fn ends_findings(
     p: &Partition,
     log_end: i64,
-    checkpointed_start: Option<i64>,
+    (checkpointed_start, log_start): (Option<i64>, i64),
     high_watermark: Option<i64>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -473,7 +491,6 @@ fn ends_findings(
         ));
     }
     let loaded_end = p.loaded_log_end(log_end, checkpointed_start);
-    let log_start = p.log_start_offset(checkpointed_start);
     // `OffsetCheckpointFile.Formatter` parses any long; `Partition.createLog`
     // hands it to `UnifiedLog.updateHighWatermark`, which raises it to the
     // log start.

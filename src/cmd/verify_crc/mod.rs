@@ -535,11 +535,20 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
     let mut partitions_out = Vec::new();
     let restarts = crate::cmd::restarts_of(&args.paths);
     let mut dirs: std::collections::BTreeMap<PathBuf, DirState> = Default::default();
-    for (data_dir, p) in partitions(args)? {
+    let partitions = partitions(args)?;
+    // Tiered storage: a log with it loads its log start from the checkpoint alone.
+    let data_dirs: std::collections::BTreeSet<&PathBuf> =
+        partitions.iter().map(|(d, _)| d).collect();
+    let opened: Vec<kaen_log::log::DataDir> = data_dirs
+        .into_iter()
+        .filter_map(|d| kaen_log::log::DataDir::open(d).ok())
+        .collect();
+    let tiering = kaen_log::tiered::Tiering::for_dirs(&opened)?;
+    for (data_dir, p) in partitions {
         let dir = dirs
             .entry(data_dir.clone())
             .or_insert_with(|| DirState::read(&data_dir));
-        let restart = PartitionRestart::predict(dir, &p)?;
+        let restart = PartitionRestart::predict(dir, &p, &tiering)?;
         // A log directory given has its headline; a partition folder given
         // alone says its shutdown on its own line.
         let headline = args.paths.contains(&data_dir) && !restarts.is_empty();
@@ -568,8 +577,16 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
 /// directory's headline (`headline`) says it once.
 fn preview_lines(name: &str, r: &PartitionRestart, headline: bool) -> Vec<String> {
     let mut lines = Vec::new();
+    let local = if r.local_log_start_offset == r.log_start_offset {
+        String::new()
+    } else {
+        format!(
+            ", local log start {} (tiered storage: the offsets below it live in remote segments)",
+            r.local_log_start_offset
+        )
+    };
     let loads = format!(
-        "loads log start {}, log end {}{}",
+        "loads log start {}{local}, log end {}{}",
         r.log_start_offset,
         r.log_end_offset,
         r.high_watermark

@@ -151,6 +151,7 @@ mod tests {
                 partition: 0,
                 topic_id: None,
                 log_start_offset: 0,
+                local_log_start_offset: None,
                 log_end_offset: 100,
                 high_watermark: Some(80),
                 recovery_point: Some(50),
