@@ -688,6 +688,35 @@ mod tests {
     }
 
     #[test]
+    fn any_byte_anywhere_never_panics() {
+        // Every byte of a record of each type set to each value, and every cut.
+        let mut update = vec![1, 1, 0, 2, b't'];
+        update.extend([7u8; 16]);
+        update.extend(0i32.to_be_bytes());
+        update.push(0);
+        update.extend([9u8; 16]);
+        update.push(0);
+        update.extend(1i32.to_be_bytes());
+        update.extend(5i64.to_be_bytes());
+        update.extend([4, 1, 2, 3]); // custom metadata, 3 bytes
+        update.extend([1, 0]);
+        assert!(decode_remote_log_metadata(&update)
+            .unwrap()
+            .to_string()
+            .contains("customMetadata=Optional[CustomMetadata{3 bytes}]"));
+        for good in [segment_record(0, 9, 1, &[(0, 0), (1, 4)]), update] {
+            for at in 0..good.len() {
+                for b in 0..=255u8 {
+                    let mut v = good.clone();
+                    v[at] = b;
+                    let _ = decode_remote_log_metadata(&v).map(|m| m.to_string());
+                }
+                let _ = decode_remote_log_metadata(&good[..at]);
+            }
+        }
+    }
+
+    #[test]
     fn a_tagged_field_is_read_in_place_whatever_its_size_says() {
         let mut v = segment_record(0, 9, 1, &[(0, 0)]);
         let n = v.len();

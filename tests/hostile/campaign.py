@@ -51,7 +51,8 @@ NOW = ['--now-ms', '1700000100000']
 READER_DIRS = ['broker', 'cleaner', 'corrupt', 'data', 'groups', 'kafka', 'kraft',
                'kraft-newer', 'kraft44', 'truncated', 'txn', 'cluster/broker-1',
                'cluster/broker-2', 'kafka-real/4.4.0/broker-1',
-               'kafka-real/3.9.2/broker-2', 'kafka-real/4.4.0/writers']
+               'kafka-real/3.9.2/broker-2', 'kafka-real/4.4.0/writers',
+               'kafka-tiered/4.3.2/broker-2']
 REPAIR_DIRS = ['broker', 'cleaner/uncleaned', 'corrupt', 'data', 'groups', 'kafka', 'kraft',
                'truncated', 'txn', 'cluster/broker-1', 'cluster/broker-2',
                'kafka-real/4.4.0/broker-1']
