@@ -15,7 +15,9 @@
 //! - `--to-datetime T`, `--by-duration D` (now − D): the first offset
 //!   stamped at or after T ([`Partition::offset_for_timestamp`]); none below
 //!   the high watermark falls back to the latest, as the tool does
-//!   ("Falling back to latest known offset").
+//!   ("Falling back to latest known offset"); refused for a topic with
+//!   tiered storage when the record may live in a remote segment
+//!   (`Catalog::remote_may_hold`).
 //!
 //! Which partitions exist comes from the KRaft metadata of the directories
 //! when they have it, else from the partition folders in them
@@ -150,6 +152,48 @@ impl Catalog {
         Ok(())
     }
 
+    /// Refuse a time whose first record may live in `p`'s remote segments,
+    /// which klog cannot read: with tiered storage Kafka looks there first
+    /// (`UnifiedLog.fetchOffsetByTimestamp` →
+    /// `RemoteLogManager.findOffsetByTimestamp`: the first remote segment
+    /// whose largest timestamp is at or after the time), and only then in
+    /// the local log.
+    fn remote_may_hold(&self, p: &Partition, ends: &PartitionEnds, t: i64) -> Result<()> {
+        if ends.local_log_start <= ends.log_start {
+            return Ok(());
+        }
+        let holder = match self.tiering.remote_of(p) {
+            None => Some(format!(
+                "no directory given holds its __remote_log_metadata, which would say whether offsets {}..={} \
+                 hold one",
+                ends.log_start,
+                ends.local_log_start - 1
+            )),
+            Some(rp) => rp
+                .readable()
+                .filter(|s| s.end_offset >= ends.log_start)
+                .find(|s| s.max_timestamp_ms >= t)
+                .map(|s| {
+                    format!(
+                        "remote segment {}..={} holds records stamped up to {}",
+                        s.start_offset,
+                        s.end_offset,
+                        crate::format::time::format_iso_ms(s.max_timestamp_ms)
+                    )
+                }),
+        };
+        match holder {
+            None => Ok(()),
+            Some(why) => Err(Error::Invalid(format!(
+                "{}-{}: the first record stamped at or after {} may live in tiered storage, which klog cannot \
+                 read ({why}): Kafka would look there first; give --to-offset instead",
+                p.topic,
+                p.partition,
+                crate::format::time::format_iso_ms(t)
+            ))),
+        }
+    }
+
     /// The ends of `topic`-`partition`, from its folder in the directories given.
     pub fn ends(&self, topic: &str, partition: i32) -> Result<(PartitionEnds, &Partition)> {
         self.check(topic, partition)?;
@@ -265,7 +309,10 @@ pub fn plan(
                 let n = map.get(&(topic.clone(), partition)).copied().unwrap_or(latest);
                 clamp(&topic, partition, n, &ends)
             }
-            Spec::Datetime(t) => match p.offset_for_timestamp(*t, ends.log_start, limits)? {
+            Spec::Datetime(t) => match catalog
+                .remote_may_hold(p, &ends, *t)
+                .and_then(|()| p.offset_for_timestamp(*t, ends.log_start, limits))?
+            {
                 Some(found) if found.offset < latest => (found.offset, None),
                 _ => (
                     latest,

@@ -45,6 +45,8 @@ pub struct RemoteSegment {
     /// Its transaction index holds no aborted transaction.
     pub txn_index_empty: bool,
     pub size_in_bytes: i32,
+    /// The largest record timestamp in the segment.
+    pub max_timestamp_ms: i64,
 }
 
 impl RemoteSegment {
@@ -188,6 +190,7 @@ impl RemoteMetadata {
                     state: s.state,
                     txn_index_empty: s.txn_index_empty,
                     size_in_bytes: s.size_in_bytes,
+                    max_timestamp_ms: s.max_timestamp_ms,
                 });
             }
             RemoteLogMetadata::Update { id, state, .. } => {

@@ -565,3 +565,58 @@ fn transactions_say_what_lives_in_remote_segments() {
         }
     });
 }
+
+#[test]
+fn reset_to_datetime_never_answers_other_than_kafka() {
+    // Kafka looks for a time in the remote segments first
+    // (`RemoteLogManager.findOffsetByTimestamp`): where the answer may lie
+    // there klog refuses (it cannot read them); elsewhere it answers what
+    // ListOffsets answered.
+    each_tree(|t| {
+        for (topic, k) in t.offsets() {
+            for q in k["for_timestamp"].as_array().unwrap() {
+                let time = q["query"].as_i64().unwrap().to_string();
+                let args = [
+                    "reset-offsets",
+                    "broker-1",
+                    "--group",
+                    "tiered-g",
+                    "--topic",
+                    &topic,
+                    "--to-datetime",
+                    &time,
+                    "--format",
+                    "json",
+                ];
+                let o = t.run(&args);
+                let ctx = format!("{topic} at {time}: Kafka {q}");
+                match o.status.code() {
+                    Some(2) => assert!(
+                        stderr(&o).contains("tiered storage"),
+                        "{ctx}: {}",
+                        stderr(&o)
+                    ),
+                    Some(0) => {
+                        let doc = document(&o, "reset-offsets");
+                        let row = by_topic(&doc["partitions"], &topic);
+                        // No record at or after the time: the tool falls back to the latest offset.
+                        let kafka = match q["offset"].as_i64().unwrap() {
+                            -1 => k["latest_read_uncommitted"].as_i64().unwrap(),
+                            o => o,
+                        };
+                        assert_eq!(row["new_offset"], kafka, "{ctx}");
+                    }
+                    other => panic!("{ctx}: exit {other:?}: {}", stderr(&o)),
+                }
+            }
+        }
+        // Where the local log is all there is, klog answers.
+        let trim = &t.offsets()["tiered-trim"];
+        let local = trim["earliest_local"].as_i64().unwrap();
+        assert!(trim["for_timestamp"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|q| q["offset"].as_i64().unwrap() >= local));
+    });
+}

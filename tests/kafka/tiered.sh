@@ -94,7 +94,8 @@ timeout 900 mvn -q -B -f "$SCRIPT_DIR/pom.xml" dependency:copy -Dartifact="org.a
 RSM_JAR="$WORK/jars/kafka-storage-$KAFKA_VERSION-test.jar"
 [[ -f $RSM_JAR ]] || die "mvn did not copy the kafka-storage $KAFKA_VERSION test jar"
 RSM=org.apache.kafka.server.log.remote.storage.LocalTieredStorage
-unzip -l "$RSM_JAR" | grep -q "${RSM//.//}.class" || die "$RSM is not in the kafka-storage $KAFKA_VERSION test jar (4.4.0's has none; use 4.3.2)"
+python3 -c 'import sys, zipfile; sys.exit(sys.argv[2] not in zipfile.ZipFile(sys.argv[1]).namelist())' \
+    "$RSM_JAR" "${RSM//.//}.class" || die "$RSM is not in the kafka-storage $KAFKA_VERSION test jar (4.4.0's has none; use 4.3.2)"
 timeout 300 javac -nowarn -d "$WORK/classes" -cp "$(cat "$WORK/cp.txt"):$RSM_JAR" \
     "$SCRIPT_DIR"/src/main/java/klogoracle/Driver.java "$SCRIPT_DIR"/src/tiered/java/klogoracle/Tiered.java \
     2>"$WORK/logs/javac.log" || { cat "$WORK/logs/javac.log" >&2; die "the driver does not compile against Kafka $KAFKA_VERSION"; }

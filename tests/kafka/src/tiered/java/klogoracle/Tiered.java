@@ -249,6 +249,13 @@ public final class Tiered {
             StringBuilder b = new StringBuilder(String.format("  {\"topic\": %s, \"partition\": 0, \"leader\": %d",
                 Driver.js(topic), d.leader() == null ? -1 : d.leader().id()));
             o.forEach((k, v) -> b.append(", \"").append(k).append("\": ").append(v));
+            // By timestamp: in the remote range, in the local one, past the data records.
+            List<String> byTs = new ArrayList<>();
+            for (long n : List.of(5L, 25L, 45L)) {
+                var r = Driver.offsets(a, List.of(tp), OffsetSpec.forTimestamp(Driver.BASE_TS + n), IsolationLevel.READ_UNCOMMITTED).get(tp);
+                byTs.add(String.format("{\"query\": %d, \"offset\": %d, \"timestamp\": %d}", Driver.BASE_TS + n, r.offset(), r.timestamp()));
+            }
+            b.append(", \"for_timestamp\": [").append(String.join(", ", byTs)).append("]");
             lines.add(b.append("}").toString());
         }
         Files.writeString(file, "[\n" + String.join(",\n", lines) + "\n]\n");
