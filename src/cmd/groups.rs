@@ -26,7 +26,9 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// Reconciling or Stable from the group, target-assignment and member
 /// epochs; share: Empty or Stable), EPOCH (the classic generation or the
 /// group epoch), ASSIGNMENT-EPOCH, PROTOCOL (classic: type/protocol;
-/// consumer: the members' server assignors; share: simple), the member
+/// consumer: the server assignor most members name, else the
+/// coordinator's default `uniform`, as kafka-consumer-groups --state shows
+/// it; streams: the members' assignors; share: simple), the member
 /// count and STATE-TIMESTAMP, when the state was written (a classic group's
 /// currentStateTimestamp, `-` (JSON null) when its GroupMetadataValue has
 /// none: v0/v1, or -1; else the newest timestamp of the group's records). --members lists each member (member id, instance id, client id,

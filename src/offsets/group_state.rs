@@ -244,12 +244,15 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>, loader: Loader)
             .iter()
             .filter_map(|m| m.assignor.clone())
             .collect();
-        assignors.sort();
-        assignors.dedup();
         g.protocol = match g.kind {
             "share" => Some("simple".into()),
+            "consumer" => Some(preferred_server_assignor(&assignors)),
             _ if assignors.is_empty() => None,
-            _ => Some(assignors.join(",")),
+            _ => {
+                assignors.sort();
+                assignors.dedup();
+                Some(assignors.join(","))
+            }
         };
         g.state = loaded_state(g, VALIDATED_WITHOUT_METADATA_4_2);
         if g.kind == "streams" && g.validated_topology_epoch.is_none() {
@@ -259,6 +262,28 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>, loader: Loader)
     }
     out.into_values().collect()
 }
+
+/// The assignor a consumer group (KIP-848) is described with, as
+/// kafka-consumer-groups shows it: the server assignor most of its members
+/// name (`ConsumerGroup.preferredServerAssignor`; a tie goes to the first
+/// name in order, where Kafka's map order decides), else the coordinator's
+/// default, the first of `group.consumer.assignors` (`uniform` unless the
+/// broker's configuration, not on these disks, says otherwise;
+/// `GroupMetadataManager.consumerGroupDescribe`).
+fn preferred_server_assignor(assignors: &[String]) -> String {
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for a in assignors {
+        *counts.entry(a.as_str()).or_default() += 1;
+    }
+    let most = counts.values().copied().max().unwrap_or(0);
+    counts.into_iter().find(|&(_, n)| n == most).map_or_else(
+        || DEFAULT_CONSUMER_GROUP_ASSIGNOR.to_string(),
+        |(name, _)| name.to_string(),
+    )
+}
+
+/// The first of `group.consumer.assignors` by default (`GroupCoordinatorConfig`).
+const DEFAULT_CONSUMER_GROUP_ASSIGNOR: &str = "uniform";
 
 /// A streams group's validated topology epoch before any metadata record:
 /// `StreamsGroup`'s constructor in Kafka 4.2 and 4.3 (a new

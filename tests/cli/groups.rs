@@ -330,3 +330,49 @@ out = batch(0, [(i, 0, k, v) for i, (k, v) in enumerate(recs)], first_timestamp=
         all(["expired", "expired", "expired"])
     );
 }
+
+/// One of a JBOD broker's log directories: fixtures/kraft's metadata
+/// places node 1's `__consumer_offsets-1`, `-2` and `orders-1` in log
+/// directory `bG9nLWRpci11dWlkLW9uZQ` (PartitionRecord.directories,
+/// KIP-858), with no folder of them here. Given as a directory whose
+/// meta.properties has another directory.id, the groups, lag and replayed
+/// offsets say that the other directory holds them; given as that very
+/// directory, they say nothing of the kind (the folders are simply absent).
+#[test]
+fn the_log_directory_of_the_same_broker_that_was_not_given_is_named() {
+    let env = TestEnv::new();
+    let meta = env.path("fixtures/kraft/meta.properties");
+    let text = std::fs::read_to_string(&meta).unwrap();
+    for cmd in ["groups", "lag", "replay-offsets"] {
+        let o = env.run(&[cmd, "fixtures/kraft"], None);
+        assert!(
+            !crate::support::stderr(&o).contains("which was not given"),
+            "{cmd}: {}",
+            crate::support::stderr(&o)
+        );
+    }
+    std::fs::write(
+        &meta,
+        text.replace(
+            "directory.id=bG9nLWRpci11dWlkLW9uZQ",
+            "directory.id=b3RoZXItbG9nLWRpci0xMg",
+        ),
+    )
+    .unwrap();
+    for cmd in ["groups", "lag", "replay-offsets"] {
+        let o = env.run(&[cmd, "fixtures/kraft"], None);
+        let err = crate::support::stderr(&o);
+        let line = err
+            .lines()
+            .find(|l| l.contains("which was not given"))
+            .unwrap_or_else(|| panic!("{cmd}: {err}"));
+        assert!(
+            line.contains("node 1 in its log directory bG9nLWRpci11dWlkLW9uZQ"),
+            "{line}"
+        );
+        assert!(
+            line.contains("__consumer_offsets-1, __consumer_offsets-2, orders-1;"),
+            "{line}"
+        );
+    }
+}
