@@ -408,9 +408,11 @@ fn distinct_dirs(dirs: &[PathBuf]) -> Result<()> {
 fn one_cluster(dirs: &[PathBuf], partition_dirs: &[PathBuf]) -> Result<()> {
     use crate::log::meta::{read_meta_properties, read_partition_metadata, META_PROPERTIES};
     let mut cluster: Option<(String, &PathBuf)> = None;
+    let mut without: Option<&PathBuf> = None;
     for dir in dirs {
         let Some(id) = read_meta_properties(&dir.join(META_PROPERTIES))?.and_then(|m| m.cluster_id)
         else {
+            without = without.or(Some(dir));
             continue;
         };
         match &cluster {
@@ -427,6 +429,18 @@ fn one_cluster(dirs: &[PathBuf], partition_dirs: &[PathBuf]) -> Result<()> {
             Some(_) => {}
             None => cluster = Some((id, dir)),
         }
+    }
+    // A broker's log directory always names its cluster (meta.properties,
+    // both modes): one that names none beside one that does is not a
+    // replica of the same cluster's partition.
+    if let (Some((id, named)), Some(unnamed)) = (&cluster, without) {
+        return Err(Error::Invalid(format!(
+            "{} belongs to cluster {} and {} names no cluster (no cluster.id in a meta.properties): not replicas \
+             of one partition; nothing was written",
+            named.display(),
+            crate::format::escape::escape_cell(id),
+            unnamed.display()
+        )));
     }
     let mut topic: Option<(crate::log::meta::Uuid, &PathBuf)> = None;
     for dir in partition_dirs {
