@@ -30,9 +30,9 @@ pub(super) fn restart_section(b: &mut String, doc: &ReportDoc) {
             "<li class=\"{}\" data-node=\"{}\" data-dir=\"{}\"><span class=\"badge\">{}</span> <span class=\"mono\">{}</span>: {}</li>",
             if r.unclean { "unclean" } else { "clean" },
             attr(r.node),
-            esc(&r.dir),
+            r.dir,
             if r.unclean { "crashed" } else { "clean" },
-            esc(&r.dir),
+            r.dir,
             esc(&r.text)
         );
     }
