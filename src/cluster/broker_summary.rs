@@ -52,8 +52,10 @@ pub struct SummaryDoc {
     #[serde(skip_serializing, default)]
     pub schema_version: u32,
     pub log_dirs: Vec<LogDirSummary>,
-    /// What the summary met on the way (damage, malformed files); not read back.
-    #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    /// What the summary met on the way (damage, malformed files, a folder
+    /// that stops the broker from starting); read back by `cluster` and
+    /// `report`, which show each broker's warnings and errors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
 }
 

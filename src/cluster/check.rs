@@ -306,6 +306,17 @@ pub fn check(command: Option<&str>, doc: &SummaryDoc) -> Result<(), Violation> {
             },
         });
     }
+    for (i, f) in doc.findings.iter().enumerate() {
+        let at = |field: &str| format!("findings[{i}].{field}");
+        let file = f.file.to_string_lossy();
+        text(|| at("file"), &file, MAX_PATH, "a path can hold (PATH_MAX)")?;
+        text(
+            || at("detail"),
+            &f.detail,
+            MAX_MESSAGE,
+            "klog writes about a finding",
+        )?;
+    }
     for (d, dir) in doc.log_dirs.iter().enumerate() {
         dir_strings(&format!("log_dirs[{d}]"), dir)?;
         for (i, p) in dir.partitions.iter().enumerate() {

@@ -211,6 +211,19 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
             }
         }
     }
+    // Each summary's findings (a folder that stops its broker from
+    // starting, damage), in the verdict as verify-crc's are.
+    let findings: Vec<Finding> = sources
+        .iter()
+        .flat_map(|s| s.doc.findings.clone())
+        .collect();
+    doc.findings = findings
+        .into_iter()
+        .map(|f| {
+            let kafka = kafka_does(&f, &doc.partitions);
+            FindingView { finding: f, kafka }
+        })
+        .collect();
     doc.replica_runs = replica_runs(&sources);
     let cluster = merge::merge(&sources)?;
     doc.lag = LagSection {
@@ -304,42 +317,7 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
         }
     }
     // summary's documents, and the partitions they describe.
-    let mut sources = Vec::new();
-    for dir in &args.paths {
-        let opts = SummaryOptions {
-            bounded_names: true,
-            ..SummaryOptions::default()
-        };
-        let (s, more) = broker_summary::summarize(dir, &opts)
-            .with_context(|| format!("summary {}", dir.display()))?;
-        for f in more {
-            if !findings
-                .iter()
-                .any(|g| g.kind == f.kind && g.file == f.file && g.position == f.position)
-            {
-                findings.push(f);
-            }
-        }
-        let opened = DataDir::open(dir)?;
-        for ps in &s.partitions {
-            let Some(p) = opened
-                .live()
-                .find(|p| p.topic == ps.topic && p.partition == ps.partition)
-            else {
-                continue;
-            };
-            let view = partition_view(&s, ps, p, &findings, doc)?;
-            doc.partitions.push(view);
-        }
-        sources.push(Source {
-            file: dir.clone(),
-            doc: SummaryDoc {
-                schema_version: broker_summary::SCHEMA_VERSION,
-                log_dirs: vec![s],
-                findings: Vec::new(),
-            },
-        });
-    }
+    let sources = summaries_of(args, &mut findings, doc)?;
     doc.findings = findings
         .into_iter()
         .map(|f| {
@@ -362,6 +340,53 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `summary`'s document of each directory (names bounded: it is shown,
+/// not written), its partitions into `doc` and its findings into
+/// `findings` (those verify-crc did not find already).
+fn summaries_of(
+    args: &ReportArgs,
+    findings: &mut Vec<Finding>,
+    doc: &mut ReportDoc,
+) -> anyhow::Result<Vec<Source>> {
+    let mut sources = Vec::new();
+    for dir in &args.paths {
+        let opts = SummaryOptions {
+            bounded_names: true,
+            ..SummaryOptions::default()
+        };
+        let (s, more) = broker_summary::summarize(dir, &opts)
+            .with_context(|| format!("summary {}", dir.display()))?;
+        for f in &more {
+            if !findings
+                .iter()
+                .any(|g| g.kind == f.kind && g.file == f.file && g.position == f.position)
+            {
+                findings.push(f.clone());
+            }
+        }
+        let opened = DataDir::open(dir)?;
+        for ps in &s.partitions {
+            let Some(p) = opened
+                .live()
+                .find(|p| p.topic == ps.topic && p.partition == ps.partition)
+            else {
+                continue;
+            };
+            let view = partition_view(&s, ps, p, findings, doc)?;
+            doc.partitions.push(view);
+        }
+        sources.push(Source {
+            file: dir.clone(),
+            doc: SummaryDoc {
+                schema_version: broker_summary::SCHEMA_VERSION,
+                log_dirs: vec![s],
+                findings: more,
+            },
+        });
+    }
+    Ok(sources)
 }
 
 /// One partition of a data directory.

@@ -311,10 +311,20 @@ fn r49_8_a_report_on_long_group_names_shows_each_bounded_once() {
             run.peak >> 10
         );
         // Under 4x the input plus 64 MiB.
-        run.assert_bounded(&format!("report on {groups} groups"), 120, 4 * log.len() as u64);
-        assert!(size < groups * 16 * 1024, "{groups} groups: a page of {size} bytes");
+        run.assert_bounded(
+            &format!("report on {groups} groups"),
+            120,
+            4 * log.len() as u64,
+        );
+        assert!(
+            size < groups * 16 * 1024,
+            "{groups} groups: a page of {size} bytes"
+        );
         let html = std::fs::read_to_string(&page).unwrap();
-        assert!(html.contains("(32767 bytes, sha256 "), "the names are not shown");
+        assert!(
+            html.contains("(32767 bytes, sha256 "),
+            "the names are not shown"
+        );
         assert!(!html.contains(&"&lt;".repeat(200)), "a name shown in full");
         // Every group is a row of the heatmap, told apart by its hash.
         assert_eq!(
