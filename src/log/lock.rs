@@ -21,7 +21,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::log::durable;
+use crate::log::{beneath, durable};
 
 /// The lock commands: open-file-description locks where the OS has them.
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -38,11 +38,14 @@ const GET_LOCK: libc::c_int = libc::F_GETLK;
 /// Name of the lock file inside a data directory.
 pub const LOCK_FILE: &str = ".lock";
 
-/// An exclusive lock on a data directory, held until dropped.
+/// An exclusive lock on a data directory, held until dropped. While it is
+/// held, the directory opened when it was taken is the root every write
+/// below the directory's path is resolved from ([`beneath`]).
 #[derive(Debug)]
 pub struct DirLock {
     _file: File,
     path: PathBuf,
+    _root: beneath::Registration,
 }
 
 impl DirLock {
@@ -50,7 +53,8 @@ impl DirLock {
     /// another process (or another `DirLock` in this one) holds it.
     pub fn acquire(data_dir: &Path) -> Result<Self> {
         let path = data_dir.join(LOCK_FILE);
-        let file = durable::open_lock_file(&path)?;
+        let root = std::sync::Arc::new(beneath::open_root(data_dir)?);
+        let file = durable::open_lock_file(&*root, &path)?;
         // The fcntl lock first: it is the one a broker holds, and the only
         // one whose holder the OS can name.
         let mut fl = whole_file(libc::F_WRLCK);
@@ -75,7 +79,11 @@ impl DirLock {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, "flock", e)),
         }
-        Ok(DirLock { _file: file, path })
+        Ok(DirLock {
+            _file: file,
+            path,
+            _root: beneath::register(data_dir, root),
+        })
     }
 
     /// The lock file.

@@ -474,12 +474,8 @@ fn partitions(args: &VerifyCrcArgs, which: Folders) -> anyhow::Result<Vec<(PathB
                 }
             }
             PathKind::Partition => {
-                // The lock to take is the real parent's: a partition folder
-                // symlinked from another data directory is under that one's.
-                let real = std::fs::canonicalize(path)
-                    .with_context(|| format!("resolve {}", path.display()))?;
-                let data_dir = real.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
-                out.push((data_dir, Partition::open(path)?));
+                let (data_dir, path) = partition_under_lock(path)?;
+                out.push((data_dir, Partition::open(&path)?));
             }
             PathKind::File => anyhow::bail!(
                 "{}: give a partition folder or a data directory to repair or preview (a lone file has no segments around it)",
@@ -488,6 +484,29 @@ fn partitions(args: &VerifyCrcArgs, which: Folders) -> anyhow::Result<Vec<(PathB
         }
     }
     Ok(out)
+}
+
+/// The data directory whose lock a partition folder given alone is
+/// repaired under, and the path to repair it by, which begins with that
+/// directory's: writes below a locked directory are resolved from its own
+/// descriptor ([`kaen_log::log::beneath`]). The lock to take is the real
+/// parent's: a partition folder symlinked from another data directory is
+/// under that one's, and is then named by its real path.
+fn partition_under_lock(path: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let real =
+        std::fs::canonicalize(path).with_context(|| format!("resolve {}", path.display()))?;
+    let real_parent = real
+        .parent()
+        .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+    let given_parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if std::fs::canonicalize(given_parent).is_ok_and(|p| p == real_parent) {
+        Ok((given_parent.to_path_buf(), path.to_path_buf()))
+    } else {
+        Ok((real_parent, real))
+    }
 }
 
 /// The recovery point of `p` in `data_dir`'s checkpoint (0 without one).
