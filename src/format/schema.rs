@@ -33,6 +33,8 @@ use serde_json::{Map, Value};
 use crate::format::cursor::Cursor;
 use crate::format::error::{DecodeError, DecodeErrorKind};
 
+pub mod defaults;
+
 /// "N+" in a schema file: no upper bound.
 pub const OPEN: i16 = i16::MAX;
 
@@ -88,6 +90,39 @@ pub struct Field {
     /// added to versions an earlier release already had (a reader of that
     /// release keeps it as an unknown tag); 3.9 for every other field.
     pub since: Release,
+    /// `default`, as the schema file writes it (`-1`, `true`, `null`); ""
+    /// when it gives none, which is the type's own default (see
+    /// [`Field::default_value`]).
+    pub default: &'static str,
+    /// The generated class of a nested struct whose `read` checks the
+    /// version (see [`Nested`]); `None` for any other field.
+    pub nested: Option<Nested>,
+}
+
+/// A struct-typed field's own generated class, when its `read` refuses
+/// some versions: `MessageDataGenerator` gives the class of a struct
+/// declared inline the versions of the struct holding it narrowed to the
+/// field's `versions` (its `LOWEST_SUPPORTED_VERSION` and
+/// `HIGHEST_SUPPORTED_VERSION`), and its `read` throws
+/// `UnsupportedVersionException` ("Can't read version 5 of
+/// BrokerEndpoint") for a version outside them. So a metadata record newer
+/// than its schema (whose own `read` checks no version) fails as soon as
+/// it holds one such struct. A `commonStructs` class reads any version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Nested {
+    /// The struct's type name in the schema file (`BrokerEndpoint`).
+    pub name: &'static str,
+    /// The versions its class reads.
+    pub versions: (i16, i16),
+}
+
+/// A nested struct `name` whose class reads versions `from..=to`, for a
+/// table row (`nested: nested("BrokerEndpoint", 0, 4)`).
+pub const fn nested(name: &'static str, from: i16, to: i16) -> Option<Nested> {
+    Some(Nested {
+        name,
+        versions: (from, to),
+    })
 }
 
 impl Field {
@@ -109,6 +144,12 @@ impl Field {
             _ => None,
         }
     }
+
+    /// The field's default as klog decodes values (see
+    /// [`defaults::value_of`]).
+    pub fn default_value(&self) -> Value {
+        defaults::value_of(&self.ty, self.default)
+    }
 }
 
 /// A field present in versions `from`.. (the defaults of a table row).
@@ -119,6 +160,8 @@ pub const FIELD: Field = Field {
     nullable_from: None,
     tag: None,
     since: Release::R3_9,
+    default: "",
+    nested: None,
 };
 
 /// The Kafka release that first shipped a version of a record schema, as
@@ -718,16 +761,15 @@ macro_rules! f {
     ($n:literal, $t:expr) => {
         $crate::format::schema::Field { name: $n, ty: $t, ..$crate::format::schema::FIELD }
     };
+    // No block around it: a row's nested `&[…]` tables stay promotable
+    // to statics. (A row never sets every setting, so `..FIELD` is no
+    // needless update.)
     ($n:literal, $t:expr, $($k:ident: $v:expr),+) => {
-        {
-            #[allow(clippy::needless_update)]
-            let f = $crate::format::schema::Field {
-                name: $n,
-                ty: $t,
-                $($k: $v,)+
-                ..$crate::format::schema::FIELD
-            };
-            f
+        $crate::format::schema::Field {
+            name: $n,
+            ty: $t,
+            $($k: $v,)+
+            ..$crate::format::schema::FIELD
         }
     };
 }

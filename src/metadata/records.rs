@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
-use crate::format::schema::{last_version, Field, Release, Schema, Ty, OPEN};
+use crate::format::schema::{last_version, nested, Field, Release, Schema, Ty, OPEN};
 
 use crate::format::schema::f;
 use crate::format::schema::types::*;
@@ -68,7 +68,9 @@ use Release::{R3_9, R4_0, R4_3, R4_4};
 const V0: &[Release] = &[R3_9];
 
 // The listeners and supported feature ranges a broker or a controller
-// registers with (RegisterBrokerRecord, RegisterControllerRecord).
+// registers with (RegisterBrokerRecord, RegisterControllerRecord: each
+// its own nested classes, BrokerEndpoint or ControllerEndpoint, of the
+// record's versions).
 const ENDPOINTS: Ty = Ty::Array(&Ty::Struct(&[
     f!("Name", S),
     f!("Host", S),
@@ -84,16 +86,16 @@ const FEATURES: Ty = Ty::Array(&Ty::Struct(&[
 // RegisterBrokerRecord.json (apiKey 0), validVersions 0-4 (4: CordonedLogDirs, Kafka 4.3).
 static REGISTER_BROKER: &[Field] = &[
     f!("BrokerId", I32),
-    f!("IsMigratingZkBroker", B, versions: (2, OPEN)),
+    f!("IsMigratingZkBroker", B, versions: (2, OPEN), default: "false"),
     f!("IncarnationId", U),
     f!("BrokerEpoch", I64),
-    f!("EndPoints", ENDPOINTS),
-    f!("Features", FEATURES),
+    f!("EndPoints", ENDPOINTS, nested: nested("BrokerEndpoint", 0, 4)),
+    f!("Features", FEATURES, nested: nested("BrokerFeature", 0, 4)),
     f!("Rack", S, nullable_from: Some(0)),
-    f!("Fenced", B),
-    f!("InControlledShutdown", B, versions: (1, OPEN)),
+    f!("Fenced", B, default: "true"),
+    f!("InControlledShutdown", B, versions: (1, OPEN), default: "false"),
     f!("LogDirs", US, versions: (3, OPEN), tag: Some((0, 3))),
-    f!("CordonedLogDirs", US, versions: (4, OPEN), nullable_from: Some(4), tag: Some((1, 4))),
+    f!("CordonedLogDirs", US, versions: (4, OPEN), nullable_from: Some(4), tag: Some((1, 4)), default: "null"),
 ];
 // UnregisterBrokerRecord.json (apiKey 1).
 static UNREGISTER_BROKER: &[Field] = &[f!("BrokerId", I32), f!("BrokerEpoch", I64)];
@@ -101,19 +103,19 @@ static UNREGISTER_BROKER: &[Field] = &[f!("BrokerId", I32), f!("BrokerEpoch", I6
 static TOPIC: &[Field] = &[f!("Name", S), f!("TopicId", U)];
 // PartitionRecord.json (apiKey 3), validVersions 0-2.
 static PARTITION: &[Field] = &[
-    f!("PartitionId", I32),
+    f!("PartitionId", I32, default: "-1"),
     f!("TopicId", U),
     f!("Replicas", I32S),
     f!("Isr", I32S),
     f!("RemovingReplicas", I32S),
     f!("AddingReplicas", I32S),
-    f!("Leader", I32),
-    f!("LeaderRecoveryState", I8, tag: Some((0, 0))),
-    f!("LeaderEpoch", I32),
-    f!("PartitionEpoch", I32),
+    f!("Leader", I32, default: "-1"),
+    f!("LeaderRecoveryState", I8, tag: Some((0, 0)), default: "0"),
+    f!("LeaderEpoch", I32, default: "-1"),
+    f!("PartitionEpoch", I32, default: "-1"),
     f!("Directories", US, versions: (1, OPEN)),
-    f!("EligibleLeaderReplicas", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((1, 2))),
-    f!("LastKnownElr", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((2, 2))),
+    f!("EligibleLeaderReplicas", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((1, 2)), default: "null"),
+    f!("LastKnownElr", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((2, 2)), default: "null"),
 ];
 // ConfigRecord.json (apiKey 4).
 static CONFIG: &[Field] = &[
@@ -123,19 +125,20 @@ static CONFIG: &[Field] = &[
     f!("Value", S, nullable_from: Some(0)),
 ];
 // PartitionChangeRecord.json (apiKey 5), validVersions 0-2. Every field
-// after TopicId is tagged: absent means "unchanged" (Leader's default -2).
+// after TopicId is tagged: absent, it is at its default, which means
+// "unchanged" (null, Leader's -2, LeaderRecoveryState's -1).
 static PARTITION_CHANGE: &[Field] = &[
-    f!("PartitionId", I32),
+    f!("PartitionId", I32, default: "-1"),
     f!("TopicId", U),
-    f!("Isr", I32S, nullable_from: Some(0), tag: Some((0, 0))),
-    f!("Leader", I32, tag: Some((1, 0))),
-    f!("Replicas", I32S, nullable_from: Some(0), tag: Some((2, 0))),
-    f!("RemovingReplicas", I32S, nullable_from: Some(0), tag: Some((3, 0))),
-    f!("AddingReplicas", I32S, nullable_from: Some(0), tag: Some((4, 0))),
-    f!("LeaderRecoveryState", I8, tag: Some((5, 0))),
-    f!("Directories", US, versions: (1, OPEN), nullable_from: Some(1), tag: Some((8, 1))),
-    f!("EligibleLeaderReplicas", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((6, 2))),
-    f!("LastKnownElr", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((7, 2))),
+    f!("Isr", I32S, nullable_from: Some(0), tag: Some((0, 0)), default: "null"),
+    f!("Leader", I32, tag: Some((1, 0)), default: "-2"),
+    f!("Replicas", I32S, nullable_from: Some(0), tag: Some((2, 0)), default: "null"),
+    f!("RemovingReplicas", I32S, nullable_from: Some(0), tag: Some((3, 0)), default: "null"),
+    f!("AddingReplicas", I32S, nullable_from: Some(0), tag: Some((4, 0)), default: "null"),
+    f!("LeaderRecoveryState", I8, tag: Some((5, 0)), default: "-1"),
+    f!("Directories", US, versions: (1, OPEN), nullable_from: Some(1), tag: Some((8, 1)), default: "null"),
+    f!("EligibleLeaderReplicas", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((6, 2)), default: "null"),
+    f!("LastKnownElr", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((7, 2)), default: "null"),
 ];
 // FenceBrokerRecord.json (apiKey 7) and UnfenceBrokerRecord.json (apiKey 8).
 static FENCE_BROKER: &[Field] = &[f!("Id", I32), f!("Epoch", I64)];
@@ -169,7 +172,8 @@ static CLIENT_QUOTA: &[Field] = &[
         Ty::Array(&Ty::Struct(&[
             f!("EntityType", S),
             f!("EntityName", S, nullable_from: Some(0)),
-        ]))
+        ])),
+        nested: nested("EntityData", 0, 0)
     ),
     f!("Key", S),
     f!("Value", Ty::Float64),
@@ -178,7 +182,7 @@ static CLIENT_QUOTA: &[Field] = &[
 // ProducerIdsRecord.json (apiKey 15).
 static PRODUCER_IDS: &[Field] = &[
     f!("BrokerId", I32),
-    f!("BrokerEpoch", I64),
+    f!("BrokerEpoch", I64, default: "-1"),
     f!("NextProducerId", I64),
 ];
 // BrokerRegistrationChangeRecord.json (apiKey 17), validVersions 0-3 (3: CordonedLogDirs, Kafka 4.3).
@@ -188,7 +192,7 @@ static BROKER_REGISTRATION_CHANGE: &[Field] = &[
     f!("Fenced", I8, tag: Some((0, 0))),
     f!("InControlledShutdown", I8, versions: (1, OPEN), tag: Some((1, 1))),
     f!("LogDirs", US, versions: (2, OPEN), tag: Some((2, 2))),
-    f!("CordonedLogDirs", US, versions: (3, OPEN), nullable_from: Some(3), tag: Some((3, 3))),
+    f!("CordonedLogDirs", US, versions: (3, OPEN), nullable_from: Some(3), tag: Some((3, 3)), default: "null"),
 ];
 // AccessControlEntryRecord.json (apiKey 18).
 static ACL: &[Field] = &[
@@ -210,9 +214,11 @@ static ZK_MIGRATION: &[Field] = &[f!("ZkMigrationState", I8)];
 // RemoveUserScramCredentialRecord.json (apiKey 22).
 static REMOVE_SCRAM: &[Field] = &[f!("Name", S), f!("Mechanism", I8)];
 // BeginTransactionRecord.json (apiKey 23).
-static BEGIN_TXN: &[Field] = &[f!("Name", S, nullable_from: Some(0), tag: Some((0, 0)))];
+static BEGIN_TXN: &[Field] =
+    &[f!("Name", S, nullable_from: Some(0), tag: Some((0, 0)), default: "null")];
 // AbortTransactionRecord.json (apiKey 25).
-static ABORT_TXN: &[Field] = &[f!("Reason", S, nullable_from: Some(0), tag: Some((0, 0)))];
+static ABORT_TXN: &[Field] =
+    &[f!("Reason", S, nullable_from: Some(0), tag: Some((0, 0)), default: "null")];
 // RemoveDelegationTokenRecord.json (apiKey 26).
 static REMOVE_TOKEN: &[Field] = &[f!("TokenId", S)];
 // RegisterControllerRecord.json (apiKey 27).
@@ -220,8 +226,8 @@ static REGISTER_CONTROLLER: &[Field] = &[
     f!("ControllerId", I32),
     f!("IncarnationId", U),
     f!("ZkMigrationReady", B),
-    f!("EndPoints", ENDPOINTS),
-    f!("Features", FEATURES),
+    f!("EndPoints", ENDPOINTS, nested: nested("ControllerEndpoint", 0, 0)),
+    f!("Features", FEATURES, nested: nested("ControllerFeature", 0, 0)),
 ];
 // ClearElrRecord.json (apiKey 28).
 static CLEAR_ELR: &[Field] = &[f!("TopicName", S)];
@@ -328,16 +334,19 @@ static VOTERS: &[Field] = &[
                     f!("Name", S),
                     f!("Host", S),
                     f!("Port", Ty::Uint16)
-                ]))
+                ])),
+                nested: nested("Endpoint", 0, 0)
             ),
             f!(
                 "KRaftVersionFeature",
                 Ty::Struct(&[
                     f!("MinSupportedVersion", I16),
                     f!("MaxSupportedVersion", I16)
-                ])
+                ]),
+                nested: nested("KRaftVersionFeature", 0, 0)
             ),
-        ]))
+        ])),
+        nested: nested("Voter", 0, 0)
     ),
 ];
 

@@ -36,7 +36,7 @@ use serde_json::Value;
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::cursor::Cursor;
 use crate::format::schema::types::*;
-use crate::format::schema::{f, Release, Schema, Ty, OPEN};
+use crate::format::schema::{f, nested, Release, Schema, Ty, OPEN};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::findings::{Finding, Kind, Severity};
 use crate::log::Partition;
@@ -64,20 +64,21 @@ pub static TRANSACTION_LOG_VALUE: Schema = Schema {
     flexible_from: Some(1),
     fields: &[
         f!("ProducerId", I64),
-        f!("PreviousProducerId", I64, versions: (1, OPEN), tag: Some((0, 1)), since: Release::R4_0),
-        f!("NextProducerId", I64, versions: (1, OPEN), tag: Some((1, 1)), since: Release::R4_0),
+        f!("PreviousProducerId", I64, versions: (1, OPEN), tag: Some((0, 1)), since: Release::R4_0, default: "-1"),
+        f!("NextProducerId", I64, versions: (1, OPEN), tag: Some((1, 1)), since: Release::R4_0, default: "-1"),
         f!("ProducerEpoch", I16),
-        f!("NextProducerEpoch", I16, versions: (1, OPEN), tag: Some((3, 1)), since: Release::R4_1),
+        f!("NextProducerEpoch", I16, versions: (1, OPEN), tag: Some((3, 1)), since: Release::R4_1, default: "-1"),
         f!("TransactionTimeoutMs", I32),
         f!("TransactionStatus", I8),
         f!(
             "TransactionPartitions",
             Ty::Array(&Ty::Struct(&[f!("Topic", S), f!("PartitionIds", I32S)])),
-            nullable_from: Some(0)
+            nullable_from: Some(0),
+            nested: nested("PartitionsSchema", 0, 1)
         ),
         f!("TransactionLastUpdateTimestampMs", I64),
         f!("TransactionStartTimestampMs", I64),
-        f!("ClientTransactionVersion", I16, versions: (1, OPEN), tag: Some((2, 1)), since: Release::R4_0),
+        f!("ClientTransactionVersion", I16, versions: (1, OPEN), tag: Some((2, 1)), since: Release::R4_0, default: "0"),
     ],
 };
 
