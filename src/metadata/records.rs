@@ -14,9 +14,11 @@
 //! (all 0).
 //!
 //! An apiKey not in these tables is named (`unknown(apiKey)`) and shown raw;
-//! a version above the newest a table knows is read with the newest
-//! layout, as Kafka's generated `read` methods do (they check no version).
-//! Neither stops a dump or a replay: the replay reports both.
+//! a version above the newest a table knows is read field by field at that
+//! version, as Kafka's generated `read` methods do (they check no version;
+//! the fields of such a version are the newest layout's), except that the
+//! class of a nested struct refuses it as Kafka's does (a field's
+//! `nested`). Neither stops a dump or a replay: the replay reports both.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use base64::Engine;
@@ -435,8 +437,8 @@ pub struct MetadataRecord {
     pub error: Option<String>,
     /// What keeps it from decoding, when it does not.
     pub defect: Option<Defect>,
-    /// The version whose layout was read, when the record's version is
-    /// newer than the newest klog knows.
+    /// The newest version klog knows, whose layout was read, when the
+    /// record's version is newer.
     pub read_as: Option<i16>,
 }
 
@@ -519,43 +521,19 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
             read_as: None,
         };
     };
-    // A version above the newest known is read with the newest layout: the
-    // generated `read(Readable, short)` of a metadata record tests only
-    // `version >= N` for its fields and never rejects a version
-    // (e.g. TopicRecord.read, RegisterBrokerRecord.read). Its nested
-    // structs do: each has the record's version range, and its generated
-    // `read` throws UnsupportedVersionException above the newest
-    // (`RegisterBrokerRecord.BrokerEndpoint.read`: "Can't read version 5
-    // of BrokerEndpoint"), which `AbstractApiMessageSerde.read` turns into
-    // MetadataParseException: a newer record holding a nested struct does
-    // not load.
+    // A version above the newest known is read field by field at that
+    // version, as the generated `read(Readable, short)` of a metadata
+    // record reads it: it tests only `version >= N` for its fields and never
+    // rejects a version (TopicRecord.read, RegisterBrokerRecord.read); the
+    // classes of its nested structs do (the table's `nested`:
+    // `RegisterBrokerRecord.BrokerEndpoint.read` throws
+    // UnsupportedVersionException "Can't read version 5 of
+    // BrokerEndpoint"), which `AbstractApiMessageSerde.read` turns into
+    // MetadataParseException: a newer record holding such a struct does not
+    // load.
     let read_as = (frame.version > schema.versions.1).then_some(schema.versions.1);
     let body_at = c.position();
-    match schema.decode(c.rest(), body_at, read_as.unwrap_or(frame.version)) {
-        Ok(data) if let Some(field) = read_as.and_then(|_| nested_struct(schema.fields, &data)) => {
-            let e = DecodeError::new(
-                body_at,
-                DecodeErrorKind::UnknownVersion {
-                    schema: field,
-                    version: frame.version,
-                },
-            );
-            MetadataRecord {
-                frame: Some(frame),
-                name: schema.name.into(),
-                data: None,
-                error: Some(format!(
-                    "version {} is newer than {}'s newest, {}: its nested {field} struct refuses it (Kafka: \
-                     \"Can't read version {} of\" the struct, MetadataParseException)",
-                    frame.version,
-                    schema.name,
-                    schema.versions.1,
-                    frame.version
-                )),
-                defect: Some(Defect::Malformed(e)),
-                read_as,
-            }
-        }
+    match schema.decode_any_version(c.rest(), body_at, frame.version) {
         Ok(data) => MetadataRecord {
             frame: Some(frame),
             name: schema.name.into(),
@@ -568,9 +546,14 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
             frame: Some(frame),
             name: schema.name.into(),
             data: None,
-            error: Some(match read_as {
-                Some(v) => format!("version {} read as version {v}: {e}", frame.version),
-                None => e.to_string(),
+            error: Some(match (read_as, e.kind) {
+                (Some(newest), DecodeErrorKind::UnknownVersion { schema: class, .. }) => format!(
+                    "{e}: version {} is newer than {}'s newest, {newest}, and the class of its \
+                     nested {class} refuses it (Kafka: \"Can't read version {} of {class}\")",
+                    frame.version, schema.name, frame.version
+                ),
+                (Some(v), _) => format!("version {} read as version {v}: {e}", frame.version),
+                (None, _) => e.to_string(),
             }),
             defect: Some(Defect::Malformed(e)),
             read_as,
@@ -578,22 +561,17 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
     }
 }
 
-/// The first field of `fields` holding a nested struct in `data` (a
-/// non-empty array of structs, or a struct): the generated code reads it
-/// with the nested struct's own `read`, which checks the version.
-fn nested_struct(fields: &[Field], data: &Value) -> Option<&'static str> {
-    fields.iter().find_map(|f| {
-        let v = data.get(crate::format::schema::json_name(f.name))?;
-        let holds = match f.ty {
-            Ty::Array(Ty::Struct(_)) => v.as_array().is_some_and(|a| !a.is_empty()),
-            Ty::Struct(_) => !v.is_null(),
-            _ => false,
-        };
-        holds.then_some(f.name)
-    })
-}
-
 impl MetadataRecord {
+    /// The decoded fields as Kafka's generated class holds them after
+    /// `read`: each field the record does not set (a tagged field its
+    /// writer left out at its default, a field of another version) at its
+    /// table's default ([`Schema::filled`]), what Kafka's replay acts on.
+    pub fn data_as_read(&self) -> Option<Value> {
+        let data = self.data.as_ref()?;
+        let schema = METADATA.iter().find(|(_, s)| s.name == self.name);
+        Some(schema.map_or_else(|| data.clone(), |(_, s)| s.filled(data)))
+    }
+
     /// The record as the `decoded` JSON of dump-segment; `raw` is the value
     /// (shown in hex when it does not decode).
     pub fn to_json(&self, raw: &[u8]) -> Value {
@@ -685,5 +663,69 @@ mod tests {
         assert!(matches!(v.defect, Some(Defect::Malformed(_))));
         assert!(decode_metadata(&[0, 2, 0], 0).error.is_some());
         assert!(decode_metadata(&[], 0).error.is_some());
+    }
+
+    /// A PartitionChangeRecord that changes only the ISR holds, as read,
+    /// the defaults of PartitionChangeRecord.json for the tags it leaves
+    /// out: Leader -2 (NO_LEADER_CHANGE), LeaderRecoveryState -1, the other
+    /// lists null (no change).
+    #[test]
+    fn a_record_as_read_holds_the_defaults_of_the_tags_left_out() {
+        // frame 1, apiKey 5, version 0; PartitionId 3, TopicId zero; tag 0 (Isr) = [1].
+        let mut b = vec![1, 5, 0, 0, 0, 0, 3];
+        b.extend_from_slice(&[0; 16]);
+        b.extend_from_slice(&[1, 0, 5, 2, 0, 0, 0, 1]);
+        let r = decode_metadata(&b, 0);
+        assert_eq!(r.data.as_ref().unwrap().get("leader"), None);
+        let read = r.data_as_read().unwrap();
+        assert_eq!(read["partitionId"], 3);
+        assert_eq!(read["isr"], serde_json::json!([1]));
+        assert_eq!(read["leader"], -2);
+        assert_eq!(read["leaderRecoveryState"], -1);
+        assert_eq!(read["replicas"], Value::Null);
+        assert_eq!(read["directories"], Value::Null);
+    }
+
+    /// A ClientQuotaRecord (apiKey 14, validVersions 0) newer than Kafka
+    /// 4.4's: its generated read checks no version, the nested EntityData's
+    /// class reads version 0 only (ClientQuotaRecord.json declares it
+    /// inline; `EntityData.HIGHEST_SUPPORTED_VERSION` is 0 in 4.4.0's
+    /// jar), so the record fails unless its Entity list is empty. Kafka
+    /// 4.4.0's `new ClientQuotaRecord(readable, 1)` throws "Can't read
+    /// version 1 of EntityData" on these bytes, and reads the record
+    /// whose Entity list is empty.
+    #[test]
+    fn a_newer_record_fails_in_a_nested_struct_that_refuses_the_version() {
+        // Entity [("user", null)], Key "k", Value 1.0, Remove false, no tags.
+        let mut entity = vec![2, 5, b'u', b's', b'e', b'r', 0, 0];
+        let rest = [&[2, b'k'][..], &1.0f64.to_be_bytes(), &[0, 0]].concat();
+        entity.extend_from_slice(&rest);
+        let record = |version: u8, body: &[u8]| [&[1, 14, version][..], body].concat();
+        let v0 = decode_metadata(&record(0, &entity), 0);
+        assert_eq!(v0.data.unwrap()["entity"][0]["entityType"], "user");
+        let v1 = decode_metadata(&record(1, &entity), 0);
+        assert_eq!(v1.read_as, Some(0));
+        assert!(
+            v1.error
+                .as_deref()
+                .unwrap()
+                .contains("Can't read version 1 of EntityData"),
+            "{:?}",
+            v1.error
+        );
+        assert!(matches!(
+            v1.defect,
+            Some(Defect::Malformed(DecodeError {
+                kind: DecodeErrorKind::UnknownVersion {
+                    schema: "EntityData",
+                    version: 1
+                },
+                ..
+            }))
+        ));
+        // No entity: nothing reads the nested struct, the record loads.
+        let empty = [&[1][..], &rest].concat();
+        let v1 = decode_metadata(&record(1, &empty), 0);
+        assert_eq!(v1.data.unwrap()["key"], "k");
     }
 }
