@@ -1,8 +1,9 @@
 //! Every record type and version klog decodes, read from the tables that
 //! define them: the metadata records and KRaft control records
 //! ([`crate::metadata::records`]), the group and share coordinators'
-//! records ([`crate::offsets::records`]), and the transaction log's key and
-//! value versions ([`crate::txn::txnlog`]). Each table says, per version,
+//! records ([`crate::offsets::records`]) with the consumer protocol's
+//! messages inside a classic group's members, and the transaction log's
+//! key and value versions ([`crate::txn::txnlog`]). Each table says, per version,
 //! the Kafka release that introduced it ([`Release`]); nothing here repeats
 //! that knowledge.
 //!
@@ -16,7 +17,10 @@ use serde_json::{json, Value};
 
 use crate::format::schema::{Field, Release, Schema, Ty, OPEN};
 use crate::metadata::records::{CONTROL, METADATA};
-use crate::offsets::records::{RecordType, CLASSIC_RECORDS, GROUP_RECORDS, SHARE_RECORDS};
+use crate::offsets::records::{
+    RecordType, CLASSIC_RECORDS, CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION,
+    GROUP_RECORDS, SHARE_RECORDS,
+};
 use crate::txn::txnlog;
 
 /// The log a record type lives in.
@@ -62,6 +66,10 @@ pub enum Part {
     Record,
     Key,
     Value,
+    /// A message inside a field of a record's value: the consumer
+    /// protocol's subscription and assignment in each member of a classic
+    /// group (GroupMetadata, record type 2).
+    Embedded,
 }
 
 impl Part {
@@ -70,6 +78,7 @@ impl Part {
             Part::Record => "record",
             Part::Key => "key",
             Part::Value => "value",
+            Part::Embedded => "embedded",
         }
     }
 }
@@ -158,6 +167,18 @@ pub fn entries() -> Vec<Entry> {
         out.push(Entry::of(Log::Control, *id, Part::Record, s.name.into(), s));
     }
     coordinator(Log::Group, CLASSIC_RECORDS, &mut out);
+    for schema in [
+        &CONSUMER_PROTOCOL_SUBSCRIPTION,
+        &CONSUMER_PROTOCOL_ASSIGNMENT,
+    ] {
+        out.push(Entry::of(
+            Log::Group,
+            2,
+            Part::Embedded,
+            schema.name.into(),
+            schema,
+        ));
+    }
     coordinator(Log::Group, GROUP_RECORDS, &mut out);
     coordinator(Log::Share, SHARE_RECORDS, &mut out);
     for (part, schema) in [
@@ -425,6 +446,14 @@ mod tests {
             default("ConsumerGroupMetadataValue", "MetadataHash"),
             json!(0)
         );
+        assert_eq!(
+            default("ConsumerProtocolSubscription", "GenerationId"),
+            json!(-1)
+        );
+        assert_eq!(
+            default("ConsumerProtocolAssignment", "UserData"),
+            Value::Null
+        );
         // A nullable struct without a default is a new struct, not null.
         assert_eq!(
             default("ConsumerGroupMemberMetadataValue", "ClassicMemberMetadata"),
@@ -459,6 +488,11 @@ mod tests {
         assert_eq!(
             nested("ShareUpdateValue", "StateBatches"),
             Some(("StateBatch", (0, 0)))
+        );
+        // A field of versions 1+ in a message of 0-3: its class reads 1-3.
+        assert_eq!(
+            nested("ConsumerProtocolSubscription", "OwnedPartitions"),
+            Some(("TopicPartition", (1, 3)))
         );
         // Common structs read any version.
         assert_eq!(nested("LeaderChangeMessage", "Voters"), None);

@@ -52,6 +52,11 @@ key/value file (`"type": "coordinator-key"` / `"coordinator-value"`) of the
 release that klog has no table for, or a klog table whose versions this
 release should hold and does not name.
 
+klog's tables of the group coordinator include the consumer protocol's
+ConsumerProtocolSubscription and ConsumerProtocolAssignment (part
+"embedded": the bytes of a classic group's members), compared like the
+others.
+
 --logs LIST limits the check to some of klog's logs (comma-separated:
 metadata, kraft-control, group-coordinator, share-coordinator,
 transaction-log). Prints one line per difference; exit 1 if any, 0 if none,

@@ -4,7 +4,7 @@
 use super::{rt, RecordType};
 use crate::format::schema::f;
 use crate::format::schema::types::*;
-use crate::format::schema::{Field, Release, Schema, Ty, OPEN};
+use crate::format::schema::{nested, Field, Release, Schema, Ty, OPEN};
 
 // The classic record types as schema tables, for the field-by-field layout
 // of `dump-segment --layout` (the replay reads them with the hand-written
@@ -107,10 +107,15 @@ pub static CONSUMER_PROTOCOL_SUBSCRIPTION: Schema = Schema {
     flexible_from: None,
     fields: &[
         f!("Topics", STRS),
-        f!("UserData", Ty::Bytes, nullable_from: Some(0)),
-        f!("OwnedPartitions", TOPIC_PARTITIONS, versions: (1, OPEN)),
-        f!("GenerationId", I32, versions: (2, OPEN)),
-        f!("RackId", S, versions: (3, OPEN), nullable_from: Some(3)),
+        f!("UserData", Ty::Bytes, nullable_from: Some(0), default: "null"),
+        f!(
+            "OwnedPartitions",
+            TOPIC_PARTITIONS,
+            versions: (1, OPEN),
+            nested: nested("TopicPartition", 1, 3)
+        ),
+        f!("GenerationId", I32, versions: (2, OPEN), default: "-1"),
+        f!("RackId", S, versions: (3, OPEN), nullable_from: Some(3), default: "null"),
     ],
 };
 
@@ -123,8 +128,12 @@ pub static CONSUMER_PROTOCOL_ASSIGNMENT: Schema = Schema {
     since: &[Release::R3_9; 4],
     flexible_from: None,
     fields: &[
-        f!("AssignedPartitions", TOPIC_PARTITIONS),
-        f!("UserData", Ty::Bytes, nullable_from: Some(0)),
+        f!(
+            "AssignedPartitions",
+            TOPIC_PARTITIONS,
+            nested: nested("TopicPartition", 0, 3)
+        ),
+        f!("UserData", Ty::Bytes, nullable_from: Some(0), default: "null"),
     ],
 };
 
