@@ -392,9 +392,10 @@ impl ModernRecords {
         names: &BTreeMap<String, String>,
     ) {
         let (lp, off, r) = (&e.log_partition, &e.log_offset, &e.record);
-        let (Some(k), Some(v)) = (&r.key, r.value.as_ref().and_then(|v| v.fields())) else {
+        let (Some(k), Some(v)) = (&r.key, r.value_as_read()) else {
             return;
         };
+        let v = &v;
         let group = s(k, "groupId");
         let kind = match t {
             3..=8 | 16 => "consumer",
@@ -416,8 +417,8 @@ impl ModernRecords {
         match t {
             17 => {
                 g.epoch = i(v, "epoch");
-                // ValidatedTopologyEpoch: tagged, -1 when absent (its default).
-                g.validated_topology_epoch = Some(i(v, "validatedTopologyEpoch").unwrap_or(-1));
+                // ValidatedTopologyEpoch: tagged, -1 (its default) when absent.
+                g.validated_topology_epoch = i(v, "validatedTopologyEpoch");
             }
             3 | 11 => g.epoch = i(v, "epoch"),
             6 | 12 | 20 => g.assignment_epoch = i(v, "assignmentEpoch"),
