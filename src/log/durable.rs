@@ -20,7 +20,7 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::AsFd;
+
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -191,45 +191,6 @@ pub fn parent_dir(path: &Path) -> &Path {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     }
-}
-
-/// Open (creating if needed) the lock file `path`, named in the data
-/// directory opened as `root` (so that it is that directory's own); opened for writing so a POSIX
-/// write lock can be taken on it. Its contents never matter, so it is not synced.
-///
-/// Never through a symlink (O_NOFOLLOW): a `.lock` linked to a missing
-/// path would otherwise create that file outside the data directory, and
-/// a lock taken through a link is not the directory's own. Anything but a
-/// regular file (a FIFO, a device, a directory) is refused too; the open
-/// does not block (O_NONBLOCK) should it be a FIFO. A broker opens the
-/// same name (`LogManager.lockLogDirs` through `FileLock`, with
-/// `StandardOpenOption.CREATE`) and follows a link, locking (and creating)
-/// its target: klog refuses instead of taking a lock that is not the
-/// directory's own.
-pub fn open_lock_file(root: impl AsFd, path: &Path) -> Result<File> {
-    let not_regular = || {
-        Error::layout(
-            path,
-            "is not a regular file (a symlink, a FIFO or a directory): klog locks only the data \
-             directory's own .lock file; remove it (a broker or klog creates it again)",
-        )
-    };
-    let flags =
-        OFlags::CREATE | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let name = path.file_name().unwrap_or(path.as_os_str());
-    let fd =
-        rustix::fs::openat(root, name, flags, Mode::from_raw_mode(0o666)).map_err(|e| match e {
-            rustix::io::Errno::LOOP | rustix::io::Errno::ISDIR => not_regular(),
-            _ => Error::io(path, "open lock file", e.into()),
-        })?;
-    let file = File::from(fd);
-    let meta = file
-        .metadata()
-        .map_err(|e| Error::io(path, "stat lock file", e))?;
-    if !meta.is_file() {
-        return Err(not_regular());
-    }
-    Ok(file)
 }
 
 /// Append `bytes` to `file` and sync it. When this returns, the bytes are

@@ -138,16 +138,6 @@ fn flat_columns(
     }
 }
 
-/// A cell's text: null is `None`; strings as they are; anything else as
-/// compact JSON.
-pub(super) fn cell_text(v: &serde_json::Value) -> Option<String> {
-    match v {
-        serde_json::Value::Null => None,
-        serde_json::Value::String(s) => Some(s.clone()),
-        other => Some(other.to_string()),
-    }
-}
-
 impl Table {
     /// A table whose columns are the fields of `R` in declaration order
     /// (numeric by their type), one row per element of `rows`. Text headers
@@ -198,7 +188,7 @@ impl Table {
                     .map(|(path, _)| {
                         path.iter()
                             .try_fold(&value, |v, key| v.get(key))
-                            .and_then(cell_text)
+                            .and_then(super::cells::cell_text)
                     })
                     .collect()
             })
