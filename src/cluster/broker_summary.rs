@@ -52,8 +52,10 @@ pub struct SummaryDoc {
     #[serde(skip_serializing, default)]
     pub schema_version: u32,
     pub log_dirs: Vec<LogDirSummary>,
-    /// What the summary met on the way (damage, malformed files); not read back.
-    #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    /// What the summary met on the way (damage, malformed files, a folder
+    /// that stops the broker from starting); read back by `cluster` and
+    /// `report`, which show each broker's warnings and errors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
 }
 
@@ -324,6 +326,9 @@ pub struct SummaryOptions {
     pub check_crc: bool,
     /// How many of the last batches to list per partition.
     pub tail_batches: usize,
+    /// Committed offsets' names bounded for display (a page's summary, not
+    /// a document: [`ReplayOptions::bounded_names`]).
+    pub bounded_names: bool,
 }
 
 impl Default for SummaryOptions {
@@ -332,6 +337,7 @@ impl Default for SummaryOptions {
             node_id: None,
             check_crc: false,
             tail_batches: 16,
+            bounded_names: false,
         }
     }
 }
@@ -432,7 +438,7 @@ pub fn summarize(path: &Path, opts: &SummaryOptions) -> Result<(LogDirSummary, V
     for p in dir.live().filter(|p| p.topic != METADATA_TOPIC) {
         partitions.push(summarize_partition(p, &state, opts, &mut findings)?);
     }
-    let committed_offsets = committed_offsets(&dir, &mut findings)?;
+    let committed_offsets = committed_offsets(&dir, opts.bounded_names, &mut findings)?;
     let metadata = match metadata::metadata_folder(path) {
         None => None,
         Some(folder) => metadata_summary(&folder, &mut findings)?,
@@ -684,12 +690,16 @@ impl EpochPass {
 /// the coordinator loads them; records that do not decode are findings.
 fn committed_offsets(
     dir: &DataDir,
+    bounded_names: bool,
     findings: &mut Vec<Finding>,
 ) -> Result<Option<CommittedOffsets>> {
     let Some(topic) = OffsetsTopic::find(std::slice::from_ref(dir)) else {
         return Ok(None);
     };
-    let mut replay = Replay::new(ReplayOptions::default());
+    let mut replay = Replay::new(ReplayOptions {
+        bounded_names,
+        ..ReplayOptions::default()
+    });
     for p in &topic.partitions {
         replay.replay_partition(p)?;
     }

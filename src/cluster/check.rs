@@ -7,7 +7,9 @@
 //! partitions[2].log_end_offset`) instead of turning into a verdict such
 //! as "truncate to -5", or a diverged partition reported as only behind.
 
-use super::broker_summary::{EpochEntry, PartitionSummary, SummaryDoc};
+use super::broker_summary::{
+    EpochEntry, LogDirSummary, MetadataSummary, PartitionSummary, SummaryDoc,
+};
 
 /// The command whose JSON document a summary is (`klog summary --format
 /// json`).
@@ -165,6 +167,133 @@ fn partition(path: &str, p: &PartitionSummary) -> Result<(), Violation> {
     Ok(())
 }
 
+/// The longest path a log directory can have (Linux's `PATH_MAX`).
+const MAX_PATH: usize = 4096;
+/// The longest file name (`NAME_MAX`): a partition folder's topic, and
+/// (generously) a Kafka topic name (249 characters) or an id.
+const MAX_NAME: usize = 255;
+/// The longest string an offsets record's key or a metadata record's
+/// string16 field holds (`Short.MAX_VALUE` bytes): a group id, a rack.
+const MAX_STRING16: usize = i16::MAX as usize;
+/// The longest message klog writes about damage (a path and the error).
+const MAX_MESSAGE: usize = 64 * 1024;
+
+/// `value` at `path` is text of at most `max` bytes (`what` says why).
+/// Refused before anything shows it: a summary is a file from another
+/// host, and a 100 MB "path" would otherwise be copied into every line,
+/// cell and page that names it.
+fn text(
+    path: impl FnOnce() -> String,
+    value: &str,
+    max: usize,
+    what: &str,
+) -> Result<(), Violation> {
+    if value.len() > max {
+        return Err(Violation {
+            path: path(),
+            why: format!(
+                "{} bytes, over the {max} bytes {what}: not a summary klog wrote",
+                value.len()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Every string of the log directory `d` (at `path`) within what it can be.
+fn dir_strings(path: &str, d: &LogDirSummary) -> Result<(), Violation> {
+    let at = |field: &str| format!("{path}.{field}");
+    text(
+        || at("path"),
+        &d.path,
+        MAX_PATH,
+        "a path can hold (PATH_MAX)",
+    )?;
+    if let Some(b) = &d.path_base64 {
+        text(
+            || at("path_base64"),
+            b,
+            MAX_PATH.div_ceil(3) * 4,
+            "a path takes in base64",
+        )?;
+    }
+    for (field, id) in [
+        ("cluster_id", &d.cluster_id),
+        ("directory_id", &d.directory_id),
+    ] {
+        if let Some(id) = id {
+            text(|| at(field), id, MAX_NAME, "an id may take")?;
+        }
+    }
+    for (i, p) in d.partitions.iter().enumerate() {
+        let at = |field: &str| format!("{path}.partitions[{i}].{field}");
+        text(
+            || at("topic"),
+            &p.topic,
+            MAX_NAME,
+            "a folder name can hold (NAME_MAX)",
+        )?;
+        if let Some(id) = &p.topic_id {
+            text(|| at("topic_id"), id, MAX_NAME, "an id may take")?;
+        }
+        if let Some(damage) = &p.damage {
+            text(
+                || at("damage"),
+                damage,
+                MAX_MESSAGE,
+                "klog writes about damage",
+            )?;
+        }
+    }
+    if let Some(c) = &d.committed_offsets {
+        text(
+            || at("committed_offsets.offsets_topic"),
+            &c.offsets_topic,
+            MAX_NAME,
+            "a topic name may take",
+        )?;
+        for (i, o) in c.offsets.iter().enumerate() {
+            let at = |field: &str| format!("{path}.committed_offsets.offsets[{i}].{field}");
+            text(
+                || at("group"),
+                &o.group,
+                MAX_STRING16,
+                "an offsets record's group id can hold",
+            )?;
+            text(
+                || at("topic"),
+                &o.topic,
+                MAX_STRING16,
+                "an offsets record's topic can hold",
+            )?;
+        }
+    }
+    if let Some(m) = &d.metadata {
+        metadata_strings(&at("metadata"), m)?;
+    }
+    Ok(())
+}
+
+/// Every string of a metadata image's summary (at `path`) within what it can be.
+fn metadata_strings(path: &str, m: &MetadataSummary) -> Result<(), Violation> {
+    for (i, b) in m.brokers.iter().enumerate() {
+        if let Some(rack) = &b.rack {
+            text(
+                || format!("{path}.brokers[{i}].rack"),
+                rack,
+                MAX_STRING16,
+                "a rack may take",
+            )?;
+        }
+    }
+    for (i, t) in m.topics.iter().enumerate() {
+        let at = |field: &str| format!("{path}.topics[{i}].{field}");
+        text(|| at("topic"), &t.topic, MAX_NAME, "a topic name may take")?;
+        text(|| at("topic_id"), &t.topic_id, MAX_NAME, "an id may take")?;
+    }
+    Ok(())
+}
+
 /// Check `doc`, whose envelope named `command`, against the invariants
 /// above; the first field that breaks one.
 pub fn check(command: Option<&str>, doc: &SummaryDoc) -> Result<(), Violation> {
@@ -177,7 +306,19 @@ pub fn check(command: Option<&str>, doc: &SummaryDoc) -> Result<(), Violation> {
             },
         });
     }
+    for (i, f) in doc.findings.iter().enumerate() {
+        let at = |field: &str| format!("findings[{i}].{field}");
+        let file = f.file.to_string_lossy();
+        text(|| at("file"), &file, MAX_PATH, "a path can hold (PATH_MAX)")?;
+        text(
+            || at("detail"),
+            &f.detail,
+            MAX_MESSAGE,
+            "klog writes about a finding",
+        )?;
+    }
     for (d, dir) in doc.log_dirs.iter().enumerate() {
+        dir_strings(&format!("log_dirs[{d}]"), dir)?;
         for (i, p) in dir.partitions.iter().enumerate() {
             partition(&format!("log_dirs[{d}].partitions[{i}]"), p)?;
         }

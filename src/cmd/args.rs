@@ -109,15 +109,21 @@ impl ReplicaArgs {
         Ok(out)
     }
 
-    /// Refuse (or, with --allow-missing-replicas, warn about) a write that
-    /// leaves replicas of the partition out.
-    pub fn check(&self, replicas: &kaen_log::offsets::write::Replicas) -> kaen_log::Result<()> {
-        if let Some(w) =
-            replicas.check_replicas(self.allow_missing_replicas, self.replication_factor)?
-        {
+    /// What a writer must reach (see `ReplicaPolicy`): checked when the
+    /// replicas are opened, before anything is created.
+    pub fn policy(&self) -> kaen_log::offsets::write::ReplicaPolicy {
+        kaen_log::offsets::write::ReplicaPolicy {
+            allow_missing: self.allow_missing_replicas,
+            replication_factor: self.replication_factor,
+        }
+    }
+
+    /// Say the warning of a write that leaves replicas out under
+    /// --allow-missing-replicas.
+    pub fn say_warning(&self, replicas: &kaen_log::offsets::write::Replicas) {
+        if let Some(w) = &replicas.warning {
             crate::report::say!("{w}");
         }
-        Ok(())
     }
 }
 

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use kaen_log::cluster::merge::{self, ClusterReport, GroupLag, PartitionVerdict, ReplicaVerdict};
+use kaen_log::log::findings::Severity;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -93,7 +94,12 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// offset. JSON: one document {schema_version, cluster_id, summaries,
 /// metadata, totals, partitions: [{..., replicas: [...]}], groups}.
 ///
-/// Exit 1 when a replica diverged or a partition is offline or lost; 2 when a summary
+/// Each broker's line is followed by the warnings and errors of its
+/// summary (a folder in the log directory that is not a partition folder,
+/// which stops the broker from starting; damage; malformed files).
+///
+/// Exit 1 when a replica diverged, a partition is offline or lost, or a
+/// summary holds an error finding; 2 when a summary
 /// cannot be read, is of a schema version this klog does not read, or
 /// contradicts another (two clusters, one directory twice).
 #[derive(Debug, clap::Args)]
@@ -198,6 +204,37 @@ fn losses_text(r: &ClusterReport) -> String {
     format!("If the brokers restart as they are:\n{out}\n")
 }
 
+/// The most findings listed per broker in text (JSON has them all).
+const FINDINGS_SHOWN: usize = 10;
+
+/// A broker's warnings and errors, a line each under its headline
+/// (`  error not_a_partition_folder d/backup-old: …`), the first
+/// [`FINDINGS_SHOWN`] of them.
+fn findings_text(s: &merge::SourceRow) -> String {
+    let mut out = String::new();
+    for f in s.findings.iter().take(FINDINGS_SHOWN) {
+        out.push_str(&format!(
+            "  {} {} {}: {}\n",
+            f.severity,
+            f.kind,
+            escape_cell(&f.file.to_string_lossy()),
+            escape_cell(&f.detail)
+        ));
+    }
+    if let Some(more) = s
+        .findings
+        .len()
+        .checked_sub(FINDINGS_SHOWN)
+        .filter(|&n| n > 0)
+    {
+        out.push_str(&format!(
+            "  and {} more (the summary's findings, and JSON's summaries[].findings, have them all)\n",
+            more
+        ));
+    }
+    out
+}
+
 /// `node 3: UNCLEAN shutdown (…)`: how a summary's broker left its directory.
 fn shutdown_words(node: i32, state: kaen_log::log::shutdown::ShutdownState) -> String {
     use kaen_log::log::shutdown::ShutdownState;
@@ -230,8 +267,29 @@ fn totals(r: &ClusterReport) -> String {
         ),
         None => "no metadata image in the summaries".to_string(),
     };
+    let errors = match r.errors() {
+        0 => String::new(),
+        n => {
+            let nodes: std::collections::BTreeSet<i32> = r
+                .summaries
+                .iter()
+                .filter(|s| s.findings.iter().any(|f| f.severity == Severity::Error))
+                .map(|s| s.node_id)
+                .collect();
+            format!(
+                "; {} in the summaries, of {} {} (listed under each broker)",
+                Severity::Error.counted(n as u64),
+                if nodes.len() == 1 { "node" } else { "nodes" },
+                nodes
+                    .iter()
+                    .map(i32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    };
     format!(
-        "{}: {} diverged, {} lost, {} under_replicated, {} ok; {} of {}; {metadata}",
+        "{}: {} diverged, {} lost, {} under_replicated, {} ok; {} of {}; {metadata}{errors}",
         crate::report::plural(t.partitions as u64, "partition", "partitions"),
         t.diverged,
         t.lost,
@@ -446,7 +504,8 @@ impl Report for ClusterOut<'_> {
         if self.lag_only {
             return lag;
         }
-        // How each broker went down, first: what an operator asks first.
+        // How each broker went down, first: what an operator asks first;
+        // and what its summary found that stops it or costs it data.
         let mut head = String::new();
         for s in &r.summaries {
             head.push_str(&format!(
@@ -454,6 +513,7 @@ impl Report for ClusterOut<'_> {
                 escape_cell(&s.log_dir),
                 shutdown_words(s.node_id, s.shutdown)
             ));
+            head.push_str(&findings_text(s));
         }
         let partitions: Vec<PartitionRow> = r
             .partitions

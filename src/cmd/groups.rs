@@ -26,7 +26,9 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// Reconciling or Stable from the group, target-assignment and member
 /// epochs; share: Empty or Stable), EPOCH (the classic generation or the
 /// group epoch), ASSIGNMENT-EPOCH, PROTOCOL (classic: type/protocol;
-/// consumer: the members' server assignors; share: simple), the member
+/// consumer: the server assignor most members name, else the
+/// coordinator's default `uniform`, as kafka-consumer-groups --state shows
+/// it; streams: the members' assignors; share: simple), the member
 /// count and STATE-TIMESTAMP, when the state was written (a classic group's
 /// currentStateTimestamp, `-` (JSON null) when its GroupMetadataValue has
 /// none: v0/v1, or -1; else the newest timestamp of the group's records). --members lists each member (member id, instance id, client id,
@@ -120,6 +122,7 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let names = group_state::topic_names(&dirs);
     let mut list: Vec<GroupView> =
         group_state::groups(&replay, &names, group_state::Loader::of(&dirs));
+    group_state::settle_release(&mut list, &dirs);
     let (mut shares, not_applied) = share::share_states(&dirs, &names)?;
     share_lags(&dirs, &mut shares)?;
     let mut incomplete = replay.incomplete.clone();
@@ -215,7 +218,21 @@ impl Report for GroupsReport {
     const COMMAND: &'static str = "groups";
 
     fn summary(&self) -> String {
-        crate::report::document::incomplete_text(&self.incomplete)
+        let mut text = crate::report::document::incomplete_text(&self.incomplete);
+        for g in &self.groups {
+            if let Some(from_4_4) = g.state_from_4_4 {
+                text += &format!(
+                    "klog: group {}: a streams group without a StreamsGroupMetadata record: Kafka 4.2 and 4.3 \
+                     load it {} (validated topology epoch 0), Kafka 4.4 and later {} (-1); the broker that \
+                     restarts decides, and the metadata.version of these directories does not say it runs 4.4 \
+                     (STATE is 4.2 and 4.3's; JSON: state_from_4_4)\n",
+                    crate::report::table::escape_cell(&format!("{:?}", g.group)),
+                    g.state,
+                    from_4_4
+                );
+            }
+        }
+        text
     }
 
     fn tables(&self) -> Vec<Table> {

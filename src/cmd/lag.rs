@@ -36,7 +36,9 @@ use kaen_log::txn::Isolation;
 /// offset, which Kafka's clients read as none) or no_partition (no such
 /// partition on these disks), topic_recreated (committed for an earlier topic
 /// of the same name: its OffsetCommitValue v4 topic id is not the topic's
-/// current id, so Kafka fetches no offset and there is no lag) or expired
+/// current id; kafka-consumer-groups and a classic consumer fetch it by
+/// name and see it, and the lag is theirs, while a KIP-848 consumer
+/// fetches by topic id, gets none and resets: stderr says so) or expired
 /// (past --offsets-retention-minutes at --now-ms: the coordinator removes
 /// it at its next check and the consumer resets; the lag is the committed
 /// offset's). On a topic with tiered storage (KIP-405: its config in the
@@ -347,7 +349,11 @@ impl Report for LagReport {
     const COMMAND: &'static str = "lag";
 
     fn summary(&self) -> String {
-        crate::report::document::incomplete_text(&self.incomplete)
+        let mut text = crate::report::document::incomplete_text(&self.incomplete);
+        text += &crate::report::document::topic_recreated_text(
+            self.partitions.iter().map(|r| r.status),
+        );
+        text
     }
 
     fn tables(&self) -> Vec<Table> {

@@ -182,8 +182,12 @@ fn append(
     // replicas all given (or --allow-missing-replicas).
     let mut dirs = vec![args.dir.clone()];
     dirs.extend(args.replicas.replica_dirs.iter().cloned());
-    let mut replicas =
-        Replicas::open_partition(&dirs, &args.topic, args.partition, &|dir, t, image| {
+    let mut replicas = Replicas::open_partition(
+        &dirs,
+        &args.topic,
+        args.partition,
+        args.replicas.policy(),
+        &|dir, t, image| {
             let resolved = args
                 .write
                 .append_config(image, dir, &t.topic, now, t.kafka)?;
@@ -192,8 +196,9 @@ fn append(
                 max_batch_bytes: args.max_message_bytes.unwrap_or(resolved.max_batch_bytes),
                 ..resolved
             })
-        })?;
-    args.replicas.check(&replicas)?;
+        },
+    )?;
+    args.replicas.say_warning(&replicas);
     if let Some(epoch) = args.leader_epoch {
         replicas.set_leader_epoch(epoch);
     }

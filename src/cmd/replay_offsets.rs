@@ -38,7 +38,9 @@ use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
 ///
 /// STATUS: ok; topic_recreated (an OffsetCommitValue v4 whose topic id is not
 /// the topic's current id, from the KRaft metadata or partition.metadata:
-/// Kafka fetches no offset for it); expired (past
+/// kafka-consumer-groups and a classic consumer fetch it by name and see
+/// it, a KIP-848 consumer fetches by topic id and gets none; stderr says
+/// so); expired (past
 /// --offsets-retention-minutes at --now-ms, as Kafka counts it: the
 /// coordinator removes it at its next expiration check). An OffsetCommitValue
 /// v1's expireTimestamp (expire_timestamp_ms in JSON and CSV) then decides
@@ -445,6 +447,9 @@ impl Report for ReplayReport {
             s.bad_records,
             s.warnings,
             ends.join(", "),
+        );
+        text += &crate::report::document::topic_recreated_text(
+            self.offsets.iter().flatten().map(|r| r.status),
         );
         for p in &self.pending {
             text.push_str(&format!(

@@ -20,6 +20,7 @@ pub fn replay_dirs(
         .iter()
         .map(|d| DataDir::open(d))
         .collect::<Result<Vec<_>, _>>()?;
+    say_elsewhere(&opened);
     // Several brokers' directories: each partition read on its leader's copy.
     let (opened, notes) = kaen_log::inspect::consumer_lag::leader_copies(opened)?;
     for note in &notes {
@@ -37,6 +38,32 @@ pub fn replay_dirs(
     }
     say_not_replayed(&replay, None);
     Ok((opened, replay, topic.name))
+}
+
+/// Say on stderr which partitions the metadata places in a log directory
+/// of the same broker that was not given (JBOD): the groups and offsets
+/// they hold are not in what follows.
+fn say_elsewhere(opened: &[DataDir]) {
+    const LISTED: usize = 8;
+    for e in kaen_log::inspect::jbod::partitions_elsewhere(opened) {
+        let mut names: Vec<String> = e
+            .partitions
+            .iter()
+            .take(LISTED)
+            .map(|(t, p)| crate::report::table::escape_cell(&format!("{t}-{p}")).into_owned())
+            .collect();
+        if e.partitions.len() > LISTED {
+            names.push(format!("and {} more", e.partitions.len() - LISTED));
+        }
+        crate::report::say!(
+            "warning: the metadata places {} partition(s) of node {} in its log directory {}, which was not given: {}; \
+             the groups and offsets they hold are not shown (give that directory too)",
+            e.partitions.len(),
+            e.node,
+            e.directory,
+            names.join(", ")
+        );
+    }
 }
 
 /// Say on stderr what `replay` could not use: each kept record that does

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use kaen_log::cluster::broker_summary::{self, SummaryDoc, SummaryOptions};
 use kaen_log::cluster::merge::{self, Source};
+use kaen_log::format::escape::bounded;
 use kaen_log::format::{BatchView, DecodeLimits, Entry};
 use kaen_log::log::findings::{Finding, Kind, Severity};
 use kaen_log::log::{DataDir, Partition, Policy};
@@ -16,7 +17,7 @@ use kaen_log::offsets::ReplayOptions;
 use crate::exit::Outcome;
 use crate::report::html::content::{
     Checked, DamageMark, FindingView, LagCell, LagSection, LayoutDoc, LayoutField, PartitionView,
-    RecoveryCut, ReplicaRuns, ReportDoc, RestartLine, Verdict,
+    RecoveryCut, ReplicaRuns, ReportDoc, RestartLine, Shown, Verdict,
 };
 use crate::report::Output;
 
@@ -182,7 +183,7 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
             if state != kaen_log::log::shutdown::ShutdownState::NotABroker {
                 doc.restarts.push(RestartLine {
                     node: d.node_id,
-                    dir: d.path.clone(),
+                    dir: Shown::new(&d.path),
                     unclean: state == kaen_log::log::shutdown::ShutdownState::Unclean,
                     text: d.shutdown_line(),
                 });
@@ -191,12 +192,14 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
                 if let Some(damage) = &p.damage {
                     doc.notes.push(format!(
                         "{} {}-{}: the summary's walk stopped at damage: {damage}",
-                        d.path, p.topic, p.partition
+                        bounded(&d.path),
+                        p.topic,
+                        p.partition
                     ));
                 }
                 doc.partitions.push(PartitionView {
                     node: d.node_id,
-                    dir: d.path.clone(),
+                    dir: Shown::new(&d.path),
                     summary: p.clone(),
                     last_stable: None,
                     open_txns: Vec::new(),
@@ -208,6 +211,19 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
             }
         }
     }
+    // Each summary's findings (a folder that stops its broker from
+    // starting, damage), in the verdict as verify-crc's are.
+    let findings: Vec<Finding> = sources
+        .iter()
+        .flat_map(|s| s.doc.findings.clone())
+        .collect();
+    doc.findings = findings
+        .into_iter()
+        .map(|f| {
+            let kafka = kafka_does(&f, &doc.partitions);
+            FindingView { finding: f, kafka }
+        })
+        .collect();
     doc.replica_runs = replica_runs(&sources);
     let cluster = merge::merge(&sources)?;
     doc.lag = LagSection {
@@ -215,8 +231,8 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
             .groups
             .iter()
             .map(|g| LagCell {
-                group: g.group.clone(),
-                topic: g.topic.clone(),
+                group: Shown::new(&g.group),
+                topic: Shown::new(&g.topic),
                 partition: g.partition,
                 committed: g.committed_offset,
                 log_start: g.log_start_offset,
@@ -293,7 +309,7 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
         if let Some(r) = crate::cmd::restart_of(dir) {
             doc.restarts.push(RestartLine {
                 node: r.restart.shutdown.node_id,
-                dir: dir.display().to_string(),
+                dir: Shown::new(&dir.display().to_string()),
                 unclean: r.restart.shutdown.state
                     == kaen_log::log::shutdown::ShutdownState::Unclean,
                 text: r.restart.headline(),
@@ -301,38 +317,7 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
         }
     }
     // summary's documents, and the partitions they describe.
-    let mut sources = Vec::new();
-    for dir in &args.paths {
-        let (s, more) = broker_summary::summarize(dir, &SummaryOptions::default())
-            .with_context(|| format!("summary {}", dir.display()))?;
-        for f in more {
-            if !findings
-                .iter()
-                .any(|g| g.kind == f.kind && g.file == f.file && g.position == f.position)
-            {
-                findings.push(f);
-            }
-        }
-        let opened = DataDir::open(dir)?;
-        for ps in &s.partitions {
-            let Some(p) = opened
-                .live()
-                .find(|p| p.topic == ps.topic && p.partition == ps.partition)
-            else {
-                continue;
-            };
-            let view = partition_view(&s, ps, p, &findings, doc)?;
-            doc.partitions.push(view);
-        }
-        sources.push(Source {
-            file: dir.clone(),
-            doc: SummaryDoc {
-                schema_version: broker_summary::SCHEMA_VERSION,
-                log_dirs: vec![s],
-                findings: Vec::new(),
-            },
-        });
-    }
+    let sources = summaries_of(args, &mut findings, doc)?;
     doc.findings = findings
         .into_iter()
         .map(|f| {
@@ -357,6 +342,53 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `summary`'s document of each directory (names bounded: it is shown,
+/// not written), its partitions into `doc` and its findings into
+/// `findings` (those verify-crc did not find already).
+fn summaries_of(
+    args: &ReportArgs,
+    findings: &mut Vec<Finding>,
+    doc: &mut ReportDoc,
+) -> anyhow::Result<Vec<Source>> {
+    let mut sources = Vec::new();
+    for dir in &args.paths {
+        let opts = SummaryOptions {
+            bounded_names: true,
+            ..SummaryOptions::default()
+        };
+        let (s, more) = broker_summary::summarize(dir, &opts)
+            .with_context(|| format!("summary {}", dir.display()))?;
+        for f in &more {
+            if !findings
+                .iter()
+                .any(|g| g.kind == f.kind && g.file == f.file && g.position == f.position)
+            {
+                findings.push(f.clone());
+            }
+        }
+        let opened = DataDir::open(dir)?;
+        for ps in &s.partitions {
+            let Some(p) = opened
+                .live()
+                .find(|p| p.topic == ps.topic && p.partition == ps.partition)
+            else {
+                continue;
+            };
+            let view = partition_view(&s, ps, p, findings, doc)?;
+            doc.partitions.push(view);
+        }
+        sources.push(Source {
+            file: dir.clone(),
+            doc: SummaryDoc {
+                schema_version: broker_summary::SCHEMA_VERSION,
+                log_dirs: vec![s],
+                findings: more,
+            },
+        });
+    }
+    Ok(sources)
+}
+
 /// One partition of a data directory.
 fn partition_view(
     s: &broker_summary::LogDirSummary,
@@ -367,7 +399,7 @@ fn partition_view(
 ) -> anyhow::Result<PartitionView> {
     let mut view = PartitionView {
         node: s.node_id,
-        dir: s.path.clone(),
+        dir: Shown::new(&s.path),
         summary: ps.clone(),
         last_stable: None,
         open_txns: Vec::new(),
@@ -572,7 +604,13 @@ fn kafka_does(f: &Finding, partitions: &[PartitionView]) -> String {
 /// `lag`'s rows over the directories (several brokers: each partition on
 /// its leader's copy).
 fn lag_of_dirs(args: &ReportArgs) -> LagSection {
-    let replayed = crate::cmd::replayed::replay_dirs(&args.paths, ReplayOptions::default());
+    // The page shows names, bounded where they enter: never a 32 KB group
+    // id held, or written, in full.
+    let opts = ReplayOptions {
+        bounded_names: true,
+        ..ReplayOptions::default()
+    };
+    let replayed = crate::cmd::replayed::replay_dirs(&args.paths, opts);
     let (dirs, replay, _) = match replayed {
         Ok(r) => r,
         Err(e) => {
@@ -596,8 +634,8 @@ fn lag_of_dirs(args: &ReportArgs) -> LagSection {
             cells: rows
                 .iter()
                 .map(|r| LagCell {
-                    group: r.group.clone(),
-                    topic: r.topic.clone(),
+                    group: Shown::new(&r.group),
+                    topic: Shown::new(&r.topic),
                     partition: r.partition,
                     committed: r.committed,
                     log_start: r.ends.map(|e| e.log_start),

@@ -77,6 +77,7 @@ pub fn run(args: &SummaryArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         node_id: args.node_id,
         check_crc: args.check_crc,
         tail_batches: usize::from(args.tail_batches),
+        bounded_names: false,
     };
     let mut doc = SummaryDoc {
         schema_version: SCHEMA_VERSION,

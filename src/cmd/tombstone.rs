@@ -171,6 +171,7 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         args.offsets_partitions,
         args.dry_run,
         true,
+        args.replicas.policy(),
         &|dir, t, image| args.write.append_config(image, dir, &t.topic, now, t.kafka),
     )?;
     let replay = replicas.replay()?;
@@ -233,7 +234,7 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         )?;
         return finish(args, &report, out);
     }
-    args.replicas.check(&replicas)?;
+    args.replicas.say_warning(&replicas);
     replicas.check_room(&records)?;
     let written_share = delete_share_states(&share, share_targets, &rows, now, &mut report, out)?;
     let (range, written) = replicas.append(&BatchSpec::default(), &records)?;

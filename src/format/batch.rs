@@ -21,11 +21,10 @@
 //! Bytes 0..17 are shared by every magic: offset, size, then four
 //! magic-dependent bytes and the magic itself at byte 16.
 
-use crate::format::compression::{self, Compression};
+use crate::format::codec::Compression;
 use crate::format::crc;
 use crate::format::cursor::Cursor;
 use crate::format::error::{DecodeError, DecodeErrorKind};
-use crate::format::record::{RecordIter, RecordsChecked};
 
 /// Byte position of each header field.
 pub const BASE_OFFSET: usize = 0;
@@ -218,6 +217,15 @@ pub struct BatchView<'a> {
     bytes: &'a [u8],
 }
 
+/// What [`RecordIter::check_all`](crate::format::record::RecordIter::check_all) found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordsChecked {
+    /// Records that decoded, before the error if there is one.
+    pub records: u64,
+    /// The first defect (the iterator's error, positioned the same way).
+    pub error: Option<DecodeError>,
+}
+
 /// How deep `verify-crc` checks a batch (see [`BatchView::check`]).
 #[derive(Debug, Clone, Copy)]
 pub enum Depth {
@@ -241,6 +249,14 @@ impl Default for DecodeLimits {
             max_decompressed: 256 << 20,
         }
     }
+}
+
+/// CRC of a whole magic-2 batch: CRC-32C over bytes 21 (the attributes)
+/// to the end. Reader and writer share this function so they cannot
+/// disagree on the range.
+#[inline]
+pub fn batch_crc(batch: &[u8]) -> u32 {
+    crc::crc32c(batch.get(ATTRIBUTES..).unwrap_or(&[]))
 }
 
 impl<'a> BatchView<'a> {
@@ -290,7 +306,7 @@ impl<'a> BatchView<'a> {
 
     /// CRC-32C over attributes..end, computed now.
     pub fn computed_crc(&self) -> u32 {
-        crc::batch_crc(self.bytes)
+        batch_crc(self.bytes)
     }
 
     /// Whether the stored CRC matches.
@@ -352,63 +368,6 @@ impl<'a> BatchView<'a> {
         Ok(())
     }
 
-    /// The records, decompressing into `scratch` when the batch is compressed.
-    /// Positions of plain records are absolute file positions; for compressed
-    /// batches errors carry the position inside the decompressed data.
-    pub fn records<'s>(
-        &'s self,
-        scratch: &'s mut Vec<u8>,
-        limits: DecodeLimits,
-    ) -> Result<RecordIter<'s>, DecodeError> {
-        self.check_header()?;
-        let section_at = self.position + HEADER_LEN as u64;
-        let codec = self.header.compression().unwrap_or(Compression::None);
-        if self.header.records_count == 0 {
-            return Ok(RecordIter::new(
-                Cursor::new(&[], section_at),
-                &self.header,
-                None,
-            ));
-        }
-        match codec {
-            Compression::None => Ok(RecordIter::new(
-                Cursor::new(self.records_section(), section_at),
-                &self.header,
-                None,
-            )),
-            codec => {
-                compression::decompress(
-                    codec,
-                    self.records_section(),
-                    scratch,
-                    limits.max_decompressed,
-                )
-                .map_err(|kind| DecodeError::new(section_at, kind))?;
-                Ok(RecordIter::new(
-                    Cursor::new(scratch, 0),
-                    &self.header,
-                    Some(section_at),
-                ))
-            }
-        }
-    }
-
-    /// Everything `verify-crc` checks in one batch at `depth`: the CRC, then
-    /// (when it matches) the header rules, and at [`Depth::Records`] every
-    /// record. `Err` is the CRC mismatch, exactly as
-    /// [`check_crc`](Self::check_crc) reports it: a batch that fails it is
-    /// not read further.
-    pub fn check(
-        &self,
-        depth: Depth,
-        scratch: &mut Vec<u8>,
-    ) -> Result<RecordsChecked, DecodeError> {
-        match depth {
-            Depth::Batch => self.check_crc_and_header(),
-            Depth::Records(limits) => self.check_crc_and_records(scratch, limits),
-        }
-    }
-
     /// What Kafka's recovery checks of a batch: `LogSegment.recover` calls
     /// `RecordBatch.ensureValid` (the size and the CRC) and
     /// `ensureOffsetInRange` on each batch and never iterates its records.
@@ -427,32 +386,6 @@ impl<'a> BatchView<'a> {
                 error: Some(e),
             },
         })
-    }
-
-    /// The CRC, then (when it matches) the header rules and every record,
-    /// as [`validate_records`](Self::validate_records) does. `Err` is the
-    /// CRC mismatch.
-    pub fn check_crc_and_records(
-        &self,
-        scratch: &mut Vec<u8>,
-        limits: DecodeLimits,
-    ) -> Result<RecordsChecked, DecodeError> {
-        self.check_crc()?;
-        Ok(self.validate_records(scratch, limits))
-    }
-
-    /// Check the records without keeping them (what `verify-crc` needs):
-    /// the header rules, then every record as [`records`](Self::records)
-    /// would decode it. Returns the records that decoded and the first
-    /// error, positioned exactly as iterating would report it.
-    pub fn validate_records(&self, scratch: &mut Vec<u8>, limits: DecodeLimits) -> RecordsChecked {
-        match self.records(scratch, limits) {
-            Ok(records) => records.check_all(),
-            Err(e) => RecordsChecked {
-                records: 0,
-                error: Some(e),
-            },
-        }
     }
 }
 

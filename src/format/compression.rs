@@ -13,66 +13,10 @@
 //! Decompression grows its buffer only as data actually comes out, and stops
 //! at a limit, so a small hostile input cannot make klog allocate gigabytes.
 
-use std::fmt;
 use std::io::Read;
 
+pub use crate::format::codec::Compression;
 use crate::format::error::DecodeErrorKind;
-
-/// A batch's compression codec (attribute bits 0..2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Compression {
-    None,
-    Gzip,
-    Snappy,
-    Lz4,
-    Zstd,
-}
-
-impl Compression {
-    /// The codec for id 0..4.
-    pub fn from_id(id: u8) -> Option<Self> {
-        Some(match id {
-            0 => Compression::None,
-            1 => Compression::Gzip,
-            2 => Compression::Snappy,
-            3 => Compression::Lz4,
-            4 => Compression::Zstd,
-            _ => return None,
-        })
-    }
-    /// The id stored in the attributes.
-    pub fn id(self) -> u8 {
-        match self {
-            Compression::None => 0,
-            Compression::Gzip => 1,
-            Compression::Snappy => 2,
-            Compression::Lz4 => 3,
-            Compression::Zstd => 4,
-        }
-    }
-    /// Kafka's name for the codec.
-    pub fn name(self) -> &'static str {
-        match self {
-            Compression::None => "none",
-            Compression::Gzip => "gzip",
-            Compression::Snappy => "snappy",
-            Compression::Lz4 => "lz4",
-            Compression::Zstd => "zstd",
-        }
-    }
-    /// Parse Kafka's name.
-    pub fn from_name(name: &str) -> Option<Self> {
-        [Self::None, Self::Gzip, Self::Snappy, Self::Lz4, Self::Zstd]
-            .into_iter()
-            .find(|c| c.name() == name)
-    }
-}
-
-impl fmt::Display for Compression {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// The header snappy-java writes before its blocks.
 pub const XERIAL_MAGIC: [u8; 8] = [0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];

@@ -23,13 +23,6 @@ pub fn crc32_ieee(bytes: &[u8]) -> u32 {
     crc32fast::hash(bytes)
 }
 
-/// CRC of a whole magic-2 batch: CRC-32C over bytes 21..end. Reader and
-/// writer share this function so they cannot disagree on the range.
-#[inline]
-pub fn batch_crc(batch: &[u8]) -> u32 {
-    crc32c(batch.get(super::batch::ATTRIBUTES..).unwrap_or(&[]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

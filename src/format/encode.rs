@@ -1,11 +1,10 @@
 //! Encoding one v2 batch: header fields into a buffer, gaps for
 //! `batchLength` and `crc`, the records (compressed if asked), then the
 //! gaps back-filled. The CRC function and the field positions are the ones
-//! the reader uses ([`crc::batch_crc`], [`batch`] constants).
+//! the reader uses ([`batch::batch_crc`], [`batch`] constants).
 
 use crate::format::batch::{self, attr, TimestampType};
 use crate::format::compression::{self, Compression};
-use crate::format::crc;
 use crate::format::varint::{put_varint, put_varlong};
 
 /// A record to be written.
@@ -186,7 +185,7 @@ pub fn encode_batch(spec: &BatchSpec, records: &[NewRecord]) -> std::io::Result<
     if let Some(gap) = out.get_mut(batch::BATCH_LENGTH..batch::BATCH_LENGTH + 4) {
         gap.copy_from_slice(&batch_length.to_be_bytes());
     }
-    let crc = crc::batch_crc(&out);
+    let crc = batch::batch_crc(&out);
     if let Some(gap) = out.get_mut(batch::CRC..batch::CRC + 4) {
         gap.copy_from_slice(&crc.to_be_bytes());
     }

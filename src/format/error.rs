@@ -12,7 +12,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::Compression;
+use super::codec::Compression;
 
 /// A decoding defect at an absolute byte position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

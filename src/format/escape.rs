@@ -31,13 +31,16 @@ use unicode_general_category::{get_general_category, GeneralCategory};
 /// Whether `c` is shown escaped: a control character (Cc), a format
 /// character (Cf) or a line or paragraph separator (Zl, Zp).
 pub fn hidden(c: char) -> bool {
+    // No ASCII character is a format character or a separator: the table
+    // is looked up only above it.
     c.is_control()
-        || matches!(
-            get_general_category(c),
-            GeneralCategory::Format
-                | GeneralCategory::LineSeparator
-                | GeneralCategory::ParagraphSeparator
-        )
+        || !c.is_ascii()
+            && matches!(
+                get_general_category(c),
+                GeneralCategory::Format
+                    | GeneralCategory::LineSeparator
+                    | GeneralCategory::ParagraphSeparator
+            )
 }
 
 /// Whether every byte of `s` is printable ASCII other than the backslash:
@@ -117,6 +120,42 @@ pub fn escape_json_text(json: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The longest name shown whole, in bytes: every Kafka topic name (249
+/// characters), every file name (255 bytes) and nearly every group or
+/// client id.
+pub const SHOWN_NAME_BYTES: usize = 256;
+
+/// The bytes of a longer name shown before its length and hash.
+const SHOWN_PREFIX_BYTES: usize = 128;
+
+/// A name from the data bounded for people (an HTML page, a text line):
+/// whole up to [`SHOWN_NAME_BYTES`] bytes; a longer one (a group id can be
+/// 32,767 bytes, a path in a summary anything) as its first characters,
+/// then its length and the start of its SHA-256, as
+/// `<<<<…(32767 bytes, sha256 1f2e3d4c5b6a7980)`: the same name always
+/// shows the same, two long names alike in their first characters still
+/// differ. Bound once where the name enters what is shown, not at each
+/// use; data outputs (JSON, CSV) keep the exact name.
+pub fn bounded(s: &str) -> Cow<'_, str> {
+    use sha2::Digest as _;
+    if s.len() <= SHOWN_NAME_BYTES {
+        return Cow::Borrowed(s);
+    }
+    let mut end = SHOWN_PREFIX_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    let digest = sha2::Sha256::digest(s.as_bytes());
+    let mut out = String::with_capacity(end + 48);
+    out.push_str(s.get(..end).unwrap_or_default());
+    out.push_str(&format!("\u{2026}({} bytes, sha256 ", s.len()));
+    for b in digest.iter().take(8) {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out.push(')');
+    Cow::Owned(out)
+}
+
 /// How CSV cells are written (`--csv-cells`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CsvCells {
@@ -192,6 +231,27 @@ mod tests {
         for s in ["ünïcødé", "注文", "طلبات", "🦀", "a\u{301}"] {
             assert_eq!(escape_cell(s), s);
         }
+    }
+
+    #[test]
+    fn long_names_are_shown_by_their_start_length_and_hash() {
+        let short = "o".repeat(SHOWN_NAME_BYTES);
+        assert_eq!(bounded(&short), short.as_str());
+        let long = "<".repeat(32767);
+        let shown = bounded(&long);
+        assert!(shown.starts_with(&"<".repeat(SHOWN_PREFIX_BYTES)));
+        assert!(shown.contains("\u{2026}(32767 bytes, sha256 "), "{shown}");
+        assert_eq!(
+            shown.len(),
+            SHOWN_PREFIX_BYTES + "\u{2026}(32767 bytes, sha256 )".len() + 16
+        );
+        // Alike in their start, told apart by their hash; each always the same.
+        let other = format!("{}>", "<".repeat(32766));
+        assert_ne!(bounded(&other), shown);
+        assert_eq!(bounded(&long), shown);
+        // Cut at a character boundary.
+        let wide = "注".repeat(200);
+        assert!(bounded(&wide).starts_with(&"注".repeat(42)));
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! `generator/src/main/java/org/apache/kafka/message/JsonConverterGenerator.java`)
 //! builds a Jackson tree: the fields in the schema file's order, those not
 //! in `version` left out, a tagged field only when it is not at its
-//! default (a writer sends it only then, so: when the record holds it),
-//! unknown tagged fields never; int64 and every integer as a number, a
+//! default (the table's `default`: a field the writer left out is at it,
+//! and so is one it sent with that value), unknown tagged fields never;
+//! int64 and every integer as a number, a
 //! uuid as `Uuid.toString`, bytes as base64 (`BinaryNode`). Jackson's
 //! `JsonNode.toString` prints it compactly ([`to_string`]).
 //!
@@ -19,7 +20,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::format::schema::{json_name, Field, Release, Schema, Ty};
+use crate::format::schema::{defaults, json_name, Field, Release, Schema, Ty};
 
 /// The JSON tree Kafka `release`'s converter writes for `data`, a message
 /// of `schema` decoded at `version`.
@@ -59,12 +60,17 @@ impl Writer<'_> {
             if !f.present_at(self.version) {
                 continue;
             }
-            if f.tagged_at(self.version, self.flexible) && !self.knows(f) {
+            let tagged = f.tagged_at(self.version, self.flexible);
+            if tagged && !self.knows(f) {
                 continue;
             }
             let name = json_name(f.name);
-            // An untagged field is always decoded; a tagged one only when sent.
+            // An untagged field is always decoded; a tagged one only when
+            // sent, and written only when not at its default.
             let Some(v) = data.get(&name) else { continue };
+            if tagged && defaults::is_default(f, v) {
+                continue;
+            }
             out.insert(name, self.value_node(&f.ty, v));
         }
         Value::Object(out)
@@ -298,6 +304,27 @@ mod tests {
         assert_eq!(
             to_string(&message_node(&S, 0, &v0, Release::R4_4)),
             r#"{"producerId":7,"producerEpoch":1}"#
+        );
+    }
+
+    /// A PartitionChangeRecord whose writer sent Leader -2 and
+    /// LeaderRecoveryState -1, their defaults: Kafka 4.4.0's
+    /// `PartitionChangeRecordJsonConverter.write` (run on these bytes)
+    /// prints `{"partitionId":0,"topicId":"AAAAAAAAAAAAAAAAAAAAAA","isr":[1]}`,
+    /// each tagged field only when it is not at its default.
+    #[test]
+    fn a_tagged_field_at_its_default_is_left_out_even_when_sent() {
+        let mut b = vec![0; 20]; // PartitionId 0, TopicId zero
+        b.push(3); // three tags: Isr [1], Leader -2, LeaderRecoveryState -1
+        b.extend_from_slice(&[0, 5, 2, 0, 0, 0, 1]);
+        b.extend_from_slice(&[1, 4, 0xff, 0xff, 0xff, 0xfe]);
+        b.extend_from_slice(&[5, 1, 0xff]);
+        let schema = crate::metadata::records::metadata_schema(5).unwrap();
+        let data = schema.decode(&b, 0, 0).unwrap();
+        assert_eq!(data["leader"], -2);
+        assert_eq!(
+            to_string(&message_node(schema, 0, &data, Release::R4_4)),
+            r#"{"partitionId":0,"topicId":"AAAAAAAAAAAAAAAAAAAAAA","isr":[1]}"#
         );
     }
 }

@@ -17,6 +17,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 pub mod batch;
+pub mod codec;
 pub mod compression;
 pub mod control;
 pub mod crc;
@@ -34,7 +35,7 @@ pub mod time;
 pub mod varint;
 
 pub use batch::{BatchHeader, BatchView, DecodeLimits, TimestampType};
-pub use compression::Compression;
+pub use codec::Compression;
 pub use encode::{encode_batch, BatchSpec, NewRecord};
 pub use legacy::LegacyView;
 pub use record::{HeaderView, RecordView};

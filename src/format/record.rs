@@ -16,7 +16,11 @@
 //! The iterator yields exactly `recordsCount` records and then checks that
 //! the section is used up; after the first error it yields nothing more.
 
-use crate::format::batch::{BatchHeader, TimestampType};
+pub use crate::format::batch::RecordsChecked;
+use crate::format::batch::{
+    BatchHeader, BatchView, DecodeLimits, Depth, TimestampType, HEADER_LEN,
+};
+use crate::format::compression::{self, Compression};
 use crate::format::cursor::Cursor;
 use crate::format::error::{DecodeError, DecodeErrorKind};
 use crate::format::varint;
@@ -441,15 +445,6 @@ impl<'a> RecordIter<'a> {
     }
 }
 
-/// What [`RecordIter::check_all`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RecordsChecked {
-    /// Records that decoded, before the error if there is one.
-    pub records: u64,
-    /// The first defect (the iterator's error, positioned the same way).
-    pub error: Option<DecodeError>,
-}
-
 impl RecordIter<'_> {
     /// Walk the remaining records without keeping them: the records that
     /// decode and the first error, exactly as iterating would report them
@@ -528,6 +523,92 @@ impl<'a> Iterator for RecordIter<'a> {
         }
         let item = self.step();
         item.map(|r| r.map_err(|e| self.locate(e)))
+    }
+}
+
+/// Reading a batch's records: decompressing them and checking each one.
+impl BatchView<'_> {
+    /// The records, decompressing into `scratch` when the batch is compressed.
+    /// Positions of plain records are absolute file positions; for compressed
+    /// batches errors carry the position inside the decompressed data.
+    pub fn records<'s>(
+        &'s self,
+        scratch: &'s mut Vec<u8>,
+        limits: DecodeLimits,
+    ) -> Result<RecordIter<'s>, DecodeError> {
+        self.check_header()?;
+        let section_at = self.position + HEADER_LEN as u64;
+        let codec = self.header.compression().unwrap_or(Compression::None);
+        if self.header.records_count == 0 {
+            return Ok(RecordIter::new(
+                Cursor::new(&[], section_at),
+                &self.header,
+                None,
+            ));
+        }
+        match codec {
+            Compression::None => Ok(RecordIter::new(
+                Cursor::new(self.records_section(), section_at),
+                &self.header,
+                None,
+            )),
+            codec => {
+                compression::decompress(
+                    codec,
+                    self.records_section(),
+                    scratch,
+                    limits.max_decompressed,
+                )
+                .map_err(|kind| DecodeError::new(section_at, kind))?;
+                Ok(RecordIter::new(
+                    Cursor::new(scratch, 0),
+                    &self.header,
+                    Some(section_at),
+                ))
+            }
+        }
+    }
+
+    /// Everything `verify-crc` checks in one batch at `depth`: the CRC, then
+    /// (when it matches) the header rules, and at [`Depth::Records`] every
+    /// record. `Err` is the CRC mismatch, exactly as
+    /// [`check_crc`](Self::check_crc) reports it: a batch that fails it is
+    /// not read further.
+    pub fn check(
+        &self,
+        depth: Depth,
+        scratch: &mut Vec<u8>,
+    ) -> Result<RecordsChecked, DecodeError> {
+        match depth {
+            Depth::Batch => self.check_crc_and_header(),
+            Depth::Records(limits) => self.check_crc_and_records(scratch, limits),
+        }
+    }
+
+    /// The CRC, then (when it matches) the header rules and every record,
+    /// as [`validate_records`](Self::validate_records) does. `Err` is the
+    /// CRC mismatch.
+    pub fn check_crc_and_records(
+        &self,
+        scratch: &mut Vec<u8>,
+        limits: DecodeLimits,
+    ) -> Result<RecordsChecked, DecodeError> {
+        self.check_crc()?;
+        Ok(self.validate_records(scratch, limits))
+    }
+
+    /// Check the records without keeping them (what `verify-crc` needs):
+    /// the header rules, then every record as [`records`](Self::records)
+    /// would decode it. Returns the records that decoded and the first
+    /// error, positioned exactly as iterating would report it.
+    pub fn validate_records(&self, scratch: &mut Vec<u8>, limits: DecodeLimits) -> RecordsChecked {
+        match self.records(scratch, limits) {
+            Ok(records) => records.check_all(),
+            Err(e) => RecordsChecked {
+                records: 0,
+                error: Some(e),
+            },
+        }
     }
 }
 

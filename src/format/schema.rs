@@ -1,7 +1,7 @@
 //! One interpreter for Kafka's generated-message encoding, driven by small
 //! hand-written schema tables (a field's name, type, versions, nullable
-//! versions and tag), so each rule of a JSON schema file lives in one table
-//! row and every record type shares one decoder.
+//! versions, tag, default and nested class), so each rule of a JSON schema
+//! file lives in one table row and every record type shares one decoder.
 //!
 //! The encoding is Kafka's `MessageGenerator` output (see
 //! `generator/src/main/java/org/apache/kafka/message/MessageDataGenerator.java`
@@ -22,16 +22,24 @@
 //! Decoded messages are JSON objects whose keys are the schema field names
 //! with the first letter lowered, as Kafka's generated JSON converters write
 //! them. Fields absent at the decoded version are left out, and so are tagged
-//! fields the writer did not send (their schema default applies).
+//! fields the writer did not send: [`Schema::filled`] sets each to its
+//! table default ([`defaults`]), as Kafka's generated class holds it after
+//! `read`. The class of a nested struct declared inline refuses a version
+//! outside its own range ([`Nested`]), as Kafka's does.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use std::cell::RefCell;
 
 use base64::Engine;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::format::cursor::Cursor;
 use crate::format::error::{DecodeError, DecodeErrorKind};
+
+pub mod defaults;
+mod reader;
+
+use reader::Reader;
 
 /// "N+" in a schema file: no upper bound.
 pub const OPEN: i16 = i16::MAX;
@@ -88,6 +96,39 @@ pub struct Field {
     /// added to versions an earlier release already had (a reader of that
     /// release keeps it as an unknown tag); 3.9 for every other field.
     pub since: Release,
+    /// `default`, as the schema file writes it (`-1`, `true`, `null`); ""
+    /// when it gives none, which is the type's own default (see
+    /// [`Field::default_value`]).
+    pub default: &'static str,
+    /// The generated class of a nested struct whose `read` checks the
+    /// version (see [`Nested`]); `None` for any other field.
+    pub nested: Option<Nested>,
+}
+
+/// A struct-typed field's own generated class, when its `read` refuses
+/// some versions: `MessageDataGenerator` gives the class of a struct
+/// declared inline the versions of the struct holding it narrowed to the
+/// field's `versions` (its `LOWEST_SUPPORTED_VERSION` and
+/// `HIGHEST_SUPPORTED_VERSION`), and its `read` throws
+/// `UnsupportedVersionException` ("Can't read version 5 of
+/// BrokerEndpoint") for a version outside them. So a metadata record newer
+/// than its schema (whose own `read` checks no version) fails as soon as
+/// it holds one such struct. A `commonStructs` class reads any version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Nested {
+    /// The struct's type name in the schema file (`BrokerEndpoint`).
+    pub name: &'static str,
+    /// The versions its class reads.
+    pub versions: (i16, i16),
+}
+
+/// A nested struct `name` whose class reads versions `from..=to`, for a
+/// table row (`nested: nested("BrokerEndpoint", 0, 4)`).
+pub const fn nested(name: &'static str, from: i16, to: i16) -> Option<Nested> {
+    Some(Nested {
+        name,
+        versions: (from, to),
+    })
 }
 
 impl Field {
@@ -109,6 +150,12 @@ impl Field {
             _ => None,
         }
     }
+
+    /// The field's default as klog decodes values (see
+    /// [`defaults::value_of`]).
+    pub fn default_value(&self) -> Value {
+        defaults::value_of(&self.ty, self.default)
+    }
 }
 
 /// A field present in versions `from`.. (the defaults of a table row).
@@ -119,6 +166,8 @@ pub const FIELD: Field = Field {
     nullable_from: None,
     tag: None,
     since: Release::R3_9,
+    default: "",
+    nested: None,
 };
 
 /// The Kafka release that first shipped a version of a record schema, as
@@ -212,8 +261,26 @@ impl Schema {
         at: u64,
         version: i16,
     ) -> Result<Value, DecodeError> {
+        self.check_version(&Cursor::new(bytes, at), version)?;
+        self.decode_any_version(bytes, at, version)
+    }
+
+    /// [`Schema::decode`] without checking `version` against
+    /// `validVersions`, as the generated `read` of a message does (the
+    /// metadata log's `AbstractApiMessageSerde.read` checks none): each
+    /// field by its own `versions`, a version above the newest included,
+    /// and only the classes of nested structs refuse a version outside
+    /// their own ([`Nested`]).
+    pub fn decode_any_version(
+        &'static self,
+        bytes: &[u8],
+        at: u64,
+        version: i16,
+    ) -> Result<Value, DecodeError> {
         let mut c = Cursor::new(bytes, at);
-        let v = self.decode_prefix(&mut c, version)?;
+        let v = self
+            .reader(version, false)
+            .fields(&mut c, self.fields, "")?;
         if !c.is_empty() {
             return Err(c.error(DecodeErrorKind::TrailingBytes {
                 field: self.name,
@@ -229,20 +296,28 @@ impl Schema {
         c: &mut Cursor<'_>,
         version: i16,
     ) -> Result<Value, DecodeError> {
-        if !self.knows(version) {
-            return Err(c.error(DecodeErrorKind::UnknownVersion {
-                schema: self.name,
-                version,
-            }));
+        self.check_version(c, version)?;
+        self.reader(version, false).fields(c, self.fields, "")
+    }
+
+    /// An `UnknownVersion` error for a version outside `validVersions`.
+    fn check_version(&self, c: &Cursor<'_>, version: i16) -> Result<(), DecodeError> {
+        if self.knows(version) {
+            return Ok(());
         }
-        let flexible = self.is_flexible(version);
-        let r = Reader {
+        Err(c.error(DecodeErrorKind::UnknownVersion {
+            schema: self.name,
             version,
-            flexible,
-            trace: None,
+        }))
+    }
+
+    fn reader(&self, version: i16, trace: bool) -> Reader {
+        Reader {
+            version,
+            flexible: self.is_flexible(version),
+            trace: trace.then(|| RefCell::new(Vec::new())),
             kafka: false,
-        };
-        r.fields(c, self.fields, "")
+        }
     }
 
     /// [`Schema::decode_prefix`] as Kafka's generated `read` methods read:
@@ -256,17 +331,10 @@ impl Schema {
         c: &mut Cursor<'_>,
         version: i16,
     ) -> Result<Value, DecodeError> {
-        if !self.knows(version) {
-            return Err(c.error(DecodeErrorKind::UnknownVersion {
-                schema: self.name,
-                version,
-            }));
-        }
+        self.check_version(c, version)?;
         let r = Reader {
-            version,
-            flexible: self.is_flexible(version),
-            trace: None,
             kafka: true,
+            ..self.reader(version, false)
         };
         r.fields(c, self.fields, "")
     }
@@ -280,21 +348,22 @@ impl Schema {
         at: u64,
         version: i16,
     ) -> (Vec<Traced>, Option<DecodeError>) {
-        let mut c = Cursor::new(bytes, at);
-        if !self.knows(version) {
-            let e = c.error(DecodeErrorKind::UnknownVersion {
-                schema: self.name,
-                version,
-            });
+        if let Err(e) = self.check_version(&Cursor::new(bytes, at), version) {
             return (Vec::new(), Some(e));
         }
-        let flexible = self.is_flexible(version);
-        let r = Reader {
-            version,
-            flexible,
-            trace: Some(RefCell::new(Vec::new())),
-            kafka: false,
-        };
+        self.trace_any_version(bytes, at, version)
+    }
+
+    /// [`Schema::trace`] without checking `version` against
+    /// `validVersions` (see [`Schema::decode_any_version`]).
+    pub fn trace_any_version(
+        &'static self,
+        bytes: &[u8],
+        at: u64,
+        version: i16,
+    ) -> (Vec<Traced>, Option<DecodeError>) {
+        let mut c = Cursor::new(bytes, at);
+        let r = self.reader(version, true);
         let err = r.fields(&mut c, self.fields, "").err();
         let err = err.or_else(|| {
             (!c.is_empty()).then(|| {
@@ -336,319 +405,6 @@ pub fn uuid_string(bytes: &[u8]) -> String {
 
 /// Kafka's `Uuid.ZERO_UUID` as text.
 pub const ZERO_UUID: &str = "AAAAAAAAAAAAAAAAAAAAAA";
-
-struct Reader {
-    version: i16,
-    flexible: bool,
-    /// Set when tracing: every field read, in order.
-    trace: Option<RefCell<Vec<Traced>>>,
-    /// Read as Kafka's generated code reads ([`Schema::decode_prefix_as_kafka`]).
-    kafka: bool,
-}
-
-impl Reader {
-    fn present(&self, f: &Field) -> bool {
-        f.present_at(self.version)
-    }
-
-    fn nullable(&self, f: &Field) -> bool {
-        f.nullable_from.is_some_and(|n| self.version >= n)
-    }
-
-    fn tagged(&self, f: &Field) -> Option<u32> {
-        f.tag_at(self.version, self.flexible)
-    }
-
-    /// The wire type of `ty` for a trace: Kafka's type name, `compact`
-    /// when its length is an unsigned varint (flexible versions).
-    fn type_label(&self, ty: &Ty) -> String {
-        let compact = if self.flexible { "compact " } else { "" };
-        if let Some(name) = ty.scalar_name() {
-            return name.into();
-        }
-        match ty {
-            Ty::String => format!("{compact}string"),
-            Ty::Bytes => format!("{compact}bytes"),
-            Ty::Array(elem) => format!("{compact}array of {}", self.type_label(elem)),
-            _ => "struct".into(),
-        }
-    }
-
-    /// Start a traced entry (filled in by [`Reader::end`]); `None` when not tracing.
-    fn begin(&self, c: &Cursor<'_>, prefix: &str, name: &str) -> Option<usize> {
-        let t = self.trace.as_ref()?;
-        let mut t = t.borrow_mut();
-        let depth = prefix.matches(['.', '[']).count() as u8;
-        t.push(Traced {
-            position: c.position(),
-            len: 0,
-            depth,
-            name: format!("{prefix}{name}"),
-            value: String::new(),
-        });
-        Some(t.len() - 1)
-    }
-
-    fn end(&self, slot: Option<usize>, c: &Cursor<'_>, v: &Value) {
-        let text = match v {
-            Value::Array(a) if a.len() == 1 => "1 element".to_string(),
-            Value::Array(a) => format!("{} elements", a.len()),
-            Value::Object(_) => "struct".into(),
-            other => other.to_string(),
-        };
-        self.end_text(slot, c, text);
-    }
-
-    fn end_text(&self, slot: Option<usize>, c: &Cursor<'_>, text: String) {
-        let (Some(i), Some(t)) = (slot, self.trace.as_ref()) else {
-            return;
-        };
-        let mut t = t.borrow_mut();
-        if let Some(e) = t.get_mut(i) {
-            e.len = (c.position().saturating_sub(e.position)) as usize;
-            e.value = text;
-        }
-    }
-
-    /// The fields of one struct, then (flexible) its tagged-field section.
-    fn fields(
-        &self,
-        c: &mut Cursor<'_>,
-        fields: &'static [Field],
-        prefix: &str,
-    ) -> Result<Value, DecodeError> {
-        let mut obj = Map::new();
-        for f in fields {
-            if !self.present(f) || self.tagged(f).is_some() {
-                continue;
-            }
-            let label = format!("{} ({})", json_name(f.name), self.type_label(&f.ty));
-            let slot = self.begin(c, prefix, &label);
-            let v = self.value(c, f, &f.ty, &format!("{prefix}{}", json_name(f.name)))?;
-            self.end(slot, c, &v);
-            obj.insert(json_name(f.name), v);
-        }
-        if self.flexible {
-            let slot = self.begin(c, prefix, "taggedFields (count)");
-            let count = c.uvarint()?;
-            self.end(slot, c, &Value::from(count));
-            let mut unknown = Vec::new();
-            for _ in 0..count {
-                let slot = self.begin(c, prefix, "tag, size");
-                let tag = c.uvarint()?;
-                let size = c.uvarint()? as usize;
-                self.end_text(slot, c, format!("tag {tag}, {size} bytes"));
-                let known = fields
-                    .iter()
-                    .find(|f| self.present(f) && self.tagged(f) == Some(tag));
-                if let (true, Some(f)) = (self.kafka, known) {
-                    let v = self.value(c, f, &f.ty, &format!("{prefix}{}", json_name(f.name)))?;
-                    obj.insert(json_name(f.name), v);
-                    continue;
-                }
-                let mut sub = c.take(size)?;
-                match known {
-                    Some(f) => {
-                        let label = format!(
-                            "{} ({}, tag {tag})",
-                            json_name(f.name),
-                            self.type_label(&f.ty)
-                        );
-                        let slot = self.begin(&sub, prefix, &label);
-                        let v = self.value(
-                            &mut sub,
-                            f,
-                            &f.ty,
-                            &format!("{prefix}{}", json_name(f.name)),
-                        )?;
-                        self.end(slot, &sub, &v);
-                        if !sub.is_empty() {
-                            return Err(sub.error(DecodeErrorKind::TrailingBytes {
-                                field: f.name,
-                                remaining: sub.remaining() as u64,
-                            }));
-                        }
-                        obj.insert(json_name(f.name), v);
-                    }
-                    None => unknown.push(unknown_tag(tag, sub.rest())),
-                }
-            }
-            if !unknown.is_empty() {
-                obj.insert("unknownTaggedFields".into(), Value::Array(unknown));
-            }
-        }
-        Ok(Value::Object(obj))
-    }
-
-    /// A length: compact (uvarint − 1) in flexible versions, else int16 for
-    /// strings and int32 for bytes and arrays. `None` is null.
-    fn length(
-        &self,
-        c: &mut Cursor<'_>,
-        f: &Field,
-        int16: bool,
-    ) -> Result<Option<usize>, DecodeError> {
-        let at = c.position();
-        let len: i64 = if self.flexible {
-            i64::from(c.uvarint()?) - 1
-        } else if int16 {
-            i64::from(c.i16()?)
-        } else {
-            i64::from(c.i32()?)
-        };
-        match len {
-            -1 if self.nullable(f) => Ok(None),
-            -1 => Err(DecodeError::new(
-                at,
-                DecodeErrorKind::UnexpectedNull { field: f.name },
-            )),
-            n if n < 0 => Err(DecodeError::new(
-                at,
-                DecodeErrorKind::NegativeLength {
-                    field: f.name,
-                    value: n,
-                },
-            )),
-            n => Ok(Some(n as usize)),
-        }
-    }
-
-    /// One value of field `f` of type `ty`; `path` names it in a trace.
-    fn value(
-        &self,
-        c: &mut Cursor<'_>,
-        f: &Field,
-        ty: &'static Ty,
-        path: &str,
-    ) -> Result<Value, DecodeError> {
-        Ok(match ty {
-            Ty::Bool => Value::Bool(c.i8()? != 0),
-            Ty::Int8 => c.i8()?.into(),
-            Ty::Int16 => c.i16()?.into(),
-            Ty::Uint16 => c.u16()?.into(),
-            Ty::Int32 => c.i32()?.into(),
-            Ty::Int64 => c.i64()?.into(),
-            Ty::Float64 => {
-                let bits = c.i64()? as u64;
-                serde_json::Number::from_f64(f64::from_bits(bits)).map_or_else(
-                    || Value::String(f64::from_bits(bits).to_string()),
-                    Value::Number,
-                )
-            }
-            Ty::Uuid => Value::String(uuid_string(c.bytes(16)?)),
-            Ty::String => {
-                let at = c.position();
-                match self.length(c, f, true)? {
-                    None => Value::Null,
-                    Some(n) if self.kafka => {
-                        if n > 0x7fff {
-                            return Err(DecodeError::new(
-                                at,
-                                DecodeErrorKind::ValueOutOfRange {
-                                    field: f.name,
-                                    value: n as i64,
-                                },
-                            ));
-                        }
-                        Value::String(String::from_utf8_lossy(c.bytes(n)?).into_owned())
-                    }
-                    Some(n) => Value::String(
-                        std::str::from_utf8(c.bytes(n)?)
-                            .map_err(|_| {
-                                DecodeError::new(at, DecodeErrorKind::InvalidUtf8 { field: f.name })
-                            })?
-                            .to_string(),
-                    ),
-                }
-            }
-            Ty::Bytes => match self.length(c, f, false)? {
-                None => Value::Null,
-                Some(n) => {
-                    Value::String(base64::engine::general_purpose::STANDARD.encode(c.bytes(n)?))
-                }
-            },
-            Ty::Array(elem) => self.array(c, f, elem, path)?,
-            // A nullable struct starts with a presence marker
-            // (MessageDataGenerator.generateStructReader): a byte, negative
-            // for null, or inside a tagged field an unsigned varint, 0 for null.
-            Ty::Struct(fields) if self.nullable(f) => {
-                let null = if self.tagged(f).is_some() {
-                    c.uvarint()? == 0
-                } else {
-                    c.i8()? < 0
-                };
-                if null {
-                    Value::Null
-                } else {
-                    self.fields(c, fields, &format!("{path}."))?
-                }
-            }
-            Ty::Struct(fields) => self.fields(c, fields, &format!("{path}."))?,
-        })
-    }
-
-    /// An array of `elem` values of field `f` (null when the field is).
-    fn array(
-        &self,
-        c: &mut Cursor<'_>,
-        f: &Field,
-        elem: &'static Ty,
-        path: &str,
-    ) -> Result<Value, DecodeError> {
-        let at = c.position();
-        let Some(n) = self.length(c, f, false)? else {
-            return Ok(Value::Null);
-        };
-        // Every element of every schema here takes at least one byte: a
-        // count past the bytes left is malformed, so no count drives an
-        // allocation or a long loop.
-        if n > c.remaining() {
-            return Err(DecodeError::new(
-                at,
-                DecodeErrorKind::ValueOutOfRange {
-                    field: f.name,
-                    value: n as i64,
-                },
-            ));
-        }
-        let mut items = Vec::with_capacity(n);
-        // `nullableVersions` is the array's: its elements are never null
-        // (no presence marker before a struct).
-        let element = Field {
-            nullable_from: None,
-            ..*f
-        };
-        for i in 0..n {
-            let name = format!("[{i}]");
-            let slot = match elem {
-                // A struct element's fields are traced one by one.
-                Ty::Struct(_) => None,
-                _ => self.begin(c, path, &format!("{name} ({})", self.type_label(elem))),
-            };
-            let v = self.value(c, &element, elem, &format!("{path}{name}"))?;
-            self.end(slot, c, &v);
-            items.push(v);
-        }
-        Ok(Value::Array(items))
-    }
-}
-
-/// A tagged field the schema does not name, as the decoded message lists it
-/// under `unknownTaggedFields`: its tag and its bytes in base64.
-#[derive(serde::Serialize)]
-struct UnknownTag {
-    tag: u32,
-    bytes: String,
-}
-
-fn unknown_tag(tag: u32, bytes: &[u8]) -> Value {
-    use base64::Engine;
-    serde_json::to_value(UnknownTag {
-        tag,
-        bytes: base64::engine::general_purpose::STANDARD.encode(bytes),
-    })
-    .unwrap_or(Value::Null)
-}
 
 #[cfg(test)]
 mod tests {
@@ -765,16 +521,15 @@ macro_rules! f {
     ($n:literal, $t:expr) => {
         $crate::format::schema::Field { name: $n, ty: $t, ..$crate::format::schema::FIELD }
     };
+    // No block around it: a row's nested `&[…]` tables stay promotable
+    // to statics. (A row never sets every setting, so `..FIELD` is no
+    // needless update.)
     ($n:literal, $t:expr, $($k:ident: $v:expr),+) => {
-        {
-            #[allow(clippy::needless_update)]
-            let f = $crate::format::schema::Field {
-                name: $n,
-                ty: $t,
-                $($k: $v,)+
-                ..$crate::format::schema::FIELD
-            };
-            f
+        $crate::format::schema::Field {
+            name: $n,
+            ty: $t,
+            $($k: $v,)+
+            ..$crate::format::schema::FIELD
         }
     };
 }

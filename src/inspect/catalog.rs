@@ -1,8 +1,9 @@
 //! Every record type and version klog decodes, read from the tables that
 //! define them: the metadata records and KRaft control records
 //! ([`crate::metadata::records`]), the group and share coordinators'
-//! records ([`crate::offsets::records`]), and the transaction log's key and
-//! value versions ([`crate::txn::txnlog`]). Each table says, per version,
+//! records ([`crate::offsets::records`]) with the consumer protocol's
+//! messages inside a classic group's members, and the transaction log's
+//! key and value versions ([`crate::txn::txnlog`]). Each table says, per version,
 //! the Kafka release that introduced it ([`Release`]); nothing here repeats
 //! that knowledge.
 //!
@@ -16,7 +17,10 @@ use serde_json::{json, Value};
 
 use crate::format::schema::{Field, Release, Schema, Ty, OPEN};
 use crate::metadata::records::{CONTROL, METADATA};
-use crate::offsets::records::{RecordType, CLASSIC_RECORDS, GROUP_RECORDS, SHARE_RECORDS};
+use crate::offsets::records::{
+    RecordType, CLASSIC_RECORDS, CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION,
+    GROUP_RECORDS, SHARE_RECORDS,
+};
 use crate::txn::txnlog;
 
 /// The log a record type lives in.
@@ -62,6 +66,10 @@ pub enum Part {
     Record,
     Key,
     Value,
+    /// A message inside a field of a record's value: the consumer
+    /// protocol's subscription and assignment in each member of a classic
+    /// group (GroupMetadata, record type 2).
+    Embedded,
 }
 
 impl Part {
@@ -70,6 +78,7 @@ impl Part {
             Part::Record => "record",
             Part::Key => "key",
             Part::Value => "value",
+            Part::Embedded => "embedded",
         }
     }
 }
@@ -158,6 +167,18 @@ pub fn entries() -> Vec<Entry> {
         out.push(Entry::of(Log::Control, *id, Part::Record, s.name.into(), s));
     }
     coordinator(Log::Group, CLASSIC_RECORDS, &mut out);
+    for schema in [
+        &CONSUMER_PROTOCOL_SUBSCRIPTION,
+        &CONSUMER_PROTOCOL_ASSIGNMENT,
+    ] {
+        out.push(Entry::of(
+            Log::Group,
+            2,
+            Part::Embedded,
+            schema.name.into(),
+            schema,
+        ));
+    }
     coordinator(Log::Group, GROUP_RECORDS, &mut out);
     coordinator(Log::Share, SHARE_RECORDS, &mut out);
     for (part, schema) in [
@@ -218,6 +239,11 @@ fn fields_json(fields: &[Field]) -> Value {
                 "tag": f.tag.map(|(t, _)| t),
                 "taggedVersions": f.tag.map(|(_, from)| version_range(from, OPEN)),
                 "since": f.since.name(),
+                "default": f.default_value(),
+                "nested": f.nested.map(|n| json!({
+                    "name": n.name,
+                    "versions": version_range(n.versions.0, n.versions.1),
+                })),
             });
             if let (Some(inner), Some(map)) = (struct_fields(&f.ty), o.as_object_mut()) {
                 map.insert("fields".into(), fields_json(inner));
@@ -231,8 +257,9 @@ fn fields_json(fields: &[Field]) -> Value {
 /// `validVersions`, `flexibleVersions`, the release of each version, the
 /// release whose schema file first has this layout (`fileSince`), the
 /// release that no longer reads it (`removed`, null if none) and its fields
-/// (each with the release that added it: `since`; null when klog has no
-/// field table for it).
+/// (each with the release that added it: `since`; its `default` as a
+/// decoded value; for a nested struct whose class checks the version, its
+/// name and versions: `nested`; null when klog has no field table for it).
 pub fn to_json() -> Value {
     let schemas: Vec<Value> = entries()
         .iter()
@@ -294,6 +321,193 @@ mod tests {
         assert_eq!(version_range(0, OPEN), "0+");
         assert_eq!(version_range(1, 1), "1");
         assert_eq!(version_range(0, 4), "0-4");
+    }
+
+    /// Every field of every table, nested ones included, with its path.
+    fn all_fields(e: &Entry) -> Vec<(String, &'static Field)> {
+        fn walk(prefix: &str, fields: &'static [Field], out: &mut Vec<(String, &'static Field)>) {
+            for f in fields {
+                let path = format!("{prefix}.{}", f.name);
+                if let Some(inner) = struct_fields(&f.ty) {
+                    walk(&path, inner, out);
+                }
+                out.push((path, f));
+            }
+        }
+        let mut out = Vec::new();
+        if let Some(s) = e.schema {
+            walk(&e.name, s.fields, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn every_default_is_one_of_its_type_and_nested_classes_hold_structs() {
+        for e in entries() {
+            for (path, f) in all_fields(&e) {
+                assert!(
+                    crate::format::schema::defaults::parse(&f.ty, f.default).is_ok(),
+                    "{path}: default {:?}",
+                    f.default
+                );
+                if let Some(n) = f.nested {
+                    assert!(struct_fields(&f.ty).is_some(), "{path} is no struct");
+                    // The class reads a part of the versions of the message.
+                    assert!(
+                        e.versions.0 <= n.versions.0 && n.versions.1 <= e.versions.1,
+                        "{path}: {n:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The `default` of each field in the schema files of 3.9.2 to 4.4.0,
+    /// and the versions of the nested classes that check them
+    /// (`RegisterBrokerRecord.BrokerEndpoint.HIGHEST_SUPPORTED_VERSION` is
+    /// 4 in 4.4.0's jar, `TransactionLogValue.PartitionsSchema`'s 1).
+    #[test]
+    fn defaults_and_nested_versions_are_the_schema_files() {
+        let field = |schema: &str, path: &str| {
+            let e = entries().into_iter().find(|e| e.name == schema).unwrap();
+            all_fields(&e)
+                .into_iter()
+                .find(|(p, _)| *p == format!("{schema}.{path}"))
+                .unwrap()
+                .1
+        };
+        let default = |schema: &str, path: &str| field(schema, path).default_value();
+        assert_eq!(default("PartitionChangeRecord", "Leader"), json!(-2));
+        assert_eq!(
+            default("PartitionChangeRecord", "LeaderRecoveryState"),
+            json!(-1)
+        );
+        assert_eq!(default("PartitionChangeRecord", "Isr"), Value::Null);
+        assert_eq!(default("PartitionRecord", "LeaderRecoveryState"), json!(0));
+        assert_eq!(default("PartitionRecord", "LeaderEpoch"), json!(-1));
+        assert_eq!(
+            default("PartitionRecord", "EligibleLeaderReplicas"),
+            Value::Null
+        );
+        assert_eq!(default("RegisterBrokerRecord", "Fenced"), json!(true));
+        assert_eq!(default("RegisterBrokerRecord", "LogDirs"), json!([]));
+        assert_eq!(
+            default("RegisterBrokerRecord", "CordonedLogDirs"),
+            Value::Null
+        );
+        assert_eq!(
+            default("BrokerRegistrationChangeRecord", "Fenced"),
+            json!(0)
+        );
+        assert_eq!(default("ProducerIdsRecord", "BrokerEpoch"), json!(-1));
+        assert_eq!(default("AbortTransactionRecord", "Reason"), Value::Null);
+        assert_eq!(
+            default("TransactionLogValue", "PreviousProducerId"),
+            json!(-1)
+        );
+        assert_eq!(
+            default("TransactionLogValue", "NextProducerEpoch"),
+            json!(-1)
+        );
+        assert_eq!(
+            default("TransactionLogValue", "ClientTransactionVersion"),
+            json!(0)
+        );
+        assert_eq!(default("OffsetCommitValue", "leaderEpoch"), json!(-1));
+        assert_eq!(
+            default("OffsetCommitValue", "topicId"),
+            json!(crate::format::schema::ZERO_UUID)
+        );
+        assert_eq!(
+            default("GroupMetadataValue", "currentStateTimestamp"),
+            json!(-1)
+        );
+        assert_eq!(
+            default("GroupMetadataValue", "members.groupInstanceId"),
+            Value::Null
+        );
+        assert_eq!(
+            default("StreamsGroupMetadataValue", "ValidatedTopologyEpoch"),
+            json!(-1)
+        );
+        assert_eq!(
+            default("StreamsGroupMetadataValue", "LastAssignmentConfigs"),
+            json!([])
+        );
+        assert_eq!(
+            default("StreamsGroupMemberMetadataValue", "UserEndpoint"),
+            Value::Null
+        );
+        assert_eq!(
+            default("ShareSnapshotValue", "DeliveryCompleteCount"),
+            json!(-1)
+        );
+        assert_eq!(
+            default("ConsumerGroupMetadataValue", "MetadataHash"),
+            json!(0)
+        );
+        assert_eq!(
+            default("ConsumerProtocolSubscription", "GenerationId"),
+            json!(-1)
+        );
+        assert_eq!(
+            default("ConsumerProtocolAssignment", "UserData"),
+            Value::Null
+        );
+        // A nullable struct without a default is a new struct, not null.
+        assert_eq!(
+            default("ConsumerGroupMemberMetadataValue", "ClassicMemberMetadata"),
+            json!({"sessionTimeoutMs": 0, "supportedProtocols": []})
+        );
+        let nested =
+            |schema: &str, path: &str| field(schema, path).nested.map(|n| (n.name, n.versions));
+        assert_eq!(
+            nested("RegisterBrokerRecord", "EndPoints"),
+            Some(("BrokerEndpoint", (0, 4)))
+        );
+        assert_eq!(
+            nested("RegisterBrokerRecord", "Features"),
+            Some(("BrokerFeature", (0, 4)))
+        );
+        assert_eq!(
+            nested("RegisterControllerRecord", "EndPoints"),
+            Some(("ControllerEndpoint", (0, 0)))
+        );
+        assert_eq!(
+            nested("ClientQuotaRecord", "Entity"),
+            Some(("EntityData", (0, 0)))
+        );
+        assert_eq!(
+            nested("VotersRecord", "Voters.Endpoints"),
+            Some(("Endpoint", (0, 0)))
+        );
+        assert_eq!(
+            nested("TransactionLogValue", "TransactionPartitions"),
+            Some(("PartitionsSchema", (0, 1)))
+        );
+        assert_eq!(
+            nested("ShareUpdateValue", "StateBatches"),
+            Some(("StateBatch", (0, 0)))
+        );
+        // A field of versions 1+ in a message of 0-3: its class reads 1-3.
+        assert_eq!(
+            nested("ConsumerProtocolSubscription", "OwnedPartitions"),
+            Some(("TopicPartition", (1, 3)))
+        );
+        // Common structs read any version.
+        assert_eq!(nested("LeaderChangeMessage", "Voters"), None);
+        assert_eq!(nested("GroupMetadataValue", "members"), None);
+        assert_eq!(
+            nested(
+                "ShareGroupCurrentMemberAssignmentValue",
+                "AssignedPartitions"
+            ),
+            None
+        );
+        assert_eq!(
+            nested("ShareGroupTargetAssignmentMemberValue", "TopicPartitions"),
+            Some(("TopicPartition", (0, 0)))
+        );
     }
 
     /// The schema files of 3.9.2 to 4.4.0 (`common/message/*.json` of each

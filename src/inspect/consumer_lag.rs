@@ -88,9 +88,10 @@ pub enum Status {
     /// `ConsumerCoordinator`), so there is no lag and the consumer resets.
     NoCommittedOffset,
     /// Committed for an earlier topic of the same name (its topic id is not
-    /// the topic's current one): Kafka fetches no offset, so there is no
-    /// lag on the new topic and the consumer resets
-    /// (see [`crate::offsets::standing`]).
+    /// the topic's current one). kafka-consumer-groups and a classic
+    /// consumer fetch it by name and see it, so the lag is theirs against
+    /// the new topic; a KIP-848 consumer fetches by topic id, gets no
+    /// offset and resets (see [`crate::offsets::standing`]).
     TopicRecreated,
     /// Past the offsets retention: the coordinator removes it at its next
     /// expiration check and the consumer then resets; the lag shown is the
@@ -622,12 +623,13 @@ pub fn compute(dirs: &[DataDir], replay: &Replay, opts: &LagOptions) -> Result<V
             client,
         };
         let standing = judge.standing(group, topic, partition, commit);
-        if matches!(standing, Standing::TopicRecreated { .. }) {
-            rows.push(row(commit.offset, None, None, None, Status::TopicRecreated));
-            continue;
-        }
         let Some(&(p, dir_index)) = partitions.get(&key) else {
-            rows.push(row(commit.offset, None, None, None, Status::NoPartition));
+            // Without the partition, the stale topic id is still news.
+            let status = match standing {
+                Standing::TopicRecreated { .. } => Status::TopicRecreated,
+                _ => Status::NoPartition,
+            };
+            rows.push(row(commit.offset, None, None, None, status));
             continue;
         };
         let ends = match ends_cache.get(&key) {
@@ -699,11 +701,15 @@ fn lag_of(
         Isolation::ReadCommitted => ends.last_stable.unwrap_or(ends.log_end),
         Isolation::ReadUncommitted => ends.high_watermark.unwrap_or(ends.log_end),
     };
-    // Where the offset lies in the log first: a consumer resets from
-    // either end, a commit above the high watermark may point at records
-    // a restart truncates, and expiry is news only for an offset that is
-    // otherwise ok.
-    let status = if committed < ends.log_start {
+    // A commit for an earlier topic first: which clients see it at all
+    // decides what its position means (its lag is still
+    // kafka-consumer-groups', which fetches it by name). Then where the
+    // offset lies in the log: a consumer resets from either end, a commit
+    // above the high watermark may point at records a restart truncates,
+    // and expiry is news only for an offset that is otherwise ok.
+    let status = if let Standing::TopicRecreated { .. } = standing {
+        Status::TopicRecreated
+    } else if committed < ends.log_start {
         Status::BelowLogStart
     } else if committed > ends.log_end {
         Status::AboveLogEnd

@@ -12,7 +12,13 @@
 //!   invalid batch and every later segment deleted;
 //! - the KRaft metadata log is recovered whole on every start, clean or
 //!   not (`KafkaMetadataLog`/`KafkaRaftLog` open it with recovery point 0
-//!   and `hadCleanShutdown = false`).
+//!   and `hadCleanShutdown = false`);
+//! - `-future` and `-stray` folders are loaded and recovered as live ones,
+//!   with their topic-partition's recovery point, and a `-delete` folder
+//!   is loaded without `recoverLog`, only its segments without a usable
+//!   offset index recovered, then deleted ([`DataDir::loaded`],
+//!   [`crate::log::PartitionState::recovered_on_load`]); each is reported
+//!   under its folder's name.
 //!
 //! The cost here is what recovery re-reads: the segments and their bytes.
 //! What it cuts is in [`crate::inspect::recovery`] (`verify-crc
@@ -26,12 +32,15 @@ use crate::error::Result;
 use crate::inspect::recovery::trusted_after_clean_shutdown;
 use crate::log::checkpoint;
 use crate::log::shutdown::{Shutdown, ShutdownState};
-use crate::log::{DataDir, Partition, SegmentFiles};
+use crate::log::{DataDir, Partition, PartitionState, SegmentFiles};
 use crate::tiered::Tiering;
 
-/// What recovery re-reads of one partition.
+/// What recovery re-reads of one partition folder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Recovered {
+    /// The folder: `<topic>-<partition>`, or the name of a `-delete`,
+    /// `-future` or `-stray` folder.
+    pub folder: String,
     pub topic: String,
     pub partition: i32,
     /// Its `recovery-point-offset-checkpoint` entry (`None`: no entry, so
@@ -47,10 +56,12 @@ pub struct Recovered {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Restart {
     pub shutdown: Shutdown,
-    /// The partitions recovery re-reads (the metadata log included), by
-    /// topic and partition.
+    /// The partition folders recovery re-reads (the metadata log
+    /// included), by topic and partition.
     pub recovered: Vec<Recovered>,
-    /// Live partitions in the directory (the metadata log included).
+    /// Partition folders a start loads ([`DataDir::loaded`]: the live
+    /// ones, the metadata log included, and the `-delete`, `-future` and
+    /// `-stray` ones).
     pub partitions: u64,
     /// Segments and bytes recovery re-reads, in all.
     pub segments: u64,
@@ -66,28 +77,15 @@ impl Restart {
         let clean = shutdown.state != ShutdownState::Unclean;
         let mut recovered = Vec::new();
         let mut partitions = 0;
-        for p in dir.live() {
+        for p in dir.loaded() {
             partitions += 1;
             let point = points.get(&(p.topic.clone(), p.partition)).copied();
-            let metadata = p.topic == crate::metadata::METADATA_TOPIC;
-            let segs: Vec<&SegmentFiles> = if metadata {
-                p.segments.iter().collect()
-            } else if clean {
-                let mut untrusted = Vec::new();
-                for s in &p.segments {
-                    if !trusted_after_clean_shutdown(s)? {
-                        untrusted.push(s);
-                    }
-                }
-                untrusted
-            } else {
-                let start = crate::inspect::recovery::first_recovered(p, point.unwrap_or(0));
-                p.segments.iter().skip(start).collect()
-            };
+            let segs = Recovery::of(p, clean, point).segments(p)?;
             let Some(first) = segs.first() else {
                 continue;
             };
             recovered.push(Recovered {
+                folder: p.label(),
                 topic: p.topic.clone(),
                 partition: p.partition,
                 recovery_point: point,
@@ -172,6 +170,53 @@ impl Restart {
     }
 }
 
+/// How a start recovers one partition folder (`LogLoader.load`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recovery {
+    /// From the segment holding the recovery point to the end
+    /// (`LogLoader.recoverLog`): after an unclean shutdown, and the
+    /// metadata log (from 0) on every start.
+    FromPoint(i64),
+    /// Only the segments without a usable offset index
+    /// (`LogLoader.loadSegmentFiles`): after a clean shutdown, and in a
+    /// `-delete` folder whatever the shutdown.
+    Untrusted,
+}
+
+impl Recovery {
+    /// The recovery of `p` on a start after a shutdown that was `clean`
+    /// (its marker present), `point` being its topic-partition's entry in
+    /// `recovery-point-offset-checkpoint`.
+    fn of(p: &Partition, clean: bool, point: Option<i64>) -> Recovery {
+        if p.topic == crate::metadata::METADATA_TOPIC {
+            Recovery::FromPoint(0)
+        } else if clean || !p.state.recovered_on_load() {
+            Recovery::Untrusted
+        } else {
+            Recovery::FromPoint(point.unwrap_or(0))
+        }
+    }
+
+    /// The segments of `p` it reads.
+    fn segments(self, p: &Partition) -> Result<Vec<&SegmentFiles>> {
+        Ok(match self {
+            Recovery::FromPoint(point) => {
+                let start = crate::inspect::recovery::first_recovered(p, point);
+                p.segments.iter().skip(start).collect()
+            }
+            Recovery::Untrusted => {
+                let mut untrusted = Vec::new();
+                for s in &p.segments {
+                    if !trusted_after_clean_shutdown(s)? {
+                        untrusted.push(s);
+                    }
+                }
+                untrusted
+            }
+        })
+    }
+}
+
 fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
@@ -187,23 +232,33 @@ pub struct PlannedCut {
     pub error: String,
 }
 
-/// What a broker's next start does to one partition (`LogLoader.load`):
-/// the segments it recovers and re-reads, what recovery cuts and deletes,
-/// the indexes it rebuilds, and the log start, log end and high watermark
-/// it loads.
+/// What a broker's next start does to one partition folder
+/// (`LogLoader.load`): the segments it recovers and re-reads, what
+/// recovery cuts and deletes, the indexes it rebuilds, and the log start,
+/// log end and high watermark it loads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PartitionRestart {
+    /// The folder: `<topic>-<partition>`, or the name of a `-delete`,
+    /// `-future` or `-stray` folder.
+    pub folder: String,
+    /// live, delete, future or stray (the folder name's suffix).
+    pub state: PartitionState,
     pub topic: String,
     pub partition: i32,
     /// `.kafka_cleanshutdown` is present: recovery is skipped except for
     /// segments without a usable offset index.
     pub clean_shutdown: bool,
-    /// The `recovery-point-offset-checkpoint` entry (0 without one, as
-    /// `LogManager` reads a missing entry).
+    /// Recovery runs from the recovery point (`LogLoader.recoverLog`):
+    /// after an unclean shutdown, in a folder other than `-delete`.
+    /// Otherwise only the segments without a usable offset index are
+    /// recovered (`recovered_segments`).
+    pub full_recovery: bool,
+    /// The `recovery-point-offset-checkpoint` entry of the topic-partition
+    /// (0 without one, as `LogManager` reads a missing entry).
     pub recovery_point: i64,
-    /// The first segment recovery reads (unclean shutdown).
+    /// The first segment recovery reads (full recovery).
     pub from_segment: Option<i64>,
-    /// Segments recovered although the shutdown was clean.
+    /// Segments recovered without a full recovery (no usable offset index).
     pub recovered_segments: Vec<String>,
     /// Segments and bytes recovery re-reads (the restart's cost).
     pub rescanned_segments: u64,
@@ -221,7 +276,8 @@ pub struct PartitionRestart {
     /// local log start (`max(log start, first segment)`, the same but for
     /// tiered storage), the log end after recovery, and the checkpointed
     /// high watermark clamped into `[log start, log end]`
-    /// (`UnifiedLog.updateHighWatermark`).
+    /// (`UnifiedLog.updateHighWatermark`, from `Partition.createLog`: none
+    /// for a `-delete` or `-stray` folder, which no partition hosts).
     pub log_start_offset: i64,
     pub local_log_start_offset: i64,
     pub log_end_offset: i64,
@@ -260,24 +316,28 @@ impl DirState {
 }
 
 impl PartitionRestart {
-    /// Predict the next start on `p`, a partition of the log directory
-    /// whose state is `dir`, with what `tiering` knows of its remote
-    /// storage; reads the segments recovery reads.
+    /// Predict the next start on `p`, a partition folder of the log
+    /// directory whose state is `dir`, with what `tiering` knows of its
+    /// remote storage; reads the segments recovery reads.
     pub fn predict(dir: &DirState, p: &Partition, tiering: &Tiering) -> Result<PartitionRestart> {
-        use crate::inspect::recovery;
         let key = (p.topic.clone(), p.partition);
         let metadata = p.topic == crate::metadata::METADATA_TOPIC;
-        let clean = dir.clean_shutdown && !metadata;
-        let recovery_point = if metadata {
-            0
-        } else {
-            dir.recovery_points.get(&key).copied().unwrap_or(0)
-        };
+        let recovery = Recovery::of(
+            p,
+            dir.clean_shutdown,
+            dir.recovery_points.get(&key).copied(),
+        );
         let mut out = PartitionRestart {
+            folder: p.label(),
+            state: p.state,
             topic: p.topic.clone(),
             partition: p.partition,
-            clean_shutdown: clean,
-            recovery_point,
+            clean_shutdown: dir.clean_shutdown && !metadata,
+            full_recovery: matches!(recovery, Recovery::FromPoint(_)),
+            recovery_point: match recovery {
+                Recovery::FromPoint(point) => point,
+                Recovery::Untrusted => dir.recovery_points.get(&key).copied().unwrap_or(0),
+            },
             from_segment: None,
             recovered_segments: Vec::new(),
             rescanned_segments: 0,
@@ -291,68 +351,101 @@ impl PartitionRestart {
             log_end_offset: 0,
             high_watermark: None,
         };
-        let mut log_end = p.log_end_offset()?;
-        let mut cut_read: Option<(i64, u64)> = None;
-        let recovered: Vec<&SegmentFiles> = if clean {
-            let mut cut_end = None;
-            let list = recovery::recovered_after_clean_shutdown(p)?;
-            for (seg, damage) in &list {
-                out.recovered_segments.push(seg.log.display().to_string());
-                if let Some(d) = damage {
-                    out.cuts.push(PlannedCut::at(&seg.log, d));
-                    cut_end.get_or_insert(d.last_valid_offset.map_or(seg.base_offset, |o| o + 1));
-                }
-            }
-            if let Some(end) = cut_end {
-                log_end = log_end.min(end);
-            }
-            p.segments
-                .iter()
-                .filter(|s| list.iter().any(|(r, _)| r.log == s.log))
-                .collect()
-        } else {
-            let pv = recovery::preview(p, recovery_point)?;
-            out.from_segment = Some(pv.from_segment);
-            // Recovery reads each segment up to its first invalid batch; past
-            // a cut, the later segments are deleted unread.
-            let mut last_read = i64::MAX;
-            if let Some((seg, d)) = &pv.truncate {
-                out.cuts.push(PlannedCut::at(&seg.log, d));
-                log_end = d.last_valid_offset.map_or(seg.base_offset, |o| o + 1);
-                last_read = seg.base_offset;
-                cut_read = Some((seg.base_offset, d.position));
-            }
-            out.deleted_segments = pv
-                .deleted
-                .iter()
-                .map(|s| s.log.display().to_string())
-                .collect();
-            out.lost_offsets = pv.lost_offsets.map(|(from, to)| [from, to - 1]);
-            p.segments
-                .iter()
-                .filter(|s| s.base_offset >= pv.from_segment && s.base_offset <= last_read)
-                .collect()
+        let read = match recovery {
+            Recovery::FromPoint(point) => out.recover_from(p, point)?,
+            Recovery::Untrusted => out.recover_untrusted(p)?,
         };
-        out.rescanned_segments = recovered.len() as u64;
-        out.rescanned_bytes = recovered
+        out.rescanned_segments = read.segments.len() as u64;
+        out.rescanned_bytes = read
+            .segments
             .iter()
-            .map(|s| match cut_read {
+            .map(|s| match read.cut {
                 Some((base, position)) if base == s.base_offset => position,
                 _ => file_len(&s.log),
             })
             .sum();
-        out.rebuilt_indexes = 3 * recovered.len() as u64;
+        out.rebuilt_indexes = 3 * read.segments.len() as u64;
         let start_checkpoint = dir.log_starts.get(&key).copied();
         let starts = tiering.log_starts(p, start_checkpoint);
         out.log_start_offset = starts.loaded;
         out.local_log_start_offset = starts.loaded_local;
-        out.log_end_offset = p.loaded_log_end(log_end, start_checkpoint);
+        out.log_end_offset = p.loaded_log_end(read.log_end, start_checkpoint);
         out.high_watermark = dir
             .high_watermarks
             .get(&key)
+            .filter(|_| p.state != PartitionState::Delete && p.state != PartitionState::Stray)
             .map(|&hw| hw.clamp(out.log_start_offset, out.log_end_offset));
         Ok(out)
     }
+
+    /// Recovery of only the segments without a usable offset index
+    /// (`LogLoader.loadSegmentFiles`), each cut at its damage.
+    fn recover_untrusted<'p>(&mut self, p: &'p Partition) -> Result<Read<'p>> {
+        let mut log_end = p.log_end_offset()?;
+        let mut cut_end = None;
+        let list = crate::inspect::recovery::recovered_after_clean_shutdown(p)?;
+        for (seg, damage) in &list {
+            self.recovered_segments.push(seg.log.display().to_string());
+            if let Some(d) = damage {
+                self.cuts.push(PlannedCut::at(&seg.log, d));
+                cut_end.get_or_insert(d.last_valid_offset.map_or(seg.base_offset, |o| o + 1));
+            }
+        }
+        if let Some(end) = cut_end {
+            log_end = log_end.min(end);
+        }
+        Ok(Read {
+            segments: p
+                .segments
+                .iter()
+                .filter(|s| list.iter().any(|(r, _)| r.log == s.log))
+                .collect(),
+            cut: None,
+            log_end,
+        })
+    }
+
+    /// Recovery from the segment holding `point` (`LogLoader.recoverLog`):
+    /// each segment read up to its first invalid batch; past a cut, the
+    /// later segments are deleted unread.
+    fn recover_from<'p>(&mut self, p: &'p Partition, point: i64) -> Result<Read<'p>> {
+        let pv = crate::inspect::recovery::preview(p, point)?;
+        self.from_segment = Some(pv.from_segment);
+        let mut log_end = p.log_end_offset()?;
+        let mut last_read = i64::MAX;
+        let mut cut = None;
+        if let Some((seg, d)) = &pv.truncate {
+            self.cuts.push(PlannedCut::at(&seg.log, d));
+            log_end = d.last_valid_offset.map_or(seg.base_offset, |o| o + 1);
+            last_read = seg.base_offset;
+            cut = Some((seg.base_offset, d.position));
+        }
+        self.deleted_segments = pv
+            .deleted
+            .iter()
+            .map(|s| s.log.display().to_string())
+            .collect();
+        self.lost_offsets = pv.lost_offsets.map(|(from, to)| [from, to - 1]);
+        Ok(Read {
+            segments: p
+                .segments
+                .iter()
+                .filter(|s| s.base_offset >= pv.from_segment && s.base_offset <= last_read)
+                .collect(),
+            cut,
+            log_end,
+        })
+    }
+}
+
+/// What a start's recovery of one folder reads.
+struct Read<'p> {
+    /// The segments it re-reads.
+    segments: Vec<&'p SegmentFiles>,
+    /// The segment it cuts (base offset) and where: it is read up to there.
+    cut: Option<(i64, u64)>,
+    /// The log end after recovery.
+    log_end: i64,
 }
 
 impl PlannedCut {

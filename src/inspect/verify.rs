@@ -50,7 +50,8 @@ pub struct Checked {
 pub struct Report {
     pub checked: Checked,
     pub findings: Vec<Finding>,
-    /// Partition folders listed but not read (`-delete`, `-future`, `-stray`).
+    /// Partition folders listed but not read: those a broker does not
+    /// recover (`-delete` ones, a metadata topic's `-future` or `-stray`).
     pub skipped: Vec<(PathBuf, &'static str)>,
     /// With `deep`: what find-hanging's rule said of each open transaction
     /// it looked at ([`crate::txn::hanging::judge`]); the hanging ones are
@@ -169,15 +170,17 @@ pub fn verify_path(path: &Path, opts: &Options) -> Result<Report> {
         PathKind::DataDir => {
             let dir = DataDir::open(path)?;
             report.findings.extend(dir.foreign_folder_findings());
-            for p in dir
+            // What a broker's start recovers (its batches CRC-checked): the
+            // folders it loads but the `-delete` ones, which it loads
+            // without recovery and then deletes (DataDir::loaded).
+            let (recovered, skipped): (Vec<&Partition>, Vec<&Partition>) = dir
                 .partitions
                 .iter()
-                .filter(|p| p.state != crate::log::PartitionState::Live)
-            {
+                .partition(|p| p.loaded_on_start() && p.state.recovered_on_load());
+            for p in skipped {
                 report.skipped.push((p.dir.clone(), p.state.name()));
             }
-            let live: Vec<&Partition> = dir.live().collect();
-            for r in verify_partitions(&live, opts)? {
+            for r in verify_partitions(&recovered, opts)? {
                 report.merge(r);
             }
             let bootstrap = path.join(crate::metadata::BOOTSTRAP_FILE);

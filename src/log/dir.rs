@@ -10,8 +10,12 @@ use crate::error::{Error, Result};
 use crate::log::findings::{Finding, Kind};
 use crate::log::{parse_partition_dir, parse_segment_name};
 
-/// What a partition folder's name says about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// What a partition folder's name says about it (serialized as
+/// [`PartitionState::name`]).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum PartitionState {
     /// `<topic>-<partition>`: a live replica.
     Live,
@@ -24,6 +28,15 @@ pub enum PartitionState {
 }
 
 impl PartitionState {
+    /// Whether a broker loading a folder in this state recovers it
+    /// (`LogLoader.load`, Kafka 3.9 to 4.4): every folder but a `-delete`
+    /// one, for which `recoverLog` is skipped (recovery offsets 0, 0); the
+    /// segment files of every folder are opened and sanity-checked first
+    /// (`loadSegmentFiles`), a `-delete` one's included.
+    pub fn recovered_on_load(self) -> bool {
+        self != PartitionState::Delete
+    }
+
     /// Lowercase name.
     pub fn name(self) -> &'static str {
         match self {
@@ -114,6 +127,21 @@ impl Partition {
     /// `<topic>-<partition>`.
     pub fn name(&self) -> String {
         format!("{}-{}", self.topic, self.partition)
+    }
+
+    /// Whether a broker's start loads this folder (see [`DataDir::loaded`]).
+    pub fn loaded_on_start(&self) -> bool {
+        self.state == PartitionState::Live || self.topic != crate::metadata::METADATA_TOPIC
+    }
+
+    /// What reports call the folder: `<topic>-<partition>` when it is
+    /// live, its own name (`<topic>-<partition>.<id>-future`) otherwise, so
+    /// two folders of one partition are told apart.
+    pub fn label(&self) -> String {
+        match self.state {
+            PartitionState::Live => self.name(),
+            _ => folder_name(&self.dir).unwrap_or_else(|| self.name()),
+        }
     }
 }
 
@@ -323,6 +351,22 @@ impl DataDir {
         self.partitions
             .iter()
             .filter(|p| p.state == PartitionState::Live)
+    }
+
+    /// The partition folders a broker's start loads, in listing order:
+    /// every live one (the metadata log's through `KafkaRaftLog`), and the
+    /// `-delete`, `-future` and `-stray` folders of every topic but the
+    /// metadata topic. `LogManager.loadLogs` (Kafka 4.3 `LogManager.scala`,
+    /// 4.4 `LogManager.java`) loads every folder of the log directory but
+    /// `remote-log-index-cache` and `__cluster_metadata`'s, and `loadLog`
+    /// runs `UnifiedLog.create` (the segments loaded and, but in a
+    /// `-delete` folder, recovered: [`PartitionState::recovered_on_load`])
+    /// before it looks at the name's suffix: a `-delete` log is then
+    /// scheduled for deletion (`addLogToBeDeleted`, deleted
+    /// file.delete.delay.ms later), a `-stray` one kept aside ("Loaded
+    /// stray log"), a `-future` one becomes the partition's future replica.
+    pub fn loaded(&self) -> impl Iterator<Item = &Partition> {
+        self.partitions.iter().filter(|p| p.loaded_on_start())
     }
 }
 

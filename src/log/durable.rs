@@ -18,12 +18,16 @@
 //!   directory ([`move_aside`], [`replace`]; a salvage's rewrite by the
 //!   index rebuild's).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use rustix::fs::{AtFlags, Mode, OFlags};
+
 use crate::error::{Error, Result};
+use crate::log::beneath;
 use crate::log::storage::{OpenMode, Opened, Storage, SyncPoint};
 
 /// The real storage: the local file system, with `fdatasync` and directory `fsync`.
@@ -34,56 +38,36 @@ impl Storage for Disk {
     type File = File;
 
     fn create_dir(&self, path: &Path) -> Result<()> {
-        std::fs::create_dir(path).map_err(|e| Error::io(path, "create directory", e))
+        let at = beneath::resolve(path)?;
+        rustix::fs::mkdirat(&at.dir, &at.name, Mode::from_raw_mode(0o777))
+            .map_err(|e| Error::io(path, "create directory", e.into()))
     }
 
     fn open(&self, path: &Path, mode: OpenMode) -> Result<Opened<File>> {
-        let opts = |create_new: bool| {
-            let mut o = OpenOptions::new();
-            // Never write through a symlink: one planted at a temporary or
-            // index name would send the write (or a truncation) outside the
-            // data directory. O_NOFOLLOW makes such an open fail (ELOOP).
-            o.read(true)
-                .create_new(create_new)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
-            match mode {
-                // O_APPEND and O_TRUNC do not go together; the emptied file
-                // is written from its start, which is its end.
-                OpenMode::CreateOrTruncate => o.write(true).truncate(!create_new),
-                _ => o.append(true),
-            };
-            o
-        };
-        let err = |e: std::io::Error| {
-            if e.raw_os_error() == Some(libc::ELOOP) {
-                Error::layout(
-                    path,
-                    "is a symlink: klog does not write through symlinks (move the file in place, or remove the link)",
-                )
-            } else {
-                Error::io(path, "open for writing", e)
-            }
-        };
+        let at = beneath::resolve(path)?;
+        let (file, created) = open_at(&at, path, mode)?;
         // Never write through a second name either: a file with other hard
         // links (a backup made with `cp -al`, a file linked in from outside
         // the data directory) would change under those names too. Checked
-        // before the open, which for `CreateOrTruncate` already empties it.
-        if mode != OpenMode::CreateNew {
-            check_single_link(path)?;
+        // on the file opened, before `CreateOrTruncate` empties it.
+        let meta = file.metadata().map_err(|e| Error::io(path, "stat", e))?;
+        if !meta.is_file() {
+            return Err(Error::layout(
+                path,
+                "is not a regular file: klog writes only to regular files",
+            ));
         }
-        let (file, created) = match mode {
-            OpenMode::CreateNew => (opts(true).open(path).map_err(err)?, true),
-            OpenMode::Existing => (opts(false).open(path).map_err(err)?, false),
-            // Try to create first, so `created` says what happened.
-            OpenMode::CreateOrTruncate | OpenMode::CreateOrAppend => match opts(true).open(path) {
-                Ok(f) => (f, true),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    (opts(false).open(path).map_err(err)?, false)
-                }
-                Err(e) => return Err(err(e)),
-            },
+        if !created {
+            check_links(path, meta.nlink())?;
+        }
+        let len = if mode == OpenMode::CreateOrTruncate && meta.len() > 0 {
+            file.set_len(0)
+                .map_err(|e| Error::io(path, "truncate", e))?;
+            0
+        } else {
+            meta.len()
         };
-        Ok(Opened { file, created })
+        Ok(Opened { file, created, len })
     }
 
     fn append(&self, file: &mut File, path: &Path, bytes: &[u8]) -> Result<()> {
@@ -103,41 +87,84 @@ impl Storage for Disk {
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        std::fs::rename(from, to).map_err(|e| Error::io(from, "rename", e))
+        let (old, new) = (beneath::resolve(from)?, beneath::resolve(to)?);
+        rustix::fs::renameat(&old.dir, &old.name, &new.dir, &new.name)
+            .map_err(|e| Error::io(from, "rename", e.into()))
     }
 
     fn remove_file(&self, path: &Path) -> Result<()> {
-        std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))
+        let at = beneath::resolve(path)?;
+        rustix::fs::unlinkat(&at.dir, &at.name, AtFlags::empty())
+            .map_err(|e| Error::io(path, "remove", e.into()))
     }
 
     fn sync_dir(&self, dir: &Path, _at: SyncPoint) -> Result<()> {
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
-        let f = File::open(dir).map_err(|e| Error::io(dir, "open directory", e))?;
-        f.sync_all()
-            .map_err(|e| Error::io(dir, "fsync directory", e))
+        let fd = beneath::open_dir(dir)?;
+        rustix::fs::fsync(&fd).map_err(|e| Error::io(dir, "fsync directory", e.into()))
     }
+}
+
+/// Open the file `at` names, as `mode` says, never through a symlink: one
+/// planted at a temporary or index name would send the write (or a
+/// truncation) outside the data directory; `O_NOFOLLOW` makes such an open
+/// fail (ELOOP). Returns the file and whether this open created it. Writes
+/// go to the end of the file (`O_APPEND`), but for `CreateOrTruncate`,
+/// which the caller empties, written from its start.
+fn open_at(at: &beneath::At, path: &Path, mode: OpenMode) -> Result<(File, bool)> {
+    let mut flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if mode != OpenMode::CreateOrTruncate {
+        flags |= OFlags::APPEND;
+    }
+    let open = |extra: OFlags| {
+        rustix::fs::openat(&at.dir, &at.name, flags | extra, Mode::from_raw_mode(0o666))
+    };
+    let err = |e: rustix::io::Errno| {
+        if e == rustix::io::Errno::LOOP {
+            Error::layout(
+                path,
+                "is a symlink: klog does not write through symlinks (move the file in place, or remove the link)",
+            )
+        } else {
+            Error::io(path, "open for writing", e.into())
+        }
+    };
+    let (fd, created) = match mode {
+        OpenMode::CreateNew => (open(OFlags::CREATE | OFlags::EXCL).map_err(err)?, true),
+        OpenMode::Existing => (open(OFlags::empty()).map_err(err)?, false),
+        // Try to create first, so `created` says what happened.
+        OpenMode::CreateOrTruncate | OpenMode::CreateOrAppend => {
+            match open(OFlags::CREATE | OFlags::EXCL) {
+                Ok(fd) => (fd, true),
+                Err(rustix::io::Errno::EXIST) => (open(OFlags::empty()).map_err(err)?, false),
+                Err(e) => return Err(err(e)),
+            }
+        }
+    };
+    Ok((File::from(fd), created))
 }
 
 /// Refuse a regular file with more than one hard link (see [`Disk`]'s
 /// `open`); a missing file passes (it is about to be created).
 pub fn check_single_link(path: &Path) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
     match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_file() && m.nlink() > 1 => Err(Error::layout(
-            path,
-            format!(
-                "has {} hard links: writing it would change the file under its other names too (a copy made \
-                 with `cp -al`, or a file linked from outside the data directory); give --copy-hard-linked to \
-                 write to a private copy of it instead, or copy the directory with `cp -a`",
-                m.nlink()
-            ),
-        )),
+        Ok(m) if m.is_file() => check_links(path, m.nlink()),
         _ => Ok(()),
     }
+}
+
+/// Refuse `path`, a regular file, when it has `nlink` > 1 names.
+fn check_links(path: &Path, nlink: u64) -> Result<()> {
+    if nlink <= 1 {
+        return Ok(());
+    }
+    Err(Error::layout(
+        path,
+        format!(
+            "has {nlink} hard links: writing it would change the file under its other names too (a copy made \
+             with `cp -al`, or a file linked from outside the data directory); give --copy-hard-linked to \
+             write to a private copy of it instead, or copy the directory with `cp -a`"
+        ),
+    ))
 }
 
 /// Whether `path` is a regular file with other hard links.
@@ -164,46 +191,6 @@ pub fn parent_dir(path: &Path) -> &Path {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     }
-}
-
-/// Open (creating if needed) the lock file; opened for writing so a POSIX
-/// write lock can be taken on it. Its contents never matter, so it is not synced.
-///
-/// Never through a symlink (O_NOFOLLOW): a `.lock` linked to a missing
-/// path would otherwise create that file outside the data directory, and
-/// a lock taken through a link is not the directory's own. Anything but a
-/// regular file (a FIFO, a device, a directory) is refused too; the open
-/// does not block (O_NONBLOCK) should it be a FIFO. A broker opens the
-/// same name (`LogManager.lockLogDirs` through `FileLock`, with
-/// `StandardOpenOption.CREATE`) and follows a link, locking (and creating)
-/// its target: klog refuses instead of taking a lock that is not the
-/// directory's own.
-pub fn open_lock_file(path: &Path) -> Result<File> {
-    let not_regular = || {
-        Error::layout(
-            path,
-            "is not a regular file (a symlink, a FIFO or a directory): klog locks only the data \
-             directory's own .lock file; remove it (a broker or klog creates it again)",
-        )
-    };
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) | Some(libc::EISDIR) => not_regular(),
-            _ => Error::io(path, "open lock file", e),
-        })?;
-    let meta = file
-        .metadata()
-        .map_err(|e| Error::io(path, "stat lock file", e))?;
-    if !meta.is_file() {
-        return Err(not_regular());
-    }
-    Ok(file)
 }
 
 /// Append `bytes` to `file` and sync it. When this returns, the bytes are

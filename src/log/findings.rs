@@ -397,6 +397,51 @@ pub struct Finding {
     pub detail: String,
 }
 
+/// A finding as a JSON document holds it (a summary's findings, read
+/// back): its path as `file`, with `file_base64` when it is not UTF-8.
+#[derive(Deserialize)]
+struct FindingDoc {
+    kind: Kind,
+    severity: Severity,
+    file: String,
+    #[serde(default)]
+    file_base64: Option<String>,
+    position: u64,
+    byte: u64,
+    offset: Option<i64>,
+    #[serde(default)]
+    producer_id: Option<i64>,
+    detail: String,
+}
+
+impl<'de> Deserialize<'de> for Finding {
+    /// What [`Serialize`] writes; the path from `file_base64` when given
+    /// (its exact bytes), else from `file`.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use base64::Engine;
+        use std::os::unix::ffi::OsStringExt;
+        let doc = FindingDoc::deserialize(d)?;
+        let file = match &doc.file_base64 {
+            Some(b) => PathBuf::from(std::ffi::OsString::from_vec(
+                base64::engine::general_purpose::STANDARD
+                    .decode(b)
+                    .map_err(|e| serde::de::Error::custom(format!("file_base64: {e}")))?,
+            )),
+            None => PathBuf::from(doc.file),
+        };
+        Ok(Finding {
+            kind: doc.kind,
+            severity: doc.severity,
+            file,
+            position: doc.position,
+            byte: doc.byte,
+            offset: doc.offset,
+            producer_id: doc.producer_id,
+            detail: doc.detail,
+        })
+    }
+}
+
 impl Finding {
     /// A finding of `kind` with its default severity.
     pub fn new(

@@ -17,11 +17,13 @@
 //! description.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{Mode, OFlags};
+
 use crate::error::{Error, Result};
-use crate::log::durable;
+use crate::log::beneath;
 
 /// The lock commands: open-file-description locks where the OS has them.
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -38,11 +40,14 @@ const GET_LOCK: libc::c_int = libc::F_GETLK;
 /// Name of the lock file inside a data directory.
 pub const LOCK_FILE: &str = ".lock";
 
-/// An exclusive lock on a data directory, held until dropped.
+/// An exclusive lock on a data directory, held until dropped. While it is
+/// held, the directory opened when it was taken is the root every write
+/// below the directory's path is resolved from ([`beneath`]).
 #[derive(Debug)]
 pub struct DirLock {
     _file: File,
     path: PathBuf,
+    _root: beneath::Registration,
 }
 
 impl DirLock {
@@ -50,7 +55,8 @@ impl DirLock {
     /// another process (or another `DirLock` in this one) holds it.
     pub fn acquire(data_dir: &Path) -> Result<Self> {
         let path = data_dir.join(LOCK_FILE);
-        let file = durable::open_lock_file(&path)?;
+        let root = std::sync::Arc::new(beneath::open_root(data_dir)?);
+        let file = open_lock_file(&*root, &path)?;
         // The fcntl lock first: it is the one a broker holds, and the only
         // one whose holder the OS can name.
         let mut fl = whole_file(libc::F_WRLCK);
@@ -75,7 +81,11 @@ impl DirLock {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, "flock", e)),
         }
-        Ok(DirLock { _file: file, path })
+        Ok(DirLock {
+            _file: file,
+            path,
+            _root: beneath::register(data_dir, root),
+        })
     }
 
     /// The lock file.
@@ -180,4 +190,43 @@ fn fcntl_lock(file: &File, cmd: libc::c_int, fl: &mut libc::flock) -> std::io::R
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Open (creating if needed) the lock file `path`, named in the data
+/// directory opened as `root` (so that it is that directory's own); opened for writing so a POSIX
+/// write lock can be taken on it. Its contents never matter, so it is not synced.
+///
+/// Never through a symlink (O_NOFOLLOW): a `.lock` linked to a missing
+/// path would otherwise create that file outside the data directory, and
+/// a lock taken through a link is not the directory's own. Anything but a
+/// regular file (a FIFO, a device, a directory) is refused too; the open
+/// does not block (O_NONBLOCK) should it be a FIFO. A broker opens the
+/// same name (`LogManager.lockLogDirs` through `FileLock`, with
+/// `StandardOpenOption.CREATE`) and follows a link, locking (and creating)
+/// its target: klog refuses instead of taking a lock that is not the
+/// directory's own.
+pub fn open_lock_file(root: impl AsFd, path: &Path) -> Result<File> {
+    let not_regular = || {
+        Error::layout(
+            path,
+            "is not a regular file (a symlink, a FIFO or a directory): klog locks only the data \
+             directory's own .lock file; remove it (a broker or klog creates it again)",
+        )
+    };
+    let flags =
+        OFlags::CREATE | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let name = path.file_name().unwrap_or(path.as_os_str());
+    let fd =
+        rustix::fs::openat(root, name, flags, Mode::from_raw_mode(0o666)).map_err(|e| match e {
+            rustix::io::Errno::LOOP | rustix::io::Errno::ISDIR => not_regular(),
+            _ => Error::io(path, "open lock file", e.into()),
+        })?;
+    let file = File::from(fd);
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(path, "stat lock file", e))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
 }

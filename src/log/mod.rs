@@ -10,6 +10,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 pub mod appender;
+pub mod beneath;
 pub mod checkpoint;
 pub mod dir;
 pub mod durable;

@@ -40,6 +40,9 @@ pub struct Opened<F> {
     pub file: F,
     /// True when the file did not exist before.
     pub created: bool,
+    /// Its length when opened (0 once `CreateOrTruncate` emptied it): the
+    /// file's own, whatever a path names by the time it is read.
+    pub len: u64,
 }
 
 /// Where a sync is issued. Each variant is one call site in the write paths;
@@ -128,7 +131,9 @@ impl SyncPoint {
 }
 
 /// The operations that change a data directory. Paths are full paths (as
-/// readers see them); nothing here reads.
+/// readers see them); nothing here reads. The real storage resolves a path
+/// below a locked data directory from that directory's descriptor,
+/// following no symlink ([`beneath`](crate::log::beneath)).
 pub trait Storage {
     /// An open file of this storage.
     type File;

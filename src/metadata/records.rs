@@ -14,9 +14,11 @@
 //! (all 0).
 //!
 //! An apiKey not in these tables is named (`unknown(apiKey)`) and shown raw;
-//! a version above the newest a table knows is read with the newest
-//! layout, as Kafka's generated `read` methods do (they check no version).
-//! Neither stops a dump or a replay: the replay reports both.
+//! a version above the newest a table knows is read field by field at that
+//! version, as Kafka's generated `read` methods do (they check no version;
+//! the fields of such a version are the newest layout's), except that the
+//! class of a nested struct refuses it as Kafka's does (a field's
+//! `nested`). Neither stops a dump or a replay: the replay reports both.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use base64::Engine;
@@ -25,7 +27,7 @@ use serde_json::Value;
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
-use crate::format::schema::{last_version, Field, Release, Schema, Ty, OPEN};
+use crate::format::schema::{last_version, nested, Field, Release, Schema, Ty, OPEN};
 
 use crate::format::schema::f;
 use crate::format::schema::types::*;
@@ -68,7 +70,9 @@ use Release::{R3_9, R4_0, R4_3, R4_4};
 const V0: &[Release] = &[R3_9];
 
 // The listeners and supported feature ranges a broker or a controller
-// registers with (RegisterBrokerRecord, RegisterControllerRecord).
+// registers with (RegisterBrokerRecord, RegisterControllerRecord: each
+// its own nested classes, BrokerEndpoint or ControllerEndpoint, of the
+// record's versions).
 const ENDPOINTS: Ty = Ty::Array(&Ty::Struct(&[
     f!("Name", S),
     f!("Host", S),
@@ -84,16 +88,16 @@ const FEATURES: Ty = Ty::Array(&Ty::Struct(&[
 // RegisterBrokerRecord.json (apiKey 0), validVersions 0-4 (4: CordonedLogDirs, Kafka 4.3).
 static REGISTER_BROKER: &[Field] = &[
     f!("BrokerId", I32),
-    f!("IsMigratingZkBroker", B, versions: (2, OPEN)),
+    f!("IsMigratingZkBroker", B, versions: (2, OPEN), default: "false"),
     f!("IncarnationId", U),
     f!("BrokerEpoch", I64),
-    f!("EndPoints", ENDPOINTS),
-    f!("Features", FEATURES),
+    f!("EndPoints", ENDPOINTS, nested: nested("BrokerEndpoint", 0, 4)),
+    f!("Features", FEATURES, nested: nested("BrokerFeature", 0, 4)),
     f!("Rack", S, nullable_from: Some(0)),
-    f!("Fenced", B),
-    f!("InControlledShutdown", B, versions: (1, OPEN)),
+    f!("Fenced", B, default: "true"),
+    f!("InControlledShutdown", B, versions: (1, OPEN), default: "false"),
     f!("LogDirs", US, versions: (3, OPEN), tag: Some((0, 3))),
-    f!("CordonedLogDirs", US, versions: (4, OPEN), nullable_from: Some(4), tag: Some((1, 4))),
+    f!("CordonedLogDirs", US, versions: (4, OPEN), nullable_from: Some(4), tag: Some((1, 4)), default: "null"),
 ];
 // UnregisterBrokerRecord.json (apiKey 1).
 static UNREGISTER_BROKER: &[Field] = &[f!("BrokerId", I32), f!("BrokerEpoch", I64)];
@@ -101,19 +105,19 @@ static UNREGISTER_BROKER: &[Field] = &[f!("BrokerId", I32), f!("BrokerEpoch", I6
 static TOPIC: &[Field] = &[f!("Name", S), f!("TopicId", U)];
 // PartitionRecord.json (apiKey 3), validVersions 0-2.
 static PARTITION: &[Field] = &[
-    f!("PartitionId", I32),
+    f!("PartitionId", I32, default: "-1"),
     f!("TopicId", U),
     f!("Replicas", I32S),
     f!("Isr", I32S),
     f!("RemovingReplicas", I32S),
     f!("AddingReplicas", I32S),
-    f!("Leader", I32),
-    f!("LeaderRecoveryState", I8, tag: Some((0, 0))),
-    f!("LeaderEpoch", I32),
-    f!("PartitionEpoch", I32),
+    f!("Leader", I32, default: "-1"),
+    f!("LeaderRecoveryState", I8, tag: Some((0, 0)), default: "0"),
+    f!("LeaderEpoch", I32, default: "-1"),
+    f!("PartitionEpoch", I32, default: "-1"),
     f!("Directories", US, versions: (1, OPEN)),
-    f!("EligibleLeaderReplicas", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((1, 2))),
-    f!("LastKnownElr", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((2, 2))),
+    f!("EligibleLeaderReplicas", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((1, 2)), default: "null"),
+    f!("LastKnownElr", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((2, 2)), default: "null"),
 ];
 // ConfigRecord.json (apiKey 4).
 static CONFIG: &[Field] = &[
@@ -123,19 +127,20 @@ static CONFIG: &[Field] = &[
     f!("Value", S, nullable_from: Some(0)),
 ];
 // PartitionChangeRecord.json (apiKey 5), validVersions 0-2. Every field
-// after TopicId is tagged: absent means "unchanged" (Leader's default -2).
+// after TopicId is tagged: absent, it is at its default, which means
+// "unchanged" (null, Leader's -2, LeaderRecoveryState's -1).
 static PARTITION_CHANGE: &[Field] = &[
-    f!("PartitionId", I32),
+    f!("PartitionId", I32, default: "-1"),
     f!("TopicId", U),
-    f!("Isr", I32S, nullable_from: Some(0), tag: Some((0, 0))),
-    f!("Leader", I32, tag: Some((1, 0))),
-    f!("Replicas", I32S, nullable_from: Some(0), tag: Some((2, 0))),
-    f!("RemovingReplicas", I32S, nullable_from: Some(0), tag: Some((3, 0))),
-    f!("AddingReplicas", I32S, nullable_from: Some(0), tag: Some((4, 0))),
-    f!("LeaderRecoveryState", I8, tag: Some((5, 0))),
-    f!("Directories", US, versions: (1, OPEN), nullable_from: Some(1), tag: Some((8, 1))),
-    f!("EligibleLeaderReplicas", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((6, 2))),
-    f!("LastKnownElr", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((7, 2))),
+    f!("Isr", I32S, nullable_from: Some(0), tag: Some((0, 0)), default: "null"),
+    f!("Leader", I32, tag: Some((1, 0)), default: "-2"),
+    f!("Replicas", I32S, nullable_from: Some(0), tag: Some((2, 0)), default: "null"),
+    f!("RemovingReplicas", I32S, nullable_from: Some(0), tag: Some((3, 0)), default: "null"),
+    f!("AddingReplicas", I32S, nullable_from: Some(0), tag: Some((4, 0)), default: "null"),
+    f!("LeaderRecoveryState", I8, tag: Some((5, 0)), default: "-1"),
+    f!("Directories", US, versions: (1, OPEN), nullable_from: Some(1), tag: Some((8, 1)), default: "null"),
+    f!("EligibleLeaderReplicas", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((6, 2)), default: "null"),
+    f!("LastKnownElr", I32S, versions: (2, OPEN), nullable_from: Some(2), tag: Some((7, 2)), default: "null"),
 ];
 // FenceBrokerRecord.json (apiKey 7) and UnfenceBrokerRecord.json (apiKey 8).
 static FENCE_BROKER: &[Field] = &[f!("Id", I32), f!("Epoch", I64)];
@@ -169,7 +174,8 @@ static CLIENT_QUOTA: &[Field] = &[
         Ty::Array(&Ty::Struct(&[
             f!("EntityType", S),
             f!("EntityName", S, nullable_from: Some(0)),
-        ]))
+        ])),
+        nested: nested("EntityData", 0, 0)
     ),
     f!("Key", S),
     f!("Value", Ty::Float64),
@@ -178,7 +184,7 @@ static CLIENT_QUOTA: &[Field] = &[
 // ProducerIdsRecord.json (apiKey 15).
 static PRODUCER_IDS: &[Field] = &[
     f!("BrokerId", I32),
-    f!("BrokerEpoch", I64),
+    f!("BrokerEpoch", I64, default: "-1"),
     f!("NextProducerId", I64),
 ];
 // BrokerRegistrationChangeRecord.json (apiKey 17), validVersions 0-3 (3: CordonedLogDirs, Kafka 4.3).
@@ -188,7 +194,7 @@ static BROKER_REGISTRATION_CHANGE: &[Field] = &[
     f!("Fenced", I8, tag: Some((0, 0))),
     f!("InControlledShutdown", I8, versions: (1, OPEN), tag: Some((1, 1))),
     f!("LogDirs", US, versions: (2, OPEN), tag: Some((2, 2))),
-    f!("CordonedLogDirs", US, versions: (3, OPEN), nullable_from: Some(3), tag: Some((3, 3))),
+    f!("CordonedLogDirs", US, versions: (3, OPEN), nullable_from: Some(3), tag: Some((3, 3)), default: "null"),
 ];
 // AccessControlEntryRecord.json (apiKey 18).
 static ACL: &[Field] = &[
@@ -210,9 +216,11 @@ static ZK_MIGRATION: &[Field] = &[f!("ZkMigrationState", I8)];
 // RemoveUserScramCredentialRecord.json (apiKey 22).
 static REMOVE_SCRAM: &[Field] = &[f!("Name", S), f!("Mechanism", I8)];
 // BeginTransactionRecord.json (apiKey 23).
-static BEGIN_TXN: &[Field] = &[f!("Name", S, nullable_from: Some(0), tag: Some((0, 0)))];
+static BEGIN_TXN: &[Field] =
+    &[f!("Name", S, nullable_from: Some(0), tag: Some((0, 0)), default: "null")];
 // AbortTransactionRecord.json (apiKey 25).
-static ABORT_TXN: &[Field] = &[f!("Reason", S, nullable_from: Some(0), tag: Some((0, 0)))];
+static ABORT_TXN: &[Field] =
+    &[f!("Reason", S, nullable_from: Some(0), tag: Some((0, 0)), default: "null")];
 // RemoveDelegationTokenRecord.json (apiKey 26).
 static REMOVE_TOKEN: &[Field] = &[f!("TokenId", S)];
 // RegisterControllerRecord.json (apiKey 27).
@@ -220,8 +228,8 @@ static REGISTER_CONTROLLER: &[Field] = &[
     f!("ControllerId", I32),
     f!("IncarnationId", U),
     f!("ZkMigrationReady", B),
-    f!("EndPoints", ENDPOINTS),
-    f!("Features", FEATURES),
+    f!("EndPoints", ENDPOINTS, nested: nested("ControllerEndpoint", 0, 0)),
+    f!("Features", FEATURES, nested: nested("ControllerFeature", 0, 0)),
 ];
 // ClearElrRecord.json (apiKey 28).
 static CLEAR_ELR: &[Field] = &[f!("TopicName", S)];
@@ -328,16 +336,19 @@ static VOTERS: &[Field] = &[
                     f!("Name", S),
                     f!("Host", S),
                     f!("Port", Ty::Uint16)
-                ]))
+                ])),
+                nested: nested("Endpoint", 0, 0)
             ),
             f!(
                 "KRaftVersionFeature",
                 Ty::Struct(&[
                     f!("MinSupportedVersion", I16),
                     f!("MaxSupportedVersion", I16)
-                ])
+                ]),
+                nested: nested("KRaftVersionFeature", 0, 0)
             ),
-        ]))
+        ])),
+        nested: nested("Voter", 0, 0)
     ),
 ];
 
@@ -426,8 +437,8 @@ pub struct MetadataRecord {
     pub error: Option<String>,
     /// What keeps it from decoding, when it does not.
     pub defect: Option<Defect>,
-    /// The version whose layout was read, when the record's version is
-    /// newer than the newest klog knows.
+    /// The newest version klog knows, whose layout was read, when the
+    /// record's version is newer.
     pub read_as: Option<i16>,
 }
 
@@ -510,43 +521,19 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
             read_as: None,
         };
     };
-    // A version above the newest known is read with the newest layout: the
-    // generated `read(Readable, short)` of a metadata record tests only
-    // `version >= N` for its fields and never rejects a version
-    // (e.g. TopicRecord.read, RegisterBrokerRecord.read). Its nested
-    // structs do: each has the record's version range, and its generated
-    // `read` throws UnsupportedVersionException above the newest
-    // (`RegisterBrokerRecord.BrokerEndpoint.read`: "Can't read version 5
-    // of BrokerEndpoint"), which `AbstractApiMessageSerde.read` turns into
-    // MetadataParseException: a newer record holding a nested struct does
-    // not load.
+    // A version above the newest known is read field by field at that
+    // version, as the generated `read(Readable, short)` of a metadata
+    // record reads it: it tests only `version >= N` for its fields and never
+    // rejects a version (TopicRecord.read, RegisterBrokerRecord.read); the
+    // classes of its nested structs do (the table's `nested`:
+    // `RegisterBrokerRecord.BrokerEndpoint.read` throws
+    // UnsupportedVersionException "Can't read version 5 of
+    // BrokerEndpoint"), which `AbstractApiMessageSerde.read` turns into
+    // MetadataParseException: a newer record holding such a struct does not
+    // load.
     let read_as = (frame.version > schema.versions.1).then_some(schema.versions.1);
     let body_at = c.position();
-    match schema.decode(c.rest(), body_at, read_as.unwrap_or(frame.version)) {
-        Ok(data) if let Some(field) = read_as.and_then(|_| nested_struct(schema.fields, &data)) => {
-            let e = DecodeError::new(
-                body_at,
-                DecodeErrorKind::UnknownVersion {
-                    schema: field,
-                    version: frame.version,
-                },
-            );
-            MetadataRecord {
-                frame: Some(frame),
-                name: schema.name.into(),
-                data: None,
-                error: Some(format!(
-                    "version {} is newer than {}'s newest, {}: its nested {field} struct refuses it (Kafka: \
-                     \"Can't read version {} of\" the struct, MetadataParseException)",
-                    frame.version,
-                    schema.name,
-                    schema.versions.1,
-                    frame.version
-                )),
-                defect: Some(Defect::Malformed(e)),
-                read_as,
-            }
-        }
+    match schema.decode_any_version(c.rest(), body_at, frame.version) {
         Ok(data) => MetadataRecord {
             frame: Some(frame),
             name: schema.name.into(),
@@ -559,9 +546,14 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
             frame: Some(frame),
             name: schema.name.into(),
             data: None,
-            error: Some(match read_as {
-                Some(v) => format!("version {} read as version {v}: {e}", frame.version),
-                None => e.to_string(),
+            error: Some(match (read_as, e.kind) {
+                (Some(newest), DecodeErrorKind::UnknownVersion { schema: class, .. }) => format!(
+                    "{e}: version {} is newer than {}'s newest, {newest}, and the class of its \
+                     nested {class} refuses it (Kafka: \"Can't read version {} of {class}\")",
+                    frame.version, schema.name, frame.version
+                ),
+                (Some(v), _) => format!("version {} read as version {v}: {e}", frame.version),
+                (None, _) => e.to_string(),
             }),
             defect: Some(Defect::Malformed(e)),
             read_as,
@@ -569,22 +561,17 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
     }
 }
 
-/// The first field of `fields` holding a nested struct in `data` (a
-/// non-empty array of structs, or a struct): the generated code reads it
-/// with the nested struct's own `read`, which checks the version.
-fn nested_struct(fields: &[Field], data: &Value) -> Option<&'static str> {
-    fields.iter().find_map(|f| {
-        let v = data.get(crate::format::schema::json_name(f.name))?;
-        let holds = match f.ty {
-            Ty::Array(Ty::Struct(_)) => v.as_array().is_some_and(|a| !a.is_empty()),
-            Ty::Struct(_) => !v.is_null(),
-            _ => false,
-        };
-        holds.then_some(f.name)
-    })
-}
-
 impl MetadataRecord {
+    /// The decoded fields as Kafka's generated class holds them after
+    /// `read`: each field the record does not set (a tagged field its
+    /// writer left out at its default, a field of another version) at its
+    /// table's default ([`Schema::filled`]), what Kafka's replay acts on.
+    pub fn data_as_read(&self) -> Option<Value> {
+        let data = self.data.as_ref()?;
+        let schema = METADATA.iter().find(|(_, s)| s.name == self.name);
+        Some(schema.map_or_else(|| data.clone(), |(_, s)| s.filled(data)))
+    }
+
     /// The record as the `decoded` JSON of dump-segment; `raw` is the value
     /// (shown in hex when it does not decode).
     pub fn to_json(&self, raw: &[u8]) -> Value {
@@ -676,5 +663,69 @@ mod tests {
         assert!(matches!(v.defect, Some(Defect::Malformed(_))));
         assert!(decode_metadata(&[0, 2, 0], 0).error.is_some());
         assert!(decode_metadata(&[], 0).error.is_some());
+    }
+
+    /// A PartitionChangeRecord that changes only the ISR holds, as read,
+    /// the defaults of PartitionChangeRecord.json for the tags it leaves
+    /// out: Leader -2 (NO_LEADER_CHANGE), LeaderRecoveryState -1, the other
+    /// lists null (no change).
+    #[test]
+    fn a_record_as_read_holds_the_defaults_of_the_tags_left_out() {
+        // frame 1, apiKey 5, version 0; PartitionId 3, TopicId zero; tag 0 (Isr) = [1].
+        let mut b = vec![1, 5, 0, 0, 0, 0, 3];
+        b.extend_from_slice(&[0; 16]);
+        b.extend_from_slice(&[1, 0, 5, 2, 0, 0, 0, 1]);
+        let r = decode_metadata(&b, 0);
+        assert_eq!(r.data.as_ref().unwrap().get("leader"), None);
+        let read = r.data_as_read().unwrap();
+        assert_eq!(read["partitionId"], 3);
+        assert_eq!(read["isr"], serde_json::json!([1]));
+        assert_eq!(read["leader"], -2);
+        assert_eq!(read["leaderRecoveryState"], -1);
+        assert_eq!(read["replicas"], Value::Null);
+        assert_eq!(read["directories"], Value::Null);
+    }
+
+    /// A ClientQuotaRecord (apiKey 14, validVersions 0) newer than Kafka
+    /// 4.4's: its generated read checks no version, the nested EntityData's
+    /// class reads version 0 only (ClientQuotaRecord.json declares it
+    /// inline; `EntityData.HIGHEST_SUPPORTED_VERSION` is 0 in 4.4.0's
+    /// jar), so the record fails unless its Entity list is empty. Kafka
+    /// 4.4.0's `new ClientQuotaRecord(readable, 1)` throws "Can't read
+    /// version 1 of EntityData" on these bytes, and reads the record
+    /// whose Entity list is empty.
+    #[test]
+    fn a_newer_record_fails_in_a_nested_struct_that_refuses_the_version() {
+        // Entity [("user", null)], Key "k", Value 1.0, Remove false, no tags.
+        let mut entity = vec![2, 5, b'u', b's', b'e', b'r', 0, 0];
+        let rest = [&[2, b'k'][..], &1.0f64.to_be_bytes(), &[0, 0]].concat();
+        entity.extend_from_slice(&rest);
+        let record = |version: u8, body: &[u8]| [&[1, 14, version][..], body].concat();
+        let v0 = decode_metadata(&record(0, &entity), 0);
+        assert_eq!(v0.data.unwrap()["entity"][0]["entityType"], "user");
+        let v1 = decode_metadata(&record(1, &entity), 0);
+        assert_eq!(v1.read_as, Some(0));
+        assert!(
+            v1.error
+                .as_deref()
+                .unwrap()
+                .contains("Can't read version 1 of EntityData"),
+            "{:?}",
+            v1.error
+        );
+        assert!(matches!(
+            v1.defect,
+            Some(Defect::Malformed(DecodeError {
+                kind: DecodeErrorKind::UnknownVersion {
+                    schema: "EntityData",
+                    version: 1
+                },
+                ..
+            }))
+        ));
+        // No entity: nothing reads the nested struct, the record loads.
+        let empty = [&[1][..], &rest].concat();
+        let v1 = decode_metadata(&record(1, &empty), 0);
+        assert_eq!(v1.data.unwrap()["key"], "k");
     }
 }

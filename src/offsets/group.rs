@@ -54,6 +54,32 @@ pub struct GroupMetadata {
 }
 
 impl GroupMetadata {
+    /// The same metadata with every name (protocol, leader, member and
+    /// instance ids, client ids and hosts, topics) bounded for display
+    /// ([`bounded`](crate::format::escape::bounded)).
+    pub fn bounded(self) -> Self {
+        let b = |s: String| crate::format::escape::bounded(&s).into_owned();
+        GroupMetadata {
+            protocol_type: b(self.protocol_type),
+            protocol: self.protocol.map(b),
+            leader: self.leader.map(b),
+            members: self
+                .members
+                .into_iter()
+                .map(|m| Member {
+                    member_id: b(m.member_id),
+                    group_instance_id: m.group_instance_id.map(b),
+                    client_id: b(m.client_id),
+                    client_host: b(m.client_host),
+                    assignment: m.assignment.into_iter().map(|(t, ps)| (b(t), ps)).collect(),
+                    subscription: m.subscription.map(|ts| ts.into_iter().map(b).collect()),
+                    ..m
+                })
+                .collect(),
+            ..self
+        }
+    }
+
     /// When the group entered its current state, as the coordinator loads
     /// it: absent before v2 and when -1 (`GroupMetadataManager.replay`:
     /// `currentStateTimestamp() == -1 ? Optional.empty() : ...`; v0 and v1

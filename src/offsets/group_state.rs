@@ -18,11 +18,21 @@
 //! - streams (`StreamsGroup.maybeUpdateGroupState`): Empty without members;
 //!   NotReady without a topology, or while the topology's epoch is not the
 //!   group's validated topology epoch (StreamsGroupMetadataValue's tagged
-//!   ValidatedTopologyEpoch, Kafka 4.2+; -1, its default, when absent, and
-//!   0 for a group with no metadata record, as `StreamsGroup` starts);
+//!   ValidatedTopologyEpoch, Kafka 4.2+; -1, its default, when absent);
 //!   else Assigning, Reconciling and Stable by the consumer rule (a member
 //!   is reconciled when its state is stable and its member epoch is the
-//!   target assignment epoch, `StreamsGroupMember.isReconciledTo`);
+//!   target assignment epoch, `StreamsGroupMember.isReconciledTo`). A
+//!   group with no metadata record keeps the epoch `StreamsGroup`'s
+//!   constructor starts with, which depends on the release: a new
+//!   `TimelineInteger`, 0, in 4.2 and 4.3, and -1 from 4.4 (its
+//!   constructor sets it). The release is the one whose coordinator loads
+//!   the partition, the broker that restarts, which the offsets log does
+//!   not name: its records carry no version or field only 4.4 writes but
+//!   the metadata record that is missing (every streams record is v0).
+//!   So [`GroupView::state`] is 4.2 and 4.3's and
+//!   [`GroupView::state_from_4_4`] 4.4's when they differ, until
+//!   [`settle_release`] finds the cluster's metadata.version at 4.4-IV1 or
+//!   later, which only 4.4 and later brokers run at: then 4.4's alone;
 //! - share (`ShareGroup.maybeUpdateGroupState`): Empty without members,
 //!   else Stable.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
@@ -71,6 +81,11 @@ pub struct GroupView {
     pub epoch: Option<i32>,
     /// The target assignment epoch (new protocols).
     pub assignment_epoch: Option<i32>,
+    /// The state Kafka 4.4 and later compute when it is not `state`, which
+    /// is then 4.2 and 4.3's, and the data does not say which release
+    /// loads the group: a streams group without a StreamsGroupMetadata
+    /// record (see the module docs); null otherwise.
+    pub state_from_4_4: Option<&'static str>,
     /// Classic: protocol type and protocol (`consumer/range`); consumer: the
     /// server assignors in use; share: `simple`.
     pub protocol: Option<String>,
@@ -229,16 +244,71 @@ pub fn groups(replay: &Replay, names: &BTreeMap<String, String>, loader: Loader)
             .iter()
             .filter_map(|m| m.assignor.clone())
             .collect();
-        assignors.sort();
-        assignors.dedup();
         g.protocol = match g.kind {
             "share" => Some("simple".into()),
+            "consumer" => Some(preferred_server_assignor(&assignors)),
             _ if assignors.is_empty() => None,
-            _ => Some(assignors.join(",")),
+            _ => {
+                assignors.sort();
+                assignors.dedup();
+                Some(assignors.join(","))
+            }
         };
-        g.state = loaded_state(g);
+        g.state = loaded_state(g, VALIDATED_WITHOUT_METADATA_4_2);
+        if g.kind == "streams" && g.validated_topology_epoch.is_none() {
+            let from_4_4 = loaded_state(g, VALIDATED_WITHOUT_METADATA_4_4);
+            g.state_from_4_4 = Some(from_4_4).filter(|s| *s != g.state);
+        }
     }
     out.into_values().collect()
+}
+
+/// The assignor a consumer group (KIP-848) is described with, as
+/// kafka-consumer-groups shows it: the server assignor most of its members
+/// name (`ConsumerGroup.preferredServerAssignor`; a tie goes to the first
+/// name in order, where Kafka's map order decides), else the coordinator's
+/// default, the first of `group.consumer.assignors` (`uniform` unless the
+/// broker's configuration, not on these disks, says otherwise;
+/// `GroupMetadataManager.consumerGroupDescribe`).
+fn preferred_server_assignor(assignors: &[String]) -> String {
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for a in assignors {
+        *counts.entry(a.as_str()).or_default() += 1;
+    }
+    let most = counts.values().copied().max().unwrap_or(0);
+    counts.into_iter().find(|&(_, n)| n == most).map_or_else(
+        || DEFAULT_CONSUMER_GROUP_ASSIGNOR.to_string(),
+        |(name, _)| name.to_string(),
+    )
+}
+
+/// The first of `group.consumer.assignors` by default (`GroupCoordinatorConfig`).
+const DEFAULT_CONSUMER_GROUP_ASSIGNOR: &str = "uniform";
+
+/// A streams group's validated topology epoch before any metadata record:
+/// `StreamsGroup`'s constructor in Kafka 4.2 and 4.3 (a new
+/// `TimelineInteger`: 0) and from 4.4 (set to -1).
+const VALIDATED_WITHOUT_METADATA_4_2: i32 = 0;
+const VALIDATED_WITHOUT_METADATA_4_4: i32 = -1;
+
+/// Settle the states that depend on the loading release (see the module
+/// docs) by the metadata.version of the KRaft metadata in `dirs`: from
+/// 4.4-IV1 on, every broker runs 4.4 or later, so 4.4's state is the
+/// group's. Below it, or without metadata, both stay. Reads the metadata
+/// log only when some group needs it.
+pub fn settle_release(views: &mut [GroupView], dirs: &[DataDir]) {
+    if views.iter().all(|g| g.state_from_4_4.is_none()) {
+        return;
+    }
+    if crate::offsets::metadata_version(dirs)
+        .is_some_and(|level| level >= crate::offsets::METADATA_VERSION_4_4_IV1)
+    {
+        for g in views {
+            if let Some(s) = g.state_from_4_4.take() {
+                g.state = s;
+            }
+        }
+    }
 }
 
 /// A classic group as its latest GroupMetadata describes it.
@@ -322,9 +392,10 @@ impl ModernRecords {
         names: &BTreeMap<String, String>,
     ) {
         let (lp, off, r) = (&e.log_partition, &e.log_offset, &e.record);
-        let (Some(k), Some(v)) = (&r.key, r.value.as_ref().and_then(|v| v.fields())) else {
+        let (Some(k), Some(v)) = (&r.key, r.value_as_read()) else {
             return;
         };
+        let v = &v;
         let group = s(k, "groupId");
         let kind = match t {
             3..=8 | 16 => "consumer",
@@ -346,8 +417,8 @@ impl ModernRecords {
         match t {
             17 => {
                 g.epoch = i(v, "epoch");
-                // ValidatedTopologyEpoch: tagged, -1 when absent (its default).
-                g.validated_topology_epoch = Some(i(v, "validatedTopologyEpoch").unwrap_or(-1));
+                // ValidatedTopologyEpoch: tagged, -1 (its default) when absent.
+                g.validated_topology_epoch = i(v, "validatedTopologyEpoch");
             }
             3 | 11 => g.epoch = i(v, "epoch"),
             6 | 12 | 20 => g.assignment_epoch = i(v, "assignmentEpoch"),
@@ -420,18 +491,24 @@ fn apply_member_record(
 
 /// The state of a loaded new-protocol group (see the module docs). Epochs
 /// a group or member has no record of are 0 and a member's state is
-/// stable, as Kafka's `TimelineInteger`s and member builders start.
-fn loaded_state(g: &GroupView) -> &'static str {
+/// stable, as Kafka's `TimelineInteger`s and member builders start; a
+/// streams group's validated topology epoch is `validated_without_metadata`
+/// without its metadata record.
+fn loaded_state(g: &GroupView, validated_without_metadata: i32) -> &'static str {
     if g.members.is_empty() {
         return "Empty";
     }
     match g.kind {
         "share" => "Stable",
         // StreamsGroup.maybeUpdateGroupState: a topology at the validated
-        // epoch first (0 without a metadata record, as `StreamsGroup` starts).
+        // epoch first.
         "streams"
             if g.topology_epoch.is_none()
-                || g.topology_epoch != Some(g.validated_topology_epoch.unwrap_or(0)) =>
+                || g.topology_epoch
+                    != Some(
+                        g.validated_topology_epoch
+                            .unwrap_or(validated_without_metadata),
+                    ) =>
         {
             "NotReady"
         }

@@ -802,6 +802,24 @@ pub enum CommitFormat {
 /// cluster finalized at it or later runs Kafka 4.1 or later on every broker.
 pub const METADATA_VERSION_4_1: i16 = 26;
 
+/// `IBP_4_4_IV1`'s metadata.version feature level (`MetadataVersion`):
+/// the first no Kafka 4.3 knows (4.3.1's `MetadataVersion` ends at
+/// `IBP_4_4_IV0`, 31, an unstable level there), so a cluster finalized at
+/// it or later runs Kafka 4.4 or later on every broker.
+pub const METADATA_VERSION_4_4_IV1: i16 = 32;
+
+/// The metadata.version feature level the KRaft metadata of `dirs`
+/// finalizes (the highest of their metadata logs); `None` without one.
+/// A broker runs only at a level its release knows, so this bounds the
+/// release of every broker of the cluster from below.
+pub fn metadata_version(dirs: &[crate::log::DataDir]) -> Option<i16> {
+    dirs.iter()
+        .filter_map(|d| crate::metadata::metadata_folder(&d.path))
+        .filter_map(|f| crate::metadata::replay(&f, None).ok())
+        .filter_map(|r| r.image.features.get("metadata.version").copied())
+        .max()
+}
+
 /// What a commit of `topic` into the data directories `dirs` writes: what
 /// their brokers write. Kafka 4.1 and later write v4 with the topic id
 /// (`GroupCoordinatorRecordHelpers.offsetCommitValueVersion`, not gated by
@@ -814,13 +832,7 @@ pub fn commit_format(dirs: &[std::path::PathBuf], topic: &str) -> crate::Result<
         .iter()
         .map(|d| crate::log::DataDir::open(d))
         .collect::<crate::Result<Vec<_>>>()?;
-    let mv = opened
-        .iter()
-        .filter_map(|d| crate::metadata::metadata_folder(&d.path))
-        .filter_map(|f| crate::metadata::replay(&f, None).ok())
-        .filter_map(|r| r.image.features.get("metadata.version").copied())
-        .max();
-    if mv.is_none_or(|level| level < METADATA_VERSION_4_1) {
+    if metadata_version(&opened).is_none_or(|level| level < METADATA_VERSION_4_1) {
         return Ok(CommitFormat::V3);
     }
     let id = group_state::topic_ids(&opened)

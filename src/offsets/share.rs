@@ -28,7 +28,7 @@ use crate::error::Result;
 use crate::format::{BatchView, DecodeLimits, Entry};
 use crate::log::walk::Step;
 use crate::log::{DataDir, Partition, PartitionState, Policy};
-use crate::offsets::records::{self, CoordinatorRecord, CoordinatorValue, SHARE_GROUP_STATE_TOPIC};
+use crate::offsets::records::{self, CoordinatorRecord, SHARE_GROUP_STATE_TOPIC};
 
 /// A state batch (`PersisterStateBatch`): offsets `first..=last` in one
 /// delivery state after `delivery_count` deliveries. The field order is the
@@ -295,13 +295,6 @@ fn int(v: &Value, k: &str) -> i64 {
     v.get(k).and_then(Value::as_i64).unwrap_or(0)
 }
 
-/// DeliveryCompleteCount, -1 (its default) when the record has no such tag.
-fn delivery_complete(v: &Value) -> i64 {
-    v.get("deliveryCompleteCount")
-        .and_then(Value::as_i64)
-        .unwrap_or(-1)
-}
-
 fn value_batches(v: &Value) -> Vec<Batch> {
     v.get("stateBatches")
         .and_then(Value::as_array)
@@ -453,19 +446,22 @@ impl ShareReplay {
         if let Some(e) = &rec.error {
             return Err(e.clone());
         }
-        match (rec.record_type, &rec.value) {
-            (0, None) => {
+        // The value as read: DeliveryCompleteCount -1, its default, when
+        // the record has no such tag (written before 4.2).
+        let value = rec.value_as_read();
+        match (rec.record_type, &rec.value, &value) {
+            (0, None, _) => {
                 self.states.remove(&id);
             }
-            (0, Some(CoordinatorValue::Fields { data: v, .. })) => {
+            (0, Some(_), Some(v)) => {
                 self.states.insert(id, Offset::of_snapshot(v));
             }
-            (1, None) => {
+            (1, None, _) => {
                 return Err(
                     "a ShareUpdate tombstone: Kafka's share coordinator cannot replay one".into(),
                 )
             }
-            (1, Some(CoordinatorValue::Fields { data: v, .. })) => match self.states.get_mut(&id) {
+            (1, Some(_), Some(v)) => match self.states.get_mut(&id) {
                 None => {
                     self.states.insert(id, Offset::of_update(v));
                 }
@@ -517,7 +513,7 @@ impl Offset {
             create_timestamp: int(v, "createTimestamp"),
             write_timestamp: int(v, "writeTimestamp"),
             updates: 0,
-            delivery_complete_count: delivery_complete(v),
+            delivery_complete_count: int(v, "deliveryCompleteCount"),
         }
     }
 
@@ -533,7 +529,7 @@ impl Offset {
             create_timestamp: 0,
             write_timestamp: 0,
             updates: 1,
-            delivery_complete_count: delivery_complete(v),
+            delivery_complete_count: int(v, "deliveryCompleteCount"),
         }
     }
 
@@ -558,7 +554,7 @@ impl Offset {
             self.leader_epoch = leader;
         }
         self.updates += 1;
-        self.delivery_complete_count = delivery_complete(v);
+        self.delivery_complete_count = int(v, "deliveryCompleteCount");
         Ok(())
     }
 }

@@ -5,11 +5,22 @@
 //!
 //! - Topic recreated (`OffsetMetadataManager.isMismatchedTopicId`, Kafka
 //!   4.1+): an OffsetCommitValue v4 carries the id of the topic it was
-//!   committed for; OffsetFetch returns no offset when that id and the
-//!   topic's current id are both set and differ, and `onTopicsDeleted`
-//!   tombstones only offsets whose id matches the deleted topic's. The
-//!   current id comes from the KRaft metadata of the data directories,
-//!   else from the topic's partition.metadata files.
+//!   committed for, and `onTopicsDeleted` tombstones only offsets whose id
+//!   matches the deleted topic's, so a commit for an earlier topic of the
+//!   same name can outlive it. Who sees it depends on how the offset is
+//!   fetched. `OffsetMetadataManager.fetchOffsets` refuses it
+//!   (`isOffsetInvalid`: offset -1, no error) only when the request names
+//!   the topic by a set id that differs: OffsetFetch v10, which only the
+//!   KIP-848 consumer sends (`CommitRequestManager`, consumer and streams
+//!   groups; it then starts from `auto.offset.reset`). A request by name
+//!   (v9 and below: the classic consumer's `ConsumerCoordinator`, the
+//!   admin client's `ListConsumerGroupOffsetsHandler`) carries topic id
+//!   zero and gets the offset, and `fetchAllOffsets` (the admin client
+//!   asking for every topic, as kafka-consumer-groups does) never compares
+//!   ids: a classic consumer resumes from it on the new topic and
+//!   kafka-consumer-groups shows its offset and lag. The current id comes
+//!   from the KRaft metadata of the data directories, else from the
+//!   topic's partition.metadata files.
 //! - Expired (`OffsetMetadataManager.cleanupExpiredOffsets`, run every
 //!   `offsets.retention.check.interval.ms`): an offset of a topic the group
 //!   is not subscribed to (`isSubscribedToTopic`) and with no pending
@@ -49,7 +60,8 @@ pub struct Retention {
 pub enum Standing {
     /// Fetched as it is.
     Live,
-    /// Committed for an earlier topic of the same name: no offset is fetched.
+    /// Committed for an earlier topic of the same name: fetched by name
+    /// (classic consumer, admin tools), not by topic id (KIP-848 consumer).
     TopicRecreated {
         stored_id: String,
         current_id: String,
@@ -58,6 +70,14 @@ pub enum Standing {
     /// check; `at_ms` is when it expired.
     Expired { at_ms: i64 },
 }
+
+/// What a `topic_recreated` offset is to each client, for people (stderr):
+/// see the module docs.
+pub const TOPIC_RECREATED_NOTE: &str = "committed for an earlier topic of the same name (the \
+     commit's topic id is not the topic's current one). kafka-consumer-groups and a classic consumer \
+     fetch offsets by topic name and see these: a classic consumer resumes from them on the new \
+     topic. A KIP-848 consumer (consumer and streams groups) fetches by topic id (OffsetFetch v10) \
+     and gets none (OffsetMetadataManager.isOffsetInvalid): it starts from auto.offset.reset";
 
 impl Standing {
     /// The status word the views show: `ok`, `topic_recreated` or `expired`.

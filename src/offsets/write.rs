@@ -46,8 +46,19 @@ pub struct Replicas {
     pub configs: Vec<AppendConfig>,
     /// One per directory, holding its lock; empty in a dry run.
     appenders: Vec<PartitionAppender>,
-    /// The partition in the newest KRaft metadata image among the directories.
-    registration: Option<PartitionReg>,
+    /// What [`ReplicaPolicy`] let through with a warning: replicas left out
+    /// under `--allow-missing-replicas` (said before anything is written).
+    pub warning: Option<String>,
+}
+
+/// Which replicas a write must reach: every one, unless
+/// `--allow-missing-replicas`; their count from the KRaft metadata, else
+/// `--replication-factor`. A write that would leave one out is refused
+/// before any file is created.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReplicaPolicy {
+    pub allow_missing: bool,
+    pub replication_factor: Option<u32>,
 }
 
 impl Replicas {
@@ -63,6 +74,7 @@ impl Replicas {
         offsets_partitions: Option<i32>,
         dry_run: bool,
         must_exist: bool,
+        policy: ReplicaPolicy,
         config_for: &ConfigFor<'_>,
     ) -> Result<Replicas> {
         let newest = crate::metadata::newest_image(dirs);
@@ -100,7 +112,7 @@ impl Replicas {
         let Some(target) = target else {
             return Err(Error::Invalid("no directory given".into()));
         };
-        Self::open_at(dirs, target, newest, dry_run, config_for)
+        Self::open_at(dirs, target, newest, dry_run, policy, config_for)
     }
 
     /// Plan a write to partition `partition` of `topic` (any topic: what
@@ -113,6 +125,7 @@ impl Replicas {
         dirs: &[PathBuf],
         topic: &str,
         partition: i32,
+        policy: ReplicaPolicy,
         config_for: &ConfigFor<'_>,
     ) -> Result<Replicas> {
         let target = WriteTarget {
@@ -125,17 +138,20 @@ impl Replicas {
             target,
             crate::metadata::newest_image(dirs),
             false,
+            policy,
             config_for,
         )
     }
 
     /// Open (or, in a dry run, read) `target` in every directory, and
-    /// decide the one log end and leader epoch every replica gets.
+    /// decide the one log end and leader epoch every replica gets. A write
+    /// `policy` refuses is refused before any folder or file is created.
     fn open_at(
         dirs: &[PathBuf],
         target: WriteTarget,
         newest: Option<Image>,
         dry_run: bool,
+        policy: ReplicaPolicy,
         config_for: &ConfigFor<'_>,
     ) -> Result<Replicas> {
         if dirs.is_empty() {
@@ -147,6 +163,12 @@ impl Replicas {
             .map(|d| d.join(format!("{}-{}", target.topic, target.partition)))
             .collect();
         one_cluster(dirs, &partition_dirs)?;
+        let registration = registration(newest.as_ref(), &target.topic, target.partition);
+        let warning = if dry_run {
+            None
+        } else {
+            missing_replicas(&target, dirs, registration.as_ref(), policy)?
+        };
         let mut ends: Vec<i64> = Vec::new();
         let mut appenders = Vec::new();
         let mut configs = Vec::new();
@@ -181,7 +203,6 @@ impl Replicas {
                 ends.get(i).copied().unwrap_or(0)
             )));
         }
-        let registration = registration(newest.as_ref(), &target.topic, target.partition);
         let leader_epoch = common_leader_epoch(dirs, &partition_dirs, end, registration.as_ref())?;
         for a in &mut appenders {
             a.set_leader_epoch(leader_epoch);
@@ -194,7 +215,7 @@ impl Replicas {
             leader_epoch,
             configs,
             appenders,
-            registration,
+            warning,
         })
     }
 
@@ -330,77 +351,6 @@ impl Replicas {
         }
     }
 
-    /// Check that the directories given are every replica of the
-    /// partition, before anything is written: the KRaft metadata names the
-    /// replicas and `meta.properties` each directory's node; without
-    /// metadata (a ZooKeeper-mode cluster keeps the assignment in
-    /// ZooKeeper) `replication_factor` says how many there are. A write to
-    /// fewer replicas makes them diverge (and a broker may truncate it when
-    /// another replica leads), so it is refused unless `allow_missing`,
-    /// which turns the refusal into the warning returned. klog's own
-    /// directories have one replica.
-    pub fn check_replicas(
-        &self,
-        allow_missing: bool,
-        replication_factor: Option<u32>,
-    ) -> Result<Option<String>> {
-        if !self.target.kafka {
-            return Ok(None);
-        }
-        let what = format!("{}-{}", self.target.topic, self.target.partition);
-        let given = self.dirs.len();
-        let missing = match (&self.registration, replication_factor) {
-            (Some(reg), _) => {
-                let nodes: Vec<Option<i32>> = self
-                    .dirs
-                    .iter()
-                    .map(|d| crate::log::meta::node_id(d))
-                    .collect();
-                let missing: Vec<i32> = if nodes.iter().all(Option::is_some) {
-                    reg.replicas
-                        .iter()
-                        .copied()
-                        .filter(|r| !nodes.contains(&Some(*r)))
-                        .collect()
-                } else if reg.replicas.len() > given {
-                    reg.replicas.to_vec()
-                } else {
-                    Vec::new()
-                };
-                if missing.is_empty() {
-                    return Ok(None);
-                }
-                format!(
-                    "the KRaft metadata gives {what} replicas on nodes {:?}; the directories given ({given}) leave \
-                     out {missing:?}",
-                    reg.replicas
-                )
-            }
-            (None, Some(rf)) if rf as usize <= given => return Ok(None),
-            (None, Some(rf)) => format!(
-                "{what} has {rf} replicas (--replication-factor); {given} director{} given",
-                if given == 1 { "y is" } else { "ies are" }
-            ),
-            (None, None) => format!(
-                "no KRaft metadata here says how many replicas {what} has (a ZooKeeper-mode cluster keeps that in \
-                 ZooKeeper; give --replication-factor N: offsets.topic.replication.factor for __consumer_offsets, \
-                 3 by default)"
-            ),
-        };
-        let why = "the replicas not given would not get this write: they diverge, and when the brokers restart \
-                   it can be truncated away (if one of them leads)";
-        if allow_missing {
-            Ok(Some(format!(
-                "warning: {missing}: writing anyway (--allow-missing-replicas); {why}"
-            )))
-        } else {
-            Err(Error::Invalid(format!(
-                "{missing}: refusing to write, {why}. Give every replica's log directory with --replica DIR (each gets the same \
-                 batch), or --allow-missing-replicas to write only these"
-            )))
-        }
-    }
-
     /// The lock held on data directory `dir` (one of `dirs`); `None` in a dry run.
     pub fn lock(&self, dir: &Path) -> Option<std::sync::Arc<crate::log::lock::DirLock>> {
         let i = self.dirs.iter().position(|d| d == dir)?;
@@ -458,9 +408,11 @@ fn distinct_dirs(dirs: &[PathBuf]) -> Result<()> {
 fn one_cluster(dirs: &[PathBuf], partition_dirs: &[PathBuf]) -> Result<()> {
     use crate::log::meta::{read_meta_properties, read_partition_metadata, META_PROPERTIES};
     let mut cluster: Option<(String, &PathBuf)> = None;
+    let mut without: Option<&PathBuf> = None;
     for dir in dirs {
         let Some(id) = read_meta_properties(&dir.join(META_PROPERTIES))?.and_then(|m| m.cluster_id)
         else {
+            without = without.or(Some(dir));
             continue;
         };
         match &cluster {
@@ -477,6 +429,18 @@ fn one_cluster(dirs: &[PathBuf], partition_dirs: &[PathBuf]) -> Result<()> {
             Some(_) => {}
             None => cluster = Some((id, dir)),
         }
+    }
+    // A broker's log directory always names its cluster (meta.properties,
+    // both modes): one that names none beside one that does is not a
+    // replica of the same cluster's partition.
+    if let (Some((id, named)), Some(unnamed)) = (&cluster, without) {
+        return Err(Error::Invalid(format!(
+            "{} belongs to cluster {} and {} names no cluster (no cluster.id in a meta.properties): not replicas \
+             of one partition; nothing was written",
+            named.display(),
+            crate::format::escape::escape_cell(id),
+            unnamed.display()
+        )));
     }
     let mut topic: Option<(crate::log::meta::Uuid, &PathBuf)> = None;
     for dir in partition_dirs {
@@ -555,4 +519,76 @@ pub(crate) fn common_leader_epoch(
     }
     replicas_agree(&replicas, registration.map(|r| r.leader_epoch))
         .map_err(|why| Error::Invalid(format!("{why}; nothing was written")))
+}
+
+/// Check that the directories given are every replica of the
+/// partition, before anything is written: the KRaft metadata names the
+/// replicas and `meta.properties` each directory's node; without
+/// metadata (a ZooKeeper-mode cluster keeps the assignment in
+/// ZooKeeper) `replication_factor` says how many there are. A write to
+/// fewer replicas makes them diverge (and a broker may truncate it when
+/// another replica leads), so it is refused unless `allow_missing`,
+/// which turns the refusal into the warning returned. klog's own
+/// directories have one replica.
+fn missing_replicas(
+    target: &WriteTarget,
+    dirs: &[PathBuf],
+    registration: Option<&PartitionReg>,
+    policy: ReplicaPolicy,
+) -> Result<Option<String>> {
+    let (allow_missing, replication_factor) = (policy.allow_missing, policy.replication_factor);
+    if !target.kafka {
+        return Ok(None);
+    }
+    let what = format!("{}-{}", target.topic, target.partition);
+    let given = dirs.len();
+    let missing = match (registration, replication_factor) {
+        (Some(reg), _) => {
+            let nodes: Vec<Option<i32>> = dirs
+                .iter()
+                .map(|d| crate::log::meta::node_id(d))
+                .collect();
+            let missing: Vec<i32> = if nodes.iter().all(Option::is_some) {
+                reg.replicas
+                    .iter()
+                    .copied()
+                    .filter(|r| !nodes.contains(&Some(*r)))
+                    .collect()
+            } else if reg.replicas.len() > given {
+                reg.replicas.to_vec()
+            } else {
+                Vec::new()
+            };
+            if missing.is_empty() {
+                return Ok(None);
+            }
+            format!(
+                "the KRaft metadata gives {what} replicas on nodes {:?}; the directories given ({given}) leave \
+                 out {missing:?}",
+                reg.replicas
+            )
+        }
+        (None, Some(rf)) if rf as usize <= given => return Ok(None),
+        (None, Some(rf)) => format!(
+            "{what} has {rf} replicas (--replication-factor); {given} director{} given",
+            if given == 1 { "y is" } else { "ies are" }
+        ),
+        (None, None) => format!(
+            "no KRaft metadata here says how many replicas {what} has (a ZooKeeper-mode cluster keeps that in \
+             ZooKeeper; give --replication-factor N: offsets.topic.replication.factor for __consumer_offsets, \
+             3 by default)"
+        ),
+    };
+    let why = "the replicas not given would not get this write: they diverge, and when the brokers restart \
+               it can be truncated away (if one of them leads)";
+    if allow_missing {
+        Ok(Some(format!(
+            "warning: {missing}: writing anyway (--allow-missing-replicas); {why}"
+        )))
+    } else {
+        Err(Error::Invalid(format!(
+            "{missing}: refusing to write, {why}. Give every replica's log directory with --replica DIR (each gets the same \
+             batch), or --allow-missing-replicas to write only these"
+        )))
+    }
 }

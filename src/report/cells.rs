@@ -15,8 +15,6 @@ use std::fmt;
 use serde::ser::{self, Impossible, SerializeStruct, Serializer};
 use serde::Serialize;
 
-use super::table::cell_text;
-
 /// The cells of `row` for the columns `fields` (by serialized field name):
 /// `None` for a null or missing field.
 pub(crate) fn row_cells<R: Serialize + ?Sized>(row: &R, fields: &[&str]) -> Vec<Option<String>> {
@@ -297,6 +295,16 @@ impl Serializer for Cell {
         _: usize,
     ) -> Result<Self::SerializeStruct, Fallback> {
         Err(Fallback)
+    }
+}
+
+/// A cell's text: null is `None`; strings as they are; anything else as
+/// compact JSON.
+pub(super) fn cell_text(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
     }
 }
 

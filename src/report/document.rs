@@ -129,6 +129,24 @@ pub fn findings_text(findings: &[kaen_log::log::findings::Finding]) -> String {
     out
 }
 
+/// The note on offsets committed for an earlier topic of the same name
+/// (stderr in text and CSV output): once, when one of `statuses` is
+/// `topic_recreated`; nothing otherwise.
+pub fn topic_recreated_text<'a>(statuses: impl IntoIterator<Item = &'a str>) -> String {
+    let n = statuses
+        .into_iter()
+        .filter(|s| *s == kaen_log::inspect::consumer_lag::Status::TopicRecreated.name())
+        .count();
+    if n == 0 {
+        return String::new();
+    }
+    format!(
+        "klog: topic_recreated: {n} offset{} {}\n",
+        if n == 1 { "" } else { "s" },
+        kaen_log::offsets::standing::TOPIC_RECREATED_NOTE
+    )
+}
+
 /// What a view of the internal topics lacks, for people (stderr in text
 /// and CSV output): one `klog: incomplete: ...` line per partition not read
 /// whole; nothing when every record was read and applied. JSON output says

@@ -96,7 +96,7 @@ impl Write for Sink {
 
 /// A streamed command's CSV (`dump-segment --format csv`): its `jsonl`
 /// output, each line of a kind the table holds turned into one row, its
-/// cells the line's fields by name (`table::cell_text`: a list as its
+/// cells the line's fields by name (`cells::cell_text`: a list as its
 /// JSON, a missing field or null empty); the header line and the lines of
 /// other kinds are left out. One renderer: the rows are exactly the JSON
 /// lines, so the CSV cannot say anything the JSON does not.
@@ -131,7 +131,7 @@ impl CsvRows {
         let cells: Vec<Option<String>> = self
             .columns
             .iter()
-            .map(|c| value.get(c).and_then(table::cell_text))
+            .map(|c| value.get(c).and_then(cells::cell_text))
             .collect();
         self.inner
             .write_all(table::csv_line(&cells, self.cells).as_bytes())

@@ -5,7 +5,8 @@
 //! Every cell is data from outside (group names, topics, client ids): in a
 //! table each control and format character is shown escaped (`\x1b`, `\n`,
 //! `\u{202e}`: `kaen_log::format::escape`), so a name can neither colour the
-//! terminal, reorder what is read nor forge a row; widths are display
+//! terminal, reorder what is read nor forge a row; a cell longer than a
+//! name ever is shown bounded (its start, length and hash); widths are display
 //! widths, so wide characters (CJK, emoji) keep the columns aligned. CSV
 //! quotes per RFC 4180; its cells are escaped the same way and made inert
 //! as formulas, or exact with `--csv-cells raw` (`escape::csv_cell`).
@@ -137,16 +138,6 @@ fn flat_columns(
     }
 }
 
-/// A cell's text: null is `None`; strings as they are; anything else as
-/// compact JSON.
-pub(super) fn cell_text(v: &serde_json::Value) -> Option<String> {
-    match v {
-        serde_json::Value::Null => None,
-        serde_json::Value::String(s) => Some(s.clone()),
-        other => Some(other.to_string()),
-    }
-}
-
 impl Table {
     /// A table whose columns are the fields of `R` in declaration order
     /// (numeric by their type), one row per element of `rows`. Text headers
@@ -197,7 +188,7 @@ impl Table {
                     .map(|(path, _)| {
                         path.iter()
                             .try_fold(&value, |v, key| v.get(key))
-                            .and_then(cell_text)
+                            .and_then(super::cells::cell_text)
                     })
                     .collect()
             })
@@ -407,6 +398,18 @@ pub fn render(headers: &[&str], rows: &[Vec<String>], fit: Fit) -> String {
     render_aligned(headers, rows, &numeric, fit)
 }
 
+/// A cell as a text table shows it: bounded (a 32 KB group id is its
+/// first characters, its length and its hash:
+/// [`bounded`](kaen_log::format::escape::bounded)), then escaped. CSV keeps
+/// the whole cell: that is data.
+fn shown(cell: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    match kaen_log::format::escape::bounded(cell) {
+        Cow::Borrowed(b) => escape_cell(b),
+        Cow::Owned(o) => Cow::Owned(escape_cell(&o).into_owned()),
+    }
+}
+
 /// A cell as text shows it: a null one as `-`.
 trait CellText {
     fn text(&self) -> &str;
@@ -460,10 +463,10 @@ fn fixed_widths<C: CellText>(headers: &[&str], rows: &[Vec<C>]) -> Vec<u16> {
     (0..headers.len())
         .map(|i| {
             let widest = std::iter::once(headers.get(i).map_or(0, |h| display_width(h)))
-                .chain(rows.iter().map(|r| {
-                    r.get(i)
-                        .map_or(0, |c| display_width(&escape_cell(c.text())))
-                }))
+                .chain(
+                    rows.iter()
+                        .map(|r| r.get(i).map_or(0, |c| display_width(&shown(c.text())))),
+                )
                 .max()
                 .unwrap_or(0);
             u16::try_from(widest + gap(i, headers.len())).unwrap_or(u16::MAX)
@@ -484,7 +487,7 @@ fn comfy_lines<C: CellText>(
         .load_style(comfy_table::presets::NOTHING)
         .set_header(headers.iter().map(|h| h.to_string()));
     for row in rows {
-        table.add_row(row.iter().map(|c| escape_cell(c.text()).into_owned()));
+        table.add_row(row.iter().map(|c| shown(c.text()).into_owned()));
     }
     match widths {
         Err(width) => {
@@ -543,7 +546,7 @@ fn pad_lines<C: CellText>(
     };
     push_line(&mut headers.iter().map(|h| std::borrow::Cow::Borrowed(*h)));
     for row in rows {
-        push_line(&mut row.iter().map(|c| escape_cell(c.text())));
+        push_line(&mut row.iter().map(|c| shown(c.text())));
     }
     out
 }

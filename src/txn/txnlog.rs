@@ -36,7 +36,7 @@ use serde_json::Value;
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::cursor::Cursor;
 use crate::format::schema::types::*;
-use crate::format::schema::{f, Release, Schema, Ty, OPEN};
+use crate::format::schema::{defaults, f, nested, Field, Release, Schema, Ty, OPEN};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::findings::{Finding, Kind, Severity};
 use crate::log::Partition;
@@ -64,20 +64,21 @@ pub static TRANSACTION_LOG_VALUE: Schema = Schema {
     flexible_from: Some(1),
     fields: &[
         f!("ProducerId", I64),
-        f!("PreviousProducerId", I64, versions: (1, OPEN), tag: Some((0, 1)), since: Release::R4_0),
-        f!("NextProducerId", I64, versions: (1, OPEN), tag: Some((1, 1)), since: Release::R4_0),
+        f!("PreviousProducerId", I64, versions: (1, OPEN), tag: Some((0, 1)), since: Release::R4_0, default: "-1"),
+        f!("NextProducerId", I64, versions: (1, OPEN), tag: Some((1, 1)), since: Release::R4_0, default: "-1"),
         f!("ProducerEpoch", I16),
-        f!("NextProducerEpoch", I16, versions: (1, OPEN), tag: Some((3, 1)), since: Release::R4_1),
+        f!("NextProducerEpoch", I16, versions: (1, OPEN), tag: Some((3, 1)), since: Release::R4_1, default: "-1"),
         f!("TransactionTimeoutMs", I32),
         f!("TransactionStatus", I8),
         f!(
             "TransactionPartitions",
             Ty::Array(&Ty::Struct(&[f!("Topic", S), f!("PartitionIds", I32S)])),
-            nullable_from: Some(0)
+            nullable_from: Some(0),
+            nested: nested("PartitionsSchema", 0, 1)
         ),
         f!("TransactionLastUpdateTimestampMs", I64),
         f!("TransactionStartTimestampMs", I64),
-        f!("ClientTransactionVersion", I16, versions: (1, OPEN), tag: Some((2, 1)), since: Release::R4_0),
+        f!("ClientTransactionVersion", I16, versions: (1, OPEN), tag: Some((2, 1)), since: Release::R4_0, default: "0"),
     ],
 };
 
@@ -90,9 +91,19 @@ pub static VALUE_VERSION_RELEASES: [&str; 2] = ["0.11.0", "3.4.1"];
 /// The Kafka release that introduced each TransactionLogKey version.
 pub static KEY_VERSION_RELEASES: [&str; 1] = ["0.11.0"];
 
-/// A tagged field's value when the writer left it out (the schema's `default`).
-const NO_PRODUCER_ID: i64 = -1;
-const NO_PRODUCER_EPOCH: i16 = -1;
+/// The default of a TransactionLogValue field (its table row's `default`:
+/// -1 for the producer ids and NextProducerEpoch, 0 for
+/// ClientTransactionVersion), what a record that leaves the tagged field
+/// out holds.
+fn default_of(name: &str) -> i64 {
+    value_field(name)
+        .and_then(|f| f.default_value().as_i64())
+        .unwrap_or(0)
+}
+
+fn value_field(name: &str) -> Option<&'static Field> {
+    TRANSACTION_LOG_VALUE.fields.iter().find(|f| f.name == name)
+}
 
 /// A decoded TransactionLogValue.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,16 +146,16 @@ impl TransactionMetadata {
         TransactionMetadata {
             version,
             producer_id,
-            previous_producer_id: NO_PRODUCER_ID,
-            next_producer_id: NO_PRODUCER_ID,
+            previous_producer_id: default_of("PreviousProducerId"),
+            next_producer_id: default_of("NextProducerId"),
             producer_epoch,
-            next_producer_epoch: NO_PRODUCER_EPOCH,
+            next_producer_epoch: default_of("NextProducerEpoch") as i16,
             timeout_ms,
             status,
             partitions: None,
             last_update_timestamp_ms: -1,
             start_timestamp_ms: -1,
-            client_transaction_version: 0,
+            client_transaction_version: default_of("ClientTransactionVersion") as i16,
         }
     }
 
@@ -283,8 +294,9 @@ pub fn encode_key(transactional_id: &str) -> Vec<u8> {
     out
 }
 
-fn int_field(v: &Value, name: &str, default: i64) -> i64 {
-    v.get(name).and_then(Value::as_i64).unwrap_or(default)
+/// An integer field of a value as read (every field set).
+fn int_field(v: &Value, name: &str) -> i64 {
+    v.get(name).and_then(Value::as_i64).unwrap_or(0)
 }
 
 fn str_field<'v>(v: &'v Value, name: &str) -> &'v str {
@@ -303,6 +315,7 @@ pub fn decode_value(value: &[u8], at: u64) -> Result<TransactionMetadata, Decode
 /// field, which Kafka's reader ignores (see `decode_versioned`).
 pub fn decode_value_rest(value: &[u8], at: u64) -> Result<(TransactionMetadata, u64), DecodeError> {
     let (version, v, trailing) = decode_versioned(&TRANSACTION_LOG_VALUE, value, at)?;
+    let v = TRANSACTION_LOG_VALUE.filled(&v);
     let partitions = v
         .get("transactionPartitions")
         .and_then(Value::as_array)
@@ -326,18 +339,17 @@ pub fn decode_value_rest(value: &[u8], at: u64) -> Result<(TransactionMetadata, 
         });
     let meta = TransactionMetadata {
         version,
-        producer_id: int_field(&v, "producerId", 0),
-        previous_producer_id: int_field(&v, "previousProducerId", NO_PRODUCER_ID),
-        next_producer_id: int_field(&v, "nextProducerId", NO_PRODUCER_ID),
-        producer_epoch: int_field(&v, "producerEpoch", 0) as i16,
-        next_producer_epoch: int_field(&v, "nextProducerEpoch", i64::from(NO_PRODUCER_EPOCH))
-            as i16,
-        timeout_ms: int_field(&v, "transactionTimeoutMs", 0) as i32,
-        status: int_field(&v, "transactionStatus", 0) as i8,
+        producer_id: int_field(&v, "producerId"),
+        previous_producer_id: int_field(&v, "previousProducerId"),
+        next_producer_id: int_field(&v, "nextProducerId"),
+        producer_epoch: int_field(&v, "producerEpoch") as i16,
+        next_producer_epoch: int_field(&v, "nextProducerEpoch") as i16,
+        timeout_ms: int_field(&v, "transactionTimeoutMs") as i32,
+        status: int_field(&v, "transactionStatus") as i8,
         partitions,
-        last_update_timestamp_ms: int_field(&v, "transactionLastUpdateTimestampMs", 0),
-        start_timestamp_ms: int_field(&v, "transactionStartTimestampMs", 0),
-        client_transaction_version: int_field(&v, "clientTransactionVersion", 0) as i16,
+        last_update_timestamp_ms: int_field(&v, "transactionLastUpdateTimestampMs"),
+        start_timestamp_ms: int_field(&v, "transactionStartTimestampMs"),
+        client_transaction_version: int_field(&v, "clientTransactionVersion") as i16,
     };
     Ok((meta, trailing))
 }
@@ -380,19 +392,7 @@ pub fn encode_value(m: &TransactionMetadata) -> Vec<u8> {
     out.extend_from_slice(&m.last_update_timestamp_ms.to_be_bytes());
     out.extend_from_slice(&m.start_timestamp_ms.to_be_bytes());
     if flexible {
-        let tags: Vec<(u32, Vec<u8>)> = [
-            (m.previous_producer_id != NO_PRODUCER_ID)
-                .then(|| (0, m.previous_producer_id.to_be_bytes().to_vec())),
-            (m.next_producer_id != NO_PRODUCER_ID)
-                .then(|| (1, m.next_producer_id.to_be_bytes().to_vec())),
-            (m.client_transaction_version != 0)
-                .then(|| (2, m.client_transaction_version.to_be_bytes().to_vec())),
-            (m.next_producer_epoch != NO_PRODUCER_EPOCH)
-                .then(|| (3, m.next_producer_epoch.to_be_bytes().to_vec())),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        let tags = tagged_fields(m);
         put_uvarint(&mut out, tags.len() as u32);
         for (tag, bytes) in tags {
             put_uvarint(&mut out, tag);
@@ -401,6 +401,43 @@ pub fn encode_value(m: &TransactionMetadata) -> Vec<u8> {
         }
     }
     out
+}
+
+/// The tagged fields of `m` a generated writer sends: each one not at its
+/// table default, in tag order (tag and bytes).
+fn tagged_fields(m: &TransactionMetadata) -> Vec<(u32, Vec<u8>)> {
+    let fields = [
+        (
+            "PreviousProducerId",
+            m.previous_producer_id,
+            m.previous_producer_id.to_be_bytes().to_vec(),
+        ),
+        (
+            "NextProducerId",
+            m.next_producer_id,
+            m.next_producer_id.to_be_bytes().to_vec(),
+        ),
+        (
+            "ClientTransactionVersion",
+            m.client_transaction_version.into(),
+            m.client_transaction_version.to_be_bytes().to_vec(),
+        ),
+        (
+            "NextProducerEpoch",
+            m.next_producer_epoch.into(),
+            m.next_producer_epoch.to_be_bytes().to_vec(),
+        ),
+    ];
+    let mut tags: Vec<(u32, Vec<u8>)> = fields
+        .into_iter()
+        .filter_map(|(name, v, bytes)| {
+            let f = value_field(name)?;
+            let (tag, _) = f.tag?;
+            (!defaults::is_default(f, &Value::from(v))).then_some((tag, bytes))
+        })
+        .collect();
+    tags.sort_by_key(|(tag, _)| *tag);
+    tags
 }
 
 /// The coordinator's view: the latest metadata per transactional id, and

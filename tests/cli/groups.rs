@@ -50,6 +50,99 @@ fn streams_groups_are_in_the_state_kafka_computes() {
     assert_eq!(state(&env, &streams("2", 3, 2)), "Reconciling");
 }
 
+/// A streams group "wc" with no StreamsGroupMetadata record (type 17): a
+/// topology at epoch 0, one stable member at epoch 0 with its assignment,
+/// target assignment epoch 0.
+const STREAMS_WITHOUT_METADATA: &str = "recs = [
+  (coordinator_key(23, 'wc'), streams_topology_value(0, [('0', ['orders'], [], [], [], [], [])])),
+  (coordinator_key(19, 'wc', 'st-1'), streams_member_metadata_value(None, None, 'app', '/h', 1000, 0, 'p', None, [])),
+  (coordinator_key(20, 'wc'), assignment_epoch_value(0)),
+  (coordinator_key(22, 'wc', 'st-1'), streams_current_assignment_value(0, 0, 1, [('0', [0])])),
+]
+out = batch(0, [(i, i, k, v) for i, (k, v) in enumerate(recs)], first_timestamp=1700000000000)";
+
+/// (state, state_from_4_4) of group wc in `klog groups --format json data`.
+fn states(env: &TestEnv) -> (String, Value) {
+    let o = env.run(&["groups", "--format", "json", "data"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let g = document_rows(&o, "groups", "groups");
+    let wc = g.iter().find(|g| g["group"] == "wc").unwrap();
+    (
+        wc["state"].as_str().unwrap().to_string(),
+        wc["state_from_4_4"].clone(),
+    )
+}
+
+/// Issue #48 E. Without a StreamsGroupMetadata record the validated
+/// topology epoch is where `StreamsGroup`'s constructor starts it: a new
+/// `TimelineInteger`, 0, in Kafka 4.2 and 4.3 (4.3.1's StreamsGroup.java,
+/// javap of 4.2.0), and -1 in 4.4 (javap of 4.4.0: `iconst_m1`,
+/// `TimelineInteger.set`). `maybeUpdateGroupState` then finds the
+/// topology (epoch 0) validated in 4.2 and 4.3, so a reconciled member
+/// makes the group Stable, and not in 4.4: NotReady. The release that
+/// loads the group is the one that restarts; the data settles it only
+/// through the cluster's metadata.version: from 4.4-IV1 (level 32), which
+/// no 4.3 knows (4.3.1's MetadataVersion ends at IBP_4_4_IV0, 31, an
+/// unstable level there), every broker runs 4.4 or later. Otherwise klog
+/// shows 4.2 and 4.3's state and 4.4's beside it.
+#[test]
+fn a_streams_group_without_metadata_is_in_the_state_of_the_release_that_loads_it() {
+    let env = TestEnv::new();
+    write_segment(
+        &env.path("data"),
+        "__consumer_offsets-0",
+        &encoded(STREAMS_WITHOUT_METADATA),
+    );
+    // No KRaft metadata: both.
+    assert_eq!(
+        states(&env),
+        ("Stable".to_string(), Value::from("NotReady"))
+    );
+    let o = env.run(&["groups", "data"], None);
+    let err = crate::support::stderr(&o);
+    for needle in [
+        "wc",
+        "4.2 and 4.3",
+        "Stable",
+        "4.4",
+        "NotReady",
+        "StreamsGroupMetadata",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+    // metadata.version 4.0-IV3 (fixtures/kraft, level 25): a 4.4 broker
+    // may run at it, so still both.
+    crate::support::copy_dir(
+        &env.path("fixtures/kraft/__cluster_metadata-0"),
+        &env.path("data/__cluster_metadata-0"),
+    );
+    assert_eq!(
+        states(&env),
+        ("Stable".to_string(), Value::from("NotReady"))
+    );
+    // metadata.version 4.4-IV2 (fixtures/kraft44, level 33): 4.4's state alone.
+    std::fs::remove_dir_all(env.path("data/__cluster_metadata-0")).unwrap();
+    crate::support::copy_dir(
+        &env.path("fixtures/kraft44/__cluster_metadata-0"),
+        &env.path("data/__cluster_metadata-0"),
+    );
+    assert_eq!(states(&env), ("NotReady".to_string(), Value::Null));
+    let o = env.run(&["groups", "data"], None);
+    assert!(
+        !crate::support::stderr(&o).contains("StreamsGroupMetadata"),
+        "{}",
+        crate::support::stderr(&o)
+    );
+    // With its metadata record every release agrees: no second state.
+    write_segment(
+        &env.path("data"),
+        "__consumer_offsets-0",
+        &encoded(&streams("2", 3, 3)),
+    );
+    std::fs::remove_dir_all(env.path("data/__cluster_metadata-0")).unwrap();
+    assert_eq!(states(&env), ("Stable".to_string(), Value::Null));
+}
+
 #[test]
 fn tagged_fields_of_4_2_to_4_4_are_decoded_by_name() {
     let env = TestEnv::new();
@@ -236,4 +329,50 @@ out = batch(0, [(i, 0, k, v) for i, (k, v) in enumerate(recs)], first_timestamp=
         statuses(T + 90 * MIN),
         all(["expired", "expired", "expired"])
     );
+}
+
+/// One of a JBOD broker's log directories: fixtures/kraft's metadata
+/// places node 1's `__consumer_offsets-1`, `-2` and `orders-1` in log
+/// directory `bG9nLWRpci11dWlkLW9uZQ` (PartitionRecord.directories,
+/// KIP-858), with no folder of them here. Given as a directory whose
+/// meta.properties has another directory.id, the groups, lag and replayed
+/// offsets say that the other directory holds them; given as that very
+/// directory, they say nothing of the kind (the folders are simply absent).
+#[test]
+fn the_log_directory_of_the_same_broker_that_was_not_given_is_named() {
+    let env = TestEnv::new();
+    let meta = env.path("fixtures/kraft/meta.properties");
+    let text = std::fs::read_to_string(&meta).unwrap();
+    for cmd in ["groups", "lag", "replay-offsets"] {
+        let o = env.run(&[cmd, "fixtures/kraft"], None);
+        assert!(
+            !crate::support::stderr(&o).contains("which was not given"),
+            "{cmd}: {}",
+            crate::support::stderr(&o)
+        );
+    }
+    std::fs::write(
+        &meta,
+        text.replace(
+            "directory.id=bG9nLWRpci11dWlkLW9uZQ",
+            "directory.id=b3RoZXItbG9nLWRpci0xMg",
+        ),
+    )
+    .unwrap();
+    for cmd in ["groups", "lag", "replay-offsets"] {
+        let o = env.run(&[cmd, "fixtures/kraft"], None);
+        let err = crate::support::stderr(&o);
+        let line = err
+            .lines()
+            .find(|l| l.contains("which was not given"))
+            .unwrap_or_else(|| panic!("{cmd}: {err}"));
+        assert!(
+            line.contains("node 1 in its log directory bG9nLWRpci11dWlkLW9uZQ"),
+            "{line}"
+        );
+        assert!(
+            line.contains("__consumer_offsets-1, __consumer_offsets-2, orders-1;"),
+            "{line}"
+        );
+    }
 }

@@ -1842,6 +1842,11 @@ fn groups_list_and_state_match_kafka_consumer_groups() {
                 .collect();
             let (state, members) = (words[words.len() - 2], words[words.len() - 1]);
             assert_eq!(g["state"], state, "{name}: {text}");
+            // A KIP-848 group's ASSIGNMENT-STRATEGY: its preferred server
+            // assignor, else the coordinator's default (uniform).
+            if g["type"] == "consumer" {
+                assert_eq!(g["protocol"], words[words.len() - 3], "{name}: {text}");
+            }
             assert_eq!(
                 g["members"].as_array().unwrap().len().to_string(),
                 members,

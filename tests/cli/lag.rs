@@ -700,3 +700,80 @@ fn directories_of_two_clusters_are_refused() {
         .unwrap();
     }
 }
+
+/// A commit for an earlier topic of the same name (issue #48 C): group g
+/// committed 3 on `orders` (topic id 16 bytes of 1, OffsetCommitValue v4),
+/// `orders` was deleted and created again (id 16 bytes of 2, in
+/// partition.metadata) and holds 10 records, high watermark 10.
+/// `kafka-consumer-groups --describe` lists the group's offsets with
+/// `Admin.listConsumerGroupOffsets` for every topic (topics null:
+/// `ListConsumerGroupOffsetsHandler`, OffsetFetch by name), which the
+/// coordinator answers from `OffsetMetadataManager.fetchAllOffsets`, which
+/// never compares topic ids: CURRENT-OFFSET 3, LOG-END-OFFSET 10, LAG 7
+/// (`ConsumerGroupCommand.getLag`). klog shows the same numbers and says
+/// in the status which clients see the offset: only a fetch by topic id
+/// (OffsetFetch v10, the KIP-848 consumer's `CommitRequestManager`) is
+/// refused it (`OffsetMetadataManager.isOffsetInvalid`).
+#[test]
+fn a_commit_for_a_recreated_topic_has_kafka_consumer_groups_numbers() {
+    let env = TestEnv::new();
+    let orders = encoded("out = batch(0, [(i, 0, None, b'v') for i in range(10)])");
+    write_segment(&env.path("data"), "orders-0", &orders);
+    std::fs::write(
+        env.path("data/orders-0/partition.metadata"),
+        "version: 0\ntopic_id: AgICAgICAgICAgICAgICAg\n",
+    )
+    .unwrap();
+    std::fs::write(
+        env.path("data/replication-offset-checkpoint"),
+        "0\n1\norders 0 10\n",
+    )
+    .unwrap();
+    let offsets = encoded(
+        "out = batch(0, [(0, 0, offset_commit_key('g', 'orders', 0), offset_commit_value_v4(3, -1, '', 1700000000000, b'\\x01' * 16))])",
+    );
+    write_segment(&env.path("data"), "__consumer_offsets-0", &offsets);
+    let base = ["lag", "--now-ms", "1700000100000", "data"];
+    let r = rows(&env, &[&base[..], &["--format", "json"]].concat());
+    let g = find(&r, "g", "orders", 0);
+    assert_eq!(
+        (
+            g["committed_offset"].as_i64(),
+            g["high_watermark"].as_i64(),
+            g["lag"].as_i64(),
+            g["pending_records"].as_u64(),
+            g["status"].as_str(),
+        ),
+        (Some(3), Some(10), Some(7), Some(7), Some("topic_recreated")),
+        "{g}"
+    );
+    // kafka-consumer-groups' columns: 3, 10, 7.
+    let o = env.run(&[&base[..], &["--columns", "kafka"]].concat(), None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let line = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("g "))
+        .unwrap()
+        .to_string();
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(cells[..6], ["g", "orders", "0", "3", "10", "7"], "{line}");
+    // The total owes the 7, as kafka-consumer-groups counts it.
+    let o = env.run(
+        &[&base[..], &["--format", "csv", "--by", "group"]].concat(),
+        None,
+    );
+    assert_eq!(crate::support::csv_objects(&stdout(&o))[0]["lag"], "7");
+    // stderr says which clients see the offset; stdout stays data.
+    let err = stderr(&o);
+    for needle in [
+        "topic_recreated",
+        "classic consumer",
+        "kafka-consumer-groups",
+        "topic id",
+        "auto.offset.reset",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+    let o = env.run(&[&base[..], &["--format", "json"]].concat(), None);
+    assert!(!stderr(&o).contains("classic consumer"), "{}", stderr(&o));
+}

@@ -561,3 +561,84 @@ fn r49_14_a_rolled_segment_ends_its_time_index_with_its_largest_timestamp() {
     let o = env.run(&["verify-crc", "--fail-on", "note", "d"], None);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
+
+/// A write the replica rule refuses creates nothing first: fixtures/kafka
+/// is a broker's log directory without KRaft metadata, so nothing says how
+/// many replicas a new partition has; `produce` to `fresh-topic-0` with one
+/// `--replica` and no `--replication-factor` is refused (exit 2), and
+/// neither directory gets a `fresh-topic-0` folder or any other change.
+#[test]
+fn a_refused_write_creates_no_partition_folder() {
+    let env = TestEnv::new();
+    crate::support::copy_dir(&env.path("fixtures/kafka"), &env.path("replica"));
+    let before = (
+        snapshot(&env.path("fixtures/kafka")),
+        snapshot(&env.path("replica")),
+    );
+    let o = env.run(
+        &[
+            "produce",
+            "fixtures/kafka",
+            "--replica",
+            "replica",
+            "--topic",
+            "fresh-topic",
+            "--partition",
+            "0",
+        ],
+        Some("k\tv\n"),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refusing to write"), "{}", stderr(&o));
+    for dir in ["fixtures/kafka", "replica"] {
+        assert!(!env.path(dir).join("fresh-topic-0").exists(), "{dir}");
+    }
+    let after = (
+        snapshot(&env.path("fixtures/kafka")),
+        snapshot(&env.path("replica")),
+    );
+    assert!(before == after, "a refused write changed the directories");
+}
+
+/// A broker's log directory always names its cluster (meta.properties): a
+/// `--replica` that names one beside a directory that names none is not a
+/// replica of the same cluster's partition. `commit` is refused (exit 2)
+/// and neither directory changes.
+#[test]
+fn a_replica_naming_a_cluster_beside_one_naming_none_is_refused() {
+    let env = TestEnv::new();
+    crate::support::copy_dir(&env.path("fixtures/groups"), &env.path("replica"));
+    std::fs::write(
+        env.path("replica/meta.properties"),
+        "version=1\nnode.id=2\ncluster.id=b3RoZXItY2x1c3Rlci0w\n",
+    )
+    .unwrap();
+    let before = (
+        snapshot(&env.path("fixtures/groups")),
+        snapshot(&env.path("replica")),
+    );
+    let o = env.run(
+        &[
+            "commit",
+            "fixtures/groups",
+            "--replica",
+            "replica",
+            "--group",
+            "billing",
+            "--topic",
+            "orders",
+            "--partition",
+            "0",
+            "--offset",
+            "1",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("names no cluster"), "{}", stderr(&o));
+    let after = (
+        snapshot(&env.path("fixtures/groups")),
+        snapshot(&env.path("replica")),
+    );
+    assert!(before == after, "a refused write changed the directories");
+}

@@ -801,3 +801,45 @@ fn r15_the_csp_allows_only_the_pages_own_script_by_its_hash() {
         None
     );
 }
+
+/// The replica figures say who leads as the cluster verdict found it: on
+/// the crash scenario's directories (fixtures/kafka-real/4.4.0/crash) the
+/// metadata still names node 2, which went down uncleanly; Kafka's restart
+/// elected node 1 for crash-all and node 3 for crash-unclean
+/// (expected/crash/outcome.json). No caption may call node 2 the leader of
+/// crash-all, and the captions name the leader Kafka elected.
+#[test]
+fn replica_captions_name_the_leader_after_a_restart() {
+    let env = TestEnv::new();
+    let real = repo().join(KAFKA_REAL);
+    let outcome: Value = serde_json::from_str(
+        &std::fs::read_to_string(real.join("expected/crash/outcome.json")).unwrap(),
+    )
+    .unwrap();
+    let dirs: Vec<String> = (1..=3)
+        .map(|n| real.join(format!("crash/broker-{n}")).display().to_string())
+        .collect();
+    let mut args: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    args.extend(["--now-ms", "1767225600000"]);
+    let (page, _) = report(&env, "crash-captions", &args);
+    let html = std::fs::read_to_string(page).unwrap();
+    let caption = |topic: &str| {
+        let at = html
+            .find(&format!(
+                "<figure class=\"replicas\" data-topic=\"{topic}\""
+            ))
+            .unwrap_or_else(|| panic!("no replica figure of {topic}"));
+        let rest = &html[at..];
+        rest[rest.find("<figcaption>").unwrap()..rest.find("</figcaption>").unwrap()].to_string()
+    };
+    for p in outcome["partitions"].as_array().unwrap() {
+        let topic = p["topic"].as_str().unwrap();
+        let leader = p["leader"].to_string();
+        let c = caption(topic);
+        assert!(
+            c.contains("after a restart") && c.contains(&leader),
+            "{topic}: Kafka elected {leader}: {c}"
+        );
+        assert!(!c.contains("leader 2,"), "{topic}: {c}");
+    }
+}

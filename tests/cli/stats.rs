@@ -481,7 +481,7 @@ fn undecodable_batch_is_counted_and_skipped() {
     for b in &mut bad[61 + 10..] {
         *b = 0xff;
     }
-    let crc = kaen_log::format::crc::batch_crc(&bad);
+    let crc = kaen_log::format::batch::batch_crc(&bad);
     bad[17..21].copy_from_slice(&crc.to_be_bytes());
     std::fs::write(dir.join("00000000000000000000.log"), [good, bad].concat()).unwrap();
     let v = stats_json(&env, &["broken/orders-0"], 1);

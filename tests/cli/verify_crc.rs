@@ -928,7 +928,15 @@ fn csv_is_one_row_per_finding_and_the_verdict_on_stderr() {
     let o = env.run(&["verify-crc", "--format", "csv", "fixtures/kraft"], None);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let rows = csv_objects(&stdout(&o));
-    assert_eq!(rows.len(), 14);
+    // 14 of the live folders, 2 of the -stray one (a broker loads and
+    // recovers it: LogManager.loadLog), none of the -delete one.
+    assert_eq!(rows.len(), 16);
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r["file"].contains("-stray/"))
+            .count(),
+        2
+    );
     assert!(
         rows.iter().all(|r| r["kind"] == "index_missing"),
         "{rows:?}"
@@ -956,4 +964,174 @@ fn csv_is_refused_where_the_output_is_no_findings_table() {
         assert_eq!(stdout(&o), "", "{all:?}");
         assert!(stderr(&o).contains("--format csv"), "{}", stderr(&o));
     }
+}
+
+/// The unique id Kafka puts in a `-delete`, `-future` or `-stray` folder's
+/// name (`LocalLog.logDirNameWithSuffix`: a uuid without dashes).
+const UNIQUE: &str = "0123456789abcdef0123456789abcdef";
+
+/// A data directory `data` (a broker's: meta.properties, no
+/// `.kafka_cleanshutdown`) holding `fixtures/truncated/orders-0` as
+/// `orders-0.<UNIQUE>-<suffix>`; returns the folder's name.
+fn special_folder(env: &TestEnv, suffix: &str) -> String {
+    let name = format!("orders-0.{UNIQUE}-{suffix}");
+    crate::support::copy_dir(
+        &env.path("fixtures/truncated/orders-0"),
+        &env.path(&format!("data/{name}")),
+    );
+    std::fs::write(
+        env.path("data/meta.properties"),
+        "version=1\nnode.id=1\ncluster.id=a2xvZy1maXh0dXJlLTAx\n",
+    )
+    .unwrap();
+    name
+}
+
+/// Issue #48 D. `LogManager.loadLogs` (Kafka 4.3 `LogManager.scala`, 4.4
+/// `LogManager.java`) loads every folder of a log directory but
+/// `remote-log-index-cache` and the metadata topic's, and `loadLog` runs
+/// `UnifiedLog.create` (`LogLoader.load`: recovery from the recovery point
+/// after an unclean shutdown) before it looks at the suffix: a `-future`
+/// folder becomes the partition's future replica, a `-stray` one is kept
+/// aside ("Loaded stray log"). Both are recovered as a live folder is,
+/// with the recovery point of their topic-partition
+/// (`recoveryPoints.getOrDefault(topicPartition, 0)`): the torn tail of
+/// `truncated/orders-0` (20 bytes at 2146 of segment 90) is cut.
+#[test]
+fn future_and_stray_folders_are_recovered_as_kafka_loads_them() {
+    for suffix in ["future", "stray"] {
+        let env = TestEnv::new();
+        let name = special_folder(&env, suffix);
+        let segment = format!("data/{name}/00000000000000000090.log");
+        let o = env.run(&["verify-crc", "--recovery-preview", "data"], None);
+        assert_eq!(o.status.code(), Some(1), "{suffix}: {}", stderr(&o));
+        let text = stdout(&o);
+        assert!(
+            text.contains(&format!(
+                "{name}: recovery from segment 0 (recovery point 0) cuts {segment} at position 2146 (20 bytes)"
+            )),
+            "{text}"
+        );
+        // The directory's headline counts it among the partitions a start re-reads.
+        assert!(
+            text.starts_with("data: node 1: UNCLEAN shutdown")
+                && text.contains("re-reading 1 of 1 partition: 2 segments"),
+            "{text}"
+        );
+        let o = env.run(
+            &[
+                "verify-crc",
+                "--recovery-preview",
+                "--format",
+                "json",
+                "data",
+            ],
+            None,
+        );
+        let doc = document(&o, "verify-crc");
+        let p = &doc["partitions"][0];
+        assert_eq!(
+            (
+                p["folder"].as_str(),
+                p["state"].as_str(),
+                p["topic"].as_str(),
+                p["cuts"][0]["position"].as_u64(),
+                p["cuts"][0]["bytes"].as_u64(),
+                p["log_end_offset"].as_i64(),
+            ),
+            (
+                Some(name.as_str()),
+                Some(suffix),
+                Some("orders"),
+                Some(2146),
+                Some(20),
+                Some(125)
+            ),
+            "{p}"
+        );
+        assert_eq!(doc["restarts"][0]["recovered"][0]["folder"], name.as_str());
+        // The recovery point is the topic-partition's: from segment 90.
+        std::fs::write(
+            env.path("data/recovery-point-offset-checkpoint"),
+            "0\n1\norders 0 100\n",
+        )
+        .unwrap();
+        let o = env.run(&["verify-crc", "--recovery-preview", "data"], None);
+        assert!(
+            stdout(&o).contains(&format!(
+                "{name}: recovery from segment 90 (recovery point 100) cuts {segment} at position 2146"
+            )),
+            "{}",
+            stdout(&o)
+        );
+        // verify-crc checks the folder as it checks it given alone.
+        let o = env.run(&["verify-crc", "--format", "csv", "data"], None);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let rows = csv_objects(&stdout(&o));
+        assert!(
+            rows.iter().any(|r| r["kind"] == "torn_tail"
+                && r["file"] == segment
+                && r["position"] == "2146"),
+            "{rows:?}"
+        );
+        assert!(!stderr(&o).contains("skipped"), "{}", stderr(&o));
+    }
+}
+
+/// A `-delete` folder is loaded too, but `LogLoader.load` skips
+/// `recoverLog` for a folder whose name ends in `-delete` (recovery
+/// offsets 0, 0), and `LogManager.loadLog` then schedules it for deletion
+/// (`addLogToBeDeleted`, file.delete.delay.ms later): the torn tail stays
+/// until the folder goes. Only `loadSegmentFiles`, which runs before,
+/// recovers a segment whose offset index is missing (`sanityCheck`'s
+/// NoSuchFileException: `recoverSegment`), cutting it at its damage. A
+/// folder of the metadata topic is not loaded by `LogManager` at all.
+#[test]
+fn a_delete_folder_is_loaded_without_recovery() {
+    let env = TestEnv::new();
+    let name = special_folder(&env, "delete");
+    let metadata = format!("__cluster_metadata-0.{UNIQUE}-delete");
+    crate::support::copy_dir(
+        &env.path("fixtures/truncated/orders-0"),
+        &env.path(&format!("data/{metadata}")),
+    );
+    let o = env.run(&["verify-crc", "--recovery-preview", "data"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(&format!(
+            "{name}: a -delete folder: a start loads it without recovery"
+        )) && text.contains("deletes it file.delete.delay.ms later"),
+        "{text}"
+    );
+    assert!(!text.contains("cuts"), "{text}");
+    assert!(!text.contains(&metadata), "{text}");
+    // Plain verify-crc does not read it: Kafka checks none of its batches.
+    let o = env.run(&["verify-crc", "data"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(&format!(
+            "data/{name}: skipped, a partition folder marked delete"
+        )),
+        "{}",
+        stdout(&o)
+    );
+    // Without segment 90's offset index, loadSegmentFiles recovers it.
+    std::fs::remove_file(env.path(&format!("data/{name}/00000000000000000090.index"))).unwrap();
+    let o = env.run(&["verify-crc", "--recovery-preview", "data"], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(&format!(
+            "{name}: and cuts data/{name}/00000000000000000090.log at position 2146 (20 bytes)"
+        )),
+        "{}",
+        stdout(&o)
+    );
+    // Given alone, the folder is loaded the same way.
+    let o = env.run(
+        &["verify-crc", "--recovery-preview", &format!("data/{name}")],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("at position 2146"), "{}", stdout(&o));
 }

@@ -275,3 +275,94 @@ fn r6_plain_batches_of_tiny_records_rendered_ahead_stay_bounded() {
     assert_eq!(shown, records);
     assert!(outputs[0] == outputs[1], "--threads 1 and 2 differ");
 }
+
+/// One gzip batch of offset commits by `groups` groups, each named 32,760
+/// `<` and a number (32,767 bytes, the most an offsets key holds), each
+/// committing orders-0 at 5: a few KB of log that name megabytes.
+fn long_named_groups(groups: u64) -> Vec<u8> {
+    encoded(&format!(
+        "import gzip, struct\n\
+         recs = [(i, 0, offset_commit_key('<' * 32760 + '%07d' % i, 'orders', 0),\n\
+                  offset_commit_value(5, 1700000000000)) for i in range({groups})]\n\
+         section = b''.join(record(*r) for r in recs)\n\
+         packed = gzip.compress(section, compresslevel=9, mtime=0)\n\
+         after = struct.pack('>hiqqqhii', 1, {groups} - 1, 0, 0, -1, -1, -1, {groups}) + packed\n\
+         out = struct.pack('>qiibI', 0, 9 + len(after), 0, 2, crc32c(after)) + after"
+    ))
+}
+
+#[test]
+fn r49_8_a_report_on_long_group_names_shows_each_bounded_once() {
+    // 200 groups named 32 KB of `<` in a 13 KB gzip log made a 262 MB
+    // page (each name copied and escaped about ten times in full); 1,000
+    // made 1.3 GB and 2.7 GB of RSS. Names enter the report bounded
+    // (their start, length and hash) and escaped once.
+    for groups in [200, 1000] {
+        let env = TestEnv::new();
+        let log = long_named_groups(groups);
+        write_segment(env.dir.path(), "names/__consumer_offsets-0", &log);
+        let page = env.path("page.html");
+        let run = klog(env.dir.path(), &["report", "names"], Some(&page));
+        assert_ok(&run, "report", 0);
+        let size = std::fs::metadata(&page).unwrap().len();
+        eprintln!(
+            "{groups} groups, {} bytes of log: page {size} bytes, peak RSS {} KiB",
+            log.len(),
+            run.peak >> 10
+        );
+        // Under 4x the input plus 64 MiB.
+        run.assert_bounded(
+            &format!("report on {groups} groups"),
+            120,
+            4 * log.len() as u64,
+        );
+        assert!(
+            size < groups * 16 * 1024,
+            "{groups} groups: a page of {size} bytes"
+        );
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(
+            html.contains("(32767 bytes, sha256 "),
+            "the names are not shown"
+        );
+        assert!(!html.contains(&"&lt;".repeat(200)), "a name shown in full");
+        // Every group is a row of the heatmap, told apart by its hash.
+        assert_eq!(
+            html.matches("<tr data-group=\"").count() as u64,
+            2 * groups,
+            "a row per group in each heatmap"
+        );
+    }
+}
+
+#[test]
+fn r49_8_a_summary_with_a_100_mb_path_is_refused_without_copying_it() {
+    // A 100 MB "path" in a summary: `cluster` wrote it into a 100 MB table
+    // in 200 s, `report` into a 1.6 GB page (or aborted allocating it).
+    // A summary's strings are refused past what they can be (a path past
+    // PATH_MAX), naming the field, before anything shows them.
+    let env = TestEnv::new();
+    let o = env.run(&["summary", "--format", "json", "fixtures/groups"], None);
+    assert_eq!(o.status.code(), Some(0));
+    let mut doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    doc["log_dirs"][0]["path"] = format!("/{}", "<".repeat(100 << 20)).into();
+    doc["log_dirs"][0]["node_id"] = 1.into();
+    let file = env.path("big.json");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let len = std::fs::metadata(&file).unwrap().len();
+    for command in ["cluster", "report"] {
+        let run = klog(env.dir.path(), &[command, "big.json"], None);
+        assert_ok(&run, command, 2);
+        assert!(
+            run.stderr.contains(
+                "big.json: is not a summary klog can trust: log_dirs[0].path: 104857601 bytes, \
+                 over the 4096 bytes a path can hold (PATH_MAX)"
+            ),
+            "{command}: {}",
+            &run.stderr[..run.stderr.len().min(500)]
+        );
+        assert!(run.stderr.len() < 1024, "{command}: the path was printed");
+        assert!(run.stdout.is_empty(), "{command}");
+        run.assert_bounded(command, 60, 4 * len);
+    }
+}

@@ -9,15 +9,19 @@ Each round copies one fixture directory, damages one to three of its files
 (bit flips, truncation, inserted or appended junk, zeroed runs, a 32-bit
 field set to an extreme, or a checkpoint's text replaced), then:
 
-- readers: runs every reading command on it (verify-crc three ways,
+- readers: one round in three also gets one of this round's attacks: a
+  segment followed by a 4 GiB hole (a sparse file), or a group whose name
+  is 32 KB (committed into the copy). Then it runs every reading command
+  on it (verify-crc three ways,
   replay-offsets, lag, groups, info, transactions, stats, summary, metadata,
   report, dump-segment three ways on a random file, diff against the
   undamaged copy). Each must exit 0, 1 or 2 within 20 s without a panic;
   JSON output must parse; text output holds no raw control character;
   exit 2 prints nothing on stdout (but
   dump-segment, which streams: its head comes first, as kafka-dump-log's
-  "Dumping" line does); and verify-crc must not pass a segment whose
-  CRC-covered bytes changed.
+  "Dumping" line does); verify-crc must not pass a segment whose
+  CRC-covered bytes changed; and the report page stays under 4 times the
+  size of its input plus 64 MiB.
 - repair: runs `verify-crc --repair` (plain, --force-truncate, or
   --salvage): every byte of every file must still be on disk, in the file
   as it was, in its `.old` or `.cut*` copy, or (a log) rebuilt from what is
@@ -25,6 +29,11 @@ field set to an extreme, or a checkpoint's text replaced), then:
 - writers: runs commit, tombstone, reset-offsets --execute or produce:
   every log keeps its bytes as a prefix (writers only append), nothing
   outside the directory changes, and the exit is 0, 1 or 2 without a panic.
+  One round in three also gets one of: a `--replica` directory of another
+  cluster (its meta.properties names another cluster.id: the write must be
+  refused, exit 2, and neither directory change), or a partition folder
+  swapped again and again for a symlink to a copy outside the directory
+  while the writer runs (the copy outside must keep its bytes).
 
 What breaks a rule is written as one JSON line to --out (default
 campaign-<mode>-<seed>.jsonl); the last line on stderr counts the rounds.
@@ -43,6 +52,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
@@ -177,9 +187,26 @@ class Campaign:
             self.say('crash', **detail)
         return code, out, err, detail
 
+    def attack_readers(self, d):
+        """One of the readers' attacks on the copy `d`, or none: its name."""
+        roll = self.rng.random()
+        logs = [f for f in files(d) if f.endswith('.log')]
+        if roll < 1 / 6 and logs:
+            with open(self.rng.choice(logs), 'r+b') as f:
+                f.truncate(os.fstat(f.fileno()).st_size + (4 << 30))
+            return 'sparse_4gib'
+        if roll < 1 / 3 and any('offsets' in os.path.basename(os.path.dirname(f)) for f in logs):
+            code, _, err, _ = self.run(['commit', d, '--group', '<' * 32768, '--topic', 'orders',
+                                        '--partition', '0', '--offset', '1', '--force']
+                                       + (['--offsets-partitions', '50'] if 'kafka' in d else []) + NOW)
+            return 'name_32k' if code == 0 else f'name_32k_refused_{code}'
+        return None
+
     def readers(self, n):
         name, d, done = self.fresh(READER_DIRS)
-        round_ = {'round': n, 'dir': name, 'damage': done}
+        attack = self.attack_readers(d)
+        round_ = {'round': n, 'dir': name, 'damage': done, 'attack': attack}
+        input_size = sum(os.stat(f).st_blocks * 512 for f in files(d))
         rel = os.path.relpath(d, self.work)
         some_file = os.path.relpath(self.rng.choice(files(d)), self.work)
         argvs = [
@@ -220,6 +247,11 @@ class Campaign:
                 self.say('stdout_on_exit_2', stdout=out[:200].decode('utf-8', 'replace'), **detail)
             if argv == ['verify-crc', rel] and crc_hit and code == 0:
                 self.say('silent', **detail)
+            page = os.path.join(self.work, 'r.html')
+            if argv[0] == 'report' and os.path.exists(page):
+                if os.path.getsize(page) > 4 * input_size + (64 << 20):
+                    self.say('page_too_big', size=os.path.getsize(page), input=input_size, **detail)
+                os.remove(page)
 
     def repair(self, n):
         name, d, done = self.fresh(REPAIR_DIRS)
@@ -240,9 +272,50 @@ class Campaign:
                          and open(o, 'rb').read() == b for o in after):
                 self.say('bytes_lost', file=os.path.relpath(f, d), size=len(b), **detail)
 
+    def other_cluster(self, d):
+        """A copy of `d` beside it whose meta.properties names another cluster."""
+        other = os.path.join(os.path.dirname(d), 'other')
+        shutil.copytree(d, other)
+        meta = os.path.join(other, 'meta.properties')
+        text = (open(meta, 'rb').read().decode('latin-1') if os.path.exists(meta)
+                else 'version=1\nnode.id=2\n')
+        text = re.sub(r'cluster\.id=.*', '', text) + '\ncluster.id=b3RoZXItY2x1c3Rlci0w\n'
+        open(meta, 'wb').write(text.encode('latin-1'))
+        return other
+
+    def swapper(self, d, stop):
+        """Swap a partition folder of `d` for a symlink to a copy outside, again and again."""
+        folders = [f for f in sorted(os.listdir(d)) if os.path.isdir(os.path.join(d, f))]
+        if not folders:
+            return None
+        folder = os.path.join(d, self.rng.choice(folders))
+        decoy = os.path.join(os.path.dirname(d), 'decoy')
+        shutil.copytree(folder, decoy)
+
+        def swap():
+            real = folder + '.real'
+            while not stop.is_set():
+                try:
+                    os.rename(folder, real)
+                    os.symlink(decoy, folder)
+                    time.sleep(0.001)
+                    os.unlink(folder)
+                    os.rename(real, folder)
+                except OSError:
+                    pass
+            if os.path.islink(folder):
+                os.unlink(folder)
+            if os.path.exists(folder + '.real') and not os.path.exists(folder):
+                os.rename(folder + '.real', folder)
+        return threading.Thread(target=swap)
+
     def writers(self, n):
         name, d, done = self.fresh(WRITER_DIRS)
         top = os.path.dirname(d)
+        roll = self.rng.random()
+        attack, other, stop, thread = None, None, threading.Event(), None
+        if roll < 1 / 6:
+            attack, other = 'other_cluster', self.other_cluster(d)
         before = {f: open(f, 'rb').read() for f in files(top)}
         group = self.rng.choice(['shipping', 'billing', 'kitchen'])
         partitions = ['--offsets-partitions', '50'] if name == 'kafka' else []
@@ -255,8 +328,23 @@ class Campaign:
         ])
         if argv[0] != 'produce':
             argv += partitions + NOW
-        _, _, _, detail = self.checked({'round': n, 'dir': name, 'damage': done}, argv,
-                                       stdin=b'k1\tv1\nk2\tv2\n')
+        if other:
+            argv[2:2] = ['--replica', other]
+        elif roll < 1 / 3:
+            thread = self.swapper(d, stop)
+            attack = 'swapped_folder' if thread else None
+            before = {f: open(f, 'rb').read() for f in files(top)}
+            if thread:
+                thread.start()
+        try:
+            code, _, _, detail = self.checked({'round': n, 'dir': name, 'damage': done,
+                                               'attack': attack}, argv, stdin=b'k1\tv1\nk2\tv2\n')
+        finally:
+            stop.set()
+            if thread:
+                thread.join()
+        if other and code != 2:
+            self.say('other_cluster_written', **detail)
         rewritten = ('.index', '.timeindex', '.txnindex', '.snapshot', 'checkpoint', '.lock',
                      'partition.metadata')
         for f, b in before.items():

@@ -26,5 +26,6 @@ mod metadata;
 mod records;
 mod repair;
 mod resync;
+mod swap;
 mod txnlog;
 mod writers;

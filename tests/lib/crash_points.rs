@@ -1319,6 +1319,8 @@ fn each_sync_point_is_one_call_site() {
             ".sync_data()",
             "libc::fsync",
             "libc::fdatasync",
+            "rustix::fs::fsync",
+            "rustix::fs::fdatasync",
         ] {
             if text.contains(os) {
                 os_syncs.push(format!("{} {os}", rel.display()));
@@ -1330,7 +1332,10 @@ fn each_sync_point_is_one_call_site() {
     }
     assert_eq!(
         os_syncs,
-        ["log/durable.rs .sync_all()", "log/durable.rs .sync_data()"],
+        [
+            "log/durable.rs .sync_data()",
+            "log/durable.rs rustix::fs::fsync"
+        ],
         "OS syncs outside the real storage"
     );
 }

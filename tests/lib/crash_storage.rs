@@ -274,6 +274,7 @@ impl Storage for CrashStorage {
                 ino,
             },
             created: opened.created,
+            len: opened.len,
         })
     }
 

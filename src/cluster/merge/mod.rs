@@ -184,6 +184,40 @@ struct Dir<'a> {
     file: &'a Path,
     node: i32,
     dir: &'a LogDirSummary,
+    /// The summary it is in.
+    doc: &'a SummaryDoc,
+}
+
+impl Dir<'_> {
+    /// The summary's warnings and errors about this directory (notes are
+    /// what a healthy broker leaves): those whose file is in it, or all of
+    /// them in a summary of this directory alone. A folder that stops the
+    /// broker from starting is one.
+    fn findings(&self) -> Vec<crate::log::findings::Finding> {
+        use crate::log::findings::Severity;
+        let alone = self.doc.log_dirs.len() == 1;
+        self.doc
+            .findings
+            .iter()
+            .filter(|f| f.severity >= Severity::Warning)
+            .filter(|f| alone || f.file.starts_with(&self.dir.path))
+            .cloned()
+            .collect()
+    }
+
+    /// The directory's row of the report.
+    fn row(&self) -> SourceRow {
+        SourceRow {
+            file: crate::log::findings::FileFields::of(self.file),
+            node_id: self.node,
+            log_dir: self.dir.path.clone(),
+            log_dir_base64: self.dir.path_base64.clone(),
+            directory_id: self.dir.directory_id.clone(),
+            partitions: self.dir.partitions.len(),
+            shutdown: self.dir.shutdown_state(),
+            findings: self.findings(),
+        }
+    }
 }
 
 /// A replica found in a summary.
@@ -291,18 +325,7 @@ pub fn merge_with(sources: &[Source], options: &MergeOptions) -> Result<ClusterR
     Ok(ClusterReport {
         schema_version: SCHEMA_VERSION,
         cluster_id: cluster_id.map(|(c, _)| c.to_string()),
-        summaries: dirs
-            .iter()
-            .map(|d| SourceRow {
-                file: crate::log::findings::FileFields::of(d.file),
-                node_id: d.node,
-                log_dir: d.dir.path.clone(),
-                log_dir_base64: d.dir.path_base64.clone(),
-                directory_id: d.dir.directory_id.clone(),
-                partitions: d.dir.partitions.len(),
-                shutdown: d.dir.shutdown_state(),
-            })
-            .collect(),
+        summaries: dirs.iter().map(Dir::row).collect(),
         metadata: metadata.map(|(d, m): (&Dir<'_>, &MetadataSummary)| MetadataSource {
             node_id: d.node,
             file: crate::log::findings::FileFields::of(d.file),
@@ -404,6 +427,7 @@ fn log_dirs(sources: &[Source]) -> Result<(Vec<Dir<'_>>, ClusterId<'_>)> {
                 file: &s.file,
                 node,
                 dir: d,
+                doc: &s.doc,
             });
         }
     }

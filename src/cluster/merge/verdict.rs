@@ -290,6 +290,9 @@ pub struct SourceRow {
     pub partitions: usize,
     /// How the broker left this log directory (`.kafka_cleanshutdown`).
     pub shutdown: crate::log::shutdown::ShutdownState,
+    /// The summary's warnings and errors about this directory: a foreign
+    /// folder that stops the broker from starting, damage, malformed files.
+    pub findings: Vec<crate::log::findings::Finding>,
 }
 
 /// The metadata image used.
@@ -332,8 +335,19 @@ pub struct ClusterReport {
 }
 
 impl ClusterReport {
-    /// Whether a replica diverged or a partition is offline or lost (exit 1).
+    /// Whether a replica diverged, a partition is offline or lost, or a
+    /// summary holds an error (a folder that stops its broker from
+    /// starting, damage): exit 1.
     pub fn failed(&self) -> bool {
-        self.totals.diverged + self.totals.offline + self.totals.lost > 0
+        self.totals.diverged + self.totals.offline + self.totals.lost > 0 || self.errors() > 0
+    }
+
+    /// The summaries' findings at error severity.
+    pub fn errors(&self) -> usize {
+        self.summaries
+            .iter()
+            .flat_map(|s| &s.findings)
+            .filter(|f| f.severity == crate::log::findings::Severity::Error)
+            .count()
     }
 }

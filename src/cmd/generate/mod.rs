@@ -587,7 +587,10 @@ fn records_page(version: &str) -> String {
         roff.push_str(&format!(".PP\n{}\n", roff_text(&para.replace('\u{2011}', "-"))));
     }
     roff.push_str(".SH RECORDS\n.TS\nl l l l l.\nlog\ttype\trecord\tversions\tKafka release\n_\n");
-    for e in entries().iter().filter(|e| e.part != Part::Key) {
+    for e in entries()
+        .iter()
+        .filter(|e| matches!(e.part, Part::Record | Part::Value))
+    {
         for (from, to, release) in e.release_ranges() {
             let versions = if from == to {
                 from.to_string()

@@ -64,7 +64,7 @@ fn plan_repairs(
     let overrides = kaen_log::inspect::topic_config::parse_overrides(&args.write.config)?;
     opts.copy_hard_linked = args.write.copy_hard_linked;
     let mut plans = Vec::new();
-    let partitions = partitions(args)?;
+    let partitions = partitions(args, super::Folders::Live)?;
     let mut data_dirs: Vec<PathBuf> = Vec::new();
     for (d, _) in &partitions {
         if !data_dirs.contains(d) {

@@ -338,17 +338,24 @@ fn inside<'a>(
 /// Every field of `schema` at `version` from the tracer's position, named
 /// `{side}: {field path}`, then the cursor moved past them. A field that does
 /// not decode ends the listing with a note; bytes after the last field are a
-/// note too (`what_follows` says what Kafka does with them).
+/// note too (`what_follows` says what Kafka does with them). `any_version`:
+/// a version outside `validVersions` is read too, as a metadata record's
+/// is ([`Schema::trace_any_version`]).
 fn schema_fields(
     t: &mut Tracer<'_, '_>,
     side: &str,
     schema: &'static Schema,
     version: i16,
+    any_version: bool,
     what_follows: &str,
 ) {
     let body = t.c.rest();
     let base = t.c.position();
-    let (traced, err) = schema.trace(body, base, version);
+    let (traced, err) = if any_version {
+        schema.trace_any_version(body, base, version)
+    } else {
+        schema.trace(body, base, version)
+    };
     let mut end = 0;
     for f in traced {
         let off = (f.position - base) as usize;
@@ -416,6 +423,7 @@ fn metadata_value<'a>(t: &mut Tracer<'a, '_>, value: Option<(u64, &'a [u8])>) {
                     "value",
                     schema,
                     i16::try_from(version).unwrap_or(i16::MAX),
+                    true,
                     "garbage to Kafka: AbstractApiMessageSerde refuses a record with bytes left",
                 ),
                 None => t.note("value", "an apiKey klog does not know: not decoded".into()),
@@ -486,6 +494,7 @@ fn control_value<'a>(
                 "value",
                 schema,
                 0,
+                false,
                 "not read by Kafka (ControlRecordUtils reads version 0)",
             ),
             None => t.note(
@@ -531,7 +540,7 @@ fn coordinator_key<'a>(
         };
         record_type = find(id);
         if let Some(rt) = record_type {
-            schema_fields(t, "key", &rt.key, 0, "not read by Kafka");
+            schema_fields(t, "key", &rt.key, 0, false, "not read by Kafka");
         }
     });
     record_type
@@ -553,7 +562,7 @@ fn coordinator_value<'a>(
             return;
         };
         let Some(rt) = record_type else { return };
-        schema_fields(t, "value", &rt.value, version, "not read by Kafka");
+        schema_fields(t, "value", &rt.value, version, false, "not read by Kafka");
     });
 }
 

@@ -151,7 +151,20 @@ pub(super) fn open_existing<S: Storage>(
     let index_entries = trim_index(s, &index_path, index::OFFSET_ENTRY_LEN)?;
     let time_entries = trim_index(s, &timeindex_path, TIME_ENTRY_LEN)?;
     let last_time_entry = last_time_entry(&timeindex_path, base_offset)?;
-    let log = s.open(&log_path, OpenMode::Existing)?.file;
+    let log = s.open(&log_path, OpenMode::Existing)?;
+    if log.len != scan.size {
+        // The file opened is not the one read (a folder or file swapped
+        // meanwhile): positions and a rollback's length would be wrong for it.
+        return Err(Error::layout(
+            &log_path,
+            format!(
+                "is {} bytes where klog read {} an instant before: the file changed, or was swapped, \
+                 while klog opened it; nothing was written",
+                log.len, scan.size
+            ),
+        ));
+    }
+    let log = log.file;
     let index = s.open(&index_path, OpenMode::CreateOrAppend)?;
     let timeindex = s.open(&timeindex_path, OpenMode::CreateOrAppend)?;
     // A missing index is created here: its name must be durable before an

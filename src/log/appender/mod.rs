@@ -639,9 +639,8 @@ impl<S: Storage> PartitionAppender<S> {
         }
         if let Some(entry) = aborted {
             let path = self.dir.join(segment_file_name(a.base_offset, "txnindex"));
-            let before = std::fs::metadata(&path).map_or(0, |m| m.len());
             let mut opened = s.open(&path, OpenMode::CreateOrAppend)?;
-            mark.txn_index = Some((path.clone(), before, opened.created));
+            mark.txn_index = Some((path.clone(), opened.len, opened.created));
             durable::append_and_sync(
                 s,
                 &mut opened.file,

@@ -581,7 +581,7 @@ mod tests {
     use super::*;
     use crate::format::batch;
     use crate::format::batch::DecodeLimits;
-    use crate::format::{crc, encode_batch, BatchSpec, Compression, NewRecord};
+    use crate::format::{encode_batch, BatchSpec, Compression, NewRecord};
 
     fn batch(base: i64, n: usize, value_len: usize, compression: Compression) -> Vec<u8> {
         let records: Vec<_> = (0..n)
@@ -636,7 +636,7 @@ mod tests {
             }
             if i == 17 {
                 b[batch::HEADER_LEN + 1] ^= 0x20; // a record defect...
-                let c = crc::batch_crc(&b);
+                let c = crate::format::batch::batch_crc(&b);
                 b[batch::CRC..batch::CRC + 4].copy_from_slice(&c.to_be_bytes());
                 // ...under a valid CRC
             }

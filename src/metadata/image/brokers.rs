@@ -2,12 +2,14 @@
 
 use serde_json::Value;
 
-use super::fields::{int, listeners, strings, text};
+use super::fields::{flag, int, listeners, strings, text};
 use super::{Broker, Controller, Image, Problem};
 
 impl Image {
     /// RegisterBrokerRecord: the registration replaces any other
-    /// (`BrokerRegistration.fromRecord`).
+    /// (`BrokerRegistration.fromRecord`). `d` is the record as read, a field
+    /// of another version at its default (InControlledShutdown false before
+    /// v1, no log directories before v3, CordonedLogDirs null).
     pub(super) fn register_broker(&mut self, d: &Value) {
         let id = int(d, "brokerId") as i32;
         self.brokers.insert(
@@ -18,12 +20,8 @@ impl Image {
                 incarnation_id: text(d, "incarnationId"),
                 rack: d.get("rack").and_then(Value::as_str).map(String::from),
                 listeners: listeners(d),
-                // RegisterBrokerRecord's Fenced defaults to true.
-                fenced: d.get("fenced").and_then(Value::as_bool).unwrap_or(true),
-                in_controlled_shutdown: d
-                    .get("inControlledShutdown")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
+                fenced: flag(d, "fenced"),
+                in_controlled_shutdown: flag(d, "inControlledShutdown"),
                 log_dirs: strings(d.get("logDirs")).unwrap_or_default(),
                 cordoned_log_dirs: strings(d.get("cordonedLogDirs")),
             },
@@ -80,6 +78,8 @@ impl Image {
 /// A BrokerRegistrationChangeRecord's fields on the registration
 /// (`BrokerRegistrationFencingChange` and
 /// `BrokerRegistrationInControlledShutdownChange`: any other value throws).
+/// A tagged field the record does not hold is at its default: fenced and
+/// inControlledShutdown 0 (no change), logDirs empty, cordonedLogDirs null.
 fn apply_registration_change(b: &mut Broker, name: &str, d: &Value) -> Result<(), Problem> {
     let fenced = match int(d, "fenced") {
         1 => Some(true),

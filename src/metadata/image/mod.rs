@@ -188,7 +188,7 @@ impl Image {
     /// returned (and a record not applied is listed in `notes`).
     pub fn apply(&mut self, offset: i64, r: &MetadataRecord) -> Vec<Problem> {
         let mut problems = Vec::new();
-        match (&r.data, r.defect) {
+        match (r.data_as_read(), r.defect) {
             (Some(d), _) => {
                 if let (Some(f), Some(read_as)) = (r.frame, r.read_as) {
                     problems.push(Problem {
@@ -204,7 +204,7 @@ impl Image {
                         incomplete: Some(Section::of_record(&r.name)),
                     });
                 }
-                if let Err(p) = self.replay(r, d, &mut problems) {
+                if let Err(p) = self.replay(r, &d, &mut problems) {
                     problems.push(p);
                 }
             }
@@ -276,7 +276,11 @@ fn unreadable(r: &MetadataRecord, defect: Option<Defect>) -> Problem {
         ),
         Some(Defect::Malformed(e)) => (
             Kind::of_decode(&e.kind),
-            format!("{} does not decode: {e}", r.name),
+            format!(
+                "{} does not decode: {}",
+                r.name,
+                r.error.clone().unwrap_or_else(|| e.to_string())
+            ),
         ),
         None => (Kind::UnknownMetadataRecord, format!("{} does not decode", r.name)),
     };

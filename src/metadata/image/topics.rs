@@ -268,8 +268,8 @@ fn invalid_problem(topic: &str, p: i32, what: &str) -> Problem {
 /// `PartitionRegistration.merge`: the lists a PartitionChangeRecord holds
 /// replace the old ones; or why Kafka throws.
 fn merge(reg: &mut PartitionReg, d: &Value) -> Result<(), String> {
-    // LeaderRecoveryState: absent means -1, no change; another value than
-    // 0 or 1 throws (LeaderRecoveryState.changeTo, of).
+    // LeaderRecoveryState: -1, its default (the record left it out), is
+    // NO_CHANGE; another value than 0 or 1 throws (LeaderRecoveryState.changeTo, of).
     let lrs = d
         .get("leaderRecoveryState")
         .and_then(Value::as_i64)
@@ -316,7 +316,7 @@ fn merge(reg: &mut PartitionReg, d: &Value) -> Result<(), String> {
     if let Some(v) = ints(d.get("addingReplicas")) {
         reg.adding_replicas = v;
     }
-    // Leader: absent means -2, NO_LEADER_CHANGE.
+    // Leader: -2, its default (the record left it out), is NO_LEADER_CHANGE.
     if let Some(l) = d.get("leader").and_then(Value::as_i64).filter(|l| *l != -2) {
         reg.leader = l as i32;
         reg.leader_epoch = reg.leader_epoch.wrapping_add(1);

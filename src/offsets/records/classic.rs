@@ -4,7 +4,7 @@
 use super::{rt, RecordType};
 use crate::format::schema::f;
 use crate::format::schema::types::*;
-use crate::format::schema::{Field, Release, Schema, Ty, OPEN};
+use crate::format::schema::{nested, Field, Release, Schema, Ty, OPEN};
 
 // The classic record types as schema tables, for the field-by-field layout
 // of `dump-segment --layout` (the replay reads them with the hand-written
@@ -17,10 +17,10 @@ static GROUP_KEY_FIELDS: &[Field] = &[f!("group", S)];
 // (LegacyOffsetCommitValue.json is its version 0).
 static OFFSET_COMMIT_VALUE_FIELDS: &[Field] = &[
     f!("offset", I64),
-    f!("leaderEpoch", I32, versions: (3, OPEN)),
+    f!("leaderEpoch", I32, versions: (3, OPEN), default: "-1"),
     f!("metadata", S),
     f!("commitTimestamp", I64),
-    f!("expireTimestamp", I64, versions: (1, 1)),
+    f!("expireTimestamp", I64, versions: (1, 1), default: "-1"),
     f!(
         "topicId",
         U,
@@ -35,15 +35,15 @@ static GROUP_METADATA_VALUE_FIELDS: &[Field] = &[
     f!("generation", I32),
     f!("protocol", S, nullable_from: Some(0)),
     f!("leader", S, nullable_from: Some(0)),
-    f!("currentStateTimestamp", I64, versions: (2, OPEN)),
+    f!("currentStateTimestamp", I64, versions: (2, OPEN), default: "-1"),
     f!(
         "members",
         Ty::Array(&Ty::Struct(&[
             f!("memberId", S),
-            f!("groupInstanceId", S, versions: (3, OPEN), nullable_from: Some(3)),
+            f!("groupInstanceId", S, versions: (3, OPEN), nullable_from: Some(3), default: "null"),
             f!("clientId", S),
             f!("clientHost", S),
-            f!("rebalanceTimeout", I32, versions: (1, OPEN)),
+            f!("rebalanceTimeout", I32, versions: (1, OPEN), default: "-1"),
             f!("sessionTimeout", I32),
             f!("subscription", Ty::Bytes),
             f!("assignment", Ty::Bytes),
@@ -107,10 +107,15 @@ pub static CONSUMER_PROTOCOL_SUBSCRIPTION: Schema = Schema {
     flexible_from: None,
     fields: &[
         f!("Topics", STRS),
-        f!("UserData", Ty::Bytes, nullable_from: Some(0)),
-        f!("OwnedPartitions", TOPIC_PARTITIONS, versions: (1, OPEN)),
-        f!("GenerationId", I32, versions: (2, OPEN)),
-        f!("RackId", S, versions: (3, OPEN), nullable_from: Some(3)),
+        f!("UserData", Ty::Bytes, nullable_from: Some(0), default: "null"),
+        f!(
+            "OwnedPartitions",
+            TOPIC_PARTITIONS,
+            versions: (1, OPEN),
+            nested: nested("TopicPartition", 1, 3)
+        ),
+        f!("GenerationId", I32, versions: (2, OPEN), default: "-1"),
+        f!("RackId", S, versions: (3, OPEN), nullable_from: Some(3), default: "null"),
     ],
 };
 
@@ -123,8 +128,12 @@ pub static CONSUMER_PROTOCOL_ASSIGNMENT: Schema = Schema {
     since: &[Release::R3_9; 4],
     flexible_from: None,
     fields: &[
-        f!("AssignedPartitions", TOPIC_PARTITIONS),
-        f!("UserData", Ty::Bytes, nullable_from: Some(0)),
+        f!(
+            "AssignedPartitions",
+            TOPIC_PARTITIONS,
+            nested: nested("TopicPartition", 0, 3)
+        ),
+        f!("UserData", Ty::Bytes, nullable_from: Some(0), default: "null"),
     ],
 };
 

@@ -4,7 +4,7 @@
 use super::{rt, value, RecordType};
 use crate::format::schema::f;
 use crate::format::schema::types::*;
-use crate::format::schema::{Field, Release, Ty};
+use crate::format::schema::{nested, Field, Release, Ty};
 
 static GROUP: &[Field] = &[f!("GroupId", S)];
 static GROUP_MEMBER: &[Field] = &[f!("GroupId", S), f!("MemberId", S)];
@@ -21,7 +21,7 @@ static EPOCH_HASH: &[Field] = &[f!("Epoch", I32), f!("MetadataHash", I64)];
 static STREAMS_METADATA: &[Field] = &[
     f!("Epoch", I32),
     f!("MetadataHash", I64),
-    f!("ValidatedTopologyEpoch", I32, tag: Some((0, 0)), since: Release::R4_2),
+    f!("ValidatedTopologyEpoch", I32, tag: Some((0, 0)), since: Release::R4_2, default: "-1"),
     // "nullableVersions": "0+", default null: the generated writer leaves a
     // null tagged field out.
     f!(
@@ -31,8 +31,8 @@ static STREAMS_METADATA: &[Field] = &[
         tag: Some((1, 0)),
         since: Release::R4_2
     ),
-    f!("StoredDescriptionTopologyEpoch", I32, tag: Some((2, 0)), since: Release::R4_4),
-    f!("FailedDescriptionTopologyEpoch", I32, tag: Some((3, 0)), since: Release::R4_4),
+    f!("StoredDescriptionTopologyEpoch", I32, tag: Some((2, 0)), since: Release::R4_4, default: "-1"),
+    f!("FailedDescriptionTopologyEpoch", I32, tag: Some((3, 0)), since: Release::R4_4, default: "-1"),
 ];
 // {Consumer,Share,Streams}GroupTargetAssignmentMetadataValue.json:
 // AssignmentTimestamp tagged from Kafka 4.3.
@@ -62,9 +62,11 @@ static TOPIC_METADATA: &[Field] = &[f!(
         f!("NumPartitions", I32),
         f!(
             "PartitionMetadata",
-            Ty::Array(&Ty::Struct(&[f!("Partition", I32), f!("Racks", STRS)]))
+            Ty::Array(&Ty::Struct(&[f!("Partition", I32), f!("Racks", STRS)])),
+            nested: nested("PartitionMetadata", 0, 0)
         ),
-    ]))
+    ])),
+    nested: nested("TopicMetadata", 0, 0)
 )];
 // ConsumerGroupMemberMetadataValue.json.
 static CONSUMER_MEMBER: &[Field] = &[
@@ -74,16 +76,21 @@ static CONSUMER_MEMBER: &[Field] = &[
     f!("ClientHost", S),
     f!("SubscribedTopicNames", STRS),
     f!("SubscribedTopicRegex", S, nullable_from: Some(0)),
-    f!("RebalanceTimeoutMs", I32),
+    f!("RebalanceTimeoutMs", I32, default: "-1"),
     f!("ServerAssignor", S, nullable_from: Some(0)),
     f!(
         "ClassicMemberMetadata",
         Ty::Struct(&[
             f!("SessionTimeoutMs", I32),
-            f!("SupportedProtocols", Ty::Array(&Ty::Struct(&[f!("Name", S), f!("Metadata", Ty::Bytes)]))),
+            f!(
+                "SupportedProtocols",
+                Ty::Array(&Ty::Struct(&[f!("Name", S), f!("Metadata", Ty::Bytes)])),
+                nested: nested("ClassicProtocol", 0, 0)
+            ),
         ]),
         nullable_from: Some(0),
-        tag: Some((0, 0))
+        tag: Some((0, 0)),
+        nested: nested("ClassicMemberMetadata", 0, 0)
     ),
 ];
 // ConsumerGroupCurrentMemberAssignmentValue.json.
@@ -94,7 +101,13 @@ static CONSUMER_ASSIGNMENT: &[Field] = &[
     f!("AssignedPartitions", ASSIGNED_TOPIC_PARTITIONS),
     f!("PartitionsPendingRevocation", ASSIGNED_TOPIC_PARTITIONS),
 ];
-static TARGET_MEMBER: &[Field] = &[f!("TopicPartitions", TOPIC_PARTITIONS)];
+// {Consumer,Share}GroupTargetAssignmentMemberValue.json: TopicPartition
+// declared inline (the current assignments' TopicPartitions is a common struct).
+static TARGET_MEMBER: &[Field] = &[f!(
+    "TopicPartitions",
+    TOPIC_PARTITIONS,
+    nested: nested("TopicPartition", 0, 0)
+)];
 // ShareGroupMemberMetadataValue.json.
 static SHARE_MEMBER: &[Field] = &[
     f!("RackId", S, nullable_from: Some(0)),
@@ -140,10 +153,10 @@ static STREAMS_MEMBER: &[Field] = &[
     f!("RackId", S, nullable_from: Some(0)),
     f!("ClientId", S),
     f!("ClientHost", S),
-    f!("RebalanceTimeoutMs", I32),
+    f!("RebalanceTimeoutMs", I32, default: "-1"),
     f!("TopologyEpoch", I32),
     f!("ProcessId", S),
-    f!("UserEndpoint", Ty::Struct(&[f!("Host", S), f!("Port", Ty::Uint16)]), nullable_from: Some(0)),
+    f!("UserEndpoint", Ty::Struct(&[f!("Host", S), f!("Port", Ty::Uint16)]), nullable_from: Some(0), default: "null"),
     f!(
         "ClientTags",
         Ty::Array(&Ty::Struct(&[f!("Key", S), f!("Value", S)]))
@@ -213,9 +226,11 @@ static STREAMS_TOPOLOGY: &[Field] = &[
                     f!("SourceTopics", I16S),
                     f!("SourceTopicRegex", I16S),
                     f!("RepartitionSourceTopics", I16S),
-                ]))
+                ])),
+                nested: nested("CopartitionGroup", 0, 0)
             ),
-        ]))
+        ])),
+        nested: nested("Subtopology", 0, 0)
     ),
 ];
 

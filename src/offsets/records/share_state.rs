@@ -4,7 +4,7 @@
 use super::{rt, value, RecordType};
 use crate::format::schema::f;
 use crate::format::schema::types::*;
-use crate::format::schema::{Field, Release, Ty};
+use crate::format::schema::{nested, Field, Release, Ty};
 
 // ShareSnapshotValue.json / ShareUpdateValue.json: a state batch.
 static STATE_BATCHES: Ty = Ty::Array(&Ty::Struct(&[
@@ -21,17 +21,17 @@ static SHARE_SNAPSHOT: &[Field] = &[
     f!("StateEpoch", I32),
     f!("LeaderEpoch", I32),
     f!("StartOffset", I64),
-    f!("DeliveryCompleteCount", I32, tag: Some((0, 0)), since: Release::R4_2),
+    f!("DeliveryCompleteCount", I32, tag: Some((0, 0)), since: Release::R4_2, default: "-1"),
     f!("CreateTimestamp", I64),
     f!("WriteTimestamp", I64),
-    f!("StateBatches", STATE_BATCHES),
+    f!("StateBatches", STATE_BATCHES, nested: nested("StateBatch", 0, 0)),
 ];
 static SHARE_UPDATE: &[Field] = &[
     f!("SnapshotEpoch", I32),
     f!("LeaderEpoch", I32),
     f!("StartOffset", I64),
-    f!("DeliveryCompleteCount", I32, tag: Some((0, 0)), since: Release::R4_2),
-    f!("StateBatches", STATE_BATCHES),
+    f!("DeliveryCompleteCount", I32, tag: Some((0, 0)), since: Release::R4_2, default: "-1"),
+    f!("StateBatches", STATE_BATCHES, nested: nested("StateBatch", 0, 0)),
 ];
 
 /// The share coordinator's record types (`__share_group_state`):

@@ -37,16 +37,30 @@ impl Replay {
                 topic,
                 partition,
             } => {
+                let (group, topic) = (self.name(group), self.name(topic));
                 let Some(v) = value else {
-                    self.tombstone(r, group, topic, partition);
+                    self.tombstone(r, &group, &topic, partition);
                     return Ok(());
                 };
-                self.offset_commit(r, record_type, (group, topic, partition), v, txn_producer)
+                self.offset_commit(r, record_type, (&group, &topic, partition), v, txn_producer)
             }
-            OffsetsKey::GroupMetadata { group } => self.group_metadata(r, group, value),
+            OffsetsKey::GroupMetadata { group } => {
+                let group = self.name(group);
+                self.group_metadata(r, &group, value)
+            }
             OffsetsKey::Other { record_type } => {
                 self.coordinator_record(r, record_type, key, value)
             }
+        }
+    }
+
+    /// A name of a key as the replay keeps it: exact, or bounded for
+    /// display ([`ReplayOptions::bounded_names`](super::ReplayOptions::bounded_names)).
+    fn name<'a>(&self, name: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.opts.bounded_names {
+            crate::format::escape::bounded(name)
+        } else {
+            std::borrow::Cow::Borrowed(name)
         }
     }
 
@@ -170,7 +184,10 @@ impl Replay {
                 }
             }
             Some(v) => {
-                let g = decode_group_metadata(v, r.at)?;
+                let mut g = decode_group_metadata(v, r.at)?;
+                if self.opts.bounded_names {
+                    g = g.bounded();
+                }
                 self.value_warnings(r, g.trailing_bytes);
                 self.groups.insert(group.to_string(), g);
             }

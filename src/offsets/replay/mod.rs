@@ -264,6 +264,13 @@ pub struct ReplayOptions {
     pub limits: DecodeLimits,
     /// Where to count the bytes of log read, for a progress display.
     pub meter: Option<&'static crate::log::walk::Meter>,
+    /// Keep names for display only: every group id and topic of a key, and
+    /// the names of a group's metadata, bounded where they enter
+    /// ([`bounded`](crate::format::escape::bounded): a 32 KB group id is held
+    /// as its first characters, its length and its hash), so that the state
+    /// and what is rendered from it stay small whatever the names. For a
+    /// page (`report`), never for data outputs, which keep exact names.
+    pub bounded_names: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -7,6 +7,8 @@ use kaen_log::cluster::broker_summary::{EpochRun, PartitionSummary};
 use kaen_log::cluster::merge::ClusterReport;
 use kaen_log::log::findings::{Finding, Severity};
 
+pub use super::shown::Shown;
+
 /// A whole report.
 #[derive(Debug, Clone, Default)]
 pub struct ReportDoc {
@@ -39,7 +41,7 @@ pub struct ReportDoc {
 #[derive(Debug, Clone)]
 pub struct RestartLine {
     pub node: Option<i32>,
-    pub dir: String,
+    pub dir: Shown,
     /// Not shut down cleanly (no `.kafka_cleanshutdown`).
     pub unclean: bool,
     /// The headline (klog's words and numbers).
@@ -115,7 +117,7 @@ impl ReportDoc {
 pub struct PartitionView {
     pub node: Option<i32>,
     /// The log directory.
-    pub dir: String,
+    pub dir: Shown,
     /// `summary`'s document of it.
     pub summary: PartitionSummary,
     /// The last stable offset (absent for summary files).
@@ -183,8 +185,8 @@ pub struct LagSection {
 /// One group's lag on one partition.
 #[derive(Debug, Clone)]
 pub struct LagCell {
-    pub group: String,
-    pub topic: String,
+    pub group: Shown,
+    pub topic: Shown,
     pub partition: i32,
     pub committed: i64,
     pub log_start: Option<i64>,

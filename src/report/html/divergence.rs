@@ -58,14 +58,14 @@ fn replica_figure(b: &mut String, p: &PartitionVerdict, replica_runs: &[ReplicaR
     let _ = write!(
         b,
         "<figure class=\"replicas\" data-topic=\"{}\" data-partition=\"{}\" data-status=\"{}\" data-leader=\"{}\">\
-         <figcaption><b>{}</b> <span class=\"st st-{2}\">{2}</span> <span class=\"muted\">leader {}, leader epoch {}, replicas {}, ISR {}</span></figcaption>\
+         <figcaption><b>{}</b> <span class=\"st st-{2}\">{2}</span> <span class=\"muted\">{}, leader epoch {}, replicas {}, ISR {}</span></figcaption>\
          <svg class=\"replica-strips\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\">",
         esc(&p.topic),
         p.partition,
         p.status.name(),
         attr(p.leader),
         esc(&name),
-        opt(p.leader),
+        leader_caption(p),
         opt(p.leader_epoch),
         p.assigned_replicas.as_ref().map_or("-".to_string(), |v| format!("{v:?}")),
         p.isr.as_ref().map_or("-".to_string(), |v| format!("{v:?}")),
@@ -83,6 +83,23 @@ fn replica_figure(b: &mut String, p: &PartitionVerdict, replica_runs: &[ReplicaR
         let _ = write!(b, "<p class=\"muted\">{}</p>", esc(&p.detail));
     }
     b.push_str("</figure>\n");
+}
+
+/// Who leads, as the verdict found it: the metadata's leader, or the one
+/// the controller elects when the brokers restart (the detail under the
+/// figure says why), or every one it may elect.
+fn leader_caption(p: &PartitionVerdict) -> String {
+    use kaen_log::cluster::merge::LeaderSource;
+    let nodes = |v: &[i32]| v.iter().map(i32::to_string).collect::<Vec<_>>().join(", ");
+    match (p.leader_source, p.leader) {
+        (LeaderSource::Metadata, Some(n)) => format!("leader {n}"),
+        (LeaderSource::Chosen, Some(n)) => format!("leader after a restart: {n}"),
+        (LeaderSource::Undecided, _) => {
+            let leaders: Vec<i32> = p.outcomes.iter().map(|o| o.leader).collect();
+            format!("leader after a restart: one of {}", nodes(&leaders))
+        }
+        _ => "no leader".to_string(),
+    }
 }
 
 /// The offsets the replicas' strips span: the lowest log start to the

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use kaen_log::inspect::consumer_lag::LagTotal;
 
-use super::content::{LagCell, ReportDoc};
+use super::content::{LagCell, ReportDoc, Shown};
 use super::page::paged_table;
 use super::svg;
 use super::{attr, esc, opt};
@@ -39,11 +39,8 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
         svg::lag_colour(Some(max), max),
         svg::UNKNOWN
     );
-    let groups: BTreeSet<&str> = cells.iter().map(|c| c.group.as_str()).collect();
-    let columns: BTreeSet<(&str, i32)> = cells
-        .iter()
-        .map(|c| (c.topic.as_str(), c.partition))
-        .collect();
+    let groups: BTreeSet<&Shown> = cells.iter().map(|c| &c.group).collect();
+    let columns: BTreeSet<(&Shown, i32)> = cells.iter().map(|c| (&c.topic, c.partition)).collect();
     if columns.len() <= doc.detail_limit {
         partition_heatmap(b, cells, &groups, &columns, max);
     } else {
@@ -60,19 +57,16 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
 
 /// Each group's total: the sum of its positive lags and of its pending
 /// records (saturating: [`LagTotal`]), summed in one pass.
-fn group_totals(cells: &[LagCell]) -> BTreeMap<&str, LagTotal> {
-    let mut totals: BTreeMap<&str, LagTotal> = BTreeMap::new();
+fn group_totals(cells: &[LagCell]) -> BTreeMap<&Shown, LagTotal> {
+    let mut totals: BTreeMap<&Shown, LagTotal> = BTreeMap::new();
     for c in cells {
-        totals
-            .entry(c.group.as_str())
-            .or_default()
-            .add(c.lag, c.pending);
+        totals.entry(&c.group).or_default().add(c.lag, c.pending);
     }
     totals
 }
 
 /// Group `g`'s total in `totals`.
-fn group_total(totals: &BTreeMap<&str, LagTotal>, g: &str) -> (i64, u64) {
+fn group_total(totals: &BTreeMap<&Shown, LagTotal>, g: &Shown) -> (i64, u64) {
     totals.get(g).map_or((0, 0), |t| (t.lag, t.pending_records))
 }
 
@@ -81,22 +75,22 @@ fn group_total(totals: &BTreeMap<&str, LagTotal>, g: &str) -> (i64, u64) {
 fn partition_heatmap(
     b: &mut String,
     cells: &[LagCell],
-    groups: &BTreeSet<&str>,
-    columns: &BTreeSet<(&str, i32)>,
+    groups: &BTreeSet<&Shown>,
+    columns: &BTreeSet<(&Shown, i32)>,
     max: i64,
 ) {
-    let by: BTreeMap<(&str, &str, i32), &LagCell> = cells
+    let by: BTreeMap<(&Shown, &Shown, i32), &LagCell> = cells
         .iter()
-        .map(|c| ((c.group.as_str(), c.topic.as_str(), c.partition), c))
+        .map(|c| ((&c.group, &c.topic, c.partition), c))
         .collect();
     b.push_str("<h3>Per partition</h3>\n<table class=\"heat\" id=\"heat-partitions\"><thead><tr><th>group</th>");
     for (t, p) in columns {
-        let _ = write!(b, "<th>{}<br>{p}</th>", esc(t));
+        let _ = write!(b, "<th>{t}<br>{p}</th>");
     }
     b.push_str("<th>total</th></tr></thead><tbody>");
     let totals = group_totals(cells);
     for g in groups {
-        let _ = write!(b, "<tr data-group=\"{0}\"><th>{0}</th>", esc(g));
+        let _ = write!(b, "<tr data-group=\"{g}\"><th>{g}</th>");
         for (t, p) in columns {
             match by.get(&(*g, *t, *p)) {
                 Some(c) => heat_cell(b, c, max),
@@ -106,8 +100,7 @@ fn partition_heatmap(
         let (lag, pending) = group_total(&totals, g);
         let _ = write!(
             b,
-            "<td class=\"total num\" data-group=\"{}\" data-lag=\"{lag}\" data-pending=\"{pending}\">{lag}</td></tr>",
-            esc(g)
+            "<td class=\"total num\" data-group=\"{g}\" data-lag=\"{lag}\" data-pending=\"{pending}\">{lag}</td></tr>"
         );
     }
     b.push_str("</tbody></table>\n");
@@ -115,18 +108,16 @@ fn partition_heatmap(
 
 /// Per (group, topic): the sums ([`LagTotal`]) and the partitions with a
 /// lag.
-type TopicSums<'a> = BTreeMap<(&'a str, &'a str), (LagTotal, usize)>;
+type TopicSums<'a> = BTreeMap<(&'a Shown, &'a Shown), (LagTotal, usize)>;
 
 /// The heatmap of groups × topics, with each group's and each topic's
 /// total.
-fn topic_heatmap(b: &mut String, cells: &[LagCell], groups: &BTreeSet<&str>) {
+fn topic_heatmap(b: &mut String, cells: &[LagCell], groups: &BTreeSet<&Shown>) {
     // Per topic: the sum of the positive lags of each group's partitions.
-    let topics: BTreeSet<&str> = cells.iter().map(|c| c.topic.as_str()).collect();
+    let topics: BTreeSet<&Shown> = cells.iter().map(|c| &c.topic).collect();
     let mut sums: TopicSums<'_> = BTreeMap::new();
     for c in cells {
-        let e = sums
-            .entry((c.group.as_str(), c.topic.as_str()))
-            .or_default();
+        let e = sums.entry((&c.group, &c.topic)).or_default();
         e.0.add(c.lag, c.pending);
         e.1 += usize::from(c.lag.is_some());
     }
@@ -135,25 +126,21 @@ fn topic_heatmap(b: &mut String, cells: &[LagCell], groups: &BTreeSet<&str>) {
         "<h3>Per topic</h3>\n<table class=\"heat\" id=\"heat-topics\"><thead><tr><th>group</th>",
     );
     for t in &topics {
-        let _ = write!(b, "<th>{}</th>", esc(t));
+        let _ = write!(b, "<th>{t}</th>");
     }
     b.push_str("<th>total</th></tr></thead><tbody>");
     let totals = group_totals(cells);
     for g in groups {
-        let _ = write!(b, "<tr data-group=\"{0}\"><th>{0}</th>", esc(g));
+        let _ = write!(b, "<tr data-group=\"{g}\"><th>{g}</th>");
         for t in &topics {
             match sums.get(&(*g, *t)) {
                 Some((sum, known)) => {
                     let (lag, n) = ((*known > 0).then_some(sum.lag), sum.partitions);
                     let _ = write!(
                         b,
-                        "<td class=\"cell topic-cell num\" style=\"background:{}\" data-group=\"{}\" data-topic=\"{}\" data-lag=\"{}\" data-tip=\"{} on {}: lag {} over {}\">{}</td>",
+                        "<td class=\"cell topic-cell num\" style=\"background:{}\" data-group=\"{g}\" data-topic=\"{t}\" data-lag=\"{}\" data-tip=\"{g} on {t}: lag {} over {}\">{}</td>",
                         svg::lag_colour(lag, topic_max),
-                        esc(g),
-                        esc(t),
                         attr(lag),
-                        esc(g),
-                        esc(t),
                         opt(lag),
                         crate::report::plural(n, "partition", "partitions"),
                         opt(lag)
@@ -170,9 +157,9 @@ fn topic_heatmap(b: &mut String, cells: &[LagCell], groups: &BTreeSet<&str>) {
 
 /// The last row of the per-topic heatmap: each topic's total lag and the
 /// sum of them all.
-fn topic_totals_row(b: &mut String, topics: &BTreeSet<&str>, sums: &TopicSums<'_>) {
+fn topic_totals_row(b: &mut String, topics: &BTreeSet<&Shown>, sums: &TopicSums<'_>) {
     b.push_str("<tr class=\"topic-totals\"><th>total</th>");
-    let mut by_topic: BTreeMap<&str, LagTotal> = BTreeMap::new();
+    let mut by_topic: BTreeMap<&Shown, LagTotal> = BTreeMap::new();
     let mut all = LagTotal::default();
     for ((_, t), (sum, _)) in sums {
         by_topic.entry(t).or_default().merge(sum);
@@ -183,8 +170,7 @@ fn topic_totals_row(b: &mut String, topics: &BTreeSet<&str>, sums: &TopicSums<'_
         let sum = by_topic.get(t).map_or(0, |s| s.lag);
         let _ = write!(
             b,
-            "<td class=\"total num\" data-topic=\"{}\" data-lag=\"{sum}\">{sum}</td>",
-            esc(t)
+            "<td class=\"total num\" data-topic=\"{t}\" data-lag=\"{sum}\">{sum}</td>"
         );
     }
     let _ = writeln!(b, "<td class=\"total num\">{all}</td></tr></tbody></table>");
@@ -198,8 +184,8 @@ fn lag_table(b: &mut String, cells: &[LagCell]) {
             format!(
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
                  <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                esc(&c.group),
-                esc(&c.topic),
+                c.group,
+                c.topic,
                 c.partition,
                 c.committed,
                 opt(c.log_start),
@@ -222,29 +208,16 @@ fn lag_table(b: &mut String, cells: &[LagCell]) {
     );
 }
 
-/// One heatmap cell: the colour of its lag, the numbers on hover.
+/// One heatmap cell: the colour of its lag, the numbers on hover (the
+/// tip's names are already escaped; the rest is numbers and klog's words).
 fn heat_cell(b: &mut String, c: &LagCell, max: i64) {
-    let tip = format!(
-        "{} {}-{}: committed {}, log end {}, high watermark {}, last stable {}, lag {}, pending records {}, {}",
-        c.group,
-        c.topic,
-        c.partition,
-        c.committed,
-        opt(c.log_end),
-        opt(c.high_watermark),
-        opt(c.last_stable),
-        opt(c.lag),
-        opt(c.pending),
-        c.status
-    );
+    let (g, t, p) = (&c.group, &c.topic, c.partition);
     let _ = write!(
         b,
-        "<td class=\"cell num\" style=\"background:{}\" data-group=\"{}\" data-topic=\"{}\" data-partition=\"{}\" data-committed=\"{}\" \
-         data-log-end=\"{}\" data-high-watermark=\"{}\" data-last-stable=\"{}\" data-lag=\"{}\" data-pending=\"{}\" data-status=\"{}\" data-tip=\"{}\">{}</td>",
+        "<td class=\"cell num\" style=\"background:{}\" data-group=\"{g}\" data-topic=\"{t}\" data-partition=\"{p}\" data-committed=\"{}\" \
+         data-log-end=\"{}\" data-high-watermark=\"{}\" data-last-stable=\"{}\" data-lag=\"{}\" data-pending=\"{}\" data-status=\"{}\" \
+         data-tip=\"{g} {t}-{p}: committed {}, log end {}, high watermark {}, last stable {}, lag {}, pending records {}, {}\">{}</td>",
         svg::lag_colour(c.lag, max),
-        esc(&c.group),
-        esc(&c.topic),
-        c.partition,
         c.committed,
         attr(c.log_end),
         attr(c.high_watermark),
@@ -252,7 +225,13 @@ fn heat_cell(b: &mut String, c: &LagCell, max: i64) {
         attr(c.lag),
         attr(c.pending),
         c.status,
-        esc(&tip),
+        c.committed,
+        opt(c.log_end),
+        opt(c.high_watermark),
+        opt(c.last_stable),
+        opt(c.lag),
+        opt(c.pending),
+        c.status,
         opt(c.lag)
     );
 }

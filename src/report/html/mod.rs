@@ -5,7 +5,9 @@
 //! Every string from the data (topic, group and file names, finding
 //! details, decoded values) reaches the page through [`esc`], the one
 //! escape: it is text in an element or a quoted attribute value, never
-//! markup. Numbers are written as numbers.
+//! markup. Names enter the document bounded and escaped once
+//! ([`shown::Shown`]), and are written as they are. Numbers are written as
+//! numbers.
 
 pub mod content;
 mod divergence;
@@ -13,6 +15,7 @@ mod heatmap;
 pub mod hex_view;
 mod overview;
 pub mod page;
+pub mod shown;
 pub mod svg;
 mod timeline;
 
@@ -145,7 +148,7 @@ mod tests {
         use kaen_log::cluster::broker_summary::{PartitionSummary, SegmentSummary};
         PartitionView {
             node: Some(1),
-            dir: "d".into(),
+            dir: content::Shown::new("d"),
             summary: PartitionSummary {
                 topic: "orders".into(),
                 partition: 0,

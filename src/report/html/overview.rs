@@ -30,13 +30,14 @@ pub(super) fn restart_section(b: &mut String, doc: &ReportDoc) {
             "<li class=\"{}\" data-node=\"{}\" data-dir=\"{}\"><span class=\"badge\">{}</span> <span class=\"mono\">{}</span>: {}</li>",
             if r.unclean { "unclean" } else { "clean" },
             attr(r.node),
-            esc(&r.dir),
+            r.dir,
             if r.unclean { "crashed" } else { "clean" },
-            esc(&r.dir),
+            r.dir,
             esc(&r.text)
         );
     }
     if let Some(c) = &doc.cluster {
+        broker_findings(b, c);
         let cut: u64 = c
             .partitions
             .iter()
@@ -57,6 +58,54 @@ pub(super) fn restart_section(b: &mut String, doc: &ReportDoc) {
         );
     }
     b.push_str("</ul></section>\n");
+}
+
+/// The most findings listed on a broker's line (the verdict's table has them all).
+const BROKER_FINDINGS_SHOWN: usize = 10;
+
+/// Each broker's warnings and errors from its summary (a folder that stops
+/// it from starting, damage), a line per broker under the restart lines.
+fn broker_findings(b: &mut String, c: &kaen_log::cluster::merge::ClusterReport) {
+    use kaen_log::format::escape::bounded;
+    for s in c.summaries.iter().filter(|s| !s.findings.is_empty()) {
+        let errors = s
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count();
+        let _ = write!(
+            b,
+            "<li class=\"broker-findings {}\" data-node=\"{}\" data-errors=\"{errors}\" data-findings=\"{}\">\
+             <span class=\"badge\">{}</span> node {1} (<span class=\"mono\">{}</span>):",
+            if errors > 0 { "unclean" } else { "clean" },
+            s.node_id,
+            s.findings.len(),
+            if errors > 0 { "error" } else { "warning" },
+            esc(&bounded(&s.log_dir)),
+        );
+        for f in s.findings.iter().take(BROKER_FINDINGS_SHOWN) {
+            let _ = write!(
+                b,
+                " {} <b>{}</b> <span class=\"mono\">{}</span>: {}",
+                f.severity,
+                f.kind,
+                esc(&bounded(&f.file.to_string_lossy())),
+                esc(&f.detail)
+            );
+        }
+        if let Some(more) = s
+            .findings
+            .len()
+            .checked_sub(BROKER_FINDINGS_SHOWN)
+            .filter(|&n| n > 0)
+        {
+            let _ = write!(
+                b,
+                " And {more} more (every finding is in the verdict's table)."
+            );
+        }
+        b.push_str("</li>");
+    }
 }
 
 /// The verdict, the counts by severity and kind, and every finding
@@ -129,6 +178,23 @@ pub(super) fn verdict_section(b: &mut String, doc: &ReportDoc, verdict: Verdict)
         );
     }
     b.push_str("</tbody></table>\n");
+    let rows = finding_rows(doc, &by_kind);
+    paged_table(
+        b,
+        "findings",
+        "findings",
+        "<tr><th>file</th><th>position</th><th>byte</th><th>severity</th><th>kind</th><th>offset</th><th>detail</th><th>what Kafka does</th></tr>",
+        &rows,
+    );
+    b.push_str("</section>\n");
+}
+
+/// The findings table's rows: each warning and error, and each kind of
+/// note once with its count (`by_kind`, by severity and kind).
+fn finding_rows(
+    doc: &ReportDoc,
+    by_kind: &BTreeMap<(std::cmp::Reverse<Severity>, &str), usize>,
+) -> Vec<String> {
     let mut rows: Vec<String> = Vec::new();
     let mut notes_seen: BTreeMap<&str, usize> = BTreeMap::new();
     for v in &doc.findings {
@@ -177,12 +243,5 @@ pub(super) fn verdict_section(b: &mut String, doc: &ReportDoc, verdict: Verdict)
             kafka = esc(&v.kafka),
         ));
     }
-    paged_table(
-        b,
-        "findings",
-        "findings",
-        "<tr><th>file</th><th>position</th><th>byte</th><th>severity</th><th>kind</th><th>offset</th><th>detail</th><th>what Kafka does</th></tr>",
-        &rows,
-    );
-    b.push_str("</section>\n");
+    rows
 }

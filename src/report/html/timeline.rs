@@ -224,8 +224,8 @@ fn figure_head(b: &mut String, p: &PartitionView, sc: &Scale, name: &str) {
         sc.lo,
         sc.hi,
         match p.node {
-            Some(n) => format!(" <span class=\"muted\">node {n}, {}</span>", esc(&p.dir)),
-            None => format!(" <span class=\"muted\">{}</span>", esc(&p.dir)),
+            Some(n) => format!(" <span class=\"muted\">node {n}, {}</span>", p.dir),
+            None => format!(" <span class=\"muted\">{}</span>", p.dir),
         }
     );
 }

@@ -259,7 +259,7 @@ pub fn frame_batch(
     out.extend_from_slice(&(-1i32).to_be_bytes()); // baseSequence
     out.extend_from_slice(&records_count.to_be_bytes());
     out.extend_from_slice(section);
-    let c = crc::batch_crc(&out);
+    let c = batch::batch_crc(&out);
     out[batch::CRC..batch::CRC + 4].copy_from_slice(&c.to_be_bytes());
     out
 }
@@ -545,7 +545,7 @@ pub fn fix_crcs(data: &[u8]) -> Vec<u8> {
         let entry = &mut out[at..at + total];
         match entry[batch::MAGIC] {
             2 if total >= HEADER_LEN => {
-                let c = crc::batch_crc(entry);
+                let c = batch::batch_crc(entry);
                 entry[batch::CRC..batch::CRC + 4].copy_from_slice(&c.to_be_bytes());
             }
             0 | 1 => {
