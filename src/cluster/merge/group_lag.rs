@@ -24,6 +24,7 @@ pub(super) fn group_lag(
         .map(|p| ((p.topic.as_str(), p.partition), p))
         .collect();
     let mut rows = Vec::new();
+    let mut logs: BTreeMap<((&str, i32), i32), Option<ReplicaLog>> = BTreeMap::new();
     for (&(topic, partition), coordinator) in leaders {
         let Some(c) = &coordinator.dir.committed_offsets else {
             continue;
@@ -45,15 +46,36 @@ pub(super) fn group_lag(
             let key = (o.topic.as_str(), o.partition);
             let target = leaders.get(&key);
             let verdict = by_key.get(&key);
-            // The log a leader serves once elected (its new epoch included).
-            let serving = |leader: Found<'_>| {
-                Some(serving_log(
-                    leader,
-                    found.get(&key)?,
-                    assigned.get(&key).map(|(a, _)| *a),
-                    verdict?.leader_source,
-                ))
+            // Where the consumer lands on the log `node` serves once elected
+            // (its new epoch included), that log built once per partition
+            // and leader: every commit of the partition lands on it.
+            let mut lands_on = |node: i32| -> Option<Landing> {
+                let log = logs.entry((key, node)).or_insert_with(|| {
+                    let copies = found.get(&key)?;
+                    Some(serving_log(
+                        *copies.get(&node)?,
+                        copies,
+                        assigned.get(&key).map(|(a, _)| *a),
+                        verdict?.leader_source,
+                    ))
+                });
+                log.as_ref()
+                    .map(|l| landing(o.committed_offset, o.leader_epoch, l))
             };
+            let lands = target
+                .and(verdict.and_then(|v| v.leader))
+                .and_then(&mut lands_on);
+            let lands_under: Vec<LandsUnder> = verdict
+                .map(|v| v.outcomes.as_slice())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|outcome| {
+                    Some(LandsUnder {
+                        leader: outcome.leader,
+                        lands: lands_on(outcome.leader)?,
+                    })
+                })
+                .collect();
             let known = verdict.is_some() || assigned.contains_key(&key);
             let ends = target.map(|t| {
                 let hw = t.p.high_watermark.map(|_| loaded_high_watermark(t.p));
@@ -96,21 +118,8 @@ pub(super) fn group_lag(
                 lag,
                 status,
                 committed_leader_epoch: o.leader_epoch,
-                lands: target
-                    .and_then(|t| serving(*t))
-                    .map(|log| landing(o.committed_offset, o.leader_epoch, &log)),
-                lands_under: verdict
-                    .map(|v| v.outcomes.as_slice())
-                    .unwrap_or_default()
-                    .iter()
-                    .filter_map(|outcome| {
-                        let log = serving(*found.get(&key)?.get(&outcome.leader)?)?;
-                        Some(LandsUnder {
-                            leader: outcome.leader,
-                            lands: landing(o.committed_offset, o.leader_epoch, &log),
-                        })
-                    })
-                    .collect(),
+                lands,
+                lands_under,
             });
         }
     }
