@@ -159,7 +159,12 @@ fn compare_segments(
             for txt in std::fs::read_dir(&folder).unwrap() {
                 let txt = txt.unwrap().path();
                 let stem = txt.file_name().unwrap().to_string_lossy().into_owned();
-                if stem.contains("index") {
+                // Only <base>.txt, a segment's dump: the other answers beside it (indexes,
+                // snapshots, decoders, stderr) are named <file>.<what>.txt.
+                let Some(base) = stem.strip_suffix(".txt") else {
+                    continue;
+                };
+                if base.is_empty() || !base.bytes().all(|b| b.is_ascii_digit()) {
                     continue;
                 }
                 // expected/dump-log/<broker>/<folder>/<base>.txt for <broker>/<folder>/<base>.log

@@ -29,6 +29,11 @@
 #                                        klog's kafka_real tests against it; the
 #                                        committed fixtures are left as they are
 #   tests/kafka/run.sh --out DIR         write the fixture tree to DIR
+#   tests/kafka/run.sh --dump-log        no cluster: only re-record the kafka-dump-log answers
+#                                        (expected/dump-log/) of the committed tree of
+#                                        --kafka VERSION (or of --out DIR), from a copy of its
+#                                        broker-*/ with the indexes at their real size
+#                                        (index-sizes.tsv), as the full run records them
 #   tests/kafka/run.sh --matrix          print the releases of the matrix, one a line
 #   KEEP=1 tests/kafka/run.sh            keep the temporary directory (broker logs)
 #
@@ -48,6 +53,7 @@ log() { echo "[kafka $(date +%H:%M:%S)] $*" >&2; }
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SCRIPT_DIR/../.." && pwd)
 CHECK=0
+DUMP_ONLY=0
 OUT=""
 KAFKA_VERSION=${MATRIX[${#MATRIX[@]}-1]}
 while (( $# )); do
@@ -55,6 +61,7 @@ while (( $# )); do
         --check) CHECK=1 ;;
         --out) shift; OUT=${1:?--out needs a directory} ;;
         --kafka) shift; KAFKA_VERSION=${1:?--kafka needs a release, e.g. 4.4.0} ;;
+        --dump-log) DUMP_ONLY=1 ;;
         --matrix) printf '%s\n' "${MATRIX[@]}"; exit 0 ;;
         -h|--help) sed -n '2,/^set -euo pipefail/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
         *) die "unknown argument: $1 (try --help)" ;;
@@ -62,6 +69,7 @@ while (( $# )); do
     shift
 done
 [[ $KAFKA_VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "--kafka $KAFKA_VERSION: not a release number"
+if (( CHECK && DUMP_ONLY )); then die "--check and --dump-log do not go together"; fi
 # ZooKeeper mode for 3.x (the last releases that have it); 4.0 removed ZooKeeper.
 if [[ $KAFKA_VERSION == 3.* ]]; then MODE=zookeeper; else MODE=kraft; fi
 # __consumer_offsets: Kafka's default of 50 partitions in ZooKeeper mode (what such
@@ -130,12 +138,13 @@ mvn_cp() {
     timeout 900 mvn -q -B -f "$SCRIPT_DIR/pom.xml" dependency:build-classpath -Dkafka.version="$KAFKA_VERSION" \
         -Dmdep.outputFile="$WORK/cp.txt" "$@" >"$WORK/logs/mvn.log" 2>&1
 }
-if [[ $MODE == kraft ]] && mvn_cp -Pmetadata-shell; then
+# (kafka-dump-log alone needs no kafka-shell.)
+if [[ $MODE == kraft ]] && (( ! DUMP_ONLY )) && mvn_cp -Pmetadata-shell; then
     ANSWERS+=(metadata-shell)
 elif ! mvn_cp; then
     cat "$WORK/logs/mvn.log" >&2
     die "mvn could not resolve the classpath of Kafka $KAFKA_VERSION"
-elif [[ $MODE == kraft ]]; then
+elif [[ $MODE == kraft ]] && (( ! DUMP_ONLY )); then
     log "Maven Central has no kafka-shell $KAFKA_VERSION: no kafka-metadata-shell answers"
 fi
 timeout 300 javac -nowarn -d "$WORK/classes" -cp "$(cat "$WORK/cp.txt")" "$SCRIPT_DIR"/src/main/java/klogoracle/*.java \
@@ -144,6 +153,118 @@ CP="$WORK/classes:$(cat "$WORK/cp.txt")"
 JAVA_OPTS=(-Xms128m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
            -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.showDateTime=true)
 jrun() { timeout 300 java "${JAVA_OPTS[@]}" -cp "$CP" "$@"; }   # short JVM runs, bounded
+
+# ---- kafka-dump-log ------------------------------------------------------------------
+# dump_log_lines ROOT DEST prints the `Driver tools` lines (tab-separated: output file,
+# tool class, arguments) of kafka-dump-log on the files of ROOT/broker-*/ (the log
+# directories as copied, indexes still at their real size), to run from ROOT so the paths
+# Kafka prints are relative; the answers go under DEST (expected/dump-log), each named
+# after the file it is about (fixtures/kafka-real/README.md lists the names). A class
+# written stderr:CLASS records the tool's stderr too, in NAME.stderr.txt beside NAME.txt
+# (empty when it printed none; `threw: EXCEPTION` last when its main threw).
+find_in() {   # find_in DIR FIND-ARGS...: the paths find prints from DIR, without ./, sorted
+    local dir=$1; shift
+    (cd "$dir" && find . "$@" | sed 's:^\./::' | LC_ALL=C sort)
+}
+tsv() { (IFS=$'\t'; echo "$*"); }
+dump_log_lines() {
+    local root=$1 dest=$2 f part folder D=kafka.tools.DumpLogSegments api=org.apache.kafka.tools.api
+    local E="stderr:$D"
+    local -a extra idx
+    # Every segment, with the internal topic's decoder flag.
+    find_in "$root" -name '*.log' -path './broker-*/*' | while read -r f; do
+        part=$(basename "$(dirname "$f")")
+        extra=()
+        case "$part" in
+            __consumer_offsets-*) extra=(--offsets-decoder) ;;
+            __transaction_state-*) extra=(--transaction-log-decoder) ;;
+            __share_group_state-*) extra=(--share-group-state-decoder) ;;
+            __cluster_metadata-*) extra=(--cluster-metadata-decoder) ;;
+        esac
+        tsv "$dest/${f%.log}.txt" "$D" --deep-iteration --print-data-log --files "$f" "${extra[@]}"
+    done
+    find_in "$root" -name '*.index' -path './broker-*/*' | while read -r f; do
+        tsv "$dest/${f%.index}.index-sanity.txt" "$D" --index-sanity-check --files "$f"
+    done
+    # The entries of every offset and time index (the segment's .log beside it is read too).
+    find_in "$root" \( -name '*.index' -o -name '*.timeindex' \) -path './broker-*/*' | while read -r f; do
+        tsv "$dest/$f.txt" "$D" --files "$f"
+    done
+    # Producer-state snapshots and transaction indexes, and the KRaft snapshots.
+    find_in "$root" \( -name '*.snapshot' -o -name '*.txnindex' \) -path './broker-*/*' | while read -r f; do
+        tsv "$dest/$f.txt" "$E" --files "$f"
+    done
+    find_in "$root" -name '*.checkpoint' -path './broker-*/__cluster_metadata-0/*' | while read -r f; do
+        tsv "$dest/$f.txt" "$E" --cluster-metadata-decoder --files "$f"
+    done
+    # --verify-index-only (the mismatches go to stderr once every file is read).
+    find_in "$root" \( -name '*.index' -o -name '*.timeindex' \) -path './broker-*/*' | while read -r f; do
+        tsv "$dest/$f.verify.txt" "$E" --verify-index-only --files "$f"
+    done
+    # Broker 1's data topics: each indexed position read with --max-message-size 100 (the
+    # first batch of a 100-byte slice), and the segments through the decoder classes.
+    find_in "$root" -name '*.index' -path './broker-1/*' ! -path './broker-1/__*' | while read -r f; do
+        tsv "$dest/$f.max100.txt" "$E" --max-message-size 100 --files "$f"
+    done
+    find_in "$root" -name '*.log' -size +0 -path './broker-1/*' ! -path './broker-1/__*' | while read -r f; do
+        tsv "$dest/${f%.log}.int-long.txt" "$E" --key-decoder-class "$api.IntegerDecoder" \
+            --value-decoder-class "$api.LongDecoder" --files "$f"
+        # --key-decoder-class without its (optional) value: StringDecoder, the default.
+        tsv "$dest/${f%.log}.string.txt" "$E" --value-decoder-class "$api.StringDecoder" --key-decoder-class --files "$f"
+        # 3.x still takes the deprecated kafka.serializer names (and says so on stdout).
+        if [[ $KAFKA_VERSION == 3.* ]]; then
+            tsv "$dest/${f%.log}.deprecated.txt" "$E" --value-decoder-class kafka.serializer.StringDecoder --files "$f"
+        fi
+    done
+    # Several indexes in one run: the order of the files' stderr groups.
+    find_in "$root" -mindepth 2 -maxdepth 2 -type d -path './broker-1/*' | while read -r folder; do
+        mapfile -t idx < <(find_in "$root" -mindepth 3 -maxdepth 3 -name '*.index' -path "./$folder/*")
+        (( ${#idx[@]} >= 2 )) || continue
+        tsv "$dest/$folder/all.verify.txt" "$E" --verify-index-only --files "$(IFS=,; echo "${idx[*]}")"
+    done
+}
+run_tools() {   # run_tools ROOT TSV: Driver tools TSV, from ROOT
+    (cd "$1" && timeout 900 java "${JAVA_OPTS[@]}" -cp "$CP" klogoracle.Driver tools "$2") \
+        >"$WORK/logs/tools.log" 2>&1 || { tail -n 40 "$WORK/logs/tools.log" >&2; log "warning: some Kafka tool invocations failed (see above)"; }
+}
+
+if (( DUMP_ONLY )); then
+    # kafka-dump-log alone, on the committed tree: a copy of its broker-*/ with the trimmed
+    # indexes grown back to their real size (index-sizes.tsv), as the full run has them
+    # when it records (a trimmed all-zero index is "empty" to Kafka, a preallocated one is
+    # not); then expected/dump-log/ is replaced with the new answers.
+    [[ -d "$OUT/broker-1" && -f "$OUT/index-sizes.tsv" && -d "$OUT/expected" ]] \
+        || die "$OUT: no fixture tree (broker-1/, index-sizes.tsv, expected/)"
+    STAGE="$WORK/stage"
+    mkdir -p "$STAGE"
+    cp -a --sparse=always "$OUT"/broker-* "$STAGE/"
+    python3 - "$STAGE" "$OUT/index-sizes.tsv" <<'PY'
+import os, sys
+root, sizes = sys.argv[1], sys.argv[2]
+with open(sizes) as fh:
+    for line in fh:
+        if line.startswith("#") or not line.strip():
+            continue
+        path, size = line.rstrip("\n").split("\t")
+        if path.startswith("broker-"):
+            with open(os.path.join(root, path), "r+b") as f:
+                f.truncate(int(size))
+PY
+    log "kafka-dump-log on $OUT (a copy, the indexes at their real size)"
+    TOOLS="$WORK/run/dump-tools.tsv"
+    dump_log_lines "$STAGE" "$WORK/dump-log" >"$TOOLS"
+    run_tools "$STAGE" "$TOOLS"
+    # Paths relative to the fixture root, as the full run writes them (--verify-index-only
+    # names files by their absolute paths on stderr).
+    REAL_STAGE=$(cd "$STAGE" && pwd -P)
+    { grep -rlF -e "$STAGE" -e "$REAL_STAGE" "$WORK/dump-log" 2>/dev/null || true; } | while read -r f; do
+        sed -i "s:$STAGE/::g; s:$REAL_STAGE/::g; s:$WORK:<work>:g" "$f"
+    done
+    rm -rf "$OUT/expected/dump-log"
+    cp -a "$WORK/dump-log" "$OUT/expected/dump-log"
+    log "$(wc -l <"$TOOLS") kafka-dump-log runs recorded in $OUT/expected/dump-log/ in $(( $(date +%s) - START_TS )) s"
+    exit 0
+fi
 
 # ---- configuration -----------------------------------------------------------------
 mapfile -t PORTS < <(jrun klogoracle.Driver ports 6)
@@ -314,30 +435,10 @@ if [[ $MODE == zookeeper ]]; then "$KLOG_ORACLE_CTL" stop zk; fi
 log "copying the log directories of nodes 1 and 2"
 copy_dirs broker-1 broker-2
 
-# kafka-dump-log on every segment, from the fixture root so the paths printed are relative.
+# kafka-dump-log on the files of broker-*/ (dump_log_lines, above) and kafka-metadata-shell, from
+# the fixture root so the paths printed are relative.
 TOOLS="$WORK/run/dump-tools.tsv"
-: >"$TOOLS"
-(cd "$STAGE" && find . -name '*.log' -path './broker-*/*' | sed 's:^\./::' | sort) | while read -r seg; do
-    part=$(basename "$(dirname "$seg")")
-    extra=()
-    case "$part" in
-        __consumer_offsets-*) extra=(--offsets-decoder) ;;
-        __transaction_state-*) extra=(--transaction-log-decoder) ;;
-        __share_group_state-*) extra=(--share-group-state-decoder) ;;
-        __cluster_metadata-*) extra=(--cluster-metadata-decoder) ;;
-    esac
-    line=("$EXPECTED/dump-log/${seg%.log}.txt" kafka.tools.DumpLogSegments --deep-iteration --print-data-log
-          --files "$seg" "${extra[@]}")
-    (IFS=$'\t'; echo "${line[*]}") >>"$TOOLS"
-done
-(cd "$STAGE" && find . -name '*.index' -path './broker-*/*' | sed 's:^\./::' | sort) | while read -r idx; do
-    printf '%s\t%s\t%s\t%s\t%s\n' "$EXPECTED/dump-log/${idx%.index}.index-sanity.txt" kafka.tools.DumpLogSegments \
-        --index-sanity-check --files "$idx" >>"$TOOLS"
-done
-# The entries of every offset and time index (the segment's .log beside it is read too).
-(cd "$STAGE" && find . \( -name '*.index' -o -name '*.timeindex' \) -path './broker-*/*' | sed 's:^\./::' | sort) | while read -r idx; do
-    printf '%s\t%s\t%s\t%s\n' "$EXPECTED/dump-log/$idx.txt" kafka.tools.DumpLogSegments --files "$idx" >>"$TOOLS"
-done
+dump_log_lines "$STAGE" "$EXPECTED/dump-log" >"$TOOLS"
 if [[ " ${ANSWERS[*]} " == *" metadata-shell "* ]]; then
     META="broker-1/__cluster_metadata-0/00000000000000000000.log"
     for cmd in "ls /image/topics/byName" "ls /image/features" "find /image/topics/byName" "cat /image/features/metadataVersion"; do
@@ -346,8 +447,7 @@ if [[ " ${ANSWERS[*]} " == *" metadata-shell "* ]]; then
             --snapshot "$META" "${cmd// /$'\t'}" >>"$TOOLS"
     done
 fi
-(cd "$STAGE" && timeout 600 java "${JAVA_OPTS[@]}" -cp "$CP" klogoracle.Driver tools "$TOOLS") \
-    >"$WORK/logs/tools.log" 2>&1 || { tail -n 40 "$WORK/logs/tools.log" >&2; log "warning: some Kafka tool invocations failed (see above)"; }
+run_tools "$STAGE" "$TOOLS"
 
 # ---- the writers scenario ------------------------------------------------------------
 # klog writes into the stopped cluster's log directories, every replica's directory given

@@ -78,7 +78,15 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *   wait-leader BOOTSTRAP TOPIC PARTITION NODE SECS   exit 0 once NODE leads, else 1
  *   txn-victim BOOTSTRAP         a transactional producer that prints SENT mid-transaction and waits to be killed
  *   tool OUTFILE CLASS ARGS...   run a Kafka tool's main in this JVM, stdout to OUTFILE
- *   tools LISTFILE               the same for each line of LISTFILE (tab-separated)
+ *   tools LISTFILE               the same for each line of LISTFILE (tab-separated:
+ *                                OUTFILE, CLASS, ARGS...). A CLASS written `stderr:CLASS`
+ *                                also records the tool's stderr: its System.err (and
+ *                                scala.Console.err) bytes go to OUTFILE with `.txt` replaced
+ *                                by `.stderr.txt` (`.stderr.txt` appended to another name),
+ *                                written even when empty; if the tool's main threw (not an
+ *                                exit call), one more line `threw: <the exception's
+ *                                toString()>` ends that file, and the line counts as
+ *                                recorded, not failed
  */
 public final class Driver {
     /** Every record timestamp is BASE_TS + n: by-timestamp lookups are deterministic. */
@@ -200,6 +208,18 @@ public final class Driver {
                 for (String line : Files.readAllLines(Paths.get(args[1]))) {
                     if (line.isBlank()) continue;
                     String[] f = line.split("\t");
+                    if (f[1].startsWith(STDERR_MARK)) {
+                        Path outFile = Paths.get(f[0]);
+                        int code = runTool(outFile, stderrFile(outFile), f[1].substring(STDERR_MARK.length()),
+                            java.util.Arrays.copyOfRange(f, 2, f.length));
+                        if (code == THREW) {
+                            System.err.println("tool threw (recorded): " + line);
+                        } else if (code != 0) {
+                            System.err.println("tool exit " + code + ": " + line);
+                            failed++;
+                        }
+                        continue;
+                    }
                     int code = runTool(Paths.get(f[0]), f[1], java.util.Arrays.copyOfRange(f, 2, f.length));
                     // kafka-metadata-shell runs its command while the snapshot loads: a run
                     // may print nothing or part of the image (seen on 4.0 and 4.1). Five
@@ -1584,9 +1604,33 @@ public final class Driver {
 
     // ---- Kafka tools in this JVM -------------------------------------------
 
+    /** A `tools` line whose class starts with this records the tool's stderr too. */
+    static final String STDERR_MARK = "stderr:";
+    /** runTool's code when the tool's main threw. */
+    static final int THREW = 99;
+
+    /** OUTFILE's stderr file: `.txt` replaced by `.stderr.txt`. */
+    static Path stderrFile(Path outFile) {
+        String name = outFile.getFileName().toString();
+        String base = name.endsWith(".txt") ? name.substring(0, name.length() - 4) : name;
+        return outFile.resolveSibling(base + ".stderr.txt");
+    }
+
     static int runTool(Path outFile, String cls, String... args) {
+        return runTool(outFile, null, cls, args);
+    }
+
+    /**
+     * Runs cls's main with args: its stdout to outFile; with errFile (not
+     * null) its stderr to errFile, then `threw: ...` if main threw.
+     */
+    static int runTool(Path outFile, Path errFile, String cls, String... args) {
         PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        ByteArrayOutputStream errBuf = new ByteArrayOutputStream();
+        PrintStream errPs = errFile == null ? oldErr : new PrintStream(errBuf, true, StandardCharsets.UTF_8);
+        Throwable[] threw = {null};
         int[] code = {0};
         boolean[] exited = {false};
         // The first exit call is the tool's answer (MetadataShell catches the unwinding and exits again).
@@ -1599,31 +1643,50 @@ public final class Driver {
         });
         try (PrintStream ps = new PrintStream(buf, true, StandardCharsets.UTF_8)) {
             System.setOut(ps);
-            // The Scala tools (DumpLogSegments) print through scala.Console, which keeps its own stream.
+            if (errFile != null) System.setErr(errPs);
+            // The Scala tools (DumpLogSegments up to 4.2) print through scala.Console, which keeps
+            // its own streams (their println is Console.out; their errors go to System.err).
             scala.Console.withOut(ps, new scala.runtime.AbstractFunction0<Object>() {
                 @Override
                 public Object apply() {
-                    try {
-                        toolClass(cls).getMethod("main", String[].class).invoke(null, (Object) args);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        if (!(e.getCause() instanceof ToolExit) && !exited[0]) {
-                            e.getCause().printStackTrace(oldOut);
-                            code[0] = 99;
+                    return scala.Console.withErr(errPs, new scala.runtime.AbstractFunction0<Object>() {
+                        @Override
+                        public Object apply() {
+                            try {
+                                toolClass(cls).getMethod("main", String[].class).invoke(null, (Object) args);
+                            } catch (java.lang.reflect.InvocationTargetException e) {
+                                if (!(e.getCause() instanceof ToolExit) && !exited[0]) {
+                                    e.getCause().printStackTrace(oldOut);
+                                    threw[0] = e.getCause();
+                                    code[0] = THREW;
+                                }
+                            } catch (ReflectiveOperationException e) {
+                                e.printStackTrace(oldOut);
+                                code[0] = 98;
+                            }
+                            return null;
                         }
-                    } catch (ReflectiveOperationException e) {
-                        e.printStackTrace(oldOut);
-                        code[0] = 98;
-                    }
-                    return null;
+                    });
                 }
             });
         } finally {
             System.setOut(oldOut);
+            System.setErr(oldErr);
+            if (errFile != null) errPs.close();
             resetExitProcedure();
         }
         try {
             Files.createDirectories(outFile.getParent());
             Files.write(outFile, buf.toByteArray());
+            if (errFile != null) {
+                byte[] err = errBuf.toByteArray();
+                if (threw[0] != null) {
+                    String sep = err.length > 0 && err[err.length - 1] != '\n' ? "\n" : "";
+                    errBuf.write((sep + "threw: " + threw[0] + "\n").getBytes(StandardCharsets.UTF_8));
+                    err = errBuf.toByteArray();
+                }
+                Files.write(errFile, err);
+            }
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
