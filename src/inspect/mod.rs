@@ -18,6 +18,7 @@
 pub mod catalog;
 pub mod consumer;
 pub mod consumer_lag;
+pub mod dump_log;
 pub mod jbod;
 pub mod layout;
 pub mod log_stats;

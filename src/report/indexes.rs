@@ -212,34 +212,45 @@ pub fn check_index(
             }
             Ok(u64::from(verdict.is_err()))
         }
-        IndexCheck::Verify => {
-            let log = path.with_extension("log");
-            anyhow::ensure!(
-                log.is_file(),
-                "{file}: no log {} beside it to verify the index against",
-                log.display()
-            );
-            let seg = kaen_log::log::SegmentFiles {
-                base_offset: base,
-                index: Some(log.with_extension("index")).filter(|p| p.is_file()),
-                timeindex: Some(log.with_extension("timeindex")).filter(|p| p.is_file()),
-                log,
-            };
-            let findings =
-                kaen_log::inspect::recovery::check_indexes(&seg, is_active_segment(path, base))?;
-            let mut problems = 0;
-            for f in findings.iter().filter(|f| f.file == path) {
-                let counts = f.fails(kaen_log::log::findings::Severity::Warning);
-                problems += u64::from(counts);
-                if sink.is_text() {
-                    eprintln!("klog: {f}");
-                } else {
-                    sink.entry(out, "finding", f)?;
-                }
-            }
-            Ok(problems)
+        IndexCheck::Verify => verify_findings(path, base, sink, out),
+    }
+}
+
+/// `--verify-index-only` by klog's rules: every entry of the `.index` or
+/// `.timeindex` at `path` against the log beside it
+/// ([`kaen_log::inspect::recovery::check_indexes`]), each disagreement a
+/// finding; the problems found.
+pub fn verify_findings(
+    path: &Path,
+    base: i64,
+    sink: &mut Entries,
+    out: &mut Output,
+) -> anyhow::Result<u64> {
+    let file = path.display().to_string();
+    let log = path.with_extension("log");
+    anyhow::ensure!(
+        log.is_file(),
+        "{file}: no log {} beside it to verify the index against",
+        log.display()
+    );
+    let seg = kaen_log::log::SegmentFiles {
+        base_offset: base,
+        index: Some(log.with_extension("index")).filter(|p| p.is_file()),
+        timeindex: Some(log.with_extension("timeindex")).filter(|p| p.is_file()),
+        log,
+    };
+    let findings = kaen_log::inspect::recovery::check_indexes(&seg, is_active_segment(path, base))?;
+    let mut problems = 0;
+    for f in findings.iter().filter(|f| f.file == path) {
+        let counts = f.fails(kaen_log::log::findings::Severity::Warning);
+        problems += u64::from(counts);
+        if sink.is_text() {
+            eprintln!("klog: {f}");
+        } else {
+            sink.entry(out, "finding", f)?;
         }
     }
+    Ok(problems)
 }
 
 /// Whether the segment at `base` is the last of the folder `path` is in
@@ -359,6 +370,76 @@ pub fn dump_snapshot(
             snap.computed_crc
         );
         return Ok(1);
+    }
+    Ok(0)
+}
+
+/// A producer-state snapshot as kafka-dump-log prints it
+/// (`DumpLogSegments.dumpProducerIdSnapshot`, which reads it with
+/// `ProducerStateManager.readSnapshot`): a line per producer, its last
+/// batch's sequence range when the entry has one (a last offset of 0 or
+/// more), or on stderr why the snapshot does not load. The Scala tool (up
+/// to 4.2) ends the producer's fields with a space; the Java one starts the
+/// batch's with one. Returns the problems found.
+pub fn dump_snapshot_as_kafka(
+    path: &Path,
+    tool: crate::report::kafka_dump::Tool,
+    out: &mut Output,
+) -> anyhow::Result<u64> {
+    let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
+        .with_context(|| format!("{}: no such file", path.display()))?;
+    writeln!(
+        out,
+        "Dumping {}",
+        super::table::escape_cell(&path.display().to_string())
+    )?;
+    let snap = match snapshot::decode(&bytes) {
+        Ok(snap) => snap,
+        Err(e) => {
+            let why = match e.kind {
+                kaen_log::format::error::DecodeErrorKind::UnknownVersion { version, .. } => {
+                    format!("Snapshot contained an unknown file version {version}")
+                }
+                _ => e.to_string(),
+            };
+            eprintln!("Snapshot failed schema validation: {why}");
+            return Ok(1);
+        }
+    };
+    if snap.crc != snap.computed_crc {
+        eprintln!(
+            "Snapshot is corrupt (CRC is no longer valid). Stored crc: {}. Computed crc: {}",
+            snap.crc, snap.computed_crc
+        );
+        return Ok(1);
+    }
+    for e in &snap.entries {
+        let txn = if e.current_txn_first_offset >= 0 {
+            format!("OptionalLong[{}]", e.current_txn_first_offset)
+        } else {
+            "OptionalLong.empty".to_string()
+        };
+        let mut line = format!(
+            "producerId: {} producerEpoch: {} coordinatorEpoch: {} currentTxnFirstOffset: {txn} lastTimestamp: {}",
+            e.producer_id, e.epoch, e.coordinator_epoch, e.timestamp
+        );
+        if tool.scala() {
+            line.push(' ');
+        }
+        if e.last_offset >= 0 {
+            if !tool.scala() {
+                line.push(' ');
+            }
+            line.push_str(&format!(
+                "firstSequence: {} lastSequence: {} lastOffset: {} offsetDelta: {} timestamp: {}",
+                kaen_log::format::batch::decrement_sequence(e.last_sequence, e.offset_delta),
+                e.last_sequence,
+                e.last_offset,
+                e.offset_delta,
+                e.timestamp
+            ));
+        }
+        writeln!(out, "{line}")?;
     }
     Ok(0)
 }

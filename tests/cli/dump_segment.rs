@@ -613,13 +613,26 @@ fn kafka_decoder_flags_print_the_data_log() {
     assert_eq!(kafka.status.code(), Some(0), "{}", stderr(&kafka));
     assert_eq!(stdout(&kafka), stdout(&klog));
     assert!(stdout(&kafka).contains("| offset: 0 "));
-    for (a, b) in [
-        ("--offsets-decoder", "--transaction-log-decoder"),
-        ("--offsets-decoder", "--decoder=none"),
-    ] {
-        let o = env.run(&["dump-segment", a, b, seg], None);
-        assert_eq!(o.status.code(), Some(2), "{a} {b}");
-    }
+    // klog's own --decoder does not mix with kafka-dump-log's flags.
+    let o = env.run(
+        &["dump-segment", "--offsets-decoder", "--decoder=none", seg],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    // Two decoder flags: kafka-dump-log takes them, and the first of
+    // offsets, transaction log, cluster metadata, remote log metadata and
+    // share group state wins (DumpLogSegmentsOptions.messageParser).
+    let both = env.run(
+        &[
+            "dump-segment",
+            "--transaction-log-decoder",
+            "--offsets-decoder",
+            seg,
+        ],
+        None,
+    );
+    assert_eq!(both.status.code(), Some(0), "{}", stderr(&both));
+    assert_eq!(stdout(&both), stdout(&kafka));
 }
 
 /// `--from-time` and `--to-time` take ISO-8601 as every time option does:
@@ -721,4 +734,42 @@ fn print_data_log_shows_the_records_of_a_batch_that_fails_its_crc() {
     );
     let o = env.run(&["dump-segment", "--records", path], None);
     assert!(!stdout(&o).contains("| offset:"), "{}", stdout(&o));
+}
+
+/// kafka-dump-log's decoder classes: klog knows Kafka's own and refuses
+/// any other class before printing anything (exit 2), DefaultDecoder too
+/// (Kafka prints its byte array as `[B@` and a hash code).
+#[test]
+fn decoder_classes_other_than_kafkas_are_refused() {
+    let env = TestEnv::new();
+    let seg = "fixtures/data/orders-0/00000000000000000000.log";
+    for class in [
+        "com.example.AvroDecoder",
+        "org.apache.kafka.tools.api.DefaultDecoder",
+        "kafka.serializer.StringDecoder",
+    ] {
+        let o = env.run(&["dump-segment", "--value-decoder-class", class, seg], None);
+        assert_eq!(o.status.code(), Some(2), "{class}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{class}");
+        assert!(stderr(&o).contains(class), "{}", stderr(&o));
+    }
+    // The deprecated name is 3.9's, said after the Dumping line.
+    let o = env.run(
+        &[
+            "dump-segment",
+            "--kafka-release",
+            "3.9",
+            "--value-decoder-class",
+            "kafka.serializer.StringDecoder",
+            seg,
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    assert_eq!(
+        lines[1],
+        "kafka.serializer.StringDecoder is deprecated. Please use \
+         org.apache.kafka.tools.api.StringDecoder instead"
+    );
 }

@@ -18,6 +18,7 @@ mod hostile_names;
 mod info;
 mod kafka_crash;
 mod kafka_dump;
+mod kafka_dump_files;
 mod kafka_real;
 mod kafka_tiered;
 mod kafka_writers;

@@ -33,7 +33,9 @@ field set to an extreme, or a checkpoint's text replaced), then:
   cluster (its meta.properties names another cluster.id: the write must be
   refused, exit 2, and neither directory change), or a partition folder
   swapped again and again for a symlink to a copy outside the directory
-  while the writer runs (the copy outside must keep its bytes).
+  while the writer runs (the copy outside must keep its bytes; a writer
+  that finds no folder in the instant between the rename and the symlink
+  may make a new one, which is kept beside as `.made-by-writer`).
 
 What breaks a rule is written as one JSON line to --out (default
 campaign-<mode>-<seed>.jsonl); the last line on stderr counts the rounds.
@@ -305,6 +307,11 @@ class Campaign:
                     pass
             if os.path.islink(folder):
                 os.unlink(folder)
+            if os.path.exists(folder + '.real') and os.path.isdir(folder):
+                # The writer found no folder between the rename and the
+                # symlink and made a new one (a writer may create a
+                # partition folder): it is kept beside, the real one put back.
+                os.rename(folder, folder + '.made-by-writer')
             if os.path.exists(folder + '.real') and not os.path.exists(folder):
                 os.rename(folder + '.real', folder)
         return threading.Thread(target=swap)

@@ -15,9 +15,11 @@ use kaen_log::metadata::records::decode_control_value;
 use kaen_log::txn::Isolation;
 
 use super::json::{self, BatchJson, JsonLine, LayoutHead, LegacyHead, RecordKind, RenderJson};
+use super::KafkaStops;
 use super::{batch_shown, codec_name, control_of, Decoder, DumpSegmentArgs, RecordFilter, Shown};
 use crate::report::document::Entries;
 use crate::report::internal::{self, Internal};
+use crate::report::kafka_dump::after_run::AfterRun;
 use crate::report::table::escape_cell;
 use crate::report::{kafka_dump, write_text_bytes, Output};
 
@@ -29,7 +31,7 @@ pub(super) fn dump_log(
     base: Option<i64>,
     args: &DumpSegmentArgs,
     budget: &mut Option<u64>,
-    sink: &mut Entries,
+    (sink, after): (&mut Entries, &mut AfterRun),
     out: &mut Output,
 ) -> anyhow::Result<u64> {
     // The file as a partition of one segment, with its offset index when it
@@ -76,6 +78,10 @@ pub(super) fn dump_log(
         }
     }
     dump.report_damage(walk.take_damage(), path, shown, sink, out)?;
+    after.non_consecutive(
+        &super::kafka_index::absolute(path),
+        std::mem::take(&mut dump.offsets.pairs),
+    );
     Ok(dump.problems)
 }
 
@@ -98,6 +104,35 @@ struct LogDump<'a> {
     scratch: Vec<u8>,
     line_buf: Vec<u8>,
     problems: u64,
+    /// The offsets of the records printed in kafka-dump-log's lines.
+    offsets: Consecutive,
+}
+
+/// `dumpBatchRecords`' check that each record's offset follows the one
+/// before it: where one does not, the pair. The Java tool (4.3 on) takes
+/// the first record to follow -1; the Scala tool does not check it.
+#[derive(Debug)]
+struct Consecutive {
+    last: i64,
+    scala: bool,
+    pairs: Vec<(i64, i64)>,
+}
+
+impl Consecutive {
+    fn new(tool: kafka_dump::Tool) -> Self {
+        Consecutive {
+            last: -1,
+            scala: tool.scala(),
+            pairs: Vec::new(),
+        }
+    }
+
+    fn record(&mut self, offset: i64) {
+        if !(self.scala && self.last == -1) && offset != self.last.wrapping_add(1) {
+            self.pairs.push((self.last, offset));
+        }
+        self.last = offset;
+    }
 }
 
 /// An entry's CRC, computed once, and whether it is the one stored.
@@ -140,6 +175,7 @@ impl<'a> LogDump<'a> {
             scratch: Vec::new(),
             line_buf: Vec::new(),
             problems: 0,
+            offsets: Consecutive::new(args.kafka_release),
         })
     }
 
@@ -147,6 +183,11 @@ impl<'a> LogDump<'a> {
     /// read_committed view hides.
     fn write_head(&self, path: &Path, base: Option<i64>, out: &mut Output) -> anyhow::Result<()> {
         writeln!(out, "Dumping {}", escape_cell(&path.display().to_string()))?;
+        if self.args.print_data_log {
+            for line in self.lines.deprecation_lines() {
+                writeln!(out, "{line}")?;
+            }
+        }
         if let Some(base) = base {
             writeln!(out, "Log starting offset: {base}")?;
         } else if self.args.print_data_log {
@@ -368,12 +409,16 @@ impl<'a> LogDump<'a> {
         }
         let ts_label = h.timestamp_type().label();
         let lines = self.lines;
+        let fields = &self.fields;
+        let position = batch.position;
+        let offsets = &mut self.offsets;
         each_record(
             decode.then(|| batch.records(&mut self.scratch, self.limits)),
             |r| self.filter.wants(r),
             |r| {
                 if args.print_data_log {
-                    write_kafka_dump_record(out, &lines, &h, r)
+                    offsets.record(r.offset);
+                    write_kafka_dump_record(out, &lines, (&h, position), r, fields)
                 } else {
                     write_text_record(out, r, h.is_control(), ts_label, internal)
                 }
@@ -453,8 +498,9 @@ impl<'a> LogDump<'a> {
             let line = kafka_dump::legacy_batch_line(m, crc.valid, &codec, ts_label);
             writeln!(out, "{line}")?;
             for msg in messages.into_iter().flatten() {
+                self.offsets.record(msg.offset);
                 let line = self.lines.legacy_record_line(&msg, ts_label);
-                writeln!(out, "{line}")?;
+                write_kafka_line(out, line, &self.fields, m.position, msg.offset)?;
             }
         } else if self.text {
             writeln!(
@@ -602,16 +648,48 @@ fn write_batch_line(
 fn write_kafka_dump_record(
     out: &mut Output,
     lines: &kafka_dump::Lines,
-    h: &BatchHeader,
+    (h, position): (&BatchHeader, u64),
     r: &RecordView<'_>,
+    fields: &FileFields,
 ) -> anyhow::Result<()> {
     let control = if h.is_control() {
         control_of(r).ok()
     } else {
         None
     };
-    writeln!(out, "{}", lines.record_line(h, r, control.as_ref()))?;
-    Ok(())
+    let line = lines.record_line(h, r, control.as_ref());
+    write_kafka_line(out, line, fields, position, r.offset)
+}
+
+/// A record's kafka-dump-log line, or, where a decoder class threw, what
+/// Kafka's tool had printed of it before it stopped: then the dump stops
+/// too ([`KafkaStops`]).
+fn write_kafka_line(
+    out: &mut Output,
+    line: Result<String, kafka_dump::Halted>,
+    fields: &FileFields,
+    position: u64,
+    offset: i64,
+) -> anyhow::Result<()> {
+    match line {
+        Ok(line) => {
+            writeln!(out, "{line}")?;
+            Ok(())
+        }
+        Err(halted) => {
+            write!(out, "{}", halted.partial)?;
+            Err(KafkaStops {
+                file: fields.file.clone(),
+                position,
+                what: format!(
+                    "the record at offset {offset}: {} ({})",
+                    halted.thrown.why, halted.thrown.exception
+                ),
+                problems: 1,
+            }
+            .into())
+        }
+    }
 }
 
 /// Text: a record's `| offset: …` line, with its key, value and headers

@@ -1,6 +1,6 @@
 //! `klog dump-segment`: print batches, records and index entries.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -15,6 +15,7 @@ use kaen_log::log::{
 const SEGMENT_SUFFIXES: [&str; 5] = ["log", "index", "timeindex", "txnindex", "snapshot"];
 
 mod json;
+mod kafka_index;
 mod log_dump;
 
 use json::BatchJson;
@@ -24,6 +25,7 @@ use log_dump::dump_log;
 use crate::exit::Outcome;
 use crate::report::document::{Entries, STREAM_TABLE};
 use crate::report::indexes::IndexCheck;
+use crate::report::kafka_dump::after_run::AfterRun;
 use crate::report::kafka_dump::{self, Parser};
 use crate::report::progress::Progress;
 use crate::report::{formats, Format};
@@ -110,32 +112,63 @@ pub struct DumpSegmentArgs {
     #[arg(skip)]
     pub metadata_only: bool,
     /// `--print-data-log --decoder offsets` (kafka-dump-log's spelling).
-    #[arg(long, group = "kafka_decoder", conflicts_with = "decoder")]
+    /// Of several decoder flags, the first of offsets, transaction log,
+    /// cluster metadata, remote log metadata and share group state wins
+    /// (`DumpLogSegmentsOptions.messageParser`).
+    #[arg(long, conflicts_with = "decoder")]
     pub offsets_decoder: bool,
     /// `--print-data-log --decoder transactions` (kafka-dump-log's spelling).
-    #[arg(long, group = "kafka_decoder", conflicts_with = "decoder")]
+    #[arg(long, conflicts_with = "decoder")]
     pub transaction_log_decoder: bool,
     /// `--print-data-log --decoder metadata` (kafka-dump-log's spelling).
-    #[arg(long, group = "kafka_decoder", conflicts_with = "decoder")]
+    #[arg(long, conflicts_with = "decoder")]
     pub cluster_metadata_decoder: bool,
     /// `--print-data-log --decoder share` (kafka-dump-log's spelling).
-    #[arg(long, group = "kafka_decoder", conflicts_with = "decoder")]
+    #[arg(long, conflicts_with = "decoder")]
     pub share_group_state_decoder: bool,
     /// `--print-data-log --decoder remote-log-metadata` (kafka-dump-log's
     /// spelling): each record as the `toString` of what Kafka's
     /// `RemoteLogMetadataSerde` makes of it.
-    #[arg(long, group = "kafka_decoder", conflicts_with = "decoder")]
+    #[arg(long, conflicts_with = "decoder")]
     pub remote_log_metadata_decoder: bool,
+    /// kafka-dump-log's `--key-decoder-class`: print each record's key as
+    /// this Kafka decoder reads it (org.apache.kafka.tools.api.StringDecoder,
+    /// the default without a name, IntegerDecoder or LongDecoder; with
+    /// --kafka-release 3.9 also their kafka.serializer names). Implies
+    /// --print-data-log; a decoder flag wins over it. Where the decoder
+    /// throws (a key shorter than it reads), the dump stops there as
+    /// kafka-dump-log's does, exit 1.
+    #[arg(long, value_name = "CLASS", num_args = 0..=1,
+          default_missing_value = kafka_dump::decoders::STRING_DECODER)]
+    pub key_decoder_class: Option<String>,
+    /// kafka-dump-log's `--value-decoder-class`: as --key-decoder-class,
+    /// for each record's value.
+    #[arg(long, value_name = "CLASS", num_args = 0..=1,
+          default_missing_value = kafka_dump::decoders::STRING_DECODER)]
+    pub value_decoder_class: Option<String>,
+    /// The decoder classes, resolved by [`run`].
+    #[arg(skip)]
+    pub classes: Option<(kafka_dump::ClassDecoder, kafka_dump::ClassDecoder)>,
     /// For `.index` and `.timeindex` files: only run the check a broker runs
     /// on an index it opens (`OffsetIndex.sanityCheck`,
     /// `TimeIndex.sanityCheck`) and say whether it passed. Exit 1 if not.
-    #[arg(long, conflicts_with = "verify_index_only")]
+    /// With --verify-index-only too, this check is the one run, as in
+    /// kafka-dump-log.
+    #[arg(long)]
     pub index_sanity_check: bool,
     /// For `.index` and `.timeindex` files: check every entry against the
-    /// log beside it and print only the entries that disagree (as
-    /// verify-crc does), not the entries. Exit 1 if any does.
+    /// log beside it, as kafka-dump-log does, and print no entry: the
+    /// disagreements go to stderr after every file is read, in
+    /// kafka-dump-log's words (`Mismatches in :FILE`, `Found timestamp
+    /// mismatch in :FILE`, ...). Exit 1 if there is any.
     #[arg(long)]
     pub verify_index_only: bool,
+    /// kafka-dump-log's `--max-message-size`: the bytes read at each
+    /// position an offset index names, for the batch there; a batch larger
+    /// than this stops the index's dump (kafka-dump-log throws there), exit 1.
+    #[arg(long, value_name = "BYTES", default_value_t = 5 * 1024 * 1024,
+          value_parser = clap::value_parser!(i32).range(1..))]
+    pub max_message_size: i32,
     /// JSON: omit the records array.
     #[arg(long)]
     pub batches_only: bool,
@@ -252,13 +285,16 @@ impl DumpSegmentArgs {
             (self.offsets_decoder, Decoder::Offsets),
             (self.transaction_log_decoder, Decoder::Transactions),
             (self.cluster_metadata_decoder, Decoder::Metadata),
-            (self.share_group_state_decoder, Decoder::Share),
             (self.remote_log_metadata_decoder, Decoder::RemoteLogMetadata),
+            (self.share_group_state_decoder, Decoder::Share),
         ]
         .into_iter()
         .find_map(|(set, d)| set.then_some(d));
         if let Some(d) = chosen {
             args.decoder = d;
+            args.print_data_log = true;
+        }
+        if self.key_decoder_class.is_some() || self.value_decoder_class.is_some() {
             args.print_data_log = true;
         }
         if args.deep_iteration && !args.print_data_log {
@@ -281,7 +317,10 @@ impl DumpSegmentArgs {
                 Decoder::Share => Parser::ShareGroupState,
                 Decoder::RemoteLogMetadata => Parser::RemoteLogMetadata,
                 // kafka-dump-log has no automatic decoder.
-                Decoder::Auto | Decoder::None => Parser::Strings,
+                Decoder::Auto | Decoder::None => match self.classes {
+                    Some((key, value)) => Parser::Classes { key, value },
+                    None => Parser::Strings,
+                },
             },
         }
     }
@@ -300,6 +339,18 @@ impl DumpSegmentArgs {
 
 pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut args = args.with_kafka_decoders();
+    if args.key_decoder_class.is_some() || args.value_decoder_class.is_some() {
+        let named = |name: &Option<String>| {
+            let name = name
+                .as_deref()
+                .unwrap_or(kafka_dump::decoders::STRING_DECODER);
+            kafka_dump::ClassDecoder::named(name, args.kafka_release).map_err(anyhow::Error::msg)
+        };
+        args.classes = Some((
+            named(&args.key_decoder_class)?,
+            named(&args.value_decoder_class)?,
+        ));
+    }
     if args.skip_record_metadata && !args.print_data_log {
         anyhow::bail!(
             "--skip-record-metadata is for kafka-dump-log's lines: give --print-data-log, \
@@ -337,7 +388,7 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
             ..args.clone()
         };
         let mut sink = Entries::start(Format::Jsonl, out, "dump-segment")?;
-        let result = dump_paths(&lines, &mut sink, out);
+        let result = dump_paths(&lines, (&mut sink, &mut AfterRun::default()), out);
         drop(progress);
         sink.finish(out)?;
         out.end_csv_rows()?;
@@ -345,9 +396,18 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
     }
     let mut sink = Entries::start(args.format, out, "dump-segment")?;
     // The JSON document is closed even when a path cannot be read (exit 2).
-    let result = dump_paths(args, &mut sink, out);
+    let mut after = AfterRun::new(args.kafka_release);
+    let result = dump_paths(args, (&mut sink, &mut after), out);
+    let stopped = result.as_ref().is_err_and(|e| e.is::<KafkaStops>());
+    let result = stopped_as_kafka(result);
     drop(progress);
     sink.finish(out)?;
+    // kafka-dump-log's words after every file, on stderr (not after a stop:
+    // the tool had thrown).
+    if !after.is_empty() && result.as_ref().is_ok_and(|_| !stopped) {
+        out.flush()?;
+        after.write(&mut std::io::stderr().lock())?;
+    }
     Ok(Outcome::from_count(result?))
 }
 
@@ -370,7 +430,108 @@ fn refuse_data_dir(path: &std::path::Path) -> anyhow::Result<()> {
     )
 }
 
-fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> anyhow::Result<u64> {
+/// Where kafka-dump-log throws and stops (a decoder class on a record, an
+/// index entry whose batch it cannot read): klog stops there too, saying
+/// where and why, exit 1 (not 2: the output so far is what it is).
+#[derive(Debug)]
+pub(crate) struct KafkaStops {
+    file: String,
+    position: u64,
+    what: String,
+    /// The problems klog's own rules find there (a decoder class that
+    /// cannot read a record is one; an index entry Kafka's tool cannot
+    /// follow is one only where the index is wrong by the broker's rules).
+    problems: u64,
+}
+
+impl std::fmt::Display for KafkaStops {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: byte {}: {}; kafka-dump-log stops here, and so does klog",
+            crate::report::table::escape_cell(&self.file),
+            self.position,
+            self.what
+        )
+    }
+}
+
+impl std::error::Error for KafkaStops {}
+
+/// A stop where kafka-dump-log's ends ([`KafkaStops`]) is said on stderr;
+/// the exit is 1 where klog's rules find a problem there.
+fn stopped_as_kafka(result: anyhow::Result<u64>) -> anyhow::Result<u64> {
+    match result.map_err(|e| e.downcast::<KafkaStops>()) {
+        Ok(problems) => Ok(problems),
+        Err(Ok(threw)) => {
+            crate::report::say!("{threw}");
+            Ok(threw.problems)
+        }
+        Err(Err(e)) => Err(e),
+    }
+}
+
+/// A segment's file by its kind (`name`: its offset and suffix, when
+/// named as a segment's): the problems found.
+fn dump_file(
+    path: &std::path::Path,
+    name: Option<(i64, &str)>,
+    args: &DumpSegmentArgs,
+    budget: &mut Option<u64>,
+    (sink, after): (&mut Entries, &mut AfterRun),
+    out: &mut Output,
+) -> anyhow::Result<u64> {
+    let check = args.index_check();
+    let beside = path.with_extension("log");
+    // In text, an index with its log beside it is dumped as kafka-dump-log
+    // dumps it (its sanity check aside); by klog's rules otherwise.
+    let kafka_index = sink.is_text() && check != Some(IndexCheck::Sanity) && beside.is_file();
+    Ok(match (name, check) {
+        (Some((base, kind @ ("index" | "timeindex"))), _) if kafka_index => {
+            writeln!(
+                out,
+                "Dumping {}",
+                crate::report::table::escape_cell(&path.display().to_string())
+            )?;
+            let index_args = kafka_index::IndexArgs {
+                time: kind == "timeindex",
+                verify_only: check == Some(IndexCheck::Verify),
+                max_message_size: args.max_message_size,
+                limits: DecodeLimits {
+                    max_decompressed: args.max_decompressed_bytes,
+                },
+                eager: !args.kafka_release.scala(),
+            };
+            kafka_index::dump(path, &beside, base, &index_args, (sink, after), out)?;
+            if check == Some(IndexCheck::Verify) {
+                indexes::verify_findings(path, base, sink, out)?
+            } else {
+                0
+            }
+        }
+        (Some((base, "index")), Some(check)) => {
+            indexes::check_index(path, base, false, check, sink, out)?
+        }
+        (Some((base, "timeindex")), Some(check)) => {
+            indexes::check_index(path, base, true, check, sink, out)?
+        }
+        (Some((base, "index")), None) => indexes::dump_index(path, base, false, sink, out)?,
+        (Some((base, "timeindex")), None) => indexes::dump_index(path, base, true, sink, out)?,
+        (Some((_, "txnindex")), _) => indexes::dump_txnindex(path, sink, out)?,
+        (Some((_, "snapshot")), _) if sink.is_text() && args.print_data_log => {
+            indexes::dump_snapshot_as_kafka(path, args.kafka_release, out)?
+        }
+        (Some((offset, "snapshot")), _) => indexes::dump_snapshot(path, offset, sink, out)?,
+        (Some((base, "log")), _) => dump_log(path, Some(base), args, budget, (sink, after), out)?,
+        _ => dump_log(path, None, args, budget, (sink, after), out)?,
+    })
+}
+
+fn dump_paths(
+    args: &DumpSegmentArgs,
+    (sink, after): (&mut Entries, &mut AfterRun),
+    out: &mut Output,
+) -> anyhow::Result<u64> {
     let mut problems = 0;
     for path in args.paths.iter().chain(&args.files) {
         // --max-batches counts per path, across a folder's segments.
@@ -380,7 +541,14 @@ fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> a
             PathKind::Partition => {
                 let p = Partition::open(path)?;
                 for seg in &p.segments {
-                    problems += dump_log(&seg.log, Some(seg.base_offset), args, budget, sink, out)?;
+                    problems += dump_log(
+                        &seg.log,
+                        Some(seg.base_offset),
+                        args,
+                        budget,
+                        (sink, after),
+                        out,
+                    )?;
                 }
             }
             PathKind::DataDir => refuse_data_dir(path)?,
@@ -407,26 +575,7 @@ fn dump_paths(args: &DumpSegmentArgs, sink: &mut Entries, out: &mut Output) -> a
                         );
                     }
                 }
-                problems += match (name, args.index_check()) {
-                    (Some((base, "index")), Some(check)) => {
-                        indexes::check_index(path, base, false, check, sink, out)?
-                    }
-                    (Some((base, "timeindex")), Some(check)) => {
-                        indexes::check_index(path, base, true, check, sink, out)?
-                    }
-                    (name, _) => match name {
-                        Some((base, "index")) => indexes::dump_index(path, base, false, sink, out)?,
-                        Some((base, "timeindex")) => {
-                            indexes::dump_index(path, base, true, sink, out)?
-                        }
-                        Some((_, "txnindex")) => indexes::dump_txnindex(path, sink, out)?,
-                        Some((offset, "snapshot")) => {
-                            indexes::dump_snapshot(path, offset, sink, out)?
-                        }
-                        Some((base, "log")) => dump_log(path, Some(base), args, budget, sink, out)?,
-                        _ => dump_log(path, None, args, budget, sink, out)?,
-                    },
-                };
+                problems += dump_file(path, name, args, budget, (sink, after), out)?;
                 if kaen_log::metadata::is_snapshot_file(path) {
                     for f in kaen_log::metadata::check_snapshot(path)? {
                         crate::report::say!("{f}");

@@ -15,13 +15,16 @@ use kaen_log::format::RecordView;
 
 use super::table::escape_cell;
 
+pub mod after_run;
 mod control;
 mod coordinator;
+pub mod decoders;
 pub mod parsers;
 pub mod release;
 mod scala_hash_set;
 mod txn_text;
 
+pub use decoders::{ClassDecoder, Thrown};
 pub use parsers::Parser;
 pub use release::Tool;
 
@@ -58,6 +61,14 @@ pub fn batch_line(
         h.max_timestamp,
         h.crc,
     )
+}
+
+/// A record line cut short where a decoder class threw: what the tool had
+/// printed of it (`print`, no newline), and the exception.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Halted {
+    pub partial: String,
+    pub thrown: Thrown,
 }
 
 /// How records print: kafka-dump-log's options and the release it is.
@@ -97,7 +108,7 @@ impl Lines {
         h: &BatchHeader,
         r: &RecordView<'_>,
         control: Option<&ControlRecord>,
-    ) -> String {
+    ) -> Result<String, Halted> {
         let mut line = String::new();
         if !self.skip_metadata {
             line = metadata_head(
@@ -118,15 +129,19 @@ impl Lines {
             }
         }
         if !h.is_control() {
-            self.push_contents(&mut line, r.offset, r.key, r.value);
+            self.push_contents(&mut line, r.offset, r.key, r.value)?;
         }
-        line
+        Ok(line)
     }
 
     /// The `| offset: …` line of a legacy message: the entry's timestamp
     /// type, sizes, then the message's own `isValid` and stored `crc`
     /// (`crc: N}` in the Scala tool), its key and payload after it.
-    pub fn legacy_record_line(&self, msg: &LegacyMessage<'_>, ts_label: &str) -> String {
+    pub fn legacy_record_line(
+        &self,
+        msg: &LegacyMessage<'_>,
+        ts_label: &str,
+    ) -> Result<String, Halted> {
         let mut line = String::new();
         if !self.skip_metadata {
             line = metadata_head(msg.offset, ts_label, msg.timestamp, msg.key, msg.value);
@@ -136,25 +151,31 @@ impl Lines {
                 msg.crc_valid, msg.crc
             ));
         }
-        self.push_contents(&mut line, msg.offset, msg.key, msg.value);
-        line
+        self.push_contents(&mut line, msg.offset, msg.key, msg.value)?;
+        Ok(line)
     }
 
     /// `printRecordContents`: ` key: …` when the parser gives a key, `
     /// payload: …` when it gives a payload; with --skip-record-metadata
     /// the first of them starts `| ` (in the Scala tool a payload after no
-    /// key does not).
+    /// key does not). A decoder class that throws halts the line.
     fn push_contents(
         &self,
         line: &mut String,
         offset: i64,
         key: Option<&[u8]>,
         value: Option<&[u8]>,
-    ) {
+    ) -> Result<(), Halted> {
         if !self.contents {
-            return;
+            return Ok(());
         }
-        let parsed = self.parser.parse(self.tool, offset, key, value);
+        let parsed = self
+            .parser
+            .parse(self.tool, offset, key, value)
+            .map_err(|thrown| Halted {
+                partial: std::mem::take(line),
+                thrown,
+            })?;
         let shown = |t: &str| -> String {
             if self.parser.prints_json(self.tool) {
                 escape_json_text(t).into_owned()
@@ -172,6 +193,19 @@ impl Lines {
                 prefix = " ";
             }
             line.push_str(&format!("{prefix}payload: {}", shown(p)));
+        }
+        Ok(())
+    }
+
+    /// 3.9's deprecation lines, printed after a log file's `Dumping` line:
+    /// the value's decoder is made first.
+    pub fn deprecation_lines(&self) -> Vec<String> {
+        match self.parser {
+            Parser::Classes { key, value } => [value, key]
+                .iter()
+                .filter_map(|d| d.deprecation_line())
+                .collect(),
+            _ => Vec::new(),
         }
     }
 }

@@ -6,6 +6,7 @@ use kaen_log::format::schema::Release;
 use kaen_log::metadata::records::{decode_metadata, metadata_schema};
 use serde_json::{Map, Value};
 
+use super::decoders::{ClassDecoder, Thrown};
 use super::release::Tool;
 use super::{coordinator, txn_text};
 
@@ -26,6 +27,12 @@ pub enum Parser {
     ClusterMetadata,
     /// `--remote-log-metadata-decoder`.
     RemoteLogMetadata,
+    /// `--key-decoder-class` or `--value-decoder-class` without a decoder
+    /// flag: `DecoderMessageParser` with the decoders they name.
+    Classes {
+        key: ClassDecoder,
+        value: ClassDecoder,
+    },
 }
 
 /// What a parser makes of a record: the key and the payload to print,
@@ -75,21 +82,26 @@ impl Parser {
     /// terminal as JSON (`\uXXXX`), not as text.
     pub fn prints_json(self, tool: Tool) -> bool {
         match self {
-            Parser::Strings | Parser::RemoteLogMetadata => false,
+            Parser::Strings | Parser::RemoteLogMetadata | Parser::Classes { .. } => false,
             Parser::TransactionLog => tool.transaction_log_json(),
             _ => true,
         }
     }
 
-    /// The key and payload of the record at `offset`.
+    /// The key and payload of the record at `offset`, or what a decoder
+    /// class threw (the key's decoder runs first).
     pub fn parse(
         self,
         tool: Tool,
         offset: i64,
         key: Option<&[u8]>,
         value: Option<&[u8]>,
-    ) -> Parsed {
-        match self {
+    ) -> Result<Parsed, Thrown> {
+        Ok(match self {
+            Parser::Classes { key: k, value: v } => Parsed {
+                key: key.map(|b| k.decode(b)).transpose()?,
+                payload: value.map(|b| v.decode(b)).transpose()?,
+            },
             Parser::Strings => Parsed {
                 key: key.map(|k| String::from_utf8_lossy(k).into_owned()),
                 payload: value.map(|v| String::from_utf8_lossy(v).into_owned()),
@@ -109,7 +121,7 @@ impl Parser {
                 key: None,
                 payload: Some(remote_log_metadata(tool.0, offset, value)),
             },
-        }
+        })
     }
 }
 
@@ -185,7 +197,9 @@ mod tests {
         // does not know, and a tombstone.
         let unknown = [0u8, 99, 0, 1, b'g'];
         assert_eq!(
-            Parser::Offsets.parse(R44, 5, Some(&unknown), Some(&[0, 0])),
+            Parser::Offsets
+                .parse(R44, 5, Some(&unknown), Some(&[0, 0]))
+                .unwrap(),
             Parsed {
                 key: Some("Unknown record type 99 at offset 5, skipping.".into()),
                 payload: None
@@ -194,7 +208,7 @@ mod tests {
         let mut key = vec![0, 3];
         key.extend(string("g"));
         assert_eq!(
-            Parser::Offsets.parse(R44, 6, Some(&key), None),
+            Parser::Offsets.parse(R44, 6, Some(&key), None).unwrap(),
             Parsed {
                 key: Some(r#"{"type":"3","data":{"groupId":"g"}}"#.into()),
                 payload: Some("<DELETE>".into())
@@ -205,12 +219,14 @@ mod tests {
         nine.extend(string("g"));
         assert!(Parser::Offsets
             .parse(Tool(Release::R4_1), 7, Some(&nine), None)
+            .unwrap()
             .key
             .unwrap()
             .starts_with("Unknown record type 9"));
         assert_eq!(
             Parser::Offsets
                 .parse(R40, 7, Some(&nine), None)
+                .unwrap()
                 .payload
                 .as_deref(),
             Some("<DELETE>")
@@ -231,7 +247,9 @@ mod tests {
         value.extend((-1i32).to_be_bytes());
         value.extend(10i64.to_be_bytes());
         value.extend((-1i64).to_be_bytes());
-        let json = Parser::TransactionLog.parse(R44, 0, Some(&key), Some(&value));
+        let json = Parser::TransactionLog
+            .parse(R44, 0, Some(&key), Some(&value))
+            .unwrap();
         assert_eq!(
             json.key.as_deref(),
             Some(r#"{"type":"0","data":{"transactionalId":"tx"}}"#)
@@ -241,10 +259,14 @@ mod tests {
             .payload
             .unwrap()
             .contains(r#""transactionStatus":"9","transactionPartitions":null"#));
-        let v43 = Parser::TransactionLog.parse(Tool(Release::R4_3), 0, Some(&key), Some(&value));
+        let v43 = Parser::TransactionLog
+            .parse(Tool(Release::R4_3), 0, Some(&key), Some(&value))
+            .unwrap();
         assert!(v43.payload.unwrap().contains(r#""transactionStatus":9,"#));
         // 3.9 and 4.0: TransactionLog.formatRecordKeyAndValue.
-        let text = Parser::TransactionLog.parse(R40, 0, Some(&key), None);
+        let text = Parser::TransactionLog
+            .parse(R40, 0, Some(&key), None)
+            .unwrap();
         assert_eq!(
             text,
             Parsed {
@@ -252,7 +274,9 @@ mod tests {
                 payload: Some("<DELETE>".into())
             }
         );
-        let other = Parser::TransactionLog.parse(R40, 0, Some(&[0, 1, 0, 0]), None);
+        let other = Parser::TransactionLog
+            .parse(R40, 0, Some(&[0, 1, 0, 0]), None)
+            .unwrap();
         assert_eq!(other.key.as_deref(), Some("unknown::version=1"));
         assert_eq!(other.payload, None);
     }
@@ -262,7 +286,7 @@ mod tests {
         // frame 1, apiKey 12 (FeatureLevelRecord), version 0, "mv", 7, no tags.
         let value = [1, 12, 0, 3, b'm', b'v', 0, 7, 0];
         assert_eq!(
-            Parser::ClusterMetadata.parse(R44, 3, None, Some(&value)),
+            Parser::ClusterMetadata.parse(R44, 3, None, Some(&value)).unwrap(),
             Parsed {
                 key: None,
                 payload: Some(
@@ -271,7 +295,9 @@ mod tests {
                 )
             }
         );
-        let bad = Parser::ClusterMetadata.parse(R44, 3, None, Some(&[1, 99, 0]));
+        let bad = Parser::ClusterMetadata
+            .parse(R44, 3, None, Some(&[1, 99, 0]))
+            .unwrap();
         assert!(bad.payload.unwrap().starts_with("Error at 3, skipping. "));
     }
 }
