@@ -767,7 +767,7 @@ cp -a "$EXPECTED" "$OUT/expected"
 log "fixture tree written to $OUT ($(du -sh --apparent-size "$OUT" | cut -f1)) in $(( $(date +%s) - START_TS )) s"
 
 if (( CHECK )); then
-    log "checking klog against the fresh answers (cargo test --test cli kafka_real:: kafka_crash:: kafka_dump:: kafka_writers::)"
-    (cd "$REPO" && KLOG_KAFKA_REAL="$OUT" cargo test --quiet --test cli -- kafka_real:: kafka_crash:: kafka_dump:: kafka_writers:: --test-threads=2)
+    log "checking klog against the fresh answers (cargo test --test cli kafka_real:: kafka_crash:: kafka_dump:: kafka_dump_files:: kafka_writers::)"
+    (cd "$REPO" && KLOG_KAFKA_REAL="$OUT" cargo test --quiet --test cli -- kafka_real:: kafka_crash:: kafka_dump:: kafka_dump_files:: kafka_writers:: --test-threads=2)
     log "klog agrees with Kafka $KAFKA_VERSION ($(( $(date +%s) - START_TS )) s in all)"
 fi
