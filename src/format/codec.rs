@@ -46,6 +46,15 @@ impl Compression {
             Compression::Zstd => "zstd",
         }
     }
+
+    /// The codec an attributes id names, as klog and kafka-dump-log print
+    /// it: its name, or `unknown(N)` for an id no codec has.
+    pub fn label_of_id(id: u8) -> String {
+        match Compression::from_id(id) {
+            Some(c) => c.name().to_string(),
+            None => format!("unknown({id})"),
+        }
+    }
     /// Parse Kafka's name.
     pub fn from_name(name: &str) -> Option<Self> {
         [Self::None, Self::Gzip, Self::Snappy, Self::Lz4, Self::Zstd]

@@ -27,5 +27,6 @@ pub mod repair;
 pub mod replica_diff;
 pub mod reset;
 pub mod restart;
+pub mod select;
 pub mod topic_config;
 pub mod verify;

@@ -4,9 +4,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::Context;
 use kaen_log::format::index;
-use kaen_log::inspect::layout::sidecar::{self, FileField, FileKind};
+use kaen_log::inspect::layout::sidecar::{FileField, FileKind};
 use kaen_log::txn::snapshot;
 use serde::Serialize;
 
@@ -60,14 +59,12 @@ pub struct SnapshotEntry<'a> {
 }
 
 pub fn dump_index(
-    path: &Path,
+    (path, bytes): (&Path, &[u8]),
     base: i64,
     time: bool,
     sink: &mut Entries,
     out: &mut Output,
 ) -> anyhow::Result<u64> {
-    let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
-        .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
     let fields = kaen_log::log::findings::FileFields::of(path);
     let text = sink.is_text();
@@ -91,7 +88,7 @@ pub fn dump_index(
     }
     let total = whole / entry_len;
     // Preallocated zero slots at the end are not entries (see index::used_entries).
-    let used = index::used_entries(&bytes, entry_len);
+    let used = index::used_entries(bytes, entry_len);
     let body = bytes.get(..used * entry_len).unwrap_or(&[]);
     let mut shown = 0usize;
     if time {
@@ -143,17 +140,6 @@ pub fn dump_index(
     Ok(problems)
 }
 
-/// Kafka's index checks, instead of an index's entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IndexCheck {
-    /// `--index-sanity-check`: the check a broker runs on an index it
-    /// opens ([`index::sanity_check`]).
-    Sanity,
-    /// `--verify-index-only`: every entry against the log beside the index
-    /// ([`kaen_log::inspect::recovery::check_indexes`]).
-    Verify,
-}
-
 /// The result of one sanity check (JSON and jsonl).
 #[derive(Serialize, schemars::JsonSchema)]
 pub struct SanityEntry<'a> {
@@ -163,116 +149,57 @@ pub struct SanityEntry<'a> {
     reason: Option<String>,
 }
 
-/// `check` of the `.index` or `.timeindex` at `path` (base offset `base`),
-/// as `DumpLogSegments.dumpIndex` / `dumpTimeIndex` run it: the sanity check
-/// prints "passed sanity check." or why not; verification prints nothing
-/// per entry, only the entries that disagree with the log. Returns the
-/// problems found.
-pub fn check_index(
-    path: &Path,
+/// `--index-sanity-check` of the `.index` or `.timeindex` at `path` (base
+/// offset `base`), as `DumpLogSegments.dumpIndex` / `dumpTimeIndex` run
+/// it: "passed sanity check." or why not (`verdict`: klog's
+/// [`index::sanity_check`]). Returns the problems found.
+pub fn sanity_check(
+    (path, bytes): (&Path, &[u8]),
     base: i64,
     time: bool,
-    check: IndexCheck,
     sink: &mut Entries,
     out: &mut Output,
 ) -> anyhow::Result<u64> {
     let file = path.display().to_string();
+    let shown = super::table::escape_cell(&file);
     if sink.is_text() {
-        writeln!(out, "Dumping {file}")?;
+        writeln!(out, "Dumping {shown}")?;
     }
-    match check {
-        IndexCheck::Sanity => {
-            let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
-                .with_context(|| format!("{}: no such file", path.display()))?;
-            // `dumpIndex` says an offset index of no whole entry is empty
-            // before it checks anything; `dumpTimeIndex` checks it.
-            if !time && bytes.len() < index::OFFSET_ENTRY_LEN && sink.is_text() {
-                writeln!(out, "{file} is empty.")?;
-                return Ok(0);
-            }
-            let verdict = index::sanity_check(&bytes, base, time);
-            if sink.is_text() {
-                match &verdict {
-                    Ok(()) => writeln!(out, "{file} passed sanity check.")?,
-                    Err((at, why)) => eprintln!("klog: {file}: byte {at}: {why}"),
-                }
-            } else {
-                sink.entry(
-                    out,
-                    "index_sanity",
-                    &SanityEntry {
-                        file: &file,
-                        passed: verdict.is_ok(),
-                        reason: verdict
-                            .as_ref()
-                            .err()
-                            .map(|(at, why)| format!("byte {at}: {why}")),
-                    },
-                )?;
-            }
-            Ok(u64::from(verdict.is_err()))
+    // `dumpIndex` says an offset index of no whole entry is empty
+    // before it checks anything; `dumpTimeIndex` checks it.
+    if !time && bytes.len() < index::OFFSET_ENTRY_LEN && sink.is_text() {
+        writeln!(out, "{shown} is empty.")?;
+        return Ok(0);
+    }
+    let verdict = index::sanity_check(bytes, base, time);
+    if sink.is_text() {
+        match &verdict {
+            Ok(()) => writeln!(out, "{shown} passed sanity check.")?,
+            Err((at, why)) => eprintln!("klog: {shown}: byte {at}: {why}"),
         }
-        IndexCheck::Verify => verify_findings(path, base, sink, out),
+    } else {
+        sink.entry(
+            out,
+            "index_sanity",
+            &SanityEntry {
+                file: &file,
+                passed: verdict.is_ok(),
+                reason: verdict
+                    .as_ref()
+                    .err()
+                    .map(|(at, why)| format!("byte {at}: {why}")),
+            },
+        )?;
     }
-}
-
-/// `--verify-index-only` by klog's rules: every entry of the `.index` or
-/// `.timeindex` at `path` against the log beside it
-/// ([`kaen_log::inspect::recovery::check_indexes`]), each disagreement a
-/// finding; the problems found.
-pub fn verify_findings(
-    path: &Path,
-    base: i64,
-    sink: &mut Entries,
-    out: &mut Output,
-) -> anyhow::Result<u64> {
-    let file = path.display().to_string();
-    let log = path.with_extension("log");
-    anyhow::ensure!(
-        log.is_file(),
-        "{file}: no log {} beside it to verify the index against",
-        log.display()
-    );
-    let seg = kaen_log::log::SegmentFiles {
-        base_offset: base,
-        index: Some(log.with_extension("index")).filter(|p| p.is_file()),
-        timeindex: Some(log.with_extension("timeindex")).filter(|p| p.is_file()),
-        log,
-    };
-    let findings = kaen_log::inspect::recovery::check_indexes(&seg, is_active_segment(path, base))?;
-    let mut problems = 0;
-    for f in findings.iter().filter(|f| f.file == path) {
-        let counts = f.fails(kaen_log::log::findings::Severity::Warning);
-        problems += u64::from(counts);
-        if sink.is_text() {
-            eprintln!("klog: {f}");
-        } else {
-            sink.entry(out, "finding", f)?;
-        }
-    }
-    Ok(problems)
-}
-
-/// Whether the segment at `base` is the last of the folder `path` is in
-/// (its active segment, whose index may end in preallocated zeros).
-fn is_active_segment(path: &Path, base: i64) -> bool {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return true;
-    };
-    !entries.flatten().any(|e| {
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        name.strip_suffix(".log")
-            .and_then(|n| n.parse::<i64>().ok())
-            .is_some_and(|b| b > base)
-    })
+    Ok(u64::from(verdict.is_err()))
 }
 
 /// A `.txnindex`: one line per aborted transaction.
-pub fn dump_txnindex(path: &Path, sink: &mut Entries, out: &mut Output) -> anyhow::Result<u64> {
-    let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
-        .with_context(|| format!("{}: no such file", path.display()))?;
+pub fn dump_txnindex(
+    (path, bytes): (&Path, &[u8]),
+    sink: &mut Entries,
+    out: &mut Output,
+) -> anyhow::Result<u64> {
     let file = path.display().to_string();
     let fields = kaen_log::log::findings::FileFields::of(path);
     let text = sink.is_text();
@@ -280,7 +207,7 @@ pub fn dump_txnindex(path: &Path, sink: &mut Entries, out: &mut Output) -> anyho
         writeln!(out, "Dumping {}", super::table::escape_cell(&file))?;
     }
     let (entries, partial) =
-        index::txn_entries(&bytes).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+        index::txn_entries(bytes).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
     for e in &entries {
         if text {
             writeln!(
@@ -316,16 +243,14 @@ pub fn dump_txnindex(path: &Path, sink: &mut Entries, out: &mut Output) -> anyho
 
 /// A producer-state snapshot: one line per producer.
 pub fn dump_snapshot(
-    path: &Path,
+    (path, bytes): (&Path, &[u8]),
     offset: i64,
     sink: &mut Entries,
     out: &mut Output,
 ) -> anyhow::Result<u64> {
-    let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
-        .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
     let fields = kaen_log::log::findings::FileFields::of(path);
-    let snap = snapshot::decode(&bytes).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+    let snap = snapshot::decode(bytes).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
     let crc_valid = snap.crc == snap.computed_crc;
     let text = sink.is_text();
     if text {
@@ -382,18 +307,16 @@ pub fn dump_snapshot(
 /// to 4.2) ends the producer's fields with a space; the Java one starts the
 /// batch's with one. Returns the problems found.
 pub fn dump_snapshot_as_kafka(
-    path: &Path,
+    (path, bytes): (&Path, &[u8]),
     tool: crate::report::kafka_dump::Tool,
     out: &mut Output,
 ) -> anyhow::Result<u64> {
-    let bytes = kaen_log::log::files::read_regular(path, i32::MAX as u64)?
-        .with_context(|| format!("{}: no such file", path.display()))?;
     writeln!(
         out,
         "Dumping {}",
         super::table::escape_cell(&path.display().to_string())
     )?;
-    let snap = match snapshot::decode(&bytes) {
+    let snap = match snapshot::decode(bytes) {
         Ok(snap) => snap,
         Err(e) => {
             let why = match e.kind {
@@ -454,20 +377,15 @@ pub struct FileFieldEntry<'a> {
 }
 
 /// Any file beside a log, field by field (binary files) or line by line
-/// (text files): `dump-segment --layout`.
+/// (text files): `dump-segment --layout`. `layout` reads the file's
+/// fields into the callback it is given and returns the problem that
+/// stopped it, if any.
 pub fn dump_file_layout(
-    path: &Path,
+    (path, bytes): (&Path, &[u8]),
     kind: FileKind,
-    sink: &mut Entries,
-    out: &mut Output,
+    layout: impl FnOnce(&mut dyn FnMut(FileField)) -> Option<String>,
+    (sink, out): (&mut Entries, &mut Output),
 ) -> anyhow::Result<u64> {
-    let max = if kind.has_entries() {
-        i32::MAX as u64
-    } else {
-        kaen_log::log::files::MAX_METADATA_FILE
-    };
-    let bytes = kaen_log::log::files::read_regular(path, max)?
-        .with_context(|| format!("{}: no such file", path.display()))?;
     let file = path.display().to_string();
     let fields = kaen_log::log::findings::FileFields::of(path);
     let text = sink.is_text();
@@ -476,7 +394,7 @@ pub fn dump_file_layout(
         writeln!(out, "{} bytes: {}", bytes.len(), kind.describe())?;
     }
     let mut failed = None;
-    let problem = sidecar::layout(kind, &bytes, &mut |f| {
+    let problem = layout(&mut |f| {
         if failed.is_some() {
             return;
         }

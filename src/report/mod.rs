@@ -15,6 +15,8 @@ pub mod indexes;
 pub mod internal;
 pub mod kafka_dump;
 pub mod progress;
+pub mod segment_json;
+pub mod segment_text;
 pub mod table;
 pub mod written;
 

@@ -10,18 +10,21 @@ use kaen_log::format::record::RecordIter;
 use kaen_log::format::{BatchHeader, BatchView, DecodeLimits, Entry, LegacyView, RecordView};
 use kaen_log::inspect::layout::{batch_layout, Topic};
 use kaen_log::log::findings::FileFields;
-use kaen_log::log::{classify, Damage, Partition, PathKind, Policy, Walk};
-use kaen_log::metadata::records::decode_control_value;
+use kaen_log::log::{Damage, Partition, Policy, Walk};
 use kaen_log::txn::Isolation;
 
-use super::json::{self, BatchJson, JsonLine, LayoutHead, LegacyHead, RecordKind, RenderJson};
 use super::KafkaStops;
-use super::{batch_shown, codec_name, control_of, Decoder, DumpSegmentArgs, RecordFilter, Shown};
+use super::{Decoder, DumpSegmentArgs};
 use crate::report::document::Entries;
 use crate::report::internal::{self, Internal};
 use crate::report::kafka_dump::after_run::AfterRun;
+use crate::report::segment_json::{
+    self as json, BatchJson, JsonLine, LayoutHead, LegacyHead, RecordKind, RenderJson,
+};
+use crate::report::segment_text::{write_batch_line, write_legacy_lines, write_text_record};
 use crate::report::table::escape_cell;
-use crate::report::{kafka_dump, write_text_bytes, Output};
+use crate::report::{kafka_dump, Output};
+use kaen_log::inspect::select::{ReadCommittedView, RecordFilter, Shown};
 
 /// Dump the log file `path` (a segment of base offset `base` when its name
 /// says so), spending `budget` (--max-batches) one entry at a time; the
@@ -63,7 +66,7 @@ pub(super) fn dump_log(
         }
         shown += 1;
         if let (Some(rendered), Entry::V2(batch)) = (w.rendered, &entry) {
-            match batch_shown(args, batch) {
+            match dump.filter.batch(batch) {
                 Shown::Yes => {
                     out.write_all(sink.separator())?;
                     out.write_all(rendered)?;
@@ -94,7 +97,7 @@ struct LogDump<'a> {
     /// The internal topic whose keys and values are decoded, if any.
     internal: Option<Internal>,
     /// With read-committed: what such a consumer sees of the partition.
-    view: Option<ReadCommitted>,
+    view: Option<ReadCommittedView>,
     fields: FileFields,
     filter: RecordFilter,
     /// --key or --grep: only batches with a record to show are shown.
@@ -158,10 +161,10 @@ impl<'a> LogDump<'a> {
             Decoder::None => None,
         };
         let view = match args.isolation {
-            Isolation::ReadCommitted => Some(read_committed_view(path)?),
+            Isolation::ReadCommitted => Some(ReadCommittedView::of_log(path)?),
             Isolation::ReadUncommitted => None,
         };
-        let filter = RecordFilter::of(args);
+        let filter = args.record_filter();
         Ok(LogDump {
             args,
             text,
@@ -277,7 +280,7 @@ impl<'a> LogDump<'a> {
             .as_ref()
             .map_or(Shown::Yes, |v| v.shows(&batch.header))
         {
-            Shown::Yes => batch_shown(args, batch),
+            Shown::Yes => self.filter.batch(batch),
             hidden => hidden,
         };
         match shown {
@@ -400,7 +403,7 @@ impl<'a> LogDump<'a> {
         let args = self.args;
         let internal = self.internal;
         if args.print_data_log {
-            let codec = codec_name(h.compression_id());
+            let codec = kaen_log::format::Compression::label_of_id(h.compression_id());
             let line =
                 kafka_dump::batch_line(&h, batch.position, batch.bytes().len(), crc_valid, &codec);
             writeln!(out, "{line}")?;
@@ -476,7 +479,7 @@ impl<'a> LogDump<'a> {
         out: &mut Output,
     ) -> anyhow::Result<()> {
         let ts_label = m.timestamp_type().map_or("NoTimestampType", |t| t.label());
-        let codec = codec_name((m.attributes & 0x07) as u8);
+        let codec = kaen_log::format::Compression::label_of_id((m.attributes & 0x07) as u8);
         let kafka_form = self.text && self.args.print_data_log;
         let want_records = if self.text {
             self.args.records || self.args.print_data_log
@@ -503,22 +506,12 @@ impl<'a> LogDump<'a> {
                 write_kafka_line(out, line, &self.fields, m.position, msg.offset)?;
             }
         } else if self.text {
-            writeln!(
+            write_legacy_lines(
                 out,
-                "position: {} offset: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
-                m.position, m.offset, ts_label, m.timestamp, m.bytes().len(), m.magic, codec, m.crc, crc.valid
+                m,
+                (crc.valid, &codec, ts_label),
+                messages.into_iter().flatten(),
             )?;
-            for msg in messages.into_iter().flatten() {
-                write!(
-                    out,
-                    "| offset: {} {}: {} key: ",
-                    msg.offset, ts_label, msg.timestamp
-                )?;
-                write_text_bytes(out, msg.key)?;
-                write!(out, " value: ")?;
-                write_text_bytes(out, msg.value)?;
-                writeln!(out, " isvalid: {}", msg.crc_valid)?;
-            }
         } else {
             let head = LegacyHead {
                 file: &self.fields,
@@ -606,43 +599,6 @@ impl<'a> LogDump<'a> {
     }
 }
 
-/// klog's text line of a v2 batch: its position and every header field,
-/// in the spirit of kafka-dump-log.
-fn write_batch_line(
-    out: &mut Output,
-    batch: &BatchView<'_>,
-    crc_valid: bool,
-) -> anyhow::Result<()> {
-    let h = batch.header;
-    writeln!(
-        out,
-        "position: {} baseOffset: {} lastOffset: {} count: {} baseSequence: {} lastSequence: {} \
-         producerId: {} producerEpoch: {} partitionLeaderEpoch: {} isTransactional: {} \
-         isControl: {} deleteHorizon: {} timestampType: {} baseTimestamp: {} maxTimestamp: {} \
-         size: {} magic: 2 compresscodec: {} crc: {} isvalid: {}",
-        batch.position,
-        h.base_offset,
-        h.last_offset(),
-        h.records_count,
-        h.base_sequence,
-        h.last_sequence(),
-        h.producer_id,
-        h.producer_epoch,
-        h.partition_leader_epoch,
-        h.is_transactional(),
-        h.is_control(),
-        h.has_delete_horizon(),
-        h.timestamp_type().label(),
-        h.base_timestamp,
-        h.max_timestamp,
-        batch.bytes().len(),
-        codec_name(h.compression_id()),
-        h.crc,
-        crc_valid,
-    )?;
-    Ok(())
-}
-
 /// `--print-data-log`: a record's `| offset: …` line as kafka-dump-log
 /// prints it (a control record's marker or KRaft record decoded).
 fn write_kafka_dump_record(
@@ -653,7 +609,7 @@ fn write_kafka_dump_record(
     fields: &FileFields,
 ) -> anyhow::Result<()> {
     let control = if h.is_control() {
-        control_of(r).ok()
+        kaen_log::format::control::decode(r.key, r.value, r.position).ok()
     } else {
         None
     };
@@ -692,61 +648,6 @@ fn write_kafka_line(
     }
 }
 
-/// Text: a record's `| offset: …` line, with its key, value and headers
-/// (decoded as `internal` says), or for a control record its marker.
-fn write_text_record(
-    out: &mut Output,
-    r: &RecordView<'_>,
-    is_control: bool,
-    ts_label: &str,
-    internal: Option<Internal>,
-) -> anyhow::Result<()> {
-    write!(out, "| offset: {} {}: {}", r.offset, ts_label, r.timestamp)?;
-    if is_control {
-        match control_of(r) {
-            Ok(c) => match c.coordinator_epoch {
-                Some(epoch) => write!(
-                    out,
-                    " endTxnMarker: {} coordinatorEpoch: {epoch}",
-                    c.kind.name()
-                )?,
-                None => {
-                    write!(out, " controlType: {}({})", c.kind.name(), c.kind.id())?;
-                    if let Some(d) = decode_control_value(c.kind.id(), r.value, r.position) {
-                        write!(out, " decoded: {d}")?;
-                    }
-                }
-            },
-            Err(e) => write!(out, " control: invalid ({e})")?,
-        }
-        writeln!(out)?;
-        return Ok(());
-    }
-    write!(out, " key: ")?;
-    write_text_bytes(out, r.key)?;
-    write!(out, " value: ")?;
-    write_text_bytes(out, r.value)?;
-    write!(out, " headers: [")?;
-    for (i, h) in r.headers().enumerate() {
-        if i > 0 {
-            write!(out, ", ")?;
-        }
-        write_text_bytes(out, Some(h.key))?;
-        write!(out, "=")?;
-        write_text_bytes(out, h.value)?;
-    }
-    write!(out, "]")?;
-    if let Some(kind) = internal {
-        write!(
-            out,
-            " decoded: {}",
-            internal::decode_text(kind, r.key, r.value, r.position)
-        )?;
-    }
-    writeln!(out)?;
-    Ok(())
-}
-
 /// Hand each record `wanted` keeps to `write` as it decodes (none when
 /// `records` is `None`); the first decode error, after which nothing more
 /// is read.
@@ -778,58 +679,4 @@ fn any_record(
     batch
         .records(scratch, limits)
         .is_ok_and(|mut iter| iter.any(|r| r.is_ok_and(|r| wanted(&r))))
-}
-
-/// What a read_committed consumer may see of a partition.
-struct ReadCommitted {
-    last_stable: i64,
-    aborted: Vec<kaen_log::txn::AbortedTxn>,
-}
-
-impl ReadCommitted {
-    /// What becomes of a batch under read_committed: the output stops at
-    /// the last stable offset; control batches and the batches of aborted
-    /// transactions are skipped.
-    fn shows(&self, h: &BatchHeader) -> Shown {
-        if h.base_offset >= self.last_stable {
-            Shown::Stop
-        } else if h.is_control()
-            || h.is_transactional() && self.is_aborted(h.producer_id, h.base_offset)
-        {
-            Shown::Skip
-        } else {
-            Shown::Yes
-        }
-    }
-
-    fn is_aborted(&self, producer_id: i64, offset: i64) -> bool {
-        self.aborted.iter().any(|a| {
-            a.producer_id == producer_id && a.first_offset <= offset && offset <= a.last_offset
-        })
-    }
-}
-
-/// The last stable offset and the aborted transactions of the partition
-/// holding `log` (or of the file alone when it is not in a partition folder).
-fn read_committed_view(log: &Path) -> anyhow::Result<ReadCommitted> {
-    let parent = log
-        .parent()
-        .filter(|d| classify(d).is_ok_and(|k| k == PathKind::Partition));
-    let (partition, high_watermark) = match parent {
-        Some(dir) => {
-            let p = Partition::open(dir)?;
-            let hw = kaen_log::log::checkpoint::high_watermark(&p)?;
-            (p, hw)
-        }
-        None => (Partition::single_file(log, 0), None),
-    };
-    let opts = kaen_log::txn::TxnOptions {
-        high_watermark,
-        ..Default::default()
-    };
-    let st = kaen_log::txn::analyze(&partition, &opts)?;
-    Ok(ReadCommitted {
-        last_stable: st.last_stable_offset(),
-        aborted: st.aborted,
-    })
 }

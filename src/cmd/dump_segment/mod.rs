@@ -1,11 +1,10 @@
 //! `klog dump-segment`: print batches, records and index entries.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use kaen_log::format::control::{self, ControlRecord};
-use kaen_log::format::{DecodeLimits, RecordView};
+use kaen_log::format::DecodeLimits;
 use kaen_log::inspect::layout::sidecar::FileKind;
 use kaen_log::log::{
     classify, parse_any_segment_name, parse_remote_segment_name, Partition, PathKind, Reads,
@@ -14,22 +13,23 @@ use kaen_log::log::{
 /// The suffixes of a segment's files that dump-segment reads by their kind.
 const SEGMENT_SUFFIXES: [&str; 5] = ["log", "index", "timeindex", "txnindex", "snapshot"];
 
-mod json;
+mod files;
 mod kafka_index;
 mod log_dump;
 
-use json::BatchJson;
-pub use json::DumpDocument;
+use crate::report::segment_json::BatchJson;
+pub use crate::report::segment_json::DumpDocument;
 use log_dump::dump_log;
 
 use crate::exit::Outcome;
 use crate::report::document::{Entries, STREAM_TABLE};
-use crate::report::indexes::IndexCheck;
 use crate::report::kafka_dump::after_run::AfterRun;
 use crate::report::kafka_dump::{self, Parser};
 use crate::report::progress::Progress;
+use crate::report::Output;
 use crate::report::{formats, Format};
-use crate::report::{indexes, Output};
+use files::{dump_file, IndexCheck};
+use kaen_log::inspect::select::RecordFilter;
 use kaen_log::txn::Isolation;
 
 /// Print the batches of a segment (with --records, every record), or the
@@ -471,62 +471,6 @@ fn stopped_as_kafka(result: anyhow::Result<u64>) -> anyhow::Result<u64> {
     }
 }
 
-/// A segment's file by its kind (`name`: its offset and suffix, when
-/// named as a segment's): the problems found.
-fn dump_file(
-    path: &std::path::Path,
-    name: Option<(i64, &str)>,
-    args: &DumpSegmentArgs,
-    budget: &mut Option<u64>,
-    (sink, after): (&mut Entries, &mut AfterRun),
-    out: &mut Output,
-) -> anyhow::Result<u64> {
-    let check = args.index_check();
-    let beside = path.with_extension("log");
-    // In text, an index with its log beside it is dumped as kafka-dump-log
-    // dumps it (its sanity check aside); by klog's rules otherwise.
-    let kafka_index = sink.is_text() && check != Some(IndexCheck::Sanity) && beside.is_file();
-    Ok(match (name, check) {
-        (Some((base, kind @ ("index" | "timeindex"))), _) if kafka_index => {
-            writeln!(
-                out,
-                "Dumping {}",
-                crate::report::table::escape_cell(&path.display().to_string())
-            )?;
-            let index_args = kafka_index::IndexArgs {
-                time: kind == "timeindex",
-                verify_only: check == Some(IndexCheck::Verify),
-                max_message_size: args.max_message_size,
-                limits: DecodeLimits {
-                    max_decompressed: args.max_decompressed_bytes,
-                },
-                eager: !args.kafka_release.scala(),
-            };
-            kafka_index::dump(path, &beside, base, &index_args, (sink, after), out)?;
-            if check == Some(IndexCheck::Verify) {
-                indexes::verify_findings(path, base, sink, out)?
-            } else {
-                0
-            }
-        }
-        (Some((base, "index")), Some(check)) => {
-            indexes::check_index(path, base, false, check, sink, out)?
-        }
-        (Some((base, "timeindex")), Some(check)) => {
-            indexes::check_index(path, base, true, check, sink, out)?
-        }
-        (Some((base, "index")), None) => indexes::dump_index(path, base, false, sink, out)?,
-        (Some((base, "timeindex")), None) => indexes::dump_index(path, base, true, sink, out)?,
-        (Some((_, "txnindex")), _) => indexes::dump_txnindex(path, sink, out)?,
-        (Some((_, "snapshot")), _) if sink.is_text() && args.print_data_log => {
-            indexes::dump_snapshot_as_kafka(path, args.kafka_release, out)?
-        }
-        (Some((offset, "snapshot")), _) => indexes::dump_snapshot(path, offset, sink, out)?,
-        (Some((base, "log")), _) => dump_log(path, Some(base), args, budget, (sink, after), out)?,
-        _ => dump_log(path, None, args, budget, (sink, after), out)?,
-    })
-}
-
 fn dump_paths(
     args: &DumpSegmentArgs,
     (sink, after): (&mut Entries, &mut AfterRun),
@@ -560,7 +504,7 @@ fn dump_paths(
                     .and_then(FileKind::of)
                     .filter(|k| args.layout || !k.has_entries())
                 {
-                    problems += indexes::dump_file_layout(path, kind, sink, out)?;
+                    problems += files::dump_layout(path, kind, sink, out)?;
                     continue;
                 }
                 let name = file_name.and_then(parse_any_segment_name);
@@ -588,79 +532,6 @@ fn dump_paths(
     Ok(problems)
 }
 
-/// Which records are shown: --from-offset, --to-offset, the time range,
-/// --key and --grep.
-#[derive(Debug, Clone)]
-struct RecordFilter {
-    from_offset: Option<i64>,
-    to_offset: Option<i64>,
-    from_time: Option<i64>,
-    to_time: Option<i64>,
-    key: Option<String>,
-    grep: Option<String>,
-    /// None of the above: every record is shown.
-    everything: bool,
-}
-
-impl RecordFilter {
-    fn of(args: &DumpSegmentArgs) -> Self {
-        let mut f = RecordFilter {
-            from_offset: args.from_offset,
-            to_offset: args.to_offset,
-            from_time: args.start_ms(),
-            to_time: args.end_ms(),
-            key: args.key.clone(),
-            grep: args.grep.clone(),
-            everything: false,
-        };
-        f.everything = [f.from_offset, f.to_offset, f.from_time, f.to_time]
-            .iter()
-            .all(Option::is_none)
-            && !f.selects_batches();
-        f
-    }
-
-    /// Whether only some batches hold a record to show (--key, --grep).
-    fn selects_batches(&self) -> bool {
-        self.key.is_some() || self.grep.is_some()
-    }
-
-    /// Whether `r` is shown (settled inline when nothing filters: the
-    /// renderers ask for every record).
-    #[inline(always)]
-    fn wants(&self, r: &RecordView<'_>) -> bool {
-        self.everything || self.wants_filtered(r)
-    }
-
-    fn wants_filtered(&self, r: &RecordView<'_>) -> bool {
-        let contains = |hay: Option<&[u8]>, needle: &[u8]| {
-            hay.is_some_and(|h| needle.is_empty() || h.windows(needle.len()).any(|w| w == needle))
-        };
-        self.from_offset.is_none_or(|from| r.offset >= from)
-            && self.to_offset.is_none_or(|to| r.offset <= to)
-            && self.from_time.is_none_or(|t| r.timestamp >= t)
-            && self.to_time.is_none_or(|t| r.timestamp <= t)
-            && self
-                .key
-                .as_ref()
-                .is_none_or(|k| r.key == Some(k.as_bytes()))
-            && self
-                .grep
-                .as_ref()
-                .is_none_or(|g| contains(r.key, g.as_bytes()) || contains(r.value, g.as_bytes()))
-    }
-}
-
-/// What becomes of a v2 batch, by its header: shown, skipped (outside the
-/// time range), or the end of the file's output (past --to-offset or
-/// --max-bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shown {
-    Yes,
-    Skip,
-    Stop,
-}
-
 impl DumpSegmentArgs {
     /// --from-time as an instant (now less a duration against --now-ms or the clock).
     fn start_ms(&self) -> Option<i64> {
@@ -675,34 +546,18 @@ impl DumpSegmentArgs {
     fn now(&self) -> i64 {
         self.now_ms.unwrap_or_else(crate::cmd::now_ms)
     }
-}
 
-fn batch_shown(args: &DumpSegmentArgs, batch: &kaen_log::format::BatchView<'_>) -> Shown {
-    let h = &batch.header;
-    if args.to_offset.is_some_and(|to| h.base_offset > to)
-        || args
-            .max_bytes
-            .is_some_and(|max| batch.position + batch.bytes().len() as u64 > max)
-    {
-        Shown::Stop
-    } else if args.start_ms().is_some_and(|t| h.max_timestamp < t)
-        || args
-            .end_ms()
-            .is_some_and(|t| h.base_timestamp > t && !h.is_control())
-    {
-        Shown::Skip
-    } else {
-        Shown::Yes
+    /// Which batches and records are shown: --from-offset, --to-offset,
+    /// the time range, --key, --grep and --max-bytes.
+    fn record_filter(&self) -> RecordFilter {
+        RecordFilter::new(
+            (self.from_offset, self.to_offset),
+            (self.start_ms(), self.end_ms()),
+            (
+                self.key.as_ref().map(|k| k.as_bytes().to_vec()),
+                self.grep.as_ref().map(|g| g.as_bytes().to_vec()),
+            ),
+            self.max_bytes,
+        )
     }
-}
-
-fn codec_name(id: u8) -> String {
-    match kaen_log::format::Compression::from_id(id) {
-        Some(c) => c.name().to_string(),
-        None => format!("unknown({id})"),
-    }
-}
-
-fn control_of(r: &RecordView<'_>) -> Result<ControlRecord, kaen_log::DecodeError> {
-    control::decode(r.key, r.value, r.position)
 }

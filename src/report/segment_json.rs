@@ -1,4 +1,4 @@
-//! dump-segment's JSON: entries written as they decode, and the rendering
+//! `dump-segment`'s JSON: entries written as they decode, and the rendering
 //! of plain batches that read-ahead threads run ([`RenderJson`]).
 
 use std::io::Write;
@@ -12,15 +12,15 @@ use kaen_log::metadata::records::{decode_control_value, Hex};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{codec_name, control_of, RecordFilter};
 use crate::report::document::{entry_head, Entries};
 use crate::report::internal::{self, Internal};
 use crate::report::{indexes, stream_json_bytes, write_json_bytes};
 use crate::report::{JsonBytes, Output};
+use kaen_log::inspect::select::RecordFilter;
 
 /// One field of `--layout`.
 #[derive(Serialize, JsonSchema)]
-pub(super) struct LayoutField<'a> {
+pub struct LayoutField<'a> {
     position: u64,
     decompressed: bool,
     depth: u8,
@@ -33,35 +33,35 @@ pub(super) struct LayoutField<'a> {
 
 /// The head of a `--layout` entry; its `fields` follow as they are read.
 #[derive(Serialize, JsonSchema)]
-pub(super) struct LayoutHead<'a> {
+pub struct LayoutHead<'a> {
     #[serde(flatten)]
-    pub(super) file: &'a kaen_log::log::findings::FileFields,
-    pub(super) position: u64,
+    pub file: &'a kaen_log::log::findings::FileFields,
+    pub position: u64,
 }
 
 /// A legacy (magic 0/1) entry's head; its inner messages follow as
 /// `records` as they decode.
 #[derive(Serialize, JsonSchema)]
-pub(super) struct LegacyHead<'a> {
+pub struct LegacyHead<'a> {
     #[serde(flatten)]
-    pub(super) file: &'a kaen_log::log::findings::FileFields,
-    pub(super) position: u64,
-    pub(super) base_offset: i64,
-    pub(super) last_offset: i64,
-    pub(super) size: usize,
-    pub(super) magic: i8,
-    pub(super) crc: u32,
-    pub(super) crc_valid: bool,
-    pub(super) computed_crc: u32,
-    pub(super) attributes: i8,
-    pub(super) compression: &'a str,
-    pub(super) timestamp_type: Option<&'static str>,
-    pub(super) max_timestamp: i64,
+    pub file: &'a kaen_log::log::findings::FileFields,
+    pub position: u64,
+    pub base_offset: i64,
+    pub last_offset: i64,
+    pub size: usize,
+    pub magic: i8,
+    pub crc: u32,
+    pub crc_valid: bool,
+    pub computed_crc: u32,
+    pub attributes: i8,
+    pub compression: &'a str,
+    pub timestamp_type: Option<&'static str>,
+    pub max_timestamp: i64,
 }
 
 /// The header fields of a v2 batch's JSON line, in output order.
 #[derive(Serialize, JsonSchema)]
-pub(super) struct BatchJson<'a> {
+pub struct BatchJson<'a> {
     #[serde(flatten)]
     file: &'a kaen_log::log::findings::FileFields,
     position: u64,
@@ -90,7 +90,7 @@ pub(super) struct BatchJson<'a> {
 
 impl<'a> BatchJson<'a> {
     /// The head of `batch` in `file`, whose CRC computes to `computed_crc`.
-    pub(super) fn of(
+    pub fn of(
         file: &'a kaen_log::log::findings::FileFields,
         batch: &BatchView<'_>,
         computed_crc: u32,
@@ -108,7 +108,7 @@ impl<'a> BatchJson<'a> {
             crc_valid: computed_crc == h.crc,
             computed_crc,
             attributes: h.attributes,
-            compression: codec_name(h.compression_id()),
+            compression: kaen_log::format::Compression::label_of_id(h.compression_id()),
             timestamp_type: h.timestamp_type().name(),
             is_transactional: h.is_transactional(),
             is_control: h.is_control(),
@@ -127,9 +127,9 @@ impl<'a> BatchJson<'a> {
 /// What a record of a v2 batch shows beyond its fields: the control
 /// marker, or an internal topic's decoded key and value.
 #[derive(Clone, Copy)]
-pub(super) struct RecordKind {
-    pub(super) is_control: bool,
-    pub(super) internal: Option<Internal>,
+pub struct RecordKind {
+    pub is_control: bool,
+    pub internal: Option<Internal>,
 }
 
 /// Output bytes held before they are handed to stdout: an entry of any
@@ -147,7 +147,7 @@ const STREAM_FROM: usize = 64 << 10;
 /// [`FLUSH_AT`] bytes; [`Entries`] frames it (separators, line ends). A
 /// detached entry (a read-ahead thread's, of a batch of at most one read
 /// chunk) has no stdout and is built whole in its buffer.
-pub(super) struct JsonLine<'b, 'o> {
+pub struct JsonLine<'b, 'o> {
     buf: &'b mut Vec<u8>,
     out: Option<&'o mut Output>,
     end: &'static [u8],
@@ -206,7 +206,7 @@ impl LastNumber {
 impl<'b, 'o> JsonLine<'b, 'o> {
     /// Start an entry of `kind` in `buf` (cleared first), with `sink`'s
     /// separator before it.
-    pub(super) fn start(
+    pub fn start(
         buf: &'b mut Vec<u8>,
         out: &'o mut Output,
         sink: &mut Entries,
@@ -265,14 +265,14 @@ impl<'b, 'o> JsonLine<'b, 'o> {
     }
 
     /// Open the array field `name` (`records`, `fields`).
-    pub(super) fn open(&mut self, name: &str) {
+    pub fn open(&mut self, name: &str) {
         self.buf.extend_from_slice(b",\"");
         self.buf.extend_from_slice(name.as_bytes());
         self.buf.extend_from_slice(b"\":[");
         self.elements = 0;
     }
 
-    pub(super) fn close(&mut self) {
+    pub fn close(&mut self) {
         self.buf.push(b']');
     }
 
@@ -329,7 +329,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
     /// One v2 record: `{"offset","timestamp","key","value","headers":[{"key","value"}]}`,
     /// plus `"control"` in a control batch, `"decoded"` in an internal
     /// topic; numbers as serde_json writes them.
-    pub(super) fn record(&mut self, r: &RecordView<'_>, kind: RecordKind) -> anyhow::Result<()> {
+    pub fn record(&mut self, r: &RecordView<'_>, kind: RecordKind) -> anyhow::Result<()> {
         let RecordKind {
             is_control,
             internal,
@@ -354,7 +354,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
         if is_control {
             buf.extend_from_slice(b",\"control\":");
             let mut decoded = None;
-            let control = match control_of(r) {
+            let control = match kaen_log::format::control::decode(r.key, r.value, r.position) {
                 Ok(c) => ControlJson::Marker {
                     kind: c.kind.name(),
                     type_id: c.kind.id(),
@@ -386,7 +386,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
 
     /// One message of a legacy entry:
     /// `{"offset","timestamp","key","value","headers":[],"crc_valid"}`.
-    pub(super) fn message(&mut self, m: &LegacyMessage<'_>) -> anyhow::Result<()> {
+    pub fn message(&mut self, m: &LegacyMessage<'_>) -> anyhow::Result<()> {
         self.record_start(m.offset, m.timestamp, m.key, m.value)?;
         self.buf
             .extend_from_slice(b",\"headers\":[],\"crc_valid\":");
@@ -397,7 +397,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
     }
 
     /// One field of `--layout`; a large one goes straight to stdout.
-    pub(super) fn field(&mut self, f: &Field<'_>) -> anyhow::Result<()> {
+    pub fn field(&mut self, f: &Field<'_>) -> anyhow::Result<()> {
         self.next_element()?;
         let json = LayoutField {
             position: f.position,
@@ -420,7 +420,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
 
     /// Close the entry (with `records_error` when there is one) and write
     /// it out; a detached entry stays in its buffer.
-    pub(super) fn finish(self, error: Option<kaen_log::DecodeError>) -> anyhow::Result<()> {
+    pub fn finish(self, error: Option<kaen_log::DecodeError>) -> anyhow::Result<()> {
         if let Some(e) = error {
             self.buf.extend_from_slice(b",\"records_error\":");
             let detail = ErrorJson {
@@ -444,13 +444,13 @@ impl<'b, 'o> JsonLine<'b, 'o> {
 /// the very bytes the reading thread would write, separator aside. A batch
 /// with a problem to report (a CRC mismatch, a record that does not
 /// decode) is left to the reading thread, which reports it in order.
-pub(super) struct RenderJson {
-    pub(super) file: kaen_log::log::findings::FileFields,
-    pub(super) end: &'static [u8],
-    pub(super) batches_only: bool,
-    pub(super) internal: Option<Internal>,
-    pub(super) filter: RecordFilter,
-    pub(super) limits: DecodeLimits,
+pub struct RenderJson {
+    pub file: kaen_log::log::findings::FileFields,
+    pub end: &'static [u8],
+    pub batches_only: bool,
+    pub internal: Option<Internal>,
+    pub filter: RecordFilter,
+    pub limits: DecodeLimits,
 }
 
 impl RenderJson {
@@ -504,7 +504,7 @@ impl RenderBatch for RenderJson {
 }
 
 /// A [`RenderJson`] shared with read-ahead threads.
-pub(super) fn shared(r: RenderJson) -> Arc<dyn RenderBatch> {
+pub fn shared(r: RenderJson) -> Arc<dyn RenderBatch> {
     Arc::new(r)
 }
 
