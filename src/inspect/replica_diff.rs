@@ -30,7 +30,9 @@ use crate::log::findings::Finding;
 use crate::log::{classify, parse_segment_name, Partition, PathKind, Policy, Walk};
 use crate::txn::fetch::collect_aborted;
 
-/// One batch, owned (two readers cannot lend at once).
+/// Where one batch is and what it holds, kept past the read (two readers
+/// cannot lend at once); not its bytes, which may be as large as the
+/// segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchCopy {
     pub file: PathBuf,
@@ -38,22 +40,16 @@ pub struct BatchCopy {
     pub base_offset: i64,
     pub last_offset: i64,
     pub crc_valid: bool,
-    pub bytes: Vec<u8>,
 }
 
 impl BatchCopy {
     fn of(file: &Path, e: &Entry<'_>, next_offset: i64) -> Self {
-        let bytes = match e {
-            Entry::V2(b) => b.bytes(),
-            Entry::Legacy(l) => l.bytes(),
-        };
         BatchCopy {
             file: file.to_path_buf(),
             position: e.position(),
             base_offset: e.base_offset(),
             last_offset: next_offset - 1,
             crc_valid: e.crc_valid(),
-            bytes: bytes.to_vec(),
         }
     }
 }

@@ -143,3 +143,32 @@ fn r7_two_copies_of_64_mib_are_compared_in_step() {
     );
     run.assert_bounded("diff of copies that differ", 20, 2 * one.len() as u64);
 }
+
+/// A copy whose only batch claims 512 MiB (its size field raised, the file
+/// extended by holes to hold it): the batch is read once to be compared,
+/// and not kept, copied or cloned past the read; the bytes held stay
+/// those of one batch (before, a copy of it was kept for the report and
+/// cloned at each step: four times its size).
+#[test]
+fn a_huge_batch_is_held_once() {
+    let env = TestEnv::new();
+    let one = encoded("out = batch(0, [(0, 0, b'k', b'v' * 100)], first_timestamp=1700000000000)");
+    let (a, b) = (env.path("a/t-0"), env.path("b/t-0"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(b.join("00000000000000000000.log"), &one).unwrap();
+    let claimed: u64 = 512 << 20;
+    let mut huge = one.clone();
+    huge[8..12].copy_from_slice(&((claimed - 12) as i32).to_be_bytes());
+    let log = a.join("00000000000000000000.log");
+    std::fs::write(&log, &huge).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&log)
+        .unwrap()
+        .set_len(claimed)
+        .unwrap();
+    let run = klog(env.dir.path(), &["diff", "a/t-0", "b/t-0"], None);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    run.assert_bounded("diff", 60, claimed + (claimed >> 3));
+}
