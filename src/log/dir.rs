@@ -131,7 +131,7 @@ impl Partition {
 
     /// Whether a broker's start loads this folder (see [`DataDir::loaded`]).
     pub fn loaded_on_start(&self) -> bool {
-        self.state == PartitionState::Live || self.topic != crate::metadata::METADATA_TOPIC
+        self.state == PartitionState::Live || self.topic != METADATA_TOPIC
     }
 
     /// What reports call the folder: `<topic>-<partition>` when it is
@@ -243,6 +243,10 @@ fn walk_error(dir: &Path, e: walkdir::Error) -> Error {
 
 /// Tiered storage's index cache in a log directory (`RemoteIndexCache.DIR_NAME`),
 /// which `LogManager.loadLogs` does not take for a log.
+/// The metadata log's topic (`Topic.CLUSTER_METADATA_TOPIC_NAME`): a
+/// folder of it that is not live is not loaded at a broker's start
+/// ([`Partition::loaded_on_start`]).
+pub const METADATA_TOPIC: &str = "__cluster_metadata";
 const REMOTE_LOG_INDEX_CACHE: &str = "remote-log-index-cache";
 
 /// A data directory (a broker's log directory, or one klog wrote).

@@ -34,8 +34,7 @@ use crate::log::walk::Step;
 use crate::log::{Partition, Policy};
 pub use image::Image;
 
-/// The metadata log's topic (`Topic.CLUSTER_METADATA_TOPIC_NAME`).
-pub const METADATA_TOPIC: &str = "__cluster_metadata";
+pub use crate::log::dir::METADATA_TOPIC;
 /// Its one partition's folder name.
 pub const METADATA_FOLDER: &str = "__cluster_metadata-0";
 /// The bootstrap snapshot in the metadata log directory
