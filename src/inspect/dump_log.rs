@@ -11,7 +11,6 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 
 use crate::format::{BatchView, DecodeLimits, LegacyView};
 
@@ -81,7 +80,7 @@ impl LogReads<'_> {
             }));
         }
         let mut buf = vec![0u8; n as usize];
-        self.file.read_exact_at(&mut buf, at).map_err(Step::Io)?;
+        crate::log::read::read_exact_at(self.file, &mut buf, at).map_err(Step::Io)?;
         Ok(buf)
     }
 

@@ -36,6 +36,17 @@ use ahead::{Ahead, Threads};
 use frame::Done;
 pub(crate) use frame::{frame, Frame};
 pub use frame::{BatchCheck, Tail};
+
+/// Read `buf.len()` bytes of `file` at position `at`, the way the reader
+/// reads: for the callers that must frame bytes by another tool's rules
+/// (kafka-dump-log's, [`crate::inspect::dump_log`]). An end of file
+/// before the buffer is full is `UnexpectedEof`.
+pub fn read_exact_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    if source::read_full_at(file, buf, at)? < buf.len() {
+        return Err(source::shrank());
+    }
+    Ok(())
+}
 use source::{shrank, Plain, Source};
 
 /// Bytes per read, and the size of each chunk buffer, on the calling
