@@ -21,8 +21,9 @@
 //!    its image) and [`cluster`] (one broker's summary, several merged).
 //! 4. [`inspect`]: what the commands share: findings (the one problem
 //!    type), verification, recovery and repair, lag, statistics, replica
-//!    comparison, offset resets, annotated layouts, the record catalog;
-//!    and [`demo`], the scripted demonstrations.
+//!    comparison, offset resets, the transactions of a set of partitions,
+//!    annotated layouts, the record catalog; and [`demo`], the scripted
+//!    demonstrations.
 //!
 //! The binary adds three layers above: `report` (renderers that know no
 //! command: text tables, CSV, JSON, HTML), `cmd` (one thin file per

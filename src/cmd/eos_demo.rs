@@ -107,16 +107,9 @@ pub fn run(args: &EosDemoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             TransactionVersion::V2
         },
     };
-    let result = eos::run(&args.dir, &opts);
-    if !args.keep {
-        ws.finish(false)?;
-    }
-    let run = result?;
+    let run = ws.close(args.keep, eos::run(&args.dir, &opts))?;
     let d = args.dir.display().to_string();
     let explore = if args.keep {
-        // What the demo leaves, file by file: a later run removes these
-        // only if they are still exactly what it wrote.
-        ws.finish(true)?;
         vec![
             format!("klog transactions {d}"),
             format!(

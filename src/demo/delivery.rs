@@ -1,5 +1,5 @@
-//! The scenarios behind `klog group-demo`, run for real against a data
-//! directory: records are appended and commits written through the append
+//! The scenarios [`super::group`] runs for `klog group-demo`, for real in a
+//! data directory: records are appended and commits written through the append
 //! path, committed offsets are read back by replaying the offsets log, and
 //! every number the demo prints comes out of these runs. [`super::eos`] holds the
 //! scenarios of `klog eos-demo`; [`Workspace`] the directory contract both
@@ -338,6 +338,21 @@ impl Workspace {
             }
         }
         Ok(())
+    }
+
+    /// End the run that gave `result`: without `keep`, remove it all,
+    /// whatever the result; with `keep`, once the run succeeded, record
+    /// what it leaves, file by file, so that a later run removes these only
+    /// if they are still exactly what it wrote ([`finish`](Self::finish)).
+    pub fn close<T>(&self, keep: bool, result: Result<T>) -> Result<T> {
+        if !keep {
+            self.finish(false)?;
+        }
+        let value = result?;
+        if keep {
+            self.finish(true)?;
+        }
+        Ok(value)
     }
 
     /// End the run: with `keep`, record what it leaves in the marker;

@@ -8,6 +8,8 @@
 //! - [`consumer_lag`], [`log_stats`], [`replica_diff`]: lag, statistics
 //!   and the comparison of two copies of a partition;
 //! - [`reset`]: offline offset resets by Kafka's rules;
+//! - [`txn_overview`]: producers, open and hanging transactions and the
+//!   coordinator's view, from the transaction models;
 //! - [`topic_config`]: a topic's log configuration as its broker resolves
 //!   it (files, the KRaft metadata, overrides), for the writers;
 //! - [`layout`]: the annotated bytes of a segment and of the files beside
@@ -29,4 +31,5 @@ pub mod reset;
 pub mod restart;
 pub mod select;
 pub mod topic_config;
+pub mod txn_overview;
 pub mod verify;

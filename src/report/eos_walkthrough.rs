@@ -30,7 +30,8 @@ fn wrapped(out: &mut String, prefix: &str, items: &[String]) {
     let _ = writeln!(out, "{line}");
 }
 
-fn heading(out: &mut String, title: &str) {
+/// A section title underlined with dashes, after a blank line.
+pub(super) fn heading(out: &mut String, title: &str) {
     let _ = writeln!(out, "\n{title}\n{}", "-".repeat(title.chars().count()));
 }
 

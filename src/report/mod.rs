@@ -10,6 +10,7 @@ pub mod annotated;
 mod cells;
 pub mod document;
 pub mod eos_walkthrough;
+pub mod group_walkthrough;
 pub mod html;
 pub mod indexes;
 pub mod internal;
