@@ -101,7 +101,7 @@ impl Write for Sink {
 /// other kinds are left out. One renderer: the rows are exactly the JSON
 /// lines, so the CSV cannot say anything the JSON does not.
 pub struct CsvRows {
-    inner: Sink,
+    inner: csv::Writer<Sink>,
     /// The bytes of the line not ended yet.
     pending: Vec<u8>,
     columns: Vec<String>,
@@ -133,8 +133,7 @@ impl CsvRows {
             .iter()
             .map(|c| value.get(c).and_then(cells::cell_text))
             .collect();
-        self.inner
-            .write_all(table::csv_line(&cells, self.cells).as_bytes())
+        table::write_csv_row(&mut self.inner, &cells, self.cells)
     }
 }
 
@@ -201,13 +200,13 @@ impl Output {
         kinds: &'static [&'static str],
     ) -> anyhow::Result<()> {
         self.out.flush()?;
-        let header = table::csv_line(
-            &columns.iter().map(|c| Some(c.clone())).collect::<Vec<_>>(),
+        let sink = self.out.get_mut();
+        let mut inner = table::csv_writer(std::mem::replace(sink, Sink::Stdout(io::stdout())));
+        let header = table::write_csv_row(
+            &mut inner,
+            &columns.iter().cloned().map(Some).collect::<Vec<_>>(),
             kaen_log::format::escape::CsvCells::Raw,
         );
-        let sink = self.out.get_mut();
-        sink.write_all(header.as_bytes())?;
-        let inner = std::mem::replace(sink, Sink::Stdout(io::stdout()));
         *sink = Sink::Csv(Box::new(CsvRows {
             inner,
             pending: Vec::new(),
@@ -215,6 +214,7 @@ impl Output {
             kinds,
             cells: self.csv_cells,
         }));
+        header?;
         Ok(())
     }
 
@@ -229,7 +229,7 @@ impl Output {
                 let line = std::mem::take(&mut c.pending);
                 c.row(&line)?;
             }
-            *sink = c.inner;
+            *sink = c.inner.into_inner().map_err(|e| e.into_error())?;
         }
         Ok(())
     }
