@@ -257,7 +257,9 @@ pub fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
 }
 
 /// The width of the terminal stdout is, or `None` when stdout is not a
-/// terminal (then tables are never wrapped).
+/// terminal (then tables are never wrapped): `COLUMNS` when it is a
+/// number, else the terminal's own size (`None` when it reports none, 0
+/// columns or 0 rows).
 pub fn terminal_width() -> Option<u16> {
     use std::io::IsTerminal;
     if !io::stdout().is_terminal() {
@@ -266,11 +268,7 @@ pub fn terminal_width() -> Option<u16> {
     if let Some(cols) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
         return Some(cols);
     }
-    // SAFETY: TIOCGWINSZ fills a winsize for a terminal file descriptor;
-    // the struct is plain data, zero-initialised, and only read on success.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    (ok && ws.ws_col > 0).then_some(ws.ws_col)
+    terminal_size::terminal_size_of(io::stdout()).map(|(terminal_size::Width(w), _)| w)
 }
 
 /// Most bytes of a non-UTF-8 value shown as hex in text output.
