@@ -44,14 +44,6 @@ pub struct Truncation {
     pub common_epoch: Option<i32>,
     /// Each exchange that cut the log, for people.
     pub steps: Vec<String>,
-    log_end: i64,
-}
-
-impl Truncation {
-    /// Whether anything is cut.
-    pub fn truncated(&self) -> bool {
-        self.fully || self.offset < self.log_end
-    }
 }
 
 /// The truncation `follower` does against `leader` (see the module docs).
@@ -64,7 +56,6 @@ pub fn truncate_follower(follower: &ReplicaLog, leader: &ReplicaLog) -> Truncati
             fully: false,
             common_epoch: None,
             steps: Vec::new(),
-            log_end: follower.log_end,
         },
     };
     let Some(mut epoch) = f.cache.latest_epoch() else {

@@ -161,11 +161,6 @@ impl IndexSchedule {
         self
     }
 
-    /// The largest timestamp seen so far and the offset it came with.
-    pub fn max_timestamp(&self) -> (i64, i64) {
-        (self.max_timestamp, self.offset_of_max_timestamp)
-    }
-
     /// A batch of `size` bytes at `position`, holding offsets up to
     /// `last_offset` with `max_timestamp`: the entries due for it, if any.
     pub fn batch(
@@ -230,17 +225,12 @@ pub fn used_entries(bytes: &[u8], entry_len: usize) -> usize {
     used
 }
 
-/// Where to start reading a segment to find `offset`: the position of the
-/// largest usable offset-index entry below it (an entry's offset is the last
-/// offset of the batch at its position), else 0. Reading stops at the first
-/// entry that does not increase; an index that does not decode gives 0.
-pub fn start_position(index_bytes: &[u8], base_offset: i64, offset: i64) -> u64 {
-    start_entry(index_bytes, base_offset, offset).1
-}
-
-/// [`start_position`] with the offset of the entry it comes from (the
-/// base offset when it is 0 for want of one): what Kafka's
-/// `OffsetIndex.lookup` returns.
+/// Where to start reading a segment to find `offset`: the largest usable
+/// offset-index entry below it (an entry's offset is the last offset of the
+/// batch at its position) as (offset, position), else the base offset at
+/// position 0: what Kafka's `OffsetIndex.lookup` returns. Reading stops at
+/// the first entry that does not increase; an index that does not decode
+/// gives the base offset at 0.
 pub fn start_entry(index_bytes: &[u8], base_offset: i64, offset: i64) -> (i64, u64) {
     let used = used_entries(index_bytes, OFFSET_ENTRY_LEN) * OFFSET_ENTRY_LEN;
     let Ok(entries) = offset_entries(index_bytes.get(..used).unwrap_or(&[]), base_offset) else {

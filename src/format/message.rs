@@ -101,36 +101,6 @@ impl<'a, 'c> MessageReader<'a, 'c> {
         }
         Ok(())
     }
-
-    /// Fail if bytes remain.
-    pub fn finish(&mut self, field: &'static str) -> Result<(), DecodeError> {
-        if self.c.is_empty() {
-            Ok(())
-        } else {
-            Err(self.c.error(DecodeErrorKind::TrailingBytes {
-                field,
-                remaining: self.c.remaining() as u64,
-            }))
-        }
-    }
-}
-
-/// Read the int16 version that starts a key or value and check it against
-/// the versions this reader knows.
-pub fn read_version(
-    c: &mut Cursor<'_>,
-    schema: &'static str,
-    known: std::ops::RangeInclusive<i16>,
-) -> Result<i16, DecodeError> {
-    let at = c.position();
-    let version = c.i16()?;
-    if !known.contains(&version) {
-        return Err(DecodeError::new(
-            at,
-            DecodeErrorKind::UnknownVersion { schema, version },
-        ));
-    }
-    Ok(version)
 }
 
 /// Read the int16 version that starts a coordinator record value and check

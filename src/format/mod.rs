@@ -97,13 +97,6 @@ impl<'a> Entry<'a> {
             Entry::Legacy(l) => l.timestamp,
         }
     }
-    /// The magic byte.
-    pub fn magic(&self) -> i8 {
-        match self {
-            Entry::V2(_) => 2,
-            Entry::Legacy(l) => l.magic,
-        }
-    }
     /// Whether the stored checksum matches.
     pub fn crc_valid(&self) -> bool {
         match self {

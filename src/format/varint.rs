@@ -93,21 +93,6 @@ fn put_unsigned(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
-/// Bytes a zigzag varint takes.
-pub fn varint_len(value: i32) -> usize {
-    unsigned_len(u64::from(((value << 1) ^ (value >> 31)) as u32))
-}
-
-/// Bytes a zigzag varlong takes.
-pub fn varlong_len(value: i64) -> usize {
-    unsigned_len(((value << 1) ^ (value >> 63)) as u64)
-}
-
-fn unsigned_len(value: u64) -> usize {
-    let bits = 64 - (value | 1).leading_zeros() as usize;
-    bits.div_ceil(7)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,7 +114,6 @@ mod tests {
             put_varint(&mut out, v);
             assert_eq!(out, enc, "encode {v}");
             assert_eq!(decode_varint(&enc).unwrap(), (v, enc.len()), "decode {v}");
-            assert_eq!(varint_len(v), enc.len());
         }
     }
 
@@ -145,7 +129,6 @@ mod tests {
             let mut out = Vec::new();
             put_varlong(&mut out, v);
             assert!(out.len() <= 10);
-            assert_eq!(varlong_len(v), out.len());
             assert_eq!(decode_varlong(&out).unwrap(), (v, out.len()));
         }
     }

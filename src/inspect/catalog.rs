@@ -48,15 +48,6 @@ impl Log {
             Log::Transaction => "transaction-log",
         }
     }
-
-    /// What the record type number is called in this log.
-    pub fn id_name(self) -> &'static str {
-        match self {
-            Log::Metadata => "apiKey",
-            Log::Control => "control type",
-            _ => "record type",
-        }
-    }
 }
 
 /// Which part of a record a schema describes.

@@ -137,15 +137,6 @@ pub fn read_leader_epochs(path: &Path) -> Result<Option<Vec<(i32, i64)>>> {
     Ok(Some(out))
 }
 
-/// Render a `topic partition offset` checkpoint (the bytes Kafka writes).
-pub fn render_offsets(entries: &BTreeMap<(String, i32), i64>) -> String {
-    let mut s = format!("0\n{}\n", entries.len());
-    for ((topic, partition), offset) in entries {
-        s.push_str(&format!("{topic} {partition} {offset}\n"));
-    }
-    s
-}
-
 /// Render a `leader-epoch-checkpoint` (the bytes Kafka writes:
 /// `LeaderEpochCheckpointFile`'s formatter, `epoch startOffset`, through
 /// `CheckpointFile.CheckpointWriteBuffer`: version, count, one line each,
@@ -169,7 +160,8 @@ mod tests {
         let mut m = BTreeMap::new();
         m.insert(("orders".to_string(), 0), 42);
         m.insert(("my.topic-x".to_string(), 3), 7);
-        std::fs::write(&p, render_offsets(&m)).unwrap();
+        // The bytes Kafka writes: version, count, `topic partition offset`.
+        std::fs::write(&p, "0\n2\nmy.topic-x 3 7\norders 0 42\n").unwrap();
         assert_eq!(read_offsets(&p).unwrap().unwrap(), m);
         std::fs::write(&p, "0\r\n1\r\norders 0 5\r\n").unwrap();
         assert_eq!(

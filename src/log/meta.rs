@@ -119,13 +119,6 @@ pub struct PartitionMetadata {
     pub topic_id: Uuid,
 }
 
-impl PartitionMetadata {
-    /// The bytes the broker writes (no trailing newline).
-    pub fn render(&self) -> String {
-        format!("version: {}\ntopic_id: {}", self.version, self.topic_id)
-    }
-}
-
 /// Read `<partition folder>/partition.metadata`; `None` when it does not exist.
 pub fn read_partition_metadata(path: &Path) -> Result<Option<PartitionMetadata>> {
     let Some(bytes) = read_if_exists(path)? else {
@@ -220,40 +213,6 @@ pub struct MetaProperties {
     pub cluster_id: Option<String>,
     /// `directory.id` (KIP-858), when present.
     pub directory_id: Option<Uuid>,
-}
-
-impl MetaProperties {
-    /// The key the node id is stored under in this version.
-    pub fn node_id_key(&self) -> &'static str {
-        if self.version == 0 {
-            "broker.id"
-        } else {
-            "node.id"
-        }
-    }
-
-    /// `key=value` lines as `Properties.store` writes them (without its
-    /// date comment), keys in a fixed order.
-    pub fn render(&self) -> String {
-        let mut s = String::from("#\n");
-        let mut put = |k: &str, v: &str| {
-            s.push_str(&escape_property(k, true));
-            s.push('=');
-            s.push_str(&escape_property(v, false));
-            s.push('\n');
-        };
-        put("version", &self.version.to_string());
-        if let Some(id) = self.node_id {
-            put(self.node_id_key(), &id.to_string());
-        }
-        if let Some(c) = &self.cluster_id {
-            put("cluster.id", c);
-        }
-        if let Some(d) = &self.directory_id {
-            put("directory.id", &d.to_string());
-        }
-        s
-    }
 }
 
 /// The `node.id` in `data_dir`'s `meta.properties`, when it says.
@@ -445,33 +404,6 @@ fn unescape(chars: &[char]) -> std::result::Result<String, String> {
     Ok(String::from_utf16_lossy(&units))
 }
 
-/// `Properties.saveConvert`: escape what `load` would read differently.
-fn escape_property(s: &str, is_key: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for (i, c) in s.chars().enumerate() {
-        match c {
-            ' ' if i == 0 || is_key => out.push_str("\\ "),
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\x0c' => out.push_str("\\f"),
-            '=' | ':' | '#' | '!' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (' '..='~').contains(&c) => out.push(c),
-            c => {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    out.push_str(&format!("\\u{unit:04X}"));
-                }
-            }
-        }
-    }
-    out
-}
-
 /// Lines as `BufferedReader.readLine` splits them (`\n`, `\r\n` or `\r`),
 /// numbered from 1.
 fn natural_lines(text: &str) -> Vec<(usize, &str)> {
@@ -500,6 +432,69 @@ mod tests {
     use super::*;
 
     const ID: &str = "P3mZr1rGQ2KQz9C0XbVJfA";
+
+    /// What a broker writes for a `meta.properties`: the reader's tests
+    /// read it back.
+    impl MetaProperties {
+        /// The key the node id is stored under in this version.
+        fn node_id_key(&self) -> &'static str {
+            if self.version == 0 {
+                "broker.id"
+            } else {
+                "node.id"
+            }
+        }
+
+        /// `key=value` lines as `Properties.store` writes them (without its
+        /// date comment), keys in a fixed order.
+        fn render(&self) -> String {
+            let mut s = String::from("#\n");
+            let mut put = |k: &str, v: &str| {
+                s.push_str(&escape_property(k, true));
+                s.push('=');
+                s.push_str(&escape_property(v, false));
+                s.push('\n');
+            };
+            put("version", &self.version.to_string());
+            if let Some(id) = self.node_id {
+                put(self.node_id_key(), &id.to_string());
+            }
+            if let Some(c) = &self.cluster_id {
+                put("cluster.id", c);
+            }
+            if let Some(d) = &self.directory_id {
+                put("directory.id", &d.to_string());
+            }
+            s
+        }
+    }
+
+    /// `Properties.saveConvert`: escape what `load` would read differently.
+    fn escape_property(s: &str, is_key: bool) -> String {
+        let mut out = String::with_capacity(s.len());
+        for (i, c) in s.chars().enumerate() {
+            match c {
+                ' ' if i == 0 || is_key => out.push_str("\\ "),
+                '\\' => out.push_str("\\\\"),
+                '\t' => out.push_str("\\t"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\x0c' => out.push_str("\\f"),
+                '=' | ':' | '#' | '!' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c if (' '..='~').contains(&c) => out.push(c),
+                c => {
+                    let mut buf = [0u16; 2];
+                    for unit in c.encode_utf16(&mut buf) {
+                        out.push_str(&format!("\\u{unit:04X}"));
+                    }
+                }
+            }
+        }
+        out
+    }
 
     fn err_pm(text: &str) -> (usize, String) {
         parse_partition_metadata(text).unwrap_err()
@@ -539,8 +534,8 @@ mod tests {
             version: 0,
             topic_id: Uuid::parse(ID).unwrap(),
         };
-        let text = pm.render();
-        assert_eq!(text, format!("version: 0\ntopic_id: {ID}"));
+        // The bytes the broker writes (no trailing newline).
+        let text = format!("version: 0\ntopic_id: {ID}");
         assert_eq!(parse_partition_metadata(&text).unwrap(), pm);
         // A trailing newline, CRLF and more lines are all fine.
         assert_eq!(parse_partition_metadata(&format!("{text}\n")).unwrap(), pm);
@@ -562,7 +557,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(PARTITION_METADATA);
         assert_eq!(read_partition_metadata(&p).unwrap(), None);
-        std::fs::write(&p, pm.render()).unwrap();
+        std::fs::write(&p, &text).unwrap();
         assert_eq!(read_partition_metadata(&p).unwrap(), Some(pm));
         std::fs::write(&p, format!("version: 0\ntopic_id: {ID}x")).unwrap();
         let e = read_partition_metadata(&p).unwrap_err().to_string();

@@ -425,7 +425,7 @@ impl Partition {
     }
 }
 
-/// Where to start reading `seg` to find `offset` (see [`index::start_position`]).
+/// Where to start reading `seg` to find `offset` (see [`index::start_entry`]).
 fn index_start_position(seg: &SegmentFiles, offset: i64) -> u64 {
     index_start_entry(seg, offset).1
 }

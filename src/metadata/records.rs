@@ -21,7 +21,6 @@
 //! `nested`). Neither stops a dump or a replay: the replay reports both.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
-use base64::Engine;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -627,11 +626,6 @@ impl serde::Serialize for Hex<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
-}
-
-/// Standard base64, as Kafka's JSON converters write bytes.
-pub fn base64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[cfg(test)]

@@ -671,11 +671,6 @@ impl OffsetsTopic {
         }
         None
     }
-
-    /// Whether this is a Kafka log directory's `__consumer_offsets`.
-    pub fn is_kafka(&self) -> bool {
-        self.name == KAFKA_OFFSETS_TOPIC
-    }
 }
 
 /// Where an offline write for a group goes.

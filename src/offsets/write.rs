@@ -356,13 +356,6 @@ impl Replicas {
         let i = self.dirs.iter().position(|d| d == dir)?;
         self.appenders.get(i).map(PartitionAppender::lock)
     }
-
-    /// The directories being written, for messages.
-    pub fn partition_dir(&self) -> &Path {
-        self.partition_dirs
-            .first()
-            .map_or(Path::new("."), PathBuf::as_path)
-    }
 }
 
 /// Whether `data_dir` is a Kafka broker's log directory: it has a

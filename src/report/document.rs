@@ -185,7 +185,8 @@ pub fn emit<R: Report>(report: &R, format: Format, out: &mut Output) -> anyhow::
         }
         Format::Csv => {
             if let Some(table) = report.csv_table() {
-                out.write_all(table.csv(out.csv_cells()).as_bytes())?;
+                let cells = out.csv_cells();
+                table.write_csv(&mut *out, cells)?;
             }
             out.flush()?;
             crate::report::say_lines(&report.summary());

@@ -104,7 +104,7 @@ impl Write for Sink {
 /// other kinds are left out. One renderer: the rows are exactly the JSON
 /// lines, so the CSV cannot say anything the JSON does not.
 pub struct CsvRows {
-    inner: Sink,
+    inner: csv::Writer<Sink>,
     /// The bytes of the line not ended yet.
     pending: Vec<u8>,
     columns: Vec<String>,
@@ -136,8 +136,7 @@ impl CsvRows {
             .iter()
             .map(|c| value.get(c).and_then(cells::cell_text))
             .collect();
-        self.inner
-            .write_all(table::csv_line(&cells, self.cells).as_bytes())
+        table::write_csv_row(&mut self.inner, &cells, self.cells)
     }
 }
 
@@ -204,13 +203,13 @@ impl Output {
         kinds: &'static [&'static str],
     ) -> anyhow::Result<()> {
         self.out.flush()?;
-        let header = table::csv_line(
-            &columns.iter().map(|c| Some(c.clone())).collect::<Vec<_>>(),
+        let sink = self.out.get_mut();
+        let mut inner = table::csv_writer(std::mem::replace(sink, Sink::Stdout(io::stdout())));
+        let header = table::write_csv_row(
+            &mut inner,
+            &columns.iter().cloned().map(Some).collect::<Vec<_>>(),
             kaen_log::format::escape::CsvCells::Raw,
         );
-        let sink = self.out.get_mut();
-        sink.write_all(header.as_bytes())?;
-        let inner = std::mem::replace(sink, Sink::Stdout(io::stdout()));
         *sink = Sink::Csv(Box::new(CsvRows {
             inner,
             pending: Vec::new(),
@@ -218,6 +217,7 @@ impl Output {
             kinds,
             cells: self.csv_cells,
         }));
+        header?;
         Ok(())
     }
 
@@ -232,7 +232,7 @@ impl Output {
                 let line = std::mem::take(&mut c.pending);
                 c.row(&line)?;
             }
-            *sink = c.inner;
+            *sink = c.inner.into_inner().map_err(|e| e.into_error())?;
         }
         Ok(())
     }
@@ -260,7 +260,9 @@ pub fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
 }
 
 /// The width of the terminal stdout is, or `None` when stdout is not a
-/// terminal (then tables are never wrapped).
+/// terminal (then tables are never wrapped): `COLUMNS` when it is a
+/// number, else the terminal's own size (`None` when it reports none, 0
+/// columns or 0 rows).
 pub fn terminal_width() -> Option<u16> {
     use std::io::IsTerminal;
     if !io::stdout().is_terminal() {
@@ -269,11 +271,7 @@ pub fn terminal_width() -> Option<u16> {
     if let Some(cols) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
         return Some(cols);
     }
-    // SAFETY: TIOCGWINSZ fills a winsize for a terminal file descriptor;
-    // the struct is plain data, zero-initialised, and only read on success.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    (ok && ws.ws_col > 0).then_some(ws.ws_col)
+    terminal_size::terminal_size_of(io::stdout()).map(|(terminal_size::Width(w), _)| w)
 }
 
 /// Most bytes of a non-UTF-8 value shown as hex in text output.

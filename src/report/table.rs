@@ -8,8 +8,12 @@
 //! terminal, reorder what is read nor forge a row; a cell longer than a
 //! name ever is shown bounded (its start, length and hash); widths are display
 //! widths, so wide characters (CJK, emoji) keep the columns aligned. CSV
-//! quotes per RFC 4180; its cells are escaped the same way and made inert
-//! as formulas, or exact with `--csv-cells raw` (`escape::csv_cell`).
+//! is written by the csv crate, quoted per RFC 4180 ([`csv_writer`]); its
+//! cells are escaped the same way and made inert as formulas, or exact
+//! with `--csv-cells raw` (`escape::csv_cell`).
+
+use std::borrow::Cow;
+use std::io;
 
 use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table as Table_, Width};
 use schemars::JsonSchema;
@@ -356,20 +360,18 @@ impl Table {
         render_aligned(&headers, &rows, &numeric, fit)
     }
 
-    /// CSV: field names as the header, null as an empty field, each cell
-    /// as `cells` says.
-    pub fn csv(&self, cells: CsvCells) -> String {
-        let headers: Vec<&str> = self.columns.iter().map(|c| c.field.as_str()).collect();
-        let mut out = headers.join(",");
-        out.push('\n');
+    /// Write the table as CSV to `out`: field names as the header, null
+    /// as an empty field, each cell as `cells` says.
+    pub fn write_csv(&self, out: impl io::Write, cells: CsvCells) -> io::Result<()> {
+        let mut csv = csv_writer(out);
+        write_csv_record(
+            &mut csv,
+            self.columns.iter().map(|c| Cow::Borrowed(c.field.as_str())),
+        )?;
         for row in &self.rows {
-            push_csv_line(
-                &mut out,
-                row.iter()
-                    .map(|c| csv_cell(c.as_deref().unwrap_or(""), cells)),
-            );
+            write_csv_row(&mut csv, row, cells)?;
         }
-        out
+        csv.flush()
     }
 }
 
@@ -402,8 +404,7 @@ pub fn render(headers: &[&str], rows: &[Vec<String>], fit: Fit) -> String {
 /// first characters, its length and its hash:
 /// [`bounded`](kaen_log::format::escape::bounded)), then escaped. CSV keeps
 /// the whole cell: that is data.
-fn shown(cell: &str) -> std::borrow::Cow<'_, str> {
-    use std::borrow::Cow;
+fn shown(cell: &str) -> Cow<'_, str> {
     match kaen_log::format::escape::bounded(cell) {
         Cow::Borrowed(b) => escape_cell(b),
         Cow::Owned(o) => Cow::Owned(escape_cell(&o).into_owned()),
@@ -526,7 +527,7 @@ fn pad_lines<C: CellText>(
 ) -> String {
     let mut out = String::new();
     let mut line = String::new();
-    let mut push_line = |cells: &mut dyn Iterator<Item = std::borrow::Cow<'_, str>>| {
+    let mut push_line = |cells: &mut dyn Iterator<Item = Cow<'_, str>>| {
         line.clear();
         for (i, cell) in cells.enumerate() {
             let gap = gap(i, headers.len());
@@ -544,7 +545,7 @@ fn pad_lines<C: CellText>(
         out.push_str(line.trim_end());
         out.push('\n');
     };
-    push_line(&mut headers.iter().map(|h| std::borrow::Cow::Borrowed(*h)));
+    push_line(&mut headers.iter().map(|h| Cow::Borrowed(*h)));
     for row in rows {
         push_line(&mut row.iter().map(|c| shown(c.text())));
     }
@@ -561,38 +562,54 @@ fn push_spaces(line: &mut String, mut n: usize) {
     }
 }
 
-/// Append `s` as one CSV field, quoted when it needs to be (RFC 4180).
-fn push_csv_field(out: &mut String, s: &str) {
-    if s.contains([',', '"', '\n', '\r']) {
-        out.push('"');
-        out.push_str(&s.replace('"', "\"\""));
-        out.push('"');
-    } else {
-        out.push_str(s);
-    }
+/// A CSV writer over `out`, writing CSV as klog always has: RFC 4180
+/// quoting (a field is quoted only when it holds a comma, a quote, CR or
+/// LF, its quotes doubled), every line ended by `\n`, and no check that
+/// rows have the same length (each caller writes rows of its columns).
+pub(crate) fn csv_writer<W: io::Write>(out: W) -> csv::Writer<W> {
+    csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Necessary)
+        .terminator(csv::Terminator::Any(b'\n'))
+        .flexible(true)
+        .from_writer(out)
 }
 
-/// One CSV line of `cells` (null as an empty field), each as `mode` says.
-pub(crate) fn csv_line(cells: &[Option<String>], mode: CsvCells) -> String {
-    let mut out = String::new();
-    push_csv_line(
-        &mut out,
+/// Write `cells` (null as an empty field) as one CSV line, each as `mode`
+/// says ([`csv_cell`]).
+pub(crate) fn write_csv_row<W: io::Write>(
+    csv: &mut csv::Writer<W>,
+    cells: &[Option<String>],
+    mode: CsvCells,
+) -> io::Result<()> {
+    write_csv_record(
+        csv,
         cells
             .iter()
             .map(|c| csv_cell(c.as_deref().unwrap_or(""), mode)),
-    );
-    out
+    )
 }
 
-/// Append `cells` as one CSV line.
-fn push_csv_line<'a>(out: &mut String, cells: impl Iterator<Item = std::borrow::Cow<'a, str>>) {
-    for (i, cell) in cells.enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        push_csv_field(out, &cell);
+/// Write `fields` as one CSV line.
+fn write_csv_record<'a, W: io::Write>(
+    csv: &mut csv::Writer<W>,
+    fields: impl IntoIterator<Item = Cow<'a, str>>,
+) -> io::Result<()> {
+    for field in fields {
+        csv.write_field(field.as_bytes()).map_err(io_error)?;
     }
-    out.push('\n');
+    // An empty record after the fields ends the line.
+    csv.write_record(None::<&[u8]>).map_err(io_error)
+}
+
+/// The I/O error a CSV writer met, as it was: the csv crate's own
+/// conversion makes every error `Other`, and a closed pipe must stay
+/// `BrokenPipe` (it ends a run cleanly: `exit.rs`). Its writer meets no
+/// other error: rows of any length are allowed and nothing is serialized.
+fn io_error(e: csv::Error) -> io::Error {
+    match e.into_kind() {
+        csv::ErrorKind::Io(e) => e,
+        other => io::Error::other(format!("CSV: {other:?}")),
+    }
 }
 
 /// Leader epochs as text shows them: `EPOCH@START_OFFSET`, comma-separated
@@ -608,6 +625,15 @@ pub fn leader_epochs_text(epochs: impl IntoIterator<Item = (i32, i64)>) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Table {
+        /// The table's CSV.
+        fn csv(&self, cells: CsvCells) -> String {
+            let mut out = Vec::new();
+            self.write_csv(&mut out, cells).unwrap();
+            String::from_utf8(out).unwrap()
+        }
+    }
 
     #[test]
     fn time_columns_follow_the_time_format_in_text_and_stay_ms_in_csv() {
@@ -643,6 +669,37 @@ mod tests {
                 "name,written_ms\na,1700000000000\nb,\n"
             );
         }
+    }
+
+    #[test]
+    fn csv_quotes_only_what_rfc_4180_needs() {
+        #[derive(Serialize, JsonSchema)]
+        struct Row {
+            a: &'static str,
+            b: Option<&'static str>,
+        }
+        let rows = [
+            ("sp ace", Some("\ttab")),
+            ("q\"uote", Some("c,d")),
+            ("cr\r", Some("lf\n")),
+            ("#x 'y", None),
+            ("", Some("")),
+            ("é東", Some("\"")),
+        ]
+        .map(|(a, b)| Row { a, b });
+        assert_eq!(
+            Table::of(&rows).csv(CsvCells::Raw),
+            "a,b\nsp ace,\ttab\n\"q\"\"uote\",\"c,d\"\n\"cr\r\",\"lf\n\"\n\
+             #x 'y,\n,\né東,\"\"\"\"\n"
+        );
+        // A line of one empty field is written `""` (the csv crate's
+        // writer does so a reader keeps the row; no table has one column).
+        #[derive(Serialize, JsonSchema)]
+        struct One {
+            a: Option<&'static str>,
+        }
+        let one = [One { a: None }, One { a: Some("x") }];
+        assert_eq!(Table::of(&one).csv(CsvCells::Raw), "a\n\"\"\nx\n");
     }
 
     #[test]
@@ -772,11 +829,7 @@ mod tests {
             for s in [c.to_string(), format!("a{c}z")] {
                 let escaped = escape_cell(&s);
                 let needs = s.chars().any(|c| c.is_control() || c == '\\');
-                assert_eq!(
-                    matches!(escaped, std::borrow::Cow::Owned(_)),
-                    needs,
-                    "{s:?}"
-                );
+                assert_eq!(matches!(escaped, Cow::Owned(_)), needs, "{s:?}");
                 assert!(!escaped.chars().any(char::is_control), "{s:?}");
                 assert_eq!(display_width(&escaped), escaped.width(), "{s:?}");
                 assert_eq!(display_width(&s), s.width(), "{s:?}");

@@ -104,12 +104,6 @@ impl LogStarts {
         }
     }
 
-    /// Whether `offset` lives in remote segments only: at or above the log
-    /// start, below the local log start.
-    pub fn in_remote(&self, offset: i64) -> bool {
-        offset >= self.log_start && offset < self.local_log_start
-    }
-
     /// Whether some offsets of the log live in remote segments only.
     pub fn has_remote_only(&self) -> bool {
         self.log_start < self.local_log_start
@@ -159,7 +153,6 @@ mod tests {
         };
         let s = LogStarts::of(&p, Some(0), Some(by_config));
         assert_eq!((s.loaded, s.log_start, s.local_log_start), (0, 0, 32));
-        assert!(s.in_remote(10) && !s.in_remote(32));
         // No entry: LogManager's default, 0.
         assert_eq!(LogStarts::of(&p, None, Some(by_config)).log_start, 0);
         // DeleteRecords inside the first local segment.

@@ -58,11 +58,6 @@ pub struct Tiering {
 }
 
 impl Tiering {
-    /// No remote storage known anywhere.
-    pub fn none() -> Tiering {
-        Tiering::default()
-    }
-
     /// The `__remote_log_metadata` copies of `dirs`, and the topic configs
     /// of `image` (the KRaft metadata of one of them), when there is one.
     pub fn read(dirs: &[&DataDir], image: Option<&Image>) -> Result<Tiering> {
@@ -110,11 +105,6 @@ impl Tiering {
             None
         };
         Tiering::read(&refs, image.as_ref())
-    }
-
-    /// The `__remote_log_metadata` read.
-    pub fn remote(&self) -> &RemoteMetadata {
-        &self.remote
     }
 
     /// What klog knows of `p`'s remote storage (`None`: it has none).

@@ -125,11 +125,6 @@ impl RemoteMetadata {
         Ok(out)
     }
 
-    /// Whether no directory held a copy of the metadata topic.
-    pub fn is_empty(&self) -> bool {
-        self.metadata_partitions.is_empty()
-    }
-
     /// The remote segments of `topic`-`partition`: of its topic id when
     /// known, else of the topic id the metadata names last.
     pub fn get(
@@ -146,11 +141,6 @@ impl RemoteMetadata {
             Some(id) => named.find(|rp| rp.partition.topic_id == id),
             None => named.max_by_key(|rp| rp.last_named),
         }
-    }
-
-    /// Every partition, by topic id, topic and partition.
-    pub fn partitions(&self) -> impl Iterator<Item = &RemotePartition> {
-        self.partitions.values()
     }
 
     fn replay(&mut self, p: &Partition) -> Result<()> {

@@ -237,11 +237,6 @@ impl Coordinator {
         id
     }
 
-    /// The metadata of `transactional_id`.
-    pub fn get(&self, transactional_id: &str) -> Option<&TxnMetadata> {
-        self.txns.get(transactional_id)
-    }
-
     /// InitProducerId for `transactional_id` (`handleInitProducerId`). A
     /// new id gets a producer id at epoch 0; a known one gets its epoch
     /// bumped. An ongoing transaction is fenced first: the epoch is bumped
@@ -489,11 +484,11 @@ mod tests {
             Err(CoordinatorError::InvalidTxnState)
         );
         // Empty is logged with null partitions, Ongoing with them by topic.
-        let m = c.get("tx").unwrap();
+        let m = &c.txns["tx"];
         assert_eq!(m.log_value().partitions, None);
         c.add_partitions("tx", 1000, 3, &p, 9).unwrap();
         assert_eq!(
-            c.get("tx").unwrap().log_value().partitions,
+            c.txns["tx"].log_value().partitions,
             Some(vec![("out".to_string(), vec![0])])
         );
     }
@@ -537,7 +532,9 @@ mod tests {
                 transaction_version,
                 ..
             } => *transaction_version == 2,
-            Step::Log(m) => m.log_value().version == 1 && m.log_value().is_tv2(),
+            Step::Log(m) => {
+                m.log_value().version == 1 && m.log_value().client_transaction_version == 2
+            }
         }));
         // The old epoch is fenced; the next transaction runs at epoch 1.
         assert_eq!(

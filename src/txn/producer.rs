@@ -364,8 +364,6 @@ pub struct CompletedTxn {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProducerStateManager {
     producers: BTreeMap<i64, ProducerEntry>,
-    /// Open transactions: first offset → producer id.
-    ongoing: BTreeMap<i64, i64>,
     map_end_offset: i64,
 }
 
@@ -383,11 +381,6 @@ impl ProducerStateManager {
     /// The offset the state is valid up to (what a snapshot is named after).
     pub fn map_end_offset(&self) -> i64 {
         self.map_end_offset
-    }
-
-    /// The first offset of the earliest open transaction.
-    pub fn first_undecided_offset(&self) -> Option<i64> {
-        self.ongoing.keys().next().copied()
     }
 
     /// Decide about a batch without changing anything: the duplicate check
@@ -493,10 +486,6 @@ impl ProducerStateManager {
     ) -> std::result::Result<Option<CompletedTxn>, Rejection> {
         let (next, completed) = self.append_info(b, origin, first_offset)?;
         let last = first_offset + i64::from(b.records.saturating_sub(1).max(0));
-        let started = next
-            .current_txn_first_offset
-            .filter(|_| b.marker.is_none())
-            .filter(|&f| f == first_offset);
         match self.producers.get_mut(&b.producer_id) {
             // `ProducerStateEntry.update`: a new epoch clears the kept batches.
             Some(entry) => {
@@ -512,12 +501,6 @@ impl ProducerStateManager {
                 self.producers.insert(b.producer_id, next);
             }
         }
-        if let Some(first) = started {
-            self.ongoing.insert(first, b.producer_id);
-        }
-        if let Some(c) = completed {
-            self.ongoing.remove(&c.first_offset);
-        }
         self.map_end_offset = self.map_end_offset.max(last + 1);
         Ok(completed)
     }
@@ -525,17 +508,6 @@ impl ProducerStateManager {
     /// The log end moved past a batch without a producer id.
     pub fn advance(&mut self, end_offset: i64) {
         self.map_end_offset = self.map_end_offset.max(end_offset);
-    }
-
-    /// The last stable offset a `.txnindex` entry records for `completed`
-    /// (`ProducerStateManager.lastStableOffset`): the first offset of the
-    /// earliest other open transaction, else the marker's offset + 1.
-    /// Call before [`apply`](Self::apply) removes the transaction.
-    pub fn last_stable_offset(&self, completed: &CompletedTxn) -> i64 {
-        self.ongoing
-            .iter()
-            .find(|(_, &pid)| pid != completed.producer_id)
-            .map_or(completed.last_offset + 1, |(&first, _)| first)
     }
 
     /// The entries of the snapshot a broker would write now, by producer id.
@@ -875,7 +847,6 @@ mod tests {
             (e.current_txn_first_offset, e.last_data_offset()),
             (None, -1)
         );
-        assert_eq!(s.first_undecided_offset(), None);
     }
 
     #[test]
@@ -945,33 +916,5 @@ mod tests {
             s.check(&data(0, 0, 2, false), Origin::Client),
             Err(Rejection::OutOfOrderSequence { .. })
         ));
-    }
-
-    #[test]
-    fn last_stable_offset_of_a_completed_transaction() {
-        let mut s = ProducerStateManager::new();
-        append(&mut s, data(0, 0, 1, true), 0, Origin::Client).unwrap();
-        let other = Incoming {
-            producer_id: 2,
-            ..data(0, 0, 1, true)
-        };
-        append(&mut s, other, 1, Origin::Client).unwrap();
-        let done = CompletedTxn {
-            producer_id: PID,
-            first_offset: 0,
-            last_offset: 2,
-            aborted: true,
-        };
-        assert_eq!(s.last_stable_offset(&done), 1);
-        s.apply(&marker(0, false, 0), Origin::Coordinator, 2)
-            .unwrap();
-        assert_eq!(s.first_undecided_offset(), Some(1));
-        let done2 = CompletedTxn {
-            producer_id: 2,
-            first_offset: 1,
-            last_offset: 3,
-            aborted: false,
-        };
-        assert_eq!(s.last_stable_offset(&done2), 4);
     }
 }

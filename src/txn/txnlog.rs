@@ -159,12 +159,6 @@ impl TransactionMetadata {
         }
     }
 
-    /// Whether the transaction runs transaction version 2 (an epoch bump
-    /// at every end of transaction: `TransactionVersion.supportsEpochBump`).
-    pub fn is_tv2(&self) -> bool {
-        self.client_transaction_version >= 2
-    }
-
     /// The partitions as (topic, partition) pairs.
     pub fn topic_partitions(&self) -> impl Iterator<Item = (&str, i32)> {
         self.partitions
@@ -719,7 +713,6 @@ mod tests {
             ),
             (8999, 9001, 2, 0)
         );
-        assert!(m.is_tv2());
         assert_eq!(m.partitions, Some(vec![("ledger".into(), vec![3])]));
         assert_eq!(encode_value(&m), v);
         // Left out, each tagged field is its default.
@@ -736,7 +729,7 @@ mod tests {
             ),
             (-1, -1, -1)
         );
-        assert!(!back.is_tv2());
+        assert_eq!(back.client_transaction_version, 0);
     }
 
     #[test]

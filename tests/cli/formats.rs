@@ -426,6 +426,36 @@ fn csv_rows_are_the_json_rows() {
     }
 }
 
+/// CSV into a pipe that nobody reads ends the run as any closed stdout
+/// does: exit 0, no message (`exit.rs`), for streamed rows (`dump-segment`)
+/// and a table (`lag`) alike.
+#[test]
+fn csv_into_a_closed_pipe_exits_0() {
+    let env = TestEnv::new();
+    for args in [
+        &["dump-segment", "--format", "csv", "fixtures/data/orders-0"][..],
+        &["lag", "--format", "csv", "fixtures/kafka"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("klog"))
+            .args(args)
+            .current_dir(env.dir.path())
+            .env("COLUMNS", "100")
+            .env("NO_COLOR", "1")
+            .env("TZ", "UTC")
+            .stdout(writer)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert!(
+            !stderr(&o).contains("Broken pipe"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+}
+
 #[test]
 fn text_stdout_holds_only_the_table_and_stderr_the_summary() {
     let env = TestEnv::new();

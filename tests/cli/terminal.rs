@@ -50,6 +50,34 @@ fn tables_fit_the_terminal_unless_wide() {
     assert_eq!(piped.lines().collect::<Vec<_>>(), wide);
 }
 
+/// Without `COLUMNS`, tables fit the terminal's own width (its window
+/// size, set here with `stty`), as they fit `COLUMNS` when it is set.
+#[test]
+fn without_columns_tables_fit_the_window_size() {
+    let env = TestEnv::new();
+    let klog = assert_cmd::cargo::cargo_bin("klog");
+    let o = Command::new("script")
+        .args([
+            "-qec",
+            &format!(
+                "stty cols 70 rows 24; {} --quiet lag fixtures/broker",
+                klog.display()
+            ),
+            "/dev/null",
+        ])
+        .current_dir(env.path(""))
+        .env_remove("COLUMNS")
+        .output()
+        .expect("util-linux `script` runs klog on a pseudo-terminal");
+    assert!(o.status.success(), "{o:?}");
+    let sized: Vec<String> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim_end_matches('\r').to_string())
+        .collect();
+    assert_eq!(sized, on_terminal(&env, 70, "lag fixtures/broker"));
+}
+
 /// A progress bar (its byte counts) on a terminal's stderr; none with
 /// `--quiet`, none when stderr is not a terminal, none in JSON output.
 #[test]

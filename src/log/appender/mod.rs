@@ -383,12 +383,6 @@ impl<S: Storage> PartitionAppender<S> {
         &self.active.log_path
     }
 
-    /// The partition's leader epochs (epoch, start offset) as a broker
-    /// loads them from its `leader-epoch-checkpoint` (`None` without one).
-    pub fn leader_epochs(&self) -> Option<Vec<(i32, i64)>> {
-        self.epochs.as_ref().map(|e| e.cache.entries())
-    }
-
     /// Stamp every later batch with `epoch` (a write to several replicas
     /// decides one epoch for all of them).
     pub fn set_leader_epoch(&mut self, epoch: i32) {

@@ -212,19 +212,9 @@ impl SegmentReader {
         self.asked.ahead = Some(Ahead::Render(renderer));
     }
 
-    /// The file being read.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The file's length when it was opened.
     pub fn file_len(&self) -> u64 {
         self.file_len
-    }
-
-    /// File position of the next entry.
-    pub fn position(&self) -> u64 {
-        self.pos
     }
 
     /// How the file ended; `None` until iteration has finished.
