@@ -10,7 +10,8 @@ use kaen_log::cluster::broker_summary::{self, SummaryDoc, SummaryOptions};
 use kaen_log::cluster::merge::{self, Source};
 use kaen_log::format::escape::bounded;
 use kaen_log::format::{BatchView, DecodeLimits, Entry};
-use kaen_log::log::findings::{Finding, Kind, Severity};
+use kaen_log::inspect::fate::{kafka_does, LogDamage};
+use kaen_log::log::findings::Finding;
 use kaen_log::log::{DataDir, Partition, Policy};
 use kaen_log::offsets::ReplayOptions;
 
@@ -197,17 +198,11 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
                         p.partition
                     ));
                 }
-                doc.partitions.push(PartitionView {
-                    node: d.node_id,
-                    dir: Shown::new(&d.path),
-                    summary: p.clone(),
-                    last_stable: None,
-                    open_txns: Vec::new(),
-                    aborted: Vec::new(),
-                    damage: Vec::new(),
-                    recovery: None,
-                    salvage_lost: None,
-                });
+                doc.partitions.push(PartitionView::new(
+                    d.node_id,
+                    Shown::new(&d.path),
+                    p.clone(),
+                ));
             }
         }
     }
@@ -217,13 +212,7 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
         .iter()
         .flat_map(|s| s.doc.findings.clone())
         .collect();
-    doc.findings = findings
-        .into_iter()
-        .map(|f| {
-            let kafka = kafka_does(&f, &doc.partitions);
-            FindingView { finding: f, kafka }
-        })
-        .collect();
+    doc.findings = finding_views(findings, &[]);
     doc.replica_runs = replica_runs(&sources);
     let cluster = merge::merge(&sources)?;
     doc.lag = LagSection {
@@ -317,14 +306,9 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
         }
     }
     // summary's documents, and the partitions they describe.
-    let sources = summaries_of(args, &mut findings, doc)?;
-    doc.findings = findings
-        .into_iter()
-        .map(|f| {
-            let kafka = kafka_does(&f, &doc.partitions);
-            FindingView { finding: f, kafka }
-        })
-        .collect();
+    let mut damaged = Vec::new();
+    let sources = summaries_of(args, &mut findings, doc, &mut damaged)?;
+    doc.findings = finding_views(findings, &damaged);
     doc.lag = lag_of_dirs(args);
     // Several brokers: cluster's verdict.
     let nodes: BTreeSet<i32> = sources
@@ -342,13 +326,27 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Each finding with what Kafka does with it, damage in a log placed
+/// against the restart of the partition in `damaged` that holds it.
+fn finding_views(findings: Vec<Finding>, damaged: &[LogDamage]) -> Vec<FindingView> {
+    findings
+        .into_iter()
+        .map(|f| FindingView {
+            kafka: kafka_does(&f, damaged),
+            finding: f,
+        })
+        .collect()
+}
+
 /// `summary`'s document of each directory (names bounded: it is shown,
-/// not written), its partitions into `doc` and its findings into
-/// `findings` (those verify-crc did not find already).
+/// not written), its partitions into `doc` (their damaged logs into
+/// `damaged`) and its findings into `findings` (those verify-crc did not
+/// find already).
 fn summaries_of(
     args: &ReportArgs,
     findings: &mut Vec<Finding>,
     doc: &mut ReportDoc,
+    damaged: &mut Vec<LogDamage>,
 ) -> anyhow::Result<Vec<Source>> {
     let mut sources = Vec::new();
     for dir in &args.paths {
@@ -374,7 +372,7 @@ fn summaries_of(
             else {
                 continue;
             };
-            let view = partition_view(&s, ps, p, findings, doc)?;
+            let view = partition_view(&s, ps, p, findings, doc, damaged)?;
             doc.partitions.push(view);
         }
         sources.push(Source {
@@ -389,34 +387,41 @@ fn summaries_of(
     Ok(sources)
 }
 
-/// One partition of a data directory.
+/// One partition of a data directory (its log damage, if any, into
+/// `damaged`).
 fn partition_view(
     s: &broker_summary::LogDirSummary,
     ps: &broker_summary::PartitionSummary,
     p: &Partition,
     findings: &[Finding],
     doc: &mut ReportDoc,
+    damaged: &mut Vec<LogDamage>,
 ) -> anyhow::Result<PartitionView> {
-    let mut view = PartitionView {
-        node: s.node_id,
-        dir: Shown::new(&s.path),
-        summary: ps.clone(),
-        last_stable: None,
-        open_txns: Vec::new(),
-        aborted: Vec::new(),
-        damage: Vec::new(),
-        recovery: None,
-        salvage_lost: None,
-    };
+    let mut view = PartitionView::new(s.node_id, Shown::new(&s.path), ps.clone());
     transactions_of(ps, p, &mut view, doc);
-    view.damage = damage_marks(findings, p);
     let point = ps.recovery_point.unwrap_or(0);
-    // Recovery cuts only at damage verify-crc finds too (framing and CRCs).
-    if !view.damage.is_empty() {
+    if let Some(d) = LogDamage::of(p, findings, s.clean_shutdown, point)? {
+        view.damage = d
+            .findings
+            .iter()
+            .map(|f| DamageMark {
+                file: f.file.display().to_string(),
+                position: f.position,
+                offset: f.offset,
+                kind: f.kind.name(),
+            })
+            .collect();
         // verify-crc --recovery-preview.
-        view.recovery = recovery_cut(p, s.clean_shutdown, point)?;
+        view.recovery = d.cut.as_ref().map(|c| RecoveryCut {
+            file: c.log.display().to_string(),
+            position: c.position,
+            bytes: c.bytes,
+            deleted_segments: c.deleted.iter().map(|s| s.display().to_string()).collect(),
+            lost: c.lost,
+        });
         // verify-crc --repair --salvage, planned only.
         view.salvage_lost = salvage_lost(p, point, doc);
+        damaged.push(d);
     }
     Ok(view)
 }
@@ -453,61 +458,6 @@ fn transactions_of(
     }
 }
 
-/// The error findings in `p`'s log segments, as marks on its strip.
-fn damage_marks(findings: &[Finding], p: &Partition) -> Vec<DamageMark> {
-    findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .filter(|f| f.file.parent() == Some(p.dir.as_path()))
-        .filter(|f| f.file.extension().is_some_and(|e| e == "log"))
-        .map(|f| DamageMark {
-            file: f.file.display().to_string(),
-            position: f.position,
-            offset: f.offset,
-            kind: f.kind.name(),
-        })
-        .collect()
-}
-
-/// Where a restarting broker's recovery cuts `p`: after a clean shutdown
-/// the first damage of the segments it recovers then, else the recovery
-/// preview from the recovery point `point`.
-fn recovery_cut(
-    p: &Partition,
-    clean_shutdown: bool,
-    point: i64,
-) -> anyhow::Result<Option<RecoveryCut>> {
-    if clean_shutdown {
-        for (seg, damage) in kaen_log::inspect::recovery::recovered_after_clean_shutdown(p)? {
-            if let Some(d) = damage {
-                return Ok(Some(RecoveryCut {
-                    file: seg.log.display().to_string(),
-                    position: d.position,
-                    bytes: d.file_len.saturating_sub(d.position),
-                    deleted_segments: Vec::new(),
-                    lost: None,
-                }));
-            }
-        }
-        return Ok(None);
-    }
-    let pv = kaen_log::inspect::recovery::preview(p, point)?;
-    let Some((seg, d)) = &pv.truncate else {
-        return Ok(None);
-    };
-    Ok(Some(RecoveryCut {
-        file: seg.log.display().to_string(),
-        position: d.position,
-        bytes: d.file_len.saturating_sub(d.position),
-        deleted_segments: pv
-            .deleted
-            .iter()
-            .map(|s| s.log.display().to_string())
-            .collect(),
-        lost: pv.lost_offsets.map(|(from, end)| (from, end - 1)),
-    }))
-}
-
 /// The offset ranges a salvage repair of `p` would lose (`None`, and a
 /// note, when it cannot be planned).
 fn salvage_lost(p: &Partition, point: i64, doc: &mut ReportDoc) -> Option<Vec<(i64, Option<i64>)>> {
@@ -525,79 +475,6 @@ fn salvage_lost(p: &Partition, point: i64, doc: &mut ReportDoc) -> Option<Vec<(i
                 .push(format!("{}: no salvage plan: {e}", p.dir.display()));
             None
         }
-    }
-}
-
-/// What Kafka does with a finding (the severities' meaning, `findings`),
-/// placed against the partition's recovery preview for damaged logs.
-fn kafka_does(f: &Finding, partitions: &[PartitionView]) -> String {
-    let file = f.file.display().to_string();
-    if f.severity == Severity::Error && f.file.extension().is_some_and(|e| e == "log") {
-        let Some(p) = partitions
-            .iter()
-            .find(|p| p.damage.iter().any(|d| d.file == file))
-        else {
-            return "log bytes damaged: a broker's recovery (LogSegment.recover) cuts the log at the first invalid batch of the segments it recovers".into();
-        };
-        return match &p.recovery {
-            Some(c) if c.deleted_segments.contains(&file) => format!(
-                "a restarting broker deletes this segment: its recovery cuts {} at position {} first",
-                c.file, c.position
-            ),
-            Some(c) if c.file == file && f.position >= c.position => format!(
-                "a restarting broker's recovery cuts this segment at position {}{}{}",
-                c.position,
-                if c.deleted_segments.is_empty() {
-                    String::new()
-                } else {
-                    format!(" and deletes {} later segment(s)", c.deleted_segments.len())
-                },
-                c.lost
-                    .map_or_else(String::new, |(a, b)| format!(": offsets {a}..={b} disappear"))
-            ),
-            _ => format!(
-                "a restarting broker's recovery does not reach it (a clean shutdown, or below the recovery point {}): the broker serves the segment as it is, and a consumer's CRC check fails there",
-                p.summary.recovery_point.unwrap_or(0)
-            ),
-        };
-    }
-    match f.kind {
-        Kind::TrailingZeros => {
-            "recovery truncates the zero bytes; no record is lost".into()
-        }
-        Kind::IndexTrailingZeros => {
-            "preallocated slots of an active segment's index: a broker trims them at roll or clean shutdown".into()
-        }
-        Kind::IndexLength
-        | Kind::IndexMissing
-        | Kind::IndexOrder
-        | Kind::IndexTarget
-        | Kind::IndexPastLog
-        | Kind::TimeIndexStale => {
-            "a broker rebuilds the index when its sanity check fails on load (LogLoader, LogSegment.sanityCheck)".into()
-        }
-        Kind::TxnIndexMismatch => "recovery rebuilds the .txnindex from the log".into(),
-        Kind::SnapshotUnreadable | Kind::SnapshotMismatch => {
-            "ProducerStateManager skips a snapshot it cannot use and rebuilds the state from the log".into()
-        }
-        Kind::HangingTransaction => {
-            "the last stable offset stays at the transaction's first offset until it is aborted: read_committed consumers stop there".into()
-        }
-        Kind::HangingNotJudged => {
-            "find-hanging's rule needs --now-ms and the __transaction_state partitions beside the data".into()
-        }
-        Kind::OutOfOrderSequence
-        | Kind::DuplicateSequence
-        | Kind::SequenceNotZeroOnNewEpoch
-        | Kind::EpochRegression
-        | Kind::ZombieTransactionalWrite => {
-            "a broker loading the log replays producer state without re-validating sequences (ProducerStateManager)".into()
-        }
-        _ => match f.severity {
-            Severity::Error => "a broker refuses or cuts this state when it loads it".into(),
-            Severity::Warning => "a broker rebuilds or ignores this state when it loads it".into(),
-            Severity::Note => "what a running or crashed broker normally leaves".into(),
-        },
     }
 }
 

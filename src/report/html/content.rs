@@ -136,6 +136,21 @@ pub struct PartitionView {
 }
 
 impl PartitionView {
+    /// The view of `summary`, on broker `node` in the log directory `dir`,
+    /// before producer state and damage are added.
+    pub fn new(node: Option<i32>, dir: Shown, summary: PartitionSummary) -> Self {
+        PartitionView {
+            node,
+            dir,
+            summary,
+            last_stable: None,
+            open_txns: Vec::new(),
+            aborted: Vec::new(),
+            damage: Vec::new(),
+            recovery: None,
+            salvage_lost: None,
+        }
+    }
     /// `topic-partition`.
     pub fn name(&self) -> String {
         format!("{}-{}", self.summary.topic, self.summary.partition)
