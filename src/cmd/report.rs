@@ -2,23 +2,22 @@
 //! find, built from their documents (the renderer: `report::html`).
 
 use std::collections::BTreeSet;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kaen_log::cluster::broker_summary::{self, SummaryDoc, SummaryOptions};
 use kaen_log::cluster::merge::{self, Source};
 use kaen_log::format::escape::bounded;
-use kaen_log::format::{BatchView, DecodeLimits, Entry};
 use kaen_log::inspect::fate::{kafka_does, LogDamage};
 use kaen_log::log::findings::Finding;
-use kaen_log::log::{DataDir, Partition, Policy};
+use kaen_log::log::{DataDir, Partition};
 use kaen_log::offsets::ReplayOptions;
 
 use crate::exit::Outcome;
 use crate::report::html::content::{
-    Checked, DamageMark, FindingView, LagCell, LagSection, LayoutDoc, LayoutField, PartitionView,
-    RecoveryCut, ReplicaRuns, ReportDoc, RestartLine, Shown, Verdict,
+    Checked, DamageMark, FindingView, LagCell, LagSection, PartitionView, RecoveryCut, ReplicaRuns,
+    ReportDoc, RestartLine, Shown, Verdict,
 };
 use crate::report::Output;
 
@@ -124,7 +123,7 @@ impl ReportArgs {
 pub fn run(args: &ReportArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let (html, failing) = match &args.layout {
         Some(file) => {
-            let doc = layout_doc(file, args.max_bytes)?;
+            let doc = kaen_log::inspect::layout::of_file(file, layout_topic(file), args.max_bytes)?;
             (
                 crate::report::html::hex_view::render(&doc),
                 doc.problems.len() as u64,
@@ -533,110 +532,6 @@ fn lag_of_dirs(args: &ReportArgs) -> LagSection {
     }
 }
 
-/// The most bytes of a file read for its layout.
-const MAX_LAYOUT_FILE: u64 = 1 << 30;
-
-/// `dump-segment --layout`'s fields of `path`, the first `max_bytes` bytes.
-fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
-    let meta = std::fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;
-    anyhow::ensure!(meta.is_file(), "{}: is not a file", path.display());
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .with_context(|| format!("open {}", path.display()))?
-        .take(max_bytes)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("read {}", path.display()))?;
-    let mut doc = LayoutDoc {
-        file: path.display().to_string(),
-        file_len: meta.len(),
-        bytes,
-        ..LayoutDoc::default()
-    };
-    let name = path.file_name().and_then(|n| n.to_str());
-    match name.and_then(kaen_log::inspect::layout::sidecar::FileKind::of) {
-        Some(kind) => file_fields(&mut doc, kind, path, max_bytes)?,
-        // A log segment (or a KRaft snapshot): its batches.
-        None => segment_fields(&mut doc, path, name, max_bytes)?,
-    }
-    Ok(doc)
-}
-
-/// The fields of a file that is not a log segment (an index, a snapshot,
-/// a checkpoint, ...) that start in its first `max_bytes` bytes, and where
-/// it stops decoding.
-fn file_fields(
-    doc: &mut LayoutDoc,
-    kind: kaen_log::inspect::layout::sidecar::FileKind,
-    path: &Path,
-    max_bytes: u64,
-) -> anyhow::Result<()> {
-    doc.describe = kind.describe();
-    let whole = kaen_log::log::files::read_regular(path, MAX_LAYOUT_FILE)?
-        .ok_or_else(|| anyhow::anyhow!("{}: does not exist", path.display()))?;
-    let mut fields = Vec::new();
-    let problem = kaen_log::inspect::layout::sidecar::layout(kind, &whole, &mut |f| {
-        if f.position < max_bytes {
-            fields.push(LayoutField {
-                position: Some(f.position),
-                decompressed_position: None,
-                len: f.bytes.len() as u64,
-                depth: f.depth,
-                name: f.field,
-                // As dump-segment shows it: batch_layout's values come
-                // escaped, these raw.
-                value: kaen_log::format::escape::escape_cell(&f.value).into_owned(),
-            });
-        }
-    });
-    doc.fields = fields;
-    doc.problems.extend(problem);
-    Ok(())
-}
-
-/// The batches of a log segment that start in its first `max_bytes`
-/// bytes, each a line of its own then its fields, and the damage the walk
-/// stepped over.
-fn segment_fields(
-    doc: &mut LayoutDoc,
-    path: &Path,
-    name: Option<&str>,
-    max_bytes: u64,
-) -> anyhow::Result<()> {
-    let base = name
-        .and_then(kaen_log::log::parse_segment_name)
-        .map(|(b, _)| b);
-    doc.describe = format!(
-        "log segment{}: record batches (RecordBatch v2: a 61-byte header, then the records; legacy messages of magic 0 and 1 are shown whole)",
-        base.map_or_else(String::new, |b| format!(" at base offset {b}"))
-    );
-    let topic = layout_topic(path);
-    let one = Partition::single_file(path, base.unwrap_or(0));
-    let mut walk = one.walk(Policy::HEADERS);
-    let limits = DecodeLimits::default();
-    while let Some(w) = walk.next_entry()? {
-        let entry = w.entry;
-        if entry.position() >= max_bytes {
-            break;
-        }
-        match entry {
-            Entry::V2(batch) => batch_fields(doc, &batch, topic, limits),
-            Entry::Legacy(m) => doc.fields.push(LayoutField {
-                position: Some(m.position),
-                decompressed_position: None,
-                len: entry.size(),
-                depth: 0,
-                name: "legacy message (magic 0 or 1)".into(),
-                value: format!("offset {}, not annotated field by field", m.offset),
-            }),
-        }
-    }
-    for d in walk.take_damage() {
-        doc.problems
-            .push(format!("position {}: {}", d.position, d.error));
-    }
-    Ok(())
-}
-
 /// How the records of the segment at `path` decode: as the internal topic
 /// its folder names, else as plain records.
 fn layout_topic(path: &Path) -> kaen_log::inspect::layout::Topic {
@@ -651,44 +546,5 @@ fn layout_topic(path: &Path) -> kaen_log::inspect::layout::Topic {
             kaen_log::inspect::layout::Topic::ShareGroupState
         }
         _ => kaen_log::inspect::layout::Topic::Plain,
-    }
-}
-
-/// One v2 batch: a line for the whole batch, then `batch_layout`'s fields
-/// (decompressed ones by their position in the decompressed records), and
-/// where it stops decoding.
-fn batch_fields(
-    doc: &mut LayoutDoc,
-    batch: &BatchView<'_>,
-    topic: kaen_log::inspect::layout::Topic,
-    limits: DecodeLimits,
-) {
-    let h = batch.header;
-    doc.fields.push(LayoutField {
-        position: Some(batch.position),
-        decompressed_position: None,
-        len: 0,
-        depth: 0,
-        name: format!(
-            "batch at position {}, offsets {}..={}",
-            batch.position,
-            h.base_offset,
-            h.last_offset()
-        ),
-        value: format!("{} bytes", batch.bytes().len()),
-    });
-    let fields = &mut doc.fields;
-    let err = kaen_log::inspect::layout::batch_layout(batch, topic, limits, &mut |f| {
-        fields.push(LayoutField {
-            position: (!f.decompressed).then_some(f.position),
-            decompressed_position: f.decompressed.then_some(f.position),
-            len: f.bytes.len() as u64,
-            depth: f.depth,
-            name: f.name.clone(),
-            value: f.value.clone(),
-        })
-    });
-    if let Some(e) = err {
-        doc.problems.push(e.to_string());
     }
 }

@@ -115,11 +115,25 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
             format!("is {len} bytes, more than such a file may be ({max}): not read"),
         ));
     }
-    let mut bytes = Vec::with_capacity(len as usize);
+    read_up_to(file, path, max, len).map(Some)
+}
+
+/// The first `max` bytes of the regular file at `path` (all of it when it
+/// is shorter) and its length; `None` when it does not exist.
+pub fn read_head(path: &Path, max: u64) -> Result<Option<(Vec<u8>, u64)>> {
+    let Some((file, len)) = open_existing(path)? else {
+        return Ok(None);
+    };
+    Ok(Some((read_up_to(file, path, max, len)?, len)))
+}
+
+/// Up to `max` bytes of `file` (`path`), `len` long.
+fn read_up_to(file: File, path: &Path, max: u64, len: u64) -> Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(len.min(max) as usize);
     file.take(max)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, "read", e))?;
-    Ok(Some(bytes))
+    Ok(bytes)
 }
 
 /// The first stretch of data of `file` at or after `at`, below `len`:

@@ -1,7 +1,8 @@
 //! What a report shows, gathered from the documents the other commands
 //! build (`verify-crc`'s findings and recovery preview, `summary`'s
 //! partitions, `transactions`' producer state, `lag`'s rows, `cluster`'s
-//! verdict, `dump-segment --layout`'s fields): the renderer reads only this.
+//! verdict): the renderer reads only this (and, for `--layout`, a
+//! [`LayoutDoc`](kaen_log::format::annotation::LayoutDoc)).
 
 use kaen_log::cluster::broker_summary::{EpochRun, PartitionSummary};
 use kaen_log::cluster::merge::ClusterReport;
@@ -220,45 +221,4 @@ pub struct ReplicaRuns {
     pub topic: String,
     pub partition: i32,
     pub runs: Vec<EpochRun>,
-}
-
-/// `report --layout`: one file, field by field.
-#[derive(Debug, Clone, Default)]
-pub struct LayoutDoc {
-    pub file: String,
-    /// What the file is.
-    pub describe: String,
-    /// The bytes shown (the file's first `--max-bytes`).
-    pub bytes: Vec<u8>,
-    /// The file's length.
-    pub file_len: u64,
-    pub fields: Vec<LayoutField>,
-    /// What did not decode, if anything.
-    pub problems: Vec<String>,
-}
-
-/// One annotated field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LayoutField {
-    /// File position (`None`: a field of decompressed records, at
-    /// `position` of the decompressed data).
-    pub position: Option<u64>,
-    pub decompressed_position: Option<u64>,
-    pub len: u64,
-    pub depth: u8,
-    /// As `dump-segment --layout` names it: `name (type)`.
-    pub name: String,
-    /// The decoded value as text shows it (data escaped, strings quoted).
-    pub value: String,
-}
-
-impl LayoutField {
-    /// The name and the type, split at ` (`: `baseOffset (int64)` is
-    /// `baseOffset` of type `int64`.
-    pub fn name_and_type(&self) -> (&str, &str) {
-        match self.name.rsplit_once(" (") {
-            Some((n, t)) if t.ends_with(')') => (n, &t[..t.len() - 1]),
-            _ => (self.name.as_str(), ""),
-        }
-    }
 }
