@@ -109,7 +109,7 @@ impl Status {
             Status::AboveHighWatermark => "above_high_watermark",
             Status::NoPartition => "no_partition",
             Status::NoCommittedOffset => "no_committed_offset",
-            Status::TopicRecreated => "topic_recreated",
+            Status::TopicRecreated => crate::offsets::standing::TOPIC_RECREATED,
             Status::Expired => "expired",
         }
     }
