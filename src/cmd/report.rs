@@ -9,6 +9,7 @@ use anyhow::Context;
 use kaen_log::cluster::broker_summary::{self, SummaryDoc, SummaryOptions};
 use kaen_log::cluster::merge::{self, Source};
 use kaen_log::format::escape::bounded;
+use kaen_log::inspect::consumer_lag::{self, LagOptions, LagRow, LagTotals};
 use kaen_log::inspect::fate::{kafka_does, LogDamage};
 use kaen_log::log::findings::Finding;
 use kaen_log::log::{DataDir, Partition};
@@ -16,8 +17,8 @@ use kaen_log::offsets::ReplayOptions;
 
 use crate::exit::Outcome;
 use crate::report::html::content::{
-    Checked, DamageMark, FindingView, LagCell, LagSection, PartitionView, RecoveryCut, ReplicaRuns,
-    ReportDoc, RestartLine, Shown, Verdict,
+    Checked, DamageMark, FindingView, LagCell, LagSection, LagSums, PartitionView, RecoveryCut,
+    ReplicaRuns, ReportDoc, RestartLine, Shown, Verdict,
 };
 use crate::report::Output;
 
@@ -214,26 +215,25 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
     doc.findings = finding_views(findings, &[]);
     doc.replica_runs = replica_runs(&sources);
     let cluster = merge::merge(&sources)?;
-    doc.lag = LagSection {
-        cells: cluster
-            .groups
-            .iter()
-            .map(|g| LagCell {
-                group: Shown::new(&g.group),
-                topic: Shown::new(&g.topic),
-                partition: g.partition,
-                committed: g.committed_offset,
-                log_start: g.log_start_offset,
-                log_end: g.log_end_offset,
-                high_watermark: g.high_watermark,
-                last_stable: None,
-                lag: g.lag,
-                pending: None,
-                status: g.status.name(),
-            })
-            .collect(),
-        missing: Some("No committed offsets in these summaries.".into()),
-    };
+    let cells = cluster
+        .groups
+        .iter()
+        .map(|g| LagCell {
+            group: Shown::new(&g.group),
+            topic: Shown::new(&g.topic),
+            partition: g.partition,
+            committed: g.committed_offset,
+            log_start: g.log_start_offset,
+            log_end: g.log_end_offset,
+            high_watermark: g.high_watermark,
+            last_stable: None,
+            lag: g.lag,
+            pending: None,
+            status: g.status.name(),
+        })
+        .collect();
+    let missing = "No committed offsets in these summaries.";
+    doc.lag = lag_section(cells, Some(missing.into()));
     doc.cluster = Some(cluster);
     Ok(())
 }
@@ -480,55 +480,68 @@ fn salvage_lost(p: &Partition, point: i64, doc: &mut ReportDoc) -> Option<Vec<(i
 /// `lag`'s rows over the directories (several brokers: each partition on
 /// its leader's copy).
 fn lag_of_dirs(args: &ReportArgs) -> LagSection {
+    let rows = match lag_rows(args) {
+        Ok(rows) => rows,
+        Err(e) => return lag_section(Vec::new(), Some(format!("No lag: {e:#}"))),
+    };
+    let cells = rows
+        .iter()
+        .map(|r| LagCell {
+            group: Shown::new(&r.group),
+            topic: Shown::new(&r.topic),
+            partition: r.partition,
+            committed: r.committed,
+            log_start: r.ends.map(|e| e.log_start),
+            log_end: r.ends.map(|e| e.log_end),
+            high_watermark: r.ends.and_then(|e| e.high_watermark),
+            last_stable: r.ends.and_then(|e| e.last_stable),
+            lag: r.lag,
+            pending: r.pending_records,
+            status: r.status.name(),
+        })
+        .collect();
+    lag_section(cells, None)
+}
+
+/// The rows of `lag` over the directories.
+fn lag_rows(args: &ReportArgs) -> anyhow::Result<Vec<LagRow>> {
     // The page shows names, bounded where they enter: never a 32 KB group
     // id held, or written, in full.
     let opts = ReplayOptions {
         bounded_names: true,
         ..ReplayOptions::default()
     };
-    let replayed = crate::cmd::replayed::replay_dirs(&args.paths, opts);
-    let (dirs, replay, _) = match replayed {
-        Ok(r) => r,
-        Err(e) => {
-            return LagSection {
-                cells: Vec::new(),
-                missing: Some(format!("No lag: {e:#}")),
-            }
-        }
-    };
-    let opts = kaen_log::inspect::consumer_lag::LagOptions {
+    let (dirs, replay, _) = crate::cmd::replayed::replay_dirs(&args.paths, opts)?;
+    let opts = LagOptions {
         retention: args
             .now_ms
             .map(|now_ms| kaen_log::offsets::standing::Retention {
                 retention_ms: args.offsets_retention_minutes * 60_000,
                 now_ms,
             }),
-        ..kaen_log::inspect::consumer_lag::LagOptions::default()
+        ..LagOptions::default()
     };
-    match kaen_log::inspect::consumer_lag::compute(&dirs, &replay, &opts) {
-        Ok(rows) => LagSection {
-            cells: rows
-                .iter()
-                .map(|r| LagCell {
-                    group: Shown::new(&r.group),
-                    topic: Shown::new(&r.topic),
-                    partition: r.partition,
-                    committed: r.committed,
-                    log_start: r.ends.map(|e| e.log_start),
-                    log_end: r.ends.map(|e| e.log_end),
-                    high_watermark: r.ends.and_then(|e| e.high_watermark),
-                    last_stable: r.ends.and_then(|e| e.last_stable),
-                    lag: r.lag,
-                    pending: r.pending_records,
-                    status: r.status.name(),
-                })
-                .collect(),
-            missing: None,
-        },
-        Err(e) => LagSection {
-            cells: Vec::new(),
-            missing: Some(format!("No lag: {e}")),
-        },
+    Ok(consumer_lag::compute(&dirs, &replay, &opts)?)
+}
+
+/// The lag section of `cells`, with their sums (`missing`: why there are
+/// none).
+fn lag_section(cells: Vec<LagCell>, missing: Option<String>) -> LagSection {
+    let t = LagTotals::of(cells.iter().map(|c| (&c.group, &c.topic, c.lag, c.pending)));
+    let sums = LagSums {
+        groups: (t.groups.into_iter())
+            .map(|(g, s)| (g, (s.lag, s.pending_records)))
+            .collect(),
+        group_topics: (t.group_topics.into_iter())
+            .map(|(k, (s, known))| (k, ((known > 0).then_some(s.lag), s.partitions)))
+            .collect(),
+        topics: t.topics.into_iter().map(|(k, s)| (k, s.lag)).collect(),
+        all: t.all.lag,
+    };
+    LagSection {
+        cells,
+        missing,
+        sums,
     }
 }
 

@@ -163,6 +163,48 @@ impl LagTotal {
     }
 }
 
+/// The sums of lag rows by group, by group and topic, by topic and of them
+/// all: what `report`'s heatmaps show beside their cells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LagTotals<K> {
+    pub groups: BTreeMap<K, LagTotal>,
+    /// With how many of the rows have a known lag.
+    pub group_topics: BTreeMap<(K, K), (LagTotal, usize)>,
+    /// The sums of each topic's [`group_topics`](Self::group_topics).
+    pub topics: BTreeMap<K, LagTotal>,
+    pub all: LagTotal,
+}
+
+impl<K: Ord + Clone> LagTotals<K> {
+    /// The totals of `rows`: a group, a topic, a lag and pending records
+    /// each.
+    pub fn of<'a>(rows: impl IntoIterator<Item = (&'a K, &'a K, Option<i64>, Option<u64>)>) -> Self
+    where
+        K: 'a,
+    {
+        let mut t = LagTotals {
+            groups: BTreeMap::new(),
+            group_topics: BTreeMap::new(),
+            topics: BTreeMap::new(),
+            all: LagTotal::default(),
+        };
+        for (group, topic, lag, pending) in rows {
+            t.groups.entry(group.clone()).or_default().add(lag, pending);
+            let e = t
+                .group_topics
+                .entry((group.clone(), topic.clone()))
+                .or_default();
+            e.0.add(lag, pending);
+            e.1 += usize::from(lag.is_some());
+        }
+        for ((_, topic), (sum, _)) in &t.group_topics {
+            t.topics.entry(topic.clone()).or_default().merge(sum);
+            t.all.merge(sum);
+        }
+        t
+    }
+}
+
 /// Count data records with offsets in [from, to), reading from the batch that holds `from`.
 pub fn data_records_between(
     p: &Partition,

@@ -4,6 +4,8 @@
 //! verdict): the renderer reads only this (and, for `--layout`, a
 //! [`LayoutDoc`](kaen_log::format::annotation::LayoutDoc)).
 
+use std::collections::BTreeMap;
+
 use kaen_log::cluster::broker_summary::{EpochRun, PartitionSummary};
 use kaen_log::cluster::merge::ClusterReport;
 use kaen_log::log::findings::{Finding, Severity};
@@ -196,6 +198,22 @@ pub struct LagSection {
     pub cells: Vec<LagCell>,
     /// Why there is no lag, when there is none.
     pub missing: Option<String>,
+    /// The cells' sums (each saturating, as `lag`'s totals).
+    pub sums: LagSums,
+}
+
+/// The sums the heatmaps show beside their cells.
+#[derive(Debug, Clone, Default)]
+pub struct LagSums {
+    /// Per group: the sum of its positive lags and of its pending records.
+    pub groups: BTreeMap<Shown, (i64, u64)>,
+    /// Per group and topic: the sum of the positive lags (`None` when no
+    /// partition's lag is known) and the partitions.
+    pub group_topics: BTreeMap<(Shown, Shown), (Option<i64>, u64)>,
+    /// Per topic: the sum of its groups' lags.
+    pub topics: BTreeMap<Shown, i64>,
+    /// The sum of every topic's.
+    pub all: i64,
 }
 
 /// One group's lag on one partition.
