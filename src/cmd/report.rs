@@ -180,15 +180,7 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
     let sources = merge::read_sources(&args.paths)?;
     for s in &sources {
         for d in &s.doc.log_dirs {
-            let state = d.shutdown_state();
-            if state != kaen_log::log::shutdown::ShutdownState::NotABroker {
-                doc.restarts.push(RestartLine {
-                    node: d.node_id,
-                    dir: Shown::new(&d.path),
-                    unclean: state == kaen_log::log::shutdown::ShutdownState::Unclean,
-                    text: d.shutdown_line(),
-                });
-            }
+            doc.restarts.extend(RestartLine::of_summary(d));
             for p in &d.partitions {
                 if let Some(damage) = &p.damage {
                     doc.notes.push(format!(
@@ -213,46 +205,13 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
         .flat_map(|s| s.doc.findings.clone())
         .collect();
     doc.findings = finding_views(findings, &[]);
-    doc.replica_runs = replica_runs(&sources);
+    doc.replica_runs = ReplicaRuns::of(&sources);
     let cluster = merge::merge(&sources)?;
-    let cells = cluster
-        .groups
-        .iter()
-        .map(|g| LagCell {
-            group: Shown::new(&g.group),
-            topic: Shown::new(&g.topic),
-            partition: g.partition,
-            committed: g.committed_offset,
-            log_start: g.log_start_offset,
-            log_end: g.log_end_offset,
-            high_watermark: g.high_watermark,
-            last_stable: None,
-            lag: g.lag,
-            pending: None,
-            status: g.status.name(),
-        })
-        .collect();
+    let cells = cluster.groups.iter().map(LagCell::of_cluster).collect();
     let missing = "No committed offsets in these summaries.";
     doc.lag = lag_section(cells, Some(missing.into()));
     doc.cluster = Some(cluster);
     Ok(())
-}
-
-/// Every replica's epoch runs, by node.
-fn replica_runs(sources: &[Source]) -> Vec<ReplicaRuns> {
-    sources
-        .iter()
-        .flat_map(|s| &s.doc.log_dirs)
-        .filter_map(|d| Some((d.node_id?, d)))
-        .flat_map(|(node, d)| {
-            d.partitions.iter().map(move |p| ReplicaRuns {
-                node,
-                topic: p.topic.clone(),
-                partition: p.partition,
-                runs: p.epochs.clone(),
-            })
-        })
-        .collect()
 }
 
 /// Data directories: `verify-crc`, `summary`, `transactions`, the
@@ -316,7 +275,7 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
         .filter_map(|d| d.node_id)
         .collect();
     if nodes.len() > 1 {
-        doc.replica_runs = replica_runs(&sources);
+        doc.replica_runs = ReplicaRuns::of(&sources);
         match merge::merge(&sources) {
             Ok(c) => doc.cluster = Some(c),
             Err(e) => doc.notes.push(format!("replicas not compared: {e}")),
@@ -355,14 +314,7 @@ fn summaries_of(
         };
         let (s, more) = broker_summary::summarize(dir, &opts)
             .with_context(|| format!("summary {}", dir.display()))?;
-        for f in &more {
-            if !findings
-                .iter()
-                .any(|g| g.kind == f.kind && g.file == f.file && g.position == f.position)
-            {
-                findings.push(f.clone());
-            }
-        }
+        kaen_log::log::findings::add_new(findings, &more);
         let opened = DataDir::open(dir)?;
         for ps in &s.partitions {
             let Some(p) = opened
@@ -400,16 +352,7 @@ fn partition_view(
     transactions_of(ps, p, &mut view, doc);
     let point = ps.recovery_point.unwrap_or(0);
     if let Some(d) = LogDamage::of(p, findings, s.clean_shutdown, point)? {
-        view.damage = d
-            .findings
-            .iter()
-            .map(|f| DamageMark {
-                file: f.file.display().to_string(),
-                position: f.position,
-                offset: f.offset,
-                kind: f.kind.name(),
-            })
-            .collect();
+        view.damage = d.findings.iter().map(DamageMark::of).collect();
         // verify-crc --recovery-preview.
         view.recovery = d.cut.as_ref().map(|c| RecoveryCut {
             file: c.log.display().to_string(),

@@ -6,9 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use kaen_log::cluster::broker_summary::{EpochRun, PartitionSummary};
-use kaen_log::cluster::merge::ClusterReport;
+use kaen_log::cluster::broker_summary::{EpochRun, LogDirSummary, PartitionSummary};
+use kaen_log::cluster::merge::{ClusterReport, GroupLag, Source};
 use kaen_log::log::findings::{Finding, Severity};
+use kaen_log::log::shutdown::ShutdownState;
 
 pub use super::shown::Shown;
 
@@ -49,6 +50,19 @@ pub struct RestartLine {
     pub unclean: bool,
     /// The headline (klog's words and numbers).
     pub text: String,
+}
+
+impl RestartLine {
+    /// The line of a summary's log directory (`None`: not a broker's).
+    pub fn of_summary(d: &LogDirSummary) -> Option<RestartLine> {
+        let state = d.shutdown_state();
+        (state != ShutdownState::NotABroker).then(|| RestartLine {
+            node: d.node_id,
+            dir: Shown::new(&d.path),
+            unclean: state == ShutdownState::Unclean,
+            text: d.shutdown_line(),
+        })
+    }
 }
 
 /// Counts of what was checked.
@@ -181,6 +195,18 @@ pub struct DamageMark {
     pub kind: &'static str,
 }
 
+impl DamageMark {
+    /// The mark of an error finding in a log segment.
+    pub fn of(f: &Finding) -> DamageMark {
+        DamageMark {
+            file: f.file.display().to_string(),
+            position: f.position,
+            offset: f.offset,
+            kind: f.kind.name(),
+        }
+    }
+}
+
 /// A cut a restarting broker's recovery would make.
 #[derive(Debug, Clone)]
 pub struct RecoveryCut {
@@ -232,6 +258,26 @@ pub struct LagCell {
     pub status: &'static str,
 }
 
+impl LagCell {
+    /// The cell of one of `cluster`'s committed offsets (pending records
+    /// and the last stable offset are not in a summary).
+    pub fn of_cluster(g: &GroupLag) -> LagCell {
+        LagCell {
+            group: Shown::new(&g.group),
+            topic: Shown::new(&g.topic),
+            partition: g.partition,
+            committed: g.committed_offset,
+            log_start: g.log_start_offset,
+            log_end: g.log_end_offset,
+            high_watermark: g.high_watermark,
+            last_stable: None,
+            lag: g.lag,
+            pending: None,
+            status: g.status.name(),
+        }
+    }
+}
+
 /// A replica's runs of leader epochs.
 #[derive(Debug, Clone)]
 pub struct ReplicaRuns {
@@ -239,4 +285,23 @@ pub struct ReplicaRuns {
     pub topic: String,
     pub partition: i32,
     pub runs: Vec<EpochRun>,
+}
+
+impl ReplicaRuns {
+    /// Every replica's epoch runs in the summaries, by node.
+    pub fn of(sources: &[Source]) -> Vec<ReplicaRuns> {
+        sources
+            .iter()
+            .flat_map(|s| &s.doc.log_dirs)
+            .filter_map(|d| Some((d.node_id?, d)))
+            .flat_map(|(node, d)| {
+                d.partitions.iter().map(move |p| ReplicaRuns {
+                    node,
+                    topic: p.topic.clone(),
+                    partition: p.partition,
+                    runs: p.epochs.clone(),
+                })
+            })
+            .collect()
+    }
 }
