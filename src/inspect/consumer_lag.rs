@@ -804,3 +804,33 @@ fn assigned_members(
     }
     members
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_sum_by_group_topic_and_all_saturating() {
+        let (a, b, x, y) = ("a", "b", "x", "y");
+        let rows = [
+            (&a, &x, Some(5), Some(2)),
+            (&a, &x, Some(-3), None),
+            (&a, &y, None, None),
+            (&b, &x, Some(i64::MAX), Some(1)),
+            (&b, &y, Some(1), None),
+        ];
+        let t = LagTotals::of(rows);
+        let total = |partitions, lag, pending_records| LagTotal {
+            partitions,
+            lag,
+            pending_records,
+        };
+        assert_eq!(t.groups[&a], total(3, 5, 2));
+        assert_eq!(t.group_topics[&(a, x)], (total(2, 5, 2), 2));
+        // A row without a known lag counts, with no lag.
+        assert_eq!(t.group_topics[&(a, y)], (total(1, 0, 0), 0));
+        assert_eq!(t.topics[&x], total(3, i64::MAX, 3));
+        assert_eq!(t.topics[&y], total(2, 1, 0));
+        assert_eq!(t.all, total(5, i64::MAX, 3));
+    }
+}

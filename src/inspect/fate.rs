@@ -139,3 +139,46 @@ fn log_damage(f: &Finding, d: &LogDamage) -> String {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crc(file: &str, position: u64) -> Finding {
+        Finding::new(Kind::CrcMismatch, file, position, None, "")
+    }
+
+    #[test]
+    fn damage_is_placed_against_the_partition_restart() {
+        let cut = RestartCut {
+            log: "t-0/00000000000000000000.log".into(),
+            position: 100,
+            bytes: 50,
+            deleted: vec!["t-0/00000000000000000010.log".into()],
+            lost: Some((4, 19)),
+        };
+        let damaged = [LogDamage {
+            findings: vec![
+                crc("t-0/00000000000000000000.log", 120),
+                crc("t-0/00000000000000000010.log", 0),
+            ],
+            cut: Some(cut),
+            recovery_point: 0,
+        }];
+        let cut_here = kafka_does(&crc("t-0/00000000000000000000.log", 120), &damaged);
+        assert_eq!(
+            cut_here,
+            "a restarting broker's recovery cuts this segment at position 100 and deletes 1 later segment(s): offsets 4..=19 disappear"
+        );
+        let deleted = kafka_does(&crc("t-0/00000000000000000010.log", 0), &damaged);
+        assert!(deleted.starts_with("a restarting broker deletes this segment"));
+        // Before the cut, or in a partition not among `damaged`.
+        let below = kafka_does(&crc("t-0/00000000000000000000.log", 20), &damaged);
+        assert!(below.contains("does not reach it"), "{below}");
+        let elsewhere = kafka_does(&crc("u-0/00000000000000000000.log", 20), &damaged);
+        assert!(elsewhere.starts_with("log bytes damaged"), "{elsewhere}");
+        // Not a log: what loading it does.
+        let index = Finding::new(Kind::IndexLength, "t-0/0.index", 0, None, "");
+        assert!(kafka_does(&index, &damaged).contains("rebuilds the index"));
+    }
+}

@@ -281,6 +281,18 @@ mod tests {
         std::fs::write(dir.path().join("big"), [0; 11]).unwrap();
         assert!(read_regular(&dir.path().join("big"), 10).is_err());
     }
+
+    #[test]
+    fn read_head_reads_the_first_bytes_and_tells_the_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000000.log");
+        std::fs::write(&path, [1, 2, 3, 4, 5]).unwrap();
+        assert_eq!(read_head(&path, 3).unwrap(), Some((vec![1, 2, 3], 5)));
+        assert_eq!(read_head(&path, 9).unwrap(), Some((vec![1, 2, 3, 4, 5], 5)));
+        assert_eq!(read_head(&dir.path().join("absent"), 3).unwrap(), None);
+        let err = read_head(dir.path(), 3).unwrap_err().to_string();
+        assert!(err.contains("is a directory"), "{err}");
+    }
 }
 
 /// What makes two paths name the same file or directory: its device and
