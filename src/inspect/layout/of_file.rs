@@ -21,8 +21,7 @@ pub const MAX_FILE: u64 = 1 << 30;
 /// segment's records decoded as `topic`'s. A part that does not decode is
 /// one of the document's problems, not an error.
 pub fn of_file(path: &Path, topic: Topic, max_bytes: u64) -> Result<LayoutDoc> {
-    let (bytes, file_len) =
-        files::read_head(path, max_bytes)?.ok_or_else(|| Error::layout(path, "does not exist"))?;
+    let (bytes, file_len) = files::read_head(path, max_bytes)?;
     let mut doc = LayoutDoc {
         file: path.display().to_string(),
         file_len,
