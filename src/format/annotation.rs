@@ -21,7 +21,7 @@ pub struct Field<'a> {
     pub value: String,
 }
 
-/// One annotated field or line of a file beside a log.
+/// One annotated field or line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct FileField {
     /// Byte position in the file.
