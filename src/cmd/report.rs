@@ -2,22 +2,23 @@
 //! find, built from their documents (the renderer: `report::html`).
 
 use std::collections::BTreeSet;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kaen_log::cluster::broker_summary::{self, SummaryDoc, SummaryOptions};
 use kaen_log::cluster::merge::{self, Source};
 use kaen_log::format::escape::bounded;
-use kaen_log::format::{BatchView, DecodeLimits, Entry};
-use kaen_log::log::findings::{Finding, Kind, Severity};
-use kaen_log::log::{DataDir, Partition, Policy};
+use kaen_log::inspect::consumer_lag::{self, LagOptions, LagRow, LagTotals};
+use kaen_log::inspect::fate::{kafka_does, LogDamage};
+use kaen_log::log::findings::Finding;
+use kaen_log::log::{DataDir, Partition};
 use kaen_log::offsets::ReplayOptions;
 
 use crate::exit::Outcome;
 use crate::report::html::content::{
-    Checked, DamageMark, FindingView, LagCell, LagSection, LayoutDoc, LayoutField, PartitionView,
-    RecoveryCut, ReplicaRuns, ReportDoc, RestartLine, Shown, Verdict,
+    Checked, DamageMark, FindingView, LagCell, LagSection, LagSums, PartitionView, RecoveryCut,
+    ReplicaRuns, ReportDoc, RestartLine, Shown, Verdict,
 };
 use crate::report::Output;
 
@@ -123,7 +124,7 @@ impl ReportArgs {
 pub fn run(args: &ReportArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let (html, failing) = match &args.layout {
         Some(file) => {
-            let doc = layout_doc(file, args.max_bytes)?;
+            let doc = kaen_log::inspect::layout::of_file(file, layout_topic(file), args.max_bytes)?;
             (
                 crate::report::html::hex_view::render(&doc),
                 doc.problems.len() as u64,
@@ -179,15 +180,7 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
     let sources = merge::read_sources(&args.paths)?;
     for s in &sources {
         for d in &s.doc.log_dirs {
-            let state = d.shutdown_state();
-            if state != kaen_log::log::shutdown::ShutdownState::NotABroker {
-                doc.restarts.push(RestartLine {
-                    node: d.node_id,
-                    dir: Shown::new(&d.path),
-                    unclean: state == kaen_log::log::shutdown::ShutdownState::Unclean,
-                    text: d.shutdown_line(),
-                });
-            }
+            doc.restarts.extend(RestartLine::of_summary(d));
             for p in &d.partitions {
                 if let Some(damage) = &p.damage {
                     doc.notes.push(format!(
@@ -197,17 +190,11 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
                         p.partition
                     ));
                 }
-                doc.partitions.push(PartitionView {
-                    node: d.node_id,
-                    dir: Shown::new(&d.path),
-                    summary: p.clone(),
-                    last_stable: None,
-                    open_txns: Vec::new(),
-                    aborted: Vec::new(),
-                    damage: Vec::new(),
-                    recovery: None,
-                    salvage_lost: None,
-                });
+                doc.partitions.push(PartitionView::new(
+                    d.node_id,
+                    Shown::new(&d.path),
+                    p.clone(),
+                ));
             }
         }
     }
@@ -217,54 +204,14 @@ fn from_summaries(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> 
         .iter()
         .flat_map(|s| s.doc.findings.clone())
         .collect();
-    doc.findings = findings
-        .into_iter()
-        .map(|f| {
-            let kafka = kafka_does(&f, &doc.partitions);
-            FindingView { finding: f, kafka }
-        })
-        .collect();
-    doc.replica_runs = replica_runs(&sources);
+    doc.findings = finding_views(findings, &[]);
+    doc.replica_runs = ReplicaRuns::of(&sources);
     let cluster = merge::merge(&sources)?;
-    doc.lag = LagSection {
-        cells: cluster
-            .groups
-            .iter()
-            .map(|g| LagCell {
-                group: Shown::new(&g.group),
-                topic: Shown::new(&g.topic),
-                partition: g.partition,
-                committed: g.committed_offset,
-                log_start: g.log_start_offset,
-                log_end: g.log_end_offset,
-                high_watermark: g.high_watermark,
-                last_stable: None,
-                lag: g.lag,
-                pending: None,
-                status: g.status.name(),
-            })
-            .collect(),
-        missing: Some("No committed offsets in these summaries.".into()),
-    };
+    let cells = cluster.groups.iter().map(LagCell::of_cluster).collect();
+    let missing = "No committed offsets in these summaries.";
+    doc.lag = lag_section(cells, Some(missing.into()));
     doc.cluster = Some(cluster);
     Ok(())
-}
-
-/// Every replica's epoch runs, by node.
-fn replica_runs(sources: &[Source]) -> Vec<ReplicaRuns> {
-    sources
-        .iter()
-        .flat_map(|s| &s.doc.log_dirs)
-        .filter_map(|d| Some((d.node_id?, d)))
-        .flat_map(|(node, d)| {
-            d.partitions.iter().map(move |p| ReplicaRuns {
-                node,
-                topic: p.topic.clone(),
-                partition: p.partition,
-                runs: p.epochs.clone(),
-            })
-        })
-        .collect()
 }
 
 /// Data directories: `verify-crc`, `summary`, `transactions`, the
@@ -317,14 +264,9 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
         }
     }
     // summary's documents, and the partitions they describe.
-    let sources = summaries_of(args, &mut findings, doc)?;
-    doc.findings = findings
-        .into_iter()
-        .map(|f| {
-            let kafka = kafka_does(&f, &doc.partitions);
-            FindingView { finding: f, kafka }
-        })
-        .collect();
+    let mut damaged = Vec::new();
+    let sources = summaries_of(args, &mut findings, doc, &mut damaged)?;
+    doc.findings = finding_views(findings, &damaged);
     doc.lag = lag_of_dirs(args);
     // Several brokers: cluster's verdict.
     let nodes: BTreeSet<i32> = sources
@@ -333,7 +275,7 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
         .filter_map(|d| d.node_id)
         .collect();
     if nodes.len() > 1 {
-        doc.replica_runs = replica_runs(&sources);
+        doc.replica_runs = ReplicaRuns::of(&sources);
         match merge::merge(&sources) {
             Ok(c) => doc.cluster = Some(c),
             Err(e) => doc.notes.push(format!("replicas not compared: {e}")),
@@ -342,13 +284,27 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Each finding with what Kafka does with it, damage in a log placed
+/// against the restart of the partition in `damaged` that holds it.
+fn finding_views(findings: Vec<Finding>, damaged: &[LogDamage]) -> Vec<FindingView> {
+    findings
+        .into_iter()
+        .map(|f| FindingView {
+            kafka: kafka_does(&f, damaged),
+            finding: f,
+        })
+        .collect()
+}
+
 /// `summary`'s document of each directory (names bounded: it is shown,
-/// not written), its partitions into `doc` and its findings into
-/// `findings` (those verify-crc did not find already).
+/// not written), its partitions into `doc` (their damaged logs into
+/// `damaged`) and its findings into `findings` (those verify-crc did not
+/// find already).
 fn summaries_of(
     args: &ReportArgs,
     findings: &mut Vec<Finding>,
     doc: &mut ReportDoc,
+    damaged: &mut Vec<LogDamage>,
 ) -> anyhow::Result<Vec<Source>> {
     let mut sources = Vec::new();
     for dir in &args.paths {
@@ -358,14 +314,7 @@ fn summaries_of(
         };
         let (s, more) = broker_summary::summarize(dir, &opts)
             .with_context(|| format!("summary {}", dir.display()))?;
-        for f in &more {
-            if !findings
-                .iter()
-                .any(|g| g.kind == f.kind && g.file == f.file && g.position == f.position)
-            {
-                findings.push(f.clone());
-            }
-        }
+        kaen_log::log::findings::add_new(findings, &more);
         let opened = DataDir::open(dir)?;
         for ps in &s.partitions {
             let Some(p) = opened
@@ -374,7 +323,7 @@ fn summaries_of(
             else {
                 continue;
             };
-            let view = partition_view(&s, ps, p, findings, doc)?;
+            let view = partition_view(&s, ps, p, findings, doc, damaged)?;
             doc.partitions.push(view);
         }
         sources.push(Source {
@@ -389,34 +338,32 @@ fn summaries_of(
     Ok(sources)
 }
 
-/// One partition of a data directory.
+/// One partition of a data directory (its log damage, if any, into
+/// `damaged`).
 fn partition_view(
     s: &broker_summary::LogDirSummary,
     ps: &broker_summary::PartitionSummary,
     p: &Partition,
     findings: &[Finding],
     doc: &mut ReportDoc,
+    damaged: &mut Vec<LogDamage>,
 ) -> anyhow::Result<PartitionView> {
-    let mut view = PartitionView {
-        node: s.node_id,
-        dir: Shown::new(&s.path),
-        summary: ps.clone(),
-        last_stable: None,
-        open_txns: Vec::new(),
-        aborted: Vec::new(),
-        damage: Vec::new(),
-        recovery: None,
-        salvage_lost: None,
-    };
+    let mut view = PartitionView::new(s.node_id, Shown::new(&s.path), ps.clone());
     transactions_of(ps, p, &mut view, doc);
-    view.damage = damage_marks(findings, p);
     let point = ps.recovery_point.unwrap_or(0);
-    // Recovery cuts only at damage verify-crc finds too (framing and CRCs).
-    if !view.damage.is_empty() {
+    if let Some(d) = LogDamage::of(p, findings, s.clean_shutdown, point)? {
+        view.damage = d.findings.iter().map(DamageMark::of).collect();
         // verify-crc --recovery-preview.
-        view.recovery = recovery_cut(p, s.clean_shutdown, point)?;
+        view.recovery = d.cut.as_ref().map(|c| RecoveryCut {
+            file: c.log.display().to_string(),
+            position: c.position,
+            bytes: c.bytes,
+            deleted_segments: c.deleted.iter().map(|s| s.display().to_string()).collect(),
+            lost: c.lost,
+        });
         // verify-crc --repair --salvage, planned only.
         view.salvage_lost = salvage_lost(p, point, doc);
+        damaged.push(d);
     }
     Ok(view)
 }
@@ -453,61 +400,6 @@ fn transactions_of(
     }
 }
 
-/// The error findings in `p`'s log segments, as marks on its strip.
-fn damage_marks(findings: &[Finding], p: &Partition) -> Vec<DamageMark> {
-    findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .filter(|f| f.file.parent() == Some(p.dir.as_path()))
-        .filter(|f| f.file.extension().is_some_and(|e| e == "log"))
-        .map(|f| DamageMark {
-            file: f.file.display().to_string(),
-            position: f.position,
-            offset: f.offset,
-            kind: f.kind.name(),
-        })
-        .collect()
-}
-
-/// Where a restarting broker's recovery cuts `p`: after a clean shutdown
-/// the first damage of the segments it recovers then, else the recovery
-/// preview from the recovery point `point`.
-fn recovery_cut(
-    p: &Partition,
-    clean_shutdown: bool,
-    point: i64,
-) -> anyhow::Result<Option<RecoveryCut>> {
-    if clean_shutdown {
-        for (seg, damage) in kaen_log::inspect::recovery::recovered_after_clean_shutdown(p)? {
-            if let Some(d) = damage {
-                return Ok(Some(RecoveryCut {
-                    file: seg.log.display().to_string(),
-                    position: d.position,
-                    bytes: d.file_len.saturating_sub(d.position),
-                    deleted_segments: Vec::new(),
-                    lost: None,
-                }));
-            }
-        }
-        return Ok(None);
-    }
-    let pv = kaen_log::inspect::recovery::preview(p, point)?;
-    let Some((seg, d)) = &pv.truncate else {
-        return Ok(None);
-    };
-    Ok(Some(RecoveryCut {
-        file: seg.log.display().to_string(),
-        position: d.position,
-        bytes: d.file_len.saturating_sub(d.position),
-        deleted_segments: pv
-            .deleted
-            .iter()
-            .map(|s| s.log.display().to_string())
-            .collect(),
-        lost: pv.lost_offsets.map(|(from, end)| (from, end - 1)),
-    }))
-}
-
 /// The offset ranges a salvage repair of `p` would lose (`None`, and a
 /// note, when it cannot be planned).
 fn salvage_lost(p: &Partition, point: i64, doc: &mut ReportDoc) -> Option<Vec<(i64, Option<i64>)>> {
@@ -528,236 +420,72 @@ fn salvage_lost(p: &Partition, point: i64, doc: &mut ReportDoc) -> Option<Vec<(i
     }
 }
 
-/// What Kafka does with a finding (the severities' meaning, `findings`),
-/// placed against the partition's recovery preview for damaged logs.
-fn kafka_does(f: &Finding, partitions: &[PartitionView]) -> String {
-    let file = f.file.display().to_string();
-    if f.severity == Severity::Error && f.file.extension().is_some_and(|e| e == "log") {
-        let Some(p) = partitions
-            .iter()
-            .find(|p| p.damage.iter().any(|d| d.file == file))
-        else {
-            return "log bytes damaged: a broker's recovery (LogSegment.recover) cuts the log at the first invalid batch of the segments it recovers".into();
-        };
-        return match &p.recovery {
-            Some(c) if c.deleted_segments.contains(&file) => format!(
-                "a restarting broker deletes this segment: its recovery cuts {} at position {} first",
-                c.file, c.position
-            ),
-            Some(c) if c.file == file && f.position >= c.position => format!(
-                "a restarting broker's recovery cuts this segment at position {}{}{}",
-                c.position,
-                if c.deleted_segments.is_empty() {
-                    String::new()
-                } else {
-                    format!(" and deletes {} later segment(s)", c.deleted_segments.len())
-                },
-                c.lost
-                    .map_or_else(String::new, |(a, b)| format!(": offsets {a}..={b} disappear"))
-            ),
-            _ => format!(
-                "a restarting broker's recovery does not reach it (a clean shutdown, or below the recovery point {}): the broker serves the segment as it is, and a consumer's CRC check fails there",
-                p.summary.recovery_point.unwrap_or(0)
-            ),
-        };
-    }
-    match f.kind {
-        Kind::TrailingZeros => {
-            "recovery truncates the zero bytes; no record is lost".into()
-        }
-        Kind::IndexTrailingZeros => {
-            "preallocated slots of an active segment's index: a broker trims them at roll or clean shutdown".into()
-        }
-        Kind::IndexLength
-        | Kind::IndexMissing
-        | Kind::IndexOrder
-        | Kind::IndexTarget
-        | Kind::IndexPastLog
-        | Kind::TimeIndexStale => {
-            "a broker rebuilds the index when its sanity check fails on load (LogLoader, LogSegment.sanityCheck)".into()
-        }
-        Kind::TxnIndexMismatch => "recovery rebuilds the .txnindex from the log".into(),
-        Kind::SnapshotUnreadable | Kind::SnapshotMismatch => {
-            "ProducerStateManager skips a snapshot it cannot use and rebuilds the state from the log".into()
-        }
-        Kind::HangingTransaction => {
-            "the last stable offset stays at the transaction's first offset until it is aborted: read_committed consumers stop there".into()
-        }
-        Kind::HangingNotJudged => {
-            "find-hanging's rule needs --now-ms and the __transaction_state partitions beside the data".into()
-        }
-        Kind::OutOfOrderSequence
-        | Kind::DuplicateSequence
-        | Kind::SequenceNotZeroOnNewEpoch
-        | Kind::EpochRegression
-        | Kind::ZombieTransactionalWrite => {
-            "a broker loading the log replays producer state without re-validating sequences (ProducerStateManager)".into()
-        }
-        _ => match f.severity {
-            Severity::Error => "a broker refuses or cuts this state when it loads it".into(),
-            Severity::Warning => "a broker rebuilds or ignores this state when it loads it".into(),
-            Severity::Note => "what a running or crashed broker normally leaves".into(),
-        },
-    }
-}
-
 /// `lag`'s rows over the directories (several brokers: each partition on
 /// its leader's copy).
 fn lag_of_dirs(args: &ReportArgs) -> LagSection {
+    let rows = match lag_rows(args) {
+        Ok(rows) => rows,
+        Err(e) => return lag_section(Vec::new(), Some(format!("No lag: {e:#}"))),
+    };
+    let cells = rows
+        .iter()
+        .map(|r| LagCell {
+            group: Shown::new(&r.group),
+            topic: Shown::new(&r.topic),
+            partition: r.partition,
+            committed: r.committed,
+            log_start: r.ends.map(|e| e.log_start),
+            log_end: r.ends.map(|e| e.log_end),
+            high_watermark: r.ends.and_then(|e| e.high_watermark),
+            last_stable: r.ends.and_then(|e| e.last_stable),
+            lag: r.lag,
+            pending: r.pending_records,
+            status: r.status.name(),
+        })
+        .collect();
+    lag_section(cells, None)
+}
+
+/// The rows of `lag` over the directories.
+fn lag_rows(args: &ReportArgs) -> anyhow::Result<Vec<LagRow>> {
     // The page shows names, bounded where they enter: never a 32 KB group
     // id held, or written, in full.
     let opts = ReplayOptions {
         bounded_names: true,
         ..ReplayOptions::default()
     };
-    let replayed = crate::cmd::replayed::replay_dirs(&args.paths, opts);
-    let (dirs, replay, _) = match replayed {
-        Ok(r) => r,
-        Err(e) => {
-            return LagSection {
-                cells: Vec::new(),
-                missing: Some(format!("No lag: {e:#}")),
-            }
-        }
-    };
-    let opts = kaen_log::inspect::consumer_lag::LagOptions {
+    let (dirs, replay, _) = crate::cmd::replayed::replay_dirs(&args.paths, opts)?;
+    let opts = LagOptions {
         retention: args
             .now_ms
             .map(|now_ms| kaen_log::offsets::standing::Retention {
                 retention_ms: args.offsets_retention_minutes * 60_000,
                 now_ms,
             }),
-        ..kaen_log::inspect::consumer_lag::LagOptions::default()
+        ..LagOptions::default()
     };
-    match kaen_log::inspect::consumer_lag::compute(&dirs, &replay, &opts) {
-        Ok(rows) => LagSection {
-            cells: rows
-                .iter()
-                .map(|r| LagCell {
-                    group: Shown::new(&r.group),
-                    topic: Shown::new(&r.topic),
-                    partition: r.partition,
-                    committed: r.committed,
-                    log_start: r.ends.map(|e| e.log_start),
-                    log_end: r.ends.map(|e| e.log_end),
-                    high_watermark: r.ends.and_then(|e| e.high_watermark),
-                    last_stable: r.ends.and_then(|e| e.last_stable),
-                    lag: r.lag,
-                    pending: r.pending_records,
-                    status: r.status.name(),
-                })
-                .collect(),
-            missing: None,
-        },
-        Err(e) => LagSection {
-            cells: Vec::new(),
-            missing: Some(format!("No lag: {e}")),
-        },
-    }
+    Ok(consumer_lag::compute(&dirs, &replay, &opts)?)
 }
 
-/// The most bytes of a file read for its layout.
-const MAX_LAYOUT_FILE: u64 = 1 << 30;
-
-/// `dump-segment --layout`'s fields of `path`, the first `max_bytes` bytes.
-fn layout_doc(path: &Path, max_bytes: u64) -> anyhow::Result<LayoutDoc> {
-    let meta = std::fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;
-    anyhow::ensure!(meta.is_file(), "{}: is not a file", path.display());
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .with_context(|| format!("open {}", path.display()))?
-        .take(max_bytes)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("read {}", path.display()))?;
-    let mut doc = LayoutDoc {
-        file: path.display().to_string(),
-        file_len: meta.len(),
-        bytes,
-        ..LayoutDoc::default()
+/// The lag section of `cells`, with their sums (`missing`: why there are
+/// none).
+fn lag_section(cells: Vec<LagCell>, missing: Option<String>) -> LagSection {
+    let t = LagTotals::of(cells.iter().map(|c| (&c.group, &c.topic, c.lag, c.pending)));
+    let sums = LagSums {
+        groups: (t.groups.into_iter())
+            .map(|(g, s)| (g, (s.lag, s.pending_records)))
+            .collect(),
+        group_topics: (t.group_topics.into_iter())
+            .map(|(k, (s, known))| (k, ((known > 0).then_some(s.lag), s.partitions)))
+            .collect(),
+        topics: t.topics.into_iter().map(|(k, s)| (k, s.lag)).collect(),
+        all: t.all.lag,
     };
-    let name = path.file_name().and_then(|n| n.to_str());
-    match name.and_then(kaen_log::inspect::layout::sidecar::FileKind::of) {
-        Some(kind) => file_fields(&mut doc, kind, path, max_bytes)?,
-        // A log segment (or a KRaft snapshot): its batches.
-        None => segment_fields(&mut doc, path, name, max_bytes)?,
+    LagSection {
+        cells,
+        missing,
+        sums,
     }
-    Ok(doc)
-}
-
-/// The fields of a file that is not a log segment (an index, a snapshot,
-/// a checkpoint, ...) that start in its first `max_bytes` bytes, and where
-/// it stops decoding.
-fn file_fields(
-    doc: &mut LayoutDoc,
-    kind: kaen_log::inspect::layout::sidecar::FileKind,
-    path: &Path,
-    max_bytes: u64,
-) -> anyhow::Result<()> {
-    doc.describe = kind.describe();
-    let whole = kaen_log::log::files::read_regular(path, MAX_LAYOUT_FILE)?
-        .ok_or_else(|| anyhow::anyhow!("{}: does not exist", path.display()))?;
-    let mut fields = Vec::new();
-    let problem = kaen_log::inspect::layout::sidecar::layout(kind, &whole, &mut |f| {
-        if f.position < max_bytes {
-            fields.push(LayoutField {
-                position: Some(f.position),
-                decompressed_position: None,
-                len: f.bytes.len() as u64,
-                depth: f.depth,
-                name: f.field,
-                // As dump-segment shows it: batch_layout's values come
-                // escaped, these raw.
-                value: kaen_log::format::escape::escape_cell(&f.value).into_owned(),
-            });
-        }
-    });
-    doc.fields = fields;
-    doc.problems.extend(problem);
-    Ok(())
-}
-
-/// The batches of a log segment that start in its first `max_bytes`
-/// bytes, each a line of its own then its fields, and the damage the walk
-/// stepped over.
-fn segment_fields(
-    doc: &mut LayoutDoc,
-    path: &Path,
-    name: Option<&str>,
-    max_bytes: u64,
-) -> anyhow::Result<()> {
-    let base = name
-        .and_then(kaen_log::log::parse_segment_name)
-        .map(|(b, _)| b);
-    doc.describe = format!(
-        "log segment{}: record batches (RecordBatch v2: a 61-byte header, then the records; legacy messages of magic 0 and 1 are shown whole)",
-        base.map_or_else(String::new, |b| format!(" at base offset {b}"))
-    );
-    let topic = layout_topic(path);
-    let one = Partition::single_file(path, base.unwrap_or(0));
-    let mut walk = one.walk(Policy::HEADERS);
-    let limits = DecodeLimits::default();
-    while let Some(w) = walk.next_entry()? {
-        let entry = w.entry;
-        if entry.position() >= max_bytes {
-            break;
-        }
-        match entry {
-            Entry::V2(batch) => batch_fields(doc, &batch, topic, limits),
-            Entry::Legacy(m) => doc.fields.push(LayoutField {
-                position: Some(m.position),
-                decompressed_position: None,
-                len: entry.size(),
-                depth: 0,
-                name: "legacy message (magic 0 or 1)".into(),
-                value: format!("offset {}, not annotated field by field", m.offset),
-            }),
-        }
-    }
-    for d in walk.take_damage() {
-        doc.problems
-            .push(format!("position {}: {}", d.position, d.error));
-    }
-    Ok(())
 }
 
 /// How the records of the segment at `path` decode: as the internal topic
@@ -774,44 +502,5 @@ fn layout_topic(path: &Path) -> kaen_log::inspect::layout::Topic {
             kaen_log::inspect::layout::Topic::ShareGroupState
         }
         _ => kaen_log::inspect::layout::Topic::Plain,
-    }
-}
-
-/// One v2 batch: a line for the whole batch, then `batch_layout`'s fields
-/// (decompressed ones by their position in the decompressed records), and
-/// where it stops decoding.
-fn batch_fields(
-    doc: &mut LayoutDoc,
-    batch: &BatchView<'_>,
-    topic: kaen_log::inspect::layout::Topic,
-    limits: DecodeLimits,
-) {
-    let h = batch.header;
-    doc.fields.push(LayoutField {
-        position: Some(batch.position),
-        decompressed_position: None,
-        len: 0,
-        depth: 0,
-        name: format!(
-            "batch at position {}, offsets {}..={}",
-            batch.position,
-            h.base_offset,
-            h.last_offset()
-        ),
-        value: format!("{} bytes", batch.bytes().len()),
-    });
-    let fields = &mut doc.fields;
-    let err = kaen_log::inspect::layout::batch_layout(batch, topic, limits, &mut |f| {
-        fields.push(LayoutField {
-            position: (!f.decompressed).then_some(f.position),
-            decompressed_position: f.decompressed.then_some(f.position),
-            len: f.bytes.len() as u64,
-            depth: f.depth,
-            name: f.name.clone(),
-            value: f.value.clone(),
-        })
-    });
-    if let Some(e) = err {
-        doc.problems.push(e.to_string());
     }
 }

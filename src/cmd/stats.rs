@@ -66,7 +66,10 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         args.table.is_none() || args.format == Format::Csv,
         "--table chooses the table of --format csv: text shows every table, json the whole document"
     );
-    let progress = Progress::over(&args.paths, out.shows_progress(args.format == Format::Text));
+    let progress = Progress::over(
+        || kaen_log::log::dir::log_bytes(&args.paths),
+        out.shows_progress(args.format == Format::Text),
+    );
     let opts = StatsOptions {
         limits: DecodeLimits {
             max_decompressed: args.max_decompressed_bytes,

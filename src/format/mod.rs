@@ -16,6 +16,7 @@
 //! positioned at absolute file offsets.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
+pub mod annotation;
 pub mod batch;
 pub mod codec;
 pub mod compression;

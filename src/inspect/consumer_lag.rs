@@ -109,7 +109,7 @@ impl Status {
             Status::AboveHighWatermark => "above_high_watermark",
             Status::NoPartition => "no_partition",
             Status::NoCommittedOffset => "no_committed_offset",
-            Status::TopicRecreated => "topic_recreated",
+            Status::TopicRecreated => crate::offsets::standing::TOPIC_RECREATED,
             Status::Expired => "expired",
         }
     }
@@ -160,6 +160,48 @@ impl LagTotal {
         self.partitions = self.partitions.saturating_add(other.partitions);
         self.lag = self.lag.saturating_add(other.lag);
         self.pending_records = self.pending_records.saturating_add(other.pending_records);
+    }
+}
+
+/// The sums of lag rows by group, by group and topic, by topic and of them
+/// all: what `report`'s heatmaps show beside their cells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LagTotals<K> {
+    pub groups: BTreeMap<K, LagTotal>,
+    /// With how many of the rows have a known lag.
+    pub group_topics: BTreeMap<(K, K), (LagTotal, usize)>,
+    /// The sums of each topic's [`group_topics`](Self::group_topics).
+    pub topics: BTreeMap<K, LagTotal>,
+    pub all: LagTotal,
+}
+
+impl<K: Ord + Clone> LagTotals<K> {
+    /// The totals of `rows`: a group, a topic, a lag and pending records
+    /// each.
+    pub fn of<'a>(rows: impl IntoIterator<Item = (&'a K, &'a K, Option<i64>, Option<u64>)>) -> Self
+    where
+        K: 'a,
+    {
+        let mut t = LagTotals {
+            groups: BTreeMap::new(),
+            group_topics: BTreeMap::new(),
+            topics: BTreeMap::new(),
+            all: LagTotal::default(),
+        };
+        for (group, topic, lag, pending) in rows {
+            t.groups.entry(group.clone()).or_default().add(lag, pending);
+            let e = t
+                .group_topics
+                .entry((group.clone(), topic.clone()))
+                .or_default();
+            e.0.add(lag, pending);
+            e.1 += usize::from(lag.is_some());
+        }
+        for ((_, topic), (sum, _)) in &t.group_topics {
+            t.topics.entry(topic.clone()).or_default().merge(sum);
+            t.all.merge(sum);
+        }
+        t
     }
 }
 
@@ -761,4 +803,34 @@ fn assigned_members(
         }
     }
     members
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_sum_by_group_topic_and_all_saturating() {
+        let (a, b, x, y) = ("a", "b", "x", "y");
+        let rows = [
+            (&a, &x, Some(5), Some(2)),
+            (&a, &x, Some(-3), None),
+            (&a, &y, None, None),
+            (&b, &x, Some(i64::MAX), Some(1)),
+            (&b, &y, Some(1), None),
+        ];
+        let t = LagTotals::of(rows);
+        let total = |partitions, lag, pending_records| LagTotal {
+            partitions,
+            lag,
+            pending_records,
+        };
+        assert_eq!(t.groups[&a], total(3, 5, 2));
+        assert_eq!(t.group_topics[&(a, x)], (total(2, 5, 2), 2));
+        // A row without a known lag counts, with no lag.
+        assert_eq!(t.group_topics[&(a, y)], (total(1, 0, 0), 0));
+        assert_eq!(t.topics[&x], total(3, i64::MAX, 3));
+        assert_eq!(t.topics[&y], total(2, 1, 0));
+        assert_eq!(t.all, total(5, i64::MAX, 3));
+    }
 }

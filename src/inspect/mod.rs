@@ -5,6 +5,7 @@
 //!   over partitions;
 //! - [`recovery`]: a broker's log recovery, shown before it happens;
 //!   [`repair`] carries it out, moving bytes aside, never deleting them;
+//!   [`fate`]: what a broker does with each finding;
 //! - [`consumer_lag`], [`log_stats`], [`replica_diff`]: lag, statistics
 //!   and the comparison of two copies of a partition;
 //! - [`reset`]: offline offset resets by Kafka's rules;
@@ -21,6 +22,7 @@ pub mod catalog;
 pub mod consumer;
 pub mod consumer_lag;
 pub mod dump_log;
+pub mod fate;
 pub mod jbod;
 pub mod layout;
 pub mod log_stats;

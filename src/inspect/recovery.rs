@@ -8,7 +8,7 @@
 //! deletes every later segment. The same definition of "valid" is used here,
 //! so klog's plan and the broker's agree.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{DecodeError, Error, Result};
 use crate::format::index::{encode_offset_entry, encode_time_entry, IndexSchedule};
@@ -202,6 +202,51 @@ pub fn trusted_after_clean_shutdown(seg: &SegmentFiles) -> Result<bool> {
     let index_ok = whole(&seg.log.with_extension("index"), OFFSET_ENTRY_LEN)?;
     let time = seg.log.with_extension("timeindex");
     Ok(index_ok && (!time.exists() || whole(&time, TIME_ENTRY_LEN)?))
+}
+
+/// Where a restarting broker's recovery cuts one partition's log, with what
+/// goes with the cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestartCut {
+    /// The segment cut.
+    pub log: PathBuf,
+    /// Where: the first invalid byte.
+    pub position: u64,
+    /// The bytes cut off, from `position` to the end of the file.
+    pub bytes: u64,
+    /// The later segments deleted with it (`LogLoader.recoverLog`; none
+    /// after a clean shutdown).
+    pub deleted: Vec<PathBuf>,
+    /// The offsets that disappear, first and last (after an unclean
+    /// shutdown).
+    pub lost: Option<(i64, i64)>,
+}
+
+/// Where a restarting broker's recovery cuts `p`: after a clean shutdown
+/// at the first damage of the segments it recovers then
+/// ([`recovered_after_clean_shutdown`]: `LogLoader.loadSegmentFiles`),
+/// else as [`preview`] says from the recovery point `point`
+/// (`LogLoader.recoverLog`: cut, then delete every later segment).
+pub fn restart_cut(p: &Partition, clean_shutdown: bool, point: i64) -> Result<Option<RestartCut>> {
+    let cut = |seg: &SegmentFiles, d: &Cut| RestartCut {
+        log: seg.log.clone(),
+        position: d.position,
+        bytes: d.file_len.saturating_sub(d.position),
+        deleted: Vec::new(),
+        lost: None,
+    };
+    if clean_shutdown {
+        let recovered = recovered_after_clean_shutdown(p)?;
+        return Ok(recovered
+            .iter()
+            .find_map(|(seg, damage)| Some(cut(seg, damage.as_ref()?))));
+    }
+    let pv = preview(p, point)?;
+    Ok(pv.truncate.as_ref().map(|(seg, d)| RestartCut {
+        deleted: pv.deleted.iter().map(|s| s.log.clone()).collect(),
+        lost: pv.lost_offsets.map(|(from, end)| (from, end - 1)),
+        ..cut(seg, d)
+    }))
 }
 
 /// The highest next-offset any readable batch claims, damaged region or not

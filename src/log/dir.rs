@@ -161,6 +161,19 @@ pub fn folder_name(dir: &Path) -> Option<String> {
     }
 }
 
+/// Bytes of `.log` files under `paths` (files, partition folders, data
+/// directories: two levels down), for a progress total; what cannot be
+/// read counts nothing.
+pub fn log_bytes<P: AsRef<Path>>(paths: &[P]) -> u64 {
+    paths
+        .iter()
+        .flat_map(|p| walkdir::WalkDir::new(p).max_depth(2).into_iter().flatten())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
 /// The segments of a partition folder, sorted by base offset; an entry
 /// named like a segment that cannot be read (see [`scan_segments`]) is an
 /// error here, for writers.

@@ -96,11 +96,16 @@ pub fn open_existing(path: &Path) -> Result<Option<(File, u64)>> {
         }
         Err(e) => return Err(e),
     };
-    let len = file
+    let len = length(&file, path)?;
+    Ok(Some((file, len)))
+}
+
+/// The length of `file`, opened at `path`.
+fn length(file: &File, path: &Path) -> Result<u64> {
+    Ok(file
         .metadata()
         .map_err(|e| Error::io(path, "stat", e))?
-        .len();
-    Ok(Some((file, len)))
+        .len())
 }
 
 /// Read the regular file at `path`, refusing one over `max` bytes; `None`
@@ -115,11 +120,24 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
             format!("is {len} bytes, more than such a file may be ({max}): not read"),
         ));
     }
-    let mut bytes = Vec::with_capacity(len as usize);
+    read_up_to(file, path, max, len).map(Some)
+}
+
+/// The first `max` bytes of the regular file at `path` (all of it when it
+/// is shorter) and its length.
+pub fn read_head(path: &Path, max: u64) -> Result<(Vec<u8>, u64)> {
+    let file = open_regular(path)?;
+    let len = length(&file, path)?;
+    Ok((read_up_to(file, path, max, len)?, len))
+}
+
+/// Up to `max` bytes of `file` (`path`), `len` long.
+fn read_up_to(file: File, path: &Path, max: u64, len: u64) -> Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(len.min(max) as usize);
     file.take(max)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, "read", e))?;
-    Ok(Some(bytes))
+    Ok(bytes)
 }
 
 /// The first stretch of data of `file` at or after `at`, below `len`:
@@ -266,6 +284,19 @@ mod tests {
             .is_none());
         std::fs::write(dir.path().join("big"), [0; 11]).unwrap();
         assert!(read_regular(&dir.path().join("big"), 10).is_err());
+    }
+
+    #[test]
+    fn read_head_reads_the_first_bytes_and_tells_the_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000000.log");
+        std::fs::write(&path, [1, 2, 3, 4, 5]).unwrap();
+        assert_eq!(read_head(&path, 3).unwrap(), (vec![1, 2, 3], 5));
+        assert_eq!(read_head(&path, 9).unwrap(), (vec![1, 2, 3, 4, 5], 5));
+        let err = read_head(&dir.path().join("absent"), 3).unwrap_err();
+        assert!(err.to_string().contains("open: No such file"), "{err}");
+        let err = read_head(dir.path(), 3).unwrap_err().to_string();
+        assert!(err.contains("is a directory"), "{err}");
     }
 }
 

@@ -504,6 +504,22 @@ impl Finding {
     pub fn fails(&self, fail_on: Severity) -> bool {
         self.severity >= fail_on
     }
+
+    /// Whether `other` reports the same defect: the same kind at the same
+    /// byte of the same file (two checks can meet one defect).
+    pub fn same_as(&self, other: &Finding) -> bool {
+        self.kind == other.kind && self.file == other.file && self.position == other.position
+    }
+}
+
+/// Add to `findings` each of `more` it does not hold already
+/// ([`Finding::same_as`]).
+pub fn add_new(findings: &mut Vec<Finding>, more: &[Finding]) {
+    for f in more {
+        if !findings.iter().any(|g| g.same_as(f)) {
+            findings.push(f.clone());
+        }
+    }
 }
 
 impl fmt::Display for Finding {

@@ -71,6 +71,10 @@ pub enum Standing {
     Expired { at_ms: i64 },
 }
 
+/// The status word of an offset committed for an earlier topic of the same
+/// name, in every view (`replay-offsets`, `lag`).
+pub const TOPIC_RECREATED: &str = "topic_recreated";
+
 /// What a `topic_recreated` offset is to each client, for people (stderr):
 /// see the module docs.
 pub const TOPIC_RECREATED_NOTE: &str = "committed for an earlier topic of the same name (the \
@@ -84,7 +88,7 @@ impl Standing {
     pub fn name(&self) -> &'static str {
         match self {
             Standing::Live => "ok",
-            Standing::TopicRecreated { .. } => "topic_recreated",
+            Standing::TopicRecreated { .. } => TOPIC_RECREATED,
             Standing::Expired { .. } => "expired",
         }
     }

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use kaen_log::inspect::layout::Field;
+use kaen_log::format::annotation::{Field, FileField};
 
 const HEX_SHOWN: usize = 12;
 
@@ -46,7 +46,7 @@ pub fn write(out: &mut impl Write, f: &Field<'_>) -> std::io::Result<()> {
 pub fn write_file_fields(
     out: &mut impl Write,
     indent: &str,
-    fields: &[kaen_log::inspect::layout::sidecar::FileField],
+    fields: &[FileField],
 ) -> std::io::Result<()> {
     for f in fields {
         let nest = "  ".repeat(usize::from(f.depth));

@@ -135,7 +135,7 @@ pub fn findings_text(findings: &[kaen_log::log::findings::Finding]) -> String {
 pub fn topic_recreated_text<'a>(statuses: impl IntoIterator<Item = &'a str>) -> String {
     let n = statuses
         .into_iter()
-        .filter(|s| *s == kaen_log::inspect::consumer_lag::Status::TopicRecreated.name())
+        .filter(|s| *s == kaen_log::offsets::standing::TOPIC_RECREATED)
         .count();
     if n == 0 {
         return String::new();

@@ -23,18 +23,6 @@ pub struct Progress {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-/// Bytes of `.log` files under the paths (files, partition folders, data
-/// directories), for a progress total.
-pub fn log_bytes<P: AsRef<std::path::Path>>(paths: &[P]) -> u64 {
-    paths
-        .iter()
-        .flat_map(|p| walkdir::WalkDir::new(p).max_depth(2).into_iter().flatten())
-        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.len())
-        .sum()
-}
-
 impl Progress {
     /// Where the walks of the command count the bytes they read.
     pub fn meter(&self) -> &'static Meter {
@@ -46,14 +34,16 @@ impl Progress {
         progress.as_ref().map(Progress::meter)
     }
 
-    /// A bar over the `.log` bytes under `paths`, advanced by the walks
-    /// given its [`meter`](Self::meter); `None` when progress is not shown (stderr not a terminal, or `shown` false: `--quiet`,
-    /// or the caller's output is not text).
-    pub fn over<P: AsRef<std::path::Path>>(paths: &[P], shown: bool) -> Option<Progress> {
+    /// A bar over `total()` bytes (the `.log` bytes the command reads,
+    /// counted only when the bar is shown), advanced by the walks given its
+    /// [`meter`](Self::meter); `None` when progress is not shown (stderr
+    /// not a terminal, or `shown` false: `--quiet`, or the caller's output
+    /// is not text).
+    pub fn over(total: impl FnOnce() -> u64, shown: bool) -> Option<Progress> {
         if !shown || !enabled() {
             return None;
         }
-        Progress::bytes(Some(log_bytes(paths)))
+        Progress::bytes(Some(total()))
     }
 
     /// A counter of the bytes walked with their rate, no total: for

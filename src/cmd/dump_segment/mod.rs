@@ -366,7 +366,7 @@ pub fn run(args: &DumpSegmentArgs, out: &mut Output) -> anyhow::Result<Outcome> 
     }
     // Progress only when the text goes to a file or a pipe, not the terminal.
     let progress = Progress::over(
-        &args.paths,
+        || kaen_log::log::dir::log_bytes(&args.paths),
         out.shows_progress(args.format == Format::Text) && !std::io::stdout().is_terminal(),
     );
     args.meter = Progress::meter_of(&progress);

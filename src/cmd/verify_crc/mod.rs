@@ -159,7 +159,10 @@ pub fn run(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         return recovery_preview(args, out);
     }
     let mut opts = options(args)?;
-    let progress = Progress::over(&args.paths, out.shows_progress(args.format == Format::Text));
+    let progress = Progress::over(
+        || kaen_log::log::dir::log_bytes(&args.paths),
+        out.shows_progress(args.format == Format::Text),
+    );
     opts.meter = Progress::meter_of(&progress);
     let total = check(args, &opts)?;
     drop(progress);

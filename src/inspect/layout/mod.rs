@@ -9,7 +9,10 @@
 //! [`Cursor`]); a field that does not parse
 //! ends the listing with the decode error, positioned like every other.
 
+mod of_file;
 pub mod sidecar;
+
+pub use of_file::{of_file, MAX_FILE};
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::batch::{self, BatchHeader, BatchView};
@@ -19,19 +22,7 @@ use crate::format::schema::Schema;
 use crate::format::{compression, Compression, DecodeLimits};
 use crate::offsets::records::RecordType;
 
-/// One annotated field, borrowing its bytes from the batch (or the
-/// decompressed records).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Field<'a> {
-    /// Absolute file position, or the position in the decompressed data when `decompressed`.
-    pub position: u64,
-    pub decompressed: bool,
-    /// Nesting: 0 batch header, 1 record, 2 header / key / value fields.
-    pub depth: u8,
-    pub bytes: &'a [u8],
-    pub name: String,
-    pub value: String,
-}
+pub use crate::format::annotation::Field;
 
 /// What the batch belongs to, for decoding keys and values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

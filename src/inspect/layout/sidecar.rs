@@ -12,33 +12,12 @@
 //! the error says where. Fields are handed to a callback one at a time,
 //! so a 10 MiB preallocated index costs no memory.
 
-use schemars::JsonSchema;
-use serde::{Serialize, Serializer};
-
 use crate::format::crc::crc32c;
 use crate::format::cursor::Cursor;
 use crate::format::index::{self, OFFSET_ENTRY_LEN, TIME_ENTRY_LEN, TXN_ENTRY_LEN};
 use crate::log::checkpoint;
 
-/// One annotated field or line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct FileField {
-    /// Byte position in the file.
-    pub position: u64,
-    /// 0: the file's header or an entry's title, 1: a field of an entry.
-    pub depth: u8,
-    /// The field's bytes, in hex in JSON (empty for a note).
-    #[serde(serialize_with = "hex")]
-    #[schemars(with = "String")]
-    pub bytes: Vec<u8>,
-    pub field: String,
-    pub value: String,
-}
-
-fn hex<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
-    let text: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    s.serialize_str(&text)
-}
+pub use crate::format::annotation::FileField;
 
 /// The kinds of files this module annotates, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,11 +1,15 @@
 //! What a report shows, gathered from the documents the other commands
 //! build (`verify-crc`'s findings and recovery preview, `summary`'s
 //! partitions, `transactions`' producer state, `lag`'s rows, `cluster`'s
-//! verdict, `dump-segment --layout`'s fields): the renderer reads only this.
+//! verdict): the renderer reads only this (and, for `--layout`, a
+//! [`LayoutDoc`](kaen_log::format::annotation::LayoutDoc)).
 
-use kaen_log::cluster::broker_summary::{EpochRun, PartitionSummary};
-use kaen_log::cluster::merge::ClusterReport;
+use std::collections::BTreeMap;
+
+use kaen_log::cluster::broker_summary::{EpochRun, LogDirSummary, PartitionSummary};
+use kaen_log::cluster::merge::{ClusterReport, GroupLag, Source};
 use kaen_log::log::findings::{Finding, Severity};
+use kaen_log::log::shutdown::ShutdownState;
 
 pub use super::shown::Shown;
 
@@ -46,6 +50,19 @@ pub struct RestartLine {
     pub unclean: bool,
     /// The headline (klog's words and numbers).
     pub text: String,
+}
+
+impl RestartLine {
+    /// The line of a summary's log directory (`None`: not a broker's).
+    pub fn of_summary(d: &LogDirSummary) -> Option<RestartLine> {
+        let state = d.shutdown_state();
+        (state != ShutdownState::NotABroker).then(|| RestartLine {
+            node: d.node_id,
+            dir: Shown::new(&d.path),
+            unclean: state == ShutdownState::Unclean,
+            text: d.shutdown_line(),
+        })
+    }
 }
 
 /// Counts of what was checked.
@@ -136,6 +153,21 @@ pub struct PartitionView {
 }
 
 impl PartitionView {
+    /// The view of `summary`, on broker `node` in the log directory `dir`,
+    /// before producer state and damage are added.
+    pub fn new(node: Option<i32>, dir: Shown, summary: PartitionSummary) -> Self {
+        PartitionView {
+            node,
+            dir,
+            summary,
+            last_stable: None,
+            open_txns: Vec::new(),
+            aborted: Vec::new(),
+            damage: Vec::new(),
+            recovery: None,
+            salvage_lost: None,
+        }
+    }
     /// `topic-partition`.
     pub fn name(&self) -> String {
         format!("{}-{}", self.summary.topic, self.summary.partition)
@@ -163,6 +195,18 @@ pub struct DamageMark {
     pub kind: &'static str,
 }
 
+impl DamageMark {
+    /// The mark of an error finding in a log segment.
+    pub fn of(f: &Finding) -> DamageMark {
+        DamageMark {
+            file: f.file.display().to_string(),
+            position: f.position,
+            offset: f.offset,
+            kind: f.kind.name(),
+        }
+    }
+}
+
 /// A cut a restarting broker's recovery would make.
 #[derive(Debug, Clone)]
 pub struct RecoveryCut {
@@ -180,6 +224,22 @@ pub struct LagSection {
     pub cells: Vec<LagCell>,
     /// Why there is no lag, when there is none.
     pub missing: Option<String>,
+    /// The cells' sums (each saturating, as `lag`'s totals).
+    pub sums: LagSums,
+}
+
+/// The sums the heatmaps show beside their cells.
+#[derive(Debug, Clone, Default)]
+pub struct LagSums {
+    /// Per group: the sum of its positive lags and of its pending records.
+    pub groups: BTreeMap<Shown, (i64, u64)>,
+    /// Per group and topic: the sum of the positive lags (`None` when no
+    /// partition's lag is known) and the partitions.
+    pub group_topics: BTreeMap<(Shown, Shown), (Option<i64>, u64)>,
+    /// Per topic: the sum of its groups' lags.
+    pub topics: BTreeMap<Shown, i64>,
+    /// The sum of every topic's.
+    pub all: i64,
 }
 
 /// One group's lag on one partition.
@@ -198,6 +258,26 @@ pub struct LagCell {
     pub status: &'static str,
 }
 
+impl LagCell {
+    /// The cell of one of `cluster`'s committed offsets (pending records
+    /// and the last stable offset are not in a summary).
+    pub fn of_cluster(g: &GroupLag) -> LagCell {
+        LagCell {
+            group: Shown::new(&g.group),
+            topic: Shown::new(&g.topic),
+            partition: g.partition,
+            committed: g.committed_offset,
+            log_start: g.log_start_offset,
+            log_end: g.log_end_offset,
+            high_watermark: g.high_watermark,
+            last_stable: None,
+            lag: g.lag,
+            pending: None,
+            status: g.status.name(),
+        }
+    }
+}
+
 /// A replica's runs of leader epochs.
 #[derive(Debug, Clone)]
 pub struct ReplicaRuns {
@@ -207,43 +287,21 @@ pub struct ReplicaRuns {
     pub runs: Vec<EpochRun>,
 }
 
-/// `report --layout`: one file, field by field.
-#[derive(Debug, Clone, Default)]
-pub struct LayoutDoc {
-    pub file: String,
-    /// What the file is.
-    pub describe: String,
-    /// The bytes shown (the file's first `--max-bytes`).
-    pub bytes: Vec<u8>,
-    /// The file's length.
-    pub file_len: u64,
-    pub fields: Vec<LayoutField>,
-    /// What did not decode, if anything.
-    pub problems: Vec<String>,
-}
-
-/// One annotated field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LayoutField {
-    /// File position (`None`: a field of decompressed records, at
-    /// `position` of the decompressed data).
-    pub position: Option<u64>,
-    pub decompressed_position: Option<u64>,
-    pub len: u64,
-    pub depth: u8,
-    /// As `dump-segment --layout` names it: `name (type)`.
-    pub name: String,
-    /// The decoded value as text shows it (data escaped, strings quoted).
-    pub value: String,
-}
-
-impl LayoutField {
-    /// The name and the type, split at ` (`: `baseOffset (int64)` is
-    /// `baseOffset` of type `int64`.
-    pub fn name_and_type(&self) -> (&str, &str) {
-        match self.name.rsplit_once(" (") {
-            Some((n, t)) if t.ends_with(')') => (n, &t[..t.len() - 1]),
-            _ => (self.name.as_str(), ""),
-        }
+impl ReplicaRuns {
+    /// Every replica's epoch runs in the summaries, by node.
+    pub fn of(sources: &[Source]) -> Vec<ReplicaRuns> {
+        sources
+            .iter()
+            .flat_map(|s| &s.doc.log_dirs)
+            .filter_map(|d| Some((d.node_id?, d)))
+            .flat_map(|(node, d)| {
+                d.partitions.iter().map(move |p| ReplicaRuns {
+                    node,
+                    topic: p.topic.clone(),
+                    partition: p.partition,
+                    runs: p.epochs.clone(),
+                })
+            })
+            .collect()
     }
 }

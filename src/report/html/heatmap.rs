@@ -4,9 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use kaen_log::inspect::consumer_lag::LagTotal;
-
-use super::content::{LagCell, ReportDoc, Shown};
+use super::content::{LagCell, LagSums, ReportDoc, Shown};
 use super::page::paged_table;
 use super::svg;
 use super::{attr, esc, opt};
@@ -41,8 +39,9 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
     );
     let groups: BTreeSet<&Shown> = cells.iter().map(|c| &c.group).collect();
     let columns: BTreeSet<(&Shown, i32)> = cells.iter().map(|c| (&c.topic, c.partition)).collect();
+    let sums = &doc.lag.sums;
     if columns.len() <= doc.detail_limit {
-        partition_heatmap(b, cells, &groups, &columns, max);
+        partition_heatmap(b, cells, sums, &groups, &columns, max);
     } else {
         let _ = writeln!(
             b,
@@ -50,24 +49,15 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
             columns.len()
         );
     }
-    topic_heatmap(b, cells, &groups);
+    topic_heatmap(b, cells, sums, &groups);
     lag_table(b, cells);
     b.push_str("</section>\n");
 }
 
-/// Each group's total: the sum of its positive lags and of its pending
-/// records (saturating: [`LagTotal`]), summed in one pass.
-fn group_totals(cells: &[LagCell]) -> BTreeMap<&Shown, LagTotal> {
-    let mut totals: BTreeMap<&Shown, LagTotal> = BTreeMap::new();
-    for c in cells {
-        totals.entry(&c.group).or_default().add(c.lag, c.pending);
-    }
-    totals
-}
-
-/// Group `g`'s total in `totals`.
-fn group_total(totals: &BTreeMap<&Shown, LagTotal>, g: &Shown) -> (i64, u64) {
-    totals.get(g).map_or((0, 0), |t| (t.lag, t.pending_records))
+/// Group `g`'s total: the sum of its positive lags and of its pending
+/// records.
+fn group_total(sums: &LagSums, g: &Shown) -> (i64, u64) {
+    sums.groups.get(g).copied().unwrap_or((0, 0))
 }
 
 /// The heatmap of groups × partitions, coloured on the scale of the
@@ -75,6 +65,7 @@ fn group_total(totals: &BTreeMap<&Shown, LagTotal>, g: &Shown) -> (i64, u64) {
 fn partition_heatmap(
     b: &mut String,
     cells: &[LagCell],
+    sums: &LagSums,
     groups: &BTreeSet<&Shown>,
     columns: &BTreeSet<(&Shown, i32)>,
     max: i64,
@@ -88,7 +79,6 @@ fn partition_heatmap(
         let _ = write!(b, "<th>{t}<br>{p}</th>");
     }
     b.push_str("<th>total</th></tr></thead><tbody>");
-    let totals = group_totals(cells);
     for g in groups {
         let _ = write!(b, "<tr data-group=\"{g}\"><th>{g}</th>");
         for (t, p) in columns {
@@ -97,7 +87,7 @@ fn partition_heatmap(
                 None => b.push_str("<td></td>"),
             }
         }
-        let (lag, pending) = group_total(&totals, g);
+        let (lag, pending) = group_total(sums, g);
         let _ = write!(
             b,
             "<td class=\"total num\" data-group=\"{g}\" data-lag=\"{lag}\" data-pending=\"{pending}\">{lag}</td></tr>"
@@ -106,22 +96,17 @@ fn partition_heatmap(
     b.push_str("</tbody></table>\n");
 }
 
-/// Per (group, topic): the sums ([`LagTotal`]) and the partitions with a
-/// lag.
-type TopicSums<'a> = BTreeMap<(&'a Shown, &'a Shown), (LagTotal, usize)>;
-
 /// The heatmap of groups × topics, with each group's and each topic's
 /// total.
-fn topic_heatmap(b: &mut String, cells: &[LagCell], groups: &BTreeSet<&Shown>) {
+fn topic_heatmap(b: &mut String, cells: &[LagCell], sums: &LagSums, groups: &BTreeSet<&Shown>) {
     // Per topic: the sum of the positive lags of each group's partitions.
     let topics: BTreeSet<&Shown> = cells.iter().map(|c| &c.topic).collect();
-    let mut sums: TopicSums<'_> = BTreeMap::new();
-    for c in cells {
-        let e = sums.entry((&c.group, &c.topic)).or_default();
-        e.0.add(c.lag, c.pending);
-        e.1 += usize::from(c.lag.is_some());
-    }
-    let topic_max = sums.values().map(|v| v.0.lag).max().unwrap_or(0);
+    let topic_max = sums
+        .group_topics
+        .values()
+        .map(|v| v.0.unwrap_or(0))
+        .max()
+        .unwrap_or(0);
     b.push_str(
         "<h3>Per topic</h3>\n<table class=\"heat\" id=\"heat-topics\"><thead><tr><th>group</th>",
     );
@@ -129,13 +114,11 @@ fn topic_heatmap(b: &mut String, cells: &[LagCell], groups: &BTreeSet<&Shown>) {
         let _ = write!(b, "<th>{t}</th>");
     }
     b.push_str("<th>total</th></tr></thead><tbody>");
-    let totals = group_totals(cells);
     for g in groups {
         let _ = write!(b, "<tr data-group=\"{g}\"><th>{g}</th>");
         for t in &topics {
-            match sums.get(&(*g, *t)) {
-                Some((sum, known)) => {
-                    let (lag, n) = ((*known > 0).then_some(sum.lag), sum.partitions);
+            match sums.group_topics.get(&((*g).clone(), (*t).clone())) {
+                Some(&(lag, n)) => {
                     let _ = write!(
                         b,
                         "<td class=\"cell topic-cell num\" style=\"background:{}\" data-group=\"{g}\" data-topic=\"{t}\" data-lag=\"{}\" data-tip=\"{g} on {t}: lag {} over {}\">{}</td>",
@@ -149,31 +132,28 @@ fn topic_heatmap(b: &mut String, cells: &[LagCell], groups: &BTreeSet<&Shown>) {
                 None => b.push_str("<td></td>"),
             }
         }
-        let (lag, _) = group_total(&totals, g);
+        let (lag, _) = group_total(sums, g);
         let _ = write!(b, "<td class=\"total num\">{lag}</td></tr>");
     }
-    topic_totals_row(b, &topics, &sums);
+    topic_totals_row(b, &topics, sums);
 }
 
 /// The last row of the per-topic heatmap: each topic's total lag and the
 /// sum of them all.
-fn topic_totals_row(b: &mut String, topics: &BTreeSet<&Shown>, sums: &TopicSums<'_>) {
+fn topic_totals_row(b: &mut String, topics: &BTreeSet<&Shown>, sums: &LagSums) {
     b.push_str("<tr class=\"topic-totals\"><th>total</th>");
-    let mut by_topic: BTreeMap<&Shown, LagTotal> = BTreeMap::new();
-    let mut all = LagTotal::default();
-    for ((_, t), (sum, _)) in sums {
-        by_topic.entry(t).or_default().merge(sum);
-        all.merge(sum);
-    }
-    let all = all.lag;
     for t in topics {
-        let sum = by_topic.get(t).map_or(0, |s| s.lag);
+        let sum = sums.topics.get(*t).copied().unwrap_or(0);
         let _ = write!(
             b,
             "<td class=\"total num\" data-topic=\"{t}\" data-lag=\"{sum}\">{sum}</td>"
         );
     }
-    let _ = writeln!(b, "<td class=\"total num\">{all}</td></tr></tbody></table>");
+    let _ = writeln!(
+        b,
+        "<td class=\"total num\">{}</td></tr></tbody></table>",
+        sums.all
+    );
 }
 
 /// Every committed offset, a row each, in a paged table.

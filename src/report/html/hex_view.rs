@@ -7,7 +7,8 @@
 
 use std::fmt::Write;
 
-use super::content::LayoutDoc;
+use kaen_log::format::annotation::LayoutDoc;
+
 use super::{esc, esc_shown};
 
 /// Bytes per hex row.
@@ -120,8 +121,8 @@ pub fn render(doc: &LayoutDoc) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::content::LayoutField;
     use super::*;
+    use kaen_log::format::annotation::LayoutField;
 
     fn field(position: u64, len: u64, depth: u8, name: &str) -> LayoutField {
         LayoutField {

@@ -1,4 +1,5 @@
-//! `klog report`'s renderer: a [`ReportDoc`] (or a [`LayoutDoc`]) as one
+//! `klog report`'s renderer: a [`ReportDoc`] (or a
+//! [`LayoutDoc`](kaen_log::format::annotation::LayoutDoc)) as one
 //! self-contained HTML page, pictures as inline SVG (scales and colours:
 //! [`svg`]).
 //!
