@@ -83,10 +83,7 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
                 .with_context(|| format!("stats {}", path.display()))?,
         );
     }
-    let mut total = Stats::default();
-    for p in &parts {
-        total.merge(&p.stats);
-    }
+    let total = Stats::total(parts.iter().map(|p| &p.stats));
     let report = StatsReport {
         partitions: parts
             .iter()
@@ -108,21 +105,12 @@ pub fn run(args: &StatsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     };
     emit(&report, args.format, out)?;
     for p in parts.iter().filter(|p| p.stats.problems() > 0) {
-        let s = &p.stats;
-        let said: Vec<String> = [
-            (s.corrupt_batches, "corrupt batch", "corrupt batches"),
-            (
-                s.undecodable_batches,
-                "undecodable batch",
-                "undecodable batches",
-            ),
-            (s.torn_tails, "torn tail", "torn tails"),
-            (s.corrupt_tails, "corrupt tail", "corrupt tails"),
-        ]
-        .iter()
-        .filter(|(n, _, _)| *n > 0)
-        .map(|&(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
-        .collect();
+        let said: Vec<String> = p
+            .stats
+            .skipped()
+            .into_iter()
+            .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+            .collect();
         crate::report::say!(
             "{}: skipped {} (`klog verify-crc {}` shows where)",
             p.name,

@@ -206,6 +206,34 @@ impl Stats {
         self.corrupt_batches + self.undecodable_batches + self.torn_tails + self.corrupt_tails
     }
 
+    /// What was skipped, each kind of [`problems`](Self::problems) seen
+    /// at least once: its count, then its name for one and for many.
+    pub fn skipped(&self) -> Vec<(u64, &'static str, &'static str)> {
+        [
+            (self.corrupt_batches, "corrupt batch", "corrupt batches"),
+            (
+                self.undecodable_batches,
+                "undecodable batch",
+                "undecodable batches",
+            ),
+            (self.torn_tails, "torn tail", "torn tails"),
+            (self.corrupt_tails, "corrupt tail", "corrupt tails"),
+        ]
+        .into_iter()
+        .filter(|&(n, _, _)| n > 0)
+        .collect()
+    }
+
+    /// The statistics of `parts` together: producers are distinct over
+    /// all of them ([`merge`](Self::merge)).
+    pub fn total<'a>(parts: impl IntoIterator<Item = &'a Stats>) -> Stats {
+        let mut total = Stats::default();
+        for s in parts {
+            total.merge(s);
+        }
+        total
+    }
+
     /// Add `other` into `self`. Counts add up, distributions and codecs
     /// merge, timestamps widen, and producers are the union of the ids (a
     /// producer id seen in two partitions is one producer, transactional

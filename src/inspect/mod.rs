@@ -15,12 +15,15 @@
 //!   it (files, the KRaft metadata, overrides), for the writers;
 //! - [`layout`]: the annotated bytes of a segment and of the files beside
 //!   it ([`layout::sidecar`]);
+//! - [`dir_overview`]: a data directory's files, offsets and metadata,
+//!   checked as a broker loads them;
 //! - [`catalog`]: every record type klog decodes; [`consumer`]: a minimal
 //!   offline consumer.
 
 pub mod catalog;
 pub mod consumer;
 pub mod consumer_lag;
+pub mod dir_overview;
 pub mod dump_log;
 pub mod fate;
 pub mod jbod;
