@@ -5,6 +5,8 @@
 //!   over partitions;
 //! - [`recovery`]: a broker's log recovery, shown before it happens;
 //!   [`repair`] carries it out, moving bytes aside, never deleting them;
+//!   [`restart`]: what a broker's next start does, and [`targets`]: the
+//!   partitions a repair or a recovery preview works on;
 //!   [`fate`]: what a broker does with each finding;
 //! - [`consumer_lag`], [`log_stats`], [`replica_diff`]: lag, statistics
 //!   and the comparison of two copies of a partition;
@@ -35,6 +37,7 @@ pub mod replica_diff;
 pub mod reset;
 pub mod restart;
 pub mod select;
+pub mod targets;
 pub mod topic_config;
 pub mod txn_overview;
 pub mod verify;

@@ -24,7 +24,7 @@
 //! What it cuts is in [`crate::inspect::recovery`] (`verify-crc
 //! --recovery-preview` shows it per partition).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -458,4 +458,41 @@ impl PlannedCut {
             error: d.error.to_string(),
         }
     }
+}
+
+impl PartitionRestart {
+    /// 1 when the start changes this folder: a full recovery that cuts,
+    /// else each segment recovered for want of a usable offset index.
+    pub fn changes(&self) -> u64 {
+        if self.full_recovery {
+            u64::from(!self.cuts.is_empty())
+        } else {
+            self.recovered_segments.len() as u64
+        }
+    }
+}
+
+/// The next start's prediction for each of `partitions` (each with its
+/// data directory, as [`crate::inspect::targets::partitions`] lists them),
+/// in order: every data directory's marker and checkpoints are read once,
+/// and its tiered storage (a log with it loads its log start from the
+/// checkpoint alone).
+pub fn preview(partitions: Vec<(PathBuf, Partition)>) -> Result<Vec<(PathBuf, PartitionRestart)>> {
+    let data_dirs: std::collections::BTreeSet<&PathBuf> =
+        partitions.iter().map(|(d, _)| d).collect();
+    let opened: Vec<DataDir> = data_dirs
+        .into_iter()
+        .filter_map(|d| DataDir::open(d).ok())
+        .collect();
+    let tiering = Tiering::for_dirs(&opened)?;
+    let mut dirs: std::collections::BTreeMap<PathBuf, DirState> = Default::default();
+    let mut out = Vec::new();
+    for (data_dir, p) in partitions {
+        let dir = dirs
+            .entry(data_dir.clone())
+            .or_insert_with(|| DirState::read(&data_dir));
+        let restart = PartitionRestart::predict(dir, &p, &tiering)?;
+        out.push((data_dir, restart));
+    }
+    Ok(out)
 }

@@ -8,6 +8,7 @@
 
 pub mod annotated;
 mod cells;
+pub mod cluster_text;
 pub mod document;
 pub mod eos_walkthrough;
 pub mod group_walkthrough;
@@ -16,6 +17,7 @@ pub mod indexes;
 pub mod internal;
 pub mod kafka_dump;
 pub mod progress;
+pub mod recovery_text;
 pub mod segment_json;
 pub mod segment_text;
 pub mod table;

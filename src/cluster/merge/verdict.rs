@@ -350,4 +350,40 @@ impl ClusterReport {
             .filter(|f| f.severity == crate::log::findings::Severity::Error)
             .count()
     }
+
+    /// The nodes whose summaries hold a finding at error severity.
+    pub fn error_nodes(&self) -> std::collections::BTreeSet<i32> {
+        self.summaries
+            .iter()
+            .filter(|s| {
+                s.findings
+                    .iter()
+                    .any(|f| f.severity == crate::log::findings::Severity::Error)
+            })
+            .map(|s| s.node_id)
+            .collect()
+    }
+
+    /// How many nodes the summaries come from (a node may send several).
+    pub fn nodes(&self) -> usize {
+        self.summaries
+            .iter()
+            .map(|s| s.node_id)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    }
+}
+
+impl PartitionVerdict {
+    /// The nodes assigned a replica that no summary holds (MISSING), or
+    /// `None` when there is none.
+    pub fn missing_nodes(&self) -> Option<Vec<i32>> {
+        let m: Vec<i32> = self
+            .replicas
+            .iter()
+            .filter(|r| r.state == ReplicaState::Missing)
+            .map(|r| r.node_id)
+            .collect();
+        (!m.is_empty()).then_some(m)
+    }
 }

@@ -2,13 +2,13 @@
 //! state; preview a broker's recovery; repair.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use kaen_log::format::DecodeLimits;
-use kaen_log::inspect::restart::{DirState, PartitionRestart};
+use kaen_log::inspect::restart::PartitionRestart;
+use kaen_log::inspect::targets::{self, Folders};
 use kaen_log::inspect::verify;
-use kaen_log::log::{checkpoint, classify, DataDir, Partition, PartitionState, PathKind};
 use kaen_log::txn::TxnOptions;
 
 use kaen_log::log::findings::{Counts, Finding, Summary};
@@ -19,6 +19,7 @@ use crate::cmd::args::FailOn;
 use crate::exit::Outcome;
 use crate::report::document::STREAM_TABLE;
 use crate::report::progress::Progress;
+use crate::report::recovery_text::preview_lines;
 use crate::report::table::escape_cell;
 use crate::report::{emit, formats, plural, Format, Jsonl, Output, Report, Table};
 
@@ -451,77 +452,6 @@ fn check(args: &VerifyCrcArgs, opts: &verify::Options) -> anyhow::Result<verify:
     Ok(total)
 }
 
-/// Which partition folders of a data directory [`partitions`] lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Folders {
-    /// The live ones (what `--repair` writes to).
-    Live,
-    /// Every one a broker's start loads ([`DataDir::loaded`]: `-delete`,
-    /// `-future` and `-stray` folders too), for `--recovery-preview`.
-    Loaded,
-}
-
-/// The partitions under the given paths, with the data directory each belongs to.
-fn partitions(args: &VerifyCrcArgs, which: Folders) -> anyhow::Result<Vec<(PathBuf, Partition)>> {
-    let mut out = Vec::new();
-    for path in &args.paths {
-        match classify(path)? {
-            PathKind::DataDir => {
-                let dir = DataDir::open(path)?;
-                let folders: Vec<&Partition> = match which {
-                    Folders::Live => dir.live().collect(),
-                    Folders::Loaded => dir.loaded().collect(),
-                };
-                for p in folders {
-                    out.push((path.clone(), p.clone()));
-                }
-            }
-            PathKind::Partition => {
-                let (data_dir, path) = partition_under_lock(path)?;
-                out.push((data_dir, Partition::open(&path)?));
-            }
-            PathKind::File => anyhow::bail!(
-                "{}: give a partition folder or a data directory to repair or preview (a lone file has no segments around it)",
-                path.display()
-            ),
-        }
-    }
-    Ok(out)
-}
-
-/// The data directory whose lock a partition folder given alone is
-/// repaired under, and the path to repair it by, which begins with that
-/// directory's: writes below a locked directory are resolved from its own
-/// descriptor ([`kaen_log::log::beneath`]). The lock to take is the real
-/// parent's: a partition folder symlinked from another data directory is
-/// under that one's, and is then named by its real path.
-fn partition_under_lock(path: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
-    let real =
-        std::fs::canonicalize(path).with_context(|| format!("resolve {}", path.display()))?;
-    let real_parent = real
-        .parent()
-        .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
-    let given_parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if std::fs::canonicalize(given_parent).is_ok_and(|p| p == real_parent) {
-        Ok((given_parent.to_path_buf(), path.to_path_buf()))
-    } else {
-        Ok((real_parent, real))
-    }
-}
-
-/// The recovery point of `p` in `data_dir`'s checkpoint (0 without one).
-fn recovery_point(data_dir: &Path, p: &Partition) -> anyhow::Result<i64> {
-    let points =
-        checkpoint::read_offsets(&data_dir.join(checkpoint::RECOVERY_POINT))?.unwrap_or_default();
-    Ok(points
-        .get(&(p.topic.clone(), p.partition))
-        .copied()
-        .unwrap_or(0))
-}
-
 /// What a broker's recovery would do to one partition: the library's
 /// prediction, and its text lines.
 #[derive(Serialize, JsonSchema)]
@@ -574,33 +504,16 @@ impl Report for RecoveryReport {
 /// would cut and delete (`kaen_log::inspect::restart`); exit 1 when it
 /// would change any.
 fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
+    let restarts = crate::cmd::restarts_of(&args.paths);
+    let partitions = targets::partitions(&args.paths, Folders::Loaded)?;
     let mut changes = 0;
     let mut partitions_out = Vec::new();
-    let restarts = crate::cmd::restarts_of(&args.paths);
-    let mut dirs: std::collections::BTreeMap<PathBuf, DirState> = Default::default();
-    let partitions = partitions(args, Folders::Loaded)?;
-    // Tiered storage: a log with it loads its log start from the checkpoint alone.
-    let data_dirs: std::collections::BTreeSet<&PathBuf> =
-        partitions.iter().map(|(d, _)| d).collect();
-    let opened: Vec<kaen_log::log::DataDir> = data_dirs
-        .into_iter()
-        .filter_map(|d| kaen_log::log::DataDir::open(d).ok())
-        .collect();
-    let tiering = kaen_log::tiered::Tiering::for_dirs(&opened)?;
-    for (data_dir, p) in partitions {
-        let dir = dirs
-            .entry(data_dir.clone())
-            .or_insert_with(|| DirState::read(&data_dir));
-        let restart = PartitionRestart::predict(dir, &p, &tiering)?;
+    for (data_dir, restart) in kaen_log::inspect::restart::preview(partitions)? {
         // A log directory given has its headline; a partition folder given
         // alone says its shutdown on its own line.
         let headline = args.paths.contains(&data_dir) && !restarts.is_empty();
         let lines = preview_lines(&restart, headline);
-        changes += if restart.full_recovery {
-            u64::from(!restart.cuts.is_empty())
-        } else {
-            restart.recovered_segments.len() as u64
-        };
+        changes += restart.changes();
         partitions_out.push(PreviewOut { restart, lines });
     }
     emit(
@@ -613,120 +526,4 @@ fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Ou
         out,
     )?;
     Ok(Outcome::from_count(changes))
-}
-
-/// The text of one partition folder's prediction, under the folder's
-/// name. After a clean shutdown a live folder whose segments are all
-/// trusted gets no line when its directory's headline (`headline`) says
-/// it once.
-fn preview_lines(r: &PartitionRestart, headline: bool) -> Vec<String> {
-    let name = r.folder.as_str();
-    let local = if r.local_log_start_offset == r.log_start_offset {
-        String::new()
-    } else {
-        format!(
-            ", local log start {} (tiered storage: the offsets below it live in remote segments)",
-            r.local_log_start_offset
-        )
-    };
-    let loads = format!(
-        "loads log start {}{local}, log end {}{}",
-        r.log_start_offset,
-        r.log_end_offset,
-        r.high_watermark
-            .map_or(String::new(), |hw| format!(", high watermark {hw}"))
-    );
-    let cost = format!(
-        "re-reads {} ({} bytes) and rebuilds {} index files",
-        plural(r.rescanned_segments, "segment", "segments"),
-        r.rescanned_bytes,
-        r.rebuilt_indexes
-    );
-    let mut lines = Vec::new();
-    if !r.full_recovery {
-        untrusted_lines(r, headline, &mut lines);
-        if !r.recovered_segments.is_empty() {
-            lines.push(format!("{name}: {cost}; {loads}"));
-        }
-    } else {
-        recovery_lines(r, &format!("{cost}; {loads}"), &mut lines);
-    }
-    if let Some(then) = after_load(r.state).filter(|_| !lines.is_empty()) {
-        lines.insert(0, format!("{name}: {then}"));
-    }
-    lines
-}
-
-/// What `LogManager.loadLog` does with a folder once it is loaded, by its
-/// name's suffix (a live folder: nothing to say; a `-delete` one: said by
-/// [`untrusted_lines`]).
-fn after_load(state: PartitionState) -> Option<&'static str> {
-    Some(match state {
-        PartitionState::Future => {
-            "a -future folder: a start loads and recovers it as a live one, and it becomes the \
-             partition's future replica (LogManager.loadLog)"
-        }
-        PartitionState::Stray => {
-            "a -stray folder: a start loads and recovers it as a live one, and keeps it aside, \
-             unserved (LogManager.loadLog: \"Loaded stray log\")"
-        }
-        _ => return None,
-    })
-}
-
-/// The lines of a start that recovers only the segments without a usable
-/// offset index: after a clean shutdown, or in a `-delete` folder.
-fn untrusted_lines(r: &PartitionRestart, headline: bool, lines: &mut Vec<String>) {
-    let name = r.folder.as_str();
-    let but = if r.state == PartitionState::Delete {
-        lines.push(format!(
-            "{name}: a -delete folder: a start loads it without recovery (LogLoader.load skips \
-             recoverLog) and deletes it file.delete.delay.ms later (LogManager.addLogToBeDeleted)"
-        ));
-        "but"
-    } else {
-        if r.recovered_segments.is_empty() && !headline {
-            lines.push(format!(
-                "{name}: .kafka_cleanshutdown is present: a broker would skip recovery and trust these files as they are"
-            ));
-        }
-        ".kafka_cleanshutdown is present, but"
-    };
-    for seg in &r.recovered_segments {
-        lines.push(format!(
-            "{name}: {but} {seg} has no usable offset index: a broker recovers that segment and rebuilds its indexes"
-        ));
-        if let Some(c) = r.cuts.iter().find(|c| c.file.file == *seg) {
-            lines.push(format!(
-                "{name}: and cuts {} at position {} ({} bytes): {}",
-                c.file.file, c.position, c.bytes, c.error
-            ));
-        }
-    }
-}
-
-/// The lines of a recovery from the recovery point: its cut, the later
-/// segments it deletes and the offsets lost, then `tail` (its cost and
-/// what it loads).
-fn recovery_lines(r: &PartitionRestart, tail: &str, lines: &mut Vec<String>) {
-    let name = r.folder.as_str();
-    let from = r.from_segment.unwrap_or(0);
-    let point = r.recovery_point;
-    let Some(c) = r.cuts.first() else {
-        lines.push(format!(
-            "{name}: recovery from segment {from} (recovery point {point}) finds nothing to cut; {tail}"
-        ));
-        return;
-    };
-    lines.push(format!(
-        "{name}: recovery from segment {from} (recovery point {point}) cuts {} at position {} ({} bytes): {}",
-        c.file.file, c.position, c.bytes, c.error
-    ));
-    for s in &r.deleted_segments {
-        lines.push(format!("{name}: and deletes the later segment {s}"));
-    }
-    if let Some([from, to]) = r.lost_offsets {
-        lines.push(format!("{name}: offsets {from}..={to} disappear"));
-    }
-    lines.push(format!("{name}: {tail}"));
 }

@@ -6,10 +6,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use kaen_log::inspect::repair::{self, Action, RepairOptions};
+use kaen_log::inspect::targets::{partitions, recovery_point, Folders};
 use kaen_log::log::lock::DirLock;
 use kaen_log::log::Partition;
 
-use super::{partitions, recovery_point, ActionOut, RepairOut, VerifyCrcArgs};
+use super::{ActionOut, RepairOut, VerifyCrcArgs};
 use crate::report::table::escape_cell;
 use crate::report::Output;
 
@@ -64,7 +65,7 @@ fn plan_repairs(
     let overrides = kaen_log::inspect::topic_config::parse_overrides(&args.write.config)?;
     opts.copy_hard_linked = args.write.copy_hard_linked;
     let mut plans = Vec::new();
-    let partitions = partitions(args, super::Folders::Live)?;
+    let partitions = partitions(&args.paths, Folders::Live)?;
     let mut data_dirs: Vec<PathBuf> = Vec::new();
     for (d, _) in &partitions {
         if !data_dirs.contains(d) {
