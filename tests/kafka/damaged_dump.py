@@ -35,8 +35,9 @@ other (`unexplained`):
   go on past where Kafka stopped. What Kafka printed of a line it did not
   finish is not compared.
 - escaped: klog's lines are Kafka's once klog's escapes (`\\xNN`, `\\t`,
-  `\\n`, `\\r`, `\\\\`) are undone: klog never writes a control character
-  from the data to a terminal.
+  `\\n`, `\\r`, `\\\\` in text; in JSON `\\uXXXX` for a character JSON
+  leaves raw, such as DEL) are undone: klog never writes a control
+  character from the data to a terminal.
 - klog_checks_more: klog stops at a field Kafka's deep iteration reads
   without checking (a magic byte outside 0..=2, which Kafka frames as a v2
   batch when above 1 and its consumers refuse; a negative lastOffsetDelta
@@ -131,7 +132,22 @@ def segments(version, topics):
     return [(decoder, groups[decoder]) for decoder in sorted(groups, key=lambda d: d or '')]
 
 
+# klog's JSON escape of a character JSON leaves raw (DEL, C1 controls,
+# …): `\\uXXXX`, a surrogate pair above U+FFFF. Below U+0020 the escape is
+# JSON's own, which Kafka's Jackson writes too.
+JSON_ESCAPE = re.compile(rb'\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|\\u([0-9a-f]{4})')
+
+
+def json_char(m):
+    if m.group(3) is None:
+        high, low = int(m.group(1), 16), int(m.group(2), 16)
+        return chr(0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00)).encode()
+    code = int(m.group(3), 16)
+    return m.group(0) if code < 0x20 else chr(code).encode('utf-8', 'surrogatepass')
+
+
 def unescape(text):
+    text = JSON_ESCAPE.sub(json_char, text)
     text = re.sub(rb'\\x([0-9a-f]{2})', lambda m: bytes([int(m.group(1), 16)]), text)
     for escape, byte in ((b'\\t', b'\t'), (b'\\n', b'\n'), (b'\\r', b'\r')):
         text = text.replace(escape, byte)
