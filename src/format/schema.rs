@@ -25,7 +25,17 @@
 //! fields the writer did not send: [`Schema::filled`] sets each to its
 //! table default ([`defaults`]), as Kafka's generated class holds it after
 //! `read`. The class of a nested struct declared inline refuses a version
-//! outside its own range ([`Nested`]), as Kafka's does.
+//! above its own range ([`Nested`]), as Kafka's does.
+//!
+//! Two readings: a strict one ([`Schema::decode`], and the traces of
+//! `dump-segment --layout`), which refuses any malformed field, and
+//! Kafka's ([`Schema::decode_prefix_as_kafka`]), which takes what the
+//! generated `read` methods take: a malformed UTF-8 string with U+FFFD
+//! (`new String(bytes, UTF_8)`), a known tagged field read where it starts
+//! whatever size its header gives, a nullable field's negative length as
+//! null. The coordinators' loaders, the metadata loader and kafka-dump-log
+//! all read with those methods, so every decoder of a record Kafka loads
+//! uses Kafka's reading and reports each such place as a [`Leniency`].
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 use std::cell::RefCell;
@@ -111,7 +121,9 @@ pub struct Field {
 /// field's `versions` (its `LOWEST_SUPPORTED_VERSION` and
 /// `HIGHEST_SUPPORTED_VERSION`), and its `read` throws
 /// `UnsupportedVersionException` ("Can't read version 5 of
-/// BrokerEndpoint") for a version outside them. So a metadata record newer
+/// BrokerEndpoint") for a version above them (`if (_version > 4)`: no
+/// lower bound is checked, as in `RegisterBrokerRecord.BrokerEndpoint` and
+/// `ConsumerProtocolAssignment.TopicPartition` of 3.9.2 and 4.4.0). So a metadata record newer
 /// than its schema (whose own `read` checks no version) fails as soon as
 /// it holds one such struct. A `commonStructs` class reads any version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,7 +291,7 @@ impl Schema {
     ) -> Result<Value, DecodeError> {
         let mut c = Cursor::new(bytes, at);
         let v = self
-            .reader(version, false)
+            .reader(version, false, false)
             .fields(&mut c, self.fields, "")?;
         if !c.is_empty() {
             return Err(c.error(DecodeErrorKind::TrailingBytes {
@@ -288,16 +300,6 @@ impl Schema {
             }));
         }
         Ok(v)
-    }
-
-    /// Decode the message from the cursor, leaving whatever follows it.
-    pub fn decode_prefix(
-        &'static self,
-        c: &mut Cursor<'_>,
-        version: i16,
-    ) -> Result<Value, DecodeError> {
-        self.check_version(c, version)?;
-        self.reader(version, false).fields(c, self.fields, "")
     }
 
     /// An `UnknownVersion` error for a version outside `validVersions`.
@@ -311,32 +313,86 @@ impl Schema {
         }))
     }
 
-    fn reader(&self, version: i16, trace: bool) -> Reader {
+    /// A reader of `version`. A version outside `validVersions` is read
+    /// with the layout of the nearest one: the generated `read` tests a
+    /// field's bounds only where they lie inside the message's versions
+    /// (`_version >= 3` for a field of "3+" in a message of "0-4", nothing
+    /// for one of "0+"), which is that layout's test. The classes of nested
+    /// structs see the version as asked ([`Nested`]).
+    fn reader(&self, version: i16, trace: bool, kafka: bool) -> Reader {
+        let layout = version.clamp(self.versions.0, self.versions.1);
         Reader {
             version,
-            flexible: self.is_flexible(version),
+            layout,
+            flexible: self.is_flexible(layout),
             trace: trace.then(|| RefCell::new(Vec::new())),
-            kafka: false,
+            kafka,
+            lenient: RefCell::new(Vec::new()),
         }
     }
 
-    /// [`Schema::decode_prefix`] as Kafka's generated `read` methods read:
+    /// Decode the message from the cursor, leaving whatever follows it, as
+    /// Kafka's generated `read` methods read:
     /// a known tagged field is read in place, whatever size its header
-    /// gives (`case TAG: this.field = _readable.readX(); break;`), and a
+    /// gives (`case TAG: this.field = _readable.readX(); break;`), a
     /// string is decoded with replacement (`new String(bytes, UTF_8)`) and
-    /// refused above 0x7fff bytes ("had invalid length"). For a decoder
+    /// refused above 0x7fff bytes ("had invalid length"), a nullable
+    /// field's negative length is null (see [`KafkaReads`]). For a decoder
     /// that must fail, and succeed, exactly where Kafka's does.
     pub fn decode_prefix_as_kafka(
         &'static self,
         c: &mut Cursor<'_>,
         version: i16,
-    ) -> Result<Value, DecodeError> {
+    ) -> Result<KafkaRead, DecodeError> {
         self.check_version(c, version)?;
-        let r = Reader {
-            kafka: true,
-            ..self.reader(version, false)
-        };
-        r.fields(c, self.fields, "")
+        self.read_as_kafka(c, version)
+    }
+
+    /// [`Schema::decode_prefix_as_kafka`] without checking `version`
+    /// against `validVersions`, as the generated `read` of a message does
+    /// not: a version outside them is read with the layout of the nearest
+    /// one (the generated `read` tests a field's bounds only where they lie
+    /// inside the message's versions), and the classes of nested structs
+    /// see the version as given ([`Nested`]).
+    pub fn decode_prefix_any_version_as_kafka(
+        &'static self,
+        c: &mut Cursor<'_>,
+        version: i16,
+    ) -> Result<KafkaRead, DecodeError> {
+        self.read_as_kafka(c, version)
+    }
+
+    /// [`Schema::decode_any_version`] as Kafka reads (see
+    /// [`Schema::decode_prefix_as_kafka`]): bytes after the message are
+    /// refused.
+    pub fn decode_any_version_as_kafka(
+        &'static self,
+        bytes: &[u8],
+        at: u64,
+        version: i16,
+    ) -> Result<KafkaRead, DecodeError> {
+        let mut c = Cursor::new(bytes, at);
+        let read = self.read_as_kafka(&mut c, version)?;
+        if !c.is_empty() {
+            return Err(c.error(DecodeErrorKind::TrailingBytes {
+                field: self.name,
+                remaining: c.remaining() as u64,
+            }));
+        }
+        Ok(read)
+    }
+
+    fn read_as_kafka(
+        &'static self,
+        c: &mut Cursor<'_>,
+        version: i16,
+    ) -> Result<KafkaRead, DecodeError> {
+        let r = self.reader(version, false, true);
+        let data = r.fields(c, self.fields, "")?;
+        Ok(KafkaRead {
+            data,
+            lenient: r.lenient.into_inner(),
+        })
     }
 
     /// Decode `bytes` at `version` field by field: each field's position,
@@ -363,7 +419,7 @@ impl Schema {
         version: i16,
     ) -> (Vec<Traced>, Option<DecodeError>) {
         let mut c = Cursor::new(bytes, at);
-        let r = self.reader(version, true);
+        let r = self.reader(version, true, false);
         let err = r.fields(&mut c, self.fields, "").err();
         let err = err.or_else(|| {
             (!c.is_empty()).then(|| {
@@ -375,6 +431,52 @@ impl Schema {
         });
         (r.trace.map(RefCell::into_inner).unwrap_or_default(), err)
     }
+}
+
+/// A place where Kafka's generated `read` takes bytes a strict reading
+/// refuses (see the module's docs): what the strict reading finds there,
+/// and what Kafka reads instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Leniency {
+    /// The defect a strict reading stops at, at its byte.
+    pub defect: DecodeError,
+    pub kafka_reads: KafkaReads,
+}
+
+/// What Kafka's generated `read` makes of a [`Leniency`]'s bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KafkaReads {
+    /// Malformed UTF-8: `Readable.readString` is `new String(bytes,
+    /// UTF_8)`, each malformed sequence U+FFFD.
+    Replaced,
+    /// A nullable field's negative length other than -1: `if (length < 0)
+    /// { this.field = null; }`.
+    Null,
+    /// A known tagged field whose size is not its value's: `case TAG:
+    /// this.field = _readable.readX(); break;`, read where it starts, the
+    /// next tag right after it.
+    InPlace,
+}
+
+impl std::fmt::Display for Leniency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let reads = match self.kafka_reads {
+            KafkaReads::Replaced => "Kafka's reader replaces the malformed bytes with U+FFFD",
+            KafkaReads::Null => "Kafka's reader reads the field as null",
+            KafkaReads::InPlace => {
+                "Kafka's reader reads the tagged field in place and does not use its size"
+            }
+        };
+        write!(f, "{}; {reads}", self.defect)
+    }
+}
+
+/// A message as Kafka's generated `read` reads it: its fields, and the
+/// places where that reading took what a strict one refuses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KafkaRead {
+    pub data: Value,
+    pub lenient: Vec<Leniency>,
 }
 
 /// One traced field (see [`Schema::trace`]).
@@ -500,6 +602,129 @@ mod tests {
         let b = [0, 0, 0, 1, 0, 1, b'h', 0x23, 0x84];
         assert_eq!(N.decode(&b, 0, 0).unwrap()["topics"][0]["port"], 9092);
         assert_eq!(N.decode(&[0xff; 4], 0, 0).unwrap()["topics"], Value::Null);
+    }
+
+    /// Kafka's generated `read` (`MessageDataGenerator`): a nullable
+    /// field's negative length is null, a known tag is read in place, a
+    /// string's malformed UTF-8 is U+FFFD; a strict reading refuses each.
+    #[test]
+    fn kafka_reads_what_a_strict_reading_refuses() {
+        static NULLABLE: [Field; 2] = [
+            Field {
+                name: "Rack",
+                ty: Ty::String,
+                nullable_from: Some(0),
+                ..FIELD
+            },
+            Field {
+                name: "Data",
+                ty: Ty::Bytes,
+                nullable_from: Some(0),
+                ..FIELD
+            },
+        ];
+        static N: Schema = Schema {
+            name: "Nullable",
+            versions: (0, 0),
+            since: &[],
+            flexible_from: None,
+            fields: &NULLABLE,
+        };
+        // Rack: int16 length -257; Data: int32 length -2.
+        let b = [0xfe, 0xff, 0xff, 0xff, 0xff, 0xfe];
+        assert!(N.decode(&b, 0, 0).is_err());
+        let read = N
+            .decode_prefix_as_kafka(&mut Cursor::new(&b, 10), 0)
+            .unwrap();
+        assert_eq!(read.data, serde_json::json!({"rack": null, "data": null}));
+        let defects: Vec<_> = read
+            .lenient
+            .iter()
+            .map(|l| (l.defect.offset, l.kafka_reads))
+            .collect();
+        assert_eq!(defects, [(10, KafkaReads::Null), (12, KafkaReads::Null)]);
+        assert!(read.lenient[0]
+            .to_string()
+            .starts_with("byte 10: negative length -257 in Rack; "));
+        // Rack "a\xff", then Data null.
+        let b = [0, 2, b'a', 0xff, 0xff, 0xff, 0xff, 0xff];
+        let read = N
+            .decode_prefix_as_kafka(&mut Cursor::new(&b, 0), 0)
+            .unwrap();
+        assert_eq!(read.data["rack"], "a\u{fffd}");
+        assert_eq!(read.lenient[0].kafka_reads, KafkaReads::Replaced);
+
+        // Test v1, Dirs (tag 0) whose size says 3 for its 17 bytes: read
+        // in place, then the next tag (9) right after it.
+        let mut b = vec![0, 0, 0, 7];
+        b.extend_from_slice(&[1; 16]);
+        b.extend_from_slice(&[0, 1]); // null rack, no endpoints
+        b.extend_from_slice(&[2, 0, 3, 2]); // two tags: 0 (dirs, "3 bytes") …
+        b.extend_from_slice(&[1; 16]);
+        b.extend_from_slice(&[9, 1, 0xff]); // … and an unknown tag 9
+        assert!(S.decode(&b, 0, 1).is_err());
+        let read = S
+            .decode_prefix_as_kafka(&mut Cursor::new(&b, 0), 1)
+            .unwrap();
+        assert_eq!(read.data["dirs"][0], "AQEBAQEBAQEBAQEBAQEBAQ");
+        assert_eq!(read.data["unknownTaggedFields"][0]["tag"], 9);
+        assert_eq!(
+            read.lenient,
+            [Leniency {
+                defect: DecodeError::new(
+                    25,
+                    DecodeErrorKind::UnexpectedEof {
+                        needed: 17,
+                        available: 3
+                    }
+                ),
+                kafka_reads: KafkaReads::InPlace
+            }]
+        );
+    }
+
+    /// A version outside `validVersions` is read with the nearest one's
+    /// layout; a nested struct's class refuses only a version above its
+    /// own (`if (_version > 3) throw new UnsupportedVersionException`, as
+    /// `ConsumerProtocolAssignment.TopicPartition.read` of 3.9.2 and 4.4.0).
+    #[test]
+    fn versions_outside_the_schema() {
+        static INNER_NESTED: [Field; 1] = [Field {
+            name: "Ends",
+            ty: Ty::Array(&Ty::Struct(&INNER)),
+            nested: nested("Endpoint", 0, 1),
+            ..FIELD
+        }];
+        static M: Schema = Schema {
+            name: "M",
+            versions: (0, 1),
+            since: &[],
+            flexible_from: None,
+            fields: &INNER_NESTED,
+        };
+        let one = [0, 0, 0, 1, 0, 1, b'h', 0x23, 0x84];
+        let none = [0, 0, 0, 0];
+        for version in [-1, 0, 1] {
+            let read = M
+                .decode_prefix_any_version_as_kafka(&mut Cursor::new(&one, 0), version)
+                .unwrap();
+            assert_eq!(read.data["ends"][0]["port"], 9092);
+        }
+        let e = M
+            .decode_prefix_any_version_as_kafka(&mut Cursor::new(&one, 0), 2)
+            .unwrap_err();
+        assert_eq!(
+            e.kind,
+            DecodeErrorKind::UnknownVersion {
+                schema: "Endpoint",
+                version: 2
+            }
+        );
+        // No element, no nested class: read.
+        let read = M
+            .decode_prefix_any_version_as_kafka(&mut Cursor::new(&none, 0), 2)
+            .unwrap();
+        assert_eq!(read.data["ends"], serde_json::json!([]));
     }
 
     #[test]

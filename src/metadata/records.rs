@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
-use crate::format::schema::{last_version, nested, Field, Release, Schema, Ty, OPEN};
+use crate::format::schema::{last_version, nested, Field, Leniency, Release, Schema, Ty, OPEN};
 
 use crate::format::schema::f;
 use crate::format::schema::types::*;
@@ -388,7 +388,8 @@ impl std::fmt::Display for ControlValue {
 
 /// The decoded value of a KRaft control record of `control_type`, or `None`
 /// for the transaction markers and unknown types. Read like
-/// `ControlRecordUtils.deserialize*`: at version 0, bytes after the message
+/// `ControlRecordUtils.deserialize*`: at version 0 with the generated
+/// reader ([`Schema::decode_prefix_as_kafka`]), bytes after the message
 /// ignored.
 pub fn decode_control_value(
     control_type: i16,
@@ -404,8 +405,8 @@ pub fn decode_control_value(
     };
     match value {
         None => out.error = Some("null value".into()),
-        Some(value) => match schema.decode_prefix(&mut Cursor::new(value, at), 0) {
-            Ok(data) => out.data = Some(data),
+        Some(value) => match schema.decode_prefix_as_kafka(&mut Cursor::new(value, at), 0) {
+            Ok(read) => out.data = Some(read.data),
             Err(e) => {
                 out.error = Some(e.to_string());
                 out.raw = Some(hex(value));
@@ -439,6 +440,9 @@ pub struct MetadataRecord {
     /// The newest version klog knows, whose layout was read, when the
     /// record's version is newer.
     pub read_as: Option<i16>,
+    /// Where the record was read as Kafka's generated `read` reads it and
+    /// a strict reading refuses it ([`Leniency`]).
+    pub lenient: Vec<Leniency>,
 }
 
 /// Why a metadata record does not decode. Kafka fails on both
@@ -504,6 +508,7 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
                 error: Some(e.to_string()),
                 defect: Some(Defect::Malformed(e)),
                 read_as: None,
+                lenient: Vec::new(),
             }
         }
     };
@@ -518,6 +523,7 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
             )),
             defect: Some(Defect::UnknownApiKey(frame.api_key)),
             read_as: None,
+            lenient: Vec::new(),
         };
     };
     // A version above the newest known is read field by field at that
@@ -532,14 +538,15 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
     // load.
     let read_as = (frame.version > schema.versions.1).then_some(schema.versions.1);
     let body_at = c.position();
-    match schema.decode_any_version(c.rest(), body_at, frame.version) {
-        Ok(data) => MetadataRecord {
+    match schema.decode_any_version_as_kafka(c.rest(), body_at, frame.version) {
+        Ok(read) => MetadataRecord {
             frame: Some(frame),
             name: schema.name.into(),
-            data: Some(data),
+            data: Some(read.data),
             error: None,
             defect: None,
             read_as,
+            lenient: read.lenient,
         },
         Err(e) => MetadataRecord {
             frame: Some(frame),
@@ -556,6 +563,7 @@ pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
             }),
             defect: Some(Defect::Malformed(e)),
             read_as,
+            lenient: Vec::new(),
         },
     }
 }
@@ -590,6 +598,10 @@ impl MetadataRecord {
         if let Some(e) = &self.error {
             o.insert("error".into(), e.clone().into());
             o.insert("raw".into(), hex(raw).into());
+        }
+        if !self.lenient.is_empty() {
+            let words = self.lenient.iter().map(|l| Value::from(l.to_string()));
+            o.insert("lenient".into(), Value::Array(words.collect()));
         }
         Value::Object(o)
     }

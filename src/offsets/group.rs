@@ -10,9 +10,12 @@
 //! consumer protocol's messages (int16 version, then the struct), read
 //! with their schema tables.
 
+use std::borrow::Cow;
+
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
 use crate::format::message::{read_value_version, MessageReader};
+use crate::format::schema::Leniency;
 use crate::offsets::records::{
     decode_consumer_protocol, CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION,
 };
@@ -51,6 +54,9 @@ pub struct GroupMetadata {
     pub members: Vec<Member>,
     /// Bytes after the last field, which the broker's reader ignores.
     pub trailing_bytes: u64,
+    /// Where the value was read as Kafka's generated reader reads it and a
+    /// strict reading refuses it ([`Leniency`]).
+    pub lenient: Vec<Leniency>,
 }
 
 impl GroupMetadata {
@@ -95,22 +101,22 @@ pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, Dec
     let mut c = Cursor::new(value, at);
     let version = read_value_version(&mut c, "GroupMetadataValue", 0..=4)?; // version: int16
     let mut m = MessageReader::new(&mut c, version >= 4);
-    let protocol_type = m.string("protocolType")?.to_string(); // protocolType: string
+    let protocol_type = m.string("protocolType")?.into_owned(); // protocolType: string
     let generation = m.c.i32()?; // generation: int32
-    let protocol = m.nullable_string("protocol")?.map(str::to_string); // protocol: string?
-    let leader = m.nullable_string("leader")?.map(str::to_string); // leader: string?
+    let protocol = m.nullable_string("protocol")?.map(Cow::into_owned); // protocol: string?
+    let leader = m.nullable_string("leader")?.map(Cow::into_owned); // leader: string?
     let current_state_timestamp = if version >= 2 { Some(m.c.i64()?) } else { None }; // currentStateTimestamp: int64 (v2+)
-    let count = m.array_len("members")?.unwrap_or(0); // members: array
+    let count = m.array_len("members")?; // members: array
     let mut members = Vec::new();
     for _ in 0..count {
-        let member_id = m.string("memberId")?.to_string();
+        let member_id = m.string("memberId")?.into_owned();
         let group_instance_id = if version >= 3 {
-            m.nullable_string("groupInstanceId")?.map(str::to_string)
+            m.nullable_string("groupInstanceId")?.map(Cow::into_owned)
         } else {
             None
         };
-        let client_id = m.string("clientId")?.to_string();
-        let client_host = m.string("clientHost")?.to_string();
+        let client_id = m.string("clientId")?.into_owned();
+        let client_host = m.string("clientHost")?.into_owned();
         let rebalance_timeout_ms = if version >= 1 { Some(m.c.i32()?) } else { None };
         let session_timeout_ms = m.c.i32()?;
         let subscription_bytes = m.nullable_bytes("subscription")?;
@@ -138,6 +144,7 @@ pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, Dec
     m.tagged_fields()?;
     Ok(GroupMetadata {
         trailing_bytes: m.c.remaining() as u64,
+        lenient: m.lenient,
         version,
         protocol_type,
         generation,
@@ -148,11 +155,17 @@ pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, Dec
     })
 }
 
-/// The subscribed topics of a ConsumerProtocolSubscription, as
-/// `ConsumerProtocol.deserializeSubscription` reads it (the schema table
-/// [`CONSUMER_PROTOCOL_SUBSCRIPTION`]).
+/// The subscribed topics of a ConsumerProtocolSubscription, as the group
+/// coordinator reads them (`ClassicGroup.computeSubscribedTopics`: the
+/// int16 version, whatever it is, then the struct at version 0, "the
+/// based prefix of all versions", with the generated reader; the schema
+/// table [`CONSUMER_PROTOCOL_SUBSCRIPTION`]).
 fn decode_subscription(bytes: &[u8]) -> Result<Vec<String>, DecodeError> {
-    let (_, v) = decode_consumer_protocol(&CONSUMER_PROTOCOL_SUBSCRIPTION, bytes, 0)?;
+    let mut c = Cursor::new(bytes, 0);
+    c.i16()?; // version: int16 (ConsumerProtocol.deserializeVersion)
+    let v = CONSUMER_PROTOCOL_SUBSCRIPTION
+        .decode_prefix_as_kafka(&mut c, 0)?
+        .data;
     Ok(v.get("topics")
         .and_then(serde_json::Value::as_array)
         .into_iter()

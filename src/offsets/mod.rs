@@ -15,7 +15,12 @@
 //!
 //! Bytes after a key's or value's last field are ignored, as Kafka's
 //! generated readers (`CoordinatorRecordSerde.readMessage`) never look past
-//! the fields of the version they read; the replay warns of them.
+//! the fields of the version they read; the replay warns of them. Keys and
+//! values are read as those readers read them
+//! ([`crate::format::message::MessageReader`]): a name's malformed UTF-8 is
+//! U+FFFD, a nullable field's negative length null, a known tag read in
+//! place; the coordinator loads such a record, and the replay applies it
+//! with a warning ([`crate::format::schema::Leniency`]).
 //!
 //! Value: `int16 version` then the value struct, or null: a tombstone that
 //! deletes the key. OffsetCommitValue versions:
@@ -49,9 +54,12 @@ pub mod share_delete;
 pub mod standing;
 pub mod write;
 
-use crate::error::DecodeError;
+use std::borrow::Cow;
+
+use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
 use crate::format::message::{put_string, read_value_version, MessageReader};
+use crate::format::schema::{KafkaReads, Leniency};
 
 pub use group::GroupMetadata;
 pub use replay::{Replay, ReplayOptions};
@@ -68,18 +76,19 @@ pub fn is_offsets_topic(topic: &str) -> bool {
     topic == KLOG_OFFSETS_TOPIC || topic == KAFKA_OFFSETS_TOPIC
 }
 
-/// A decoded offsets-topic key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A decoded offsets-topic key. Its strings are borrowed from the key,
+/// and owned only where Kafka's reader replaced malformed UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OffsetsKey<'a> {
     /// Types 0 and 1.
     OffsetCommit {
         record_type: i16,
-        group: &'a str,
-        topic: &'a str,
+        group: Cow<'a, str>,
+        topic: Cow<'a, str>,
         partition: i32,
     },
     /// Type 2.
-    GroupMetadata { group: &'a str },
+    GroupMetadata { group: Cow<'a, str> },
     /// Any record type the group coordinator does not read here (3 and up,
     /// or negative), skipped by the replay.
     Other { record_type: i16 },
@@ -102,18 +111,34 @@ pub struct OffsetCommitValue {
     pub topic_id: Option<String>,
     /// Bytes after the last field, which the broker's reader ignores.
     pub trailing_bytes: u64,
+    /// Where the value was read as Kafka's generated reader reads it and a
+    /// strict reading refuses it ([`Leniency`]).
+    pub lenient: Vec<Leniency>,
 }
 
 /// Decode a key; `at` is the absolute position of its first byte. Bytes
 /// after the key's fields are ignored (see [`decode_key_and_rest`]).
 pub fn decode_key(key: &[u8], at: u64) -> Result<OffsetsKey<'_>, DecodeError> {
-    decode_key_and_rest(key, at).map(|(k, _)| k)
+    decode_key_and_rest(key, at).map(|k| k.key)
 }
 
-/// Decode a key and count the bytes after its fields. A record type the
-/// group coordinator does not know, negative ones included, is
-/// [`OffsetsKey::Other`] (`GroupCoordinatorRecordSerde.apiMessageKeyFor`).
-pub fn decode_key_and_rest(key: &[u8], at: u64) -> Result<(OffsetsKey<'_>, u64), DecodeError> {
+/// A key as [`decode_key_and_rest`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRead<'a> {
+    pub key: OffsetsKey<'a>,
+    /// The bytes after its fields.
+    pub trailing: u64,
+    /// Where it was read as Kafka's generated reader reads it and a strict
+    /// reading refuses it (a name's malformed UTF-8: [`Leniency`]).
+    pub lenient: Vec<Leniency>,
+}
+
+/// Decode a key as Kafka's generated `OffsetCommitKey` and
+/// `GroupMetadataKey` read it ([`MessageReader`]) and count the bytes after
+/// its fields. A record type the group coordinator does not know, negative
+/// ones included, is [`OffsetsKey::Other`]
+/// (`GroupCoordinatorRecordSerde.apiMessageKeyFor`).
+pub fn decode_key_and_rest(key: &[u8], at: u64) -> Result<KeyRead<'_>, DecodeError> {
     let mut c = Cursor::new(key, at);
     let record_type = c.i16()?; // recordType: int16
     let mut m = MessageReader::new(&mut c, false);
@@ -132,9 +157,19 @@ pub fn decode_key_and_rest(key: &[u8], at: u64) -> Result<(OffsetsKey<'_>, u64),
         2 => OffsetsKey::GroupMetadata {
             group: m.string("group")?,
         }, // group: string
-        other => return Ok((OffsetsKey::Other { record_type: other }, 0)),
+        other => {
+            return Ok(KeyRead {
+                key: OffsetsKey::Other { record_type: other },
+                trailing: 0,
+                lenient: Vec::new(),
+            })
+        }
     };
-    Ok((k, m.c.remaining() as u64))
+    Ok(KeyRead {
+        key: k,
+        trailing: m.c.remaining() as u64,
+        lenient: m.lenient,
+    })
 }
 
 /// The bytes of an OffsetCommitKey's fields as written (group, topic,
@@ -189,11 +224,12 @@ pub fn decode_offset_commit_value_of(
     let mut m = MessageReader::new(&mut c, version >= 4);
     let offset = m.c.i64()?; // offset: int64
     let leader_epoch = if version >= 3 { m.c.i32()? } else { -1 }; // leaderEpoch: int32 (v3+)
-    let metadata = m.string("metadata")?.to_string(); // metadata: string
+    let metadata = m.string("metadata")?.into_owned(); // metadata: string
     let commit_timestamp = m.c.i64()?; // commitTimestamp: int64
     let expire_timestamp = if version == 1 { Some(m.c.i64()?) } else { None }; // expireTimestamp: int64 (v1)
+    let mut lenient = m.lenient;
     let topic_id = if version >= 4 {
-        read_topic_id(m.c)?
+        read_topic_id(&mut c, &mut lenient)?
     } else {
         None
     }; // tagged fields (v4+)
@@ -205,32 +241,53 @@ pub fn decode_offset_commit_value_of(
         metadata,
         commit_timestamp,
         expire_timestamp,
-        trailing_bytes: m.c.remaining() as u64,
+        trailing_bytes: c.remaining() as u64,
+        lenient,
     })
 }
 
 /// The tagged-field section of an OffsetCommitValue v4: tag 0 is topicId
-/// (uuid, `OffsetCommitValue.json`); others are skipped, as Kafka's reader
-/// skips tags it does not know. `None` for the zero uuid (`Uuid.ZERO_UUID`,
-/// "no topic id", which `OffsetMetadataManager.isMismatchedTopicId` never
-/// compares) or no tag 0.
-fn read_topic_id(c: &mut Cursor<'_>) -> Result<Option<String>, DecodeError> {
+/// (uuid, `OffsetCommitValue.json`), read where it starts whatever size
+/// its header gives, as the generated reader reads it (`case 0:
+/// this.topicId = _readable.readUuid();`; a size that is not 16 goes to
+/// `lenient`); others are skipped, as Kafka's reader skips tags it does
+/// not know. `None` for the zero uuid (`Uuid.ZERO_UUID`, "no topic id",
+/// which `OffsetMetadataManager.isMismatchedTopicId` never compares) or
+/// no tag 0.
+fn read_topic_id(
+    c: &mut Cursor<'_>,
+    lenient: &mut Vec<Leniency>,
+) -> Result<Option<String>, DecodeError> {
     let mut topic_id = None;
     let count = c.uvarint()?; // tagged fields: uvarint count
     for _ in 0..count {
         let tag = c.uvarint()?; // tag: uvarint
         let size = c.uvarint()?; // size: uvarint
-        let mut field = c.take(size as usize)?;
-        if tag == 0 {
-            let id = field.bytes(16)?; // topicId: uuid
-            if !field.is_empty() {
-                return Err(field.error(crate::error::DecodeErrorKind::TrailingBytes {
-                    field: "topicId",
-                    remaining: field.remaining() as u64,
-                }));
-            }
-            topic_id = (id.iter().any(|b| *b != 0)).then(|| crate::format::schema::uuid_string(id));
+        if tag != 0 {
+            c.bytes(size as usize)?;
+            continue;
         }
+        let start = c.position();
+        let id = c.bytes(16)?; // topicId: uuid
+        let kind = match u64::from(size) {
+            16 => None,
+            n if n > 16 => Some(DecodeErrorKind::TrailingBytes {
+                field: "topicId",
+                remaining: n - 16,
+            }),
+            n => Some(DecodeErrorKind::UnexpectedEof {
+                needed: 16,
+                available: n,
+            }),
+        };
+        if let Some(kind) = kind {
+            let at = if size > 16 { c.position() } else { start };
+            lenient.push(Leniency {
+                defect: DecodeError::new(at, kind),
+                kafka_reads: KafkaReads::InPlace,
+            });
+        }
+        topic_id = (id.iter().any(|b| *b != 0)).then(|| crate::format::schema::uuid_string(id));
     }
     Ok(topic_id)
 }
@@ -265,9 +322,10 @@ pub struct CommitValueRef<'a> {
 
 /// [`decode_offset_commit_value`] for the values a replay meets millions
 /// of times: versions 0 to 3 (fixed layout, no tagged fields), nothing
-/// after the last field. `None` for anything else, which the exact decoder
-/// then reads (and names). Tested to agree with it on every value it
-/// accepts and to accept every such value the exact decoder reads.
+/// after the last field, metadata in UTF-8. `None` for anything else,
+/// which the exact decoder then reads (and names, or warns of). Tested to
+/// agree with it on every value it accepts and to accept every such value
+/// the exact decoder reads without a leniency.
 #[inline]
 pub fn offset_commit_value_fast(value: &[u8]) -> Option<CommitValueRef<'_>> {
     let be64 = |at: usize| Some(i64::from_be_bytes(*value.get(at..)?.first_chunk::<8>()?));
@@ -427,9 +485,11 @@ mod tests {
                 1 => v.push(rng.below(256) as u8),
                 _ => {}
             }
-            let exact = decode_offset_commit_value(&v, 0)
-                .ok()
-                .filter(|d| d.trailing_bytes == 0 && (0..=3).contains(&d.version));
+            // A value read leniently (malformed UTF-8 in its metadata) is
+            // the exact path's, which warns of it.
+            let exact = decode_offset_commit_value(&v, 0).ok().filter(|d| {
+                d.trailing_bytes == 0 && (0..=3).contains(&d.version) && d.lenient.is_empty()
+            });
             let quick = offset_commit_value_fast(&v);
             match (&exact, quick) {
                 (Some(d), Some(q)) => {
@@ -478,20 +538,31 @@ mod tests {
         for k in &keys {
             let fields = offset_commit_fields(k);
             match decode_key_and_rest(k, 0) {
-                Ok((
-                    OffsetsKey::OffsetCommit {
-                        group,
-                        topic,
-                        partition,
-                        ..
-                    },
-                    0,
-                )) => {
-                    let encoded = encode_offset_commit_key(group, topic, partition);
+                Ok(KeyRead {
+                    key:
+                        OffsetsKey::OffsetCommit {
+                            group,
+                            topic,
+                            partition,
+                            ..
+                        },
+                    trailing: 0,
+                    lenient,
+                }) if lenient.is_empty() => {
+                    let encoded = encode_offset_commit_key(&group, &topic, partition);
                     assert_eq!(fields, Some(&encoded[2..]), "{k:02x?}");
                 }
-                Err(e) if matches!(e.kind, DecodeErrorKind::InvalidUtf8 { .. }) => {
-                    assert!(fields.is_none() || fields == k.get(2..), "{k:02x?}");
+                // A name with malformed UTF-8, read with U+FFFD as Kafka
+                // reads it: the fields are the key's bytes as written.
+                Ok(KeyRead {
+                    key: OffsetsKey::OffsetCommit { .. },
+                    trailing: 0,
+                    lenient,
+                }) => {
+                    assert!(lenient
+                        .iter()
+                        .all(|l| matches!(l.defect.kind, DecodeErrorKind::InvalidUtf8 { .. })));
+                    assert_eq!(fields, k.get(2..), "{k:02x?}");
                 }
                 _ => assert_eq!(fields, None, "{k:02x?}"),
             }
@@ -542,8 +613,8 @@ mod tests {
             decode_key(&encode_offset_commit_key("g", "t", 7), 0).unwrap(),
             OffsetsKey::OffsetCommit {
                 record_type: 1,
-                group: "g",
-                topic: "t",
+                group: "g".into(),
+                topic: "t".into(),
                 partition: 7
             }
         );
@@ -633,9 +704,12 @@ mod tests {
         assert_eq!(decode_offset_commit_value(&v, 0).unwrap().trailing_bytes, 3);
         let mut k = encode_offset_commit_key("g", "t", 1);
         k.push(0);
-        let (key, rest) = decode_key_and_rest(&k, 0).unwrap();
-        assert_eq!(rest, 1);
-        assert!(matches!(key, OffsetsKey::OffsetCommit { partition: 1, .. }));
+        let read = decode_key_and_rest(&k, 0).unwrap();
+        assert_eq!(read.trailing, 1);
+        assert!(matches!(
+            read.key,
+            OffsetsKey::OffsetCommit { partition: 1, .. }
+        ));
         // A negative record type is one the coordinator does not know: skipped, not refused.
         assert_eq!(
             decode_key(&[0xff, 0xfe, 0, 1, b'g'], 0).unwrap(),

@@ -6,13 +6,16 @@
 //! and `bootstrap.checkpoint`), and tiered storage's
 //! `__remote_log_metadata`.
 
+use std::borrow::Cow;
 use std::path::Path;
 
+use kaen_log::format::schema::Leniency;
 use kaen_log::metadata::records as metadata;
 use kaen_log::offsets::group::{decode_group_metadata, GroupMetadata};
 use kaen_log::offsets::records as coordinator;
 use kaen_log::offsets::{
-    decode_key, decode_offset_commit_value_of, is_offsets_topic, OffsetCommitValue, OffsetsKey,
+    decode_key_and_rest, decode_offset_commit_value_of, is_offsets_topic, OffsetCommitValue,
+    OffsetsKey,
 };
 use kaen_log::txn::txnlog::{self, status_name, TransactionMetadata, TRANSACTION_STATE_TOPIC};
 use serde::Serialize;
@@ -63,6 +66,11 @@ pub enum Decoded<'a> {
         key: KeyJson<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
         value: Option<ValueJson>,
+        /// Where the key and value were read as Kafka's generated readers
+        /// read them and a strict reading refuses them
+        /// ([`kaen_log::format::schema::Leniency`]), in words.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        lenient: Vec<String>,
     },
 }
 
@@ -94,13 +102,13 @@ pub enum KeyJson<'a> {
 pub enum OffsetsKeyJson<'a> {
     OffsetCommit {
         version: i16,
-        group: &'a str,
-        topic: &'a str,
+        group: Cow<'a, str>,
+        topic: Cow<'a, str>,
         partition: i32,
     },
     GroupMetadata {
         version: i16,
-        group: &'a str,
+        group: Cow<'a, str>,
     },
 }
 
@@ -263,7 +271,9 @@ pub fn decode<'a>(
     let bad_key = |e: String| Decoded::Record {
         key: KeyJson::Error(Failed { error: e }),
         value: None,
+        lenient: Vec::new(),
     };
+    let words = |l: &[Leniency]| l.iter().map(ToString::to_string).collect::<Vec<_>>();
     if kind == Internal::ClusterMetadata {
         // The key is null; the value is a framed metadata record.
         return match value {
@@ -291,13 +301,18 @@ pub fn decode<'a>(
             at,
         )),
         Internal::Offsets => {
-            let (key, value) = match decode_key(key, at) {
-                Ok(OffsetsKey::OffsetCommit {
+            let read = match decode_key_and_rest(key, at) {
+                Ok(read) => read,
+                Err(e) => return bad_key(e.to_string()),
+            };
+            let mut lenient = words(&read.lenient);
+            let (key, value) = match read.key {
+                OffsetsKey::OffsetCommit {
                     record_type,
                     group,
                     topic,
                     partition,
-                }) => (
+                } => (
                     OffsetsKeyJson::OffsetCommit {
                         version: record_type,
                         group,
@@ -307,18 +322,24 @@ pub fn decode<'a>(
                     ValueJson::of(
                         value,
                         |v| decode_offset_commit_value_of(record_type, v, at),
-                        |c| ValueJson::Commit(c.into()),
+                        |c| {
+                            lenient.extend(words(&c.lenient));
+                            ValueJson::Commit(c.into())
+                        },
                     ),
                 ),
-                Ok(OffsetsKey::GroupMetadata { group }) => (
+                OffsetsKey::GroupMetadata { group } => (
                     OffsetsKeyJson::GroupMetadata { version: 2, group },
                     ValueJson::of(
                         value,
                         |v| decode_group_metadata(v, at),
-                        |g| ValueJson::Group(g.into()),
+                        |g| {
+                            lenient.extend(words(&g.lenient));
+                            ValueJson::Group(g.into())
+                        },
                     ),
                 ),
-                Ok(OffsetsKey::Other { .. }) => {
+                OffsetsKey::Other { .. } => {
                     return Decoded::Coordinator(coordinator::decode(
                         coordinator::GROUP_RECORDS,
                         key,
@@ -326,22 +347,32 @@ pub fn decode<'a>(
                         at,
                     ))
                 }
-                Err(e) => return bad_key(e.to_string()),
             };
             Decoded::Record {
                 key: KeyJson::Offsets(key),
                 value: Some(value),
+                lenient,
             }
         }
-        Internal::TransactionState => match txnlog::decode_key(key, at) {
-            Ok(transactional_id) => Decoded::Record {
-                key: KeyJson::Transaction { transactional_id },
-                value: Some(ValueJson::of(
+        Internal::TransactionState => match txnlog::decode_key_rest(key, at) {
+            Ok(read) => {
+                let mut lenient = words(&read.lenient);
+                let value = ValueJson::of(
                     value,
-                    |v| txnlog::decode_value(v, at),
-                    |m| ValueJson::Transaction(m.into()),
-                )),
-            },
+                    |v| txnlog::decode_value_rest(v, at),
+                    |m| {
+                        lenient.extend(words(&m.lenient));
+                        ValueJson::Transaction(m.value.into())
+                    },
+                );
+                Decoded::Record {
+                    key: KeyJson::Transaction {
+                        transactional_id: read.value,
+                    },
+                    value: Some(value),
+                    lenient,
+                }
+            }
             Err(e) => bad_key(e.to_string()),
         },
     }

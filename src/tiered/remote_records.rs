@@ -198,7 +198,8 @@ pub fn read_remote_record(value: &[u8]) -> Result<RemoteRecord, RemoteError> {
     // RemoteLogSegmentIdEntry".
     let data = schema
         .decode_prefix_as_kafka(&mut c, 0)
-        .map_err(|_| failed())?;
+        .map_err(|_| failed())?
+        .data;
     if version != 0 && holds_struct(schema.fields, &data) {
         return Err(failed());
     }

@@ -21,6 +21,12 @@
 //!   ClientTransactionVersion is 2 for a client using transaction version 2
 //!   (an epoch bump at every commit and abort), else 0.
 //!
+//! Keys and values are read as the generated readers read them
+//! ([`Schema::decode_prefix_as_kafka`]): `TransactionLog.read` calls them,
+//! and the coordinator applies what they read, so the replay applies a
+//! record read leniently (a transactional id's malformed UTF-8 as U+FFFD,
+//! say) with a warning.
+//!
 //! TransactionLogKey has version 0 and TransactionLogValue versions 0 and
 //! 1 in every Kafka release from 3.9.2 to 4.4.0 (the schema files and the
 //! generated classes' `HIGHEST_SUPPORTED_VERSION`). A record of another
@@ -36,7 +42,7 @@ use serde_json::Value;
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::cursor::Cursor;
 use crate::format::schema::types::*;
-use crate::format::schema::{defaults, f, nested, Field, Release, Schema, Ty, OPEN};
+use crate::format::schema::{defaults, f, nested, Field, Leniency, Release, Schema, Ty, OPEN};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::findings::{Finding, Kind, Severity};
 use crate::log::Partition;
@@ -241,19 +247,49 @@ fn known(schema: &Schema) -> String {
 /// version). Bytes after the struct are ignored, as Kafka ignores them
 /// (see `decode_versioned`).
 pub fn decode_key(key: &[u8], at: u64) -> Result<String, DecodeError> {
-    decode_key_rest(key, at).map(|(id, _)| id)
+    decode_key_rest(key, at).map(|r| r.value)
 }
 
-/// [`decode_key`], with the number of bytes after the key's last field.
-pub fn decode_key_rest(key: &[u8], at: u64) -> Result<(String, u64), DecodeError> {
-    let (_, v, trailing) = decode_versioned(&TRANSACTION_LOG_KEY, key, at)?;
-    Ok((str_field(&v, "transactionalId").to_string(), trailing))
+/// A key or value as `TransactionLog.read` reads it, with what Kafka's
+/// reader ignores or takes leniently.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Read<T> {
+    pub value: T,
+    /// The bytes after its last field.
+    pub trailing: u64,
+    /// Where it was read as Kafka's generated `read` reads it and a strict
+    /// reading refuses it ([`Leniency`]).
+    pub lenient: Vec<Leniency>,
 }
 
-/// `bytes` as an int16 version then `schema` at that version: the
-/// version, the message and the number of bytes after its last field. A
-/// version outside the schema's is an unknown version at `at`, the int16
-/// that gives it.
+/// [`decode_key`], with the bytes after the key's last field and the
+/// leniencies.
+pub fn decode_key_rest(key: &[u8], at: u64) -> Result<Read<String>, DecodeError> {
+    let v = decode_versioned(&TRANSACTION_LOG_KEY, key, at)?;
+    Ok(Read {
+        value: str_field(&v.data, "transactionalId").to_string(),
+        trailing: v.trailing,
+        lenient: v.lenient,
+    })
+}
+
+/// A key or value read by [`decode_versioned`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Versioned {
+    pub version: i16,
+    /// The message's fields.
+    pub data: Value,
+    /// The bytes after its last field.
+    pub trailing: u64,
+    /// See [`Read::lenient`].
+    pub lenient: Vec<Leniency>,
+}
+
+/// `bytes` as an int16 version then `schema` at that version, read as
+/// Kafka's generated `read` reads it ([`Schema::decode_prefix_as_kafka`]):
+/// the version, the message, the number of bytes after its last field and
+/// the leniencies. A version outside the schema's is an unknown version at
+/// `at`, the int16 that gives it.
 ///
 /// Bytes after the last field are not an error: Kafka 4.3's
 /// `TransactionLog.read` builds the key and the value with the generated
@@ -265,7 +301,7 @@ pub fn decode_versioned(
     schema: &'static Schema,
     bytes: &[u8],
     at: u64,
-) -> Result<(i16, Value, u64), DecodeError> {
+) -> Result<Versioned, DecodeError> {
     let mut c = Cursor::new(bytes, at);
     let version = c.i16()?; // version (the key's record type): int16
     if !schema.knows(version) {
@@ -277,8 +313,13 @@ pub fn decode_versioned(
             },
         ));
     }
-    let v = schema.decode_prefix(&mut c, version)?;
-    Ok((version, v, c.remaining() as u64))
+    let read = schema.decode_prefix_as_kafka(&mut c, version)?;
+    Ok(Versioned {
+        version,
+        data: read.data,
+        trailing: c.remaining() as u64,
+        lenient: read.lenient,
+    })
 }
 
 /// Encode a key (version 0): the transactional id.
@@ -302,14 +343,20 @@ fn str_field<'v>(v: &'v Value, name: &str) -> &'v str {
 /// writer left out takes the schema's default. Bytes after the last field
 /// are ignored, as Kafka's reader ignores them (see `decode_versioned`).
 pub fn decode_value(value: &[u8], at: u64) -> Result<TransactionMetadata, DecodeError> {
-    decode_value_rest(value, at).map(|(m, _)| m)
+    decode_value_rest(value, at).map(|r| r.value)
 }
 
 /// [`decode_value`], with the number of bytes after the value's last
-/// field, which Kafka's reader ignores (see `decode_versioned`).
-pub fn decode_value_rest(value: &[u8], at: u64) -> Result<(TransactionMetadata, u64), DecodeError> {
-    let (version, v, trailing) = decode_versioned(&TRANSACTION_LOG_VALUE, value, at)?;
-    let v = TRANSACTION_LOG_VALUE.filled(&v);
+/// field, which Kafka's reader ignores (see `decode_versioned`), and the
+/// leniencies.
+pub fn decode_value_rest(value: &[u8], at: u64) -> Result<Read<TransactionMetadata>, DecodeError> {
+    let Versioned {
+        version,
+        data,
+        trailing,
+        lenient,
+    } = decode_versioned(&TRANSACTION_LOG_VALUE, value, at)?;
+    let v = TRANSACTION_LOG_VALUE.filled(&data);
     let partitions = v
         .get("transactionPartitions")
         .and_then(Value::as_array)
@@ -345,7 +392,11 @@ pub fn decode_value_rest(value: &[u8], at: u64) -> Result<(TransactionMetadata, 
         start_timestamp_ms: int_field(&v, "transactionStartTimestampMs"),
         client_transaction_version: int_field(&v, "clientTransactionVersion") as i16,
     };
-    Ok((meta, trailing))
+    Ok(Read {
+        value: meta,
+        trailing,
+        lenient,
+    })
 }
 
 /// Encode a value at `m.version` (0 or 1), as Kafka's generated writer
@@ -548,10 +599,10 @@ impl CoordinatorView {
         value: Option<&[u8]>,
         at: u64,
     ) {
-        let mut finding = |kind: Kind, byte: u64, detail: String| {
+        let mut finding = |kind: Kind, byte: u64, detail: String, read: bool| {
             let mut f = Finding::new(kind, file, batch_position, Some(offset), detail);
             f.byte = byte;
-            if kind == Kind::TrailingBytes {
+            if read {
                 // Read as Kafka reads it: a warning, the record applied.
                 f = f.with_severity(Severity::Warning);
             }
@@ -565,6 +616,7 @@ impl CoordinatorView {
                     "the record at offset {offset} has no key: Kafka requires one (\"Transaction state \
                      log's key should not be null\"); {LOAD_STOPS}"
                 ),
+                false,
             );
             return;
         };
@@ -576,13 +628,28 @@ impl CoordinatorView {
                  (TransactionLog.read ignores the bytes after the last field)"
             )
         };
+        let lenient = |what: &str, id: &str, l: &Leniency| {
+            format!(
+                "transactional id {id:?}: the record at offset {offset}: the {what}: {l}; read \
+                 and applied, as Kafka's coordinator reads it (TransactionLog.read: the generated \
+                 TransactionLogKey and TransactionLogValue readers)"
+            )
+        };
         let mut warnings = Vec::new();
         let id = match decode_key_rest(key, at) {
-            Ok((id, n)) => {
-                if n > 0 {
-                    warnings.push(trailing("key", &id, n));
+            Ok(read) => {
+                if read.trailing > 0 {
+                    warnings.push((
+                        Kind::TrailingBytes,
+                        at,
+                        trailing("key", &read.value, read.trailing),
+                    ));
                 }
-                id
+                for l in &read.lenient {
+                    let kind = Kind::of_decode(&l.defect.kind);
+                    warnings.push((kind, l.defect.offset, lenient("key", &read.value, l)));
+                }
+                read.value
             }
             Err(e) => {
                 let (kind, detail) = unreadable(
@@ -590,25 +657,33 @@ impl CoordinatorView {
                     &e,
                     &format!("the record at offset {offset}"),
                 );
-                finding(kind, e.offset, detail);
+                finding(kind, e.offset, detail, false);
                 return;
             }
         };
         let meta = value.map(|v| decode_value_rest(v, at));
-        if let Some(Ok((_, n))) = &meta {
-            if *n > 0 {
-                warnings.push(trailing("value", &id, *n));
+        if let Some(Ok(read)) = &meta {
+            if read.trailing > 0 {
+                warnings.push((
+                    Kind::TrailingBytes,
+                    at,
+                    trailing("value", &id, read.trailing),
+                ));
+            }
+            for l in &read.lenient {
+                let kind = Kind::of_decode(&l.defect.kind);
+                warnings.push((kind, l.defect.offset, lenient("value", &id, l)));
             }
         }
-        for detail in warnings {
-            finding(Kind::TrailingBytes, at, detail);
+        for (kind, byte, detail) in warnings {
+            finding(kind, byte, detail, true);
         }
         match meta {
             None => {
                 self.transactions.remove(&id);
             }
-            Some(Ok((meta, _))) => {
-                self.transactions.insert(id, meta);
+            Some(Ok(read)) => {
+                self.transactions.insert(id, read.value);
             }
             Some(Err(e)) => {
                 let (kind, detail) = unreadable(
@@ -616,7 +691,7 @@ impl CoordinatorView {
                     &e,
                     &format!("transactional id {id:?}: the record at offset {offset}"),
                 );
-                finding(kind, e.offset, detail);
+                finding(kind, e.offset, detail, false);
                 self.unread_ids.insert(id);
             }
         }

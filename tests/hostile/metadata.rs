@@ -71,10 +71,20 @@ fn metadata_a_malformed_varint_is_an_error() {
 fn metadata_a_replica_count_of_2_to_the_31_is_an_error_without_allocating() {
     let env = TestEnv::new();
     // PartitionRecord v1 whose Replicas array claims 2^31 elements
-    // (compact length 2^31 + 1): the generated read throws ("Tried to
-    // read … elements"), so does klog's decoder, before any allocation.
+    // (compact length 2^31 + 1): the generated read takes the unsigned
+    // varint as a Java int (`readUnsignedVarint() - 1`: -2^31), so the
+    // length is negative and it throws ("non-nullable field replicas was
+    // serialized as null"); so does klog's decoder, before any allocation.
     let value = "frame(3, 1, i32(0) + b'topic-t-id-00001' + uvarint(2**31 + 1) + i32(1))";
     let dir = metadata_log(&env, "replicas", &[TOPIC, value]);
+    let (code, m) = metadata(&env, &dir);
+    assert_eq!(code, 1);
+    assert_eq!(findings(&m), one("negative_length", "error", 2));
+    // 2^30 elements (a length Java reads as positive) past the bytes left:
+    // "Tried to allocate a collection of size 1073741824, but there are
+    // only 4 bytes remaining".
+    let value = "frame(3, 1, i32(0) + b'topic-t-id-00001' + uvarint(2**30 + 1) + i32(1))";
+    let dir = metadata_log(&env, "replicas-2", &[TOPIC, value]);
     let (code, m) = metadata(&env, &dir);
     assert_eq!(code, 1);
     assert_eq!(findings(&m), one("value_out_of_range", "error", 2));
@@ -274,4 +284,27 @@ fn metadata_of_many_topics_is_held_compactly() {
     // 165); it held 3.7 KB before (a map node per topic's partitions,
     // ids and directories as text).
     run.assert_bounded("metadata of 50,000 topics", 60, 5 * log);
+}
+
+#[test]
+fn metadata_records_kafka_reads_leniently_are_applied_with_warnings() {
+    let env = TestEnv::new();
+    // The generated readers the metadata loader calls (TopicRecord.read,
+    // PartitionChangeRecord.read) read a name's malformed UTF-8 as U+FFFD
+    // (`new String(bytes, UTF_8)`) and a known tag where it starts, its
+    // size unused (`case 1: this.leader = _readable.readInt();`): Kafka
+    // applies both records, and so does klog, with a warning for each.
+    let topic = "frame(2, 0, uvarint(3) + b't\\xff' + b'topic-t-id-00001' + tags())";
+    let partition = "partition_record(0, b'topic-t-id-00001', [1, 2], [1, 2], 1, 0, 0, [])";
+    // Tag 1 (Leader) whose size says 0 for its 4 bytes.
+    let change =
+        "frame(5, 0, i32(0) + b'topic-t-id-00001' + uvarint(1) + uvarint(1) + uvarint(0) + i32(2))";
+    let dir = metadata_log(&env, "lenient", &[topic, partition, change]);
+    let (code, m) = metadata(&env, &dir);
+    assert_eq!(code, 0, "{m}");
+    let mut want = one("invalid_utf8", "warning", 1);
+    want.extend(one("unexpected_eof", "warning", 3));
+    assert_eq!(findings(&m), want, "{m}");
+    assert_eq!(m["topics"][0]["name"], "t\u{fffd}");
+    assert_eq!(m["topics"][0]["partitions"][0]["leader"], 2, "{m}");
 }

@@ -13,6 +13,22 @@ def one(base, tid, pid):
 b = record(0, 0, transaction_log_key("b"), transaction_log_value(2, 0, 1, [("t", [0])], T, T))
 "#;
 
+/// The coordinator's table of a `transactions --format json` document:
+/// (transactional id, state).
+fn coordinator_rows(v: &serde_json::Value) -> Vec<(&str, &str)> {
+    v["coordinator"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["transactional_id"].as_str().unwrap(),
+                m["state"].as_str().unwrap(),
+            )
+        })
+        .collect()
+}
+
 fn findings(o: &std::process::Output) -> Vec<(String, String, u64)> {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     v["findings"]
@@ -128,17 +144,7 @@ fn r10_a_transaction_log_value_with_trailing_bytes_is_applied_as_kafka_applies_i
     );
     assert_eq!(o.status.code(), Some(0), "a warning: {}", stdout(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let rows: Vec<(&str, &str)> = v["coordinator"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["transactional_id"].as_str().unwrap(),
-                m["state"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let rows = coordinator_rows(&v);
     assert_eq!(rows, [("a", "CompleteAbort"), ("b", "Ongoing")]);
     assert_eq!(v["coordinator_complete"], true, "{v}");
     let warning = ("trailing_bytes".to_string(), "warning".to_string(), 0);
@@ -155,4 +161,57 @@ fn r10_a_transaction_log_value_with_trailing_bytes_is_applied_as_kafka_applies_i
         detail(1)
     );
     assert!(!detail(0).contains("stops loading"), "{}", detail(0));
+}
+
+/// Kafka's `TransactionLog.read` reads the key and value with the
+/// generated `TransactionLogKey.read` and `TransactionLogValue.read`: a
+/// transactional id with malformed UTF-8 is read with U+FFFD (`new
+/// String(bytes, UTF_8)`), a nullable transactionPartitions of length -2 is
+/// null (`if (arrayLength < 0) { this.transactionPartitions = null; }`).
+/// The coordinator loads such a record: so does klog, with a warning for
+/// each place a strict reading refuses.
+#[test]
+fn a_record_kafka_reads_leniently_is_applied_with_warnings() {
+    let env = TestEnv::new();
+    let log = encoded(
+        "T = 1700000000000\n\
+         key = i16(0) + i16(4) + b'tx-\\xff'\n\
+         # v0: producer 1, epoch 0, 60000 ms, Empty, partitions of length -2\n\
+         value = i16(0) + i64(1) + i16(0) + i32(60000) + i8(0) + i32(-2) + i64(T) + i64(T)\n\
+         out = batch(0, [(0, 0, key, value)], first_timestamp=T)",
+    );
+    write_segment(&env.path("lenient"), "__transaction_state-0", &log);
+    let o = env.run(
+        &[
+            "transactions",
+            "--format",
+            "json",
+            "--now-ms",
+            "0",
+            "lenient",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "warnings only: {}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = coordinator_rows(&v);
+    assert_eq!(rows, [("tx-\u{fffd}", "Empty")]);
+    assert_eq!(v["coordinator_complete"], true, "{v}");
+    let kinds: Vec<(String, String)> = findings(&o)
+        .into_iter()
+        .map(|(kind, severity, _)| (kind, severity))
+        .collect();
+    let warning = |kind: &str| (kind.to_string(), "warning".to_string());
+    assert_eq!(kinds, [warning("invalid_utf8"), warning("negative_length")]);
+    let detail = |i: usize| v["findings"][i]["detail"].as_str().unwrap();
+    assert!(
+        detail(0).contains("replaces the malformed bytes with U+FFFD"),
+        "{}",
+        detail(0)
+    );
+    assert!(
+        detail(1).contains("negative length -2 in TransactionPartitions"),
+        "{}",
+        detail(1)
+    );
 }

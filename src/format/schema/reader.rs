@@ -6,30 +6,45 @@ use std::cell::RefCell;
 use base64::Engine;
 use serde_json::{Map, Value};
 
-use super::{json_name, uuid_string, Field, Traced, Ty};
+use super::{json_name, uuid_string, Field, KafkaReads, Leniency, Traced, Ty};
 use crate::format::cursor::Cursor;
 use crate::format::error::{DecodeError, DecodeErrorKind};
 
 pub(super) struct Reader {
+    /// The version the message was asked for: the classes of nested
+    /// structs check it ([`Reader::nested`]).
     pub(super) version: i16,
+    /// The version whose layout is read: `version` within the schema's
+    /// `validVersions` (see [`super::Schema::reader`]).
+    pub(super) layout: i16,
     pub(super) flexible: bool,
     /// Set when tracing: every field read, in order.
     pub(super) trace: Option<RefCell<Vec<Traced>>>,
     /// Read as Kafka's generated code reads ([`Schema::decode_prefix_as_kafka`](super::Schema::decode_prefix_as_kafka)).
     pub(super) kafka: bool,
+    /// In `kafka` mode: where Kafka's reading took what a strict one refuses.
+    pub(super) lenient: RefCell<Vec<Leniency>>,
 }
 
 impl Reader {
     fn present(&self, f: &Field) -> bool {
-        f.present_at(self.version)
+        f.present_at(self.layout)
     }
 
     fn nullable(&self, f: &Field) -> bool {
-        f.nullable_from.is_some_and(|n| self.version >= n)
+        f.nullable_from.is_some_and(|n| self.layout >= n)
     }
 
     fn tagged(&self, f: &Field) -> Option<u32> {
-        f.tag_at(self.version, self.flexible)
+        f.tag_at(self.layout, self.flexible)
+    }
+
+    /// Note that Kafka's reading took what a strict one refuses (`defect`).
+    fn lenient(&self, defect: DecodeError, kafka_reads: KafkaReads) {
+        self.lenient.borrow_mut().push(Leniency {
+            defect,
+            kafka_reads,
+        });
     }
 
     /// The wire type of `ty` for a trace: Kafka's type name, `compact`
@@ -115,7 +130,25 @@ impl Reader {
                     .iter()
                     .find(|f| self.present(f) && self.tagged(f) == Some(tag));
                 if let (true, Some(f)) = (self.kafka, known) {
+                    // `case TAG: this.field = _readable.readX(); break;`:
+                    // the field is read where it starts, its size unused.
+                    let start = c.position();
                     let v = self.value(c, f, &f.ty, &format!("{prefix}{}", json_name(f.name)))?;
+                    let taken = c.position() - start;
+                    let declared = size as u64;
+                    if taken < declared {
+                        let kind = DecodeErrorKind::TrailingBytes {
+                            field: f.name,
+                            remaining: declared - taken,
+                        };
+                        self.lenient(c.error(kind), KafkaReads::InPlace);
+                    } else if taken > declared {
+                        let kind = DecodeErrorKind::UnexpectedEof {
+                            needed: taken,
+                            available: declared,
+                        };
+                        self.lenient(DecodeError::new(start, kind), KafkaReads::InPlace);
+                    }
                     obj.insert(json_name(f.name), v);
                     continue;
                 }
@@ -154,7 +187,10 @@ impl Reader {
     }
 
     /// A length: compact (uvarint − 1) in flexible versions, else int16 for
-    /// strings and int32 for bytes and arrays. `None` is null.
+    /// strings and int32 for bytes and arrays. `None` is null. In `kafka`
+    /// mode as the generated code takes it: the uvarint is a Java `int`
+    /// (`readUnsignedVarint() - 1`), and a nullable field's negative
+    /// length is null (`if (length < 0) { this.field = null; }`).
     fn length(
         &self,
         c: &mut Cursor<'_>,
@@ -163,7 +199,12 @@ impl Reader {
     ) -> Result<Option<usize>, DecodeError> {
         let at = c.position();
         let len: i64 = if self.flexible {
-            i64::from(c.uvarint()?) - 1
+            let n = c.uvarint()?;
+            if self.kafka {
+                i64::from((n as i32).wrapping_sub(1))
+            } else {
+                i64::from(n) - 1
+            }
         } else if int16 {
             i64::from(c.i16()?)
         } else {
@@ -171,6 +212,14 @@ impl Reader {
         };
         match len {
             -1 if self.nullable(f) => Ok(None),
+            n if n < 0 && self.kafka && self.nullable(f) => {
+                let kind = DecodeErrorKind::NegativeLength {
+                    field: f.name,
+                    value: n,
+                };
+                self.lenient(DecodeError::new(at, kind), KafkaReads::Null);
+                Ok(None)
+            }
             -1 => Err(DecodeError::new(
                 at,
                 DecodeErrorKind::UnexpectedNull { field: f.name },
@@ -223,7 +272,12 @@ impl Reader {
                                 },
                             ));
                         }
-                        Value::String(String::from_utf8_lossy(c.bytes(n)?).into_owned())
+                        let bytes = c.bytes(n)?;
+                        if std::str::from_utf8(bytes).is_err() {
+                            let kind = DecodeErrorKind::InvalidUtf8 { field: f.name };
+                            self.lenient(DecodeError::new(at, kind), KafkaReads::Replaced);
+                        }
+                        Value::String(String::from_utf8_lossy(bytes).into_owned())
                     }
                     Some(n) => Value::String(
                         std::str::from_utf8(c.bytes(n)?)
@@ -264,11 +318,12 @@ impl Reader {
         })
     }
 
-    /// A nested struct's class refuses a version outside its own as its
-    /// `read` starts ([`Nested`]: "Can't read version 5 of BrokerEndpoint").
+    /// A nested struct's class refuses a version above its own as its
+    /// `read` starts ([`Nested`]: "Can't read version 5 of BrokerEndpoint";
+    /// the generated check is `if (_version > N)`, no lower bound).
     fn nested(&self, c: &Cursor<'_>, f: &Field) -> Result<(), DecodeError> {
         match f.nested {
-            Some(n) if !(n.versions.0..=n.versions.1).contains(&self.version) => {
+            Some(n) if self.version > n.versions.1 => {
                 Err(c.error(DecodeErrorKind::UnknownVersion {
                     schema: n.name,
                     version: self.version,

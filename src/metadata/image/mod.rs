@@ -204,6 +204,18 @@ impl Image {
                         incomplete: Some(Section::of_record(&r.name)),
                     });
                 }
+                for l in &r.lenient {
+                    problems.push(Problem {
+                        kind: Kind::of_decode(&l.defect.kind),
+                        severity: Severity::Warning,
+                        detail: format!(
+                            "{}: {l}; applied as Kafka's loader reads it (the generated {}.read)",
+                            r.name, r.name
+                        ),
+                        not_applied: false,
+                        incomplete: None,
+                    });
+                }
                 if let Err(p) = self.replay(r, &d, &mut problems) {
                     problems.push(p);
                 }
@@ -319,6 +331,7 @@ mod tests {
             error: None,
             defect: None,
             read_as: None,
+            lenient: Vec::new(),
         }
     }
 

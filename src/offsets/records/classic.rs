@@ -2,6 +2,7 @@
 //! 2 group metadata) as schema tables.
 
 use super::{rt, RecordType};
+use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::schema::f;
 use crate::format::schema::types::*;
 use crate::format::schema::{nested, Field, Release, Schema, Ty, OPEN};
@@ -141,18 +142,57 @@ pub static CONSUMER_PROTOCOL_ASSIGNMENT: Schema = Schema {
 const TOPIC_PARTITIONS: Ty = Ty::Array(&Ty::Struct(&[f!("Topic", S), f!("Partitions", I32S)]));
 
 /// Read an embedded consumer-protocol message (`int16 version`, then the
-/// struct): its version and fields. A version outside the schema's is read
-/// with the nearest layout, as Kafka's generated constructor reads any
-/// version (`ConsumerProtocol`: "When it encounters a newer version, it
-/// parses it using the current format"); bytes after the struct are not
-/// looked at.
+/// struct) as the clients' `ConsumerProtocol` reads it
+/// (`deserializeConsumerProtocolSubscription`, `...Assignment`): its
+/// version and fields. A negative version is refused ("Unsupported
+/// subscription version"); one above the schema's is read as the newest
+/// (`checkSubscriptionVersion`: "When it encounters a newer version, it
+/// parses it using the current format"); the struct is read as the
+/// generated constructor reads it ([`Schema::decode_prefix_as_kafka`]),
+/// and bytes after it are not looked at.
 pub fn decode_consumer_protocol(
     schema: &'static Schema,
     bytes: &[u8],
     at: u64,
-) -> Result<(i16, serde_json::Value), crate::error::DecodeError> {
+) -> Result<(i16, serde_json::Value), DecodeError> {
+    read_consumer_protocol(schema, bytes, at, |version| {
+        if version < schema.versions.0 {
+            let schema = schema.name;
+            let kind = DecodeErrorKind::UnknownVersion { schema, version };
+            return Err(DecodeError::new(at, kind));
+        }
+        Ok(version.min(schema.versions.1))
+    })
+}
+
+/// Read an embedded consumer-protocol message as kafka-dump-log reads a
+/// classic group member's subscription and assignment
+/// (`OffsetsMessageParser.prepareGroupMetadataValue` → `replaceField`:
+/// `new ConsumerProtocolAssignment(accessor, version)` at the version the
+/// bytes start with): no version is refused and each field is read by the
+/// layout of the nearest version the schema has, but the nested
+/// `TopicPartition` class throws for a version above 3 as soon as one is
+/// read ("Can't read version 4 of TopicPartition"), so a message of a
+/// newer version reads only when it holds no partition. Bytes after the
+/// struct are not looked at.
+pub fn decode_consumer_protocol_as_generated(
+    schema: &'static Schema,
+    bytes: &[u8],
+    at: u64,
+) -> Result<(i16, serde_json::Value), DecodeError> {
+    read_consumer_protocol(schema, bytes, at, Ok)
+}
+
+/// The int16 version, then the struct at the version `read_as` gives for
+/// it; the version and the fields.
+fn read_consumer_protocol(
+    schema: &'static Schema,
+    bytes: &[u8],
+    at: u64,
+    read_as: impl FnOnce(i16) -> Result<i16, DecodeError>,
+) -> Result<(i16, serde_json::Value), DecodeError> {
     let mut c = crate::format::cursor::Cursor::new(bytes, at);
-    let version = c.i16()?;
-    let read_as = version.clamp(schema.versions.0, schema.versions.1);
-    Ok((version, schema.decode_prefix(&mut c, read_as)?))
+    let version = c.i16()?; // version: int16
+    let read = schema.decode_prefix_any_version_as_kafka(&mut c, read_as(version)?)?;
+    Ok((version, read.data))
 }

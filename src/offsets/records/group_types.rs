@@ -307,6 +307,7 @@ pub static GROUP_RECORDS: &[RecordType] = &[
     // 3.9's file had another layout (InitializedTopics, DeletingTopics),
     // which no coordinator read.
     RecordType {
+        read_since: Release::R4_0,
         gone_since: Some(Release::R4_1),
         file_since: Release::R4_0,
         ..rt(
@@ -321,18 +322,22 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         )
     },
     // ShareGroupMemberMetadataKey/Value.json
-    rt(
-        10,
-        "ShareGroupMemberMetadata",
-        GROUP_MEMBER,
-        value(
-            "ShareGroupMemberMetadataValue",
-            &[Release::R3_9],
-            SHARE_MEMBER,
-        ),
-    ),
+    RecordType {
+        read_since: Release::R4_0,
+        ..rt(
+            10,
+            "ShareGroupMemberMetadata",
+            GROUP_MEMBER,
+            value(
+                "ShareGroupMemberMetadataValue",
+                &[Release::R3_9],
+                SHARE_MEMBER,
+            ),
+        )
+    },
     // ShareGroupMetadataKey/Value.json (MetadataHash from 4.1, untagged)
     RecordType {
+        read_since: Release::R4_0,
         file_since: Release::R4_1,
         ..rt(
             11,
@@ -342,41 +347,51 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         )
     },
     // ShareGroupTargetAssignmentMetadataKey/Value.json
-    rt(
-        12,
-        "ShareGroupTargetAssignmentMetadata",
-        GROUP,
-        value(
-            "ShareGroupTargetAssignmentMetadataValue",
-            &[Release::R4_0],
-            ASSIGNMENT_EPOCH,
-        ),
-    ),
+    RecordType {
+        read_since: Release::R4_0,
+        ..rt(
+            12,
+            "ShareGroupTargetAssignmentMetadata",
+            GROUP,
+            value(
+                "ShareGroupTargetAssignmentMetadataValue",
+                &[Release::R4_0],
+                ASSIGNMENT_EPOCH,
+            ),
+        )
+    },
     // ShareGroupTargetAssignmentMemberKey/Value.json
-    rt(
-        13,
-        "ShareGroupTargetAssignmentMember",
-        GROUP_MEMBER,
-        value(
-            "ShareGroupTargetAssignmentMemberValue",
-            &[Release::R4_0],
-            TARGET_MEMBER,
-        ),
-    ),
+    RecordType {
+        read_since: Release::R4_0,
+        ..rt(
+            13,
+            "ShareGroupTargetAssignmentMember",
+            GROUP_MEMBER,
+            value(
+                "ShareGroupTargetAssignmentMemberValue",
+                &[Release::R4_0],
+                TARGET_MEMBER,
+            ),
+        )
+    },
     // ShareGroupCurrentMemberAssignmentKey/Value.json
-    rt(
-        14,
-        "ShareGroupCurrentMemberAssignment",
-        GROUP_MEMBER,
-        value(
-            "ShareGroupCurrentMemberAssignmentValue",
-            &[Release::R4_0],
-            SHARE_ASSIGNMENT,
-        ),
-    ),
+    RecordType {
+        read_since: Release::R4_0,
+        ..rt(
+            14,
+            "ShareGroupCurrentMemberAssignment",
+            GROUP_MEMBER,
+            value(
+                "ShareGroupCurrentMemberAssignmentValue",
+                &[Release::R4_0],
+                SHARE_ASSIGNMENT,
+            ),
+        )
+    },
     // ShareGroupStatePartitionMetadataKey/Value.json (InitializingTopics
     // from 4.1, untagged)
     RecordType {
+        read_since: Release::R4_0,
         file_since: Release::R4_1,
         ..rt(
             15,
@@ -390,80 +405,101 @@ pub static GROUP_RECORDS: &[RecordType] = &[
         )
     },
     // ConsumerGroupRegularExpressionKey/Value.json
-    rt(
-        16,
-        "ConsumerGroupRegularExpression",
-        GROUP_REGEX,
-        value(
-            "ConsumerGroupRegularExpressionValue",
-            &[Release::R4_0],
-            REGEX_VALUE,
-        ),
-    ),
+    RecordType {
+        read_since: Release::R4_0,
+        ..rt(
+            16,
+            "ConsumerGroupRegularExpression",
+            GROUP_REGEX,
+            value(
+                "ConsumerGroupRegularExpressionValue",
+                &[Release::R4_0],
+                REGEX_VALUE,
+            ),
+        )
+    },
     // StreamsGroupMetadataKey/Value.json
-    rt(
-        17,
-        "StreamsGroupMetadata",
-        GROUP,
-        value(
-            "StreamsGroupMetadataValue",
-            &[Release::R4_1],
-            STREAMS_METADATA,
-        ),
-    ),
+    RecordType {
+        read_since: Release::R4_1,
+        ..rt(
+            17,
+            "StreamsGroupMetadata",
+            GROUP,
+            value(
+                "StreamsGroupMetadataValue",
+                &[Release::R4_1],
+                STREAMS_METADATA,
+            ),
+        )
+    },
     // StreamsGroupMemberMetadataKey/Value.json
-    rt(
-        19,
-        "StreamsGroupMemberMetadata",
-        GROUP_MEMBER,
-        value(
-            "StreamsGroupMemberMetadataValue",
-            &[Release::R4_1],
-            STREAMS_MEMBER,
-        ),
-    ),
+    RecordType {
+        read_since: Release::R4_1,
+        ..rt(
+            19,
+            "StreamsGroupMemberMetadata",
+            GROUP_MEMBER,
+            value(
+                "StreamsGroupMemberMetadataValue",
+                &[Release::R4_1],
+                STREAMS_MEMBER,
+            ),
+        )
+    },
     // StreamsGroupTargetAssignmentMetadataKey.json
-    rt(
-        20,
-        "StreamsGroupTargetAssignmentMetadata",
-        GROUP,
-        value(
-            "StreamsGroupTargetAssignmentMetadataValue",
-            &[Release::R4_1],
-            ASSIGNMENT_EPOCH,
-        ),
-    ),
+    RecordType {
+        read_since: Release::R4_1,
+        ..rt(
+            20,
+            "StreamsGroupTargetAssignmentMetadata",
+            GROUP,
+            value(
+                "StreamsGroupTargetAssignmentMetadataValue",
+                &[Release::R4_1],
+                ASSIGNMENT_EPOCH,
+            ),
+        )
+    },
     // StreamsGroupTargetAssignmentMemberKey/Value.json
-    rt(
-        21,
-        "StreamsGroupTargetAssignmentMember",
-        GROUP_MEMBER,
-        value(
-            "StreamsGroupTargetAssignmentMemberValue",
-            &[Release::R4_1],
-            STREAMS_TARGET_MEMBER,
-        ),
-    ),
+    RecordType {
+        read_since: Release::R4_1,
+        ..rt(
+            21,
+            "StreamsGroupTargetAssignmentMember",
+            GROUP_MEMBER,
+            value(
+                "StreamsGroupTargetAssignmentMemberValue",
+                &[Release::R4_1],
+                STREAMS_TARGET_MEMBER,
+            ),
+        )
+    },
     // StreamsGroupCurrentMemberAssignmentKey/Value.json
-    rt(
-        22,
-        "StreamsGroupCurrentMemberAssignment",
-        GROUP_MEMBER,
-        value(
-            "StreamsGroupCurrentMemberAssignmentValue",
-            &[Release::R4_1],
-            STREAMS_ASSIGNMENT,
-        ),
-    ),
+    RecordType {
+        read_since: Release::R4_1,
+        ..rt(
+            22,
+            "StreamsGroupCurrentMemberAssignment",
+            GROUP_MEMBER,
+            value(
+                "StreamsGroupCurrentMemberAssignmentValue",
+                &[Release::R4_1],
+                STREAMS_ASSIGNMENT,
+            ),
+        )
+    },
     // StreamsGroupTopologyKey/Value.json
-    rt(
-        23,
-        "StreamsGroupTopology",
-        GROUP,
-        value(
-            "StreamsGroupTopologyValue",
-            &[Release::R4_1],
-            STREAMS_TOPOLOGY,
-        ),
-    ),
+    RecordType {
+        read_since: Release::R4_1,
+        ..rt(
+            23,
+            "StreamsGroupTopology",
+            GROUP,
+            value(
+                "StreamsGroupTopologyValue",
+                &[Release::R4_1],
+                STREAMS_TOPOLOGY,
+            ),
+        )
+    },
 ];

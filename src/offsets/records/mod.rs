@@ -36,7 +36,7 @@ use serde_json::Value;
 
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
-use crate::format::schema::{last_version, Field, Release, Schema};
+use crate::format::schema::{last_version, Field, Leniency, Release, Schema};
 use crate::metadata::records::Hex;
 
 mod classic;
@@ -44,8 +44,8 @@ mod group_types;
 mod share_state;
 
 pub use classic::{
-    decode_consumer_protocol, CLASSIC_RECORDS, CONSUMER_PROTOCOL_ASSIGNMENT,
-    CONSUMER_PROTOCOL_SUBSCRIPTION,
+    decode_consumer_protocol, decode_consumer_protocol_as_generated, CLASSIC_RECORDS,
+    CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION,
 };
 pub use group_types::GROUP_RECORDS;
 pub use share_state::SHARE_RECORDS;
@@ -83,6 +83,15 @@ pub struct RecordType {
     pub name: &'static str,
     pub key: Schema,
     pub value: Schema,
+    /// The first release whose coordinator reads the type: 3.9's
+    /// `CoordinatorRecordSerde` reads types 0 to 8, 4.0's
+    /// `GroupCoordinatorRecordSerde` 0 to 16, and `CoordinatorRecordType`
+    /// of 4.1 to 4.4 0 to 8, 10 to 17 and 19 to 23 (their `apiMessageKeyFor`
+    /// switches). An earlier release skips it on load
+    /// (`UnknownRecordTypeException`), and its kafka-dump-log prints
+    /// `Unknown record type N at offset M, skipping.`. (3.9's schema files
+    /// already had types 9 to 11, KIP-932's preview, which no 3.9 code read.)
+    pub read_since: Release,
     /// The first release whose coordinator no longer knows the type (and
     /// skips it on load, `UnknownRecordTypeException`), if any.
     pub gone_since: Option<Release>,
@@ -103,6 +112,7 @@ const fn rt(id: i16, name: &'static str, k: &'static [Field], v: Schema) -> Reco
         name,
         key: key(name, k),
         value: v,
+        read_since: Release::R3_9,
         gone_since: None,
         file_since: Release::R3_9,
     }
@@ -154,6 +164,9 @@ pub struct CoordinatorRecord {
     /// Bytes after the key's or value's last field: Kafka's reader
     /// (`CoordinatorRecordSerde.readMessage`) does not look at them.
     pub trailing_bytes: u64,
+    /// Where the key and value were read as Kafka's generated `read`
+    /// reads them and a strict reading refuses them ([`Leniency`]).
+    pub lenient: Vec<Leniency>,
 }
 
 /// A coordinator record's value.
@@ -232,6 +245,7 @@ fn decode_by(
                 error: Some(e.to_string()),
                 fault: Some(e),
                 trailing_bytes: 0,
+                lenient: Vec::new(),
             }
         }
     };
@@ -247,6 +261,7 @@ fn decode_by(
             error: Some(format!("record type {record_type} is not one klog knows")),
             fault: None,
             trailing_bytes: 0,
+            lenient: Vec::new(),
         };
     };
     let mut out = CoordinatorRecord {
@@ -257,10 +272,14 @@ fn decode_by(
         error: None,
         fault: None,
         trailing_bytes: 0,
+        lenient: Vec::new(),
     };
-    match rt.key.decode_prefix(&mut c, 0) {
+    // CoordinatorRecordSerde.readMessage: the generated `read` of the key
+    // and of the value, Kafka's reading.
+    match rt.key.decode_prefix_as_kafka(&mut c, 0) {
         Ok(k) => {
-            out.key = Some(k);
+            out.key = Some(k.data);
+            out.lenient = k.lenient;
             out.trailing_bytes = c.remaining() as u64;
         }
         Err(e) => {
@@ -282,7 +301,7 @@ fn decode_by(
     // CoordinatorRecordSerde.deserialize: a version outside the value
     // schema's fails the load (UnknownRecordVersionException).
     let decoded = if rt.value.knows(version) {
-        rt.value.decode_prefix(&mut vc, version)
+        rt.value.decode_prefix_as_kafka(&mut vc, version)
     } else {
         Err(DecodeError::new(
             at,
@@ -295,8 +314,12 @@ fn decode_by(
         ))
     };
     match decoded {
-        Ok(data) => {
-            out.value = Some(CoordinatorValue::Fields { version, data });
+        Ok(read) => {
+            out.value = Some(CoordinatorValue::Fields {
+                version,
+                data: read.data,
+            });
+            out.lenient.extend(read.lenient);
             out.trailing_bytes += vc.remaining() as u64;
         }
         Err(e) => {
@@ -314,7 +337,8 @@ fn decode_by(
 /// The `decoded` JSON of dump-segment, shaped like `kafka-dump-log
 /// --offsets-decoder` prints it (`CoordinatorRecordMessageFormatter`):
 /// `{"key": {"type", "record_type", "data"}, "value": {"version", "data"}}`
-/// (the value `"tombstone"` when null), plus `error`. The fields sit under
+/// (the value `"tombstone"` when null), plus `error`, `trailing_bytes` and
+/// `lenient` (each [`Leniency`] in words). The fields sit under
 /// `data` because a schema may have a field named like the envelope's
 /// (ConsumerGroupRegularExpressionValue has `Version`).
 impl Serialize for CoordinatorRecord {
@@ -351,6 +375,9 @@ impl Serialize for CoordinatorRecord {
             error: Option<&'a str>,
             #[serde(skip_serializing_if = "is_zero")]
             trailing_bytes: u64,
+            /// Where the bytes were read as Kafka reads them ([`Leniency`]).
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            lenient: Vec<String>,
         }
         fn is_zero(n: &u64) -> bool {
             *n == 0
@@ -375,6 +402,7 @@ impl Serialize for CoordinatorRecord {
             value,
             error: self.error.as_deref(),
             trailing_bytes: self.trailing_bytes,
+            lenient: self.lenient.iter().map(ToString::to_string).collect(),
         }
         .serialize(s)
     }

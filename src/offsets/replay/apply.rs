@@ -26,18 +26,23 @@ impl Replay {
                 field: "offsets record key",
             },
         ))?;
-        let (decoded_key, key_rest) = decode_key_and_rest(key, r.at)?;
-        if key_rest > 0 {
-            self.warn(r, Kind::TrailingBytes, trailing_detail("key", key_rest));
+        let read = decode_key_and_rest(key, r.at)?;
+        if read.trailing > 0 {
+            self.warn(
+                r,
+                Kind::TrailingBytes,
+                trailing_detail("key", read.trailing),
+            );
         }
-        match decoded_key {
+        self.lenient_warnings(r, "key", &read.lenient);
+        match read.key {
             OffsetsKey::OffsetCommit {
                 record_type,
                 group,
                 topic,
                 partition,
             } => {
-                let (group, topic) = (self.name(group), self.name(topic));
+                let (group, topic) = (self.name(&group), self.name(&topic));
                 let Some(v) = value else {
                     self.tombstone(r, &group, &topic, partition);
                     return Ok(());
@@ -45,7 +50,7 @@ impl Replay {
                 self.offset_commit(r, record_type, (&group, &topic, partition), v, txn_producer)
             }
             OffsetsKey::GroupMetadata { group } => {
-                let group = self.name(group);
+                let group = self.name(&group);
                 self.group_metadata(r, &group, value)
             }
             OffsetsKey::Other { record_type } => {
@@ -116,6 +121,7 @@ impl Replay {
         let (lp, log_offset, batch_position) = (r.lp, r.offset, r.batch_position);
         let d = decode_offset_commit_value_of(record_type, v, r.at)?;
         self.value_warnings(r, d.trailing_bytes);
+        self.lenient_warnings(r, "value", &d.lenient);
         if d.offset < 0 {
             // Java clients never commit one; the coordinator stores what it is given.
             self.warn(
@@ -189,6 +195,7 @@ impl Replay {
                     g = g.bounded();
                 }
                 self.value_warnings(r, g.trailing_bytes);
+                self.lenient_warnings(r, "value", &g.lenient);
                 self.groups.insert(group.to_string(), g);
             }
         }
@@ -217,6 +224,7 @@ impl Replay {
         if let Some(e) = rec.fault {
             return Err(e);
         }
+        self.lenient_warnings(r, "record", &rec.lenient);
         // A consumer or streams group record replaces the simple classic
         // group offsets created for its group id, and its tombstone
         // removes the group (GroupMetadataManager

@@ -34,6 +34,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use crate::error::DecodeError;
+use crate::format::schema::Leniency;
 use crate::format::DecodeLimits;
 use crate::log::findings::{Finding, Kind, Severity};
 use crate::offsets::group::GroupMetadata;
@@ -465,6 +466,17 @@ impl Replay {
             self.warn(r, Kind::TrailingBytes, trailing_detail("value", trailing));
         }
     }
+
+    /// A warning for each place of the record's `what` (key, value) read as
+    /// Kafka's generated reader reads it, where a strict reading refuses it:
+    /// the coordinator loads the record so (`CoordinatorRecordSerde.readMessage`),
+    /// and so does the replay.
+    fn lenient_warnings(&mut self, r: &RecordAt<'_>, what: &str, lenient: &[Leniency]) {
+        for l in lenient {
+            let detail = format!("the {what}: {l}; loaded as the coordinator reads it");
+            self.warn(r, Kind::of_decode(&l.defect.kind), detail);
+        }
+    }
 }
 
 /// Where a record sits: its file, offsets partition and offset, the
@@ -768,24 +780,17 @@ mod tests {
         }
     }
 
-    #[test]
-    fn repeated_commits_take_the_hashed_path() {
-        // The same keys committed in the same order, then in another order:
-        // the table must hold the last commit of each.
+    /// Replay, by both paths ([`same_as_exact`]), one offsets partition
+    /// holding one batch of the plain records `pairs` (key, value).
+    fn replay_one_batch(pairs: Vec<(Vec<u8>, Vec<u8>)>) -> Replay {
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path().join("__offsets-0");
         std::fs::create_dir_all(&folder).unwrap();
-        let key = |g: &str, p: i32| encode_offset_commit_key(g, "t", p);
-        let value = |o: i64| crate::offsets::encode_offset_commit_value_v3(o as u64, 0, "", 5);
-        let order: Vec<(usize, i32)> = (0..3)
-            .flat_map(|round| (0..4).map(move |p| (round, if round == 2 { 3 - p } else { p })))
-            .collect();
-        let records: Vec<NewRecord> = order
-            .iter()
-            .enumerate()
-            .map(|(i, (_, p))| NewRecord {
-                key: Some(key("g", *p)),
-                value: Some(value(i as i64)),
+        let records: Vec<NewRecord> = pairs
+            .into_iter()
+            .map(|(k, v)| NewRecord {
+                key: Some(k),
+                value: Some(v),
                 headers: vec![],
                 timestamp: 1,
             })
@@ -793,9 +798,79 @@ mod tests {
         let log = encode_batch(&BatchSpec::default(), &records).unwrap();
         std::fs::write(folder.join("00000000000000000000.log"), log).unwrap();
         let p = Partition::open(&folder).unwrap();
-        let r = same_as_exact(&[p], &ReplayOptions::default());
+        same_as_exact(&[p], &ReplayOptions::default())
+    }
+
+    #[test]
+    fn repeated_commits_take_the_hashed_path() {
+        // The same keys committed in the same order, then in another order:
+        // the table must hold the last commit of each.
+        let key = |g: &str, p: i32| encode_offset_commit_key(g, "t", p);
+        let value = |o: i64| crate::offsets::encode_offset_commit_value_v3(o as u64, 0, "", 5);
+        let order: Vec<(usize, i32)> = (0..3)
+            .flat_map(|round| (0..4).map(move |p| (round, if round == 2 { 3 - p } else { p })))
+            .collect();
+        let pairs = order
+            .iter()
+            .enumerate()
+            .map(|(i, (_, p))| (key("g", *p), value(i as i64)))
+            .collect();
+        let r = replay_one_batch(pairs);
         let got: Vec<(i32, i64)> = r.commits().map(|(_, _, p, c)| (p, c.offset)).collect();
         assert_eq!(got, vec![(0, 11), (1, 10), (2, 9), (3, 8)]);
         assert_eq!(r.stats.offset_commits, 12);
+    }
+
+    /// Keys and values Kafka's generated readers read where a strict
+    /// reading refuses them are loaded as the coordinator loads them
+    /// (`CoordinatorRecordSerde.readMessage` calls `OffsetCommitKey.read`,
+    /// `GroupMetadataValue.read`), each with a warning: a name's malformed
+    /// UTF-8 is U+FFFD (`new String(bytes, UTF_8)`: two keys that differ
+    /// there are one key to the coordinator), a nullable string of length
+    /// -257 is null.
+    #[test]
+    fn what_kafka_reads_leniently_is_loaded_with_a_warning() {
+        let key = |group: &[u8]| {
+            let mut k = 1i16.to_be_bytes().to_vec();
+            string16(&mut k, group);
+            string16(&mut k, b"t");
+            k.extend(0i32.to_be_bytes());
+            k
+        };
+        let value = |o: u64| crate::offsets::encode_offset_commit_value_v3(o, 0, "", 5);
+        // GroupMetadataValue v3: protocolType "", generation 0, protocol of
+        // length -257, leader null, currentStateTimestamp 0, no members.
+        let mut group = 3i16.to_be_bytes().to_vec();
+        string16(&mut group, b"");
+        group.extend(0i32.to_be_bytes());
+        group.extend((-257i16).to_be_bytes());
+        group.extend((-1i16).to_be_bytes());
+        group.extend(0i64.to_be_bytes());
+        group.extend(0i32.to_be_bytes());
+        let mut group_key = 2i16.to_be_bytes().to_vec();
+        string16(&mut group_key, b"h");
+        let r = replay_one_batch(vec![
+            (key(b"g\xff"), value(5)),
+            (key(b"g\xfe"), value(9)),
+            (group_key, group),
+        ]);
+        let got: Vec<(&str, i64)> = r.commits().map(|(g, _, _, c)| (g, c.offset)).collect();
+        assert_eq!(got, vec![("g\u{fffd}", 9)]);
+        assert_eq!(r.groups["h"].protocol, None);
+        assert!(r.bad.is_empty(), "{:?}", r.bad);
+        let kinds: Vec<(Kind, Severity)> =
+            r.warnings.iter().map(|f| (f.kind, f.severity)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (Kind::InvalidUtf8, Severity::Warning),
+                (Kind::InvalidUtf8, Severity::Warning),
+                (Kind::NegativeLength, Severity::Warning),
+            ]
+        );
+        assert!(r.warnings[2]
+            .detail
+            .contains("negative length -257 in protocol"));
+        assert!(r.warnings[2].detail.contains("reads the field as null"));
     }
 }

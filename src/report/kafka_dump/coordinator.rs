@@ -5,17 +5,18 @@
 //! value as `{"version":"<version>","data":{…}}` or `<DELETE>` for a
 //! tombstone, each `data` the generated JSON of the message
 //! ([`kaen_log::format::kafka_json`]) read with klog's record tables
-//! ([`kaen_log::offsets::records`], [`kaen_log::txn::txnlog`]). A record
-//! type the release does not know prints `Unknown record type <type> at
-//! offset <offset>, skipping.` as its key and no payload; one that does
-//! not decode `Error at offset <offset>, skipping. <why>` (klog's words for
-//! why).
+//! ([`kaen_log::offsets::records`], [`kaen_log::txn::txnlog`]) as Kafka's
+//! generated readers read ([`kaen_log::format::schema::KafkaReads`]). A
+//! record type the release does not know prints `Unknown record type
+//! <type> at offset <offset>, skipping.` as its key and no payload; one
+//! that does not decode `Error at offset <offset>, skipping. <why>`
+//! (klog's words for why).
 
 use kaen_log::format::kafka_json::{message_node, to_string};
 use kaen_log::format::schema::Release;
 use kaen_log::offsets::records::{
-    self as records, decode_consumer_protocol, CoordinatorRecord, CoordinatorValue, RecordType,
-    CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION, SHARE_RECORDS,
+    self as records, decode_consumer_protocol_as_generated, CoordinatorRecord, CoordinatorValue,
+    RecordType, CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION, SHARE_RECORDS,
 };
 use kaen_log::txn::txnlog::{
     decode_versioned, status_name, TRANSACTION_LOG_KEY, TRANSACTION_LOG_VALUE,
@@ -67,14 +68,15 @@ pub fn transaction_log(
         None => return Parsed::error(offset, &"key shorter than its int16 record type"),
     }
     let key_data = match decode_versioned(&TRANSACTION_LOG_KEY, key, 0) {
-        Ok((_, data, _)) => data,
+        Ok(read) => read.data,
         Err(e) => return Parsed::error(offset, &e),
     };
     let payload = match value.map(|v| decode_versioned(&TRANSACTION_LOG_VALUE, v, 0)) {
         None => "<DELETE>".to_string(),
         Some(Err(e)) => return Parsed::error(offset, &e),
-        Some(Ok((version, data, _))) => {
-            let mut node = message_node(&TRANSACTION_LOG_VALUE, version, &data, tool.0);
+        Some(Ok(read)) => {
+            let version = read.version;
+            let mut node = message_node(&TRANSACTION_LOG_VALUE, version, &read.data, tool.0);
             if tool.transaction_status_name() {
                 name_status(&mut node);
             }
@@ -145,10 +147,11 @@ fn envelope<'t>(
     }
 }
 
-/// Whether `release`'s coordinator still reads the record type (type 9,
-/// ShareGroupPartitionMetadata, is gone from 4.1's `CoordinatorRecordType`).
+/// Whether `release`'s coordinator reads the record type: it came with
+/// `read_since` (3.9 reads types 0 to 8, 4.0 0 to 16), and type 9,
+/// ShareGroupPartitionMetadata, is gone from 4.1's `CoordinatorRecordType`.
 fn known(rt: &RecordType, release: Release) -> bool {
-    rt.gone_since.is_none_or(|gone| release < gone)
+    rt.read_since <= release && rt.gone_since.is_none_or(|gone| release < gone)
 }
 
 /// GroupMetadata, the classic group's record type.
@@ -165,8 +168,10 @@ fn envelope_text(name: &str, number: i16, data: Value) -> String {
 
 /// `OffsetsMessageParser.prepareGroupMetadataValue`: in a group whose
 /// protocolType is `consumer`, each member's `subscription` and
-/// `assignment` bytes replaced by their consumer-protocol JSON (written
-/// at the version the bytes start with); bytes that do not read stay.
+/// `assignment` bytes replaced by their consumer-protocol JSON, read and
+/// written at the version the bytes start with
+/// ([`decode_consumer_protocol_as_generated`]); bytes that do not read
+/// stay.
 fn consumer_protocol_members(node: &mut Value, release: Release) {
     if node.get("protocolType").and_then(Value::as_str) != Some("consumer") {
         return;
@@ -185,7 +190,7 @@ fn consumer_protocol_members(node: &mut Value, release: Release) {
             let Some(bytes) = slot.as_str().and_then(unbase64) else {
                 continue;
             };
-            if let Ok((version, data)) = decode_consumer_protocol(schema, &bytes, 0) {
+            if let Ok((version, data)) = decode_consumer_protocol_as_generated(schema, &bytes, 0) {
                 // The converter writes the fields of versions "0+" at any version.
                 let version = version.max(schema.versions.0);
                 *slot = message_node(schema, version, &data, release);

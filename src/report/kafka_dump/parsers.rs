@@ -127,13 +127,29 @@ impl Parser {
 
 /// `ClusterMetadataLogMessageParser`: `{"type":"<MetadataRecordType>",
 /// "version":<n>,"data":{…}}`, or `Error at <offset>, skipping. <why>`
-/// (no "offset" in these words).
+/// (no "offset" in these words). An apiKey the release's
+/// `MetadataRecordType` does not have (none klog knows, or one whose first
+/// version came later: ClearElrRecord, 28, with 4.0;
+/// UnregisterControllerRecord, 29, with 4.4) fails there in Kafka's words
+/// (`MetadataRecordType.fromId` throws `UnsupportedVersionException`, which
+/// `AbstractApiMessageSerde.read` wraps in a `MetadataParseException`
+/// whose message is the cause's `toString`).
 fn cluster_metadata(release: Release, offset: i64, value: Option<&[u8]>) -> String {
     let Some(value) = value else {
         return format!("Error at {offset}, skipping. null value");
     };
     let rec = decode_metadata(value, 0);
     let schema = rec.frame.and_then(|f| metadata_schema(f.api_key));
+    if let Some(frame) = rec.frame {
+        let first = schema.and_then(|s| s.since(s.versions.0));
+        if first.is_none_or(|r| r > release) {
+            return format!(
+                "Error at {offset}, skipping. org.apache.kafka.common.errors.\
+                 UnsupportedVersionException: Unknown metadata id {}",
+                frame.api_key
+            );
+        }
+    }
     match (rec.frame, schema, &rec.data) {
         (Some(frame), Some(schema), Some(data)) => {
             let mut o = Map::new();
@@ -299,5 +315,204 @@ mod tests {
             .parse(R44, 3, None, Some(&[1, 99, 0]))
             .unwrap();
         assert!(bad.payload.unwrap().starts_with("Error at 3, skipping. "));
+    }
+
+    /// Bytes from hex (the records of the cases below).
+    fn unhex(text: &str) -> Vec<u8> {
+        (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    fn line(parser: Parser, tool: Tool, key: Option<&str>, value: Option<&str>) -> Parsed {
+        let (key, value) = (key.map(unhex), value.map(unhex));
+        parser
+            .parse(tool, 0, key.as_deref(), value.as_deref())
+            .unwrap()
+    }
+
+    /// What a strict reading refuses and Kafka's generated `read` methods
+    /// take, as kafka-dump-log prints it: the expected lines are Kafka's
+    /// own output on one-record segments holding these bytes (4.4.0's
+    /// `org.apache.kafka.tools.DumpLogSegments`, 3.9.2's
+    /// `kafka.tools.DumpLogSegments`).
+    #[test]
+    fn records_are_read_as_kafka_reads_them() {
+        // OffsetCommitKey topic "t\xff": `Readable.readString` is
+        // `new String(bytes, UTF_8)`.
+        let p = line(
+            Parser::Offsets,
+            R44,
+            Some("0001000167000274ff00000000"),
+            None,
+        );
+        assert_eq!(
+            p.key.as_deref(),
+            Some("{\"type\":\"1\",\"data\":{\"group\":\"g\",\"topic\":\"t\u{fffd}\",\"partition\":0}}")
+        );
+        assert_eq!(p.payload.as_deref(), Some("<DELETE>"));
+        // 3.9's text transaction decoder, TransactionLogKey "tx-\xff".
+        let p = line(
+            Parser::TransactionLog,
+            Tool(Release::R3_9),
+            Some("0000000474782dff"),
+            None,
+        );
+        assert_eq!(
+            p.key.as_deref(),
+            Some("transaction_metadata::transactionalId=tx-\u{fffd}")
+        );
+        // PartitionChangeRecord v0 whose tag 1 (Leader) says size 0 and
+        // holds 4 bytes: `case 1: this.leader = _readable.readInt();`.
+        let p = line(
+            Parser::ClusterMetadata,
+            R44,
+            None,
+            Some("010500000000000102030405060708090a0b0c0d0e0f1001010000000005"),
+        );
+        assert_eq!(
+            p.payload.as_deref(),
+            Some(
+                r#"{"type":"PARTITION_CHANGE_RECORD","version":0,"data":{"partitionId":0,"topicId":"AQIDBAUGBwgJCgsMDQ4PEA","leader":5}}"#
+            )
+        );
+        // TransactionLogValue v1 whose tag 2 (ClientTransactionVersion)
+        // says size 18 and holds 2 bytes.
+        let p = line(
+            Parser::TransactionLog,
+            R44,
+            Some("0000000874782d61626f7274"),
+            Some(
+                "000100000000000000000000000dbba001020474786e020000000000000001a24aca00aa000001a24aca00aa0102120002",
+            ),
+        );
+        assert_eq!(
+            p.payload.as_deref(),
+            Some(
+                r#"{"version":"1","data":{"producerId":0,"producerEpoch":0,"transactionTimeoutMs":900000,"transactionStatus":"Ongoing","transactionPartitions":[{"topic":"txn","partitionIds":[0]}],"transactionLastUpdateTimestampMs":1796551082154,"transactionStartTimestampMs":1796551082154,"clientTransactionVersion":2}}"#
+            )
+        );
+        // GroupMetadataValue v3 whose nullable protocol has length -257:
+        // `if (length < 0) { this.protocol = null; }`.
+        let p = line(
+            Parser::Offsets,
+            R44,
+            Some("0002000167"),
+            Some("0003000000000000feffffff0000018bcfe5680000000000"),
+        );
+        assert_eq!(
+            p.payload.as_deref(),
+            Some(
+                r#"{"version":"3","data":{"protocolType":"","generation":0,"protocol":null,"leader":null,"currentStateTimestamp":1700000000000,"members":[]}}"#
+            )
+        );
+    }
+
+    /// A GroupMetadataValue v3 of one consumer member, `m`, with the
+    /// assignment `assignment` (hex).
+    fn one_member(assignment: &str) -> String {
+        format!(
+            "00030008636f6e73756d657200000001000572616e676500016d0000018bcfe568000000000100016d\
+             ffff000163000168000493e0000017700000000d000000000001000174ffffffff{:08x}{assignment}",
+            assignment.len() / 2
+        )
+    }
+
+    /// `OffsetsMessageParser.prepareGroupMetadataValue` reads a member's
+    /// assignment with `new ConsumerProtocolAssignment(accessor, version)`
+    /// and keeps its base64 on any RuntimeException; the expected lines
+    /// are Kafka 4.4.0's.
+    #[test]
+    fn consumer_protocol_members_are_read_as_the_generated_constructor_reads() {
+        let member = |json: &str| {
+            format!(
+                r#"{{"version":"3","data":{{"protocolType":"consumer","generation":1,"protocol":"range","leader":"m","currentStateTimestamp":1700000000000,"members":[{{"memberId":"m","groupInstanceId":null,"clientId":"c","clientHost":"h","rebalanceTimeout":300000,"sessionTimeout":6000,"subscription":{{"topics":["t"],"userData":null}},"assignment":{json}}}]}}}}"#
+            )
+        };
+        // Version 0, userData of length -257: null.
+        let v0 = one_member("0000000000010001740000000100000000fffffeff");
+        let p = line(Parser::Offsets, R44, Some("0002000167"), Some(&v0));
+        assert_eq!(
+            p.payload,
+            Some(member(
+                r#"{"assignedPartitions":[{"topic":"t","partitions":[0]}],"userData":null}"#
+            ))
+        );
+        // Version 4 with a partition: the nested TopicPartition's `read`
+        // throws "Can't read version 4 of TopicPartition" (3.9.2 and 4.4.0).
+        let v4 = one_member("0004000000010001740000000100000000ffffffff");
+        for tool in [R44, Tool(Release::R3_9)] {
+            let p = line(Parser::Offsets, tool, Some("0002000167"), Some(&v4));
+            assert_eq!(p.payload, Some(member(r#""AAQAAAABAAF0AAAAAQAAAAD/////""#)));
+        }
+        // Version 4 with no partition reads: no TopicPartition is made.
+        let empty = one_member("000400000000ffffffff");
+        let p = line(Parser::Offsets, R44, Some("0002000167"), Some(&empty));
+        assert_eq!(
+            p.payload,
+            Some(member(r#"{"assignedPartitions":[],"userData":null}"#))
+        );
+    }
+
+    /// The group record types each release's coordinator reads, from the
+    /// `apiMessageKeyFor` switch of 3.9.2's `CoordinatorRecordSerde` (0 to
+    /// 8), 4.0.2's `GroupCoordinatorRecordSerde` (0 to 16) and
+    /// `CoordinatorRecordType.fromId` of 4.1.1 and 4.4.0 (0 to 8, 10 to 17,
+    /// 19 to 23); kafka-dump-log skips any other as unknown (3.9.2 and
+    /// 4.0.2 print `Unknown record type 17 at offset 0, skipping.` for a
+    /// type 17 key).
+    #[test]
+    fn the_record_types_of_each_release() {
+        let known = |release: Release| -> Vec<i16> {
+            (0i16..=24)
+                .filter(|t: &i16| {
+                    let mut key = t.to_be_bytes().to_vec();
+                    key.extend(string("g"));
+                    let p = Parser::Offsets
+                        .parse(Tool(release), 0, Some(&key), None)
+                        .unwrap();
+                    !p.key.unwrap().starts_with("Unknown record type")
+                })
+                .collect()
+        };
+        let range = |r: std::ops::RangeInclusive<i16>| r.collect::<Vec<_>>();
+        assert_eq!(known(Release::R3_9), range(0..=8));
+        assert_eq!(known(Release::R4_0), range(0..=16));
+        let current = [range(0..=8), range(10..=17), range(19..=23)].concat();
+        for release in [Release::R4_1, Release::R4_2, Release::R4_3, Release::R4_4] {
+            assert_eq!(known(release), current);
+        }
+    }
+
+    /// `MetadataRecordType.fromId` of 3.9.2 knows apiKeys up to 27, of 4.0.2
+    /// to 4.3.1 up to 28 and of 4.4.0 up to 29; the tool's line for one it
+    /// does not know is Kafka's (3.9.2, 4.0.2 and 4.1.1 on an
+    /// UnregisterControllerRecord).
+    #[test]
+    fn the_metadata_record_types_of_each_release() {
+        let unregister = Some("011d000000000100");
+        let unknown =
+            "Error at 0, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 29";
+        for release in [Release::R3_9, Release::R4_0, Release::R4_1, Release::R4_3] {
+            let p = line(Parser::ClusterMetadata, Tool(release), None, unregister);
+            assert_eq!(p.payload.as_deref(), Some(unknown));
+        }
+        let p = line(Parser::ClusterMetadata, R44, None, unregister);
+        assert_eq!(
+            p.payload.as_deref(),
+            Some(
+                r#"{"type":"UNREGISTER_CONTROLLER_RECORD","version":0,"data":{"controllerId":1}}"#
+            )
+        );
+        // ClearElrRecord (28), "t": 4.0's and later.
+        let clear = Some("011c00027400");
+        let p = line(Parser::ClusterMetadata, Tool(Release::R3_9), None, clear);
+        assert!(p.payload.unwrap().ends_with("Unknown metadata id 28"));
+        let p = line(Parser::ClusterMetadata, Tool(Release::R4_0), None, clear);
+        assert!(p
+            .payload
+            .unwrap()
+            .starts_with(r#"{"type":"CLEAR_ELR_RECORD""#));
     }
 }

@@ -325,38 +325,47 @@ fn put_string(out: &mut Vec<u8>, s: &str) {
 pub fn offsets(data: &[u8]) {
     let at = POSITION;
     let end = at + data.len() as u64;
-    match offsets::decode_key(data, at) {
-        Ok(OffsetsKey::OffsetCommit {
-            record_type,
-            group,
-            topic,
-            partition,
-        }) => {
-            assert!(record_type == 0 || record_type == 1);
-            // Bytes after the fields are ignored, as the broker's reader does.
-            let enc = offsets::encode_offset_commit_key(group, topic, partition);
-            assert_eq!(
-                enc.get(2..),
-                data.get(2..enc.len()),
-                "OffsetCommitKey round trip"
-            );
+    // A key read leniently, as Kafka reads it (a name's malformed UTF-8 as
+    // U+FFFD), has no round trip.
+    match offsets::decode_key_and_rest(data, at) {
+        Ok(read) if !read.lenient.is_empty() => {
+            for l in &read.lenient {
+                within(&l.defect, at, end, "offsets key leniency");
+            }
         }
-        Ok(OffsetsKey::GroupMetadata { group }) => {
-            let mut enc = 2i16.to_be_bytes().to_vec();
-            put_string(&mut enc, group);
-            assert_eq!(
-                Some(enc.as_slice()),
-                data.get(..enc.len()),
-                "GroupMetadataKey round trip"
-            );
-        }
-        Ok(OffsetsKey::Other { record_type }) => assert!(!(0..=2).contains(&record_type)),
+        Ok(read) => match read.key {
+            OffsetsKey::OffsetCommit {
+                record_type,
+                group,
+                topic,
+                partition,
+            } => {
+                assert!(record_type == 0 || record_type == 1);
+                // Bytes after the fields are ignored, as the broker's reader does.
+                let enc = offsets::encode_offset_commit_key(&group, &topic, partition);
+                assert_eq!(
+                    enc.get(2..),
+                    data.get(2..enc.len()),
+                    "OffsetCommitKey round trip"
+                );
+            }
+            OffsetsKey::GroupMetadata { group } => {
+                let mut enc = 2i16.to_be_bytes().to_vec();
+                put_string(&mut enc, &group);
+                assert_eq!(
+                    Some(enc.as_slice()),
+                    data.get(..enc.len()),
+                    "GroupMetadataKey round trip"
+                );
+            }
+            OffsetsKey::Other { record_type } => assert!(!(0..=2).contains(&record_type)),
+        },
         Err(e) => within(&e, at, end, "offsets key"),
     }
     match offsets::decode_offset_commit_value(data, at) {
         Ok(v) => {
             assert!((0..=4).contains(&v.version));
-            if v.version == 3 {
+            if v.version == 3 && v.lenient.is_empty() {
                 let enc = offsets::encode_offset_commit_value_v3(
                     v.offset as u64,
                     v.leader_epoch,
@@ -416,22 +425,35 @@ pub fn offsets(data: &[u8]) {
     // Bytes after the last field are read past, as Kafka's generated
     // readers do: the round trip covers the bytes before them.
     let head = |rest: u64| &data[..data.len() - rest as usize];
+    // A value read leniently, as Kafka reads it (a string with U+FFFD, a
+    // negative length as null, a tag read in place), has no round trip.
     match txnlog::decode_key_rest(data, at) {
-        Ok((id, rest)) => {
+        Ok(read) => {
             let mut enc = 0i16.to_be_bytes().to_vec();
-            put_string(&mut enc, &id);
-            assert_eq!(enc, head(rest), "TransactionLogKey round trip");
+            put_string(&mut enc, &read.value);
+            if read.lenient.is_empty() {
+                assert_eq!(enc, head(read.trailing), "TransactionLogKey round trip");
+            }
+            for l in &read.lenient {
+                within(&l.defect, at, end, "TransactionLogKey leniency");
+            }
         }
         Err(e) => within(&e, at, end, "TransactionLogKey"),
     }
     match txnlog::decode_value_rest(data, at) {
-        Ok((m, rest)) => {
+        Ok(read) => {
             // v0 has one encoding of each value; v1 may carry unknown tags
             // or tags at their default, which the encoder leaves out.
+            let m = read.value;
             let enc = txnlog::encode_value(&m);
-            if m.version == 0 {
-                assert_eq!(enc, head(rest), "TransactionLogValue v0 round trip");
+            if m.version == 0 && read.lenient.is_empty() {
+                assert_eq!(
+                    enc,
+                    head(read.trailing),
+                    "TransactionLogValue v0 round trip"
+                );
             }
+            // What was read leniently encodes as what was read.
             assert_eq!(txnlog::decode_value(&enc, 0).ok(), Some(m));
         }
         Err(e) => within(&e, at, end, "TransactionLogValue"),
