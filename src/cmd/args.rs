@@ -238,3 +238,18 @@ impl RetentionArgs {
         }
     }
 }
+
+/// The annotated layout a partition's internal topic gets: its keys and
+/// values field by field where the layout knows them.
+pub fn layout_topic(
+    internal: Option<crate::report::internal::Internal>,
+) -> kaen_log::inspect::layout::Topic {
+    use crate::report::internal::Internal;
+    use kaen_log::inspect::layout::Topic;
+    match internal {
+        Some(Internal::Offsets) => Topic::Offsets,
+        Some(Internal::ClusterMetadata) => Topic::Metadata,
+        Some(Internal::ShareGroupState) => Topic::ShareGroupState,
+        _ => Topic::Plain,
+    }
+}

@@ -491,16 +491,5 @@ fn lag_section(cells: Vec<LagCell>, missing: Option<String>) -> LagSection {
 /// How the records of the segment at `path` decode: as the internal topic
 /// its folder names, else as plain records.
 fn layout_topic(path: &Path) -> kaen_log::inspect::layout::Topic {
-    match crate::report::internal::detect(path) {
-        Some(crate::report::internal::Internal::Offsets) => {
-            kaen_log::inspect::layout::Topic::Offsets
-        }
-        Some(crate::report::internal::Internal::ClusterMetadata) => {
-            kaen_log::inspect::layout::Topic::Metadata
-        }
-        Some(crate::report::internal::Internal::ShareGroupState) => {
-            kaen_log::inspect::layout::Topic::ShareGroupState
-        }
-        _ => kaen_log::inspect::layout::Topic::Plain,
-    }
+    crate::cmd::args::layout_topic(crate::report::internal::detect(path))
 }

@@ -208,34 +208,41 @@ pub fn offset_index(
     Ok(dump)
 }
 
+/// Where `FileRecords.slice(position, …)` starts, or the
+/// IllegalArgumentException it throws for a position outside the log.
+fn slice_start(log: &LogReads<'_>, position: i32) -> Result<u64, Step> {
+    let threw = |at: u64, why: String| Err(Step::Threw(Threw { position: at, why }));
+    match u64::try_from(position) {
+        Err(_) => threw(
+            0,
+            format!("java.lang.IllegalArgumentException: Invalid position: {position}"),
+        ),
+        Ok(at) if at > log.len => threw(
+            at,
+            format!(
+                "java.lang.IllegalArgumentException: Slice from position {position} exceeds end position of the log ({} bytes)",
+                log.len
+            ),
+        ),
+        Ok(at) => Ok(at),
+    }
+}
+
 /// `fileRecords.slice(position, size).batches().iterator().next().lastOffset()`.
 fn first_batch_at(log: &LogReads<'_>, position: i32, size: i32) -> Result<i64, Step> {
-    let threw = |why: String| {
-        Step::Threw(Threw {
-            position: u64::try_from(position).unwrap_or(0),
-            why,
-        })
-    };
-    let Ok(at) = u64::try_from(position) else {
-        return Err(threw(format!(
-            "java.lang.IllegalArgumentException: Invalid position: {position}"
-        )));
-    };
-    if at > log.len {
-        return Err(threw(format!(
-            "java.lang.IllegalArgumentException: Slice from position {position} exceeds end position of the log ({} bytes)",
-            log.len
-        )));
-    }
+    let at = slice_start(log, position)?;
     let end = at
         .saturating_add(u64::try_from(size).unwrap_or(0))
         .min(log.len);
     match log.next_batch(at, end)? {
         Some((_, last)) => Ok(last),
-        None => Err(threw(format!(
+        None => Err(Step::Threw(Threw {
+            position: at,
+            why: format!(
             "java.util.NoSuchElementException: no whole batch within {} bytes at position {position}",
             end - at
-        ))),
+        ),
+        })),
     }
 }
 
@@ -393,21 +400,7 @@ fn first_batch_from(
     (position, eager): (i32, bool),
     target: i64,
 ) -> Result<Option<(u64, u64, i64)>, Step> {
-    let Ok(start) = u64::try_from(position) else {
-        return Err(Step::Threw(Threw {
-            position: 0,
-            why: format!("java.lang.IllegalArgumentException: Invalid position: {position}"),
-        }));
-    };
-    if start > log.len {
-        return Err(Step::Threw(Threw {
-            position: start,
-            why: format!(
-                "java.lang.IllegalArgumentException: Slice from position {position} exceeds end position of the log ({} bytes)",
-                log.len
-            ),
-        }));
-    }
+    let start = slice_start(log, position)?;
     if eager {
         if let Some(t) = walks.outcome_from(log, start)? {
             return Err(Step::Threw(walks.threw[t].clone()));

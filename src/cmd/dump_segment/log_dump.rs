@@ -8,7 +8,7 @@ use std::path::Path;
 
 use kaen_log::format::record::RecordIter;
 use kaen_log::format::{BatchHeader, BatchView, DecodeLimits, Entry, LegacyView, RecordView};
-use kaen_log::inspect::layout::{batch_layout, Topic};
+use kaen_log::inspect::layout::batch_layout;
 use kaen_log::log::findings::FileFields;
 use kaen_log::log::{Damage, Partition, Policy, Walk};
 use kaen_log::txn::Isolation;
@@ -336,12 +336,7 @@ impl<'a> LogDump<'a> {
     ) -> anyhow::Result<()> {
         let h = batch.header;
         let limits = self.limits;
-        let topic = match self.internal {
-            Some(Internal::Offsets) => Topic::Offsets,
-            Some(Internal::ClusterMetadata) => Topic::Metadata,
-            Some(Internal::ShareGroupState) => Topic::ShareGroupState,
-            _ => Topic::Plain,
-        };
+        let topic = crate::cmd::args::layout_topic(self.internal);
         // Fields are written as they are read; the first write
         // error is kept and returned once the listing ends.
         let mut failed: Option<anyhow::Error> = None;
