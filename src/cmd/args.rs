@@ -239,6 +239,19 @@ impl RetentionArgs {
     }
 }
 
+/// The internal topic of the partition folder holding `log` (or of `log`
+/// itself when it is a folder); a KRaft bootstrap snapshot is the
+/// metadata topic's.
+pub fn internal_topic(log: &std::path::Path) -> Option<crate::report::internal::Internal> {
+    use crate::report::internal::Internal;
+    if log.file_name().and_then(|n| n.to_str()) == Some(kaen_log::metadata::BOOTSTRAP_FILE) {
+        return Some(Internal::ClusterMetadata);
+    }
+    let dir = if log.is_dir() { log } else { log.parent()? };
+    let (topic, _, _) = kaen_log::log::parse_partition_dir(dir.file_name()?.to_str()?)?;
+    Internal::of_topic(&topic)
+}
+
 /// The annotated layout a partition's internal topic gets: its keys and
 /// values field by field where the layout knows them.
 pub fn layout_topic(

@@ -4,7 +4,7 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use kaen_log::demo::delivery::Workspace;
-use kaen_log::demo::group::{self, GroupDemo, PollOut};
+use kaen_log::demo::group_run::{self, GroupDemo, PollOut};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -62,13 +62,13 @@ pub fn run(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         MARKER,
         &["orders-0", "__offsets-0"],
     )?;
-    let opts = group::Options {
+    let opts = group_run::Options {
         group: &args.group,
         poll_size: args.poll_size,
         crash_after: args.crash_after,
         now_ms: args.now_ms,
     };
-    let run = ws.close(args.keep, group::run(&args.dir, &opts))?;
+    let run = ws.close(args.keep, group_run::run(&args.dir, &opts))?;
     let d = args.dir.display();
     let explore = if args.keep {
         vec![

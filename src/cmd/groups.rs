@@ -123,12 +123,19 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut list: Vec<GroupView> =
         group_state::groups(&replay, &names, group_state::Loader::of(&dirs));
     group_state::settle_release(&mut list, &dirs);
-    let (mut shares, not_applied) = share::share_states(&dirs, &names)?;
+    let share::ShareReplayed {
+        states: mut shares,
+        not_applied,
+        read_as_kafka,
+    } = share::share_states(&dirs, &names)?;
     share_lags(&dirs, &mut shares)?;
     let mut incomplete = replay.incomplete.clone();
     for (file, offset, why) in &not_applied {
         crate::report::say!("{}: offset {offset}: not applied: {}", file.display(), why);
         Incomplete::note(&mut incomplete, file, *offset, || why.clone());
+    }
+    for (file, offset, why) in &read_as_kafka {
+        crate::report::say!("warning: {}: offset {offset}: {why}", file.display());
     }
     if let Some(g) = &args.group {
         list.retain(|x| &x.group == g);

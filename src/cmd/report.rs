@@ -491,5 +491,5 @@ fn lag_section(cells: Vec<LagCell>, missing: Option<String>) -> LagSection {
 /// How the records of the segment at `path` decode: as the internal topic
 /// its folder names, else as plain records.
 fn layout_topic(path: &Path) -> kaen_log::inspect::layout::Topic {
-    crate::cmd::args::layout_topic(crate::report::internal::detect(path))
+    crate::cmd::args::layout_topic(crate::cmd::args::internal_topic(path))
 }

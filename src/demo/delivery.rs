@@ -1,4 +1,4 @@
-//! The scenarios [`super::group`] runs for `klog group-demo`, for real in a
+//! The scenarios [`super::group_run`] runs for `klog group-demo`, for real in a
 //! data directory: records are appended and commits written through the append
 //! path, committed offsets are read back by replaying the offsets log, and
 //! every number the demo prints comes out of these runs. [`super::eos`] holds the

@@ -34,13 +34,26 @@ pub struct LegacyView<'a> {
     pub attributes: i8,
     /// -1 for magic 0 (no timestamp).
     pub timestamp: i64,
-    pub key: Option<&'a [u8]>,
-    pub value: Option<&'a [u8]>,
+    /// The key, or why it cannot be read: its bytes run past the entry's
+    /// end. Kafka's `LegacyRecord` reads the sizes at their places and
+    /// slices the key and value only when asked (`key()`, `value()`
+    /// through `Utils.sizeDelimited`, which throws), so such an entry is
+    /// still framed, its header shown and its CRC checked; only reading
+    /// what runs past its end fails. (A negative length other than -1,
+    /// which Kafka reads as null, refuses the entry whole.)
+    pub key: Result<Option<&'a [u8]>, DecodeError>,
+    /// The value, or why it cannot be read: its bytes, or its length field
+    /// (after a key that runs past the end), run past the entry's end.
+    pub value: Result<Option<&'a [u8]>, DecodeError>,
+    /// The value length field as stored (Kafka's `valueSize()`), when it
+    /// lies inside the entry.
+    value_size: Option<i32>,
     bytes: &'a [u8],
 }
 
 impl<'a> LegacyView<'a> {
-    /// Parse one whole entry (`bytes` = offset..end of message).
+    /// Parse one whole entry (`bytes` = offset..end of message): its header
+    /// strictly, its key and value lazily (see [`key`](Self::key)).
     pub fn new(bytes: &'a [u8], position: u64) -> Result<Self, DecodeError> {
         let mut c = Cursor::new(bytes, position);
         let offset = c.i64()?; // offset: int64
@@ -56,8 +69,14 @@ impl<'a> LegacyView<'a> {
         }
         let attributes = c.i8()?; // attributes: int8
         let timestamp = if magic == 1 { c.i64()? } else { -1 }; // timestamp: int64 (v1)
-        let key = int32_bytes(&mut c, "key")?;
-        let value = int32_bytes(&mut c, "value")?;
+        let key = lazily(int32_bytes(&mut c, "key"))?; // keyLength: int32, key
+        let (value_size, value) = match key {
+            Ok(_) => (
+                c.clone().i32().ok(),
+                lazily(int32_bytes(&mut c, "value"))?, // valueLength: int32, value
+            ),
+            Err(e) => (None, Err(e)),
+        };
         Ok(LegacyView {
             position,
             offset,
@@ -67,8 +86,20 @@ impl<'a> LegacyView<'a> {
             timestamp,
             key,
             value,
+            value_size,
             bytes,
         })
+    }
+
+    /// The key length field as stored (Kafka's `keySize()`), when the key
+    /// lies inside the entry.
+    pub fn key_size(&self) -> Option<i32> {
+        self.key.ok().map(|k| k.map_or(-1, |k| k.len() as i32))
+    }
+    /// The value length field as stored (Kafka's `valueSize()`), even
+    /// when the value runs past the entry; `None` when the field does.
+    pub fn value_size(&self) -> Option<i32> {
+        self.value_size
     }
 
     /// Bytes of the whole entry.
@@ -111,6 +142,15 @@ impl<'a> LegacyView<'a> {
                 computed,
             },
         ))
+    }
+}
+
+/// A key or value read lazily: bytes past the entry's end are kept as the
+/// field's error, any other defect refuses the entry.
+fn lazily<T>(read: Result<T, DecodeError>) -> Result<Result<T, DecodeError>, DecodeError> {
+    match read {
+        Err(e) if !matches!(e.kind, DecodeErrorKind::UnexpectedEof { .. }) => Err(e),
+        read => Ok(read),
     }
 }
 
@@ -189,7 +229,9 @@ impl<'s> Iterator for LegacyMessages<'s> {
             return None;
         }
         // Checked by `inner_set`: a failure here cannot happen, and ends the walk.
-        let Ok(m) = next_inner(&mut self.inner) else {
+        let Ok((m, key, value)) =
+            next_inner(&mut self.inner).and_then(|m| Ok((m, m.key?, m.value?)))
+        else {
             self.left = 0;
             return None;
         };
@@ -201,8 +243,8 @@ impl<'s> Iterator for LegacyMessages<'s> {
         Some(LegacyMessage {
             offset,
             timestamp: self.log_append.unwrap_or(m.timestamp),
-            key: m.key,
-            value: m.value,
+            key,
+            value,
             crc_valid: m.crc_valid(),
             crc: m.crc,
             inner_position: Some(m.position),
@@ -239,7 +281,11 @@ fn next_inner<'s>(c: &mut Cursor<'s>) -> Result<LegacyView<'s>, DecodeError> {
         ));
     }
     let bytes = c.bytes(12 + size as usize)?;
-    LegacyView::new(bytes, at)
+    let view = LegacyView::new(bytes, at)?;
+    // An inner message is read whole when its wrapper is, key and value included.
+    view.key?;
+    view.value?;
+    Ok(view)
 }
 
 impl<'a> LegacyView<'a> {
@@ -266,13 +312,15 @@ impl<'a> LegacyView<'a> {
                 ))
             }
         };
+        let key = self.key?;
+        let value = self.value?;
         if codec == Compression::None {
             return Ok(LegacyMessages {
                 single: Some(LegacyMessage {
                     offset: self.offset,
                     timestamp: self.timestamp,
-                    key: self.key,
-                    value: self.value,
+                    key,
+                    value,
                     crc_valid: self.crc_valid(),
                     crc: self.crc,
                     inner_position: None,
@@ -285,11 +333,9 @@ impl<'a> LegacyView<'a> {
             });
         }
         let value_at =
-            self.position + self.bytes.len() as u64 - self.value.map_or(0, |v| v.len() as u64);
+            self.position + self.bytes.len() as u64 - value.map_or(0, |v| v.len() as u64);
         let bad = |reason| DecodeError::new(value_at, DecodeErrorKind::BadWrapper { reason });
-        let wrapped = self
-            .value
-            .ok_or_else(|| bad("compressed wrapper with a null value"))?;
+        let wrapped = value.ok_or_else(|| bad("compressed wrapper with a null value"))?;
         let fixed;
         let input = if codec == Compression::Lz4 && self.magic == 0 {
             // Kafka's magic-0 LZ4 writer computed the frame header checksum
@@ -444,7 +490,7 @@ mod tests {
         let m = LegacyView::new(&v0, 100).unwrap();
         assert!(m.crc_valid());
         assert_eq!(
-            (m.offset, m.timestamp, m.key, m.value),
+            (m.offset, m.timestamp, m.key.unwrap(), m.value.unwrap()),
             (7, -1, Some(&b"k"[..]), Some(&b"v"[..]))
         );
         let v1 = entry(8, 1, 0, 1_700_000_000_000, None, Some(b"hello"));
@@ -524,5 +570,54 @@ mod tests {
             .unwrap()
             .collect();
         assert_eq!(msgs[0].value, Some(&b"lz4 message"[..]));
+    }
+
+    /// Kafka's `LegacyRecord` reads the fixed header and the sizes at their
+    /// places and slices the value only when asked (`Utils.sizeDelimited`,
+    /// which throws "newLimit > capacity"): an entry whose value length runs
+    /// past its end is framed, its header and CRC read; only its value fails.
+    #[test]
+    fn a_value_past_the_entry_fails_only_when_read() {
+        let mut bytes = entry(5, 1, 0, 77, Some(b"k"), Some(b"abc"));
+        // The value length field sits 7 bytes before the end (4 + "abc").
+        let at = bytes.len() - 7;
+        bytes[at..at + 4].copy_from_slice(&1000i32.to_be_bytes());
+        let m = LegacyView::new(&bytes, 100).unwrap();
+        assert_eq!((m.offset, m.timestamp, m.key), (5, 77, Ok(Some(&b"k"[..]))));
+        assert_eq!((m.key_size(), m.value_size()), (Some(1), Some(1000)));
+        assert!(!m.crc_valid());
+        let error = m.value.unwrap_err();
+        assert_eq!(error.offset, 100 + at as u64 + 4);
+        assert_eq!(
+            error.kind,
+            DecodeErrorKind::UnexpectedEof {
+                needed: 1000,
+                available: 3
+            }
+        );
+        let mut scratch = Vec::new();
+        let refused = m
+            .messages(&mut scratch, DecodeLimits::default())
+            .unwrap_err();
+        assert_eq!(refused, error);
+        // A key past the end: the value's length field is past it too
+        // (Kafka's `valueSize()` throws), both fail, the header reads.
+        // (The key length sits after offset, size, crc, magic, attributes
+        // and timestamp: bytes 26..30.)
+        let mut bytes = entry(5, 1, 0, 77, Some(b"k"), Some(b"abc"));
+        bytes[26..30].copy_from_slice(&500i32.to_be_bytes());
+        let m = LegacyView::new(&bytes, 0).unwrap();
+        assert_eq!(
+            (m.offset, m.timestamp, m.key_size(), m.value_size()),
+            (5, 77, None, None)
+        );
+        assert_eq!(m.key.unwrap_err().offset, 30);
+        assert_eq!(m.value.unwrap_err().offset, 30);
+        // A negative length other than -1 refuses the entry whole.
+        bytes[26..30].copy_from_slice(&(-2i32).to_be_bytes());
+        assert!(LegacyView::new(&bytes, 0).is_err());
+        // So does a header cut short: a v1 entry that ends in its timestamp.
+        let short = [&bytes[..8], &10i32.to_be_bytes(), &bytes[12..22]].concat();
+        assert!(LegacyView::new(&short, 0).is_err());
     }
 }

@@ -313,13 +313,21 @@ fn value_batches(v: &Value) -> Vec<Batch> {
         .unwrap_or_default()
 }
 
+/// What the replay of `__share_group_state` gives: the share-partitions
+/// sorted by group, topic and partition, the records not applied, and the
+/// places of applied records read as Kafka's generated `read` reads them
+/// where a strict reading refuses them (a warning each; see
+/// [`crate::format::schema::Leniency`]).
+#[derive(Debug, Default)]
+pub struct ShareReplayed {
+    pub states: Vec<ShareState>,
+    pub not_applied: Vec<NotApplied>,
+    pub read_as_kafka: Vec<NotApplied>,
+}
+
 /// Replay `__share_group_state` of every directory (see the module docs);
-/// `names` maps topic ids to names. Returns the share-partitions sorted by
-/// group, topic and partition, and the records not applied.
-pub fn share_states(
-    dirs: &[DataDir],
-    names: &BTreeMap<String, String>,
-) -> Result<(Vec<ShareState>, Vec<NotApplied>)> {
+/// `names` maps topic ids to names.
+pub fn share_states(dirs: &[DataDir], names: &BTreeMap<String, String>) -> Result<ShareReplayed> {
     let mut replay = ShareReplay::default();
     let mut scratch = Vec::new();
     for d in dirs {
@@ -342,6 +350,7 @@ type ShareKey = (String, String, i32);
 struct ShareReplay {
     states: BTreeMap<ShareKey, Offset>,
     not_applied: Vec<NotApplied>,
+    read_as_kafka: Vec<NotApplied>,
 }
 
 impl ShareReplay {
@@ -414,8 +423,13 @@ impl ShareReplay {
                 continue;
             };
             let rec = records::decode(records::SHARE_RECORDS, key, r.value, r.position);
-            if let Err(why) = self.apply(&rec) {
-                self.not_applied.push((file.to_path_buf(), r.offset, why));
+            match self.apply(&rec) {
+                Err(why) => self.not_applied.push((file.to_path_buf(), r.offset, why)),
+                // The share coordinator loads it as its generated reader reads it.
+                Ok(()) => self.read_as_kafka.extend(rec.lenient.iter().map(|l| {
+                    let why = format!("{l}; loaded as the share coordinator reads it");
+                    (file.to_path_buf(), r.offset, why)
+                })),
             }
         }
     }
@@ -473,8 +487,8 @@ impl ShareReplay {
     }
 
     /// The share-partitions sorted by group, topic and partition (topic
-    /// ids named by `names`), and the records not applied.
-    fn finish(self, names: &BTreeMap<String, String>) -> (Vec<ShareState>, Vec<NotApplied>) {
+    /// ids named by `names`), and what was not applied or read leniently.
+    fn finish(self, names: &BTreeMap<String, String>) -> ShareReplayed {
         let mut out: Vec<ShareState> = self
             .states
             .into_iter()
@@ -497,7 +511,11 @@ impl ShareReplay {
         out.sort_by(|a, b| {
             (&a.group, &a.topic, a.partition).cmp(&(&b.group, &b.topic, b.partition))
         });
-        (out, self.not_applied)
+        ShareReplayed {
+            states: out,
+            not_applied: self.not_applied,
+            read_as_kafka: self.read_as_kafka,
+        }
     }
 }
 

@@ -226,7 +226,7 @@ pub fn plan(
                 ..all.clone()
             };
             // No names: `topic` stays the topic id.
-            let (states, _) = share_states(&[one], &BTreeMap::new())?;
+            let states = share_states(&[one], &BTreeMap::new())?.states;
             for s in states.into_iter().filter(|s| s.group == group) {
                 let owner = state_partition_for(group, &s.topic, s.partition, n);
                 if owner == p.partition {

@@ -1,9 +1,9 @@
 //! The text of `klog group-demo`: the walk-through, every figure taken from
-//! the run's document ([`kaen_log::demo::group::GroupDemo`]).
+//! the run's document ([`kaen_log::demo::group_run::GroupDemo`]).
 
 use std::fmt::Write;
 
-use kaen_log::demo::group::{DeliveryOut, GroupDemo, ORDERS};
+use kaen_log::demo::group_run::{DeliveryOut, GroupDemo, ORDERS};
 use kaen_log::offsets::KAFKA_DEFAULT_PARTITIONS;
 
 use super::eos_walkthrough::heading;

@@ -7,7 +7,6 @@
 //! `__remote_log_metadata`.
 
 use std::borrow::Cow;
-use std::path::Path;
 
 use kaen_log::format::schema::Leniency;
 use kaen_log::metadata::records as metadata;
@@ -31,25 +30,22 @@ pub enum Internal {
     RemoteLogMetadata,
 }
 
-/// The internal topic of the partition folder holding `log` (or of `log` itself when it is a folder).
-pub fn detect(log: &Path) -> Option<Internal> {
-    if log.file_name().and_then(|n| n.to_str()) == Some(kaen_log::metadata::BOOTSTRAP_FILE) {
-        return Some(Internal::ClusterMetadata);
-    }
-    let dir = if log.is_dir() { log } else { log.parent()? };
-    let (topic, _, _) = kaen_log::log::parse_partition_dir(dir.file_name()?.to_str()?)?;
-    if is_offsets_topic(&topic) {
-        Some(Internal::Offsets)
-    } else if topic == TRANSACTION_STATE_TOPIC {
-        Some(Internal::TransactionState)
-    } else if topic == coordinator::SHARE_GROUP_STATE_TOPIC {
-        Some(Internal::ShareGroupState)
-    } else if topic == kaen_log::metadata::METADATA_TOPIC {
-        Some(Internal::ClusterMetadata)
-    } else if topic == kaen_log::tiered::REMOTE_LOG_METADATA_TOPIC {
-        Some(Internal::RemoteLogMetadata)
-    } else {
-        None
+impl Internal {
+    /// The internal topic named `topic`, if it is one.
+    pub fn of_topic(topic: &str) -> Option<Internal> {
+        if is_offsets_topic(topic) {
+            Some(Internal::Offsets)
+        } else if topic == TRANSACTION_STATE_TOPIC {
+            Some(Internal::TransactionState)
+        } else if topic == coordinator::SHARE_GROUP_STATE_TOPIC {
+            Some(Internal::ShareGroupState)
+        } else if topic == kaen_log::metadata::METADATA_TOPIC {
+            Some(Internal::ClusterMetadata)
+        } else if topic == kaen_log::tiered::REMOTE_LOG_METADATA_TOPIC {
+            Some(Internal::RemoteLogMetadata)
+        } else {
+            None
+        }
     }
 }
 

@@ -16,7 +16,6 @@ use crate::report::document::{entry_head, Entries};
 use crate::report::internal::{self, Internal};
 use crate::report::{indexes, stream_json_bytes, write_json_bytes};
 use crate::report::{JsonBytes, Output};
-use kaen_log::inspect::select::RecordFilter;
 
 /// One field of `--layout`.
 #[derive(Serialize, JsonSchema)]
@@ -449,7 +448,8 @@ pub struct RenderJson {
     pub end: &'static [u8],
     pub batches_only: bool,
     pub internal: Option<Internal>,
-    pub filter: RecordFilter,
+    /// Whether a record is shown (the command's selection).
+    pub wants: Box<dyn Fn(&RecordView<'_>) -> bool + Send + Sync>,
     pub limits: DecodeLimits,
 }
 
@@ -475,7 +475,7 @@ impl RenderJson {
             json.open("records");
             let mut fits = true;
             let error = batch.records(scratch, self.limits)?.try_each(|r| {
-                if self.filter.wants(r) {
+                if (self.wants)(r) {
                     json.record(r, kind)?;
                     fits = json.len() <= limit;
                 }

@@ -187,6 +187,18 @@ fn tagged_fields_of_4_2_to_4_4_are_decoded_by_name() {
     );
 }
 
+/// `groups --format json` over a data directory whose share-group state
+/// partition holds the batch `script` encodes (and an empty offsets topic).
+fn groups_of_share_state(env: &TestEnv, script: &str) -> std::process::Output {
+    write_segment(&env.path("data"), "__share_group_state-0", &encoded(script));
+    write_segment(
+        &env.path("data"),
+        "__consumer_offsets-0",
+        &encoded("out = b''"),
+    );
+    env.run(&["groups", "--format", "json", "data"], None)
+}
+
 #[test]
 fn share_state_keeps_the_delivery_complete_count() {
     // ShareCoordinatorShard.merge: a ShareUpdate's DeliveryCompleteCount
@@ -200,17 +212,7 @@ fn share_state_keeps_the_delivery_complete_count() {
 ]
 out = batch(0, [(i, i, k, v) for i, (k, v) in enumerate(recs)])"
     );
-    write_segment(
-        &env.path("data"),
-        "__share_group_state-0",
-        &encoded(&script),
-    );
-    write_segment(
-        &env.path("data"),
-        "__consumer_offsets-0",
-        &encoded("out = b''"),
-    );
-    let o = env.run(&["groups", "--format", "json", "data"], None);
+    let o = groups_of_share_state(&env, &script);
     assert_eq!(o.status.code(), Some(0));
     let s = document_rows(&o, "groups", "share_partitions");
     let counts: Vec<i64> = s
@@ -218,6 +220,31 @@ out = batch(0, [(i, i, k, v) for i, (k, v) in enumerate(recs)])"
         .map(|p| p["delivery_complete_count"].as_i64().unwrap())
         .collect();
     assert_eq!(counts, [7, -1]);
+}
+
+/// A ShareSnapshotKey whose groupId holds malformed UTF-8: Kafka's
+/// generated reader (`Readable.readString`, `new String(bytes, UTF_8)`)
+/// reads it with U+FFFD and the share coordinator loads the state; klog
+/// does so too and says it on stderr, a warning (exit 0).
+#[test]
+fn a_share_state_read_as_kafka_reads_it_is_loaded_with_a_warning() {
+    let env = TestEnv::new();
+    let script = format!(
+        "key = i16(0) + i16(3) + b's\\xffg' + {ORDERS} + i32(0)
+out = batch(0, [(0, 0, key, share_snapshot_value(0, 1, 0, 0, 1, 1, [(0, 9, 0, 1)], 4))])"
+    );
+    let o = groups_of_share_state(&env, &script);
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let s = document_rows(&o, "groups", "share_partitions");
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0]["group"], "s\u{FFFD}g");
+    let err = crate::support::stderr(&o);
+    assert!(
+        err.contains("warning: ")
+            && err.contains("offset 0: ")
+            && err.contains("U+FFFD; loaded as the share coordinator reads it"),
+        "{err}"
+    );
 }
 
 #[test]

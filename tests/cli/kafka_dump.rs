@@ -403,3 +403,66 @@ fn print_data_log_prints_legacy_entries_as_kafka_dump_log() {
         .collect();
     assert_eq!(crate::support::stdout(&o), scala.join("\n") + "\n");
 }
+
+/// A legacy entry whose value length runs past its end (a v2 batch whose
+/// magic byte became 1 reads so): Kafka's `LegacyRecord` reads its header
+/// and sizes in place and slices the value only when asked
+/// (`Utils.sizeDelimited` throws "newLimit > capacity"). So
+/// kafka-dump-log prints the entry and its record's metadata with the
+/// stored sizes; the offsets decoder calls `record.value()` inside its
+/// `try` and prints `Error at offset N, skipping. …`, while the default
+/// decoder lets the exception out and the tool stops after `crc: N`.
+/// Kafka 4.4.0's tool printed these lines (up to klog's own words after
+/// "skipping. ") for these bytes. klog says on stderr where the value
+/// fails and goes on to the next entry.
+#[test]
+fn a_legacy_value_past_its_entry_fails_only_where_kafka_reads_it() {
+    let env = crate::support::TestEnv::new();
+    let key = "offset_commit_key('g', 't', 0)";
+    let log = crate::support::encoded(&format!(
+        "out = legacy_message(0, b'abc', key={key}, timestamp=1000, value_size=1000) \
+         + legacy_message(1, None, key={key}, timestamp=1001)"
+    ));
+    let crc = |at: usize| u32::from_be_bytes(log[at + 12..at + 16].try_into().unwrap());
+    // Key 12 bytes, value 3: entries of 12 + 22 + 12 + 3 = 49 and 12 + 22 + 12 = 46 bytes.
+    assert_eq!(log.len(), 49 + 46);
+    for (dir, flag) in [
+        ("__consumer_offsets-0", Some("--offsets-decoder")),
+        ("t-0", None),
+    ] {
+        std::fs::create_dir_all(env.path(&format!("data/{dir}"))).unwrap();
+        let path = format!("data/{dir}/00000000000000000000.log");
+        std::fs::write(env.path(&path), &log).unwrap();
+        let mut args = vec!["dump-segment", "--print-data-log", "--files", &path];
+        args.extend(flag);
+        let o = env.run(&args, None);
+        assert_eq!(o.status.code(), Some(1), "{}", crate::support::stderr(&o));
+        let out = crate::support::stdout(&o);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[2], format!("offset: 0 position: 0 CreateTime: 1000 size: 49 magic: 1 compresscodec: none crc: {} isvalid: true", crc(0)));
+        let head = format!(
+            "| offset: 0 CreateTime: 1000 keySize: 12 valueSize: 1000 isValid: true crc: {}",
+            crc(0)
+        );
+        match flag {
+            Some(_) => {
+                let (line, words) = lines[3].split_once(" skipping. ").unwrap();
+                assert_eq!(line, format!("{head} key: Error at offset 0,"));
+                assert!(words.contains("1000") && words.contains('3'), "{words}");
+                assert_eq!(lines[5], format!("| offset: 1 CreateTime: 1001 keySize: 12 valueSize: -1 isValid: true crc: {} key: {{\"type\":\"1\",\"data\":{{\"group\":\"g\",\"topic\":\"t\",\"partition\":0}}}} payload: <DELETE>", crc(49)));
+            }
+            None => {
+                assert_eq!(lines[3], head);
+                assert!(
+                    lines[5].starts_with("| offset: 1 CreateTime: 1001 keySize: 12 valueSize: -1")
+                );
+            }
+        }
+        assert_eq!(lines[4], format!("offset: 1 position: 49 CreateTime: 1001 size: 46 magic: 1 compresscodec: none crc: {} isvalid: true", crc(49)));
+        assert_eq!(lines.len(), 6, "{out}");
+        // Offset 0 was iterated, as in Kafka: no gap before offset 1.
+        let err = crate::support::stderr(&o);
+        assert!(!err.contains("Non-consecutive"), "{err}");
+        assert!(err.contains("byte 46"), "{err}");
+    }
+}

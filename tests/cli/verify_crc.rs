@@ -1135,3 +1135,41 @@ fn a_delete_folder_is_loaded_without_recovery() {
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("at position 2146"), "{}", stdout(&o));
 }
+
+/// A legacy entry whose value length runs past its end but whose size and
+/// CRC hold: Kafka's recovery keeps it, since `LogSegment.recover` runs
+/// only `ensureValid` (the size and the CRC: `LegacyRecord.ensureValid`)
+/// and reads the entry's last offset and timestamp, never its value. The
+/// verifier still reports the value it cannot read, with its byte, and
+/// checks the entry after it.
+#[test]
+fn a_legacy_value_past_its_entry_is_reported_and_kept_by_recovery() {
+    let env = TestEnv::new();
+    let log = crate::support::encoded(
+        "out = legacy_message(0, b'abc', key=b'k', timestamp=1000, value_size=1000) \
+         + legacy_message(1, b'v', key=b'k2', timestamp=1001)",
+    );
+    crate::support::write_segment(&env.path("data"), "t-0", &log);
+    let o = env.run(&["verify-crc", "data", "--format", "json"], None);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&crate::support::stdout(&o)).unwrap();
+    let errors: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{v}");
+    // The value starts after offset, size, crc, magic, attributes,
+    // timestamp, the key (4 + 1) and the value's length: byte 35.
+    assert_eq!(errors[0]["kind"], "unexpected_eof");
+    assert_eq!(
+        (errors[0]["position"].as_u64(), errors[0]["byte"].as_u64()),
+        (Some(0), Some(35))
+    );
+    assert_eq!(v["checked"]["batches"], 2, "{v}");
+    let o = env.run(&["verify-crc", "data", "--recovery-preview"], None);
+    let out = crate::support::stdout(&o);
+    assert!(out.contains("finds nothing to cut"), "{out}");
+    assert!(out.contains("log end 2"), "{out}");
+}

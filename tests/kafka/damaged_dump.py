@@ -52,7 +52,7 @@ other (`unexplained`):
   `payload: Error at N, skipping. ` (the cluster metadata decoder) for the
   same record, and the line differs only after those words: Kafka ends it
   with its exception's message, klog with its own words for what it found
-  (src/report/kafka_dump/coordinator.rs). Both refuse the record; they
+  (src/report/kafka_dump/coordinator_json.rs). Both refuse the record; they
   need not refuse it at the same byte. A record that one tool decodes and
   the other refuses, or that one skips as an unknown record type, is not
   in this class.

@@ -9,6 +9,7 @@ mod fuzz_regressions;
 mod indexes;
 mod interop;
 mod kraft_records;
+mod layers;
 mod lock;
 mod meter;
 mod peer_vectors;

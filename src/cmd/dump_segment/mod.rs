@@ -13,7 +13,7 @@ use kaen_log::log::{
 /// The suffixes of a segment's files that dump-segment reads by their kind.
 const SEGMENT_SUFFIXES: [&str; 5] = ["log", "index", "timeindex", "txnindex", "snapshot"];
 
-mod files;
+mod beside_files;
 mod kafka_index;
 mod log_dump;
 
@@ -28,7 +28,7 @@ use crate::report::kafka_dump::{self, Parser};
 use crate::report::progress::Progress;
 use crate::report::Output;
 use crate::report::{formats, Format};
-use files::{dump_file, IndexCheck};
+use beside_files::{dump_file, IndexCheck};
 use kaen_log::inspect::select::RecordFilter;
 use kaen_log::txn::Isolation;
 
@@ -504,7 +504,7 @@ fn dump_paths(
                     .and_then(FileKind::of)
                     .filter(|k| args.layout || !k.has_entries())
                 {
-                    problems += files::dump_layout(path, kind, sink, out)?;
+                    problems += beside_files::dump_layout(path, kind, sink, out)?;
                     continue;
                 }
                 let name = file_name.and_then(parse_any_segment_name);

@@ -16,8 +16,8 @@ use kaen_log::format::RecordView;
 use super::table::escape_cell;
 
 pub mod after_run;
-mod control;
-mod coordinator;
+mod control_marker;
+mod coordinator_json;
 pub mod decoders;
 pub mod parsers;
 pub mod release;
@@ -125,7 +125,7 @@ impl Lines {
                 keys.join(",")
             ));
             if let Some(c) = control {
-                line.push_str(&control::control_text(self.tool, c, r.value));
+                line.push_str(&control_marker::control_text(self.tool, c, r.value));
             }
         }
         if !h.is_control() {
@@ -155,6 +155,43 @@ impl Lines {
         Ok(line)
     }
 
+    /// The `| offset: …` line of an uncompressed legacy entry whose value
+    /// runs past its end (`why`): the sizes as stored, then what the
+    /// parser prints when `record.value()` throws
+    /// ([`Parser::parse_unreadable_value`]). `None` when a size field lies
+    /// past the end too: Kafka's `printRecordMetadata` throws at it.
+    pub fn unreadable_legacy_line(
+        &self,
+        m: &LegacyView<'_>,
+        ts_label: &str,
+        why: &str,
+    ) -> Option<String> {
+        let (Ok(key), Some(key_size), Some(value_size)) = (m.key, m.key_size(), m.value_size())
+        else {
+            return None;
+        };
+        let mut line = String::new();
+        if !self.skip_metadata {
+            line = format!(
+                "| offset: {} {ts_label}: {} keySize: {key_size} valueSize: {value_size}",
+                m.offset, m.timestamp,
+            );
+            let brace = if self.tool.scala() { "}" } else { "" };
+            line.push_str(&format!(
+                " isValid: {} crc: {}{brace}",
+                m.crc_valid(),
+                m.crc
+            ));
+        }
+        if self.contents {
+            let parsed = self
+                .parser
+                .parse_unreadable_value(self.tool, m.offset, key, &why);
+            self.push_parsed(&mut line, parsed.unwrap_or_default());
+        }
+        Some(line)
+    }
+
     /// `printRecordContents`: ` key: …` when the parser gives a key, `
     /// payload: …` when it gives a payload; with --skip-record-metadata
     /// the first of them starts `| ` (in the Scala tool a payload after no
@@ -176,6 +213,13 @@ impl Lines {
                 partial: std::mem::take(line),
                 thrown,
             })?;
+        self.push_parsed(line, parsed);
+        Ok(())
+    }
+
+    /// ` key: …` and ` payload: …` as `printRecordContents` prints what
+    /// the parser gave.
+    fn push_parsed(&self, line: &mut String, parsed: parsers::Parsed) {
         let shown = |t: &str| -> String {
             if self.parser.prints_json(self.tool) {
                 escape_json_text(t).into_owned()
@@ -194,7 +238,6 @@ impl Lines {
             }
             line.push_str(&format!("{prefix}payload: {}", shown(p)));
         }
-        Ok(())
     }
 
     /// 3.9's deprecation lines, printed after a log file's `Dumping` line:

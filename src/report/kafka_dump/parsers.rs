@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::decoders::{ClassDecoder, Thrown};
 use super::release::Tool;
-use super::{coordinator, txn_text};
+use super::{coordinator_json, txn_text};
 
 /// Which parser reads a record's key and value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -37,7 +37,7 @@ pub enum Parser {
 
 /// What a parser makes of a record: the key and the payload to print,
 /// each only when present.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Parsed {
     pub key: Option<String>,
     pub payload: Option<String>,
@@ -88,6 +88,39 @@ impl Parser {
         }
     }
 
+    /// What the parser makes of a legacy record whose value length runs
+    /// past its entry (`why`): Kafka's `record.value()` throws there
+    /// (`Utils.sizeDelimited`). The coordinators' JSON decoders call it
+    /// inside their `try` (after the missing-key check) and the metadata
+    /// decoders inside theirs, so they print their `Error at …, skipping.`
+    /// words; `DecoderMessageParser` and 3.9's and 4.0's transaction log
+    /// decoder let the exception out and the tool stops: `None`, nothing
+    /// printed (klog says what is damaged on stderr and goes on).
+    pub fn parse_unreadable_value(
+        self,
+        tool: Tool,
+        offset: i64,
+        key: Option<&[u8]>,
+        why: &dyn std::fmt::Display,
+    ) -> Option<Parsed> {
+        match self {
+            Parser::Strings | Parser::Classes { .. } => None,
+            Parser::TransactionLog if !tool.transaction_log_json() => None,
+            Parser::Offsets | Parser::ShareGroupState | Parser::TransactionLog => Some(match key {
+                None => Parsed::missing_key(offset),
+                Some(_) => Parsed::error(offset, why),
+            }),
+            Parser::ClusterMetadata => Some(Parsed {
+                key: None,
+                payload: Some(format!("Error at {offset}, skipping. {why}")),
+            }),
+            Parser::RemoteLogMetadata => Some(Parsed {
+                key: None,
+                payload: Some(format!("Error at offset {offset}, skipping. {why}")),
+            }),
+        }
+    }
+
     /// The key and payload of the record at `offset`, or what a decoder
     /// class threw (the key's decoder runs first).
     pub fn parse(
@@ -106,10 +139,10 @@ impl Parser {
                 key: key.map(|k| String::from_utf8_lossy(k).into_owned()),
                 payload: value.map(|v| String::from_utf8_lossy(v).into_owned()),
             },
-            Parser::Offsets => coordinator::offsets(tool, offset, key, value),
-            Parser::ShareGroupState => coordinator::share_state(tool, offset, key, value),
+            Parser::Offsets => coordinator_json::offsets(tool, offset, key, value),
+            Parser::ShareGroupState => coordinator_json::share_state(tool, offset, key, value),
             Parser::TransactionLog if tool.transaction_log_json() => {
-                coordinator::transaction_log(tool, offset, key, value)
+                coordinator_json::transaction_log(tool, offset, key, value)
             }
             Parser::TransactionLog => txn_text::parse(offset, key, value),
             Parser::ClusterMetadata => Parsed {

@@ -1,0 +1,206 @@
+//! The house rules of `src/` that the crate docs (`src/lib.rs`) state,
+//! checked on the source text: imports point down the layers, the report
+//! layer opens no file and calls no analysis, a command file stays thin,
+//! and no two files share a name. The checks read code lines only (not
+//! comments, not the test modules at the end of a file).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The layers, lowest first, by the first component of a path below `src/`.
+fn rank(top: &str) -> Option<u8> {
+    Some(match top {
+        "format" | "error" => 1,
+        "log" => 2,
+        "offsets" | "txn" | "metadata" | "cluster" | "tiered" => 3,
+        "inspect" | "demo" => 4,
+        "report" => 5,
+        "exit" => 6,
+        "cmd" => 7,
+        "cli" | "main" | "lib" => 8,
+        _ => return None,
+    })
+}
+
+/// The library's folders: `crate::` in them names the library.
+const LIBRARY: &[&str] = &[
+    "format", "log", "offsets", "txn", "metadata", "cluster", "tiered", "inspect", "demo",
+];
+
+struct Source {
+    /// The path below `src/`, with `/`.
+    rel: String,
+    /// The first component, without `.rs`.
+    top: String,
+    /// The code lines before the test module, comments left out.
+    code: String,
+}
+
+fn sources() -> Vec<Source> {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(&src).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+            continue;
+        }
+        let rel = path
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let top = rel.split('/').next().unwrap().trim_end_matches(".rs");
+        let text = std::fs::read_to_string(path).unwrap();
+        let code: Vec<&str> = text
+            .lines()
+            .take_while(|l| !l.starts_with("#[cfg(test)]"))
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect();
+        out.push(Source {
+            top: top.to_string(),
+            rel,
+            code: code.join("\n"),
+        });
+    }
+    assert!(out.len() > 100, "only {} files under src/", out.len());
+    out
+}
+
+/// Every `crate::X` and `kaen_log::X` the code names, as the top-level
+/// module X it names.
+fn named_tops<'a>(code: &'a str, prefix: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    code.match_indices(prefix).filter_map(move |(at, _)| {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        let rest = &code[at + prefix.len()..];
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        Some(&rest[..end])
+    })
+}
+
+#[test]
+fn imports_point_down_the_layers() {
+    let mut up = Vec::new();
+    for s in sources() {
+        let own = rank(&s.top).unwrap_or_else(|| panic!("{}: no layer for {}", s.rel, s.top));
+        let in_library = LIBRARY.contains(&s.top.as_str());
+        let mut named: Vec<&str> = named_tops(&s.code, "kaen_log::").collect();
+        if in_library {
+            named.extend(named_tops(&s.code, "crate::"));
+        } else {
+            // The binary's own modules; the library's names come as kaen_log::.
+            named.extend(named_tops(&s.code, "crate::").filter(|t| !LIBRARY.contains(t)));
+        }
+        for top in named {
+            // Re-exports at the crate root (DecodeError, Result, ...) are format's.
+            let theirs = rank(top).unwrap_or(1);
+            if theirs > own {
+                up.push(format!("{} names {top}", s.rel));
+            }
+        }
+    }
+    up.sort();
+    up.dedup();
+    assert!(up.is_empty(), "imports pointing up: {up:#?}");
+}
+
+#[test]
+fn the_report_layer_opens_no_file_and_names_only_documents_of_inspect() {
+    let mut found = Vec::new();
+    for s in sources().into_iter().filter(|s| s.top == "report") {
+        for io in [
+            "fs::read",
+            "fs::write",
+            "fs::metadata",
+            "fs::rename",
+            "fs::remove",
+            "fs::copy",
+            "fs::create_dir",
+            "File::open",
+            "File::create",
+            "OpenOptions",
+            "read_dir",
+            ".is_dir()",
+            ".is_file()",
+            ".exists()",
+            "canonicalize",
+            "symlink_metadata",
+        ] {
+            if s.code.contains(io) {
+                found.push(format!("{}: {io}", s.rel));
+            }
+        }
+        // What report takes from inspect are documents (types, named in
+        // CamelCase), never analysis (functions, in snake_case).
+        for (at, _) in s.code.match_indices("kaen_log::inspect::") {
+            let path: String = s.code[at..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '{' | ',' | ' '))
+                .collect();
+            let last = path
+                .trim_end_matches(|c: char| !c.is_alphanumeric())
+                .rsplit([':', '{', ',', ' '])
+                .find(|n| !n.is_empty())
+                .unwrap_or("");
+            if last.starts_with(|c: char| c.is_lowercase()) && !path.contains('{') {
+                found.push(format!("{}: {path}", s.rel));
+            }
+            for item in path
+                .split('{')
+                .nth(1)
+                .into_iter()
+                .flat_map(|l| l.split(','))
+            {
+                let item = item.trim();
+                if item.starts_with(|c: char| c.is_lowercase()) && item != "self" {
+                    found.push(format!("{}: {item} from {path}", s.rel));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "report/ reaching past its documents: {found:#?}"
+    );
+}
+
+/// A command file parses options, calls the library and hands one document
+/// to a renderer: no file below `src/cmd/` has more than 400 code lines
+/// before its tests (lines neither blank nor comments).
+#[test]
+fn command_files_stay_thin() {
+    let fat: Vec<(String, usize)> = sources()
+        .into_iter()
+        .filter(|s| s.top == "cmd")
+        .map(|s| {
+            let lines = s.code.lines().filter(|l| !l.trim().is_empty()).count();
+            (s.rel, lines)
+        })
+        .filter(|(_, n)| *n > 400)
+        .collect();
+    assert!(fat.is_empty(), "command files over 400 code lines: {fat:?}");
+}
+
+/// No two files below `src/` share a name (`mod.rs` aside), so a name
+/// says where a file is.
+#[test]
+fn no_two_source_files_share_a_name() {
+    let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for s in sources() {
+        let name = Path::new(&s.rel)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if name != "mod.rs" {
+            by_name.entry(name).or_default().push(s.rel);
+        }
+    }
+    let shared: Vec<_> = by_name.into_iter().filter(|(_, v)| v.len() > 1).collect();
+    assert!(shared.is_empty(), "file names used twice: {shared:?}");
+}
