@@ -204,3 +204,124 @@ fn no_two_source_files_share_a_name() {
     let shared: Vec<_> = by_name.into_iter().filter(|(_, v)| v.len() > 1).collect();
     assert!(shared.is_empty(), "file names used twice: {shared:?}");
 }
+
+/// The module path of a file below `src/` (`log/read/mod.rs` is
+/// `log::read`; `lib.rs` and `main.rs` are the root).
+fn module_of(rel: &str) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .trim_end_matches(".rs")
+        .split('/')
+        .map(String::from)
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") || parts == ["lib"] || parts == ["main"] {
+        parts.pop();
+    }
+    parts
+}
+
+/// Every module path the code names through `crate::`, `kaen_log::`,
+/// `super::` or `self::` (with the items of a `{…}` group), made absolute.
+fn named_paths(code: &str, own: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for root in ["crate::", "kaen_log::", "super::", "self::"] {
+        for (at, _) in code.match_indices(root) {
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let rest = &code[at + root.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(rest.len());
+            let mut base: Vec<String> = match root {
+                "super::" => own[..own.len().saturating_sub(1)].to_vec(),
+                "self::" => own.to_vec(),
+                _ => Vec::new(),
+            };
+            let path = rest[..end].trim_end_matches(':');
+            base.extend(path.split("::").filter(|s| !s.is_empty()).map(String::from));
+            if rest[end..].starts_with('{') {
+                let group = &rest[end + 1..rest[end..].find('}').map_or(end, |e| end + e)];
+                for item in group.split(',') {
+                    let item = item.split(" as ").next().unwrap_or("").trim();
+                    if !item.is_empty() && item != "self" {
+                        let mut p = base.clone();
+                        p.extend(item.split("::").map(String::from));
+                        out.push(p);
+                    }
+                }
+            }
+            out.push(base);
+        }
+    }
+    out
+}
+
+/// No circle of imports between files: a file's names may lead back to
+/// its own folder's `mod.rs` (its parent), never round to itself.
+#[test]
+fn no_import_circles() {
+    let sources = sources();
+    let modules: BTreeMap<Vec<String>, usize> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (module_of(&s.rel), i))
+        .collect();
+    let edges: Vec<Vec<usize>> = sources
+        .iter()
+        .map(|s| {
+            let own = module_of(&s.rel);
+            let mut to: Vec<usize> = named_paths(&s.code, &own)
+                .into_iter()
+                .filter_map(|p| {
+                    (1..=p.len())
+                        .rev()
+                        .find_map(|n| modules.get(&p[..n]))
+                        .copied()
+                })
+                .filter(|&t| {
+                    let target = module_of(&sources[t].rel);
+                    // Itself, or a module it sits in.
+                    !(target.len() <= own.len() && own[..target.len()] == target[..])
+                })
+                .collect();
+            to.sort();
+            to.dedup();
+            to
+        })
+        .collect();
+    // A depth-first search for a back edge.
+    let mut state = vec![0u8; sources.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    fn visit(
+        v: usize,
+        edges: &[Vec<usize>],
+        state: &mut [u8],
+        stack: &mut Vec<usize>,
+    ) -> Option<Vec<usize>> {
+        state[v] = 1;
+        stack.push(v);
+        for &w in &edges[v] {
+            if state[w] == 1 {
+                let from = stack.iter().position(|&x| x == w).unwrap_or(0);
+                return Some(stack[from..].to_vec());
+            }
+            if state[w] == 0 {
+                if let Some(c) = visit(w, edges, state, stack) {
+                    return Some(c);
+                }
+            }
+        }
+        stack.pop();
+        state[v] = 2;
+        None
+    }
+    for v in 0..sources.len() {
+        if state[v] == 0 {
+            if let Some(circle) = visit(v, &edges, &mut state, &mut stack) {
+                let names: Vec<&str> = circle.iter().map(|&i| sources[i].rel.as_str()).collect();
+                panic!("an import circle: {names:?}");
+            }
+        }
+    }
+}

@@ -93,7 +93,7 @@ pub(super) fn dump(
             // Kafka's tool reads the first slot as an entry even where it
             // is preallocated space: whether the index is wrong is klog's
             // own check's to say.
-            problems: super::beside_files::verify_findings(path, base, sink, out)?,
+            problems: super::index_verify::verify_findings(path, base, sink, out)?,
         }
         .into()),
         None => Ok(()),

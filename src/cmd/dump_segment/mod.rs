@@ -14,6 +14,7 @@ use kaen_log::log::{
 const SEGMENT_SUFFIXES: [&str; 5] = ["log", "index", "timeindex", "txnindex", "snapshot"];
 
 mod beside_files;
+mod index_verify;
 mod kafka_index;
 mod log_dump;
 

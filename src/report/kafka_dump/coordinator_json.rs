@@ -23,7 +23,7 @@ use kaen_log::txn::txnlog::{
 };
 use serde_json::{Map, Value};
 
-use super::parsers::Parsed;
+use super::parsed::Parsed;
 use super::release::Tool;
 
 /// `--offsets-decoder` (`OffsetsMessageParser`): the group coordinator's

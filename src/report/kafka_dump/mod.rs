@@ -19,6 +19,7 @@ pub mod after_run;
 mod control_marker;
 mod coordinator_json;
 pub mod decoders;
+mod parsed;
 pub mod parsers;
 pub mod release;
 mod scala_hash_set;

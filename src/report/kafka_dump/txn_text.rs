@@ -13,7 +13,7 @@
 
 use kaen_log::txn::txnlog::{self, status_name, TRANSACTION_LOG_KEY};
 
-use super::parsers::Parsed;
+use super::parsed::Parsed;
 use super::scala_hash_set::topic_partition_order;
 
 /// The key and payload of one record at `offset`.
