@@ -368,14 +368,7 @@ fn index_body(
             ));
             return Ok(None);
         }
-        Ok(Some((file, len))) => {
-            use std::io::Read;
-            let mut b = Vec::with_capacity(len as usize);
-            file.take(MAX_INDEX_BYTES)
-                .read_to_end(&mut b)
-                .map_err(|e| Error::io(path, "read", e))?;
-            b
-        }
+        Ok(Some((file, len))) => crate::log::files::read_up_to(file, path, MAX_INDEX_BYTES, len)?,
         Err(e @ Error::Layout { .. }) => {
             problems.push(Finding::new(
                 Kind::NotRegularFile,

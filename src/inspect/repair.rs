@@ -164,7 +164,7 @@ fn cut_sidecar(log: &Path, position: u64, len: u64) -> Result<PathBuf> {
 /// [`cut_sidecar`] named `<log><base>`: the first free name, or one holding
 /// (a prefix of) bytes `position..len` of `log`.
 fn range_sidecar(log: &Path, base: String, position: u64, len: u64) -> Result<PathBuf> {
-    use crate::log::files::{compare_range, RangeCopy};
+    use crate::log::read::compare::{compare_range, RangeCopy};
     for n in 1.. {
         let candidate = if n == 1 {
             sidecar(log, &base)
@@ -369,7 +369,13 @@ pub fn execute_with<S: Storage>(
                 }
                 for (ext, bytes) in rebuilt {
                     let path = log.with_extension(ext);
-                    if std::fs::read(&path).is_ok_and(|old| old != bytes && !old.is_empty()) {
+                    // An index larger than the new one, or unreadable, differs: kept aside.
+                    let differs = match crate::log::files::read_regular(&path, bytes.len() as u64) {
+                        Ok(Some(old)) => old != bytes && !old.is_empty(),
+                        Ok(None) => false,
+                        Err(_) => true,
+                    };
+                    if differs {
                         let old = free_sidecar(&path, ".old");
                         durable::move_aside(storage, &path, &old)?;
                         sidecars.push(old);

@@ -719,7 +719,7 @@ fn entry_bytes<'e>(e: &Entry<'e>) -> &'e [u8] {
 /// Two files given as the copies.
 fn compare_files(a: &Path, b: &Path) -> Result<Files> {
     let mut files = Files::default();
-    if let Some(at) = crate::log::files::first_difference(a, b)? {
+    if let Some(at) = crate::log::read::compare::first_difference(a, b)? {
         let len = |p: &Path| {
             std::fs::metadata(p)
                 .map(|m| m.len())
@@ -784,7 +784,7 @@ fn compare_folders(a: &Path, b: &Path, logs_proven_same: bool) -> Result<Files> 
                 None
             }
             (Some(len_a), Some(len_b)) => {
-                crate::log::files::first_difference(&a.join(n), &b.join(n))?
+                crate::log::read::compare::first_difference(&a.join(n), &b.join(n))?
                     .map(|at| (*len_a, *len_b, at))
             }
             // A regular file on one side only: it differs from its first byte.

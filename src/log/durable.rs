@@ -230,7 +230,8 @@ pub fn create_dir_all<S: Storage>(s: &S, path: &Path) -> Result<()> {
 /// interrupted, by a crash or a full disk), the rest is appended. A crash
 /// during this step leaves the source untouched.
 pub fn save_range<S: Storage>(s: &S, src: &Path, from: u64, to: u64, sidecar: &Path) -> Result<()> {
-    use crate::log::files::{compare_range, open_regular, RangeCopy};
+    use crate::log::files::open_regular;
+    use crate::log::read::compare::{compare_range, RangeCopy};
     let (mut out, at) = match compare_range(sidecar, src, from, to) {
         Ok(RangeCopy::Equal) => return Ok(()),
         Ok(RangeCopy::Prefix(n)) => (s.open(sidecar, OpenMode::Existing)?.file, from + n),
@@ -260,15 +261,12 @@ fn copy_range<S: Storage>(
     range: std::ops::Range<u64>,
     (out, dst): (&mut S::File, &Path),
 ) -> Result<()> {
-    use std::os::unix::fs::FileExt;
     let mut buf = crate::log::read::buffer::AlignedBuf::zeroed(1 << 20);
     let mut at = range.start;
     while at < range.end {
         let n = ((range.end - at) as usize).min(buf.len());
         let part = buf.get_mut(..n).unwrap_or(&mut []);
-        input
-            .read_exact_at(part, at)
-            .map_err(|e| Error::io(src, "read", e))?;
+        crate::log::read::read_exact_at(input, part, at).map_err(|e| Error::io(src, "read", e))?;
         s.append(out, dst, part)?;
         at += n as u64;
     }

@@ -2,8 +2,6 @@
 //! (records, control batches, offsets) over gigabytes of log, with one
 //! positioned read per header, or per window of small entries.
 
-use std::os::unix::fs::FileExt;
-
 use crate::error::{Error, Result};
 use crate::format::batch::{self, HEADER_LEN};
 use crate::log::walk::Meter;
@@ -118,7 +116,7 @@ impl HeaderWalk<'_> {
                     let want = if self.small { HEADER_WINDOW } else { n };
                     let want = (left.min(want as u64) as usize).max(n);
                     self.window.resize(want, 0);
-                    file.read_exact_at(&mut self.window, self.pos)
+                    crate::log::read::read_exact_at(file, &mut self.window, self.pos)
                         .map_err(|e| Error::io(&segment.log, "read", e))?;
                     self.window_at = self.pos;
                     0

@@ -24,7 +24,6 @@
 //!
 //! Memory is the segment reader's: its buffers plus the largest batch.
 
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -33,7 +32,7 @@ use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::batch::{self, DecodeLimits, HEADER_LEN};
 use crate::format::{index, Entry};
 use crate::log::findings::Finding;
-use crate::log::read::{BatchCheck, Reads, RenderBatch, SegmentReader, Tail};
+use crate::log::read::{BatchCheck, PrepareBatch, Reads, SegmentReader, Tail};
 use crate::log::{Partition, SegmentFiles};
 
 /// What happens at damage.
@@ -157,8 +156,8 @@ pub struct Walked<'w, 'p> {
     pub next_offset: i64,
     /// What a read-ahead thread's CRC and record check returned, if one ran.
     pub check: Option<BatchCheck>,
-    /// A read-ahead thread's rendering of the entry (see [`Walk::render_ahead`]).
-    pub rendered: Option<&'w [u8]>,
+    /// A read-ahead thread's preparation of the entry (see [`Walk::prepare_ahead`]).
+    pub prepared: Option<&'w [u8]>,
 }
 
 /// A step of the walk.
@@ -193,8 +192,8 @@ pub struct Walk<'p> {
     damage: Vec<Damage>,
     /// One past the last offset handed out.
     next_offset: Option<i64>,
-    /// What read-ahead threads render (see [`Walk::render_ahead`]).
-    renderer: Option<Arc<dyn RenderBatch>>,
+    /// What read-ahead threads prepare (see [`Walk::prepare_ahead`]).
+    preparer: Option<Arc<dyn PrepareBatch>>,
 }
 
 /// Where the walk is.
@@ -460,16 +459,16 @@ impl<'p> Walk<'p> {
             start,
             damage: Vec::new(),
             next_offset: None,
-            renderer: None,
+            preparer: None,
         }
     }
 
     /// Have the read-ahead threads of the segments this walk opens from
-    /// now on render their plain batches with `renderer` (see
-    /// [`SegmentReader::render_ahead`]); each entry's rendering comes in
-    /// [`Walked::rendered`].
-    pub fn render_ahead(&mut self, renderer: Arc<dyn RenderBatch>) {
-        self.renderer = Some(renderer);
+    /// now on prepare their plain batches with `preparer` (see
+    /// [`SegmentReader::prepare_ahead`]); each entry's preparation comes in
+    /// [`Walked::prepared`].
+    pub fn prepare_ahead(&mut self, preparer: Arc<dyn PrepareBatch>) {
+        self.preparer = Some(preparer);
     }
 
     /// One past the last offset handed out so far (`None` before the first entry).
@@ -523,7 +522,7 @@ impl<'p> Walk<'p> {
             entry,
             next_offset: entry.checked_next_offset()?,
             check,
-            rendered: reader.rendered(),
+            prepared: reader.prepared(),
         })
     }
 
@@ -680,8 +679,8 @@ impl<'p> Walk<'p> {
         if let Some(depth) = self.policy.check_ahead {
             reader.check_ahead(depth);
         }
-        if let Some(r) = &self.renderer {
-            reader.render_ahead(Arc::clone(r));
+        if let Some(r) = &self.preparer {
+            reader.prepare_ahead(Arc::clone(r));
         }
         Ok(reader)
     }
@@ -791,7 +790,7 @@ pub fn resync_within(log: &Path, from: u64, limit: u64) -> Result<Resync> {
         }
         let n = (len - start).min(buf.len() as u64) as usize;
         let window = buf.get_mut(..n).unwrap_or(&mut []);
-        file.read_exact_at(window, start)
+        crate::log::read::read_exact_at(&file, window, start)
             .map_err(|e| Error::io(log, "read", e))?;
         let candidates = n.saturating_sub(HEADER_LEN) + 1;
         for i in 0..candidates.min(WINDOW as usize) {
@@ -860,7 +859,7 @@ fn crc_matches(
     chunk: &mut [u8],
 ) -> Result<bool> {
     let mut stored = [0u8; 4];
-    file.read_exact_at(&mut stored, pos + batch::CRC as u64)
+    crate::log::read::read_exact_at(file, &mut stored, pos + batch::CRC as u64)
         .map_err(|e| Error::io(log, "read", e))?;
     let mut crc = 0u32;
     let mut at = pos + batch::ATTRIBUTES as u64;
@@ -868,8 +867,7 @@ fn crc_matches(
     while at < end {
         let n = ((end - at) as usize).min(chunk.len());
         let part = chunk.get_mut(..n).unwrap_or(&mut []);
-        file.read_exact_at(part, at)
-            .map_err(|e| Error::io(log, "read", e))?;
+        crate::log::read::read_exact_at(file, part, at).map_err(|e| Error::io(log, "read", e))?;
         crc = crate::format::crc::crc32c_append(crc, part);
         at += n as u64;
     }

@@ -97,17 +97,19 @@ pub struct QuorumState {
     pub data_version: i64,
 }
 
+/// The largest `quorum-state` read: Kafka's holds a few ids and epochs
+/// and the voters, well under a kilobyte.
+const QUORUM_STATE_MAX: u64 = 1 << 20;
+
 /// Read `folder/quorum-state`; `None` when there is none. A file that is not
 /// the JSON object `FileQuorumStateStore` writes is a layout error.
 pub fn read_quorum_state(folder: &Path) -> Result<Option<QuorumState>> {
     let path = folder.join(QUORUM_STATE_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, "read", e)),
+    let Some(bytes) = crate::log::files::read_regular(&path, QUORUM_STATE_MAX)? else {
+        return Ok(None);
     };
-    let v: Value =
-        serde_json::from_str(&text).map_err(|e| Error::layout(&path, format!("not JSON: {e}")))?;
+    let v: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::layout(&path, format!("not JSON: {e}")))?;
     let int = |k: &str| v.get(k).and_then(Value::as_i64);
     let need = |k: &str| int(k).ok_or_else(|| Error::layout(&path, format!("no integer {k}")));
     Ok(Some(QuorumState {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use kaen_log::format::legacy::LegacyMessage;
 use kaen_log::format::{BatchView, DecodeLimits, RecordView};
 use kaen_log::inspect::layout::Field;
-use kaen_log::log::read::RenderBatch;
+use kaen_log::log::read::PrepareBatch;
 use kaen_log::metadata::records::{decode_control_value, Hex};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -439,7 +439,7 @@ impl<'b, 'o> JsonLine<'b, 'o> {
 
 /// The JSON entry of a plain batch, rendered by a read-ahead thread while
 /// the batch's bytes are in its cache (see
-/// [`SegmentReader::render_ahead`](kaen_log::log::read::SegmentReader::render_ahead)):
+/// [`SegmentReader::prepare_ahead`](kaen_log::log::read::SegmentReader::prepare_ahead)):
 /// the very bytes the reading thread would write, separator aside. A batch
 /// with a problem to report (a CRC mismatch, a record that does not
 /// decode) is left to the reading thread, which reports it in order.
@@ -491,8 +491,8 @@ impl RenderJson {
     }
 }
 
-impl RenderBatch for RenderJson {
-    fn render(
+impl PrepareBatch for RenderJson {
+    fn prepare(
         &self,
         batch: &BatchView<'_>,
         scratch: &mut Vec<u8>,
@@ -504,7 +504,7 @@ impl RenderBatch for RenderJson {
 }
 
 /// A [`RenderJson`] shared with read-ahead threads.
-pub fn shared(r: RenderJson) -> Arc<dyn RenderBatch> {
+pub fn shared(r: RenderJson) -> Arc<dyn PrepareBatch> {
     Arc::new(r)
 }
 

@@ -36,6 +36,13 @@ struct Source {
     code: String,
 }
 
+/// Note `what` in `found` when the code of `s` uses it.
+fn note_use(s: &Source, what: &str, found: &mut Vec<String>) {
+    if s.code.contains(what) {
+        found.push(format!("{}: {what}", s.rel));
+    }
+}
+
 fn sources() -> Vec<Source> {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut out = Vec::new();
@@ -131,9 +138,7 @@ fn the_report_layer_opens_no_file_and_names_only_documents_of_inspect() {
             "canonicalize",
             "symlink_metadata",
         ] {
-            if s.code.contains(io) {
-                found.push(format!("{}: {io}", s.rel));
-            }
+            note_use(&s, io, &mut found);
         }
         // What report takes from inspect are documents (types, named in
         // CamelCase), never analysis (functions, in snake_case).
@@ -167,6 +172,48 @@ fn the_report_layer_opens_no_file_and_names_only_documents_of_inspect() {
         found.is_empty(),
         "report/ reaching past its documents: {found:#?}"
     );
+}
+
+/// Every read of a segment, an index or a file beside them goes through
+/// the read seam: the reader and its positioned read
+/// (`log::read::read_exact_at`) in `src/log/read/`, and the opening and
+/// whole reads of small files (`log::files::read_regular`, `read_up_to`)
+/// in `src/log/files.rs`. Reads of what is not a log's file are named
+/// here with why.
+#[test]
+fn every_read_of_a_log_goes_through_the_seam() {
+    const NOT_LOG_FILES: &[(&str, &str)] = &[
+        ("format/compression.rs", "decompresses bytes in memory"),
+        (
+            "cluster/merge/mod.rs",
+            "reads summary documents that `klog summary` wrote",
+        ),
+        (
+            "demo/delivery.rs",
+            "reads the marker of the demonstration's own folder",
+        ),
+    ];
+    let mut found = Vec::new();
+    for s in sources() {
+        if s.rel.starts_with("log/read/") || s.rel == "log/files.rs" {
+            continue;
+        }
+        for read in ["FileExt", ".read_exact_at(", ".read_at(", "SeekFrom"] {
+            note_use(&s, read, &mut found);
+        }
+        if NOT_LOG_FILES.iter().any(|(f, _)| *f == s.rel) {
+            continue;
+        }
+        for read in [
+            "read_to_end",
+            "fs::read(",
+            "fs::read_to_string(",
+            "read_to_string(",
+        ] {
+            note_use(&s, read, &mut found);
+        }
+    }
+    assert!(found.is_empty(), "reads beside the seam: {found:#?}");
 }
 
 /// A command file parses options, calls the library and hands one document

@@ -232,7 +232,6 @@ fn trim_index<S: Storage>(s: &S, path: &Path, entry_len: usize) -> Result<u64> {
 
 /// The time index's last whole entry (timestamp, offset), if any.
 fn last_time_entry(path: &Path, base_offset: i64) -> Result<Option<(i64, i64)>> {
-    use std::os::unix::fs::FileExt;
     let Some((file, len)) = crate::log::files::open_existing(path)? else {
         return Ok(None);
     };
@@ -241,7 +240,7 @@ fn last_time_entry(path: &Path, base_offset: i64) -> Result<Option<(i64, i64)>> 
         return Ok(None);
     }
     let mut buf = [0u8; TIME_ENTRY_LEN];
-    file.read_exact_at(&mut buf, whole - TIME_ENTRY_LEN as u64)
+    crate::log::read::read_exact_at(&file, &mut buf, whole - TIME_ENTRY_LEN as u64)
         .map_err(|e| Error::io(path, "read", e))?;
     let entries = index::time_entries(&buf, base_offset).map_err(|error| Error::Decode {
         path: path.to_path_buf(),

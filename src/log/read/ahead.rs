@@ -8,8 +8,9 @@
 //! largest batch. With [`Ahead::Check`] the threads also run
 //! [`BatchView::check`] on the plain batches of the chunk they just read,
 //! while its bytes are in their cache, and the reader hands the result out
-//! with the entry; with [`Ahead::Render`] they render those batches instead
-//! (a dump's JSON), and the reader hands out the rendering with the entry.
+//! with the entry; with [`Ahead::Prepare`] they prepare those batches instead
+//! (bytes the caller makes of them), and the reader hands out those bytes
+//! with the entry.
 //! The reader's own framing stays the authority: it uses a result only for
 //! a batch at the same position with the same size, read from the very
 //! buffer it frames.
@@ -32,16 +33,16 @@ const BUFFERS_PER_THREAD: usize = 2;
 /// read. Checking threads do nearly all the work, so the reader's own core
 /// goes to the first of them and the others need a free core each.
 const CHECK_THREADS: usize = 2;
-/// A rendering of whole batches into bytes that read-ahead threads run
-/// (see [`SegmentReader::render_ahead`](super::SegmentReader::render_ahead)).
-pub trait RenderBatch: Send + Sync {
-    /// Append `batch` rendered to `out` and return `true`; or return
+/// A preparation of whole batches into bytes that read-ahead threads run
+/// (see [`SegmentReader::prepare_ahead`](super::SegmentReader::prepare_ahead)).
+pub trait PrepareBatch: Send + Sync {
+    /// Append `batch` prepared to `out` and return `true`; or return
     /// `false` to leave the batch to the caller (whatever was appended is
     /// dropped). `scratch` is the thread's, kept from batch to batch.
-    /// Once `out` holds more than `limit` bytes the renderer gives up
-    /// (returns `false`), checking as it goes: rendered bytes in flight stay
-    /// bounded however much a batch's rendering outgrows its bytes.
-    fn render(
+    /// Once `out` holds more than `limit` bytes the preparer gives up
+    /// (returns `false`), checking as it goes: prepared bytes in flight stay
+    /// bounded however much a batch's preparation outgrows its bytes.
+    fn prepare(
         &self,
         batch: &BatchView<'_>,
         scratch: &mut Vec<u8>,
@@ -50,12 +51,12 @@ pub trait RenderBatch: Send + Sync {
     ) -> bool;
 }
 
-/// The rendered bytes a chunk may hold, as a multiple of its size. JSON of
+/// The prepared bytes a chunk may hold, as a multiple of its size. JSON of
 /// records of about 100 bytes is about twice their size, so such chunks are
-/// rendered whole; records of a few bytes render to ten times their size,
+/// prepared whole; records of a few bytes prepare to ten times their size,
 /// and the batches past the bound are left to the reading thread. With
 /// every chunk in flight at the bound (6), a reader holds 12 MiB of chunks
-/// and 36 MiB of rendered bytes, plus what one record renders to past the
+/// and 36 MiB of prepared bytes, plus what one record prepares to past the
 /// bound on each thread.
 const RENDERED_PER_CHUNK: usize = 3;
 
@@ -64,7 +65,7 @@ const RENDERED_PER_CHUNK: usize = 3;
 #[derive(Clone)]
 pub(super) enum Ahead {
     Check(Depth),
-    Render(Arc<dyn RenderBatch>),
+    Prepare(Arc<dyn PrepareBatch>),
 }
 
 /// The reader's side of the read-ahead threads: the chunk it frames, and
@@ -76,8 +77,8 @@ pub(super) struct Threads {
     /// position; `checks[check_at..]` may still be handed out.
     checks: Vec<Checked>,
     check_at: usize,
-    /// The renderings of the chunk's batches (see [`Done::Rendered`]).
-    rendered: Vec<u8>,
+    /// The preparations of the chunk's batches (see [`Done::Prepared`]).
+    prepared: Vec<u8>,
 }
 
 impl Threads {
@@ -98,7 +99,7 @@ impl Threads {
             chain: Arc::clone(&chain),
             threads: Vec::new(),
             next: 0,
-            rendered: Arc::default(),
+            prepared: Arc::default(),
         };
         for index in 0..threads {
             let (out, chunks) = mpsc::sync_channel(BUFFERS_PER_THREAD);
@@ -111,7 +112,7 @@ impl Threads {
                 index,
                 threads,
                 ahead: ahead.clone(),
-                rendered: Arc::clone(&pool.rendered),
+                prepared: Arc::clone(&pool.prepared),
                 chain: Arc::clone(&chain),
             };
             let spawned = std::thread::Builder::new()
@@ -132,7 +133,7 @@ impl Threads {
             chunk: AlignedBuf::default(),
             checks: Vec::new(),
             check_at: 0,
-            rendered: Vec::new(),
+            prepared: Vec::new(),
         })
     }
 }
@@ -159,8 +160,8 @@ impl Source for Threads {
                 }
                 pool.next += 1;
                 self.checks = filled.checks;
-                pool.rendered
-                    .give(std::mem::replace(&mut self.rendered, filled.rendered));
+                pool.prepared
+                    .give(std::mem::replace(&mut self.prepared, filled.prepared));
                 Ok(0..filled.len.min(self.chunk.len()))
             }
             Ok(Err(e)) => Err(e),
@@ -181,8 +182,8 @@ impl Source for Threads {
         (c.position == at && c.size == size).then_some(c.done)
     }
 
-    fn rendered(&self) -> &[u8] {
-        &self.rendered
+    fn prepared(&self) -> &[u8] {
+        &self.prepared
     }
 
     #[cfg(test)]
@@ -192,12 +193,12 @@ impl Source for Threads {
 }
 
 /// A chunk read by a read-ahead thread: `buf[..len]`, the batches in it the
-/// thread checked or rendered, and their renderings.
+/// thread checked or prepared, and their preparations.
 struct Filled {
     buf: AlignedBuf,
     len: usize,
     checks: Vec<Checked>,
-    rendered: Vec<u8>,
+    prepared: Vec<u8>,
 }
 
 type Message = io::Result<Filled>;
@@ -214,8 +215,8 @@ struct Pool {
     threads: Vec<JoinHandle<()>>,
     /// The chunk to take next.
     next: usize,
-    /// Rendering buffers handed back, for any thread to render into.
-    rendered: Arc<Spares>,
+    /// Preparation buffers handed back, for any thread to prepare into.
+    prepared: Arc<Spares>,
 }
 
 impl Pool {
@@ -242,8 +243,8 @@ impl Drop for Pool {
     }
 }
 
-/// Rendering buffers the reader has finished with, kept for the threads to
-/// render the next chunks into (a fresh buffer per chunk would be faulted
+/// Preparation buffers the reader has finished with, kept for the threads to
+/// prepare the next chunks into (a fresh buffer per chunk would be faulted
 /// in page by page).
 #[derive(Default)]
 struct Spares(Mutex<Vec<Vec<u8>>>);
@@ -349,10 +350,10 @@ struct Job {
     /// This thread reads chunks `index, index + threads, ...`.
     index: usize,
     threads: usize,
-    /// Check or render the plain batches of each chunk.
+    /// Check or prepare the plain batches of each chunk.
     ahead: Option<Ahead>,
-    /// Buffers to render into.
-    rendered: Arc<Spares>,
+    /// Buffers to prepare into.
+    prepared: Arc<Spares>,
     chain: Arc<Chain>,
 }
 
@@ -399,7 +400,7 @@ impl Job {
                 }
             };
             let bytes = buf.get(..len).unwrap_or(&[]);
-            let (checks, rendered) = match &self.ahead {
+            let (checks, prepared) = match &self.ahead {
                 Some(ahead) if len == want => self.frame_and_check(k, at, bytes, ahead),
                 _ => {
                     self.chain.hand_on(k + 1, None);
@@ -412,7 +413,7 @@ impl Job {
                         buf,
                         len,
                         checks,
-                        rendered,
+                        prepared,
                     }))
                     .is_ok();
             if !sent {
@@ -428,8 +429,8 @@ impl Job {
 
     /// Frame chunk `k` (`bytes`, read from `at`) once the chain says where
     /// its first entry starts, hand on where the next chunk's starts, then
-    /// check or render the plain v2 batches that lie wholly inside the
-    /// chunk (the renderings, one after the other, come second).
+    /// check or prepare the plain v2 batches that lie wholly inside the
+    /// chunk (the preparations, one after the other, come second).
     ///
     /// The framing here only decides which batches to check: the reader's
     /// own framing stays the authority, and uses a result only for a batch
@@ -478,8 +479,8 @@ impl Job {
         }
         self.chain.hand_on(k + 1, next);
         let mut scratch = Vec::new();
-        let mut rendered = match ahead {
-            Ahead::Render(_) => self.rendered.take(),
+        let mut prepared = match ahead {
+            Ahead::Prepare(_) => self.prepared.take(),
             Ahead::Check(_) => Vec::new(),
         };
         let mut full = false;
@@ -490,19 +491,19 @@ impl Job {
                 let b = BatchView::new(bytes.get(start..start + size)?, position).ok()?;
                 let done = match ahead {
                     Ahead::Check(depth) => Done::Checked(b.check(*depth, &mut scratch)),
-                    Ahead::Render(r) => {
-                        let start = rendered.len();
+                    Ahead::Prepare(r) => {
+                        let start = prepared.len();
                         let limit = RENDERED_PER_CHUNK * self.chunk_size;
-                        if full || !r.render(&b, &mut scratch, &mut rendered, limit) {
+                        if full || !r.prepare(&b, &mut scratch, &mut prepared, limit) {
                             // Past the bound: the rest of the chunk is the
                             // reading thread's.
-                            full |= rendered.len() > limit;
-                            rendered.truncate(start);
+                            full |= prepared.len() > limit;
+                            prepared.truncate(start);
                             return None;
                         }
-                        Done::Rendered {
+                        Done::Prepared {
                             start,
-                            end: rendered.len(),
+                            end: prepared.len(),
                         }
                     }
                 };
@@ -513,6 +514,6 @@ impl Job {
                 })
             })
             .collect();
-        (checks, rendered)
+        (checks, prepared)
     }
 }

@@ -13,14 +13,14 @@ pub type BatchCheck = std::result::Result<RecordsChecked, DecodeError>;
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Done {
     Checked(BatchCheck),
-    /// Rendered as `rendered[start..end]` of its chunk.
-    Rendered {
+    /// Prepared as `prepared[start..end]` of its chunk.
+    Prepared {
         start: usize,
         end: usize,
     },
 }
 
-/// A batch checked or rendered by a read-ahead thread.
+/// A batch checked or prepared by a read-ahead thread.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Checked {
     pub(crate) position: u64,
@@ -67,7 +67,7 @@ impl Tail {
 
 /// Whether the entry that starts `entry` (with `magic`, from its framing)
 /// is a plain v2 batch: uncompressed, the batches a thread checks or
-/// renders ahead of the reader (a compressed one is left to the reader,
+/// prepares ahead of the reader (a compressed one is left to the reader,
 /// whose decompression a permit bounds).
 pub(crate) fn plain_v2(magic: i8, entry: &[u8]) -> bool {
     // attributes (int16 at 21): the codec is in the low 3 bits.

@@ -11,7 +11,7 @@
 //! The reader frames; where its bytes come from is a `Source` chosen
 //! when the first entry is read (`read/source.rs` says what each does): plain
 //! positioned reads on the calling thread, or threads that read (and check
-//! or render) ahead. An entry inside one chunk is handed out
+//! or prepare) ahead. An entry inside one chunk is handed out
 //! as a slice of it; only an entry that straddles two chunks is copied,
 //! into a carry buffer that grows to the largest such entry, and only after
 //! checking that the file really has that many bytes. Each way of reading
@@ -20,6 +20,7 @@
 
 mod ahead;
 pub mod buffer;
+pub mod compare;
 mod frame;
 mod source;
 
@@ -31,7 +32,7 @@ use std::sync::Arc;
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::batch::{BatchView, Depth, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD};
 use crate::format::{Entry, LegacyView};
-pub use ahead::RenderBatch;
+pub use ahead::PrepareBatch;
 use ahead::{Ahead, Threads};
 use frame::Done;
 pub(crate) use frame::{frame, Frame};
@@ -204,12 +205,12 @@ impl SegmentReader {
     }
 
     /// Have the read-ahead threads (if the file is large enough to get
-    /// them) render the plain (uncompressed) v2 batches of each chunk they
-    /// read with `renderer`, instead of checking them; a batch's rendering
-    /// comes with it from [`rendered`](Self::rendered). Takes effect only
+    /// them) prepare the plain (uncompressed) v2 batches of each chunk they
+    /// read with `preparer`, instead of checking them; a batch's preparation
+    /// comes with it from [`prepared`](Self::prepared). Takes effect only
     /// before the first entry is read.
-    pub fn render_ahead(&mut self, renderer: Arc<dyn RenderBatch>) {
-        self.asked.ahead = Some(Ahead::Render(renderer));
+    pub fn prepare_ahead(&mut self, preparer: Arc<dyn PrepareBatch>) {
+        self.asked.ahead = Some(Ahead::Prepare(preparer));
     }
 
     /// The file's length when it was opened.
@@ -418,12 +419,12 @@ impl SegmentReader {
         Some((entry, check))
     }
 
-    /// The read-ahead threads' rendering of the entry the last
+    /// The read-ahead threads' preparation of the entry the last
     /// [`advance`](Self::advance) (or `next_entry*`) framed (see
-    /// [`render_ahead`](Self::render_ahead)); `None` when it was not rendered.
-    pub fn rendered(&self) -> Option<&[u8]> {
+    /// [`prepare_ahead`](Self::prepare_ahead)); `None` when it was not prepared.
+    pub fn prepared(&self) -> Option<&[u8]> {
         match self.current.as_ref()?.done? {
-            Done::Rendered { start, end } => self.source.as_ref()?.rendered().get(start..end),
+            Done::Prepared { start, end } => self.source.as_ref()?.prepared().get(start..end),
             Done::Checked(_) => None,
         }
     }
@@ -861,12 +862,12 @@ mod tests {
         }
     }
 
-    /// Renders a batch as its position, base offset and length; declines
+    /// Prepares a batch as its position, base offset and length; declines
     /// every third base offset.
-    struct TestRenderer;
+    struct TestPrepareer;
 
-    impl RenderBatch for TestRenderer {
-        fn render(
+    impl PrepareBatch for TestPrepareer {
+        fn prepare(
             &self,
             b: &BatchView<'_>,
             scratch: &mut Vec<u8>,
@@ -892,7 +893,7 @@ mod tests {
     }
 
     #[test]
-    fn batches_rendered_ahead_are_the_renderers_output_for_that_batch() {
+    fn batches_prepared_ahead_are_the_preparers_output_for_that_batch() {
         let (_dir, path, _) = written_segment();
         let reference = read_all(&path, 0, 0, ReadAhead::Never, false);
         for chunk in [61, 700, 1000, 20_000, 0] {
@@ -901,8 +902,8 @@ mod tests {
                 r.asked.chunk_size = chunk;
             }
             r.asked.read_ahead = ReadAhead::Always;
-            r.render_ahead(Arc::new(TestRenderer));
-            let (mut n, mut rendered) = (0, 0);
+            r.prepare_ahead(Arc::new(TestPrepareer));
+            let (mut n, mut prepared) = (0, 0);
             while let Some(e) = r.next_entry().unwrap() {
                 let (pos, bytes) = (e.position(), e_bytes(&e).to_vec());
                 assert_eq!(
@@ -911,14 +912,14 @@ mod tests {
                     "chunk {chunk}"
                 );
                 n += 1;
-                let Some(text) = r.rendered() else { continue };
+                let Some(text) = r.prepared() else { continue };
                 let view = BatchView::new(&bytes, pos).unwrap();
-                // Only plain batches the renderer accepted.
+                // Only plain batches the preparer accepted.
                 assert_ne!(view.header.base_offset % 3, 0, "chunk {chunk} at {pos}");
                 assert_eq!(view.header.compression().unwrap(), Compression::None);
                 let want = format!("{}:{}:{};", pos, view.header.base_offset, bytes.len());
                 assert_eq!(text, want.as_bytes(), "chunk {chunk}");
-                rendered += 1;
+                prepared += 1;
             }
             assert_eq!(n, reference.0.len(), "chunk {chunk}");
             assert_eq!(r.tail(), reference.1, "chunk {chunk}");
@@ -928,7 +929,7 @@ mod tests {
                 700 | 1000 => 1,
                 _ => reference.0.len() / 2,
             };
-            assert!(rendered >= least, "chunk {chunk}: {rendered} of {n}");
+            assert!(prepared >= least, "chunk {chunk}: {prepared} of {n}");
         }
     }
 }

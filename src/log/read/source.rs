@@ -4,12 +4,12 @@
 //! A source hands the reader the file in chunks, in order, from the
 //! position the reader starts at. The reader frames entries in a chunk and
 //! gathers the one entry that straddles two chunks itself, so a source
-//! knows nothing of entries, except that one may have checked or rendered
+//! knows nothing of entries, except that one may have checked or prepared
 //! some batches while reading them ([`Source::take_done`]). Two sources:
 //!
 //! - [`Plain`] (here): positioned reads on the calling thread into one
 //!   reused buffer. The default, and what every other source must beat.
-//! - [`super::ahead::Threads`]: threads that read (and check or render)
+//! - [`super::ahead::Threads`]: threads that read (and check or prepare)
 //!   the chunks ahead of the reader.
 //!
 //! A memory map was a third, until the bench timed it beside these two:
@@ -41,8 +41,8 @@ pub(super) trait Source: Send {
         None
     }
 
-    /// The renderings that [`Done::Rendered`] ranges index.
-    fn rendered(&self) -> &[u8] {
+    /// The preparations that [`Done::Prepared`] ranges index.
+    fn prepared(&self) -> &[u8] {
         &[]
     }
 

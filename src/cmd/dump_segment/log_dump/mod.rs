@@ -63,11 +63,11 @@ pub(super) fn dump_log(
             None => {}
         }
         shown += 1;
-        if let (Some(rendered), Entry::V2(batch)) = (w.rendered, &entry) {
+        if let (Some(prepared), Entry::V2(batch)) = (w.prepared, &entry) {
             match dump.filter.batch(batch) {
                 Shown::Yes => {
                     out.write_all(sink.separator())?;
-                    out.write_all(rendered)?;
+                    out.write_all(prepared)?;
                     continue;
                 }
                 Shown::Skip => continue,
@@ -218,7 +218,7 @@ impl<'a> LogDump<'a> {
     fn render_ahead(&self, walk: &mut Walk<'_>, sink: &Entries) {
         if !self.text && !self.args.layout && !self.filtered && self.view.is_none() {
             let filter = self.filter.clone();
-            walk.render_ahead(json::shared(RenderJson {
+            walk.prepare_ahead(json::shared(RenderJson {
                 file: self.fields.clone(),
                 end: sink.entry_end(),
                 batches_only: self.args.batches_only,
