@@ -1,10 +1,9 @@
 //! The command line: global options and one variant per subcommand.
 
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, ValueEnum};
 
 use crate::report::TimeFormat;
 
-use crate::cmd;
 use crate::exit::Outcome;
 use crate::report::Output;
 
@@ -61,32 +60,8 @@ impl CsvCells {
     }
 }
 
-/// The subcommands.
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    DumpSegment(cmd::dump_segment::DumpSegmentArgs),
-    VerifyCrc(cmd::verify_crc::VerifyCrcArgs),
-    Diff(cmd::diff::DiffArgs),
-    ReplayOffsets(cmd::replay_offsets::ReplayOffsetsArgs),
-    Lag(cmd::lag::LagArgs),
-    Groups(cmd::groups::GroupsArgs),
-    Info(cmd::info::InfoArgs),
-    Metadata(cmd::metadata::MetadataArgs),
-    Summary(cmd::summary::SummaryArgs),
-    Cluster(cmd::cluster::ClusterArgs),
-    Report(cmd::report::ReportArgs),
-    Tombstone(cmd::tombstone::TombstoneArgs),
-    ResetOffsets(cmd::reset_offsets::ResetOffsetsArgs),
-    Commit(cmd::commit::CommitArgs),
-    Transactions(cmd::transactions::TransactionsArgs),
-    Stats(cmd::stats::StatsArgs),
-    Produce(cmd::produce::ProduceArgs),
-    GroupDemo(cmd::group_demo::GroupDemoArgs),
-    EosDemo(cmd::eos_demo::EosDemoArgs),
-    Completions(cmd::generate::CompletionsArgs),
-    #[command(hide = true)]
-    Generate(cmd::generate::GenerateArgs),
-}
+use crate::cmd::dispatch;
+pub use crate::cmd::Command;
 
 impl Command {
     /// The paths a command only reads; `None` for a command that writes,
@@ -186,34 +161,11 @@ impl Command {
 
 /// Run `command`, writing data to `out`.
 pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
-    use crate::cmd::*;
     crate::cmd::output_guard::check(command.output_file(), &command.data_paths())?;
     if let Some(paths) = command.read_paths() {
         crate::cmd::warn_if_in_use(&paths);
     }
-    match command {
-        Command::DumpSegment(args) => dump_segment::run(args, out),
-        Command::VerifyCrc(args) => verify_crc::run(args, out),
-        Command::Diff(args) => diff::run(args, out),
-        Command::ReplayOffsets(args) => replay_offsets::run(args, out),
-        Command::Lag(args) => lag::run(args, out),
-        Command::Info(args) => info::run(args, out),
-        Command::Metadata(args) => metadata::run(args, out),
-        Command::Summary(args) => summary::run(args, out),
-        Command::Cluster(args) => cluster::run(args, out),
-        Command::Report(args) => report::run(args, out),
-        Command::Tombstone(args) => tombstone::run(args, out),
-        Command::ResetOffsets(args) => reset_offsets::run(args, out),
-        Command::Commit(args) => commit::run(args, out),
-        Command::Transactions(args) => transactions::run(args, out),
-        Command::Stats(args) => stats::run(args, out),
-        Command::Produce(args) => produce::run(args, out),
-        Command::GroupDemo(args) => group_demo::run(args, out),
-        Command::EosDemo(args) => eos_demo::run(args, out),
-        Command::Groups(args) => groups::run(args, out),
-        Command::Completions(args) => generate::run_completions(args, Cli::command(), out),
-        Command::Generate(args) => generate::run(args, Cli::command(), out),
-    }
+    dispatch(command, out, Cli::command)
 }
 
 #[cfg(test)]
@@ -223,5 +175,39 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// Every declared subcommand is the command line's, in its order, and
+    /// declares examples, related pages and, when it prints JSON (a
+    /// `--format` that takes `json`), the schema of its document.
+    #[test]
+    fn every_subcommand_declares_its_page_and_schema() {
+        let cli = Cli::command();
+        let names: Vec<&str> = cli
+            .get_subcommands()
+            .map(|c| c.get_name())
+            .filter(|n| !["completions", "generate"].contains(n))
+            .collect();
+        let declared = crate::cmd::declared();
+        assert_eq!(declared.iter().map(|d| d.name).collect::<Vec<_>>(), names);
+        for d in &declared {
+            assert!(!d.examples.is_empty(), "{}: no EXAMPLES", d.name);
+            assert!(!d.see_also.is_empty(), "{}: no SEE ALSO", d.name);
+            let sub = cli.find_subcommand(d.name).unwrap();
+            let json = sub
+                .get_arguments()
+                .find(|a| a.get_long() == Some("format"))
+                .is_some_and(|a| {
+                    a.get_possible_values()
+                        .iter()
+                        .any(|v| v.get_name() == "json")
+                });
+            assert_eq!(
+                (d.schemas)().is_empty(),
+                !json,
+                "{}: a JSON document needs its schema, and only then",
+                d.name
+            );
+        }
     }
 }

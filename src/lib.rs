@@ -31,17 +31,19 @@
 //! document to the renderer) and `cli` (the command line and its
 //! dispatch). The library prints nothing; only `cmd` and `report` write to
 //! stdout and stderr. No two files below `src/` share a name (`mod.rs`
-//! aside; a subcommand's file may share the name of the library folder it
-//! reads: `cmd/cluster.rs` and `cluster/`, `cmd/report.rs` and `report/`).
-//! `tests/lib/layers.rs` checks these rules on the source: imports point
-//! down, `report` opens no file and takes only documents (types) from
-//! `inspect`, no `cmd` file has more than 400 lines of code.
+//! aside). `tests/lib/layers.rs` checks these rules on the source: imports
+//! point down and run in no circle, `report` opens no file and takes only
+//! documents (types) from `inspect`, every read of a log's files goes
+//! through the read seam, no `cmd` file has more than 400 lines of code.
 //!
-//! To add a subcommand: its arguments, `run` and document in
-//! `src/cmd/<name>.rs`, a variant in `cli::Command` and its line in
-//! `cli::run`, its document in `cmd/generate/json_schema.rs`; then
-//! regenerate `man/` (`klog generate man man`, `klog generate schema
-//! man/schema`). To add a record type: its schema in the table of the
+//! To add a subcommand: one file, `src/cmd/<name>.rs`, with its clap
+//! arguments, its `run`, its document, and its `cmd::CommandEntry` on the
+//! arguments (its man page's EXAMPLES, SEE ALSO and DETAILS, the JSON
+//! Schema of its document); then one line in the `commands!` list of
+//! `src/cmd/mod.rs`, from which its module, its variant of the command
+//! line, the dispatch, the man pages and the schemas come (a test fails when a subcommand declares no examples, or prints
+//! JSON without a schema). Regenerate `man/` (`klog generate man man`,
+//! `klog generate schema man/schema`). To add a record type: its schema in the table of the
 //! topic that holds it (`offsets::records`, `metadata::records`,
 //! `txn::txnlog`), which the decoder, `klog-records(7)` and the schema
 //! check against Kafka's JSON files all read.

@@ -435,3 +435,17 @@ impl Report for ClusterOut<'_> {
         format!("klog: {}\n", cluster_text::totals(self.report))
     }
 }
+
+impl crate::cmd::CommandEntry for ClusterArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[(
+        "klog cluster summaries/",
+        "replica divergence, lost partitions and group lag across brokers",
+    )];
+    const SEE_ALSO: &'static [&'static str] = &["summary", "lag", "brokers(7)"];
+    const DETAILS: Option<&'static str> = None;
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<ClusterOut<'static>>()]
+    }
+}

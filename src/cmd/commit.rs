@@ -245,3 +245,17 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     }
     Ok(Outcome::Clean)
 }
+
+impl crate::cmd::CommandEntry for CommitArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[(
+        "klog commit --group billing --topic orders --partition 0 --offset 42 DIR",
+        "append one offset commit",
+    )];
+    const SEE_ALSO: &'static [&'static str] = &["tombstone", "replay-offsets", "lag", "writers(7)"];
+    const DETAILS: Option<&'static str> = Some(include_str!("generate/pages/commit.md"));
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<CommitReport>()]
+    }
+}

@@ -478,3 +478,17 @@ pub fn run(args: &DiffArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         Outcome::Findings(1)
     })
 }
+
+impl crate::cmd::CommandEntry for DiffArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[(
+        "klog diff broker1/orders-0 broker2/orders-0",
+        "where two replicas diverge",
+    )];
+    const SEE_ALSO: &'static [&'static str] = &["verify-crc", "brokers(7)"];
+    const DETAILS: Option<&'static str> = None;
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<DiffReport>()]
+    }
+}

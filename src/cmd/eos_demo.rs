@@ -166,3 +166,23 @@ impl Report for EosDemoReport {
         text
     }
 }
+
+impl crate::cmd::CommandEntry for EosDemoArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[
+        (
+            "klog eos-demo --dir /tmp/eos --keep",
+            "idempotence, transactions and fencing, done on disk",
+        ),
+        (
+            "klog eos-demo --dir /tmp/eos --crash-at after-offsets",
+            "one crash: the offset commit aborted with the invoices",
+        ),
+    ];
+    const SEE_ALSO: &'static [&'static str] = &["transactions", "dump-segment", "group-demo"];
+    const DETAILS: Option<&'static str> = Some(include_str!("generate/pages/eos-demo.md"));
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<EosDemoReport>()]
+    }
+}

@@ -142,3 +142,17 @@ impl Report for GroupDemoReport {
         text
     }
 }
+
+impl crate::cmd::CommandEntry for GroupDemoArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[(
+        "klog group-demo --dir /tmp/demo --keep",
+        "a consumer group's two numbers, done on disk",
+    )];
+    const SEE_ALSO: &'static [&'static str] = &["produce", "lag", "eos-demo"];
+    const DETAILS: Option<&'static str> = Some(include_str!("generate/pages/group-demo.md"));
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<GroupDemoReport>()]
+    }
+}

@@ -307,3 +307,17 @@ impl Report for GroupsReport {
         ]
     }
 }
+
+impl crate::cmd::CommandEntry for GroupsArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[(
+        "klog groups --members DIR",
+        "every group of every protocol with its members",
+    )];
+    const SEE_ALSO: &'static [&'static str] = &["replay-offsets", "lag", "metadata", "kafka(7)"];
+    const DETAILS: Option<&'static str> = Some(include_str!("generate/pages/groups.md"));
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<GroupsReport>()]
+    }
+}

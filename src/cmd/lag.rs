@@ -407,3 +407,28 @@ impl Report for LagReport {
         table.render(fit)
     }
 }
+
+impl crate::cmd::CommandEntry for LagArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[
+        (
+            "klog lag DIR",
+            "every group's lag against the high watermark",
+        ),
+        (
+            "klog lag --columns kafka --group billing DIR",
+            "kafka-consumer-groups --describe's columns",
+        ),
+        (
+            "klog lag --fail-above 1000 --format csv DIR",
+            "CSV; exit 1 when a partition lags more than 1000",
+        ),
+    ];
+    const SEE_ALSO: &'static [&'static str] =
+        &["replay-offsets", "groups", "transactions", "brokers(7)"];
+    const DETAILS: Option<&'static str> = Some(include_str!("generate/pages/lag.md"));
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<LagReport>()]
+    }
+}

@@ -1,30 +1,118 @@
-//! One module per subcommand, each with its clap `Args` and its `run`; no
-//! command calls another. What several share: [`args`] (option groups) and
+//! One module per subcommand, each with its clap `Args`, its `run` and
+//! its [`CommandEntry`], declared once in `commands!`; no command calls
+//! another. What several share: [`args`] (option groups) and
 //! [`replayed`] (the offsets topic replayed, its warnings said).
 
 pub mod args;
-pub mod cluster;
-pub mod commit;
-pub mod diff;
-pub mod dump_segment;
-pub mod eos_demo;
 pub mod generate;
-pub mod group_demo;
-pub mod groups;
-pub mod info;
-pub mod lag;
-pub mod metadata;
 pub mod output_guard;
-pub mod produce;
-pub mod replay_offsets;
 pub mod replayed;
-pub mod report;
-pub mod reset_offsets;
-pub mod stats;
-pub mod summary;
-pub mod tombstone;
-pub mod transactions;
-pub mod verify_crc;
+
+/// Declares the subcommands, each once, by its module, its variant of the
+/// clap enum and its name: the module, the enum [`Command`], the dispatch
+/// to its `run`, and the list the man pages and schemas are
+/// generated from. `completions` and the hidden `generate` work on the
+/// command line itself and are dispatched apart.
+macro_rules! commands {
+    ($($module:ident::$args:ident => $variant:ident = $name:literal,)*) => {
+        $(pub mod $module;)*
+
+        /// The subcommands.
+        #[derive(Debug, clap::Subcommand)]
+        pub enum Command {
+            $($variant($module::$args),)*
+            Completions(generate::CompletionsArgs),
+            #[command(hide = true)]
+            Generate(generate::GenerateArgs),
+        }
+
+        /// What each subcommand declares, in the command line's order.
+        pub fn declared() -> Vec<Declared> {
+            vec![$(Declared::of::<$module::$args>($name),)*]
+        }
+
+        /// Run `command`'s subcommand; `cli` makes klog's whole command
+        /// line (for `completions` and `generate`).
+        pub fn dispatch(
+            command: &Command,
+            out: &mut Output,
+            cli: fn() -> clap::Command,
+        ) -> anyhow::Result<Outcome> {
+            match command {
+                $(Command::$variant(args) => $module::run(args, out),)*
+                Command::Completions(args) => generate::run_completions(args, cli(), out),
+                Command::Generate(args) => generate::run(args, (cli(), &declared()), out),
+            }
+        }
+    };
+}
+
+commands! {
+    dump_segment::DumpSegmentArgs => DumpSegment = "dump-segment",
+    verify_crc::VerifyCrcArgs => VerifyCrc = "verify-crc",
+    diff::DiffArgs => Diff = "diff",
+    replay_offsets::ReplayOffsetsArgs => ReplayOffsets = "replay-offsets",
+    lag::LagArgs => Lag = "lag",
+    groups::GroupsArgs => Groups = "groups",
+    info::InfoArgs => Info = "info",
+    metadata::MetadataArgs => Metadata = "metadata",
+    summary::SummaryArgs => Summary = "summary",
+    cluster::ClusterArgs => Cluster = "cluster",
+    report::ReportArgs => Report = "report",
+    tombstone::TombstoneArgs => Tombstone = "tombstone",
+    reset_offsets::ResetOffsetsArgs => ResetOffsets = "reset-offsets",
+    commit::CommitArgs => Commit = "commit",
+    transactions::TransactionsArgs => Transactions = "transactions",
+    stats::StatsArgs => Stats = "stats",
+    produce::ProduceArgs => Produce = "produce",
+    group_demo::GroupDemoArgs => GroupDemo = "group-demo",
+    eos_demo::EosDemoArgs => EosDemo = "eos-demo",
+}
+
+use crate::exit::Outcome;
+use crate::report::Output;
+
+/// What a subcommand declares beside its clap arguments and its `run`, on
+/// its `Args` in its own file: its man page's sections beyond `--help`,
+/// and the JSON Schema of its `--format json` documents. `commands!` below
+/// lists each command once; the dispatch, the man pages and the schemas
+/// come from that list.
+pub trait CommandEntry {
+    /// The page's EXAMPLES: (command line, what it does).
+    const EXAMPLES: &'static [(&'static str, &'static str)];
+    /// The page's SEE ALSO: subcommands, and topic pages as `name(7)`.
+    const SEE_ALSO: &'static [&'static str];
+    /// The page's DETAILS, in the Markdown subset of the page generator.
+    const DETAILS: Option<&'static str> = None;
+
+    /// The `--format json` documents: (file stem, schema); none for a
+    /// command without JSON output.
+    fn schemas() -> Vec<(&'static str, schemars::Schema)>;
+}
+
+/// One subcommand's declaration, as the page and schema generators read it.
+#[derive(Clone, Copy)]
+pub struct Declared {
+    /// The subcommand's name (`dump-segment`).
+    pub name: &'static str,
+    pub examples: &'static [(&'static str, &'static str)],
+    pub see_also: &'static [&'static str],
+    pub details: Option<&'static str>,
+    pub schemas: fn() -> Vec<(&'static str, schemars::Schema)>,
+}
+
+impl Declared {
+    /// The declaration of the command `name` whose arguments are `A`.
+    pub fn of<A: CommandEntry>(name: &'static str) -> Declared {
+        Declared {
+            name,
+            examples: A::EXAMPLES,
+            see_also: A::SEE_ALSO,
+            details: A::DETAILS,
+            schemas: A::schemas,
+        }
+    }
+}
 
 /// `n` (from `flag`) clamped to the cores this process may run on
 /// (`available_parallelism`, which follows the CPU affinity mask): more

@@ -406,3 +406,17 @@ fn parse_line(line: &str, args: &ProduceArgs, now: i64) -> anyhow::Result<NewRec
         }
     }
 }
+
+impl crate::cmd::CommandEntry for ProduceArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[(
+        "printf 'k1\\tv1\\n' | klog produce --topic orders --key-separator '\\t' DIR",
+        "append records read from stdin",
+    )];
+    const SEE_ALSO: &'static [&'static str] = &["dump-segment", "group-demo", "writers(7)"];
+    const DETAILS: Option<&'static str> = Some(include_str!("generate/pages/produce.md"));
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<ProduceReport>()]
+    }
+}

@@ -394,3 +394,19 @@ impl Report for ResetReport<'_> {
             .render(fit)
     }
 }
+
+impl crate::cmd::CommandEntry for ResetOffsetsArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[
+        ("klog reset-offsets DIR --group billing --topic orders --to-datetime 2026-01-30T17:00:00Z", "the plan (a dry run): each partition's current and new offset"),
+        ("klog reset-offsets DIR --group billing --all-topics --to-latest --execute", "append the commits through the append path"),
+        ("klog reset-offsets DIR --group billing --all-topics --shift-by -100 --export > plan.csv", "kafka-consumer-groups' CSV, to review and replay with --from-file"),
+    ];
+    const SEE_ALSO: &'static [&'static str] =
+        &["commit", "tombstone", "lag", "writers(7)", "crash(7)"];
+    const DETAILS: Option<&'static str> = Some(include_str!("generate/pages/reset-offsets.md"));
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<ResetReport<'static>>()]
+    }
+}

@@ -242,3 +242,17 @@ impl Report for SummaryOut<'_> {
         crate::report::document::findings_text(&self.doc.findings)
     }
 }
+
+impl crate::cmd::CommandEntry for SummaryArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[(
+        "klog summary --format json /var/lib/kafka/data > broker-1.json",
+        "a broker's summary, to merge with the others'",
+    )];
+    const SEE_ALSO: &'static [&'static str] = &["cluster", "info", "brokers(7)"];
+    const DETAILS: Option<&'static str> = None;
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<SummaryOut<'static>>()]
+    }
+}

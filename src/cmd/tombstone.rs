@@ -471,3 +471,18 @@ fn finish(
     }
     Ok(Outcome::Clean)
 }
+
+impl crate::cmd::CommandEntry for TombstoneArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[(
+        "klog tombstone --group old-app --dry-run DIR",
+        "the keys a tombstone run would delete",
+    )];
+    const SEE_ALSO: &'static [&'static str] =
+        &["commit", "reset-offsets", "replay-offsets", "writers(7)"];
+    const DETAILS: Option<&'static str> = Some(include_str!("generate/pages/tombstone.md"));
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<TombstoneReport>()]
+    }
+}

@@ -441,3 +441,17 @@ impl Report for TransactionsReport {
         out
     }
 }
+
+impl crate::cmd::CommandEntry for TransactionsArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[(
+        "klog transactions --now-ms 1700000120000 DIR/payments-0",
+        "producers, open and hanging transactions, the last stable offset",
+    )];
+    const SEE_ALSO: &'static [&'static str] = &["lag", "verify-crc", "eos-demo"];
+    const DETAILS: Option<&'static str> = Some(include_str!("generate/pages/transactions.md"));
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<TransactionsReport>()]
+    }
+}

@@ -562,3 +562,30 @@ impl DumpSegmentArgs {
         )
     }
 }
+
+impl crate::cmd::CommandEntry for DumpSegmentArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[
+        (
+            "klog dump-segment --records DIR/orders-0/00000000000000000000.log",
+            "one line per batch and per record",
+        ),
+        (
+            "klog dump-segment --print-data-log DIR/orders-0",
+            "kafka-dump-log's line format, for its parsers",
+        ),
+        (
+            "klog dump-segment --format jsonl --from-offset 100 --max-batches 10 DIR/orders-0",
+            "ten batches from offset 100 as JSON lines",
+        ),
+        (
+            "klog dump-segment --layout DIR/__consumer_offsets-7/00000000000000000000.log",
+            "every field with its byte position",
+        ),
+    ];
+    const SEE_ALSO: &'static [&'static str] = &["verify-crc", "stats", "records(7)", "kafka(7)"];
+    const DETAILS: Option<&'static str> = Some(include_str!("../generate/pages/dump-segment.md"));
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        vec![("dump-segment", schemars::schema_for!(DumpDocument))]
+    }
+}

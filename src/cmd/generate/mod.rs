@@ -12,7 +12,9 @@ pub mod json_schema;
 mod page_text;
 mod roff;
 
-use page_text::{DETAILS, EXAMPLES, SEE_ALSO, TOPICS};
+use page_text::{EXAMPLES, SEE_ALSO, TOPICS};
+
+use crate::cmd::Declared;
 
 /// Print shell completions for klog.
 #[derive(Debug, clap::Args)]
@@ -63,18 +65,23 @@ fn completions_command(full: clap::Command) -> clap::Command {
     cmd
 }
 
-/// `cli`: klog's whole command line, from the parser's definition.
-pub fn run(args: &GenerateArgs, cli: clap::Command, _out: &mut Output) -> anyhow::Result<Outcome> {
+/// `cli`: klog's whole command line, from the parser's definition;
+/// `commands`: what each subcommand declares beside it.
+pub fn run(
+    args: &GenerateArgs,
+    (cli, commands): (clap::Command, &[Declared]),
+    _out: &mut Output,
+) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(&args.dir).with_context(|| format!("create {}", args.dir.display()))?;
     match args.what.as_str() {
-        "schema" => json_schema::write_all(&args.dir)?,
+        "schema" => json_schema::write_all(&args.dir, commands)?,
         "tables" => {
             let path = args.dir.join("record-tables.json");
             let mut text = serde_json::to_string_pretty(&kaen_log::inspect::catalog::to_json())?;
             text.push('\n');
             std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
         }
-        _ => man_pages(cli, &args.dir)?,
+        _ => man_pages(cli, commands, &args.dir)?,
     }
     Ok(Outcome::Clean)
 }
@@ -150,10 +157,12 @@ fn with_synopsis(roff: &str, line: &str) -> String {
 }
 
 /// The sections clap does not write: DETAILS, EXIT STATUS, EXAMPLES,
-/// SEE ALSO.
-fn extra_sections(name: &str) -> String {
+/// SEE ALSO; what a subcommand declares, or for klog(1) and
+/// `completions` what [`page_text`] holds.
+fn extra_sections(name: &str, commands: &[Declared]) -> String {
+    let declared = commands.iter().find(|c| c.name == name);
     let mut roff = String::new();
-    if let Some((_, text)) = DETAILS.iter().find(|(n, _)| *n == name) {
+    if let Some(text) = declared.and_then(|c| c.details) {
         roff.push_str(".SH DETAILS\n");
         roff.push_str(&roff::from_markdown(text));
     }
@@ -165,9 +174,13 @@ fn extra_sections(name: &str) -> String {
     ] {
         roff.push_str(&format!(".TP\n\\fB{code}\\fR\n{}\n", roff_text(meaning)));
     }
-    if let Some((_, examples)) = EXAMPLES.iter().find(|(n, _)| *n == name) {
+    let examples = declared
+        .map(|c| c.examples)
+        .or_else(|| EXAMPLES.iter().find(|(n, _)| *n == name).map(|(_, e)| *e))
+        .unwrap_or(&[]);
+    if !examples.is_empty() {
         roff.push_str(".SH EXAMPLES\n");
-        for (cmd, what) in *examples {
+        for (cmd, what) in examples {
             roff.push_str(&format!(
                 ".TP\n\\fB{}\\fR\n{}\n",
                 roff_text(cmd),
@@ -175,17 +188,22 @@ fn extra_sections(name: &str) -> String {
             ));
         }
     }
-    let related: Vec<String> = match SEE_ALSO.iter().find(|(n, _)| *n == name) {
-        Some((_, pages)) => std::iter::once("klog(1)".to_string())
+    let see_also = declared
+        .map(|c| c.see_also)
+        .or_else(|| SEE_ALSO.iter().find(|(n, _)| *n == name).map(|(_, p)| *p));
+    let related: Vec<String> = match see_also {
+        Some(pages) => std::iter::once("klog(1)".to_string())
             .chain(pages.iter().map(|p| match p.strip_suffix("(7)") {
                 Some(page) => format!("klog\\-{}(7)", roff_text(page)),
                 None => format!("klog\\-{}(1)", roff_text(p)),
             }))
             .collect(),
-        None => EXAMPLES
+        // klog(1): every subcommand's page and every topic page.
+        None => commands
             .iter()
-            .filter(|(n, _)| *n != "klog")
-            .map(|(n, _)| format!("klog\\-{}(1)", roff_text(n)))
+            .map(|c| c.name)
+            .chain(["completions"])
+            .map(|n| format!("klog\\-{}(1)", roff_text(n)))
             .chain(
                 TOPICS
                     .iter()
@@ -204,7 +222,11 @@ fn extra_sections(name: &str) -> String {
 /// klog.1 and one page per visible subcommand: clap's sections (without
 /// the Markdown backticks of the doc comments), then EXIT STATUS,
 /// EXAMPLES and SEE ALSO; the version in the footer.
-fn man_pages(cli: clap::Command, dir: &std::path::Path) -> anyhow::Result<()> {
+fn man_pages(
+    cli: clap::Command,
+    commands: &[Declared],
+    dir: &std::path::Path,
+) -> anyhow::Result<()> {
     let mut cmd = cli.disable_help_subcommand(true);
     cmd.build();
     let version = format!("klog {}", env!("CARGO_PKG_VERSION"));
@@ -223,7 +245,7 @@ fn man_pages(cli: clap::Command, dir: &std::path::Path) -> anyhow::Result<()> {
         if name != "klog" {
             text = with_synopsis(&text, &line);
         }
-        text.push_str(&extra_sections(&name));
+        text.push_str(&extra_sections(&name, commands));
         let path = dir.join(man.get_filename());
         let text = with_tbl(text);
         std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;

@@ -115,3 +115,17 @@ pub fn run(args: &InfoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
 
 mod info_document;
 pub use info_document::InfoReport;
+
+impl crate::cmd::CommandEntry for InfoArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[(
+        "klog info DIR1 DIR2",
+        "what a broker's log directories hold, checked against the KRaft metadata",
+    )];
+    const SEE_ALSO: &'static [&'static str] = &["metadata", "verify-crc", "kafka(7)"];
+    const DETAILS: Option<&'static str> = Some(include_str!("../generate/pages/info.md"));
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<InfoReport>()]
+    }
+}

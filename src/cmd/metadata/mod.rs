@@ -126,3 +126,17 @@ pub fn run(args: &MetadataArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         .count();
     Ok(Outcome::from_count(failing as u64))
 }
+
+impl crate::cmd::CommandEntry for MetadataArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[(
+        "klog metadata --topic orders DIR",
+        "one topic's partitions and configs from the metadata log",
+    )];
+    const SEE_ALSO: &'static [&'static str] = &["info", "groups", "records(7)", "kafka(7)"];
+    const DETAILS: Option<&'static str> = Some(include_str!("../generate/pages/metadata.md"));
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![json_schema::entry::<MetadataReport<'static>>()]
+    }
+}

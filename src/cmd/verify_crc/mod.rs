@@ -27,6 +27,9 @@ mod repair_steps;
 
 use repair_steps::run_repair;
 
+mod recovery_preview;
+pub use recovery_preview::*;
+
 /// Check every batch's CRC-32C (CRC-32 for legacy messages), its framing and
 /// header, the order of offsets within and across segments, each segment's
 /// base offset against its file name, how each file ends (torn tail,
@@ -452,78 +455,37 @@ fn check(args: &VerifyCrcArgs, opts: &verify::Options) -> anyhow::Result<verify:
     Ok(total)
 }
 
-/// What a broker's recovery would do to one partition: the library's
-/// prediction, and its text lines.
-#[derive(Serialize, JsonSchema)]
-struct PreviewOut {
-    #[serde(flatten)]
-    restart: PartitionRestart,
-    #[serde(skip)]
-    lines: Vec<String>,
-}
+impl crate::cmd::CommandEntry for VerifyCrcArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[
+        (
+            "klog verify-crc DIR",
+            "check a data directory; exit 1 on damage",
+        ),
+        (
+            "klog verify-crc --deep --format json DIR",
+            "also producer state; one JSON document",
+        ),
+        (
+            "klog verify-crc --recovery-preview DIR",
+            "what a restarting broker would cut",
+        ),
+        (
+            "klog verify-crc --repair --dry-run DIR",
+            "the repair plan, changing nothing",
+        ),
+    ];
+    const SEE_ALSO: &'static [&'static str] =
+        &["dump-segment", "diff", "info", "reliability(7)", "crash(7)"];
+    const DETAILS: Option<&'static str> = Some(include_str!("../generate/pages/verify-crc.md"));
 
-/// `verify-crc --recovery-preview`'s document.
-#[derive(Serialize, JsonSchema)]
-pub struct RecoveryReport {
-    /// Each broker log directory given: how its broker went down and what
-    /// its next start re-reads (first in text).
-    restarts: Vec<crate::cmd::RestartOut>,
-    partitions: Vec<PreviewOut>,
-    /// Partitions recovery would change.
-    changes: u64,
-}
-
-impl Report for RecoveryReport {
-    const COMMAND: &'static str = "verify-crc";
-
-    fn tables(&self) -> Vec<Table> {
-        Vec::new()
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        use crate::cmd::generate::json_schema;
+        vec![
+            json_schema::entry::<VerifyReport>(),
+            (
+                "verify-crc-recovery-preview",
+                json_schema::schema_of::<RecoveryReport>(),
+            ),
+        ]
     }
-
-    fn text(&self, _fit: crate::report::table::Fit) -> String {
-        let heads = self.restarts.iter().map(|r| format!("{}\n", r.headline));
-        heads
-            .chain(
-                self.partitions
-                    .iter()
-                    .flat_map(|p| &p.lines)
-                    .map(|l| format!("{}\n", escape_cell(l))),
-            )
-            .collect()
-    }
-
-    fn write_lines(&self, lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
-        for p in &self.partitions {
-            lines.line("recovery", p)?;
-        }
-        Ok(())
-    }
-}
-
-/// `--recovery-preview`: what a broker restarting on each partition given
-/// would cut and delete (`kaen_log::inspect::restart`); exit 1 when it
-/// would change any.
-fn recovery_preview(args: &VerifyCrcArgs, out: &mut Output) -> anyhow::Result<Outcome> {
-    let restarts = crate::cmd::restarts_of(&args.paths);
-    let partitions = targets::partitions(&args.paths, Folders::Loaded)?;
-    let mut changes = 0;
-    let mut partitions_out = Vec::new();
-    for (data_dir, restart) in kaen_log::inspect::restart::preview(partitions)? {
-        // A log directory given has its headline; a partition folder given
-        // alone says its shutdown on its own line.
-        let headline = args.paths.contains(&data_dir) && !restarts.is_empty();
-        let lines = preview_lines(&restart, headline);
-        changes += restart.changes();
-        partitions_out.push(PreviewOut { restart, lines });
-    }
-    emit(
-        &RecoveryReport {
-            restarts,
-            partitions: partitions_out,
-            changes,
-        },
-        args.format,
-        out,
-    )?;
-    Ok(Outcome::from_count(changes))
 }

@@ -22,6 +22,9 @@ use crate::report::html::content::{
 };
 use crate::report::Output;
 
+mod lag_of_report;
+use lag_of_report::{lag_of_dirs, lag_section};
+
 /// Write one self-contained HTML page (inline SVG, CSS and a little plain
 /// JavaScript for hover; nothing fetched) about data directories: the
 /// verdict, a timeline per partition, the consumer lag and the replicas.
@@ -420,76 +423,32 @@ fn salvage_lost(p: &Partition, point: i64, doc: &mut ReportDoc) -> Option<Vec<(i
     }
 }
 
-/// `lag`'s rows over the directories (several brokers: each partition on
-/// its leader's copy).
-fn lag_of_dirs(args: &ReportArgs) -> LagSection {
-    let rows = match lag_rows(args) {
-        Ok(rows) => rows,
-        Err(e) => return lag_section(Vec::new(), Some(format!("No lag: {e:#}"))),
-    };
-    let cells = rows
-        .iter()
-        .map(|r| LagCell {
-            group: Shown::new(&r.group),
-            topic: Shown::new(&r.topic),
-            partition: r.partition,
-            committed: r.committed,
-            log_start: r.ends.map(|e| e.log_start),
-            log_end: r.ends.map(|e| e.log_end),
-            high_watermark: r.ends.and_then(|e| e.high_watermark),
-            last_stable: r.ends.and_then(|e| e.last_stable),
-            lag: r.lag,
-            pending: r.pending_records,
-            status: r.status.name(),
-        })
-        .collect();
-    lag_section(cells, None)
-}
-
-/// The rows of `lag` over the directories.
-fn lag_rows(args: &ReportArgs) -> anyhow::Result<Vec<LagRow>> {
-    // The page shows names, bounded where they enter: never a 32 KB group
-    // id held, or written, in full.
-    let opts = ReplayOptions {
-        bounded_names: true,
-        ..ReplayOptions::default()
-    };
-    let (dirs, replay, _) = crate::cmd::replayed::replay_dirs(&args.paths, opts)?;
-    let opts = LagOptions {
-        retention: args
-            .now_ms
-            .map(|now_ms| kaen_log::offsets::standing::Retention {
-                retention_ms: args.offsets_retention_minutes * 60_000,
-                now_ms,
-            }),
-        ..LagOptions::default()
-    };
-    Ok(consumer_lag::compute(&dirs, &replay, &opts)?)
-}
-
-/// The lag section of `cells`, with their sums (`missing`: why there are
-/// none).
-fn lag_section(cells: Vec<LagCell>, missing: Option<String>) -> LagSection {
-    let t = LagTotals::of(cells.iter().map(|c| (&c.group, &c.topic, c.lag, c.pending)));
-    let sums = LagSums {
-        groups: (t.groups.into_iter())
-            .map(|(g, s)| (g, (s.lag, s.pending_records)))
-            .collect(),
-        group_topics: (t.group_topics.into_iter())
-            .map(|(k, (s, known))| (k, ((known > 0).then_some(s.lag), s.partitions)))
-            .collect(),
-        topics: t.topics.into_iter().map(|(k, s)| (k, s.lag)).collect(),
-        all: t.all.lag,
-    };
-    LagSection {
-        cells,
-        missing,
-        sums,
-    }
-}
-
 /// How the records of the segment at `path` decode: as the internal topic
 /// its folder names, else as plain records.
 fn layout_topic(path: &Path) -> kaen_log::inspect::layout::Topic {
     crate::cmd::args::layout_topic(crate::cmd::args::internal_topic(path))
+}
+
+impl crate::cmd::CommandEntry for ReportArgs {
+    const EXAMPLES: &'static [(&'static str, &'static str)] = &[
+        (
+            "klog report /var/lib/kafka/data -o report.html",
+            "one page: the verdict, what needs attention, each partition's timeline and the lag",
+        ),
+        (
+            "klog report data-1 data-2 data-3 -o cluster.html",
+            "three brokers' log directories on one page, replicas side by side",
+        ),
+        (
+            "klog report --layout DIR/orders-0/00000000000000000000.log -o layout.html",
+            "a segment's bytes with every field named on hover",
+        ),
+    ];
+    const SEE_ALSO: &'static [&'static str] =
+        &["verify-crc", "lag", "cluster", "transactions", "brokers(7)"];
+    const DETAILS: Option<&'static str> = None;
+
+    fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+        Vec::new()
+    }
 }
