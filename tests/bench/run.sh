@@ -71,7 +71,7 @@
 #           --jobs 1 DIR, --jobs 2 DIR, and DIR (default: one job per core),
 #           and the two-process yardstick (bash starting both)
 #           and, when java and mvn are installed, Kafka's own kafka-dump-log
-#           (kafka.tools.DumpLogSegments --deep-iteration --print-data-log
+#           (DumpLogSegments --deep-iteration --print-data-log
 #           --files FILE, from the Kafka release pinned in tests/kafka/pom.xml,
 #           resolved by mvn into ~/.m2): the peer a Kafka operator uses today.
 #           Its record count is checked once before timing. It prints every
@@ -303,8 +303,22 @@ elif command -v java >/dev/null && command -v mvn >/dev/null; then
 else
     log "java or mvn not found: the kafka-dump-log row is left out (to get them: apt-get install -y openjdk-17-jdk-headless maven)"
 fi
+# DumpLogSegments' class by release, as tests/kafka/damaged_dump.py picks it:
+# in the tools module (org.apache.kafka.tools) from Kafka 4.3 on, in the core
+# jar (kafka.tools) before. Found by looking into the jars of the classpath.
+dump_log_class() {
+    python3 - "$1" <<'PY'
+import os, sys, zipfile
+for jar in sys.argv[1].split(os.pathsep):
+    if jar.endswith('.jar') and 'org/apache/kafka/tools/DumpLogSegments.class' in zipfile.ZipFile(jar).namelist():
+        print('org.apache.kafka.tools.DumpLogSegments')
+        break
+else:
+    print('kafka.tools.DumpLogSegments')
+PY
+}
 KAFKA_DUMP=()
-[[ -z "$KAFKA_CP" ]] || KAFKA_DUMP=(java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$KAFKA_CP" kafka.tools.DumpLogSegments --deep-iteration --print-data-log --files)
+[[ -z "$KAFKA_CP" ]] || KAFKA_DUMP=(java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$KAFKA_CP" "$(dump_log_class "$KAFKA_CP")" --deep-iteration --print-data-log --files)
 
 # ---- input generator ---------------------------------------------------------
 # Stops once the on-disk size estimate (Kafka v2 record/batch framing, all
