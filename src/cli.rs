@@ -80,6 +80,7 @@ pub enum Command {
     Commit(cmd::commit::CommitArgs),
     Transactions(cmd::transactions::TransactionsArgs),
     Stats(cmd::stats::StatsArgs),
+    Export(cmd::export::ExportArgs),
     Produce(cmd::produce::ProduceArgs),
     GroupDemo(cmd::group_demo::GroupDemoArgs),
     EosDemo(cmd::eos_demo::EosDemoArgs),
@@ -115,6 +116,7 @@ impl Command {
             Command::Transactions(a) => all(&a.paths),
             Command::Report(a) => a.read_paths(),
             Command::Stats(a) => all(&a.paths),
+            Command::Export(a) => all(&a.dirs),
             Command::ResetOffsets(a) if !a.execute => all(&a.dirs),
             Command::Tombstone(a) if a.dry_run => all(&a.dirs),
             _ => return None,
@@ -136,6 +138,7 @@ impl Command {
             Command::Summary(a) => &mut a.dirs,
             Command::Transactions(a) => &mut a.paths,
             Command::Stats(a) => &mut a.paths,
+            Command::Export(a) => &mut a.dirs,
             _ => return,
         };
         crate::cmd::dedupe_paths(paths);
@@ -179,6 +182,7 @@ impl Command {
     pub fn output_file(&self) -> Option<&std::path::Path> {
         match self {
             Command::Report(a) => a.output.as_deref(),
+            Command::Export(a) => Some(a.output.as_path()),
             _ => None,
         }
     }
@@ -207,6 +211,7 @@ pub fn run(command: &Command, out: &mut Output) -> anyhow::Result<Outcome> {
         Command::Commit(args) => commit::run(args, out),
         Command::Transactions(args) => transactions::run(args, out),
         Command::Stats(args) => stats::run(args, out),
+        Command::Export(args) => export::run(args, out),
         Command::Produce(args) => produce::run(args, out),
         Command::GroupDemo(args) => group_demo::run(args, out),
         Command::EosDemo(args) => eos_demo::run(args, out),

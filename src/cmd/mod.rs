@@ -8,6 +8,7 @@ pub mod commit;
 pub mod diff;
 pub mod dump_segment;
 pub mod eos_demo;
+pub mod export;
 pub mod generate;
 pub mod group_demo;
 pub mod groups;

@@ -28,6 +28,7 @@ pub fn all() -> Vec<(&'static str, schemars::Schema)> {
             schemars::schema_for!(cmd::dump_segment::DumpDocument),
         ),
         entry::<cmd::eos_demo::EosDemoReport>(),
+        entry::<cmd::export::ExportReport>(),
         entry::<cmd::group_demo::GroupDemoReport>(),
         entry::<cmd::groups::GroupsReport>(),
         entry::<cmd::info::InfoReport>(),

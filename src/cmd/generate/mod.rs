@@ -224,6 +224,13 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         )],
     ),
     (
+        "export",
+        &[(
+            "klog export --topic 'orders*' --from-time now-PT1H -o /srv/export/broker-1 /var/lib/kafka/data",
+            "the last hour of the orders topics as Parquet, for DuckDB or Spark",
+        )],
+    ),
+    (
         "produce",
         &[(
             "printf 'k1\\tv1\\n' | klog produce --topic orders --key-separator '\\t' DIR",
@@ -301,6 +308,7 @@ const SEE_ALSO: &[(&str, &[&str])] = &[
     ),
     ("transactions", &["lag", "verify-crc", "eos-demo"]),
     ("stats", &["dump-segment"]),
+    ("export", &["dump-segment", "stats", "summary", "output(7)"]),
     ("produce", &["dump-segment", "group-demo", "writers(7)"]),
     ("group-demo", &["produce", "lag", "eos-demo"]),
     ("eos-demo", &["transactions", "dump-segment", "group-demo"]),
@@ -322,6 +330,7 @@ const DETAILS: &[(&str, &str)] = &[
     ("reset-offsets", include_str!("pages/reset-offsets.md")),
     ("transactions", include_str!("pages/transactions.md")),
     ("stats", include_str!("pages/stats.md")),
+    ("export", include_str!("pages/export.md")),
     ("produce", include_str!("pages/produce.md")),
     ("group-demo", include_str!("pages/group-demo.md")),
     ("eos-demo", include_str!("pages/eos-demo.md")),
