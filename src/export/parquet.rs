@@ -112,11 +112,6 @@ pub enum Val<'a> {
     Headers(&'a [(String, Option<&'a [u8]>)]),
 }
 
-/// An optional value: `Null` for `None`.
-pub fn or_null<T>(v: Option<T>, f: impl FnOnce(T) -> Val<'static>) -> Val<'static> {
-    v.map_or(Val::Null, f)
-}
-
 /// The values buffered for one leaf column.
 enum Values {
     I64(Vec<i64>),
@@ -269,6 +264,14 @@ impl Table {
                 ),
             ));
         }
+        // Every value checked before any is buffered: a refused row leaves
+        // no column a value longer than the others.
+        if let Some((c, v)) = self.cols.iter().zip(row).find(|(c, v)| !fits(c, v)) {
+            return Err(Error::layout(
+                &self.path,
+                format!("column {} ({:?}) was given {v:?}", c.name, c.kind),
+            ));
+        }
         let mut leaf = 0;
         for (c, v) in self.cols.iter().zip(row) {
             if let (Kind::Headers, Val::Headers(hs)) = (c.kind, v) {
@@ -304,12 +307,8 @@ impl Table {
                     vs.push(ByteArray::from(x.to_vec()));
                     l.def.push(def);
                 }
-                (kind, v, _) => {
-                    return Err(Error::layout(
-                        &self.path,
-                        format!("column {} ({kind:?}) was given {v:?}", c.name),
-                    ))
-                }
+                // `fits` let through no other pair.
+                _ => {}
             }
             leaf += 1;
         }
@@ -368,6 +367,19 @@ impl Table {
     }
 }
 
+/// Whether `v` may be a value of column `c`.
+fn fits(c: &Col, v: &Val<'_>) -> bool {
+    matches!(
+        (c.kind, v),
+        (Kind::I64 | Kind::TimestampMs, Val::I64(_))
+            | (Kind::I32 | Kind::I16, Val::I32(_))
+            | (Kind::Bool, Val::Bool(_))
+            | (Kind::Str, Val::Str(_))
+            | (Kind::Bytes, Val::Bytes(_))
+            | (Kind::Headers, Val::Headers(_))
+    ) || (c.optional && c.kind != Kind::Headers && matches!(v, Val::Null))
+}
+
 /// Add one record's headers to the key and value leaves (`leaves[0]`,
 /// `leaves[1]`): a list that is always there (definition level 0 for an
 /// empty one), each element's key required (level 1), its value optional
@@ -403,4 +415,67 @@ fn push_headers(leaves: &mut [Leaf], hs: &[(String, Option<&[u8]>)]) -> usize {
         values.rep.push(rep);
     }
     bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COLS: &[Col] = &[req("offset", Kind::I64), opt("key", Kind::Bytes)];
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut n: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    }
+
+    /// A table dropped before `finish` (an error, an interrupt) leaves no
+    /// file under its name, and removes its temporary one; while it is
+    /// written, only the temporary name exists.
+    #[test]
+    fn an_unfinished_table_leaves_no_file_under_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000000000000000000.parquet");
+        let limits = Limits {
+            rows: 2,
+            bytes: 1 << 20,
+        };
+        let mut t = Table::create(&path, COLS, limits, PageCodec::Zstd).unwrap();
+        for i in 0..5 {
+            t.push(&[Val::I64(i), Val::Bytes(b"k")]).unwrap();
+        }
+        assert_eq!(
+            names(dir.path()),
+            [".00000000000000000000.parquet.klog-tmp"]
+        );
+        drop(t);
+        assert!(names(dir.path()).is_empty());
+
+        let mut t = Table::create(&path, COLS, limits, PageCodec::Zstd).unwrap();
+        t.push(&[Val::I64(7), Val::Null]).unwrap();
+        assert_eq!(t.finish().unwrap(), 1);
+        assert_eq!(names(dir.path()), ["00000000000000000000.parquet"]);
+    }
+
+    /// A value of the wrong type for its column is an error, not a file
+    /// whose columns disagree.
+    #[test]
+    fn a_row_of_the_wrong_shape_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let limits = Limits {
+            rows: 10,
+            bytes: 1 << 20,
+        };
+        let mut t = Table::create(&path, COLS, limits, PageCodec::None).unwrap();
+        assert!(t.push(&[Val::I64(1)]).is_err());
+        assert!(
+            t.push(&[Val::Null, Val::Null]).is_err(),
+            "offset is required"
+        );
+        assert!(t.push(&[Val::Str("x"), Val::Null]).is_err());
+    }
 }

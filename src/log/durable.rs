@@ -216,7 +216,13 @@ pub fn create_dir_all<S: Storage>(s: &S, path: &Path) -> Result<()> {
         .take_while(|p| !p.as_os_str().is_empty() && !p.is_dir())
         .collect();
     for dir in missing.into_iter().rev() {
-        s.create_dir(dir)?;
+        match s.create_dir(dir) {
+            // Another thread of this process (an export's jobs, each making
+            // its partition's folders) made it first: it is there all the
+            // same, and synced below like one made here.
+            Err(_) if dir.is_dir() => {}
+            other => other?,
+        }
         s.sync_dir(parent_dir(dir), SyncPoint::CreateDir)?;
     }
     Ok(())

@@ -1,0 +1,396 @@
+#!/usr/bin/env python3
+"""`klog export` read back by DuckDB, on every real-cluster fixture.
+
+For each release folder of fixtures/kafka-real and each log directory in it
+(broker-N, crash/broker-N, writers/after-klog/broker-N), exports the
+directory and loads the tree with DuckDB (the Python package, pinned below,
+installed into a venv the first time), then compares:
+
+1. every column of every `records` row and every `batches` row with
+   `klog dump-segment --format jsonl --records` of the same partitions (the
+   batches whose CRC fails are not exported: each must be a `findings` row
+   instead, and the export must exit 1);
+2. with what Kafka's own tools recorded (expected/): for every data-topic
+   segment of broker-N, `kafka-dump-log --deep-iteration --print-data-log`'s
+   batch and record fields (offsets, timestamps, sizes of key and value,
+   key and payload text, sequence, header keys, producer, epochs, flags,
+   position, codec, the marker of a control record); the offsets a real
+   consumer received with read_uncommitted and read_committed
+   (consumed.json) against the export without and with `--isolation
+   read-committed`; each transactional record's outcome against those
+   consumers and the last stable offset Kafka listed (list-offsets.json);
+   and node_id against meta.properties.
+
+Prints one line per directory and exits 1 at the first difference, naming
+the release, directory, table, row and column.
+
+Usage: duckdb_check.py --klog PATH [--venv DIR] [--work DIR] [--fixtures DIR]
+"""
+
+import argparse
+import base64
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+DUCKDB = "1.5.6"
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def ensure_duckdb(venv_dir):
+    """Run this script again with a venv's python that has duckdb==DUCKDB."""
+    try:
+        import duckdb  # noqa: F401
+        if duckdb.__version__ == DUCKDB:
+            return
+    except ImportError:
+        pass
+    if os.environ.get("KLOG_DUCKDB_VENV_DONE"):
+        sys.exit(f"duckdb {DUCKDB} is not importable even in {venv_dir}")
+    py = os.path.join(venv_dir, "bin", "python")
+    probe = f"import duckdb, sys; sys.exit(duckdb.__version__ != '{DUCKDB}')"
+    if not os.path.exists(py) or subprocess.run([py, "-c", probe]).returncode != 0:
+        print(f"installing duckdb=={DUCKDB} into {venv_dir}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", venv_dir], check=True)
+        subprocess.run([py, "-m", "pip", "install", "-q", f"duckdb=={DUCKDB}"], check=True)
+    os.environ["KLOG_DUCKDB_VENV_DONE"] = "1"
+    os.execv(py, [py] + sys.argv)
+
+
+class Mismatch(Exception):
+    pass
+
+
+def same(where, column, ours, theirs):
+    if ours != theirs:
+        raise Mismatch(f"{where}: {column}: export has {ours!r}, expected {theirs!r}")
+
+
+def json_bytes(v):
+    """A key, value or header value of klog's JSON as bytes."""
+    if v is None:
+        return None
+    if isinstance(v, dict):
+        return base64.b64decode(v["base64"])
+    return v.encode("utf-8")
+
+
+def partition_dirs(log_dir):
+    out = []
+    for d in sorted(os.listdir(log_dir)):
+        m = re.fullmatch(r"(.+)-(\d+)", d)
+        if m and os.path.isdir(os.path.join(log_dir, d)):
+            out.append((m.group(1), int(m.group(2)), os.path.join(log_dir, d)))
+    return out
+
+
+def klog(args, klog_bin, ok=(0,)):
+    r = subprocess.run([klog_bin] + args, capture_output=True, text=True)
+    if r.returncode not in ok:
+        raise Mismatch(f"klog {' '.join(args)}: exit {r.returncode}\n{r.stderr}")
+    return r
+
+
+def export(klog_bin, log_dir, out, extra=()):
+    """Export `log_dir` into `out`; returns the exit code (0 or 1)."""
+    r = klog(["export", log_dir, "-o", out, "--now-ms", "0", "--format", "json", *extra],
+             klog_bin, ok=(0, 1))
+    return r.returncode, r.stderr
+
+
+def dump(klog_bin, parts):
+    """klog dump-segment's batches of the partition folders, by (topic, partition)."""
+    out = {}
+    for topic, partition, d in parts:
+        r = klog(["dump-segment", "--format", "jsonl", "--records", d], klog_bin, ok=(0, 1))
+        batches = [json.loads(l) for l in r.stdout.splitlines()]
+        out[(topic, partition)] = [b for b in batches if b.get("type") in ("batch", "legacy")]
+    return out
+
+
+def select_all(con, source, order=""):
+    """Every column of `source`, timestamps as epoch ms (so no time zone
+    library is needed), as dicts."""
+    cols = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+    exprs = [f'epoch_ms("{c[0]}") AS "{c[0]}"' if c[1].startswith("TIMESTAMP") else f'"{c[0]}"' for c in cols]
+    rows = con.execute(f"SELECT {', '.join(exprs)} FROM {source} {order}")
+    names = [d[0] for d in rows.description]
+    return [dict(zip(names, r)) for r in rows.fetchall()]
+
+
+def records_of(con, out):
+    files = glob.glob(os.path.join(out, "records", "*", "*", "*.parquet"))
+    if not files:
+        return {}
+    pattern = os.path.join(out, "records", "*", "*", "*.parquet")
+    by = {}
+    for r in select_all(con, f"read_parquet('{pattern}', hive_partitioning = true)",
+                        'ORDER BY topic, partition, "offset"'):
+        by.setdefault((r["topic"], int(r["partition"])), []).append(r)
+    return by
+
+
+def table(con, out, name):
+    path = os.path.join(out, name, f"{name}.parquet")
+    return select_all(con, f"read_parquet('{path}')")
+
+
+def ms(ts):
+    """A timestamp column as select_all reads it: epoch ms."""
+    return ts
+
+
+def check_against_dump(where, con, out, log_dir, dumped, node_id, code):
+    recs = records_of(con, out)
+    batches = {}
+    for b in table(con, out, "batches"):
+        batches.setdefault((b["topic"], b["partition"]), []).append(b)
+    findings = table(con, out, "findings")
+    bad = 0
+    n = 0
+    for key, entries in dumped.items():
+        ours = iter(recs.get(key, []))
+        our_batches = iter(batches.get(key, []))
+        for b in entries:
+            if b["type"] != "batch":
+                raise Mismatch(f"{where}: {key}: a legacy entry; this check reads v2 only")
+            if not b["crc_valid"]:
+                bad += 1
+                hit = [f for f in findings if f["file"] == b["file"] and f["position"] == b["position"]]
+                if not hit:
+                    raise Mismatch(f"{where}: {b['file']}@{b['position']}: CRC fails, and no finding says so")
+                continue
+            ob = next(our_batches, None)
+            w = f"{where}: batches {key} @{b['position']}"
+            if ob is None:
+                raise Mismatch(f"{w}: missing")
+            for col in ("file", "position", "base_offset", "last_offset", "record_count", "size", "magic",
+                        "crc", "attributes", "compression", "timestamp_type", "is_transactional", "is_control",
+                        "producer_id", "producer_epoch", "base_sequence", "last_sequence",
+                        "partition_leader_epoch"):
+                same(w, col, ob[col], b[col])
+            same(w, "base_timestamp", ms(ob["base_timestamp"]), b["base_timestamp"])
+            same(w, "max_timestamp", ms(ob["max_timestamp"]), b["max_timestamp"])
+            same(w, "node_id", ob["node_id"], node_id)
+            same(w, "log_dir", ob["log_dir"], log_dir)
+            for rec in b["records"]:
+                r = next(ours, None)
+                w = f"{where}: records {key} offset {rec['offset']}"
+                if r is None:
+                    raise Mismatch(f"{w}: missing")
+                n += 1
+                same(w, "offset", r["offset"], rec["offset"])
+                same(w, "timestamp", ms(r["timestamp"]), rec["timestamp"])
+                same(w, "timestamp_type", r["timestamp_type"], b["timestamp_type"])
+                same(w, "key", None if r["key"] is None else bytes(r["key"]), json_bytes(rec["key"]))
+                same(w, "value", None if r["value"] is None else bytes(r["value"]), json_bytes(rec["value"]))
+                kt = r["key_text"]
+                same(w, "key_text", kt, rec["key"] if isinstance(rec["key"], str) else None)
+                same(w, "value_text", r["value_text"], rec["value"] if isinstance(rec["value"], str) else None)
+                hs = [(h["key"], None if h["value"] is None else bytes(h["value"])) for h in r["headers"]]
+                same(w, "headers", hs, [(h["key"], json_bytes(h["value"])) for h in rec["headers"]])
+                for col in ("producer_id", "producer_epoch", "is_transactional", "is_control", "compression",
+                            "magic", "file", "position", "partition_leader_epoch"):
+                    same(w, col, r[col], b[col])
+                same(w, "base_offset", r["base_offset"], b["base_offset"])
+                seq = -1 if b["base_sequence"] < 0 else (b["base_sequence"] + rec["offset"] - b["base_offset"]) % 2**31
+                same(w, "sequence", r["sequence"], seq)
+                if b["is_control"] and rec.get("control", {}).get("type") in ("COMMIT", "ABORT"):
+                    same(w, "transaction_outcome", r["transaction_outcome"],
+                         {"COMMIT": "committed", "ABORT": "aborted"}[rec["control"]["type"]])
+                elif not b["is_transactional"]:
+                    same(w, "transaction_outcome", r["transaction_outcome"], None)
+                same(w, "node_id", r["node_id"], node_id)
+                same(w, "log_dir", r["log_dir"], log_dir)
+        extra = next(ours, None)
+        if extra is not None:
+            raise Mismatch(f"{where}: records {key}: an extra row at offset {extra['offset']}")
+        extra = next(our_batches, None)
+        if extra is not None:
+            raise Mismatch(f"{where}: batches {key}: an extra row @{extra['position']}")
+    errors = [f for f in findings if f["severity"] == "error"]
+    same(where, "exit code", code, 1 if errors else 0)
+    if bad and not errors:
+        raise Mismatch(f"{where}: {bad} CRC-failing batches but no error finding")
+    return n
+
+
+DUMP_RECORD = re.compile(r"^\| offset: (\d+) (CreateTime|LogAppendTime): (-?\d+) keySize: (-?\d+) valueSize: (-?\d+) "
+                         r"sequence: (-?\d+) headerKeys: \[(.*?)\](.*)$")
+DUMP_BATCH_FIELDS = re.compile(r"(\w+): (\S+)")
+
+
+def check_against_kafka_dump(where, con, out, release_dir, broker):
+    """kafka-dump-log's fields of every data-topic segment of `broker`."""
+    recs = records_of(con, out)
+    batches = {}
+    for b in table(con, out, "batches"):
+        batches[(b["topic"], b["partition"], b["file"].rsplit("/", 1)[-1], b["position"])] = b
+    by_offset = {(k[0], k[1], r["offset"]): r for k, rows in recs.items() for r in rows}
+    n = 0
+    for path in sorted(glob.glob(os.path.join(release_dir, "expected", "dump-log", broker, "*", "*.txt"))):
+        name = os.path.basename(path)
+        if not re.fullmatch(r"\d{20}\.txt", name):
+            continue
+        folder = os.path.basename(os.path.dirname(path))
+        m = re.fullmatch(r"(.+)-(\d+)", folder)
+        if not m or m.group(1).startswith("__"):
+            continue
+        topic, partition = m.group(1), int(m.group(2))
+        seg = name.replace(".txt", ".log")
+        batch = None
+        for line in open(path, encoding="utf-8", errors="surrogateescape"):
+            line = line.rstrip("\n")
+            if line.startswith("baseOffset:"):
+                f = dict(DUMP_BATCH_FIELDS.findall(line))
+                w = f"{where}: kafka-dump-log {folder}/{seg} @{f['position']}"
+                batch = batches.get((topic, partition, seg, int(f["position"])))
+                if batch is None:
+                    raise Mismatch(f"{w}: no batches row")
+                for ours, theirs in (("base_offset", "baseOffset"), ("last_offset", "lastOffset"),
+                                     ("record_count", "count"), ("base_sequence", "baseSequence"),
+                                     ("last_sequence", "lastSequence"), ("producer_id", "producerId"),
+                                     ("producer_epoch", "producerEpoch"),
+                                     ("partition_leader_epoch", "partitionLeaderEpoch"),
+                                     ("size", "size"), ("magic", "magic"), ("crc", "crc")):
+                    same(w, ours, batch[ours], int(f[theirs]))
+                same(w, "is_transactional", batch["is_transactional"], f["isTransactional"] == "true")
+                same(w, "is_control", batch["is_control"], f["isControl"] == "true")
+                same(w, "compression", batch["compression"], f["compresscodec"])
+                continue
+            rm = DUMP_RECORD.match(line)
+            if not rm:
+                continue
+            offset = int(rm.group(1))
+            w = f"{where}: kafka-dump-log {folder}/{seg} offset {offset}"
+            r = by_offset.get((topic, partition, offset))
+            if r is None:
+                raise Mismatch(f"{w}: no records row")
+            n += 1
+            same(w, "timestamp", ms(r["timestamp"]), int(rm.group(3)))
+            same(w, "timestamp_type", r["timestamp_type"],
+                 {"CreateTime": "create_time", "LogAppendTime": "log_append_time"}[rm.group(2)])
+            same(w, "key size", -1 if r["key"] is None else len(r["key"]), int(rm.group(4)))
+            same(w, "value size", -1 if r["value"] is None else len(r["value"]), int(rm.group(5)))
+            same(w, "sequence", r["sequence"], int(rm.group(6)))
+            keys = [k for k in rm.group(7).split(", ") if k]
+            same(w, "header keys", [h["key"] for h in r["headers"]], keys)
+            same(w, "base_offset", r["base_offset"], batch["base_offset"])
+            rest = rm.group(8)
+            marker = re.search(r"endTxnMarker: (\w+)", rest)
+            if marker:
+                same(w, "transaction_outcome", r["transaction_outcome"],
+                     {"COMMIT": "committed", "ABORT": "aborted"}[marker.group(1)])
+            data = re.match(r" key: (.*) payload: (.*)$", rest)
+            if data:
+                same(w, "key", r["key_text"] if r["key"] is not None else "null", data.group(1))
+                same(w, "payload", r["value_text"] if r["value"] is not None else "null", data.group(2))
+    return n
+
+
+def check_consumers(where, con, klog_bin, release_dir, log_dir, work):
+    """The offsets Kafka's consumers received, and each transactional record's outcome."""
+    consumed = json.load(open(os.path.join(release_dir, "expected", "consumed.json")))
+    listed = {}
+    lo = json.load(open(os.path.join(release_dir, "expected", "list-offsets.json")))
+    for p in lo if isinstance(lo, list) else lo.get("partitions", []):
+        listed[(p["topic"], p["partition"])] = p
+    out_rc = os.path.join(work, "read-committed")
+    topics = sorted({c["topic"] for c in consumed})
+    args = ["--isolation", "read-committed"] + [a for t in topics for a in ("--topic", t)]
+    export(klog_bin, log_dir, out_rc, args)
+    rc = records_of(con, out_rc)
+    ru = records_of(con, os.path.join(work, "all"))
+    for c in consumed:
+        key = (c["topic"], c["partition"])
+        w = f"{where}: {c['topic']}-{c['partition']} {c['isolation']}"
+        rows = ru if c["isolation"] == "read_uncommitted" else rc
+        ours = [r["offset"] for r in rows.get(key, []) if not r["is_control"]]
+        same(w, "offsets", ours, c["offsets"])
+    for c in consumed:
+        if c["isolation"] != "read_committed":
+            continue
+        key = (c["topic"], c["partition"])
+        committed = set(c["offsets"])
+        lso = None
+        p = listed.get(key)
+        if p is not None:
+            lso = p.get("latest_read_committed", p.get("lso"))
+        for r in ru.get(key, []):
+            if not r["is_transactional"] or r["is_control"]:
+                continue
+            w = f"{where}: {c['topic']}-{c['partition']} offset {r['offset']}"
+            if r["offset"] in committed:
+                want = "committed"
+            elif lso is not None and r["offset"] >= lso:
+                want = "open"
+            else:
+                want = "aborted"
+            same(w, "transaction_outcome", r["transaction_outcome"], want)
+
+
+def node_id_of(log_dir):
+    path = os.path.join(log_dir, "meta.properties")
+    if not os.path.exists(path):
+        return None
+    for line in open(path, encoding="latin-1"):
+        m = re.match(r"\s*(node\.id|broker\.id)\s*[=:]\s*(-?\d+)", line)
+        if m:
+            return int(m.group(2))
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--klog", required=True)
+    ap.add_argument("--venv", default=os.path.join(REPO, "target", "export-duckdb-venv"))
+    ap.add_argument("--work")
+    ap.add_argument("--fixtures", default=os.path.join(REPO, "fixtures", "kafka-real"))
+    args = ap.parse_args()
+    ensure_duckdb(args.venv)
+    import duckdb
+
+    started = time.time()
+    work = args.work or tempfile.mkdtemp(prefix="klog-export-duckdb-")
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    total = 0
+    try:
+        for release_dir in sorted(glob.glob(os.path.join(args.fixtures, "*", ""))):
+            release = os.path.basename(os.path.dirname(release_dir))
+            if not os.path.isdir(os.path.join(release_dir, "expected")):
+                continue
+            log_dirs = sorted(glob.glob(os.path.join(release_dir, "broker-*"))) + \
+                sorted(glob.glob(os.path.join(release_dir, "crash", "broker-*"))) + \
+                sorted(glob.glob(os.path.join(release_dir, "writers", "after-klog", "broker-*")))
+            for log_dir in log_dirs:
+                rel = os.path.relpath(log_dir, release_dir)
+                where = f"{release} {rel}"
+                out_dir = os.path.join(work, release, rel.replace("/", "_"))
+                out = os.path.join(out_dir, "all")
+                shutil.rmtree(out_dir, ignore_errors=True)
+                code, stderr = export(args.klog, log_dir, out, ["--decode", "utf8"])
+                parts = partition_dirs(log_dir)
+                n = check_against_dump(where, con, out, log_dir, dump(args.klog, parts), node_id_of(log_dir), code)
+                k = 0
+                if rel.startswith("broker-"):
+                    k = check_against_kafka_dump(where, con, out, release_dir, rel)
+                if rel == "broker-1":
+                    check_consumers(where, con, args.klog, release_dir, log_dir, out_dir)
+                total += n
+                print(f"ok {where}: {n} records as klog dump-segment shows them, {k} as kafka-dump-log does"
+                      f"{', exit 1 with findings' if code else ''}", flush=True)
+    except Mismatch as e:
+        print(f"MISMATCH {e}", file=sys.stderr)
+        sys.exit(1)
+    print(f"duckdb {duckdb.__version__}: {total} records compared in {time.time() - started:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
