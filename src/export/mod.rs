@@ -101,6 +101,8 @@ impl Exported {
 pub struct Broker {
     pub log_dir: String,
     pub node_id: Option<i32>,
+    /// How the broker left the directory (`partitions.shutdown`).
+    pub shutdown: &'static str,
 }
 
 /// Whether `name` matches the glob `pattern` (`*`: any run of characters,
@@ -219,9 +221,16 @@ pub fn export(dirs: &[PathBuf], out: &Path, opts: &ExportOptions) -> Result<Expo
             crate::log::meta::read_meta_properties(&d.join(crate::log::meta::META_PROPERTIES))
                 .ok()
                 .flatten();
+        use crate::log::shutdown::{Shutdown, ShutdownState};
         let broker = Broker {
             log_dir: d.to_string_lossy().into_owned(),
             node_id: meta.and_then(|m| m.node_id),
+            shutdown: match Shutdown::read(d).state {
+                ShutdownState::Clean => "clean",
+                ShutdownState::Unclean => "unclean",
+                ShutdownState::Running => "running",
+                ShutdownState::NotABroker => "not_a_broker",
+            },
         };
         opened.push((dir, broker));
     }

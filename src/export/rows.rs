@@ -541,6 +541,7 @@ fn partition_rows(
             high_watermark.map_or(Val::Null, Val::I64),
             Val::I64(st.last_stable_offset()),
             Val::Str(&dir),
+            Val::Str(broker.shutdown),
             node,
             Val::Str(&broker.log_dir),
         ],

@@ -76,7 +76,11 @@ pub const BATCHES: &[Col] = &[
     req("log_dir", Str),
 ];
 
-/// Columns of `partitions`: one row per partition exported.
+/// Columns of `partitions`: one row per partition exported. `shutdown`
+/// is how the broker left the log directory: `clean` (its
+/// `.kafka_cleanshutdown` marker is there), `unclean` (a crash: the next
+/// start recovers), `running` (a process holds its lock) or
+/// `not_a_broker`.
 pub const PARTITIONS: &[Col] = &[
     req("topic", Str),
     req("partition", I32),
@@ -86,6 +90,7 @@ pub const PARTITIONS: &[Col] = &[
     opt("high_watermark", I64),
     req("last_stable_offset", I64),
     req("dir", Str),
+    req("shutdown", Str),
     opt("node_id", I32),
     req("log_dir", Str),
 ];

@@ -283,6 +283,11 @@ fn filters_choose_records_by_topic_partition_time_and_offset() {
     assert_eq!(parts.len(), 1);
     assert_eq!(text(&parts[0], "topic").as_deref(), Some("plain"));
     assert_eq!(long(&parts[0], "log_end_offset"), 30);
+    assert_eq!(
+        text(&parts[0], "shutdown").as_deref(),
+        Some("clean"),
+        "nodes 1 and 2 were stopped cleanly"
+    );
 }
 
 /// An existing folder that holds anything is refused; --overwrite replaces
@@ -404,6 +409,12 @@ fn a_torn_tail_is_a_findings_row_and_exit_1() {
     assert_eq!(end, long(f, "position"));
     let n: i64 = batches.iter().map(|b| long(b, "record_count")).sum();
     assert_eq!(records(&out).len() as i64, n);
+    let parts = table(&out, "partitions");
+    assert_eq!(
+        text(&parts[0], "shutdown").as_deref(),
+        Some("unclean"),
+        "node 3 was killed"
+    );
 }
 
 /// DuckDB (the Python package, pinned in the script) reads the export of
