@@ -444,3 +444,47 @@ fn duckdb_reads_every_real_fixture_as_klog_and_kafka_tools_saw_it() {
     assert!(o.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("records compared"), "{stdout}");
 }
+
+/// An export that fails part way (here: a file of the user's stands where
+/// a partition's folder must go) exits 2 and leaves no partial file: every
+/// `.parquet` file left is whole (its footer reads), no temporary name is
+/// left, and the user's file is untouched.
+#[test]
+fn a_failed_export_leaves_only_whole_files() {
+    let env = TestEnv::new();
+    let out = env.path("out");
+    std::fs::create_dir_all(out.join("records")).unwrap();
+    std::fs::write(out.join("records/topic=txn"), "mine").unwrap();
+    let o = klog_export(
+        &env,
+        &[
+            &real("4.4.0/broker-1"),
+            "-o",
+            out.to_str().unwrap(),
+            "--overwrite",
+            "--jobs",
+            "2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("records/topic=txn")).unwrap(),
+        "mine"
+    );
+    for e in walkdir::WalkDir::new(&out) {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(
+            !name.ends_with(".klog-tmp"),
+            "{} left behind",
+            e.path().display()
+        );
+        if name.ends_with(".parquet") {
+            rows(e.path());
+        }
+    }
+    assert!(
+        !out.join("batches/batches.parquet").exists(),
+        "the one-file tables were not finished: they must not exist"
+    );
+}
