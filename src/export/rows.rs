@@ -490,7 +490,7 @@ fn legacy(
         let mut row: Vec<Val<'_>> = vec![
             Val::I64(msg.offset),
             Val::I64(msg.timestamp),
-            Val::Str(ts_type.unwrap_or("no_timestamp")),
+            ts_type.map_or(Val::Null, Val::Str),
             msg.key.map_or(Val::Null, Val::Bytes),
             value.map_or(Val::Null, Val::Bytes),
         ];

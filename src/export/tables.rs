@@ -18,7 +18,7 @@ macro_rules! records_cols {
         [
             req("offset", I64),
             req("timestamp", TimestampMs),
-            req("timestamp_type", Str),
+            opt("timestamp_type", Str),
             opt("key", Bytes),
             opt("value", Bytes),
             $($text,)*
