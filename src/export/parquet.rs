@@ -50,6 +50,10 @@ pub struct Col {
     pub name: &'static str,
     pub kind: Kind,
     pub optional: bool,
+    /// Values that mostly differ from each other (record values): written
+    /// without a dictionary or min/max statistics, which would cost a hash
+    /// and comparisons per value and save nothing.
+    pub plain: bool,
 }
 
 /// A column that is never null.
@@ -58,6 +62,7 @@ pub const fn req(name: &'static str, kind: Kind) -> Col {
         name,
         kind,
         optional: false,
+        plain: false,
     }
 }
 
@@ -67,6 +72,17 @@ pub const fn opt(name: &'static str, kind: Kind) -> Col {
         name,
         kind,
         optional: true,
+        plain: false,
+    }
+}
+
+/// A column that may be null, of values that mostly differ ([`Col::plain`]).
+pub const fn opt_plain(name: &'static str, kind: Kind) -> Col {
+    Col {
+        name,
+        kind,
+        optional: true,
+        plain: true,
     }
 }
 
@@ -117,7 +133,38 @@ enum Values {
     I64(Vec<i64>),
     I32(Vec<i32>),
     Bool(Vec<bool>),
-    Bytes(Vec<ByteArray>),
+    Bytes(Arena),
+}
+
+/// Byte values buffered in one growing buffer, each a range of it: a row
+/// group of byte values costs a few allocations, not one per value (the
+/// allocator was most of an export's time). At the flush the buffer
+/// becomes one shared `Bytes` that every value is a slice of.
+#[derive(Default)]
+struct Arena {
+    buf: Vec<u8>,
+    ranges: Vec<(usize, usize)>,
+}
+
+impl Arena {
+    fn push(&mut self, b: &[u8]) {
+        let at = self.buf.len();
+        self.buf.extend_from_slice(b);
+        self.ranges.push((at, self.buf.len()));
+    }
+
+    /// The values, and the buffer emptied for the next row group (with
+    /// room for as much).
+    fn take(&mut self) -> Vec<ByteArray> {
+        let room = self.buf.len();
+        let all = bytes::Bytes::from(std::mem::replace(&mut self.buf, Vec::with_capacity(room)));
+        let values = self
+            .ranges
+            .drain(..)
+            .map(|(a, b)| ByteArray::from(all.slice(a..b)))
+            .collect();
+        values
+    }
 }
 
 /// One leaf column's buffer: values, and definition and repetition levels
@@ -147,7 +194,10 @@ impl Leaf {
             Values::I64(v) => v.clear(),
             Values::I32(v) => v.clear(),
             Values::Bool(v) => v.clear(),
-            Values::Bytes(v) => v.clear(),
+            Values::Bytes(v) => {
+                v.buf.clear();
+                v.ranges.clear();
+            }
         }
         self.def.clear();
         self.rep.clear();
@@ -206,11 +256,20 @@ impl Table {
             PageCodec::Snappy => Codec::SNAPPY,
             PageCodec::None => Codec::UNCOMPRESSED,
         };
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_compression(codec)
             .set_created_by(format!("klog {}", env!("CARGO_PKG_VERSION")))
-            .set_max_row_group_row_count(Some(limits.rows.max(1)))
-            .build();
+            .set_max_row_group_row_count(Some(limits.rows.max(1)));
+        for c in cols.iter().filter(|c| c.plain) {
+            let path = parquet::schema::types::ColumnPath::from(c.name);
+            props = props
+                .set_column_dictionary_enabled(path.clone(), false)
+                .set_column_statistics_enabled(
+                    path,
+                    parquet::file::properties::EnabledStatistics::None,
+                );
+        }
+        let props = props.build();
         let staged = Staged::create(path)?;
         let writer = SerializedFileWriter::new(staged, Arc::new(schema), Arc::new(props))
             .map_err(|e| parquet_err(path, "start the Parquet file", e))?;
@@ -224,12 +283,14 @@ impl Table {
                     leaves.push(Leaf::new(Values::I32(Vec::new()), c.optional, false))
                 }
                 Kind::Bool => leaves.push(Leaf::new(Values::Bool(Vec::new()), c.optional, false)),
-                Kind::Str | Kind::Bytes => {
-                    leaves.push(Leaf::new(Values::Bytes(Vec::new()), c.optional, false))
-                }
+                Kind::Str | Kind::Bytes => leaves.push(Leaf::new(
+                    Values::Bytes(Arena::default()),
+                    c.optional,
+                    false,
+                )),
                 Kind::Headers => {
-                    leaves.push(Leaf::new(Values::Bytes(Vec::new()), true, true));
-                    leaves.push(Leaf::new(Values::Bytes(Vec::new()), true, true));
+                    leaves.push(Leaf::new(Values::Bytes(Arena::default()), true, true));
+                    leaves.push(Leaf::new(Values::Bytes(Arena::default()), true, true));
                 }
             }
         }
@@ -299,12 +360,12 @@ impl Table {
                 }
                 (Kind::Str, Val::Str(x), Values::Bytes(vs)) => {
                     self.bytes += x.len();
-                    vs.push(ByteArray::from(x.as_bytes().to_vec()));
+                    vs.push(x.as_bytes());
                     l.def.push(def);
                 }
                 (Kind::Bytes, Val::Bytes(x), Values::Bytes(vs)) => {
                     self.bytes += x.len();
-                    vs.push(ByteArray::from(x.to_vec()));
+                    vs.push(x);
                     l.def.push(def);
                 }
                 // `fits` let through no other pair.
@@ -327,17 +388,19 @@ impl Table {
         let path = self.path.clone();
         let err = |e| parquet_err(&path, "write a row group of", e);
         let mut rg = self.writer.next_row_group().map_err(err)?;
-        for l in &self.leaves {
+        for l in &mut self.leaves {
             let Some(mut col) = rg.next_column().map_err(err)? else {
                 break;
             };
             let def = l.has_def.then_some(l.def.as_slice());
             let rep = l.has_rep.then_some(l.rep.as_slice());
-            match &l.values {
+            match &mut l.values {
                 Values::I64(v) => col.typed::<Int64Type>().write_batch(v, def, rep),
                 Values::I32(v) => col.typed::<Int32Type>().write_batch(v, def, rep),
                 Values::Bool(v) => col.typed::<BoolType>().write_batch(v, def, rep),
-                Values::Bytes(v) => col.typed::<ByteArrayType>().write_batch(v, def, rep),
+                Values::Bytes(v) => col
+                    .typed::<ByteArrayType>()
+                    .write_batch(&v.take(), def, rep),
             }
             .map_err(err)?;
             col.close().map_err(err)?;
@@ -399,14 +462,14 @@ fn push_headers(leaves: &mut [Leaf], hs: &[(String, Option<&[u8]>)]) -> usize {
     for (i, (k, v)) in hs.iter().enumerate() {
         let rep = i16::from(i > 0);
         if let Values::Bytes(ks) = &mut keys.values {
-            ks.push(ByteArray::from(k.as_bytes().to_vec()));
+            ks.push(k.as_bytes());
         }
         keys.def.push(1);
         keys.rep.push(rep);
         bytes += k.len();
         match (v, &mut values.values) {
             (Some(v), Values::Bytes(vs)) => {
-                vs.push(ByteArray::from(v.to_vec()));
+                vs.push(v);
                 values.def.push(2);
                 bytes += v.len();
             }

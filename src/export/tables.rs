@@ -10,7 +10,7 @@
 //! log directory's `meta.properties`) and the log directory, so trees from
 //! many brokers can be queried together.
 
-use super::parquet::{opt, req, Col, Kind::*};
+use super::parquet::{opt, opt_plain, req, Col, Kind::*};
 
 /// The columns of `records`, with `$text` columns after `value`.
 macro_rules! records_cols {
@@ -20,7 +20,7 @@ macro_rules! records_cols {
             req("timestamp", TimestampMs),
             opt("timestamp_type", Str),
             opt("key", Bytes),
-            opt("value", Bytes),
+            opt_plain("value", Bytes),
             $($text,)*
             req("headers", Headers),
             req("producer_id", I64),
@@ -44,7 +44,7 @@ macro_rules! records_cols {
 /// Columns of `records` without `--decode`.
 pub const RECORDS: &[Col] = &records_cols!();
 /// Columns of `records` with `--decode` (`key_text`, `value_text` after `value`).
-pub const RECORDS_TEXT: &[Col] = &records_cols!(opt("key_text", Str), opt("value_text", Str));
+pub const RECORDS_TEXT: &[Col] = &records_cols!(opt("key_text", Str), opt_plain("value_text", Str));
 
 /// Columns of `batches`: one row per batch (or legacy entry) read.
 pub const BATCHES: &[Col] = &[
