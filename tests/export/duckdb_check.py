@@ -19,7 +19,10 @@ installed into a venv the first time), then compares:
    (consumed.json) against the export without and with `--isolation
    read-committed`; each transactional record's outcome against those
    consumers and the last stable offset Kafka listed (list-offsets.json);
-   and node_id against meta.properties.
+   and node_id against meta.properties;
+3. `offsets` with `klog replay-offsets --format json`, and on broker-1 with
+   the committed offsets Kafka's Admin listed for the classic and consumer
+   groups (groups.json).
 
 The first comparison also runs on fixtures/broker (klog's fixture of a
 broker's directory), whose `__consumer_offsets-19` starts with a legacy
@@ -344,6 +347,36 @@ def check_consumers(where, con, klog_bin, release_dir, log_dir, work):
             same(w, "transaction_outcome", r["transaction_outcome"], want)
 
 
+def check_offsets(where, con, klog_bin, out, log_dir, groups_json):
+    """`offsets` against `klog replay-offsets --format json` and, given
+    Kafka's groups.json, the committed offsets Admin listed for the
+    classic and consumer groups."""
+    ours = {(r["group"], r["topic"], r["partition"]): r for r in table(con, out, "offsets")}
+    replayed = json.loads(klog(["replay-offsets", "--format", "json", log_dir], klog_bin, ok=(0, 1)).stdout)
+    theirs = {(o["group"], o["topic"], o["partition"]): o for o in replayed["offsets"]}
+    same(where, "offsets keys", sorted(ours), sorted(theirs))
+    for key, o in theirs.items():
+        r = ours[key]
+        w = f"{where}: offsets {key}"
+        same(w, "offset", r["offset"], o["committed_offset"])
+        same(w, "leader_epoch", r["leader_epoch"], o["leader_epoch"])
+        same(w, "metadata", r["metadata"], o["metadata"])
+        same(w, "commit_timestamp", ms(r["commit_timestamp"]), o["commit_timestamp_ms"])
+    n = 0
+    if groups_json:
+        for g in json.load(open(groups_json)):
+            if g.get("type") not in ("Classic", "Consumer"):
+                continue
+            for o in g.get("offsets", []):
+                key = (g["group"], o["topic"], o["partition"])
+                w = f"{where}: Kafka's groups.json {key}"
+                if key not in ours:
+                    raise Mismatch(f"{w}: committed {o['committed']}, no offsets row")
+                same(w, "offset", ours[key]["offset"], o["committed"])
+                n += 1
+    return n
+
+
 def node_id_of(log_dir):
     path = os.path.join(log_dir, "meta.properties")
     if not os.path.exists(path):
@@ -392,8 +425,11 @@ def main():
                     k = check_against_kafka_dump(where, con, out, release_dir, rel)
                 if rel == "broker-1":
                     check_consumers(where, con, args.klog, release_dir, log_dir, out_dir)
+                groups = os.path.join(release_dir, "expected", "groups.json") if rel == "broker-1" else None
+                g = check_offsets(where, con, args.klog, out, log_dir, groups)
                 total += n
                 print(f"ok {where}: {n} records as klog dump-segment shows them, {k} as kafka-dump-log does"
+                      f"{f', {g} committed offsets as Kafka Admin listed them' if g else ''}"
                       f"{', exit 1 with findings' if code else ''}", flush=True)
         # klog's own fixture of a broker's directory: legacy (magic 1, gzip) entries among v2 batches.
         log_dir = os.path.join(REPO, "fixtures", "broker")
