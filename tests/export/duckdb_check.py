@@ -20,7 +20,9 @@ installed into a venv the first time), then compares:
    read-committed`; each transactional record's outcome against those
    consumers and the last stable offset Kafka listed (list-offsets.json);
    and node_id against meta.properties;
-3. `offsets` with `klog replay-offsets --format json`, and on broker-1 with
+3. on broker-1, `producers` with `kafka-transactions describe-producers`
+   (epoch, last sequence, last timestamp, open transaction's start);
+4. `offsets` with `klog replay-offsets --format json`, and on broker-1 with
    the committed offsets Kafka's Admin listed for the classic and consumer
    groups (groups.json).
 
@@ -377,6 +379,34 @@ def check_offsets(where, con, klog_bin, out, log_dir, groups_json):
     return n
 
 
+def check_producers(where, con, out, release_dir):
+    """`producers` against `kafka-transactions describe-producers` of each
+    partition Kafka's tools described (on its leader, node 1)."""
+    ours = {}
+    for r in table(con, out, "producers"):
+        ours[(r["topic"], r["partition"], r["producer_id"])] = r
+    n = 0
+    for path in sorted(glob.glob(os.path.join(release_dir, "expected", "tools", "transactions-describe-producers-*.txt"))):
+        m = re.fullmatch(r"transactions-describe-producers-(.+)-(\d+)\.txt", os.path.basename(path))
+        topic, partition = m.group(1), int(m.group(2))
+        lines = [l.split("\t") for l in open(path).read().splitlines() if l.strip()]
+        head = [h.strip() for h in lines[0]]
+        for line in lines[1:]:
+            f = dict(zip(head, (c.strip() for c in line)))
+            pid = int(f["ProducerId"])
+            w = f"{where}: describe-producers {topic}-{partition} producer {pid}"
+            r = ours.get((topic, partition, pid))
+            if r is None:
+                raise Mismatch(f"{w}: no producers row")
+            same(w, "producer_epoch", r["producer_epoch"], int(f["ProducerEpoch"]))
+            same(w, "last_sequence", r["last_sequence"], int(f["LastSequence"]))
+            same(w, "last_timestamp", ms(r["last_timestamp"]), int(f["LastTimestamp"]))
+            start = f["CurrentTransactionStartOffset"]
+            same(w, "open_first_offset", r["open_first_offset"], None if start == "None" else int(start))
+            n += 1
+    return n
+
+
 def node_id_of(log_dir):
     path = os.path.join(log_dir, "meta.properties")
     if not os.path.exists(path):
@@ -425,6 +455,8 @@ def main():
                     k = check_against_kafka_dump(where, con, out, release_dir, rel)
                 if rel == "broker-1":
                     check_consumers(where, con, args.klog, release_dir, log_dir, out_dir)
+                    g_p = check_producers(where, con, out, release_dir)
+                    print(f"ok {where}: {g_p} producers as kafka-transactions describe-producers listed them")
                 groups = os.path.join(release_dir, "expected", "groups.json") if rel == "broker-1" else None
                 g = check_offsets(where, con, args.klog, out, log_dir, groups)
                 total += n
