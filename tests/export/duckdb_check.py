@@ -22,7 +22,8 @@ installed into a venv the first time), then compares:
    and node_id against meta.properties;
 3. on broker-1, `producers` with `kafka-transactions describe-producers`
    (epoch, last sequence, last timestamp, open transaction's start);
-4. `offsets` with `klog replay-offsets --format json`, and on broker-1 with
+4. `offsets` and `offset_history` (`--history`) with `klog replay-offsets
+   [--history] --format json`, and on broker-1 with
    the committed offsets Kafka's Admin listed for the classic and consumer
    groups (groups.json).
 
@@ -360,10 +361,20 @@ def check_offsets(where, con, klog_bin, out, log_dir, groups_json):
     for key, o in theirs.items():
         r = ours[key]
         w = f"{where}: offsets {key}"
-        same(w, "offset", r["offset"], o["committed_offset"])
+        same(w, "committed_offset", r["committed_offset"], o["committed_offset"])
         same(w, "leader_epoch", r["leader_epoch"], o["leader_epoch"])
         same(w, "metadata", r["metadata"], o["metadata"])
-        same(w, "commit_timestamp", ms(r["commit_timestamp"]), o["commit_timestamp_ms"])
+        same(w, "commit_timestamp_ms", ms(r["commit_timestamp_ms"]), o["commit_timestamp_ms"])
+    history = table(con, out, "offset_history")
+    replayed = json.loads(klog(["replay-offsets", "--history", "--format", "json", log_dir], klog_bin,
+                               ok=(0, 1)).stdout)["history"]
+    same(where, "offset_history rows", len(history), len(replayed))
+    for r, o in zip(history, replayed):
+        w = f"{where}: offset_history log partition {o['log_partition']} offset {o['log_offset']}"
+        for col in ("log_partition", "log_offset", "position", "event", "group", "topic", "partition",
+                    "committed_offset"):
+            same(w, col, r[col], o.get(col))
+        same(w, "commit_timestamp_ms", ms(r["commit_timestamp_ms"]), o.get("commit_timestamp_ms"))
     n = 0
     if groups_json:
         for g in json.load(open(groups_json)):
@@ -374,7 +385,7 @@ def check_offsets(where, con, klog_bin, out, log_dir, groups_json):
                 w = f"{where}: Kafka's groups.json {key}"
                 if key not in ours:
                     raise Mismatch(f"{w}: committed {o['committed']}, no offsets row")
-                same(w, "offset", ours[key]["offset"], o["committed"])
+                same(w, "committed_offset", ours[key]["committed_offset"], o["committed"])
                 n += 1
     return n
 
@@ -402,7 +413,8 @@ def check_producers(where, con, out, release_dir):
             same(w, "last_sequence", r["last_sequence"], int(f["LastSequence"]))
             same(w, "last_timestamp", ms(r["last_timestamp"]), int(f["LastTimestamp"]))
             start = f["CurrentTransactionStartOffset"]
-            same(w, "open_first_offset", r["open_first_offset"], None if start == "None" else int(start))
+            same(w, "open_transaction_first_offset", r["open_transaction_first_offset"],
+                 None if start == "None" else int(start))
             n += 1
     return n
 
@@ -447,7 +459,7 @@ def main():
                 out_dir = os.path.join(work, release, rel.replace("/", "_"))
                 out = os.path.join(out_dir, "all")
                 shutil.rmtree(out_dir, ignore_errors=True)
-                code, stderr = export(args.klog, log_dir, out, ["--decode", "utf8"])
+                code, stderr = export(args.klog, log_dir, out, ["--decode", "utf8", "--history"])
                 parts = partition_dirs(log_dir)
                 n = check_against_dump(where, con, out, log_dir, dump(args.klog, parts), node_id_of(log_dir), code)
                 k = 0
