@@ -488,3 +488,65 @@ fn a_failed_export_leaves_only_whole_files() {
         "the one-file tables were not finished: they must not exist"
     );
 }
+
+/// A broker's log directories (JBOD) are exported together, each row
+/// naming the directory its partition is in; a partition found in two of
+/// them is refused (two log directories of one broker never hold the same
+/// partition).
+#[test]
+fn log_directories_of_one_broker_export_together() {
+    let env = TestEnv::new();
+    for (dir, topic) in [("d1", "alpha"), ("d2", "beta"), ("d3", "alpha")] {
+        let o = env.run(
+            &["produce", "--topic", topic, env.path(dir).to_str().unwrap()],
+            Some("one\ntwo\n"),
+        );
+        assert!(o.status.success(), "{o:?}");
+    }
+    let (d1, d2, d3) = (env.path("d1"), env.path("d2"), env.path("d3"));
+    let out = env.path("out");
+    let o = klog_export(
+        &env,
+        &[
+            d1.to_str().unwrap(),
+            d2.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let recs = records(&out);
+    let got: Vec<(String, String, Vec<u8>)> = recs
+        .iter()
+        .map(|r| {
+            (
+                text(r, "topic").unwrap(),
+                text(r, "log_dir").unwrap(),
+                bytes(r, "value").unwrap(),
+            )
+        })
+        .collect();
+    let d1s = d1.to_str().unwrap().to_string();
+    let d2s = d2.to_str().unwrap().to_string();
+    assert_eq!(
+        got,
+        vec![
+            ("alpha".into(), d1s.clone(), b"one".to_vec()),
+            ("alpha".into(), d1s, b"two".to_vec()),
+            ("beta".into(), d2s.clone(), b"one".to_vec()),
+            ("beta".into(), d2s, b"two".to_vec()),
+        ]
+    );
+    let out = env.path("out2");
+    let o = klog_export(
+        &env,
+        &[
+            d1.to_str().unwrap(),
+            d3.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("holds the partition"));
+}
