@@ -550,3 +550,37 @@ fn log_directories_of_one_broker_export_together() {
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("holds the partition"));
 }
+
+/// Rows are written a row group at a time (`--row-group-rows`): `plain-0`'s
+/// first segment holds offsets 0-9 (segments at 0, 10 and 20;
+/// fixtures/kafka-real/README.md), so 4 rows a group make groups of 4, 4
+/// and 2.
+#[test]
+fn rows_are_written_a_row_group_at_a_time() {
+    let env = TestEnv::new();
+    let out = env.path("out");
+    let o = klog_export(
+        &env,
+        &[
+            &real("4.4.0/broker-1"),
+            "-o",
+            out.to_str().unwrap(),
+            "--topic",
+            "plain",
+            "--row-group-rows",
+            "4",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let file = out.join("records/topic=plain/partition=0/00000000000000000000.parquet");
+    let reader = SerializedFileReader::new(std::fs::File::open(&file).unwrap()).unwrap();
+    let groups: Vec<i64> = reader
+        .metadata()
+        .row_groups()
+        .iter()
+        .map(|g| g.num_rows())
+        .collect();
+    assert_eq!(groups, vec![4, 4, 2]);
+    let offsets: Vec<i64> = rows(&file).iter().map(|r| long(r, "offset")).collect();
+    assert_eq!(offsets, (0..10).collect::<Vec<_>>());
+}
