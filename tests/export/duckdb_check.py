@@ -27,9 +27,9 @@ installed into a venv the first time), then compares:
    the committed offsets Kafka's Admin listed for the classic and consumer
    groups (groups.json).
 
-The first comparison also runs on fixtures/broker (klog's fixture of a
-broker's directory), whose `__consumer_offsets-19` starts with a legacy
-(magic 1, gzip) entry.
+The first comparison also runs on klog's own fixtures/broker (whose
+`__consumer_offsets-19` starts with a legacy, magic 1 gzip, entry),
+fixtures/corrupt (a batch whose CRC fails) and fixtures/txn.
 
 Prints one line per directory and exits 1 at the first difference, naming
 the release, directory, table, row and column.
@@ -475,15 +475,18 @@ def main():
                 print(f"ok {where}: {n} records as klog dump-segment shows them, {k} as kafka-dump-log does"
                       f"{f', {g} committed offsets as Kafka Admin listed them' if g else ''}"
                       f"{', exit 1 with findings' if code else ''}", flush=True)
-        # klog's own fixture of a broker's directory: legacy (magic 1, gzip) entries among v2 batches.
-        log_dir = os.path.join(REPO, "fixtures", "broker")
-        out = os.path.join(work, "fixtures-broker")
-        shutil.rmtree(out, ignore_errors=True)
-        code, _ = export(args.klog, log_dir, out, ["--decode", "utf8"])
-        n = check_against_dump("fixtures/broker", con, out, log_dir, dump(args.klog, partition_dirs(log_dir)),
-                               node_id_of(log_dir), code)
-        total += n
-        print(f"ok fixtures/broker: {n} records as klog dump-segment shows them", flush=True)
+        # klog's own fixtures: a broker's directory with legacy (magic 1, gzip) entries among v2
+        # batches; a CRC mismatch (a findings row and exit 1); transactions and markers.
+        for name in ("broker", "corrupt", "txn"):
+            log_dir = os.path.join(REPO, "fixtures", name)
+            out = os.path.join(work, f"fixtures-{name}")
+            shutil.rmtree(out, ignore_errors=True)
+            code, _ = export(args.klog, log_dir, out, ["--decode", "utf8"])
+            n = check_against_dump(f"fixtures/{name}", con, out, log_dir, dump(args.klog, partition_dirs(log_dir)),
+                                   node_id_of(log_dir), code)
+            total += n
+            print(f"ok fixtures/{name}: {n} records as klog dump-segment shows them"
+                  f"{', exit 1 with findings' if code else ''}", flush=True)
     except Mismatch as e:
         print(f"MISMATCH {e}", file=sys.stderr)
         sys.exit(1)
