@@ -124,9 +124,11 @@ fn headers(r: &BTreeMap<String, Field>) -> Vec<(String, Option<Vec<u8>>)> {
         .collect()
 }
 
-fn klog_export(env: &TestEnv, args: &[&str]) -> std::process::Output {
+/// `klog export ARGS -o OUT`.
+fn klog_export(env: &TestEnv, out: &Path, args: &[&str]) -> std::process::Output {
     let mut all = vec!["export"];
     all.extend_from_slice(args);
+    all.extend(["-o", out.to_str().unwrap()]);
     env.run(&all, None)
 }
 
@@ -167,16 +169,7 @@ fn records_keep_the_produced_keys_values_and_headers() {
     );
     assert!(produced.status.success(), "{produced:?}");
     let out = env.path("out");
-    let o = klog_export(
-        &env,
-        &[
-            dir.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--decode",
-            "json",
-        ],
-    );
+    let o = klog_export(&env, &out, &[dir.to_str().unwrap(), "--decode", "json"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let recs = records(&out);
     assert_eq!(recs.len(), 3);
@@ -219,15 +212,7 @@ fn records_keep_the_produced_keys_values_and_headers() {
     }
 
     let out = env.path("out-no-values");
-    let o = klog_export(
-        &env,
-        &[
-            dir.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--no-values",
-        ],
-    );
+    let o = klog_export(&env, &out, &[dir.to_str().unwrap(), "--no-values"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let recs = records(&out);
     assert_eq!(recs.len(), 3);
@@ -251,10 +236,9 @@ fn filters_choose_records_by_topic_partition_time_and_offset() {
     let now = (BASE + 29).to_string();
     let o = klog_export(
         &env,
+        &out,
         &[
             &real("4.4.0/broker-1"),
-            "-o",
-            out.to_str().unwrap(),
             "--topic",
             "pla*",
             "--partition",
@@ -297,10 +281,7 @@ fn a_used_output_is_refused_and_overwrite_keeps_files_not_its_own() {
     let env = TestEnv::new();
     let out = env.path("out");
     let dir = real("4.4.0/broker-1");
-    let first = klog_export(
-        &env,
-        &[&dir, "-o", out.to_str().unwrap(), "--topic", "plain"],
-    );
+    let first = klog_export(&env, &out, &[&dir, "--topic", "plain"]);
     assert_eq!(first.status.code(), Some(0), "{first:?}");
     std::fs::write(out.join("NOTES.md"), "mine").unwrap();
     std::fs::write(
@@ -308,7 +289,7 @@ fn a_used_output_is_refused_and_overwrite_keeps_files_not_its_own() {
         "mine",
     )
     .unwrap();
-    let again = klog_export(&env, &[&dir, "-o", out.to_str().unwrap(), "--topic", "txn"]);
+    let again = klog_export(&env, &out, &[&dir, "--topic", "txn"]);
     assert_eq!(again.status.code(), Some(2), "{again:?}");
     assert!(String::from_utf8_lossy(&again.stderr).contains("--overwrite"));
     assert!(
@@ -316,17 +297,7 @@ fn a_used_output_is_refused_and_overwrite_keeps_files_not_its_own() {
         "nothing was removed"
     );
 
-    let o = klog_export(
-        &env,
-        &[
-            &dir,
-            "-o",
-            out.to_str().unwrap(),
-            "--topic",
-            "txn",
-            "--overwrite",
-        ],
-    );
+    let o = klog_export(&env, &out, &[&dir, "--topic", "txn", "--overwrite"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert_eq!(
         std::fs::read_to_string(out.join("NOTES.md")).unwrap(),
@@ -367,13 +338,8 @@ fn a_torn_tail_is_a_findings_row_and_exit_1() {
     let out = env.path("out");
     let o = klog_export(
         &env,
-        &[
-            &real("4.4.0/crash/broker-3"),
-            "-o",
-            out.to_str().unwrap(),
-            "--topic",
-            "crash-one",
-        ],
+        &out,
+        &[&real("4.4.0/crash/broker-3"), "--topic", "crash-one"],
     );
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -457,14 +423,8 @@ fn a_failed_export_leaves_only_whole_files() {
     std::fs::write(out.join("records/topic=txn"), "mine").unwrap();
     let o = klog_export(
         &env,
-        &[
-            &real("4.4.0/broker-1"),
-            "-o",
-            out.to_str().unwrap(),
-            "--overwrite",
-            "--jobs",
-            "2",
-        ],
+        &out,
+        &[&real("4.4.0/broker-1"), "--overwrite", "--jobs", "2"],
     );
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert_eq!(
@@ -505,15 +465,7 @@ fn log_directories_of_one_broker_export_together() {
     }
     let (d1, d2, d3) = (env.path("d1"), env.path("d2"), env.path("d3"));
     let out = env.path("out");
-    let o = klog_export(
-        &env,
-        &[
-            d1.to_str().unwrap(),
-            d2.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
+    let o = klog_export(&env, &out, &[d1.to_str().unwrap(), d2.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let recs = records(&out);
     let got: Vec<(String, String, Vec<u8>)> = recs
@@ -538,15 +490,7 @@ fn log_directories_of_one_broker_export_together() {
         ]
     );
     let out = env.path("out2");
-    let o = klog_export(
-        &env,
-        &[
-            d1.to_str().unwrap(),
-            d3.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
+    let o = klog_export(&env, &out, &[d1.to_str().unwrap(), d3.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("holds the partition"));
 }
@@ -561,10 +505,9 @@ fn rows_are_written_a_row_group_at_a_time() {
     let out = env.path("out");
     let o = klog_export(
         &env,
+        &out,
         &[
             &real("4.4.0/broker-1"),
-            "-o",
-            out.to_str().unwrap(),
             "--topic",
             "plain",
             "--row-group-rows",

@@ -49,28 +49,10 @@ import sys
 import tempfile
 import time
 
+import pinned_venv
+
 DUCKDB = "1.5.6"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def ensure_duckdb(venv_dir):
-    """Run this script again with a venv's python that has duckdb==DUCKDB."""
-    try:
-        import duckdb  # noqa: F401
-        if duckdb.__version__ == DUCKDB:
-            return
-    except ImportError:
-        pass
-    if os.environ.get("KLOG_DUCKDB_VENV_DONE"):
-        sys.exit(f"duckdb {DUCKDB} is not importable even in {venv_dir}")
-    py = os.path.join(venv_dir, "bin", "python")
-    probe = f"import duckdb, sys; sys.exit(duckdb.__version__ != '{DUCKDB}')"
-    if not os.path.exists(py) or subprocess.run([py, "-c", probe]).returncode != 0:
-        print(f"installing duckdb=={DUCKDB} into {venv_dir}", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", venv_dir], check=True)
-        subprocess.run([py, "-m", "pip", "install", "-q", f"duckdb=={DUCKDB}"], check=True)
-    os.environ["KLOG_DUCKDB_VENV_DONE"] = "1"
-    os.execv(py, [py] + sys.argv)
 
 
 class Mismatch(Exception):
@@ -437,7 +419,7 @@ def main():
     ap.add_argument("--work")
     ap.add_argument("--fixtures", default=os.path.join(REPO, "fixtures", "kafka-real"))
     args = ap.parse_args()
-    ensure_duckdb(args.venv)
+    pinned_venv.ensure("duckdb", "duckdb", DUCKDB, args.venv)
     import duckdb
 
     started = time.time()

@@ -34,28 +34,11 @@ import sys
 import tempfile
 import time
 
+import pinned_venv
+
 PYSPARK = "4.0.1"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BASE = 1767225600000
-
-
-def ensure_pyspark(venv_dir):
-    try:
-        import pyspark
-        if pyspark.__version__ == PYSPARK:
-            return
-    except ImportError:
-        pass
-    if os.environ.get("KLOG_SPARK_VENV_DONE"):
-        sys.exit(f"pyspark {PYSPARK} is not importable even in {venv_dir}")
-    py = os.path.join(venv_dir, "bin", "python")
-    probe = f"import pyspark, sys; sys.exit(pyspark.__version__ != '{PYSPARK}')"
-    if not os.path.exists(py) or subprocess.run([py, "-c", probe]).returncode != 0:
-        print(f"installing pyspark=={PYSPARK} into {venv_dir}", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", venv_dir], check=True)
-        subprocess.run([py, "-m", "pip", "install", "-q", f"pyspark=={PYSPARK}"], check=True)
-    os.environ["KLOG_SPARK_VENV_DONE"] = "1"
-    os.execv(py, [py] + sys.argv)
 
 
 def fail(msg):
@@ -75,7 +58,7 @@ def main():
     ap.add_argument("--work")
     ap.add_argument("--release")
     args = ap.parse_args()
-    ensure_pyspark(args.venv)
+    pinned_venv.ensure("pyspark", "pyspark", PYSPARK, args.venv)
     started = time.time()
     import pyspark
     from pyspark.sql import SparkSession
