@@ -28,7 +28,8 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 ///
 /// Each file is written under a temporary name (`.NAME.klog-tmp`) and
 /// renamed when whole: an interrupted export leaves no file that passes
-/// as complete. OUT must be missing or empty, unless --overwrite, which
+/// as complete. `OUT/_SUCCESS` (the rows per table, as JSON) is written
+/// last: a tree without it is an export that failed or was interrupted. OUT must be missing or empty, unless --overwrite, which
 /// replaces the files an earlier export wrote there and touches nothing
 /// else.
 ///

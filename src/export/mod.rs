@@ -159,9 +159,16 @@ pub fn is_export_file(rel: &Path) -> bool {
                 })
         }
         [table, name] => tables::SINGLE.contains(table) && file_ok(name, &|stem| stem == *table),
+        [name] => *name == DONE || name.strip_suffix(".klog-tmp") == Some(DONE),
         _ => false,
     }
 }
+
+/// The file an export writes last, once every other file is whole: a tree
+/// without it is an export that failed or was interrupted. Its name starts
+/// with `_`, which Spark and Hive-style readers skip (Spark's own
+/// `_SUCCESS`); it holds the rows written per table, as JSON.
+pub const DONE: &str = "_SUCCESS";
 
 /// Make `out` ready: created when missing; refused when it holds anything
 /// unless `overwrite`, which then removes the files an earlier export
@@ -199,6 +206,9 @@ pub fn prepare_out(out: &Path, overwrite: bool) -> Result<()> {
             "is not empty: give --overwrite to replace an earlier export's files there (nothing else is touched), or name a new folder",
         ));
     }
+    // The marker first: an overwrite stopped half way must not leave a
+    // tree that says it is whole.
+    ours.sort_by_key(|p| p != &out.join(DONE));
     for path in ours {
         durable::remove_exported(&path)?;
     }
@@ -288,6 +298,17 @@ pub fn export(dirs: &[PathBuf], out: &Path, opts: &ExportOptions) -> Result<Expo
     }
     let mut exported = shared.finish()?;
     exported.partitions = work.len() as u64;
+    let done = serde_json::json!({
+        "files": exported.files,
+        "partitions": exported.partitions,
+        "rows": exported.rows,
+        "errors": exported.errors(),
+    });
+    durable::replace(
+        &durable::Disk,
+        &out.join(DONE),
+        format!("{done}\n").as_bytes(),
+    )?;
     Ok(exported)
 }
 
@@ -314,6 +335,8 @@ mod tests {
             "records/topic=a/partition=0/.00000000000000000010.parquet.klog-tmp",
             "batches/batches.parquet",
             "findings/.findings.parquet.klog-tmp",
+            "_SUCCESS",
+            "_SUCCESS.klog-tmp",
         ] {
             assert!(is_export_file(Path::new(ok)), "{ok}");
         }
@@ -323,6 +346,7 @@ mod tests {
             "batches/mine.parquet",
             "README",
             "batches/batches.parquet.bak",
+            "records/_SUCCESS",
         ] {
             assert!(!is_export_file(Path::new(not)), "{not}");
         }

@@ -272,6 +272,11 @@ fn filters_choose_records_by_topic_partition_time_and_offset() {
         Some("clean"),
         "nodes 1 and 2 were stopped cleanly"
     );
+    // Written last, with the rows of each table.
+    let done: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("_SUCCESS")).unwrap()).unwrap();
+    assert_eq!(done["rows"]["records"], 7);
+    assert_eq!(done["rows"]["partitions"], 1);
 }
 
 /// An existing folder that holds anything is refused; --overwrite replaces
@@ -414,12 +419,16 @@ fn duckdb_reads_every_real_fixture_as_klog_and_kafka_tools_saw_it() {
 /// An export that fails part way (here: a file of the user's stands where
 /// a partition's folder must go) exits 2 and leaves no partial file: every
 /// `.parquet` file left is whole (its footer reads), no temporary name is
-/// left, and the user's file is untouched.
+/// left, no `_SUCCESS` says the tree is whole, and the user's file is
+/// untouched.
 #[test]
 fn a_failed_export_leaves_only_whole_files() {
     let env = TestEnv::new();
     let out = env.path("out");
-    std::fs::create_dir_all(out.join("records")).unwrap();
+    // A whole export first (its _SUCCESS written), then one over it that fails.
+    let o = klog_export(&env, &out, &[&real("4.4.0/broker-1"), "--topic", "plain"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(out.join("_SUCCESS").is_file());
     std::fs::write(out.join("records/topic=txn"), "mine").unwrap();
     let o = klog_export(
         &env,
@@ -446,6 +455,10 @@ fn a_failed_export_leaves_only_whole_files() {
     assert!(
         !out.join("batches/batches.parquet").exists(),
         "the one-file tables were not finished: they must not exist"
+    );
+    assert!(
+        !out.join("_SUCCESS").exists(),
+        "the earlier export's marker is removed first: this one is not whole"
     );
 }
 
