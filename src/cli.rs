@@ -90,6 +90,7 @@ impl Command {
             Command::Transactions(a) => all(&a.paths),
             Command::Report(a) => a.read_paths(),
             Command::Stats(a) => all(&a.paths),
+            Command::Export(a) => all(&a.dirs),
             Command::ResetOffsets(a) if !a.execute => all(&a.dirs),
             Command::Tombstone(a) if a.dry_run => all(&a.dirs),
             _ => return None,
@@ -111,6 +112,7 @@ impl Command {
             Command::Summary(a) => &mut a.dirs,
             Command::Transactions(a) => &mut a.paths,
             Command::Stats(a) => &mut a.paths,
+            Command::Export(a) => &mut a.dirs,
             _ => return,
         };
         crate::cmd::dedupe_paths(paths);
@@ -154,6 +156,7 @@ impl Command {
     pub fn output_file(&self) -> Option<&std::path::Path> {
         match self {
             Command::Report(a) => a.output.as_deref(),
+            Command::Export(a) => Some(a.output.as_path()),
             _ => None,
         }
     }

@@ -22,8 +22,10 @@
 //! 4. [`inspect`]: what the commands share: findings (the one problem
 //!    type), verification, recovery and repair, lag, statistics, replica
 //!    comparison, offset resets, the transactions of a set of partitions,
-//!    annotated layouts, the record catalog; and [`demo`], the scripted
-//!    demonstrations.
+//!    annotated layouts, the record catalog; [`export`], the Parquet
+//!    tree of `klog export` (its rows built from the walk and the topic
+//!    models, written through [`log::durable`]); and [`demo`], the
+//!    scripted demonstrations.
 //!
 //! The binary adds three layers above: `report` (renderers that know no
 //! command: text tables, CSV, JSON, HTML), `cmd` (one thin file per
@@ -52,6 +54,7 @@
 
 pub mod cluster;
 pub mod demo;
+pub mod export;
 pub mod format;
 pub mod inspect;
 pub mod log;

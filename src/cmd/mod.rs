@@ -64,6 +64,7 @@ commands! {
     commit::CommitArgs => Commit = "commit",
     transactions::TransactionsArgs => Transactions = "transactions",
     stats::StatsArgs => Stats = "stats",
+    export::ExportArgs => Export = "export",
     produce::ProduceArgs => Produce = "produce",
     group_demo::GroupDemoArgs => GroupDemo = "group-demo",
     eos_demo::EosDemoArgs => EosDemo = "eos-demo",

@@ -216,7 +216,13 @@ pub fn create_dir_all<S: Storage>(s: &S, path: &Path) -> Result<()> {
         .take_while(|p| !p.as_os_str().is_empty() && !p.is_dir())
         .collect();
     for dir in missing.into_iter().rev() {
-        s.create_dir(dir)?;
+        match s.create_dir(dir) {
+            // Another thread of this process (an export's jobs, each making
+            // its partition's folders) made it first: it is there all the
+            // same, and synced below like one made here.
+            Err(_) if dir.is_dir() => {}
+            other => other?,
+        }
         s.sync_dir(parent_dir(dir), SyncPoint::CreateDir)?;
     }
     Ok(())
@@ -393,6 +399,96 @@ pub fn rewrite_keeping<S: Storage>(s: &S, path: &Path, keep: &[(u64, u64)]) -> R
     // Bytes before the rename, or the name could come to point at an empty file.
     s.sync_data(&mut out, &tmp, SyncPoint::SalvageData)?;
     s.rename(&tmp, path)
+}
+
+/// A file written in one stream (an export's Parquet file) under a
+/// temporary name beside its final one, and renamed to it only once it is
+/// whole ([`Staged::commit`]): its bytes synced, then the rename, then the
+/// directory synced. A crash, an error or an interrupt before that leaves
+/// at most the temporary file (a dot name ending `.klog-tmp`, which no
+/// `*.parquet` glob and no Hive-style reader takes for data), never a
+/// truncated file under the final name. Dropped without a commit, it
+/// removes its temporary file.
+#[derive(Debug)]
+pub struct Staged {
+    file: Option<File>,
+    tmp: std::path::PathBuf,
+    path: std::path::PathBuf,
+}
+
+/// The temporary name [`Staged`] writes `path` under: `.NAME.klog-tmp` in
+/// the same directory.
+pub fn staged_name(path: &Path) -> std::path::PathBuf {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(".klog-tmp");
+    parent_dir(path).join(name)
+}
+
+impl Staged {
+    /// Start writing `path` (its directory must exist): its temporary
+    /// name is created, or emptied when an earlier run left it.
+    pub fn create(path: &Path) -> Result<Self> {
+        let tmp = staged_name(path);
+        let file = Disk.open(&tmp, OpenMode::CreateOrTruncate)?.file;
+        Ok(Staged {
+            file: Some(file),
+            tmp,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The final name.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file is whole: make its bytes durable, rename it to its final
+    /// name (replacing a file of that name), and make the name durable.
+    pub fn commit(mut self) -> Result<()> {
+        let Some(mut file) = self.file.take() else {
+            return Ok(());
+        };
+        // Bytes before the rename, or the final name could come to point
+        // at an empty or partial file.
+        Disk.sync_data(&mut file, &self.tmp, SyncPoint::ExportData)?;
+        drop(file);
+        Disk.rename(&self.tmp, &self.path)?;
+        Disk.sync_dir(parent_dir(&self.path), SyncPoint::ExportRename)
+    }
+}
+
+impl Write for Staged {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &mut self.file {
+            Some(f) => f.write(buf),
+            None => Err(std::io::Error::other("the file is already committed")),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.file {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            // Not committed: what was written is not a whole file. Best
+            // effort; a crash leaves the temporary name, never the final.
+            let _ = Disk.remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Remove a file an earlier `klog export` wrote (the caller checked that
+/// the name is one of an export's), for `--overwrite`. Nothing else is
+/// ever removed from an export's folder.
+pub fn remove_exported(path: &Path) -> Result<()> {
+    Disk.remove_file(path)
 }
 
 /// Remove a folder tree. Used only by the demos (`group-demo`, `eos-demo`),

@@ -99,10 +99,17 @@ pub enum SyncPoint {
     ReplaceRename,
     /// The bytes of a segment rewritten without its damaged ranges (salvage).
     SalvageData,
+    /// The bytes of an export's file (`klog export`), under its temporary
+    /// name. Not in [`SyncPoint::ALL`]: an export writes outside every data
+    /// directory, so no data-directory write path reaches it.
+    ExportData,
+    /// The rename of that file to its final name.
+    ExportRename,
 }
 
 impl SyncPoint {
-    /// Every sync point, in write-path order.
+    /// Every sync point of the data-directory write paths, in write-path
+    /// order (an export's two are outside them).
     pub const ALL: [SyncPoint; 23] = [
         SyncPoint::CreateDir,
         SyncPoint::NewSegment,

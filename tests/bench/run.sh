@@ -71,7 +71,7 @@
 #           --jobs 1 DIR, --jobs 2 DIR, and DIR (default: one job per core),
 #           and the two-process yardstick (bash starting both)
 #           and, when java and mvn are installed, Kafka's own kafka-dump-log
-#           (kafka.tools.DumpLogSegments --deep-iteration --print-data-log
+#           (DumpLogSegments --deep-iteration --print-data-log
 #           --files FILE, from the Kafka release pinned in tests/kafka/pom.xml,
 #           resolved by mvn into ~/.m2): the peer a Kafka operator uses today.
 #           Its record count is checked once before timing. It prints every
@@ -303,8 +303,22 @@ elif command -v java >/dev/null && command -v mvn >/dev/null; then
 else
     log "java or mvn not found: the kafka-dump-log row is left out (to get them: apt-get install -y openjdk-17-jdk-headless maven)"
 fi
+# DumpLogSegments' class by release, as tests/kafka/damaged_dump.py picks it:
+# in the tools module (org.apache.kafka.tools) from Kafka 4.3 on, in the core
+# jar (kafka.tools) before. Found by looking into the jars of the classpath.
+dump_log_class() {
+    python3 - "$1" <<'PY'
+import os, sys, zipfile
+for jar in sys.argv[1].split(os.pathsep):
+    if jar.endswith('.jar') and 'org/apache/kafka/tools/DumpLogSegments.class' in zipfile.ZipFile(jar).namelist():
+        print('org.apache.kafka.tools.DumpLogSegments')
+        break
+else:
+    print('kafka.tools.DumpLogSegments')
+PY
+}
 KAFKA_DUMP=()
-[[ -z "$KAFKA_CP" ]] || KAFKA_DUMP=(java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$KAFKA_CP" kafka.tools.DumpLogSegments --deep-iteration --print-data-log --files)
+[[ -z "$KAFKA_CP" ]] || KAFKA_DUMP=(java -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp "$KAFKA_CP" "$(dump_log_class "$KAFKA_CP")" --deep-iteration --print-data-log --files)
 
 # ---- input generator ---------------------------------------------------------
 # Stops once the on-disk size estimate (Kafka v2 record/batch framing, all
@@ -399,6 +413,14 @@ if ! "$KLOG" verify-crc --deep "$PART" > "$WORK/deep.out"; then
     log "klog verify-crc --deep $PART is not clean: the --deep row is left out"
 fi
 log "segment: $FILE_BYTES bytes (estimate $GEN_EST), $RECORDS records, $BATCHES batches; generated in ${GEN_SECS}s"
+# What `klog export` writes for the segment against what `dump-segment
+# --format jsonl` prints for it (the issue's target: at most half).
+JSONL_BYTES=$("$KLOG" dump-segment --format jsonl "$FILE" | wc -c)
+"$KLOG" export "$DATA" --topic bench -o "$WORK/export-size" > /dev/null || die "klog export of $DATA failed"
+EXPORT_BYTES=$(du -sb "$WORK/export-size/records" | cut -f1)
+rm -rf "$WORK/export-size"
+export JSONL_BYTES EXPORT_BYTES
+log "export: $EXPORT_BYTES bytes of Parquet records for $JSONL_BYTES bytes of jsonl"
 
 expect_line() {  # expect_line TOOL FILE RECORDS BATCHES -> the tool's output line
     local out
@@ -586,6 +608,9 @@ add verify-crc-plain $S "klog verify-crc --reads plain FILE" "$FILE_BYTES" "$REC
 add dump-json $S "klog dump-segment --format json FILE > /dev/null" "$FILE_BYTES" "$RECORDS" "$KLOG" dump-segment --format json "$FILE"
 add dump-json-plain $S "klog dump-segment --reads plain --format json FILE > /dev/null" "$FILE_BYTES" "$RECORDS" "$KLOG" dump-segment --reads plain --format json "$FILE"
 add dump-jsonl $S "klog dump-segment --format jsonl FILE > /dev/null" "$FILE_BYTES" "$RECORDS" "$KLOG" dump-segment --format jsonl "$FILE"
+# klog export of the same segment (its data directory, the one topic) to
+# Parquet, written over the last round's files (--overwrite).
+add export $S "klog export DIR --topic bench -o OUT --overwrite (the FILE's partition as Parquet)" "$FILE_BYTES" "$RECORDS" "$KLOG" export "$DATA" --topic bench -o "$WORK/export-out" --overwrite
 if [[ -n "$TASKSET" ]]; then
     [[ -z "$CRC_FLOOR" ]] || add crc-floor-1cpu $S "taskset -c $ONE_CPU crc_floor FILE (one CPU)" "$FILE_BYTES" "$RECORDS" "$TASKSET" -c "$ONE_CPU" "$CRC_FLOOR" "$FILE"
     add verify-crc-1cpu $S "taskset -c $ONE_CPU klog verify-crc FILE (one CPU)" "$FILE_BYTES" "$RECORDS" "$TASKSET" -c "$ONE_CPU" "$KLOG" verify-crc "$FILE"
@@ -783,10 +808,13 @@ if [[ "$BENCH_MEMORY" != 0 ]]; then
                 "reset-offsets --group g --all-topics --to-earliest DIR" \
                 "reset-offsets --group g --all-topics --to-latest --execute DIR" \
                 "commit --group h --topic m --partition 0 --offset 1 DIR" \
-                "produce DIR --topic m --partition 0" "tombstone --group g DIR"; do
+                "produce DIR --topic m --partition 0" "tombstone --group g DIR" \
+                "export DIR --overwrite -o OUT"; do
             read -ra argv <<< "$spec"
             for k in "${!argv[@]}"; do
-                case ${argv[$k]} in DIR) argv[$k]=$d ;; PARTITION) argv[$k]=$part ;; esac
+                case ${argv[$k]} in
+                    DIR) argv[$k]=$d ;; PARTITION) argv[$k]=$part ;; OUT) argv[$k]="$WORK/export-mem" ;;
+                esac
             done
             python3 -c "$MEMRUN_PY" "$input: klog $spec" "$MEM" "$KLOG" "${argv[@]}"
         done
@@ -900,6 +928,15 @@ if "kafka-dump-log" in med:
     p("")
 djl = mrs("dump-jsonl")
 targets.append(("`dump-segment --format jsonl` ≥ 15 M records/s uncompressed", "%.2f M/s (json: %.2f M/s)" % (djl, dj), djl >= 15))
+if "export" in med:
+    import os
+    r = med["export"] / med["dump-jsonl"]
+    p("`klog export` writes the segment's %d records as Parquet in %.3f s (%.1f M records/s, peak RSS %.1f MiB): %.2f× the wall time of `dump-segment --format jsonl` to /dev/null." % (
+        meta["export"]["records"], med["export"], mrs("export"), rss["export"], r))
+    p("")
+    targets.append(("`export` wall ≤ 2× `dump-segment --format jsonl` to /dev/null", "%.2f×" % r, r <= 2))
+    eb, jb = int(os.environ["EXPORT_BYTES"]), int(os.environ["JSONL_BYTES"])
+    targets.append(("`export` output ≤ half of jsonl's bytes", "%.1f MiB vs %.1f MiB (%.2f×)" % (eb / 2**20, jb / 2**20, eb / jb), eb * 2 <= jb))
 if "kp-decode" in med and "klog-decode" in med:
     r = med["kp-decode"] / med["klog-decode"]
     line = "Full decode, CRC included on both sides: klog_decode %.3f s, kafka_protocol_decode %.3f s: klog is %.2f× as fast" % (
@@ -972,8 +1009,13 @@ if mem:
     for name, code, w, c, kib in mem:
         p("| `%s` | %s | %s | %s | %.1f |" % (name, code, w, c, int(kib) / 1024))
     p("")
-    worst = max(mem, key=lambda r: int(r[4]))
-    targets.append(("peak RSS < 64 MiB for every command on both memory inputs", "largest %.1f MiB (`%s`)" % (int(worst[4]) / 1024, worst[0]), int(worst[4]) < 64 * 1024))
+    # `export` buffers a row group per open Parquet file: its own bound.
+    worst = max((r for r in mem if not r[0].split(": klog ", 1)[-1].startswith("export")), key=lambda r: int(r[4]))
+    targets.append(("peak RSS < 64 MiB for every command on both memory inputs (export aside)", "largest %.1f MiB (`%s`)" % (int(worst[4]) / 1024, worst[0]), int(worst[4]) < 64 * 1024))
+    ex = [r for r in mem if r[0].split(": klog ", 1)[-1].startswith("export")]
+    if ex:
+        worst = max(ex, key=lambda r: int(r[4]))
+        targets.append(("`export` peak RSS ≤ 256 MiB on both memory inputs", "largest %.1f MiB (`%s`)" % (int(worst[4]) / 1024, worst[0]), int(worst[4]) <= 256 * 1024))
 
 # -- codecs
 codecs = [g.split(":", 1)[1] for g in dict.fromkeys(meta[n]["group"] for n in meta) if g.startswith("codec:")]

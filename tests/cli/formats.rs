@@ -46,6 +46,11 @@ const COMMANDS: &[(&[&str], i32, &[&str])] = &[
     (&["groups", "fixtures/kraft"], 0, &["text", "json", "csv"]),
     (&["stats", "fixtures/data"], 0, &["text", "json", "csv"]),
     (&["summary", "fixtures/kafka"], 0, &["text", "json", "csv"]),
+    (
+        &["export", "--overwrite", "-o", "exported", "fixtures/data"],
+        0,
+        &["text", "json", "csv"],
+    ),
 ];
 
 const FORMATS: [&str; 4] = ["text", "json", "jsonl", "csv"];

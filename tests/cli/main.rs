@@ -10,6 +10,7 @@ mod docs;
 mod dump_segment;
 mod eos_demo;
 mod every_fixture;
+mod export;
 mod fixtures;
 mod formats;
 mod group_demo;

@@ -89,6 +89,7 @@ fn every_document_matches_its_schema() {
         check(&env, "groups", &[dir]);
     }
     check(&env, "metadata", &["fixtures/kraft"]);
+    check(&env, "export", &["fixtures/broker", "-o", "exported"]);
     check(
         &env,
         "produce",

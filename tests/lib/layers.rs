@@ -13,7 +13,7 @@ fn rank(top: &str) -> Option<u8> {
         "format" | "error" => 1,
         "log" => 2,
         "offsets" | "txn" | "metadata" | "cluster" | "tiered" => 3,
-        "inspect" | "demo" => 4,
+        "inspect" | "demo" | "export" => 4,
         "report" => 5,
         "exit" => 6,
         "cmd" => 7,
@@ -24,7 +24,7 @@ fn rank(top: &str) -> Option<u8> {
 
 /// The library's folders: `crate::` in them names the library.
 const LIBRARY: &[&str] = &[
-    "format", "log", "offsets", "txn", "metadata", "cluster", "tiered", "inspect", "demo",
+    "format", "log", "offsets", "txn", "metadata", "cluster", "tiered", "inspect", "demo", "export",
 ];
 
 struct Source {
