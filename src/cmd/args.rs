@@ -190,19 +190,19 @@ pub struct WriteArgs {
 
 impl WriteArgs {
     /// The append configuration of `topic` in `data_dir`, from `image`
-    /// (see `kaen_log::inspect::topic_config`), said on stderr when anything but Kafka's
-    /// defaults is used or the directory is a Kafka log directory.
+    /// (see `kaen_log::inspect::topic_config`). When `writing` (not a dry
+    /// run, which appends nothing), it is said on stderr if anything but
+    /// Kafka's defaults is used or the directory is a Kafka log directory.
     pub fn append_config(
         &self,
         image: Option<&kaen_log::metadata::image::Image>,
-        data_dir: &std::path::Path,
-        topic: &str,
+        (data_dir, topic): (&std::path::Path, &str),
         now_ms: i64,
-        kafka: bool,
+        (kafka, writing): (bool, bool),
     ) -> kaen_log::Result<kaen_log::log::AppendConfig> {
         let overrides = kaen_log::inspect::topic_config::parse_overrides(&self.config)?;
         let resolved = kaen_log::inspect::topic_config::resolve(image, data_dir, topic, &overrides);
-        if kafka || !resolved.all_defaults() {
+        if writing && (kafka || !resolved.all_defaults()) {
             eprintln!(
                 "klog: {}: {topic}: {}",
                 data_dir.display(),

@@ -127,16 +127,7 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     };
     let (dirs, replay, _) = crate::cmd::replayed::replay_dirs(&args.dirs, opts)?;
     if let Some(g) = &args.group {
-        let known = replay.committed_groups().contains(&g.as_str())
-            || replay.groups.contains_key(g)
-            || replay.coordinator.values().any(|e| {
-                e.record
-                    .key
-                    .as_ref()
-                    .and_then(|k| k.get("groupId"))
-                    .and_then(|v| v.as_str())
-                    == Some(g.as_str())
-            });
+        let known = replay.knows_group(g);
         anyhow::ensure!(known, "group {g:?}: group does not exist");
     }
     let isolation = args.isolation;

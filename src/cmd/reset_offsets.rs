@@ -169,7 +169,7 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         !args.execute,
         false,
         args.replicas.policy(),
-        &|dir, t, image| args.write.append_config(image, dir, &t.topic, now, t.kafka),
+        &|dir, t, image| args.write.append_config(image, (dir, &t.topic), now, (t.kafka, args.execute)),
     )?;
     let replay = replicas.replay()?;
     crate::cmd::replayed::say_not_replayed(
@@ -186,6 +186,12 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         &spec,
         DecodeLimits::default(),
     )?;
+    // As lag and groups: a group the offsets topic does not know is a bad
+    // argument (exit 2), where an existing group with nothing in scope is
+    // a finding (exit 1).
+    if rows.is_empty() && !replay.knows_group(&args.group) {
+        bail!("group {:?}: group does not exist", args.group);
+    }
     if rows.is_empty() {
         crate::report::say!(
             "nothing to reset: no partition in scope for group {:?}",

@@ -444,3 +444,25 @@ fn text_output_names_each_file_kind() {
     );
     assert!(stdout(&o).contains("version: 0 producerId: 4000 firstOffset: 7"));
 }
+
+/// A text sidecar's line is shown as it is, in quotes, and escaped once by
+/// the renderer: `.kafka_cleanshutdown` (Kafka 3.9 on writes one JSON
+/// object, `CleanShutdownFileHandler`) in JSON holds the object's text
+/// itself, not a second escaping of it.
+#[test]
+fn a_json_line_of_a_sidecar_is_escaped_once() {
+    let env = crate::support::TestEnv::new();
+    let line = r#"{"version":0,"brokerEpoch":5}"#;
+    let path = env.path(".kafka_cleanshutdown");
+    std::fs::write(&path, format!("{line}\n")).unwrap();
+    let o = env.run(
+        &["dump-segment", "--format", "json", path.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", crate::support::stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&crate::support::stdout(&o)).unwrap();
+    let value = v["entries"][0]["value"].as_str().unwrap();
+    assert_eq!(value, format!("\"{line}\": version = 0, brokerEpoch = 5"));
+    let o = env.run(&["dump-segment", path.to_str().unwrap()], None);
+    assert!(crate::support::stdout(&o).contains(&format!("\"{line}\": version = 0")));
+}

@@ -843,3 +843,39 @@ fn replica_captions_name_the_leader_after_a_restart() {
         assert!(!c.contains("leader 2,"), "{topic}: {c}");
     }
 }
+
+/// Whatever makes `report` exit 1 is said on stderr too, not only on the
+/// page: a damaged verdict (fixtures/corrupt: one batch fails its CRC), and
+/// with --layout the file's problems (a text file read as a log: its bytes
+/// 8 to 12, ":0:r", are an entry size past its end).
+#[test]
+fn every_failure_of_report_is_said_on_stderr() {
+    let env = TestEnv::new();
+    let page = env.path("corrupt.html");
+    let o = env.run(
+        &["report", "-o", page.to_str().unwrap(), "fixtures/corrupt"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = crate::support::stderr(&o);
+    assert!(err.contains("verdict: damaged"), "{err}");
+
+    let text = env.path("passwd");
+    std::fs::write(&text, "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    let page = env.path("layout.html");
+    let o = env.run(
+        &[
+            "report",
+            "--layout",
+            text.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = crate::support::stderr(&o);
+    let name = text.display().to_string();
+    assert!(err.contains(&name) && err.contains("torn tail"), "{err}");
+    assert!(page.is_file());
+}

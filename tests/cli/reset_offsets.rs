@@ -874,3 +874,38 @@ fn execute_reports_what_it_wrote_in_json_and_csv() {
         stdout(&o)
     );
 }
+
+/// A group the offsets topic does not know is a bad argument, as `lag`
+/// and `groups` say it: "group does not exist", exit 2 (Kafka's
+/// kafka-consumer-groups says the same words). A dry run appends nothing,
+/// so it does not say the append configuration it would use.
+#[test]
+fn an_unknown_group_does_not_exist_as_lag_says() {
+    let env = crate::support::TestEnv::new();
+    let dir = env.path("broker-1");
+    crate::support::copy_dir(
+        &crate::support::repo().join("fixtures/kafka-real/4.4.0/broker-1"),
+        &dir,
+    );
+    let dir = dir.to_str().unwrap();
+    for args in [
+        &[
+            "reset-offsets",
+            "--group",
+            "nosuch",
+            "--all-topics",
+            "--to-earliest",
+            dir,
+        ][..],
+        &["lag", "--group", "nosuch", dir][..],
+    ] {
+        let o = env.run(args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = crate::support::stderr(&o);
+        assert!(
+            err.contains("group \"nosuch\": group does not exist"),
+            "{err}"
+        );
+        assert!(!err.contains("segment.bytes="), "{err}");
+    }
+}

@@ -128,6 +128,10 @@ pub fn run(args: &ReportArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let (html, failing) = match &args.layout {
         Some(file) => {
             let doc = kaen_log::inspect::layout::of_file(file, layout_topic(file), args.max_bytes)?;
+            // What makes the exit 1 is said here too, not only on the page.
+            for problem in &doc.problems {
+                crate::report::say!("{}: {problem}", file.display());
+            }
             (
                 crate::report::html::hex_view::render(&doc),
                 doc.problems.len() as u64,
@@ -136,6 +140,9 @@ pub fn run(args: &ReportArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         None => {
             let doc = report_doc(args)?;
             let damaged = doc.verdict() == Verdict::Damaged;
+            if damaged {
+                crate::report::say!("verdict: damaged; the page says what and where");
+            }
             (crate::report::html::render(&doc), u64::from(damaged))
         }
     };

@@ -141,7 +141,7 @@ pub fn layout(kind: FileKind, bytes: &[u8], emit: &mut dyn FnMut(FileField)) -> 
                         .collect::<Vec<_>>()
                         .join(", "),
                 )),
-                _ => Err(format!("{line:?} is not a JSON object")),
+                _ => Err("not a JSON object".to_string()),
             }
         }),
     }
@@ -643,12 +643,14 @@ fn text_lines(
         n += 1;
         let text = String::from_utf8_lossy(raw);
         let line = text.trim_end_matches('\n').trim_end_matches('\r');
+        // The line in quotes as it is: each renderer escapes what it must
+        // (text its control characters, JSON its quotes), once.
         let (name, value) = match annotate(n, line) {
-            Ok((name, meaning)) if meaning.is_empty() => (name, format!("{line:?}")),
-            Ok((name, meaning)) => (name, format!("{line:?}: {meaning}")),
+            Ok((name, meaning)) if meaning.is_empty() => (name, format!("\"{line}\"")),
+            Ok((name, meaning)) => (name, format!("\"{line}\": {meaning}")),
             Err(why) => {
                 problem.get_or_insert_with(|| format!("line {n}: {why}"));
-                (format!("line {n}"), format!("{line:?}: {why}"))
+                (format!("line {n}"), format!("\"{line}\": {why}"))
             }
         };
         emit(FileField {

@@ -392,6 +392,23 @@ impl Replay {
         groups
     }
 
+    /// Whether the replay knows `group`: a live commit of it, its group
+    /// metadata, or a record of its in the coordinator's other record
+    /// types (KIP-848, streams, share groups). Kafka's tools say a group
+    /// they do not know "does not exist".
+    pub fn knows_group(&self, group: &str) -> bool {
+        self.committed_groups().contains(&group)
+            || self.groups.contains_key(group)
+            || self.coordinator.values().any(|e| {
+                e.record
+                    .key
+                    .as_ref()
+                    .and_then(|k| k.get("groupId"))
+                    .and_then(|v| v.as_str())
+                    == Some(group)
+            })
+    }
+
     /// The commit for one key, if live.
     pub fn get(&self, group: &str, topic: &str, partition: i32) -> Option<&Commit> {
         self.table.get(group, topic, partition)
