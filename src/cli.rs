@@ -18,9 +18,12 @@ use crate::report::Output;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-    /// Never wrap table cells to fit the terminal (tables are never wrapped
-    /// when stdout is not a terminal).
-    #[arg(long, global = true)]
+    /// Never fit tables to the terminal: on a terminal (`COLUMNS` wide, or
+    /// its window) a table too wide has its headers broken after a hyphen
+    /// and its longest text cells cut short with `…`, or shows one record
+    /// per block when even that does not fit. Never when stdout is not a
+    /// terminal.
+    #[arg(long, global = true, visible_alias = "no-wrap")]
     pub wide: bool,
     /// No progress display on stderr.
     #[arg(long, short, global = true)]

@@ -414,6 +414,24 @@ fn shown(cell: &str) -> Cow<'_, str> {
 /// A cell as text shows it: a null one as `-`.
 trait CellText {
     fn text(&self) -> &str;
+
+    /// The cell escaped for a terminal ([`shown`]).
+    fn shown(&self) -> Cow<'_, str> {
+        shown(self.text())
+    }
+}
+
+/// A cell already escaped for a terminal (and perhaps cut short).
+struct Escaped(String);
+
+impl CellText for Escaped {
+    fn text(&self) -> &str {
+        &self.0
+    }
+
+    fn shown(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.0)
+    }
 }
 
 impl CellText for String {
@@ -446,8 +464,150 @@ fn render_aligned<C: CellText>(
 ) -> String {
     match fit.0 {
         None => pad_lines(headers, rows, numeric, &fixed_widths(headers, rows)),
-        Some(width) => comfy_lines(headers, rows, numeric, Err(width)),
+        Some(width) => fitted_lines(headers, rows, numeric, width),
     }
+}
+
+/// The table within `width` columns, never broken inside a word: as it is
+/// when it fits; else its widest columns narrowed, a header broken after
+/// its hyphens (`COMMITTED-` over `OFFSET`), a text cell too long for its
+/// column cut short with `…` (`--wide`, a pipe or another format shows it
+/// whole; numbers are never cut); and when even that does not fit, one
+/// record per block ([`record_lines`]).
+fn fitted_lines<C: CellText>(
+    headers: &[&str],
+    rows: &[Vec<C>],
+    numeric: &[bool],
+    width: u16,
+) -> String {
+    let natural = fixed_widths(headers, rows);
+    let width = usize::from(width);
+    let total = |w: &[u16]| w.iter().map(|&x| usize::from(x)).sum::<usize>();
+    if total(&natural) <= width {
+        return pad_lines(headers, rows, numeric, &natural);
+    }
+    // How narrow each column may get: first with every cell whole (its
+    // header broken after its hyphens), then with text cells cut (room for
+    // one character and the ellipsis); numbers are never cut.
+    let header_floor = |i: usize| {
+        headers
+            .get(i)
+            .map_or(0, |h| hyphen_parts(h).map(display_width).max().unwrap_or(0))
+    };
+    let widest_cell = |i: usize| {
+        rows.iter()
+            .map(|r| r.get(i).map_or(0, |c| display_width(&c.shown())))
+            .max()
+            .unwrap_or(0)
+    };
+    let floor_with = |i: usize, cells: usize| {
+        let w = u16::try_from(header_floor(i).max(cells) + gap(i, headers.len()));
+        w.unwrap_or(u16::MAX).min(natural[i])
+    };
+    let whole: Vec<u16> = (0..natural.len())
+        .map(|i| floor_with(i, widest_cell(i)))
+        .collect();
+    let floors: Vec<u16> = (0..natural.len())
+        .map(|i| match numeric.get(i).copied().unwrap_or(false) {
+            true => whole[i],
+            false => floor_with(i, 2),
+        })
+        .collect();
+    if total(&floors) > width {
+        return record_lines(headers, rows);
+    }
+    let mut widths = natural.clone();
+    for limit in [&whole, &floors] {
+        while total(&widths) > width {
+            // The widest column that can still narrow gives a column.
+            let Some(i) = (0..widths.len())
+                .filter(|&i| widths[i] > limit[i])
+                .max_by_key(|&i| (widths[i], std::cmp::Reverse(i)))
+            else {
+                break;
+            };
+            widths[i] -= 1;
+        }
+    }
+    let room = |i: usize| {
+        usize::from(widths.get(i).copied().unwrap_or(0)).saturating_sub(gap(i, headers.len()))
+    };
+    let broken: Vec<String> = headers
+        .iter()
+        .enumerate()
+        .map(|(i, h)| break_at_hyphens(h, room(i)))
+        .collect();
+    let broken: Vec<&str> = broken.iter().map(String::as_str).collect();
+    let cut: Vec<Vec<Escaped>> = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .enumerate()
+                .map(|(i, c)| Escaped(cut_to(&c.shown(), room(i))))
+                .collect()
+        })
+        .collect();
+    comfy_lines(&broken, &cut, numeric, Ok(&widths))
+}
+
+/// A header's parts, each ending after a hyphen (`LOG-`, `END-`, `OFFSET`).
+fn hyphen_parts(header: &str) -> impl Iterator<Item = &str> {
+    header.split_inclusive('-')
+}
+
+/// `header` on as few lines as fit `room` columns, broken only after its
+/// hyphens.
+fn break_at_hyphens(header: &str, room: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for part in hyphen_parts(header) {
+        let w = display_width(part);
+        if line > 0 && line + w > room {
+            out.push('\n');
+            line = 0;
+        }
+        out.push_str(part);
+        line += w;
+    }
+    out
+}
+
+/// `cell` within `room` columns: whole when it fits, else its first
+/// characters and `…`.
+fn cut_to(cell: &str, room: usize) -> String {
+    if display_width(cell) <= room {
+        return cell.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in cell.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(ch).unwrap_or(0);
+        if used + w + 1 > room {
+            break;
+        }
+        out.push(ch);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+/// One record per block, as `psql \x` shows a table too wide for the
+/// terminal: a `-[ RECORD n ]` line, then each column's header and cell on
+/// a line of their own, the cells aligned.
+fn record_lines<C: CellText>(headers: &[&str], rows: &[Vec<C>]) -> String {
+    let label = headers.iter().map(|h| display_width(h)).max().unwrap_or(0);
+    let mut out = String::new();
+    for (n, row) in rows.iter().enumerate() {
+        out.push_str(&format!("-[ RECORD {} ]\n", n + 1));
+        for (h, c) in headers.iter().zip(row) {
+            out.push_str(h);
+            push_spaces(&mut out, label - display_width(h) + 2);
+            out.push_str(&c.shown());
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The gap after column `i` of `n`: two spaces, none after the last.
@@ -466,7 +626,7 @@ fn fixed_widths<C: CellText>(headers: &[&str], rows: &[Vec<C>]) -> Vec<u16> {
             let widest = std::iter::once(headers.get(i).map_or(0, |h| display_width(h)))
                 .chain(
                     rows.iter()
-                        .map(|r| r.get(i).map_or(0, |c| display_width(&shown(c.text())))),
+                        .map(|r| r.get(i).map_or(0, |c| display_width(&c.shown()))),
                 )
                 .max()
                 .unwrap_or(0);
@@ -488,7 +648,7 @@ fn comfy_lines<C: CellText>(
         .load_style(comfy_table::presets::NOTHING)
         .set_header(headers.iter().map(|h| h.to_string()));
     for row in rows {
-        table.add_row(row.iter().map(|c| shown(c.text()).into_owned()));
+        table.add_row(row.iter().map(|c| c.shown().into_owned()));
     }
     match widths {
         Err(width) => {
@@ -547,7 +707,7 @@ fn pad_lines<C: CellText>(
     };
     push_line(&mut headers.iter().map(|h| Cow::Borrowed(*h)));
     for row in rows {
-        push_line(&mut row.iter().map(|c| shown(c.text())));
+        push_line(&mut row.iter().map(|c| c.shown()));
     }
     out
 }

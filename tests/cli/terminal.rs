@@ -1,5 +1,5 @@
-//! On a terminal, tables fit its width (wrapping long cells) unless
-//! `--wide`; off a terminal they are never wrapped. The terminal is a real
+//! On a terminal, tables fit its width unless `--wide`, never broken
+//! inside a word; off a terminal they are never fitted. The terminal is a real
 //! pseudo-terminal from util-linux `script`.
 
 use std::process::Command;
@@ -109,4 +109,68 @@ fn progress_is_for_terminals_only() {
         !piped.contains("KiB") && !piped.contains("of log read"),
         "{piped}"
     );
+}
+
+/// Fitted to a terminal, a table is never broken inside a word: headers
+/// break only after a hyphen, a row stays one line, each cell is whole or
+/// its start and `…`, numbers whole. Where even that does not fit, one
+/// record per block (`-[ RECORD n ]`, a line per column), every value whole.
+#[test]
+fn tables_are_never_broken_inside_a_word() {
+    let env = TestEnv::new();
+    let broker = crate::support::repo().join("fixtures/kafka-real/4.4.0/broker-1");
+    let args = format!("lag {}", broker.display());
+    let args = args.as_str();
+    let wide = on_terminal(&env, 400, &format!("{args} --wide"));
+    let headers: Vec<&str> = wide[0].split_whitespace().collect();
+    for columns in [150, 120] {
+        let fitted = on_terminal(&env, columns, args);
+        assert!(
+            fitted.iter().all(|l| width(l) <= usize::from(columns)),
+            "{fitted:#?}"
+        );
+        // The header block: each of its words is a header, or a run of a
+        // header's parts broken after a hyphen.
+        let head = fitted.len() - (wide.len() - 1);
+        for word in fitted[..head].iter().flat_map(|l| l.split_whitespace()) {
+            let piece_of = |h: &&str| {
+                h.match_indices(word).any(|(at, _)| {
+                    let end = at + word.len();
+                    (at == 0 || h[..at].ends_with('-')) && (end == h.len() || word.ends_with('-'))
+                })
+            };
+            assert!(
+                headers.iter().any(piece_of),
+                "{columns}: {word:?} is cut inside a word"
+            );
+        }
+        // A row per row, each cell whole or cut with an ellipsis.
+        for (row, whole) in fitted[head..].iter().zip(&wide[1..]) {
+            let cells: Vec<&str> = row.split_whitespace().collect();
+            let wholes: Vec<&str> = whole.split_whitespace().collect();
+            assert_eq!(cells.len(), wholes.len(), "{columns}: {row:?} / {whole:?}");
+            for (c, w) in cells.iter().zip(&wholes) {
+                let kept = c.strip_suffix('…').unwrap_or(c);
+                assert!(
+                    c == w || (c.ends_with('…') && w.starts_with(kept)),
+                    "{c:?} / {w:?}"
+                );
+                if w.parse::<i64>().is_ok() {
+                    assert_eq!(c, w, "a number is never cut");
+                }
+            }
+        }
+    }
+    let records = on_terminal(&env, 60, args);
+    assert_eq!(records[0], "-[ RECORD 1 ]");
+    let block: Vec<&String> = records[1..]
+        .iter()
+        .take_while(|l| !l.starts_with("-["))
+        .collect();
+    assert_eq!(block.len(), headers.len());
+    let first: Vec<&str> = wide[1].split_whitespace().collect();
+    for ((line, h), v) in block.iter().zip(&headers).zip(&first) {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(parts, [*h, *v], "{line:?}");
+    }
 }
