@@ -50,9 +50,10 @@ use kaen_log::txn::Isolation;
 /// are not on these disks). CONSUMER-ID, HOST and CLIENT-ID name the
 /// member whose current assignment holds the partition, in a classic
 /// group's metadata or a new-protocol (consumer, share, streams) group's
-/// assignment records. Each group ends with a
-/// total row in text output (the sum of its positive lags and pending
-/// records; every sum stops at 9223372036854775807 rather than wrap).
+/// assignment records. Text output holds the partitions' rows alone (the
+/// sum of the groups' lags is said on stderr); `--by group` prints each
+/// group's total, the sum of its positive lags and pending records (every
+/// sum stops at 9223372036854775807 rather than wrap).
 ///
 /// Exit 1 when --fail-above is given and some lag exceeds it, or when the
 /// offsets topic has records that do not decode or cannot be applied
@@ -166,6 +167,16 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         by: args.by,
     };
     emit(&report, args.format, out)?;
+    // Text on stdout is the partitions alone, so sort and awk see rows of
+    // one shape; the sum is for people, on stderr (each group's: --by group).
+    if args.format == Format::Text && args.columns == Columns::All && args.by == By::Partition {
+        let lag = report.groups.iter().fold(0i64, |a, t| a.saturating_add(t.lag));
+        let n = report.groups.len();
+        crate::report::say!(
+            "{n} group{}, lag {lag} in all (each group's: --by group)",
+            if n == 1 { "" } else { "s" }
+        );
+    }
     let remote = rows
         .iter()
         .filter(|r| {
@@ -369,25 +380,7 @@ impl Report for LagReport {
         if self.columns == Columns::Kafka || self.by != By::Partition {
             return self.tables()[0].render(fit);
         }
-        // Each group's rows, then its total.
-        let mut table = Table::of(&self.partitions[..0]);
-        let mut rows = self.partitions.iter().peekable();
-        for total in &self.groups {
-            let mine: Vec<&LagOut> =
-                std::iter::from_fn(|| rows.next_if(|r| r.group == total.group)).collect();
-            let part = Table::of(&mine);
-            table.extend(part);
-            table.push_cells(&[
-                ("group", total.group.clone()),
-                ("topic", "(total)".to_string()),
-                ("lag", total.lag.to_string()),
-                ("pending_records", total.pending_records.to_string()),
-                ("status", String::new()),
-                ("consumer_id", String::new()),
-                ("host", String::new()),
-                ("client_id", String::new()),
-            ]);
-        }
+        let mut table = Table::of(&self.partitions);
         if self
             .partitions
             .iter()

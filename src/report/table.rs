@@ -293,27 +293,6 @@ impl Table {
         self.only(&keep)
     }
 
-    /// Add a row of cells by field name (a text-only line such as a total);
-    /// fields not named are empty.
-    pub fn push_cells(&mut self, cells: &[(&str, String)]) {
-        let row = self
-            .columns
-            .iter()
-            .map(|c| {
-                cells
-                    .iter()
-                    .find(|(f, _)| *f == c.field)
-                    .map(|(_, v)| v.clone())
-            })
-            .collect();
-        self.rows.push(row);
-    }
-
-    /// Append the rows of `other` (a table of the same row type).
-    pub fn extend(&mut self, other: Table) {
-        self.rows.extend(other.rows);
-    }
-
     /// Whether it has no rows.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
