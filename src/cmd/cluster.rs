@@ -89,8 +89,10 @@ use crate::report::{emit, formats, Format, Output, Report, Table};
 /// above_high_watermark (between the high watermark and the log end),
 /// no_committed_offset, partition_lost or no_partition.
 ///
-/// Text: the partitions, their replicas, and the group lag; --lag shows
-/// only the lag. CSV: one row per replica, or with --lag per committed
+/// Text: how each broker went down, then the partitions that are not ok
+/// and their replicas (every one with --all; "every partition ok: N
+/// partitions" when none is), and the group lag; --lag shows only the
+/// lag. CSV: one row per replica, or with --lag per committed
 /// offset. JSON: one document {schema_version, cluster_id, summaries,
 /// metadata, totals, partitions: [{..., replicas: [...]}], groups}.
 ///
@@ -114,6 +116,11 @@ pub struct ClusterArgs {
     /// Only the group lag (text and csv).
     #[arg(long)]
     pub lag: bool,
+    /// Text: every partition and replica, the ok ones too (by default text
+    /// lists only the partitions that are not ok). CSV and JSON always
+    /// hold every one.
+    #[arg(long)]
+    pub all: bool,
     /// A topic whose `unclean.leader.election.enable` is true where the
     /// disks do not say so: in ZooKeeper mode (topic configs live in
     /// ZooKeeper) or when the controllers' server.properties turn it on.
@@ -136,6 +143,7 @@ pub fn run(args: &ClusterArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         &ClusterOut {
             report: &report,
             lag_only: args.lag,
+            all: args.all,
         },
         args.format,
         out,
@@ -150,6 +158,8 @@ pub struct ClusterOut<'a> {
     report: &'a ClusterReport,
     #[serde(skip)]
     lag_only: bool,
+    #[serde(skip)]
+    all: bool,
 }
 
 fn nodes(v: Option<&[i32]>) -> Option<String> {
@@ -353,8 +363,13 @@ impl Report for ClusterOut<'_> {
             ));
             head.push_str(&cluster_text::findings_text(s));
         }
-        let partitions: Vec<PartitionRow> = r
+        // What needs attention: the partitions that are not ok (all with --all).
+        let shown: Vec<&merge::PartitionVerdict> = r
             .partitions
+            .iter()
+            .filter(|p| self.all || p.status != merge::PartitionStatus::Ok)
+            .collect();
+        let partitions: Vec<PartitionRow> = shown
             .iter()
             .map(|p| PartitionRow {
                 topic: &p.topic,
@@ -373,8 +388,7 @@ impl Report for ClusterOut<'_> {
                 detail: &p.detail,
             })
             .collect();
-        let replicas: Vec<ReplicaRow> = r
-            .partitions
+        let replicas: Vec<ReplicaRow> = shown
             .iter()
             .flat_map(|p| {
                 p.replicas.iter().map(move |x| ReplicaRow {
@@ -394,8 +408,7 @@ impl Report for ClusterOut<'_> {
                 })
             })
             .collect();
-        let outcomes: Vec<OutcomeRow> = r
-            .partitions
+        let outcomes: Vec<OutcomeRow> = shown
             .iter()
             .flat_map(|p| {
                 p.outcomes.iter().flat_map(move |o| {
@@ -423,12 +436,19 @@ impl Report for ClusterOut<'_> {
             )
         };
         let losses = cluster_text::losses_text(r);
-        format!(
-            "{head}\n{}\n{}\n{outcomes}{losses}{}",
-            Table::of(&partitions).render(fit),
-            Table::of(&replicas).numeric("batches_beyond").render(fit),
-            lag
-        )
+        let tables = if shown.is_empty() {
+            format!(
+                "every partition ok: {} partitions (--all lists them)\n",
+                r.partitions.len()
+            )
+        } else {
+            format!(
+                "{}\n{}",
+                Table::of(&partitions).render(fit),
+                Table::of(&replicas).numeric("batches_beyond").render(fit)
+            )
+        };
+        format!("{head}\n{tables}\n{outcomes}{losses}{lag}")
     }
 
     fn summary(&self) -> String {

@@ -1317,3 +1317,43 @@ fn in_zookeeper_mode_every_replica_that_can_be_elected_has_its_outcome() {
         .clone();
     assert_eq!(lost, 5);
 }
+
+/// Text lists the partitions that need attention, not every partition:
+/// the rows of its partitions table are exactly those whose status in the
+/// JSON document is not `ok`; `--all` lists every one (as JSON and CSV
+/// always do).
+#[test]
+fn text_lists_only_the_partitions_that_are_not_ok() {
+    let env = crate::support::TestEnv::new();
+    let root = crate::support::repo().join("fixtures/kafka-real/4.4.0");
+    let dirs: Vec<String> = (1..=3)
+        .map(|b| root.join(format!("broker-{b}")).display().to_string())
+        .collect();
+    let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    let json = env.run(
+        &[&["cluster", "--format", "json"][..], &dirs].concat(),
+        None,
+    );
+    let doc: serde_json::Value = serde_json::from_str(&crate::support::stdout(&json)).unwrap();
+    let all = doc["partitions"].as_array().unwrap();
+    let not_ok: Vec<String> = all
+        .iter()
+        .filter(|p| p["status"] != "ok")
+        .map(|p| format!("{} {}", p["topic"].as_str().unwrap(), p["partition"]))
+        .collect();
+    assert!(!not_ok.is_empty() && not_ok.len() < all.len(), "{not_ok:?}");
+    let rows = |args: &[&str]| -> Vec<String> {
+        let o = env.run(&[&["cluster"][..], args, &dirs].concat(), None);
+        let text = crate::support::stdout(&o);
+        // The first table after the brokers' lines: its rows until a blank line.
+        text.split("\n\n")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    assert_eq!(rows(&[]), not_ok);
+    assert_eq!(rows(&["--all"]).len(), all.len());
+}
