@@ -349,7 +349,9 @@ impl Report for TransactionsReport {
         let mut quiet = 0;
         for p in &self.doc.partitions {
             let table = tables.next().unwrap_or_default();
-            if p.producers.is_empty() && p.snapshots.is_empty() {
+            // Nothing to read in a partition without producers whose
+            // snapshots (if any) match the log: it is counted below.
+            if p.producers.is_empty() && p.findings.is_empty() {
                 quiet += 1;
                 continue;
             }
@@ -371,12 +373,17 @@ impl Report for TransactionsReport {
             for f in &p.findings {
                 out.push_str(&indent(escape_cell(&f.to_string()).into_owned()));
             }
-            for s in p.snapshots.iter().filter(|s| s.matches_log) {
+            let matching: Vec<_> = p.snapshots.iter().filter(|s| s.matches_log).collect();
+            if let Some(last) = matching.last() {
                 out.push_str(&format!(
-                    "  {}: snapshot at offset {} ({}) matches the log\n",
-                    escape_cell(&s.file.file),
-                    s.offset,
-                    plural(s.producers, "producer", "producers")
+                    "  {} the log (the last at offset {}, {})\n",
+                    if matching.len() == 1 {
+                        "1 producer snapshot matches".to_string()
+                    } else {
+                        format!("{} producer snapshots match", matching.len())
+                    },
+                    last.offset,
+                    plural(last.producers, "producer", "producers")
                 ));
             }
         }
