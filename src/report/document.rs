@@ -38,6 +38,9 @@ pub enum Format {
     Jsonl,
     /// The main table as CSV with a header line.
     Csv,
+    /// OpenMetrics text (Prometheus' exposition format), for a
+    /// node_exporter textfile.
+    Prometheus,
 }
 
 impl Format {
@@ -48,11 +51,18 @@ impl Format {
             Format::Json => "json",
             Format::Jsonl => "jsonl",
             Format::Csv => "csv",
+            Format::Prometheus => "prometheus",
         }
     }
 
-    fn all() -> [Format; 4] {
-        [Format::Text, Format::Json, Format::Jsonl, Format::Csv]
+    fn all() -> [Format; 5] {
+        [
+            Format::Text,
+            Format::Json,
+            Format::Jsonl,
+            Format::Csv,
+            Format::Prometheus,
+        ]
     }
 }
 
@@ -106,6 +116,11 @@ pub trait Report: Serialize + JsonSchema {
     /// it stream instead; this is for the ones that hold their rows).
     fn write_lines(&self, _lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
         Ok(())
+    }
+
+    /// The metrics of `--format prometheus`, for the commands that offer it.
+    fn metrics(&self) -> Vec<crate::report::openmetrics::Metric> {
+        Vec::new()
     }
 }
 
@@ -204,6 +219,17 @@ pub fn emit<R: Report>(report: &R, format: Format, out: &mut Output) -> anyhow::
             let mut lines = Jsonl::start(out, R::COMMAND)?;
             report.write_lines(&mut lines)?;
         }
+        Format::Prometheus => {
+            let text = crate::report::openmetrics::render(&report.metrics());
+            // Exact bytes for a textfile; on a terminal, names escaped as in text.
+            if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                out.write_all(kaen_log::format::escape::escape_lines(&text).as_bytes())?;
+            } else {
+                out.write_all(text.as_bytes())?;
+            }
+            out.flush()?;
+            crate::report::say_lines(&report.summary());
+        }
     }
     Ok(())
 }
@@ -291,7 +317,7 @@ impl Entries {
             Format::Jsonl => {
                 Jsonl::start(out, command)?;
             }
-            Format::Text | Format::Csv => {}
+            Format::Text | Format::Csv | Format::Prometheus => {}
         }
         Ok(Entries { format, written: 0 })
     }

@@ -16,6 +16,7 @@ pub mod html;
 pub mod indexes;
 pub mod internal;
 pub mod kafka_dump;
+pub mod openmetrics;
 pub mod progress;
 pub mod recovery_text;
 pub mod segment_json;

@@ -784,3 +784,40 @@ fn a_commit_for_a_recreated_topic_has_kafka_consumer_groups_numbers() {
     let o = env.run(&[&base[..], &["--format", "json"]].concat(), None);
     assert!(!stderr(&o).contains("classic consumer"), "{}", stderr(&o));
 }
+
+/// `--format prometheus` is OpenMetrics text that the Prometheus project's
+/// own parser reads (prometheus_client, pinned in the script), and its
+/// samples are `--format json`'s numbers under kafka-lag-exporter's names
+/// and labels (tests/lag/prometheus_check.py says which).
+#[test]
+fn prometheus_output_parses_and_equals_the_json() {
+    if std::env::var("KLOG_SKIP_PROMETHEUS").as_deref() == Ok("1") {
+        eprintln!("SKIPPED: the Prometheus parser check of klog lag (KLOG_SKIP_PROMETHEUS=1)");
+        return;
+    }
+    let repo = crate::support::repo();
+    let venv = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("lag-prometheus-venv");
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(repo.join("tests/lag/prometheus_check.py"))
+        .arg("--klog")
+        .arg(assert_cmd::cargo::cargo_bin("klog"))
+        .arg("--venv")
+        .arg(&venv)
+        .arg(repo.join("fixtures/kafka"))
+        .arg(repo.join("fixtures/kraft"));
+    for r in ["3.9.2", "4.4.0"] {
+        for b in 1..=3 {
+            cmd.arg(repo.join(format!("fixtures/kafka-real/{r}/broker-{b}")));
+        }
+    }
+    let o = cmd.output().unwrap_or_else(|e| {
+        panic!("python3: {e} (KLOG_SKIP_PROMETHEUS=1 skips the Prometheus check)")
+    });
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("samples compared over 8 directories"),
+        "{stdout}"
+    );
+}

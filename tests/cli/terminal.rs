@@ -161,6 +161,8 @@ fn tables_are_never_broken_inside_a_word() {
             }
         }
     }
+    // At 100 columns and below the lag table's headers alone do not fit.
+    assert_eq!(on_terminal(&env, 100, args)[0], "-[ RECORD 1 ]");
     let records = on_terminal(&env, 60, args);
     assert_eq!(records[0], "-[ RECORD 1 ]");
     let block: Vec<&String> = records[1..]
