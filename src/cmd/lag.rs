@@ -173,7 +173,8 @@ pub fn run(args: &LagArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     emit(&report, args.format, out)?;
     // Text on stdout is the partitions alone, so sort and awk see rows of
     // one shape; the sum is for people, on stderr (each group's: --by group).
-    if args.format == Format::Text && args.columns == Columns::All && args.by == By::Partition {
+    let shown = args.format == Format::Text && args.columns == Columns::All;
+    if shown && args.by == By::Partition && !report.groups.is_empty() {
         let lag = report.groups.iter().fold(0i64, |a, t| a.saturating_add(t.lag));
         let n = report.groups.len();
         crate::report::say!(
