@@ -45,7 +45,11 @@ impl Shared {
             let t = Table::create(
                 &dir.join(format!("{name}.parquet")),
                 cols,
-                opts.limits,
+                // Small tables shared by the jobs: written in place.
+                super::Limits {
+                    thread: false,
+                    ..opts.limits
+                },
                 opts.codec,
             )?;
             tables.push((name, Mutex::new(t)));
