@@ -183,7 +183,6 @@ pub fn run(args: &ExportArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         limits: Limits {
             rows: usize::try_from(args.row_group_rows).unwrap_or(usize::MAX),
             bytes: 128 << 20,
-            thread: false,
         },
         codec: match args.compression {
             CodecArg::Zstd => PageCodec::Zstd,

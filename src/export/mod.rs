@@ -65,8 +65,7 @@ pub struct ExportOptions {
     pub decode: Decode,
     /// Write `offset_history` too.
     pub history: bool,
-    /// Threads over partitions (and, with at least twice as many as
-    /// partitions, a thread per records file that encodes its row groups).
+    /// Threads over partitions.
     pub jobs: usize,
     pub limits: Limits,
     pub codec: PageCodec,
@@ -274,15 +273,6 @@ pub fn export(dirs: &[PathBuf], out: &Path, opts: &ExportOptions) -> Result<Expo
     let next = AtomicUsize::new(0);
     let failed: Mutex<Option<Error>> = Mutex::new(None);
     let jobs = opts.jobs.clamp(1, work.len().max(1));
-    // Cores to spare beyond one per partition: each job's records files
-    // encode and compress on a thread of their own while the job reads on.
-    let opts = &ExportOptions {
-        limits: Limits {
-            thread: opts.jobs >= 2 * jobs,
-            ..opts.limits
-        },
-        ..opts.clone()
-    };
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {

@@ -212,10 +212,6 @@ pub struct Limits {
     /// Bytes of keys, values and text a row group may buffer before it is
     /// written (whatever its rows): large values do not grow memory.
     pub bytes: usize,
-    /// Encode and compress each row group on a thread of the file's own
-    /// while the next one is buffered (a core to spare): two row groups
-    /// in memory, each held to half of [`bytes`](Self::bytes).
-    pub thread: bool,
 }
 
 /// The compression of the pages written.
@@ -237,119 +233,8 @@ pub struct Table {
     bytes: usize,
     written: u64,
     limits: Limits,
-    sink: Sink,
-    path: std::path::PathBuf,
-}
-
-/// The file's writer: row groups encoded and compressed here.
-struct Encoder {
     writer: SerializedFileWriter<Staged>,
     path: std::path::PathBuf,
-}
-
-impl Encoder {
-    /// Write `leaves` as one row group, and empty them.
-    fn write_group(&mut self, leaves: &mut [Leaf]) -> Result<()> {
-        let path = &self.path;
-        let err = |e| parquet_err(path, "write a row group of", e);
-        let mut rg = self.writer.next_row_group().map_err(err)?;
-        for l in leaves.iter_mut() {
-            let Some(mut col) = rg.next_column().map_err(err)? else {
-                break;
-            };
-            let def = l.has_def.then_some(l.def.as_slice());
-            let rep = l.has_rep.then_some(l.rep.as_slice());
-            match &mut l.values {
-                Values::I64(v) => col.typed::<Int64Type>().write_batch(v, def, rep),
-                Values::I32(v) => col.typed::<Int32Type>().write_batch(v, def, rep),
-                Values::Bool(v) => col.typed::<BoolType>().write_batch(v, def, rep),
-                Values::Bytes(v) => col
-                    .typed::<ByteArrayType>()
-                    .write_batch(&v.take(), def, rep),
-            }
-            .map_err(err)?;
-            col.close().map_err(err)?;
-        }
-        rg.close().map_err(err)?;
-        for l in leaves {
-            l.clear();
-        }
-        Ok(())
-    }
-
-    /// Write the footer and give the file its name.
-    fn finish(self) -> Result<()> {
-        let path = self.path;
-        let staged = self
-            .writer
-            .into_inner()
-            .map_err(|e| parquet_err(&path, "finish the Parquet file", e))?;
-        staged.commit()
-    }
-}
-
-/// Where full row groups go: written in place, or handed to the file's
-/// encoding thread, which hands each set of buffers back once written
-/// (two sets in all, so memory stays bounded).
-enum Sink {
-    Here(Option<Encoder>),
-    Thread {
-        to: Option<std::sync::mpsc::Sender<Vec<Leaf>>>,
-        back: std::sync::mpsc::Receiver<Vec<Leaf>>,
-        done: Option<std::thread::JoinHandle<Result<Encoder>>>,
-    },
-}
-
-impl Sink {
-    fn start(encoder: Encoder, spare: Vec<Leaf>) -> Self {
-        let (to, groups) = std::sync::mpsc::channel::<Vec<Leaf>>();
-        let (give_back, back) = std::sync::mpsc::channel();
-        // The second set of buffers, filled while the first is written.
-        let _ = give_back.send(spare);
-        let done = std::thread::spawn(move || {
-            let mut encoder = encoder;
-            for mut leaves in groups {
-                encoder.write_group(&mut leaves)?;
-                if give_back.send(leaves).is_err() {
-                    break;
-                }
-            }
-            Ok(encoder)
-        });
-        Sink::Thread {
-            to: Some(to),
-            back,
-            done: Some(done),
-        }
-    }
-
-    /// Stop the thread (if any) and take its encoder, or its error.
-    fn stop(&mut self, path: &Path) -> Result<Encoder> {
-        let gone = || Error::layout(path, "the file was already closed");
-        match self {
-            Sink::Here(e) => e.take().ok_or_else(gone),
-            Sink::Thread { to, done, .. } => {
-                drop(to.take());
-                let handle = done.take().ok_or_else(gone)?;
-                handle
-                    .join()
-                    .map_err(|_| Error::layout(path, "the thread encoding this file panicked"))?
-            }
-        }
-    }
-}
-
-impl Drop for Sink {
-    /// A table dropped unfinished: its thread stopped before the drop
-    /// returns, so the temporary file is gone by then.
-    fn drop(&mut self) {
-        if let Sink::Thread { to, done, .. } = self {
-            drop(to.take());
-            if let Some(h) = done.take() {
-                let _ = h.join();
-            }
-        }
-    }
 }
 
 fn parquet_err(path: &Path, what: &'static str, e: parquet::errors::ParquetError) -> Error {
@@ -388,27 +273,35 @@ impl Table {
         let staged = Staged::create(path)?;
         let writer = SerializedFileWriter::new(staged, Arc::new(schema), Arc::new(props))
             .map_err(|e| parquet_err(path, "start the Parquet file", e))?;
-        let encoder = Encoder {
-            writer,
-            path: path.to_path_buf(),
-        };
-        let (sink, limits) = if limits.thread {
-            let half = Limits {
-                bytes: (limits.bytes / 2).max(1),
-                ..limits
-            };
-            (Sink::start(encoder, leaves_of(cols)), half)
-        } else {
-            (Sink::Here(Some(encoder)), limits)
-        };
+        let mut leaves = Vec::new();
+        for c in cols {
+            match c.kind {
+                Kind::I64 | Kind::TimestampMs => {
+                    leaves.push(Leaf::new(Values::I64(Vec::new()), c.optional, false))
+                }
+                Kind::I32 | Kind::I16 => {
+                    leaves.push(Leaf::new(Values::I32(Vec::new()), c.optional, false))
+                }
+                Kind::Bool => leaves.push(Leaf::new(Values::Bool(Vec::new()), c.optional, false)),
+                Kind::Str | Kind::Bytes => leaves.push(Leaf::new(
+                    Values::Bytes(Arena::default()),
+                    c.optional,
+                    false,
+                )),
+                Kind::Headers => {
+                    leaves.push(Leaf::new(Values::Bytes(Arena::default()), true, true));
+                    leaves.push(Leaf::new(Values::Bytes(Arena::default()), true, true));
+                }
+            }
+        }
         Ok(Table {
             cols,
-            leaves: leaves_of(cols),
+            leaves,
             rows: 0,
             bytes: 0,
             written: 0,
             limits,
-            sink,
+            writer,
             path: path.to_path_buf(),
         })
     }
@@ -487,35 +380,34 @@ impl Table {
         Ok(())
     }
 
-    /// Write the buffered rows as one row group (or hand them to the
-    /// encoding thread, and take back the buffers it last wrote).
+    /// Write the buffered rows as one row group.
     fn flush(&mut self) -> Result<()> {
         if self.rows == 0 {
             return Ok(());
         }
-        match &mut self.sink {
-            Sink::Here(Some(encoder)) => encoder.write_group(&mut self.leaves)?,
-            Sink::Here(None) => {
-                return Err(Error::layout(&self.path, "the file was already closed"))
+        let path = self.path.clone();
+        let err = |e| parquet_err(&path, "write a row group of", e);
+        let mut rg = self.writer.next_row_group().map_err(err)?;
+        for l in &mut self.leaves {
+            let Some(mut col) = rg.next_column().map_err(err)? else {
+                break;
+            };
+            let def = l.has_def.then_some(l.def.as_slice());
+            let rep = l.has_rep.then_some(l.rep.as_slice());
+            match &mut l.values {
+                Values::I64(v) => col.typed::<Int64Type>().write_batch(v, def, rep),
+                Values::I32(v) => col.typed::<Int32Type>().write_batch(v, def, rep),
+                Values::Bool(v) => col.typed::<BoolType>().write_batch(v, def, rep),
+                Values::Bytes(v) => col
+                    .typed::<ByteArrayType>()
+                    .write_batch(&v.take(), def, rep),
             }
-            Sink::Thread { to, back, .. } => {
-                let handed = match (back.recv(), to.as_ref()) {
-                    (Ok(spare), Some(to)) => {
-                        let full = std::mem::replace(&mut self.leaves, spare);
-                        to.send(full).is_ok()
-                    }
-                    _ => false,
-                };
-                if !handed {
-                    // The thread stopped: on an error, which it returns.
-                    let path = self.path.clone();
-                    self.sink.stop(&path)?;
-                    return Err(Error::layout(
-                        &path,
-                        "the thread encoding this file stopped",
-                    ));
-                }
-            }
+            .map_err(err)?;
+            col.close().map_err(err)?;
+        }
+        rg.close().map_err(err)?;
+        for l in &mut self.leaves {
+            l.clear();
         }
         self.written += self.rows as u64;
         self.rows = 0;
@@ -528,35 +420,14 @@ impl Table {
     pub fn finish(mut self) -> Result<u64> {
         self.flush()?;
         let path = self.path.clone();
-        self.sink.stop(&path)?.finish()?;
-        Ok(self.written)
+        let rows = self.written;
+        let staged = self
+            .writer
+            .into_inner()
+            .map_err(|e| parquet_err(&path, "finish the Parquet file", e))?;
+        staged.commit()?;
+        Ok(rows)
     }
-}
-
-/// Empty buffers for the leaf columns of `cols`.
-fn leaves_of(cols: &[Col]) -> Vec<Leaf> {
-    let mut leaves = Vec::new();
-    for c in cols {
-        match c.kind {
-            Kind::I64 | Kind::TimestampMs => {
-                leaves.push(Leaf::new(Values::I64(Vec::new()), c.optional, false))
-            }
-            Kind::I32 | Kind::I16 => {
-                leaves.push(Leaf::new(Values::I32(Vec::new()), c.optional, false))
-            }
-            Kind::Bool => leaves.push(Leaf::new(Values::Bool(Vec::new()), c.optional, false)),
-            Kind::Str | Kind::Bytes => leaves.push(Leaf::new(
-                Values::Bytes(Arena::default()),
-                c.optional,
-                false,
-            )),
-            Kind::Headers => {
-                leaves.push(Leaf::new(Values::Bytes(Arena::default()), true, true));
-                leaves.push(Leaf::new(Values::Bytes(Arena::default()), true, true));
-            }
-        }
-    }
-    leaves
 }
 
 /// Whether `v` may be a value of column `c`.
@@ -629,18 +500,11 @@ mod tests {
     /// written, only the temporary name exists.
     #[test]
     fn an_unfinished_table_leaves_no_file_under_its_name() {
-        for thread in [false, true] {
-            unfinished(thread);
-        }
-    }
-
-    fn unfinished(thread: bool) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("00000000000000000000.parquet");
         let limits = Limits {
             rows: 2,
             bytes: 1 << 20,
-            thread,
         };
         let mut t = Table::create(&path, COLS, limits, PageCodec::Zstd).unwrap();
         for i in 0..5 {
@@ -659,35 +523,6 @@ mod tests {
         assert_eq!(names(dir.path()), ["00000000000000000000.parquet"]);
     }
 
-    /// Row groups encoded on the file's thread make the same bytes as
-    /// row groups encoded in place.
-    #[test]
-    fn a_thread_writes_the_same_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut files = Vec::new();
-        for thread in [false, true] {
-            let path = dir.path().join(format!("{thread}.parquet"));
-            let limits = Limits {
-                rows: 3,
-                bytes: 1 << 20,
-                thread,
-            };
-            let mut t = Table::create(&path, COLS, limits, PageCodec::Zstd).unwrap();
-            for i in 0..10 {
-                let key = format!("k{i}");
-                let key = if i % 4 == 0 {
-                    Val::Null
-                } else {
-                    Val::Bytes(key.as_bytes())
-                };
-                t.push(&[Val::I64(i), key]).unwrap();
-            }
-            assert_eq!(t.finish().unwrap(), 10);
-            files.push(std::fs::read(&path).unwrap());
-        }
-        assert_eq!(files[0], files[1]);
-    }
-
     /// A value of the wrong type for its column is an error, not a file
     /// whose columns disagree.
     #[test]
@@ -697,7 +532,6 @@ mod tests {
         let limits = Limits {
             rows: 10,
             bytes: 1 << 20,
-            thread: false,
         };
         let mut t = Table::create(&path, COLS, limits, PageCodec::None).unwrap();
         assert!(t.push(&[Val::I64(1)]).is_err());

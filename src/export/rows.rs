@@ -45,11 +45,7 @@ impl Shared {
             let t = Table::create(
                 &dir.join(format!("{name}.parquet")),
                 cols,
-                // Small tables shared by the jobs: written in place.
-                super::Limits {
-                    thread: false,
-                    ..opts.limits
-                },
+                opts.limits,
                 opts.codec,
             )?;
             tables.push((name, Mutex::new(t)));
