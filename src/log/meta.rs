@@ -223,6 +223,14 @@ pub fn node_id(data_dir: &Path) -> Option<i32> {
         .and_then(|m| m.node_id)
 }
 
+/// The `cluster.id` in `data_dir`'s `meta.properties`, when it says.
+pub fn cluster_id(data_dir: &Path) -> Option<String> {
+    read_meta_properties(&data_dir.join(META_PROPERTIES))
+        .ok()
+        .flatten()
+        .and_then(|m| m.cluster_id)
+}
+
 /// Read `<log dir>/meta.properties`; `None` when it does not exist.
 pub fn read_meta_properties(path: &Path) -> Result<Option<MetaProperties>> {
     let Some(bytes) = read_if_exists(path)? else {

@@ -10,10 +10,7 @@ use crate::report::openmetrics::Metric;
 /// that names one).
 pub(super) fn cluster_name(dirs: &[kaen_log::log::DataDir]) -> String {
     dirs.iter()
-        .filter_map(|d| {
-            kaen_log::log::meta::read_meta_properties(&d.path.join("meta.properties")).ok()?
-        })
-        .find_map(|m| m.cluster_id)
+        .find_map(|d| kaen_log::log::meta::cluster_id(&d.path))
         .unwrap_or_default()
 }
 

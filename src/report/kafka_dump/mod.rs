@@ -85,20 +85,18 @@ pub struct Lines {
 }
 
 /// The start of a record's line: `| offset: <offset> <timestampType>:
-/// <timestamp> keySize: <n> valueSize: <n>` (`printRecordMetadata`).
-fn metadata_head(
-    offset: i64,
-    ts_label: &str,
-    timestamp: i64,
-    key: Option<&[u8]>,
-    value: Option<&[u8]>,
-) -> String {
-    let size = |b: Option<&[u8]>| b.map_or(-1, |b| b.len() as i64);
+/// <timestamp> keySize: <n> valueSize: <n>` (`printRecordMetadata`), the
+/// sizes as stored (-1 for null).
+fn metadata_head(offset: i64, ts_label: &str, timestamp: i64, sizes: (i64, i64)) -> String {
     format!(
         "| offset: {offset} {ts_label}: {timestamp} keySize: {} valueSize: {}",
-        size(key),
-        size(value)
+        sizes.0, sizes.1
     )
+}
+
+/// A key's or value's size as `keySize`/`valueSize` print it: -1 for null.
+fn size(b: Option<&[u8]>) -> i64 {
+    b.map_or(-1, |b| b.len() as i64)
 }
 
 impl Lines {
@@ -116,8 +114,7 @@ impl Lines {
                 r.offset,
                 h.timestamp_type().label(),
                 r.timestamp,
-                r.key,
-                r.value,
+                (size(r.key), size(r.value)),
             );
             let keys: Vec<String> = r.headers().map(|hd| text(hd.key)).collect();
             line.push_str(&format!(
@@ -145,15 +142,29 @@ impl Lines {
     ) -> Result<String, Halted> {
         let mut line = String::new();
         if !self.skip_metadata {
-            line = metadata_head(msg.offset, ts_label, msg.timestamp, msg.key, msg.value);
-            let brace = if self.tool.scala() { "}" } else { "" };
-            line.push_str(&format!(
-                " isValid: {} crc: {}{brace}",
-                msg.crc_valid, msg.crc
-            ));
+            line = self.legacy_head(
+                (msg.offset, ts_label, msg.timestamp),
+                (size(msg.key), size(msg.value)),
+                (msg.crc_valid, msg.crc),
+            );
         }
         self.push_contents(&mut line, msg.offset, msg.key, msg.value)?;
         Ok(line)
+    }
+
+    /// A legacy message's metadata: [`metadata_head`], then its own
+    /// `isValid` and stored `crc` (`crc: N}` in the Scala tool).
+    fn legacy_head(
+        &self,
+        (offset, ts_label, timestamp): (i64, &str, i64),
+        sizes: (i64, i64),
+        (crc_valid, crc): (bool, u32),
+    ) -> String {
+        let brace = if self.tool.scala() { "}" } else { "" };
+        format!(
+            "{} isValid: {crc_valid} crc: {crc}{brace}",
+            metadata_head(offset, ts_label, timestamp, sizes)
+        )
     }
 
     /// The `| offset: …` line of an uncompressed legacy entry whose value
@@ -173,16 +184,11 @@ impl Lines {
         };
         let mut line = String::new();
         if !self.skip_metadata {
-            line = format!(
-                "| offset: {} {ts_label}: {} keySize: {key_size} valueSize: {value_size}",
-                m.offset, m.timestamp,
+            line = self.legacy_head(
+                (m.offset, ts_label, m.timestamp),
+                (key_size.into(), value_size.into()),
+                (m.crc_valid(), m.crc),
             );
-            let brace = if self.tool.scala() { "}" } else { "" };
-            line.push_str(&format!(
-                " isValid: {} crc: {}{brace}",
-                m.crc_valid(),
-                m.crc
-            ));
         }
         if self.contents {
             let parsed = self
