@@ -140,19 +140,12 @@ impl Report for CommitReport {
     }
 
     fn write_lines(&self, lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
-        for c in &self.commits {
-            lines.line("commit", c)?;
-        }
-        for w in &self.written {
-            lines.line("written", w)?;
-        }
-        lines.line(
-            "summary",
-            &Summary {
-                group: &self.group,
-                executed: self.executed,
-            },
-        )
+        let summary = Summary {
+            group: &self.group,
+            executed: self.executed,
+        };
+        let rows = ("commit", self.commits.as_slice());
+        crate::report::written::write_lines(lines, rows, &self.written, summary)
     }
 }
 

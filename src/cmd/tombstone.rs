@@ -144,19 +144,12 @@ impl Report for TombstoneReport {
     }
 
     fn write_lines(&self, lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
-        for r in &self.tombstones {
-            lines.line("tombstone", r)?;
-        }
-        for w in &self.written {
-            lines.line("written", w)?;
-        }
-        lines.line(
-            "summary",
-            &crate::report::written::Summary {
-                group: &self.group,
-                executed: self.executed,
-            },
-        )
+        let summary = crate::report::written::Summary {
+            group: &self.group,
+            executed: self.executed,
+        };
+        let rows = ("tombstone", self.tombstones.as_slice());
+        crate::report::written::write_lines(lines, rows, &self.written, summary)
     }
 }
 

@@ -452,39 +452,44 @@ mod tests {
         );
         let nested =
             |schema: &str, path: &str| field(schema, path).nested.map(|n| (n.name, n.versions));
-        assert_eq!(
-            nested("RegisterBrokerRecord", "EndPoints"),
-            Some(("BrokerEndpoint", (0, 4)))
-        );
-        assert_eq!(
-            nested("RegisterBrokerRecord", "Features"),
-            Some(("BrokerFeature", (0, 4)))
-        );
-        assert_eq!(
-            nested("RegisterControllerRecord", "EndPoints"),
-            Some(("ControllerEndpoint", (0, 0)))
-        );
-        assert_eq!(
-            nested("ClientQuotaRecord", "Entity"),
-            Some(("EntityData", (0, 0)))
-        );
-        assert_eq!(
-            nested("VotersRecord", "Voters.Endpoints"),
-            Some(("Endpoint", (0, 0)))
-        );
-        assert_eq!(
-            nested("TransactionLogValue", "TransactionPartitions"),
-            Some(("PartitionsSchema", (0, 1)))
-        );
-        assert_eq!(
-            nested("ShareUpdateValue", "StateBatches"),
-            Some(("StateBatch", (0, 0)))
-        );
-        // A field of versions 1+ in a message of 0-3: its class reads 1-3.
-        assert_eq!(
-            nested("ConsumerProtocolSubscription", "OwnedPartitions"),
-            Some(("TopicPartition", (1, 3)))
-        );
+        let classes = [
+            (
+                "RegisterBrokerRecord",
+                "EndPoints",
+                "BrokerEndpoint",
+                (0, 4),
+            ),
+            ("RegisterBrokerRecord", "Features", "BrokerFeature", (0, 4)),
+            (
+                "RegisterControllerRecord",
+                "EndPoints",
+                "ControllerEndpoint",
+                (0, 0),
+            ),
+            ("ClientQuotaRecord", "Entity", "EntityData", (0, 0)),
+            ("VotersRecord", "Voters.Endpoints", "Endpoint", (0, 0)),
+            (
+                "TransactionLogValue",
+                "TransactionPartitions",
+                "PartitionsSchema",
+                (0, 1),
+            ),
+            ("ShareUpdateValue", "StateBatches", "StateBatch", (0, 0)),
+            // A field of versions 1+ in a message of 0-3: its class reads 1-3.
+            (
+                "ConsumerProtocolSubscription",
+                "OwnedPartitions",
+                "TopicPartition",
+                (1, 3),
+            ),
+        ];
+        for (schema, path, class, versions) in classes {
+            assert_eq!(
+                nested(schema, path),
+                Some((class, versions)),
+                "{schema}.{path}"
+            );
+        }
         // Common structs read any version.
         assert_eq!(nested("LeaderChangeMessage", "Voters"), None);
         assert_eq!(nested("GroupMetadataValue", "members"), None);

@@ -72,37 +72,25 @@ pub struct Policy {
 
 impl Policy {
     /// The valid log as Kafka's recovery sees it: CRC-checked, ending at the first damage.
-    pub const VALID_PREFIX: Policy = Policy {
-        on_damage: OnDamage::Stop,
-        checks: Checks::Crc,
-        check_ahead: None,
-        reads: Reads::Auto,
-        meter: None,
-    };
+    pub const VALID_PREFIX: Policy = Policy::of(OnDamage::Stop, Checks::Crc);
     /// Every CRC-valid entry, past damage (what analysis and replay read).
-    pub const VALID_ENTRIES: Policy = Policy {
-        on_damage: OnDamage::Resync,
-        checks: Checks::Crc,
-        check_ahead: None,
-        reads: Reads::Auto,
-        meter: None,
-    };
+    pub const VALID_ENTRIES: Policy = Policy::of(OnDamage::Resync, Checks::Crc);
     /// Every framed entry, CRC-valid or not, past damage (dumps and verification).
-    pub const EVERY_ENTRY: Policy = Policy {
-        on_damage: OnDamage::Resync,
-        checks: Checks::HeadersOnly,
-        check_ahead: None,
-        reads: Reads::Auto,
-        meter: None,
-    };
+    pub const EVERY_ENTRY: Policy = Policy::of(OnDamage::Resync, Checks::HeadersOnly);
     /// Framing and headers only, ending at the first framing damage (cheap counts).
-    pub const HEADERS: Policy = Policy {
-        on_damage: OnDamage::Stop,
-        checks: Checks::HeadersOnly,
-        check_ahead: None,
-        reads: Reads::Auto,
-        meter: None,
-    };
+    pub const HEADERS: Policy = Policy::of(OnDamage::Stop, Checks::HeadersOnly);
+
+    /// A policy of `on_damage` and `checks`, reading ahead as it judges
+    /// best, with no meter.
+    const fn of(on_damage: OnDamage, checks: Checks) -> Policy {
+        Policy {
+            on_damage,
+            checks,
+            check_ahead: None,
+            reads: Reads::Auto,
+            meter: None,
+        }
+    }
 }
 
 /// Damage the walk met.

@@ -7,18 +7,21 @@
 //! clientHost string, rebalanceTimeout int32 (v1+), sessionTimeout int32,
 //! subscription bytes, assignment bytes]. v4 is the flexible form of v3.
 //! For protocolType `consumer` the subscription and the assignment are the
-//! consumer protocol's messages (int16 version, then the struct), read
-//! with their schema tables.
+//! consumer protocol's messages (int16 version, then the struct). All are
+//! read with their schema tables.
 
-use std::borrow::Cow;
+use base64::Engine;
+use serde_json::Value;
 
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
-use crate::format::message::{read_value_version, MessageReader};
+use crate::format::message::read_value_version;
 use crate::format::schema::Leniency;
 use crate::offsets::records::{
     decode_consumer_protocol, CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION,
+    GROUP_METADATA_VALUE,
 };
+use crate::offsets::Fields;
 
 /// One member of a classic group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,62 +99,49 @@ impl GroupMetadata {
     }
 }
 
-/// Decode a GroupMetadataValue; `at` is its absolute position.
+/// Decode a GroupMetadataValue (the table [`GROUP_METADATA_VALUE`], read
+/// as Kafka's generated reader reads it); `at` is its absolute position.
 pub fn decode_group_metadata(value: &[u8], at: u64) -> Result<GroupMetadata, DecodeError> {
     let mut c = Cursor::new(value, at);
-    let version = read_value_version(&mut c, "GroupMetadataValue", 0..=4)?; // version: int16
-    let mut m = MessageReader::new(&mut c, version >= 4);
-    let protocol_type = m.string("protocolType")?.into_owned(); // protocolType: string
-    let generation = m.c.i32()?; // generation: int32
-    let protocol = m.nullable_string("protocol")?.map(Cow::into_owned); // protocol: string?
-    let leader = m.nullable_string("leader")?.map(Cow::into_owned); // leader: string?
-    let current_state_timestamp = if version >= 2 { Some(m.c.i64()?) } else { None }; // currentStateTimestamp: int64 (v2+)
-    let count = m.array_len("members")?; // members: array
-    let mut members = Vec::new();
-    for _ in 0..count {
-        let member_id = m.string("memberId")?.into_owned();
-        let group_instance_id = if version >= 3 {
-            m.nullable_string("groupInstanceId")?.map(Cow::into_owned)
-        } else {
-            None
-        };
-        let client_id = m.string("clientId")?.into_owned();
-        let client_host = m.string("clientHost")?.into_owned();
-        let rebalance_timeout_ms = if version >= 1 { Some(m.c.i32()?) } else { None };
-        let session_timeout_ms = m.c.i32()?;
-        let subscription_bytes = m.nullable_bytes("subscription")?;
-        let assignment_bytes = m.nullable_bytes("assignment")?;
-        m.tagged_fields()?;
-        let assignment = match assignment_bytes {
-            Some(b) if protocol_type == "consumer" => decode_assignment(b).unwrap_or_default(),
-            _ => Vec::new(),
-        };
-        let subscription = match subscription_bytes {
-            Some(b) if protocol_type == "consumer" => decode_subscription(b).ok(),
-            _ => None,
-        };
-        members.push(Member {
-            subscription,
-            member_id,
-            group_instance_id,
-            client_id,
-            client_host,
-            rebalance_timeout_ms,
-            session_timeout_ms,
-            assignment,
-        });
-    }
-    m.tagged_fields()?;
+    let schema = &GROUP_METADATA_VALUE;
+    let versions = schema.versions.0..=schema.versions.1;
+    let version = read_value_version(&mut c, schema.name, versions)?; // version: int16
+    let read = schema.decode_prefix_any_version_as_kafka(&mut c, version)?;
+    let d = Fields(&read.data);
+    let protocol_type = d.string("protocolType");
+    let members = d.get("members").and_then(Value::as_array);
+    let members = members.into_iter().flatten().map(|m| {
+        let m = Fields(m);
+        // subscription, assignment: bytes (base64 in the decoded message).
+        let bytes = |name| base64::engine::general_purpose::STANDARD.decode(m.string(name));
+        let consumer = protocol_type == "consumer";
+        Member {
+            member_id: m.string("memberId"),
+            group_instance_id: m.opt_string("groupInstanceId"), // v3+
+            client_id: m.string("clientId"),
+            client_host: m.string("clientHost"),
+            rebalance_timeout_ms: m.opt_int("rebalanceTimeout").map(|t| t as i32), // v1+
+            session_timeout_ms: m.int("sessionTimeout") as i32,
+            assignment: match bytes("assignment") {
+                Ok(b) if consumer => decode_assignment(&b).unwrap_or_default(),
+                _ => Vec::new(),
+            },
+            subscription: match bytes("subscription") {
+                Ok(b) if consumer => decode_subscription(&b).ok(),
+                _ => None,
+            },
+        }
+    });
     Ok(GroupMetadata {
-        trailing_bytes: m.c.remaining() as u64,
-        lenient: m.lenient,
         version,
+        members: members.collect(),
+        generation: d.int("generation") as i32,
+        protocol: d.opt_string("protocol"),
+        leader: d.opt_string("leader"),
+        current_state_timestamp: d.opt_int("currentStateTimestamp"), // v2+
         protocol_type,
-        generation,
-        protocol,
-        leader,
-        current_state_timestamp,
-        members,
+        trailing_bytes: c.remaining() as u64,
+        lenient: read.lenient,
     })
 }
 

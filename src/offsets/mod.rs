@@ -16,8 +16,9 @@
 //! Bytes after a key's or value's last field are ignored, as Kafka's
 //! generated readers (`CoordinatorRecordSerde.readMessage`) never look past
 //! the fields of the version they read; the replay warns of them. Keys and
-//! values are read as those readers read them
-//! ([`crate::format::message::MessageReader`]): a name's malformed UTF-8 is
+//! values are read as those readers read them (the schema tables of
+//! [`records`], read by [`Schema::decode_prefix_any_version_as_kafka`]), and
+//! written from the same tables ([`Schema::encode`]): a name's malformed UTF-8 is
 //! U+FFFD, a nullable field's negative length null, a known tag read in
 //! place; the coordinator loads such a record, and the replay applies it
 //! with a warning ([`crate::format::schema::Leniency`]).
@@ -56,10 +57,12 @@ pub mod write;
 
 use std::borrow::Cow;
 
-use crate::error::{DecodeError, DecodeErrorKind};
+use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
-use crate::format::message::{put_string, read_value_version, MessageReader};
-use crate::format::schema::{KafkaReads, Leniency};
+use serde_json::json;
+
+use crate::format::message::read_value_version;
+use crate::format::schema::{uuid_string, Leniency, Schema, ZERO_UUID};
 
 pub use group::GroupMetadata;
 pub use replay::{Replay, ReplayOptions};
@@ -134,29 +137,18 @@ pub struct KeyRead<'a> {
 }
 
 /// Decode a key as Kafka's generated `OffsetCommitKey` and
-/// `GroupMetadataKey` read it ([`MessageReader`]) and count the bytes after
-/// its fields. A record type the group coordinator does not know, negative
-/// ones included, is [`OffsetsKey::Other`]
+/// `GroupMetadataKey` read it (the tables [`records::OFFSET_COMMIT_KEY`]
+/// and [`records::GROUP_METADATA_KEY`], read as Kafka reads:
+/// [`Schema::decode_prefix_any_version_as_kafka`]) and count the bytes
+/// after its fields. A record type the group coordinator does not know,
+/// negative ones included, is [`OffsetsKey::Other`]
 /// (`GroupCoordinatorRecordSerde.apiMessageKeyFor`).
 pub fn decode_key_and_rest(key: &[u8], at: u64) -> Result<KeyRead<'_>, DecodeError> {
     let mut c = Cursor::new(key, at);
     let record_type = c.i16()?; // recordType: int16
-    let mut m = MessageReader::new(&mut c, false);
-    let k = match record_type {
-        0 | 1 => {
-            let group = m.string("group")?; // group: string
-            let topic = m.string("topic")?; // topic: string
-            let partition = m.c.i32()?; // partition: int32
-            OffsetsKey::OffsetCommit {
-                record_type,
-                group,
-                topic,
-                partition,
-            }
-        }
-        2 => OffsetsKey::GroupMetadata {
-            group: m.string("group")?,
-        }, // group: string
+    let schema = match record_type {
+        0 | 1 => &records::OFFSET_COMMIT_KEY,
+        2 => &records::GROUP_METADATA_KEY,
         other => {
             return Ok(KeyRead {
                 key: OffsetsKey::Other { record_type: other },
@@ -165,11 +157,74 @@ pub fn decode_key_and_rest(key: &[u8], at: u64) -> Result<KeyRead<'_>, DecodeErr
             })
         }
     };
+    let read = schema.decode_prefix_any_version_as_kafka(&mut c, 0)?;
+    let d = Fields(&read.data);
+    let k = match record_type {
+        2 => OffsetsKey::GroupMetadata {
+            group: Cow::Owned(d.string("group")),
+        },
+        _ => OffsetsKey::OffsetCommit {
+            record_type,
+            group: Cow::Owned(d.string("group")),
+            topic: Cow::Owned(d.string("topic")),
+            partition: d.int("partition") as i32,
+        },
+    };
     Ok(KeyRead {
         key: k,
-        trailing: m.c.remaining() as u64,
-        lenient: m.lenient,
+        trailing: c.remaining() as u64,
+        lenient: read.lenient,
     })
+}
+
+/// The fields of a message the schema interpreter read, by their JSON
+/// names: its typed view. The interpreter has checked every type, so a
+/// field it left out is one the version does not hold (see the callers
+/// for its default).
+#[derive(Clone, Copy)]
+pub(crate) struct Fields<'v>(pub(crate) &'v serde_json::Value);
+
+impl<'v> Fields<'v> {
+    pub(crate) fn get(self, name: &str) -> Option<&'v serde_json::Value> {
+        self.0.get(name)
+    }
+
+    pub(crate) fn int(self, name: &str) -> i64 {
+        self.opt_int(name).unwrap_or_default()
+    }
+
+    pub(crate) fn opt_int(self, name: &str) -> Option<i64> {
+        self.get(name).and_then(serde_json::Value::as_i64)
+    }
+
+    pub(crate) fn string(self, name: &str) -> String {
+        self.opt_string(name).unwrap_or_default()
+    }
+
+    pub(crate) fn opt_string(self, name: &str) -> Option<String> {
+        self.get(name)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    }
+}
+
+/// An OffsetCommitKey as the replay's hot path reads it (see
+/// [`offset_commit_value_fast`]): record type 0 or 1, both names in UTF-8,
+/// nothing after the partition; its names borrowed. `None` for any other
+/// key, which [`decode_key_and_rest`] then reads. Tested to agree with it
+/// on every key it accepts.
+#[inline]
+pub fn offset_commit_key_fast(key: &[u8]) -> Option<(i16, &str, &str, i32)> {
+    let fields = offset_commit_fields(key)?;
+    let string = |at: usize| -> Option<&str> {
+        let len = usize::try_from(i16::from_be_bytes(*fields.get(at..)?.first_chunk::<2>()?));
+        std::str::from_utf8(fields.get(at + 2..at + 2 + len.ok()?)?).ok()
+    };
+    let group = string(0)?; // group: string
+    let topic = string(2 + group.len())?; // topic: string
+    let partition = i32::from_be_bytes(*fields.last_chunk::<4>()?); // partition: int32
+    let record_type = i16::from_be_bytes(*key.first_chunk::<2>()?); // recordType: int16
+    Some((record_type, group, topic, partition))
 }
 
 /// The bytes of an OffsetCommitKey's fields as written (group, topic,
@@ -200,96 +255,39 @@ pub fn decode_offset_commit_value(value: &[u8], at: u64) -> Result<OffsetCommitV
     decode_offset_commit_value_of(1, value, at)
 }
 
-/// The value schema Kafka reads under offset-commit key type
-/// `record_type` and its versions (`CoordinatorRecordType`: type 0 is
-/// LegacyOffsetCommitValue, version 0 only, since 4.1).
-fn commit_value_versions(record_type: i16) -> (&'static str, std::ops::RangeInclusive<i16>) {
-    let schema = records::group_record_type(record_type).map(|r| r.value);
-    match schema {
-        Some(s) if record_type == 0 => (s.name, s.versions.0..=s.versions.1),
-        _ => ("OffsetCommitValue", 0..=4),
-    }
-}
-
 /// [`decode_offset_commit_value`] under key type `record_type` (0 or 1),
-/// whose schema decides the versions read.
+/// whose value schema ([`records::CLASSIC_RECORDS`]: type 0 is
+/// LegacyOffsetCommitValue, version 0 only, since 4.1) decides the
+/// versions read. A v4 tagged topicId is read as the generated reader
+/// reads it (`case 0: this.topicId = _readable.readUuid();`, whatever size
+/// its header gives: a leniency); the zero uuid (`Uuid.ZERO_UUID`, "no
+/// topic id", which `OffsetMetadataManager.isMismatchedTopicId` never
+/// compares) is no topic id.
 pub fn decode_offset_commit_value_of(
     record_type: i16,
     value: &[u8],
     at: u64,
 ) -> Result<OffsetCommitValue, DecodeError> {
+    let schema = match records::group_record_type(record_type) {
+        Some(r) if record_type == 0 => &r.value,
+        _ => &records::OFFSET_COMMIT_VALUE,
+    };
     let mut c = Cursor::new(value, at);
-    let (schema, versions) = commit_value_versions(record_type);
-    let version = read_value_version(&mut c, schema, versions)?; // version: int16
-    let mut m = MessageReader::new(&mut c, version >= 4);
-    let offset = m.c.i64()?; // offset: int64
-    let leader_epoch = if version >= 3 { m.c.i32()? } else { -1 }; // leaderEpoch: int32 (v3+)
-    let metadata = m.string("metadata")?.into_owned(); // metadata: string
-    let commit_timestamp = m.c.i64()?; // commitTimestamp: int64
-    let expire_timestamp = if version == 1 { Some(m.c.i64()?) } else { None }; // expireTimestamp: int64 (v1)
-    let mut lenient = m.lenient;
-    let topic_id = if version >= 4 {
-        read_topic_id(&mut c, &mut lenient)?
-    } else {
-        None
-    }; // tagged fields (v4+)
+    let versions = schema.versions.0..=schema.versions.1;
+    let version = read_value_version(&mut c, schema.name, versions)?; // version: int16
+    let read = schema.decode_prefix_any_version_as_kafka(&mut c, version)?;
+    let d = Fields(&read.data);
     Ok(OffsetCommitValue {
         version,
-        topic_id,
-        offset,
-        leader_epoch,
-        metadata,
-        commit_timestamp,
-        expire_timestamp,
+        offset: d.int("offset"),
+        leader_epoch: d.opt_int("leaderEpoch").map_or(-1, |e| e as i32), // v3+
+        metadata: d.string("metadata"),
+        commit_timestamp: d.int("commitTimestamp"),
+        expire_timestamp: d.opt_int("expireTimestamp"), // v1
+        topic_id: d.opt_string("topicId").filter(|id| id != ZERO_UUID), // v4, tagged
         trailing_bytes: c.remaining() as u64,
-        lenient,
+        lenient: read.lenient,
     })
-}
-
-/// The tagged-field section of an OffsetCommitValue v4: tag 0 is topicId
-/// (uuid, `OffsetCommitValue.json`), read where it starts whatever size
-/// its header gives, as the generated reader reads it (`case 0:
-/// this.topicId = _readable.readUuid();`; a size that is not 16 goes to
-/// `lenient`); others are skipped, as Kafka's reader skips tags it does
-/// not know. `None` for the zero uuid (`Uuid.ZERO_UUID`, "no topic id",
-/// which `OffsetMetadataManager.isMismatchedTopicId` never compares) or
-/// no tag 0.
-fn read_topic_id(
-    c: &mut Cursor<'_>,
-    lenient: &mut Vec<Leniency>,
-) -> Result<Option<String>, DecodeError> {
-    let mut topic_id = None;
-    let count = c.uvarint()?; // tagged fields: uvarint count
-    for _ in 0..count {
-        let tag = c.uvarint()?; // tag: uvarint
-        let size = c.uvarint()?; // size: uvarint
-        if tag != 0 {
-            c.bytes(size as usize)?;
-            continue;
-        }
-        let start = c.position();
-        let id = c.bytes(16)?; // topicId: uuid
-        let kind = match u64::from(size) {
-            16 => None,
-            n if n > 16 => Some(DecodeErrorKind::TrailingBytes {
-                field: "topicId",
-                remaining: n - 16,
-            }),
-            n => Some(DecodeErrorKind::UnexpectedEof {
-                needed: 16,
-                available: n,
-            }),
-        };
-        if let Some(kind) = kind {
-            let at = if size > 16 { c.position() } else { start };
-            lenient.push(Leniency {
-                defect: DecodeError::new(at, kind),
-                kafka_reads: KafkaReads::InPlace,
-            });
-        }
-        topic_id = (id.iter().any(|b| *b != 0)).then(|| crate::format::schema::uuid_string(id));
-    }
-    Ok(topic_id)
 }
 
 impl OffsetCommitValue {
@@ -363,61 +361,48 @@ pub fn offset_commit_value_fast(value: &[u8]) -> Option<CommitValueRef<'_>> {
     })
 }
 
+/// A record type or value version, then `schema`'s fields of `data` at
+/// `version` ([`Schema::encode`]).
+fn encode_with(first: i16, schema: &Schema, version: i16, data: &serde_json::Value) -> Vec<u8> {
+    let mut out = first.to_be_bytes().to_vec(); // recordType or version: int16
+    out.extend(schema.encode(version, data));
+    out
+}
+
 /// Encode an OffsetCommitKey (record type 1, as brokers write).
 pub fn encode_offset_commit_key(group: &str, topic: &str, partition: i32) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 + group.len() + topic.len());
-    out.extend_from_slice(&1i16.to_be_bytes()); // recordType: int16
-    put_string(&mut out, group); // group: string
-    put_string(&mut out, topic); // topic: string
-    out.extend_from_slice(&partition.to_be_bytes()); // partition: int32
-    out
+    let key = json!({ "group": group, "topic": topic, "partition": partition });
+    encode_with(1, &records::OFFSET_COMMIT_KEY, 0, &key)
 }
 
-/// Encode an OffsetCommitValue v3 (what current brokers write).
-pub fn encode_offset_commit_value_v3(
-    offset: u64,
-    leader_epoch: i32,
-    metadata: &str,
-    commit_timestamp: i64,
-) -> Vec<u8> {
-    let mut out = Vec::with_capacity(24 + metadata.len());
-    out.extend_from_slice(&3i16.to_be_bytes()); // version: int16
-    out.extend_from_slice(&(offset as i64).to_be_bytes()); // offset: int64
-    out.extend_from_slice(&leader_epoch.to_be_bytes()); // leaderEpoch: int32
-    put_string(&mut out, metadata); // metadata: string
-    out.extend_from_slice(&commit_timestamp.to_be_bytes()); // commitTimestamp: int64
-    out
-}
-
-/// Encode an OffsetCommitValue v4, as Kafka 4.1 and later write every
-/// commit without an expire timestamp (`GroupCoordinatorRecordHelpers`:
+/// Encode an OffsetCommitValue in `format`: v3, as Kafka 4.0 brokers
+/// write, or v4, as Kafka 4.1 and later write every commit without an
+/// expire timestamp (`GroupCoordinatorRecordHelpers`:
 /// `offsetCommitValueVersion` returns 4; no metadata.version or feature
 /// gates it): flexible, and the tagged field 0 topicId when the topic's id
 /// is known (the generated writer leaves a tagged field at its default,
 /// the zero uuid, out).
-pub fn encode_offset_commit_value_v4(
+pub fn encode_offset_commit_value(
+    format: CommitFormat,
     offset: u64,
     leader_epoch: i32,
     metadata: &str,
     commit_timestamp: i64,
-    topic_id: Option<[u8; 16]>,
 ) -> Vec<u8> {
-    use crate::format::varint::put_uvarint;
-    let mut out = Vec::with_capacity(48 + metadata.len());
-    out.extend_from_slice(&4i16.to_be_bytes()); // version: int16
-    out.extend_from_slice(&(offset as i64).to_be_bytes()); // offset: int64
-    out.extend_from_slice(&leader_epoch.to_be_bytes()); // leaderEpoch: int32
-    put_uvarint(&mut out, metadata.len() as u32 + 1); // metadata: compact string
-    out.extend_from_slice(metadata.as_bytes());
-    out.extend_from_slice(&commit_timestamp.to_be_bytes()); // commitTimestamp: int64
-    match topic_id.filter(|id| id.iter().any(|b| *b != 0)) {
-        Some(id) => {
-            out.extend_from_slice(&[1, 0, 16]); // tagged fields: count 1; tag 0, size 16
-            out.extend_from_slice(&id); // topicId: uuid
-        }
-        None => out.push(0), // tagged fields: none
+    let (version, topic_id) = match format {
+        CommitFormat::V3 => (3, None),
+        CommitFormat::V4(id) => (4, id),
+    };
+    let mut value = json!({
+        "offset": offset as i64,
+        "leaderEpoch": leader_epoch,
+        "metadata": metadata,
+        "commitTimestamp": commit_timestamp,
+    });
+    if let (Some(id), Some(v)) = (topic_id, value.as_object_mut()) {
+        v.insert("topicId".into(), uuid_string(&id).into());
     }
-    out
+    encode_with(version, &records::OFFSET_COMMIT_VALUE, version, &value)
 }
 
 /// Java's `String.hashCode`: `h = 31 * h + c` over UTF-16 code units, wrapping.
@@ -512,6 +497,66 @@ mod tests {
     }
 
     #[test]
+    fn the_fast_commit_key_agrees_with_the_exact_decoder() {
+        use crate::format::record::tests::Rng;
+        let mut rng = Rng(11);
+        let (mut fast, mut exact_only) = (0, 0);
+        for _ in 0..100_000 {
+            let mut k = rng.pick(&[-1i16, 0, 1, 1, 1, 2, 3]).to_be_bytes().to_vec();
+            for _ in 0..2 {
+                let s: Vec<u8> = match rng.below(4) {
+                    0 => b"g\xc3\xa9".to_vec(),
+                    1 => vec![0xff, b'x'],
+                    _ => (0..rng.below(5)).map(|_| rng.below(128) as u8).collect(),
+                };
+                let len = if rng.below(20) == 0 {
+                    -1
+                } else {
+                    s.len() as i16
+                };
+                k.extend_from_slice(&len.to_be_bytes());
+                k.extend_from_slice(&s);
+            }
+            k.extend_from_slice(&(rng.next() as i32).to_be_bytes());
+            match rng.below(10) {
+                0 => k.truncate(rng.below(k.len() as u64 + 1) as usize),
+                1 => k.push(rng.below(256) as u8),
+                _ => {}
+            }
+            // A key read leniently or with bytes after it is the exact
+            // path's, which warns of it.
+            let exact = decode_key_and_rest(&k, 0)
+                .ok()
+                .filter(|r| r.trailing == 0 && r.lenient.is_empty());
+            let exact = exact.and_then(|r| match r.key {
+                OffsetsKey::OffsetCommit {
+                    record_type,
+                    group,
+                    topic,
+                    partition,
+                } => Some((
+                    record_type,
+                    group.into_owned(),
+                    topic.into_owned(),
+                    partition,
+                )),
+                _ => None,
+            });
+            let quick = offset_commit_key_fast(&k)
+                .map(|(t, g, tp, p)| (t, g.to_string(), tp.to_string(), p));
+            match (&exact, &quick) {
+                (Some(e), Some(q)) => {
+                    fast += 1;
+                    assert_eq!(e, q, "{k:02x?}");
+                }
+                (None, None) => exact_only += 1,
+                _ => panic!("{k:02x?}: exact {exact:?}, fast {quick:?}"),
+            }
+        }
+        assert!(fast > 20_000 && exact_only > 20_000, "{fast} {exact_only}");
+    }
+
+    #[test]
     fn commit_fields_are_the_decoded_keys_fields() {
         // Keys of every type, cut at every length, with bytes added, with
         // each byte changed: the fields are found exactly when the key
@@ -596,7 +641,7 @@ mod tests {
             encode_offset_commit_key("g", "t", 0),
             [0, 1, 0, 1, 0x67, 0, 1, 0x74, 0, 0, 0, 0]
         );
-        let v = encode_offset_commit_value_v3(42, -1, "", 1_700_000_000_000);
+        let v = encode_offset_commit_value(CommitFormat::V3, 42, -1, "", 1_700_000_000_000);
         assert_eq!(
             v,
             [
@@ -625,7 +670,7 @@ mod tests {
         // CoordinatorRecordSerde.deserialize: OffsetCommitValue 0..=4 under
         // key type 1, LegacyOffsetCommitValue 0 alone under key type 0; any
         // other version fails the load, at the version's position.
-        let v3 = encode_offset_commit_value_v3(42, -1, "", 0);
+        let v3 = encode_offset_commit_value(CommitFormat::V3, 42, -1, "", 0);
         for version in [-1i16, 5, 7, i16::MAX] {
             let mut v = v3.clone();
             v[0..2].copy_from_slice(&version.to_be_bytes());
@@ -650,13 +695,13 @@ mod tests {
                 newest: 0
             }
         );
-        let mut v0 = encode_offset_commit_value_v3(42, -1, "", 0);
+        let mut v0 = encode_offset_commit_value(CommitFormat::V3, 42, -1, "", 0);
         v0[0..2].copy_from_slice(&0i16.to_be_bytes());
         v0.drain(10..14); // no leaderEpoch before v3
         assert_eq!(decode_offset_commit_value_of(0, &v0, 0).unwrap().offset, 42);
         // v4 with the tagged topicId, as klog writes it and the rule reads it.
         let id = [7u8; 16];
-        let v4 = encode_offset_commit_value_v4(9, 3, "m", 5, Some(id));
+        let v4 = encode_offset_commit_value(CommitFormat::V4(Some(id)), 9, 3, "m", 5);
         let d = decode_offset_commit_value(&v4, 0).unwrap();
         assert_eq!(
             (
@@ -674,7 +719,7 @@ mod tests {
         );
         assert_eq!(d.trailing_bytes, 0);
         // The zero uuid is "no topic id": not written, and read as none.
-        let v4 = encode_offset_commit_value_v4(9, 3, "m", 5, Some([0; 16]));
+        let v4 = encode_offset_commit_value(CommitFormat::V4(Some([0; 16])), 9, 3, "m", 5);
         assert_eq!(*v4.last().unwrap(), 0);
         assert_eq!(decode_offset_commit_value(&v4, 0).unwrap().topic_id, None);
     }
@@ -696,7 +741,7 @@ mod tests {
     #[test]
     fn what_the_broker_tolerates_decodes() {
         // A negative offset (a non-Java client's commit) is an int64 like any other.
-        let mut v = encode_offset_commit_value_v3(42, -1, "", 0);
+        let mut v = encode_offset_commit_value(CommitFormat::V3, 42, -1, "", 0);
         v[2..10].copy_from_slice(&(-5i64).to_be_bytes());
         assert_eq!(decode_offset_commit_value(&v, 0).unwrap().offset, -5);
         // Bytes after the last field are counted, not refused.
@@ -951,12 +996,7 @@ pub fn commit_record(
     now_ms: i64,
     format: CommitFormat,
 ) -> crate::format::NewRecord {
-    let value = match format {
-        CommitFormat::V3 => encode_offset_commit_value_v3(offset, leader_epoch, metadata, now_ms),
-        CommitFormat::V4(id) => {
-            encode_offset_commit_value_v4(offset, leader_epoch, metadata, now_ms, id)
-        }
-    };
+    let value = encode_offset_commit_value(format, offset, leader_epoch, metadata, now_ms);
     crate::format::NewRecord {
         key: Some(encode_offset_commit_key(group, topic, partition)),
         value: Some(value),
@@ -976,17 +1016,17 @@ pub fn commit_record_v3(
     metadata: &str,
     now_ms: i64,
 ) -> crate::format::NewRecord {
-    crate::format::NewRecord {
-        key: Some(encode_offset_commit_key(group, topic, partition)),
-        value: Some(encode_offset_commit_value_v3(
-            offset,
-            leader_epoch,
-            metadata,
-            now_ms,
-        )),
-        headers: Vec::new(),
-        timestamp: now_ms,
-    }
+    let format = CommitFormat::V3;
+    commit_record(
+        group,
+        topic,
+        partition,
+        offset,
+        leader_epoch,
+        metadata,
+        now_ms,
+        format,
+    )
 }
 
 /// Tombstones for every live key of `group` in `replay` (optionally one
@@ -1160,8 +1200,10 @@ pub fn group_tombstone_records(
 
 /// Encode a GroupMetadataKey (record type 2).
 pub fn encode_group_metadata_key(group: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4 + group.len());
-    out.extend_from_slice(&2i16.to_be_bytes()); // recordType: int16
-    put_string(&mut out, group); // group: string
-    out
+    encode_with(
+        2,
+        &records::GROUP_METADATA_KEY,
+        0,
+        &json!({ "group": group }),
+    )
 }

@@ -124,15 +124,16 @@ pub fn state_partition_for(group: &str, topic_id: &str, partition: i32, partitio
 
 /// ShareSnapshotKey (type 0): GroupId string, TopicId uuid, Partition int32.
 fn snapshot_key(group: &str, topic_id: &str, partition: i32) -> Result<Vec<u8>> {
-    let id = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(topic_id)
-        .ok()
-        .filter(|b| b.len() == 16)
-        .ok_or_else(|| Error::Invalid(format!("topic id {topic_id:?} is not a uuid")))?;
-    let mut key = SHARE_SNAPSHOT.to_be_bytes().to_vec();
-    crate::format::message::put_string(&mut key, group);
-    key.extend_from_slice(&id);
-    key.extend_from_slice(&partition.to_be_bytes());
+    let uuid = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(topic_id);
+    if !uuid.is_ok_and(|b| b.len() == 16) {
+        return Err(Error::Invalid(format!(
+            "topic id {topic_id:?} is not a uuid"
+        )));
+    }
+    let fields =
+        serde_json::json!({ "groupId": group, "topicId": topic_id, "partition": partition });
+    let mut key = SHARE_SNAPSHOT.to_be_bytes().to_vec(); // recordType: int16
+    key.extend(crate::offsets::records::SHARE_SNAPSHOT_KEY.encode(0, &fields));
     Ok(key)
 }
 

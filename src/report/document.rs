@@ -392,6 +392,22 @@ impl Entries {
         self.raw(out, kind, &object)
     }
 
+    /// One entry: in text its line (`line`, without its line end), else
+    /// the entry serialized from `fields`.
+    pub fn line_or_entry<T: Serialize>(
+        &mut self,
+        out: &mut Output,
+        line: impl FnOnce() -> String,
+        kind: &str,
+        fields: &T,
+    ) -> anyhow::Result<()> {
+        if self.is_text() {
+            writeln!(out, "{}", line())?;
+            return Ok(());
+        }
+        self.entry(out, kind, fields)
+    }
+
     /// A problem: on stderr always (`klog: file: message`), and as an
     /// `error` entry in JSON output.
     pub fn problem(

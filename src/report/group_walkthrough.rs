@@ -117,31 +117,22 @@ fn polls(out: &mut String, d: &DeliveryOut, commit_first: bool) {
 fn at_least_once(out: &mut String, a: &DeliveryOut) -> i64 {
     polls(out, a, false);
     let window = a.position - a.committed_offset as i64;
-    let _ = writeln!(
+    let (position, committed) = (a.position, a.committed_offset);
+    lines(
         out,
-        "Position in memory: {} (the next record the application would process)",
-        a.position
-    );
-    let _ = writeln!(
-        out,
-        "Committed offset on disk: {} (replayed from __offsets-0)",
-        a.committed_offset
-    );
-    let _ = writeln!(
-        out,
-        "Redelivery window: {} - {} = {window}",
-        a.position, a.committed_offset
-    );
-    let _ = writeln!(
-        out,
-        "A restarted consumer reads {} back from the offsets log and re-processes offsets [{}].",
-        a.committed_offset,
-        list(&a.duplicated)
-    );
-    let _ = writeln!(
-        out,
-        "Nothing lost, {} duplicated: exactly the redelivery window.",
-        a.duplicated.len()
+        [
+            format!("Position in memory: {position} (the next record the application would process)"),
+            format!("Committed offset on disk: {committed} (replayed from __offsets-0)"),
+            format!("Redelivery window: {position} - {committed} = {window}"),
+            format!(
+                "A restarted consumer reads {committed} back from the offsets log and re-processes offsets [{}].",
+                list(&a.duplicated)
+            ),
+            format!(
+                "Nothing lost, {} duplicated: exactly the redelivery window.",
+                a.duplicated.len()
+            ),
+        ],
     );
     window
 }
@@ -150,23 +141,30 @@ fn at_least_once(out: &mut String, a: &DeliveryOut) -> i64 {
 fn at_most_once(out: &mut String, b: &DeliveryOut) -> i64 {
     let _ = writeln!(out, "Same orders, a fresh offsets log, the same crash.");
     polls(out, b, true);
-    let _ = writeln!(
+    let (position, committed) = (b.position, b.committed_offset);
+    lines(
         out,
-        "Position in memory: {}; committed offset on disk: {}",
-        b.position, b.committed_offset
+        [
+            format!("Position in memory: {position}; committed offset on disk: {committed}"),
+            format!(
+                "A restarted consumer starts at {committed}: offsets {} are never processed.",
+                span(&b.lost)
+            ),
+            format!(
+                "Lost: {} orders never processed; nothing duplicated.",
+                b.lost.len()
+            ),
+        ],
     );
-    let _ = writeln!(
-        out,
-        "A restarted consumer starts at {}: offsets {} are never processed.",
-        b.committed_offset,
-        span(&b.lost)
-    );
-    let _ = writeln!(
-        out,
-        "Lost: {} orders never processed; nothing duplicated.",
-        b.lost.len()
-    );
-    b.committed_offset as i64 - b.position
+    committed as i64 - position
+}
+
+/// Each of `lines`, a line of its own.
+fn lines<const N: usize>(out: &mut String, lines: [String; N]) {
+    for line in lines {
+        out.push_str(&line);
+        out.push('\n');
+    }
 }
 
 /// Part 3: the two logs and the `__consumer_offsets` partition of the group.

@@ -94,38 +94,26 @@ pub fn dump_index(
     if time {
         for e in index::time_entries(body, base)? {
             shown += 1;
-            if text {
-                writeln!(out, "timestamp: {} offset: {}", e.timestamp, e.offset)?;
-            } else {
-                sink.entry(
-                    out,
-                    "time_index_entry",
-                    &TimeEntry {
-                        file: &fields,
-                        position: e.at,
-                        timestamp: e.timestamp,
-                        offset: e.offset,
-                    },
-                )?;
-            }
+            let line = || format!("timestamp: {} offset: {}", e.timestamp, e.offset);
+            let doc = TimeEntry {
+                file: &fields,
+                position: e.at,
+                timestamp: e.timestamp,
+                offset: e.offset,
+            };
+            sink.line_or_entry(out, line, "time_index_entry", &doc)?;
         }
     } else {
         for e in index::offset_entries(body, base)? {
             shown += 1;
-            if text {
-                writeln!(out, "offset: {} position: {}", e.offset, e.position)?;
-            } else {
-                sink.entry(
-                    out,
-                    "offset_index_entry",
-                    &OffsetEntry {
-                        file: &fields,
-                        position: e.at,
-                        offset: e.offset,
-                        log_position: i64::from(e.position),
-                    },
-                )?;
-            }
+            let line = || format!("offset: {} position: {}", e.offset, e.position);
+            let doc = OffsetEntry {
+                file: &fields,
+                position: e.at,
+                offset: e.offset,
+                log_position: i64::from(e.position),
+            };
+            sink.line_or_entry(out, line, "offset_index_entry", &doc)?;
         }
     }
     if text && total == 0 {

@@ -65,3 +65,20 @@ pub struct Summary<'a> {
     /// Whether anything was written (false: a dry run).
     pub executed: bool,
 }
+
+/// A writer's `jsonl` lines: a line of `kind` per row, a `written` line
+/// per batch, then the [`Summary`].
+pub fn write_lines<T: Serialize>(
+    lines: &mut crate::report::document::Jsonl<'_>,
+    (kind, rows): (&str, &[T]),
+    written: &[Written],
+    summary: Summary<'_>,
+) -> anyhow::Result<()> {
+    for r in rows {
+        lines.line(kind, r)?;
+    }
+    for w in written {
+        lines.line("written", w)?;
+    }
+    lines.line("summary", &summary)
+}

@@ -37,12 +37,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::cursor::Cursor;
 use crate::format::schema::types::*;
-use crate::format::schema::{defaults, f, nested, Field, Leniency, Release, Schema, Ty, OPEN};
+use crate::format::schema::{f, nested, Field, Leniency, Release, Schema, Ty, OPEN};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::findings::{Finding, Kind, Severity};
 use crate::log::Partition;
@@ -322,10 +322,11 @@ pub fn decode_versioned(
     })
 }
 
-/// Encode a key (version 0): the transactional id.
+/// Encode a key (version 0): the transactional id
+/// ([`TRANSACTION_LOG_KEY`]).
 pub fn encode_key(transactional_id: &str) -> Vec<u8> {
-    let mut out = 0i16.to_be_bytes().to_vec();
-    crate::format::message::put_string(&mut out, transactional_id);
+    let mut out = 0i16.to_be_bytes().to_vec(); // version: int16
+    out.extend(TRANSACTION_LOG_KEY.encode(0, &json!({ "transactionalId": transactional_id })));
     out
 }
 
@@ -399,90 +400,32 @@ pub fn decode_value_rest(value: &[u8], at: u64) -> Result<Read<TransactionMetada
     })
 }
 
-/// Encode a value at `m.version` (0 or 1), as Kafka's generated writer
-/// does: in v1 compact lengths, and the tagged fields that differ from
-/// their defaults, in tag order.
+/// Encode a value at `m.version` (0 or 1) from [`TRANSACTION_LOG_VALUE`],
+/// as Kafka's generated writer does ([`Schema::encode`]): in v1 compact
+/// lengths, and the tagged fields that differ from their defaults, in tag
+/// order.
 pub fn encode_value(m: &TransactionMetadata) -> Vec<u8> {
-    use crate::format::message::put_string;
-    use crate::format::varint::put_uvarint;
-    let flexible = m.version >= 1;
-    let mut out = Vec::new();
-    out.extend_from_slice(&m.version.to_be_bytes());
-    out.extend_from_slice(&m.producer_id.to_be_bytes());
-    out.extend_from_slice(&m.producer_epoch.to_be_bytes());
-    out.extend_from_slice(&m.timeout_ms.to_be_bytes());
-    out.push(m.status as u8);
-    let len = |out: &mut Vec<u8>, n: Option<usize>| match (flexible, n) {
-        (true, None) => out.push(0),
-        (true, Some(n)) => put_uvarint(out, n as u32 + 1),
-        (false, None) => out.extend_from_slice(&(-1i32).to_be_bytes()),
-        (false, Some(n)) => out.extend_from_slice(&(n as i32).to_be_bytes()),
-    };
-    len(&mut out, m.partitions.as_ref().map(Vec::len));
-    for (topic, ids) in m.partitions.iter().flatten() {
-        if flexible {
-            put_uvarint(&mut out, topic.len() as u32 + 1);
-            out.extend_from_slice(topic.as_bytes());
-        } else {
-            put_string(&mut out, topic);
-        }
-        len(&mut out, Some(ids.len()));
-        for id in ids {
-            out.extend_from_slice(&id.to_be_bytes());
-        }
-        if flexible {
-            out.push(0); // the element's tagged fields: none
-        }
-    }
-    out.extend_from_slice(&m.last_update_timestamp_ms.to_be_bytes());
-    out.extend_from_slice(&m.start_timestamp_ms.to_be_bytes());
-    if flexible {
-        let tags = tagged_fields(m);
-        put_uvarint(&mut out, tags.len() as u32);
-        for (tag, bytes) in tags {
-            put_uvarint(&mut out, tag);
-            put_uvarint(&mut out, bytes.len() as u32);
-            out.extend_from_slice(&bytes);
-        }
-    }
+    let partitions = m.partitions.as_ref().map(|ps| {
+        ps.iter()
+            .map(|(topic, ids)| json!({ "topic": topic, "partitionIds": ids }))
+            .collect::<Vec<_>>()
+    });
+    let value = json!({
+        "producerId": m.producer_id,
+        "previousProducerId": m.previous_producer_id,
+        "nextProducerId": m.next_producer_id,
+        "producerEpoch": m.producer_epoch,
+        "nextProducerEpoch": m.next_producer_epoch,
+        "transactionTimeoutMs": m.timeout_ms,
+        "transactionStatus": m.status,
+        "transactionPartitions": partitions,
+        "transactionLastUpdateTimestampMs": m.last_update_timestamp_ms,
+        "transactionStartTimestampMs": m.start_timestamp_ms,
+        "clientTransactionVersion": m.client_transaction_version,
+    });
+    let mut out = m.version.to_be_bytes().to_vec(); // version: int16
+    out.extend(TRANSACTION_LOG_VALUE.encode(m.version, &value));
     out
-}
-
-/// The tagged fields of `m` a generated writer sends: each one not at its
-/// table default, in tag order (tag and bytes).
-fn tagged_fields(m: &TransactionMetadata) -> Vec<(u32, Vec<u8>)> {
-    let fields = [
-        (
-            "PreviousProducerId",
-            m.previous_producer_id,
-            m.previous_producer_id.to_be_bytes().to_vec(),
-        ),
-        (
-            "NextProducerId",
-            m.next_producer_id,
-            m.next_producer_id.to_be_bytes().to_vec(),
-        ),
-        (
-            "ClientTransactionVersion",
-            m.client_transaction_version.into(),
-            m.client_transaction_version.to_be_bytes().to_vec(),
-        ),
-        (
-            "NextProducerEpoch",
-            m.next_producer_epoch.into(),
-            m.next_producer_epoch.to_be_bytes().to_vec(),
-        ),
-    ];
-    let mut tags: Vec<(u32, Vec<u8>)> = fields
-        .into_iter()
-        .filter_map(|(name, v, bytes)| {
-            let f = value_field(name)?;
-            let (tag, _) = f.tag?;
-            (!defaults::is_default(f, &Value::from(v))).then_some((tag, bytes))
-        })
-        .collect();
-    tags.sort_by_key(|(tag, _)| *tag);
-    tags
 }
 
 /// The coordinator's view: the latest metadata per transactional id, and

@@ -80,7 +80,8 @@
 #           leaves it out).
 #        c. per codec: klog dump-segment --format json FILE > /dev/null,
 #           klog_decode FILE, kafka_protocol_decode FILE
-#        d. klog replay-offsets DIR on the offsets log
+#        d. klog replay-offsets DIR on the offsets log, and with --decoders
+#           plain (the schema tables alone, no fast path)
 #        e. klog lag --group near DIR and --group far DIR, at both
 #           isolation levels, and header_floor DIR t (what the far group's
 #           pending count reads at least: every batch header)
@@ -647,6 +648,9 @@ for c in $BENCH_CODECS; do
 done
 add cat-offsets offsets "cat the offsets log > /dev/null" "$OFFSETS_BYTES" "$OFFSETS_RECORDS" cat "${OFFSETS_LOGS[@]}"
 add replay offsets "klog replay-offsets DIR" "$OFFSETS_BYTES" "$OFFSETS_RECORDS" "$KLOG" replay-offsets "$OFFSETS"
+# The same with the schema tables' decoders alone (`--decoders plain`): the
+# fast paths of plain offset commits must beat them by 10%.
+add replay-plain offsets "klog replay-offsets --decoders plain DIR" "$OFFSETS_BYTES" "$OFFSETS_RECORDS" "$KLOG" replay-offsets --decoders plain "$OFFSETS"
 for iso in read-uncommitted read-committed; do
     for g in near far; do
         add "lag-$g-$iso" lag "klog lag --group $g --isolation $iso DIR" "$LAG_BYTES" "$LAG_PARTITIONS" "$KLOG" lag --group "$g" --isolation "$iso" "$LAG"
@@ -991,6 +995,10 @@ for n in names("lag"):
 p("")
 rr = mrs("replay")
 targets.append(("`replay-offsets` ≥ 10 M records/s", "%.2f M/s (%.1f× cat)" % (rr, med["replay"] / med["cat-offsets"]), rr >= 10))
+if "replay-plain" in med:
+    r = med["replay"] / med["replay-plain"]
+    targets.append(("`replay-offsets`' fast paths of plain commits ≥ 10% faster than the schema tables' decoders alone (`--decoders plain`)",
+        "%.2f× plain's wall time" % r, r <= 0.9))
 for iso in ("read-uncommitted", "read-committed"):
     far, near = med["lag-far-" + iso], med["lag-near-" + iso]
     floor = ""

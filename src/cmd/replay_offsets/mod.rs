@@ -77,6 +77,11 @@ pub struct ReplayOffsetsArgs {
     pub format: Format,
     #[command(flatten)]
     pub retention: crate::cmd::args::RetentionArgs,
+    /// `plain`: read every record with the schema tables' decoders alone,
+    /// without the fast paths of plain offset commits (the way the bench
+    /// times them against). The output is the same whichever.
+    #[arg(long, value_enum, default_value = "auto", hide = true)]
+    pub decoders: crate::cmd::args::ReadsArg,
 }
 
 /// `--as-of`: an offset, or a time (which may be a duration before now).
@@ -123,6 +128,7 @@ pub fn run(args: &ReplayOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome
         group: args.group.clone(),
         topic: args.topic.clone(),
         meter: Progress::meter_of(&progress),
+        plain_decoders: args.decoders == crate::cmd::args::ReadsArg::Plain,
         ..ReplayOptions::default()
     };
     let (dirs, replay, topic) = crate::cmd::replayed::replay_dirs(&args.dirs, opts)?;

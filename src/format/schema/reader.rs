@@ -62,8 +62,9 @@ impl Reader {
         }
     }
 
-    /// Start a traced entry (filled in by [`Reader::end`]); `None` when not tracing.
-    fn begin(&self, c: &Cursor<'_>, prefix: &str, name: &str) -> Option<usize> {
+    /// Start a traced entry (filled in by [`Reader::end`]); `None` when
+    /// not tracing, and then `name` is not called.
+    fn begin(&self, c: &Cursor<'_>, prefix: &str, name: impl FnOnce() -> String) -> Option<usize> {
         let t = self.trace.as_ref()?;
         let mut t = t.borrow_mut();
         let depth = prefix.matches(['.', '[']).count() as u8;
@@ -71,10 +72,19 @@ impl Reader {
             position: c.position(),
             len: 0,
             depth,
-            name: format!("{prefix}{name}"),
+            name: format!("{prefix}{}", name()),
             value: String::new(),
         });
         Some(t.len() - 1)
+    }
+
+    /// A field's path for the trace (`endPoints[0].port`): only a trace
+    /// names fields, so none is built when not tracing.
+    fn path(&self, path: impl FnOnce() -> String) -> String {
+        match self.trace {
+            Some(_) => path(),
+            None => String::new(),
+        }
     }
 
     fn end(&self, slot: Option<usize>, c: &Cursor<'_>, v: &Value) {
@@ -110,19 +120,19 @@ impl Reader {
             if !self.present(f) || self.tagged(f).is_some() {
                 continue;
             }
-            let label = format!("{} ({})", json_name(f.name), self.type_label(&f.ty));
-            let slot = self.begin(c, prefix, &label);
-            let v = self.value(c, f, &f.ty, &format!("{prefix}{}", json_name(f.name)))?;
+            let name = json_name(f.name);
+            let slot = self.begin(c, prefix, || format!("{name} ({})", self.type_label(&f.ty)));
+            let v = self.value(c, f, &f.ty, &self.path(|| format!("{prefix}{name}")))?;
             self.end(slot, c, &v);
-            obj.insert(json_name(f.name), v);
+            obj.insert(name, v);
         }
         if self.flexible {
-            let slot = self.begin(c, prefix, "taggedFields (count)");
+            let slot = self.begin(c, prefix, || "taggedFields (count)".into());
             let count = c.uvarint()?;
             self.end(slot, c, &Value::from(count));
             let mut unknown = Vec::new();
             for _ in 0..count {
-                let slot = self.begin(c, prefix, "tag, size");
+                let slot = self.begin(c, prefix, || "tag, size".into());
                 let tag = c.uvarint()?;
                 let size = c.uvarint()? as usize;
                 self.end_text(slot, c, format!("tag {tag}, {size} bytes"));
@@ -133,7 +143,8 @@ impl Reader {
                     // `case TAG: this.field = _readable.readX(); break;`:
                     // the field is read where it starts, its size unused.
                     let start = c.position();
-                    let v = self.value(c, f, &f.ty, &format!("{prefix}{}", json_name(f.name)))?;
+                    let path = self.path(|| format!("{prefix}{}", json_name(f.name)));
+                    let v = self.value(c, f, &f.ty, &path)?;
                     let taken = c.position() - start;
                     let declared = size as u64;
                     if taken < declared {
@@ -155,18 +166,13 @@ impl Reader {
                 let mut sub = c.take(size)?;
                 match known {
                     Some(f) => {
-                        let label = format!(
-                            "{} ({}, tag {tag})",
-                            json_name(f.name),
-                            self.type_label(&f.ty)
-                        );
-                        let slot = self.begin(&sub, prefix, &label);
-                        let v = self.value(
-                            &mut sub,
-                            f,
-                            &f.ty,
-                            &format!("{prefix}{}", json_name(f.name)),
-                        )?;
+                        let label = || {
+                            let ty = self.type_label(&f.ty);
+                            format!("{} ({ty}, tag {tag})", json_name(f.name))
+                        };
+                        let slot = self.begin(&sub, prefix, label);
+                        let path = self.path(|| format!("{prefix}{}", json_name(f.name)));
+                        let v = self.value(&mut sub, f, &f.ty, &path)?;
                         self.end(slot, &sub, &v);
                         if !sub.is_empty() {
                             return Err(sub.error(DecodeErrorKind::TrailingBytes {
@@ -308,12 +314,12 @@ impl Reader {
                     Value::Null
                 } else {
                     self.nested(c, f)?;
-                    self.fields(c, fields, &format!("{path}."))?
+                    self.fields(c, fields, &self.path(|| format!("{path}.")))?
                 }
             }
             Ty::Struct(fields) => {
                 self.nested(c, f)?;
-                self.fields(c, fields, &format!("{path}."))?
+                self.fields(c, fields, &self.path(|| format!("{path}.")))?
             }
         })
     }
@@ -365,13 +371,12 @@ impl Reader {
             ..*f
         };
         for i in 0..n {
-            let name = format!("[{i}]");
             let slot = match elem {
                 // A struct element's fields are traced one by one.
                 Ty::Struct(_) => None,
-                _ => self.begin(c, path, &format!("{name} ({})", self.type_label(elem))),
+                _ => self.begin(c, path, || format!("[{i}] ({})", self.type_label(elem))),
             };
-            let v = self.value(c, &element, elem, &format!("{path}{name}"))?;
+            let v = self.value(c, &element, elem, &self.path(|| format!("{path}[{i}]")))?;
             self.end(slot, c, &v);
             items.push(v);
         }

@@ -7,10 +7,9 @@ use crate::format::schema::f;
 use crate::format::schema::types::*;
 use crate::format::schema::{nested, Field, Release, Schema, Ty, OPEN};
 
-// The classic record types as schema tables, for the field-by-field layout
-// of `dump-segment --layout` (the replay reads them with the hand-written
-// decoders of `crate::offsets` and `crate::offsets::group`, which a test
-// holds to these tables). OffsetCommitKey.json (types 0 and 1; type 0 is
+// The classic record types as schema tables: the replay's decoders
+// (`crate::offsets`, `crate::offsets::group`) and encoders read and write
+// them, and `dump-segment --layout` traces them. OffsetCommitKey.json (types 0 and 1; type 0 is
 // LegacyOffsetCommitKey.json, the same fields) and GroupMetadataKey.json.
 static OFFSET_COMMIT_KEY_FIELDS: &[Field] = &[f!("group", S), f!("topic", S), f!("partition", I32)];
 static GROUP_KEY_FIELDS: &[Field] = &[f!("group", S)];
@@ -52,6 +51,17 @@ static GROUP_METADATA_VALUE_FIELDS: &[Field] = &[
     ),
 ];
 
+/// OffsetCommitKey.json: the key of record types 0 and 1.
+pub const OFFSET_COMMIT_KEY: Schema = super::key("OffsetCommit", OFFSET_COMMIT_KEY_FIELDS);
+/// OffsetCommitValue.json: record type 1's value, versions 0 to 4.
+pub const OFFSET_COMMIT_VALUE: Schema =
+    classic_value("OffsetCommitValue", OFFSET_COMMIT_VALUE_FIELDS);
+/// GroupMetadataKey.json: the key of record type 2.
+pub const GROUP_METADATA_KEY: Schema = super::key("GroupMetadata", GROUP_KEY_FIELDS);
+/// GroupMetadataValue.json: record type 2's value, versions 0 to 4.
+pub const GROUP_METADATA_VALUE: Schema =
+    classic_value("GroupMetadataValue", GROUP_METADATA_VALUE_FIELDS);
+
 /// The classic group coordinator record types (0 and 1 offset commits, 2
 /// group metadata).
 pub static CLASSIC_RECORDS: &[RecordType] = &[
@@ -77,14 +87,9 @@ pub static CLASSIC_RECORDS: &[RecordType] = &[
         1,
         "OffsetCommit",
         OFFSET_COMMIT_KEY_FIELDS,
-        classic_value("OffsetCommitValue", OFFSET_COMMIT_VALUE_FIELDS),
+        OFFSET_COMMIT_VALUE,
     ),
-    rt(
-        2,
-        "GroupMetadata",
-        GROUP_KEY_FIELDS,
-        classic_value("GroupMetadataValue", GROUP_METADATA_VALUE_FIELDS),
-    ),
+    rt(2, "GroupMetadata", GROUP_KEY_FIELDS, GROUP_METADATA_VALUE),
 ];
 
 const fn classic_value(name: &'static str, fields: &'static [Field]) -> Schema {

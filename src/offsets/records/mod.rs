@@ -45,10 +45,11 @@ mod share_state;
 
 pub use classic::{
     decode_consumer_protocol, decode_consumer_protocol_as_generated, CLASSIC_RECORDS,
-    CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION,
+    CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION, GROUP_METADATA_KEY,
+    GROUP_METADATA_VALUE, OFFSET_COMMIT_KEY, OFFSET_COMMIT_VALUE,
 };
 pub use group_types::GROUP_RECORDS;
-pub use share_state::SHARE_RECORDS;
+pub use share_state::{SHARE_RECORDS, SHARE_SNAPSHOT_KEY};
 
 const fn key(name: &'static str, fields: &'static [Field]) -> Schema {
     // Keys: "flexibleVersions": "none"; the struct is read the same at any version.
@@ -411,6 +412,7 @@ impl Serialize for CoordinatorRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::DecodeErrorKind;
 
     #[test]
     fn every_record_type_and_value_version_of_kafka_4_4_is_known() {
@@ -589,101 +591,156 @@ mod tests {
         out.extend(s.as_bytes());
     }
 
-    #[test]
-    fn classic_tables_read_what_the_replay_reads() {
-        for version in 0..=4i16 {
-            // OffsetCommitValue: offset, leaderEpoch (v3+), metadata,
-            // commitTimestamp, expireTimestamp (v1), tags (v4).
-            let mut v = version.to_be_bytes().to_vec();
-            v.extend(7i64.to_be_bytes());
-            if version >= 3 {
-                v.extend(5i32.to_be_bytes());
-            }
-            string(&mut v, "m", version);
-            v.extend(1_700i64.to_be_bytes());
-            if version == 1 {
-                v.extend(99i64.to_be_bytes());
-            }
-            if version >= 4 {
-                v.push(0);
-            }
-            let hand = crate::offsets::decode_offset_commit_value(&v, 0).unwrap();
-            let table = group_record_type(1)
-                .unwrap()
-                .value
-                .decode(&v[2..], 2, version)
-                .unwrap();
-            assert_eq!(table["offset"], hand.offset);
-            assert_eq!(table["metadata"], hand.metadata.as_str());
-            assert_eq!(table["commitTimestamp"], hand.commit_timestamp);
-            assert_eq!(
-                table.get("expireTimestamp").and_then(Value::as_i64),
-                hand.expire_timestamp
-            );
-            // Before v3 the hand-written decoder's -1 is the table's default.
-            let read = group_record_type(1).unwrap().value.filled(&table);
-            assert_eq!(read["leaderEpoch"], i64::from(hand.leader_epoch));
+    /// An OffsetCommitValue at `version` written field by field from
+    /// OffsetCommitValue.json: offset 7, leaderEpoch 5 (v3+), metadata "m",
+    /// commitTimestamp 1,700, expireTimestamp 99 (v1), no tags (v4).
+    fn commit_value(version: i16) -> Vec<u8> {
+        let mut v = version.to_be_bytes().to_vec();
+        v.extend(7i64.to_be_bytes());
+        if version >= 3 {
+            v.extend(5i32.to_be_bytes());
+        }
+        string(&mut v, "m", version);
+        v.extend(1_700i64.to_be_bytes());
+        if version == 1 {
+            v.extend(99i64.to_be_bytes());
+        }
+        if version >= 4 {
+            v.push(0);
+        }
+        v
+    }
 
-            // GroupMetadataValue with one member.
-            let mut g = version.to_be_bytes().to_vec();
-            string(&mut g, "consumer", version);
-            g.extend(3i32.to_be_bytes());
-            string(&mut g, "range", version);
-            string(&mut g, "m-1", version);
-            if version >= 2 {
-                g.extend(1_800i64.to_be_bytes());
+    /// A GroupMetadataValue at `version` from GroupMetadataValue.json:
+    /// protocolType "consumer", generation 3, protocol "range", leader
+    /// "m-1", currentStateTimestamp 1,800 (v2+), one member: "m-1",
+    /// instance "i-1" (v3+), client "c", host "/h", rebalance timeout 30
+    /// (v1+), session timeout 10, then `subscription` and `assignment`
+    /// as their int32 (or compact) lengths and bytes.
+    fn group_value(version: i16, subscription: Option<&[u8]>, assignment: &[u8]) -> Vec<u8> {
+        let mut g = version.to_be_bytes().to_vec();
+        string(&mut g, "consumer", version);
+        g.extend(3i32.to_be_bytes());
+        string(&mut g, "range", version);
+        string(&mut g, "m-1", version);
+        if version >= 2 {
+            g.extend(1_800i64.to_be_bytes());
+        }
+        if version >= 4 {
+            g.push(2);
+        } else {
+            g.extend(1i32.to_be_bytes());
+        }
+        string(&mut g, "m-1", version);
+        if version >= 3 {
+            string(&mut g, "i-1", version);
+        }
+        string(&mut g, "c", version);
+        string(&mut g, "/h", version);
+        if version >= 1 {
+            g.extend(30i32.to_be_bytes());
+        }
+        g.extend(10i32.to_be_bytes());
+        for b in [subscription, Some(assignment)] {
+            match (version >= 4, b) {
+                (true, None) => g.push(0),
+                (true, Some(b)) => g.push(b.len() as u8 + 1),
+                (false, None) => g.extend((-1i32).to_be_bytes()),
+                (false, Some(b)) => g.extend((b.len() as i32).to_be_bytes()),
             }
-            if version >= 4 {
-                g.push(2);
-            } else {
-                g.extend(1i32.to_be_bytes());
-            }
-            string(&mut g, "m-1", version);
-            if version >= 3 {
-                string(&mut g, "i-1", version);
-            }
-            string(&mut g, "c", version);
-            string(&mut g, "/h", version);
-            if version >= 1 {
-                g.extend(30i32.to_be_bytes());
-            }
-            g.extend(10i32.to_be_bytes());
-            for _ in 0..2 {
-                // subscription, assignment: empty bytes.
-                if version >= 4 {
-                    g.push(1);
-                } else {
-                    g.extend(0i32.to_be_bytes());
-                }
-            }
-            if version >= 4 {
-                g.extend([0, 0]); // the member's and the value's tags
-            }
-            let hand = crate::offsets::group::decode_group_metadata(&g, 0).unwrap();
-            let table = group_record_type(2)
-                .unwrap()
-                .value
-                .decode(&g[2..], 2, version)
-                .unwrap();
-            assert_eq!(hand.trailing_bytes, 0);
-            assert_eq!(table["protocolType"], hand.protocol_type.as_str());
-            assert_eq!(table["generation"], hand.generation);
-            assert_eq!(table["leader"], hand.leader.as_deref().unwrap());
+            g.extend(b.unwrap_or_default());
+        }
+        if version >= 4 {
+            g.extend([0, 0]); // the member's and the value's tags
+        }
+        g
+    }
+
+    #[test]
+    fn classic_values_read_every_field_of_every_version() {
+        for version in 0..=4i16 {
+            let c = crate::offsets::decode_offset_commit_value(&commit_value(version), 0).unwrap();
             assert_eq!(
-                table.get("currentStateTimestamp").and_then(Value::as_i64),
-                hand.current_state_timestamp
+                (c.version, c.offset, c.metadata.as_str()),
+                (version, 7, "m")
             );
-            let (m, hm) = (&table["members"][0], &hand.members[0]);
-            assert_eq!(m["clientHost"], hm.client_host.as_str());
-            assert_eq!(m["sessionTimeout"], hm.session_timeout_ms);
+            assert_eq!(c.leader_epoch, if version >= 3 { 5 } else { -1 });
+            assert_eq!(c.commit_timestamp, 1_700);
+            assert_eq!(c.expire_timestamp, (version == 1).then_some(99));
+            assert_eq!((c.topic_id, c.trailing_bytes), (None, 0));
+
+            // The consumer protocol's assignment v0: topic "t", partitions
+            // [0, 2], UserData null.
+            let assignment = [
+                0, 0, 0, 0, 0, 1, 0, 1, b't', 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 255, 255, 255,
+                255,
+            ];
+            let g = group_value(version, Some(&[]), &assignment);
+            let g = crate::offsets::group::decode_group_metadata(&g, 0).unwrap();
+            assert_eq!((g.protocol_type.as_str(), g.generation), ("consumer", 3));
+            assert_eq!(g.protocol.as_deref(), Some("range"));
+            assert_eq!(g.leader.as_deref(), Some("m-1"));
+            assert_eq!(g.current_state_timestamp, (version >= 2).then_some(1_800));
+            let m = &g.members[..];
+            assert_eq!(m.len(), 1);
             assert_eq!(
-                m.get("groupInstanceId").and_then(Value::as_str),
-                hm.group_instance_id.as_deref()
+                (m[0].member_id.as_str(), m[0].client_id.as_str()),
+                ("m-1", "c")
             );
             assert_eq!(
-                m.get("rebalanceTimeout").and_then(Value::as_i64),
-                hm.rebalance_timeout_ms.map(i64::from)
+                m[0].group_instance_id.as_deref(),
+                (version >= 3).then_some("i-1")
+            );
+            assert_eq!(m[0].client_host, "/h");
+            assert_eq!(m[0].rebalance_timeout_ms, (version >= 1).then_some(30));
+            assert_eq!(m[0].session_timeout_ms, 10);
+            assert_eq!(m[0].assignment, [("t".to_string(), vec![0, 2])]);
+            assert_eq!(g.trailing_bytes, 0);
+        }
+    }
+
+    /// A member's subscription is `bytes`, not nullable: the generated
+    /// `GroupMetadataValue.MemberMetadata.read` throws "non-nullable field
+    /// subscription was serialized as null", and the load fails.
+    #[test]
+    fn a_null_subscription_fails_as_in_kafka() {
+        for version in [0, 4] {
+            let g = group_value(version, None, &[]);
+            let e = crate::offsets::group::decode_group_metadata(&g, 0).unwrap_err();
+            assert!(
+                matches!(
+                    e.kind,
+                    DecodeErrorKind::UnexpectedNull {
+                        field: "subscription"
+                    }
+                ),
+                "{e:?}"
             );
         }
+    }
+
+    /// The encoders write what the brokers write, byte for byte
+    /// (OffsetCommitKey.json, OffsetCommitValue.json v3 and v4,
+    /// GroupMetadataKey.json), and the decoders read it back.
+    #[test]
+    fn classic_encoders_write_the_schema_files_layouts() {
+        use crate::offsets::*;
+        let key = encode_offset_commit_key("g", "t", 3);
+        assert_eq!(key, [0, 1, 0, 1, b'g', 0, 1, b't', 0, 0, 0, 3]);
+        assert_eq!(encode_group_metadata_key("g"), [0, 2, 0, 1, b'g']);
+        let v3 = encode_offset_commit_value(CommitFormat::V3, 7, 5, "m", 1_700);
+        assert_eq!(v3, commit_value(3));
+        let v4 = encode_offset_commit_value(CommitFormat::V4(None), 7, 5, "m", 1_700);
+        assert_eq!(v4, commit_value(4));
+        let id: [u8; 16] = std::array::from_fn(|i| i as u8 + 1);
+        let tagged = encode_offset_commit_value(CommitFormat::V4(Some(id)), 7, 5, "m", 1_700);
+        let mut expected = commit_value(4);
+        expected.pop();
+        expected.extend([1, 0, 16]); // one tagged field: tag 0, 16 bytes
+        expected.extend(id);
+        assert_eq!(tagged, expected);
+        let read = decode_offset_commit_value(&tagged, 0).unwrap();
+        assert_eq!(read.topic_id, Some(crate::format::schema::uuid_string(&id)));
+        assert!(read.lenient.is_empty());
     }
 }

@@ -4,7 +4,7 @@
 use super::{rt, value, RecordType};
 use crate::format::schema::f;
 use crate::format::schema::types::*;
-use crate::format::schema::{nested, Field, Release, Ty};
+use crate::format::schema::{nested, Field, Release, Schema, Ty};
 
 // ShareSnapshotValue.json / ShareUpdateValue.json: a state batch.
 static STATE_BATCHES: Ty = Ty::Array(&Ty::Struct(&[
@@ -33,6 +33,9 @@ static SHARE_UPDATE: &[Field] = &[
     f!("DeliveryCompleteCount", I32, tag: Some((0, 0)), since: Release::R4_2, default: "-1"),
     f!("StateBatches", STATE_BATCHES, nested: nested("StateBatch", 0, 0)),
 ];
+
+/// ShareSnapshotKey.json: the key of the share coordinator's record type 0.
+pub const SHARE_SNAPSHOT_KEY: Schema = super::key("ShareSnapshot", SHARE_KEY);
 
 /// The share coordinator's record types (`__share_group_state`):
 /// ShareSnapshotKey.json (0) and ShareUpdateKey.json (1).

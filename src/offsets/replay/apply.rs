@@ -8,7 +8,10 @@ use crate::error::DecodeError;
 use crate::log::findings::Kind;
 use crate::offsets::group::decode_group_metadata;
 use crate::offsets::records;
-use crate::offsets::{decode_key_and_rest, decode_offset_commit_value_of, OffsetsKey};
+use crate::offsets::{
+    decode_key_and_rest, decode_offset_commit_value_of, offset_commit_key_fast,
+    offset_commit_value_fast, KeyRead, OffsetsKey,
+};
 
 impl Replay {
     /// Apply one offsets-topic record (`OffsetMetadataManager.replay` for
@@ -26,7 +29,20 @@ impl Replay {
                 field: "offsets record key",
             },
         ))?;
-        let read = decode_key_and_rest(key, r.at)?;
+        let fast = offset_commit_key_fast(key).filter(|_| !self.opts.plain_decoders);
+        let read = match fast {
+            Some((record_type, group, topic, partition)) => KeyRead {
+                key: OffsetsKey::OffsetCommit {
+                    record_type,
+                    group: group.into(),
+                    topic: topic.into(),
+                    partition,
+                },
+                trailing: 0,
+                lenient: Vec::new(),
+            },
+            None => decode_key_and_rest(key, r.at)?,
+        };
         if read.trailing > 0 {
             self.warn(
                 r,
@@ -119,9 +135,20 @@ impl Replay {
         txn_producer: Option<i64>,
     ) -> Result<(), DecodeError> {
         let (lp, log_offset, batch_position) = (r.lp, r.offset, r.batch_position);
-        let d = decode_offset_commit_value_of(record_type, v, r.at)?;
-        self.value_warnings(r, d.trailing_bytes);
-        self.lenient_warnings(r, "value", &d.lenient);
+        // Under the LegacyOffsetCommit key type 0 Kafka reads value version
+        // 0 alone: any other is the exact decoder's to refuse.
+        let fast = offset_commit_value_fast(v)
+            .filter(|d| !self.opts.plain_decoders && (record_type != 0 || d.version == 0));
+        let exact;
+        let d = match fast {
+            Some(d) => d,
+            None => {
+                exact = decode_offset_commit_value_of(record_type, v, r.at)?;
+                self.value_warnings(r, exact.trailing_bytes);
+                self.lenient_warnings(r, "value", &exact.lenient);
+                exact.borrowed()
+            }
+        };
         if d.offset < 0 {
             // Java clients never commit one; the coordinator stores what it is given.
             self.warn(
@@ -131,7 +158,7 @@ impl Replay {
             );
         }
         let mut commit = Commit::default();
-        commit.set(d.borrowed(), lp, log_offset);
+        commit.set(d, lp, log_offset);
         if self.opts.group.as_deref().is_none_or(|g| g == group)
             && !self.offset_groups.contains(group)
         {

@@ -30,11 +30,13 @@ impl Replay {
     /// holds, with nothing to warn of, replaces the stored one after one
     /// lookup of the key's bytes: [`Replay::record`] would decode the same
     /// key and do the same. Anything else (and any record while `--history`
-    /// is kept) returns false, having changed nothing.
+    /// is kept, or with plain decoders) returns false, having changed nothing.
     fn replace_live(&mut self, r: &RecordAt<'_>, key: &[u8], value: Option<&[u8]>) -> bool {
-        let (Commits::Hashed { map, next }, Some(v), false) =
-            (&mut self.table, value, self.opts.history)
-        else {
+        let (Commits::Hashed { map, next }, Some(v), false) = (
+            &mut self.table,
+            value,
+            self.opts.history || self.opts.plain_decoders,
+        ) else {
             return false;
         };
         let Some(fields) = offset_commit_fields(key) else {

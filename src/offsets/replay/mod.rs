@@ -272,6 +272,14 @@ pub struct ReplayOptions {
     /// and what is rendered from it stay small whatever the names. For a
     /// page (`report`), never for data outputs, which keep exact names.
     pub bounded_names: bool,
+    /// Read every record with the decoders of the schema tables alone: no
+    /// fast path for plain offset commits ([`offset_commit_key_fast`],
+    /// [`offset_commit_value_fast`]). The table is the same; the bench
+    /// times the fast paths against this.
+    ///
+    /// [`offset_commit_key_fast`]: crate::offsets::offset_commit_key_fast
+    /// [`offset_commit_value_fast`]: crate::offsets::offset_commit_value_fast
+    pub plain_decoders: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -823,7 +831,15 @@ mod tests {
         // The same keys committed in the same order, then in another order:
         // the table must hold the last commit of each.
         let key = |g: &str, p: i32| encode_offset_commit_key(g, "t", p);
-        let value = |o: i64| crate::offsets::encode_offset_commit_value_v3(o as u64, 0, "", 5);
+        let value = |o: i64| {
+            crate::offsets::encode_offset_commit_value(
+                crate::offsets::CommitFormat::V3,
+                o as u64,
+                0,
+                "",
+                5,
+            )
+        };
         let order: Vec<(usize, i32)> = (0..3)
             .flat_map(|round| (0..4).map(move |p| (round, if round == 2 { 3 - p } else { p })))
             .collect();
@@ -854,7 +870,15 @@ mod tests {
             k.extend(0i32.to_be_bytes());
             k
         };
-        let value = |o: u64| crate::offsets::encode_offset_commit_value_v3(o, 0, "", 5);
+        let value = |o: u64| {
+            crate::offsets::encode_offset_commit_value(
+                crate::offsets::CommitFormat::V3,
+                o,
+                0,
+                "",
+                5,
+            )
+        };
         // GroupMetadataValue v3: protocolType "", generation 0, protocol of
         // length -257, leader null, currentStateTimestamp 0, no members.
         let mut group = 3i16.to_be_bytes().to_vec();

@@ -315,7 +315,8 @@ pub fn records(data: &[u8]) {
 // -------------------------------------------------------------- offsets
 
 fn put_string(out: &mut Vec<u8>, s: &str) {
-    kaen_log::format::message::put_string(out, s);
+    out.extend_from_slice(&(s.len() as i16).to_be_bytes());
+    out.extend_from_slice(s.as_bytes());
 }
 
 /// Fuzz target `offsets`: the input through every decoder of internal-topic
@@ -366,7 +367,8 @@ pub fn offsets(data: &[u8]) {
         Ok(v) => {
             assert!((0..=4).contains(&v.version));
             if v.version == 3 && v.lenient.is_empty() {
-                let enc = offsets::encode_offset_commit_value_v3(
+                let enc = offsets::encode_offset_commit_value(
+                    offsets::CommitFormat::V3,
                     v.offset as u64,
                     v.leader_epoch,
                     &v.metadata,
