@@ -49,7 +49,7 @@ pub struct Fit(pub Option<u16>);
 /// whether its type is a number (right-aligned), and, for an instant in
 /// epoch milliseconds, how text shows it (CSV keeps the milliseconds).
 #[derive(Debug, Clone)]
-struct Column {
+struct Heading {
     field: String,
     header: String,
     numeric: bool,
@@ -59,7 +59,7 @@ struct Column {
 /// Rows of one typed row struct, ready for text or CSV.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
-    columns: Vec<Column>,
+    columns: Vec<Heading>,
     rows: Vec<Vec<Option<String>>>,
     show_empty: bool,
 }
@@ -142,6 +142,44 @@ fn flat_columns(
     }
 }
 
+/// One column of a table of `R` rows: its field name (the CSV header; the
+/// text header is it upper-cased with dashes), whether it holds numbers
+/// (right-aligned in text) and the cell a row gives it (`None`: null, `-`
+/// in text, an empty CSV field). A row type's columns are listed in one
+/// place, next to the type, and each format picks from that list: a
+/// column added there shows in text and CSV alike.
+pub struct Column<R: ?Sized> {
+    field: &'static str,
+    numeric: bool,
+    cell: fn(&R) -> Option<String>,
+}
+
+impl<R: ?Sized> Column<R> {
+    /// A column of numbers.
+    pub const fn number(field: &'static str, cell: fn(&R) -> Option<String>) -> Self {
+        Column {
+            field,
+            numeric: true,
+            cell,
+        }
+    }
+
+    /// A column of text.
+    pub const fn text(field: &'static str, cell: fn(&R) -> Option<String>) -> Self {
+        Column {
+            field,
+            numeric: false,
+            cell,
+        }
+    }
+}
+
+/// A value as a cell, as a table of its JSON shows it: null is `None`, a
+/// string is itself, anything else its compact JSON (a list is `[1,2]`).
+pub fn cell<T: Serialize + ?Sized>(value: &T) -> Option<String> {
+    super::cells::value_cell(value)
+}
+
 impl Table {
     /// A table whose columns are the fields of `R` in declaration order
     /// (numeric by their type), one row per element of `rows`. Text headers
@@ -149,13 +187,13 @@ impl Table {
     /// `LOG-END-OFFSET`).
     pub fn of<R: Serialize + JsonSchema>(rows: &[R]) -> Table {
         let schema = schemars::schema_for!(R);
-        let columns: Vec<Column> = schema
+        let columns: Vec<Heading> = schema
             .get("properties")
             .and_then(|p| p.as_object())
             .map(|props| {
                 props
                     .iter()
-                    .map(|(name, prop)| Column {
+                    .map(|(name, prop)| Heading {
                         field: name.clone(),
                         header: name.to_uppercase().replace('_', "-"),
                         numeric: numeric_schema(prop),
@@ -202,7 +240,7 @@ impl Table {
                 .into_iter()
                 .map(|(path, numeric)| {
                     let field = path.join("_");
-                    Column {
+                    Heading {
                         header: field.to_uppercase().replace('_', "-"),
                         field,
                         numeric,
@@ -213,6 +251,36 @@ impl Table {
             rows,
             show_empty: true,
         }
+    }
+
+    /// A table of `rows` under `columns`, in their order.
+    pub fn listed<R>(rows: impl IntoIterator<Item = R>, columns: &[Column<R>]) -> Table {
+        Table {
+            columns: columns
+                .iter()
+                .map(|c| Heading {
+                    field: c.field.to_string(),
+                    header: c.field.to_uppercase().replace('_', "-"),
+                    numeric: c.numeric,
+                    time: None,
+                })
+                .collect(),
+            rows: rows
+                .into_iter()
+                .map(|r| columns.iter().map(|c| (c.cell)(&r)).collect())
+                .collect(),
+            show_empty: true,
+        }
+    }
+
+    /// This table's columns, then `right`'s, row by row (a row's context,
+    /// such as its directory, beside the row's own fields).
+    pub fn beside(mut self, right: Table) -> Table {
+        self.columns.extend(right.columns);
+        for (row, more) in self.rows.iter_mut().zip(right.rows) {
+            row.extend(more);
+        }
+        self
     }
 
     /// The column names [`Table::flat`] gives the rows of `R`.
@@ -306,7 +374,7 @@ impl Table {
     /// The aligned text table (null cells as `-`).
     pub fn render(&self, fit: Fit) -> String {
         use crate::report::TimeFormat;
-        let iso = |c: &Column| c.time == Some(TimeFormat::Iso);
+        let iso = |c: &Heading| c.time == Some(TimeFormat::Iso);
         // An ISO time under a `...-MS` header would read wrong.
         let headers: Vec<&str> = self
             .columns
