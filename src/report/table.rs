@@ -305,14 +305,6 @@ impl Table {
         self
     }
 
-    /// Right-align `field` as a number (a number pre-formatted as text).
-    pub fn numeric(mut self, field: &str) -> Self {
-        if let Some(c) = self.columns.iter_mut().find(|c| c.field == field) {
-            c.numeric = true;
-        }
-        self
-    }
-
     /// Show the epoch-millisecond `fields` in text as `format` says
     /// (ISO-8601 in UTC, or as they are); CSV and JSON always carry the
     /// milliseconds.
@@ -347,6 +339,17 @@ impl Table {
                 .collect();
         }
         self
+    }
+
+    /// Keep only the fields of `columns`, in that order, each under its
+    /// text header: `(field, header)`.
+    pub fn pick(self, columns: &[(&str, &str)]) -> Self {
+        let fields: Vec<&str> = columns.iter().map(|(f, _)| *f).collect();
+        columns
+            .iter()
+            .fold(self.only(&fields), |t, (field, header)| {
+                t.header(field, header)
+            })
     }
 
     /// Leave out `field` (a column that only says something in some tables).
