@@ -913,6 +913,53 @@ mod tests {
     }
 
     #[test]
+    fn listed_columns_render_as_the_row_struct_would() {
+        #[derive(Serialize, JsonSchema)]
+        struct Row {
+            name: String,
+            n: Option<i64>,
+            tags: Vec<u8>,
+            flag: bool,
+        }
+        let rows = [
+            Row {
+                name: "a,b".into(),
+                n: Some(-7),
+                tags: vec![1, 2],
+                flag: true,
+            },
+            Row {
+                name: "long name".into(),
+                n: None,
+                tags: Vec::new(),
+                flag: false,
+            },
+        ];
+        let columns: [Column<&Row>; 4] = [
+            Column::text("name", |r| cell(&r.name)),
+            Column::number("n", |r| cell(&r.n)),
+            Column::text("tags", |r| cell(&r.tags)),
+            Column::text("flag", |r| cell(&r.flag)),
+        ];
+        let listed = Table::listed(&rows, &columns);
+        let of = Table::of(&rows);
+        assert_eq!(listed.render(Fit(None)), of.render(Fit(None)));
+        assert_eq!(listed.csv(CsvCells::Raw), of.csv(CsvCells::Raw));
+        // A row's context beside it; text picks and renames.
+        let context = [Column::text("dir", |d: &&str| cell(d))];
+        let both = Table::listed(["d1", "d2"], &context).beside(listed);
+        assert_eq!(
+            both.csv(CsvCells::Raw),
+            "dir,name,n,tags,flag\nd1,\"a,b\",-7,\"[1,2]\",true\nd2,long name,,[],false\n"
+        );
+        assert_eq!(
+            both.pick(&[("n", "NUMBER"), ("dir", "DIR")])
+                .render(Fit(None)),
+            "NUMBER  DIR\n    -7  d1\n     -  d2\n"
+        );
+    }
+
+    #[test]
     fn flat_tables_name_nested_fields_parent_child() {
         #[derive(Serialize, JsonSchema)]
         struct Span {
