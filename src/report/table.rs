@@ -45,9 +45,10 @@ fn display_width(s: &str) -> usize {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Fit(pub Option<u16>);
 
-/// One column: its field name (CSV header, JSON key), its text header,
-/// whether its type is a number (right-aligned), and, for an instant in
-/// epoch milliseconds, how text shows it (CSV keeps the milliseconds).
+/// One column as a table holds it: its field name (CSV header, JSON key),
+/// its text header, whether its type is a number (right-aligned), and, for
+/// an instant in epoch milliseconds, how text shows it (CSV keeps the
+/// milliseconds).
 #[derive(Debug, Clone)]
 struct Heading {
     field: String,
@@ -56,7 +57,8 @@ struct Heading {
     time: Option<crate::report::TimeFormat>,
 }
 
-/// Rows of one typed row struct, ready for text or CSV.
+/// Rows of one row type, ready for text or CSV: its columns from the
+/// type's fields ([`Table::of`], [`Table::flat`]) or listed ([`Column`]).
 #[derive(Debug, Clone, Default)]
 pub struct Table {
     columns: Vec<Heading>,
