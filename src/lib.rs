@@ -36,7 +36,10 @@
 //! aside). `tests/lib/layers.rs` checks these rules on the source: imports
 //! point down and run in no circle, `report` opens no file and takes only
 //! documents (types) from `inspect`, every read of a log's files goes
-//! through the read seam, no `cmd` file has more than 400 lines of code.
+//! through the read seam, no `cmd` file has more than 400 lines of code,
+//! and every row a command reports has one shape: its JSON (a library type
+//! or the document's row) is what text and CSV pick their columns from
+//! (`report::table::Column`), with no struct of their own.
 //!
 //! To add a subcommand: one file, `src/cmd/<name>.rs`, with its clap
 //! arguments, its `run`, its document, and its `cmd::CommandEntry` on the

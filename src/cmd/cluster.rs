@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::exit::Outcome;
 use crate::report::cluster_text;
 use crate::report::document::TABLE;
-use crate::report::table::escape_cell;
+use crate::report::table::{cell, escape_cell, Column};
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// Merge the summaries of every broker into one verdict: diverged, lost and
@@ -174,97 +174,113 @@ fn beyond(r: &ReplicaVerdict) -> Option<String> {
     }
 }
 
-/// One partition's verdict (text).
-#[derive(Serialize, JsonSchema)]
-struct PartitionRow<'a> {
-    topic: &'a str,
-    partition: i32,
-    status: &'static str,
-    leader: Option<i32>,
-    leader_epoch: Option<i32>,
-    log_end_offset: Option<i64>,
-    high_watermark: Option<i64>,
-    replicas: Option<String>,
-    isr: Option<String>,
-    missing: Option<String>,
-    detail: &'a str,
+type Replica<'r> = (&'r merge::PartitionVerdict, &'r ReplicaVerdict);
+
+/// A partition's verdict (text): the leader only when the election is
+/// decided (the outcomes table has each otherwise).
+fn partition_columns<'r>() -> [Column<&'r merge::PartitionVerdict>; 11] {
+    [
+        Column::text("topic", |p| cell(&p.topic)),
+        Column::number("partition", |p| cell(&p.partition)),
+        Column::text("status", |p| cell(p.status.name())),
+        Column::number("leader", |p| {
+            cell(&p.leader.filter(|_| p.leader_source != merge::LeaderSource::Undecided))
+        }),
+        Column::number("leader_epoch", |p| cell(&p.leader_epoch)),
+        Column::number("log_end_offset", |p| cell(&p.log_end_offset)),
+        Column::number("high_watermark", |p| cell(&p.high_watermark)),
+        Column::text("replicas", |p| nodes(p.assigned_replicas.as_deref())),
+        Column::text("isr", |p| nodes(p.isr.as_deref())),
+        Column::text("missing", |p| nodes(p.missing_nodes().as_deref())),
+        Column::text("detail", |p| cell(&p.detail)),
+    ]
 }
 
-/// One replica (text; CSV adds the partition's status and leader and the
-/// exactness of the counts).
-#[derive(Serialize, JsonSchema)]
-struct ReplicaRow<'a> {
-    topic: &'a str,
-    partition: i32,
-    node: i32,
-    state: &'static str,
-    log_start_offset: Option<i64>,
-    log_end_offset: Option<i64>,
-    high_watermark: Option<i64>,
-    leader_epoch: Option<i32>,
-    truncate_to: Option<i64>,
-    diverges_at: Option<i64>,
-    /// `>=N` when only a lower bound is known.
-    batches_beyond: Option<String>,
-    behind: Option<i64>,
-    detail: &'a str,
+/// A replica, with its partition's status and leader: the counts exact
+/// and whether each is (CSV), and `batches_beyond_shown`, `>=N` when only
+/// a lower bound is known (text).
+fn replica_columns<'r>() -> [Column<Replica<'r>>; 19] {
+    [
+        Column::text("topic", |(p, _)| cell(&p.topic)),
+        Column::number("partition", |(p, _)| cell(&p.partition)),
+        Column::text("status", |(p, _)| cell(p.status.name())),
+        Column::number("leader", |(p, _)| cell(&p.leader)),
+        Column::number("node_id", |(_, x)| cell(&x.node_id)),
+        Column::text("state", |(_, x)| cell(x.state.name())),
+        Column::number("log_start_offset", |(_, x)| cell(&x.log_start_offset)),
+        Column::number("log_end_offset", |(_, x)| cell(&x.log_end_offset)),
+        Column::number("high_watermark", |(_, x)| cell(&x.high_watermark)),
+        Column::number("leader_epoch", |(_, x)| cell(&x.leader_epoch)),
+        Column::number("truncation_offset", |(_, x)| cell(&x.truncation_offset)),
+        Column::number("divergence_offset", |(_, x)| cell(&x.divergence_offset)),
+        Column::number("batches_beyond", |(_, x)| cell(&x.batches_beyond)),
+        Column::number("behind_by", |(_, x)| cell(&x.behind_by)),
+        Column::text("batches_beyond_exact", |(_, x)| cell(&x.batches_beyond_exact)),
+        Column::number("verified_through", |(_, x)| cell(&x.verified_through)),
+        Column::text("assigned", |(_, x)| cell(&x.assigned)),
+        Column::text("detail", |(_, x)| cell(&x.detail)),
+        Column::number("batches_beyond_shown", |(_, x)| beyond(x)),
+    ]
 }
 
-#[derive(Serialize, JsonSchema)]
-struct ReplicaCsvRow<'a> {
-    topic: &'a str,
-    partition: i32,
-    status: &'static str,
-    leader: Option<i32>,
-    node_id: i32,
-    state: &'static str,
-    log_start_offset: Option<i64>,
-    log_end_offset: Option<i64>,
-    high_watermark: Option<i64>,
-    leader_epoch: Option<i32>,
-    truncation_offset: Option<i64>,
-    divergence_offset: Option<i64>,
-    batches_beyond: Option<u64>,
-    behind_by: Option<i64>,
-    batches_beyond_exact: Option<bool>,
-    verified_through: Option<i64>,
-    assigned: Option<bool>,
-    detail: &'a str,
+/// The replicas table of text: its columns, under their headers.
+const REPLICA_TEXT: &[(&str, &str)] = &[
+    ("topic", "TOPIC"),
+    ("partition", "PARTITION"),
+    ("node_id", "NODE"),
+    ("state", "STATE"),
+    ("log_start_offset", "LOG-START-OFFSET"),
+    ("log_end_offset", "LOG-END-OFFSET"),
+    ("high_watermark", "HIGH-WATERMARK"),
+    ("leader_epoch", "LEADER-EPOCH"),
+    ("truncation_offset", "TRUNCATE-TO"),
+    ("divergence_offset", "DIVERGES-AT"),
+    ("batches_beyond_shown", "BATCHES-BEYOND"),
+    ("behind_by", "BEHIND"),
+    ("detail", "DETAIL"),
+];
+
+/// A replica under one of the leaders a stopped cluster may elect.
+type Elected<'r> = (
+    &'r merge::PartitionVerdict,
+    &'r merge::LeaderOutcome,
+    &'r ReplicaVerdict,
+);
+
+fn outcome_columns<'r>() -> [Column<Elected<'r>>; 10] {
+    [
+        Column::text("topic", |(p, _, _)| cell(&p.topic)),
+        Column::number("partition", |(p, _, _)| cell(&p.partition)),
+        Column::number("if_leader", |(_, o, _)| cell(&o.leader)),
+        Column::text("status", |(_, o, _)| cell(o.status.name())),
+        Column::number("node", |(_, _, x)| cell(&x.node_id)),
+        Column::text("state", |(_, _, x)| cell(x.state.name())),
+        Column::number("truncate_to", |(_, _, x)| cell(&x.truncation_offset)),
+        Column::number("diverges_at", |(_, _, x)| cell(&x.divergence_offset)),
+        Column::number("batches_beyond", |(_, _, x)| beyond(x)),
+        Column::number("behind", |(_, _, x)| cell(&x.behind_by)),
+    ]
 }
 
-/// One replica under one of the leaders a stopped cluster may elect.
-#[derive(Serialize, JsonSchema)]
-struct OutcomeRow<'a> {
-    topic: &'a str,
-    partition: i32,
-    if_leader: i32,
-    status: &'static str,
-    node: i32,
-    state: &'static str,
-    truncate_to: Option<i64>,
-    diverges_at: Option<i64>,
-    batches_beyond: Option<String>,
-    behind: Option<i64>,
-}
-
-/// One committed offset against its partition's leader.
-#[derive(Serialize, JsonSchema)]
-struct LagRow<'a> {
-    group: &'a str,
-    topic: &'a str,
-    partition: i32,
-    committed_offset: i64,
-    coordinator: i32,
-    leader: Option<i32>,
-    log_start_offset: Option<i64>,
-    log_end_offset: Option<i64>,
-    high_watermark: Option<i64>,
-    lag: Option<i64>,
-    status: &'static str,
-    /// Where the group's consumer lands on the leader (see `Landing`);
-    /// when the leader after a restart is open, under each that may be
-    /// elected.
-    lands: Option<String>,
+/// A committed offset against its partition's leader.
+fn lag_columns<'r>() -> [Column<&'r GroupLag>; 12] {
+    [
+        Column::text("group", |g| cell(&g.group)),
+        Column::text("topic", |g| cell(&g.topic)),
+        Column::number("partition", |g| cell(&g.partition)),
+        Column::number("committed_offset", |g| cell(&g.committed_offset)),
+        Column::number("coordinator", |g| cell(&g.coordinator)),
+        Column::number("leader", |g| cell(&g.leader)),
+        Column::number("log_start_offset", |g| cell(&g.log_start_offset)),
+        Column::number("log_end_offset", |g| cell(&g.log_end_offset)),
+        Column::number("high_watermark", |g| cell(&g.high_watermark)),
+        Column::number("lag", |g| cell(&g.lag)),
+        Column::text("status", |g| cell(g.status.name())),
+        // Where the group's consumer lands on the leader (see `Landing`);
+        // when the leader after a restart is open, under each that may be
+        // elected.
+        Column::text("lands", |g| lands_cell(g)),
+    ]
 }
 
 /// The LANDS cell: the landing on the leader judged against, then, when
@@ -287,24 +303,7 @@ fn lands_cell(g: &GroupLag) -> Option<String> {
 }
 
 fn lag_table(groups: &[GroupLag]) -> Table {
-    let rows: Vec<LagRow> = groups
-        .iter()
-        .map(|g| LagRow {
-            group: &g.group,
-            topic: &g.topic,
-            partition: g.partition,
-            committed_offset: g.committed_offset,
-            coordinator: g.coordinator,
-            leader: g.leader,
-            log_start_offset: g.log_start_offset,
-            log_end_offset: g.log_end_offset,
-            high_watermark: g.high_watermark,
-            lag: g.lag,
-            status: g.status.name(),
-            lands: lands_cell(g),
-        })
-        .collect();
-    Table::of(&rows)
+    Table::listed(groups, &lag_columns())
 }
 
 impl Report for ClusterOut<'_> {
@@ -315,34 +314,13 @@ impl Report for ClusterOut<'_> {
         if self.lag_only {
             return vec![lag_table(&self.report.groups)];
         }
-        let rows: Vec<ReplicaCsvRow> = self
+        let replicas = self
             .report
             .partitions
             .iter()
-            .flat_map(|p| {
-                p.replicas.iter().map(move |r| ReplicaCsvRow {
-                    topic: &p.topic,
-                    partition: p.partition,
-                    status: p.status.name(),
-                    leader: p.leader,
-                    node_id: r.node_id,
-                    state: r.state.name(),
-                    log_start_offset: r.log_start_offset,
-                    log_end_offset: r.log_end_offset,
-                    high_watermark: r.high_watermark,
-                    leader_epoch: r.leader_epoch,
-                    truncation_offset: r.truncation_offset,
-                    divergence_offset: r.divergence_offset,
-                    batches_beyond: r.batches_beyond,
-                    behind_by: r.behind_by,
-                    batches_beyond_exact: r.batches_beyond_exact,
-                    verified_through: r.verified_through,
-                    assigned: r.assigned,
-                    detail: &r.detail,
-                })
-            })
-            .collect();
-        vec![Table::of(&rows)]
+            .flat_map(|p| p.replicas.iter().map(move |r| (p, r)));
+        let table = Table::listed(replicas, &replica_columns());
+        vec![table.without("batches_beyond_shown")]
     }
 
     /// Partitions, then replicas, then group lag (only the lag with --lag).
@@ -369,62 +347,15 @@ impl Report for ClusterOut<'_> {
             .iter()
             .filter(|p| self.all || p.status != merge::PartitionStatus::Ok)
             .collect();
-        let partitions: Vec<PartitionRow> = shown
+        let replicas = shown
             .iter()
-            .map(|p| PartitionRow {
-                topic: &p.topic,
-                partition: p.partition,
-                status: p.status.name(),
-                // Undecided: no one leader; the outcomes table has each.
-                leader: p
-                    .leader
-                    .filter(|_| p.leader_source != merge::LeaderSource::Undecided),
-                leader_epoch: p.leader_epoch,
-                log_end_offset: p.log_end_offset,
-                high_watermark: p.high_watermark,
-                replicas: nodes(p.assigned_replicas.as_deref()),
-                isr: nodes(p.isr.as_deref()),
-                missing: nodes(p.missing_nodes().as_deref()),
-                detail: &p.detail,
-            })
-            .collect();
-        let replicas: Vec<ReplicaRow> = shown
+            .flat_map(|&p| p.replicas.iter().map(move |x| (p, x)));
+        let outcomes: Vec<Elected> = shown
             .iter()
-            .flat_map(|p| {
-                p.replicas.iter().map(move |x| ReplicaRow {
-                    topic: &p.topic,
-                    partition: p.partition,
-                    node: x.node_id,
-                    state: x.state.name(),
-                    log_start_offset: x.log_start_offset,
-                    log_end_offset: x.log_end_offset,
-                    high_watermark: x.high_watermark,
-                    leader_epoch: x.leader_epoch,
-                    truncate_to: x.truncation_offset,
-                    diverges_at: x.divergence_offset,
-                    batches_beyond: beyond(x),
-                    behind: x.behind_by,
-                    detail: &x.detail,
-                })
-            })
-            .collect();
-        let outcomes: Vec<OutcomeRow> = shown
-            .iter()
-            .flat_map(|p| {
-                p.outcomes.iter().flat_map(move |o| {
-                    o.replicas.iter().map(move |x| OutcomeRow {
-                        topic: &p.topic,
-                        partition: p.partition,
-                        if_leader: o.leader,
-                        status: o.status.name(),
-                        node: x.node_id,
-                        state: x.state.name(),
-                        truncate_to: x.truncation_offset,
-                        diverges_at: x.divergence_offset,
-                        batches_beyond: beyond(x),
-                        behind: x.behind_by,
-                    })
-                })
+            .flat_map(|&p| {
+                p.outcomes
+                    .iter()
+                    .flat_map(move |o| o.replicas.iter().map(move |x| (p, o, x)))
             })
             .collect();
         let outcomes = if outcomes.is_empty() {
@@ -432,7 +363,7 @@ impl Report for ClusterOut<'_> {
         } else {
             format!(
                 "{}\n",
-                Table::of(&outcomes).numeric("batches_beyond").render(fit)
+                Table::listed(outcomes, &outcome_columns()).render(fit)
             )
         };
         let losses = cluster_text::losses_text(r);
@@ -444,8 +375,10 @@ impl Report for ClusterOut<'_> {
         } else {
             format!(
                 "{}\n{}",
-                Table::of(&partitions).render(fit),
-                Table::of(&replicas).numeric("batches_beyond").render(fit)
+                Table::listed(shown.iter().copied(), &partition_columns()).render(fit),
+                Table::listed(replicas, &replica_columns())
+                    .pick(REPLICA_TEXT)
+                    .render(fit)
             )
         };
         format!("{head}\n{tables}\n{outcomes}{losses}{lag}")

@@ -4,12 +4,13 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use kaen_log::demo::delivery::Workspace;
-use kaen_log::demo::group_run::{self, GroupDemo, PollOut};
+use kaen_log::demo::group_run::{self, DeliveryOut, GroupDemo};
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
+use crate::report::table::{cell, Column};
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
 /// A teaching walk-through of a consumer's two numbers: the position it
@@ -99,14 +100,6 @@ pub struct GroupDemoReport {
     explore: Vec<String>,
 }
 
-/// A CSV row: a poll after its delivery.
-#[derive(Serialize, JsonSchema)]
-struct PollCsv<'a> {
-    delivery: &'static str,
-    #[serde(flatten)]
-    poll: &'a PollOut,
-}
-
 impl Report for GroupDemoReport {
     const COMMAND: &'static str = "group-demo";
 
@@ -116,18 +109,15 @@ impl Report for GroupDemoReport {
 
     /// One row per poll of both deliveries.
     fn csv_table(&self) -> Option<Table> {
-        let rows: Vec<PollCsv> = self
+        // A poll's delivery, then the poll's JSON fields.
+        let (deliveries, polls): (Vec<_>, Vec<_>) = self
             .run
             .deliveries
             .iter()
-            .flat_map(|d| {
-                d.polls.iter().map(|poll| PollCsv {
-                    delivery: d.delivery,
-                    poll,
-                })
-            })
-            .collect();
-        Some(Table::flat(&rows))
+            .flat_map(|d| d.polls.iter().map(move |p| (d, p)))
+            .unzip();
+        let delivery = Column::text("delivery", |d: &&DeliveryOut| cell(d.delivery));
+        Some(Table::listed(deliveries, &[delivery]).beside(Table::flat(&polls)))
     }
 
     /// The walk-through; with --keep, the commands to explore what is left.

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
+use crate::report::table::{cell, Column};
 use crate::report::TimeFormat;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
@@ -158,50 +159,58 @@ pub fn run(args: &GroupsArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     ))
 }
 
-/// One group (text and CSV).
-#[derive(Serialize, JsonSchema)]
-struct GroupRow<'a> {
-    group: &'a str,
-    r#type: &'a str,
-    state: &'a str,
-    epoch: Option<i32>,
-    assignment_epoch: Option<i32>,
-    protocol: Option<&'a str>,
-    members: u64,
-    state_timestamp_ms: Option<i64>,
+/// The columns of a group (text and CSV).
+fn group_columns<'r>() -> [Column<&'r GroupView>; 8] {
+    [
+        Column::text("group", |g| cell(&g.group)),
+        Column::text("type", |g| cell(g.kind)),
+        Column::text("state", |g| cell(g.state)),
+        Column::number("epoch", |g| cell(&g.epoch)),
+        Column::number("assignment_epoch", |g| cell(&g.assignment_epoch)),
+        Column::text("protocol", |g| cell(&g.protocol)),
+        Column::number("members", |g| cell(&g.members.len())),
+        Column::number("state_timestamp_ms", |g| cell(&g.state_timestamp)),
+    ]
 }
 
-/// One member (text and CSV with --members).
-#[derive(Serialize, JsonSchema)]
-struct MemberRow<'a> {
-    group: &'a str,
-    r#type: &'a str,
-    member_id: &'a str,
-    instance_id: Option<&'a str>,
-    client_id: &'a str,
-    host: &'a str,
-    rack: Option<&'a str>,
-    member_epoch: Option<i32>,
-    assignment: String,
+/// A member of its group.
+type Member<'r> = (&'r GroupView, &'r group_state::MemberView);
+
+/// The columns of a member (text and CSV with --members).
+fn member_columns<'r>() -> [Column<Member<'r>>; 9] {
+    [
+        Column::text("group", |(g, _)| cell(&g.group)),
+        Column::text("type", |(g, _)| cell(g.kind)),
+        Column::text("member_id", |(_, m)| cell(&m.member_id)),
+        Column::text("instance_id", |(_, m)| cell(&m.instance_id)),
+        Column::text("client_id", |(_, m)| cell(&m.client_id)),
+        Column::text("host", |(_, m)| cell(&m.client_host)),
+        Column::text("rack", |(_, m)| cell(&m.rack)),
+        Column::number("member_epoch", |(_, m)| cell(&m.member_epoch)),
+        Column::text("assignment", |(_, m)| Some(assignment_text(&m.assignment))),
+    ]
 }
 
-/// One share-partition's state (text and CSV).
-#[derive(Serialize, JsonSchema)]
-struct ShareRow<'a> {
-    share_group: &'a str,
-    topic: &'a str,
-    partition: i32,
-    start_offset: i64,
-    /// Kafka 4.2+'s share lag (`kafka-share-groups --describe`'s LAG).
-    lag: Option<i64>,
-    state_epoch: i32,
-    leader_epoch: i32,
-    snapshot_epoch: i32,
-    updates: u32,
-    /// When the state was written (null: a state that began with a
-    /// ShareUpdate has no timestamps).
-    written_ms: Option<i64>,
-    state_batches: String,
+/// The columns of a share-partition's state (text and CSV).
+fn share_columns<'r>() -> [Column<&'r ShareState>; 11] {
+    [
+        Column::text("share_group", |s| cell(&s.group)),
+        Column::text("topic", |s| cell(&s.topic)),
+        Column::number("partition", |s| cell(&s.partition)),
+        Column::number("start_offset", |s| cell(&s.start_offset)),
+        // Kafka 4.2+'s share lag (`kafka-share-groups --describe`'s LAG).
+        Column::number("lag", |s| cell(&s.lag)),
+        Column::number("state_epoch", |s| cell(&s.state_epoch)),
+        Column::number("leader_epoch", |s| cell(&s.leader_epoch)),
+        Column::number("snapshot_epoch", |s| cell(&s.snapshot_epoch)),
+        Column::number("updates", |s| cell(&s.updates)),
+        // When the state was written (null: a state that began with a
+        // ShareUpdate has no timestamps).
+        Column::number("written_ms", |s| {
+            cell(&Some(s.write_timestamp_ms).filter(|t| *t != 0))
+        }),
+        Column::text("state_batches", |s| Some(batches_text(s))),
+    ]
 }
 
 /// `klog groups`'s document.
@@ -244,67 +253,21 @@ impl Report for GroupsReport {
 
     fn tables(&self) -> Vec<Table> {
         let main = if self.members {
-            let rows: Vec<MemberRow> = self
+            let members = self
                 .groups
                 .iter()
-                .flat_map(|g| {
-                    g.members.iter().map(move |m| MemberRow {
-                        group: &g.group,
-                        r#type: g.kind,
-                        member_id: &m.member_id,
-                        instance_id: m.instance_id.as_deref(),
-                        client_id: &m.client_id,
-                        host: &m.client_host,
-                        rack: m.rack.as_deref(),
-                        member_epoch: m.member_epoch,
-                        assignment: assignment_text(&m.assignment),
-                    })
-                })
-                .collect();
-            Table::of(&rows)
+                .flat_map(|g| g.members.iter().map(move |m| (g, m)));
+            Table::listed(members, &member_columns())
         } else {
-            let rows: Vec<GroupRow> = self
-                .groups
-                .iter()
-                .map(|g| GroupRow {
-                    group: &g.group,
-                    r#type: g.kind,
-                    state: g.state,
-                    epoch: g.epoch,
-                    assignment_epoch: g.assignment_epoch,
-                    protocol: g.protocol.as_deref(),
-                    members: g.members.len() as u64,
-                    state_timestamp_ms: g.state_timestamp,
-                })
-                .collect();
-            Table::of(&rows).times(&["state_timestamp_ms"], self.time_format)
+            Table::listed(&self.groups, &group_columns())
+                .times(&["state_timestamp_ms"], self.time_format)
         };
-        let shares: Vec<ShareRow> = self
-            .share_partitions
-            .iter()
-            .map(|s| ShareRow {
-                share_group: &s.group,
-                topic: &s.topic,
-                partition: s.partition,
-                start_offset: s.start_offset,
-                lag: s.lag,
-                state_epoch: s.state_epoch,
-                leader_epoch: s.leader_epoch,
-                snapshot_epoch: s.snapshot_epoch,
-                updates: s.updates,
-                written_ms: Some(s.write_timestamp_ms).filter(|t| *t != 0),
-                state_batches: batches_text(s),
-            })
-            .collect();
+        let shares = Table::listed(&self.share_partitions, &share_columns())
+            .times(&["written_ms"], self.time_format);
         if self.share_state {
-            return vec![Table::of(&shares).times(&["written_ms"], self.time_format)];
+            return vec![shares];
         }
-        vec![
-            main,
-            Table::of(&shares)
-                .times(&["written_ms"], self.time_format)
-                .hide_empty(),
-        ]
+        vec![main, shares.hide_empty()]
     }
 }
 

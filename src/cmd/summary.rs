@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use kaen_log::cluster::broker_summary::{
-    self, EpochRun, SummaryDoc, SummaryOptions, SCHEMA_VERSION,
+    self, EpochRun, LogDirSummary, PartitionSummary, SummaryDoc, SummaryOptions, SCHEMA_VERSION,
 };
 
 use schemars::JsonSchema;
@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::cmd::args::FailOn;
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
-use crate::report::table::escape_cell;
+use crate::report::table::{cell, escape_cell, Column};
 use crate::report::Output;
 use crate::report::{emit, formats, Report, Table};
 
@@ -114,34 +114,43 @@ fn runs(epochs: &[EpochRun]) -> String {
         .join(" ")
 }
 
-/// One partition of a log directory (text).
-#[derive(Serialize, JsonSchema)]
-struct PartitionRow<'a> {
-    topic: &'a str,
-    partition: i32,
-    log_start_offset: i64,
-    log_end_offset: i64,
-    high_watermark: Option<i64>,
-    recovery_point: Option<i64>,
-    segments: u64,
-    bytes: u64,
-    leader_epochs: String,
-    /// `epoch@start..end:checksum` per run of batches under one epoch.
-    epoch_checksums: String,
+/// The text columns of a partition of a log directory: its segments
+/// counted and summed, its epochs in brief.
+fn partition_columns<'r>() -> [Column<&'r PartitionSummary>; 10] {
+    [
+        Column::text("topic", |p| cell(&p.topic)),
+        Column::number("partition", |p| cell(&p.partition)),
+        Column::number("log_start_offset", |p| cell(&p.log_start_offset)),
+        Column::number("log_end_offset", |p| cell(&p.log_end_offset)),
+        Column::number("high_watermark", |p| cell(&p.high_watermark)),
+        Column::number("recovery_point", |p| cell(&p.recovery_point)),
+        Column::number("segments", |p| cell(&p.segments.len())),
+        Column::number("bytes", |p| {
+            cell(&p.segments.iter().map(|s| s.bytes).sum::<u64>())
+        }),
+        Column::text("leader_epochs", |p| {
+            Some(crate::report::table::leader_epochs_text(
+                p.leader_epochs
+                    .iter()
+                    .map(|e| (e.leader_epoch, e.start_offset)),
+            ))
+        }),
+        // `epoch@start..end:checksum` per run of batches under one epoch.
+        Column::text("epoch_checksums", |p| Some(runs(&p.epochs))),
+    ]
 }
 
-/// The CSV row of a partition: its log directory's path, node id and
-/// whether the broker left it with a clean-shutdown marker, then its JSON
-/// fields.
-#[derive(Serialize, JsonSchema)]
-struct PartitionCsv<'a> {
-    path: &'a str,
-    /// Only when the path is not UTF-8: its exact bytes, in base64.
-    path_base64: Option<&'a str>,
-    node_id: Option<i32>,
-    clean_shutdown: bool,
-    #[serde(flatten)]
-    partition: &'a broker_summary::PartitionSummary,
+/// The CSV columns of a partition's log directory (before the partition's
+/// JSON fields): its path, node id and whether the broker left it with a
+/// clean-shutdown marker.
+fn log_dir_columns<'r>() -> [Column<&'r LogDirSummary>; 4] {
+    [
+        Column::text("path", |d| cell(&d.path)),
+        // Only when the path is not UTF-8: its exact bytes, in base64.
+        Column::text("path_base64", |d| cell(&d.path_base64)),
+        Column::number("node_id", |d| cell(&d.node_id)),
+        Column::text("clean_shutdown", |d| cell(&d.clean_shutdown)),
+    ]
 }
 
 /// `klog summary`'s document (what `klog cluster` reads back).
@@ -164,21 +173,13 @@ impl Report for SummaryOut<'_> {
 
     /// One row per partition of every log directory.
     fn csv_table(&self) -> Option<Table> {
-        let rows: Vec<PartitionCsv> = self
+        let (dirs, partitions): (Vec<_>, Vec<_>) = self
             .doc
             .log_dirs
             .iter()
-            .flat_map(|d| {
-                d.partitions.iter().map(|partition| PartitionCsv {
-                    path: &d.path,
-                    path_base64: d.path_base64.as_deref(),
-                    node_id: d.node_id,
-                    clean_shutdown: d.clean_shutdown,
-                    partition,
-                })
-            })
-            .collect();
-        Some(Table::flat(&rows))
+            .flat_map(|d| d.partitions.iter().map(move |p| (d, p)))
+            .unzip();
+        Some(Table::listed(dirs, &log_dir_columns()).beside(Table::flat(&partitions)))
     }
 
     fn text(&self, fit: crate::report::table::Fit) -> String {
@@ -213,27 +214,7 @@ impl Report for SummaryOut<'_> {
                     c.offsets_topic
                 ));
             }
-            let rows: Vec<PartitionRow> = d
-                .partitions
-                .iter()
-                .map(|p| PartitionRow {
-                    topic: &p.topic,
-                    partition: p.partition,
-                    log_start_offset: p.log_start_offset,
-                    log_end_offset: p.log_end_offset,
-                    high_watermark: p.high_watermark,
-                    recovery_point: p.recovery_point,
-                    segments: p.segments.len() as u64,
-                    bytes: p.segments.iter().map(|s| s.bytes).sum(),
-                    leader_epochs: crate::report::table::leader_epochs_text(
-                        p.leader_epochs
-                            .iter()
-                            .map(|e| (e.leader_epoch, e.start_offset)),
-                    ),
-                    epoch_checksums: runs(&p.epochs),
-                })
-                .collect();
-            out.push_str(&Table::of(&rows).render(fit));
+            out.push_str(&Table::listed(&d.partitions, &partition_columns()).render(fit));
         }
         out
     }

@@ -15,7 +15,7 @@ use crate::cmd::args::FailOn;
 use crate::exit::Outcome;
 use crate::report::document::TABLE;
 use crate::report::progress::Progress;
-use crate::report::table::escape_cell;
+use crate::report::table::{cell, escape_cell, Column};
 use crate::report::TimeFormat;
 use crate::report::{emit, formats, plural, Format, Output, Report, Table};
 
@@ -135,46 +135,80 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
     Ok(Outcome::from_count(failing))
 }
 
-/// The text row of a producer.
-#[derive(Serialize, JsonSchema)]
-struct ProducerRow {
-    producer: i64,
-    epoch: i16,
-    last_sequence: i32,
-    first_offset: i64,
-    last_offset: i64,
-    batches: u64,
-    txn: &'static str,
-    committed: u64,
-    aborted: u64,
-    open_since: Option<i64>,
+/// The text columns of a producer of a partition.
+fn producer_columns<'r>() -> [Column<&'r ProducerOut>; 10] {
+    [
+        Column::number("producer", |s| cell(&s.producer_id)),
+        Column::number("epoch", |s| cell(&s.producer_epoch)),
+        Column::number("last_sequence", |s| cell(&s.last_sequence)),
+        Column::number("first_offset", |s| cell(&s.first_offset)),
+        Column::number("last_offset", |s| cell(&s.last_offset)),
+        Column::number("batches", |s| cell(&s.batches)),
+        Column::text("txn", |s| cell(if s.transactional { "yes" } else { "no" })),
+        Column::number("committed", |s| cell(&s.committed)),
+        Column::number("aborted", |s| cell(&s.aborted)),
+        Column::number("open_since", |s| {
+            cell(&s.open_transaction.as_ref().map(|o| o.first_offset))
+        }),
+    ]
 }
 
-/// The CSV row of a producer: its JSON fields after its partition's, the
-/// open transaction's flattened.
-#[derive(Serialize, JsonSchema)]
-struct ProducerCsv<'a> {
-    topic: &'a str,
-    partition: i32,
-    #[serde(flatten)]
-    producer: &'a ProducerOut,
+/// The CSV columns of a producer's partition, before the producer's JSON
+/// fields (the open transaction's flattened).
+fn partition_columns<'r>() -> [Column<&'r txn_overview::PartitionOut>; 2] {
+    [
+        Column::text("topic", |p| cell(&p.topic)),
+        Column::number("partition", |p| cell(&p.partition)),
+    ]
 }
 
-/// The text row of a transactional id.
-#[derive(Serialize, JsonSchema)]
-struct CoordinatorRow<'a> {
-    transactional_id: String,
-    producer: i64,
-    epoch: i16,
-    tv: i16,
-    state: &'a str,
-    timeout_ms: i32,
-    partitions: String,
-    last_update_ms: i64,
-    /// What the coordinator does on its own once it loads its log.
-    coordinator_end: &'static str,
-    /// When its timeout check aborts an Ongoing transaction (start + timeout).
-    aborts_at_ms: Option<i64>,
+/// The text columns of a transactional id.
+fn coordinator_columns<'r>() -> [Column<&'r txn_overview::CoordinatorTxn>; 10] {
+    [
+        Column::text("transactional_id", |m| {
+            Some(if m.incomplete {
+                format!("{} (incomplete)", m.transactional_id)
+            } else {
+                m.transactional_id.clone()
+            })
+        }),
+        Column::number("producer", |m| cell(&m.producer_id)),
+        Column::number("epoch", |m| cell(&m.producer_epoch)),
+        Column::number("tv", |m| cell(&m.client_transaction_version)),
+        Column::text("state", |m| cell(m.state)),
+        Column::number("timeout_ms", |m| cell(&m.timeout_ms)),
+        Column::text("partitions", |m| {
+            Some(m.partitions.as_ref().map_or("-".to_string(), |ps| {
+                ps.iter()
+                    .flat_map(|tp| {
+                        tp.partitions
+                            .iter()
+                            .map(move |i| format!("{}-{i}", tp.topic))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            }))
+        }),
+        Column::number("last_update_ms", |m| cell(&m.last_update_timestamp_ms)),
+        // What the coordinator does on its own once it loads its log.
+        Column::text("coordinator_end", |m| {
+            cell(match m.coordinator_end {
+                Some(CoordinatorEnd::AbortsAt { .. }) => "aborts on timeout",
+                Some(CoordinatorEnd::CompletesOnLoad { commit: true }) => {
+                    "completes on load (COMMIT)"
+                }
+                Some(CoordinatorEnd::CompletesOnLoad { commit: false }) => {
+                    "completes on load (ABORT)"
+                }
+                None => "-",
+            })
+        }),
+        // When its timeout check aborts an Ongoing transaction (start + timeout).
+        Column::number("aborts_at_ms", |m| match m.coordinator_end {
+            Some(CoordinatorEnd::AbortsAt { ms }) => cell(&ms),
+            _ => None,
+        }),
+    ]
 }
 
 /// `klog transactions`'s document.
@@ -243,19 +277,13 @@ impl Report for TransactionsReport {
 
     /// One row per producer of each partition, whatever --find-hanging.
     fn csv_table(&self) -> Option<Table> {
-        let rows: Vec<ProducerCsv> = self
+        let (partitions, producers): (Vec<_>, Vec<_>) = self
             .doc
             .partitions
             .iter()
-            .flat_map(|p| {
-                p.producers.iter().map(|s| ProducerCsv {
-                    topic: &p.topic,
-                    partition: p.partition,
-                    producer: s,
-                })
-            })
-            .collect();
-        Some(Table::flat(&rows))
+            .flat_map(|p| p.producers.iter().map(move |s| (p, s)))
+            .unzip();
+        Some(Table::listed(partitions, &partition_columns()).beside(Table::flat(&producers)))
     }
 
     fn tables(&self) -> Vec<Table> {
@@ -266,70 +294,11 @@ impl Report for TransactionsReport {
             .doc
             .partitions
             .iter()
-            .map(|p| {
-                let rows: Vec<ProducerRow> = p
-                    .producers
-                    .iter()
-                    .map(|s| ProducerRow {
-                        producer: s.producer_id,
-                        epoch: s.producer_epoch,
-                        last_sequence: s.last_sequence,
-                        first_offset: s.first_offset,
-                        last_offset: s.last_offset,
-                        batches: s.batches,
-                        txn: if s.transactional { "yes" } else { "no" },
-                        committed: s.committed,
-                        aborted: s.aborted,
-                        open_since: s.open_transaction.as_ref().map(|o| o.first_offset),
-                    })
-                    .collect();
-                Table::of(&rows)
-            })
+            .map(|p| Table::listed(&p.producers, &producer_columns()))
             .collect();
         if let Some(coordinator) = &self.doc.coordinator {
-            let rows: Vec<CoordinatorRow> = coordinator
-                .iter()
-                .map(|m| CoordinatorRow {
-                    transactional_id: if m.incomplete {
-                        format!("{} (incomplete)", m.transactional_id)
-                    } else {
-                        m.transactional_id.clone()
-                    },
-                    producer: m.producer_id,
-                    epoch: m.producer_epoch,
-                    tv: m.client_transaction_version,
-                    state: m.state,
-                    timeout_ms: m.timeout_ms,
-                    partitions: m.partitions.as_ref().map_or("-".to_string(), |ps| {
-                        ps.iter()
-                            .flat_map(|tp| {
-                                tp.partitions
-                                    .iter()
-                                    .map(move |i| format!("{}-{i}", tp.topic))
-                            })
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    }),
-                    last_update_ms: m.last_update_timestamp_ms,
-                    coordinator_end: match m.coordinator_end {
-                        Some(CoordinatorEnd::AbortsAt { .. }) => "aborts on timeout",
-                        Some(CoordinatorEnd::CompletesOnLoad { commit: true }) => {
-                            "completes on load (COMMIT)"
-                        }
-                        Some(CoordinatorEnd::CompletesOnLoad { commit: false }) => {
-                            "completes on load (ABORT)"
-                        }
-                        None => "-",
-                    },
-                    aborts_at_ms: match m.coordinator_end {
-                        Some(CoordinatorEnd::AbortsAt { ms }) => Some(ms),
-                        _ => None,
-                    },
-                })
-                .collect();
-            tables.push(
-                Table::of(&rows).times(&["last_update_ms", "aborts_at_ms"], self.time_format),
-            );
+            let table = Table::listed(coordinator, &coordinator_columns());
+            tables.push(table.times(&["last_update_ms", "aborts_at_ms"], self.time_format));
         }
         tables
     }

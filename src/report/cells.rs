@@ -29,6 +29,18 @@ pub(crate) fn row_cells<R: Serialize + ?Sized>(row: &R, fields: &[&str]) -> Vec<
     }
 }
 
+/// One value as a cell, as a table of the JSON row it sits in shows it
+/// (null is `None`; strings as they are; anything else as compact JSON).
+pub(crate) fn value_cell<T: Serialize + ?Sized>(value: &T) -> Option<String> {
+    match value.serialize(Cell) {
+        Ok(cell) => cell,
+        Err(Fallback) => serde_json::to_value(value)
+            .ok()
+            .as_ref()
+            .and_then(cell_text),
+    }
+}
+
 /// The reference: the row as a JSON value, a lookup per column.
 pub(crate) fn via_value<R: Serialize + ?Sized>(row: &R, fields: &[&str]) -> Vec<Option<String>> {
     let value = serde_json::to_value(row).unwrap_or(serde_json::Value::Null);

@@ -45,21 +45,23 @@ fn display_width(s: &str) -> usize {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Fit(pub Option<u16>);
 
-/// One column: its field name (CSV header, JSON key), its text header,
-/// whether its type is a number (right-aligned), and, for an instant in
-/// epoch milliseconds, how text shows it (CSV keeps the milliseconds).
+/// One column as a table holds it: its field name (CSV header, JSON key),
+/// its text header, whether its type is a number (right-aligned), and, for
+/// an instant in epoch milliseconds, how text shows it (CSV keeps the
+/// milliseconds).
 #[derive(Debug, Clone)]
-struct Column {
+struct Heading {
     field: String,
     header: String,
     numeric: bool,
     time: Option<crate::report::TimeFormat>,
 }
 
-/// Rows of one typed row struct, ready for text or CSV.
+/// Rows of one row type, ready for text or CSV: its columns from the
+/// type's fields ([`Table::of`], [`Table::flat`]) or listed ([`Column`]).
 #[derive(Debug, Clone, Default)]
 pub struct Table {
-    columns: Vec<Column>,
+    columns: Vec<Heading>,
     rows: Vec<Vec<Option<String>>>,
     show_empty: bool,
 }
@@ -142,6 +144,44 @@ fn flat_columns(
     }
 }
 
+/// One column of a table of `R` rows: its field name (the CSV header; the
+/// text header is it upper-cased with dashes), whether it holds numbers
+/// (right-aligned in text) and the cell a row gives it (`None`: null, `-`
+/// in text, an empty CSV field). A row type's columns are listed in one
+/// place, next to the type, and each format picks from that list: a
+/// column added there shows in text and CSV alike.
+pub struct Column<R: ?Sized> {
+    field: &'static str,
+    numeric: bool,
+    cell: fn(&R) -> Option<String>,
+}
+
+impl<R: ?Sized> Column<R> {
+    /// A column of numbers.
+    pub const fn number(field: &'static str, cell: fn(&R) -> Option<String>) -> Self {
+        Column {
+            field,
+            numeric: true,
+            cell,
+        }
+    }
+
+    /// A column of text.
+    pub const fn text(field: &'static str, cell: fn(&R) -> Option<String>) -> Self {
+        Column {
+            field,
+            numeric: false,
+            cell,
+        }
+    }
+}
+
+/// A value as a cell, as a table of its JSON shows it: null is `None`, a
+/// string is itself, anything else its compact JSON (a list is `[1,2]`).
+pub fn cell<T: Serialize + ?Sized>(value: &T) -> Option<String> {
+    super::cells::value_cell(value)
+}
+
 impl Table {
     /// A table whose columns are the fields of `R` in declaration order
     /// (numeric by their type), one row per element of `rows`. Text headers
@@ -149,13 +189,13 @@ impl Table {
     /// `LOG-END-OFFSET`).
     pub fn of<R: Serialize + JsonSchema>(rows: &[R]) -> Table {
         let schema = schemars::schema_for!(R);
-        let columns: Vec<Column> = schema
+        let columns: Vec<Heading> = schema
             .get("properties")
             .and_then(|p| p.as_object())
             .map(|props| {
                 props
                     .iter()
-                    .map(|(name, prop)| Column {
+                    .map(|(name, prop)| Heading {
                         field: name.clone(),
                         header: name.to_uppercase().replace('_', "-"),
                         numeric: numeric_schema(prop),
@@ -202,7 +242,7 @@ impl Table {
                 .into_iter()
                 .map(|(path, numeric)| {
                     let field = path.join("_");
-                    Column {
+                    Heading {
                         header: field.to_uppercase().replace('_', "-"),
                         field,
                         numeric,
@@ -213,6 +253,36 @@ impl Table {
             rows,
             show_empty: true,
         }
+    }
+
+    /// A table of `rows` under `columns`, in their order.
+    pub fn listed<R>(rows: impl IntoIterator<Item = R>, columns: &[Column<R>]) -> Table {
+        Table {
+            columns: columns
+                .iter()
+                .map(|c| Heading {
+                    field: c.field.to_string(),
+                    header: c.field.to_uppercase().replace('_', "-"),
+                    numeric: c.numeric,
+                    time: None,
+                })
+                .collect(),
+            rows: rows
+                .into_iter()
+                .map(|r| columns.iter().map(|c| (c.cell)(&r)).collect())
+                .collect(),
+            show_empty: true,
+        }
+    }
+
+    /// This table's columns, then `right`'s, row by row (a row's context,
+    /// such as its directory, beside the row's own fields).
+    pub fn beside(mut self, right: Table) -> Table {
+        self.columns.extend(right.columns);
+        for (row, more) in self.rows.iter_mut().zip(right.rows) {
+            row.extend(more);
+        }
+        self
     }
 
     /// The column names [`Table::flat`] gives the rows of `R`.
@@ -233,14 +303,6 @@ impl Table {
     pub fn header(mut self, field: &str, header: &str) -> Self {
         if let Some(c) = self.columns.iter_mut().find(|c| c.field == field) {
             c.header = header.to_string();
-        }
-        self
-    }
-
-    /// Right-align `field` as a number (a number pre-formatted as text).
-    pub fn numeric(mut self, field: &str) -> Self {
-        if let Some(c) = self.columns.iter_mut().find(|c| c.field == field) {
-            c.numeric = true;
         }
         self
     }
@@ -281,6 +343,17 @@ impl Table {
         self
     }
 
+    /// Keep only the fields of `columns`, in that order, each under its
+    /// text header: `(field, header)`.
+    pub fn pick(self, columns: &[(&str, &str)]) -> Self {
+        let fields: Vec<&str> = columns.iter().map(|(f, _)| *f).collect();
+        columns
+            .iter()
+            .fold(self.only(&fields), |t, (field, header)| {
+                t.header(field, header)
+            })
+    }
+
     /// Leave out `field` (a column that only says something in some tables).
     pub fn without(self, field: &str) -> Self {
         let keep: Vec<String> = self
@@ -306,7 +379,7 @@ impl Table {
     /// The aligned text table (null cells as `-`).
     pub fn render(&self, fit: Fit) -> String {
         use crate::report::TimeFormat;
-        let iso = |c: &Column| c.time == Some(TimeFormat::Iso);
+        let iso = |c: &Heading| c.time == Some(TimeFormat::Iso);
         // An ISO time under a `...-MS` header would read wrong.
         let headers: Vec<&str> = self
             .columns
@@ -839,6 +912,53 @@ mod tests {
         }
         let one = [One { a: None }, One { a: Some("x") }];
         assert_eq!(Table::of(&one).csv(CsvCells::Raw), "a\n\"\"\nx\n");
+    }
+
+    #[test]
+    fn listed_columns_render_as_the_row_struct_would() {
+        #[derive(Serialize, JsonSchema)]
+        struct Row {
+            name: String,
+            n: Option<i64>,
+            tags: Vec<u8>,
+            flag: bool,
+        }
+        let rows = [
+            Row {
+                name: "a,b".into(),
+                n: Some(-7),
+                tags: vec![1, 2],
+                flag: true,
+            },
+            Row {
+                name: "long name".into(),
+                n: None,
+                tags: Vec::new(),
+                flag: false,
+            },
+        ];
+        let columns: [Column<&Row>; 4] = [
+            Column::text("name", |r| cell(&r.name)),
+            Column::number("n", |r| cell(&r.n)),
+            Column::text("tags", |r| cell(&r.tags)),
+            Column::text("flag", |r| cell(&r.flag)),
+        ];
+        let listed = Table::listed(&rows, &columns);
+        let of = Table::of(&rows);
+        assert_eq!(listed.render(Fit(None)), of.render(Fit(None)));
+        assert_eq!(listed.csv(CsvCells::Raw), of.csv(CsvCells::Raw));
+        // A row's context beside it; text picks and renames.
+        let context = [Column::text("dir", |d: &&str| cell(d))];
+        let both = Table::listed(["d1", "d2"], &context).beside(listed);
+        assert_eq!(
+            both.csv(CsvCells::Raw),
+            "dir,name,n,tags,flag\nd1,\"a,b\",-7,\"[1,2]\",true\nd2,long name,,[],false\n"
+        );
+        assert_eq!(
+            both.pick(&[("n", "NUMBER"), ("dir", "DIR")])
+                .render(Fit(None)),
+            "NUMBER  DIR\n    -7  d1\n     -  d2\n"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The house rules of `src/` that the crate docs (`src/lib.rs`) state,
 //! checked on the source text: imports point down the layers, the report
 //! layer opens no file and calls no analysis, a command file stays thin,
-//! and no two files share a name. The checks read code lines only (not
+//! no two files share a name, and a command's rows are not copied into
+//! structs of their own for text or CSV. The checks read code lines only (not
 //! comments, not the test modules at the end of a file).
 
 use std::collections::BTreeMap;
@@ -371,4 +372,133 @@ fn no_import_circles() {
             }
         }
     }
+}
+
+/// The serializable structs of `code`: each name and the text of its body
+/// (`{...}` or `(...)`), fields marked `#[serde(skip)]` left out.
+fn serialized_structs(code: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("#[derive(") {
+        let rest = &code[at..];
+        let derive = &rest[..rest.find(")]").unwrap_or(0)];
+        if !derive.contains("Serialize") {
+            continue;
+        }
+        let Some(s) = rest.find("struct ") else {
+            continue;
+        };
+        // The item the derive is on: nothing but attributes between them.
+        let between = &rest[derive.len()..s];
+        if between.contains(';') || between.contains('{') || between.contains(" fn ") {
+            continue;
+        }
+        let after = &rest[s + "struct ".len()..];
+        let name: String = after
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let Some(open) = after.find(['{', '(', ';']) else {
+            continue;
+        };
+        let (opening, closing) = match after.as_bytes()[open] {
+            b'{' => ('{', '}'),
+            b'(' => ('(', ')'),
+            _ => {
+                out.push((name, String::new()));
+                continue;
+            }
+        };
+        let mut depth = 0;
+        let mut end = after.len();
+        for (i, c) in after[open..].char_indices() {
+            if c == opening {
+                depth += 1;
+            } else if c == closing {
+                depth -= 1;
+                if depth == 0 {
+                    end = open + i;
+                    break;
+                }
+            }
+        }
+        let mut body = String::new();
+        let mut skip = false;
+        for line in after[open + 1..end].lines() {
+            if line.contains("#[serde(skip)]") {
+                skip = true;
+            } else if skip && line.contains(':') {
+                skip = false;
+            } else if !skip {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+        out.push((name, body));
+    }
+    out
+}
+
+/// One shape per thing: every serializable struct of the commands is part
+/// of what a command prints as JSON (reachable from a document, a type with
+/// `impl Report`, or a `jsonl` line), so text and CSV pick their columns
+/// from the JSON rows and the library's types (`report::table::Column`)
+/// instead of copying a row into a struct of their own.
+#[test]
+fn command_rows_are_not_mirrored_for_text_or_csv() {
+    let cmd: Vec<Source> = sources().into_iter().filter(|s| s.top == "cmd").collect();
+    let structs: Vec<(String, String, String)> = cmd
+        .iter()
+        .flat_map(|s| {
+            serialized_structs(&s.code)
+                .into_iter()
+                .map(|(name, body)| (s.rel.clone(), name, body))
+        })
+        .collect();
+    assert!(
+        structs.len() > 30,
+        "only {} serializable structs",
+        structs.len()
+    );
+    let all: String = cmd.iter().map(|s| s.code.as_str()).collect();
+    let is_root = |name: &str| {
+        all.contains(&format!("Report for {name} "))
+            || all.contains(&format!("Report for {name}<"))
+            || all.match_indices(".line(").any(|(at, _)| {
+                all[at..]
+                    .chars()
+                    .take(200)
+                    .collect::<String>()
+                    .contains(&format!("&{name} {{"))
+            })
+    };
+    let mut reached: Vec<&str> = structs
+        .iter()
+        .filter(|(_, name, _)| is_root(name))
+        .map(|(_, name, _)| name.as_str())
+        .collect();
+    assert!(reached.len() > 15, "only {} documents", reached.len());
+    let mut i = 0;
+    while i < reached.len() {
+        let from = reached[i];
+        for (_, _, body) in structs.iter().filter(|(_, n, _)| n == from) {
+            for word in body.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                if let Some((_, name, _)) = structs.iter().find(|(_, n, _)| n == word) {
+                    if !reached.contains(&name.as_str()) {
+                        reached.push(name);
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+    let mirrors: Vec<String> = structs
+        .iter()
+        .filter(|(_, name, _)| !reached.contains(&name.as_str()))
+        .map(|(rel, name, _)| format!("{rel}: {name}"))
+        .collect();
+    assert!(
+        mirrors.is_empty(),
+        "serializable structs that no JSON output holds (text or CSV copies of a row: \
+         list the row's columns with report::table::Column instead): {mirrors:?}"
+    );
 }

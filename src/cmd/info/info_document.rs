@@ -4,6 +4,7 @@
 //! how it is rendered in text, JSON and CSV.
 
 use super::*;
+use crate::report::table::{cell, Column};
 
 fn epochs_text(epochs: &[EpochOut]) -> String {
     crate::report::table::leader_epochs_text(
@@ -89,36 +90,59 @@ struct PartitionOut {
     remote_read: bool,
 }
 
-/// The text table's row: epochs as `epoch@offset`.
-#[derive(Serialize, JsonSchema)]
-struct PartitionRow<'a> {
-    topic: &'a str,
-    partition: i32,
-    state: &'static str,
-    segments: Option<u64>,
-    bytes: Option<u64>,
-    log_start_offset: Option<i64>,
-    local_log_start_offset: Option<i64>,
-    remote_offsets: Option<String>,
-    log_end_offset: Option<i64>,
-    high_watermark: Option<i64>,
-    recovery_point: Option<i64>,
-    cleaner_offset: Option<i64>,
-    leader_epochs: Option<String>,
-    topic_id: Option<&'a str>,
+impl PartitionOut {
+    /// The remote segments' offsets, for a partition with tiered storage:
+    /// `first..=last`, `none` (the remote log metadata read names none)
+    /// or `?` (not read).
+    fn remote_offsets(&self) -> Option<String> {
+        self.tiered_by
+            .map(|_| match (self.remote_start_offset, self.remote_end_offset) {
+                (Some(a), Some(b)) => format!("{a}..={b}"),
+                _ if self.remote_read => "none".into(),
+                _ => "?".into(),
+            })
+    }
 }
 
-/// The CSV row of a partition folder: its directory, then its JSON fields.
-#[derive(Serialize, JsonSchema)]
-struct PartitionCsv<'a> {
-    dir: &'a str,
-    /// Only when the path is not UTF-8: its exact bytes, in base64.
-    dir_base64: Option<&'a str>,
-    /// How the broker left the directory (empty for one that is not a
-    /// broker's).
-    shutdown: Option<kaen_log::log::shutdown::ShutdownState>,
-    #[serde(flatten)]
-    partition: &'a PartitionOut,
+/// The text columns of a partition folder: the remote offsets as one
+/// range, epochs as `epoch@offset`.
+fn partition_columns<'r>() -> [Column<&'r PartitionOut>; 14] {
+    [
+        Column::text("topic", |p| cell(&p.topic)),
+        Column::number("partition", |p| cell(&p.partition)),
+        Column::text("state", |p| cell(p.state)),
+        Column::number("segments", |p| cell(&p.segments)),
+        Column::number("bytes", |p| cell(&p.bytes)),
+        Column::number("log_start_offset", |p| cell(&p.log_start_offset)),
+        Column::number("local_log_start_offset", |p| {
+            cell(&p.local_log_start_offset)
+        }),
+        Column::text("remote_offsets", |p| p.remote_offsets()),
+        Column::number("log_end_offset", |p| cell(&p.log_end_offset)),
+        Column::number("high_watermark", |p| cell(&p.high_watermark)),
+        Column::number("recovery_point", |p| cell(&p.recovery_point)),
+        Column::number("cleaner_offset", |p| cell(&p.cleaner_offset)),
+        Column::text("leader_epochs", |p| match p.leader_epochs.as_deref() {
+            None | Some([]) => None,
+            Some(e) => Some(epochs_text(e)),
+        }),
+        Column::text("topic_id", |p| cell(&p.topic_id)),
+    ]
+}
+
+/// The CSV columns of a partition folder's directory, before the
+/// partition's JSON fields.
+fn dir_columns<'r>() -> [Column<&'r DirOut>; 3] {
+    [
+        Column::text("dir", |d| cell(&d.dir)),
+        // Only when the path is not UTF-8: its exact bytes, in base64.
+        Column::text("dir_base64", |d| cell(&d.dir_base64)),
+        // How the broker left the directory (empty for one that is not a
+        // broker's).
+        Column::text("shutdown", |d| {
+            cell(&d.restart.as_ref().map(|r| r.restart.shutdown.state))
+        }),
+    ]
 }
 
 /// One data directory.
@@ -320,38 +344,10 @@ fn dir_text(d: &DirOut, fit: crate::report::table::Fit) -> String {
 }
 
 fn partition_table(d: &DirOut) -> Table {
-    let rows: Vec<PartitionRow> = d
-        .partitions
-        .iter()
-        .map(|p| PartitionRow {
-            topic: &p.topic,
-            partition: p.partition,
-            state: p.state,
-            segments: p.segments,
-            bytes: p.bytes,
-            log_start_offset: p.log_start_offset,
-            local_log_start_offset: p.local_log_start_offset,
-            remote_offsets: p.tiered_by.map(|_| {
-                match (p.remote_start_offset, p.remote_end_offset) {
-                    (Some(a), Some(b)) => format!("{a}..={b}"),
-                    _ if p.remote_read => "none".into(),
-                    _ => "?".into(),
-                }
-            }),
-            log_end_offset: p.log_end_offset,
-            high_watermark: p.high_watermark,
-            recovery_point: p.recovery_point,
-            cleaner_offset: p.cleaner_offset,
-            leader_epochs: match p.leader_epochs.as_deref() {
-                None | Some([]) => None,
-                Some(e) => Some(epochs_text(e)),
-            },
-            topic_id: p.topic_id.as_deref(),
-        })
-        .collect();
-    let mut table = Table::of(&rows);
+    let rows = &d.partitions;
+    let mut table = Table::listed(rows, &partition_columns());
     // The tiered storage columns only say something for tiered partitions.
-    if rows.iter().all(|r| r.remote_offsets.is_none()) {
+    if rows.iter().all(|r| r.tiered_by.is_none()) {
         table = table.without("remote_offsets");
     }
     if rows
@@ -372,19 +368,12 @@ impl Report for InfoReport {
 
     /// One row per partition folder of every directory.
     fn csv_table(&self) -> Option<Table> {
-        let rows: Vec<PartitionCsv> = self
+        let (dirs, partitions): (Vec<_>, Vec<_>) = self
             .directories
             .iter()
-            .flat_map(|d| {
-                d.partitions.iter().map(|p| PartitionCsv {
-                    dir: &d.dir,
-                    dir_base64: d.dir_base64.as_deref(),
-                    shutdown: d.restart.as_ref().map(|r| r.restart.shutdown.state),
-                    partition: p,
-                })
-            })
-            .collect();
-        Some(Table::of(&rows))
+            .flat_map(|d| d.partitions.iter().map(move |p| (d, p)))
+            .unzip();
+        Some(Table::listed(dirs, &dir_columns()).beside(Table::of(&partitions)))
     }
 
     fn text(&self, fit: crate::report::table::Fit) -> String {

@@ -381,14 +381,9 @@ impl Report for LagReport {
             By::Group => return vec![Table::of(&self.groups)],
             By::Partition => {}
         }
-        let mut table = Table::of(&self.partitions);
+        let table = Table::of(&self.partitions);
         if self.columns == Columns::Kafka {
-            let fields: Vec<&str> = KAFKA_COLUMNS.iter().map(|(f, _)| *f).collect();
-            table = table.only(&fields);
-            for (field, header) in KAFKA_COLUMNS {
-                table = table.header(field, header);
-            }
-            return vec![table];
+            return vec![table.pick(KAFKA_COLUMNS)];
         }
         vec![table]
     }

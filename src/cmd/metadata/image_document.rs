@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::MetadataTable;
-use crate::report::table::escape_cell;
+use crate::report::table::{cell, escape_cell, Column};
 use crate::report::{Report, Table};
 
 fn list<T: ToString>(v: &[T]) -> String {
@@ -34,20 +34,6 @@ fn listeners(ls: &[Listener]) -> String {
         .join(",")
 }
 
-/// One partition's registration.
-#[derive(Serialize, JsonSchema)]
-struct PartitionRow<'a> {
-    topic: &'a str,
-    partition: i32,
-    topic_id: &'a Uuid,
-    leader: i32,
-    leader_epoch: i32,
-    partition_epoch: i32,
-    replicas: String,
-    isr: String,
-    directories: String,
-}
-
 /// One topic, with every partition's registration.
 #[derive(Serialize, JsonSchema)]
 struct TopicOut<'a> {
@@ -63,14 +49,66 @@ struct PartitionOut<'a> {
     registration: &'a PartitionReg,
 }
 
-/// The CSV row of a partition: its topic's name and id, then its JSON
+/// A partition of its topic, one row of the partitions table.
+type PartitionLine<'r, 'a> = (&'r TopicOut<'a>, &'r PartitionOut<'a>);
+
+/// The text columns of a partition's registration (lists joined by commas).
+fn partition_columns<'r, 'a>() -> [Column<PartitionLine<'r, 'a>>; 9] {
+    [
+        Column::text("topic", |(t, _)| cell(t.name)),
+        Column::number("partition", |(_, p)| cell(&p.partition)),
+        Column::text("topic_id", |(t, _)| cell(t.id)),
+        Column::number("leader", |(_, p)| cell(&p.registration.leader)),
+        Column::number("leader_epoch", |(_, p)| cell(&p.registration.leader_epoch)),
+        Column::number("partition_epoch", |(_, p)| {
+            cell(&p.registration.partition_epoch)
+        }),
+        Column::text("replicas", |(_, p)| Some(list(&p.registration.replicas))),
+        Column::text("isr", |(_, p)| Some(list(&p.registration.isr))),
+        Column::text("directories", |(_, p)| {
+            Some(list(&p.registration.directories))
+        }),
+    ]
+}
+
+/// The CSV columns of a partition's topic, before the partition's JSON
 /// fields (`partition` and the registration).
-#[derive(Serialize, JsonSchema)]
-struct PartitionCsv<'a> {
-    topic: &'a str,
-    topic_id: &'a Uuid,
-    #[serde(flatten)]
-    partition: &'a PartitionOut<'a>,
+fn topic_columns<'r, 'a>() -> [Column<&'r TopicOut<'a>>; 2] {
+    [
+        Column::text("topic", |t| cell(t.name)),
+        Column::text("topic_id", |t| cell(t.id)),
+    ]
+}
+
+/// The text columns of a broker (listeners and lists joined by commas).
+fn broker_columns<'r>() -> [Column<&'r Broker>; 9] {
+    [
+        Column::number("broker", |b| cell(&b.id)),
+        Column::number("epoch", |b| cell(&b.epoch)),
+        Column::text("rack", |b| cell(&b.rack)),
+        Column::text("fenced", |b| cell(&b.fenced)),
+        Column::text("controlled_shutdown", |b| cell(&b.in_controlled_shutdown)),
+        Column::text("listeners", |b| Some(listeners(&b.listeners))),
+        Column::text("incarnation", |b| cell(&b.incarnation_id)),
+        Column::text("log_dirs", |b| Some(list(&b.log_dirs))),
+        // The cordoned log directories; `unknown` until the broker sends them.
+        Column::text("cordoned", |b| {
+            Some(
+                b.cordoned_log_dirs
+                    .as_deref()
+                    .map_or_else(|| "unknown".to_string(), list),
+            )
+        }),
+    ]
+}
+
+/// The text columns of a controller.
+fn controller_columns<'r>() -> [Column<&'r Controller>; 3] {
+    [
+        Column::number("controller", |c| cell(&c.id)),
+        Column::text("listeners", |c| Some(listeners(&c.listeners))),
+        Column::text("incarnation", |c| cell(&c.incarnation_id)),
+    ]
 }
 
 /// One dynamic config.
@@ -81,27 +119,6 @@ struct ConfigRow<'a> {
     resource: &'a str,
     name: &'a str,
     value: &'a str,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct BrokerRow<'a> {
-    broker: i32,
-    epoch: i64,
-    rack: Option<&'a str>,
-    fenced: bool,
-    controlled_shutdown: bool,
-    listeners: String,
-    incarnation: &'a str,
-    log_dirs: String,
-    /// The cordoned log directories; `unknown` until the broker sends them.
-    cordoned: String,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct ControllerRow<'a> {
-    controller: i32,
-    listeners: String,
-    incarnation: &'a str,
 }
 
 /// The snapshot the replay started from.
@@ -269,18 +286,8 @@ impl Report for MetadataReport<'_> {
             MetadataTable::Brokers => Table::flat(&self.brokers),
             MetadataTable::Controllers => Table::flat(&self.controllers),
             MetadataTable::Partitions => {
-                let rows: Vec<PartitionCsv> = self
-                    .topics
-                    .iter()
-                    .flat_map(|t| {
-                        t.partitions.iter().map(|p| PartitionCsv {
-                            topic: t.name,
-                            topic_id: t.id,
-                            partition: p,
-                        })
-                    })
-                    .collect();
-                Table::flat(&rows)
+                let (topics, partitions): (Vec<_>, Vec<_>) = self.partition_lines().unzip();
+                Table::listed(topics, &topic_columns()).beside(Table::flat(&partitions))
             }
             MetadataTable::Configs => Table::flat(&self.configs),
         })
@@ -378,65 +385,25 @@ impl Report for MetadataReport<'_> {
     }
 }
 
-impl MetadataReport<'_> {
+impl<'a> MetadataReport<'a> {
+    /// Every partition of the topics shown, with its topic.
+    fn partition_lines(&self) -> impl Iterator<Item = PartitionLine<'_, 'a>> {
+        self.topics
+            .iter()
+            .flat_map(|t| t.partitions.iter().map(move |p| (t, p)))
+    }
+
     /// One of the image's tables.
     fn table(&self, which: MetadataTable) -> Table {
         match which {
             MetadataTable::Brokers => {
-                let brokers: Vec<BrokerRow> = self
-                    .brokers
-                    .iter()
-                    .map(|b| BrokerRow {
-                        broker: b.id,
-                        epoch: b.epoch,
-                        rack: b.rack.as_deref(),
-                        fenced: b.fenced,
-                        controlled_shutdown: b.in_controlled_shutdown,
-                        listeners: listeners(&b.listeners),
-                        incarnation: &b.incarnation_id,
-                        log_dirs: list(&b.log_dirs),
-                        cordoned: b
-                            .cordoned_log_dirs
-                            .as_deref()
-                            .map_or_else(|| "unknown".to_string(), list),
-                    })
-                    .collect();
-                Table::of(&brokers)
+                Table::listed(self.brokers.iter().copied(), &broker_columns())
             }
             MetadataTable::Controllers => {
-                let controllers: Vec<ControllerRow> = self
-                    .controllers
-                    .iter()
-                    .map(|c| ControllerRow {
-                        controller: c.id,
-                        listeners: listeners(&c.listeners),
-                        incarnation: &c.incarnation_id,
-                    })
-                    .collect();
-                Table::of(&controllers)
+                Table::listed(self.controllers.iter().copied(), &controller_columns())
             }
             MetadataTable::Partitions => {
-                let partitions: Vec<PartitionRow> = self
-                    .topics
-                    .iter()
-                    .flat_map(|t| {
-                        t.partitions.iter().map(move |p| {
-                            let r = p.registration;
-                            PartitionRow {
-                                topic: t.name,
-                                partition: p.partition,
-                                topic_id: t.id,
-                                leader: r.leader,
-                                leader_epoch: r.leader_epoch,
-                                partition_epoch: r.partition_epoch,
-                                replicas: list(&r.replicas),
-                                isr: list(&r.isr),
-                                directories: list(&r.directories),
-                            }
-                        })
-                    })
-                    .collect();
-                Table::of(&partitions)
+                Table::listed(self.partition_lines(), &partition_columns())
             }
             MetadataTable::Configs => Table::of(&self.configs).hide_empty(),
         }

@@ -1,6 +1,7 @@
 //! `klog stats`'s document: the statistics per partition and in total, as tables and JSON.
 
 use super::*;
+use crate::report::table::{cell, Column};
 
 /// Least, lower median and greatest (null when there is nothing).
 #[derive(Serialize, JsonSchema)]
@@ -167,71 +168,88 @@ pub struct StatsReport {
     csv_table: StatsTable,
 }
 
-/// A row of `--table codecs`: the partition's name, then the codec's fields.
-#[derive(Serialize, JsonSchema)]
-struct CodecCsv<'a> {
-    name: &'a str,
-    #[serde(flatten)]
-    codec: &'a CodecOut,
-}
-
 const TOTAL: &str = "(total)";
 
-#[derive(Serialize, JsonSchema)]
-struct OverviewRow<'a> {
-    name: &'a str,
-    segments: u64,
-    batches: u64,
-    records: u64,
-    bytes: u64,
-    min_timestamp: Option<i64>,
-    max_timestamp: Option<i64>,
+/// A row of the text tables: a partition's name (or the total's) and its
+/// statistics.
+type Named<'r> = (&'r str, &'r StatsOut);
+
+/// The columns of each text table but the codecs', a row per partition.
+fn overview_columns<'r>() -> [Column<Named<'r>>; 7] {
+    [
+        Column::text("name", |(n, _)| cell(n)),
+        Column::number("segments", |(_, s)| cell(&s.segments)),
+        Column::number("batches", |(_, s)| cell(&s.batches)),
+        Column::number("records", |(_, s)| cell(&s.records)),
+        Column::number("bytes", |(_, s)| cell(&s.bytes)),
+        Column::number("min_timestamp", |(_, s)| cell(&s.timestamps.min)),
+        Column::number("max_timestamp", |(_, s)| cell(&s.timestamps.max)),
+    ]
 }
 
-#[derive(Serialize, JsonSchema)]
-struct SizesRow<'a> {
-    name: &'a str,
-    min_records: Option<u64>,
-    median_records: Option<u64>,
-    max_records: Option<u64>,
-    min_batch_bytes: Option<u64>,
-    median_batch_bytes: Option<u64>,
-    max_batch_bytes: Option<u64>,
+fn sizes_columns<'r>() -> [Column<Named<'r>>; 7] {
+    [
+        Column::text("name", |(n, _)| cell(n)),
+        Column::number("min_records", |(_, s)| cell(&s.records_per_batch.min)),
+        Column::number("median_records", |(_, s)| cell(&s.records_per_batch.median)),
+        Column::number("max_records", |(_, s)| cell(&s.records_per_batch.max)),
+        Column::number("min_batch_bytes", |(_, s)| cell(&s.batch_bytes.min)),
+        Column::number("median_batch_bytes", |(_, s)| cell(&s.batch_bytes.median)),
+        Column::number("max_batch_bytes", |(_, s)| cell(&s.batch_bytes.max)),
+    ]
 }
 
-#[derive(Serialize, JsonSchema)]
-struct CodecRow<'a> {
-    name: &'a str,
-    codec: &'a str,
-    batches: u64,
-    stored_bytes: u64,
-    uncompressed_bytes: u64,
-    /// Two decimals in text.
-    ratio: Option<String>,
+fn producers_columns<'r>() -> [Column<Named<'r>>; 8] {
+    [
+        Column::text("name", |(n, _)| cell(n)),
+        Column::number("plain_batches", |(_, s)| cell(&s.producers.plain_batches)),
+        Column::number("idempotent", |(_, s)| cell(&s.producers.idempotent)),
+        Column::number("transactional", |(_, s)| cell(&s.producers.transactional)),
+        Column::number("committed", |(_, s)| cell(&s.transactions.committed)),
+        Column::number("aborted", |(_, s)| cell(&s.transactions.aborted)),
+        Column::number("open", |(_, s)| cell(&s.transactions.open)),
+        Column::number("control_batches", |(_, s)| {
+            cell(&s.transactions.control_batches)
+        }),
+    ]
 }
 
-#[derive(Serialize, JsonSchema)]
-struct ProducersRow<'a> {
-    name: &'a str,
-    plain_batches: u64,
-    idempotent: u64,
-    transactional: u64,
-    committed: u64,
-    aborted: u64,
-    open: u64,
-    control_batches: u64,
+fn skipped_columns<'r>() -> [Column<Named<'r>>; 8] {
+    [
+        Column::text("name", |(n, _)| cell(n)),
+        Column::number("legacy_entries", |(_, s)| cell(&s.legacy.entries)),
+        Column::number("legacy_records", |(_, s)| cell(&s.legacy.records)),
+        Column::number("legacy_bytes", |(_, s)| cell(&s.legacy.bytes)),
+        Column::number("corrupt_batches", |(_, s)| cell(&s.corrupt_batches)),
+        Column::number("undecodable_batches", |(_, s)| cell(&s.undecodable_batches)),
+        Column::number("torn_tails", |(_, s)| cell(&s.torn_tails)),
+        Column::number("corrupt_tails", |(_, s)| cell(&s.corrupt_tails)),
+    ]
 }
 
-#[derive(Serialize, JsonSchema)]
-struct SkippedRow<'a> {
-    name: &'a str,
-    legacy_entries: u64,
-    legacy_records: u64,
-    legacy_bytes: u64,
-    corrupt_batches: u64,
-    undecodable_batches: u64,
-    torn_tails: u64,
-    corrupt_tails: u64,
+/// The text columns of a codec a partition used (the ratio with two
+/// decimals).
+fn codec_columns<'r>() -> [Column<(&'r str, &'r CodecOut)>; 6] {
+    [
+        Column::text("name", |(n, _)| cell(n)),
+        Column::text("codec", |(_, c)| cell(c.codec)),
+        Column::number("batches", |(_, c)| cell(&c.batches)),
+        Column::number("stored_bytes", |(_, c)| cell(&c.stored_bytes)),
+        Column::number("uncompressed_bytes", |(_, c)| cell(&c.uncompressed_bytes)),
+        Column::number("ratio", |(_, c)| c.ratio.map(|r| format!("{r:.2}"))),
+    ]
+}
+
+/// The codecs each of `all` used, with its name.
+fn codecs_used<'r>(all: &[Named<'r>]) -> Vec<(&'r str, &'r CodecOut)> {
+    all.iter()
+        .flat_map(|&(name, s)| {
+            s.codecs
+                .iter()
+                .filter(|c| c.batches > 0)
+                .map(move |c| (name, c))
+        })
+        .collect()
 }
 
 impl Report for StatsReport {
@@ -243,21 +261,11 @@ impl Report for StatsReport {
         Some(match self.csv_table {
             StatsTable::Partitions => Table::flat(&self.partitions),
             StatsTable::Codecs => {
-                let rows: Vec<CodecCsv> = self
-                    .partitions
-                    .iter()
-                    .flat_map(|p| {
-                        p.stats
-                            .codecs
-                            .iter()
-                            .filter(|c| c.batches > 0)
-                            .map(|codec| CodecCsv {
-                                name: &p.name,
-                                codec,
-                            })
-                    })
-                    .collect();
-                Table::flat(&rows)
+                // The partition's name, then the codec's JSON fields.
+                let (names, codecs): (Vec<_>, Vec<_>) =
+                    codecs_used(&self.named()).into_iter().unzip();
+                Table::listed(names, &[Column::text("name", |n: &&str| cell(n))])
+                    .beside(Table::flat(&codecs))
             }
         })
     }
@@ -266,89 +274,28 @@ impl Report for StatsReport {
     /// timestamps, distributions, codecs (only those used), producers and
     /// transactions, and what was skipped.
     fn tables(&self) -> Vec<Table> {
-        let all: Vec<(&str, &StatsOut)> = self
-            .partitions
-            .iter()
-            .map(|p| (p.name.as_str(), &p.stats))
-            .chain([(TOTAL, &self.total.stats)])
-            .collect();
-        let overview: Vec<OverviewRow> = all
-            .iter()
-            .map(|&(name, s)| OverviewRow {
-                name,
-                segments: s.segments,
-                batches: s.batches,
-                records: s.records,
-                bytes: s.bytes,
-                min_timestamp: s.timestamps.min,
-                max_timestamp: s.timestamps.max,
-            })
-            .collect();
-        let sizes: Vec<SizesRow> = all
-            .iter()
-            .map(|&(name, s)| SizesRow {
-                name,
-                min_records: s.records_per_batch.min,
-                median_records: s.records_per_batch.median,
-                max_records: s.records_per_batch.max,
-                min_batch_bytes: s.batch_bytes.min,
-                median_batch_bytes: s.batch_bytes.median,
-                max_batch_bytes: s.batch_bytes.max,
-            })
-            .collect();
-        let codecs: Vec<CodecRow> = all
-            .iter()
-            .flat_map(|&(name, s)| {
-                s.codecs
-                    .iter()
-                    .filter(|c| c.batches > 0)
-                    .map(move |c| CodecRow {
-                        name,
-                        codec: c.codec,
-                        batches: c.batches,
-                        stored_bytes: c.stored_bytes,
-                        uncompressed_bytes: c.uncompressed_bytes,
-                        ratio: c.ratio.map(|r| format!("{r:.2}")),
-                    })
-            })
-            .collect();
-        let producers: Vec<ProducersRow> = all
-            .iter()
-            .map(|&(name, s)| ProducersRow {
-                name,
-                plain_batches: s.producers.plain_batches,
-                idempotent: s.producers.idempotent,
-                transactional: s.producers.transactional,
-                committed: s.transactions.committed,
-                aborted: s.transactions.aborted,
-                open: s.transactions.open,
-                control_batches: s.transactions.control_batches,
-            })
-            .collect();
-        let skipped: Vec<SkippedRow> = all
-            .iter()
-            .map(|&(name, s)| SkippedRow {
-                name,
-                legacy_entries: s.legacy.entries,
-                legacy_records: s.legacy.records,
-                legacy_bytes: s.legacy.bytes,
-                corrupt_batches: s.corrupt_batches,
-                undecodable_batches: s.undecodable_batches,
-                torn_tails: s.torn_tails,
-                corrupt_tails: s.corrupt_tails,
-            })
-            .collect();
+        let all = self.named();
+        let with_total = || all.iter().copied().chain([(TOTAL, &self.total.stats)]);
         vec![
-            Table::of(&overview).times(&["min_timestamp", "max_timestamp"], self.time_format),
-            Table::of(&sizes),
-            Table::of(&codecs).numeric("ratio"),
-            Table::of(&producers),
-            Table::of(&skipped),
+            Table::listed(with_total(), &overview_columns())
+                .times(&["min_timestamp", "max_timestamp"], self.time_format),
+            Table::listed(with_total(), &sizes_columns()),
+            Table::listed(codecs_used(&with_total().collect::<Vec<_>>()), &codec_columns()),
+            Table::listed(with_total(), &producers_columns()),
+            Table::listed(with_total(), &skipped_columns()),
         ]
     }
 }
 
 impl StatsReport {
+    /// Each partition's name and statistics.
+    fn named(&self) -> Vec<Named<'_>> {
+        self.partitions
+            .iter()
+            .map(|p| (p.name.as_str(), &p.stats))
+            .collect()
+    }
+
     /// The document of the partitions `parts` and their `total`.
     pub(super) fn of(
         parts: &[PartitionStats],
