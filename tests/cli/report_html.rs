@@ -362,8 +362,8 @@ fn kafka_real_report_matches_kafkas_answers() {
         .find(|p| p["topic"] == "txn" && p["partition"] == 0)
         .unwrap();
     let fig = dom.one(
-        "figure",
-        "partition",
+        "g",
+        "lane",
         &[("data-topic", "txn"), ("data-partition", "0")],
     );
     let lso = txn["latest_read_committed"].to_string();

@@ -277,7 +277,7 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
     let mut damaged = Vec::new();
     let sources = summaries_of(args, &mut findings, doc, &mut damaged)?;
     doc.findings = finding_views(findings, &damaged);
-    doc.lag = lag_of_dirs(args);
+    doc.lag = lag_of_dirs(args, &doc.partitions);
     // Several brokers: cluster's verdict.
     let nodes: BTreeSet<i32> = sources
         .iter()
