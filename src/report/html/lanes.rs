@@ -68,6 +68,10 @@ impl Lane<'_> {
     }
 }
 
+/// What "identical" means on a lane's label, on hover.
+const IDENTICAL: &str = " data-tip=\"identical as drawn: the same segments (base offsets and sizes), log start, \
+                         recovery point, high watermark, last stable offset, log end and transactions (the bytes are not compared)\"";
+
 /// Height of the axis above the lanes.
 const AXIS: i32 = 22;
 /// Height of a lane's flags and segments, and of each bar row below.
@@ -231,7 +235,7 @@ fn lane_group(b: &mut String, lane: &Lane, sc: &Scale, y: i32, rows: &Rows) {
         b,
         "<g class=\"lane\" transform=\"translate(0,{y})\" data-topic=\"{}\" data-partition=\"{}\" data-nodes=\"{}\" data-identical=\"{}\" \
          data-log-start=\"{}\" data-log-end=\"{}\" data-high-watermark=\"{}\" data-last-stable=\"{}\" data-recovery-point=\"{}\">\
-         <text class=\"lane-label\" x=\"4\" y=\"25\">{}</text>",
+         <text class=\"lane-label\" x=\"4\" y=\"25\"{}>{}</text>",
         esc(&s.topic),
         s.partition,
         nodes.join(" "),
@@ -241,6 +245,10 @@ fn lane_group(b: &mut String, lane: &Lane, sc: &Scale, y: i32, rows: &Rows) {
         attr(s.high_watermark),
         attr(p.last_stable),
         attr(s.recovery_point),
+        match lane.nodes.len() {
+            1 => "",
+            _ => IDENTICAL,
+        },
         lane.label()
     );
     segment_blocks(b, s, sc);
