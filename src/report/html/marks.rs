@@ -28,8 +28,8 @@ pub fn marks(p: &PartitionView) -> [Mark; 5] {
 /// Marks nearer than this many pixels share a cluster.
 pub const NEAR: f64 = 12.0;
 /// A flag's width and the step between flags of a cluster.
-const FLAG: f64 = 11.0;
-const STEP: f64 = 12.0;
+const FLAG: f64 = 12.0;
+const STEP: f64 = 13.0;
 
 /// The known marks, by x, in clusters of marks nearer than [`NEAR`]
 /// pixels to the previous one.
@@ -64,8 +64,8 @@ pub fn mark_flags(b: &mut String, marks: &[Mark], sc: &Scale, height: i32) {
                 b,
                 "<g class=\"mark m-{class}\" data-offset=\"{v}\" data-label=\"{label}\" data-cluster=\"{}\" data-tip=\"{tip}\">\
                  <line x1=\"{x}\" x2=\"{x}\" y1=\"10\" y2=\"{height}\"/>\
-                 <rect class=\"flag\" x=\"{fx:.1}\" y=\"0\" width=\"{FLAG}\" height=\"10\"/>\
-                 <text class=\"flag-letter\" x=\"{:.1}\" y=\"8.5\">{letter}</text></g>",
+                 <rect class=\"flag\" x=\"{fx:.1}\" y=\"0\" width=\"{FLAG}\" height=\"11\"/>\
+                 <text class=\"flag-letter\" x=\"{:.1}\" y=\"9\">{letter}</text></g>",
                 c.len(),
                 fx + FLAG / 2.0,
                 x = sc.px(*v)
@@ -95,8 +95,9 @@ mod tests {
         mark_flags(&mut b, &marks, &sc, 40);
         let all = "last stable offset 99 · high watermark 100 · log end 100";
         assert_eq!(b.matches(&format!("data-tip=\"{all}\"")).count(), 3);
-        // The three flags side by side, the last ending at the strip's end.
-        for x in ["969.5", "981.5", "993.5"] {
+        // The three flags side by side, the last ending past the strip's
+        // end by half a flag: 1000 + 6 - 3 × 13 = 967.
+        for x in ["967.0", "980.0", "993.0"] {
             assert!(b.contains(&format!("class=\"flag\" x=\"{x}\"")), "{x}: {b}");
         }
         // The line stays at the mark's offset.

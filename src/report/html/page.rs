@@ -44,7 +44,7 @@ svg text{font:11px system-ui,sans-serif;fill:var(--ink)}
 .segment{stroke:#fff;stroke-width:1}
 .seg-a{fill:#90a4ae}.seg-b{fill:#b0bec5}
 .before-start{fill:#eceff1}
-.mark line{stroke-width:2}.mark .flag{stroke:none}.mark text.flag-letter{fill:#fff;font:bold 8px system-ui,sans-serif;text-anchor:middle}
+.mark line{stroke-width:2}.mark .flag{stroke:none}.mark text.flag-letter{fill:#fff;font:bold 9px system-ui,sans-serif;text-anchor:middle}
 .m-log-start{stroke:#37474f;fill:#37474f}.m-recovery-point{stroke:#6a1b9a;fill:#6a1b9a}.m-recovery-point line{stroke-dasharray:4 2}
 .m-high-watermark{stroke:#1565c0;fill:#1565c0}.m-last-stable{stroke:#00838f;fill:#00838f}.m-last-stable line{stroke-dasharray:2 2}.m-log-end{stroke:#263238;fill:#263238}
 .axis-line,.tick{stroke:#78909c;stroke-width:1}.grid{stroke:#eceff1;stroke-width:1}svg text.tick-label{font-size:10px;fill:var(--muted);text-anchor:middle}

@@ -108,7 +108,10 @@ pub(super) fn timeline_section(b: &mut String, doc: &ReportDoc) {
         .collect();
     folded_table(
         b,
-        &format!("Every partition: {} replicas, their offsets", rows.len()),
+        &format!(
+            "Every partition: {}, their offsets",
+            crate::report::plural(rows.len() as u64, "replica", "replicas")
+        ),
         "partitions",
         "<tr><th>node</th><th>topic</th><th>partition</th><th>segments</th><th>bytes</th><th>log start</th><th>log end</th><th>high watermark</th><th>last stable</th><th>recovery point</th><th>open txns</th><th>damage</th></tr>",
         &rows,
