@@ -19,6 +19,8 @@ use serde_json::Value;
 
 use crate::support::{repo, TestEnv};
 
+mod page_shape;
+
 /// The newest release of the oracle matrix (kafka-real/README.md).
 const KAFKA_REAL: &str = "fixtures/kafka-real/4.4.0";
 
@@ -355,15 +357,10 @@ fn kafka_real_report_matches_kafkas_answers() {
         &std::fs::read_to_string(real.join("expected/list-offsets.json")).unwrap(),
     )
     .unwrap();
-    let txn = offsets
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["topic"] == "txn" && p["partition"] == 0)
-        .unwrap();
+    let txn = txn_0(&offsets);
     let fig = dom.one(
-        "figure",
-        "partition",
+        "g",
+        "lane",
         &[("data-topic", "txn"), ("data-partition", "0")],
     );
     let lso = txn["latest_read_committed"].to_string();
@@ -374,6 +371,14 @@ fn kafka_real_report_matches_kafkas_answers() {
     );
     let open = dom.find("rect", "txn-open", &[("data-first", &lso)]);
     assert_eq!(open.len(), 1, "txn-0's open transaction from {lso}");
+}
+
+/// Kafka's ListOffsets answers about txn-0 (expected/list-offsets.json).
+fn txn_0(offsets: &Value) -> &Value {
+    let all = offsets.as_array().unwrap();
+    all.iter()
+        .find(|p| p["topic"] == "txn" && p["partition"] == 0)
+        .unwrap()
 }
 
 #[test]
@@ -620,15 +625,59 @@ fn layout_view_places_each_field_on_its_bytes() {
     assert!(magic.get("data-tip").unwrap().contains("= 2"));
 }
 
+/// The report of fixtures/kafka-real's three brokers, judged at
+/// 2026-01-01, as `NAME.html`.
+fn cluster_page(env: &TestEnv, name: &str) -> PathBuf {
+    let real = repo().join(KAFKA_REAL);
+    let dirs: Vec<String> = (1..=3)
+        .map(|b| real.join(format!("broker-{b}")).display().to_string())
+        .collect();
+    let mut args: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    args.extend(["--now-ms", "1767225600000"]);
+    report(env, name, &args).0
+}
+
+/// The DOM of a probed page (see [`probe`]) in a 1400×900 window.
+fn probed(browser: &Path, profile: &Path, page: &Path) -> Dom {
+    let o = headless(browser, profile)
+        .arg("--window-size=1400,900")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    Dom::parse(&String::from_utf8(o.stdout).unwrap())
+}
+
+/// A screenshot of `page`, 1400 pixels wide and `height` high, kept as
+/// `NAME.png` with the others.
+fn screenshot(browser: &Path, profile: &Path, page: &Path, name: &str, height: i64) {
+    let shot = artifacts().join(format!("{name}.png"));
+    let o = headless(browser, profile)
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("--window-size=1400,{height}"))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success() && shot.is_file(), "{o:?}");
+}
+
 /// A copy of `page` with a script that marks on `<body>` where the restart
-/// section ends in a 1400×900 window (`data-restart-bottom`, CSS pixels);
-/// the page's content security policy is given the script's hash, or it
-/// would not run.
+/// section ends in a 1400×900 window (`data-restart-bottom`, CSS pixels).
 fn first_screen_probe(page: &Path) -> PathBuf {
+    probe(
+        page,
+        "(function(){var s=document.getElementById('restart');\
+         document.body.setAttribute('data-restart-bottom',\
+         s?String(Math.ceil(s.getBoundingClientRect().bottom)):'none');})();",
+    )
+}
+
+/// A copy of `page` (`NAME.probe.html`) with `script` run at its end; the
+/// page's content security policy is given the script's hash, or it would
+/// not run.
+fn probe(page: &Path, script: &str) -> PathBuf {
     let html = std::fs::read_to_string(page).unwrap();
-    let script = "(function(){var s=document.getElementById('restart');\
-                  document.body.setAttribute('data-restart-bottom',\
-                  s?String(Math.ceil(s.getBoundingClientRect().bottom)):'none');})();";
     let probe = format!("<script>{script}</script></body>");
     let allowed = format!("script-src 'sha256-{}' ", sha256_base64(script));
     let html = html
@@ -646,24 +695,9 @@ fn the_first_screen_names_the_crashed_broker_and_its_restart() {
     // fixtures/kafka-real (the `killed` scenario): node 3 was killed with
     // SIGKILL, so Kafka left no .kafka_cleanshutdown in its directory;
     // nodes 1 and 2 stopped cleanly.
-    let real = repo().join(KAFKA_REAL);
-    let dirs: Vec<String> = ["broker-1", "broker-2", "broker-3"]
-        .iter()
-        .map(|b| real.join(b).to_str().unwrap().to_string())
-        .collect();
-    let mut args: Vec<&str> = dirs.iter().map(String::as_str).collect();
-    args.extend(["--now-ms", "1767225600000"]);
-    let (page, _) = report(&env, "restart", &args);
-    let probe = first_screen_probe(&page);
+    let page = cluster_page(&env, "restart");
     let profile = tempfile::tempdir().unwrap();
-    let o = headless(&browser, profile.path())
-        .arg("--window-size=1400,900")
-        .arg("--dump-dom")
-        .arg(format!("file://{}", probe.display()))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    let dom = Dom::parse(&String::from_utf8(o.stdout).unwrap());
+    let dom = probed(&browser, profile.path(), &first_screen_probe(&page));
     let section = dom.one("section", "", &[("id", "restart")]);
     assert_eq!(section.get("data-unclean"), Some("1"));
     // The crashed broker comes first, named, with what its restart re-reads.
@@ -681,14 +715,7 @@ fn the_first_screen_names_the_crashed_broker_and_its_restart() {
     let bottom: f64 = body.get("data-restart-bottom").unwrap().parse().unwrap();
     assert!(bottom <= 900.0, "the restart section ends at {bottom} px");
     // A screenshot of that first screen, kept with the others.
-    let shot = artifacts().join("restart-first-screen.png");
-    let o = headless(&browser, profile.path())
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg("--window-size=1400,900")
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    assert!(o.status.success() && shot.is_file(), "{o:?}");
+    screenshot(&browser, profile.path(), &page, "restart-first-screen", 900);
 }
 
 #[test]

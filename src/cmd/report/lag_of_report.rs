@@ -3,8 +3,10 @@
 use super::*;
 
 /// `lag`'s rows over the directories (several brokers: each partition on
-/// its leader's copy).
-pub(super) fn lag_of_dirs(args: &ReportArgs) -> LagSection {
+/// its leader's copy), each with the last stable offset of the copy read
+/// (`transactions`' producer state in `partitions`: `lag` reads at
+/// read_uncommitted, which has none).
+pub(super) fn lag_of_dirs(args: &ReportArgs, partitions: &[PartitionView]) -> LagSection {
     let rows = match lag_rows(args) {
         Ok(rows) => rows,
         Err(e) => return lag_section(Vec::new(), Some(format!("No lag: {e:#}"))),
@@ -19,13 +21,29 @@ pub(super) fn lag_of_dirs(args: &ReportArgs) -> LagSection {
             log_start: r.ends.map(|e| e.log_start),
             log_end: r.ends.map(|e| e.log_end),
             high_watermark: r.ends.and_then(|e| e.high_watermark),
-            last_stable: r.ends.and_then(|e| e.last_stable),
+            last_stable: r
+                .ends
+                .and_then(|e| e.last_stable.or_else(|| last_stable_of(r, partitions))),
             lag: r.lag,
             pending: r.pending_records,
             status: r.status.name(),
         })
         .collect();
     lag_section(cells, None)
+}
+
+/// The last stable offset of the copy of `r`'s partition that `lag` read:
+/// the replica with its log end and high watermark.
+fn last_stable_of(r: &LagRow, partitions: &[PartitionView]) -> Option<i64> {
+    let ends = r.ends?;
+    partitions
+        .iter()
+        .filter(|p| {
+            let s = &p.summary;
+            (s.topic.as_str(), s.partition, s.log_end_offset, s.high_watermark)
+                == (r.topic.as_str(), r.partition, ends.log_end, ends.high_watermark)
+        })
+        .find_map(|p| p.last_stable)
 }
 
 /// The rows of `lag` over the directories.

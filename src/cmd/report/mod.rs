@@ -51,23 +51,34 @@ use lag_of_report::{lag_of_dirs, lag_section};
 ///    does with it; notes of one kind (what a healthy broker leaves, such
 ///    as preallocated index slots) are one row with their count.
 ///
-/// 2. Timeline: per partition (`summary`'s document), the segments on an
-///    offset strip, log start, recovery point, high watermark, last stable
-///    offset and log end, open and aborted transactions (`transactions`),
-///    damage, what a restarting broker's recovery drops (as verify-crc's
-///    recovery preview says) and what a salvage repair would lose instead.
+/// 2. Timeline: one row per partition, its replicas stacked as lanes on
+///    one offset axis ticked at round offsets (replicas with the same
+///    segments, marks and transactions share a lane, labelled "brokers 1,
+///    2, 3 identical"): the segments (`summary`'s document), log start,
+///    recovery point, high watermark, last stable offset and log end as
+///    lines with lettered flags (flags of marks closer than a few pixels
+///    stand side by side, each telling all their values on hover), open
+///    and aborted transactions (`transactions`), damage, what a restarting
+///    broker's recovery drops (as verify-crc's recovery preview says) and
+///    what a salvage repair would lose instead; transactions and losses at
+///    least 6 pixels wide however few their offsets.
 ///
-/// 3. Lag: a heatmap of groups × partitions coloured by `lag`'s lag
-///    (hover for committed offset, log end, high watermark, last stable
-///    offset, pending records), and per group and per topic totals.
+/// 3. Lag: a heatmap of groups × partitions coloured by `lag`'s lag,
+///    linearly from pale yellow to red at the largest lag or 1000 records,
+///    whichever is more (so a lag of 2 beside one of 216 is pale, not
+///    alarming); hover for committed offset, log end, high watermark, last
+///    stable offset (of the copy read), pending records; per group and per
+///    topic totals.
 ///
 /// 4. Replicas (several brokers): `cluster`'s verdict, each replica's
-///    leader-epoch runs side by side, where it diverges and where Kafka's
-///    truncation leaves it.
+///    leader-epoch runs side by side on one axis, where it diverges and
+///    where Kafka's truncation leaves it; the partitions that are ok
+///    folded away.
 ///
 /// Above --detail-limit partitions, timelines are drawn for the partitions
 /// with damage or transactions only (every partition stays in a paged
-/// table) and the heatmap is per topic. The page is the same for the same
+/// table) and the heatmap is per topic. The tables of every partition and
+/// every committed offset are folded (opened for print). The page is the same for the same
 /// input: without --now-ms, offset expiry and hanging transactions are not
 /// judged.
 ///
@@ -277,7 +288,7 @@ fn from_dirs(args: &ReportArgs, doc: &mut ReportDoc) -> anyhow::Result<()> {
     let mut damaged = Vec::new();
     let sources = summaries_of(args, &mut findings, doc, &mut damaged)?;
     doc.findings = finding_views(findings, &damaged);
-    doc.lag = lag_of_dirs(args);
+    doc.lag = lag_of_dirs(args, &doc.partitions);
     // Several brokers: cluster's verdict.
     let nodes: BTreeSet<i32> = sources
         .iter()

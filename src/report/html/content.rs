@@ -172,6 +172,29 @@ impl PartitionView {
     pub fn name(&self) -> String {
         format!("{}-{}", self.summary.topic, self.summary.partition)
     }
+    /// Whether its timeline is drawn as `other`'s: the same segments,
+    /// marks and transactions, and no damage in either.
+    pub fn drawn_alike(&self, other: &PartitionView) -> bool {
+        let (s, t) = (&self.summary, &other.summary);
+        let plain = |p: &PartitionView| {
+            p.damage.is_empty() && p.recovery.is_none() && p.salvage_lost.is_none()
+        };
+        (
+            s.log_start_offset,
+            s.log_end_offset,
+            s.high_watermark,
+            s.recovery_point,
+        ) == (
+            t.log_start_offset,
+            t.log_end_offset,
+            t.high_watermark,
+            t.recovery_point,
+        ) && s.segments == t.segments
+            && (self.last_stable, &self.open_txns, &self.aborted)
+                == (other.last_stable, &other.open_txns, &other.aborted)
+            && plain(self)
+            && plain(other)
+    }
     /// Whether its timeline says more than its row in the table.
     pub fn telling(&self) -> u8 {
         if !self.damage.is_empty() || self.recovery.is_some() {

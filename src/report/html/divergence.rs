@@ -8,8 +8,10 @@ use kaen_log::cluster::broker_summary::EpochRun;
 use kaen_log::cluster::merge::{PartitionStatus, PartitionVerdict, ReplicaVerdict};
 
 use super::content::{ReplicaRuns, ReportDoc};
+use super::lanes::axis;
+use super::page::folded;
 use super::svg::{self, Scale};
-use super::{attr, block_label, esc, opt, RIGHT, WIDTH};
+use super::{attr, block_label, esc, opt, STRIP_X0, STRIP_X1, WIDTH};
 
 /// Per partition, each replica's leader-epoch runs side by side, where
 /// they diverge and what Kafka's truncation cuts.
@@ -34,12 +36,25 @@ pub(super) fn replica_section(b: &mut String, doc: &ReportDoc) {
         t.diverged,
         t.lost
     );
-    let detailed = c.partitions.len() <= doc.detail_limit;
-    for p in &c.partitions {
-        if !detailed && p.status == PartitionStatus::Ok {
-            continue;
-        }
+    // What needs attention drawn; the partitions that are fine folded
+    // away (above the detail limit, not drawn).
+    let (ok, attention): (Vec<_>, Vec<_>) = c
+        .partitions
+        .iter()
+        .partition(|p| p.status == PartitionStatus::Ok);
+    for p in attention {
         replica_figure(b, p, &doc.replica_runs);
+    }
+    if !ok.is_empty() && c.partitions.len() <= doc.detail_limit {
+        let summary = format!(
+            "{}: each replica's leader epochs",
+            crate::report::plural(ok.len() as u64, "partition ok", "partitions ok")
+        );
+        folded(b, &summary, |b| {
+            for p in ok {
+                replica_figure(b, p, &doc.replica_runs);
+            }
+        });
     }
     b.push_str("</section>\n");
 }
@@ -54,7 +69,7 @@ fn replica_figure(b: &mut String, p: &PartitionVerdict, replica_runs: &[ReplicaR
     };
     let sc = replica_scale(p);
     let name = format!("{}-{}", p.topic, p.partition);
-    let height = 22 * p.replicas.len().max(1) + 14;
+    let height = 22 + 22 * p.replicas.len().max(1) + 14;
     let _ = write!(
         b,
         "<figure class=\"replicas\" data-topic=\"{}\" data-partition=\"{}\" data-status=\"{}\" data-leader=\"{}\">\
@@ -70,9 +85,10 @@ fn replica_figure(b: &mut String, p: &PartitionVerdict, replica_runs: &[ReplicaR
         p.assigned_replicas.as_ref().map_or("-".to_string(), |v| format!("{v:?}")),
         p.isr.as_ref().map_or("-".to_string(), |v| format!("{v:?}")),
     );
+    axis(b, &sc, 20, height as i32);
     for (i, r) in p.replicas.iter().enumerate() {
         let runs = runs_of(r.node_id).map(|x| x.runs.as_slice()).unwrap_or(&[]);
-        replica_strip(b, r, runs, &sc, 4 + 22 * i);
+        replica_strip(b, r, runs, &sc, 26 + 22 * i);
     }
     b.push_str("</svg>\n<table class=\"replica-table\"><thead><tr><th>node</th><th>state</th><th>log start</th><th>log end</th><th>high watermark</th><th>epoch</th><th>truncate to</th><th>diverges at</th><th>batches beyond</th><th>behind by</th><th>detail</th></tr></thead><tbody>");
     for r in &p.replicas {
@@ -103,7 +119,8 @@ fn leader_caption(p: &PartitionVerdict) -> String {
 }
 
 /// The offsets the replicas' strips span: the lowest log start to the
-/// highest log end (the leader's included), right of the node labels.
+/// highest log end (the leader's included), right of the node labels,
+/// with room on the right for "diverges at" labels.
 fn replica_scale(p: &PartitionVerdict) -> Scale {
     let hi = p
         .replicas
@@ -119,7 +136,7 @@ fn replica_scale(p: &PartitionVerdict) -> Scale {
         .min()
         .unwrap_or(0)
         .min(hi);
-    Scale::new(lo, hi, 120.0, RIGHT - 110.0)
+    Scale::new(lo, hi, STRIP_X0, STRIP_X1 - 80.0)
 }
 
 /// One replica's strip at `y`: its node and state, its epoch runs, where

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use super::content::{LagCell, LagSums, ReportDoc, Shown};
-use super::page::paged_table;
+use super::page::folded_table;
 use super::svg;
 use super::{attr, esc, opt};
 
@@ -27,16 +27,7 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
         return;
     }
     let max = cells.iter().filter_map(|c| c.lag).max().unwrap_or(0);
-    let _ = writeln!(
-        b,
-        "<p class=\"legend\">Colour by lag (logarithmic, largest {max}):<span style=\"background:{}\"></span>0\
-         <span style=\"background:{}\"></span>1<span style=\"background:{}\"></span>{max}<span style=\"background:{}\"></span>unknown. \
-         Lag is the high watermark (else the log end) minus the committed offset; hover a cell for the offsets.</p>",
-        svg::NO_LAG,
-        svg::lag_colour(Some(1), max),
-        svg::lag_colour(Some(max), max),
-        svg::UNKNOWN
-    );
+    legend(b, max);
     let groups: BTreeSet<&Shown> = cells.iter().map(|c| &c.group).collect();
     let columns: BTreeSet<(&Shown, i32)> = cells.iter().map(|c| (&c.topic, c.partition)).collect();
     let sums = &doc.lag.sums;
@@ -52,6 +43,35 @@ pub(super) fn lag_section(b: &mut String, doc: &ReportDoc) {
     topic_heatmap(b, cells, sums, &groups);
     lag_table(b, cells);
     b.push_str("</section>\n");
+}
+
+/// The colour scale, stated: linear from no lag to the largest lag or
+/// [`LAG_FLOOR`](svg::LAG_FLOOR) records, whichever is more (the only
+/// alarm red), with swatches at its quarters.
+fn legend(b: &mut String, max: i64) {
+    let top = max.max(svg::LAG_FLOOR);
+    let _ = write!(
+        b,
+        "<p class=\"legend\" data-scale-max=\"{top}\">Colour by lag, linear from 0 to {top} records (the largest lag, {max}, or {}, whichever is more; \
+         so small lags stay pale: red is the largest lag alone, and only when it is {} or more):<span style=\"background:{}\"></span>0",
+        svg::LAG_FLOOR,
+        svg::LAG_FLOOR,
+        svg::NO_LAG
+    );
+    for q in [1, 2, 3, 4] {
+        let v = top / 4 * q;
+        let _ = write!(
+            b,
+            "<span style=\"background:{}\"></span>{v}",
+            svg::lag_colour(Some(v), max)
+        );
+    }
+    let _ = writeln!(
+        b,
+        "<span style=\"background:{}\"></span>unknown. \
+         Lag is the high watermark (else the log end) minus the committed offset; hover a cell for the offsets.</p>",
+        svg::UNKNOWN
+    );
 }
 
 /// Group `g`'s total: the sum of its positive lags and of its pending
@@ -178,10 +198,9 @@ fn lag_table(b: &mut String, cells: &[LagCell]) {
             )
         })
         .collect();
-    b.push_str("<h3>Every committed offset</h3>\n");
-    paged_table(
+    folded_table(
         b,
-        "lag-rows",
+        &format!("Every committed offset: {} rows", rows.len()),
         "lag-rows",
         "<tr><th>group</th><th>topic</th><th>partition</th><th>committed</th><th>log start</th><th>log end</th><th>high watermark</th><th>last stable</th><th>lag</th><th>pending records</th><th>status</th></tr>",
         &rows,

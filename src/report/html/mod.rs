@@ -11,9 +11,12 @@
 //! numbers.
 
 pub mod content;
+mod cuts;
 mod divergence;
 mod heatmap;
 pub mod hex_view;
+mod lanes;
+mod marks;
 mod overview;
 pub mod page;
 pub mod shown;
@@ -66,10 +69,13 @@ fn attr<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(String::new, |v| v.to_string())
 }
 
-/// Width of a timeline or replica strip, in pixels.
-const WIDTH: f64 = 960.0;
-const LEFT: f64 = 8.0;
-const RIGHT: f64 = WIDTH - 8.0;
+/// Width of a timeline or replica figure, in pixels: a 1400-pixel
+/// window's page (it shrinks with a narrower one).
+const WIDTH: f64 = 1340.0;
+/// Where the offset strips start (the lanes' labels to their left) and end
+/// (room for the flags of a cluster of marks at the log end).
+const STRIP_X0: f64 = 176.0;
+const STRIP_X1: f64 = WIDTH - 40.0;
 
 /// The label `text` at the start of the block of offsets `from..to` on
 /// `sc`, baseline at `y`, when the block is wider than `min_width` pixels.
@@ -142,7 +148,7 @@ pub fn render(doc: &ReportDoc) -> String {
 #[cfg(test)]
 mod tests {
     use super::content::PartitionView;
-    use super::timeline::partition_figure;
+    use super::lanes::{partition_figure, PartitionRow};
     use super::*;
 
     fn partition() -> PartitionView {
@@ -196,26 +202,30 @@ mod tests {
         }
     }
 
-    /// Offsets 0..100 on pixels 8..952: 9.44 pixels per offset.
+    /// Offsets 0..100 on the strip's pixels.
     fn x(offset: f64) -> String {
-        format!("{:.1}", LEFT + offset * (RIGHT - LEFT) / 100.0)
+        format!("{:.1}", STRIP_X0 + offset * (STRIP_X1 - STRIP_X0) / 100.0)
+    }
+
+    fn figure(views: &[PartitionView]) -> String {
+        let refs: Vec<&PartitionView> = views.iter().collect();
+        let mut b = String::new();
+        partition_figure(&mut b, &PartitionRow::of(&refs));
+        b
     }
 
     #[test]
     fn a_partition_maps_onto_its_strip_by_the_offset_scale() {
-        let mut b = String::new();
-        partition_figure(&mut b, &partition());
+        let b = figure(&[partition()]);
+        let w = |from: f64, to: f64| format!("{:.1}", (to - from) * (STRIP_X1 - STRIP_X0) / 100.0);
         // Segments: 0..90 and 90..100.
-        assert!(b.contains(&format!(
-            "x=\"{}\" y=\"18\" width=\"{}\" height=\"26\" data-base-offset=\"0\"",
-            x(0.0),
-            "849.6"
-        )));
-        assert!(b.contains(&format!(
-            "x=\"{}\" y=\"18\" width=\"{}\" height=\"26\" data-base-offset=\"90\"",
-            x(90.0),
-            "94.4"
-        )));
+        for (from, to) in [(0.0, 90.0), (90.0, 100.0)] {
+            assert!(b.contains(&format!(
+                "x=\"{}\" y=\"12\" width=\"{}\" height=\"20\" data-base-offset=\"{from}\"",
+                x(from),
+                w(from, to)
+            )));
+        }
         // The marks, each at its offset.
         for (class, o) in [
             ("m-log-start", 0.0),
@@ -224,45 +234,70 @@ mod tests {
             ("m-last-stable", 60.0),
             ("m-log-end", 100.0),
         ] {
-            let v = o as i64;
             assert!(
-                b.contains(&format!(
-                    "class=\"mark {class}\" x1=\"{0}\" x2=\"{0}\"",
-                    x(o)
-                )) && b.contains(&format!("data-offset=\"{v}\" data-tip=")),
+                b.contains(&format!("class=\"mark {class}\" data-offset=\"{o}\""))
+                    && b.contains(&format!("x1=\"{0}\" x2=\"{0}\" y1=\"10\"", x(o))),
                 "{class}"
             );
         }
         // The damage mark at its batch's offset, the aborted transaction
         // through its marker (20..=24 is 5 offsets wide), the open one to
         // the log end, recovery's drop 15..=99 and salvage's loss 15..=19.
-        assert!(b.contains(&format!("class=\"damage\" d=\"M{},18", x(15.0))));
-        assert!(b.contains(&format!(
-            "class=\"txn txn-aborted\" x=\"{}\" y=\"48\" width=\"47.2\"",
-            x(20.0)
-        )));
-        assert!(b.contains(&format!(
-            "class=\"txn txn-open\" x=\"{}\" y=\"48\" width=\"377.6\"",
-            x(60.0)
-        )));
-        assert!(b.contains(&format!(
-            "class=\"kafka-drops\" x=\"{}\" y=\"62\" width=\"802.4\"",
-            x(15.0)
-        )));
-        assert!(b.contains(&format!(
-            "class=\"salvage-loses\" x=\"{}\" y=\"76\" width=\"47.2\"",
-            x(15.0)
-        )));
-        // Three rows below the segments: the strip is 94 pixels high.
-        assert!(b.contains("height=\"94\" viewBox=\"0 0 960 94\""));
+        assert!(b.contains(&format!("class=\"damage\" d=\"M{},14", x(15.0))));
+        for (class, from, to, y) in [
+            ("txn txn-aborted", 20.0, 25.0, 32),
+            ("txn txn-open", 60.0, 100.0, 32),
+            ("kafka-drops", 15.0, 100.0, 44),
+            ("salvage-loses", 15.0, 20.0, 56),
+        ] {
+            assert!(
+                b.contains(&format!(
+                    "class=\"{class}\" x=\"{}\" width=\"{}\" y=\"{y}\"",
+                    x(from),
+                    w(from, to)
+                )),
+                "{class}: {b}"
+            );
+        }
+        // An axis of round offsets, three rows below the segments: the
+        // lane is 68 pixels high, under a 22-pixel axis, 4 below it.
+        for t in [0, 20, 40, 100] {
+            assert!(b.contains(&format!(
+                "class=\"tick\" x1=\"{0}\" x2=\"{0}\"",
+                x(t as f64)
+            )));
+        }
+        assert!(b.contains("height=\"94\" viewBox=\"0 0 1340 94\""));
+        assert!(b.contains("data-lo=\"0\" data-hi=\"100\""));
+    }
+
+    #[test]
+    fn replicas_drawn_alike_share_a_lane_on_one_axis() {
+        let mut a = partition();
+        (a.damage, a.recovery, a.salvage_lost) = (Vec::new(), None, None);
+        let mut c = a.clone();
+        c.node = Some(3);
+        c.summary.log_end_offset = 120;
+        let mut b2 = a.clone();
+        b2.node = Some(2);
+        let b = figure(&[a, b2, c]);
+        assert!(b.contains("data-replicas=\"3\" data-lanes=\"2\""));
+        assert!(b.contains(">brokers 1, 2 identical</text>"));
+        assert!(b.contains(">broker 3</text>"));
+        // One axis, 0..120, for both lanes: the segment at 90 at one x.
+        let x90 = format!("{:.1}", STRIP_X0 + 90.0 * (STRIP_X1 - STRIP_X0) / 120.0);
+        assert_eq!(
+            b.matches(&format!("x=\"{x90}\" y=\"12\"")).count(),
+            2,
+            "{b}"
+        );
     }
 
     #[test]
     fn names_in_a_figure_are_text() {
         let mut p = partition();
         p.summary.topic = "<script>alert(1)</script>".into();
-        let mut b = String::new();
-        partition_figure(&mut b, &p);
+        let b = figure(&[p]);
         assert!(!b.contains("<script>"));
         assert!(b.contains("&lt;script&gt;alert(1)&lt;/script&gt;-0"));
     }

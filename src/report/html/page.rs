@@ -2,7 +2,7 @@
 //! and a little plain JavaScript, nothing fetched: the page's content
 //! security policy forbids every request), paged tables, and print rules
 //! (every page of every table printed, no hover-only text lost: each value
-//! shown on hover is also in a table).
+//! shown on hover is also in a table; folds open).
 
 use std::fmt::Write;
 
@@ -36,6 +36,7 @@ td.num{text-align:right}
 tr.sev-error td.sev{color:var(--err);font-weight:700}
 tr.sev-warning td.sev{color:var(--warn);font-weight:700}
 figure{margin:6px 0 12px;break-inside:avoid}
+figure.partition{margin:2px 0 4px}svg text.partition-name{font-weight:700;font-size:12px}
 figcaption{margin-bottom:0}
 figure p{margin:2px 0}
 svg{display:block;max-width:100%;height:auto}
@@ -43,9 +44,11 @@ svg text{font:11px system-ui,sans-serif;fill:var(--ink)}
 .segment{stroke:#fff;stroke-width:1}
 .seg-a{fill:#90a4ae}.seg-b{fill:#b0bec5}
 .before-start{fill:#eceff1}
-.mark{stroke-width:2}
-.m-log-start{stroke:#37474f}.m-recovery-point{stroke:#6a1b9a;stroke-dasharray:4 2}
-.m-high-watermark{stroke:#1565c0}.m-last-stable{stroke:#00838f;stroke-dasharray:2 2}.m-log-end{stroke:#263238}
+.mark line{stroke-width:2}.mark .flag{stroke:none}.mark text.flag-letter{fill:#fff;font:bold 9px system-ui,sans-serif;text-anchor:middle}
+.m-log-start{stroke:#37474f;fill:#37474f}.m-recovery-point{stroke:#6a1b9a;fill:#6a1b9a}.m-recovery-point line{stroke-dasharray:4 2}
+.m-high-watermark{stroke:#1565c0;fill:#1565c0}.m-last-stable{stroke:#00838f;fill:#00838f}.m-last-stable line{stroke-dasharray:2 2}.m-log-end{stroke:#263238;fill:#263238}
+.axis-line,.tick{stroke:#78909c;stroke-width:1}.grid{stroke:#eceff1;stroke-width:1}svg text.tick-label{font-size:10px;fill:var(--muted);text-anchor:middle}
+svg text.lane-label{font-size:11px;fill:var(--muted)}
 .txn-open{fill:#ffb300}.txn-aborted{fill:#8d6e63}
 .damage{fill:var(--err)}
 .kafka-drops{fill:var(--err);opacity:.55}.salvage-loses{fill:#ad1457}
@@ -56,6 +59,7 @@ svg text{font:11px system-ui,sans-serif;fill:var(--ink)}
 .heat td.total{font-weight:700;background:var(--soft)}
 .legend span{display:inline-block;width:14px;height:12px;margin:0 3px 0 10px;vertical-align:middle;border:1px solid #0002}
 .pager{margin:2px 0 12px}
+details.fold{margin:6px 0 10px}details.fold>summary{cursor:pointer;font-weight:600;color:#1565c0}
 .pager button{font:inherit;padding:0 10px}
 #tip{position:absolute;z-index:9;max-width:560px;background:#263238;color:#fff;padding:6px 9px;border-radius:4px;font:12px/1.4 ui-monospace,monospace;white-space:pre-wrap;pointer-events:none}
 .hexview{font:12px/1.6 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:pre;overflow-x:auto;border:1px solid var(--line);padding:8px;background:var(--soft)}
@@ -105,6 +109,8 @@ document.querySelectorAll(".pager").forEach(function(p){
     var n=cur+parseInt(b.getAttribute("data-step"),10);if(n<0||n>=pages.length)return;
     pages[cur].hidden=true;pages[n].hidden=false;cur=n;label.textContent=(n+1)+" / "+pages.length;});
 });
+window.addEventListener("beforeprint",function(){
+  document.querySelectorAll("details.fold").forEach(function(d){d.open=true;});});
 document.body.setAttribute("data-ready","1");
 })();
 "#;
@@ -152,6 +158,19 @@ pub fn page(title: &str, nav: &[(&str, &str)], body: &str) -> String {
     h.push_str(JS);
     h.push_str("</script>\n</body>\n</html>\n");
     h
+}
+
+/// A fold, closed on screen and opened for print: `summary`, then what
+/// `body` writes.
+pub fn folded(out: &mut String, summary: &str, body: impl FnOnce(&mut String)) {
+    let _ = write!(out, "<details class=\"fold\"><summary>{summary}</summary>");
+    body(out);
+    out.push_str("</details>\n");
+}
+
+/// A [`paged_table`] of class and id `id` in a fold headed `summary`.
+pub fn folded_table(out: &mut String, summary: &str, id: &str, head: &str, rows: &[String]) {
+    folded(out, summary, |b| paged_table(b, id, id, head, rows));
 }
 
 /// Rows per page of a paged table.

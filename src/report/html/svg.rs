@@ -6,12 +6,19 @@
 //!   segment's base offset or log start, whichever is lower, to the highest
 //!   end shown) and `x0..x1` the strip's pixels; offsets outside the range
 //!   are clamped to its ends. Positions are written with one decimal.
+//!   Axis ticks fall on round offsets (1, 2 or 5 times a power of ten
+//!   apart, at most [`MAX_TICKS`] of them); a bar narrower than a few
+//!   pixels is drawn [`MIN_BAR`] wide, so that a transaction of one offset
+//!   on a strip of millions stays visible.
 //! - Lag maps to a colour: no lag (0 or less) is green, `hsl(120,45%,40%)`;
-//!   a positive lag is `hsl(h,75%,50%)` with `h = 50 · (1 − f)` rounded to a
-//!   whole degree, `f = ln(1 + lag) / ln(1 + max)` where `max` is the
-//!   largest lag of the heatmap: yellow for the smallest lags, red for the
-//!   largest; a logarithmic scale, since lags span orders of magnitude. An
-//!   unknown lag (no partition, lost) is grey, `#9e9e9e`.
+//!   a positive lag is `hsl(h,80%,l%)` with `f = min(1, lag / max(max,
+//!   LAG_FLOOR))`, `h = 60 · (1 − f)` and `l = 86 − 36 · f`, each rounded
+//!   to a whole number, where `max` is the largest lag of the heatmap: a
+//!   linear scale from pale yellow to the alarm red `hsl(0,80%,50%)`, the
+//!   largest lag alone red, and no lag below [`LAG_FLOOR`] records more
+//!   than pale orange however small the others are (lag 2 next to 216 is
+//!   pale yellow, not warm). An unknown lag (no partition, lost) is grey,
+//!   `#9e9e9e`.
 //! - A leader epoch gets a hue of its own: `(210 + epoch · 67) mod 360`
 //!   (epoch 0 blue), so
 //!   neighbouring epochs differ visibly and the same epoch has the same
@@ -57,7 +64,54 @@ impl Scale {
     pub fn width(&self, from: i64, to: i64) -> String {
         format!("{:.1}", (self.x(to) - self.x(from)).max(1.0))
     }
+
+    /// `x="…" width="…"` of the bar of offsets `from..to`, at least
+    /// [`MIN_BAR`] wide (widened to the right, or to the left at the
+    /// strip's end).
+    pub fn bar(&self, from: i64, to: i64) -> String {
+        let (mut x, w) = (self.x(from), (self.x(to) - self.x(from)).max(MIN_BAR));
+        if x + w > self.x1 {
+            x = (self.x1 - w).max(self.x0.min(x));
+        }
+        format!("x=\"{x:.1}\" width=\"{w:.1}\"")
+    }
+
+    /// Round offsets to tick the axis with: every multiple of a step of
+    /// 1, 2 or 5 times a power of ten in `lo..=hi`, the smallest step that
+    /// gives at most [`MAX_TICKS`].
+    pub fn ticks(&self) -> Vec<i64> {
+        let span = i128::from(self.hi) - i128::from(self.lo);
+        let mut step: i128 = 1;
+        'find: loop {
+            for m in [1, 2, 5] {
+                if span / (step * m) < MAX_TICKS as i128 {
+                    step *= m;
+                    break 'find;
+                }
+            }
+            step *= 10;
+        }
+        let first = i128::from(self.lo).div_euclid(step) * step;
+        let first = if first < i128::from(self.lo) {
+            first + step
+        } else {
+            first
+        };
+        (0..)
+            .map(|k| first + k * step)
+            .take_while(|&o| o <= i128::from(self.hi))
+            .filter_map(|o| i64::try_from(o).ok())
+            .collect()
+    }
 }
+
+/// The narrowest a bar (a transaction, damage, a loss) is drawn, in pixels.
+pub const MIN_BAR: f64 = 6.0;
+/// The most ticks on an offset axis.
+pub const MAX_TICKS: usize = 10;
+/// Below this many records, no lag is coloured as more than a fraction of
+/// the alarm red.
+pub const LAG_FLOOR: i64 = 1000;
 
 /// The green of no lag.
 pub const NO_LAG: &str = "hsl(120,45%,40%)";
@@ -70,10 +124,10 @@ pub fn lag_colour(lag: Option<i64>, max: i64) -> String {
         None => UNKNOWN.to_string(),
         Some(l) if l <= 0 => NO_LAG.to_string(),
         Some(l) => {
-            let max = max.max(l);
-            let f = (1.0 + l as f64).ln() / (1.0 + max as f64).ln();
-            let h = (50.0 * (1.0 - f)).round() as i64;
-            format!("hsl({h},75%,50%)")
+            let f = (l as f64 / max.max(LAG_FLOOR) as f64).min(1.0);
+            let h = (60.0 * (1.0 - f)).round() as i64;
+            let light = (86.0 - 36.0 * f).round() as i64;
+            format!("hsl({h},80%,{light}%)")
         }
     }
 }
@@ -127,18 +181,39 @@ mod tests {
     }
 
     #[test]
-    fn lag_colours_follow_the_logarithmic_rule() {
+    fn lag_colours_follow_the_linear_rule_with_a_floor() {
         assert_eq!(lag_colour(Some(0), 100), NO_LAG);
         assert_eq!(lag_colour(Some(-3), 100), NO_LAG);
         assert_eq!(lag_colour(None, 100), UNKNOWN);
-        // The largest lag is red (hue 0).
-        assert_eq!(lag_colour(Some(100), 100), "hsl(0,75%,50%)");
-        // lag 9 of max 99: f = ln 10 / ln 100 = 1/2, hue 25.
-        assert_eq!(lag_colour(Some(9), 99), "hsl(25,75%,50%)");
-        // lag 1 of max 1023: f = ln 2 / ln 1024 = 1/10, hue 45.
-        assert_eq!(lag_colour(Some(1), 1023), "hsl(45,75%,50%)");
+        // The largest lag above the floor is the alarm red.
+        assert_eq!(lag_colour(Some(5000), 5000), "hsl(0,80%,50%)");
+        // Half of it: hue 30, lightness 68.
+        assert_eq!(lag_colour(Some(2500), 5000), "hsl(30,80%,68%)");
+        // Below the floor, on the floor's scale: 216 of 1000 is pale,
+        // 2 paler still (f = 0.002: hue 60, lightness 86).
+        assert_eq!(lag_colour(Some(216), 216), "hsl(47,80%,78%)");
+        assert_eq!(lag_colour(Some(2), 216), "hsl(60,80%,86%)");
         // A lag above the stated max is clamped to red.
-        assert_eq!(lag_colour(Some(500), 10), "hsl(0,75%,50%)");
+        assert_eq!(lag_colour(Some(50_000), 10), "hsl(0,80%,50%)");
+    }
+
+    #[test]
+    fn bars_are_at_least_min_bar_wide() {
+        let s = Scale::new(0, 1_000_000, 0.0, 100.0);
+        assert_eq!(s.bar(10, 11), "x=\"0.0\" width=\"6.0\"");
+        // At the strip's end, widened to the left.
+        assert_eq!(s.bar(1_000_000, 1_000_000), "x=\"94.0\" width=\"6.0\"");
+        assert_eq!(s.bar(0, 500_000), "x=\"0.0\" width=\"50.0\"");
+    }
+
+    #[test]
+    fn ticks_fall_on_round_offsets() {
+        let t = |lo, hi| Scale::new(lo, hi, 0.0, 1.0).ticks();
+        assert_eq!(t(0, 12), vec![0, 2, 4, 6, 8, 10, 12]);
+        assert_eq!(t(0, 339), vec![0, 50, 100, 150, 200, 250, 300]);
+        assert_eq!(t(7, 9), vec![7, 8, 9]);
+        assert_eq!(t(95, 1234).first(), Some(&200));
+        assert!(t(i64::MIN, i64::MAX).len() <= MAX_TICKS);
     }
 
     #[test]
