@@ -186,23 +186,28 @@ pub struct WriteArgs {
     /// keep the old bytes.
     #[arg(long)]
     pub copy_hard_linked: bool,
+    /// Say on stderr the configuration each topic is appended with
+    /// (segment.bytes, segment.ms, ..., each with where its value comes
+    /// from: topic config, broker config, --config or Kafka's default).
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 impl WriteArgs {
     /// The append configuration of `topic` in `data_dir`, from `image`
-    /// (see `kaen_log::inspect::topic_config`). When `writing` (not a dry
-    /// run, which appends nothing), it is said on stderr if anything but
-    /// Kafka's defaults is used or the directory is a Kafka log directory.
+    /// (see `kaen_log::inspect::topic_config`). With `--verbose`, when
+    /// `writing` (not a dry run, which appends nothing), it is said on
+    /// stderr.
     pub fn append_config(
         &self,
         image: Option<&kaen_log::metadata::image::Image>,
         (data_dir, topic): (&std::path::Path, &str),
         now_ms: i64,
-        (kafka, writing): (bool, bool),
+        writing: bool,
     ) -> kaen_log::Result<kaen_log::log::AppendConfig> {
         let overrides = kaen_log::inspect::topic_config::parse_overrides(&self.config)?;
         let resolved = kaen_log::inspect::topic_config::resolve(image, data_dir, topic, &overrides);
-        if writing && (kafka || !resolved.all_defaults()) {
+        if writing && self.verbose {
             eprintln!(
                 "klog: {}: {topic}: {}",
                 data_dir.display(),

@@ -176,7 +176,7 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         false,
         false,
         args.replicas.policy(),
-        &|dir, t, image| args.write.append_config(image, (dir, &t.topic), now, (t.kafka, true)),
+        &|dir, t, image| args.write.append_config(image, (dir, &t.topic), now, true),
     )?;
     let target = replicas.target.clone();
     let format = kaen_log::offsets::commit_format(&args.dirs, &args.topic)?;

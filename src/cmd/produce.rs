@@ -190,7 +190,7 @@ fn append(
         &|dir, t, image| {
             let resolved = args
                 .write
-                .append_config(image, (dir, &t.topic), now, (t.kafka, true))?;
+                .append_config(image, (dir, &t.topic), now, true)?;
             Ok(AppendConfig {
                 segment_bytes: args.segment_bytes.unwrap_or(resolved.segment_bytes),
                 max_batch_bytes: args.max_message_bytes.unwrap_or(resolved.max_batch_bytes),

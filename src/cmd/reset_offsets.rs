@@ -169,7 +169,7 @@ pub fn run(args: &ResetOffsetsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         !args.execute,
         false,
         args.replicas.policy(),
-        &|dir, t, image| args.write.append_config(image, (dir, &t.topic), now, (t.kafka, args.execute)),
+        &|dir, t, image| args.write.append_config(image, (dir, &t.topic), now, args.execute),
     )?;
     let replay = replicas.replay()?;
     crate::cmd::replayed::say_not_replayed(

@@ -165,7 +165,7 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
         args.dry_run,
         true,
         args.replicas.policy(),
-        &|dir, t, image| args.write.append_config(image, (dir, &t.topic), now, (t.kafka, !args.dry_run)),
+        &|dir, t, image| args.write.append_config(image, (dir, &t.topic), now, !args.dry_run),
     )?;
     let replay = replicas.replay()?;
     // A record that does not decode is said and passed over, as the

@@ -284,11 +284,6 @@ impl TopicConfig {
             .collect::<Vec<_>>()
             .join(", ")
     }
-
-    /// Whether every value is Kafka's default.
-    pub fn all_defaults(&self) -> bool {
-        self.settings.iter().all(|s| s.source == Source::Default)
-    }
 }
 
 #[cfg(test)]

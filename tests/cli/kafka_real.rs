@@ -93,7 +93,7 @@ pub(crate) struct Real {
 /// Copy the broker folders (and `crash/`, the crash scenario's) and
 /// `index-sizes.tsv` of `source` into `to`, then give each index listed
 /// there its real size.
-fn copy_tree(source: &Path, to: &Path) {
+pub(crate) fn copy_tree(source: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(source).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();

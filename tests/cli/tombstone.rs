@@ -984,8 +984,9 @@ fn a_commit_to_kafkas_three_replicas_is_the_same_batch_and_epoch_everywhere() {
             &env.path(&format!("b{b}")),
         );
     }
+    // --verbose says the configuration each replica appends with.
     let o = env.run(
-        &"commit b1 --replica b2 --replica b3 -g classic-g -t plain -p 0 --offset 3 --now-ms 1767225600000"
+        &"commit b1 --replica b2 --replica b3 -g classic-g -t plain -p 0 --offset 3 --now-ms 1767225600000 -v"
             .split(' ')
             .collect::<Vec<_>>(),
         None,
@@ -1538,5 +1539,32 @@ fn a_record_that_does_not_decode_is_said_alike_by_every_command_that_replays() {
                 stderr(&o)
             );
         }
+    }
+}
+
+#[test]
+fn a_write_says_its_append_configuration_only_with_verbose() {
+    // The three brokers of Kafka 4.4.0: a commit of each kind of run, the
+    // configuration line on stderr only with -v (the topic's segment.bytes
+    // comes from its topic config in the KRaft metadata).
+    let env = TestEnv::new();
+    for b in 1..=3 {
+        crate::support::copy_dir(
+            &crate::support::repo().join(format!("fixtures/kafka-real/4.4.0/broker-{b}")),
+            &env.path(&format!("b{b}")),
+        );
+    }
+    let commit =
+        "commit b1 --replica b2 --replica b3 -g classic-g -t plain -p 0 --now-ms 1767225600000";
+    for (extra, said) in [("--offset 3", false), ("--offset 4 -v", true)] {
+        let args = format!("{commit} {extra}");
+        let o = env.run(&args.split(' ').collect::<Vec<_>>(), None);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o).contains("__consumer_offsets: segment.bytes="),
+            said,
+            "{args}: {}",
+            stderr(&o)
+        );
     }
 }
