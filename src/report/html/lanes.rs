@@ -52,6 +52,12 @@ impl<'a> PartitionRow<'a> {
             .max()
             .unwrap_or(0)
     }
+
+    /// How much it needs attention, most first: how telling its timeline
+    /// is, then whether its replicas differ (more than one lane).
+    pub fn attention(&self) -> (u8, bool) {
+        (self.telling(), self.lanes.len() > 1)
+    }
 }
 
 impl Lane<'_> {

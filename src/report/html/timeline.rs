@@ -51,7 +51,8 @@ fn drawn(rows: Vec<PartitionRow<'_>>, limit: usize) -> Vec<PartitionRow<'_>> {
 pub(super) fn timeline_section(b: &mut String, doc: &ReportDoc) {
     b.push_str("<section id=\"timeline\"><h2>Segment timeline</h2>\n");
     b.push_str(
-        "<p class=\"muted\">One row per partition, its replicas stacked on one offset axis (linear in the partition's range over \
+        "<p class=\"muted\">One row per partition, those that need attention first (damage, what recovery drops, transactions, \
+         replicas that differ), its replicas stacked on one offset axis (linear in the partition's range over \
          every replica); replicas drawn alike share one lane, labelled with every broker that holds them. \
          Grey blocks: segments; lines and their flags: S log start, R recovery point, H high watermark, L last stable offset, E log end \
          (flags of marks closer than a few pixels stand side by side; hover one for all their values); \
@@ -60,7 +61,10 @@ pub(super) fn timeline_section(b: &mut String, doc: &ReportDoc) {
     );
     let all = partition_rows(doc);
     let total = all.len();
-    let shown = drawn(all, doc.detail_limit);
+    let mut shown = drawn(all, doc.detail_limit);
+    // What needs attention first (damage, what recovery drops, transactions,
+    // replicas that differ), the rest in name order.
+    shown.sort_by_key(|r| std::cmp::Reverse(r.attention()));
     if shown.len() < total {
         let _ = writeln!(
             b,

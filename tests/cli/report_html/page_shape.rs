@@ -325,3 +325,44 @@ fn small_lags_are_pale(dom: &Dom, real: &Path, offsets: &Value) {
     }
     assert!(small >= 5, "{small} small lags");
 }
+
+/// What needs attention comes first: node 3 was killed in the middle of
+/// the `killed` produce loop (fixtures/kafka-real/README.md), so its
+/// replica of `killed-0` differs from the others' and the partition's
+/// figure precedes those whose replicas are alike and hold nothing to
+/// look at (`plain-0`, the `plain` scenario's, done before the crash).
+#[test]
+fn partitions_that_need_attention_come_first() {
+    let Some(browser) = browser() else { return };
+    let env = TestEnv::new();
+    let page = cluster_page(&env, "kafka-real-attention");
+    let dom = load(&browser, &page, "kafka-real-attention");
+    let figures = dom.find("figure", "partition", &[]);
+    let at = |topic: &str| {
+        figures
+            .iter()
+            .position(|f| {
+                f.get("data-topic") == Some(topic) && f.get("data-partition") == Some("0")
+            })
+            .unwrap_or_else(|| panic!("no figure of {topic}-0"))
+    };
+    let killed = figures[at("killed")];
+    assert!(num(killed, "data-lanes") > 1.0, "{killed:?}");
+    assert_eq!(num(figures[at("plain")], "data-lanes"), 1.0);
+    assert!(at("killed") < at("plain"));
+    // Every figure of several lanes comes before every one of one lane
+    // with no transaction or damage drawn in it.
+    let quiet = |f: &Elem| {
+        num(f, "data-lanes") == 1.0
+            && within(&dom, f, |e| e.tag == "figure" || e.tag == "section")
+                .iter()
+                .all(|e| !(e.class("txn") || e.class("damage")))
+    };
+    let first_quiet = figures.iter().position(|f| quiet(f)).unwrap();
+    assert!(
+        figures[first_quiet..]
+            .iter()
+            .all(|f| num(f, "data-lanes") == 1.0),
+        "a figure of several lanes after the first quiet one"
+    );
+}
