@@ -301,6 +301,11 @@ for n in "${NODES[@]}"; do
     # Indexes are preallocated to 64 KiB (log.index.size.max.bytes; 10 MiB by default):
     # the killed broker keeps every active segment's preallocated index, and reading
     # 10 MiB of zeros per index made the tests slow without showing anything more.
+    # No time retention (log.retention.ms=-1; 7 days by default): the records carry
+    # timestamps from BASE (2026-01-01), so a broker restarted on them later would
+    # delete every rolled segment at its first retention check, which
+    # log.initial.task.delay.ms=0 runs as it starts, racing the snapshots taken
+    # after a restart.
     printf '%s\n' "advertised.listeners=PLAINTEXT://127.0.0.1:${PORTS[$((n-1))]}" \
         inter.broker.listener.name=PLAINTEXT "log.dirs=$WORK/cluster/broker-$n" auto.create.topics.enable=false \
         num.partitions=1 default.replication.factor=3 min.insync.replicas=2 \
@@ -309,7 +314,7 @@ for n in "${NODES[@]}"; do
         transaction.state.log.min.isr=2 transaction.abort.timed.out.transaction.cleanup.interval.ms=1000 \
         group.initial.rebalance.delay.ms=0 log.cleaner.backoff.ms=500 log.segment.delete.delay.ms=1000 \
         log.initial.task.delay.ms=0 num.io.threads=2 num.network.threads=2 num.replica.fetchers=1 \
-        background.threads=4 log.index.size.max.bytes=65536 >>"$props"
+        background.threads=4 log.index.size.max.bytes=65536 log.retention.ms=-1 >>"$props"
 done
 if [[ $MODE == zookeeper ]]; then
     mkdir -p "$WORK/zookeeper"
