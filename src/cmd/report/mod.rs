@@ -51,8 +51,9 @@ use lag_of_report::{lag_of_dirs, lag_section};
 ///    does with it; notes of one kind (what a healthy broker leaves, such
 ///    as preallocated index slots) are one row with their count.
 ///
-/// 2. Timeline: one row per partition, its replicas stacked as lanes on
-///    one offset axis ticked at round offsets (replicas with the same
+/// 2. Timeline: one row per partition, those that need attention first
+///    (damage, what recovery drops, transactions, replicas that differ),
+///    its replicas stacked as lanes on one offset axis ticked at round offsets (replicas with the same
 ///    segments, marks and transactions share a lane, labelled "brokers 1,
 ///    2, 3 identical"): the segments (`summary`'s document), log start,
 ///    recovery point, high watermark, last stable offset and log end as
