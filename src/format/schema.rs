@@ -498,6 +498,38 @@ pub struct Traced {
     pub value: String,
 }
 
+/// The fields of a message the interpreter read, by their JSON names: the
+/// typed view its decoders build their structs from. The interpreter has
+/// checked every type, so a field missing here is one the version does not
+/// hold (or a tagged field its writer left out): `opt_` gives `None`, the
+/// others the type's zero, and each caller names the field's default.
+#[derive(Clone, Copy)]
+pub struct Fields<'v>(pub &'v serde_json::Value);
+
+impl<'v> Fields<'v> {
+    pub fn get(self, name: &str) -> Option<&'v serde_json::Value> {
+        self.0.get(name)
+    }
+
+    pub fn int(self, name: &str) -> i64 {
+        self.opt_int(name).unwrap_or_default()
+    }
+
+    pub fn opt_int(self, name: &str) -> Option<i64> {
+        self.get(name).and_then(serde_json::Value::as_i64)
+    }
+
+    pub fn string(self, name: &str) -> String {
+        self.opt_string(name).unwrap_or_default()
+    }
+
+    pub fn opt_string(self, name: &str) -> Option<String> {
+        self.get(name)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    }
+}
+
 /// Kafka's JSON name of a schema field: the first letter lowered.
 pub fn json_name(name: &str) -> String {
     let mut chars = name.chars();

@@ -16,12 +16,11 @@ use serde_json::Value;
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
 use crate::format::message::read_value_version;
-use crate::format::schema::Leniency;
+use crate::format::schema::{Fields, Leniency};
 use crate::offsets::records::{
     decode_consumer_protocol, CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION,
     GROUP_METADATA_VALUE,
 };
-use crate::offsets::Fields;
 
 /// One member of a classic group.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -62,7 +62,7 @@ use crate::format::cursor::Cursor;
 use serde_json::json;
 
 use crate::format::message::read_value_version;
-use crate::format::schema::{uuid_string, Leniency, Schema, ZERO_UUID};
+use crate::format::schema::{uuid_string, Fields, Leniency, Schema, ZERO_UUID};
 
 pub use group::GroupMetadata;
 pub use replay::{Replay, ReplayOptions};
@@ -175,37 +175,6 @@ pub fn decode_key_and_rest(key: &[u8], at: u64) -> Result<KeyRead<'_>, DecodeErr
         trailing: c.remaining() as u64,
         lenient: read.lenient,
     })
-}
-
-/// The fields of a message the schema interpreter read, by their JSON
-/// names: its typed view. The interpreter has checked every type, so a
-/// field it left out is one the version does not hold (see the callers
-/// for its default).
-#[derive(Clone, Copy)]
-pub(crate) struct Fields<'v>(pub(crate) &'v serde_json::Value);
-
-impl<'v> Fields<'v> {
-    pub(crate) fn get(self, name: &str) -> Option<&'v serde_json::Value> {
-        self.0.get(name)
-    }
-
-    pub(crate) fn int(self, name: &str) -> i64 {
-        self.opt_int(name).unwrap_or_default()
-    }
-
-    pub(crate) fn opt_int(self, name: &str) -> Option<i64> {
-        self.get(name).and_then(serde_json::Value::as_i64)
-    }
-
-    pub(crate) fn string(self, name: &str) -> String {
-        self.opt_string(name).unwrap_or_default()
-    }
-
-    pub(crate) fn opt_string(self, name: &str) -> Option<String> {
-        self.get(name)
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_string)
-    }
 }
 
 /// An OffsetCommitKey as the replay's hot path reads it (see

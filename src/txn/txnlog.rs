@@ -42,7 +42,7 @@ use serde_json::{json, Value};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::cursor::Cursor;
 use crate::format::schema::types::*;
-use crate::format::schema::{f, nested, Field, Leniency, Release, Schema, Ty, OPEN};
+use crate::format::schema::{f, nested, Field, Fields, Leniency, Release, Schema, Ty, OPEN};
 use crate::format::{DecodeLimits, Entry};
 use crate::log::findings::{Finding, Kind, Severity};
 use crate::log::Partition;
@@ -267,7 +267,7 @@ pub struct Read<T> {
 pub fn decode_key_rest(key: &[u8], at: u64) -> Result<Read<String>, DecodeError> {
     let v = decode_versioned(&TRANSACTION_LOG_KEY, key, at)?;
     Ok(Read {
-        value: str_field(&v.data, "transactionalId").to_string(),
+        value: Fields(&v.data).string("transactionalId"),
         trailing: v.trailing,
         lenient: v.lenient,
     })
@@ -330,15 +330,6 @@ pub fn encode_key(transactional_id: &str) -> Vec<u8> {
     out
 }
 
-/// An integer field of a value as read (every field set).
-fn int_field(v: &Value, name: &str) -> i64 {
-    v.get(name).and_then(Value::as_i64).unwrap_or(0)
-}
-
-fn str_field<'v>(v: &'v Value, name: &str) -> &'v str {
-    v.get(name).and_then(Value::as_str).unwrap_or_default()
-}
-
 /// Decode a TransactionLogValue at the version it starts with, every
 /// field by its name in [`TRANSACTION_LOG_VALUE`]; a tagged field the
 /// writer left out takes the schema's default. Bytes after the last field
@@ -357,7 +348,8 @@ pub fn decode_value_rest(value: &[u8], at: u64) -> Result<Read<TransactionMetada
         trailing,
         lenient,
     } = decode_versioned(&TRANSACTION_LOG_VALUE, value, at)?;
-    let v = TRANSACTION_LOG_VALUE.filled(&data);
+    let filled = TRANSACTION_LOG_VALUE.filled(&data);
+    let v = Fields(&filled);
     let partitions = v
         .get("transactionPartitions")
         .and_then(Value::as_array)
@@ -375,23 +367,23 @@ pub fn decode_value_rest(value: &[u8], at: u64) -> Result<Read<TransactionMetada
                                 .collect()
                         })
                         .unwrap_or_default();
-                    (str_field(t, "topic").to_string(), ids)
+                    (Fields(t).string("topic"), ids)
                 })
                 .collect()
         });
     let meta = TransactionMetadata {
         version,
-        producer_id: int_field(&v, "producerId"),
-        previous_producer_id: int_field(&v, "previousProducerId"),
-        next_producer_id: int_field(&v, "nextProducerId"),
-        producer_epoch: int_field(&v, "producerEpoch") as i16,
-        next_producer_epoch: int_field(&v, "nextProducerEpoch") as i16,
-        timeout_ms: int_field(&v, "transactionTimeoutMs") as i32,
-        status: int_field(&v, "transactionStatus") as i8,
+        producer_id: v.int("producerId"),
+        previous_producer_id: v.int("previousProducerId"),
+        next_producer_id: v.int("nextProducerId"),
+        producer_epoch: v.int("producerEpoch") as i16,
+        next_producer_epoch: v.int("nextProducerEpoch") as i16,
+        timeout_ms: v.int("transactionTimeoutMs") as i32,
+        status: v.int("transactionStatus") as i8,
         partitions,
-        last_update_timestamp_ms: int_field(&v, "transactionLastUpdateTimestampMs"),
-        start_timestamp_ms: int_field(&v, "transactionStartTimestampMs"),
-        client_transaction_version: int_field(&v, "clientTransactionVersion") as i16,
+        last_update_timestamp_ms: v.int("transactionLastUpdateTimestampMs"),
+        start_timestamp_ms: v.int("transactionStartTimestampMs"),
+        client_transaction_version: v.int("clientTransactionVersion") as i16,
     };
     Ok(Read {
         value: meta,
