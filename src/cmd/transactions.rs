@@ -337,7 +337,7 @@ impl Report for TransactionsReport {
             ));
             // No producers: the counts say it, with no empty table under them.
             if !p.producers.is_empty() {
-                out.push_str(&indent(table.render(fit)));
+                out.push_str(&indent(table.render(fit.indented(2))));
             }
             for f in &p.findings {
                 out.push_str(&indent(escape_cell(&f.to_string()).into_owned()));
@@ -373,7 +373,9 @@ impl Report for TransactionsReport {
                     "coordinator ({TRANSACTION_STATE_TOPIC}), incomplete: {why}:\n"
                 )),
             }
-            out.push_str(&indent(tables.next().unwrap_or_default().render(fit)));
+            out.push_str(&indent(
+                tables.next().unwrap_or_default().render(fit.indented(2)),
+            ));
             for f in &self.doc.coordinator_findings {
                 out.push_str(&indent(escape_cell(&f.to_string()).into_owned()));
             }

@@ -529,7 +529,7 @@ fn comparison(out: &mut String, rows: &[Comparison], p: &Pipeline, fit: Fit) {
         .header("read_uncommitted_duplicates", "DUPLICATES")
         .header("read_committed", "READ-COMMITTED")
         .header("read_committed_duplicates", "DUPLICATES");
-    for line in table.render(fit).lines() {
+    for line in table.render(fit.indented(2)).lines() {
         let _ = writeln!(out, "  {line}");
     }
     let _ = writeln!(

@@ -45,6 +45,13 @@ fn display_width(s: &str) -> usize {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Fit(pub Option<u16>);
 
+impl Fit {
+    /// The fit of a table shown indented by `columns`: that much narrower.
+    pub fn indented(self, columns: u16) -> Fit {
+        Fit(self.0.map(|w| w.saturating_sub(columns)))
+    }
+}
+
 /// One column as a table holds it: its field name (CSV header, JSON key),
 /// its text header, whether its type is a number (right-aligned), and, for
 /// an instant in epoch milliseconds, how text shows it (CSV keeps the

@@ -178,3 +178,76 @@ fn tables_are_never_broken_inside_a_word() {
         assert_eq!(parts, [*h, *v], "{line:?}");
     }
 }
+
+/// Whether `token`, a word of a table fitted to a terminal, is whole: a
+/// word of the same output unfitted (`wide`), its start cut with `…`, a
+/// header's parts broken after a hyphen, or a word of a record block's
+/// marker (`-[ RECORD 3 ]`).
+fn whole_or_marked(token: &str, wide: &std::collections::BTreeSet<&str>) -> bool {
+    if wide.contains(token)
+        || ["-[", "RECORD", "]"].contains(&token)
+        || token.parse::<u64>().is_ok()
+    {
+        return true;
+    }
+    if let Some(kept) = token.strip_suffix('…') {
+        return wide.iter().any(|w| w.starts_with(kept));
+    }
+    // A header broken after a hyphen: `COMMITTED-` then `OFFSET`.
+    wide.iter().any(|w| {
+        w.match_indices(token).any(|(at, _)| {
+            let end = at + token.len();
+            (at == 0 || w[..at].ends_with('-')) && (end == w.len() || token.ends_with('-'))
+        })
+    })
+}
+
+/// Every table klog prints, fitted to terminals of 60, 100 and 150
+/// columns on the real cluster's brokers: no table line wider than the
+/// terminal, and no word broken (each is whole, or cut with `…`, or a header broken
+/// after a hyphen).
+#[test]
+fn every_table_fits_60_100_and_150_columns_without_breaking_a_word() {
+    let env = TestEnv::new();
+    let real = "fixtures/kafka-real/4.4.0";
+    crate::kafka_real::copy_tree(&crate::support::repo().join(real), &env.path(real));
+    let b = |n: u8| format!("{real}/broker-{n}");
+    let commands = [
+        format!("info {}", b(1)),
+        format!("transactions {}", b(1)),
+        format!("replay-offsets {}", b(1)),
+        format!("groups {}", b(1)),
+        format!("stats {}", b(3)),
+        format!("cluster --all {} {} {}", b(1), b(2), b(3)),
+        format!("lag --by topic {}", b(1)),
+    ];
+    for args in &commands {
+        let wide_lines = on_terminal(&env, 1000, &format!("{args} --wide"));
+        let wide: std::collections::BTreeSet<&str> = wide_lines
+            .iter()
+            .flat_map(|l| l.split_whitespace())
+            .collect();
+        for columns in [60u16, 100, 150] {
+            let fitted = on_terminal(&env, columns, args);
+            for line in &fitted {
+                // A table's line (cells apart by runs of spaces) fits; a
+                // line of prose is the terminal's to wrap.
+                let gaps = line
+                    .trim()
+                    .split("  ")
+                    .filter(|p| !p.trim().is_empty())
+                    .count();
+                assert!(
+                    gaps < 3 || width(line) <= usize::from(columns),
+                    "{args} at {columns}: {line:?} is wider"
+                );
+                for token in line.split_whitespace() {
+                    assert!(
+                        whole_or_marked(token, &wide),
+                        "{args} at {columns}: {token:?} is broken inside a word in {line:?}"
+                    );
+                }
+            }
+        }
+    }
+}
