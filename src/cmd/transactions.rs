@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use kaen_log::inspect::txn_overview::{self, HangingOut, ProducerOut, TxnOverview};
+use kaen_log::inspect::txn_overview::{self, CoordinatorTxn, HangingOut, ProducerOut, TxnOverview};
 use kaen_log::log::findings::Summary;
 use kaen_log::log::{classify, DataDir, Partition, PathKind};
 use kaen_log::txn;
@@ -91,6 +91,12 @@ pub struct TransactionsArgs {
     /// under `find_hanging`, CSV is always the producers table).
     #[arg(long)]
     pub find_hanging: bool,
+    /// Text: every partition with producers and every transactional id of
+    /// the coordinator. By default text lists the partitions with an open
+    /// transaction or a finding and the transactional ids the coordinator
+    /// still acts on, and counts the rest (JSON and CSV always hold all).
+    #[arg(long)]
+    pub all: bool,
     /// Output format (csv: one row per producer of each partition, after
     /// its topic and partition, `open_transaction`'s fields as
     /// `open_transaction_first_offset` and
@@ -130,6 +136,7 @@ pub fn run(args: &TransactionsArgs, out: &mut Output) -> anyhow::Result<Outcome>
         doc,
         time_format: out.time_format(),
         only_hanging: args.find_hanging,
+        all: args.all,
     };
     emit(&report, args.format, out)?;
     Ok(Outcome::from_count(failing))
@@ -220,6 +227,8 @@ pub struct TransactionsReport {
     time_format: TimeFormat,
     #[serde(skip)]
     only_hanging: bool,
+    #[serde(skip)]
+    all: bool,
 }
 
 impl TransactionsReport {
@@ -244,6 +253,43 @@ impl TransactionsReport {
                 "duration_min",
             ])
             .times(&["last_timestamp"], self.time_format)
+    }
+
+    /// The coordinator's table of `rows`.
+    fn coordinator_table<'r>(&self, rows: impl IntoIterator<Item = &'r CoordinatorTxn>) -> Table {
+        Table::listed(rows, &coordinator_columns())
+            .times(&["last_update_ms", "aborts_at_ms"], self.time_format)
+    }
+
+    /// The first line of the text: the open transactions, then what the
+    /// partitions with producers hold (nothing when none has one).
+    fn answer(&self) -> String {
+        let parts = &self.doc.partitions;
+        let open: u64 = parts.iter().map(|p| p.open).sum();
+        let open_in = parts.iter().filter(|p| p.open > 0).count() as u64;
+        let with_producers = parts.iter().filter(|p| !p.producers.is_empty()).count() as u64;
+        let committed: u64 = parts
+            .iter()
+            .flat_map(|p| &p.producers)
+            .map(|s| s.committed)
+            .sum();
+        let aborted: u64 = parts.iter().map(|p| p.aborted.len() as u64).sum();
+        if with_producers == 0 {
+            // The count of partitions without producers says it all.
+            return String::new();
+        }
+        let open = match open {
+            0 => "no open transaction".to_string(),
+            n => format!(
+                "{} in {}",
+                plural(n, "open transaction", "open transactions"),
+                plural(open_in, "partition", "partitions")
+            ),
+        };
+        format!(
+            "{open}; {committed} committed and {aborted} aborted in {}\n",
+            plural(with_producers, "partition with producers", "partitions with producers")
+        )
     }
 
     /// Why the coordinator's table may lack something, or `None`.
@@ -297,8 +343,7 @@ impl Report for TransactionsReport {
             .map(|p| Table::listed(&p.producers, &producer_columns()))
             .collect();
         if let Some(coordinator) = &self.doc.coordinator {
-            let table = Table::listed(coordinator, &coordinator_columns());
-            tables.push(table.times(&["last_update_ms", "aborts_at_ms"], self.time_format));
+            tables.push(self.coordinator_table(coordinator.iter()));
         }
         tables
     }
@@ -314,14 +359,19 @@ impl Report for TransactionsReport {
         let indent =
             |text: String| -> String { text.lines().map(|l| format!("  {l}\n")).collect() };
         let mut tables = self.tables().into_iter();
-        let mut out = String::new();
-        let mut quiet = 0;
+        let mut out = self.answer();
+        let (mut quiet, mut calm) = (0u64, 0u64);
         for p in &self.doc.partitions {
             let table = tables.next().unwrap_or_default();
             // Nothing to read in a partition without producers whose
-            // snapshots (if any) match the log: it is counted below.
+            // snapshots (if any) match the log, nor (without --all) in one
+            // with nothing open and nothing found: they are counted below.
             if p.producers.is_empty() && p.findings.is_empty() {
                 quiet += 1;
+                continue;
+            }
+            if !self.all && p.open == 0 && p.findings.is_empty() {
+                calm += 1;
                 continue;
             }
             let committed: u64 = p.producers.iter().map(|s| s.committed).sum();
@@ -356,6 +406,13 @@ impl Report for TransactionsReport {
                 ));
             }
         }
+        if calm > 0 {
+            out.push_str(&format!(
+                "{} with producers, nothing open and nothing found (--all lists {})\n",
+                plural(calm, "more partition", "more partitions"),
+                if calm == 1 { "it" } else { "them" }
+            ));
+        }
         if quiet > 0 {
             out.push_str(&format!(
                 "{} no idempotent or transactional producers\n",
@@ -373,9 +430,25 @@ impl Report for TransactionsReport {
                     "coordinator ({TRANSACTION_STATE_TOPIC}), incomplete: {why}:\n"
                 )),
             }
-            out.push_str(&indent(
-                tables.next().unwrap_or_default().render(fit.indented(2)),
-            ));
+            // Without --all, the ids the coordinator still acts on when it
+            // loads its log (and those it could not read whole).
+            let rows = self.doc.coordinator.iter().flatten();
+            let acting: Vec<&CoordinatorTxn> = rows
+                .clone()
+                .filter(|m| self.all || m.coordinator_end.is_some() || m.incomplete)
+                .collect();
+            let done = rows.count() - acting.len();
+            if !acting.is_empty() {
+                let table = self.coordinator_table(acting);
+                out.push_str(&indent(table.render(fit.indented(2))));
+            }
+            if done > 0 {
+                out.push_str(&format!(
+                    "  {} complete, nothing left to do (--all lists {})\n",
+                    plural(done as u64, "transactional id", "transactional ids"),
+                    if done == 1 { "it" } else { "them" }
+                ));
+            }
             for f in &self.doc.coordinator_findings {
                 out.push_str(&indent(escape_cell(&f.to_string()).into_owned()));
             }

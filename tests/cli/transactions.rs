@@ -877,7 +877,7 @@ fn csv_is_one_row_per_producer_of_each_partition() {
 fn a_partition_without_producers_prints_no_empty_table() {
     let env = crate::support::TestEnv::new();
     let dir = crate::support::repo().join("fixtures/kafka-real/4.4.0/broker-1");
-    let o = env.run(&["transactions", dir.to_str().unwrap()], None);
+    let o = env.run(&["transactions", "--all", dir.to_str().unwrap()], None);
     let text = crate::support::stdout(&o);
     let lines: Vec<&str> = text.lines().collect();
     // The partition's counts line and the line under it.
@@ -1013,4 +1013,68 @@ fn the_coordinator_says_how_it_ends_each_transaction_on_its_own() {
         serde_json::json!({"kind": "aborts_at", "ms": 1700000060000_i64})
     );
     assert_eq!(end("payments-app"), serde_json::Value::Null);
+}
+
+/// Text leads with the answer and lists what is not settled: the
+/// partitions with an open transaction are those where Kafka's
+/// read_committed end (the last stable offset) stands below its
+/// read_uncommitted end (fixtures/kafka-real 4.4.0, `expected/list-offsets.json`);
+/// the rest are counted, and `--all` lists them; of the coordinator's
+/// transactional ids only the Ongoing one (`tx-open`, the `txn` scenario's
+/// open transaction) is one it still acts on.
+#[test]
+fn text_lists_the_open_transactions_and_counts_the_rest() {
+    let env = crate::support::TestEnv::new();
+    let real = crate::support::repo().join("fixtures/kafka-real/4.4.0");
+    let offsets: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(real.join("expected/list-offsets.json")).unwrap(),
+    )
+    .unwrap();
+    let open: Vec<String> = offsets
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["latest_read_committed"] != p["latest_read_uncommitted"])
+        .map(|p| format!("{}-{}", p["topic"].as_str().unwrap(), p["partition"]))
+        .collect();
+    let dir = real.join("broker-1");
+    let listed = |all: bool| {
+        let mut args = vec!["transactions", dir.to_str().unwrap()];
+        if all {
+            args.push("--all");
+        }
+        let text = crate::support::stdout(&env.run(&args, None));
+        let names: Vec<String> = text
+            .lines()
+            .filter(|l| l.contains(": log end "))
+            .map(|l| l.split(':').next().unwrap().to_string())
+            .collect();
+        (text, names)
+    };
+    let (text, names) = listed(false);
+    assert_eq!(names, open, "{text}");
+    let first = text.lines().next().unwrap();
+    let expected = format!(
+        "{} open transaction in {} partition;",
+        open.len(),
+        open.len()
+    );
+    assert!(first.starts_with(&expected), "{first}");
+    let (all_text, all_names) = listed(true);
+    let calm = all_names.len() - names.len();
+    assert!(
+        text.contains(&format!("{calm} more partitions with producers, nothing open and nothing found (--all lists them)")),
+        "{text}"
+    );
+    // The coordinator: tx-open alone by default, every id with --all.
+    let ids = |t: &str| {
+        t.lines()
+            .skip_while(|l| !l.starts_with("coordinator"))
+            .filter(|l| l.starts_with("  tx") || l.starts_with("  ctp"))
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&text), ["tx-open"], "{text}");
+    assert!(ids(&all_text).len() > 1, "{all_text}");
+    assert!(all_text.contains("tx-commit") && !text.contains("tx-commit"));
 }
