@@ -186,9 +186,10 @@ pub struct WriteArgs {
     /// keep the old bytes.
     #[arg(long)]
     pub copy_hard_linked: bool,
-    /// Say on stderr the configuration each topic is appended with
-    /// (segment.bytes, segment.ms, ..., each with where its value comes
-    /// from: topic config, broker config, --config or Kafka's default).
+    /// Say on stderr the topic configuration the write uses (segment.bytes,
+    /// segment.ms, index.interval.bytes, ..., each with where its value
+    /// comes from: topic config, broker config, --config or Kafka's
+    /// default).
     #[arg(short, long)]
     pub verbose: bool,
 }

@@ -675,7 +675,7 @@ fn rebuilt_indexes_follow_the_topics_index_interval() {
     // configured index.interval.bytes: an entry (batch's last offset, its
     // position) when more than the interval lies between the last entry's
     // position and the batch's. The interval here comes from --config
-    // (standing for the topic's ConfigRecord), and stderr says so.
+    // (standing for the topic's ConfigRecord), and with -v stderr says so.
     let env = TestEnv::new();
     let seg = "fixtures/data/orders-0/00000000000000000000";
     std::fs::remove_file(env.path(&format!("{seg}.index"))).unwrap();
@@ -683,6 +683,7 @@ fn rebuilt_indexes_follow_the_topics_index_interval() {
         &[
             "verify-crc",
             "--repair",
+            "-v",
             "--config",
             "index.interval.bytes=512",
             "fixtures/data/orders-0",
@@ -855,7 +856,7 @@ fn indexes_rebuilt_from_kafkas_topic_config_equal_kafkas_own() {
             std::fs::remove_file(data.join("plain-0").join(&name)).unwrap();
         }
     }
-    let o = env.run(&["verify-crc", "--repair", "real/plain-0"], None);
+    let o = env.run(&["verify-crc", "--repair", "-v", "real/plain-0"], None);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(
         stderr(&o).contains("index.interval.bytes=100 (topic config)"),

@@ -90,11 +90,11 @@ fn plan_repairs(
         );
         opts.index_interval_bytes = config.index_interval_bytes()?;
         let plan = repair::plan(&p, &opts)?;
-        if plan
+        let rebuilds = plan
             .actions
             .iter()
-            .any(|a| matches!(a, Action::RebuildIndexes { .. }))
-        {
+            .any(|a| matches!(a, Action::RebuildIndexes { .. }));
+        if rebuilds && args.write.verbose {
             eprintln!(
                 "klog: {}: indexes {} with {}",
                 p.dir.display(),
