@@ -73,6 +73,15 @@ pub struct ExportOptions {
     pub meter: Option<&'static Meter>,
 }
 
+/// The `_SUCCESS` marker's content: what the finished export holds.
+#[derive(serde::Serialize)]
+struct DoneMarker<'a> {
+    files: u64,
+    partitions: u64,
+    rows: &'a std::collections::BTreeMap<&'static str, u64>,
+    errors: u64,
+}
+
 /// What an export wrote and found.
 #[derive(Debug, Default)]
 pub struct Exported {
@@ -298,17 +307,19 @@ pub fn export(dirs: &[PathBuf], out: &Path, opts: &ExportOptions) -> Result<Expo
     }
     let mut exported = shared.finish()?;
     exported.partitions = work.len() as u64;
-    let done = serde_json::json!({
-        "files": exported.files,
-        "partitions": exported.partitions,
-        "rows": exported.rows,
-        "errors": exported.errors(),
-    });
-    durable::replace(
-        &durable::Disk,
-        &out.join(DONE),
-        format!("{done}\n").as_bytes(),
-    )?;
+    let done = DoneMarker {
+        files: exported.files,
+        partitions: exported.partitions,
+        rows: &exported.rows,
+        errors: exported.errors(),
+    };
+    let mut text = serde_json::to_vec(&done).map_err(|e| Error::Io {
+        path: out.join(DONE),
+        op: "serialize",
+        source: std::io::Error::other(e),
+    })?;
+    text.push(b'\n');
+    durable::replace(&durable::Disk, &out.join(DONE), &text)?;
     Ok(exported)
 }
 

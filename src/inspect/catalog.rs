@@ -13,7 +13,8 @@
 //! Kafka release's jars.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::format::schema::{Field, Release, Schema, Ty, OPEN};
 use crate::metadata::records::{CONTROL, METADATA};
@@ -218,68 +219,112 @@ fn struct_fields(ty: &Ty) -> Option<&'static [Field]> {
     }
 }
 
-fn fields_json(fields: &[Field]) -> Value {
+/// A field of a schema as the catalog lists it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FieldJson {
+    name: &'static str,
+    #[serde(rename = "type")]
+    ty: String,
+    versions: String,
+    nullable_versions: Option<String>,
+    tag: Option<u32>,
+    tagged_versions: Option<String>,
+    since: &'static str,
+    default: Value,
+    nested: Option<NestedJson>,
+    /// A struct's (or an array of structs') own fields.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fields: Option<Vec<FieldJson>>,
+}
+
+/// A nested struct whose class checks the version.
+#[derive(Serialize)]
+struct NestedJson {
+    name: &'static str,
+    versions: String,
+}
+
+fn fields_json(fields: &[Field]) -> Vec<FieldJson> {
     fields
         .iter()
-        .map(|f| {
-            let mut o = json!({
-                "name": f.name,
-                "type": type_name(&f.ty),
-                "versions": version_range(f.versions.0, f.versions.1),
-                "nullableVersions": f.nullable_from.map(|n| version_range(n, OPEN)),
-                "tag": f.tag.map(|(t, _)| t),
-                "taggedVersions": f.tag.map(|(_, from)| version_range(from, OPEN)),
-                "since": f.since.name(),
-                "default": f.default_value(),
-                "nested": f.nested.map(|n| json!({
-                    "name": n.name,
-                    "versions": version_range(n.versions.0, n.versions.1),
-                })),
-            });
-            if let (Some(inner), Some(map)) = (struct_fields(&f.ty), o.as_object_mut()) {
-                map.insert("fields".into(), fields_json(inner));
-            }
-            o
+        .map(|f| FieldJson {
+            name: f.name,
+            ty: type_name(&f.ty),
+            versions: version_range(f.versions.0, f.versions.1),
+            nullable_versions: f.nullable_from.map(|n| version_range(n, OPEN)),
+            tag: f.tag.map(|(t, _)| t),
+            tagged_versions: f.tag.map(|(_, from)| version_range(from, OPEN)),
+            since: f.since.name(),
+            default: f.default_value(),
+            nested: f.nested.map(|n| NestedJson {
+                name: n.name,
+                versions: version_range(n.versions.0, n.versions.1),
+            }),
+            fields: struct_fields(&f.ty).map(fields_json),
         })
         .collect()
 }
 
-/// The catalog as JSON: per schema its log, type, part, Kafka name,
+/// A schema as the catalog lists it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SchemaJson {
+    log: &'static str,
+    id: i16,
+    part: &'static str,
+    name: String,
+    valid_versions: String,
+    flexible_versions: Option<String>,
+    since: Vec<&'static str>,
+    file_since: &'static str,
+    removed: Option<&'static str>,
+    fields: Option<Vec<FieldJson>>,
+}
+
+/// The catalog: every release compared, and every schema.
+#[derive(Serialize)]
+pub struct CatalogJson {
+    releases: Vec<&'static str>,
+    schemas: Vec<SchemaJson>,
+}
+
+/// The catalog as its JSON shows it: per schema its log, type, part, Kafka name,
 /// `validVersions`, `flexibleVersions`, the release of each version, the
 /// release whose schema file first has this layout (`fileSince`), the
 /// release that no longer reads it (`removed`, null if none) and its fields
 /// (each with the release that added it: `since`; its `default` as a
 /// decoded value; for a nested struct whose class checks the version, its
 /// name and versions: `nested`; null when klog has no field table for it).
-pub fn to_json() -> Value {
-    let schemas: Vec<Value> = entries()
+pub fn document() -> CatalogJson {
+    let schemas = entries()
         .iter()
-        .map(|e| {
-            json!({
-                "log": e.log.name(),
-                "id": e.id,
-                "part": e.part.name(),
-                "name": e.name,
-                "validVersions": version_range(e.versions.0, e.versions.1),
-                "flexibleVersions": e.schema.map(|s| {
-                    s.flexible_from.map_or("none".to_string(), |f| version_range(f, OPEN))
-                }),
-                "since": e.since.iter().map(|r| r.name()).collect::<Vec<_>>(),
-                "fileSince": e.file_since.name(),
-                "removed": e.removed.map(Release::name),
-                "fields": e.schema.map(|s| fields_json(s.fields)),
-            })
+        .map(|e| SchemaJson {
+            log: e.log.name(),
+            id: e.id,
+            part: e.part.name(),
+            name: e.name.clone(),
+            valid_versions: version_range(e.versions.0, e.versions.1),
+            flexible_versions: e.schema.map(|s| {
+                s.flexible_from
+                    .map_or("none".to_string(), |f| version_range(f, OPEN))
+            }),
+            since: e.since.iter().map(|r| r.name()).collect(),
+            file_since: e.file_since.name(),
+            removed: e.removed.map(Release::name),
+            fields: e.schema.map(|s| fields_json(s.fields)),
         })
         .collect();
-    json!({
-        "releases": Release::ALL.iter().map(|r| r.name()).collect::<Vec<_>>(),
-        "schemas": schemas,
-    })
+    CatalogJson {
+        releases: Release::ALL.iter().map(|r| r.name()).collect(),
+        schemas,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn every_version_has_a_release() {
@@ -511,7 +556,7 @@ mod tests {
     /// whose file first holds a layout, the release that dropped a type.
     #[test]
     fn fields_and_layouts_name_their_release() {
-        let tables = to_json();
+        let tables = serde_json::to_value(document()).unwrap();
         let schema = |name: &str| {
             tables["schemas"]
                 .as_array()

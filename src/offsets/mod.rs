@@ -59,8 +59,6 @@ use std::borrow::Cow;
 
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
-use serde_json::json;
-
 use crate::format::message::read_value_version;
 use crate::format::schema::{uuid_string, Fields, Leniency, Schema, ZERO_UUID};
 
@@ -330,9 +328,41 @@ pub fn offset_commit_value_fast(value: &[u8]) -> Option<CommitValueRef<'_>> {
     })
 }
 
+/// OffsetCommitKey.json's fields.
+#[derive(serde::Serialize)]
+struct OffsetCommitKeyFields<'a> {
+    group: &'a str,
+    topic: &'a str,
+    partition: i32,
+}
+
+/// OffsetCommitValue.json's fields, by their JSON names (topicId, tagged,
+/// left out when unknown: the writer then leaves the tag out).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OffsetCommitValueFields<'a> {
+    offset: i64,
+    leader_epoch: i32,
+    metadata: &'a str,
+    commit_timestamp: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    topic_id: Option<String>,
+}
+
+/// GroupMetadataKey.json's field.
+#[derive(serde::Serialize)]
+struct GroupMetadataKeyFields<'a> {
+    group: &'a str,
+}
+
 /// A record type or value version, then `schema`'s fields of `data` at
 /// `version` ([`Schema::encode`]).
-fn encode_with(first: i16, schema: &Schema, version: i16, data: &serde_json::Value) -> Vec<u8> {
+fn encode_with<T: serde::Serialize>(
+    first: i16,
+    schema: &Schema,
+    version: i16,
+    data: &T,
+) -> Vec<u8> {
     let mut out = first.to_be_bytes().to_vec(); // recordType or version: int16
     out.extend(schema.encode(version, data));
     out
@@ -340,7 +370,11 @@ fn encode_with(first: i16, schema: &Schema, version: i16, data: &serde_json::Val
 
 /// Encode an OffsetCommitKey (record type 1, as brokers write).
 pub fn encode_offset_commit_key(group: &str, topic: &str, partition: i32) -> Vec<u8> {
-    let key = json!({ "group": group, "topic": topic, "partition": partition });
+    let key = OffsetCommitKeyFields {
+        group,
+        topic,
+        partition,
+    };
     encode_with(1, &records::OFFSET_COMMIT_KEY, 0, &key)
 }
 
@@ -362,15 +396,13 @@ pub fn encode_offset_commit_value(
         CommitFormat::V3 => (3, None),
         CommitFormat::V4(id) => (4, id),
     };
-    let mut value = json!({
-        "offset": offset as i64,
-        "leaderEpoch": leader_epoch,
-        "metadata": metadata,
-        "commitTimestamp": commit_timestamp,
-    });
-    if let (Some(id), Some(v)) = (topic_id, value.as_object_mut()) {
-        v.insert("topicId".into(), uuid_string(&id).into());
-    }
+    let value = OffsetCommitValueFields {
+        offset: offset as i64,
+        leader_epoch,
+        metadata,
+        commit_timestamp,
+        topic_id: topic_id.map(|id| uuid_string(&id)),
+    };
     encode_with(version, &records::OFFSET_COMMIT_VALUE, version, &value)
 }
 
@@ -1169,10 +1201,6 @@ pub fn group_tombstone_records(
 
 /// Encode a GroupMetadataKey (record type 2).
 pub fn encode_group_metadata_key(group: &str) -> Vec<u8> {
-    encode_with(
-        2,
-        &records::GROUP_METADATA_KEY,
-        0,
-        &json!({ "group": group }),
-    )
+    let key = GroupMetadataKeyFields { group };
+    encode_with(2, &records::GROUP_METADATA_KEY, 0, &key)
 }

@@ -122,6 +122,15 @@ pub fn state_partition_for(group: &str, topic_id: &str, partition: i32, partitio
     partition_for(&format!("{group}:{topic_id}:{partition}"), partitions)
 }
 
+/// ShareSnapshotKey.json's fields, by their JSON names.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ShareKeyFields<'a> {
+    group_id: &'a str,
+    topic_id: &'a str,
+    partition: i32,
+}
+
 /// ShareSnapshotKey (type 0): GroupId string, TopicId uuid, Partition int32.
 fn snapshot_key(group: &str, topic_id: &str, partition: i32) -> Result<Vec<u8>> {
     let uuid = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(topic_id);
@@ -130,8 +139,11 @@ fn snapshot_key(group: &str, topic_id: &str, partition: i32) -> Result<Vec<u8>> 
             "topic id {topic_id:?} is not a uuid"
         )));
     }
-    let fields =
-        serde_json::json!({ "groupId": group, "topicId": topic_id, "partition": partition });
+    let fields = ShareKeyFields {
+        group_id: group,
+        topic_id,
+        partition,
+    };
     let mut key = SHARE_SNAPSHOT.to_be_bytes().to_vec(); // recordType: int16
     key.extend(crate::offsets::records::SHARE_SNAPSHOT_KEY.encode(0, &fields));
     Ok(key)

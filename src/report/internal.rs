@@ -374,12 +374,27 @@ pub fn decode<'a>(
     }
 }
 
+/// A `__remote_log_metadata` record as JSON shows it.
+#[derive(serde::Serialize)]
+struct RemoteRecordJson<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    version: i16,
+    data: &'a Value,
+}
+
 /// A `__remote_log_metadata` record as `{"type": "<record>", "version":
 /// N, "data": {…}}`, or Kafka's words for why it does not read.
 fn remote_json(v: &[u8]) -> Result<Value, kaen_log::tiered::remote_records::RemoteError> {
     let rec = kaen_log::tiered::remote_records::read_remote_record(v)?;
     kaen_log::tiered::remote_records::transform(&rec)?;
-    Ok(serde_json::json!({"type": rec.schema.name, "version": rec.version, "data": rec.data}))
+    let json = RemoteRecordJson {
+        kind: rec.schema.name,
+        version: rec.version,
+        data: &rec.data,
+    };
+    // A struct of a name, a number and a JSON value always serializes.
+    Ok(serde_json::to_value(json).unwrap_or(Value::Null))
 }
 
 /// The decoded record for a text line: metadata records as

@@ -37,7 +37,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::cursor::Cursor;
@@ -322,11 +322,44 @@ pub fn decode_versioned(
     })
 }
 
+/// TransactionLogKey.json's field.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TransactionLogKeyFields<'a> {
+    transactional_id: &'a str,
+}
+
+/// TransactionLogValue.json's fields, by their JSON names.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TransactionLogValueFields<'a> {
+    producer_id: i64,
+    previous_producer_id: i64,
+    next_producer_id: i64,
+    producer_epoch: i16,
+    next_producer_epoch: i16,
+    transaction_timeout_ms: i32,
+    transaction_status: i8,
+    transaction_partitions: Option<Vec<TopicPartitionIds<'a>>>,
+    transaction_last_update_timestamp_ms: i64,
+    transaction_start_timestamp_ms: i64,
+    client_transaction_version: i16,
+}
+
+/// A TransactionLogValue's `[]PartitionsSchema` element.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TopicPartitionIds<'a> {
+    topic: &'a str,
+    partition_ids: &'a [i32],
+}
+
 /// Encode a key (version 0): the transactional id
 /// ([`TRANSACTION_LOG_KEY`]).
 pub fn encode_key(transactional_id: &str) -> Vec<u8> {
     let mut out = 0i16.to_be_bytes().to_vec(); // version: int16
-    out.extend(TRANSACTION_LOG_KEY.encode(0, &json!({ "transactionalId": transactional_id })));
+    let key = TransactionLogKeyFields { transactional_id };
+    out.extend(TRANSACTION_LOG_KEY.encode(0, &key));
     out
 }
 
@@ -399,22 +432,25 @@ pub fn decode_value_rest(value: &[u8], at: u64) -> Result<Read<TransactionMetada
 pub fn encode_value(m: &TransactionMetadata) -> Vec<u8> {
     let partitions = m.partitions.as_ref().map(|ps| {
         ps.iter()
-            .map(|(topic, ids)| json!({ "topic": topic, "partitionIds": ids }))
-            .collect::<Vec<_>>()
+            .map(|(topic, ids)| TopicPartitionIds {
+                topic,
+                partition_ids: ids,
+            })
+            .collect()
     });
-    let value = json!({
-        "producerId": m.producer_id,
-        "previousProducerId": m.previous_producer_id,
-        "nextProducerId": m.next_producer_id,
-        "producerEpoch": m.producer_epoch,
-        "nextProducerEpoch": m.next_producer_epoch,
-        "transactionTimeoutMs": m.timeout_ms,
-        "transactionStatus": m.status,
-        "transactionPartitions": partitions,
-        "transactionLastUpdateTimestampMs": m.last_update_timestamp_ms,
-        "transactionStartTimestampMs": m.start_timestamp_ms,
-        "clientTransactionVersion": m.client_transaction_version,
-    });
+    let value = TransactionLogValueFields {
+        producer_id: m.producer_id,
+        previous_producer_id: m.previous_producer_id,
+        next_producer_id: m.next_producer_id,
+        producer_epoch: m.producer_epoch,
+        next_producer_epoch: m.next_producer_epoch,
+        transaction_timeout_ms: m.timeout_ms,
+        transaction_status: m.status,
+        transaction_partitions: partitions,
+        transaction_last_update_timestamp_ms: m.last_update_timestamp_ms,
+        transaction_start_timestamp_ms: m.start_timestamp_ms,
+        client_transaction_version: m.client_transaction_version,
+    };
     let mut out = m.version.to_be_bytes().to_vec(); // version: int16
     out.extend(TRANSACTION_LOG_VALUE.encode(m.version, &value));
     out

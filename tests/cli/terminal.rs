@@ -135,14 +135,8 @@ fn tables_are_never_broken_inside_a_word() {
         // header's parts broken after a hyphen.
         let head = fitted.len() - (wide.len() - 1);
         for word in fitted[..head].iter().flat_map(|l| l.split_whitespace()) {
-            let piece_of = |h: &&str| {
-                h.match_indices(word).any(|(at, _)| {
-                    let end = at + word.len();
-                    (at == 0 || h[..at].ends_with('-')) && (end == h.len() || word.ends_with('-'))
-                })
-            };
             assert!(
-                headers.iter().any(piece_of),
+                headers.iter().any(|h| hyphen_piece(word, h)),
                 "{columns}: {word:?} is cut inside a word"
             );
         }
@@ -193,12 +187,15 @@ fn whole_or_marked(token: &str, wide: &std::collections::BTreeSet<&str>) -> bool
     if let Some(kept) = token.strip_suffix('…') {
         return wide.iter().any(|w| w.starts_with(kept));
     }
-    // A header broken after a hyphen: `COMMITTED-` then `OFFSET`.
-    wide.iter().any(|w| {
-        w.match_indices(token).any(|(at, _)| {
-            let end = at + token.len();
-            (at == 0 || w[..at].ends_with('-')) && (end == w.len() || token.ends_with('-'))
-        })
+    wide.iter().any(|w| hyphen_piece(token, w))
+}
+
+/// Whether `piece` is `word` or a part of it broken after a hyphen
+/// (`COMMITTED-` then `OFFSET` of `COMMITTED-OFFSET`).
+fn hyphen_piece(piece: &str, word: &str) -> bool {
+    word.match_indices(piece).any(|(at, _)| {
+        let end = at + piece.len();
+        (at == 0 || word[..at].ends_with('-')) && (end == word.len() || piece.ends_with('-'))
     })
 }
 

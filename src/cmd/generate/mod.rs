@@ -77,7 +77,7 @@ pub fn run(
         "schema" => json_schema::write_all(&args.dir, commands)?,
         "tables" => {
             let path = args.dir.join("record-tables.json");
-            let mut text = serde_json::to_string_pretty(&kaen_log::inspect::catalog::to_json())?;
+            let mut text = serde_json::to_string_pretty(&kaen_log::inspect::catalog::document())?;
             text.push('\n');
             std::fs::write(&path, text).with_context(|| format!("write {}", path.display()))?;
         }

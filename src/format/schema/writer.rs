@@ -18,44 +18,49 @@ struct Writer {
 }
 
 impl Schema {
-    /// Encode `data`, a message as [`Schema::decode`] gives it (fields by
-    /// their JSON names), at `version`, without the int16 version or
+    /// Encode `data`, a message whose serialized fields bear their JSON
+    /// names (as [`Schema::decode`] gives them), at `version`, without the int16 version or
     /// record type in front of it. A field `data` leaves out, or gives a
     /// value of another type, is written at its default. Lengths are the
     /// caller's to bound: a non-flexible string holds at most 32,767
     /// bytes, which Kafka's writer refuses to pass ("field is too long to
     /// be serialized"), and klog's writers refuse first
     /// ([`check_commit_strings`](crate::offsets::check_commit_strings)).
-    pub fn encode(&self, version: i16, data: &Value) -> Vec<u8> {
+    /// `data` that does not serialize to a JSON object (a map with keys
+    /// that are not strings) writes every field at its default.
+    pub fn encode<T: serde::Serialize + ?Sized>(&self, version: i16, data: &T) -> Vec<u8> {
+        let data = serde_json::to_value(data).unwrap_or(Value::Null);
         let w = Writer {
             version,
             flexible: self.is_flexible(version),
         };
         let mut out = Vec::new();
-        w.fields(&mut out, self.fields, data);
+        w.fields(&mut out, self.fields, &data);
         out
     }
 }
 
 impl Writer {
     fn fields(&self, out: &mut Vec<u8>, fields: &[Field], data: &Value) {
-        let value = |f: &Field| match data.get(json_name(f.name)) {
-            Some(v) => v.clone(),
-            None => f.default_value(),
-        };
         let present = fields.iter().filter(|f| f.present_at(self.version));
         let mut tagged = Vec::new();
         for f in present {
-            match f.tag_at(self.version, self.flexible) {
-                Some(tag) => {
-                    let v = value(f);
-                    if !is_default(f, &v) {
-                        let mut bytes = Vec::new();
-                        self.value(&mut bytes, f, &f.ty, &v);
-                        tagged.push((tag, bytes));
-                    }
+            let default;
+            let v = match data.get(json_name(f.name)) {
+                Some(v) => v,
+                None => {
+                    default = f.default_value();
+                    &default
                 }
-                None => self.value(out, f, &f.ty, &value(f)),
+            };
+            match f.tag_at(self.version, self.flexible) {
+                Some(tag) if !is_default(f, v) => {
+                    let mut bytes = Vec::new();
+                    self.value(&mut bytes, f, &f.ty, v);
+                    tagged.push((tag, bytes));
+                }
+                Some(_) => {}
+                None => self.value(out, f, &f.ty, v),
             }
         }
         if self.flexible {
