@@ -15,8 +15,8 @@ use serde::Serialize;
 use crate::exit::Outcome;
 use crate::report::document::STREAM_TABLE;
 use crate::report::table::escape_cell;
-use crate::report::written::{Summary, Written};
-use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
+use crate::report::written::{Written, WriterReport, WrittenRows};
+use crate::report::{emit, formats, Format, Output, Report};
 
 /// Set a group's committed offset offline: append an OffsetCommit record
 /// (key type 1; value v4 with the topic's id when the KRaft metadata.version
@@ -80,7 +80,7 @@ pub struct CommitArgs {
 
 /// One offset commit written.
 #[derive(Serialize, JsonSchema)]
-struct CommitRow {
+pub struct CommitRow {
     group: String,
     topic: String,
     partition: i32,
@@ -98,54 +98,39 @@ struct CommitRow {
     log_offset: i64,
 }
 
-/// `klog commit`'s document: the commit written and the batch each replica got.
+/// The commit written: `klog commit`'s document is a
+/// [`WriterReport`] of them.
 #[derive(Serialize, JsonSchema)]
-pub struct CommitReport {
-    group: String,
-    /// Whether the commit was written (always: commit has no dry run).
-    executed: bool,
+pub struct Commits {
     commits: Vec<CommitRow>,
-    /// The batch each replica's partition folder got.
-    written: Vec<Written>,
 }
 
-impl Report for CommitReport {
-    const COMMAND: &'static str = "commit";
+pub type CommitReport = WriterReport<Commits>;
 
-    fn tables(&self) -> Vec<Table> {
-        vec![Table::of(&self.commits)]
+impl WrittenRows for Commits {
+    const COMMAND: &'static str = "commit";
+    type Row = CommitRow;
+
+    fn rows(&self) -> &[CommitRow] {
+        &self.commits
     }
 
     /// `G T-P -> N committed at __offsets-0 offset O`, names escaped.
-    fn text(&self, _fit: crate::report::table::Fit) -> String {
-        self.commits
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} {}-{} -> {} committed at {} offset {}{}\n",
-                    escape_cell(&c.group),
-                    escape_cell(&c.topic),
-                    c.partition,
-                    c.new_offset,
-                    c.log_partition,
-                    c.log_offset,
-                    if c.producer_id.is_some() {
-                        " (transactional: pending until a COMMIT marker)"
-                    } else {
-                        ""
-                    }
-                )
-            })
-            .collect()
-    }
-
-    fn write_lines(&self, lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
-        let summary = Summary {
-            group: &self.group,
-            executed: self.executed,
-        };
-        let rows = ("commit", self.commits.as_slice());
-        crate::report::written::write_lines(lines, rows, &self.written, summary)
+    fn line(c: &CommitRow) -> String {
+        format!(
+            "{} {}-{} -> {} committed at {} offset {}{}",
+            escape_cell(&c.group),
+            escape_cell(&c.topic),
+            c.partition,
+            c.new_offset,
+            c.log_partition,
+            c.log_offset,
+            if c.producer_id.is_some() {
+                " (transactional: pending until a COMMIT marker)"
+            } else {
+                ""
+            }
+        )
     }
 }
 
@@ -218,7 +203,8 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let report = CommitReport {
         group: args.group.clone(),
         executed: true,
-        commits: vec![CommitRow {
+        rows: Commits {
+            commits: vec![CommitRow {
             group: args.group.clone(),
             topic: args.topic.clone(),
             partition: args.partition,
@@ -227,7 +213,8 @@ pub fn run(args: &CommitArgs, out: &mut Output) -> anyhow::Result<Outcome> {
             producer_id: args.producer_id,
             log_partition,
             log_offset: *offsets.start(),
-        }],
+            }],
+        },
         written,
     };
     if args.format == Format::Text {

@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use kaen_log::demo::delivery::Workspace;
 use kaen_log::demo::eos::{self, CrashPoint, EosDemo, Options};
 use kaen_log::txn::coordinator::TransactionVersion;
-use schemars::JsonSchema;
-use serde::Serialize;
 
 use crate::exit::Outcome;
+use crate::report::demo_document::DemoReport;
 use crate::report::document::TABLE;
 use crate::report::{emit, formats, Format, Output, Report, Table};
 
@@ -124,7 +123,7 @@ pub fn run(args: &EosDemoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     } else {
         Vec::new()
     };
-    let report = EosDemoReport {
+    let report = DemoReport {
         data_dir: d,
         run,
         explore,
@@ -134,14 +133,7 @@ pub fn run(args: &EosDemoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
 }
 
 /// `klog eos-demo`'s document: every step and figure of the run.
-#[derive(Serialize, JsonSchema)]
-pub struct EosDemoReport {
-    data_dir: String,
-    #[serde(flatten)]
-    run: EosDemo,
-    /// With --keep: commands to explore what was left.
-    explore: Vec<String>,
-}
+pub type EosDemoReport = DemoReport<EosDemo>;
 
 impl Report for EosDemoReport {
     const COMMAND: &'static str = "eos-demo";
@@ -157,12 +149,7 @@ impl Report for EosDemoReport {
 
     fn text(&self, fit: crate::report::table::Fit) -> String {
         let mut text = crate::report::eos_walkthrough::text(&self.data_dir, &self.run, fit);
-        if !self.explore.is_empty() {
-            text.push_str("\nThe data directory is kept. Explore it with:\n");
-            for c in &self.explore {
-                text.push_str(&format!("  {}\n", crate::report::table::escape_cell(c)));
-            }
-        }
+        text.push_str(&self.explore_text());
         text
     }
 }

@@ -1,14 +1,12 @@
 //! `klog group-demo`: a consumer's two numbers, run for real.
 
-use std::fmt::Write;
 use std::path::PathBuf;
 
 use kaen_log::demo::delivery::Workspace;
 use kaen_log::demo::group_run::{self, DeliveryOut, GroupDemo};
-use schemars::JsonSchema;
-use serde::Serialize;
 
 use crate::exit::Outcome;
+use crate::report::demo_document::DemoReport;
 use crate::report::document::TABLE;
 use crate::report::table::{cell, Column};
 use crate::report::{emit, formats, Format, Output, Report, Table};
@@ -81,7 +79,7 @@ pub fn run(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     } else {
         Vec::new()
     };
-    let report = GroupDemoReport {
+    let report = DemoReport {
         data_dir: d.to_string(),
         run,
         explore,
@@ -91,14 +89,7 @@ pub fn run(args: &GroupDemoArgs, out: &mut Output) -> anyhow::Result<Outcome> {
 }
 
 /// `klog group-demo`'s document: every step and figure of the run.
-#[derive(Serialize, JsonSchema)]
-pub struct GroupDemoReport {
-    data_dir: String,
-    #[serde(flatten)]
-    run: GroupDemo,
-    /// With --keep: commands to explore what was left.
-    explore: Vec<String>,
-}
+pub type GroupDemoReport = DemoReport<GroupDemo>;
 
 impl Report for GroupDemoReport {
     const COMMAND: &'static str = "group-demo";
@@ -123,12 +114,7 @@ impl Report for GroupDemoReport {
     /// The walk-through; with --keep, the commands to explore what is left.
     fn text(&self, _fit: crate::report::table::Fit) -> String {
         let mut text = crate::report::group_walkthrough::text(&self.data_dir, &self.run);
-        if !self.explore.is_empty() {
-            let _ = writeln!(text, "\nThe data directory is kept. Explore it with:");
-            for c in &self.explore {
-                let _ = writeln!(text, "  {c}");
-            }
-        }
+        text.push_str(&self.explore_text());
         text
     }
 }

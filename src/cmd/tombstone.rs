@@ -17,8 +17,8 @@ use serde::Serialize;
 use crate::exit::Outcome;
 use crate::report::document::STREAM_TABLE;
 use crate::report::table::escape_cell;
-use crate::report::written::Written;
-use crate::report::{emit, formats, Format, Jsonl, Output, Report, Table};
+use crate::report::written::{Written, WriterReport, WrittenRows};
+use crate::report::{emit, formats, Format, Output};
 
 /// Delete a group's committed offsets offline: append a tombstone (the key
 /// with a null value) for every live key of the group that matches, in one
@@ -91,7 +91,7 @@ pub struct TombstoneArgs {
 
 /// One tombstone written (or that would be, in a dry run).
 #[derive(Serialize, JsonSchema)]
-struct TombstoneRow {
+pub struct TombstoneRow {
     group: String,
     /// The record type whose key is deleted (`OffsetCommit`,
     /// `GroupMetadata`, `ConsumerGroupMemberMetadata`, `ShareSnapshot`, ...).
@@ -115,41 +115,26 @@ struct TombstoneRow {
     text: String,
 }
 
-/// `klog tombstone`'s document: every tombstone written, in the order
-/// written, and the batch each replica got.
+/// Every tombstone written, in the order written: `klog tombstone`'s
+/// document is a [`WriterReport`] of them.
 #[derive(Serialize, JsonSchema)]
-pub struct TombstoneReport {
-    group: String,
-    /// Whether the tombstones were written (false: --dry-run).
-    executed: bool,
+pub struct Tombstones {
     tombstones: Vec<TombstoneRow>,
-    /// The batch each replica's partition folder got (empty in a dry run).
-    written: Vec<Written>,
 }
 
-impl Report for TombstoneReport {
+pub type TombstoneReport = WriterReport<Tombstones>;
+
+impl WrittenRows for Tombstones {
     const COMMAND: &'static str = "tombstone";
+    type Row = TombstoneRow;
 
-    fn tables(&self) -> Vec<Table> {
-        vec![Table::of(&self.tombstones)]
+    fn rows(&self) -> &[TombstoneRow] {
+        &self.tombstones
     }
 
-    /// One line per tombstone (`deleted G T-P (was N): tombstone at
-    /// __offsets-0 offset 14`).
-    fn text(&self, _fit: crate::report::table::Fit) -> String {
-        self.tombstones
-            .iter()
-            .map(|r| format!("{}\n", r.text))
-            .collect()
-    }
-
-    fn write_lines(&self, lines: &mut Jsonl<'_>) -> anyhow::Result<()> {
-        let summary = crate::report::written::Summary {
-            group: &self.group,
-            executed: self.executed,
-        };
-        let rows = ("tombstone", self.tombstones.as_slice());
-        crate::report::written::write_lines(lines, rows, &self.written, summary)
+    /// `deleted G T-P (was N): tombstone at __offsets-0 offset 14`.
+    fn line(r: &TombstoneRow) -> String {
+        r.text.clone()
     }
 }
 
@@ -211,7 +196,9 @@ pub fn run(args: &TombstoneArgs, out: &mut Output) -> anyhow::Result<Outcome> {
     let mut report = TombstoneReport {
         group: args.group.clone(),
         executed: !args.dry_run,
-        tombstones: Vec::new(),
+        rows: Tombstones {
+            tombstones: Vec::new(),
+        },
         written: Vec::new(),
     };
     let mut share_targets = share_delete::targets(&share, &dirs, |d| replicas.lock(d))?;
@@ -377,7 +364,7 @@ impl TombstoneReport {
         if args.format == Format::Text {
             writeln!(out, "{}", row.text)?;
         }
-        self.tombstones.push(row);
+        self.rows.tombstones.push(row);
         Ok(())
     }
 }

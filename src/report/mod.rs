@@ -9,6 +9,7 @@
 pub mod annotated;
 mod cells;
 pub mod cluster_text;
+pub mod demo_document;
 pub mod document;
 pub mod eos_walkthrough;
 pub mod group_walkthrough;

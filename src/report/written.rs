@@ -66,9 +66,64 @@ pub struct Summary<'a> {
     pub executed: bool,
 }
 
+/// The rows a writer reports, one kind of them: `commit`'s commits,
+/// `tombstone`'s tombstones. A one-field struct, so its field names the
+/// rows in the JSON document.
+pub trait WrittenRows: Serialize + JsonSchema {
+    /// The subcommand, and the `jsonl` line type of a row.
+    const COMMAND: &'static str;
+    type Row: Serialize + JsonSchema;
+    fn rows(&self) -> &[Self::Row];
+    /// A row's text line, names escaped.
+    fn line(row: &Self::Row) -> String;
+}
+
+/// A writer's document: the group, whether anything was written, the
+/// rows, and the batch each replica's partition folder got.
+#[derive(Serialize, JsonSchema)]
+pub struct WriterReport<R> {
+    pub group: String,
+    /// Whether anything was written (false: a dry run; `commit` always writes).
+    pub executed: bool,
+    #[serde(flatten)]
+    pub rows: R,
+    /// The batch each replica's partition folder got (empty in a dry run).
+    pub written: Vec<Written>,
+}
+
+impl<R: WrittenRows> crate::report::Report for WriterReport<R> {
+    const COMMAND: &'static str = R::COMMAND;
+
+    fn tables(&self) -> Vec<crate::report::Table> {
+        vec![crate::report::Table::of(self.rows.rows())]
+    }
+
+    /// A line per row.
+    fn text(&self, _fit: crate::report::table::Fit) -> String {
+        self.rows
+            .rows()
+            .iter()
+            .map(|r| format!("{}\n", R::line(r)))
+            .collect()
+    }
+
+    fn write_lines(&self, lines: &mut crate::report::Jsonl<'_>) -> anyhow::Result<()> {
+        let summary = Summary {
+            group: &self.group,
+            executed: self.executed,
+        };
+        write_lines(
+            lines,
+            (R::COMMAND, self.rows.rows()),
+            &self.written,
+            summary,
+        )
+    }
+}
+
 /// A writer's `jsonl` lines: a line of `kind` per row, a `written` line
 /// per batch, then the [`Summary`].
-pub fn write_lines<T: Serialize>(
+fn write_lines<T: Serialize>(
     lines: &mut crate::report::document::Jsonl<'_>,
     (kind, rows): (&str, &[T]),
     written: &[Written],
