@@ -8,8 +8,10 @@
 //!    (magic 2), legacy messages (magic 0/1), records, control markers,
 //!    compression, index entries, the record schemas, the batch encoder,
 //!    [`error`] (the decode error every layer reports with its absolute
-//!    byte position), and how values are shown ([`format::escape`],
-//!    [`format::time`]).
+//!    byte position), how values are shown ([`format::escape`],
+//!    [`format::time`]), and [`format::trace`]: each decoder hands the
+//!    fields it reads to a trace, which `dump-segment --layout` shows and
+//!    everything else passes as a no-op.
 //! 2. [`log`]: files: segment names, partition folders and data
 //!    directories, the segment reader ([`log::read`]: framing over one
 //!    source of bytes), the walk over a partition's segments, the directory
@@ -37,9 +39,11 @@
 //! point down and run in no circle, `report` opens no file and takes only
 //! documents (types) from `inspect`, every read of a log's files goes
 //! through the read seam, no `cmd` file has more than 400 lines of code,
-//! and every row a command reports has one shape: its JSON (a library type
+//! every row a command reports has one shape: its JSON (a library type
 //! or the document's row) is what text and CSV pick their columns from
-//! (`report::table::Column`), with no struct of their own.
+//! (`report::table::Column`), with no struct of their own, and the layout
+//! views (`inspect::layout`) read no field themselves: they show the
+//! decoders' trace.
 //!
 //! To add a subcommand: one file, `src/cmd/<name>.rs`, with its clap
 //! arguments, its `run`, its document, and its `cmd::CommandEntry` on the

@@ -25,6 +25,7 @@ use crate::format::codec::Compression;
 use crate::format::crc;
 use crate::format::cursor::Cursor;
 use crate::format::error::{DecodeError, DecodeErrorKind};
+use crate::format::trace::{NoTrace, Trace, Traced};
 
 /// Byte position of each header field.
 pub const BASE_OFFSET: usize = 0;
@@ -107,22 +108,35 @@ pub struct BatchHeader {
 
 impl BatchHeader {
     /// Parse the header from the first 61 bytes of `bytes` (at file position `position`).
+    #[inline]
     pub fn parse(bytes: &[u8], position: u64) -> Result<Self, DecodeError> {
+        Self::parse_traced(bytes, position, &mut NoTrace)
+    }
+
+    /// Parse the header as [`parse`](Self::parse) does, handing each field
+    /// to `trace` as it is read.
+    #[inline(always)]
+    pub fn parse_traced<'a, T: Trace<'a>>(
+        bytes: &'a [u8],
+        position: u64,
+        trace: &mut T,
+    ) -> Result<Self, DecodeError> {
         let mut c = Cursor::new(bytes, position);
+        let mut c = Traced::new(&mut c, trace);
         Ok(BatchHeader {
-            base_offset: c.i64()?,            // baseOffset: int64
-            batch_length: c.i32()?,           // batchLength: int32
-            partition_leader_epoch: c.i32()?, // partitionLeaderEpoch: int32
-            magic: c.i8()?,                   // magic: int8
-            crc: c.u32()?,                    // crc: uint32
-            attributes: c.i16()?,             // attributes: int16
-            last_offset_delta: c.i32()?,      // lastOffsetDelta: int32
-            base_timestamp: c.i64()?,         // baseTimestamp: int64
-            max_timestamp: c.i64()?,          // maxTimestamp: int64
-            producer_id: c.i64()?,            // producerId: int64
-            producer_epoch: c.i16()?,         // producerEpoch: int16
-            base_sequence: c.i32()?,          // baseSequence: int32
-            records_count: c.i32()?,          // recordsCount: int32
+            base_offset: c.i64("baseOffset")?,
+            batch_length: c.i32("batchLength")?,
+            partition_leader_epoch: c.i32("partitionLeaderEpoch")?,
+            magic: c.i8("magic")?,
+            crc: c.u32("crc")?,
+            attributes: c.i16("attributes")?,
+            last_offset_delta: c.i32("lastOffsetDelta")?,
+            base_timestamp: c.i64("baseTimestamp")?,
+            max_timestamp: c.i64("maxTimestamp")?,
+            producer_id: c.i64("producerId")?,
+            producer_epoch: c.i16("producerEpoch")?,
+            base_sequence: c.i32("baseSequence")?,
+            records_count: c.i32("recordsCount")?,
         })
     }
 

@@ -14,6 +14,7 @@
 
 use crate::format::cursor::Cursor;
 use crate::format::error::{DecodeError, DecodeErrorKind};
+use crate::format::trace::{NoTrace, Trace, Traced};
 
 /// The type in a control record's key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,34 +82,19 @@ pub struct ControlRecord {
     pub coordinator_epoch: Option<i32>,
 }
 
-/// Decode a control record's key and value; `key_at` and `value_at` are
-/// positions used in errors.
+/// Decode a control record's key and value; `key_at` is the position used
+/// in errors.
 pub fn decode(
     key: Option<&[u8]>,
     value: Option<&[u8]>,
     key_at: u64,
 ) -> Result<ControlRecord, DecodeError> {
-    let bad = |reason| DecodeError::new(key_at, DecodeErrorKind::BadControlRecord { reason });
-    let key = key.ok_or_else(|| bad("null key"))?;
-    let mut c = Cursor::new(key, key_at);
-    let version = c.i16().map_err(|_| bad("key shorter than 4 bytes"))?; // version: int16
-    let type_id = c.i16().map_err(|_| bad("key shorter than 4 bytes"))?; // type: int16
-    if version < 0 {
-        return Err(bad("negative key version"));
-    }
-    let kind = ControlType::from_id(type_id);
+    let key = key.ok_or_else(|| bad(key_at, "null key"))?;
+    let (version, kind) = decode_key_traced(key, key_at, &mut NoTrace)?;
     let coordinator_epoch = match kind {
         ControlType::Abort | ControlType::Commit => {
-            let value = value.ok_or_else(|| bad("null transaction marker value"))?;
-            let mut v = Cursor::new(value, key_at);
-            let value_version = v
-                .i16()
-                .map_err(|_| bad("marker value shorter than 6 bytes"))?; // version: int16
-            let epoch = v.i32();
-            if epoch.is_ok() && value_version < 0 {
-                return Err(bad("negative transaction marker value version"));
-            }
-            Some(epoch.map_err(|_| bad("marker value shorter than 6 bytes"))?) // coordinatorEpoch: int32
+            let value = value.ok_or_else(|| bad(key_at, "null transaction marker value"))?;
+            Some(decode_marker_traced(value, key_at, key_at, &mut NoTrace)?)
         }
         _ => None,
     };
@@ -117,6 +103,48 @@ pub fn decode(
         kind,
         coordinator_epoch,
     })
+}
+
+fn bad(at: u64, reason: &'static str) -> DecodeError {
+    DecodeError::new(at, DecodeErrorKind::BadControlRecord { reason })
+}
+
+/// A control record's key at `at` (`ControlRecordType`: int16 version,
+/// int16 type), each field handed to `trace`: its version and type.
+pub fn decode_key_traced<'a, T: Trace<'a>>(
+    key: &'a [u8],
+    at: u64,
+    trace: &mut T,
+) -> Result<(i16, ControlType), DecodeError> {
+    let mut c = Cursor::new(key, at);
+    let mut c = Traced::new(&mut c, trace);
+    let short = |_| bad(at, "key shorter than 4 bytes");
+    let version = c.i16("version").map_err(short)?; // version: int16
+    let type_id = c.i16("type").map_err(short)?; // type: int16
+    if version < 0 {
+        return Err(bad(at, "negative key version"));
+    }
+    Ok((version, ControlType::from_id(type_id)))
+}
+
+/// A COMMIT or ABORT marker's value at `at` (`EndTransactionMarker`: int16
+/// version, int32 coordinatorEpoch), each field handed to `trace`: its
+/// coordinatorEpoch. Errors are positioned at `error_at` (the key's).
+pub fn decode_marker_traced<'a, T: Trace<'a>>(
+    value: &'a [u8],
+    at: u64,
+    error_at: u64,
+    trace: &mut T,
+) -> Result<i32, DecodeError> {
+    let mut c = Cursor::new(value, at);
+    let mut c = Traced::new(&mut c, trace);
+    let short = |_| bad(error_at, "marker value shorter than 6 bytes");
+    let version = c.i16("version").map_err(short)?; // version: int16
+    let epoch = c.i32("coordinatorEpoch").map_err(short)?; // coordinatorEpoch: int32
+    if version < 0 {
+        return Err(bad(error_at, "negative transaction marker value version"));
+    }
+    Ok(epoch)
 }
 
 /// Key and value bytes of a COMMIT or ABORT marker.

@@ -176,17 +176,31 @@ impl<'a> Cursor<'a> {
     pub fn varint_bytes(&mut self, field: &'static str) -> Result<Option<&'a [u8]>, DecodeError> {
         let at = self.position();
         let len = self.varint()?;
-        match len {
-            -1 => Ok(None),
-            n if n < 0 => Err(DecodeError::new(
-                at,
-                DecodeErrorKind::NegativeLength {
-                    field,
-                    value: i64::from(n),
-                },
-            )),
-            n => self.bytes(n as usize).map(Some),
+        match nullable_length(at, len, field)? {
+            None => Ok(None),
+            Some(n) => self.bytes(n).map(Some),
         }
+    }
+}
+
+/// A length field read at `at`: -1 is null, another negative length an
+/// error naming `field`.
+#[inline(always)]
+pub fn nullable_length(
+    at: u64,
+    len: i32,
+    field: &'static str,
+) -> Result<Option<usize>, DecodeError> {
+    match len {
+        -1 => Ok(None),
+        n if n < 0 => Err(DecodeError::new(
+            at,
+            DecodeErrorKind::NegativeLength {
+                field,
+                value: i64::from(n),
+            },
+        )),
+        n => Ok(Some(n as usize)),
     }
 }
 

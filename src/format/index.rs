@@ -9,6 +9,7 @@
 
 use crate::format::cursor::Cursor;
 use crate::format::error::{DecodeError, DecodeErrorKind};
+use crate::format::trace::{NoTrace, Trace, Traced};
 
 /// Bytes per offset-index entry.
 pub const OFFSET_ENTRY_LEN: usize = 8;
@@ -58,27 +59,38 @@ pub fn txn_entries(bytes: &[u8]) -> Result<(Vec<TxnEntry>, usize), DecodeError> 
     let mut c = Cursor::new(bytes.get(..whole).unwrap_or(&[]), 0);
     let mut out = Vec::with_capacity(whole / TXN_ENTRY_LEN);
     while !c.is_empty() {
-        let at = c.position();
-        let version = c.i16()?; // version: int16
-        if version != 0 {
-            return Err(DecodeError::new(
-                at,
-                DecodeErrorKind::UnknownVersion {
-                    schema: "AbortedTxn",
-                    version,
-                },
-            ));
-        }
-        out.push(TxnEntry {
-            at,
-            version,
-            producer_id: c.i64()?,        // producerId: int64
-            first_offset: c.i64()?,       // firstOffset: int64
-            last_offset: c.i64()?,        // lastOffset: int64
-            last_stable_offset: c.i64()?, // lastStableOffset: int64
-        });
+        out.push(txn_entry_traced(&mut c, &mut NoTrace)?);
     }
     Ok((out, bytes.len() - whole))
+}
+
+/// One transaction-index entry (`AbortedTxn`: version int16, which must be
+/// 0, then producerId, firstOffset, lastOffset, lastStableOffset int64),
+/// each field handed to `trace`.
+pub fn txn_entry_traced<'a, T: Trace<'a>>(
+    c: &mut Cursor<'a>,
+    trace: &mut T,
+) -> Result<TxnEntry, DecodeError> {
+    let at = c.position();
+    let mut c = Traced::new(c, trace);
+    let version = c.i16("version")?;
+    if version != 0 {
+        return Err(DecodeError::new(
+            at,
+            DecodeErrorKind::UnknownVersion {
+                schema: "AbortedTxn",
+                version,
+            },
+        ));
+    }
+    Ok(TxnEntry {
+        at,
+        version,
+        producer_id: c.i64("producerId")?,
+        first_offset: c.i64("firstOffset")?,
+        last_offset: c.i64("lastOffset")?,
+        last_stable_offset: c.i64("lastStableOffset")?,
+    })
 }
 
 /// Encode a transaction-index entry.
@@ -266,40 +278,72 @@ fn check_len(bytes: &[u8], entry: usize) -> Result<(), DecodeError> {
 
 /// Decode every 8-byte entry of an offset index (a partial trailing entry is an error).
 pub fn offset_entries(bytes: &[u8], base_offset: i64) -> Result<Vec<OffsetEntry>, DecodeError> {
-    check_len(bytes, OFFSET_ENTRY_LEN)?;
+    every_entry(bytes, OFFSET_ENTRY_LEN, |c| {
+        offset_entry_traced(c, base_offset, &mut NoTrace)
+    })
+}
+
+/// Every `entry_len`-byte entry of `bytes`, each read by `read` (a partial
+/// trailing entry is an error).
+fn every_entry<E>(
+    bytes: &[u8],
+    entry_len: usize,
+    mut read: impl FnMut(&mut Cursor<'_>) -> Result<E, DecodeError>,
+) -> Result<Vec<E>, DecodeError> {
+    check_len(bytes, entry_len)?;
     let mut c = Cursor::new(bytes, 0);
-    let mut out = Vec::with_capacity(bytes.len() / OFFSET_ENTRY_LEN);
+    let mut out = Vec::with_capacity(bytes.len() / entry_len);
     while !c.is_empty() {
-        let at = c.position();
-        let relative_offset = c.i32()?; // relativeOffset: int32
-        let position = c.i32()?; // position: int32
-        out.push(OffsetEntry {
-            at,
-            relative_offset,
-            offset: base_offset.wrapping_add(i64::from(relative_offset)),
-            position,
-        });
+        out.push(read(&mut c)?);
     }
     Ok(out)
 }
 
+/// One offset-index entry (relativeOffset int32, position int32), each
+/// field handed to `trace`.
+pub fn offset_entry_traced<'a, T: Trace<'a>>(
+    c: &mut Cursor<'a>,
+    base_offset: i64,
+    trace: &mut T,
+) -> Result<OffsetEntry, DecodeError> {
+    let at = c.position();
+    let mut c = Traced::new(c, trace);
+    let relative_offset = c.i32("relativeOffset")?;
+    let offset = base_offset.wrapping_add(i64::from(relative_offset));
+    let position = c.i32("position")?;
+    Ok(OffsetEntry {
+        at,
+        relative_offset,
+        offset,
+        position,
+    })
+}
+
 /// Decode every 12-byte entry of a time index.
 pub fn time_entries(bytes: &[u8], base_offset: i64) -> Result<Vec<TimeEntry>, DecodeError> {
-    check_len(bytes, TIME_ENTRY_LEN)?;
-    let mut c = Cursor::new(bytes, 0);
-    let mut out = Vec::with_capacity(bytes.len() / TIME_ENTRY_LEN);
-    while !c.is_empty() {
-        let at = c.position();
-        let timestamp = c.i64()?; // timestamp: int64
-        let relative_offset = c.i32()?; // relativeOffset: int32
-        out.push(TimeEntry {
-            at,
-            timestamp,
-            relative_offset,
-            offset: base_offset.wrapping_add(i64::from(relative_offset)),
-        });
-    }
-    Ok(out)
+    every_entry(bytes, TIME_ENTRY_LEN, |c| {
+        time_entry_traced(c, base_offset, &mut NoTrace)
+    })
+}
+
+/// One time-index entry (timestamp int64, relativeOffset int32), each
+/// field handed to `trace`.
+pub fn time_entry_traced<'a, T: Trace<'a>>(
+    c: &mut Cursor<'a>,
+    base_offset: i64,
+    trace: &mut T,
+) -> Result<TimeEntry, DecodeError> {
+    let at = c.position();
+    let mut c = Traced::new(c, trace);
+    let timestamp = c.i64("timestamp")?;
+    let relative_offset = c.i32("relativeOffset")?;
+    let offset = base_offset.wrapping_add(i64::from(relative_offset));
+    Ok(TimeEntry {
+        at,
+        timestamp,
+        relative_offset,
+        offset,
+    })
 }
 
 /// Why an index fails the check Kafka runs on an index it opens, if it

@@ -159,16 +159,10 @@ fn int32_bytes<'a>(
     field: &'static str,
 ) -> Result<Option<&'a [u8]>, DecodeError> {
     let at = c.position();
-    match c.i32()? {
-        -1 => Ok(None),
-        n if n < 0 => Err(DecodeError::new(
-            at,
-            DecodeErrorKind::NegativeLength {
-                field,
-                value: i64::from(n),
-            },
-        )),
-        n => c.bytes(n as usize).map(Some),
+    let len = c.i32()?;
+    match crate::format::cursor::nullable_length(at, len, field)? {
+        None => Ok(None),
+        Some(n) => c.bytes(n).map(Some),
     }
 }
 

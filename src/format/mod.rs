@@ -33,6 +33,7 @@ pub mod message;
 pub mod record;
 pub mod schema;
 pub mod time;
+pub mod trace;
 pub mod varint;
 
 pub use batch::{BatchHeader, BatchView, DecodeLimits, TimestampType};

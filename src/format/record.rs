@@ -23,6 +23,7 @@ use crate::format::batch::{
 use crate::format::compression::{self, Compression};
 use crate::format::cursor::Cursor;
 use crate::format::error::{DecodeError, DecodeErrorKind};
+use crate::format::trace::{NoTrace, Trace, Traced};
 use crate::format::varint;
 
 /// One record, borrowing key, value and headers from the batch (or the
@@ -97,19 +98,28 @@ impl<'a> Iterator for HeaderIter<'a> {
 
 #[inline(always)]
 fn read_header<'a>(c: &mut Cursor<'a>) -> Result<HeaderView<'a>, DecodeError> {
-    let at = c.position();
-    // headerKeyLength: varint (must be >= 0)
-    let key = c.varint_bytes("header key")?.ok_or_else(|| {
-        DecodeError::new(
-            at,
-            DecodeErrorKind::NegativeLength {
-                field: "header key",
-                value: -1,
-            },
-        )
-    })?;
-    // headerValueLength: varint (-1 = null)
-    let value = c.varint_bytes("header value")?;
+    read_header_traced(&mut Traced::new(c, &mut NoTrace))
+}
+
+/// One header: headerKeyLength varint (>= 0) and key, headerValueLength
+/// varint (-1 = null) and value.
+#[inline(always)]
+fn read_header_traced<'a, T: Trace<'a>>(
+    t: &mut Traced<'a, '_, T>,
+) -> Result<HeaderView<'a>, DecodeError> {
+    let at = t.c.position();
+    let key = t
+        .varint_bytes(("headerKeyLength", "headerKey"), "header key")?
+        .ok_or_else(|| {
+            DecodeError::new(
+                at,
+                DecodeErrorKind::NegativeLength {
+                    field: "header key",
+                    value: -1,
+                },
+            )
+        })?;
+    let value = t.varint_bytes(("headerValueLength", "headerValue"), "header value")?;
     Ok(HeaderView { key, value })
 }
 
@@ -284,24 +294,36 @@ fn read_record_exact<'a>(
     c: &mut Cursor<'a>,
     h: &BatchHeader,
 ) -> Result<RecordView<'a>, DecodeError> {
+    read_record_traced(c, h, &mut NoTrace)
+}
+
+/// Decode one record from `c` with the exact rules (the checks behind
+/// [`RecordIter`] when a record is not well-formed), handing each
+/// field to `trace` as it is read (`dump-segment --layout`).
+pub fn read_record_traced<'a, T: Trace<'a>>(
+    c: &mut Cursor<'a>,
+    h: &BatchHeader,
+    trace: &mut T,
+) -> Result<RecordView<'a>, DecodeError> {
     let position = c.position();
-    let len_at = c.position();
-    let length = c.varint()?; // length: varint
+    let mut t = Traced::new(c, trace);
+    let length = t.varint("length")?; // length: varint
     if length < 0 {
         return Err(DecodeError::new(
-            len_at,
+            position,
             DecodeErrorKind::NegativeLength {
                 field: "record length",
                 value: i64::from(length),
             },
         ));
     }
-    let prefix = c.position() - position;
-    let mut r = c.take(length as usize)?;
-    let attributes = r.i8()?; // attributes: int8
-    let timestamp_delta = r.varlong()?; // timestampDelta: varlong
-    let delta_at = r.position();
-    let offset_delta = r.varint()?; // offsetDelta: varint
+    let prefix = t.c.position() - position;
+    let mut r = t.c.take(length as usize)?;
+    let mut t = Traced::new(&mut r, t.trace);
+    let attributes = t.i8("attributes")?; // attributes: int8
+    let timestamp_delta = t.varlong("timestampDelta")?; // timestampDelta: varlong
+    let delta_at = t.c.position();
+    let offset_delta = t.varint("offsetDelta")?; // offsetDelta: varint
     if offset_delta < 0 || offset_delta > h.last_offset_delta {
         return Err(DecodeError::new(
             delta_at,
@@ -311,11 +333,11 @@ fn read_record_exact<'a>(
             },
         ));
     }
-    let key = r.varint_bytes("key")?; // keyLength: varint, key: bytes
-    let value = r.varint_bytes("value")?; // valueLength: varint, value: bytes
-    let count_at = r.position();
-    let header_count = r.varint()?; // headerCount: varint
-    if header_count < 0 || header_count as usize > r.remaining() {
+    let key = t.varint_bytes(("keyLength", "key"), "key")?; // keyLength: varint, key: bytes
+    let value = t.varint_bytes(("valueLength", "value"), "value")?; // valueLength: varint, value: bytes
+    let count_at = t.c.position();
+    let header_count = t.varint("headerCount")?; // headerCount: varint
+    if header_count < 0 || header_count as usize > t.c.remaining() {
         return Err(DecodeError::new(
             count_at,
             DecodeErrorKind::ValueOutOfRange {
@@ -324,10 +346,10 @@ fn read_record_exact<'a>(
             },
         ));
     }
-    let headers_at = r.position();
-    let headers_start = r.rest();
+    let headers_at = t.c.position();
+    let headers_start = t.c.rest();
     for _ in 0..header_count {
-        read_header(&mut r)?;
+        read_header_traced(&mut t)?;
     }
     let headers_len = headers_start.len() - r.remaining();
     if !r.is_empty() {
@@ -737,6 +759,53 @@ pub(crate) mod tests {
         }
         // Both kinds were exercised.
         assert!(fast > 10_000 && exact_only > 5_000, "{fast} {exact_only}");
+    }
+
+    /// The traced decoder decodes what the exact parser decodes, and the
+    /// fields it hands out, in order, tile the record: each starts where
+    /// the last ended, and a whole record's fields cover its every byte.
+    #[test]
+    fn the_trace_tiles_each_record_it_decodes() {
+        use crate::format::trace::{Each, Read};
+        let mut rng = Rng(11);
+        let mut whole = 0;
+        for _ in 0..20_000 {
+            let lod = rng.pick(&[0, 3, 64]);
+            let h = header(lod, 1, 0);
+            let bytes = record(&mut rng, lod);
+            let mut fields: Vec<(&'static str, u64, usize)> = Vec::new();
+            let mut c = Cursor::new(&bytes, 700);
+            let traced = read_record_traced(
+                &mut c,
+                &h,
+                &mut Each(|f: Read<'_>| fields.push((f.name, f.position, f.bytes.len()))),
+            );
+            assert_eq!(traced, read_record_exact(&mut Cursor::new(&bytes, 700), &h));
+            let mut at = 700;
+            for (name, position, len) in &fields {
+                assert_eq!(*position, at, "{name} in {bytes:02x?}");
+                at += *len as u64;
+            }
+            if let Some((first, _, _)) = fields.first() {
+                assert_eq!(*first, "length", "{bytes:02x?}");
+            }
+            if let Ok(r) = traced {
+                assert_eq!(at - 700, u64::from(r.size), "{bytes:02x?}");
+                let names: Vec<&str> = fields.iter().map(|f| f.0).collect();
+                assert_eq!(
+                    names[..5],
+                    [
+                        "length",
+                        "attributes",
+                        "timestampDelta",
+                        "offsetDelta",
+                        "keyLength"
+                    ]
+                );
+                whole += 1;
+            }
+        }
+        assert!(whole > 5_000, "{whole}");
     }
 
     /// Call `f` with iterators over 5,000 random records sections (0 to 5

@@ -39,7 +39,110 @@ pub const DIR_CHECKPOINTS: [&str; 4] = [
     REPLICATION_OFFSET,
 ];
 
-fn lines_of(path: &Path, fields: usize) -> Result<Option<Vec<Vec<String>>>> {
+/// What a checkpoint's entry lines hold, as its formatter reads them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entries {
+    /// `topic partition offset` (`OffsetCheckpointFile.Formatter`).
+    TopicPartitionOffset,
+    /// `epoch startOffset` (`LeaderEpochCheckpointFile.Formatter`).
+    EpochStartOffset,
+}
+
+impl Entries {
+    /// The fields of a line, each with whether it is a 32-bit number
+    /// (`Integer.parseInt`) or a 64-bit one (`Long.parseLong`); `None`: text.
+    fn fields(self) -> &'static [(&'static str, Option<bool>)] {
+        match self {
+            Entries::TopicPartitionOffset => &[
+                ("topic", None),
+                ("partition", Some(false)),
+                ("offset", Some(true)),
+            ],
+            Entries::EpochStartOffset => &[("epoch", Some(false)), ("start offset", Some(true))],
+        }
+    }
+}
+
+/// One line of a checkpoint, as `CheckpointFile.CheckpointReadBuffer`
+/// reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line<'a> {
+    /// Line 1: the version, 0.
+    Version,
+    /// Line 2: how many entry lines follow.
+    Count(usize),
+    /// An entry, its whitespace-separated fields.
+    Entry(Vec<&'a str>),
+}
+
+/// Why Kafka refuses a line, and with it the whole file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    Version(String),
+    Count(String),
+    /// An entry line with the wrong number of fields.
+    Fields {
+        line: String,
+        wanted: usize,
+    },
+    /// A field that is not a number.
+    Number(&'static str),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Version(v) => write!(f, "unsupported checkpoint version {v:?} (expected 0)"),
+            Refused::Count(c) => write!(f, "entry count {c:?} is not a number"),
+            Refused::Fields { line, wanted } => {
+                write!(f, "malformed line {line:?} (expected {wanted} fields)")
+            }
+            Refused::Number(what) => write!(f, "{what} is not a number"),
+        }
+    }
+}
+
+/// Read line `n` (from 1) of a checkpoint whose entries are `entries`.
+pub fn read_line(n: usize, line: &str, entries: Entries) -> Result<Line<'_>, Refused> {
+    match n {
+        1 if line.trim() == "0" => Ok(Line::Version),
+        1 => Err(Refused::Version(line.to_string())),
+        2 => line
+            .trim()
+            .parse()
+            .map(Line::Count)
+            .map_err(|_| Refused::Count(line.to_string())),
+        _ => {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            let fields = entries.fields();
+            if parts.len() != fields.len() {
+                return Err(Refused::Fields {
+                    line: line.to_string(),
+                    wanted: fields.len(),
+                });
+            }
+            for (p, (what, long)) in parts.iter().zip(fields) {
+                let ok = match long {
+                    None => true,
+                    Some(false) => p.parse::<i32>().is_ok(),
+                    Some(true) => p.parse::<i64>().is_ok(),
+                };
+                if !ok {
+                    return Err(Refused::Number(what));
+                }
+            }
+            Ok(Line::Entry(parts))
+        }
+    }
+}
+
+/// Why a checkpoint whose count line says `count` and which holds `found`
+/// entry lines is refused whole (`CheckpointFile`: "Expected \[N\] entries").
+pub fn count_mismatch(count: usize, found: usize) -> Option<String> {
+    (count != found).then(|| format!("expected {count} entries, found {found}"))
+}
+
+fn lines_of(path: &Path, entries: Entries) -> Result<Option<Vec<Vec<String>>>> {
     let Some(bytes) = crate::log::files::read_regular(path, crate::log::files::MAX_METADATA_FILE)?
     else {
         return Ok(None);
@@ -50,47 +153,26 @@ fn lines_of(path: &Path, fields: usize) -> Result<Option<Vec<Vec<String>>>> {
             format!("byte {}: not UTF-8 text", e.utf8_error().valid_up_to()),
         )
     })?;
-    let bad = |line: usize, why: String| Error::layout(path, format!("line {line}: {why}"));
-    let mut lines = text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l));
-    let Some(version) = lines.next() else {
-        return Ok(Some(Vec::new()));
-    };
-    if version.trim() != "0" {
-        return Err(bad(
-            1,
-            format!("unsupported checkpoint version {version:?} (expected 0)"),
-        ));
-    }
-    let Some(count) = lines.next() else {
-        return Ok(Some(Vec::new()));
-    };
-    let count: usize = count
-        .trim()
-        .parse()
-        .map_err(|_| bad(2, format!("entry count {count:?} is not a number")))?;
+    let mut count = 0;
     let mut out = Vec::new();
-    for (i, line) in lines.enumerate() {
-        let parts: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-        if parts.len() != fields {
-            return Err(bad(
-                i + 3,
-                format!("malformed line {line:?} (expected {fields} fields)"),
-            ));
+    for (i, line) in text.lines().enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        match read_line(i + 1, line, entries) {
+            Ok(Line::Version) => {}
+            Ok(Line::Count(c)) => count = c,
+            Ok(Line::Entry(parts)) => out.push(parts.into_iter().map(str::to_string).collect()),
+            Err(why) => return Err(Error::layout(path, format!("line {}: {why}", i + 1))),
         }
-        out.push(parts);
     }
-    if out.len() != count {
-        return Err(bad(
-            2,
-            format!("expected {count} entries, found {}", out.len()),
-        ));
+    if let Some(why) = count_mismatch(count, out.len()) {
+        return Err(Error::layout(path, format!("line 2: {why}")));
     }
     Ok(Some(out))
 }
 
 /// Read a `topic partition offset` checkpoint; `None` when the file does not exist.
 pub fn read_offsets(path: &Path) -> Result<Option<BTreeMap<(String, i32), i64>>> {
-    let Some(lines) = lines_of(path, 3)? else {
+    let Some(lines) = lines_of(path, Entries::TopicPartitionOffset)? else {
         return Ok(None);
     };
     let mut map = BTreeMap::new();
@@ -119,7 +201,7 @@ pub fn high_watermark(p: &crate::log::Partition) -> Result<Option<i64>> {
 
 /// Read a `leader-epoch-checkpoint`: (epoch, start offset) pairs; `None` when absent.
 pub fn read_leader_epochs(path: &Path) -> Result<Option<Vec<(i32, i64)>>> {
-    let Some(lines) = lines_of(path, 2)? else {
+    let Some(lines) = lines_of(path, Entries::EpochStartOffset)? else {
         return Ok(None);
     };
     let mut out = Vec::new();

@@ -27,6 +27,7 @@ use serde_json::Value;
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::cursor::Cursor;
 use crate::format::schema::{last_version, nested, Field, Leniency, Release, Schema, Ty, OPEN};
+use crate::format::trace::{NoTrace, Trace, Traced};
 
 use crate::format::schema::f;
 use crate::format::schema::types::*;
@@ -456,9 +457,12 @@ pub enum Defect {
     UnknownApiKey(u16),
 }
 
-fn unsigned_short(c: &mut Cursor<'_>, field: &'static str) -> Result<u16, DecodeError> {
-    let at = c.position();
-    let v = c.uvarint()?;
+fn unsigned_short<'a, T: Trace<'a>>(
+    c: &mut Traced<'a, '_, T>,
+    (name, field): (&'static str, &'static str),
+) -> Result<u16, DecodeError> {
+    let at = c.c.position();
+    let v = c.uvarint(name)?;
     // AbstractApiMessageSerde.unsignedIntToShort: above Short.MAX_VALUE is an error.
     if v > i16::MAX as u32 {
         return Err(DecodeError::new(
@@ -472,32 +476,41 @@ fn unsigned_short(c: &mut Cursor<'_>, field: &'static str) -> Result<u16, Decode
     Ok(v as u16)
 }
 
+/// A metadata record's frame (`AbstractApiMessageSerde.read`: uvarint
+/// frameVersion, which must be 1, uvarint apiKey, uvarint version), each
+/// field handed to `trace`.
+pub fn frame_traced<'a, T: Trace<'a>>(
+    c: &mut Cursor<'a>,
+    trace: &mut T,
+) -> Result<Frame, DecodeError> {
+    let mut c = Traced::new(c, trace);
+    let fv_at = c.c.position();
+    let frame_version = unsigned_short(&mut c, ("frameVersion", "frame version"))?;
+    if frame_version != 1 {
+        // Version 0 was KRaft's 2.8 preview; only frame version 1 is read.
+        return Err(DecodeError::new(
+            fv_at,
+            DecodeErrorKind::UnknownVersion {
+                schema: "metadata record frame",
+                version: frame_version as i16,
+            },
+        ));
+    }
+    let api_key = unsigned_short(&mut c, ("apiKey", "apiKey"))?;
+    let version = unsigned_short(&mut c, ("version", "version"))? as i16;
+    Ok(Frame {
+        frame_version,
+        api_key,
+        version,
+    })
+}
+
 /// Decode a metadata record value (`AbstractApiMessageSerde.read`); `at` is
 /// the position of its first byte. Never fails: what does not decode is
 /// described in `error`.
 pub fn decode_metadata(value: &[u8], at: u64) -> MetadataRecord {
     let mut c = Cursor::new(value, at);
-    let frame = (|| -> Result<Frame, DecodeError> {
-        let fv_at = c.position();
-        let frame_version = unsigned_short(&mut c, "frame version")?;
-        if frame_version != 1 {
-            // Version 0 was KRaft's 2.8 preview; only frame version 1 is read.
-            return Err(DecodeError::new(
-                fv_at,
-                DecodeErrorKind::UnknownVersion {
-                    schema: "metadata record frame",
-                    version: frame_version as i16,
-                },
-            ));
-        }
-        let api_key = unsigned_short(&mut c, "apiKey")?;
-        let version = unsigned_short(&mut c, "version")? as i16;
-        Ok(Frame {
-            frame_version,
-            api_key,
-            version,
-        })
-    })();
+    let frame = frame_traced(&mut c, &mut NoTrace);
     let frame = match frame {
         Ok(f) => f,
         Err(e) => {

@@ -61,6 +61,7 @@ use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
 use crate::format::message::read_value_version;
 use crate::format::schema::{uuid_string, Fields, Leniency, Schema, ZERO_UUID};
+use crate::format::trace::NoTrace;
 
 pub use group::GroupMetadata;
 pub use replay::{Replay, ReplayOptions};
@@ -143,7 +144,7 @@ pub struct KeyRead<'a> {
 /// (`GroupCoordinatorRecordSerde.apiMessageKeyFor`).
 pub fn decode_key_and_rest(key: &[u8], at: u64) -> Result<KeyRead<'_>, DecodeError> {
     let mut c = Cursor::new(key, at);
-    let record_type = c.i16()?; // recordType: int16
+    let record_type = records::record_type_traced(&mut c, &mut NoTrace)?;
     let schema = match record_type {
         0 | 1 => &records::OFFSET_COMMIT_KEY,
         2 => &records::GROUP_METADATA_KEY,

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::crc::crc32c;
 use crate::format::cursor::Cursor;
+use crate::format::trace::{NoTrace, Trace, Traced};
 use crate::log::findings::{Finding, Kind};
 use crate::log::{parse_segment_name, Partition};
 use crate::txn::{analyze, TxnOptions};
@@ -50,8 +51,19 @@ pub const ENTRY_LEN: usize = 46;
 
 /// Decode a snapshot file's bytes.
 pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
+    decode_traced(bytes, &mut NoTrace)
+}
+
+/// Decode a snapshot as [`decode`] does, handing each field to `trace` as
+/// it is read (`version`, `crc`, `count`, then each entry's fields from
+/// `producerId` to `currentTxnFirstOffset`).
+pub fn decode_traced<'a, T: Trace<'a>>(
+    bytes: &'a [u8],
+    trace: &mut T,
+) -> Result<Snapshot, DecodeError> {
     let mut c = Cursor::new(bytes, 0);
-    let version = c.i16()?; // version: int16
+    let mut c = Traced::new(&mut c, trace);
+    let version = c.i16("version")?;
     if version != 1 {
         return Err(DecodeError::new(
             0,
@@ -61,11 +73,11 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
             },
         ));
     }
-    let crc = c.u32()?; // crc: uint32
+    let crc = c.u32("crc")?;
     let computed_crc = crc32c(bytes.get(6..).unwrap_or(&[]));
-    let count_at = c.position();
-    let count = c.i32()?; // count: int32
-    if count < 0 || count as usize > c.remaining() / ENTRY_LEN {
+    let count_at = c.c.position();
+    let count = c.i32("count")?;
+    if count < 0 || count as usize > c.c.remaining() / ENTRY_LEN {
         return Err(DecodeError::new(
             count_at,
             DecodeErrorKind::ValueOutOfRange {
@@ -77,20 +89,20 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
     let mut entries = Vec::with_capacity(count as usize);
     for _ in 0..count {
         entries.push(SnapshotEntry {
-            producer_id: c.i64()?,
-            epoch: c.i16()?,
-            last_sequence: c.i32()?,
-            last_offset: c.i64()?,
-            offset_delta: c.i32()?,
-            timestamp: c.i64()?,
-            coordinator_epoch: c.i32()?,
-            current_txn_first_offset: c.i64()?,
+            producer_id: c.i64("producerId")?,
+            epoch: c.i16("epoch")?,
+            last_sequence: c.i32("lastSequence")?,
+            last_offset: c.i64("lastOffset")?,
+            offset_delta: c.i32("offsetDelta")?,
+            timestamp: c.i64("timestamp")?,
+            coordinator_epoch: c.i32("coordinatorEpoch")?,
+            current_txn_first_offset: c.i64("currentTxnFirstOffset")?,
         });
     }
-    if !c.is_empty() {
-        return Err(c.error(DecodeErrorKind::TrailingBytes {
+    if !c.c.is_empty() {
+        return Err(c.c.error(DecodeErrorKind::TrailingBytes {
             field: "snapshot entries",
-            remaining: c.remaining() as u64,
+            remaining: c.c.remaining() as u64,
         }));
     }
     Ok(Snapshot {

@@ -352,7 +352,12 @@ fn checkpoint_files_line_by_line() {
     std::fs::write(env.path("bad/leader-epoch-checkpoint"), "0\n1\n3\n").unwrap();
     let o = env.run(&["dump-segment", "bad/leader-epoch-checkpoint"], None);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("line 3: 1 fields"), "{}", stderr(&o));
+    // CheckpointFile: "Malformed line in checkpoint file".
+    assert!(
+        stderr(&o).contains("line 3: malformed line \"3\" (expected 2 fields)"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

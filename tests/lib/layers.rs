@@ -217,6 +217,50 @@ fn every_read_of_a_log_goes_through_the_seam() {
     assert!(found.is_empty(), "reads beside the seam: {found:#?}");
 }
 
+/// The layout views (`src/inspect/layout/`) are the decoders' trace, not a
+/// second decoder: they read no number, varint or length themselves (no
+/// `Cursor` read, no `from_be_bytes`, no varint decoding); every field they
+/// show comes to them from a decoder through `format::trace::Trace`.
+#[test]
+fn the_layout_views_decode_nothing_themselves() {
+    let reads = [
+        "i8", "i16", "u16", "i32", "u32", "i64", "varint", "varlong", "uvarint",
+    ];
+    let mut found = Vec::new();
+    let layout: Vec<Source> = sources()
+        .into_iter()
+        .filter(|s| s.rel.starts_with("inspect/layout/"))
+        .collect();
+    assert!(layout.len() >= 3, "only {} layout files", layout.len());
+    for s in &layout {
+        for r in reads {
+            note_use(s, &format!(".{r}()"), &mut found);
+            note_use(s, &format!("Cursor::{r}"), &mut found);
+        }
+        for what in [
+            "varint_bytes",
+            "from_be_bytes",
+            "from_le_bytes",
+            "decode_varint",
+            "decode_varlong",
+            "decode_uvarint",
+            "split_whitespace",
+            "split_once",
+        ] {
+            note_use(s, what, &mut found);
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the layout reads fields itself: {found:#?}"
+    );
+    let traced = layout
+        .iter()
+        .filter(|s| s.code.contains("format::trace::"))
+        .count();
+    assert!(traced >= 2, "the layout takes no decoder's trace");
+}
+
 /// A command file parses options, calls the library and hands one document
 /// to a renderer: no file below `src/cmd/` has more than 400 code lines
 /// before its tests (lines neither blank nor comments).

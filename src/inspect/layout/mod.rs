@@ -4,10 +4,13 @@
 //! records, KRaft metadata records), as `position  raw bytes  field
 //! decoded value`, for people learning the format.
 //!
-//! Field positions and names come from the same constants and reads the
-//! decoders use ([`batch`](mod@crate::format::batch) offsets, the
-//! [`Cursor`]); a field that does not parse
-//! ends the listing with the decode error, positioned like every other.
+//! The fields are the decoders' own reads: each decoder takes a
+//! [`Trace`] and hands it every field as it
+//! reads it (the batch header, the records, control records, the
+//! coordinators' record types and versions, the metadata frame; the schema
+//! interpreter's trace for the messages), so the layout shows what the
+//! decoder read and stops where it stops, with its error. What the layout
+//! adds is what each value says.
 
 mod of_file;
 pub mod sidecar;
@@ -16,9 +19,11 @@ pub use of_file::{of_file, MAX_FILE};
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::batch::{self, BatchHeader, BatchView};
-use crate::format::control::ControlType;
+use crate::format::control::{self, ControlType};
 use crate::format::cursor::Cursor;
+use crate::format::record;
 use crate::format::schema::Schema;
+use crate::format::trace::{Read, Trace, Value};
 use crate::format::{compression, Compression, DecodeLimits};
 use crate::offsets::records::RecordType;
 
@@ -123,6 +128,11 @@ fn attributes_text(a: i16) -> String {
 /// as it is read, nothing is collected (a batch of millions of records
 /// costs its decompressed bytes, not millions of fields). The decode error
 /// that ended the listing, if one did.
+///
+/// The fields are the ones the decoders read ([`BatchHeader::parse_traced`],
+/// [`record::read_record_traced`], the control record's
+/// [`control::decode_key_traced`] and [`control::decode_marker_traced`]),
+/// each shown with what it says.
 pub fn batch_layout(
     b: &BatchView<'_>,
     topic: Topic,
@@ -139,175 +149,203 @@ fn trace_batch(
     out: &mut dyn FnMut(&Field<'_>),
 ) -> Result<(), DecodeError> {
     let h = b.header;
-    let mut t = Tracer {
-        c: Cursor::new(b.bytes(), b.position),
+    let mut shown = Shown {
         out,
+        header: h,
+        computed_crc: b.computed_crc(),
+        topic,
         decompressed: false,
         depth: 0,
+        header_no: 0,
+        kind: Decoded::Plain,
     };
-    trace_header(&mut t, b)?;
+    BatchHeader::parse_traced(b.bytes(), b.position, &mut shown)?;
     let section = b.records_section();
     let codec = h.compression().unwrap_or(Compression::None);
     let mut scratch = Vec::new();
     let mut rc = if codec == Compression::None {
         Cursor::new(section, b.position + batch::HEADER_LEN as u64)
     } else {
-        t.note("records (compressed)", format!("{} bytes of {codec}; the records below are at positions inside the decompressed data", section.len()));
+        shown.note(b.position + batch::HEADER_LEN as u64, "records (compressed)", format!("{} bytes of {codec}; the records below are at positions inside the decompressed data", section.len()));
         compression::decompress(codec, section, &mut scratch, limits.max_decompressed)
             .map_err(|kind| DecodeError::new(b.position + batch::HEADER_LEN as u64, kind))?;
-        t.decompressed = true;
+        shown.decompressed = true;
         Cursor::new(&scratch, 0)
     };
     for i in 0..h.records_count.max(0) {
         if rc.is_empty() {
             break;
         }
-        let mut r = Tracer {
-            c: rc.clone(),
-            out: &mut *t.out,
-            decompressed: t.decompressed,
-            depth: 1,
+        shown.depth = 1;
+        shown.header_no = 0;
+        shown.note(rc.position(), &format!("record {i}"), String::new());
+        record::read_record_traced(&mut rc, &h, &mut shown)?;
+    }
+    Ok(())
+}
+
+/// The fields the decoders read, each shown with what it says, in the
+/// batch `header`'s terms; a record's key and value decoded as `topic`'s
+/// records are, field by field, right after their bytes.
+struct Shown<'o> {
+    out: &'o mut dyn FnMut(&Field<'_>),
+    header: BatchHeader,
+    computed_crc: u32,
+    topic: Topic,
+    decompressed: bool,
+    /// 0 the batch header, 1 a record, 2 its headers.
+    depth: u8,
+    /// The record header being read.
+    header_no: u32,
+    /// What the record's key said its value is.
+    kind: Decoded,
+}
+
+impl<'a> Trace<'a> for Shown<'_> {
+    fn read(&mut self, f: Read<'a>) {
+        let h = &self.header;
+        let n = f.value.number();
+        let value = match (self.depth, f.name, f.value) {
+            (_, _, Value::Bytes(b)) => self.bytes_text(f.name, b),
+            (0, "batchLength", _) => format!("{n} (batch is {} bytes)", n + 12),
+            (0, "crc", _) => format!(
+                "stored 0x{n:08x}, computed 0x{:08x} over bytes 21..end: {}",
+                self.computed_crc,
+                if n == i64::from(self.computed_crc) {
+                    "valid"
+                } else {
+                    "MISMATCH"
+                }
+            ),
+            (0, "attributes", _) => attributes_text(n as i16),
+            (0, "lastOffsetDelta", _) => format!("{n} (last offset {})", h.last_offset()),
+            (0, "baseTimestamp", _) if h.has_delete_horizon() => {
+                format!("{n} (the delete horizon)")
+            }
+            (0, "producerId", _) if n < 0 => format!("{n} (none)"),
+            (0, "baseSequence", _) if n < 0 => format!("{n} (none)"),
+            (0, "baseSequence", _) => format!("{n} (last sequence {})", h.last_sequence()),
+            (_, "length", _) => format!("{n} bytes follow"),
+            (_, "timestampDelta", _) => {
+                format!("{n} (timestamp {})", h.base_timestamp.wrapping_add(n))
+            }
+            (_, "offsetDelta", _) => match h.base_offset.checked_add(n) {
+                Some(offset) => format!("{n} (offset {offset})"),
+                None => format!("{n} (offset past 2^63-1)"),
+            },
+            (_, "keyLength" | "valueLength" | "headerKeyLength" | "headerValueLength", _)
+                if n < 0 =>
+            {
+                format!("{n} (null)")
+            }
+            _ => n.to_string(),
         };
-        trace_record(&mut r, i, &h, topic)?;
-        rc = r.c;
+        let name = match f.name {
+            "headerKeyLength" => format!("header {} keyLength", self.header_no),
+            "headerKey" => format!("header {} key", self.header_no),
+            "headerValueLength" => format!("header {} valueLength", self.header_no),
+            "headerValue" => format!("header {} value", self.header_no),
+            other => other.to_string(),
+        };
+        let name = match f.value {
+            Value::Bytes(_) => name,
+            v => format!("{name} ({})", v.type_name()),
+        };
+        (self.out)(&Field {
+            position: f.position,
+            decompressed: self.decompressed,
+            depth: self.depth,
+            bytes: f.bytes,
+            name,
+            value,
+        });
+        self.after(&f);
     }
-    Ok(())
 }
 
-/// The batch header's fields, each with what it says.
-fn trace_header(t: &mut Tracer<'_, '_>, b: &BatchView<'_>) -> Result<(), DecodeError> {
-    let h = b.header;
-    t.field("baseOffset (int64)", Cursor::i64, |v| v.to_string())?;
-    t.field("batchLength (int32)", Cursor::i32, |v| {
-        format!("{v} (batch is {} bytes)", i64::from(*v) + 12)
-    })?;
-    t.field("partitionLeaderEpoch (int32)", Cursor::i32, |v| {
-        v.to_string()
-    })?;
-    t.field("magic (int8)", Cursor::i8, |v| v.to_string())?;
-    let computed = b.computed_crc();
-    t.field("crc (uint32)", Cursor::u32, |v| {
-        format!(
-            "stored 0x{v:08x}, computed 0x{computed:08x} over bytes 21..end: {}",
-            if *v == computed { "valid" } else { "MISMATCH" }
-        )
-    })?;
-    t.field("attributes (int16)", Cursor::i16, |v| attributes_text(*v))?;
-    t.field("lastOffsetDelta (int32)", Cursor::i32, |v| {
-        format!("{v} (last offset {})", h.last_offset())
-    })?;
-    t.field("baseTimestamp (int64)", Cursor::i64, |v| {
-        if h.has_delete_horizon() {
-            format!("{v} (the delete horizon)")
-        } else {
-            v.to_string()
-        }
-    })?;
-    t.field("maxTimestamp (int64)", Cursor::i64, |v| v.to_string())?;
-    t.field("producerId (int64)", Cursor::i64, |v| {
-        if *v < 0 {
-            format!("{v} (none)")
-        } else {
-            v.to_string()
-        }
-    })?;
-    t.field("producerEpoch (int16)", Cursor::i16, |v| v.to_string())?;
-    t.field("baseSequence (int32)", Cursor::i32, |v| {
-        if *v < 0 {
-            format!("{v} (none)")
-        } else {
-            format!("{v} (last sequence {})", h.last_sequence())
-        }
-    })?;
-    t.field("recordsCount (int32)", Cursor::i32, |v| v.to_string())?;
-    Ok(())
-}
+impl Shown<'_> {
+    fn note(&mut self, position: u64, name: &str, value: String) {
+        (self.out)(&Field {
+            position,
+            decompressed: self.decompressed,
+            depth: self.depth,
+            bytes: &[],
+            name: name.into(),
+            value,
+        });
+    }
 
-/// Record `i` of a batch with header `h`, field by field, its key and
-/// value decoded as `topic`'s records are.
-fn trace_record(
-    r: &mut Tracer<'_, '_>,
-    i: i32,
-    h: &BatchHeader,
-    topic: Topic,
-) -> Result<(), DecodeError> {
-    r.note(&format!("record {i}"), String::new());
-    let len = r.field("length (varint)", Cursor::varint, |v| {
-        format!("{v} bytes follow")
-    })?;
-    r.field("attributes (int8)", Cursor::i8, |v| v.to_string())?;
-    let ts = r.field("timestampDelta (varlong)", Cursor::varlong, |v| {
-        format!("{v} (timestamp {})", h.base_timestamp.wrapping_add(*v))
-    })?;
-    let _ = ts;
-    r.field("offsetDelta (varint)", Cursor::varint, |v| {
-        match h.base_offset.checked_add(i64::from(*v)) {
-            Some(offset) => format!("{v} (offset {offset})"),
-            None => format!("{v} (offset past 2^63-1)"),
-        }
-    })?;
-    // Each decoded key or value is listed field by field right after its bytes.
-    let key = kv(r, "key", topic, h.is_control())?;
-    let kind = match (h.is_control(), topic) {
-        (true, _) => Decoded::Control(key.and_then(|(at, k)| control_key(r, at, k))),
-        (false, Topic::Offsets) => Decoded::Coordinator(
-            key.and_then(|(at, k)| coordinator_key(r, at, k, RecordTable::Offsets)),
-        ),
-        (false, Topic::ShareGroupState) => Decoded::Coordinator(
-            key.and_then(|(at, k)| coordinator_key(r, at, k, RecordTable::Share)),
-        ),
-        (false, Topic::Metadata) => Decoded::Metadata,
-        (false, Topic::Plain) => Decoded::Plain,
-    };
-    let value = kv(r, "value", topic, h.is_control())?;
-    match kind {
-        Decoded::Control(k) => control_value(r, value, k),
-        Decoded::Coordinator(rt) => coordinator_value(r, value, rt),
-        Decoded::Metadata => metadata_value(r, value),
-        Decoded::Plain => {}
-    }
-    let n = r.field("headerCount (varint)", Cursor::varint, |v| v.to_string())?;
-    r.depth = 2;
-    for j in 0..n.max(0) {
-        kv(r, &format!("header {j} key"), Topic::Plain, false)?;
-        kv(r, &format!("header {j} value"), Topic::Plain, false)?;
-    }
-    let _ = len;
-    Ok(())
-}
-
-/// A length-prefixed key or value: the length varint, then the bytes.
-fn kv<'a>(
-    t: &mut Tracer<'a, '_>,
-    name: &str,
-    topic: Topic,
-    control: bool,
-) -> Result<Option<(u64, &'a [u8])>, DecodeError> {
-    let len = t.field(&format!("{name}Length (varint)"), Cursor::varint, |v| {
-        if *v < 0 {
-            format!("{v} (null)")
-        } else {
-            v.to_string()
-        }
-    })?;
-    if len < 0 {
-        return Ok(None);
-    }
-    let at = t.c.position();
-    let show = |b: &&[u8]| {
-        if control {
+    /// What a key's or value's bytes are shown as: text, or (a record the
+    /// topic's decoders read) their length, its fields following.
+    fn bytes_text(&self, name: &str, b: &[u8]) -> String {
+        let inner = matches!(name, "key" | "value");
+        if inner && self.header.is_control() {
             format!(
                 "{} bytes of a control record, field by field below",
                 b.len()
             )
-        } else if topic != Topic::Plain {
+        } else if inner && self.topic != Topic::Plain {
             format!("{} bytes, field by field below", b.len())
         } else {
             text(b)
         }
-    };
-    let bytes = t.field(name, |c| c.bytes(len as usize), show)?;
-    Ok(Some((at, bytes)))
+    }
+
+    /// After a field: a key's or value's own fields, a record header's
+    /// number and depth.
+    fn after(&mut self, f: &Read<'_>) {
+        let null = f.value == Value::Varint(-1);
+        let end = f.position + f.bytes.len() as u64;
+        match (f.name, f.value) {
+            ("keyLength", _) if null => self.kind = self.key_fields(end, None),
+            ("key", Value::Bytes(k)) => self.kind = self.key_fields(end, Some((f.position, k))),
+            ("valueLength", _) if null => self.value_fields(end, None),
+            ("value", Value::Bytes(v)) => self.value_fields(end, Some((f.position, v))),
+            ("headerCount", _) => self.depth = 2,
+            ("headerValueLength", _) if null => self.header_no += 1,
+            ("headerValue", _) => self.header_no += 1,
+            _ => {}
+        }
+    }
+
+    /// A key's own fields (a note about it at `end`, after its bytes);
+    /// what they say the value is.
+    fn key_fields(&mut self, end: u64, key: Option<(u64, &[u8])>) -> Decoded {
+        let mut t = Tracer {
+            c: Cursor::new(&[], end),
+            out: &mut *self.out,
+            decompressed: self.decompressed,
+            depth: 1,
+        };
+        match (self.header.is_control(), self.topic) {
+            (true, _) => Decoded::Control(key.and_then(|(at, k)| control_key(&mut t, at, k))),
+            (false, Topic::Offsets) => Decoded::Coordinator(
+                key.and_then(|(at, k)| coordinator_key(&mut t, at, k, RecordTable::Offsets)),
+            ),
+            (false, Topic::ShareGroupState) => Decoded::Coordinator(
+                key.and_then(|(at, k)| coordinator_key(&mut t, at, k, RecordTable::Share)),
+            ),
+            (false, Topic::Metadata) => Decoded::Metadata,
+            (false, Topic::Plain) => Decoded::Plain,
+        }
+    }
+
+    /// A value's own fields, as the key said (a note about it at `end`,
+    /// after its bytes).
+    fn value_fields(&mut self, end: u64, value: Option<(u64, &[u8])>) {
+        let mut t = Tracer {
+            c: Cursor::new(&[], end),
+            out: &mut *self.out,
+            decompressed: self.decompressed,
+            depth: 1,
+        };
+        match self.kind {
+            Decoded::Control(k) => control_value(&mut t, value, k),
+            Decoded::Coordinator(rt) => coordinator_value(&mut t, value, rt),
+            Decoded::Metadata => metadata_value(&mut t, value),
+            Decoded::Plain => {}
+        }
+    }
 }
 
 /// Run `f` over a key's or value's own bytes at depth 2, then put the
@@ -389,38 +427,33 @@ enum Decoded {
 /// (`AbstractApiMessageSerde`: uvarint frameVersion, apiKey, version), then
 /// every field of the record's schema (`crate::metadata::records`).
 fn metadata_value<'a>(t: &mut Tracer<'a, '_>, value: Option<(u64, &'a [u8])>) {
+    use crate::metadata::records::{frame_traced, metadata_schema};
     let Some((at, v)) = value else { return };
+    let show = |name: &str, n: i64| match name {
+        "apiKey" => {
+            let schema = u16::try_from(n).ok().and_then(metadata_schema);
+            format!("{n} ({})", schema.map_or("unknown", |s| s.name))
+        }
+        _ => n.to_string(),
+    };
     inside(t, at, v, |t| {
-        let _ = (|| -> Result<(), DecodeError> {
-            t.field("value: frameVersion (uvarint)", Cursor::uvarint, |v| {
-                v.to_string()
-            })?;
-            let key = t.field("value: apiKey (uvarint)", Cursor::uvarint, |v| {
-                let name = u16::try_from(*v)
-                    .ok()
-                    .and_then(crate::metadata::records::metadata_schema)
-                    .map_or("unknown", |s| s.name);
-                format!("{v} ({name})")
-            })?;
-            let version = t.field("value: version (uvarint)", Cursor::uvarint, |v| {
-                v.to_string()
-            })?;
-            match u16::try_from(key)
-                .ok()
-                .and_then(crate::metadata::records::metadata_schema)
-            {
+        let mut c = t.c.clone();
+        let frame = frame_traced(&mut c, &mut Side::new(t, "value").showing(&show));
+        t.c = c;
+        match frame {
+            Ok(frame) => match metadata_schema(frame.api_key) {
                 Some(schema) => schema_fields(
                     t,
                     "value",
                     schema,
-                    i16::try_from(version).unwrap_or(i16::MAX),
+                    frame.version,
                     true,
                     "garbage to Kafka: AbstractApiMessageSerde refuses a record with bytes left",
                 ),
                 None => t.note("value", "an apiKey klog does not know: not decoded".into()),
-            }
-            Ok(())
-        })();
+            },
+            Err(e) => t.note("value", format!("does not decode: {e}")),
+        }
     });
 }
 
@@ -438,14 +471,17 @@ fn rest_of(t: &mut Tracer<'_, '_>, name: &str, what: &str) -> Result<(), DecodeE
 fn control_key<'a>(t: &mut Tracer<'a, '_>, at: u64, k: &'a [u8]) -> Option<ControlType> {
     let mut kind = None;
     inside(t, at, k, |t| {
-        let _ = (|| -> Result<(), DecodeError> {
-            t.field("key: version (int16)", Cursor::i16, |v| v.to_string())?;
-            let id = t.field("key: type (int16)", Cursor::i16, |v| {
-                format!("{v} ({})", ControlType::from_id(*v).name())
-            })?;
-            kind = Some(ControlType::from_id(id));
-            rest_of(t, "key: bytes after the type", "not read by Kafka")
-        })();
+        let mut side = Side::new(t, "key").showing(&control_type);
+        let decoded = control::decode_key_traced(k, at, &mut side);
+        let read = side.read;
+        t.c.skip(read);
+        match decoded {
+            Ok((_, k)) => {
+                kind = Some(k);
+                let _ = rest_of(t, "key: bytes after the type", "not read by Kafka");
+            }
+            Err(e) => t.note("key", format!("does not decode: {e}")),
+        }
     });
     kind
 }
@@ -464,17 +500,20 @@ fn control_value<'a>(
     };
     inside(t, at, v, |t| match kind {
         Some(ControlType::Abort | ControlType::Commit) => {
-            let _ = (|| -> Result<(), DecodeError> {
-                t.field("value: version (int16)", Cursor::i16, |v| v.to_string())?;
-                t.field("value: coordinatorEpoch (int32)", Cursor::i32, |v| {
-                    v.to_string()
-                })?;
-                rest_of(
-                    t,
-                    "value: bytes after the marker",
-                    "not read by Kafka (a newer marker version's fields)",
-                )
-            })();
+            let mut side = Side::new(t, "value");
+            let decoded = control::decode_marker_traced(v, at, at, &mut side);
+            let read = side.read;
+            t.c.skip(read);
+            match decoded {
+                Ok(_) => {
+                    let _ = rest_of(
+                        t,
+                        "value: bytes after the marker",
+                        "not read by Kafka (a newer marker version's fields)",
+                    );
+                }
+                Err(e) => t.note("value", format!("does not decode: {e}")),
+            }
         }
         Some(k) => match crate::metadata::records::CONTROL
             .iter()
@@ -495,6 +534,56 @@ fn control_value<'a>(
         },
         None => t.note("value", "the key does not decode: not decoded".into()),
     });
+}
+
+/// The fields a decoder reads inside a key or value, named `{side}:
+/// {field} ({type})`, each value shown by `show` (the field's name, its
+/// number): a type's name beside its id.
+struct Side<'t, 'a, 'o, 's> {
+    t: &'t mut Tracer<'a, 'o>,
+    side: &'static str,
+    show: &'s dyn Fn(&str, i64) -> String,
+    /// How many bytes the fields read took, from the first.
+    read: usize,
+}
+
+impl<'t, 'a, 'o, 's> Side<'t, 'a, 'o, 's> {
+    fn new(t: &'t mut Tracer<'a, 'o>, side: &'static str) -> Self {
+        Side {
+            t,
+            side,
+            show: &|_, n| n.to_string(),
+            read: 0,
+        }
+    }
+
+    fn showing(mut self, show: &'s dyn Fn(&str, i64) -> String) -> Self {
+        self.show = show;
+        self
+    }
+}
+
+impl<'b> Trace<'b> for Side<'_, '_, '_, '_> {
+    fn read(&mut self, f: Read<'b>) {
+        self.read += f.bytes.len();
+        let t = &mut *self.t;
+        (t.out)(&Field {
+            position: f.position,
+            decompressed: t.decompressed,
+            depth: t.depth,
+            bytes: f.bytes,
+            name: format!("{}: {} ({})", self.side, f.name, f.value.type_name()),
+            value: (self.show)(f.name, f.value.number()),
+        });
+    }
+}
+
+/// A control record key's type beside its id.
+fn control_type(name: &str, n: i64) -> String {
+    match name {
+        "type" => format!("{n} ({})", ControlType::from_id(n as i16).name()),
+        _ => n.to_string(),
+    }
 }
 
 /// Which coordinator's records a topic holds.
@@ -519,17 +608,19 @@ fn coordinator_key<'a>(
         RecordTable::Offsets => records::group_record_type(id),
         RecordTable::Share => records::SHARE_RECORDS.iter().find(|r| r.id == id),
     };
+    let show = |_: &str, n: i64| {
+        let name = i16::try_from(n)
+            .ok()
+            .and_then(find)
+            .map_or("unknown: not decoded", |r| r.name);
+        format!("{n} ({name})")
+    };
     let mut record_type = None;
     inside(t, at, k, |t| {
-        let Ok(id) = t.field("key: recordType (int16)", Cursor::i16, |v| {
-            format!(
-                "{v} ({})",
-                find(*v).map_or("unknown: not decoded", |r| r.name)
-            )
-        }) else {
-            return;
-        };
-        record_type = find(id);
+        let mut c = t.c.clone();
+        let read = records::record_type_traced(&mut c, &mut Side::new(t, "key").showing(&show));
+        t.c = c;
+        record_type = read.ok().and_then(find);
         if let Some(rt) = record_type {
             schema_fields(t, "key", &rt.key, 0, false, "not read by Kafka");
         }
@@ -549,10 +640,13 @@ fn coordinator_value<'a>(
         return;
     };
     inside(t, at, v, |t| {
-        let Ok(version) = t.field("value: version (int16)", Cursor::i16, |v| v.to_string()) else {
+        let mut c = t.c.clone();
+        let read =
+            crate::offsets::records::value_version_traced(&mut c, &mut Side::new(t, "value"));
+        t.c = c;
+        let (Ok(version), Some(rt)) = (read, record_type) else {
             return;
         };
-        let Some(rt) = record_type else { return };
         schema_fields(t, "value", &rt.value, version, false, "not read by Kafka");
     });
 }

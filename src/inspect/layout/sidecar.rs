@@ -5,17 +5,24 @@
 //! `.kafka_cleanshutdown`) line by line, each as `position  raw bytes
 //! field  value` with what Kafka does with the value.
 //!
-//! The byte positions and field names follow the decoders'
-//! ([`format::index`](crate::format::index), [`txn::snapshot`](crate::txn::snapshot),
-//! [`log::checkpoint`](crate::log::checkpoint), [`log::meta`](crate::log::meta)); a
-//! file that does not decode is annotated up to the bad byte or line, and
-//! the error says where. Fields are handed to a callback one at a time,
+//! The fields are the decoders' own reads: the binary files' decoders
+//! ([`format::index`](crate::format::index)'s entries,
+//! [`txn::snapshot`](crate::txn::snapshot)) hand each field to a
+//! [`Trace`](crate::format::trace::Trace) as they read it, and each text
+//! line is read by its file's reader ([`log::checkpoint::read_line`](crate::log::checkpoint::read_line),
+//! [`parse_partition_metadata`](crate::log::meta::parse_partition_metadata),
+//! [`parse_properties`](crate::log::meta::parse_properties));
+//! a file that does not decode is annotated up to where its decoder stops,
+//! and the decoder's error says where. Fields are handed to a callback one at a time,
 //! so a 10 MiB preallocated index costs no memory.
 
 use crate::format::crc::crc32c;
 use crate::format::cursor::Cursor;
 use crate::format::index::{self, OFFSET_ENTRY_LEN, TIME_ENTRY_LEN, TXN_ENTRY_LEN};
-use crate::log::checkpoint;
+use crate::format::trace::{Each, Read};
+use crate::log::checkpoint::{self, Entries, Line};
+use crate::log::meta;
+use crate::txn::snapshot;
 
 pub use crate::format::annotation::FileField;
 
@@ -118,11 +125,11 @@ pub fn layout(kind: FileKind, bytes: &[u8], emit: &mut dyn FnMut(FileField)) -> 
         FileKind::TxnIndex => txn_index(bytes, emit),
         FileKind::Snapshot { offset } => snapshot(bytes, offset, emit),
         FileKind::OffsetCheckpoint(name) => text_lines(bytes, emit, |n, line| {
-            checkpoint_line(n, line, 3, offset_meaning(name))
+            checkpoint_line(n, line, Entries::TopicPartitionOffset, offset_meaning(name))
         })
         .or_else(|| entry_count(bytes)),
         FileKind::LeaderEpochCheckpoint => text_lines(bytes, emit, |n, line| {
-            checkpoint_line(n, line, 2, |parts| {
+            checkpoint_line(n, line, Entries::EpochStartOffset, |parts| {
                 format!(
                     "leader epoch {} began at offset {}: the first offset written under it",
                     parts[0], parts[1]
@@ -130,8 +137,24 @@ pub fn layout(kind: FileKind, bytes: &[u8], emit: &mut dyn FnMut(FileField)) -> 
             })
         })
         .or_else(|| entry_count(bytes)),
-        FileKind::PartitionMetadata => text_lines(bytes, emit, partition_metadata_line),
-        FileKind::MetaProperties => text_lines(bytes, emit, meta_properties_line),
+        FileKind::PartitionMetadata => {
+            let refused = meta::parse_partition_metadata(&String::from_utf8_lossy(bytes)).err();
+            text_lines(bytes, emit, |n, _| {
+                partition_metadata_line(n, refused.as_ref())
+            })
+            .or_else(|| refused.map(|(n, why)| format!("line {n}: {why}")))
+        }
+        FileKind::MetaProperties => {
+            // As `read_meta_properties` reads it: ISO 8859-1, Java's rules.
+            let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+            let props = meta::parse_properties(&text);
+            let refused = props.as_ref().err().cloned();
+            let props = props.unwrap_or_default();
+            text_lines(bytes, emit, |n, line| {
+                meta_properties_line(n, line, &props, refused.as_ref())
+            })
+            .or_else(|| refused.map(|(n, why)| format!("line {n}: {why}")))
+        }
         FileKind::QuorumState | FileKind::CleanShutdown => text_lines(bytes, emit, |_, line| {
             match serde_json::from_str::<serde_json::Value>(line) {
                 Ok(serde_json::Value::Object(m)) => Ok((
@@ -147,84 +170,36 @@ pub fn layout(kind: FileKind, bytes: &[u8], emit: &mut dyn FnMut(FileField)) -> 
     }
 }
 
-/// A binary field read with `read`, shown with `show`.
-fn field<'a, T>(
-    c: &mut Cursor<'a>,
-    depth: u8,
-    name: &str,
-    read: impl FnOnce(&mut Cursor<'a>) -> Result<T, crate::DecodeError>,
-    show: impl FnOnce(&T) -> String,
-    emit: &mut dyn FnMut(FileField),
-) -> Result<T, crate::DecodeError> {
-    let start = c.position();
-    let before = c.rest();
-    let v = read(c)?;
-    let len = (c.position() - start) as usize;
-    emit(FileField {
-        position: start,
+/// A field a decoder read, at `depth`, shown as `value`; named
+/// `{name} ({type})`.
+fn shown(f: &Read<'_>, depth: u8, name: &str, value: String) -> FileField {
+    FileField {
+        position: f.position,
         depth,
-        bytes: before.get(..len).unwrap_or(&[]).to_vec(),
-        field: name.to_string(),
-        value: show(&v),
-    });
-    Ok(v)
-}
-
-/// A number field of a producer entry, shown with `none` when it is
-/// negative (Kafka's "no such thing") and else with `some`.
-fn num(
-    c: &mut Cursor<'_>,
-    name: &str,
-    read: fn(&mut Cursor<'_>) -> Result<i64, crate::DecodeError>,
-    none: Option<&str>,
-    some: impl FnOnce(i64) -> String,
-    emit: &mut dyn FnMut(FileField),
-) -> Result<i64, crate::DecodeError> {
-    field(
-        c,
-        1,
-        name,
-        read,
-        |v| match none {
-            Some(n) if *v < 0 => format!("{v}: {n}"),
-            _ => some(*v),
-        },
-        emit,
-    )
-}
-
-/// A version field (int16) that must be `expected` (the reader refuses any
-/// other, so the listing stops there).
-fn version(
-    c: &mut Cursor<'_>,
-    depth: u8,
-    schema: &'static str,
-    expected: i16,
-    shown: &str,
-    emit: &mut dyn FnMut(FileField),
-) -> Result<(), crate::DecodeError> {
-    let at = c.position();
-    let v = field(
-        c,
-        depth,
-        "version (int16)",
-        Cursor::i16,
-        |v| {
-            if *v == expected {
-                shown.to_string()
-            } else {
-                format!("{v}: Kafka reads only version {expected}")
-            }
-        },
-        emit,
-    )?;
-    if v != expected {
-        return Err(crate::DecodeError::new(
-            at,
-            crate::DecodeErrorKind::UnknownVersion { schema, version: v },
-        ));
+        bytes: f.bytes.to_vec(),
+        field: format!("{name} ({})", f.value.type_name()),
+        value,
     }
-    Ok(())
+}
+
+/// A version field's value: `expected` as `shown`, any other as one the
+/// reader refuses (the decoder then stops the listing).
+fn version_text(v: i64, expected: i64, shown: &str) -> String {
+    if v == expected {
+        shown.to_string()
+    } else {
+        format!("{v}: Kafka reads only version {expected}")
+    }
+}
+
+/// A number that is negative for Kafka's "no such thing": `none` then,
+/// else `some`.
+fn or_none(v: i64, none: &str, some: impl FnOnce() -> String) -> String {
+    if v < 0 {
+        format!("{v}: {none}")
+    } else {
+        some()
+    }
 }
 
 fn note(position: u64, depth: u8, name: &str, value: String, emit: &mut dyn FnMut(FileField)) {
@@ -312,61 +287,41 @@ fn offset_index(bytes: &[u8], base: i64, emit: &mut dyn FnMut(FileField)) -> Opt
     let empty =
         "a segment gets its first entry once more than index.interval.bytes (4096) were appended";
     sparse_index(bytes, OFFSET_ENTRY_LEN, empty, emit, |c, emit| {
-        let rel = field(
-            c,
-            1,
-            "relativeOffset (int32)",
-            Cursor::i32,
-            |v| {
-                format!(
-                    "{v}: offset {} (base {base} + {v}), the last offset of the batch below",
-                    base + i64::from(*v)
-                )
-            },
-            emit,
-        )?;
-        field(
-            c,
-            1,
-            "position (int32)",
-            Cursor::i32,
-            |v| {
-                format!(
-                    "{v}: the .log byte where the batch holding offset {} starts",
-                    base + i64::from(rel)
-                )
-            },
-            emit,
-        )?;
-        Ok(())
+        let mut offset = base;
+        let each = |f: Read<'_>| {
+            let v = f.value.number();
+            let value = match f.name {
+                "relativeOffset" => {
+                    offset = base + v;
+                    format!("{v}: offset {offset} (base {base} + {v}), the last offset of the batch below")
+                }
+                _ => format!("{v}: the .log byte where the batch holding offset {offset} starts"),
+            };
+            emit(shown(&f, 1, f.name, value));
+        };
+        index::offset_entry_traced(c, base, &mut Each(each)).map(|_| ())
     })
 }
 
 fn time_index(bytes: &[u8], base: i64, emit: &mut dyn FnMut(FileField)) -> Option<String> {
     let empty = "entries come with the offset index's";
     sparse_index(bytes, TIME_ENTRY_LEN, empty, emit, |c, emit| {
-        let ts = field(
-            c,
-            1,
-            "timestamp (int64)",
-            Cursor::i64,
-            |v| format!("{v}: the largest timestamp in the segment so far"),
-            emit,
-        )?;
-        field(
-            c,
-            1,
-            "relativeOffset (int32)",
-            Cursor::i32,
-            |v| {
-                format!(
-                "{v}: offset {}, where timestamp {ts} was reached; records after {ts} come later",
-                base + i64::from(*v)
-            )
-            },
-            emit,
-        )?;
-        Ok(())
+        let mut ts = 0;
+        let each = |f: Read<'_>| {
+            let v = f.value.number();
+            let value = match f.name {
+                "timestamp" => {
+                    ts = v;
+                    format!("{v}: the largest timestamp in the segment so far")
+                }
+                _ => format!(
+                    "{v}: offset {}, where timestamp {ts} was reached; records after {ts} come later",
+                    base + v
+                ),
+            };
+            emit(shown(&f, 1, f.name, value));
+        };
+        index::time_entry_traced(c, base, &mut Each(each)).map(|_| ())
     })
 }
 
@@ -382,49 +337,28 @@ fn txn_index(bytes: &[u8], emit: &mut dyn FnMut(FileField)) -> Option<String> {
             String::new(),
             emit,
         );
-        let r = (|| {
-            version(&mut c, 1, "AbortedTxn", 0, "0", emit)?;
-            field(
-                &mut c,
-                1,
-                "producerId (int64)",
-                Cursor::i64,
-                |v| v.to_string(),
-                emit,
-            )?;
-            let first = field(
-                &mut c,
-                1,
-                "firstOffset (int64)",
-                Cursor::i64,
-                |v| format!("{v}: the transaction's first offset (perhaps in an earlier segment)"),
-                emit,
-            )?;
-            let last = field(
-                &mut c,
-                1,
-                "lastOffset (int64)",
-                Cursor::i64,
-                |v| {
+        let (mut first, mut last) = (0, 0);
+        let each = |f: Read<'_>| {
+            let v = f.value.number();
+            let value = match f.name {
+                "version" => version_text(v, 0, "0"),
+                "firstOffset" => {
+                    first = v;
+                    format!("{v}: the transaction's first offset (perhaps in an earlier segment)")
+                }
+                "lastOffset" => {
+                    last = v;
                     format!("{v}: the ABORT marker; a read_committed consumer skips the producer's batches in {first}..={v}")
-                },
-                emit,
-            )?;
-            field(
-                &mut c,
-                1,
-                "lastStableOffset (int64)",
-                Cursor::i64,
-                |v| {
-                    format!(
+                }
+                "lastStableOffset" => format!(
                     "{v}: the last stable offset when the marker was written; a fetch ending at or below it reads no further entries{}",
-                    if *v == last + 1 { " (marker + 1: no other transaction was open)" } else { "" }
-                )
-                },
-                emit,
-            )
-        })();
-        if let Err(e) = r {
+                    if v == last + 1 { " (marker + 1: no other transaction was open)" } else { "" }
+                ),
+                _ => v.to_string(),
+            };
+            emit(shown(&f, 1, f.name, value));
+        };
+        if let Err(e) = index::txn_entry_traced(&mut c, &mut Each(each)) {
             return Some(e.to_string());
         }
         i += 1;
@@ -449,174 +383,91 @@ fn txn_index(bytes: &[u8], emit: &mut dyn FnMut(FileField)) -> Option<String> {
 
 /// What each snapshot field of a producer is for, in Kafka's rules.
 fn snapshot(bytes: &[u8], offset: i64, emit: &mut dyn FnMut(FileField)) -> Option<String> {
-    let mut c = Cursor::new(bytes, 0);
-    let r = (|| {
-        version(
-            &mut c,
-            0,
-            "ProducerSnapshot",
-            1,
-            "1 (ProducerSnapshot)",
-            emit,
-        )?;
-        let computed = crc32c(bytes.get(6..).unwrap_or(&[]));
-        let crc_at = c.position();
-        field(
-            &mut c,
-            0,
-            "crc (uint32)",
-            Cursor::u32,
-            |v| {
+    let computed = crc32c(bytes.get(6..).unwrap_or(&[]));
+    let mut producer = 0;
+    let (mut last_seq, mut last_offset) = (0, 0);
+    let each = |f: Read<'_>| {
+        let v = f.value.number();
+        let (depth, name, value) = match f.name {
+            "version" => (0, "version", version_text(v, 1, "1 (ProducerSnapshot)")),
+            "crc" => (
+                0,
+                "crc",
                 format!(
                     "0x{v:08x}; CRC-32C of bytes 6..{} is 0x{computed:08x}: {}",
                     bytes.len(),
-                    if *v == computed {
+                    if v == i64::from(computed) {
                         "valid"
                     } else {
                         "MISMATCH (the broker deletes the snapshot and rebuilds from the log)"
                     }
-                )
-            },
-            emit,
-        )?;
-        let n = field(
-            &mut c,
-            0,
-            "producer count (int32)",
-            Cursor::i32,
-            |v| {
-                format!("{v}: the producers known at offset {offset} (the file name: the state is valid up to it)")
-            },
-            emit,
-        )?;
-        for i in 0..n.max(0) {
+                ),
+            ),
+            "count" => (0, "producer count", format!("{v}: the producers known at offset {offset} (the file name: the state is valid up to it)")),
+            name => (1, name, entry_text(name, v, &mut last_seq, &mut last_offset)),
+        };
+        if f.name == "producerId" {
             note(
-                c.position(),
+                f.position,
                 0,
-                &format!("producer {i}"),
+                &format!("producer {producer}"),
                 String::new(),
                 emit,
             );
-            snapshot_entry(&mut c, emit)?;
+            producer += 1;
         }
-        if !c.is_empty() {
-            return Err(c.error(crate::DecodeErrorKind::TrailingBytes {
-                field: "snapshot entries",
-                remaining: c.remaining() as u64,
-            }));
-        }
-        Ok((crc_at, computed))
-    })();
-    match r {
+        emit(shown(&f, depth, name, value));
+    };
+    match snapshot::decode_traced(bytes, &mut Each(each)) {
         Err(e) => Some(e.to_string()),
-        Ok((at, computed)) => {
-            let stored = bytes
-                .get(at as usize..at as usize + 4)
-                .and_then(|b| b.try_into().ok())
-                .map(u32::from_be_bytes);
-            (stored != Some(computed)).then(|| {
-                format!(
-                    "byte {at}: CRC mismatch: stored 0x{:08X}, computed 0x{computed:08X}",
-                    stored.unwrap_or_default()
-                )
-            })
-        }
+        Ok(s) => (s.crc != s.computed_crc).then(|| {
+            format!(
+                "byte 2: CRC mismatch: stored 0x{:08X}, computed 0x{:08X}",
+                s.crc, s.computed_crc
+            )
+        }),
     }
 }
 
-/// A producer's entry of a snapshot, field by field.
-fn snapshot_entry(
-    c: &mut Cursor<'_>,
-    emit: &mut dyn FnMut(FileField),
-) -> Result<(), crate::DecodeError> {
-    num(
-        c,
-        "producerId (int64)",
-        |c| c.i64(),
-        None,
-        |v| format!("{v}: the key every check looks up"),
-        emit,
-    )?;
-    num(
-        c,
-        "epoch (int16)",
-        |c| c.i16().map(i64::from),
-        None,
-        |v| {
-            format!("{v}: a batch or marker with a lower epoch is refused (InvalidProducerEpochException)")
-        },
-        emit,
-    )?;
-    let last_seq = num(
-        c,
-        "lastSequence (int32)",
-        |c| c.i32().map(i64::from),
-        Some("no batch at this epoch; the next must start at sequence 0"),
-        |v| {
-            format!(
-                "{v}: the next batch at this epoch must start at {} (OutOfOrderSequenceException)",
-                crate::format::batch::increment_sequence(v as i32, 1)
-            )
-        },
-        emit,
-    )?;
-    let last_offset = num(
-        c,
-        "lastOffset (int64)",
-        |c| c.i64(),
-        Some("no batch kept (the broker reloads no batch metadata)"),
-        |v| format!("{v}: the last offset of the producer's last batch"),
-        emit,
-    )?;
-    num(
-        c,
-        "offsetDelta (int32)",
-        |c| c.i32().map(i64::from),
-        None,
-        |v| {
-            if last_offset < 0 {
-                v.to_string()
-            } else {
+/// What a field of a producer's snapshot entry says (`last_seq` and
+/// `last_offset` remember the entry's own, for the fields after them).
+fn entry_text(name: &str, v: i64, last_seq: &mut i64, last_offset: &mut i64) -> String {
+    use crate::format::batch::{decrement_sequence, increment_sequence};
+    match name {
+        "producerId" => format!("{v}: the key every check looks up"),
+        "epoch" => format!("{v}: a batch or marker with a lower epoch is refused (InvalidProducerEpochException)"),
+        "lastSequence" => {
+            *last_seq = v;
+            or_none(v, "no batch at this epoch; the next must start at sequence 0", || {
                 format!(
-                "{v}: that batch holds sequences {}..={last_seq} at offsets {}..={last_offset}; a retry of exactly it is a duplicate, answered with these offsets",
-                crate::format::batch::decrement_sequence(last_seq as i32, v as i32),
-                last_offset - v
-            )
-            }
-        },
-        emit,
-    )?;
-    num(
-        c,
-        "timestamp (int64)",
-        |c| c.i64(),
-        None,
-        |v| {
-            format!("{v}: the last write; a producer idle for producer.id.expiration.ms without an open transaction is dropped")
-        },
-        emit,
-    )?;
-    num(
-        c,
-        "coordinatorEpoch (int32)",
-        |c| c.i32().map(i64::from),
-        Some("no marker yet"),
-        |v| {
+                    "{v}: the next batch at this epoch must start at {} (OutOfOrderSequenceException)",
+                    increment_sequence(v as i32, 1)
+                )
+            })
+        }
+        "lastOffset" => {
+            *last_offset = v;
+            or_none(v, "no batch kept (the broker reloads no batch metadata)", || {
+                format!("{v}: the last offset of the producer's last batch")
+            })
+        }
+        "offsetDelta" if *last_offset < 0 => v.to_string(),
+        "offsetDelta" => format!(
+            "{v}: that batch holds sequences {}..={} at offsets {}..={}; a retry of exactly it is a duplicate, answered with these offsets",
+            decrement_sequence(*last_seq as i32, v as i32),
+            last_seq,
+            *last_offset - v,
+            last_offset
+        ),
+        "timestamp" => format!("{v}: the last write; a producer idle for producer.id.expiration.ms without an open transaction is dropped"),
+        "coordinatorEpoch" => or_none(v, "no marker yet", || {
             format!("{v}: a marker from an older coordinator epoch is refused (TransactionCoordinatorFencedException)")
-        },
-        emit,
-    )?;
-    num(
-        c,
-        "currentTxnFirstOffset (int64)",
-        |c| c.i64(),
-        Some("no open transaction"),
-        |v| {
+        }),
+        "currentTxnFirstOffset" => or_none(v, "no open transaction", || {
             format!("{v}: an open transaction's first offset: the last stable offset stays at or below it")
-        },
-        emit,
-    )?;
-    Ok(())
+        }),
+        _ => v.to_string(),
+    }
 }
 
 /// Annotate a text file line by line: `annotate` gives a line's field name
@@ -665,46 +516,22 @@ fn text_lines(
     problem
 }
 
-/// One line of a checkpoint (`CheckpointFile`): the version, the count,
-/// then entries of `fields` whitespace-separated fields.
+/// One line of a checkpoint as [`checkpoint::read_line`] reads it: the
+/// version, the count, then entries, each said by `meaning`.
 fn checkpoint_line(
     n: usize,
     line: &str,
-    fields: usize,
+    entries: Entries,
     meaning: impl Fn(&[&str]) -> String,
 ) -> Result<(String, String), String> {
-    match n {
-        1 => match line.trim() {
-            "0" => Ok((
-                "version".into(),
-                "the only version Kafka writes and reads".into(),
-            )),
-            v => Err(format!(
-                "version {v:?}: Kafka expects 0 and refuses the file"
-            )),
-        },
-        2 => line
-            .trim()
-            .parse::<u32>()
-            .map(|c| ("entry count".into(), format!("exactly {c} lines follow")))
-            .map_err(|_| "the entry count is not a number".to_string()),
-        _ => {
-            let parts: Vec<&str> = line.split_whitespace().collect();
-            if parts.len() != fields {
-                return Err(format!(
-                    "{} fields where Kafka wants exactly {fields}: a malformed line fails the whole file",
-                    parts.len()
-                ));
-            }
-            if parts
-                .iter()
-                .skip(fields - 2)
-                .any(|p| p.parse::<i64>().is_err())
-            {
-                return Err("a number does not parse".into());
-            }
-            Ok((format!("entry {}", n - 2), meaning(&parts)))
-        }
+    match checkpoint::read_line(n, line, entries) {
+        Ok(Line::Version) => Ok((
+            "version".into(),
+            "the only version Kafka writes and reads".into(),
+        )),
+        Ok(Line::Count(c)) => Ok(("entry count".into(), format!("exactly {c} lines follow"))),
+        Ok(Line::Entry(parts)) => Ok((format!("entry {}", n - 2), meaning(&parts))),
+        Err(why) => Err(format!("{why}: Kafka refuses the whole file")),
     }
 }
 
@@ -714,10 +541,8 @@ fn entry_count(bytes: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(bytes);
     let mut lines = text.lines();
     let count: usize = lines.nth(1)?.trim().parse().ok()?;
-    let found = lines.count();
-    (found != count).then(|| {
-        format!("line 2: expected {count} entries, found {found}: Kafka refuses the whole file")
-    })
+    let why = checkpoint::count_mismatch(count, lines.count())?;
+    Some(format!("line 2: {why}: Kafka refuses the whole file"))
 }
 
 /// What the offset of a `topic partition offset` checkpoint is.
@@ -735,22 +560,31 @@ fn offset_meaning(name: &'static str) -> impl Fn(&[&str]) -> String {
     }
 }
 
-fn partition_metadata_line(n: usize, line: &str) -> Result<(String, String), String> {
-    let value = line.split_once(':').map(|(_, v)| v.trim());
-    match (n, value) {
-        (1, Some(v)) => match v.parse::<i32>() {
-            Ok(n) if n >= 0 => Ok(("version".into(), "PartitionMetadataFile's version (0)".into())),
-            _ => Err("the version is not a number of at least 0".into()),
-        },
-        (2, Some(v)) => crate::log::meta::Uuid::parse(v)
-            .map(|_| ("topic_id".into(), "the topic id (16 bytes, URL-safe base64 without padding); a folder with another id is not this topic's".into()))
-            .map_err(|why| format!("topic id {why}")),
-        (1 | 2, None) => Err("no \"name: value\"".into()),
+/// Line `n` of a `partition.metadata` that its reader
+/// ([`meta::parse_partition_metadata`]) refused at a line, or read.
+fn partition_metadata_line(
+    n: usize,
+    refused: Option<&(usize, String)>,
+) -> Result<(String, String), String> {
+    match (n, refused) {
+        (n, Some((at, why))) if *at == n => Err(why.clone()),
+        (1, _) => Ok(("version".into(), "PartitionMetadataFile's version (0)".into())),
+        (2, _) => Ok(("topic_id".into(), "the topic id (16 bytes, URL-safe base64 without padding); a folder with another id is not this topic's".into())),
         _ => Ok((format!("line {n}"), "not read by Kafka".into())),
     }
 }
 
-fn meta_properties_line(_n: usize, line: &str) -> Result<(String, String), String> {
+/// Line `n` of a `meta.properties` whose properties
+/// ([`meta::parse_properties`]) are `props`, or which it refused at a line.
+fn meta_properties_line(
+    n: usize,
+    line: &str,
+    props: &[meta::Property],
+    refused: Option<&(usize, String)>,
+) -> Result<(String, String), String> {
+    if let Some((_, why)) = refused.filter(|(at, _)| *at == n) {
+        return Err(why.clone());
+    }
     let t = line.trim_start();
     if t.is_empty() {
         return Ok(("blank".into(), String::new()));
@@ -758,12 +592,11 @@ fn meta_properties_line(_n: usize, line: &str) -> Result<(String, String), Strin
     if t.starts_with('#') || t.starts_with('!') {
         return Ok(("comment".into(), "Properties.store's header or date".into()));
     }
-    let (key, value) = t
-        .split_once(['=', ':'])
-        .map(|(k, v)| (k.trim(), v.trim()))
-        .unwrap_or((t, ""));
-    let meaning = match key {
-        "version" => match value {
+    let Some(p) = props.iter().find(|p| p.line == n) else {
+        return Ok(("continued".into(), "the line before continues here".into()));
+    };
+    let meaning = match p.key.as_str() {
+        "version" => match p.value.as_str() {
             "0" => "ZooKeeper-era layout (broker.id)",
             "1" => "KRaft (node.id and cluster.id required)",
             _ => "a version Kafka refuses (0 or 1)",
@@ -776,7 +609,7 @@ fn meta_properties_line(_n: usize, line: &str) -> Result<(String, String), Strin
         }
         _ => "not read by Kafka",
     };
-    Ok((key.to_string(), meaning.to_string()))
+    Ok((p.key.clone(), meaning.to_string()))
 }
 
 #[cfg(test)]
@@ -890,6 +723,11 @@ mod tests {
         );
         assert!(fields[2].value.contains("orders-0: high watermark 28"));
         let (_, err) = all(FileKind::LeaderEpochCheckpoint, b"0\n1\n3\n");
-        assert!(err.unwrap().starts_with("line 3: 1 fields"));
+        assert_eq!(
+            err.unwrap(),
+            "line 3: malformed line \"3\" (expected 2 fields): Kafka refuses the whole file"
+        );
+        let (_, err) = all(FileKind::LeaderEpochCheckpoint, b"0\n1\n3000000000 5\n");
+        assert!(err.unwrap().starts_with("line 3: epoch is not a number"));
     }
 }

@@ -37,6 +37,7 @@ use serde_json::Value;
 use crate::error::DecodeError;
 use crate::format::cursor::Cursor;
 use crate::format::schema::{last_version, Field, Leniency, Release, Schema};
+use crate::format::trace::{NoTrace, Trace, Traced};
 use crate::metadata::records::Hex;
 
 mod classic;
@@ -210,6 +211,25 @@ impl CoordinatorRecord {
     }
 }
 
+/// A coordinator record key's type, its first field
+/// (`CoordinatorRecordSerde.readMessage`: int16 recordType), handed to
+/// `trace`.
+pub fn record_type_traced<'a, T: Trace<'a>>(
+    c: &mut Cursor<'a>,
+    trace: &mut T,
+) -> Result<i16, DecodeError> {
+    Traced::new(c, trace).i16("recordType")
+}
+
+/// A coordinator record value's version, its first field (int16
+/// version), handed to `trace`.
+pub fn value_version_traced<'a, T: Trace<'a>>(
+    c: &mut Cursor<'a>,
+    trace: &mut T,
+) -> Result<i16, DecodeError> {
+    Traced::new(c, trace).i16("version")
+}
+
 /// Decode a coordinator record of `table` (GROUP_RECORDS or SHARE_RECORDS).
 /// Never fails: what does not decode is described in `error`.
 pub fn decode(
@@ -235,7 +255,7 @@ fn decode_by(
     at: u64,
 ) -> CoordinatorRecord {
     let mut c = Cursor::new(key, at);
-    let record_type = match c.i16() {
+    let record_type = match record_type_traced(&mut c, &mut NoTrace) {
         Ok(t) => t,
         Err(e) => {
             return CoordinatorRecord {
@@ -291,7 +311,7 @@ fn decode_by(
     }
     let Some(v) = value else { return out };
     let mut vc = Cursor::new(v, at);
-    let version = match vc.i16() {
+    let version = match value_version_traced(&mut vc, &mut NoTrace) {
         Ok(x) => x,
         Err(e) => {
             out.error = Some(format!("value: {e}"));
