@@ -471,3 +471,29 @@ fn a_json_line_of_a_sidecar_is_escaped_once() {
     let o = env.run(&["dump-segment", path.to_str().unwrap()], None);
     assert!(crate::support::stdout(&o).contains(&format!("\"{line}\": version = 0")));
 }
+
+/// A string field of a KRaft record holding DEL (0x7f, which JSON leaves
+/// raw) is shown escaped in the layout, as every value is: the byte itself
+/// never reaches the terminal.
+#[test]
+fn a_metadata_string_with_del_is_escaped_in_the_layout() {
+    let env = crate::support::TestEnv::new();
+    let mut log =
+        std::fs::read(env.path("fixtures/kraft44/__cluster_metadata-0/00000000000000000000.log"))
+            .unwrap();
+    let at = log
+        .windows(13)
+        .position(|w| w == b"kraft.version")
+        .expect("the fixture's FeatureLevelRecord names kraft.version");
+    log[at + 12] = 0x7f;
+    let dir = env.path("del/__cluster_metadata-0");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("00000000000000000000.log");
+    std::fs::write(&path, &log).unwrap();
+    // The CRC no longer matches (exit 1); the layout is shown whole.
+    let o = env.run(&["dump-segment", "--layout", path.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(!out.contains('\u{7f}'), "a raw DEL in the layout");
+    assert!(out.contains(r#"kraft.versio\u007f"#), "{out}");
+}

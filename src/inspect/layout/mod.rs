@@ -395,7 +395,9 @@ fn schema_fields(
             depth: t.depth + f.depth.min(5),
             bytes: body.get(off..off + f.len).unwrap_or(&[]),
             name: format!("{side}: {}", f.name),
-            value: f.value,
+            // The interpreter shows a value as JSON, which leaves DEL and
+            // the invisible characters raw: escaped as every value here is.
+            value: crate::format::escape::escape_json_text(&f.value).into_owned(),
         });
     }
     let _ = t.c.bytes(end);
