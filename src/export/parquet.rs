@@ -1,23 +1,38 @@
 //! Parquet files of flat rows (and one list of key/value structs, a
-//! record's headers), written with the `parquet` crate's low-level writer.
+//! record's headers), written with the `parquet` crate's Arrow writer.
 //!
-//! A [`Table`] buffers rows column by column and writes them as one row
-//! group whenever it holds [`Limits::rows`] rows or [`Limits::bytes`]
-//! bytes of values, so memory is bounded by one row group, never by the
-//! input. The file goes through [`Staged`]: it gets its final name only
-//! once its footer is written and synced.
+//! A [`Table`] buffers rows column by column in Arrow arrays (each column's
+//! bytes in one buffer with an offset per value, nothing allocated or
+//! reference-counted per value) and writes them as one row group whenever
+//! it holds [`Limits::rows`] rows or [`Limits::bytes`] bytes of values, so
+//! memory is bounded by one row group, never by the input. The file goes
+//! through [`Staged`]: it gets its final name only once its footer is
+//! written and synced.
 //!
-//! The schema and the buffers come from one list of [`Col`]umns, so they
-//! cannot disagree.
+//! The Parquet schema, the Arrow schema and the buffers come from one list
+//! of [`Col`]umns, so they cannot disagree. The Parquet schema is given to
+//! the writer as [`schema_text`] says, and no Arrow schema is stored in the
+//! file: a column buffered as an Arrow dictionary ([`Col::dict`]) is a plain
+//! `binary (STRING)` column to every reader.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use arrow_array::builder::{
+    ArrayBuilder, BinaryBuilder, BooleanBuilder, Int16Builder, Int32Builder, Int64Builder,
+    StringBuilder, TimestampMillisecondBuilder,
+};
+use arrow_array::types::Int32Type;
+use arrow_array::StructArray;
+use arrow_array::{ArrayRef, DictionaryArray, Int32Array, ListArray, RecordBatch, StringArray};
+use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
+use parquet::arrow::arrow_writer::{ArrowWriter, ArrowWriterOptions};
 use parquet::basic::{Compression as Codec, ZstdLevel};
-use parquet::data_type::{BoolType, ByteArray, ByteArrayType, Int32Type, Int64Type};
 use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::SchemaDescriptor;
 
 use crate::error::{Error, Result};
 use crate::log::durable::Staged;
@@ -54,6 +69,11 @@ pub struct Col {
     /// without a dictionary or min/max statistics, which would cost a hash
     /// and comparisons per value and save nothing.
     pub plain: bool,
+    /// Text that is the same over many rows in a row (a batch's or a
+    /// file's: the compression, the segment file): buffered as an Arrow
+    /// dictionary, each new value hashed once, a repeated one compared
+    /// with the one before and not copied.
+    pub dict: bool,
 }
 
 /// A column that is never null.
@@ -63,26 +83,41 @@ pub const fn req(name: &'static str, kind: Kind) -> Col {
         kind,
         optional: false,
         plain: false,
+        dict: false,
     }
 }
 
 /// A column that may be null.
 pub const fn opt(name: &'static str, kind: Kind) -> Col {
     Col {
-        name,
-        kind,
         optional: true,
-        plain: false,
+        ..req(name, kind)
     }
 }
 
 /// A column that may be null, of values that mostly differ ([`Col::plain`]).
 pub const fn opt_plain(name: &'static str, kind: Kind) -> Col {
     Col {
-        name,
-        kind,
-        optional: true,
         plain: true,
+        ..opt(name, kind)
+    }
+}
+
+/// A text column that is never null, of values repeated row after row
+/// ([`Col::dict`]).
+pub const fn req_dict(name: &'static str) -> Col {
+    Col {
+        dict: true,
+        ..req(name, Kind::Str)
+    }
+}
+
+/// A text column that may be null, of values repeated row after row
+/// ([`Col::dict`]).
+pub const fn opt_dict(name: &'static str) -> Col {
+    Col {
+        dict: true,
+        ..opt(name, Kind::Str)
     }
 }
 
@@ -128,79 +163,236 @@ pub enum Val<'a> {
     Headers(&'a [(String, Option<&'a [u8]>)]),
 }
 
-/// The values buffered for one leaf column.
-enum Values {
-    I64(Vec<i64>),
-    I32(Vec<i32>),
-    Bool(Vec<bool>),
-    Bytes(Arena),
-}
-
-/// Byte values buffered in one growing buffer, each a range of it: a row
-/// group of byte values costs a few allocations, not one per value (the
-/// allocator was most of an export's time). At the flush the buffer
-/// becomes one shared `Bytes` that every value is a slice of.
-#[derive(Default)]
-struct Arena {
-    buf: Vec<u8>,
-    ranges: Vec<(usize, usize)>,
-}
-
-impl Arena {
-    fn push(&mut self, b: &[u8]) {
-        let at = self.buf.len();
-        self.buf.extend_from_slice(b);
-        self.ranges.push((at, self.buf.len()));
-    }
-
-    /// The values, and the buffer emptied for the next row group (with
-    /// room for as much).
-    fn take(&mut self) -> Vec<ByteArray> {
-        let room = self.buf.len();
-        let all = bytes::Bytes::from(std::mem::replace(&mut self.buf, Vec::with_capacity(room)));
-        let values = self
-            .ranges
-            .drain(..)
-            .map(|(a, b)| ByteArray::from(all.slice(a..b)))
-            .collect();
-        values
+/// The Arrow type a column is buffered as.
+fn arrow_type(c: &Col) -> DataType {
+    match c.kind {
+        Kind::I64 => DataType::Int64,
+        Kind::I32 => DataType::Int32,
+        Kind::I16 => DataType::Int16,
+        Kind::Bool => DataType::Boolean,
+        Kind::Str if c.dict => {
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+        }
+        Kind::Str => DataType::Utf8,
+        Kind::Bytes => DataType::Binary,
+        Kind::TimestampMs => DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+        Kind::Headers => DataType::List(Arc::new(Field::new(
+            "element",
+            DataType::Struct(header_fields()),
+            false,
+        ))),
     }
 }
 
-/// One leaf column's buffer: values, and definition and repetition levels
-/// when the column has them.
-struct Leaf {
-    values: Values,
-    def: Vec<i16>,
-    rep: Vec<i16>,
-    /// Whether `def` (`rep`) is written: an optional or nested column.
-    has_def: bool,
-    has_rep: bool,
+/// The fields of one header: `key` (text, never null), `value` (bytes).
+fn header_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("key", DataType::Utf8, false),
+        Field::new("value", DataType::Binary, true),
+    ])
 }
 
-impl Leaf {
-    fn new(values: Values, has_def: bool, has_rep: bool) -> Self {
-        Leaf {
-            values,
-            def: Vec::new(),
-            rep: Vec::new(),
-            has_def,
-            has_rep,
+/// The Arrow schema of `cols`: the Parquet schema of [`schema_text`], as
+/// the buffers hold it.
+fn arrow_schema(cols: &[Col]) -> Schema {
+    Schema::new(
+        cols.iter()
+            .map(|c| Field::new(c.name, arrow_type(c), c.optional))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// A text column's values as an Arrow dictionary: the distinct values of
+/// the row group and, per row, the index of its value.
+struct Dict {
+    distinct: Vec<Box<str>>,
+    index: HashMap<Box<str>, i32, foldhash::fast::RandomState>,
+    keys: Vec<i32>,
+    nulls: NullBufferBuilder,
+    /// The index given last: rows in a row mostly repeat it.
+    last: Option<i32>,
+}
+
+impl Dict {
+    fn new() -> Self {
+        Dict {
+            distinct: Vec::new(),
+            index: HashMap::default(),
+            keys: Vec::new(),
+            nulls: NullBufferBuilder::new(0),
+            last: None,
         }
     }
 
-    fn clear(&mut self) {
-        match &mut self.values {
-            Values::I64(v) => v.clear(),
-            Values::I32(v) => v.clear(),
-            Values::Bool(v) => v.clear(),
-            Values::Bytes(v) => {
-                v.buf.clear();
-                v.ranges.clear();
+    fn push(&mut self, v: Option<&str>) {
+        let Some(v) = v else {
+            self.keys.push(0);
+            self.nulls.append_null();
+            return;
+        };
+        let same = self
+            .last
+            .filter(|&k| self.distinct.get(k as usize).is_some_and(|d| **d == *v));
+        let k = match same {
+            Some(k) => k,
+            None => match self.index.get(v) {
+                Some(&k) => k,
+                None => {
+                    let k = self.distinct.len() as i32;
+                    self.distinct.push(v.into());
+                    self.index.insert(v.into(), k);
+                    k
+                }
+            },
+        };
+        self.last = Some(k);
+        self.keys.push(k);
+        self.nulls.append_non_null();
+    }
+
+    fn finish(&mut self) -> std::result::Result<ArrayRef, arrow_schema::ArrowError> {
+        let values = StringArray::from_iter_values(self.distinct.iter());
+        let keys = Int32Array::new(
+            ScalarBuffer::from(std::mem::take(&mut self.keys)),
+            self.nulls.finish(),
+        );
+        self.distinct.clear();
+        self.index.clear();
+        self.last = None;
+        Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
+            keys,
+            Arc::new(values),
+        )?))
+    }
+}
+
+/// A record's headers: a list per row of `{key, value}` structs.
+struct Headers {
+    offsets: Vec<i32>,
+    keys: StringBuilder,
+    values: BinaryBuilder,
+}
+
+impl Headers {
+    fn new() -> Self {
+        Headers {
+            offsets: vec![0],
+            keys: StringBuilder::new(),
+            values: BinaryBuilder::new(),
+        }
+    }
+
+    /// Add one row's headers; the bytes buffered.
+    fn push(&mut self, hs: &[(String, Option<&[u8]>)]) -> usize {
+        let mut bytes = 0;
+        for (k, v) in hs {
+            self.keys.append_value(k);
+            self.values.append_option(*v);
+            bytes += k.len() + v.map_or(0, <[u8]>::len);
+        }
+        self.offsets.push(self.keys.len() as i32);
+        bytes
+    }
+
+    fn finish(&mut self) -> std::result::Result<ArrayRef, arrow_schema::ArrowError> {
+        let entries = StructArray::try_new(
+            header_fields(),
+            vec![
+                Arc::new(self.keys.finish()) as ArrayRef,
+                Arc::new(self.values.finish()),
+            ],
+            None,
+        )?;
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let field = Arc::new(Field::new(
+            "element",
+            DataType::Struct(header_fields()),
+            false,
+        ));
+        Ok(Arc::new(ListArray::try_new(
+            field,
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            Arc::new(entries),
+            None,
+        )?))
+    }
+}
+
+/// One column's buffer.
+enum Buf {
+    I64(Int64Builder),
+    I32(Int32Builder),
+    I16(Int16Builder),
+    Bool(BooleanBuilder),
+    Timestamp(TimestampMillisecondBuilder),
+    Str(StringBuilder),
+    Dict(Dict),
+    Bytes(BinaryBuilder),
+    Headers(Headers),
+}
+
+impl Buf {
+    fn new(c: &Col) -> Self {
+        match c.kind {
+            Kind::I64 => Buf::I64(Int64Builder::new()),
+            Kind::I32 => Buf::I32(Int32Builder::new()),
+            Kind::I16 => Buf::I16(Int16Builder::new()),
+            Kind::Bool => Buf::Bool(BooleanBuilder::new()),
+            Kind::TimestampMs => {
+                Buf::Timestamp(TimestampMillisecondBuilder::new().with_timezone("UTC"))
             }
+            Kind::Str if c.dict => Buf::Dict(Dict::new()),
+            Kind::Str => Buf::Str(StringBuilder::new()),
+            Kind::Bytes => Buf::Bytes(BinaryBuilder::new()),
+            Kind::Headers => Buf::Headers(Headers::new()),
         }
-        self.def.clear();
-        self.rep.clear();
+    }
+
+    /// Add `v`, which [`fits`] the column; the bytes buffered.
+    fn push(&mut self, v: Val<'_>) -> usize {
+        match (self, v) {
+            (Buf::I64(b), Val::I64(x)) => b.append_value(x),
+            (Buf::Timestamp(b), Val::I64(x)) => b.append_value(x),
+            (Buf::I32(b), Val::I32(x)) => b.append_value(x),
+            (Buf::I16(b), Val::I32(x)) => b.append_value(x as i16),
+            (Buf::Bool(b), Val::Bool(x)) => b.append_value(x),
+            (Buf::Str(b), Val::Str(x)) => {
+                b.append_value(x);
+                return x.len();
+            }
+            (Buf::Dict(d), Val::Str(x)) => d.push(Some(x)),
+            (Buf::Bytes(b), Val::Bytes(x)) => {
+                b.append_value(x);
+                return x.len();
+            }
+            (Buf::Headers(h), Val::Headers(hs)) => return h.push(hs),
+            (Buf::I64(b), Val::Null) => b.append_null(),
+            (Buf::Timestamp(b), Val::Null) => b.append_null(),
+            (Buf::I32(b), Val::Null) => b.append_null(),
+            (Buf::I16(b), Val::Null) => b.append_null(),
+            (Buf::Bool(b), Val::Null) => b.append_null(),
+            (Buf::Str(b), Val::Null) => b.append_null(),
+            (Buf::Dict(d), Val::Null) => d.push(None),
+            (Buf::Bytes(b), Val::Null) => b.append_null(),
+            // `fits` let through no other pair.
+            _ => {}
+        }
+        0
+    }
+
+    /// The buffered values as an array; the buffer empty.
+    fn finish(&mut self) -> std::result::Result<ArrayRef, arrow_schema::ArrowError> {
+        Ok(match self {
+            Buf::I64(b) => Arc::new(b.finish()),
+            Buf::I32(b) => Arc::new(b.finish()),
+            Buf::I16(b) => Arc::new(b.finish()),
+            Buf::Bool(b) => Arc::new(b.finish()),
+            Buf::Timestamp(b) => Arc::new(b.finish()),
+            Buf::Str(b) => Arc::new(b.finish()),
+            Buf::Dict(d) => d.finish()?,
+            Buf::Bytes(b) => Arc::new(b.finish()),
+            Buf::Headers(h) => h.finish()?,
+        })
     }
 }
 
@@ -228,16 +420,21 @@ pub enum PageCodec {
 /// [`finish`](Self::finish).
 pub struct Table {
     cols: &'static [Col],
-    leaves: Vec<Leaf>,
+    bufs: Vec<Buf>,
+    schema: Arc<Schema>,
     rows: usize,
     bytes: usize,
     written: u64,
     limits: Limits,
-    writer: SerializedFileWriter<Staged>,
+    writer: ArrowWriter<Staged>,
     path: std::path::PathBuf,
 }
 
 fn parquet_err(path: &Path, what: &'static str, e: parquet::errors::ParquetError) -> Error {
+    Error::io(path, what, std::io::Error::other(e))
+}
+
+fn arrow_err(path: &Path, what: &'static str, e: arrow_schema::ArrowError) -> Error {
     Error::io(path, what, std::io::Error::other(e))
 }
 
@@ -269,34 +466,18 @@ impl Table {
                     parquet::file::properties::EnabledStatistics::None,
                 );
         }
-        let props = props.build();
+        let options = ArrowWriterOptions::new()
+            .with_properties(props.build())
+            .with_skip_arrow_metadata(true)
+            .with_parquet_schema(SchemaDescriptor::new(Arc::new(schema)));
+        let arrow = Arc::new(arrow_schema(cols));
         let staged = Staged::create(path)?;
-        let writer = SerializedFileWriter::new(staged, Arc::new(schema), Arc::new(props))
+        let writer = ArrowWriter::try_new_with_options(staged, arrow.clone(), options)
             .map_err(|e| parquet_err(path, "start the Parquet file", e))?;
-        let mut leaves = Vec::new();
-        for c in cols {
-            match c.kind {
-                Kind::I64 | Kind::TimestampMs => {
-                    leaves.push(Leaf::new(Values::I64(Vec::new()), c.optional, false))
-                }
-                Kind::I32 | Kind::I16 => {
-                    leaves.push(Leaf::new(Values::I32(Vec::new()), c.optional, false))
-                }
-                Kind::Bool => leaves.push(Leaf::new(Values::Bool(Vec::new()), c.optional, false)),
-                Kind::Str | Kind::Bytes => leaves.push(Leaf::new(
-                    Values::Bytes(Arena::default()),
-                    c.optional,
-                    false,
-                )),
-                Kind::Headers => {
-                    leaves.push(Leaf::new(Values::Bytes(Arena::default()), true, true));
-                    leaves.push(Leaf::new(Values::Bytes(Arena::default()), true, true));
-                }
-            }
-        }
         Ok(Table {
             cols,
-            leaves,
+            bufs: cols.iter().map(Buf::new).collect(),
+            schema: arrow,
             rows: 0,
             bytes: 0,
             written: 0,
@@ -333,45 +514,8 @@ impl Table {
                 format!("column {} ({:?}) was given {v:?}", c.name, c.kind),
             ));
         }
-        let mut leaf = 0;
-        for (c, v) in self.cols.iter().zip(row) {
-            if let (Kind::Headers, Val::Headers(hs)) = (c.kind, v) {
-                self.bytes += push_headers(self.leaves.get_mut(leaf..).unwrap_or_default(), hs);
-                leaf += 2;
-                continue;
-            }
-            let Some(l) = self.leaves.get_mut(leaf) else {
-                break;
-            };
-            let def = i16::from(c.optional);
-            match (c.kind, *v, &mut l.values) {
-                (kind, Val::Null, _) if c.optional && kind != Kind::Headers => l.def.push(0),
-                (Kind::I64 | Kind::TimestampMs, Val::I64(x), Values::I64(vs)) => {
-                    vs.push(x);
-                    l.def.push(def);
-                }
-                (Kind::I32 | Kind::I16, Val::I32(x), Values::I32(vs)) => {
-                    vs.push(x);
-                    l.def.push(def);
-                }
-                (Kind::Bool, Val::Bool(x), Values::Bool(vs)) => {
-                    vs.push(x);
-                    l.def.push(def);
-                }
-                (Kind::Str, Val::Str(x), Values::Bytes(vs)) => {
-                    self.bytes += x.len();
-                    vs.push(x.as_bytes());
-                    l.def.push(def);
-                }
-                (Kind::Bytes, Val::Bytes(x), Values::Bytes(vs)) => {
-                    self.bytes += x.len();
-                    vs.push(x);
-                    l.def.push(def);
-                }
-                // `fits` let through no other pair.
-                _ => {}
-            }
-            leaf += 1;
+        for (b, v) in self.bufs.iter_mut().zip(row) {
+            self.bytes += b.push(*v);
         }
         self.rows += 1;
         if self.rows >= self.limits.rows || self.bytes >= self.limits.bytes {
@@ -386,29 +530,16 @@ impl Table {
             return Ok(());
         }
         let path = self.path.clone();
+        let columns = self
+            .bufs
+            .iter_mut()
+            .map(Buf::finish)
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .and_then(|columns| RecordBatch::try_new(self.schema.clone(), columns))
+            .map_err(|e| arrow_err(&path, "buffer a row group of", e))?;
         let err = |e| parquet_err(&path, "write a row group of", e);
-        let mut rg = self.writer.next_row_group().map_err(err)?;
-        for l in &mut self.leaves {
-            let Some(mut col) = rg.next_column().map_err(err)? else {
-                break;
-            };
-            let def = l.has_def.then_some(l.def.as_slice());
-            let rep = l.has_rep.then_some(l.rep.as_slice());
-            match &mut l.values {
-                Values::I64(v) => col.typed::<Int64Type>().write_batch(v, def, rep),
-                Values::I32(v) => col.typed::<Int32Type>().write_batch(v, def, rep),
-                Values::Bool(v) => col.typed::<BoolType>().write_batch(v, def, rep),
-                Values::Bytes(v) => col
-                    .typed::<ByteArrayType>()
-                    .write_batch(&v.take(), def, rep),
-            }
-            .map_err(err)?;
-            col.close().map_err(err)?;
-        }
-        rg.close().map_err(err)?;
-        for l in &mut self.leaves {
-            l.clear();
-        }
+        self.writer.write(&columns).map_err(err)?;
+        self.writer.flush().map_err(err)?;
         self.written += self.rows as u64;
         self.rows = 0;
         self.bytes = 0;
@@ -435,49 +566,13 @@ fn fits(c: &Col, v: &Val<'_>) -> bool {
     matches!(
         (c.kind, v),
         (Kind::I64 | Kind::TimestampMs, Val::I64(_))
-            | (Kind::I32 | Kind::I16, Val::I32(_))
+            | (Kind::I32, Val::I32(_))
             | (Kind::Bool, Val::Bool(_))
             | (Kind::Str, Val::Str(_))
             | (Kind::Bytes, Val::Bytes(_))
             | (Kind::Headers, Val::Headers(_))
-    ) || (c.optional && c.kind != Kind::Headers && matches!(v, Val::Null))
-}
-
-/// Add one record's headers to the key and value leaves (`leaves[0]`,
-/// `leaves[1]`): a list that is always there (definition level 0 for an
-/// empty one), each element's key required (level 1), its value optional
-/// (level 2 when present). Returns the bytes buffered.
-fn push_headers(leaves: &mut [Leaf], hs: &[(String, Option<&[u8]>)]) -> usize {
-    let [keys, values, ..] = leaves else {
-        return 0;
-    };
-    let mut bytes = 0;
-    if hs.is_empty() {
-        for l in [&mut *keys, &mut *values] {
-            l.def.push(0);
-            l.rep.push(0);
-        }
-        return 0;
-    }
-    for (i, (k, v)) in hs.iter().enumerate() {
-        let rep = i16::from(i > 0);
-        if let Values::Bytes(ks) = &mut keys.values {
-            ks.push(k.as_bytes());
-        }
-        keys.def.push(1);
-        keys.rep.push(rep);
-        bytes += k.len();
-        match (v, &mut values.values) {
-            (Some(v), Values::Bytes(vs)) => {
-                vs.push(v);
-                values.def.push(2);
-                bytes += v.len();
-            }
-            _ => values.def.push(1),
-        }
-        values.rep.push(rep);
-    }
-    bytes
+    ) || matches!((c.kind, v), (Kind::I16, Val::I32(x)) if i16::try_from(*x).is_ok())
+        || (c.optional && c.kind != Kind::Headers && matches!(v, Val::Null))
 }
 
 #[cfg(test)]
@@ -540,5 +635,56 @@ mod tests {
             "offset is required"
         );
         assert!(t.push(&[Val::Str("x"), Val::Null]).is_err());
+    }
+
+    /// An int16 column takes an int32 value only when it fits.
+    #[test]
+    fn an_int16_column_refuses_a_wider_value() {
+        const I16: &[Col] = &[req("epoch", Kind::I16)];
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            rows: 10,
+            bytes: 1 << 20,
+        };
+        let mut t =
+            Table::create(&dir.path().join("t.parquet"), I16, limits, PageCodec::None).unwrap();
+        assert!(t.push(&[Val::I32(i32::from(i16::MIN))]).is_ok());
+        assert!(t.push(&[Val::I32(i32::from(i16::MAX) + 1)]).is_err());
+        assert_eq!(t.finish().unwrap(), 1);
+    }
+
+    /// A dictionary column keeps each row's value, nulls among them, over
+    /// row groups whose values differ.
+    #[test]
+    fn a_dictionary_column_keeps_its_values() {
+        const D: &[Col] = &[req("n", Kind::I64), opt_dict("what")];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.parquet");
+        let limits = Limits {
+            rows: 3,
+            bytes: 1 << 20,
+        };
+        let mut t = Table::create(&path, D, limits, PageCodec::Zstd).unwrap();
+        let want = [None, Some("a"), Some("a"), Some("b"), None, Some("a"), None];
+        for (i, w) in want.iter().enumerate() {
+            t.push(&[Val::I64(i as i64), w.map_or(Val::Null, Val::Str)])
+                .unwrap();
+        }
+        assert_eq!(t.finish().unwrap(), want.len() as u64);
+        let file = std::fs::File::open(&path).unwrap();
+        let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
+        use parquet::file::reader::FileReader;
+        use parquet::record::RowAccessor;
+        assert_eq!(reader.metadata().num_row_groups(), 3);
+        let got: Vec<Option<String>> = reader
+            .get_row_iter(None)
+            .unwrap()
+            .map(|r| {
+                let r = r.unwrap();
+                r.get_string(1).ok().cloned()
+            })
+            .collect();
+        let want: Vec<Option<String>> = want.iter().map(|w| w.map(String::from)).collect();
+        assert_eq!(got, want);
     }
 }

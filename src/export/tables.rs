@@ -10,7 +10,7 @@
 //! log directory's `meta.properties`) and the log directory, so trees from
 //! many brokers can be queried together.
 
-use super::parquet::{opt, opt_plain, req, Col, Kind::*};
+use super::parquet::{opt, opt_dict, opt_plain, req, req_dict, Col, Kind::*};
 
 /// The columns of `records`, with `$text` columns after `value`.
 macro_rules! records_cols {
@@ -18,7 +18,7 @@ macro_rules! records_cols {
         [
             req("offset", I64),
             req("timestamp", TimestampMs),
-            opt("timestamp_type", Str),
+            opt_dict("timestamp_type"),
             opt("key", Bytes),
             opt_plain("value", Bytes),
             $($text,)*
@@ -28,15 +28,15 @@ macro_rules! records_cols {
             req("sequence", I32),
             req("is_transactional", Bool),
             req("is_control", Bool),
-            opt("transaction_outcome", Str),
+            opt_dict("transaction_outcome"),
             req("base_offset", I64),
             req("partition_leader_epoch", I32),
-            req("compression", Str),
+            req_dict("compression"),
             req("magic", I32),
-            req("file", Str),
+            req_dict("file"),
             req("position", I64),
             opt("node_id", I32),
-            req("log_dir", Str),
+            req_dict("log_dir"),
         ]
     };
 }
@@ -48,9 +48,9 @@ pub const RECORDS_TEXT: &[Col] = &records_cols!(opt("key_text", Str), opt_plain(
 
 /// Columns of `batches`: one row per batch (or legacy entry) read.
 pub const BATCHES: &[Col] = &[
-    req("topic", Str),
+    req_dict("topic"),
     req("partition", I32),
-    req("file", Str),
+    req_dict("file"),
     req("position", I64),
     req("base_offset", I64),
     req("last_offset", I64),
@@ -59,8 +59,8 @@ pub const BATCHES: &[Col] = &[
     req("magic", I32),
     req("crc", I64),
     req("attributes", I32),
-    req("compression", Str),
-    opt("timestamp_type", Str),
+    req_dict("compression"),
+    opt_dict("timestamp_type"),
     req("is_transactional", Bool),
     req("is_control", Bool),
     req("producer_id", I64),
@@ -70,10 +70,10 @@ pub const BATCHES: &[Col] = &[
     req("partition_leader_epoch", I32),
     opt("base_timestamp", TimestampMs),
     req("max_timestamp", TimestampMs),
-    opt("transaction_outcome", Str),
+    opt_dict("transaction_outcome"),
     opt("high_watermark", I64),
     opt("node_id", I32),
-    req("log_dir", Str),
+    req_dict("log_dir"),
 ];
 
 /// Columns of `partitions`: one row per partition exported. `shutdown`
