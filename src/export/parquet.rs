@@ -466,6 +466,21 @@ impl Table {
                     parquet::file::properties::EnabledStatistics::None,
                 );
         }
+        // Integers (offsets, positions, sequences, times, ids) mostly run
+        // up by steps or stay the same: delta-encoded, they take a few bits
+        // each with no hash per value, where a dictionary would hash every
+        // one and hold as many entries as there are distinct offsets.
+        for c in cols.iter().filter(|c| {
+            matches!(
+                c.kind,
+                Kind::I64 | Kind::I32 | Kind::I16 | Kind::TimestampMs
+            )
+        }) {
+            let path = parquet::schema::types::ColumnPath::from(c.name);
+            props = props
+                .set_column_dictionary_enabled(path.clone(), false)
+                .set_column_encoding(path, parquet::basic::Encoding::DELTA_BINARY_PACKED);
+        }
         let options = ArrowWriterOptions::new()
             .with_properties(props.build())
             .with_skip_arrow_metadata(true)
