@@ -163,6 +163,15 @@ pub enum Val<'a> {
     Headers(&'a [(String, Option<&'a [u8]>)]),
 }
 
+/// One column's values over a run of rows ([`Table::push_run`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Run<'a> {
+    /// The same value in every row (a batch's producer, its file).
+    All(Val<'a>),
+    /// A value per row.
+    Each(&'a [Val<'a>]),
+}
+
 /// The Arrow type a column is buffered as.
 fn arrow_type(c: &Col) -> DataType {
     match c.kind {
@@ -225,9 +234,14 @@ impl Dict {
     }
 
     fn push(&mut self, v: Option<&str>) {
+        self.push_n(v, 1);
+    }
+
+    /// Add `v` to `n` rows.
+    fn push_n(&mut self, v: Option<&str>, n: usize) {
         let Some(v) = v else {
-            self.keys.push(0);
-            self.nulls.append_null();
+            self.keys.extend(std::iter::repeat_n(0, n));
+            self.nulls.append_n_nulls(n);
             return;
         };
         let same = self
@@ -246,8 +260,8 @@ impl Dict {
             },
         };
         self.last = Some(k);
-        self.keys.push(k);
-        self.nulls.append_non_null();
+        self.keys.extend(std::iter::repeat_n(k, n));
+        self.nulls.append_n_non_nulls(n);
     }
 
     fn finish(&mut self) -> std::result::Result<ArrayRef, arrow_schema::ArrowError> {
@@ -376,6 +390,29 @@ impl Buf {
             (Buf::Bytes(b), Val::Null) => b.append_null(),
             // `fits` let through no other pair.
             _ => {}
+        }
+        0
+    }
+
+    /// Add `v`, which [`fits`] the column, to `n` rows; the bytes buffered.
+    fn push_n(&mut self, v: Val<'_>, n: usize) -> usize {
+        match (self, v) {
+            (Buf::I64(b), Val::I64(x)) => b.append_value_n(x, n),
+            (Buf::Timestamp(b), Val::I64(x)) => b.append_value_n(x, n),
+            (Buf::I32(b), Val::I32(x)) => b.append_value_n(x, n),
+            (Buf::I16(b), Val::I32(x)) => b.append_value_n(x as i16, n),
+            (Buf::Bool(b), Val::Bool(x)) => b.append_n(n, x),
+            (Buf::Str(b), Val::Str(x)) => {
+                b.append_value_n(x, n);
+                return x.len() * n;
+            }
+            (Buf::Dict(d), Val::Str(x)) => d.push_n(Some(x), n),
+            (Buf::Bytes(b), Val::Bytes(x)) => {
+                b.append_value_n(x, n);
+                return x.len() * n;
+            }
+            (Buf::Dict(d), Val::Null) => d.push_n(None, n),
+            (b, v) => return (0..n).map(|_| b.push(v)).sum(),
         }
         0
     }
@@ -539,6 +576,60 @@ impl Table {
         Ok(())
     }
 
+    /// Add `n` rows given column by column, a [`Run`] per column in the
+    /// columns' order: what a batch's records share given once. The rows
+    /// are those of `n` calls of [`push`](Self::push), and a row group is
+    /// written at [`Limits::rows`] as they would; [`Limits::bytes`] is
+    /// looked at once the run is in (the run's values are in memory
+    /// anyway). A run of the wrong length or a value of the wrong type is
+    /// an error naming the column, and then no row is added.
+    pub fn push_run(&mut self, n: usize, runs: &[Run<'_>]) -> Result<()> {
+        if runs.len() != self.cols.len() {
+            return Err(Error::layout(
+                &self.path,
+                format!(
+                    "a run of {} columns for {} columns",
+                    runs.len(),
+                    self.cols.len()
+                ),
+            ));
+        }
+        for (c, r) in self.cols.iter().zip(runs) {
+            let bad = match r {
+                Run::All(v) => (!fits(c, v)).then(|| format!("{v:?}")),
+                Run::Each(vs) if vs.len() != n => Some(format!("{} values for {n} rows", vs.len())),
+                Run::Each(vs) => vs.iter().find(|v| !fits(c, v)).map(|v| format!("{v:?}")),
+            };
+            if let Some(bad) = bad {
+                return Err(Error::layout(
+                    &self.path,
+                    format!("column {} ({:?}) was given {bad}", c.name, c.kind),
+                ));
+            }
+        }
+        let mut done = 0;
+        while done < n {
+            let k = (n - done).min(self.limits.rows.saturating_sub(self.rows).max(1));
+            for (b, r) in self.bufs.iter_mut().zip(runs) {
+                self.bytes += match r {
+                    Run::All(v) => b.push_n(*v, k),
+                    Run::Each(vs) => vs
+                        .get(done..done + k)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|v| b.push(*v))
+                        .sum(),
+                };
+            }
+            self.rows += k;
+            done += k;
+            if self.rows >= self.limits.rows || self.bytes >= self.limits.bytes {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
     /// Write the buffered rows as one row group.
     fn flush(&mut self) -> Result<()> {
         if self.rows == 0 {
@@ -650,6 +741,82 @@ mod tests {
             "offset is required"
         );
         assert!(t.push(&[Val::Str("x"), Val::Null]).is_err());
+    }
+
+    /// Rows given as runs are the rows given one by one, across row
+    /// groups; a run of the wrong length adds nothing.
+    #[test]
+    fn runs_are_rows() {
+        const R: &[Col] = &[
+            req("n", Kind::I64),
+            opt_dict("file"),
+            opt("key", Kind::Bytes),
+            req("epoch", Kind::I16),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            rows: 4,
+            bytes: 1 << 20,
+        };
+        let keys: Vec<Val<'_>> = (0..7)
+            .map(|i| {
+                if i % 3 == 0 {
+                    Val::Null
+                } else {
+                    Val::Bytes(b"k")
+                }
+            })
+            .collect();
+        let ns: Vec<Val<'_>> = (0..7).map(Val::I64).collect();
+        let one = dir.path().join("one.parquet");
+        let mut t = Table::create(&one, R, limits, PageCodec::Zstd).unwrap();
+        for (n, k) in ns.iter().zip(&keys) {
+            t.push(&[*n, Val::Str("f"), *k, Val::I32(-1)]).unwrap();
+        }
+        t.push(&[Val::I64(7), Val::Null, Val::Null, Val::I32(3)])
+            .unwrap();
+        assert_eq!(t.finish().unwrap(), 8);
+        let runs = dir.path().join("runs.parquet");
+        let mut t = Table::create(&runs, R, limits, PageCodec::Zstd).unwrap();
+        let bad = [
+            Run::Each(&ns[..6]),
+            Run::All(Val::Str("f")),
+            Run::Each(&keys),
+            Run::All(Val::I32(-1)),
+        ];
+        assert!(t.push_run(7, &bad).is_err());
+        assert_eq!(t.rows(), 0);
+        let run = [
+            Run::Each(&ns),
+            Run::All(Val::Str("f")),
+            Run::Each(&keys),
+            Run::All(Val::I32(-1)),
+        ];
+        t.push_run(7, &run).unwrap();
+        let last = [
+            Run::All(Val::I64(7)),
+            Run::All(Val::Null),
+            Run::All(Val::Null),
+            Run::All(Val::I32(3)),
+        ];
+        t.push_run(1, &last).unwrap();
+        assert_eq!(t.finish().unwrap(), 8);
+        let read = |path: &Path| {
+            use parquet::file::reader::FileReader;
+            let r = parquet::file::reader::SerializedFileReader::new(
+                std::fs::File::open(path).unwrap(),
+            )
+            .unwrap();
+            let groups = r.metadata().num_row_groups();
+            let rows: Vec<String> = r
+                .get_row_iter(None)
+                .unwrap()
+                .map(|row| row.unwrap().to_string())
+                .collect();
+            (groups, rows)
+        };
+        assert_eq!(read(&one), read(&runs));
+        assert_eq!(read(&runs).0, 2);
     }
 
     /// An int16 column takes an int32 value only when it fits.

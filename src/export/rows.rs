@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use super::parquet::{Table, Val};
+use super::parquet::{Run, Table, Val};
 use super::{tables, Broker, Decode, ExportOptions, Exported};
 use crate::error::{Error, Result};
 use crate::format::{control, BatchView, Compression, Entry};
@@ -142,6 +142,19 @@ fn text(decode: Decode, bytes: Option<&[u8]>) -> Option<&str> {
             .is_ok()
             .then_some(s),
     }
+}
+
+/// The values of a batch's records that differ record by record, a
+/// column each (`key_text` and `value_text` with `--decode` only).
+#[derive(Default)]
+struct Each<'a> {
+    offset: Vec<Val<'a>>,
+    timestamp: Vec<Val<'a>>,
+    key: Vec<Val<'a>>,
+    value: Vec<Val<'a>>,
+    key_text: Vec<Val<'a>>,
+    value_text: Vec<Val<'a>>,
+    sequence: Vec<Val<'a>>,
 }
 
 /// The records file of one segment, opened at its first row.
@@ -290,7 +303,11 @@ pub fn export_partition(
             }
         };
         let Some(s) = seg.as_mut() else { continue };
+        // The batch's rows column by column: what its records share is
+        // given once (Run::All), the rest a value per record.
+        let mut each = Each::default();
         let mut headers: Vec<(String, Option<&[u8]>)> = Vec::new();
+        let mut header_runs: Vec<(usize, usize)> = Vec::new();
         for r in records {
             let r = match r {
                 Ok(r) => r,
@@ -304,13 +321,14 @@ pub fn export_partition(
             if !filter.wants(&r) {
                 continue;
             }
-            headers.clear();
+            let from = headers.len();
             // Kafka reads a header key as UTF-8, a malformed byte replaced
             // (`Utils.utf8`): the same here.
             headers.extend(
                 r.headers()
                     .map(|hv| (String::from_utf8_lossy(hv.key).into_owned(), hv.value)),
             );
+            header_runs.push((from, headers.len()));
             let value = if opts.values { r.value } else { None };
             let sequence = if h.base_sequence < 0 {
                 -1
@@ -319,38 +337,56 @@ pub fn export_partition(
                 (i64::from(h.base_sequence) + i64::from(r.offset_delta))
                     .rem_euclid(i64::from(i32::MAX) + 1) as i32
             };
-            let t = table_of(s, &dir, cols, opts)?;
-            let mut row: Vec<Val<'_>> = Vec::with_capacity(cols.len());
-            row.extend([
-                Val::I64(r.offset),
-                Val::I64(r.timestamp),
-                Val::Str(h.timestamp_type().name()),
-                r.key.map_or(Val::Null, Val::Bytes),
-                value.map_or(Val::Null, Val::Bytes),
-            ]);
+            each.offset.push(Val::I64(r.offset));
+            each.timestamp.push(Val::I64(r.timestamp));
+            each.key.push(r.key.map_or(Val::Null, Val::Bytes));
+            each.value.push(value.map_or(Val::Null, Val::Bytes));
             if opts.decode != Decode::None {
-                row.push(text(opts.decode, r.key).map_or(Val::Null, Val::Str));
-                row.push(text(opts.decode, value).map_or(Val::Null, Val::Str));
+                each.key_text
+                    .push(text(opts.decode, r.key).map_or(Val::Null, Val::Str));
+                each.value_text
+                    .push(text(opts.decode, value).map_or(Val::Null, Val::Str));
             }
-            row.extend([
-                Val::Headers(&headers),
-                Val::I64(h.producer_id),
-                Val::I32(i32::from(h.producer_epoch)),
-                Val::I32(sequence),
-                Val::Bool(h.is_transactional()),
-                Val::Bool(h.is_control()),
-                txn_outcome.map_or(Val::Null, Val::Str),
-                Val::I64(h.base_offset),
-                Val::I32(h.partition_leader_epoch),
-                Val::Str(&compression),
-                Val::I32(2),
-                Val::Str(&file),
-                Val::I64(batch.position as i64),
-                broker.node_id.map_or(Val::Null, Val::I32),
-                Val::Str(&broker.log_dir),
-            ]);
-            t.push(&row)?;
+            each.sequence.push(Val::I32(sequence));
         }
+        let n = each.offset.len();
+        if n == 0 {
+            continue;
+        }
+        let header_vals: Vec<Val<'_>> = header_runs
+            .iter()
+            .map(|&(a, b)| Val::Headers(headers.get(a..b).unwrap_or_default()))
+            .collect();
+        let mut runs: Vec<Run<'_>> = Vec::with_capacity(cols.len());
+        runs.extend([
+            Run::Each(&each.offset),
+            Run::Each(&each.timestamp),
+            Run::All(Val::Str(h.timestamp_type().name())),
+            Run::Each(&each.key),
+            Run::Each(&each.value),
+        ]);
+        if opts.decode != Decode::None {
+            runs.push(Run::Each(&each.key_text));
+            runs.push(Run::Each(&each.value_text));
+        }
+        runs.extend([
+            Run::Each(&header_vals),
+            Run::All(Val::I64(h.producer_id)),
+            Run::All(Val::I32(i32::from(h.producer_epoch))),
+            Run::Each(&each.sequence),
+            Run::All(Val::Bool(h.is_transactional())),
+            Run::All(Val::Bool(h.is_control())),
+            Run::All(txn_outcome.map_or(Val::Null, Val::Str)),
+            Run::All(Val::I64(h.base_offset)),
+            Run::All(Val::I32(h.partition_leader_epoch)),
+            Run::All(Val::Str(&compression)),
+            Run::All(Val::I32(2)),
+            Run::All(Val::Str(&file)),
+            Run::All(Val::I64(batch.position as i64)),
+            Run::All(broker.node_id.map_or(Val::Null, Val::I32)),
+            Run::All(Val::Str(&broker.log_dir)),
+        ]);
+        table_of(s, &dir, cols, opts)?.push_run(n, &runs)?;
     }
     let damage = walk.take_damage();
     drop(walk);
