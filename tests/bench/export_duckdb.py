@@ -1,9 +1,13 @@
 """The DuckDB rows of tests/bench/export.sh: a count of records by key over
 an export's records and over the jsonl `dump-segment` printed for the same
-segment, timed in interleaved rounds in one DuckDB connection each.
+segment, timed in interleaved rounds in one DuckDB connection each; and the
+floor of that query: the same count by key over the keys already in an
+in-memory DuckDB table (loaded from the export once, before the rounds, not
+timed), the most any file format could make of it.
 
-Prints tab-separated lines: `version`, `parquet` and `jsonl` (the seconds of
-each round), `groups` (the keys counted). Fails when the two answers differ.
+Prints tab-separated lines: `version`, `parquet`, `jsonl` and `memory` (the
+seconds of each round), `groups` (the keys counted). Fails when the answers
+differ.
 
 Usage: export_duckdb.py --venv DIR --rounds N EXPORT_DIR FILE.jsonl
 """
@@ -42,7 +46,11 @@ QUERIES = {
               WHERE type = 'batch')
         GROUP BY r.key)""",
 }
-times = {k: [] for k in QUERIES}
+MEMORY = """SELECT count(*), sum(n) FROM (
+    SELECT key, count(*) AS n FROM keys GROUP BY key)"""
+memory = duckdb.connect()
+memory.execute(f"CREATE TABLE keys AS SELECT key FROM read_parquet('{records}', hive_partitioning = true)")
+times = {k: [] for k in [*QUERIES, "memory"]}
 answers = {}
 for r in range(args.rounds):
     order = list(QUERIES) if r % 2 == 0 else list(reversed(QUERIES))
@@ -52,8 +60,13 @@ for r in range(args.rounds):
         answers[k] = con.execute(QUERIES[k]).fetchall()
         times[k].append(time.perf_counter() - t0)
         con.close()
-if answers["parquet"] != answers["jsonl"]:
-    sys.exit(f"the answers differ: parquet {answers['parquet']}, jsonl {answers['jsonl']}")
+    t0 = time.perf_counter()
+    answers["memory"] = memory.execute(MEMORY).fetchall()
+    times["memory"].append(time.perf_counter() - t0)
+memory.close()
+for k in ("jsonl", "memory"):
+    if answers["parquet"] != answers[k]:
+        sys.exit(f"the answers differ: parquet {answers['parquet']}, {k} {answers[k]}")
 print(f"version\t{duckdb.__version__}")
 for k, v in times.items():
     print(k + "\t" + "\t".join(f"{t:.6f}" for t in v))
