@@ -463,8 +463,66 @@ pub struct Table {
     bytes: usize,
     written: u64,
     limits: Limits,
-    writer: ArrowWriter<Staged>,
+    writer: Writer,
     path: std::path::PathBuf,
+}
+
+/// The thread that encodes, compresses and writes a table's row groups,
+/// one at a time, while the next one is buffered: a file's writing takes
+/// the wall time of the slower of the two, not of both. Memory holds two
+/// row groups at most (the one written, the one buffered): the hand-over
+/// waits for the thread to be free.
+struct Writer {
+    tx: Option<std::sync::mpsc::SyncSender<RecordBatch>>,
+    thread: Option<std::thread::JoinHandle<parquet::errors::Result<ArrowWriter<Staged>>>>,
+}
+
+impl Writer {
+    fn start(mut writer: ArrowWriter<Staged>) -> std::io::Result<Self> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(0);
+        let thread = std::thread::Builder::new()
+            .name("klog-parquet".into())
+            .spawn(move || {
+                for batch in rx {
+                    writer.write(&batch)?;
+                    writer.flush()?;
+                }
+                Ok(writer)
+            })?;
+        Ok(Writer {
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Hand a row group to the thread; false when it has stopped (an
+    /// error, which [`end`](Self::end) returns).
+    fn send(&mut self, batch: RecordBatch) -> bool {
+        self.tx.as_ref().is_some_and(|tx| tx.send(batch).is_ok())
+    }
+
+    /// Wait for the thread to write what it was given; the writer, or the
+    /// error that stopped it.
+    fn end(&mut self) -> parquet::errors::Result<ArrowWriter<Staged>> {
+        self.tx = None;
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(done)) => done,
+            Some(Err(_)) => Err(parquet::errors::ParquetError::General(
+                "the Parquet writing thread panicked".into(),
+            )),
+            None => Err(parquet::errors::ParquetError::General(
+                "the Parquet file was already finished".into(),
+            )),
+        }
+    }
+}
+
+impl Drop for Writer {
+    /// A table dropped unfinished: the thread is stopped and waited for,
+    /// so its temporary file is gone when the drop returns.
+    fn drop(&mut self) {
+        let _ = self.end();
+    }
 }
 
 fn parquet_err(path: &Path, what: &'static str, e: parquet::errors::ParquetError) -> Error {
@@ -526,6 +584,8 @@ impl Table {
         let staged = Staged::create(path)?;
         let writer = ArrowWriter::try_new_with_options(staged, arrow.clone(), options)
             .map_err(|e| parquet_err(path, "start the Parquet file", e))?;
+        let writer =
+            Writer::start(writer).map_err(|e| Error::io(path, "start a thread to write", e))?;
         Ok(Table {
             cols,
             bufs: cols.iter().map(Buf::new).collect(),
@@ -643,9 +703,13 @@ impl Table {
             .collect::<std::result::Result<Vec<_>, _>>()
             .and_then(|columns| RecordBatch::try_new(self.schema.clone(), columns))
             .map_err(|e| arrow_err(&path, "buffer a row group of", e))?;
-        let err = |e| parquet_err(&path, "write a row group of", e);
-        self.writer.write(&columns).map_err(err)?;
-        self.writer.flush().map_err(err)?;
+        if !self.writer.send(columns) {
+            let e = match self.writer.end() {
+                Err(e) => e,
+                Ok(_) => parquet::errors::ParquetError::General("the writer stopped".into()),
+            };
+            return Err(parquet_err(&path, "write a row group of", e));
+        }
         self.written += self.rows as u64;
         self.rows = 0;
         self.bytes = 0;
@@ -660,7 +724,8 @@ impl Table {
         let rows = self.written;
         let staged = self
             .writer
-            .into_inner()
+            .end()
+            .and_then(ArrowWriter::into_inner)
             .map_err(|e| parquet_err(&path, "finish the Parquet file", e))?;
         staged.commit()?;
         Ok(rows)
