@@ -15,19 +15,18 @@
 //! file: a column buffered as an Arrow dictionary ([`Col::dict`]) is a plain
 //! `binary (STRING)` column to every reader.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::builder::{
     ArrayBuilder, BinaryBuilder, BooleanBuilder, Int16Builder, Int32Builder, Int64Builder,
-    StringBuilder, TimestampMillisecondBuilder,
+    StringBuilder, StringDictionaryBuilder, TimestampMillisecondBuilder,
 };
 use arrow_array::types::Int32Type;
 use arrow_array::StructArray;
-use arrow_array::{ArrayRef, DictionaryArray, Int32Array, ListArray, RecordBatch, StringArray};
-use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
-use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit};
+use arrow_array::{ArrayRef, ListArray, RecordBatch};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, TimeUnit};
 use parquet::arrow::arrow_writer::{ArrowWriter, ArrowWriterOptions};
 use parquet::basic::{Compression as Codec, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -71,8 +70,9 @@ pub struct Col {
     pub plain: bool,
     /// Text that is the same over many rows in a row (a batch's or a
     /// file's: the compression, the segment file): buffered as an Arrow
-    /// dictionary, each new value hashed once, a repeated one compared
-    /// with the one before and not copied.
+    /// dictionary (`StringDictionaryBuilder`), each distinct value held
+    /// once a row group; a batch's value is given once for all its records
+    /// ([`Table::push_run`]), so it is looked up once a batch.
     pub dict: bool,
 }
 
@@ -185,12 +185,17 @@ fn arrow_type(c: &Col) -> DataType {
         Kind::Str => DataType::Utf8,
         Kind::Bytes => DataType::Binary,
         Kind::TimestampMs => DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
-        Kind::Headers => DataType::List(Arc::new(Field::new(
-            "element",
-            DataType::Struct(header_fields()),
-            false,
-        ))),
+        Kind::Headers => DataType::List(header_element()),
     }
+}
+
+/// The list element of the headers column: one header, never null.
+fn header_element() -> Arc<Field> {
+    Arc::new(Field::new(
+        "element",
+        DataType::Struct(header_fields()),
+        false,
+    ))
 }
 
 /// The fields of one header: `key` (text, never null), `value` (bytes).
@@ -209,75 +214,6 @@ fn arrow_schema(cols: &[Col]) -> Schema {
             .map(|c| Field::new(c.name, arrow_type(c), c.optional))
             .collect::<Vec<_>>(),
     )
-}
-
-/// A text column's values as an Arrow dictionary: the distinct values of
-/// the row group and, per row, the index of its value.
-struct Dict {
-    distinct: Vec<Box<str>>,
-    index: HashMap<Box<str>, i32, foldhash::fast::RandomState>,
-    keys: Vec<i32>,
-    nulls: NullBufferBuilder,
-    /// The index given last: rows in a row mostly repeat it.
-    last: Option<i32>,
-}
-
-impl Dict {
-    fn new() -> Self {
-        Dict {
-            distinct: Vec::new(),
-            index: HashMap::default(),
-            keys: Vec::new(),
-            nulls: NullBufferBuilder::new(0),
-            last: None,
-        }
-    }
-
-    fn push(&mut self, v: Option<&str>) {
-        self.push_n(v, 1);
-    }
-
-    /// Add `v` to `n` rows.
-    fn push_n(&mut self, v: Option<&str>, n: usize) {
-        let Some(v) = v else {
-            self.keys.extend(std::iter::repeat_n(0, n));
-            self.nulls.append_n_nulls(n);
-            return;
-        };
-        let same = self
-            .last
-            .filter(|&k| self.distinct.get(k as usize).is_some_and(|d| **d == *v));
-        let k = match same {
-            Some(k) => k,
-            None => match self.index.get(v) {
-                Some(&k) => k,
-                None => {
-                    let k = self.distinct.len() as i32;
-                    self.distinct.push(v.into());
-                    self.index.insert(v.into(), k);
-                    k
-                }
-            },
-        };
-        self.last = Some(k);
-        self.keys.extend(std::iter::repeat_n(k, n));
-        self.nulls.append_n_non_nulls(n);
-    }
-
-    fn finish(&mut self) -> std::result::Result<ArrayRef, arrow_schema::ArrowError> {
-        let values = StringArray::from_iter_values(self.distinct.iter());
-        let keys = Int32Array::new(
-            ScalarBuffer::from(std::mem::take(&mut self.keys)),
-            self.nulls.finish(),
-        );
-        self.distinct.clear();
-        self.index.clear();
-        self.last = None;
-        Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
-            keys,
-            Arc::new(values),
-        )?))
-    }
 }
 
 /// A record's headers: a list per row of `{key, value}` structs.
@@ -318,13 +254,8 @@ impl Headers {
             None,
         )?;
         let offsets = std::mem::replace(&mut self.offsets, vec![0]);
-        let field = Arc::new(Field::new(
-            "element",
-            DataType::Struct(header_fields()),
-            false,
-        ));
         Ok(Arc::new(ListArray::try_new(
-            field,
+            header_element(),
             OffsetBuffer::new(ScalarBuffer::from(offsets)),
             Arc::new(entries),
             None,
@@ -340,7 +271,7 @@ enum Buf {
     Bool(BooleanBuilder),
     Timestamp(TimestampMillisecondBuilder),
     Str(StringBuilder),
-    Dict(Dict),
+    Dict(StringDictionaryBuilder<Int32Type>),
     Bytes(BinaryBuilder),
     Headers(Headers),
 }
@@ -355,47 +286,22 @@ impl Buf {
             Kind::TimestampMs => {
                 Buf::Timestamp(TimestampMillisecondBuilder::new().with_timezone("UTC"))
             }
-            Kind::Str if c.dict => Buf::Dict(Dict::new()),
+            Kind::Str if c.dict => Buf::Dict(StringDictionaryBuilder::new()),
             Kind::Str => Buf::Str(StringBuilder::new()),
             Kind::Bytes => Buf::Bytes(BinaryBuilder::new()),
             Kind::Headers => Buf::Headers(Headers::new()),
         }
     }
 
-    /// Add `v`, which [`fits`] the column; the bytes buffered.
-    fn push(&mut self, v: Val<'_>) -> usize {
-        match (self, v) {
-            (Buf::I64(b), Val::I64(x)) => b.append_value(x),
-            (Buf::Timestamp(b), Val::I64(x)) => b.append_value(x),
-            (Buf::I32(b), Val::I32(x)) => b.append_value(x),
-            (Buf::I16(b), Val::I32(x)) => b.append_value(x as i16),
-            (Buf::Bool(b), Val::Bool(x)) => b.append_value(x),
-            (Buf::Str(b), Val::Str(x)) => {
-                b.append_value(x);
-                return x.len();
-            }
-            (Buf::Dict(d), Val::Str(x)) => d.push(Some(x)),
-            (Buf::Bytes(b), Val::Bytes(x)) => {
-                b.append_value(x);
-                return x.len();
-            }
-            (Buf::Headers(h), Val::Headers(hs)) => return h.push(hs),
-            (Buf::I64(b), Val::Null) => b.append_null(),
-            (Buf::Timestamp(b), Val::Null) => b.append_null(),
-            (Buf::I32(b), Val::Null) => b.append_null(),
-            (Buf::I16(b), Val::Null) => b.append_null(),
-            (Buf::Bool(b), Val::Null) => b.append_null(),
-            (Buf::Str(b), Val::Null) => b.append_null(),
-            (Buf::Dict(d), Val::Null) => d.push(None),
-            (Buf::Bytes(b), Val::Null) => b.append_null(),
-            // `fits` let through no other pair.
-            _ => {}
-        }
-        0
+    /// Add `v`, which [`fits`] the column; the bytes buffered. An error
+    /// only when a dictionary column has more distinct values than its
+    /// int32 keys count.
+    fn push(&mut self, v: Val<'_>) -> std::result::Result<usize, ArrowError> {
+        self.push_n(v, 1)
     }
 
     /// Add `v`, which [`fits`] the column, to `n` rows; the bytes buffered.
-    fn push_n(&mut self, v: Val<'_>, n: usize) -> usize {
+    fn push_n(&mut self, v: Val<'_>, n: usize) -> std::result::Result<usize, ArrowError> {
         match (self, v) {
             (Buf::I64(b), Val::I64(x)) => b.append_value_n(x, n),
             (Buf::Timestamp(b), Val::I64(x)) => b.append_value_n(x, n),
@@ -404,17 +310,30 @@ impl Buf {
             (Buf::Bool(b), Val::Bool(x)) => b.append_n(n, x),
             (Buf::Str(b), Val::Str(x)) => {
                 b.append_value_n(x, n);
-                return x.len() * n;
+                return Ok(x.len() * n);
             }
-            (Buf::Dict(d), Val::Str(x)) => d.push_n(Some(x), n),
+            (Buf::Dict(d), Val::Str(x)) => {
+                d.append_n(x, n)?;
+            }
             (Buf::Bytes(b), Val::Bytes(x)) => {
                 b.append_value_n(x, n);
-                return x.len() * n;
+                return Ok(x.len() * n);
             }
-            (Buf::Dict(d), Val::Null) => d.push_n(None, n),
-            (b, v) => return (0..n).map(|_| b.push(v)).sum(),
+            (Buf::Headers(h), Val::Headers(hs)) => {
+                return Ok((0..n).map(|_| h.push(hs)).sum());
+            }
+            (Buf::I64(b), Val::Null) => b.append_nulls(n),
+            (Buf::Timestamp(b), Val::Null) => b.append_nulls(n),
+            (Buf::I32(b), Val::Null) => b.append_nulls(n),
+            (Buf::I16(b), Val::Null) => b.append_nulls(n),
+            (Buf::Bool(b), Val::Null) => b.append_nulls(n),
+            (Buf::Str(b), Val::Null) => b.append_nulls(n),
+            (Buf::Dict(d), Val::Null) => d.append_nulls(n),
+            (Buf::Bytes(b), Val::Null) => b.append_nulls(n),
+            // `fits` let through no other pair.
+            _ => {}
         }
-        0
+        Ok(0)
     }
 
     /// The buffered values as an array; the buffer empty.
@@ -426,7 +345,7 @@ impl Buf {
             Buf::Bool(b) => Arc::new(b.finish()),
             Buf::Timestamp(b) => Arc::new(b.finish()),
             Buf::Str(b) => Arc::new(b.finish()),
-            Buf::Dict(d) => d.finish()?,
+            Buf::Dict(d) => Arc::new(d.finish()),
             Buf::Bytes(b) => Arc::new(b.finish()),
             Buf::Headers(h) => h.finish()?,
         })
@@ -627,7 +546,9 @@ impl Table {
             ));
         }
         for (b, v) in self.bufs.iter_mut().zip(row) {
-            self.bytes += b.push(*v);
+            self.bytes += b
+                .push(*v)
+                .map_err(|e| arrow_err(&self.path, "buffer a row of", e))?;
         }
         self.rows += 1;
         if self.rows >= self.limits.rows || self.bytes >= self.limits.bytes {
@@ -679,7 +600,8 @@ impl Table {
                         .iter()
                         .map(|v| b.push(*v))
                         .sum(),
-                };
+                }
+                .map_err(|e| arrow_err(&self.path, "buffer rows of", e))?;
             }
             self.rows += k;
             done += k;

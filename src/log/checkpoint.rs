@@ -48,17 +48,25 @@ pub enum Entries {
     EpochStartOffset,
 }
 
+/// What one field of an entry line must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FieldType {
+    Text,
+    /// `Integer.parseInt`.
+    Int32,
+    /// `Long.parseLong`.
+    Int64,
+}
+
 impl Entries {
-    /// The fields of a line, each with whether it is a 32-bit number
-    /// (`Integer.parseInt`) or a 64-bit one (`Long.parseLong`); `None`: text.
-    fn fields(self) -> &'static [(&'static str, Option<bool>)] {
+    /// The fields of a line: each one's name and what it must be.
+    fn fields(self) -> &'static [(&'static str, FieldType)] {
+        use FieldType::*;
         match self {
-            Entries::TopicPartitionOffset => &[
-                ("topic", None),
-                ("partition", Some(false)),
-                ("offset", Some(true)),
-            ],
-            Entries::EpochStartOffset => &[("epoch", Some(false)), ("start offset", Some(true))],
+            Entries::TopicPartitionOffset => {
+                &[("topic", Text), ("partition", Int32), ("offset", Int64)]
+            }
+            Entries::EpochStartOffset => &[("epoch", Int32), ("start offset", Int64)],
         }
     }
 }
@@ -121,11 +129,11 @@ pub fn read_line(n: usize, line: &str, entries: Entries) -> Result<Line<'_>, Ref
                     wanted: fields.len(),
                 });
             }
-            for (p, (what, long)) in parts.iter().zip(fields) {
-                let ok = match long {
-                    None => true,
-                    Some(false) => p.parse::<i32>().is_ok(),
-                    Some(true) => p.parse::<i64>().is_ok(),
+            for (p, (what, ty)) in parts.iter().zip(fields) {
+                let ok = match ty {
+                    FieldType::Text => true,
+                    FieldType::Int32 => p.parse::<i32>().is_ok(),
+                    FieldType::Int64 => p.parse::<i64>().is_ok(),
                 };
                 if !ok {
                     return Err(Refused::Number(what));

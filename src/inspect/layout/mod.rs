@@ -308,16 +308,23 @@ impl Shown<'_> {
         }
     }
 
-    /// A key's own fields (a note about it at `end`, after its bytes);
-    /// what they say the value is.
-    fn key_fields(&mut self, end: u64, key: Option<(u64, &[u8])>) -> Decoded {
-        let mut t = Tracer {
+    /// Where a key's or value's own fields go: at the record's depth, a
+    /// note about them at `end` (after their bytes).
+    fn inner(&mut self, end: u64) -> Tracer<'static, '_> {
+        Tracer {
             c: Cursor::new(&[], end),
             out: &mut *self.out,
             decompressed: self.decompressed,
             depth: 1,
-        };
-        match (self.header.is_control(), self.topic) {
+        }
+    }
+
+    /// A key's own fields (a note about it at `end`, after its bytes);
+    /// what they say the value is.
+    fn key_fields(&mut self, end: u64, key: Option<(u64, &[u8])>) -> Decoded {
+        let (control, topic) = (self.header.is_control(), self.topic);
+        let mut t = self.inner(end);
+        match (control, topic) {
             (true, _) => Decoded::Control(key.and_then(|(at, k)| control_key(&mut t, at, k))),
             (false, Topic::Offsets) => Decoded::Coordinator(
                 key.and_then(|(at, k)| coordinator_key(&mut t, at, k, RecordTable::Offsets)),
@@ -333,13 +340,9 @@ impl Shown<'_> {
     /// A value's own fields, as the key said (a note about it at `end`,
     /// after its bytes).
     fn value_fields(&mut self, end: u64, value: Option<(u64, &[u8])>) {
-        let mut t = Tracer {
-            c: Cursor::new(&[], end),
-            out: &mut *self.out,
-            decompressed: self.decompressed,
-            depth: 1,
-        };
-        match self.kind {
+        let kind = self.kind;
+        let mut t = self.inner(end);
+        match kind {
             Decoded::Control(k) => control_value(&mut t, value, k),
             Decoded::Coordinator(rt) => coordinator_value(&mut t, value, rt),
             Decoded::Metadata => metadata_value(&mut t, value),
@@ -416,6 +419,7 @@ fn schema_fields(
 }
 
 /// How a record's value is listed, from what its key said.
+#[derive(Clone, Copy)]
 enum Decoded {
     Plain,
     /// A control record, of the type its key names (when it decodes).

@@ -124,19 +124,15 @@ pub fn layout(kind: FileKind, bytes: &[u8], emit: &mut dyn FnMut(FileField)) -> 
         FileKind::TimeIndex { base_offset } => time_index(bytes, base_offset, emit),
         FileKind::TxnIndex => txn_index(bytes, emit),
         FileKind::Snapshot { offset } => snapshot(bytes, offset, emit),
-        FileKind::OffsetCheckpoint(name) => text_lines(bytes, emit, |n, line| {
-            checkpoint_line(n, line, Entries::TopicPartitionOffset, offset_meaning(name))
-        })
-        .or_else(|| entry_count(bytes)),
-        FileKind::LeaderEpochCheckpoint => text_lines(bytes, emit, |n, line| {
-            checkpoint_line(n, line, Entries::EpochStartOffset, |parts| {
-                format!(
-                    "leader epoch {} began at offset {}: the first offset written under it",
-                    parts[0], parts[1]
-                )
-            })
-        })
-        .or_else(|| entry_count(bytes)),
+        FileKind::OffsetCheckpoint(name) => checkpoint_lines(
+            bytes,
+            Entries::TopicPartitionOffset,
+            offset_meaning(name),
+            emit,
+        ),
+        FileKind::LeaderEpochCheckpoint => {
+            checkpoint_lines(bytes, Entries::EpochStartOffset, leader_epoch_meaning, emit)
+        }
         FileKind::PartitionMetadata => {
             let refused = meta::parse_partition_metadata(&String::from_utf8_lossy(bytes)).err();
             text_lines(bytes, emit, |n, _| {
@@ -516,33 +512,44 @@ fn text_lines(
     problem
 }
 
-/// One line of a checkpoint as [`checkpoint::read_line`] reads it: the
-/// version, the count, then entries, each said by `meaning`.
-fn checkpoint_line(
-    n: usize,
-    line: &str,
+/// A checkpoint line by line as [`checkpoint::read_line`] reads it: the
+/// version, the count, then entries, each said by `meaning`; then whether
+/// the count matches the entry lines, which refuses the whole file
+/// otherwise (`CheckpointFile`: "Expected \[N\] entries").
+fn checkpoint_lines(
+    bytes: &[u8],
     entries: Entries,
     meaning: impl Fn(&[&str]) -> String,
-) -> Result<(String, String), String> {
-    match checkpoint::read_line(n, line, entries) {
-        Ok(Line::Version) => Ok((
-            "version".into(),
-            "the only version Kafka writes and reads".into(),
-        )),
-        Ok(Line::Count(c)) => Ok(("entry count".into(), format!("exactly {c} lines follow"))),
-        Ok(Line::Entry(parts)) => Ok((format!("entry {}", n - 2), meaning(&parts))),
-        Err(why) => Err(format!("{why}: Kafka refuses the whole file")),
-    }
+    emit: &mut dyn FnMut(FileField),
+) -> Option<String> {
+    let (mut count, mut lines) = (None, 0);
+    let refused = text_lines(bytes, emit, |n, line| {
+        lines = n;
+        match checkpoint::read_line(n, line, entries) {
+            Ok(Line::Version) => Ok((
+                "version".into(),
+                "the only version Kafka writes and reads".into(),
+            )),
+            Ok(Line::Count(c)) => {
+                count = Some(c);
+                Ok(("entry count".into(), format!("exactly {c} lines follow")))
+            }
+            Ok(Line::Entry(parts)) => Ok((format!("entry {}", n - 2), meaning(&parts))),
+            Err(why) => Err(format!("{why}: Kafka refuses the whole file")),
+        }
+    });
+    refused.or_else(|| {
+        let why = checkpoint::count_mismatch(count?, lines.saturating_sub(2))?;
+        Some(format!("line 2: {why}: Kafka refuses the whole file"))
+    })
 }
 
-/// A checkpoint whose count line does not match its entries is refused
-/// whole (`CheckpointFile`: "Expected [N] entries").
-fn entry_count(bytes: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(bytes);
-    let mut lines = text.lines();
-    let count: usize = lines.nth(1)?.trim().parse().ok()?;
-    let why = checkpoint::count_mismatch(count, lines.count())?;
-    Some(format!("line 2: {why}: Kafka refuses the whole file"))
+/// What an `epoch startOffset` line of a leader-epoch-checkpoint is.
+fn leader_epoch_meaning(parts: &[&str]) -> String {
+    format!(
+        "leader epoch {} began at offset {}: the first offset written under it",
+        parts[0], parts[1]
+    )
 }
 
 /// What the offset of a `topic partition offset` checkpoint is.
